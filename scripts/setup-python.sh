@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Creates (or refreshes) the project's private virtual environment at .venv and installs
+# the server package in editable mode with its development tools. Idempotent and quick
+# when nothing changed: a stamp file records the hash of pyproject.toml.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+py="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv with $($py --version)"
+  "$py" -m venv .venv
+fi
+stamp=.venv/.retrace-installed
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "[setup] installing Python dependencies into .venv"
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything Retrace needs to build, run and test, idempotently:
+# Debian packages (Chromium, ripgrep, build tools), the Python venv, npm packages, code-server.
+# SKIP_APT=1 skips the apt step; RETRACE_SKIP_E2E=1 skips Chromium and code-server.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+need_apt=()
+command -v git >/dev/null || need_apt+=(git)
+command -v rg >/dev/null || need_apt+=(ripgrep)
+if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
+  command -v chromium >/dev/null || need_apt+=(chromium fonts-liberation)
+  [ -f /usr/include/gssapi/gssapi.h ] || need_apt+=(libkrb5-dev)
+  command -v g++ >/dev/null || need_apt+=(build-essential)
+  command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+fi
+if [ "${#need_apt[@]}" -gt 0 ] && [ "${SKIP_APT:-0}" != 1 ]; then
+  echo "[setup] apt-get install ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" python3 >/dev/null
+fi
+bash scripts/setup-python.sh
+if [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]; then
+  echo "[setup] npm install"
+  npm install --no-audit --no-fund --loglevel=error
+fi
+if [ "${RETRACE_SKIP_E2E:-0}" != 1 ] && [ ! -x .tools/code-server/node_modules/.bin/code-server ]; then
+  echo "[setup] installing code-server into .tools/code-server (about 2 minutes)"
+  SKIP_APT=1 bash scripts/setup-e2e.sh
+fi

@@ -1,0 +1,151 @@
+"""What the agent reports while it works, and what it asks the client.
+
+``AgentEvent`` is the payload of the ``retrace/agent/event`` notification: a tagged union on
+``kind``. The agent emits these through :class:`AgentHost`; the server forwards them as plain
+JSON. Declared once here; the protocol module and the generated TypeScript reuse them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import Field
+
+from retrace.camel import CamelModel
+from retrace.engine.models import Checkpoint
+
+ToolCallStatus = Literal["ok", "error", "denied", "interrupted", "cancelled"]
+
+
+class _EventBase(CamelModel):
+    session_id: str
+    turn_id: str | None = None
+
+
+class TurnStarted(_EventBase):
+    kind: Literal["turnStarted"] = "turnStarted"
+    text: str
+    """The user's prompt."""
+
+
+class TextDelta(_EventBase):
+    kind: Literal["textDelta"] = "textDelta"
+    text: str
+
+
+class ToolCallStarted(_EventBase):
+    kind: Literal["toolCallStarted"] = "toolCallStarted"
+    tool_call_id: str
+    tool: str
+    input: dict[str, Any]
+
+
+class ToolCallFinished(_EventBase):
+    kind: Literal["toolCallFinished"] = "toolCallFinished"
+    tool_call_id: str
+    tool: str
+    status: ToolCallStatus
+    output: str
+    """Tool output as given to the model (already capped)."""
+    duration_ms: float
+    changed_paths: list[str] = Field(default_factory=list)
+
+
+class CheckpointCreated(_EventBase):
+    kind: Literal["checkpointCreated"] = "checkpointCreated"
+    checkpoint: Checkpoint
+
+
+class PermissionRequested(_EventBase):
+    kind: Literal["permissionRequest"] = "permissionRequest"
+    request_id: str
+    tool: str
+    input: dict[str, Any]
+
+
+class Usage(_EventBase):
+    kind: Literal["usage"] = "usage"
+    input_tokens: int
+    output_tokens: int
+    total_input_tokens: int
+    total_output_tokens: int
+    cost_usd: float
+
+
+class AgentError(_EventBase):
+    kind: Literal["error"] = "error"
+    message: str
+    """One line for the user."""
+    detail: str | None = None
+    retrying: bool = False
+
+
+class TurnFinished(_EventBase):
+    kind: Literal["turnFinished"] = "turnFinished"
+    stop_reason: Literal["end_turn", "max_tokens", "cancelled", "error", "refusal", "max_iterations"]
+
+
+class ConversationChanged(_EventBase):
+    """The conversation head moved (restore, summary): clients reload ``retrace/conversation/get``."""
+
+    kind: Literal["conversationChanged"] = "conversationChanged"
+    head: str | None
+
+
+AgentEvent = Annotated[
+    TurnStarted
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | CheckpointCreated
+    | PermissionRequested
+    | Usage
+    | AgentError
+    | TurnFinished
+    | ConversationChanged,
+    Field(discriminator="kind"),
+]
+
+
+# --------------------------------------------------------------------------- permissions
+
+PermissionDecision = Literal["allow", "deny", "allowAlways"]
+"""``allowAlways``: allow this tool for the rest of the session."""
+
+
+class PermissionRequest(CamelModel):
+    """Server → client request ``retrace/permission/request``: may the agent run this tool?"""
+
+    session_id: str
+    request_id: str
+    tool: str
+    input: dict[str, Any]
+    summary: str
+    """One line, e.g. ``run_command: npm test``."""
+
+
+class PermissionResponse(CamelModel):
+    decision: PermissionDecision
+
+
+# --------------------------------------------------------------------------- the host seam
+
+
+class AgentHost(Protocol):
+    """What the agent needs from whoever runs it (the JSON-RPC server, a test, the CLI)."""
+
+    async def emit(self, event: CheckpointCreated | _EventBase) -> None:
+        """Deliver an event (the server sends a ``retrace/agent/event`` notification)."""
+        ...
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
+        """Ask the user; a host without a user answers from its policy."""
+        ...
+
+    def editor_state(self) -> dict[str, Any] | None:
+        """Latest editor state pushed by the client (stamped on every checkpoint)."""
+        ...
+
+    def dirty_paths(self) -> set[str]:
+        """Workspace-relative paths with unsaved editor changes (agent writes refuse them)."""
+        ...

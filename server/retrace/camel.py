@@ -1,0 +1,29 @@
+"""The one pydantic base class for every model that is stored or sent over the wire.
+
+Fields are snake_case in Python and camelCase in JSON (journal lines, JSON-RPC payloads,
+CLI ``--json`` output). Always serialise with :func:`dump` (or ``model_dump(mode="json",
+by_alias=True)``): pygls and ``json`` must only ever see plain JSON values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class CamelModel(BaseModel):
+    """Base model: camelCase aliases, accepts either spelling on input, attribute docs in schema."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+        extra="forbid",
+    )
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """Plain-JSON dict of a model with camelCase keys (``None`` stays ``null``)."""
+    return model.model_dump(mode="json", by_alias=True)

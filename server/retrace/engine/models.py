@@ -1,0 +1,239 @@
+"""Stored and returned models of the checkpoint engine.
+
+These are the engine's public vocabulary: the journal stores them, the CLI prints them
+(``--json``), and the JSON-RPC protocol embeds them unchanged, so each concept is declared
+exactly once, here. All are :class:`~retrace.camel.CamelModel` (camelCase on the wire).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from retrace.camel import CamelModel
+
+Recoverability = Literal["full", "partial", "none"]
+"""``full``: every change is stored; ``partial``: some file could not be stored (see
+``unrecoverable``); ``none``: nothing of this checkpoint's changes can be restored."""
+
+CheckpointKind = Literal["baseline", "tool", "external", "safety", "restore", "manual", "summary"]
+"""Why a checkpoint exists: the session ``baseline``; after an agent ``tool`` call; changes made by
+someone else (``external``); the ``safety`` capture taken before a restore; the ``restore`` itself;
+a ``manual`` mark (CLI, user); a conversation ``summary``."""
+
+RestoreMode = Literal["code", "conversation", "both"]
+
+FileStatus = Literal["added", "modified", "deleted", "renamed"]
+
+
+class FileEntry(CamelModel):
+    """One manifest entry: what a path holds at a checkpoint."""
+
+    kind: Literal["file", "symlink"]
+    hash: str | None
+    """Blob id (hex SHA-256 of the raw bytes; of the link target for symlinks). ``None`` when the
+    content could not be stored (over the size cap, unreadable): see ``unstored``."""
+    size: int
+    executable: bool = False
+    target: str | None = None
+    """Symlink target exactly as ``os.readlink`` returned it (never followed)."""
+    unstored: str | None = None
+    """Why the content is not stored, e.g. ``"over size cap (12.0 MB > 8.0 MB)"``."""
+
+
+class Unrecoverable(CamelModel):
+    """A changed file whose new content could not be stored."""
+
+    path: str
+    reason: str
+
+
+class FileChange(CamelModel):
+    """A changed path between two states, with line statistics (text files only)."""
+
+    path: str
+    status: FileStatus
+    old_path: str | None = None
+    """For ``renamed``: where the file came from."""
+    additions: int = 0
+    deletions: int = 0
+    binary: bool = False
+
+
+class Checkpoint(CamelModel):
+    """A recorded workspace state (plus the context in which it was recorded)."""
+
+    id: str
+    parent: str | None
+    """Previous head when this checkpoint was committed (``None`` only for the first baseline)."""
+    session_id: str
+    turn_id: str | None = None
+    kind: CheckpointKind
+    label: str = ""
+    created_at: datetime
+    tool: str | None = None
+    """Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``)."""
+    tool_call_id: str | None = None
+    files: list[FileChange] = Field(default_factory=list)
+    """What changed relative to ``parent``."""
+    recoverability: Recoverability = "full"
+    unrecoverable: list[Unrecoverable] = Field(default_factory=list)
+    restored_from: str | None = None
+    """For ``kind == "restore"``: the checkpoint that was restored."""
+    editor_state: dict[str, Any] | None = None
+    """Opaque editor state (open editors, selections…) supplied by the client."""
+    conversation: str | None = None
+    """Opaque conversation cursor (id of the last message) supplied by the agent."""
+    capture_ms: float = 0.0
+    """How long the capture took, for statistics."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- restore plans
+
+
+class ConflictInfo(CamelModel):
+    """Why a planned file change would clobber work that is not the agent's."""
+
+    reason: Literal["unrecorded", "external", "unreadable"]
+    """``unrecorded``: the file on disk differs from what the last checkpoint recorded;
+    ``external``: the latest recorded change to the file was made outside the agent;
+    ``unreadable``: the current file could not be read to compare it."""
+    detail: str
+    merged_text: str | None = None
+    """Result of a clean 3-way merge (base = last agent-known content, ours = disk, theirs =
+    target), when the file is text and every hunk applied; ``None`` otherwise."""
+
+
+ConflictResolution = Literal["overwrite", "skip", "merge"]
+
+PlanAction = Literal["create", "overwrite", "delete", "rename", "chmod", "conflict"]
+
+
+class PlannedFile(CamelModel):
+    """One entry of a restore plan."""
+
+    path: str
+    action: PlanAction
+    from_path: str | None = None
+    """For ``rename``: the current path that becomes ``path``."""
+    current: FileEntry | None
+    """What is on disk now (``None``: absent)."""
+    target: FileEntry | None
+    """What the target checkpoint has (``None``: the file must not exist)."""
+    conflict: ConflictInfo | None = None
+    """Set when ``action == "conflict"``."""
+    intended: Literal["create", "overwrite", "delete", "rename", "chmod"] | None = None
+    """For a conflict: what the restore would do if the conflict is resolved by overwriting."""
+
+
+class PlanCounts(CamelModel):
+    create: int = 0
+    overwrite: int = 0
+    delete: int = 0
+    rename: int = 0
+    chmod: int = 0
+    conflict: int = 0
+
+
+class RestorePlan(CamelModel):
+    """A pure description of what restoring ``target_id`` would change. Nothing is applied."""
+
+    target_id: str
+    head_id: str
+    mode: RestoreMode
+    files: list[PlannedFile]
+    counts: PlanCounts
+    unrecoverable: list[Unrecoverable] = Field(default_factory=list)
+    """Files the target needs but whose content was never stored."""
+
+
+# --------------------------------------------------------------------------- restore outcomes
+
+FileOutcomeStatus = Literal["restored", "merged", "skipped", "conflict", "failed", "unchanged"]
+
+
+class FileOutcome(CamelModel):
+    path: str
+    action: PlanAction
+    status: FileOutcomeStatus
+    detail: str | None = None
+
+
+class _OutcomeBase(CamelModel):
+    target_id: str
+    mode: RestoreMode
+    dry_run: bool = False
+    files: list[FileOutcome] = Field(default_factory=list)
+    plan: RestorePlan | None = None
+
+
+class RestoreApplied(_OutcomeBase):
+    """Everything in scope now matches the target (or, with ``dry_run``, would)."""
+
+    kind: Literal["applied"] = "applied"
+    checkpoint: Checkpoint | None = None
+    """The new ``restore`` checkpoint (absent for a dry run)."""
+    safety_checkpoint_id: str | None = None
+    """Checkpoint of unrecorded changes captured just before applying, if there were any."""
+
+
+class RestoreConflict(_OutcomeBase):
+    """Nothing was changed: some file would overwrite work that is not the agent's."""
+
+    kind: Literal["conflict"] = "conflict"
+
+
+class NothingToRestore(_OutcomeBase):
+    """The workspace already matches the target in scope. Distinct from an empty plan."""
+
+    kind: Literal["nothingToRestore"] = "nothingToRestore"
+    reason: str = ""
+
+
+class RestoreFailed(_OutcomeBase):
+    """The restore could not be completed; ``rolled_back`` tells whether the workspace is as before."""
+
+    kind: Literal["failed"] = "failed"
+    error: str
+    rolled_back: bool = True
+
+
+RestoreOutcome = Annotated[
+    RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed, Field(discriminator="kind")
+]
+
+
+# --------------------------------------------------------------------------- store statistics
+
+
+class LatencySummary(CamelModel):
+    count: int = 0
+    p50_ms: float = 0.0
+    p95_ms: float = 0.0
+    p99_ms: float = 0.0
+
+
+class StoreStats(CamelModel):
+    checkpoints: int
+    sessions: int
+    blobs: int
+    blob_bytes: int
+    """Bytes on disk for compressed blobs."""
+    raw_bytes: int
+    """Uncompressed size of the stored blobs."""
+    journal_bytes: int
+    total_bytes: int
+    """Everything under the store directory."""
+    capture: LatencySummary
+    restore: LatencySummary
+    restores: int = 0
+    restores_succeeded: int = 0
+
+
+class GcReport(CamelModel):
+    checkpoints_dropped: int
+    blobs_removed: int
+    bytes_freed: int
