@@ -11,25 +11,85 @@ CONTRACT (signatures are fixed; other packages code against them):
 The engine owns one workspace and one store directory. Checkpoints of all sessions form one
 tree; ``head`` is the checkpoint the workspace currently matches (the most recently committed
 one). Sessions only group checkpoints (the server makes one per conversation).
+
+Internals: every journal is replayed into memory on open (checkpoints, per-checkpoint deltas,
+snapshot blob ids); the head manifest is kept in memory and updated by each commit, so an
+edit checkpoint costs O(changed paths). Any other checkpoint's entries are found by walking
+its ancestry back to the nearest snapshot (bounded by :func:`needs_snapshot`).
 """
+
+# String paths and os-level calls on purpose: hot paths, no Path object per file.
+# ruff: noqa: PTH115, PTH117, PTH118, PTH123
 
 from __future__ import annotations
 
+import difflib
+import logging
+import os
+import stat
+import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from retrace.camel import dump
+from retrace.engine.apply import Op, apply_ops
+from retrace.engine.capture import Capturer
 from retrace.engine.config import EngineConfig
+from retrace.engine.errors import (
+    PathOutsideWorkspace,
+    RetraceError,
+    StoreCorrupt,
+    StoreNotInitialised,
+    UnknownCheckpoint,
+)
+from retrace.engine.ids import IdGenerator
+from retrace.engine.manifest import (
+    Delta,
+    DirIndex,
+    Manifest,
+    decode_snapshot,
+    delta_from_json,
+    delta_to_json,
+    diff_manifests,
+    encode_snapshot,
+    make_entry,
+    needs_snapshot,
+    same,
+)
+from retrace.engine.merge import decode_text
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
     ConflictResolution,
     FileChange,
+    FileEntry,
+    FileOutcome,
     GcReport,
+    NothingToRestore,
+    Recoverability,
+    RestoreApplied,
+    RestoreConflict,
+    RestoreFailed,
+    RestoreMode,
     RestoreOutcome,
     RestorePlan,
     StoreStats,
+    Unrecoverable,
 )
+from retrace.engine.planner import PathState, plan_restore
+from retrace.engine.stats import line_stats
+from retrace.engine.store.blobs import BlobStore, blob_id
+from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal
+from retrace.engine.store.layout import StoreLayout, default_store_dir
+from retrace.engine.store.lock import StoreLock
+
+log = logging.getLogger(__name__)
+
+EXTERNAL_KINDS = frozenset({"external", "safety"})
+"""Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
 
 
 class Engine:
@@ -38,6 +98,37 @@ class Engine:
     workspace: Path
     store_dir: Path
     config: EngineConfig
+
+    def __init__(self, workspace: Path, store_dir: Path, config: EngineConfig, readonly: bool) -> None:
+        self.workspace = workspace
+        self.store_dir = store_dir
+        self.config = config
+        self.readonly = readonly
+        self.problems: list[str] = []
+        """Store problems found on open (corrupt journal lines, missing blobs): reported, not fatal."""
+        self._layout = StoreLayout(store_dir)
+        self._blobs = BlobStore(self._layout.blobs, durable=config.durable_blobs)
+        self._lock = StoreLock(self._layout.lock)
+        self._ids = IdGenerator()
+        self._cps: dict[str, Checkpoint] = {}
+        self._order: list[str] = []
+        self._deltas: dict[str, Delta | None] = {}
+        """Per-checkpoint delta; ``None`` for a baseline (its snapshot is its whole manifest)."""
+        self._snapshots: dict[str, str] = {}
+        self._snap_depth: dict[str, int] = {}
+        """Replay cost since the nearest snapshot in the ancestry (checkpoints + delta entries)."""
+        self._head_id: str | None = None
+        self._head: Manifest = {}
+        self._prov: dict[str, str] = {}
+        """path → id of the checkpoint with its latest change in the head's ancestry."""
+        self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
+        self._writers: dict[str, JournalWriter] = {}
+        self._session_id = ""
+        self._closed = False
+        self._capture: Capturer | None = None
+        self._restore_ms: list[float] = []
+        self._restores = 0
+        self._restores_ok = 0
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -61,11 +152,55 @@ class Engine:
         returns, so every later change has a stored pre-image.
         ``session_id``: the session new checkpoints belong to by default (new id if ``None``).
         """
-        raise NotImplementedError
+        ws = Path(os.path.realpath(Path(workspace).expanduser()))
+        if not ws.is_dir():
+            raise RetraceError(f"workspace is not a directory: {workspace}")
+        store_dir = Path(store).expanduser().absolute() if store is not None else default_store_dir(ws)
+        eng = cls(ws, store_dir, config or EngineConfig(), readonly)
+        eng._layout.check_outside(ws)
+        if readonly or not create:
+            if not eng._layout.meta.exists():
+                raise StoreNotInitialised(f"no Retrace store at {store_dir} (open a writer first)")
+            meta = eng._layout.read_meta()
+        else:
+            meta = eng._layout.init(ws)
+        if meta.get("workspace") not in (None, str(ws)):
+            raise RetraceError(f"store {store_dir} belongs to workspace {meta.get('workspace')}, not {ws}")
+        if not readonly:
+            eng._lock.acquire()
+        try:
+            eng._load()
+            eng._session_id = session_id or eng._ids.new()
+            if not readonly:
+                eng._capture = Capturer(ws, eng._layout, eng._blobs, eng.config)
+                eng._capture.start()
+                if eng._head_id is None:
+                    eng._commit_baseline()
+                else:
+                    delta = eng._capture.detect(eng._head, full=True)
+                    if delta:
+                        eng._commit("external", delta, label="changes made while Retrace was not running")
+                eng._capture.dirs = DirIndex(eng._head)
+                eng._capture.save_cache()
+        except BaseException:
+            eng.close()
+            raise
+        return eng
 
     def close(self) -> None:
         """Flush caches (stat cache), stop the watcher, release the lock. Idempotent."""
-        raise NotImplementedError
+        if self._closed:
+            return
+        self._closed = True
+        if self._capture is not None:
+            try:
+                self._capture.save_cache()
+            finally:
+                self._capture.stop()
+        for w in self._writers.values():
+            w.close()
+        self._writers.clear()
+        self._lock.release()
 
     def __enter__(self) -> Engine:
         return self
@@ -73,18 +208,412 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ loading
+    def _load(self) -> None:
+        problems = JournalProblems()
+        events: list[tuple[str, dict[str, Any]]] = []
+        for sid in self._layout.session_ids():
+            for ev in read_journal(self._layout.journal(sid), problems):
+                if ev.get("type") == "checkpoint":
+                    cp_raw = ev.get("checkpoint")
+                    if isinstance(cp_raw, dict) and isinstance(cp_raw.get("id"), str):
+                        events.append((cp_raw["id"], ev))
+        self.problems.extend(problems.messages)
+        events.sort(key=lambda t: t[0])
+        for cid, ev in events:
+            try:
+                cp = Checkpoint.model_validate(ev["checkpoint"])
+                raw_delta = ev.get("delta")
+                delta = delta_from_json(raw_delta) if isinstance(raw_delta, dict) else None
+            except (ValueError, KeyError, TypeError) as exc:
+                self.problems.append(f"checkpoint {cid}: unreadable journal entry skipped ({exc})")
+                continue
+            snap = ev.get("snapshot")
+            if delta is None and not isinstance(snap, str):
+                self.problems.append(f"checkpoint {cid}: neither delta nor snapshot; skipped")
+                continue
+            self._cps[cid] = cp
+            self._order.append(cid)
+            self._deltas[cid] = delta
+            if isinstance(snap, str):
+                self._snapshots[cid] = snap
+                self._snap_depth[cid] = 0
+            else:
+                parent_depth = self._snap_depth.get(cp.parent or "", 0)
+                self._snap_depth[cid] = parent_depth + 1 + len(delta or ())
+            self._ids.observe(cid)
+        if self._order:
+            self._head_id = self._order[-1]
+            try:
+                self._head = dict(self._manifest_at(self._head_id))
+            except RetraceError as exc:
+                raise StoreCorrupt(f"cannot rebuild the head manifest of {self._head_id}: {exc}") from exc
+            self._rebuild_provenance()
+            present = set(self._blobs.ids())
+            self._blobs.mark_known(present)
+            missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
+            if missing:
+                self.problems.append(
+                    f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
+                )
+            broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
+            if broken:
+                shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
+                self.problems.append(
+                    f"{len(broken)} checkpoint(s) reference blobs missing from the store "
+                    f"(they cannot be fully restored): {shown}"
+                )
+        for msg in self.problems:
+            log.warning("%s", msg)
+
+    def _misses_blobs(self, cid: str, present: set[str]) -> bool:
+        snap = self._snapshots.get(cid)
+        if snap is not None and snap not in present:
+            return True
+        delta = self._deltas.get(cid) or {}
+        return any(
+            e is not None and e.kind == "file" and e.hash and e.hash not in present for e in delta.values()
+        )
+
+    def _rebuild_provenance(self) -> None:
+        self._prov = {}
+        for cid in self._ancestry(self._head_id):
+            d = self._deltas.get(cid)
+            if d is None:
+                continue
+            for p in d:
+                self._prov.setdefault(p, cid)
+
+    # ------------------------------------------------------------------ manifests
+    def _ancestry(self, cid: str | None) -> Iterator[str]:
+        while cid is not None and cid in self._cps:
+            yield cid
+            cid = self._cps[cid].parent
+
+    def _snapshot(self, sid: str) -> Manifest:
+        m = self._snap_cache.get(sid)
+        if m is None:
+            m = decode_snapshot(self._blobs.get(sid))
+            self._snap_cache[sid] = m
+            while len(self._snap_cache) > 4:
+                self._snap_cache.popitem(last=False)
+        else:
+            self._snap_cache.move_to_end(sid)
+        return m
+
+    def _manifest_at(self, cid: str) -> Manifest:
+        """Full manifest of a checkpoint (a fresh dict the caller may not mutate if head)."""
+        if cid == self._head_id and self._head:
+            return self._head
+        chain: list[str] = []
+        base: Manifest | None = None
+        for c in self._ancestry(cid):
+            if c in self._snapshots:
+                base = self._snapshot(self._snapshots[c])
+                break
+            chain.append(c)
+        if base is None:
+            raise StoreCorrupt(f"checkpoint {cid}: no manifest snapshot in its ancestry")
+        m = dict(base)
+        for c in reversed(chain):
+            d = self._deltas.get(c) or {}
+            for p, e in d.items():
+                if e is None:
+                    m.pop(p, None)
+                else:
+                    m[p] = e
+        return m
+
+    def _entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
+        if cid == self._head_id:
+            return {p: self._head.get(p) for p in paths}
+        remaining = set(paths)
+        out: dict[str, FileEntry | None] = {}
+        for c in self._ancestry(cid):
+            if not remaining:
+                break
+            d = self._deltas.get(c)
+            if d:
+                if len(remaining) <= len(d):
+                    for p in [p for p in remaining if p in d]:
+                        out[p] = d[p]
+                        remaining.discard(p)
+                else:
+                    for p, e in d.items():
+                        if p in remaining:
+                            out[p] = e
+                            remaining.discard(p)
+            if c in self._snapshots:
+                snap = self._snapshot(self._snapshots[c])
+                for p in remaining:
+                    out[p] = snap.get(p)
+                remaining = set()
+                break
+        for p in remaining:
+            out[p] = None
+        return out
+
+    def _changed_between(self, a: str, b: str) -> set[str]:
+        """Paths whose entries differ between checkpoints ``a`` and ``b``."""
+        if a == b:
+            return set()
+        anc_a = list(self._ancestry(a))
+        set_a = set(anc_a)
+        path_b: list[str] = []
+        lca: str | None = None
+        for c in self._ancestry(b):
+            if c in set_a:
+                lca = c
+                break
+            path_b.append(c)
+        path_a = anc_a[: anc_a.index(lca)] if lca is not None else anc_a
+        cands: set[str] = set()
+        full = lca is None
+        for c in path_a + path_b:
+            d = self._deltas.get(c)
+            if d is None:
+                full = True
+                break
+            cands.update(d)
+        if full:
+            return set(diff_manifests(self._manifest_at(a), self._manifest_at(b)))
+        ea = self._entries_at(a, cands)
+        eb = self._entries_at(b, cands)
+        return {p for p in cands if not same(ea[p], eb[p])}
+
+    # ------------------------------------------------------------------ commit
+    def _writer(self, session_id: str) -> JournalWriter:
+        self._require_writer()
+        w = self._writers.get(session_id)
+        if w is None:
+            w = JournalWriter(self._layout.journal(session_id))
+            self._writers[session_id] = w
+        return w
+
+    def _require_writer(self) -> None:
+        if self.readonly:
+            raise RetraceError("this engine was opened read-only")
+        if self._closed:
+            raise RetraceError("this engine is closed")
+
+    def _content(self, e: FileEntry | None) -> bytes | None:
+        if e is None or e.hash is None:
+            return None
+        if e.kind == "symlink":
+            return os.fsencode(e.target or "")
+        try:
+            return self._blobs.get(e.hash)
+        except StoreCorrupt:
+            return None
+
+    def _file_changes(
+        self, old: Mapping[str, FileEntry | None], new: Delta, *, new_on_disk: bool = False
+    ) -> list[FileChange]:
+        """FileChanges for paths going from ``old[p]`` to ``new[p]``, pairing renames.
+        ``new_on_disk``: the new side is the workspace (its content may not be stored yet)."""
+        added = [p for p, e in new.items() if e is not None and old.get(p) is None]
+        deleted = {p: old[p] for p, e in new.items() if e is None and old.get(p) is not None}
+        by_hash: dict[str, list[str]] = {}
+        for p, e in deleted.items():
+            if e is not None and e.hash is not None:
+                by_hash.setdefault(e.hash, []).append(p)
+        renamed: dict[str, str] = {}
+        for p in added:
+            e = new[p]
+            assert e is not None
+            srcs = by_hash.get(e.hash or "", [])
+            if e.hash is not None and srcs:
+                renamed[p] = srcs.pop(0)
+        gone = set(renamed.values())
+        out: list[FileChange] = []
+        for p in sorted(new):
+            o, n = old.get(p), new[p]
+            if same(o, n) or (n is None and p in gone):
+                continue
+            if p in renamed:
+                out.append(FileChange(path=p, status="renamed", old_path=renamed[p]))
+                continue
+            status = "added" if o is None else "deleted" if n is None else "modified"
+            adds, dels, binary = (
+                line_stats(self._content(o), self._read_disk(p) if new_on_disk else self._content(n))
+                if ((o is None or o.kind == "file") and (n is None or n.kind == "file"))
+                else (0, 0, False)
+            )
+            out.append(FileChange(path=p, status=status, additions=adds, deletions=dels, binary=binary))
+        return out
+
+    def _commit(
+        self,
+        kind: CheckpointKind,
+        delta: Delta,
+        *,
+        label: str = "",
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        tool: str | None = None,
+        tool_call_id: str | None = None,
+        editor_state: Mapping[str, Any] | None = None,
+        conversation: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        restored_from: str | None = None,
+        capture_ms: float = 0.0,
+    ) -> Checkpoint:
+        self._require_writer()
+        delta = {p: e for p, e in delta.items() if not same(self._head.get(p), e)}
+        old = {p: self._head.get(p) for p in delta}
+        files = self._file_changes(old, delta)
+        unrec = [
+            Unrecoverable(path=p, reason=e.unstored or "content not stored")
+            for p, e in sorted(delta.items())
+            if e is not None and e.kind == "file" and e.hash is None
+        ]
+        changed = sum(1 for e in delta.values() if e is not None)
+        recoverability: Recoverability = (
+            "full"
+            if not unrec
+            else "none"
+            if len(unrec) == changed and not any(e is None for e in delta.values())
+            else "partial"
+        )
+        cid = self._ids.new()
+        parent = self._head_id
+        sid = session_id or self._session_id
+        cp = Checkpoint(
+            id=cid,
+            parent=parent,
+            session_id=sid,
+            turn_id=turn_id,
+            kind=kind,
+            label=label,
+            created_at=datetime.now(UTC),
+            tool=tool,
+            tool_call_id=tool_call_id,
+            files=files,
+            recoverability=recoverability,
+            unrecoverable=unrec,
+            restored_from=restored_from,
+            editor_state=dict(editor_state) if editor_state is not None else None,
+            conversation=conversation,
+            capture_ms=round(capture_ms, 3),
+            meta=dict(meta or {}),
+        )
+        depth = self._snap_depth.get(parent or "", 0) + 1 + len(delta)
+        new_head = self._head
+        snapshot: str | None = None
+        if needs_snapshot(depth, len(self._head)) or parent is None:
+            new_head = dict(self._head)
+            self._apply_delta(new_head, delta)
+            snapshot = self._blobs.put(encode_snapshot(new_head))
+        event = {
+            "type": "checkpoint",
+            "ts": time.time(),
+            "checkpoint": dump(cp),
+            "delta": delta_to_json(delta),
+            "snapshot": snapshot,
+        }
+        self._writer(sid).append(event)
+        # Committed: now (and only now) update memory.
+        if self._capture is not None and self._capture.dirs is not None:
+            self._capture.dirs.apply(self._head, delta)
+        if new_head is self._head:
+            self._apply_delta(self._head, delta)
+        else:
+            self._head = new_head
+        self._cps[cid] = cp
+        self._order.append(cid)
+        self._deltas[cid] = delta
+        if snapshot is not None:
+            self._snapshots[cid] = snapshot
+            self._snap_depth[cid] = 0
+        else:
+            self._snap_depth[cid] = depth
+        self._head_id = cid
+        for p in delta:
+            self._prov[p] = cid
+        return cp
+
+    @staticmethod
+    def _apply_delta(m: Manifest, delta: Delta) -> None:
+        for p, e in delta.items():
+            if e is None:
+                m.pop(p, None)
+            else:
+                m[p] = e
+
+    def _commit_baseline(self) -> None:
+        assert self._capture is not None
+        t0 = time.perf_counter()
+        manifest = self._capture.baseline()
+        snapshot = self._blobs.put(encode_snapshot(manifest))
+        cid = self._ids.new()
+        unrec = [
+            Unrecoverable(path=p, reason=e.unstored or "content not stored")
+            for p, e in sorted(manifest.items())
+            if e.kind == "file" and e.hash is None
+        ]
+        cp = Checkpoint(
+            id=cid,
+            parent=None,
+            session_id=self._session_id,
+            kind="baseline",
+            label="baseline",
+            created_at=datetime.now(UTC),
+            recoverability="partial" if unrec else "full",
+            unrecoverable=unrec,
+            capture_ms=round((time.perf_counter() - t0) * 1000, 3),
+            meta={"files": len(manifest)},
+        )
+        event = {
+            "type": "checkpoint",
+            "ts": time.time(),
+            "checkpoint": dump(cp),
+            "delta": None,
+            "snapshot": snapshot,
+        }
+        self._writer(self._session_id).append(event)
+        self._cps[cid] = cp
+        self._order.append(cid)
+        self._deltas[cid] = None
+        self._snapshots[cid] = snapshot
+        self._snap_depth[cid] = 0
+        self._head_id = cid
+        self._head = manifest
+        self._prov = {}
+
     # ------------------------------------------------------------------ capture
     @property
     def head(self) -> Checkpoint:
-        raise NotImplementedError
+        if self._head_id is None:
+            raise RetraceError("the store has no checkpoint yet")
+        return self._cps[self._head_id]
 
     @property
     def session_id(self) -> str:
-        raise NotImplementedError
+        return self._session_id
 
     def new_session(self, session_id: str | None = None) -> str:
         """Start (or switch to) a session; returns its id."""
-        raise NotImplementedError
+        sid = session_id or self._ids.new()
+        if not sid or "/" in sid or sid.startswith(".") or len(sid) > 128:
+            raise RetraceError(f"invalid session id {sid!r}")
+        self._session_id = sid
+        if not self.readonly:
+            self._writer(sid)
+        return sid
+
+    def _rel(self, path: str | Path) -> str:
+        """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise."""
+        ws = str(self.workspace)
+        p = os.fspath(path)
+        full = os.path.normpath(p if os.path.isabs(p) else os.path.join(ws, p))
+        parent, leaf = os.path.split(full)
+        real_parent = os.path.realpath(parent)
+        if real_parent != ws and not real_parent.startswith(ws + os.sep):
+            raise PathOutsideWorkspace(str(path))
+        rel = os.path.relpath(os.path.join(real_parent, leaf), ws)
+        if rel in (".", "") or rel.startswith(".."):
+            raise PathOutsideWorkspace(str(path))
+        return rel.replace(os.sep, "/")
 
     def checkpoint(
         self,
@@ -108,40 +637,174 @@ class Engine:
         walk otherwise). A checkpoint is committed even when nothing changed (``files == []``).
         Raises :class:`PathOutsideWorkspace` for a path outside the workspace.
         """
-        raise NotImplementedError
+        self._require_writer()
+        assert self._capture is not None
+        t0 = time.perf_counter()
+        if changed_paths is None:
+            delta = self._capture.detect(self._head)
+        else:
+            rels = [self._rel(p) for p in changed_paths]
+            delta = self._capture.capture_paths(rels, self._head)
+        return self._commit(
+            kind,
+            delta,
+            label=label,
+            session_id=session_id,
+            turn_id=turn_id,
+            tool=tool,
+            tool_call_id=tool_call_id,
+            editor_state=editor_state,
+            conversation=conversation,
+            meta=meta,
+            capture_ms=(time.perf_counter() - t0) * 1000,
+        )
 
     def record_external(self, **context: Any) -> Checkpoint | None:
         """Capture changes nobody announced since the head (user edits, other tools) as an
         ``external`` checkpoint; ``None`` when there were none. Cheap when the watcher is healthy."""
-        raise NotImplementedError
+        return self._record_foreign("external", context)
+
+    def _record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
+        self._require_writer()
+        assert self._capture is not None
+        t0 = time.perf_counter()
+        delta = self._capture.detect(self._head)
+        if not delta:
+            return None
+        allowed = {
+            "label",
+            "session_id",
+            "turn_id",
+            "tool",
+            "tool_call_id",
+            "editor_state",
+            "conversation",
+            "meta",
+        }
+        unknown = set(context) - allowed
+        if unknown:
+            raise RetraceError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
+        return self._commit(kind, delta, capture_ms=(time.perf_counter() - t0) * 1000, **context)
 
     # ------------------------------------------------------------------ timeline
     def get(self, cp_id: str) -> Checkpoint:
         """Checkpoint by id or unique id prefix; :class:`UnknownCheckpoint` otherwise."""
-        raise NotImplementedError
+        cp = self._cps.get(cp_id)
+        if cp is not None:
+            return cp
+        if len(cp_id) < 4:
+            raise UnknownCheckpoint(cp_id, "give at least 4 characters")
+        hits = [c for c in self._order if c.startswith(cp_id)]
+        if len(hits) == 1:
+            return self._cps[hits[0]]
+        raise UnknownCheckpoint(cp_id, f"prefix matches {len(hits)} checkpoints" if hits else "")
 
     def timeline(self, session_id: str | None = None) -> list[Checkpoint]:
         """Checkpoints in commit order (all sessions when ``session_id`` is ``None``)."""
-        raise NotImplementedError
+        cps = (self._cps[c] for c in self._order)
+        if session_id is None:
+            return list(cps)
+        return [c for c in cps if c.session_id == session_id]
 
     def sessions(self) -> list[str]:
-        raise NotImplementedError
+        ids = set(self._layout.session_ids())
+        ids.update(c.session_id for c in self._cps.values())
+        return sorted(ids)
+
+    def _current_delta(self, store: bool) -> Delta:
+        """Unrecorded changes on disk relative to the head (without committing)."""
+        if self._capture is None:
+            # Read-only engine: a walk without a watcher and without storing.
+            cap = Capturer(self.workspace, self._layout, self._blobs, self.config, readonly=True)
+            return cap.detect(self._head, full=True, store=False)
+        return self._capture.detect(self._head, store=store)
 
     def diff(self, a: str, b: str | None = None) -> list[FileChange]:
         """Changes from checkpoint ``a`` to checkpoint ``b`` (``None``: the current workspace)."""
-        raise NotImplementedError
+        ca = self.get(a)
+        if b is not None:
+            cb = self.get(b)
+            paths = self._changed_between(ca.id, cb.id)
+            old = self._entries_at(ca.id, paths)
+            new: Delta = self._entries_at(cb.id, paths)
+            return self._file_changes(old, new)
+        cur = self._current_delta(store=False)
+        paths = self._changed_between(ca.id, self.head.id) | set(cur)
+        old = self._entries_at(ca.id, paths)
+        new = {p: (cur[p] if p in cur else self._head.get(p)) for p in paths}
+        new = {p: e for p, e in new.items() if not same(old[p], e)}
+        return self._file_changes(old, new, new_on_disk=True)
+
+    def _read_disk(self, rel: str) -> bytes | None:
+        p = os.path.join(self.workspace, rel)
+        try:
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                return os.fsencode(os.readlink(p))
+            if not stat.S_ISREG(st.st_mode) or st.st_size > self.config.max_file_bytes:
+                return None
+            with open(p, "rb") as f:
+                return f.read()
+        except OSError:
+            return None
 
     def unified_diff(self, a: str, b: str | None = None, paths: Iterable[str] | None = None) -> str:
         """Unified patch text from ``a`` to ``b`` (``None``: current workspace)."""
-        raise NotImplementedError
+        changes = self.diff(a, b)
+        wanted = {self._rel(p) for p in paths} if paths is not None else None
+        out: list[str] = []
+        for ch in changes:
+            if wanted is not None and ch.path not in wanted and ch.old_path not in wanted:
+                continue
+            src = ch.old_path or ch.path
+            old = self._side(a, src)
+            new = self._side(b, ch.path)
+            if ch.status == "renamed":
+                out.append(f"rename from {src}\nrename to {ch.path}\n")
+                if old == new:
+                    continue
+            if (old is not None and decode_text(old) is None) or (
+                new is not None and decode_text(new) is None
+            ):
+                out.append(f"Binary files a/{src} and b/{ch.path} differ\n")
+                continue
+            a_lines = (old or b"").decode().splitlines(keepends=True)
+            b_lines = (new or b"").decode().splitlines(keepends=True)
+            for line in difflib.unified_diff(
+                a_lines,
+                b_lines,
+                fromfile=f"a/{src}" if old is not None else "/dev/null",
+                tofile=f"b/{ch.path}" if new is not None else "/dev/null",
+            ):
+                out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+    def _side(self, cp: str | None, path: str) -> bytes | None:
+        if cp is None:
+            return self._read_disk(path)
+        try:
+            return self.file_content(cp, path)
+        except RetraceError:
+            return None
 
     def file_content(self, cp_id: str, path: str) -> bytes | None:
         """Bytes of ``path`` at checkpoint ``cp_id``; ``None`` if the file does not exist there.
         Raises :class:`RetraceError` when it existed but its content was not stored."""
-        raise NotImplementedError
+        cp = self.get(cp_id)
+        rel = self._rel(path)
+        e = self._entries_at(cp.id, [rel])[rel]
+        if e is None:
+            return None
+        if e.kind == "symlink":
+            return os.fsencode(e.target or "")
+        if e.hash is None:
+            raise RetraceError(
+                f"{rel} at checkpoint {cp.id} was not stored: {e.unstored or 'unknown reason'}"
+            )
+        return self._blobs.get(e.hash)
 
     def read_blob(self, blob_id: str) -> bytes:
-        raise NotImplementedError
+        return self._blobs.get(blob_id)
 
     # ------------------------------------------------------------------ restore
     def plan_restore(
@@ -153,7 +816,64 @@ class Engine:
     ) -> RestorePlan:
         """Pure plan (reads only): what restoring ``cp_id`` would change, with conflicts.
         ``paths`` narrows the scope to those files (e.g. "restore this file")."""
-        raise NotImplementedError
+        target = self.get(cp_id)
+        return self._plan(target, self._mode(mode), paths)
+
+    @staticmethod
+    def _mode(mode: str) -> RestoreMode:
+        if mode not in ("code", "conversation", "both"):
+            raise RetraceError(f"unknown restore mode {mode!r} (expected code, conversation or both)")
+        return mode  # type: ignore[return-value]
+
+    def _plan(self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None) -> RestorePlan:
+        head_id = self.head.id
+        scope = self._changed_between(target.id, head_id)
+        if paths is not None:
+            wanted = {self._rel(p) for p in paths}
+            scope = {p for p in scope if p in wanted or any(p.startswith(w + "/") for w in wanted)}
+        tgt = self._entries_at(target.id, scope)
+        states: dict[str, PathState] = {}
+        current = self._read_current(scope)
+        for p in scope:
+            cur, err = current[p]
+            ext = False
+            base: FileEntry | None = None
+            prov = self._cps.get(self._prov.get(p, ""))
+            if prov is not None and prov.kind in EXTERNAL_KINDS:
+                ext = True
+                base = self._entries_at(prov.parent, [p])[p] if prov.parent else None
+            states[p] = PathState(
+                target=tgt[p], head=self._head.get(p), current=cur, current_error=err, external=ext, base=base
+            )
+        return plan_restore(
+            target_id=target.id,
+            head_id=head_id,
+            mode=mode,
+            states=states,
+            read_blob=self._content,
+            read_disk=self._read_disk,
+        )
+
+    def _read_current(self, rels: Iterable[str]) -> dict[str, tuple[FileEntry | None, str | None]]:
+        from retrace.engine.scan import read_entry
+
+        out: dict[str, tuple[FileEntry | None, str | None]] = {}
+        for rel in rels:
+            p = os.path.join(self.workspace, rel)
+            try:
+                st = os.lstat(p)
+            except FileNotFoundError:
+                out[rel] = (None, None)
+                continue
+            except OSError as exc:
+                out[rel] = (None, exc.strerror or str(exc))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                out[rel] = (None, "a directory is in the way")
+                continue
+            r = read_entry(p, st, self.config.max_file_bytes)
+            out[rel] = (r.entry if r else None, None)
+        return out
 
     def restore(
         self,
@@ -169,7 +889,212 @@ class Engine:
         file, verify, and commit a ``restore`` checkpoint whose parent is the previous head
         (after a ``safety`` checkpoint if unrecorded changes existed). ``force`` resolves every
         conflict with ``overwrite``; ``resolutions`` resolves them per path."""
-        raise NotImplementedError
+        t0 = time.perf_counter()
+        m = self._mode(mode)
+        target = self.get(cp_id)
+        if m == "conversation":
+            return NothingToRestore(
+                target_id=target.id,
+                mode=m,
+                dry_run=dry_run,
+                reason="code unchanged (conversation-only restore)",
+            )
+        if not dry_run:
+            self._require_writer()
+        outcome = self._restore(
+            target, m, dry_run=dry_run, force=force, resolutions=dict(resolutions or {}), paths=paths
+        )
+        if not dry_run and outcome.kind != "nothingToRestore":
+            ms = (time.perf_counter() - t0) * 1000
+            self._restores += 1
+            self._restores_ok += outcome.kind == "applied"
+            self._restore_ms.append(ms)
+            self.append_event(
+                {"type": "restore", "durationMs": round(ms, 3), "kind": outcome.kind, "targetId": target.id}
+            )
+        return outcome
+
+    def _resolve(
+        self, plan: RestorePlan, force: bool, resolutions: Mapping[str, ConflictResolution]
+    ) -> tuple[dict[str, ConflictResolution], list[FileOutcome]]:
+        """Resolution per conflicting path, and outcomes of the unresolved ones."""
+        chosen: dict[str, ConflictResolution] = {}
+        unresolved: list[FileOutcome] = []
+        for f in plan.files:
+            if f.action != "conflict":
+                continue
+            assert f.conflict is not None
+            res = "overwrite" if force else resolutions.get(f.path)
+            if res == "merge" and f.conflict.merged_text is None:
+                unresolved.append(
+                    FileOutcome(
+                        path=f.path,
+                        action="conflict",
+                        status="conflict",
+                        detail=f"{f.conflict.detail}; no clean merge exists",
+                    )
+                )
+            elif res is None:
+                unresolved.append(
+                    FileOutcome(path=f.path, action="conflict", status="conflict", detail=f.conflict.detail)
+                )
+            else:
+                chosen[f.path] = res
+        return chosen, unresolved
+
+    def _ops(
+        self, plan: RestorePlan, chosen: Mapping[str, ConflictResolution]
+    ) -> tuple[list[Op], list[FileOutcome], dict[str, FileEntry | None]]:
+        """Disk operations, per-file outcomes, and the resulting entries of touched paths."""
+        ops: list[Op] = []
+        outcomes: list[FileOutcome] = []
+        result: dict[str, FileEntry | None] = {}
+        for f in plan.files:
+            action = f.intended if f.action == "conflict" else f.action
+            res = chosen.get(f.path, "overwrite")
+            if f.action == "conflict" and res == "skip":
+                outcomes.append(
+                    FileOutcome(
+                        path=f.path, action=f.action, status="skipped", detail="kept the current file"
+                    )
+                )
+                continue
+            if f.action == "conflict" and res == "merge":
+                assert f.conflict is not None and f.conflict.merged_text is not None and f.current is not None
+                data = f.conflict.merged_text.encode()
+                entry = make_entry("file", blob_id(data), len(data), executable=f.current.executable)
+                ops.append(Op(f.path, "write", entry, data))
+                result[f.path] = entry
+                outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
+                continue
+            tgt = f.target
+            if action == "delete":
+                ops.append(Op(f.path, "delete", None))
+                result[f.path] = None
+            elif action == "chmod":
+                assert tgt is not None
+                ops.append(Op(f.path, "chmod", tgt))
+                result[f.path] = tgt
+            else:
+                assert tgt is not None
+                content = self._content(tgt) if tgt.kind == "file" else None
+                if tgt.kind == "file" and content is None:
+                    outcomes.append(
+                        FileOutcome(
+                            path=f.path,
+                            action=f.action,
+                            status="failed",
+                            detail="content missing from the store",
+                        )
+                    )
+                    continue
+                ops.append(Op(f.path, "write", tgt, content))
+                result[f.path] = tgt
+                if action == "rename" and f.from_path:
+                    ops.append(Op(f.from_path, "delete", None))
+                    result[f.from_path] = None
+            outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
+        for u in plan.unrecoverable:
+            outcomes.append(
+                FileOutcome(
+                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
+                )
+            )
+        return ops, outcomes, result
+
+    def _restore(
+        self,
+        target: Checkpoint,
+        mode: RestoreMode,
+        *,
+        dry_run: bool,
+        force: bool,
+        resolutions: Mapping[str, ConflictResolution],
+        paths: Iterable[str] | None,
+    ) -> RestoreOutcome:
+        plan = self._plan(target, mode, paths)
+        if not plan.files and not plan.unrecoverable:
+            return NothingToRestore(
+                target_id=target.id,
+                mode=mode,
+                dry_run=dry_run,
+                plan=plan,
+                reason=f"the workspace already matches checkpoint {target.id}"
+                + (" for the given paths" if paths is not None else ""),
+            )
+        chosen, unresolved = self._resolve(plan, force, resolutions)
+        if unresolved:
+            return RestoreConflict(
+                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=unresolved
+            )
+        ops, outcomes, result = self._ops(plan, chosen)
+        if dry_run:
+            return RestoreApplied(target_id=target.id, mode=mode, dry_run=True, plan=plan, files=outcomes)
+        if not ops:
+            failed = [o for o in outcomes if o.status == "failed"]
+            if failed:
+                return RestoreFailed(
+                    target_id=target.id,
+                    mode=mode,
+                    plan=plan,
+                    files=outcomes,
+                    rolled_back=True,
+                    error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
+                )
+            return NothingToRestore(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=outcomes,
+                reason="every change in scope was skipped",
+            )
+        assert self._capture is not None
+        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
+        res = apply_ops(self.workspace, ops, self.config.max_file_bytes)
+        self._capture.touched([op.path for op in ops])
+        if not res.ok:
+            files = [
+                FileOutcome(
+                    path=o.path,
+                    action=o.action,
+                    status="failed" if o.path == res.failed_path else o.status,
+                    detail=o.detail,
+                )
+                for o in outcomes
+            ]
+            return RestoreFailed(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=files,
+                error=res.error or "apply failed",
+                rolled_back=res.rolled_back,
+            )
+        for op in ops:
+            if (
+                op.kind == "write"
+                and op.data is not None
+                and op.entry is not None
+                and op.entry.hash is not None
+            ):
+                self._blobs.put(op.data, op.entry.hash)
+        cp = self._commit(
+            "restore",
+            result,
+            label=f"restore {target.id}",
+            restored_from=target.id,
+            conversation=target.conversation if mode == "both" else self.head.conversation,
+            editor_state=target.editor_state if mode == "both" else None,
+            meta={"mode": mode},
+        )
+        return RestoreApplied(
+            target_id=target.id,
+            mode=mode,
+            plan=plan,
+            files=outcomes,
+            checkpoint=cp,
+            safety_checkpoint_id=safety.id if safety else None,
+        )
 
     def commit_applied_restore(
         self,
@@ -182,27 +1107,145 @@ class Engine:
         """For a restore applied by someone else (the editor, through ``workspace/applyEdit``):
         capture the plan's paths, verify them against the target, and commit the ``restore``
         checkpoint. Returns ``applied`` or ``failed`` listing each differing file."""
-        raise NotImplementedError
+        self._require_writer()
+        assert self._capture is not None
+        t0 = time.perf_counter()
+        target = self.get(plan.target_id)
+        chosen = dict(resolutions or {})
+        paths: list[str] = []
+        for f in plan.files:
+            paths.append(f.path)
+            if f.from_path:
+                paths.append(f.from_path)
+        captured = self._capture.current_entries(paths)
+        expected: dict[str, FileEntry | None] = {}
+        outcomes: list[FileOutcome] = []
+        bad: list[str] = []
+        for f in plan.files:
+            res = chosen.get(f.path, "overwrite")
+            if f.action == "conflict" and res == "skip":
+                outcomes.append(FileOutcome(path=f.path, action=f.action, status="skipped"))
+                continue
+            if f.action == "conflict" and res == "merge":
+                text = f.conflict.merged_text if f.conflict else None
+                if text is None:
+                    bad.append(f"{f.path}: merge requested but the plan has no merged text")
+                    outcomes.append(
+                        FileOutcome(path=f.path, action=f.action, status="failed", detail="no merged text")
+                    )
+                    continue
+                data = text.encode()
+                cur = captured.get(f.path)
+                if cur is None or cur.hash != blob_id(data):
+                    bad.append(f"{f.path}: does not contain the merged text")
+                    outcomes.append(
+                        FileOutcome(
+                            path=f.path,
+                            action=f.action,
+                            status="failed",
+                            detail="does not contain the merged text",
+                        )
+                    )
+                else:
+                    expected[f.path] = cur
+                    outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
+                continue
+            want = f.target
+            got = captured.get(f.path)
+            ok = same(got, want) or (
+                want is not None and got is not None and want.kind == "symlink" and got.target == want.target
+            )
+            if f.from_path and captured.get(f.from_path) is not None:
+                ok = False
+                why = f"{f.from_path} still exists after the rename"
+            else:
+                why = (
+                    "is absent"
+                    if got is None
+                    else "still exists"
+                    if want is None
+                    else "differs from the checkpoint"
+                )
+            if ok:
+                expected[f.path] = want
+                if f.from_path:
+                    expected[f.from_path] = None
+                outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
+            else:
+                bad.append(f"{f.path}: {why}")
+                outcomes.append(FileOutcome(path=f.path, action=f.action, status="failed", detail=why))
+        for u in plan.unrecoverable:
+            outcomes.append(
+                FileOutcome(
+                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
+                )
+            )
+        ms = (time.perf_counter() - t0) * 1000
+        if bad:
+            self._restores += 1
+            self._restore_ms.append(ms)
+            self.append_event(
+                {"type": "restore", "durationMs": round(ms, 3), "kind": "failed", "targetId": target.id}
+            )
+            return RestoreFailed(
+                target_id=target.id,
+                mode=plan.mode,
+                plan=plan,
+                files=outcomes,
+                rolled_back=False,
+                error="the editor did not apply the restore exactly: " + "; ".join(bad),
+            )
+        delta = {p: captured.get(p) for p in paths}
+        cp = self._commit(
+            "restore",
+            delta,
+            label=f"restore {target.id}",
+            restored_from=target.id,
+            editor_state=editor_state,
+            conversation=conversation,
+            meta={"mode": plan.mode, "appliedBy": "editor"},
+        )
+        self._restores += 1
+        self._restores_ok += 1
+        self._restore_ms.append(ms)
+        self.append_event(
+            {"type": "restore", "durationMs": round(ms, 3), "kind": "applied", "targetId": target.id}
+        )
+        return RestoreApplied(target_id=target.id, mode=plan.mode, plan=plan, files=outcomes, checkpoint=cp)
 
     def take_safety_checkpoint(self) -> Checkpoint | None:
         """Record unrecorded changes (kind ``safety``) before an editor-applied restore."""
-        raise NotImplementedError
+        return self._record_foreign("safety", {"label": "before an editor-applied restore"})
 
     # ------------------------------------------------------------------ session journal
     def append_event(self, event: Mapping[str, Any], *, session_id: str | None = None) -> None:
         """Durably append a non-checkpoint event (``{"type": ..., ...}``, plain JSON) to the
         session's journal: turns, tool-call intents/results, messages, summaries."""
-        raise NotImplementedError
+        t = event.get("type")
+        if not isinstance(t, str) or not t:
+            raise RetraceError("a journal event needs a string 'type'")
+        if t == "checkpoint":
+            raise RetraceError("checkpoint events are written by the engine only")
+        ev = dict(event)
+        ev.setdefault("ts", time.time())
+        try:
+            self._writer(session_id or self._session_id).append(ev)
+        except (TypeError, ValueError) as exc:
+            raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
 
     def events(self, session_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Every journal event of a session in order (checkpoints included, as
         ``{"type": "checkpoint", "checkpoint": {...}}``). A torn last line is skipped."""
-        raise NotImplementedError
+        yield from read_journal(self._layout.journal(session_id or self._session_id))
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:
-        raise NotImplementedError
+        from retrace.engine.gc import store_stats
+
+        return store_stats(self)
 
     def gc(self) -> GcReport:
         """Apply retention (count, age, size quotas from config) and remove unreferenced blobs."""
-        raise NotImplementedError
+        from retrace.engine.gc import collect
+
+        return collect(self)

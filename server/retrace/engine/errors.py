@@ -9,7 +9,7 @@ class RetraceError(Exception):
     code = "retrace"
 
 
-class UnknownCheckpoint(RetraceError):
+class UnknownCheckpoint(RetraceError):  # noqa: N818 (contract names)
     code = "unknownCheckpoint"
 
     def __init__(self, cp_id: str, detail: str = "") -> None:
@@ -17,23 +17,23 @@ class UnknownCheckpoint(RetraceError):
         self.cp_id = cp_id
 
 
-class StoreNotInitialised(RetraceError):
+class StoreNotInitialised(RetraceError):  # noqa: N818 (contract names)
     code = "storeNotInitialised"
 
 
-class StoreLocked(RetraceError):
+class StoreLocked(RetraceError):  # noqa: N818 (contract names)
     code = "storeLocked"
 
 
-class StoreCorrupt(RetraceError):
+class StoreCorrupt(RetraceError):  # noqa: N818 (contract names)
     code = "storeCorrupt"
 
 
-class StorageFull(RetraceError):
+class StorageFull(RetraceError):  # noqa: N818 (contract names)
     code = "storageFull"
 
 
-class PathOutsideWorkspace(RetraceError):
+class PathOutsideWorkspace(RetraceError):  # noqa: N818 (contract names)
     code = "pathOutsideWorkspace"
 
     def __init__(self, path: str) -> None:

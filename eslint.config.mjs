@@ -1,0 +1,28 @@
+// ESLint flat config for the extension's TypeScript (run by scripts/check.sh:
+// `npx eslint --max-warnings=0 extension`). Type-aware typescript-eslint rules; no `any`.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+    {
+        ignores: ['dist/**', 'out/**', 'node_modules/**', '.tools/**', '.e2e/**', '.venv/**', 'shared-schema/generated/**', '**/*.mjs'],
+    },
+    {
+        files: ['extension/**/*.ts', 'tests/extension/**/*.ts'],
+        extends: [...tseslint.configs.recommendedTypeChecked],
+        languageOptions: {
+            parserOptions: {
+                project: ['./extension/tsconfig.json'],
+                tsconfigRootDir: import.meta.dirname,
+            },
+        },
+        rules: {
+            '@typescript-eslint/no-explicit-any': 'error',
+            '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+            '@typescript-eslint/no-floating-promises': 'error',
+            '@typescript-eslint/switch-exhaustiveness-check': 'error',
+            '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+            eqeqeq: 'error',
+            'no-console': ['error', { allow: ['log'] }],
+        },
+    },
+);

@@ -1,0 +1,48 @@
+/**
+ * The typed face of Retrace's JSON-RPC protocol for the extension. Every type comes from
+ * `shared-schema/generated/protocol.ts` (generated from the server's pydantic models); this file
+ * only re-exports them and adds typed send/handle helpers keyed by method string, so UI code never
+ * writes a method name or a payload shape by hand.
+ */
+import type { Disposable } from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import type {
+    NotificationParams,
+    RequestParams,
+    RequestResult,
+    ServerNotificationParams,
+    ServerRequestParams,
+    ServerRequestResult,
+} from '../../../shared-schema/generated/protocol';
+
+export { METHODS } from '../../../shared-schema/generated/protocol';
+export type * from '../../../shared-schema/generated/protocol';
+
+export type ClientRequest = keyof RequestResult;
+export type ClientNotification = keyof NotificationParams;
+export type ServerRequest = keyof ServerRequestResult;
+export type ServerNotification = keyof ServerNotificationParams;
+
+/** Typed calls over a started LanguageClient. */
+export class Rpc {
+    constructor(readonly client: LanguageClient) {}
+
+    request<M extends ClientRequest>(method: M, params: RequestParams[M]): Promise<RequestResult[M]> {
+        return this.client.sendRequest<RequestResult[M]>(method, params);
+    }
+
+    notify<M extends ClientNotification>(method: M, params: NotificationParams[M]): Promise<void> {
+        return this.client.sendNotification(method, params);
+    }
+
+    onRequest<M extends ServerRequest>(
+        method: M,
+        handler: (params: ServerRequestParams[M]) => Promise<ServerRequestResult[M]>,
+    ): Disposable {
+        return this.client.onRequest(method, (params: ServerRequestParams[M]) => handler(params));
+    }
+
+    onNotification<M extends ServerNotification>(method: M, handler: (params: ServerNotificationParams[M]) => void): Disposable {
+        return this.client.onNotification(method, (params: ServerNotificationParams[M]) => handler(params));
+    }
+}

@@ -1,0 +1,184 @@
+/**
+ * Every command, registered once. Server-backed commands are factories (see `Ctx.registerCommand`):
+ * while the server is down they say so instead of failing obscurely. Tree commands receive the
+ * clicked node; tests may pass a checkpoint id instead.
+ */
+import * as vscode from 'vscode';
+import { COMMANDS, SECRET_API_KEY, VIEW_TIMELINE } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS, type Checkpoint, type RestoreOutcome, type Rpc } from '../client/protocol';
+import type { ChangeHighlighter } from '../diff/inlineDecorations';
+import { openChanges } from '../diff/openDiff';
+import { log } from '../logging';
+import type { ChatViewProvider } from '../views/chatView';
+import type { TimelineProvider } from '../views/timelineProvider';
+import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
+import { prompter } from '../ui';
+import { runRestore } from './restore';
+import type { RestoreMode } from './restoreDecision';
+
+export interface Parts {
+    readonly ctx: Ctx;
+    readonly timeline: TimelineProvider;
+    readonly chat: ChatViewProvider;
+    readonly highlighter: ChangeHighlighter;
+}
+
+function isCheckpointNode(value: unknown): value is CheckpointNode {
+    return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'checkpoint' && 'checkpoint' in value;
+}
+
+export function registerCommands(parts: Parts): void {
+    const { ctx, timeline, chat, highlighter } = parts;
+
+    /** The checkpoint a tree command was invoked on (node, or an id from tests and hovers). */
+    const checkpointOf = async (rpc: Rpc, arg: unknown): Promise<Checkpoint> => {
+        if (isCheckpointNode(arg)) {
+            return arg.checkpoint;
+        }
+        if (typeof arg === 'string' && arg !== '') {
+            return timeline.checkpoint(arg) ?? (await rpc.request(METHODS.checkpointGet, { id: arg })).checkpoint;
+        }
+        const selected = timeline.view.selection[0];
+        if (selected?.kind === 'checkpoint') {
+            return selected.checkpoint;
+        }
+        throw new Error('select a checkpoint in the Retrace timeline first');
+    };
+
+    const hooks = {
+        onConversationRestored: (): void => void chat.reload(),
+        onRestored: (_outcome: RestoreOutcome): void => {
+            timeline.scheduleRefresh();
+            highlighter.schedule();
+        },
+    };
+
+    const restore = (mode: RestoreMode) => (rpc: Rpc) => async (arg: unknown) => {
+        const cp = await checkpointOf(rpc, arg);
+        const result = await runRestore(
+            rpc,
+            { targetId: cp.id, mode, targetLabel: `“${checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
+            hooks,
+        );
+        if (mode !== 'code' && result?.conversationHead && chat.sessionId !== cp.sessionId) {
+            await chat.showSession(cp.sessionId);
+        }
+        return result;
+    };
+
+    ctx.registerCommand(COMMANDS.restoreCode, restore('code'));
+    ctx.registerCommand(COMMANDS.restoreConversation, restore('conversation'));
+    ctx.registerCommand(COMMANDS.restoreBoth, restore('both'));
+
+    ctx.registerCommand(COMMANDS.fork, rpc => async (arg: unknown) => {
+        const result = await restore('both')(rpc)(arg);
+        if (result?.outcome.kind === 'applied' || (result?.conversationHead ?? null) !== null) {
+            await chat.reveal();
+            void prompter().notify('info', 'Retrace: forked — your next prompt continues from this checkpoint; the old branch stays in the timeline.', []);
+        }
+        return result;
+    });
+
+    ctx.registerCommand(COMMANDS.undoRestore, rpc => async (targetId: unknown, mode: unknown) => {
+        if (typeof targetId !== 'string') {
+            throw new Error('undo restore needs the checkpoint to go back to');
+        }
+        const m: RestoreMode = mode === 'conversation' || mode === 'both' ? mode : 'code';
+        return runRestore(rpc, { targetId, mode: m, targetLabel: 'the state before the restore', previousHead: timeline.head, confirmOverwrite: false }, hooks);
+    });
+
+    ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
+        if (typeof path !== 'string' || typeof checkpointId !== 'string') {
+            throw new Error('restore file needs a path and a checkpoint id');
+        }
+        const cp = await checkpointOf(rpc, checkpointId);
+        if (cp.parent === null) {
+            throw new Error(`checkpoint ${cp.id} has no parent to restore to`);
+        }
+        return runRestore(
+            rpc,
+            { targetId: cp.parent, mode: 'code', paths: [path], targetLabel: `before “${checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
+            hooks,
+        );
+    });
+
+    const summarize = (direction: 'from' | 'upTo') => (rpc: Rpc) => async (arg: unknown) => {
+        const cp = await checkpointOf(rpc, arg);
+        const summary = await vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: `Retrace: summarizing the conversation ${direction === 'from' ? 'after' : 'up to'} “${checkpointLabel(cp)}”…` },
+            () => rpc.request(METHODS.conversationSummarize, { id: cp.id, direction }),
+        );
+        await chat.reload();
+        timeline.scheduleRefresh();
+        void prompter().notify('info', `Retrace: conversation summarized (checkpoint ${summary.id.slice(0, 8)}).`, []);
+        return summary;
+    };
+    ctx.registerCommand(COMMANDS.summarizeFrom, summarize('from'));
+    ctx.registerCommand(COMMANDS.summarizeUpTo, summarize('upTo'));
+
+    ctx.registerCommand(COMMANDS.openDiff, rpc => async (arg: unknown) => {
+        const cp = await checkpointOf(rpc, arg);
+        if (cp.parent === null) {
+            void prompter().notify('info', `Retrace: “${checkpointLabel(cp)}” is the first checkpoint; it has nothing to compare with.`, []);
+            return;
+        }
+        await openChanges(cp.files, { id: cp.parent, label: 'before' }, { id: cp.id, label: checkpointLabel(cp) }, `Retrace: ${checkpointLabel(cp)}`);
+    });
+
+    ctx.registerCommand(COMMANDS.compareWithCurrent, rpc => async (arg: unknown) => {
+        const cp = await checkpointOf(rpc, arg);
+        const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.id });
+        await openChanges(diff.files, { id: cp.id, label: checkpointLabel(cp) }, { id: 'current', label: 'current' }, `Retrace: ${checkpointLabel(cp)} ↔ current`);
+    });
+
+    ctx.registerCommand(COMMANDS.copyId, rpc => async (arg: unknown) => {
+        const cp = await checkpointOf(rpc, arg);
+        await vscode.env.clipboard.writeText(cp.id);
+        return cp.id;
+    });
+
+    ctx.registerCommand(COMMANDS.showChangesSince, rpc => async (arg: unknown) => {
+        const cp = await checkpointOf(rpc, arg);
+        highlighter.setScope({ kind: 'since', checkpointId: cp.id });
+        void prompter().notify('info', `Retrace: highlighting changes since “${checkpointLabel(cp)}”.`, []);
+    });
+
+    ctx.registerCommand(COMMANDS.timelineRefresh, () => () => timeline.refresh());
+
+    ctx.registerCommand(COMMANDS.prompt, () => async (text: unknown) => {
+        const prompt = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: 'Ask the Retrace agent', placeHolder: 'What should the agent do?' });
+        if (prompt === undefined || prompt.trim() === '') {
+            return undefined;
+        }
+        await chat.reveal();
+        return chat.send(prompt);
+    });
+    ctx.registerCommand(COMMANDS.cancel, () => () => chat.cancel());
+
+    // These work without a running server.
+    const direct = (id: string, fn: (...args: unknown[]) => unknown): void => {
+        ctx.extension.subscriptions.push(vscode.commands.registerCommand(id, fn));
+    };
+    direct(COMMANDS.newSession, () => chat.newSession());
+    direct(COMMANDS.restartServer, () => ctx.restart());
+    direct(COMMANDS.installServer, () => ctx.installServerDependencies());
+    direct(COMMANDS.showLogs, () => ctx.output.show());
+    direct(COMMANDS.timelineReveal, () => vscode.commands.executeCommand(`${VIEW_TIMELINE}.focus`));
+    direct(COMMANDS.decorationsLastTurn, () => highlighter.setScope({ kind: 'lastTurn' }));
+    direct(COMMANDS.decorationsClear, () => highlighter.setScope({ kind: 'off' }));
+    direct(COMMANDS.setApiKey, async () => {
+        const key = await vscode.window.showInputBox({ prompt: 'Anthropic API key (stored in VS Code secret storage)', password: true, ignoreFocusOut: true });
+        if (key === undefined) {
+            return;
+        }
+        if (key.trim() === '') {
+            await ctx.extension.secrets.delete(SECRET_API_KEY);
+            log.info('API key removed');
+        } else {
+            await ctx.extension.secrets.store(SECRET_API_KEY, key.trim());
+            log.info('API key stored (not logged)');
+        }
+        await ctx.restart(); // the key reaches the server through its environment
+    });
+}

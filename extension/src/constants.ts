@@ -1,0 +1,50 @@
+/**
+ * Every identifier the extension shares with package.json or the server, in one place:
+ * view ids, command ids, context keys, the checkpoint URI scheme.
+ */
+
+export const EXTENSION_ID = 'retrace.retrace';
+export const CONFIG_SECTION = 'retrace';
+export const SECRET_API_KEY = 'retrace.anthropicApiKey';
+
+export const VIEW_CONTAINER = 'retrace';
+export const VIEW_CHAT = 'retrace.chat';
+export const VIEW_TIMELINE = 'retrace.timeline';
+
+/** `retrace-cp:/<workspace-relative path>?cp=<checkpoint id | "current">` → file text at that checkpoint. */
+export const CHECKPOINT_SCHEME = 'retrace-cp';
+
+export const CONTEXT_AGENT_RUNNING = 'retrace.agentRunning';
+
+export const COMMANDS = {
+    prompt: 'retrace.prompt',
+    cancel: 'retrace.cancel',
+    newSession: 'retrace.newSession',
+    restartServer: 'retrace.restartServer',
+    installServer: 'retrace.installServer',
+    setApiKey: 'retrace.setApiKey',
+    showLogs: 'retrace.showLogs',
+    timelineRefresh: 'retrace.timeline.refresh',
+    timelineReveal: 'retrace.timeline.reveal',
+    decorationsLastTurn: 'retrace.decorations.lastTurn',
+    decorationsClear: 'retrace.decorations.clear',
+    openDiff: 'retrace.checkpoint.openDiff',
+    restoreCode: 'retrace.checkpoint.restoreCode',
+    restoreConversation: 'retrace.checkpoint.restoreConversation',
+    restoreBoth: 'retrace.checkpoint.restoreBoth',
+    summarizeFrom: 'retrace.checkpoint.summarizeFrom',
+    summarizeUpTo: 'retrace.checkpoint.summarizeUpTo',
+    fork: 'retrace.checkpoint.fork',
+    compareWithCurrent: 'retrace.checkpoint.compareWithCurrent',
+    copyId: 'retrace.checkpoint.copyId',
+    showChangesSince: 'retrace.checkpoint.showChangesSince',
+    restoreFileBefore: 'retrace.restoreFileBefore',
+    undoRestore: 'retrace.undoRestore',
+} as const;
+
+export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
+
+/** Settings whose change needs a new server process; every other key is pushed live. */
+export const RESTART_SETTINGS: readonly string[] = ['retrace.pythonPath'];
+
+export const EDITOR_STATE_DEBOUNCE_MS = 300;

@@ -1,0 +1,179 @@
+/**
+ * Inline change highlights: lines the agent changed in the last turn (default) or since a chosen
+ * checkpoint get a gutter bar, a line background and an overview-ruler mark; hovering such a line
+ * names the checkpoint that last changed the file and offers "Restore this file to before this
+ * change". Line numbers come from the server's unified patch (`retrace/checkpoint/diff` against
+ * the current workspace), parsed by `hunks.ts`.
+ */
+import * as vscode from 'vscode';
+import { COMMANDS } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS, type Checkpoint, type TimelineGetResult } from '../client/protocol';
+import { errorMessage, log } from '../logging';
+import { relativePath } from '../editorState/capture';
+import { checkpointLabel } from '../views/timelineModel';
+import { parseUnifiedDiff, type FileLines } from './hunks';
+
+export type HighlightScope = { readonly kind: 'lastTurn' } | { readonly kind: 'since'; readonly checkpointId: string } | { readonly kind: 'off' };
+
+export interface HighlightRange {
+    /** Diff base: the state before the highlighted changes. */
+    readonly from: string;
+    /** Checkpoints whose changes are highlighted, in commit order. */
+    readonly checkpoints: readonly Checkpoint[];
+}
+
+/** Which checkpoints a scope covers. Pure; exported for tests. */
+export function highlightRange(timeline: TimelineGetResult, scope: HighlightScope): HighlightRange | undefined {
+    const cps = timeline.checkpoints;
+    switch (scope.kind) {
+        case 'off':
+            return undefined;
+        case 'since': {
+            const index = cps.findIndex(c => c.id === scope.checkpointId);
+            return index < 0 ? undefined : { from: scope.checkpointId, checkpoints: cps.slice(index + 1) };
+        }
+        case 'lastTurn': {
+            const last = [...cps].reverse().find(c => c.turnId !== null && c.kind === 'tool');
+            if (last === undefined) {
+                return undefined;
+            }
+            const inTurn = cps.filter(c => c.turnId === last.turnId);
+            const first = inTurn[0];
+            if (first === undefined || first.parent === null) {
+                return undefined;
+            }
+            return { from: first.parent, checkpoints: inTurn };
+        }
+    }
+}
+
+/** The most recent checkpoint in the range that changed `path`. */
+export function attribute(range: HighlightRange, path: string): Checkpoint | undefined {
+    return [...range.checkpoints].reverse().find(c => c.files.some(f => f.path === path || f.oldPath === path));
+}
+
+export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvider {
+    private scope: HighlightScope = { kind: 'lastTurn' };
+    private range: HighlightRange | undefined;
+    private lines = new Map<string, FileLines>();
+    private timer: NodeJS.Timeout | undefined;
+    private readonly decoration: vscode.TextEditorDecorationType;
+    private readonly removal: vscode.TextEditorDecorationType;
+    private readonly disposables: vscode.Disposable[] = [];
+
+    constructor(
+        private readonly ctx: Ctx,
+        private readonly timeline: () => TimelineGetResult | undefined,
+        extensionUri: vscode.Uri,
+    ) {
+        this.decoration = vscode.window.createTextEditorDecorationType({
+            isWholeLine: true,
+            backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+            overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.addedForeground'),
+            overviewRulerLane: vscode.OverviewRulerLane.Left,
+            gutterIconPath: vscode.Uri.joinPath(extensionUri, 'extension', 'media', 'gutter-changed.svg'),
+            gutterIconSize: 'contain',
+        });
+        this.removal = vscode.window.createTextEditorDecorationType({
+            isWholeLine: true,
+            borderColor: new vscode.ThemeColor('editorOverviewRuler.deletedForeground'),
+            borderStyle: 'solid',
+            borderWidth: '0 0 1px 0',
+            overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.deletedForeground'),
+            overviewRulerLane: vscode.OverviewRulerLane.Left,
+        });
+        this.disposables.push(
+            this.decoration,
+            this.removal,
+            vscode.languages.registerHoverProvider({ scheme: 'file' }, this),
+            vscode.window.onDidChangeVisibleTextEditors(() => this.apply()),
+            vscode.workspace.onDidSaveTextDocument(() => this.schedule()),
+            ctx.onTimelineChange(() => this.schedule()),
+        );
+    }
+
+    setScope(scope: HighlightScope): void {
+        this.scope = scope;
+        this.schedule(0);
+    }
+
+    /** Changed lines per path (for tests and the hover). */
+    get changedLines(): ReadonlyMap<string, FileLines> {
+        return this.lines;
+    }
+
+    schedule(delay = 250): void {
+        if (this.timer !== undefined) {
+            clearTimeout(this.timer);
+        }
+        this.timer = setTimeout(() => {
+            this.timer = undefined;
+            void this.refresh();
+        }, delay);
+    }
+
+    async refresh(): Promise<void> {
+        const data = this.timeline();
+        const rpc = this.ctx.rpc;
+        this.range = data === undefined ? undefined : highlightRange(data, this.scope);
+        this.lines = new Map();
+        if (this.range !== undefined && rpc !== undefined) {
+            try {
+                const diff = await rpc.request(METHODS.checkpointDiff, { from: this.range.from });
+                this.lines = parseUnifiedDiff(diff.patch);
+            } catch (err) {
+                log.warn(`change highlights unavailable: ${errorMessage(err)}`);
+            }
+        }
+        this.apply();
+    }
+
+    private pathOf(uri: vscode.Uri): string | null {
+        return relativePath(uri.fsPath, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+    }
+
+    private apply(): void {
+        for (const editor of vscode.window.visibleTextEditors) {
+            const path = editor.document.uri.scheme === 'file' ? this.pathOf(editor.document.uri) : null;
+            const file = path === null ? undefined : this.lines.get(path);
+            const toRanges = (lines: readonly number[]): vscode.Range[] =>
+                lines.filter(l => l < editor.document.lineCount).map(l => new vscode.Range(l, 0, l, 0));
+            editor.setDecorations(this.decoration, file ? toRanges(file.changed) : []);
+            editor.setDecorations(this.removal, file ? toRanges(file.removedAfter) : []);
+        }
+    }
+
+    provideHover(document: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
+        const path = this.pathOf(document.uri);
+        const file = path === null ? undefined : this.lines.get(path);
+        if (path === null || file === undefined || this.range === undefined) {
+            return undefined;
+        }
+        if (!file.changed.includes(position.line) && !file.removedAfter.includes(position.line)) {
+            return undefined;
+        }
+        const cp = attribute(this.range, path);
+        if (cp === undefined) {
+            return undefined;
+        }
+        const md = new vscode.MarkdownString('', true);
+        md.appendMarkdown(`$(history) **Retrace** — changed by checkpoint *${checkpointLabel(cp)}*`);
+        md.appendMarkdown(` (${cp.tool ?? cp.kind}, ${new Date(cp.createdAt).toLocaleTimeString()})\n\n`);
+        if (cp.parent !== null) {
+            const args = encodeURIComponent(JSON.stringify([path, cp.id]));
+            md.appendMarkdown(`[$(discard) Restore this file to before this change](command:${COMMANDS.restoreFileBefore}?${args})`);
+            md.isTrusted = { enabledCommands: [COMMANDS.restoreFileBefore] };
+        }
+        return new vscode.Hover(md);
+    }
+
+    dispose(): void {
+        if (this.timer !== undefined) {
+            clearTimeout(this.timer);
+        }
+        for (const d of this.disposables) {
+            d.dispose();
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/**
+ * Opening diffs: one file → `vscode.diff`, several → the multi-file `vscode.changes` view.
+ * Left and right sides are `retrace-cp:` documents, or the real file for "current" so the user
+ * can edit it in place.
+ */
+import * as vscode from 'vscode';
+import type { FileChange } from '../client/protocol';
+import { checkpointUri } from './contentProvider';
+
+export interface DiffSide {
+    /** A checkpoint id, or `current` for the workspace now. */
+    readonly id: string;
+    readonly label: string;
+}
+
+function workspaceFile(path: string): vscode.Uri | undefined {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    return folder === undefined ? undefined : vscode.Uri.joinPath(folder.uri, path);
+}
+
+function sideUri(path: string, side: DiffSide): vscode.Uri {
+    if (side.id === 'current') {
+        return workspaceFile(path) ?? checkpointUri(path, 'current');
+    }
+    return checkpointUri(path, side.id);
+}
+
+/** Diff `files` between two states; nothing to show is said, not silently ignored. */
+export async function openChanges(files: readonly FileChange[], left: DiffSide, right: DiffSide, title: string): Promise<void> {
+    if (files.length === 0) {
+        void vscode.window.showInformationMessage(`Retrace: no file changes between ${left.label} and ${right.label}.`);
+        return;
+    }
+    const triple = (f: FileChange): [vscode.Uri, vscode.Uri, vscode.Uri] => {
+        // A file deleted on the right side only exists as checkpoint content there.
+        const rightUri = f.status === 'deleted' && right.id === 'current' ? checkpointUri(f.path, 'current') : sideUri(f.path, right);
+        return [workspaceFile(f.path) ?? rightUri, checkpointUri(f.oldPath ?? f.path, left.id), rightUri];
+    };
+    if (files.length === 1) {
+        const [, l, r] = triple(files[0] as FileChange);
+        await vscode.commands.executeCommand('vscode.diff', l, r, `${files[0]?.path ?? ''} (${left.label} ↔ ${right.label})`, { preview: true });
+        return;
+    }
+    await vscode.commands.executeCommand('vscode.changes', title, files.map(triple));
+}

@@ -1,0 +1,139 @@
+/**
+ * The chat transcript as data: agent events and the server's conversation view → chat items.
+ * Pure (no `vscode`), unit-tested. `apply` returns the items that changed so the view posts only
+ * those to the webview.
+ */
+import type { AgentEvent, ConversationView } from '../client/protocol';
+import type { ChatItem, Decision, ToolStatus } from '../webview/messages';
+
+type JsonObject = { readonly [k: string]: unknown };
+
+/** One line naming a tool call: `run_command: npm test`, `edit_file src/app.py`. */
+export function toolSummary(tool: string, input: JsonObject): string {
+    const str = (key: string): string | undefined => (typeof input[key] === 'string' ? (input[key]) : undefined);
+    const command = str('command');
+    if (command !== undefined) {
+        return `${tool}: ${command.split('\n')[0] ?? ''}`;
+    }
+    const target = str('path') ?? str('pattern') ?? str('glob');
+    return target !== undefined ? `${tool} ${target}` : tool;
+}
+
+export class ChatTranscript {
+    private items: ChatItem[] = [];
+    private running = false;
+
+    get all(): readonly ChatItem[] {
+        return this.items;
+    }
+
+    get isRunning(): boolean {
+        return this.running;
+    }
+
+    clear(): void {
+        this.items = [];
+        this.running = false;
+    }
+
+    private upsert(item: ChatItem): ChatItem {
+        const i = this.items.findIndex(x => x.id === item.id && x.kind === item.kind);
+        if (i >= 0) {
+            this.items[i] = item;
+        } else {
+            this.items.push(item);
+        }
+        return item;
+    }
+
+    /** Apply a live agent event; returns the changed items. */
+    apply(e: AgentEvent): ChatItem[] {
+        switch (e.kind) {
+            case 'turnStarted':
+                this.running = true;
+                return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text })];
+            case 'textDelta': {
+                const last = this.items[this.items.length - 1];
+                if (last?.kind === 'assistant') {
+                    return [this.upsert({ ...last, text: last.text + e.text })];
+                }
+                return [this.upsert({ kind: 'assistant', id: `text:${this.items.length}`, text: e.text })];
+            }
+            case 'toolCallStarted':
+                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary: toolSummary(e.tool, e.input), status: 'running', output: '' })];
+            case 'toolCallFinished': {
+                const existing = this.items.find(x => x.kind === 'tool' && x.id === e.toolCallId);
+                const summary = existing?.kind === 'tool' ? existing.summary : e.tool;
+                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary, status: e.status, output: e.output })];
+            }
+            case 'permissionRequest':
+                return [this.upsert({ kind: 'permission', id: e.requestId, tool: e.tool, summary: toolSummary(e.tool, e.input), decision: undefined })];
+            case 'error':
+                return [this.upsert({ kind: 'error', id: `error:${this.items.length}`, text: e.retrying ? `${e.message} (retrying…)` : e.message })];
+            case 'turnFinished':
+                this.running = false;
+                for (const item of this.items) {
+                    if (item.kind === 'tool' && item.status === 'running') {
+                        this.upsert({ ...item, status: 'cancelled' });
+                    }
+                }
+                return e.stopReason === 'cancelled' ? [this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: 'Cancelled.' })] : [];
+            case 'checkpointCreated':
+            case 'usage':
+            case 'conversationChanged':
+                return [];
+        }
+    }
+
+    /** A permission prompt (server request) and, later, its answer. */
+    permission(requestId: string, tool: string, summary: string, decision: Decision | undefined): ChatItem {
+        return this.upsert({ kind: 'permission', id: requestId, tool, summary, decision });
+    }
+
+    /** Replace the transcript with the server's conversation (after a restore or on startup). */
+    load(view: ConversationView): void {
+        this.items = [];
+        const running = view.running;
+        this.running = running;
+        const results = new Map<string, { isError: boolean; output: string }>();
+        for (const m of view.messages) {
+            for (const block of m.content) {
+                if (block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string') {
+                    results.set(block['tool_use_id'], { isError: block['is_error'] === true, output: resultText(block['content']) });
+                }
+            }
+        }
+        view.messages.forEach((m, index) => {
+            m.content.forEach((block, j) => {
+                const id = `${m.id}:${j}`;
+                if (block['type'] === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') {
+                    const text = block['text'];
+                    this.items.push(
+                        m.kind === 'summary'
+                            ? { kind: 'notice', id, text: `Summary: ${text}` }
+                            : m.role === 'user'
+                              ? { kind: 'user', id, text }
+                              : { kind: 'assistant', id, text },
+                    );
+                } else if (block['type'] === 'tool_use' && typeof block['id'] === 'string' && typeof block['name'] === 'string') {
+                    const input = typeof block['input'] === 'object' && block['input'] !== null ? (block['input'] as JsonObject) : {};
+                    const result = results.get(block['id']);
+                    const status: ToolStatus = result === undefined ? (index === view.messages.length - 1 && running ? 'running' : 'interrupted') : result.isError ? 'error' : 'ok';
+                    this.items.push({ kind: 'tool', id: block['id'], tool: block['name'], summary: toolSummary(block['name'], input), status, output: result?.output ?? '' });
+                }
+            });
+        });
+    }
+}
+
+function resultText(content: unknown): string {
+    if (typeof content === 'string') {
+        return content;
+    }
+    if (Array.isArray(content)) {
+        return content
+            .map((b: unknown) => (typeof b === 'object' && b !== null && 'text' in b && typeof (b).text === 'string' ? (b as { text: string }).text : ''))
+            .join('');
+    }
+    return '';
+}

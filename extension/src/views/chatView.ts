@@ -1,0 +1,301 @@
+/**
+ * The Chat webview view: prompt box with history, streaming answer, collapsed tool calls with
+ * status, Cancel, and permission prompts answered through the pending
+ * `retrace/permission/request`. After a conversation restore the transcript is reloaded from
+ * `retrace/conversation/get`. The webview runs one nonce'd script (dist/webview/chat.js) under a
+ * strict CSP and uses VS Code theme variables only.
+ */
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { VIEW_CHAT } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS, type AgentEvent, type PermissionRequest, type PermissionResponse, type PromptResult } from '../client/protocol';
+import { errorMessage, log } from '../logging';
+import { isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../webview/messages';
+import { ChatTranscript } from './chatModel';
+
+export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+    private view: vscode.WebviewView | undefined;
+    private ready = false;
+    private readonly transcript = new ChatTranscript();
+    private readonly pendingPermissions = new Map<string, { request: PermissionRequest; resolve: (r: PermissionResponse) => void }>();
+    private readonly disposables: vscode.Disposable[] = [];
+    private readonly sessionEmitter = new vscode.EventEmitter<string | undefined>();
+    readonly onDidChangeSession = this.sessionEmitter.event;
+    private session: string | undefined;
+
+    constructor(
+        private readonly ctx: Ctx,
+        private readonly extensionUri: vscode.Uri,
+    ) {
+        this.disposables.push(
+            vscode.window.registerWebviewViewProvider(VIEW_CHAT, this, { webviewOptions: { retainContextWhenHidden: true } }),
+            this.sessionEmitter,
+            ctx.onAgentEvent(e => this.onAgentEvent(e)),
+            ctx.onDidChangeState(s => {
+                this.post({ type: 'serverState', ready: s.kind === 'running', message: s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server…' });
+                if (s.kind === 'running') {
+                    void this.resumeLatestSession();
+                }
+            }),
+        );
+    }
+
+    get sessionId(): string | undefined {
+        return this.session;
+    }
+
+    get items(): readonly ChatItem[] {
+        return this.transcript.all;
+    }
+
+    private setSession(id: string | undefined): void {
+        if (id !== this.session) {
+            this.session = id;
+            this.sessionEmitter.fire(id);
+        }
+    }
+
+    resolveWebviewView(view: vscode.WebviewView): void {
+        this.view = view;
+        this.ready = false;
+        const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+        view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
+        view.webview.html = this.html(view.webview, vscode.Uri.joinPath(dist, 'webview', 'chat.js'));
+        this.disposables.push(
+            view.webview.onDidReceiveMessage((m: unknown) => {
+                if (isWebviewMessage(m)) {
+                    void this.onMessage(m);
+                } else {
+                    log.warn(`chat: ignored malformed webview message ${JSON.stringify(m)}`);
+                }
+            }),
+            view.onDidDispose(() => {
+                this.view = undefined;
+                this.ready = false;
+            }),
+        );
+    }
+
+    private html(webview: vscode.Webview, script: vscode.Uri): string {
+        const nonce = randomBytes(16).toString('base64');
+        const csp = [
+            "default-src 'none'",
+            `style-src 'nonce-${nonce}'`,
+            `script-src 'nonce-${nonce}'`,
+            `font-src ${webview.cspSource}`,
+        ].join('; ');
+        return `<!DOCTYPE html>
+<html lang="en"><head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<style nonce="${nonce}">${CSS}</style>
+<title>Retrace Chat</title>
+</head><body>
+<div id="status" role="status"></div>
+<div id="log" role="log" aria-live="polite"></div>
+<form id="form">
+  <textarea id="prompt" rows="3" placeholder="Ask the agent… (Enter to send, Shift+Enter for a new line, ↑/↓ for history)" aria-label="Prompt"></textarea>
+  <div class="row">
+    <button id="send" type="submit">Send</button>
+    <button id="cancel" type="button" class="secondary" disabled>Cancel</button>
+  </div>
+</form>
+<script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
+</body></html>`;
+    }
+
+    private post(message: HostMessage): void {
+        if (this.view !== undefined && this.ready) {
+            void this.view.webview.postMessage(message);
+        }
+    }
+
+    private reset(): void {
+        this.post({ type: 'reset', items: this.transcript.all, running: this.transcript.isRunning, session: this.session });
+        for (const { request } of this.pendingPermissions.values()) {
+            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined) });
+        }
+    }
+
+    private async onMessage(m: WebviewMessage): Promise<void> {
+        switch (m.type) {
+            case 'ready':
+                this.ready = true;
+                const s = this.ctx.serverState;
+                this.post({ type: 'serverState', ready: s.kind === 'running', message: s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server…' });
+                this.reset();
+                return;
+            case 'prompt':
+                try {
+                    await this.send(m.text);
+                } catch (err) {
+                    this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
+                }
+                return;
+            case 'cancel':
+                await this.cancel();
+                return;
+            case 'newSession':
+                this.newSession();
+                return;
+            case 'permission':
+                this.answer(m.requestId, m.decision);
+                return;
+        }
+    }
+
+    /** Send a prompt in the current session (a new one when there is none). */
+    async send(text: string): Promise<PromptResult> {
+        const rpc = await this.ctx.ready();
+        const result = await rpc.request(METHODS.agentPrompt, this.session !== undefined ? { text, sessionId: this.session } : { text });
+        this.setSession(result.sessionId);
+        return result;
+    }
+
+    async cancel(): Promise<boolean> {
+        const rpc = this.ctx.rpc;
+        if (rpc === undefined || this.session === undefined) {
+            return false;
+        }
+        const r = await rpc.request(METHODS.agentCancel, { sessionId: this.session });
+        return r.cancelled;
+    }
+
+    newSession(): void {
+        this.setSession(undefined);
+        this.transcript.clear();
+        this.reset();
+    }
+
+    private onAgentEvent(e: AgentEvent): void {
+        if (this.session === undefined && e.kind === 'turnStarted') {
+            this.setSession(e.sessionId);
+        }
+        if (e.sessionId !== this.session) {
+            return;
+        }
+        if (e.kind === 'conversationChanged') {
+            void this.reload();
+            return;
+        }
+        // Permission prompts are shown by the server request (which carries the summary).
+        if (e.kind === 'permissionRequest') {
+            return;
+        }
+        for (const item of this.transcript.apply(e)) {
+            this.post({ type: 'upsert', item });
+        }
+        if (e.kind === 'turnStarted' || e.kind === 'turnFinished') {
+            this.post({ type: 'running', running: this.transcript.isRunning });
+        }
+    }
+
+    /** Ask the user (server request `retrace/permission/request`); resolves when a button is clicked. */
+    askPermission(request: PermissionRequest): Promise<PermissionResponse> {
+        return new Promise(resolve => {
+            this.pendingPermissions.set(request.requestId, { request, resolve });
+            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined) });
+            void this.reveal();
+        });
+    }
+
+    /** Answer a pending permission prompt (also used by tests). */
+    answer(requestId: string, decision: Decision): boolean {
+        const pending = this.pendingPermissions.get(requestId);
+        if (pending === undefined) {
+            return false;
+        }
+        this.pendingPermissions.delete(requestId);
+        pending.resolve({ decision });
+        this.post({ type: 'upsert', item: this.transcript.permission(requestId, pending.request.tool, pending.request.summary, decision) });
+        return true;
+    }
+
+    get pendingPermissionIds(): string[] {
+        return [...this.pendingPermissions.keys()];
+    }
+
+    async reveal(): Promise<void> {
+        if (this.view !== undefined) {
+            this.view.show(true);
+        } else {
+            await vscode.commands.executeCommand(`${VIEW_CHAT}.focus`);
+        }
+    }
+
+    /** Reload the conversation from the server (after restores). */
+    async reload(): Promise<void> {
+        const rpc = this.ctx.rpc;
+        if (rpc === undefined || this.session === undefined) {
+            return;
+        }
+        try {
+            const view = await rpc.request(METHODS.conversationGet, { sessionId: this.session });
+            this.transcript.load(view);
+            this.reset();
+        } catch (err) {
+            log.error('reloading the conversation failed', err);
+        }
+    }
+
+    /** Switch to a session (fork keeps the same one; the timeline may pick another). */
+    async showSession(sessionId: string): Promise<void> {
+        this.setSession(sessionId);
+        await this.reload();
+    }
+
+    private async resumeLatestSession(): Promise<void> {
+        const rpc = this.ctx.rpc;
+        if (rpc === undefined || this.session !== undefined) {
+            return;
+        }
+        try {
+            const { sessions } = await rpc.request(METHODS.sessionList, {});
+            const latest = [...sessions].filter(s => s.title !== '').sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '')).pop();
+            if (latest !== undefined && this.session === undefined) {
+                await this.showSession(latest.id);
+            }
+        } catch (err) {
+            log.warn(`session list unavailable: ${errorMessage(err)}`);
+        }
+    }
+
+    dispose(): void {
+        for (const { resolve } of this.pendingPermissions.values()) {
+            resolve({ decision: 'deny' });
+        }
+        for (const d of this.disposables) {
+            d.dispose();
+        }
+    }
+}
+
+const CSS = `
+body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 8px 8px; display: flex; flex-direction: column; height: 100vh; box-sizing: border-box; margin: 0; }
+#log { flex: 1; overflow-y: auto; padding: 6px 0; }
+#status { color: var(--vscode-descriptionForeground); font-style: italic; padding: 4px 0; }
+#status:empty { display: none; }
+.msg { margin: 6px 0; white-space: pre-wrap; word-wrap: break-word; line-height: 1.4; }
+.user { background: var(--vscode-input-background); border-left: 3px solid var(--vscode-focusBorder); padding: 4px 8px; }
+.assistant { padding: 2px 0; }
+.error { color: var(--vscode-errorForeground); }
+.notice { color: var(--vscode-descriptionForeground); font-style: italic; }
+details.tool { border: 1px solid var(--vscode-widget-border, var(--vscode-panel-border)); border-radius: 3px; padding: 2px 6px; margin: 4px 0; }
+details.tool summary { cursor: pointer; font-family: var(--vscode-editor-font-family); font-size: 0.92em; }
+details.tool pre { white-space: pre-wrap; max-height: 200px; overflow: auto; font-family: var(--vscode-editor-font-family); font-size: 0.9em; margin: 4px 0; }
+.status-ok { color: var(--vscode-testing-iconPassed, var(--vscode-foreground)); }
+.status-error, .status-denied, .status-interrupted { color: var(--vscode-errorForeground); }
+.status-running { color: var(--vscode-progressBar-background); }
+.permission { border: 1px solid var(--vscode-inputValidation-warningBorder); background: var(--vscode-inputValidation-warningBackground); padding: 6px; border-radius: 3px; }
+.permission .buttons { margin-top: 6px; display: flex; gap: 6px; flex-wrap: wrap; }
+form { border-top: 1px solid var(--vscode-panel-border); padding-top: 6px; }
+textarea { width: 100%; box-sizing: border-box; resize: vertical; background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, transparent); font-family: inherit; font-size: inherit; padding: 4px; }
+textarea:focus { outline: 1px solid var(--vscode-focusBorder); }
+.row { display: flex; gap: 6px; margin-top: 6px; }
+button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 4px 12px; cursor: pointer; border-radius: 2px; }
+button:hover { background: var(--vscode-button-hoverBackground); }
+button.secondary { background: var(--vscode-button-secondaryBackground); color: var(--vscode-button-secondaryForeground); }
+button:disabled { opacity: 0.5; cursor: default; }
+`;

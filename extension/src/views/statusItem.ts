@@ -1,0 +1,150 @@
+/**
+ * Status bar item: agent state (idle / running / error), checkpoint count and storage used
+ * (`retrace/stats`); clicking reveals the timeline. The tooltip links logs and restart.
+ */
+import * as vscode from 'vscode';
+import { COMMANDS, CONTEXT_AGENT_RUNNING } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS, type AgentEvent } from '../client/protocol';
+import { errorMessage, log } from '../logging';
+
+export function formatBytes(bytes: number): string {
+    const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+    let value = bytes;
+    let unit = 0;
+    while (value >= 1024 && unit < units.length - 1) {
+        value /= 1024;
+        unit++;
+    }
+    return `${unit === 0 ? value : value.toFixed(1)} ${units[unit] ?? 'B'}`;
+}
+
+export type AgentActivity = 'idle' | 'running' | 'error';
+
+export class StatusItem implements vscode.Disposable {
+    private readonly item = vscode.window.createStatusBarItem('retrace.status', vscode.StatusBarAlignment.Left, 10);
+    private readonly runningSessions = new Set<string>();
+    private activity: AgentActivity = 'idle';
+    private lastError = '';
+    private stats = '';
+    private timer: NodeJS.Timeout | undefined;
+    private readonly disposables: vscode.Disposable[] = [];
+
+    constructor(private readonly ctx: Ctx) {
+        this.item.name = 'Retrace';
+        this.item.command = COMMANDS.timelineReveal;
+        this.disposables.push(
+            this.item,
+            ctx.onAgentEvent(e => this.onEvent(e)),
+            ctx.onTimelineChange(() => this.scheduleStats()),
+            ctx.onDidChangeState(() => {
+                this.scheduleStats();
+                this.render();
+            }),
+        );
+        this.render();
+        this.item.show();
+    }
+
+    get state(): AgentActivity {
+        return this.activity;
+    }
+
+    get text(): string {
+        return this.item.text;
+    }
+
+    private onEvent(e: AgentEvent): void {
+        switch (e.kind) {
+            case 'turnStarted':
+                this.runningSessions.add(e.sessionId);
+                this.activity = 'running';
+                break;
+            case 'turnFinished':
+                this.runningSessions.delete(e.sessionId);
+                this.activity = e.stopReason === 'error' ? 'error' : this.runningSessions.size > 0 ? 'running' : 'idle';
+                this.scheduleStats();
+                break;
+            case 'error':
+                if (!e.retrying) {
+                    this.lastError = e.message;
+                    this.activity = 'error';
+                }
+                break;
+            case 'textDelta':
+            case 'toolCallStarted':
+            case 'toolCallFinished':
+            case 'checkpointCreated':
+            case 'permissionRequest':
+            case 'usage':
+            case 'conversationChanged':
+                return;
+        }
+        void vscode.commands.executeCommand('setContext', CONTEXT_AGENT_RUNNING, this.runningSessions.size > 0);
+        this.render();
+    }
+
+    scheduleStats(): void {
+        if (this.timer !== undefined) {
+            clearTimeout(this.timer);
+        }
+        this.timer = setTimeout(() => void this.refreshStats(), 400);
+    }
+
+    async refreshStats(): Promise<void> {
+        const rpc = this.ctx.rpc;
+        if (rpc === undefined) {
+            return;
+        }
+        try {
+            const s = await rpc.request(METHODS.stats, {});
+            this.stats = `${s.store.checkpoints} cp · ${formatBytes(s.store.totalBytes)}`;
+        } catch (err) {
+            log.debug(`stats unavailable: ${errorMessage(err)}`);
+        }
+        this.render();
+    }
+
+    private render(): void {
+        const server = this.ctx.serverState;
+        let icon: string;
+        let label: string;
+        if (server.kind === 'failed') {
+            icon = '$(error)';
+            label = 'server not running';
+            this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+        } else if (server.kind !== 'running') {
+            icon = '$(loading~spin)';
+            label = 'starting';
+            this.item.backgroundColor = undefined;
+        } else {
+            icon = this.activity === 'running' ? '$(sync~spin)' : this.activity === 'error' ? '$(warning)' : '$(history)';
+            label = this.activity;
+            this.item.backgroundColor = this.activity === 'error' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+        }
+        this.item.text = `${icon} Retrace: ${label}${this.stats !== '' && server.kind === 'running' ? ` · ${this.stats}` : ''}`;
+        const md = new vscode.MarkdownString('', true);
+        md.appendMarkdown(`**Retrace** — agent ${label}\n\n`);
+        if (server.kind === 'failed') {
+            md.appendMarkdown(`${server.reason}\n\n`);
+        }
+        if (this.activity === 'error' && this.lastError !== '') {
+            md.appendMarkdown(`Last error: ${this.lastError}\n\n`);
+        }
+        if (this.stats !== '') {
+            md.appendMarkdown(`Store: ${this.stats}\n\n`);
+        }
+        md.appendMarkdown(`[Show timeline](command:${COMMANDS.timelineReveal}) · [Show logs](command:${COMMANDS.showLogs}) · [Restart server](command:${COMMANDS.restartServer})`);
+        md.isTrusted = { enabledCommands: [COMMANDS.timelineReveal, COMMANDS.showLogs, COMMANDS.restartServer] };
+        this.item.tooltip = md;
+    }
+
+    dispose(): void {
+        if (this.timer !== undefined) {
+            clearTimeout(this.timer);
+        }
+        for (const d of this.disposables) {
+            d.dispose();
+        }
+    }
+}

@@ -1,0 +1,168 @@
+/**
+ * The chat webview's script (bundled for the browser into dist/webview/chat.js). Renders chat
+ * items with textContent only (no HTML from the model or tools), keeps the prompt history in the
+ * webview state for ↑/↓, and posts user actions to the extension.
+ */
+import type { ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
+
+interface VsCodeApi {
+    postMessage(message: WebviewMessage): void;
+    getState(): unknown;
+    setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const log = document.getElementById('log') as HTMLDivElement;
+const form = document.getElementById('form') as HTMLFormElement;
+const prompt = document.getElementById('prompt') as HTMLTextAreaElement;
+const send = document.getElementById('send') as HTMLButtonElement;
+const cancel = document.getElementById('cancel') as HTMLButtonElement;
+const status = document.getElementById('status') as HTMLDivElement;
+
+interface State {
+    history: string[];
+}
+const saved = vscode.getState() as Partial<State> | undefined;
+const history: string[] = Array.isArray(saved?.history) ? saved.history.filter((h): h is string => typeof h === 'string') : [];
+let historyIndex = history.length;
+let serverReady = false;
+let running = false;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
+    const node = document.createElement(tag);
+    node.className = cls;
+    if (text !== undefined) {
+        node.textContent = text;
+    }
+    return node;
+}
+
+const STATUS_GLYPH: Record<string, string> = { running: '⟳', ok: '✓', error: '✗', denied: '⊘', interrupted: '!', cancelled: '–' };
+
+function render(item: ChatItem): HTMLElement {
+    switch (item.kind) {
+        case 'user':
+            return el('div', 'msg user', item.text);
+        case 'assistant':
+            return el('div', 'msg assistant', item.text);
+        case 'error':
+            return el('div', 'msg error', item.text);
+        case 'notice':
+            return el('div', 'msg notice', item.text);
+        case 'tool': {
+            const details = el('details', `msg tool tool-${item.status}`);
+            const summary = el('summary', '');
+            summary.append(el('span', `status-${item.status}`, `${STATUS_GLYPH[item.status] ?? '?'} `), document.createTextNode(item.summary));
+            details.append(summary, el('pre', '', item.output === '' ? (item.status === 'running' ? 'running…' : '(no output)') : item.output));
+            details.dataset['status'] = item.status;
+            return details;
+        }
+        case 'permission': {
+            const box = el('div', 'msg permission');
+            box.append(el('div', '', `Allow ${item.summary}?`));
+            if (item.decision === undefined) {
+                const buttons = el('div', 'buttons');
+                const choice = (label: string, decision: Decision, cls = ''): HTMLButtonElement => {
+                    const b = el('button', cls, label);
+                    b.type = 'button';
+                    b.addEventListener('click', () => vscode.postMessage({ type: 'permission', requestId: item.id, decision }));
+                    return b;
+                };
+                buttons.append(choice('Allow', 'allow'), choice('Deny', 'deny', 'secondary'), choice('Always allow for this session', 'allowAlways', 'secondary'));
+                box.append(buttons);
+            } else {
+                const said = item.decision === 'allow' ? 'Allowed' : item.decision === 'deny' ? 'Denied' : 'Always allowed for this session';
+                box.append(el('div', 'notice', said));
+            }
+            return box;
+        }
+    }
+}
+
+function keyOf(item: ChatItem): string {
+    return `${item.kind}:${item.id}`;
+}
+
+function upsert(item: ChatItem): void {
+    const node = render(item);
+    node.dataset['key'] = keyOf(item);
+    node.dataset['kind'] = item.kind;
+    const existing = log.querySelector(`[data-key="${CSS.escape(keyOf(item))}"]`);
+    if (existing instanceof HTMLDetailsElement && node instanceof HTMLDetailsElement) {
+        node.open = existing.open;
+    }
+    if (existing !== null) {
+        existing.replaceWith(node);
+    } else {
+        log.append(node);
+    }
+    log.scrollTop = log.scrollHeight;
+}
+
+function updateButtons(): void {
+    send.disabled = !serverReady || running;
+    cancel.disabled = !running;
+}
+
+window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
+    const m = event.data;
+    switch (m.type) {
+        case 'reset':
+            log.replaceChildren();
+            m.items.forEach(upsert);
+            running = m.running;
+            break;
+        case 'upsert':
+            upsert(m.item);
+            break;
+        case 'running':
+            running = m.running;
+            break;
+        case 'serverState':
+            serverReady = m.ready;
+            status.textContent = m.message;
+            break;
+    }
+    updateButtons();
+});
+
+function submit(): void {
+    const text = prompt.value.trim();
+    if (text === '' || send.disabled) {
+        return;
+    }
+    if (history[history.length - 1] !== text) {
+        history.push(text);
+        history.splice(0, Math.max(0, history.length - 50));
+    }
+    historyIndex = history.length;
+    vscode.setState({ history } satisfies State);
+    vscode.postMessage({ type: 'prompt', text });
+    prompt.value = '';
+    running = true;
+    updateButtons();
+}
+
+form.addEventListener('submit', e => {
+    e.preventDefault();
+    submit();
+});
+cancel.addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
+prompt.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && !e.shiftKey) {
+        e.preventDefault();
+        submit();
+    } else if (e.key === 'ArrowUp' && prompt.selectionStart === 0 && historyIndex > 0) {
+        historyIndex--;
+        prompt.value = history[historyIndex] ?? '';
+        e.preventDefault();
+    } else if (e.key === 'ArrowDown' && historyIndex < history.length && prompt.selectionEnd === prompt.value.length) {
+        historyIndex++;
+        prompt.value = history[historyIndex] ?? '';
+        e.preventDefault();
+    }
+});
+
+updateButtons();
+vscode.postMessage({ type: 'ready' });

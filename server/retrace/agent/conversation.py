@@ -1,0 +1,340 @@
+"""The conversation of one session: a tree of messages kept in the engine's session journal.
+
+Journal events (plain JSON, appended through ``engine.append_event``):
+
+* ``message`` {id, parent, role, content: [blocks], turnId, kind, createdAt} — appending one moves
+  the head to it. ``kind``: prompt | assistant | toolResults | restoreResults | summary.
+* ``conversationHead`` {head, reason, checkpointId?, noteFrom?} — the head moved (restore,
+  summary). Nothing is ever deleted: new messages hang off the new head.
+* ``usage`` {turnId, inputTokens, outputTokens, costUsd} — totals that survive restores.
+* ``toolCallIntent`` / ``toolCallResult`` — see :mod:`retrace.agent.loop`.
+
+The history is the chain root → head. :meth:`Conversation.api_messages` turns it into what the
+Messages API accepts: consecutive same-role messages are merged (tool results first), and a tool
+batch left open (a crash, a cancel, a restore into the middle of a batch) gets a synthetic
+result for every unanswered call. It is validated with the same rules as the fake model before
+every model call.
+
+A checkpoint's conversation cursor is ``"<messageId>"`` or, for a tool checkpoint,
+``"<assistantMessageId>#<toolCallId>"``: inside that message's tool batch, just after that call
+(``"<assistantMessageId>#"``: before its first call, e.g. an external checkpoint).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from retrace.agent.validation import validate_messages
+from retrace.camel import CamelModel
+
+Role = Literal["user", "assistant"]
+
+NOT_RUN_RESTORED = "not run: the conversation was restored to before this call"
+NOT_RUN_STOPPED = "not run: the turn stopped before this call"
+INTERRUPTED = "interrupted: side effects unknown; the workspace was re-captured"
+CANCELLED = "cancelled by the user"
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def parse_cursor(cursor: str) -> tuple[str, str | None]:
+    """(message id, tool call id) of a conversation cursor. The call id is ``None`` for a plain
+    message cursor and ``""`` for "inside the batch, before its first call"."""
+    message_id, sep, tool_call_id = cursor.partition("#")
+    return message_id, tool_call_id if sep else None
+
+
+# --------------------------------------------------------------------------- views (wire)
+
+
+class MessageView(CamelModel):
+    id: str
+    role: Role
+    turn_id: str | None = None
+    kind: str = "message"
+    """prompt | assistant | toolResults | restoreResults | summary."""
+    content: list[dict[str, Any]]
+    """Content blocks exactly as sent to the model (plain JSON)."""
+    created_at: str | None = None
+
+
+class UsageTotals(CamelModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class ConversationView(CamelModel):
+    """A session's conversation as the client shows it: the chain root → head."""
+
+    session_id: str
+    head: str | None
+    messages: list[MessageView] = Field(default_factory=list)
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    cost_usd: float = 0.0
+    running: bool = False
+
+
+# --------------------------------------------------------------------------- state
+
+
+@dataclass
+class StoredMessage:
+    id: str
+    parent: str | None
+    role: Role
+    content: list[dict[str, Any]]
+    turn_id: str | None
+    kind: str
+    created_at: str | None
+
+
+@dataclass
+class ToolCallRecord:
+    id: str
+    tool: str
+    input: dict[str, Any]
+    turn_id: str | None
+    message_id: str | None
+    started_at: float
+    status: str | None = None
+    output: str | None = None
+    is_error: bool = False
+    duration_ms: float = 0.0
+    checkpoint_id: str | None = None
+    changed_paths: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Conversation:
+    """In-memory state of one session, rebuilt from (and kept in step with) its journal."""
+
+    session_id: str
+    messages: dict[str, StoredMessage] = field(default_factory=dict)
+    head: str | None = None
+    tool_calls: dict[str, ToolCallRecord] = field(default_factory=dict)
+    """Every tool call of the session by id, in intent order."""
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    note_from: str | None = None
+    """Checkpoint of a conversation restore whose file changes the next prompt must mention."""
+    title: str | None = None
+    created_at: str | None = None
+
+    @classmethod
+    def from_events(cls, session_id: str, events: Iterable[dict[str, Any]]) -> Conversation:
+        conv = cls(session_id)
+        for event in events:
+            conv.apply(event)
+        return conv
+
+    def apply(self, event: dict[str, Any]) -> None:
+        """Fold one journal event into the state (unknown types are ignored)."""
+        kind = event.get("type")
+        if kind == "message":
+            message = StoredMessage(
+                id=event["id"],
+                parent=event.get("parent"),
+                role=event["role"],
+                content=list(event.get("content") or []),
+                turn_id=event.get("turnId"),
+                kind=event.get("kind", "message"),
+                created_at=event.get("createdAt"),
+            )
+            self.messages[message.id] = message
+            self.head = message.id
+            if message.role == "user" and message.kind == "prompt":
+                self.note_from = None
+        elif kind == "conversationHead":
+            self.head = event.get("head")
+            self.note_from = event.get("noteFrom")
+        elif kind == "usage":
+            self.usage = UsageTotals(
+                input_tokens=self.usage.input_tokens + int(event.get("inputTokens", 0)),
+                output_tokens=self.usage.output_tokens + int(event.get("outputTokens", 0)),
+                cost_usd=self.usage.cost_usd + float(event.get("costUsd", 0.0)),
+            )
+        elif kind == "turn":
+            if self.title is None:
+                self.title = str(event.get("text", ""))[:200]
+            if self.created_at is None:
+                self.created_at = event.get("createdAt")
+        elif kind == "toolCallIntent":
+            self.tool_calls[event["id"]] = ToolCallRecord(
+                id=event["id"],
+                tool=event.get("tool", ""),
+                input=dict(event.get("input") or {}),
+                turn_id=event.get("turnId"),
+                message_id=event.get("messageId"),
+                started_at=float(event.get("ts", time.time())),
+            )
+        elif kind == "toolCallResult":
+            record = self.tool_calls.get(event["id"])
+            if record is None:  # a result without an intent: keep it visible anyway
+                record = ToolCallRecord(
+                    event["id"], event.get("tool", ""), {}, event.get("turnId"), None, 0.0
+                )
+                self.tool_calls[record.id] = record
+            record.status = event.get("status")
+            record.output = event.get("output")
+            record.is_error = bool(event.get("isError"))
+            record.duration_ms = float(event.get("durationMs", 0.0))
+            record.changed_paths = list(event.get("changedPaths") or [])
+        elif kind == "checkpoint":
+            cp = event.get("checkpoint") or {}
+            record = self.tool_calls.get(cp.get("toolCallId") or "")
+            if record is not None and cp.get("kind") == "tool":
+                record.checkpoint_id = cp.get("id")
+
+    # ------------------------------------------------------------------ queries
+    def chain(self, head: str | None = None) -> list[StoredMessage]:
+        """Messages root → ``head`` (default: the current head)."""
+        out: list[StoredMessage] = []
+        current = self.head if head is None else head
+        seen: set[str] = set()
+        while current is not None and current not in seen:
+            seen.add(current)
+            message = self.messages.get(current)
+            if message is None:
+                break
+            out.append(message)
+            current = message.parent
+        out.reverse()
+        return out
+
+    def pending_intents(self) -> list[ToolCallRecord]:
+        """Tool calls that were started but never got a result (a crash)."""
+        return [r for r in self.tool_calls.values() if r.status is None]
+
+    def view(self, *, running: bool = False) -> ConversationView:
+        return ConversationView(
+            session_id=self.session_id,
+            head=self.head,
+            messages=[
+                MessageView(
+                    id=m.id,
+                    role=m.role,
+                    turn_id=m.turn_id,
+                    kind=m.kind,
+                    content=m.content,
+                    created_at=m.created_at,
+                )
+                for m in self.chain()
+            ],
+            usage=self.usage,
+            cost_usd=self.usage.cost_usd,
+            running=running,
+        )
+
+    def result_for(self, tool_use_id: str, missing: str) -> dict[str, Any]:
+        """The ``tool_result`` block for a call, from its journaled result or ``missing``."""
+        record = self.tool_calls.get(tool_use_id)
+        if record is None or record.status is None:
+            text = INTERRUPTED if record is not None else missing
+            return tool_result_block(tool_use_id, text, is_error=True)
+        return tool_result_block(tool_use_id, record.output or "(no output)", is_error=record.is_error)
+
+    def open_batch(self) -> StoredMessage | None:
+        """The head, when it is an assistant message whose tool calls have no results yet."""
+        message = self.messages.get(self.head or "")
+        if message is not None and message.role == "assistant" and tool_uses(message.content):
+            return message
+        return None
+
+    def api_messages(self) -> list[dict[str, Any]]:
+        """The history as the Messages API accepts it (validated; raises InvalidRequestError)."""
+        return api_messages(self.chain(), self)
+
+
+def tool_uses(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [b for b in content if b.get("type") == "tool_use"]
+
+
+def tool_result_block(tool_use_id: str, text: str, *, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": text or "(no output)",
+    }
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def results_for_batch(
+    conv: Conversation, assistant: StoredMessage, *, upto: str | None, after_text: str
+) -> list[dict[str, Any]]:
+    """Result blocks for every call of ``assistant``: journaled results for calls up to ``upto``
+    (all of them when ``None``; none when ``""``), ``after_text`` for the calls after it."""
+    blocks: list[dict[str, Any]] = []
+    passed = upto == ""
+    for use in tool_uses(assistant.content):
+        if passed:
+            blocks.append(tool_result_block(use["id"], after_text, is_error=True))
+            continue
+        blocks.append(conv.result_for(use["id"], after_text))
+        if upto is not None and use["id"] == upto:
+            passed = True
+    return blocks
+
+
+def _merge(into: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
+    content = into["content"] + blocks
+    # Tool results must come first in a user message.
+    results = [b for b in content if b.get("type") == "tool_result"]
+    others = [b for b in content if b.get("type") != "tool_result"]
+    into["content"] = results + others
+
+
+def api_messages(chain: list[StoredMessage], conv: Conversation) -> list[dict[str, Any]]:
+    """Merge, repair and validate a chain of stored messages into Messages API ``messages``."""
+    out: list[dict[str, Any]] = []
+    for message in chain:
+        blocks = [dict(b) for b in message.content]
+        if out and out[-1]["role"] == message.role:
+            _merge(out[-1], blocks)
+        else:
+            out.append({"role": message.role, "content": blocks})
+    for index, api_message in enumerate(out):  # appending while iterating is fine: new items are user
+        uses = tool_uses(api_message["content"]) if api_message["role"] == "assistant" else []
+        if not uses:
+            continue
+        following = out[index + 1] if index + 1 < len(out) else None
+        answered = {
+            b.get("tool_use_id")
+            for b in (following["content"] if following else [])
+            if b.get("type") == "tool_result"
+        }
+        missing = [conv.result_for(u["id"], NOT_RUN_STOPPED) for u in uses if u["id"] not in answered]
+        if not missing:
+            continue
+        if following is None:
+            out.append({"role": "user", "content": missing})
+        else:
+            _merge(following, missing)
+    # Drop orphan tool results (their tool_use is not in the previous message).
+    for index, user_message in enumerate(out):
+        if user_message["role"] != "user":
+            continue
+        previous = out[index - 1] if index > 0 else None
+        known = {u["id"] for u in tool_uses(previous["content"])} if previous else set()
+        kept = [
+            b
+            for b in user_message["content"]
+            if b.get("type") != "tool_result" or b.get("tool_use_id") in known
+        ]
+        user_message["content"] = kept or [{"type": "text", "text": "(continue)"}]
+    validate_messages(out)
+    return out

@@ -1,0 +1,71 @@
+"""The permission policy that runs before a tool executes.
+
+Reads are always allowed. Writes (``write_file``, ``edit_file``) and commands (``run_command``)
+follow their setting: ``auto`` allows, ``deny`` refuses, ``ask`` asks the host (the user); an
+``allowAlways`` answer allows that tool for the rest of the session (kept in memory only: a
+restart asks again, which is the safe direction).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from retrace.agent.events import AgentHost, PermissionRequest
+from retrace.agent.tools import TOOLS
+from retrace.camel import CamelModel
+
+PermissionSetting = Literal["ask", "auto", "deny"]
+
+
+class PermissionSettings(CamelModel):
+    write: PermissionSetting = "ask"
+    """Policy for write_file and edit_file."""
+    command: PermissionSetting = "ask"
+    """Policy for run_command."""
+
+
+class PermissionPolicy:
+    """Decides per tool call; remembers ``allowAlways`` answers per session."""
+
+    def __init__(self, settings: PermissionSettings) -> None:
+        self.settings = settings
+        self._always: dict[str, set[str]] = {}
+
+    def setting_for(self, tool: str) -> PermissionSetting:
+        spec = TOOLS.get(tool)
+        if spec is None or spec.category == "read":
+            return "auto"
+        return self.settings.write if spec.category == "write" else self.settings.command
+
+    def remembered(self, session_id: str, tool: str) -> bool:
+        """Whether the user answered ``allowAlways`` for this tool in this session."""
+        return tool in self._always.get(session_id, set())
+
+    async def decide(
+        self,
+        host: AgentHost,
+        session_id: str,
+        tool: str,
+        tool_input: dict[str, Any],
+        *,
+        request_id: str | None = None,
+    ) -> Literal["allow", "deny"]:
+        setting = self.setting_for(tool)
+        if setting == "auto" or self.remembered(session_id, tool):
+            return "allow"
+        if setting == "deny":
+            return "deny"
+        spec = TOOLS[tool]
+        request = PermissionRequest(
+            session_id=session_id,
+            request_id=request_id or uuid.uuid4().hex,
+            tool=tool,
+            input=tool_input,
+            summary=spec.summary(tool_input),
+        )
+        decision = await host.ask_permission(request)
+        if decision == "allowAlways":
+            self._always.setdefault(session_id, set()).add(tool)
+            return "allow"
+        return "allow" if decision == "allow" else "deny"

@@ -1,0 +1,492 @@
+"""``AgentService``: the agent's public API for the JSON-RPC server, the CLI and tests.
+
+It owns the sessions of one workspace (their conversations live in the engine's journals),
+starts each turn as an asyncio task, and implements conversation restore, summaries, crash
+resume and the replay buffer. Every engine call goes through one :class:`EngineGate` (pass
+``engine_lock`` to share its lock with other engine users).
+
+Crash resume (:meth:`AgentService.load`): a ``toolCallIntent`` without a ``toolCallResult`` is
+marked ``interrupted`` (journaled), the workspace is re-captured (``record_external``), and the
+open tool batch is answered with "interrupted: side effects unknown; the workspace was
+re-captured" so the model learns it on the next turn. Completed calls are never run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from typing import Any, Literal
+
+from pydantic import Field
+
+from retrace.agent.conversation import (
+    INTERRUPTED,
+    NOT_RUN_RESTORED,
+    NOT_RUN_STOPPED,
+    Conversation,
+    ConversationView,
+    StoredMessage,
+    UsageTotals,
+    api_messages,
+    new_id,
+    now_iso,
+    parse_cursor,
+    results_for_batch,
+    tool_uses,
+)
+from retrace.agent.events import AgentError, ConversationChanged, TurnFinished, TurnStarted
+from retrace.agent.loop import (
+    ClientFactory,
+    EngineGate,
+    ModelCallError,
+    Runtime,
+    append_message,
+    close_open_batch,
+    default_client_factory,
+    emit_checkpoint,
+    journal,
+    record_usage,
+    run_turn,
+    stop_cleanly,
+    with_retries,
+)
+from retrace.agent.permissions import PermissionPolicy
+from retrace.agent.replay import ReplayBuffer, ToolCallView
+from retrace.agent.settings import AgentSettings
+from retrace.camel import CamelModel
+from retrace.engine.engine import Engine
+from retrace.engine.errors import RetraceError
+from retrace.engine.models import Checkpoint, FileChange
+
+log = logging.getLogger(__name__)
+
+SummaryDirection = Literal["from", "upTo"]
+
+SUMMARY_SYSTEM = (
+    "You compress coding-agent conversations. Write a concise summary that keeps every decision "
+    "made, every constraint or preference the user stated, the open tasks, and the names of the "
+    "files involved (with what was done to them). Plain prose and bullet points; no preamble."
+)
+
+
+class SessionInfo(CamelModel):
+    session_id: str
+    title: str | None = None
+    """The first prompt (shortened)."""
+    created_at: str | None = None
+    running: bool = False
+    message_count: int = 0
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+
+
+class AgentService:
+    """The agent for one workspace (one :class:`Engine`)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        host: Any,
+        settings: AgentSettings | None = None,
+        client_factory: ClientFactory | None = None,
+        *,
+        engine_lock: threading.RLock | None = None,
+    ) -> None:
+        self.engine = engine
+        self.host = host
+        self.settings = settings or AgentSettings()
+        self.gate = EngineGate(engine, engine_lock)
+        self.policy = PermissionPolicy(self.settings.permissions)
+        self.replay = ReplayBuffer()
+        self._client_factory = client_factory or default_client_factory
+        self._client: Any = None
+        self._convs: dict[str, Conversation] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    # ------------------------------------------------------------------ plumbing
+    def _runtime(self) -> Runtime:
+        if self._client is None:
+            self._client = self._client_factory(self.settings)
+        return Runtime(self.gate, self.host, self.settings, self.policy, self.replay, self._client)
+
+    async def _conversation(self, session_id: str, *, create: bool = False) -> Conversation:
+        conv = self._convs.get(session_id)
+        if conv is not None:
+            return conv
+        known = await self.gate.call(self.engine.sessions)
+        if session_id not in known and not create:
+            raise RetraceError(f"unknown session {session_id!r}")
+        events: list[dict[str, Any]] = []
+        if session_id in known:
+            events = await self.gate.call(lambda: list(self.engine.events(session_id)))
+        conv = Conversation.from_events(session_id, events)
+        self._convs[session_id] = conv
+        return conv
+
+    def _require_idle(self, session_id: str) -> None:
+        if self.running(session_id):
+            raise RetraceError(f"session {session_id} is running a turn; cancel it first")
+
+    # ------------------------------------------------------------------ lifecycle
+    async def load(self) -> list[str]:
+        """Load every session from the journals and resume after a crash; returns the session ids
+        that had interrupted tool calls."""
+        rt = self._runtime()
+        interrupted: list[str] = []
+        for sid in await self.gate.call(self.engine.sessions):
+            events = await self.gate.call(lambda sid=sid: list(self.engine.events(sid)))
+            if not any(e.get("type") in ("message", "turn", "toolCallIntent") for e in events):
+                continue
+            conv = Conversation.from_events(sid, events)
+            self._convs[sid] = conv
+            pending = conv.pending_intents()
+            for record in pending:
+                await journal(
+                    rt,
+                    conv,
+                    {
+                        "type": "toolCallResult",
+                        "id": record.id,
+                        "tool": record.tool,
+                        "status": "interrupted",
+                        "output": INTERRUPTED,
+                        "isError": True,
+                        "durationMs": 0.0,
+                        "changedPaths": [],
+                        "turnId": record.turn_id,
+                    },
+                )
+            if pending:
+                interrupted.append(sid)
+                cp = await self.gate.call(self.engine.record_external, session_id=sid, conversation=conv.head)
+                if cp is not None:
+                    await emit_checkpoint(rt, sid, None, cp)
+            await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)
+        self.replay.rebuild(
+            (sid, record) for sid, conv in self._convs.items() for record in conv.tool_calls.values()
+        )
+        return interrupted
+
+    def update_settings(self, settings: AgentSettings | None = None, **changes: Any) -> AgentSettings:
+        """Replace the settings (or some fields: ``update_settings(model="...")``); running turns
+        keep the settings they started with."""
+        base = settings or self.settings
+        self.settings = AgentSettings.model_validate({**base.model_dump(), **changes})
+        self.policy.settings = self.settings.permissions
+        self._client = None
+        return self.settings
+
+    # ------------------------------------------------------------------ turns
+    async def prompt(self, text: str, session_id: str | None = None) -> tuple[str, str]:
+        """Start a turn (as a task) and return (session id, turn id) at once."""
+        if not text.strip():
+            raise RetraceError("the prompt is empty")
+        sid = session_id or new_id("ses")
+        self._require_idle(sid)
+        conv = await self._conversation(sid, create=True)
+        turn_id = new_id("turn")
+        task = asyncio.create_task(self._turn(conv, turn_id, text), name=f"retrace-turn-{turn_id}")
+        self._tasks[sid] = task
+        return sid, turn_id
+
+    async def _prompt_blocks(self, conv: Conversation, text: str) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if conv.note_from is not None:
+            try:
+                changes = await self.gate.call(self.engine.diff, conv.note_from, None)
+            except RetraceError:
+                changes = []
+            if changes:
+                blocks.append({"type": "text", "text": restore_note(conv.note_from, changes)})
+        blocks.append({"type": "text", "text": text})
+        return blocks
+
+    async def _turn(self, conv: Conversation, turn_id: str, text: str) -> None:
+        rt = self._runtime()
+        sid = conv.session_id
+        stop: str = "error"
+        try:
+            await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
+            await journal(rt, conv, {"type": "turn", "turnId": turn_id, "text": text, "createdAt": now_iso()})
+            stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
+        except asyncio.CancelledError:
+            stop = "cancelled"
+            await stop_cleanly(rt, conv, turn_id)
+        except Exception as e:  # a bug must end the turn visibly, not kill the task silently
+            log.exception("turn %s failed", turn_id)
+            stop = "error"
+            with contextlib.suppress(Exception):
+                await stop_cleanly(rt, conv, turn_id)
+            await self.host.emit(
+                AgentError(session_id=sid, turn_id=turn_id, message=f"the turn failed: {e}", detail=repr(e))
+            )
+        finally:
+            self._tasks.pop(sid, None)
+        await self.host.emit(TurnFinished(session_id=sid, turn_id=turn_id, stop_reason=stop))
+
+    def running(self, session_id: str) -> bool:
+        task = self._tasks.get(session_id)
+        return task is not None and not task.done()
+
+    async def wait_idle(self, session_id: str) -> None:
+        task = self._tasks.get(session_id)
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+
+    async def cancel(self, session_id: str) -> bool:
+        """Cancel the running turn (a running command's process group is killed); ``False`` if idle."""
+        task = self._tasks.get(session_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        await self.wait_idle(session_id)
+        return True
+
+    # ------------------------------------------------------------------ views
+    async def conversation(self, session_id: str) -> ConversationView:
+        conv = await self._conversation(session_id)
+        return conv.view(running=self.running(session_id))
+
+    async def sessions(self) -> list[SessionInfo]:
+        for sid in await self.gate.call(self.engine.sessions):
+            if sid not in self._convs:
+                with contextlib.suppress(RetraceError):
+                    await self._conversation(sid)
+        return [
+            SessionInfo(
+                session_id=sid,
+                title=conv.title,
+                created_at=conv.created_at,
+                running=self.running(sid),
+                message_count=len(conv.chain()),
+                usage=conv.usage,
+            )
+            for sid, conv in sorted(self._convs.items(), key=lambda kv: kv[1].created_at or "")
+            if conv.messages or conv.title
+        ]
+
+    def search_tool_calls(
+        self, tool: str | None = None, input_contains: str | None = None, session_id: str | None = None
+    ) -> list[ToolCallView]:
+        return self.replay.search(tool=tool, input_contains=input_contains, session_id=session_id)
+
+    # ------------------------------------------------------------------ restore
+    async def _cursor_of(self, checkpoint: Checkpoint, session_id: str) -> str | None:
+        """The conversation cursor of ``session_id`` at ``checkpoint``: the checkpoint's own, or the
+        nearest ancestor's that belongs to that session (``None``: before the conversation began)."""
+        current: Checkpoint | None = checkpoint
+        while current is not None:
+            if current.conversation is not None and current.session_id == session_id:
+                return current.conversation
+            if current.parent is None:
+                return None
+            current = await self.gate.call(self.engine.get, current.parent)
+        return None
+
+    async def restore_conversation(self, session_id: str, checkpoint_id: str) -> ConversationView:
+        """Move the session's conversation head to where it was at the checkpoint (non-destructive).
+        A cursor in the middle of a tool batch answers the later calls with "not run: restored";
+        a checkpoint from before the session's first message gives an empty conversation."""
+        self._require_idle(session_id)
+        checkpoint = await self.gate.call(self.engine.get, checkpoint_id)
+        conv = await self._conversation(session_id, create=True)
+        rt = self._runtime()
+        cursor = await self._cursor_of(checkpoint, session_id)
+        head: str | None = None
+        if cursor is not None:
+            message_id, call_id = parse_cursor(cursor)
+            message = conv.messages.get(message_id)
+            if message is None:
+                raise RetraceError(
+                    f"checkpoint {checkpoint.id} belongs to another conversation (session "
+                    f"{checkpoint.session_id}), not to session {session_id}"
+                )
+            head = message_id
+            if call_id is not None and message.role == "assistant":
+                blocks = results_for_batch(conv, message, upto=call_id, after_text=NOT_RUN_RESTORED)
+                await journal(rt, conv, _head_event(message_id, checkpoint.id, None))
+                head = await append_message(
+                    rt, conv, "user", blocks, turn_id=message.turn_id, kind="restoreResults"
+                )
+        await journal(rt, conv, _head_event(head, checkpoint.id, checkpoint.id))
+        await self.host.emit(ConversationChanged(session_id=session_id, head=head))
+        return conv.view(running=False)
+
+    # ------------------------------------------------------------------ summaries
+    async def summarize(self, checkpoint_id: str, direction: SummaryDirection) -> Checkpoint:
+        """Compress the conversation before (``upTo``) or after (``from``) a checkpoint into a
+        model-written summary: a new message chain (the originals stay in the journal) and a
+        ``summary`` checkpoint whose cursor is its head."""
+        if direction not in ("from", "upTo"):
+            raise RetraceError(f"unknown summary direction {direction!r} (from | upTo)")
+        checkpoint = await self.gate.call(self.engine.get, checkpoint_id)
+        sid = checkpoint.session_id
+        self._require_idle(sid)
+        conv = await self._conversation(sid)
+        cursor = await self._cursor_of(checkpoint, sid)
+        if cursor is None:
+            raise RetraceError(f"checkpoint {checkpoint.id} has no conversation to summarize")
+        message_id, _ = parse_cursor(cursor)
+        chain = conv.chain()
+        position = next((i for i, m in enumerate(chain) if m.id == message_id), None)
+        if position is None:
+            raise RetraceError(
+                f"checkpoint {checkpoint.id} is not on the current conversation branch; "
+                "restore the conversation to it first"
+            )
+        groups = _api_groups(chain, conv)
+        index = next(i for i, (_, ids) in enumerate(groups) if message_id in ids)
+        keep_before, summarized, keep_after = _split(groups, index, direction)
+        if not summarized:
+            where = "after" if direction == "from" else "up to"
+            raise RetraceError(f"nothing to summarize {where} checkpoint {checkpoint.id}")
+        rt = self._runtime()
+        summary = await self._write_summary(rt, conv, [m for m, _ in summarized])
+        span = "after" if direction == "from" else "up to"
+        note = f"[Summary of the conversation {span} checkpoint {checkpoint.id}]\n{summary}"
+        new_chain = _assemble(keep_before, note, keep_after)
+        await journal(rt, conv, _head_event(None, checkpoint.id, None, reason="summary"))
+        head: str | None = None
+        for role, content in new_chain:
+            kind = "summary" if any(b.get("text") == note for b in content) else "message"
+            head = await append_message(rt, conv, role, content, turn_id=None, kind=kind)
+        cp = await self.gate.call(
+            self.engine.checkpoint,
+            f"summary {direction} {checkpoint.id}",
+            [],
+            kind="summary",
+            session_id=sid,
+            editor_state=self.host.editor_state(),
+            conversation=head,
+            meta={"summaryOf": checkpoint.id, "direction": direction},
+        )
+        await emit_checkpoint(rt, sid, None, cp)
+        await self.host.emit(ConversationChanged(session_id=sid, head=head))
+        return cp
+
+    async def _write_summary(self, rt: Runtime, conv: Conversation, messages: list[dict[str, Any]]) -> str:
+        transcript = render_transcript(messages)
+        request = [
+            {
+                "role": "user",
+                "content": "Summarize this part of our conversation so we can continue from the "
+                f"summary alone:\n\n{transcript}",
+            }
+        ]
+
+        async def attempt() -> Any:
+            return await rt.client.messages.create(
+                model=rt.settings.model,
+                max_tokens=min(rt.settings.max_tokens, 4096),
+                system=SUMMARY_SYSTEM,
+                messages=request,  # type: ignore[arg-type]
+            )
+
+        try:
+            reply = await with_retries(rt, conv.session_id, None, attempt)
+        except ModelCallError as e:
+            raise RetraceError(f"summary failed: {e}") from e
+        await record_usage(rt, conv, None, reply.usage.input_tokens, reply.usage.output_tokens)
+        text = "\n".join(b.text for b in reply.content if b.type == "text").strip()
+        if not text:
+            raise RetraceError("summary failed: the model returned no text")
+        return str(text)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _head_event(
+    head: str | None, checkpoint_id: str, note_from: str | None, *, reason: str = "restore"
+) -> dict[str, Any]:
+    return {
+        "type": "conversationHead",
+        "head": head,
+        "reason": reason,
+        "checkpointId": checkpoint_id,
+        "noteFrom": note_from,
+    }
+
+
+def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:
+    lines = [
+        f"[Retrace note: the conversation was restored to checkpoint {checkpoint_id}, but the "
+        "workspace files were not. These files changed since that point; read them before relying "
+        "on earlier content:"
+    ]
+    for change in changes[:100]:
+        stat = "" if change.binary else f" (+{change.additions} -{change.deletions})"
+        origin = f" (from {change.old_path})" if change.old_path else ""
+        lines.append(f"- {change.status} {change.path}{origin}{stat}")
+    if len(changes) > 100:
+        lines.append(f"- ... and {len(changes) - 100} more")
+    return "\n".join(lines) + "]"
+
+
+def _api_groups(chain: list[StoredMessage], conv: Conversation) -> list[tuple[dict[str, Any], list[str]]]:
+    """The API messages of a chain, each with the ids of the stored messages merged into it."""
+    messages = api_messages(chain, conv)
+    groups: list[tuple[dict[str, Any], list[str]]] = []
+    position = 0
+    for message in messages:
+        ids: list[str] = []
+        while position < len(chain) and chain[position].role == message["role"]:
+            ids.append(chain[position].id)
+            position += 1
+        groups.append((message, ids))
+    return groups
+
+
+Group = tuple[dict[str, Any], list[str]]
+
+
+def _split(
+    groups: list[Group], index: int, direction: SummaryDirection
+) -> tuple[list[Group], list[Group], list[Group]]:
+    """(kept before, summarized, kept after) around the API message at ``index``, cut where the
+    history stays valid: never between a tool call and its result."""
+    if direction == "upTo":
+        end = next(
+            (j for j in range(index + 1, len(groups)) if groups[j][0]["role"] == "assistant"), len(groups)
+        )
+        return [], groups[:end], groups[end:]
+    keep = index + 1
+    if (
+        groups[index][0]["role"] == "assistant"
+        and tool_uses(groups[index][0]["content"])
+        and keep < len(groups)
+    ):
+        keep += 1  # the results of the cursor's batch stay with it
+    return groups[:keep], groups[keep:], []
+
+
+def _assemble(before: list[Group], note: str, after: list[Group]) -> list[tuple[str, list[dict[str, Any]]]]:
+    out: list[tuple[str, list[dict[str, Any]]]] = [(m["role"], list(m["content"])) for m, _ in before]
+    summary_block = {"type": "text", "text": note}
+    if out and out[-1][0] == "user":
+        out[-1][1].append(summary_block)
+    else:
+        out.append(("user", [summary_block]))
+    out.extend((m["role"], list(m["content"])) for m, _ in after)
+    return out
+
+
+def render_transcript(messages: list[dict[str, Any]]) -> str:
+    """Plain text of API messages for the summarizer (tool outputs shortened)."""
+    lines: list[str] = []
+    for message in messages:
+        for block in message["content"]:
+            kind = block.get("type")
+            if kind == "text":
+                lines.append(f"{message['role'].upper()}: {block['text']}")
+            elif kind == "tool_use":
+                lines.append(f"TOOL CALL {block['name']}: {block['input']}")
+            elif kind == "tool_result":
+                content = block.get("content")
+                text = content if isinstance(content, str) else str(content)
+                if len(text) > 1500:
+                    text = text[:1500] + " [...]"
+                lines.append(f"TOOL RESULT{' (error)' if block.get('is_error') else ''}: {text}")
+    return "\n".join(lines)

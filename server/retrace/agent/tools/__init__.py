@@ -1,0 +1,56 @@
+"""The agent's tools: one module each; this registry builds the Messages API ``tools`` list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from retrace.agent.tools import edit_file, list_files, read_file, run_command, search_text, write_file
+from retrace.agent.tools.base import ToolCategory, ToolContext, ToolError, ToolResult, ToolSpec
+
+TOOLS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        read_file.SPEC,
+        list_files.SPEC,
+        search_text.SPEC,
+        write_file.SPEC,
+        edit_file.SPEC,
+        run_command.SPEC,
+    )
+}
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    return [spec.schema() for spec in TOOLS.values()]
+
+
+__all__ = [
+    "TOOLS",
+    "ToolCategory",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "execute",
+    "tool_schemas",
+]
+
+
+async def execute(name: str, raw_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Validate the model's input and run the tool; every failure becomes an error result."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        return ToolResult(f"unknown tool {name!r}; available: {', '.join(TOOLS)}", is_error=True)
+    try:
+        args = spec.input_model.model_validate(raw_input)
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}" for err in e.errors()
+        )
+        return ToolResult(f"invalid input for {name}: {problems}", is_error=True)
+    try:
+        return await spec.run(args, ctx)
+    except ToolError as e:
+        return ToolResult(str(e), is_error=True)

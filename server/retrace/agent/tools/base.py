@@ -1,0 +1,83 @@
+"""What every tool is: a pydantic input model (its JSON Schema goes to the model), a category for
+the permission policy, and an async ``run`` that returns a :class:`ToolResult`.
+
+A tool reports failure the model should see (file missing, ambiguous edit, non-zero exit) as a
+result with ``is_error``; it raises :class:`ToolError` for the same purpose from deep inside.
+``changed_paths`` lists the workspace-relative paths a tool wrote (capture exactly those);
+``None`` means "unknown" (a shell command): the engine then detects every change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from retrace.engine.config import EngineConfig
+
+ToolCategory = Literal["read", "write", "command"]
+
+
+class ToolInput(BaseModel):
+    """Base of tool inputs: the names the model uses (snake_case), no unknown fields."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ToolError(Exception):
+    """A one-line failure to report to the model as an error result."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    workspace: Path
+    engine_config: EngineConfig
+    dirty_paths: frozenset[str] = frozenset()
+    """Workspace-relative paths with unsaved editor changes: writes refuse them."""
+    command_timeout_s: float = 120.0
+    output_cap_bytes: int = 30_000
+
+
+@dataclass
+class ToolResult:
+    output: str
+    is_error: bool = False
+    changed_paths: list[str] | None = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    category: ToolCategory
+    input_model: type[ToolInput]
+    run: Callable[[Any, ToolContext], Awaitable[ToolResult]]
+
+    def schema(self) -> dict[str, Any]:
+        """The entry of the Messages API ``tools`` list."""
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        schema.pop("description", None)
+        return {"name": self.name, "description": self.description, "input_schema": schema}
+
+    def summary(self, raw_input: dict[str, Any]) -> str:
+        """One line for permission prompts and logs, e.g. ``run_command: npm test``."""
+        key = next((k for k in ("command", "path", "pattern") if k in raw_input), None)
+        detail = str(raw_input[key]) if key else ""
+        detail = detail.replace("\n", " ")
+        return f"{self.name}: {detail[:200]}" if detail else self.name
+
+
+def cap_text(text: str, cap_bytes: int) -> str:
+    """``text`` cut to about ``cap_bytes`` UTF-8 bytes, keeping head and tail, saying what was cut."""
+    data = text.encode("utf-8")
+    if len(data) <= cap_bytes:
+        return text
+    half = max(cap_bytes // 2, 1)
+    head = data[:half].decode("utf-8", errors="ignore")
+    tail = data[-half:].decode("utf-8", errors="ignore")
+    cut = len(data) - 2 * half
+    return f"{head}\n[... {cut} bytes omitted (output capped at {cap_bytes} bytes) ...]\n{tail}"

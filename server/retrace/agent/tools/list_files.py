@@ -1,0 +1,46 @@
+"""``list_files``: the workspace's files (or a folder's), filtered by a glob, respecting the
+engine's ignore rules (built-in excludes, configured excludes, every ``.gitignore``)."""
+
+from __future__ import annotations
+
+import pathspec
+
+from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
+from retrace.agent.tools.paths import resolve, workspace_root
+from retrace.engine.scan import Ignorer, walk
+
+MAX_ENTRIES = 1000
+
+
+class ListFilesInput(ToolInput):
+    path: str | None = None
+    """Folder to list, relative to the workspace root. Default: the whole workspace."""
+    glob: str | None = None
+    """Gitignore-style pattern the relative path must match, e.g. ``*.py`` or ``src/**/*.ts``."""
+
+
+async def run(args: ListFilesInput, ctx: ToolContext) -> ToolResult:
+    real, rel = resolve(ctx, args.path or ".", allow_root=True)
+    if not real.is_dir():
+        raise ToolError(f"{rel or '.'} is not a directory")
+    ignorer = Ignorer(workspace_root(ctx), ctx.engine_config)
+    if rel and ignorer.excluded_path(rel, True):
+        return ToolResult(f"{rel} is excluded from the workspace (ignore rules); nothing listed.")
+    spec = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
+    found = sorted(p for p, _ in walk(ignorer.workspace, ignorer, rel) if spec is None or spec.match_file(p))
+    if not found:
+        return ToolResult("No files found.")
+    text = "\n".join(found[:MAX_ENTRIES])
+    if len(found) > MAX_ENTRIES:
+        text += f"\n[{len(found) - MAX_ENTRIES} more files not shown; narrow with path or glob]"
+    return ToolResult(cap_text(text, ctx.output_cap_bytes))
+
+
+SPEC = ToolSpec(
+    name="list_files",
+    description="List the files of the workspace (or of one folder), optionally matching a glob. "
+    "Ignored files (.gitignore, node_modules, ...) are left out.",
+    category="read",
+    input_model=ListFilesInput,
+    run=run,
+)

@@ -1,0 +1,75 @@
+"""``read_file``: a text file with line numbers (like ``cat -n``), a window of it for big files.
+
+Binary files are refused politely (the model cannot use their bytes); long lines and long files
+are capped so one read cannot flood the context.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
+from retrace.agent.tools.paths import resolve
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+
+
+class ReadFileInput(ToolInput):
+    path: str
+    """File path, relative to the workspace root."""
+    offset: int | None = Field(default=None, ge=1)
+    """First line to read (1-based). Default: 1."""
+    limit: int | None = Field(default=None, ge=1)
+    """How many lines to read. Default: 2000."""
+
+
+def looks_binary(data: bytes) -> bool:
+    if b"\x00" in data[:8192]:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+async def run(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
+    real, rel = resolve(ctx, args.path)
+    if real.is_dir():
+        raise ToolError(f"{rel} is a directory; use list_files to see what it contains")
+    try:
+        data = real.read_bytes()
+    except FileNotFoundError:
+        raise ToolError(f"{rel} does not exist") from None
+    except OSError as e:
+        raise ToolError(f"cannot read {rel}: {e.strerror}") from None
+    if looks_binary(data):
+        return ToolResult(f"{rel} is a binary file ({len(data)} bytes); its content is not shown.")
+    lines = data.decode("utf-8").splitlines()
+    if not lines:
+        return ToolResult(f"{rel} is empty.")
+    start = (args.offset or 1) - 1
+    if start >= len(lines):
+        raise ToolError(f"offset {start + 1} is past the end of {rel} ({len(lines)} lines)")
+    end = min(len(lines), start + (args.limit or DEFAULT_LIMIT))
+    shown = []
+    for number in range(start, end):
+        line = lines[number]
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f" [... line cut at {MAX_LINE_CHARS} characters]"
+        shown.append(f"{number + 1:6}\t{line}")
+    text = "\n".join(shown)
+    if start > 0 or end < len(lines):
+        text += f"\n[lines {start + 1}-{end} of {len(lines)}; use offset/limit to read more]"
+    return ToolResult(cap_text(text, ctx.output_cap_bytes))
+
+
+SPEC = ToolSpec(
+    name="read_file",
+    description="Read a text file of the workspace. Lines are numbered (number, tab, text). "
+    "Use offset and limit for large files.",
+    category="read",
+    input_model=ReadFileInput,
+    run=run,
+)

@@ -1,0 +1,122 @@
+"""``run_command``: a shell command (``bash -lc``) in the workspace, in its own process group.
+
+The whole group is killed when the command times out or the turn is cancelled, so no child
+outlives the call. Output (stdout and stderr interleaved) is capped, keeping head and tail; the
+exit code is always reported. The files it changed are unknown (``changed_paths=None``): the
+engine detects them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+from pydantic import Field
+
+from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
+from retrace.agent.tools.paths import workspace_root
+
+MAX_TIMEOUT_S = 3600.0
+
+
+class RunCommandInput(ToolInput):
+    command: str
+    """The bash command line to run in the workspace root."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Seconds before the command is killed. Default: the configured command timeout."""
+
+
+class _CappedBuffer:
+    """Keeps the first and last ``cap/2`` bytes of a stream of any length."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > 2 * self.half:
+                del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        tail = bytes(self.tail[-self.half :]) if self.tail else b""
+        kept = len(self.head) + len(tail)
+        head = bytes(self.head).decode("utf-8", errors="replace")
+        if kept >= self.total:
+            return head + bytes(self.tail).decode("utf-8", errors="replace")
+        omitted = self.total - kept
+        return (
+            f"{head}\n[... {omitted} bytes omitted (output capped at {2 * self.half} bytes) ...]\n"
+            + tail.decode("utf-8", errors="replace")
+        )
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
+    if not args.command.strip():
+        raise ToolError("command is empty")
+    timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
+    proc = await asyncio.create_subprocess_exec(
+        "bash",
+        "-lc",
+        args.command,
+        cwd=workspace_root(ctx),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # its own process group: killable as a whole
+    )
+    buffer = _CappedBuffer(ctx.output_cap_bytes)
+
+    async def pump() -> None:
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(65536):
+            buffer.add(chunk)
+        await proc.wait()
+
+    timed_out = False
+    try:
+        await asyncio.wait_for(pump(), timeout)
+    except TimeoutError:
+        timed_out = True
+        _kill_group(proc)
+        await proc.wait()
+    except asyncio.CancelledError:
+        _kill_group(proc)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(proc.wait())
+        raise
+    finally:
+        # Background children that kept running after the shell exited belong to us too.
+        _kill_group(proc)
+    output = buffer.text().rstrip("\n")
+    if timed_out:
+        note = f"[timed out after {timeout:g}s; the command's process group was killed]"
+        return ToolResult(f"{output}\n{note}".lstrip("\n"), is_error=True, changed_paths=None)
+    code = proc.returncode
+    status = f"[exit code {code}]"
+    return ToolResult(f"{output}\n{status}".lstrip("\n"), is_error=code != 0, changed_paths=None)
+
+
+SPEC = ToolSpec(
+    name="run_command",
+    description="Run a bash command in the workspace root (e.g. tests, builds, git status). "
+    "Output is capped; the exit code is reported. Killed after timeout_s seconds.",
+    category="command",
+    input_model=RunCommandInput,
+    run=run,
+)

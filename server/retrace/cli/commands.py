@@ -1,0 +1,278 @@
+"""One function per ``retrace`` subcommand: open the engine, call it, print the result.
+
+Kept thin on purpose: every decision about checkpoints and restores is the engine's; this module
+only chooses how to open the store (read-only commands never take the writer lock, and only
+``init`` may create a store) and how to print. Each ``cmd_*`` returns the process exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.util
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from retrace.camel import dump
+from retrace.cli import format as fmt
+from retrace.engine import Engine
+from retrace.engine.errors import RetraceError, StoreNotInitialised
+from retrace.engine.models import NothingToRestore, RestoreApplied, RestoreFailed, RestoreOutcome
+
+CLI_SESSION = "cli"
+"""Session of every checkpoint the command line records: one group, not one session per call."""
+
+
+class CliError(Exception):
+    """A bad input the engine never sees (missing workspace, missing optional component)."""
+
+
+def explain(exc: RetraceError) -> str:
+    """The engine's one-line message, plus the next step when there is an obvious one."""
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, StoreNotInitialised) and "retrace init" not in message:
+        message += "; run 'retrace init' first"
+    return message
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _workspace(args: argparse.Namespace) -> Path:
+    path = Path(args.workspace).expanduser()
+    if not path.exists():
+        raise CliError(f"workspace does not exist: {path}")
+    if not path.is_dir():
+        raise CliError(f"workspace is not a directory: {path}")
+    return path.resolve()
+
+
+def _store(args: argparse.Namespace) -> Path | None:
+    return Path(args.store).expanduser().absolute() if args.store else None
+
+
+def _open(args: argparse.Namespace, *, readonly: bool) -> Engine:
+    session = None if readonly else CLI_SESSION
+    return Engine.open(_workspace(args), _store(args), session_id=session, readonly=readonly, create=False)
+
+
+def _resolve(engine: Engine, ref: str) -> str:
+    """A checkpoint id from an id, a unique prefix, or ``head``."""
+    return engine.head.id if ref.lower() == "head" else engine.get(ref).id
+
+
+# --------------------------------------------------------------------------- engine commands
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    workspace = _workspace(args)
+    store = _store(args)
+    try:
+        engine = Engine.open(workspace, store, session_id=CLI_SESSION, create=False)
+        created = False
+    except StoreNotInitialised:
+        engine = Engine.open(workspace, store, session_id=CLI_SESSION, create=True)
+        created = True
+    with engine:
+        head = engine.head
+        if args.json:
+            _print_json({"created": created, "store": str(engine.store_dir), "head": dump(head)})
+        elif created:
+            print(f"Initialised a Retrace store at {engine.store_dir}")
+            recorded = head.meta.get("files", len(head.files))
+            print(f"Baseline {head.id}: {fmt.plural(int(recorded), 'file')} recorded.")
+        else:
+            print(f"Already initialised: {engine.store_dir}")
+            print(f"Head {head.id} ({head.kind}): {fmt.change_summary(head.files)}")
+    return 0
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    with _open(args, readonly=False) as engine:
+        cp = engine.checkpoint(label=args.label, changed_paths=args.paths, kind="manual")
+        if args.json:
+            _print_json(dump(cp))
+        else:
+            print(cp.id)
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    with _open(args, readonly=True) as engine:
+        head_id = engine.head.id
+        timeline = engine.timeline(args.session)
+        if args.json:
+            _print_json([fmt.checkpoint_json(cp, is_head=cp.id == head_id) for cp in timeline])
+        elif not timeline:
+            print(f"no checkpoints in session {args.session}" if args.session else "no checkpoints")
+        else:
+            for cp in timeline:
+                print(fmt.checkpoint_line(cp, is_head=cp.id == head_id))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with _open(args, readonly=True) as engine:
+        cp = engine.get(_resolve(engine, args.id))
+        is_head = cp.id == engine.head.id
+        if args.json:
+            _print_json(fmt.checkpoint_json(cp, is_head=is_head))
+        else:
+            print(fmt.checkpoint_details(cp, is_head=is_head))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    with _open(args, readonly=True) as engine:
+        a = _resolve(engine, args.a)
+        b = _resolve(engine, args.b) if args.b is not None else None
+        if args.json or args.stat:
+            changes = engine.diff(a, b)
+            if args.json:
+                _print_json([dump(c) for c in changes])
+            else:
+                print(fmt.diff_stat(changes))
+        else:
+            patch = engine.unified_diff(a, b)
+            sys.stdout.write(patch if not patch or patch.endswith("\n") else patch + "\n")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    with _open(args, readonly=False) as engine:
+        target = _resolve(engine, args.id)
+        outcome = engine.restore(
+            target,
+            mode=args.mode,
+            dry_run=args.dry_run,
+            force=args.force,
+            resolutions=dict(args.resolutions) or None,
+            paths=args.paths,
+        )
+        conversation = None
+        if args.mode != "code":
+            conversation = _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
+        if args.json:
+            payload = dump(outcome)
+            if conversation is not None:
+                payload["conversation"] = conversation
+            _print_json(payload)
+        elif conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
+            # The engine's "nothing to restore" only says the files were not the point.
+            print(f"{conversation['message']} Files were left as they are.")
+        else:
+            print(fmt.restore_report(outcome))
+            if conversation is not None:
+                print(conversation["message"])
+        if isinstance(outcome, RestoreFailed):
+            print(f"retrace: error: restore failed: {outcome.error}", file=sys.stderr)
+    return fmt.restore_exit_code(outcome)
+
+
+def _restore_conversation(
+    engine: Engine, cp_id: str, outcome: RestoreOutcome, *, dry_run: bool
+) -> dict[str, Any]:
+    """The conversation half of ``--mode conversation|both``: the agent's business, not the engine's.
+
+    Moves the head of the checkpoint's session conversation through the agent (no model call).
+    Said plainly when it cannot or should not be done, never pretended.
+    """
+    cp = engine.get(cp_id)
+    if dry_run:
+        return {
+            "restored": False,
+            "message": f"Dry run: the conversation of session {cp.session_id} would move too.",
+        }
+    if not isinstance(outcome, RestoreApplied | NothingToRestore):
+        message = "The conversation was left as it was (the code restore did not apply)."
+        return {"restored": False, "message": message}
+    if not any(ev.get("type") == "message" for ev in engine.events(cp.session_id)):
+        message = f"Checkpoint {cp.id} has no conversation (session {cp.session_id} has no messages)."
+        return {"restored": False, "message": message}
+    service_class = _component("retrace.agent.session", "AgentService", "conversation restore (the agent)")
+    host_class = _component("retrace.agent.headless", "PrintingHost", "conversation restore (the agent)")
+    # No model is called by a restore: a client factory that builds none keeps it offline.
+    service = service_class(engine, host_class(io.StringIO(), "deny"), client_factory=lambda _settings: None)
+    view = asyncio.run(service.restore_conversation(cp.session_id, cp.id))
+    return {
+        "restored": True,
+        "sessionId": cp.session_id,
+        "head": view.head,
+        "message": f"Conversation of session {cp.session_id} moved to checkpoint {cp.id}.",
+    }
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    with _open(args, readonly=False) as engine:
+        report = engine.gc()
+        if args.json:
+            _print_json(dump(report))
+        else:
+            print(fmt.gc_report(report))
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _open(args, readonly=True) as engine:
+        stats = engine.stats()
+        if args.json:
+            _print_json(dump(stats))
+        else:
+            print(fmt.stats_report(stats, store_dir=str(engine.store_dir)))
+    return 0
+
+
+# --------------------------------------------------------------------------- other components
+
+
+def _component(module: str, attribute: str, what: str) -> Any:
+    """``module.attribute``, imported lazily (start-up stays fast; other parts may be absent).
+
+    A missing module is one clear line; an import error inside a present module is a bug and
+    propagates with its traceback.
+    """
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        raise CliError(f"{what} is not available in this installation (module {module} is missing)")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    serve_main = _component("retrace.lsp.server", "main", "the JSON-RPC server")
+    result = serve_main()
+    return result if isinstance(result, int) else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    run_task = _component("retrace.agent.headless", "run_task", "the headless agent")
+    workspace = _workspace(args)
+    code: int = asyncio.run(
+        run_task(
+            workspace,
+            _store(args),
+            args.task,
+            session_id=args.session,
+            permission=args.permission,
+            out=sys.stdout,
+        )
+    )
+    return code
+
+
+def cmd_fake_model(args: argparse.Namespace) -> int:
+    fake_main = _component("retrace.fakemodel.__main__", "main", "the fake Messages API")
+    argv: list[str] = []
+    if args.scenario is not None:
+        argv += ["--scenario", args.scenario]
+    if args.port is not None:
+        argv += ["--port", str(args.port)]
+    code: int = fake_main(argv)
+    return code

@@ -1,0 +1,292 @@
+"""Text rendering of engine models for the ``retrace`` command line.
+
+Pure functions: engine model in, text out (no I/O), so every command formats the same concept the
+same way. JSON output does not go through here: it is :func:`retrace.camel.dump` of the models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, assert_never
+
+from retrace.camel import dump
+from retrace.engine.models import (
+    Checkpoint,
+    FileChange,
+    FileOutcome,
+    FileStatus,
+    GcReport,
+    LatencySummary,
+    NothingToRestore,
+    PlanCounts,
+    PlannedFile,
+    RestoreApplied,
+    RestoreConflict,
+    RestoreFailed,
+    RestoreOutcome,
+    RestorePlan,
+    StoreStats,
+)
+
+_STATUS_LETTER: dict[FileStatus, str] = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
+
+
+def human_bytes(n: int) -> str:
+    """``1536`` → ``"1.5 KiB"`` (binary units, one decimal above bytes)."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def local_time(ts: datetime) -> str:
+    return ts.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def change_summary(files: Sequence[FileChange]) -> str:
+    """``"3 files +12 -4"`` (binary files count as files but have no line counts)."""
+    adds = sum(f.additions for f in files)
+    dels = sum(f.deletions for f in files)
+    return f"{plural(len(files), 'file')} +{adds} -{dels}"
+
+
+def recoverability_note(cp: Checkpoint) -> str:
+    """Empty for ``full``; otherwise says what cannot be restored and why."""
+    match cp.recoverability:
+        case "full":
+            return ""
+        case "partial":
+            what = "; ".join(f"{u.path}: {u.reason}" for u in cp.unrecoverable)
+            return f"partial ({what})" if what else "partial"
+        case "none":
+            return "none (its changes cannot be restored)"
+        case other:
+            assert_never(other)
+
+
+def checkpoint_title(cp: Checkpoint, width: int = 72) -> str:
+    """The label (else tool, else what was restored) on one line, at most ``width`` characters."""
+    title = cp.label or cp.tool or (f"restore of {cp.restored_from}" if cp.restored_from else "-")
+    title = " ".join(title.split())
+    return title if len(title) <= width else title[: width - 1] + "…"
+
+
+def checkpoint_line(cp: Checkpoint, *, is_head: bool) -> str:
+    """One timeline line: head marker, id, time, kind, title, change counts, recoverability."""
+    marker = "*" if is_head else " "
+    note = recoverability_note(cp)
+    tail = f"  [{note}]" if note else ""
+    head = "  (head)" if is_head else ""
+    return (
+        f"{marker} {cp.id}  {local_time(cp.created_at)}  {cp.kind:<8}  {checkpoint_title(cp)}"
+        f"  {change_summary(cp.files)}{tail}{head}"
+    )
+
+
+def file_change_line(change: FileChange) -> str:
+    letter = _STATUS_LETTER[change.status]
+    path = f"{change.old_path} -> {change.path}" if change.old_path else change.path
+    counts = "binary" if change.binary else f"+{change.additions} -{change.deletions}"
+    return f"{letter} {path}  {counts}"
+
+
+def checkpoint_details(cp: Checkpoint, *, is_head: bool) -> str:
+    """``retrace show``: every field a person needs, then the changed files."""
+    rows: list[tuple[str, str]] = [
+        ("kind", cp.kind + (f" ({cp.tool})" if cp.tool else "")),
+        ("label", cp.label or "-"),
+        ("created", local_time(cp.created_at)),
+        ("session", cp.session_id),
+        ("parent", cp.parent or "-"),
+    ]
+    if cp.turn_id:
+        rows.append(("turn", cp.turn_id))
+    if cp.restored_from:
+        rows.append(("restored from", cp.restored_from))
+    if cp.conversation:
+        rows.append(("conversation", cp.conversation))
+    rows.append(("recoverability", recoverability_note(cp) or "full"))
+    rows.append(("capture", f"{cp.capture_ms:.1f} ms"))
+    width = max(len(k) for k, _ in rows) + 1
+    lines = [f"checkpoint {cp.id}" + ("  (head)" if is_head else "")]
+    lines += [f"  {k + ':':<{width}} {v}" for k, v in rows]
+    lines.append(f"  files: {change_summary(cp.files)}")
+    lines += [f"    {file_change_line(f)}" for f in cp.files]
+    return "\n".join(lines)
+
+
+def diff_stat(changes: Sequence[FileChange]) -> str:
+    """``git diff --stat``-like: one line per file, then the totals."""
+    if not changes:
+        return "no changes"
+    lines = [f"  {file_change_line(c)}" for c in changes]
+    lines.append(change_summary(changes))
+    return "\n".join(lines)
+
+
+def checkpoint_json(cp: Checkpoint, *, is_head: bool) -> dict[str, Any]:
+    """The checkpoint's camelCase JSON plus ``head``: whether the workspace currently matches it."""
+    return {**dump(cp), "head": is_head}
+
+
+# --------------------------------------------------------------------------- restore
+
+
+def counts_summary(counts: PlanCounts) -> str:
+    parts = [
+        f"{value} {name}"
+        for name, value in (
+            ("create", counts.create),
+            ("overwrite", counts.overwrite),
+            ("delete", counts.delete),
+            ("rename", counts.rename),
+            ("chmod", counts.chmod),
+            ("conflict", counts.conflict),
+        )
+        if value
+    ]
+    return ", ".join(parts) or "no file changes"
+
+
+def outcome_counts(files: Sequence[FileOutcome]) -> str:
+    """``"2 restored, 1 merged"``: what happened to the files, in a fixed order."""
+    order = ("restored", "merged", "skipped", "unchanged", "conflict", "failed")
+    counts = {status: sum(1 for f in files if f.status == status) for status in order}
+    return ", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no file changes"
+
+
+def _planned_line(p: PlannedFile) -> str:
+    path = f"{p.from_path} -> {p.path}" if p.from_path else p.path
+    if p.action == "conflict" and p.conflict is not None:
+        merge = "; a clean 3-way merge is available" if p.conflict.merged_text is not None else ""
+        intended = f" (would {p.intended})" if p.intended else ""
+        return f"  conflict   {path}{intended}: {p.conflict.reason}: {p.conflict.detail}{merge}"
+    return f"  {p.action:<10} {path}"
+
+
+def _outcome_line(f: FileOutcome) -> str:
+    detail = f"  ({f.detail})" if f.detail else ""
+    return f"  {f.action:<10} {f.status:<9} {f.path}{detail}"
+
+
+def _unrecoverable_lines(plan: RestorePlan | None) -> list[str]:
+    if plan is None or not plan.unrecoverable:
+        return []
+    lines = ["Not restorable (content was never stored):"]
+    lines += [f"  {u.path}: {u.reason}" for u in plan.unrecoverable]
+    return lines
+
+
+def conflict_way_out(plan: RestorePlan | None) -> str:
+    """How to get past conflicts: per-file ``--resolve`` (merge first when clean) or ``--force``."""
+    conflicts = [p for p in plan.files if p.action == "conflict"] if plan else []
+    if not conflicts:
+        return "Re-run with --force to overwrite, or --resolve PATH=overwrite|skip|merge per file."
+    example = conflicts[0]
+    choice = "merge" if example.conflict and example.conflict.merged_text is not None else "skip"
+    return (
+        f"Way out: decide per file with --resolve, e.g. --resolve '{example.path}={choice}' "
+        "(overwrite | skip | merge), or --force to overwrite every conflicting file."
+    )
+
+
+def restore_report(outcome: RestoreOutcome) -> str:
+    """A readable plan (dry run) or outcome with per-file actions, counts and the way forward."""
+    target = f"{outcome.target_id} ({outcome.mode})"
+    lines: list[str]
+    match outcome:
+        case RestoreApplied():
+            if outcome.dry_run:
+                plan = outcome.plan
+                counts = counts_summary(plan.counts) if plan else "no file changes"
+                lines = [f"Dry run: restoring {target} would change: {counts}."]
+                lines += [_planned_line(p) for p in (plan.files if plan else [])]
+                lines.append("Nothing was changed.")
+            else:
+                lines = [f"Restored {target}: {outcome_counts(outcome.files)}."]
+                lines += [_outcome_line(f) for f in outcome.files]
+                if outcome.safety_checkpoint_id:
+                    lines.append(
+                        f"Unrecorded changes were saved first in checkpoint {outcome.safety_checkpoint_id}."
+                    )
+                if outcome.checkpoint is not None:
+                    lines.append(f"New checkpoint: {outcome.checkpoint.id}.")
+                    if outcome.checkpoint.parent:
+                        lines.append(f"Undo with: retrace restore {outcome.checkpoint.parent}")
+        case RestoreConflict():
+            plan = outcome.plan
+            conflicts = [p for p in plan.files if p.action == "conflict"] if plan else []
+            prefix = "Dry run: " if outcome.dry_run else ""
+            lines = [
+                f"{prefix}Restoring {target} would overwrite work that is not the agent's "
+                f"({plural(len(conflicts), 'conflicting file')}); nothing was changed."
+            ]
+            lines += [_planned_line(p) for p in (plan.files if plan else [])]
+            lines.append(conflict_way_out(plan))
+        case NothingToRestore():
+            reason = f" ({outcome.reason})" if outcome.reason else ""
+            lines = [f"Nothing to restore: the workspace already matches {target} in scope{reason}."]
+        case RestoreFailed():
+            state = "rolled back" if outcome.rolled_back else "NOT rolled back"
+            lines = [f"Restore of {target} failed: {outcome.error} (the workspace was {state})."]
+            lines += [_outcome_line(f) for f in outcome.files]
+        case other:
+            assert_never(other)
+    lines += _unrecoverable_lines(outcome.plan)
+    return "\n".join(lines)
+
+
+def restore_exit_code(outcome: RestoreOutcome) -> int:
+    """0 applied / nothing to restore / any dry run, 3 conflict, 1 failed."""
+    match outcome:
+        case RestoreApplied() | NothingToRestore():
+            return 0
+        case RestoreConflict():
+            return 0 if outcome.dry_run else 3
+        case RestoreFailed():
+            return 1
+        case other:
+            assert_never(other)
+
+
+# --------------------------------------------------------------------------- housekeeping
+
+
+def _latency(name: str, s: LatencySummary) -> str:
+    if s.count == 0:
+        return f"  {name}: no samples"
+    return (
+        f"  {name}: p50 {s.p50_ms:.1f} ms, p95 {s.p95_ms:.1f} ms, p99 {s.p99_ms:.1f} ms "
+        f"({plural(s.count, 'sample')})"
+    )
+
+
+def stats_report(stats: StoreStats, *, store_dir: str) -> str:
+    ok, total = stats.restores_succeeded, stats.restores
+    rate = f"{ok}/{total} ({100.0 * ok / total:.0f} %)" if total else "no restores yet"
+    lines = [
+        f"store {store_dir}",
+        f"  storage: {human_bytes(stats.total_bytes)} total "
+        f"(blobs {human_bytes(stats.blob_bytes)} compressed from {human_bytes(stats.raw_bytes)}, "
+        f"journals {human_bytes(stats.journal_bytes)})",
+        f"  checkpoints: {stats.checkpoints} in {plural(stats.sessions, 'session')}, "
+        f"{plural(stats.blobs, 'blob')}",
+        _latency("capture latency", stats.capture),
+        _latency("restore latency", stats.restore),
+        f"  restore success: {rate}",
+    ]
+    return "\n".join(lines)
+
+
+def gc_report(report: GcReport) -> str:
+    return (
+        f"Dropped {plural(report.checkpoints_dropped, 'checkpoint')}, "
+        f"removed {plural(report.blobs_removed, 'blob')}, freed {human_bytes(report.bytes_freed)}."
+    )

@@ -1,0 +1,245 @@
+"""Capture: turn "what may have changed" into a delta against the head manifest.
+
+* :meth:`Capturer.capture_paths` — exactly the given paths (edit tools): lstat, hash, store.
+* :meth:`Capturer.detect` — everything since the head: the watcher's dirty set when it is
+  healthy (cost proportional to the change), otherwise one stat walk of the workspace with
+  the stat cache (re-hashing only files whose stat changed). An unhealthy watcher is rebuilt
+  BEFORE the walk, so nothing slips between the walk and the next drain.
+* :meth:`Capturer.baseline` — the whole workspace (the watcher is started first).
+
+Blobs are stored before the delta is returned, so the journal line that commits it never
+references a missing blob. With ``store=False`` nothing is written (plans, diffs).
+"""
+
+# String paths and os-level calls on purpose: hot paths, no Path object per file.
+# ruff: noqa: PTH112, PTH114, PTH118
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from retrace.engine.config import EngineConfig
+from retrace.engine.manifest import Delta, DirIndex, Manifest, same
+from retrace.engine.models import FileEntry
+from retrace.engine.scan import Ignorer, StatCache, entry_of, matches, read_entry, walk
+from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.layout import StoreLayout
+from retrace.engine.watch import DirtySet, Watcher
+
+
+class Capturer:
+    def __init__(
+        self,
+        workspace: Path,
+        layout: StoreLayout,
+        blobs: BlobStore,
+        config: EngineConfig,
+        *,
+        readonly: bool = False,
+    ) -> None:
+        self.workspace = workspace
+        self._ws = str(workspace)
+        self.config = config
+        self.blobs = blobs
+        self.readonly = readonly
+        self.ignorer = Ignorer(workspace, config)
+        self.cache = StatCache(layout.stat_cache)
+        self.cache.load()
+        self.watcher: Watcher | None = None
+        self._pending = DirtySet()
+        """Drained but not yet committed (a plan or diff detects without committing)."""
+        self.dirs: DirIndex | None = None
+        """Directory index of the head manifest, kept current by the engine (None: scan)."""
+        self.walks = 0
+        """Full stat walks done (tests and the benchmark check the watcher fast path)."""
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        if self.config.watcher and not self.readonly:
+            # Directories get watched by the first walk (baseline or open detection), each
+            # one before it is listed.
+            self.watcher = Watcher(self.workspace, self.ignorer)
+            self.watcher.invalidate("first walk pending")
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.close()
+
+    def save_cache(self) -> None:
+        if not self.readonly:
+            self.cache.save()
+
+    @property
+    def watcher_healthy(self) -> bool:
+        return self.watcher is not None and self.watcher.healthy
+
+    # ------------------------------------------------------------------ one path
+    def _entry(
+        self, rel: str, st: os.stat_result, store: bool, head_e: FileEntry | None = None
+    ) -> FileEntry | None:
+        key = self.cache.lookup(rel, st)
+        if key is not None:
+            if matches(head_e, key):
+                return head_e  # unchanged since the head: its blob is stored already
+            e = entry_of(key)
+            if not store or e.hash is None or self.blobs.has(e.hash):
+                return e
+        r = read_entry(os.path.join(self._ws, rel), st, self.config.max_file_bytes)
+        if r is None:
+            return None
+        if store and r.data is not None and r.entry.hash is not None:
+            self.blobs.put(r.data, r.entry.hash)
+            self.cache.put(rel, st, r.entry)
+        return r.entry
+
+    def _current(self, rel: str, store: bool, head_e: FileEntry | None = None) -> FileEntry | None:
+        try:
+            st = os.lstat(os.path.join(self._ws, rel))
+        except OSError:
+            return None
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            return None
+        return self._entry(rel, st, store, head_e)
+
+    def current_entries(self, rels: Iterable[str], *, store: bool = True) -> dict[str, FileEntry | None]:
+        """What each path holds now (``None``: absent, a directory or excluded)."""
+        out: dict[str, FileEntry | None] = {}
+        for rel in rels:
+            if self.ignorer.excluded_path(rel, False):
+                out[rel] = None
+                continue
+            out[rel] = self._current(rel, store)
+        return out
+
+    def capture_paths(
+        self, rels: Iterable[str], head: Mapping[str, FileEntry], *, store: bool = True
+    ) -> Delta:
+        """Delta of exactly ``rels`` (a directory is scanned as a whole)."""
+        delta: Delta = {}
+        for rel in rels:
+            full = os.path.join(self._ws, rel)
+            if os.path.isdir(full) and not os.path.islink(full):
+                self._scan_dir(rel, head, delta, store)
+                continue
+            if self.ignorer.excluded_path(rel, False):
+                if rel in head:
+                    delta[rel] = None  # newly excluded: no longer tracked
+                continue
+            e = self._current(rel, store, head.get(rel))
+            if e is None:
+                self._missing(rel, head, delta)
+            elif not same(e, head.get(rel)):
+                delta[rel] = e
+        return delta
+
+    def touched(self, rels: Iterable[str]) -> None:
+        """Paths the engine itself rewrote: forget their cached stat (they get re-hashed)."""
+        for rel in rels:
+            self.cache.drop(rel)
+
+    # ------------------------------------------------------------------ detection
+    def _missing(self, rel: str, head: Mapping[str, FileEntry], delta: Delta) -> None:
+        if rel in head:
+            delta[rel] = None
+        else:
+            self._drop_under(rel, head, delta, set())
+
+    def _drop_under(self, rel: str, head: Mapping[str, FileEntry], delta: Delta, seen: set[str]) -> None:
+        """Delete from the head every path under ``rel`` not ``seen`` on disk."""
+        if self.dirs is not None and not self.dirs.has(rel):
+            return
+        prefix = rel + "/"
+        for p in head:
+            if p.startswith(prefix) and p not in seen:
+                delta[p] = None
+
+    def _scan_dir(self, rel: str, head: Mapping[str, FileEntry], delta: Delta, store: bool) -> None:
+        if self.ignorer.excluded_path(rel, True):
+            self._drop_under(rel, head, delta, set())
+            return
+        seen: set[str] = set()
+        for p, st in walk(self.workspace, self.ignorer, rel):
+            seen.add(p)
+            e = self._entry(p, st, store, head.get(p))
+            if e is not None and not same(e, head.get(p)):
+                delta[p] = e
+        self._drop_under(rel, head, delta, seen)
+
+    def detect(self, head: Mapping[str, FileEntry], *, full: bool = False, store: bool = True) -> Delta:
+        """Every change on disk relative to ``head``."""
+        w = self.watcher
+        if w is not None and w.healthy and not full:
+            self._pending.update(w.drain())
+            if w.healthy:
+                dirty = self._pending
+                delta: Delta = {}
+                for d in sorted(dirty.dirs):
+                    full_d = os.path.join(self._ws, d)
+                    if os.path.isdir(full_d) and not os.path.islink(full_d):
+                        self._scan_dir(d, head, delta, store)
+                    else:
+                        self._drop_under(d, head, delta, set())
+                        dirty.files.add(d)
+                files = sorted(dirty.files - dirty.dirs) if dirty.dirs else sorted(dirty.files)
+                for rel in files:
+                    if rel in delta:
+                        continue
+                    if self.ignorer.excluded_path(rel, False):
+                        if rel in head and not os.path.isdir(os.path.join(self._ws, rel)):
+                            delta[rel] = None
+                        continue
+                    e = self._current(rel, store, head.get(rel))
+                    if e is None:
+                        if rel in head:
+                            delta[rel] = None
+                    elif not same(e, head.get(rel)):
+                        delta[rel] = e
+                if store:
+                    self._pending = DirtySet()
+                return delta
+        # Unhealthy or no watcher: re-watch each directory before listing it, so nothing slips
+        # between this walk and the next drain.
+        rewatch = w is not None and not w.healthy and store
+        if rewatch and w is not None:
+            w.start(watch_tree=False)
+        self._pending = DirtySet()
+        return self._walk(head, store, rewatch=rewatch)
+
+    def _walk(self, head: Mapping[str, FileEntry], store: bool, *, rewatch: bool = False) -> Delta:
+        self.walks += 1
+        self.ignorer.forget()
+        delta: Delta = {}
+        seen: set[str] = set()
+        on_dir = self.watcher.add_dir if rewatch and self.watcher is not None else None
+        lookup = self.cache.lookup
+        misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
+        for rel, st in walk(self.workspace, self.ignorer, on_dir=on_dir):
+            seen.add(rel)
+            he = head.get(rel)
+            key = lookup(rel, st)
+            if key is not None and matches(he, key):
+                continue
+            misses.append((rel, st, he))
+        # Reading, hashing and compressing release the GIL: a few threads overlap the I/O.
+        if len(misses) > 32:
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                entries = list(pool.map(lambda m: self._entry(m[0], m[1], store, m[2]), misses))
+        else:
+            entries = [self._entry(rel, st, store, he) for rel, st, he in misses]
+        for (rel, _st, he), e in zip(misses, entries, strict=True):
+            if e is not None and not same(e, he):
+                delta[rel] = e
+        for p in head:
+            if p not in seen:
+                delta[p] = None
+        return delta
+
+    def baseline(self) -> Manifest:
+        if self.watcher is not None:
+            self.watcher.start(watch_tree=False)
+        delta = self._walk({}, store=True, rewatch=True)
+        return {p: e for p, e in delta.items() if e is not None}

@@ -1,0 +1,331 @@
+"""What belongs to the workspace, and what each path holds right now.
+
+* :class:`Ignorer` — BUILTIN_EXCLUDES and ``config.excludes`` always win; then every
+  ``.gitignore`` in the tree (nested ones relative to their directory, the deepest deciding),
+  gitwildmatch semantics via ``pathspec``. ``.git`` is never entered, whatever the rules say.
+  Simple name patterns (``node_modules/``, ``.DS_Store``) are matched by set lookup: the walk
+  of a 50k-file tree must stay close to the cost of its ``lstat`` calls.
+* :func:`walk` — a stat walk that never follows symlinks and yields files and symlinks.
+* :class:`StatCache` — path → (size, mtime_ns, ino, mode, entry): a walk re-hashes only what
+  changed. Entries whose mtime is within :data:`RACY_NS` of the moment they were cached are
+  "racily clean" and always re-hashed. It is a cache: losing it only costs re-hashing.
+* :func:`read_entry` — the :class:`FileEntry` of one path (and its bytes for storing).
+"""
+
+# String paths and os-level calls on purpose: hot paths, no Path object per file.
+# ruff: noqa: PTH105, PTH115, PTH118
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pathspec
+
+from retrace.engine.config import BUILTIN_EXCLUDES, EngineConfig
+from retrace.engine.manifest import make_entry
+from retrace.engine.models import FileEntry
+
+RACY_NS = 2_000_000_000
+_GLOB = set("*?[]\\!")
+
+
+class _Rules:
+    """One pattern list, split into set lookups for plain names and a pathspec for the rest."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.dir_names: set[str] = set()
+        self.any_names: set[str] = set()
+        rest: list[str] = []
+        cleaned = [ln.rstrip("\n\r") for ln in lines]
+        cleaned = [ln for ln in cleaned if ln.strip() and not ln.startswith("#")]
+        has_negation = any(ln.startswith("!") for ln in cleaned)
+        for ln in cleaned:
+            core = ln.rstrip()
+            name = core[:-1] if core.endswith("/") else core
+            simple = not has_negation and name and "/" not in name and not (_GLOB & set(name))
+            if simple:
+                (self.dir_names if core.endswith("/") else self.any_names).add(name)
+            else:
+                rest.append(ln)
+        self.spec = pathspec.GitIgnoreSpec.from_lines(rest) if rest else None
+
+    def check(self, rel: str, name: str, is_dir: bool) -> bool | None:
+        """True: excluded; False: re-included by a negation; None: no rule matched."""
+        if name in self.any_names or (is_dir and name in self.dir_names):
+            return True
+        if self.spec is None:
+            return None
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
+
+
+class Ignorer:
+    def __init__(self, workspace: Path, config: EngineConfig) -> None:
+        self.workspace = workspace
+        self.use_gitignore = config.use_gitignore
+        self._fixed = [_Rules(list(BUILTIN_EXCLUDES)), _Rules(list(config.excludes))]
+        self._git: dict[str, _Rules | None] = {}
+
+    def gitignore_rules(self, dir_rel: str) -> _Rules | None:
+        if not self.use_gitignore:
+            return None
+        if dir_rel not in self._git:
+            p = self.workspace / dir_rel / ".gitignore" if dir_rel else self.workspace / ".gitignore"
+            try:
+                if p.is_symlink():
+                    raise OSError("symlinked .gitignore is not followed")
+                lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                self._git[dir_rel] = None
+            else:
+                self._git[dir_rel] = _Rules(lines) if lines else None
+        return self._git[dir_rel]
+
+    def forget(self, dir_rel: str | None = None) -> None:
+        """Drop cached .gitignore rules (all of them, or one directory's)."""
+        if dir_rel is None:
+            self._git.clear()
+        else:
+            self._git.pop(dir_rel, None)
+
+    def excluded(self, rel: str, is_dir: bool) -> bool:
+        """Whether ``rel`` itself is excluded (its ancestors are assumed included)."""
+        name = rel.rsplit("/", 1)[-1]
+        if name == ".git":
+            return True
+        for rules in self._fixed:
+            if rules.check(rel, name, is_dir):
+                return True
+        if not self.use_gitignore:
+            return False
+        parts = rel.split("/")
+        # The deepest .gitignore with a matching rule decides.
+        for depth in range(len(parts) - 1, -1, -1):
+            d = "/".join(parts[:depth])
+            grules = self.gitignore_rules(d)
+            if grules is None:
+                continue
+            sub = "/".join(parts[depth:])
+            verdict = grules.check(sub, name, is_dir)
+            if verdict is not None:
+                return verdict
+        return False
+
+    def excluded_path(self, rel: str, is_dir: bool) -> bool:
+        """Whether ``rel`` or any of its ancestor directories is excluded."""
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            if self.excluded("/".join(parts[:i]), True):
+                return True
+        return self.excluded(rel, is_dir)
+
+
+def walk(
+    root: Path, ignorer: Ignorer, start: str = "", on_dir: Callable[[str], object] | None = None
+) -> Iterator[tuple[str, os.stat_result]]:
+    """(relpath, lstat) of every non-excluded regular file and symlink under ``start``.
+    ``on_dir`` is called with each directory BEFORE it is listed (to watch it first)."""
+    stack = [start]
+    base = str(root)
+    while stack:
+        d = stack.pop()
+        if on_dir is not None:
+            on_dir(d)
+        try:
+            it = os.scandir(os.path.join(base, d) if d else base)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                rel = f"{d}/{entry.name}" if d else entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if not ignorer.excluded(rel, True):
+                            stack.append(rel)
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)) and not ignorer.excluded(
+                    rel, False
+                ):
+                    yield rel, st
+
+
+def walk_dirs(root: Path, ignorer: Ignorer, start: str = "") -> Iterator[str]:
+    """Every non-excluded directory under (and including) ``start``."""
+    stack = [start]
+    base = str(root)
+    while stack:
+        d = stack.pop()
+        yield d
+        try:
+            it = os.scandir(os.path.join(base, d) if d else base)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                rel = f"{d}/{entry.name}" if d else entry.name
+                if is_dir and not ignorer.excluded(rel, True):
+                    stack.append(rel)
+
+
+def human_size(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+@dataclass
+class ReadResult:
+    entry: FileEntry
+    data: bytes | None
+    """Bytes to store (file content or link target); ``None`` when not stored."""
+
+
+def read_entry(abs_path: str, st: os.stat_result, max_bytes: int) -> ReadResult | None:
+    """The entry of a file or symlink (``None`` if it vanished or is another file type)."""
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        try:
+            target = os.readlink(abs_path)
+        except OSError:
+            return None
+        data = os.fsencode(target)
+        return ReadResult(
+            make_entry("symlink", hashlib.sha256(data).hexdigest(), len(data), target=target), data
+        )
+    if not stat.S_ISREG(mode):
+        return None
+    executable = bool(mode & stat.S_IXUSR)
+    if st.st_size > max_bytes:
+        reason = f"over size cap ({human_size(st.st_size)} > {human_size(max_bytes)})"
+        return ReadResult(make_entry("file", None, st.st_size, executable=executable, unstored=reason), None)
+    try:
+        fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        reason = f"unreadable ({exc.strerror})"
+        return ReadResult(make_entry("file", None, st.st_size, executable=executable, unstored=reason), None)
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except OSError as exc:
+        reason = f"unreadable ({exc.strerror})"
+        return ReadResult(make_entry("file", None, st.st_size, executable=executable, unstored=reason), None)
+    if len(data) > max_bytes:
+        reason = f"over size cap ({human_size(len(data))} > {human_size(max_bytes)})"
+        return ReadResult(make_entry("file", None, len(data), executable=executable, unstored=reason), None)
+    return ReadResult(
+        make_entry("file", hashlib.sha256(data).hexdigest(), len(data), executable=executable), data
+    )
+
+
+CachedEntry = tuple[str, str | None, int, bool, str | None, str | None]
+"""(kind, hash, size, executable, target, unstored): a FileEntry's fields, cheap to store."""
+
+
+def entry_key(e: FileEntry) -> CachedEntry:
+    return (e.kind, e.hash, e.size, e.executable, e.target, e.unstored)
+
+
+def matches(e: FileEntry | None, key: CachedEntry) -> bool:
+    return (
+        e is not None
+        and e.hash == key[1]
+        and e.kind == key[0]
+        and e.executable == key[3]
+        and e.size == key[2]
+        and e.target == key[4]
+    )
+
+
+def entry_of(key: CachedEntry) -> FileEntry:
+    kind: Literal["file", "symlink"] = "symlink" if key[0] == "symlink" else "file"
+    return make_entry(kind, key[1], key[2], executable=key[3], target=key[4], unstored=key[5])
+
+
+class StatCache:
+    """path → [size, mtime_ns, ino, mode, cached_at_ns, *entry fields]. Only a cache: any load
+    problem just empties it (everything gets re-hashed once)."""
+
+    VERSION = 2
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._d: dict[str, list[Any]] = {}
+        self.dirty = False
+
+    def load(self) -> None:
+        try:
+            raw = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return
+        if (
+            isinstance(raw, dict)
+            and raw.get("version") == self.VERSION
+            and isinstance(raw.get("entries"), dict)
+        ):
+            self._d = raw["entries"]
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        data = {"version": self.VERSION, "entries": self._d}
+        tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode())
+        os.replace(tmp, self.path)
+        self.dirty = False
+
+    def lookup(self, rel: str, st: os.stat_result) -> CachedEntry | None:
+        v = self._d.get(rel)
+        if v is None:
+            return None
+        try:
+            if (
+                v[0] != st.st_size
+                or v[1] != st.st_mtime_ns
+                or v[2] != st.st_ino
+                or v[3] != st.st_mode
+                or v[4] - v[1] < RACY_NS
+            ):
+                return None
+            return (v[5], v[6], v[7], v[8], v[9], v[10])
+        except (IndexError, TypeError):
+            return None
+
+    def put(self, rel: str, st: os.stat_result, e: FileEntry) -> None:
+        self._d[rel] = [
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ino,
+            st.st_mode,
+            time.time_ns(),
+            e.kind,
+            e.hash,
+            e.size,
+            e.executable,
+            e.target,
+            e.unstored,
+        ]
+        self.dirty = True
+
+    def drop(self, rel: str) -> None:
+        if self._d.pop(rel, None) is not None:
+            self.dirty = True
+
+    def drop_hashes(self, hashes: set[str]) -> None:
+        for p in [p for p, v in self._d.items() if len(v) > 6 and v[6] in hashes]:
+            del self._d[p]
+        self.dirty = True

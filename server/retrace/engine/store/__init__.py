@@ -1,0 +1,1 @@
+"""On-disk store of the checkpoint engine: layout, lock, content-addressed blobs, journals."""

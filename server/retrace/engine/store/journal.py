@@ -1,0 +1,108 @@
+"""Append-only JSON Lines journals, one per session (``sessions/<id>/journal.jsonl``).
+
+An append is ONE ``write`` of a complete line followed by ``fdatasync``: that is the commit
+point of a checkpoint. After a crash the last line may be torn; readers skip it, and the next
+writer truncates it away so later appends stay line-aligned. A bad line anywhere else is real
+corruption: it is skipped and reported (never silently), the rest of the journal still loads.
+"""
+
+# String paths and os-level calls on purpose: hot paths, no Path object per file.
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrace.engine.store.blobs import write_all
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class JournalProblems:
+    """Corrupt lines met while reading (``path:line: reason``)."""
+
+    messages: list[str] = field(default_factory=list)
+
+
+def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterator[dict[str, Any]]:
+    """Events of one journal in order. A torn or garbage LAST line is skipped silently."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return
+    lines = data.split(b"\n")
+    # A complete journal ends with "\n", so the last element is b"" unless the tail is torn.
+    last = len(lines) - 1
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw)
+            if not isinstance(event, dict) or "type" not in event:
+                raise ValueError("not an event object")
+        except ValueError as exc:
+            if i == last:
+                log.info("%s: ignoring torn last line", path)
+                continue
+            msg = f"{path}:{i + 1}: corrupt journal line skipped ({exc})"
+            log.warning(msg)
+            if problems is not None:
+                problems.messages.append(msg)
+            continue
+        yield event
+
+
+def repair_tail(path: Path) -> None:
+    """Cut a torn last line so the next append starts on a fresh line."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with path.open("rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        # Find the last newline; everything after it is a torn line.
+        chunk = 1 << 16
+        pos = size
+        cut = 0
+        while pos > 0:
+            start = max(0, pos - chunk)
+            f.seek(start)
+            buf = f.read(pos - start)
+            idx = buf.rfind(b"\n")
+            if idx >= 0:
+                cut = start + idx + 1
+                break
+            pos = start
+        f.truncate(cut)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+class JournalWriter:
+    """Durable appender for one journal file (kept open)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        repair_tail(path)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    def append(self, event: dict[str, Any]) -> None:
+        line = json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
+        write_all(self._fd, line)
+        os.fdatasync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1

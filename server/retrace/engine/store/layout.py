@@ -1,0 +1,85 @@
+"""Where a store lives and what is in it.
+
+``<store>/store.json`` (format version, workspace path), ``blobs/``, ``sessions/<id>/journal.jsonl``,
+``cache/`` (rebuildable: stat cache), ``lock``. The default location is ``$RETRACE_STORE`` or
+``$XDG_DATA_HOME/retrace/stores/<slug>-<sha256(workspace)[:12]>`` — never inside the workspace.
+"""
+
+# String paths and os-level calls on purpose: hot paths, no Path object per file.
+# ruff: noqa: PTH105
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from retrace.engine.errors import RetraceError, StoreCorrupt, StoreNotInitialised
+
+FORMAT_VERSION = 1
+
+
+def default_store_dir(workspace: Path) -> Path:
+    env = os.environ.get("RETRACE_STORE")
+    if env:
+        return Path(env).expanduser().resolve()
+    ws = workspace.resolve()
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", ws.name).strip("-") or "root"
+    digest = hashlib.sha256(str(ws).encode()).hexdigest()[:12]
+    return Path(xdg) / "retrace" / "stores" / f"{slug}-{digest}"
+
+
+class StoreLayout:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.meta = root / "store.json"
+        self.blobs = root / "blobs"
+        self.sessions = root / "sessions"
+        self.cache = root / "cache"
+        self.stat_cache = self.cache / "stat-cache.json"
+        self.lock = root / "lock"
+
+    def journal(self, session_id: str) -> Path:
+        return self.sessions / session_id / "journal.jsonl"
+
+    def session_ids(self) -> list[str]:
+        if not self.sessions.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.sessions.iterdir() if p.is_dir() and (p / "journal.jsonl").exists()
+        )
+
+    def check_outside(self, workspace: Path) -> None:
+        ws = workspace.resolve()
+        root = self.root.resolve()
+        if root == ws or ws in root.parents:
+            raise RetraceError(f"the store must not be inside the workspace: {root} is under {ws}")
+
+    def read_meta(self) -> dict[str, Any]:
+        try:
+            meta = json.loads(self.meta.read_text())
+        except FileNotFoundError:
+            raise StoreNotInitialised(f"no Retrace store at {self.root}") from None
+        except ValueError as exc:
+            raise StoreCorrupt(f"{self.meta} is not valid JSON: {exc}") from None
+        if not isinstance(meta, dict) or meta.get("formatVersion") != FORMAT_VERSION:
+            version = meta.get("formatVersion") if isinstance(meta, dict) else meta
+            raise StoreCorrupt(f"{self.meta}: unsupported store format {version!r}")
+        return meta
+
+    def init(self, workspace: Path) -> dict[str, Any]:
+        """Create the store (idempotent) and return its metadata."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for d in (self.blobs, self.sessions, self.cache):
+            d.mkdir(exist_ok=True)
+        if self.meta.exists():
+            return self.read_meta()
+        meta = {"formatVersion": FORMAT_VERSION, "workspace": str(workspace.resolve())}
+        tmp = self.meta.with_suffix(".tmp")
+        tmp.write_text(json.dumps(meta, indent=2) + "\n")
+        os.replace(tmp, self.meta)
+        return meta

@@ -1,0 +1,50 @@
+"""Handlers: ``retrace/agent/*``, ``retrace/session/list``, ``retrace/toolCalls/search``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from retrace.lsp.services import timeline
+from retrace.protocol.models import (
+    CancelParams,
+    CancelResult,
+    EmptyParams,
+    PromptParams,
+    PromptResult,
+    SessionListResult,
+    ToolCallSearchParams,
+    ToolCallSearchResult,
+)
+
+if TYPE_CHECKING:
+    from retrace.lsp.rpc import Handler
+    from retrace.lsp.server import RetraceServer
+
+
+async def prompt(ls: RetraceServer, params: PromptParams) -> PromptResult:
+    services = await ls.services()
+    session_id, turn_id = await services.agent.prompt(params.text, session_id=params.session_id)
+    return PromptResult(session_id=session_id, turn_id=turn_id)
+
+
+async def cancel(ls: RetraceServer, params: CancelParams) -> CancelResult:
+    services = await ls.services()
+    return CancelResult(cancelled=bool(await services.agent.cancel(params.session_id)))
+
+
+async def session_list(ls: RetraceServer, params: EmptyParams) -> SessionListResult:
+    return SessionListResult(sessions=await timeline.sessions(await ls.services()))
+
+
+async def tool_calls_search(ls: RetraceServer, params: ToolCallSearchParams) -> ToolCallSearchResult:
+    services = await ls.services()
+    records = services.agent.search_tool_calls(tool=params.tool, input_contains=params.input_contains)
+    return ToolCallSearchResult.model_validate({"records": records})
+
+
+HANDLERS: dict[str, Handler] = {
+    "retrace/agent/prompt": prompt,
+    "retrace/agent/cancel": cancel,
+    "retrace/session/list": session_list,
+    "retrace/toolCalls/search": tool_calls_search,
+}

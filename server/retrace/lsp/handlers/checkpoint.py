@@ -1,0 +1,53 @@
+"""Handlers: ``retrace/timeline/get`` and ``retrace/checkpoint/*``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from retrace.lsp.services import timeline
+from retrace.lsp.services.restore import RestoreService
+from retrace.protocol.models import (
+    CheckpointDetail,
+    CheckpointGetParams,
+    DiffParams,
+    DiffResult,
+    FileContentParams,
+    FileContentResult,
+    RestoreParams,
+    RestoreResult,
+    TimelineGetParams,
+    TimelineGetResult,
+)
+
+if TYPE_CHECKING:
+    from retrace.lsp.rpc import Handler
+    from retrace.lsp.server import RetraceServer
+
+
+async def timeline_get(ls: RetraceServer, params: TimelineGetParams) -> TimelineGetResult:
+    return await timeline.timeline(await ls.services(), params.session_id)
+
+
+async def checkpoint_get(ls: RetraceServer, params: CheckpointGetParams) -> CheckpointDetail:
+    return await timeline.checkpoint_detail(await ls.services(), params.id)
+
+
+async def file_content(ls: RetraceServer, params: FileContentParams) -> FileContentResult:
+    return await timeline.file_content(await ls.services(), params)
+
+
+async def diff(ls: RetraceServer, params: DiffParams) -> DiffResult:
+    return await timeline.diff(await ls.services(), params)
+
+
+async def restore(ls: RetraceServer, params: RestoreParams) -> RestoreResult:
+    return await RestoreService(ls, await ls.services()).restore(params)
+
+
+HANDLERS: dict[str, Handler] = {
+    "retrace/timeline/get": timeline_get,
+    "retrace/checkpoint/get": checkpoint_get,
+    "retrace/checkpoint/fileContent": file_content,
+    "retrace/checkpoint/diff": diff,
+    "retrace/checkpoint/restore": restore,
+}

@@ -1,0 +1,98 @@
+"""LSP lifecycle: ``initialize`` starts the workspace services, ``shutdown`` closes them,
+``workspace/didChangeConfiguration`` pulls fresh settings."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+from pygls.uris import to_fs_path
+
+from retrace.lsp.rpc import validation_message
+from retrace.lsp.settings import parse_settings, pull_settings
+from retrace.lsp.startup import shutdown, start_services, stop_agent
+from retrace.protocol.models import InitializationOptions
+
+if TYPE_CHECKING:
+    from retrace.lsp.server import RetraceServer
+
+log = logging.getLogger(__name__)
+
+
+def workspace_root(params: lsp.InitializeParams) -> Path | None:
+    """The first workspace folder, else rootUri, else rootPath."""
+    uris = [folder.uri for folder in params.workspace_folders or []]
+    if params.root_uri:
+        uris.append(params.root_uri)
+    for uri in uris:
+        path = to_fs_path(uri)
+        if path:
+            return Path(path)
+    return Path(params.root_path) if params.root_path else None
+
+
+def initialization_options(raw: Any) -> InitializationOptions:
+    """Options with invalid settings replaced by defaults (logged), never a failed start."""
+    raw = raw if isinstance(raw, dict) else {}
+    try:
+        return InitializationOptions.model_validate(raw)
+    except ValidationError as exc:
+        log.error("initializationOptions: %s", validation_message("initialize", exc))
+    settings = parse_settings(raw.get("settings"))
+    store_dir = raw.get("storeDir")
+    return InitializationOptions.model_validate(
+        {"storeDir": store_dir if isinstance(store_dir, str) else None, "settings": settings}
+        if settings is not None
+        else {"storeDir": store_dir if isinstance(store_dir, str) else None}
+    )
+
+
+def register_lifecycle(server: RetraceServer) -> None:
+    @server.feature(lsp.INITIALIZE)
+    def initialize(params: lsp.InitializeParams) -> None:
+        options = initialization_options(params.initialization_options)
+        server.settings = options.settings
+        root = workspace_root(params)
+        if root is None:
+            log.error("initialize: no workspace folder; Retrace methods will fail until one is opened")
+            return
+        log.info(
+            "initialize: workspace %s, python %s, settings %s",
+            root,
+            sys.executable,
+            options.settings.model_dump_json(by_alias=True),
+        )
+        server.startup = asyncio.ensure_future(start_services(server, root, options))
+        server.startup.add_done_callback(_report_startup)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(params: lsp.InitializedParams) -> None:
+        await pull_settings(server)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+        await pull_settings(server)
+
+    @server.feature(lsp.SHUTDOWN)
+    async def on_shutdown(params: None) -> None:
+        if server.startup is not None and not server.startup.done():
+            try:
+                await server.startup
+            except Exception:
+                log.debug("start-up had failed; nothing to close")
+        services = server.services_if_ready()
+        if services is not None:
+            await stop_agent(services)
+        await asyncio.to_thread(shutdown, server)
+
+
+def _report_startup(task: asyncio.Future[Any]) -> None:
+    if task.cancelled():
+        return
+    if (exc := task.exception()) is not None:
+        log.error("opening the workspace failed: %s", exc)

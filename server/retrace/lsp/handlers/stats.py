@@ -1,0 +1,27 @@
+"""Handlers: ``retrace/stats`` and ``retrace/settings/update``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from retrace.lsp.services import timeline
+from retrace.lsp.settings import apply_settings
+from retrace.protocol.models import EmptyParams, SettingsUpdateParams, SettingsUpdateResult, StatsResult
+
+if TYPE_CHECKING:
+    from retrace.lsp.rpc import Handler
+    from retrace.lsp.server import RetraceServer
+
+
+async def stats(ls: RetraceServer, params: EmptyParams) -> StatsResult:
+    return await timeline.stats(await ls.services())
+
+
+async def settings_update(ls: RetraceServer, params: SettingsUpdateParams) -> SettingsUpdateResult:
+    return await apply_settings(ls, params.settings)
+
+
+HANDLERS: dict[str, Handler] = {
+    "retrace/stats": stats,
+    "retrace/settings/update": settings_update,
+}

@@ -1,0 +1,63 @@
+"""The agent's host inside the server: events become notifications, permission asks a request.
+
+Implements :class:`retrace.agent.events.AgentHost` on top of the JSON-RPC connection:
+``emit`` → ``retrace/agent/event`` (and ``retrace/timeline/didChange`` for a new checkpoint);
+``ask_permission`` → ``retrace/permission/request`` (an unanswerable or malformed answer is a
+``deny``: the agent must never act on a missing consent); editor state and dirty paths come from
+the latest ``retrace/editor/didChangeState``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from retrace.agent.events import (
+    CheckpointCreated,
+    PermissionDecision,
+    PermissionRequest,
+    PermissionResponse,
+    _EventBase,
+)
+from retrace.protocol.models import TimelineDidChange
+
+if TYPE_CHECKING:
+    from retrace.lsp.server import RetraceServer
+
+log = logging.getLogger(__name__)
+
+
+class LspAgentHost:
+    def __init__(self, server: RetraceServer) -> None:
+        self.server = server
+
+    async def emit(self, event: CheckpointCreated | _EventBase) -> None:
+        self.server.send_notification("retrace/agent/event", event)
+        if isinstance(event, CheckpointCreated):
+            self.server.send_notification(
+                "retrace/timeline/didChange",
+                TimelineDidChange(head=event.checkpoint.id, checkpoint=event.checkpoint),
+            )
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
+        try:
+            raw = await self.server.send_request("retrace/permission/request", request)
+            return PermissionResponse.model_validate(raw).decision
+        except ValidationError as exc:
+            log.warning("permission answer for %s was malformed (%s): denied", request.tool, exc)
+        except Exception as exc:
+            log.warning("permission request for %s failed (%s): denied", request.tool, exc)
+        return "deny"
+
+    def editor_state(self) -> dict[str, Any] | None:
+        return self.server.editor_state
+
+    def dirty_paths(self) -> set[str]:
+        state = self.server.editor_state or {}
+        return {
+            editor["path"]
+            for editor in state.get("openEditors", [])
+            if editor.get("isDirty") and editor.get("path")
+        }

@@ -1,0 +1,55 @@
+"""Python ``logging`` is the server's only logging API; records reach the client's log channel.
+
+:class:`WindowLogMessageHandler` forwards records as ``window/logMessage`` (the extension shows
+them in its "Retrace" log output channel), skipping pygls' own records, which would recurse
+(sending a message logs). Everything also goes to stderr, which the client captures too.
+``RETRACE_LOG_LEVEL`` (default ``INFO``) sets the level.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+_LEVELS = (
+    (logging.ERROR, lsp.MessageType.Error),
+    (logging.WARNING, lsp.MessageType.Warning),
+    (logging.INFO, lsp.MessageType.Info),
+)
+
+
+class WindowLogMessageHandler(logging.Handler):
+    def __init__(self, server: LanguageServer) -> None:
+        super().__init__()
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("pygls") or self.server.protocol.writer is None:
+            return
+        kind = next((kind for level, kind in _LEVELS if record.levelno >= level), lsp.MessageType.Log)
+        try:
+            self.server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
+        except Exception:  # logging must never take the server down
+            self.handleError(record)
+
+
+def setup_logging(server: LanguageServer) -> None:
+    level = os.environ.get("RETRACE_LOG_LEVEL", "INFO").upper()
+    root = logging.getLogger()
+    root.setLevel(level)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(stderr)
+    window = WindowLogMessageHandler(server)
+    window.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+    window.setLevel(logging.INFO)
+    logging.getLogger("retrace").addHandler(window)
+    # pygls logs every message it handles at INFO/DEBUG; keep stderr readable.
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))

@@ -1,0 +1,142 @@
+"""The thin layer between pygls and Retrace's handlers: raw dict → pydantic → handler → plain JSON.
+
+For every method in :data:`retrace.protocol.methods.METHODS` that the client sends, one pygls
+feature is registered. Its raw params stay a plain ``dict`` (pygls would otherwise turn them into
+namedtuples, renaming keys such as ``from``: pitfall §3.1 — see :func:`converter_factory`), are
+validated with the method's params model, handed to the handler, and the handler's pydantic
+result is dumped to camelCase JSON (pygls never sees a model: pitfall §3.2).
+
+Errors become JSON-RPC errors with one clear line and the server stays up:
+validation → ``InvalidParams`` (-32602) naming the field; :class:`RetraceError` →
+:data:`RETRACE_ERROR_CODE` with ``data.code`` = the error's code; the server not being ready →
+``ServerNotInitialized`` (-32002); anything else → ``InternalError`` (-32603), logged with its
+traceback. Unknown methods are answered ``MethodNotFound`` by pygls itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cattrs import Converter
+from lsprotocol import converters
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+    JsonRpcServerNotInitialized,
+)
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+
+from retrace.camel import dump
+from retrace.engine.errors import RetraceError
+from retrace.protocol.methods import METHODS, MethodSpec
+
+if TYPE_CHECKING:
+    from retrace.lsp.server import RetraceServer
+
+log = logging.getLogger(__name__)
+
+RETRACE_ERROR_CODE = -32000
+"""JSON-RPC error code of every deliberate Retrace error; ``data.code`` says which one."""
+
+P = TypeVar("P", bound=BaseModel)
+Handler = Callable[["RetraceServer", Any], Awaitable[BaseModel | None]]
+
+
+class NotReadyError(Exception):
+    """The server cannot serve this method yet (not initialized, or the store failed to open)."""
+
+
+def converter_factory() -> Converter:
+    """lsprotocol's converter, but params/results of methods it does not know stay plain JSON."""
+    converter = converters.get_converter()
+
+    def keep_plain(obj: dict[str, Any], cls: type[Any]) -> Any:
+        fields = {"params": None} if cls is not JsonRPCResponseMessage else {"result": None}
+        return cls(**{**fields, **obj})
+
+    for message_cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
+        converter.register_structure_hook(message_cls, keep_plain)
+    return converter
+
+
+def validation_message(method: str, error: ValidationError) -> str:
+    """One line naming the first offending field: ``retrace/x: id: Field required (+1 more)``."""
+    errors = error.errors(include_url=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"]) or "params"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"invalid params for {method}: {where}: {first['msg']}{more}"
+
+
+def parse_params(spec: MethodSpec, raw: Any) -> BaseModel:
+    """Validate raw JSON params with the method's model (``InvalidParams`` on failure)."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise JsonRpcInvalidParams(f"invalid params for {spec.name}: params must be a JSON object")
+    try:
+        return spec.params.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise JsonRpcInvalidParams(validation_message(spec.name, exc)) from None
+
+
+def to_rpc_error(method: str, exc: BaseException) -> JsonRpcException:
+    """The JSON-RPC error a handler exception is answered with."""
+    if isinstance(exc, JsonRpcException):
+        return exc
+    if isinstance(exc, ValidationError):
+        # A model built inside a service failed: the input was acceptable, so it is our bug.
+        return JsonRpcInternalError(f"internal error in {method}: {validation_message(method, exc)}")
+    if isinstance(exc, RetraceError):
+        return JsonRpcException(message=str(exc), code=RETRACE_ERROR_CODE, data={"code": exc.code})
+    if isinstance(exc, NotReadyError):
+        return JsonRpcServerNotInitialized(f"{method}: {exc}")
+    first_line = (str(exc).splitlines() or [""])[0]
+    return JsonRpcInternalError(f"internal error in {method}: {type(exc).__name__}: {first_line}")
+
+
+def _wrap(server: RetraceServer, spec: MethodSpec, handler: Handler) -> Callable[[Any], Awaitable[Any]]:
+    async def request(raw: Any) -> Any:
+        try:
+            params = parse_params(spec, raw)
+            result = await handler(server, params)
+            if spec.result is None:
+                return None
+            if result is None:
+                raise TypeError(f"handler for {spec.name} returned nothing")
+            return dump(result)
+        except JsonRpcException:
+            raise
+        except Exception as exc:
+            error = to_rpc_error(spec.name, exc)
+            if isinstance(error, JsonRpcInternalError):
+                log.exception("%s failed", spec.name)
+            else:
+                log.info("%s: %s", spec.name, error.message)
+            raise error from exc
+
+    async def notification(raw: Any) -> None:
+        try:
+            params = parse_params(spec, raw)
+            await handler(server, params)
+        except JsonRpcException as exc:
+            log.warning("ignored %s notification: %s", spec.name, exc.message)
+        except Exception:
+            log.exception("%s notification handler failed", spec.name)
+
+    return notification if spec.direction == "clientNotification" else request
+
+
+def register(server: RetraceServer, handlers: Mapping[str, Handler]) -> None:
+    """Register a handler for every client → server method; refuses gaps and strays."""
+    client_methods = {s.name: s for s in METHODS if s.direction in ("clientRequest", "clientNotification")}
+    missing = sorted(set(client_methods) - set(handlers))
+    stray = sorted(set(handlers) - set(client_methods))
+    if missing or stray:
+        raise RuntimeError(f"handler table mismatch: missing {missing}, not client methods {stray}")
+    for name, spec in client_methods.items():
+        server.feature(name)(_wrap(server, spec, handlers[name]))

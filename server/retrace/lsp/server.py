@@ -1,0 +1,117 @@
+"""``RetraceServer``: the pygls 2 language server that serves Retrace's JSON-RPC protocol.
+
+Entry points: :func:`main` (``python -m retrace`` and ``retrace serve``) runs it over stdio.
+The server owns the per-workspace services (engine, agent, restore orchestration), which are
+built in the background as soon as ``initialize`` arrives (:mod:`retrace.lsp.startup`); every
+Retrace method awaits them, so a request sent right after ``initialize`` waits instead of
+failing. Logs go to ``window/logMessage`` and stderr, never to pop-ups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pydantic import BaseModel
+from pygls.lsp.server import LanguageServer
+
+from retrace.camel import dump
+from retrace.lsp.log import setup_logging
+from retrace.lsp.rpc import NotReadyError, converter_factory, register
+from retrace.lsp.startup import Services
+from retrace.protocol.methods import spec
+from retrace.protocol.models import ServerSettings
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
+
+log = logging.getLogger(__name__)
+
+VERSION = "0.1.0"
+
+
+class RetraceServer(LanguageServer):
+    """The JSON-RPC server; handlers receive it as their first argument."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "retrace",
+            VERSION,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            converter_factory=converter_factory,
+        )
+        self.settings = ServerSettings()
+        self.editor_state: dict[str, Any] | None = None
+        """Latest ``retrace/editor/didChangeState`` payload (plain JSON, camelCase)."""
+        self.startup: asyncio.Task[Services] | None = None
+
+    # ------------------------------------------------------------------ services
+    async def services(self) -> Services:
+        """The workspace services, waiting for start-up to finish; :class:`NotReadyError` otherwise."""
+        if self.startup is None:
+            raise NotReadyError("the server is not initialized yet (send initialize first)")
+        try:
+            return await asyncio.shield(self.startup)
+        except NotReadyError:
+            raise
+        except Exception as exc:
+            raise NotReadyError(f"the workspace could not be opened: {exc}") from exc
+
+    def services_if_ready(self) -> Services | None:
+        task = self.startup
+        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
+
+    # ------------------------------------------------------------------ client capabilities
+    def client_can_apply_edits(self) -> bool:
+        workspace = self.client_capabilities.workspace
+        return bool(workspace and workspace.apply_edit)
+
+    def client_resource_operations(self) -> set[str]:
+        workspace = self.client_capabilities.workspace
+        edit = workspace.workspace_edit if workspace else None
+        ops = edit.resource_operations if edit else None
+        return {str(op.value) for op in ops or []}
+
+    # ------------------------------------------------------------------ outgoing messages
+    def send_notification(self, method: str, payload: BaseModel) -> None:
+        """Notify the client with a declared server → client notification."""
+        assert spec(method).direction == "serverNotification", method
+        self.protocol.notify(method, dump(payload))
+
+    async def send_request(self, method: str, payload: BaseModel) -> Any:
+        """Send a declared server → client request; returns the client's plain-JSON result."""
+        assert spec(method).direction == "serverRequest", method
+        return await self.protocol.send_request_async(method, dump(payload))
+
+    # ------------------------------------------------------------------ errors
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """Out-of-band errors go to the log only: pop-ups are the client's decision."""
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+
+def create_server() -> RetraceServer:
+    from retrace.lsp.handlers import CLIENT_METHOD_HANDLERS, register_lifecycle
+
+    server = RetraceServer()
+    register(server, CLIENT_METHOD_HANDLERS)
+    register_lifecycle(server)
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve over stdio until the client exits (``retrace serve``, ``python -m retrace``)."""
+    del argv
+    server = create_server()
+    setup_logging(server)
+    log.info("retrace server %s starting (stdio)", VERSION)
+    try:
+        server.start_io()
+    finally:
+        from retrace.lsp.startup import shutdown
+
+        shutdown(server)
+    return 0

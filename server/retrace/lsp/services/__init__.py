@@ -1,0 +1,1 @@
+"""What the handlers call: read-side queries (``timeline``) and restore orchestration (``restore``)."""

@@ -1,0 +1,168 @@
+"""Read-side queries: sessions, the timeline, one checkpoint, file contents, diffs, statistics.
+
+Every engine call goes through ``Services.run`` (the engine gate shared with the agent).
+Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from retrace.engine import Engine
+from retrace.engine.errors import PathOutsideWorkspace, RetraceError
+from retrace.engine.models import Checkpoint
+from retrace.lsp.startup import Services
+from retrace.protocol.models import (
+    CheckpointDetail,
+    DiffParams,
+    DiffResult,
+    FileContentParams,
+    FileContentResult,
+    SessionInfo,
+    StatsResult,
+    TimelineGetResult,
+)
+
+CURRENT = "current"
+"""Pseudo checkpoint id: the workspace on disk now."""
+
+
+async def sessions(services: Services) -> list[SessionInfo]:
+    """Every session of the store (engine), titled and flagged running by the agent."""
+    agent_infos = {info.session_id: info for info in await services.agent.sessions()}
+
+    def query(engine: Engine) -> list[SessionInfo]:
+        infos = []
+        for session_id in engine.sessions():
+            checkpoints = engine.timeline(session_id)
+            agent_info = agent_infos.get(session_id)
+            created = checkpoints[0].created_at if checkpoints else None
+            infos.append(
+                SessionInfo(
+                    id=session_id,
+                    title=(agent_info.title if agent_info else None) or "",
+                    created_at=created,
+                    running=services.agent.running(session_id),
+                    checkpoint_count=len(checkpoints),
+                )
+            )
+        return infos
+
+    return await services.run(query)
+
+
+async def timeline(services: Services, session_id: str | None) -> TimelineGetResult:
+    infos = await sessions(services)
+
+    def query(engine: Engine) -> TimelineGetResult:
+        if session_id is not None and session_id not in engine.sessions():
+            raise RetraceError(f"unknown session id {session_id!r}")
+        return TimelineGetResult(checkpoints=engine.timeline(session_id), head=engine.head.id, sessions=infos)
+
+    return await services.run(query)
+
+
+def _detail(engine: Engine, checkpoint: Checkpoint) -> CheckpointDetail:
+    return CheckpointDetail(
+        checkpoint=checkpoint,
+        is_head=engine.head.id == checkpoint.id,
+        files_changed=len(checkpoint.files),
+        additions=sum(f.additions for f in checkpoint.files),
+        deletions=sum(f.deletions for f in checkpoint.files),
+    )
+
+
+async def checkpoint_detail(services: Services, cp_id: str) -> CheckpointDetail:
+    return await services.run(lambda e: _detail(e, e.get(cp_id)))
+
+
+def workspace_file(workspace: Path, rel: str) -> Path:
+    """The absolute path of a workspace-relative path; refuses anything outside the workspace."""
+    if not rel or Path(rel).is_absolute():
+        raise PathOutsideWorkspace(rel)
+    root = workspace.resolve()
+    candidate = root / rel
+    parent = candidate.parent.resolve()
+    if parent != root and root not in parent.parents:
+        raise PathOutsideWorkspace(rel)
+    return parent / candidate.name
+
+
+def _decode(data: bytes) -> FileContentResult:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return FileContentResult(
+            exists=True, text=None, binary=True, encoding=None, size=len(data), unstored=None
+        )
+    binary = "\x00" in text
+    return FileContentResult(
+        exists=True,
+        text=None if binary else text,
+        binary=binary,
+        encoding=None if binary else "utf-8",
+        size=len(data),
+        unstored=None,
+    )
+
+
+_ABSENT = FileContentResult(exists=False, text=None, binary=False, encoding=None, size=0, unstored=None)
+
+
+async def file_content(services: Services, params: FileContentParams) -> FileContentResult:
+    if params.id == CURRENT:
+        path = workspace_file(services.workspace, params.path)
+
+        def read_now() -> bytes | None:
+            if path.is_symlink():
+                return str(path.readlink()).encode()
+            try:
+                return path.read_bytes()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                return None
+
+        data = await services.run(lambda _e: read_now())
+        return _ABSENT if data is None else _decode(data)
+
+    def read_at(engine: Engine) -> FileContentResult:
+        checkpoint = engine.get(params.id)
+        try:
+            data = engine.file_content(checkpoint.id, params.path)
+        except RetraceError as exc:
+            return FileContentResult(
+                exists=True, text=None, binary=False, encoding=None, size=0, unstored=str(exc)
+            )
+        return _ABSENT if data is None else _decode(data)
+
+    return await services.run(read_at)
+
+
+def truncate_patch(patch: str, max_bytes: int) -> tuple[str, bool]:
+    """Cut a patch at a line boundary so its UTF-8 size stays within ``max_bytes``."""
+    encoded = patch.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return patch, False
+    cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    newline = cut.rfind("\n")
+    return (cut[: newline + 1] if newline >= 0 else ""), True
+
+
+async def diff(services: Services, params: DiffParams) -> DiffResult:
+    def query(engine: Engine) -> DiffResult:
+        old = engine.get(params.from_).id
+        new = None if params.to in (None, CURRENT) else engine.get(params.to).id
+        files = engine.diff(old, new)
+        if params.paths is not None:
+            wanted = set(params.paths)
+            files = [f for f in files if f.path in wanted or f.old_path in wanted]
+        patch = engine.unified_diff(old, new, params.paths)
+        patch, truncated = truncate_patch(patch, params.max_patch_bytes)
+        return DiffResult(files=files, patch=patch, truncated=truncated)
+
+    return await services.run(query)
+
+
+async def stats(services: Services) -> StatsResult:
+    store = await services.run(lambda e: e.stats())
+    rate = store.restores_succeeded / store.restores if store.restores else None
+    return StatsResult(store=store, success_rate=rate, tool_calls=len(services.agent.search_tool_calls()))

@@ -1,0 +1,70 @@
+"""Settings: validated from ``initializationOptions`` and pulled again on every change.
+
+The client forwards ``workspace/didChangeConfiguration``; the server then pulls the ``retrace``
+section with ``workspace/configuration`` (no restart: a running agent survives a settings
+change). Agent settings take effect at once; engine settings that shape the store (excludes,
+size cap, retention) take effect at the next server start and are reported as such.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pydantic import ValidationError
+
+from retrace.lsp.rpc import validation_message
+from retrace.lsp.startup import agent_settings
+from retrace.protocol.models import ServerSettings, SettingsUpdateResult
+
+if TYPE_CHECKING:
+    from retrace.lsp.server import RetraceServer
+
+log = logging.getLogger(__name__)
+
+SECTION = "retrace"
+_RESTART_FIELDS = ("excludes", "max_file_bytes", "retention")
+
+
+async def apply_settings(server: RetraceServer, settings: ServerSettings) -> SettingsUpdateResult:
+    previous = server.settings
+    server.settings = settings
+    restart = [
+        ServerSettings.model_fields[name].alias or name
+        for name in _RESTART_FIELDS
+        if getattr(previous, name) != getattr(settings, name)
+    ]
+    services = server.services_if_ready()
+    if services is not None:
+        base_url = services.fake_model_url
+        services.agent.update_settings(agent_settings(settings, base_url))
+    if restart:
+        log.info("settings changed that apply after a restart: %s", ", ".join(restart))
+    return SettingsUpdateResult(applied=services is not None, restart_required=restart)
+
+
+def parse_settings(raw: Any) -> ServerSettings | None:
+    """Validated settings, or ``None`` (logged, one line) when the section is unusable."""
+    try:
+        return ServerSettings.model_validate(raw or {})
+    except ValidationError as exc:
+        log.error("ignoring invalid settings: %s", validation_message(SECTION, exc))
+        return None
+
+
+async def pull_settings(server: RetraceServer) -> None:
+    """Ask the client for the ``retrace`` section and apply it."""
+    workspace = server.client_capabilities.workspace
+    if not (workspace and workspace.configuration):
+        return
+    try:
+        answer = await server.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])
+        )
+    except Exception as exc:
+        log.warning("could not read the client's settings: %s", exc)
+        return
+    settings = parse_settings(answer[0] if answer else None)
+    if settings is not None:
+        await apply_settings(server, settings)

@@ -1,0 +1,210 @@
+"""One declaration per Retrace JSON-RPC method: name, direction, params model, result model.
+
+This table is the single source of truth: the server registers its handlers from it
+(``retrace.lsp.rpc``), ``retrace.protocol.export`` writes ``shared-schema/methods.json`` from it,
+and the generated TypeScript's ``METHODS``/``RequestParams``/``RequestResult`` maps come from that.
+
+Directions: ``clientRequest`` / ``clientNotification`` are sent by the client (VS Code) to the
+server; ``serverRequest`` / ``serverNotification`` by the server to the client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from retrace.engine.models import Checkpoint
+from retrace.protocol import models as m
+
+Direction = Literal["clientRequest", "clientNotification", "serverRequest", "serverNotification"]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A JSON-RPC method of Retrace's own protocol."""
+
+    key: str
+    """Identifier used in generated code (``METHODS.agentPrompt``)."""
+    name: str
+    """The JSON-RPC method string."""
+    direction: Direction
+    params: type[BaseModel]
+    result: type[BaseModel] | None
+    """``None`` for notifications."""
+    doc: str
+
+
+METHODS: tuple[MethodSpec, ...] = (
+    # ---------------------------------------------------------------- agent
+    MethodSpec(
+        "agentPrompt",
+        "retrace/agent/prompt",
+        "clientRequest",
+        m.PromptParams,
+        m.PromptResult,
+        "Start a turn (in a new session when sessionId is absent); returns at once, progress "
+        "arrives as retrace/agent/event notifications.",
+    ),
+    MethodSpec(
+        "agentCancel",
+        "retrace/agent/cancel",
+        "clientRequest",
+        m.CancelParams,
+        m.CancelResult,
+        "Cancel the running turn of a session (kills a running command).",
+    ),
+    MethodSpec(
+        "agentEvent",
+        "retrace/agent/event",
+        "serverNotification",
+        m.AgentEventPayload,
+        None,
+        "One agent event (text delta, tool call, checkpoint, usage, error, turn end…).",
+    ),
+    MethodSpec(
+        "permissionRequest",
+        "retrace/permission/request",
+        "serverRequest",
+        m.PermissionRequest,
+        m.PermissionResponse,
+        "Ask the user whether the agent may run a tool.",
+    ),
+    MethodSpec(
+        "sessionList",
+        "retrace/session/list",
+        "clientRequest",
+        m.EmptyParams,
+        m.SessionListResult,
+        "Every session of the workspace, oldest first.",
+    ),
+    MethodSpec(
+        "toolCallsSearch",
+        "retrace/toolCalls/search",
+        "clientRequest",
+        m.ToolCallSearchParams,
+        m.ToolCallSearchResult,
+        "Search the replay buffer (last 128 tool calls) by tool name and input values.",
+    ),
+    # ---------------------------------------------------------------- timeline & checkpoints
+    MethodSpec(
+        "timelineGet",
+        "retrace/timeline/get",
+        "clientRequest",
+        m.TimelineGetParams,
+        m.TimelineGetResult,
+        "Checkpoints (one session or all), the head and the sessions.",
+    ),
+    MethodSpec(
+        "timelineDidChange",
+        "retrace/timeline/didChange",
+        "serverNotification",
+        m.TimelineDidChange,
+        None,
+        "A checkpoint was committed or the head moved.",
+    ),
+    MethodSpec(
+        "checkpointGet",
+        "retrace/checkpoint/get",
+        "clientRequest",
+        m.CheckpointGetParams,
+        m.CheckpointDetail,
+        "One checkpoint with its diff statistics.",
+    ),
+    MethodSpec(
+        "checkpointFileContent",
+        "retrace/checkpoint/fileContent",
+        "clientRequest",
+        m.FileContentParams,
+        m.FileContentResult,
+        'A file\'s content at a checkpoint (id "current" = the workspace now), for diff views.',
+    ),
+    MethodSpec(
+        "checkpointDiff",
+        "retrace/checkpoint/diff",
+        "clientRequest",
+        m.DiffParams,
+        m.DiffResult,
+        "Changed files and a unified patch between two checkpoints (or a checkpoint and now).",
+    ),
+    MethodSpec(
+        "checkpointRestore",
+        "retrace/checkpoint/restore",
+        "clientRequest",
+        m.RestoreParams,
+        m.RestoreResult,
+        "Restore code, conversation or both (dryRun previews); code goes through "
+        "workspace/applyEdit when the client supports it.",
+    ),
+    # ---------------------------------------------------------------- conversation
+    MethodSpec(
+        "conversationGet",
+        "retrace/conversation/get",
+        "clientRequest",
+        m.ConversationGetParams,
+        m.ConversationView,
+        "A session's conversation from the root to its head.",
+    ),
+    MethodSpec(
+        "conversationSummarize",
+        "retrace/conversation/summarize",
+        "clientRequest",
+        m.SummarizeParams,
+        Checkpoint,
+        "Compress the conversation from / up to a checkpoint; returns the summary checkpoint.",
+    ),
+    # ---------------------------------------------------------------- editor
+    MethodSpec(
+        "editorDidChangeState",
+        "retrace/editor/didChangeState",
+        "clientNotification",
+        m.EditorState,
+        None,
+        "The client's editor layout (debounced); stamped on every later checkpoint.",
+    ),
+    MethodSpec(
+        "editorSave",
+        "retrace/editor/save",
+        "serverRequest",
+        m.EditorSaveParams,
+        m.EditorSaveResult,
+        "Save documents an applied restore edit touched, so the disk matches the checkpoint.",
+    ),
+    MethodSpec(
+        "editorRestoreState",
+        "retrace/editor/restoreState",
+        "serverRequest",
+        m.EditorState,
+        m.RestoreStateResult,
+        "Reopen editors and restore selections and scroll positions of a checkpoint.",
+    ),
+    # ---------------------------------------------------------------- housekeeping
+    MethodSpec(
+        "stats",
+        "retrace/stats",
+        "clientRequest",
+        m.EmptyParams,
+        m.StatsResult,
+        "Storage used, capture/restore latencies and restore success rate.",
+    ),
+    MethodSpec(
+        "settingsUpdate",
+        "retrace/settings/update",
+        "clientRequest",
+        m.SettingsUpdateParams,
+        m.SettingsUpdateResult,
+        "Apply settings now (the server also pulls them on workspace/didChangeConfiguration).",
+    ),
+)
+
+BY_NAME: dict[str, MethodSpec] = {spec.name: spec for spec in METHODS}
+BY_KEY: dict[str, MethodSpec] = {spec.key: spec for spec in METHODS}
+
+EXTRA_MODELS: tuple[type[BaseModel], ...] = (m.InitializationOptions, m.ServerSettings)
+"""Models on the wire outside Retrace's own methods (``initialize`` options, configuration)."""
+
+
+def spec(name: str) -> MethodSpec:
+    """The spec of a method by its JSON-RPC name (KeyError for an unknown one)."""
+    return BY_NAME[name]

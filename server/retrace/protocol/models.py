@@ -1,0 +1,351 @@
+"""Every params / result / notification payload of Retrace's JSON-RPC methods.
+
+Engine models (Checkpoint, FileChange, RestorePlan, RestoreOutcome, StoreStats…) and agent models
+(AgentEvent, PermissionRequest/Response, ConversationView…) are REUSED, never redeclared: this
+module only adds the envelopes around them and what belongs to the protocol itself (editor state,
+settings, initialization options). Tagged unions get a named ``RootModel`` so the schema and the
+generated TypeScript have one name for them.
+
+Wire format: camelCase (``CamelModel``); unknown fields are rejected (``extra="forbid"``), except
+in :class:`ServerSettings`, which receives the extension's whole ``retrace`` configuration section.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import ConfigDict, Field, RootModel
+
+from retrace.agent.events import AgentEvent, PermissionRequest, PermissionResponse
+from retrace.camel import CamelModel
+from retrace.engine.config import RetentionPolicy
+from retrace.engine.models import (
+    Checkpoint,
+    ConflictResolution,
+    FileChange,
+    RestoreMode,
+    RestoreOutcome,
+    StoreStats,
+)
+from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+
+__all__ = [
+    "AgentEventPayload",
+    "CancelParams",
+    "CancelResult",
+    "CheckpointDetail",
+    "CheckpointGetParams",
+    "ConversationGetParams",
+    "ConversationView",
+    "DiffParams",
+    "DiffResult",
+    "EditorSaveParams",
+    "EditorSaveResult",
+    "EditorState",
+    "EmptyParams",
+    "FileContentParams",
+    "FileContentResult",
+    "InitializationOptions",
+    "OpenEditor",
+    "PermissionRequest",
+    "PermissionResponse",
+    "PromptParams",
+    "PromptResult",
+    "RestoreOutcomePayload",
+    "RestoreParams",
+    "RestoreResult",
+    "RestoreStateResult",
+    "ServerSettings",
+    "SessionInfo",
+    "SessionListResult",
+    "SettingsUpdateParams",
+    "SettingsUpdateResult",
+    "StatsResult",
+    "SummarizeParams",
+    "TimelineDidChange",
+    "TimelineGetParams",
+    "TimelineGetResult",
+    "ToolCallSearchParams",
+    "ToolCallSearchResult",
+    "ToolCallView",
+]
+
+
+class EmptyParams(CamelModel):
+    """Params of a method that takes none (``{}`` or omitted)."""
+
+
+# --------------------------------------------------------------------------- named unions
+
+
+class AgentEventPayload(RootModel[AgentEvent]):
+    """Payload of ``retrace/agent/event``: one agent event, tagged on ``kind``."""
+
+
+class RestoreOutcomePayload(RootModel[RestoreOutcome]):
+    """What a restore did (or, with ``dryRun``, would do), tagged on ``kind``."""
+
+
+# --------------------------------------------------------------------------- editor state
+
+
+class EditorPosition(CamelModel):
+    """Zero-based line and UTF-16 character offset (VS Code ``Position``)."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class EditorSelection(CamelModel):
+    anchor: EditorPosition
+    active: EditorPosition
+    """Where the cursor is (the anchor is where the selection started)."""
+
+
+class EditorRange(CamelModel):
+    start: EditorPosition
+    end: EditorPosition
+
+
+class OpenEditor(CamelModel):
+    """One visible or open text editor."""
+
+    uri: str
+    path: str | None
+    """Workspace-relative path when the document is inside the workspace, else ``null``."""
+    view_column: int | None
+    is_active: bool
+    is_dirty: bool
+    selections: list[EditorSelection]
+    visible_ranges: list[EditorRange]
+
+
+class EditorState(CamelModel):
+    """The editor layout the client pushes (debounced) and the server stamps on every checkpoint.
+
+    Every field is required (nullable where it may be absent) so the same shape travels both
+    ways: client → server in ``retrace/editor/didChangeState``, server → client in
+    ``retrace/editor/restoreState``."""
+
+    open_editors: list[OpenEditor]
+    active_editor: str | None
+    """URI of the active editor."""
+
+
+class RestoreStateResult(CamelModel):
+    restored: bool
+
+
+class EditorSaveParams(CamelModel):
+    """Server → client: save these documents so the disk matches what an applied edit produced."""
+
+    uris: list[str]
+
+
+class EditorSaveResult(CamelModel):
+    saved: list[str]
+    failed: list[str]
+
+
+# --------------------------------------------------------------------------- settings
+
+
+class ServerSettings(CamelModel):
+    """The extension's ``retrace`` configuration section as the server uses it.
+
+    Keys the server does not use (``pythonPath``, ``notifications``…) are ignored, so the client
+    may send the whole section. Defaults equal package.json's."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str = "claude-sonnet-4-5"
+    base_url: str | None = None
+    max_tokens: int = Field(default=8192, gt=0)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
+    excludes: list[str] = Field(default_factory=list)
+    max_file_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
+    command_timeout_seconds: float = Field(default=120.0, gt=0)
+
+
+class InitializationOptions(CamelModel):
+    """``initialize`` → ``initializationOptions``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    store_dir: str | None = None
+    """Store directory (the extension's workspace storage); the engine's default when absent."""
+    settings: ServerSettings = Field(default_factory=ServerSettings)
+
+
+class SettingsUpdateParams(CamelModel):
+    """Push settings explicitly (clients that do not answer ``workspace/configuration``)."""
+
+    settings: ServerSettings
+
+
+class SettingsUpdateResult(CamelModel):
+    applied: bool
+    restart_required: list[str]
+    """Settings that only take effect after a server restart (e.g. ``excludes``)."""
+
+
+# --------------------------------------------------------------------------- agent
+
+
+class PromptParams(CamelModel):
+    text: str = Field(min_length=1)
+    session_id: str | None = None
+    """Continue this session; a new session when absent."""
+
+
+class PromptResult(CamelModel):
+    session_id: str
+    turn_id: str
+
+
+class CancelParams(CamelModel):
+    session_id: str
+
+
+class CancelResult(CamelModel):
+    cancelled: bool
+    """``false`` when nothing was running."""
+
+
+class SessionInfo(CamelModel):
+    id: str
+    title: str
+    """The session's first prompt (empty when it has none yet)."""
+    created_at: datetime | None
+    running: bool
+    checkpoint_count: int
+
+
+class SessionListResult(CamelModel):
+    sessions: list[SessionInfo]
+
+
+class ConversationGetParams(CamelModel):
+    session_id: str
+
+
+class SummarizeParams(CamelModel):
+    id: str
+    """Checkpoint id (or unique prefix)."""
+    direction: Literal["from", "upTo"]
+    """``from``: compress the conversation after this checkpoint; ``upTo``: before it."""
+
+
+class ToolCallSearchParams(CamelModel):
+    tool: str | None = None
+    input_contains: str | None = None
+
+
+class ToolCallSearchResult(CamelModel):
+    records: list[ToolCallView]
+
+
+# --------------------------------------------------------------------------- timeline
+
+
+class TimelineGetParams(CamelModel):
+    session_id: str | None = None
+    """Only this session's checkpoints; every session's when absent."""
+
+
+class TimelineGetResult(CamelModel):
+    checkpoints: list[Checkpoint]
+    """In commit order."""
+    head: str | None
+    sessions: list[SessionInfo]
+
+
+class TimelineDidChange(CamelModel):
+    """The head moved or a checkpoint was committed: clients refresh their timeline."""
+
+    head: str | None
+    checkpoint: Checkpoint | None = None
+    """The new checkpoint, when one was committed."""
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+class CheckpointGetParams(CamelModel):
+    id: str
+    """Checkpoint id or unique prefix."""
+
+
+class CheckpointDetail(CamelModel):
+    checkpoint: Checkpoint
+    is_head: bool
+    files_changed: int
+    additions: int
+    deletions: int
+
+
+class FileContentParams(CamelModel):
+    id: str
+    """Checkpoint id or unique prefix; ``"current"`` = the workspace on disk now."""
+    path: str
+    """Workspace-relative path."""
+
+
+class FileContentResult(CamelModel):
+    exists: bool
+    text: str | None
+    """The content decoded as UTF-8; ``null`` when absent, binary or not stored."""
+    binary: bool
+    encoding: Literal["utf-8"] | None
+    size: int
+    unstored: str | None
+    """Why the content is unavailable (over the size cap…), when it existed but was not stored."""
+
+
+class DiffParams(CamelModel):
+    from_: str = Field(alias="from")
+    """Checkpoint id (or prefix) of the old side."""
+    to: str | None = None
+    """Checkpoint id of the new side; the current workspace when absent."""
+    paths: list[str] | None = None
+    """Only these workspace-relative paths."""
+    max_patch_bytes: int = Field(default=200_000, gt=0)
+
+
+class DiffResult(CamelModel):
+    files: list[FileChange]
+    patch: str
+    """Unified diff, cut at ``maxPatchBytes`` (see ``truncated``)."""
+    truncated: bool
+
+
+class RestoreParams(CamelModel):
+    id: str
+    """Checkpoint to restore (id or unique prefix)."""
+    mode: RestoreMode
+    dry_run: bool = False
+    force: bool = False
+    """Resolve every conflict by overwriting."""
+    resolutions: dict[str, ConflictResolution] | None = None
+    """Per-path conflict resolution."""
+    paths: list[str] | None = None
+    """Restore only these workspace-relative paths."""
+
+
+class RestoreResult(CamelModel):
+    outcome: RestoreOutcomePayload
+    conversation_head: str | None
+    """For ``conversation``/``both``: the conversation head after the restore."""
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+class StatsResult(CamelModel):
+    store: StoreStats
+    success_rate: float | None
+    """Share of restores that succeeded (``null`` before the first restore)."""
+    tool_calls: int
+    """Tool calls in the replay buffer."""

@@ -1,0 +1,55 @@
+// Runs the mocha suites of tests/extension/exthost INSIDE code-server's Node extension host
+// (the equivalent of `code --extensionDevelopmentPath --extensionTestsPath`, which code-server
+// only accepts through the workbench URL's `payload` parameter). The Retrace server is the real
+// one (repo .venv) with the deterministic fake model scenario `e2e`.
+// Usage: npm run test:exthost   (builds dist/ and out/tests first)
+import fs from 'node:fs';
+import util from 'node:util';
+import path from 'node:path';
+import { root, log, freshDir, copyWorkspace, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
+
+const testsEntry = path.join(root, 'out', 'tests', 'exthost', 'index');
+if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missing: run npm run build:tests`);
+const work = freshDir(path.join(root, '.e2e', 'exthost'));
+const userDataDir = freshDir(path.join(work, 'user-data'));
+const extensionsDir = freshDir(path.join(work, 'extensions'));
+const workspace = copyWorkspace(path.join(work, 'workspace'));
+writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
+
+const server = await startCodeServer({
+  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),
+  env: { RETRACE_FAKE_MODEL: 'e2e', RETRACE_LOG_CONSOLE: '1', RETRACE_TEST_WORKSPACE: workspace },
+});
+log(`code-server up at ${server.url}`);
+const browser = await launchBrowser();
+const page = await browser.newPage();
+
+let exitCode = 1;
+try {
+  let resolveExit;
+  const done = new Promise(resolve => { resolveExit = resolve; });
+  await page.exposeFunction('codeAutomationExit', code => resolveExit(code));
+  await page.exposeFunction('codeAutomationLog', (type, args) => {
+    const line = util.format(...args).replace(/^%c\s*\S+\s*color: #\w+\s*/, '');
+    if (!/ENOTFOUND|Failed to load resource/.test(line)) console.log(line);
+  });
+  const authority = new URL(server.url).host;
+  const remote = p => `vscode-remote://${authority}${p}`;
+  const payload = [
+    ['extensionDevelopmentPath', remote(root)],
+    ['extensionTestsPath', remote(testsEntry)],
+  ];
+  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  exitCode = await Promise.race([
+    done,
+    new Promise((_, rej) => setTimeout(() => rej(new Error('timeout waiting for codeAutomationExit')), 240000)),
+  ]);
+  log(`extension-host tests finished with exit code ${exitCode}`);
+} catch (e) {
+  log('ERROR', e);
+  await page.screenshot({ path: path.join(work, 'failure.png') }).catch(() => {});
+} finally {
+  await browser.close();
+  server.stop();
+}
+process.exit(exitCode);

@@ -1,0 +1,366 @@
+"""The Engine facade end to end on real directories: capture, timeline, restore, conflicts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.engine.conftest import tree_state, write
+
+from retrace.engine import Engine, EngineConfig
+from retrace.engine.errors import PathOutsideWorkspace, RetraceError, StoreLocked, UnknownCheckpoint
+
+Open = Callable[..., Engine]
+
+
+def test_baseline_then_edit_checkpoint_and_restore(ws: Path, open_engine: Open) -> None:
+    write(ws, "a.txt", "one\n")
+    write(ws, "dir/b.txt", "bee\n")
+    eng = open_engine()
+    base = eng.head
+    assert base.kind == "baseline" and base.parent is None and base.meta["files"] == 2
+    before = tree_state(ws)
+    write(ws, "a.txt", "one\ntwo\n")
+    cp = eng.checkpoint("edit", ["a.txt"], kind="tool", tool="edit_file")
+    assert [(f.path, f.status, f.additions, f.deletions) for f in cp.files] == [("a.txt", "modified", 1, 0)]
+    assert cp.parent == base.id and eng.head.id == cp.id
+    out = eng.restore(base.id)
+    assert out.kind == "applied"
+    assert tree_state(ws) == before
+    assert out.checkpoint is not None and out.checkpoint.kind == "restore"
+    assert out.checkpoint.restored_from == base.id and out.checkpoint.parent == cp.id
+    # Undo of the restore = restore its parent.
+    again = eng.restore(out.checkpoint.parent or "")
+    assert again.kind == "applied"
+    assert (ws / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_shell_detection_create_delete_rename_chmod_symlink(ws: Path, open_engine: Open) -> None:
+    write(ws, "keep.txt", "k")
+    write(ws, "old name.txt", "moving content\n")
+    write(ws, "gone.txt", "bye")
+    write(ws, "run.sh", "#!/bin/sh\necho hi\n")
+    eng = open_engine()
+    base_state = tree_state(ws)
+    subprocess.run(
+        "mv 'old name.txt' 'new name.txt' && rm gone.txt && chmod +x run.sh && mkdir -p x/y "
+        "&& printf 'z' > x/y/z.bin && ln -s keep.txt link && : > empty",
+        shell=True,
+        cwd=ws,
+        check=True,
+    )
+    cp = eng.checkpoint("shell", kind="tool", tool="run_command")
+    got = {(f.path, f.status, f.old_path) for f in cp.files}
+    assert got == {
+        ("new name.txt", "renamed", "old name.txt"),
+        ("gone.txt", "deleted", None),
+        ("run.sh", "modified", None),
+        ("x/y/z.bin", "added", None),
+        ("link", "added", None),
+        ("empty", "added", None),
+    }
+    after = tree_state(ws)
+    assert eng.restore(eng.timeline()[0].id).kind == "applied"
+    assert tree_state(ws) == base_state
+    assert not (ws / "x").exists(), "directories emptied by the restore are removed"
+    assert eng.restore(cp.id).kind == "applied"
+    assert tree_state(ws) == after
+    assert os.readlink(ws / "link") == "keep.txt"
+
+
+def test_empty_checkpoint_is_committed(open_engine: Open) -> None:
+    eng = open_engine()
+    cp = eng.checkpoint("nothing")
+    assert cp.files == [] and eng.head.id == cp.id
+
+
+def test_unrecorded_change_is_a_conflict_and_never_overwritten(ws: Path, open_engine: Open) -> None:
+    write(ws, "f.txt", "line1\nfiller\nline2\nline3\n")
+    eng = open_engine()
+    base = eng.head.id
+    write(ws, "f.txt", "line1\nfiller\nline2 agent\nline3\n")
+    eng.checkpoint("agent", ["f.txt"], kind="tool")
+    # The user edits another part of the file and nobody records it.
+    write(ws, "f.txt", "line1 user\nfiller\nline2 agent\nline3\n")
+    out = eng.restore(base)
+    assert out.kind == "conflict"
+    assert (ws / "f.txt").read_text() == "line1 user\nfiller\nline2 agent\nline3\n"
+    assert out.plan is not None
+    conflict = out.plan.files[0].conflict
+    assert conflict is not None and conflict.reason == "unrecorded"
+    assert conflict.merged_text == "line1 user\nfiller\nline2\nline3\n"
+    merged = eng.restore(base, resolutions={"f.txt": "merge"})
+    assert merged.kind == "applied" and merged.safety_checkpoint_id is not None
+    assert (ws / "f.txt").read_text() == "line1 user\nfiller\nline2\nline3\n"
+    # The user's version is kept in the safety checkpoint.
+    assert (
+        eng.file_content(merged.safety_checkpoint_id, "f.txt") == b"line1 user\nfiller\nline2 agent\nline3\n"
+    )
+
+
+def test_external_change_conflict_and_resolutions(ws: Path, open_engine: Open) -> None:
+    write(ws, "f.txt", "a\n")
+    eng = open_engine()
+    base = eng.head.id
+    write(ws, "f.txt", "b\n")
+    eng.checkpoint("agent", ["f.txt"], kind="tool")
+    write(ws, "f.txt", "user\n")
+    ext = eng.record_external(label="user typed")
+    assert ext is not None and ext.kind == "external"
+    assert eng.record_external() is None
+    out = eng.restore(base)
+    assert out.kind == "conflict"
+    assert out.plan is not None and out.plan.files[0].conflict is not None
+    assert out.plan.files[0].conflict.reason == "external"
+    skipped = eng.restore(base, resolutions={"f.txt": "skip"})
+    assert skipped.kind == "nothingToRestore"
+    assert (ws / "f.txt").read_text() == "user\n"
+    forced = eng.restore(base, force=True)
+    assert forced.kind == "applied"
+    assert (ws / "f.txt").read_text() == "a\n"
+
+
+def test_dry_run_and_plan_never_write(ws: Path, store: Path, open_engine: Open) -> None:
+    write(ws, "a.txt", "1")
+    eng = open_engine()
+    base = eng.head.id
+    write(ws, "a.txt", "2")
+    eng.checkpoint("x", ["a.txt"])
+    write(ws, "b.txt", "unrecorded")
+    journal_before = sorted((p, p.stat().st_size) for p in store.rglob("journal.jsonl"))
+    plan = eng.plan_restore(base)
+    assert plan.counts.overwrite == 1 and plan.files[0].path == "a.txt"
+    dry = eng.restore(base, dry_run=True)
+    assert dry.kind == "applied" and dry.dry_run and dry.checkpoint is None
+    assert (ws / "a.txt").read_text() == "2"
+    assert sorted((p, p.stat().st_size) for p in store.rglob("journal.jsonl")) == journal_before
+    # The unrecorded file is still seen by the next real detection.
+    cp = eng.checkpoint("detect")
+    assert [f.path for f in cp.files] == ["b.txt"]
+
+
+def test_nothing_to_restore_and_conversation_mode(ws: Path, open_engine: Open) -> None:
+    write(ws, "a.txt", "1")
+    eng = open_engine()
+    out = eng.restore(eng.head.id)
+    assert out.kind == "nothingToRestore"
+    conv = eng.restore(eng.head.id, mode="conversation")
+    assert conv.kind == "nothingToRestore" and "conversation" in conv.reason
+    with pytest.raises(RetraceError, match="unknown restore mode"):
+        eng.restore(eng.head.id, mode="everything")
+
+
+def test_paths_narrow_the_scope(ws: Path, open_engine: Open) -> None:
+    write(ws, "a.txt", "a1")
+    write(ws, "b.txt", "b1")
+    eng = open_engine()
+    base = eng.head.id
+    write(ws, "a.txt", "a2")
+    write(ws, "b.txt", "b2")
+    eng.checkpoint("both", ["a.txt", "b.txt"])
+    out = eng.restore(base, paths=["b.txt"])
+    assert out.kind == "applied"
+    assert (ws / "a.txt").read_text() == "a2" and (ws / "b.txt").read_text() == "b1"
+
+
+def test_size_cap_is_partial_and_never_pretended(ws: Path, open_engine: Open) -> None:
+    write(ws, "small.txt", "s")
+    eng = open_engine(config=EngineConfig(max_file_bytes=100))
+    base = eng.head.id
+    write(ws, "big.bin", b"x" * 500)
+    write(ws, "small.txt", "s2")
+    cp = eng.checkpoint("big")
+    assert cp.recoverability == "partial"
+    assert [u.path for u in cp.unrecoverable] == ["big.bin"]
+    assert "over size cap" in cp.unrecoverable[0].reason
+    with pytest.raises(RetraceError, match="not stored"):
+        eng.file_content(cp.id, "big.bin")
+    write(ws, "big.bin", b"y" * 600)
+    cp2 = eng.checkpoint("bigger")
+    assert cp2.recoverability == "none"
+    out = eng.restore(cp.id)
+    assert out.plan is not None and [u.path for u in out.plan.unrecoverable] == ["big.bin"]
+    assert out.kind == "failed"
+    assert "big.bin" in out.error and (ws / "big.bin").read_bytes() == b"y" * 600
+    # Restoring the baseline deletes the big file (that needs no stored content).
+    back = eng.restore(base)
+    assert back.kind == "applied" and not (ws / "big.bin").exists()
+    assert (ws / "small.txt").read_text() == "s"
+
+
+def test_nested_git_repo_is_never_touched(ws: Path, open_engine: Open) -> None:
+    subprocess.run(["git", "init", "-q", str(ws / "inner")], check=True)
+    write(ws, "inner/code.py", "print(1)\n")
+    write(ws, "inner/.gitignore", "*.log\n")
+    write(ws, "inner/debug.log", "ignored")
+    subprocess.run(["git", "-C", str(ws / "inner"), "add", "."], check=True)
+    git_before = tree_state(ws / "inner" / ".git", include_git=True)
+    eng = open_engine()
+    base = eng.head.id
+    write(ws, "inner/code.py", "print(2)\n")
+    write(ws, "inner/debug.log", "still ignored")
+    cp = eng.checkpoint("shell")
+    assert [f.path for f in cp.files] == ["inner/code.py"]
+    assert eng.restore(base).kind == "applied"
+    assert (ws / "inner/code.py").read_text() == "print(1)\n"
+    assert tree_state(ws / "inner" / ".git", include_git=True) == git_before
+    assert not any(".git/" in p or p.startswith(".git") for p in eng._head)
+
+
+def test_ignore_rules(ws: Path, open_engine: Open) -> None:
+    write(ws, ".gitignore", "*.tmp\n/out/\n!keep.tmp\n")
+    write(ws, "a.tmp", "x")
+    write(ws, "keep.tmp", "x")
+    write(ws, "out/o.txt", "x")
+    write(ws, "src/out/o.txt", "x")
+    write(ws, "node_modules/m/index.js", "x")
+    write(ws, "sub/.gitignore", "local.txt\n")
+    write(ws, "sub/local.txt", "x")
+    write(ws, "local.txt", "x")
+    write(ws, "secret.env", "x")
+    eng = open_engine(config=EngineConfig(excludes=["*.env"]))
+    assert sorted(eng._head) == [".gitignore", "keep.tmp", "local.txt", "src/out/o.txt", "sub/.gitignore"]
+
+
+def test_paths_outside_workspace_are_refused(ws: Path, tmp_path: Path, open_engine: Open) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("x")
+    os.symlink(outside, ws / "escape")
+    eng = open_engine()
+    assert "escape" in eng._head and eng._head["escape"].kind == "symlink"
+    for bad in ["../outside/x.txt", str(outside / "x.txt"), "escape/x.txt", "."]:
+        with pytest.raises(PathOutsideWorkspace):
+            eng.checkpoint("bad", [bad])
+
+
+def test_get_by_prefix_and_timeline(ws: Path, open_engine: Open) -> None:
+    eng = open_engine()
+    cps = [eng.checkpoint(f"c{i}") for i in range(5)]
+    assert eng.get(cps[2].id[:12]).id == cps[2].id
+    with pytest.raises(UnknownCheckpoint):
+        eng.get("zzzzzzzz")
+    with pytest.raises(UnknownCheckpoint):
+        eng.get(cps[0].id[:3])
+    with pytest.raises(UnknownCheckpoint):
+        eng.get(cps[0].id[:4])  # ambiguous: all ids share the time prefix
+    ids = [c.id for c in eng.timeline()]
+    assert ids == sorted(ids) and ids[1:] == [c.id for c in cps]
+    s2 = eng.new_session()
+    other = eng.checkpoint("other session")
+    assert [c.id for c in eng.timeline(s2)] == [other.id]
+    assert set(eng.sessions()) >= {s2, cps[0].session_id}
+
+
+def test_lock_and_readonly(ws: Path, store: Path, open_engine: Open) -> None:
+    eng = open_engine()
+    with pytest.raises(StoreLocked, match=f"pid {os.getpid()}"):
+        Engine.open(ws, store)
+    ro = Engine.open(ws, store, readonly=True)
+    try:
+        assert ro.head.id == eng.head.id
+        with pytest.raises(RetraceError, match="read-only"):
+            ro.checkpoint("nope")
+        write(ws, "new.txt", "x")
+        assert [f.path for f in ro.diff(ro.head.id)] == ["new.txt"]
+    finally:
+        ro.close()
+
+
+def test_store_inside_workspace_is_refused(ws: Path) -> None:
+    with pytest.raises(RetraceError, match="inside the workspace"):
+        Engine.open(ws, ws / ".retrace")
+
+
+def test_reopen_records_external_changes_and_rehashes_little(
+    ws: Path, store: Path, open_engine: Open
+) -> None:
+    for i in range(20):
+        write(ws, f"f{i}.txt", str(i))
+    eng = open_engine()
+    first = eng.head.id
+    eng.close()
+    write(ws, "f3.txt", "changed while closed")
+    os.remove(ws / "f4.txt")
+    eng2 = open_engine()
+    head = eng2.head
+    assert head.kind == "external" and head.parent == first
+    assert {(f.path, f.status) for f in head.files} == {("f3.txt", "modified"), ("f4.txt", "deleted")}
+    eng2.close()
+    eng3 = open_engine()
+    assert eng3.head.id == head.id, "nothing changed: no new checkpoint"
+
+
+def test_diff_and_unified_diff(ws: Path, open_engine: Open) -> None:
+    write(ws, "a.txt", "1\n2\n3\n")
+    eng = open_engine()
+    base = eng.head.id
+    write(ws, "a.txt", "1\ntwo\n3\n")
+    write(ws, "bin.dat", b"\x00\x01")
+    cp = eng.checkpoint("c")
+    changes = {c.path: c for c in eng.diff(base, cp.id)}
+    assert changes["a.txt"].additions == 1 and changes["a.txt"].deletions == 1
+    assert changes["bin.dat"].status == "added" and changes["bin.dat"].binary
+    write(ws, "a.txt", "uncommitted\n")
+    live = {c.path for c in eng.diff(cp.id)}
+    assert live == {"a.txt"}
+    text = eng.unified_diff(base, cp.id)
+    assert "-2\n+two\n" in text and "Binary files" in text
+
+
+def test_events_and_append_event(ws: Path, open_engine: Open) -> None:
+    eng = open_engine(session_id="sess-1")
+    eng.append_event({"type": "turnStarted", "turnId": "t1"})
+    eng.checkpoint("c", kind="tool", turn_id="t1")
+    evs = list(eng.events("sess-1"))
+    assert [e["type"] for e in evs] == ["checkpoint", "turnStarted", "checkpoint"]
+    assert evs[1]["turnId"] == "t1" and "ts" in evs[1]
+    assert evs[2]["checkpoint"]["turnId"] == "t1"
+    with pytest.raises(RetraceError):
+        eng.append_event({"no": "type"})
+
+
+def test_commit_applied_restore_verifies(ws: Path, open_engine: Open) -> None:
+    write(ws, "a.txt", "1")
+    eng = open_engine()
+    base = eng.head.id
+    write(ws, "a.txt", "2")
+    write(ws, "b.txt", "new")
+    eng.checkpoint("c")
+    plan = eng.plan_restore(base)
+    assert eng.take_safety_checkpoint() is None
+    # The "editor" applies only half of it.
+    write(ws, "a.txt", "1")
+    bad = eng.commit_applied_restore(plan)
+    assert bad.kind == "failed" and not bad.rolled_back and "b.txt" in bad.error
+    os.remove(ws / "b.txt")
+    good = eng.commit_applied_restore(plan, conversation="msg-1")
+    assert good.kind == "applied" and good.checkpoint is not None
+    assert good.checkpoint.restored_from == base and good.checkpoint.conversation == "msg-1"
+    assert eng.restore(base).kind == "nothingToRestore"
+
+
+def test_stats_and_gc(ws: Path, open_engine: Open) -> None:
+    from retrace.engine.config import RetentionPolicy
+
+    eng = open_engine(config=EngineConfig(retention=RetentionPolicy(max_checkpoints=5)))
+    for i in range(12):
+        write(ws, "f.txt", f"version {i}\n" * 50)
+        eng.checkpoint(f"v{i}", ["f.txt"])
+    s = eng.stats()
+    assert s.checkpoints == 13 and s.capture.count == 12 and s.blobs >= 13
+    head = eng.head.id
+    report = eng.gc()
+    assert report.checkpoints_dropped == 8 and report.blobs_removed >= 7
+    assert len(eng.timeline()) == 5 and eng.head.id == head
+    # Every kept checkpoint still restores byte-exact, also after a reopen.
+    kept = [c.id for c in eng.timeline()]
+    eng.close()
+    eng2 = open_engine()
+    for i, cid in zip(range(7, 12), kept, strict=True):
+        assert eng2.file_content(cid, "f.txt") == (f"version {i}\n" * 50).encode()
+    assert eng2.restore(kept[0]).kind == "applied"
+    assert (ws / "f.txt").read_text() == "version 7\n" * 50

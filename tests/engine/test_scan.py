@@ -1,0 +1,81 @@
+"""Ignore rules, the stat walk and the stat cache."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tests.engine.conftest import write
+
+from retrace.engine.config import EngineConfig
+from retrace.engine.manifest import make_entry
+from retrace.engine.scan import Ignorer, StatCache, read_entry, walk
+
+
+def test_nested_gitignore_negation_and_precedence(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.log\nbuild/\n")
+    write(tmp_path, "pkg/.gitignore", "!important.log\nlocal/\n")
+    ig = Ignorer(tmp_path, EngineConfig())
+    assert ig.excluded("x.log", False)
+    assert ig.excluded("pkg/x.log", False)
+    assert not ig.excluded("pkg/important.log", False)
+    assert ig.excluded("important.log", False)
+    assert ig.excluded("pkg/local", True) and not ig.excluded("local", True)
+    assert ig.excluded("build", True) and not ig.excluded("build", False)
+    assert ig.excluded(".git", True) and ig.excluded("sub/.git", True)
+    assert ig.excluded_path("build/out/a.txt", False)
+
+
+def test_gitignore_off_and_builtins_win(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.txt\n!node_modules/\n")
+    ig = Ignorer(tmp_path, EngineConfig(use_gitignore=False))
+    assert not ig.excluded("a.txt", False)
+    assert ig.excluded("node_modules", True)
+    ig2 = Ignorer(tmp_path, EngineConfig())
+    assert ig2.excluded("a.txt", False) and ig2.excluded("node_modules", True)
+
+
+def test_walk_never_follows_symlinks(tmp_path: Path) -> None:
+    write(tmp_path, "real/a.txt", "a")
+    os.symlink(tmp_path / "real", tmp_path / "linkdir")
+    os.symlink("/etc/passwd", tmp_path / "pw")
+    os.mkfifo(tmp_path / "fifo")
+    got = {rel: st for rel, st in walk(tmp_path, Ignorer(tmp_path, EngineConfig()))}
+    assert sorted(got) == ["linkdir", "pw", "real/a.txt"]
+    r = read_entry(str(tmp_path / "pw"), got["pw"], 100)
+    assert r is not None and r.entry.kind == "symlink" and r.entry.target == "/etc/passwd"
+
+
+def test_read_entry_size_cap_and_exec(tmp_path: Path) -> None:
+    write(tmp_path, "big", b"x" * 101)
+    write(tmp_path, "run", "#!/bin/sh\n", executable=True)
+    big = read_entry(str(tmp_path / "big"), os.lstat(tmp_path / "big"), 100)
+    assert big is not None and big.entry.hash is None and big.data is None
+    assert big.entry.unstored is not None and "over size cap" in big.entry.unstored
+    run = read_entry(str(tmp_path / "run"), os.lstat(tmp_path / "run"), 100)
+    assert run is not None and run.entry.executable and run.data == b"#!/bin/sh\n"
+
+
+def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
+    write(tmp_path, "f", "1")
+    cache = StatCache(tmp_path / "cache.json")
+    st = os.lstat(tmp_path / "f")
+    e = make_entry("file", "h", 1)
+    cache.put("f", st, e)
+    assert cache.lookup("f", st) is None, "mtime within 2 s of caching: racily clean"
+    old = time.time() - 60
+    os.utime(tmp_path / "f", (old, old))
+    st = os.lstat(tmp_path / "f")
+    cache.put("f", st, e)
+    assert cache.lookup("f", st) == ("file", "h", 1, False, None, None)
+    cache.save()
+    again = StatCache(tmp_path / "cache.json")
+    again.load()
+    assert again.lookup("f", st) == ("file", "h", 1, False, None, None)
+    write(tmp_path, "f", "2")
+    assert again.lookup("f", os.lstat(tmp_path / "f")) is None
+    (tmp_path / "cache.json").write_text("{broken")
+    broken = StatCache(tmp_path / "cache.json")
+    broken.load()
+    assert broken.lookup("f", st) is None

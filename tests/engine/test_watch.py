@@ -1,0 +1,136 @@
+"""The inotify watcher: a complete dirty set right after a command exits, and safe fallbacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.engine.conftest import tree_state, write
+
+from retrace.engine import Engine, EngineConfig
+from retrace.engine.config import BUILTIN_EXCLUDES
+from retrace.engine.scan import Ignorer
+from retrace.engine.watch import Watcher
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+
+Open = Callable[..., Engine]
+
+
+def sh(ws: Path, script: str) -> None:
+    subprocess.run(script, shell=True, cwd=ws, check=True)
+
+
+def test_drain_reports_files_and_new_directories(tmp_path: Path) -> None:
+    write(tmp_path, "a/b.txt", "x")
+    w = Watcher(tmp_path, Ignorer(tmp_path, EngineConfig()))
+    assert w.start() and w.healthy
+    sh(tmp_path, "echo y > a/b.txt && mkdir -p n/m && echo z > n/m/deep.txt && rm a/b.txt")
+    d = w.drain()
+    assert "a/b.txt" in d.files and "n" in d.dirs
+    # The new directory tree is watched now: later writes inside it are seen.
+    sh(tmp_path, "echo again > n/m/deep.txt")
+    assert "n/m/deep.txt" in w.drain().files
+    assert not w.drain(), "a drain consumes the events"
+    w.close()
+
+
+def test_excluded_directories_are_not_watched(tmp_path: Path) -> None:
+    write(tmp_path, "node_modules/pkg/i.js", "x")
+    w = Watcher(tmp_path, Ignorer(tmp_path, EngineConfig()))
+    w.start()
+    assert "node_modules" not in w._wd.values() and "node_modules/pkg" not in w._wd.values()
+    assert "node_modules/" in BUILTIN_EXCLUDES
+    w.close()
+
+
+def test_shell_checkpoints_use_the_watcher_not_a_walk(ws: Path, open_engine: Open) -> None:
+    write(ws, "src/app.py", "print(1)\n")
+    eng = open_engine()
+    cap = eng._capture
+    assert cap is not None and cap.watcher_healthy
+    walks = cap.walks
+    sh(
+        ws,
+        "mkdir -p src/pkg/sub && for i in 1 2 3; do echo $i > src/pkg/sub/f$i.py; done && mv src/app.py src/main.py",
+    )
+    cp = eng.checkpoint("shell", kind="tool")
+    assert {(f.path, f.status) for f in cp.files} == {
+        ("src/main.py", "renamed"),
+        ("src/pkg/sub/f1.py", "added"),
+        ("src/pkg/sub/f2.py", "added"),
+        ("src/pkg/sub/f3.py", "added"),
+    }
+    sh(ws, "mv src/pkg moved && rm -rf moved/sub/f1.py")
+    cp2 = eng.checkpoint("shell 2", kind="tool")
+    assert {(f.path, f.status) for f in cp2.files} == {
+        ("moved/sub/f2.py", "renamed"),
+        ("moved/sub/f3.py", "renamed"),
+        ("src/pkg/sub/f1.py", "deleted"),
+    }
+    sh(ws, "echo after-move > moved/sub/f2.py && rm -rf moved")
+    cp3 = eng.checkpoint("shell 3", kind="tool")
+    assert {(f.path, f.status) for f in cp3.files} == {
+        ("moved/sub/f2.py", "deleted"),
+        ("moved/sub/f3.py", "deleted"),
+    }
+    assert cap.walks == walks, "the watcher answered; no stat walk"
+    assert cap.watcher_healthy
+
+
+def test_gitignore_change_falls_back_to_a_walk(ws: Path, open_engine: Open) -> None:
+    write(ws, "a.log", "log")
+    write(ws, "a.txt", "txt")
+    eng = open_engine()
+    assert "a.log" in eng._head
+    walks = eng._capture.walks if eng._capture else 0
+    write(ws, ".gitignore", "*.log\n")
+    cp = eng.checkpoint("ignore logs")
+    assert {(f.path, f.status) for f in cp.files} == {(".gitignore", "added"), ("a.log", "deleted")}
+    assert eng._capture is not None and eng._capture.walks == walks + 1
+    assert eng._capture.watcher_healthy, "rebuilt by the walk"
+    write(ws, "b.log", "more logs")
+    write(ws, "b.txt", "tracked")
+    cp2 = eng.checkpoint("after")
+    assert [f.path for f in cp2.files] == ["b.txt"]
+
+
+def test_overflow_makes_the_next_detect_walk(ws: Path, open_engine: Open) -> None:
+    eng = open_engine()
+    cap = eng._capture
+    assert cap is not None and cap.watcher is not None
+    cap.watcher.invalidate("inotify event queue overflowed")
+    write(ws, "x.txt", "x")
+    cp = eng.checkpoint("after overflow")
+    assert [f.path for f in cp.files] == ["x.txt"] and cap.watcher_healthy
+
+
+def test_watcher_and_walk_agree(ws: Path, store: Path, tmp_path: Path) -> None:
+    """The same shell session captured with the watcher and with stat walks gives the same trees."""
+    write(ws, "d/one.txt", "1")
+    write(ws, "keep/k.txt", "k")
+    script = [
+        "mkdir -p a/b/c && echo 1 > a/b/c/x && ln -s ../keep a/lnk",
+        "mv d e && chmod +x e/one.txt && : > empty.txt",
+        "rm -rf a && mkdir a && echo new > a/x",
+        "mv keep/k.txt keep/k2.txt && rmdir e 2>/dev/null; rm -rf e",
+    ]
+    results = []
+    for watcher in (True, False):
+        wsx = tmp_path / f"ws-{watcher}"
+        subprocess.run(["cp", "-a", str(ws), str(wsx)], check=True)
+        eng = Engine.open(wsx, tmp_path / f"store-{watcher}", config=EngineConfig(watcher=watcher))
+        try:
+            states = []
+            for cmd in script:
+                sh(wsx, cmd)
+                eng.checkpoint(cmd)
+                states.append(dict(eng._head))
+            results.append(states)
+            assert {p for p in tree_state(wsx)} == set(states[-1])
+        finally:
+            eng.close()
+    assert results[0] == results[1]

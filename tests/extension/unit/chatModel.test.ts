@@ -1,0 +1,88 @@
+import * as assert from 'node:assert/strict';
+import type { AgentEvent, ConversationView } from '../../../extension/src/client/protocol';
+import { ChatTranscript, toolSummary } from '../../../extension/src/views/chatModel';
+
+const s = { sessionId: 's1', turnId: 't1' };
+
+suite('chat transcript', () => {
+    test('streams text, collapses tool calls with status, ends the turn', () => {
+        const t = new ChatTranscript();
+        const events: AgentEvent[] = [
+            { kind: 'turnStarted', text: 'make hello', ...s },
+            { kind: 'textDelta', text: 'I will ', ...s },
+            { kind: 'textDelta', text: 'write it.', ...s },
+            { kind: 'toolCallStarted', toolCallId: 'tc1', tool: 'write_file', input: { path: 'hello.txt', content: 'x' }, ...s },
+            { kind: 'toolCallFinished', toolCallId: 'tc1', tool: 'write_file', status: 'ok', output: 'wrote 2 bytes', durationMs: 3, changedPaths: ['hello.txt'], ...s },
+            { kind: 'toolCallStarted', toolCallId: 'tc2', tool: 'run_command', input: { command: 'make\nother' }, ...s },
+        ];
+        for (const e of events) {
+            t.apply(e);
+        }
+        assert.equal(t.isRunning, true);
+        assert.deepEqual(t.all.map(i => i.kind), ['user', 'assistant', 'tool', 'tool']);
+        const [, assistant, tool1, tool2] = t.all;
+        assert.ok(assistant?.kind === 'assistant' && tool1?.kind === 'tool' && tool2?.kind === 'tool');
+        assert.equal(assistant.text, 'I will write it.');
+        assert.equal(tool1.summary, 'write_file hello.txt');
+        assert.equal(tool1.status, 'ok');
+        assert.equal(tool2.summary, 'run_command: make');
+        const changed = t.apply({ kind: 'turnFinished', stopReason: 'cancelled', ...s });
+        assert.equal(t.isRunning, false);
+        assert.equal(changed[0]?.kind, 'notice');
+        assert.equal(t.all.find(i => i.id === 'tc2' && i.kind === 'tool')?.kind, 'tool');
+        const stopped = t.all.find(i => i.id === 'tc2');
+        assert.ok(stopped?.kind === 'tool');
+        assert.equal(stopped.status, 'cancelled');
+    });
+
+    test('loads a conversation: tool results pair with their calls', () => {
+        const view: ConversationView = {
+            sessionId: 's1',
+            head: 'm4',
+            running: false,
+            usage: { inputTokens: 10, outputTokens: 5, costUsd: 0 },
+            costUsd: 0,
+            messages: [
+                { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'make hello' }] },
+                {
+                    id: 'm2',
+                    kind: 'assistant',
+                    role: 'assistant',
+                    turnId: 't1',
+                    createdAt: null,
+                    content: [
+                        { type: 'text', text: 'Sure.' },
+                        { type: 'tool_use', id: 'tu1', name: 'edit_file', input: { path: 'src/app.py' } },
+                        { type: 'tool_use', id: 'tu2', name: 'run_command', input: { command: 'ls' } },
+                    ],
+                },
+                {
+                    id: 'm3',
+                    kind: 'toolResults',
+                    role: 'user',
+                    turnId: 't1',
+                    createdAt: null,
+                    content: [
+                        { type: 'tool_result', tool_use_id: 'tu1', content: 'ok' },
+                        { type: 'tool_result', tool_use_id: 'tu2', content: [{ type: 'text', text: 'exit 1' }], is_error: true },
+                    ],
+                },
+                { id: 'm4', kind: 'assistant', role: 'assistant', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'Done.' }] },
+            ],
+        };
+        const t = new ChatTranscript();
+        t.load(view);
+        assert.deepEqual(
+            t.all.map(i => `${i.kind}:${i.kind === 'tool' ? `${i.summary}=${i.status}` : 'text' in i ? i.text : ''}`),
+            ['user:make hello', 'assistant:Sure.', 'tool:edit_file src/app.py=ok', 'tool:run_command: ls=error', 'assistant:Done.'],
+        );
+        const failed = t.all[3];
+        assert.ok(failed?.kind === 'tool');
+        assert.equal(failed.output, 'exit 1');
+    });
+
+    test('tool summaries', () => {
+        assert.equal(toolSummary('search_text', { pattern: 'TODO' }), 'search_text TODO');
+        assert.equal(toolSummary('list_files', {}), 'list_files');
+    });
+});

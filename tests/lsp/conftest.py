@@ -1,0 +1,57 @@
+"""Fixtures for the real-server tests: a sample workspace, a store outside it, and the fake
+Messages API running in the test process (real HTTP), so it outlives server restarts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from lsp_support import SCENARIOS, EditorClient, start_editor, stop_editor
+
+from retrace.fakemodel import FakeModel, load_scenario
+
+APP_PY = 'def answer():\n    return 1\n\n\nprint("héllo 😀")\n'
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "work space"
+    (root / "src").mkdir(parents=True)
+    (root / "README.md").write_text("# Sample\n\nA small project.\n", "utf-8")
+    (root / "src" / "app.py").write_text(APP_PY, "utf-8")
+    (root / "notes.txt").write_bytes(b"todo: one\r\ntodo: two\r\n")
+    (root / "logo.bin").write_bytes(bytes(range(256)))
+    return root
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return tmp_path / "store"
+
+
+def fake_model(name: str) -> FakeModel:
+    model = FakeModel(load_scenario(SCENARIOS / f"{name}.json"))
+    model.start()
+    return model
+
+
+@pytest.fixture
+def session_model() -> Iterator[FakeModel]:
+    model = fake_model("session")
+    yield model
+    model.stop()
+
+
+def model_env(model: FakeModel) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "test-key", "RETRACE_FAKE_MODEL": ""}
+
+
+AUTO = {"permissions": {"write": "auto", "command": "auto"}}
+
+
+@pytest.fixture
+async def editor(workspace: Path, store: Path, session_model: FakeModel) -> AsyncIterator[EditorClient]:
+    client = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
+    yield client
+    await stop_editor(client)
