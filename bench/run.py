@@ -229,6 +229,15 @@ def _restore_ms(r: Result | None, label: str) -> float:
     return float(r["restores"][label]["ms"]) if r else math.nan
 
 
+def _rss(r: Result) -> str:
+    own = f"{r['maxrss_kb'] / 1024:.0f} MiB"
+    # Only shadow git does its work in child processes; elsewhere RUSAGE_CHILDREN only sees
+    # helper forks (e.g. ctypes running ldconfig), which inherit the parent's footprint.
+    if r["strategy"] == "shadow-git":
+        return f"{own} + git {r['children_maxrss_kb'] / 1024:.0f} MiB"
+    return own
+
+
 def _size_section(size: int, results: dict[str, Result]) -> list[str]:
     any_r = next((r for r in results.values() if "crashed" not in r), None)
     out = [f"## {size:,} files", ""]
@@ -255,7 +264,7 @@ def _size_section(size: int, results: dict[str, Result]) -> list[str]:
     out += [
         "",
         "| strategy | cold baseline | warm baseline | restore 1 back | restore 50 back | restore to first "
-        "| storage (du / apparent) | peak RSS (self / children) | restores byte-exact |",
+        "| storage (du / apparent) | peak RSS | restores byte-exact |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, r in results.items():
@@ -267,7 +276,7 @@ def _size_section(size: int, results: dict[str, Result]) -> list[str]:
             f"| {name} | {fmt_ms(r['cold_ms'])} | {fmt_ms(r['warm_ms'])} | {fmt_ms(rs['1 back']['ms'])} "
             f"| {fmt_ms(rs['50 back']['ms'])} | {fmt_ms(rs['first']['ms'])} "
             f"| {fmt_bytes(r['storage_bytes'])} / {fmt_bytes(r.get('storage_apparent_bytes', math.nan))} "
-            f"| {r['maxrss_kb'] / 1024:.0f} / {r['children_maxrss_kb'] / 1024:.0f} MiB | {exact} |"
+            f"| {_rss(r)} | {exact} |"
         )
     rt, git, floor = _get(results, "retrace"), _get(results, "shadow-git"), _get(results, "floor")
     if rt and (git or floor):
@@ -376,7 +385,9 @@ def _targets(by_size: dict[int, dict[str, Result]]) -> list[str]:
     return [*out, ""]
 
 
-def render_report(by_size: dict[int, dict[str, Result]], command: str, started: datetime) -> str:
+def render_report(
+    by_size: dict[int, dict[str, Result]], command: str, started: datetime, load: str = ""
+) -> str:
     info = machine_info()
     out = [
         "# Retrace benchmark",
@@ -384,6 +395,11 @@ def render_report(by_size: dict[int, dict[str, Result]], command: str, started: 
         f"Reproduce: `{command}` (from the repository root; {started:%Y-%m-%d %H:%M} UTC).",
         "",
         "Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()) + ".",
+        *(
+            [f"Load average (1 min) at start / end of the run: {load}: other work on the machine adds noise."]
+            if load
+            else []
+        ),
         "",
         "Each strategy ran in its own process on a freshly generated workspace (same seed, same bytes) and "
         "replayed the same trace. Latencies are per checkpoint, measured around the strategy call only "
@@ -399,7 +415,8 @@ def render_report(by_size: dict[int, dict[str, Result]], command: str, started: 
         "= `git reset --hard` + `git clean -fd` (as Cline/Roo Code); **floor**: the least work a crash-safe "
         "checkpointer can do (hash + store only changed files, one stat walk for shell calls, one "
         "fdatasync'ed journal append per checkpoint; no compression, timeline, safety capture or "
-        "verification).",
+        "verification). The floor stores raw bytes, so its fdatasync can have more data to flush than "
+        "Retrace's compressed blobs: a Retrace / floor ratio below 1× means Retrace is at the floor.",
         "",
     ]
     out += _targets(by_size)
@@ -459,6 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench: error: unknown strategies {unknown}; choose from {list(STRATEGIES)}", file=sys.stderr)
         return 2
     started = datetime.now(UTC)
+    load_start = os.getloadavg()[0]
     by_size: dict[int, dict[str, Result]] = {}
     for size in sizes:
         for name in names:
@@ -473,7 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m bench.run " + " ".join(
         a for a in (argv if argv is not None else sys.argv[1:]) if a != "--keep"
     )
-    report = render_report(by_size, f".venv/bin/{command.strip()}", started)
+    load = f"{load_start:.1f} / {os.getloadavg()[0]:.1f}"
+    report = render_report(by_size, f".venv/bin/{command.strip()}", started, load)
     args.out.write_text(report, encoding="utf-8")
     (work / "results.json").write_text(json.dumps(by_size, indent=1))
     print(report)

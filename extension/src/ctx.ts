@@ -139,15 +139,17 @@ export class Ctx implements vscode.Disposable {
         );
     }
 
-    private async serverNotRunning(id: string): Promise<undefined> {
+    /** The disabled form of every server-backed command: say so (without waiting for the user). */
+    private serverNotRunning(id: string): undefined {
         const why = this.state.kind === 'failed' ? ` (${this.state.reason})` : this.state.kind === 'starting' ? ' yet' : '';
         log.warn(`command ${id}: server not running${why}`);
-        const pick = await vscode.window.showErrorMessage(`Retrace server is not running${why}.`, 'Restart server', 'Show logs');
-        if (pick === 'Restart server') {
-            await vscode.commands.executeCommand(COMMANDS.restartServer);
-        } else if (pick === 'Show logs') {
-            this.output.show();
-        }
+        void vscode.window.showErrorMessage(`Retrace server is not running${why}.`, 'Restart server', 'Show logs').then(pick => {
+            if (pick === 'Restart server') {
+                void vscode.commands.executeCommand(COMMANDS.restartServer);
+            } else if (pick === 'Show logs') {
+                this.output.show();
+            }
+        });
         return undefined;
     }
 

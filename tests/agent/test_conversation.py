@@ -232,3 +232,16 @@ async def test_sessions_and_settings(make_harness: HarnessFactory) -> None:
         await h.service.prompt("   ")
     with pytest.raises(RetraceError, match="unknown session"):
         await h.service.conversation("no-such-session")
+
+
+async def test_a_damaged_journal_event_is_skipped_not_fatal(make_harness: HarnessFactory) -> None:
+    h: Harness = await make_harness([*e2e_responses()[:3], {"text": "still here"}])
+    sid = await h.turn("prompt one")
+    h.engine.append_event({"type": "message", "role": "user"}, session_id=sid)  # no id
+    h.engine.append_event({"type": "usage", "inputTokens": "many"}, session_id=sid)
+    h2 = h.reopen()
+    await h2.service.load()
+    view = await h2.service.conversation(sid)
+    assert len(view.messages) == 6
+    await h2.turn("go on", sid)
+    assert h2.fake.statuses[-1] == 200

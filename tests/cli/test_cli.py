@@ -147,6 +147,17 @@ def test_show_accepts_head_and_prefixes(initialised: Cli) -> None:
     assert f"checkpoint {cp_id}" in text and "(head)" in text and "removed" in text
 
 
+def test_log_says_what_cannot_be_restored(initialised: Cli) -> None:
+    cli = initialised
+    (cli.workspace / "huge.bin").write_bytes(os.urandom(9 * 1024 * 1024))  # over the 8 MiB default cap
+    cli("checkpoint", "--label", "huge")
+    log = cli.json("log")
+    lossy = [c for c in log if c["recoverability"] != "full"]
+    assert lossy and all(u["path"] == "huge.bin" for c in lossy for u in c["unrecoverable"])
+    line = next(line for line in cli("log").stdout.splitlines() if lossy[0]["id"] in line)
+    assert f"[{lossy[0]['recoverability']}: huge.bin: " in line and "size cap" in line
+
+
 # --------------------------------------------------------------------------- diff
 
 
@@ -233,6 +244,8 @@ def test_conflicting_user_edit_is_kept_unless_resolved(initialised: Cli) -> None
     (cli.workspace / "notes ü.txt").write_text("my own notes, not the agent's\n")
     before = tree(cli.workspace)
 
+    preview = cli.json("restore", base, "--dry-run")  # a dry run always exits 0, conflicts or not
+    assert preview["kind"] == "conflict" and preview["dryRun"] is True
     refused = cli.json("restore", base, code=3)
     assert refused["kind"] == "conflict"
     conflict = next(f for f in refused["plan"]["files"] if f["path"] == "notes ü.txt")
@@ -434,3 +447,9 @@ def test_serve_subcommand_speaks_json_rpc_on_stdio(cli: Cli) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_store_inside_the_workspace_is_refused(workspace: Path) -> None:
+    inside = Cli(workspace, workspace / ".retrace-store")
+    assert_one_error_line(inside("init", code=1), "inside the workspace")
+    assert not (workspace / ".retrace-store").exists()

@@ -10,46 +10,54 @@ import { root, log, freshDir, copyWorkspace, writeUserSettings, startCodeServer,
 
 const testsEntry = path.join(root, 'out', 'tests', 'exthost', 'index');
 if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missing: run npm run build:tests`);
-const work = freshDir(path.join(root, '.e2e', 'exthost'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
-writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
-
-const server = await startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),
-  env: { RETRACE_FAKE_MODEL: 'e2e', RETRACE_LOG_CONSOLE: '1', RETRACE_TEST_WORKSPACE: workspace },
-});
-log(`code-server up at ${server.url}`);
-const browser = await launchBrowser();
-const page = await browser.newPage();
-
-let exitCode = 1;
-try {
-  let resolveExit;
-  const done = new Promise(resolve => { resolveExit = resolve; });
-  await page.exposeFunction('codeAutomationExit', code => resolveExit(code));
-  await page.exposeFunction('codeAutomationLog', (type, args) => {
-    const line = util.format(...args).replace(/^%c\s*\S+\s*color: #\w+\s*/, '');
-    if (!/ENOTFOUND|Failed to load resource/.test(line)) console.log(line);
+/**
+ * One workbench launch: a fresh workspace and profile, `settings` added to the user settings,
+ * the mocha suite `<suite>.test.js`. Resolves to the runner's exit code.
+ */
+async function launch(suite, settings) {
+  const work = freshDir(path.join(root, '.e2e', `exthost-${suite}`));
+  const userDataDir = freshDir(path.join(work, 'user-data'));
+  const extensionsDir = freshDir(path.join(work, 'extensions'));
+  const workspace = copyWorkspace(path.join(work, 'workspace'));
+  writeUserSettings(userDataDir, settings);
+  const server = await startCodeServer({
+    userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),
+    env: { RETRACE_FAKE_MODEL: 'e2e', RETRACE_LOG_CONSOLE: '1', RETRACE_EXTHOST_SUITE: suite },
   });
-  const authority = new URL(server.url).host;
-  const remote = p => `vscode-remote://${authority}${p}`;
-  const payload = [
-    ['extensionDevelopmentPath', remote(root)],
-    ['extensionTestsPath', remote(testsEntry)],
-  ];
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
-  exitCode = await Promise.race([
-    done,
-    new Promise((_, rej) => setTimeout(() => rej(new Error('timeout waiting for codeAutomationExit')), 240000)),
-  ]);
-  log(`extension-host tests finished with exit code ${exitCode}`);
-} catch (e) {
-  log('ERROR', e);
-  await page.screenshot({ path: path.join(work, 'failure.png') }).catch(() => {});
-} finally {
-  await browser.close();
-  server.stop();
+  log(`[${suite}] code-server up at ${server.url}`);
+  const browser = await launchBrowser();
+  const page = await browser.newPage();
+  let exitCode = 1;
+  try {
+    let resolveExit;
+    const done = new Promise(resolve => { resolveExit = resolve; });
+    await page.exposeFunction('codeAutomationExit', code => resolveExit(code));
+    await page.exposeFunction('codeAutomationLog', (type, args) => {
+      const line = util.format(...args).replace(/^%c\s*\S+\s*color: #\w+\s*/, '');
+      if (!/ENOTFOUND|Failed to load resource|socket|connection token/.test(line)) console.log(line);
+    });
+    const authority = new URL(server.url).host;
+    const remote = p => `vscode-remote://${authority}${p}`;
+    const payload = [
+      ['extensionDevelopmentPath', remote(root)],
+      ['extensionTestsPath', remote(testsEntry)],
+    ];
+    await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+    exitCode = await Promise.race([
+      done,
+      new Promise((_, rej) => setTimeout(() => rej(new Error('timeout waiting for codeAutomationExit')), 240000)),
+    ]);
+    log(`[${suite}] extension-host tests finished with exit code ${exitCode}`);
+  } catch (e) {
+    log(`[${suite}] ERROR`, e);
+    await page.screenshot({ path: path.join(work, 'failure.png') }).catch(() => {});
+  } finally {
+    await browser.close();
+    server.stop();
+  }
+  return exitCode;
 }
-process.exit(exitCode);
+
+const main = await launch('retrace', { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
+const down = await launch('serverDown', { 'retrace.pythonPath': '/nonexistent/retrace-test/python' });
+process.exit(main === 0 && down === 0 ? 0 : 1);

@@ -364,3 +364,45 @@ def test_stats_and_gc(ws: Path, open_engine: Open) -> None:
         assert eng2.file_content(cid, "f.txt") == (f"version {i}\n" * 50).encode()
     assert eng2.restore(kept[0]).kind == "applied"
     assert (ws / "f.txt").read_text() == "version 7\n" * 50
+
+
+def test_gc_compacts_packed_baseline_blobs(ws: Path, open_engine: Open) -> None:
+    from retrace.engine.config import RetentionPolicy
+
+    for i in range(60):
+        write(ws, f"many/f{i}.txt", f"content {i}\n" * 20)
+    eng = open_engine(config=EngineConfig(retention=RetentionPolicy(max_checkpoints=1)))
+    assert eng.stats().blobs >= 60
+    for i in range(50):
+        os.remove(ws / f"many/f{i}.txt")
+    write(ws, "many/f55.txt", "changed\n")
+    cp = eng.checkpoint("prune")
+    report = eng.gc()
+    # 50 deleted files + the old f55 + the dropped baseline's manifest snapshot.
+    assert report.checkpoints_dropped == 1 and report.blobs_removed == 52 and report.bytes_freed > 0
+    assert [c.id for c in eng.timeline()] == [cp.id]
+    eng.close()
+    eng2 = open_engine()
+    assert eng2.head.id == cp.id and eng2.problems == []
+    for i in range(50, 60):
+        want = b"changed\n" if i == 55 else f"content {i}\n".encode() * 20
+        assert eng2.file_content(cp.id, f"many/f{i}.txt") == want
+
+
+def test_line_stats_budget_lists_changes_without_counts(
+    ws: Path, open_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import retrace.engine.engine as engine_module
+
+    eng = open_engine()
+    monkeypatch.setattr(engine_module, "LINE_STATS_BUDGET_S", -1.0)
+    for i in range(3):
+        write(ws, f"f{i}.txt", "a\nb\n")
+    cp = eng.checkpoint("big shell")
+    assert [f.path for f in cp.files] == ["f0.txt", "f1.txt", "f2.txt"]
+    assert all(f.additions == 0 for f in cp.files) and cp.meta["lineStatsOmitted"] == 3
+    assert {f.path: f.additions for f in eng.diff(eng.timeline()[0].id, cp.id)} == {
+        "f0.txt": 2,
+        "f1.txt": 2,
+        "f2.txt": 2,
+    }

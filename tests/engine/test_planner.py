@@ -39,7 +39,7 @@ def plan(states: dict[str, PathState], disk: dict[str, bytes] | None = None):  #
         mode="code",
         states=states,
         read_blob=lambda e: BY_HASH.get(e.hash or ""),
-        read_disk=lambda p: (disk or {}).get(p),
+        read_disk=(disk or {}).get,
     )
 
 

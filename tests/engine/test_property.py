@@ -125,3 +125,52 @@ def test_any_checkpoint_restores_exactly(
                 assert tree_state(ws) == expected[cid], f"restoring {cid}"
         finally:
             eng.close()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(ops_strategy(), min_size=1, max_size=6),
+    user_path=st.sampled_from(FILES),
+    user_bytes=st.binary(min_size=1, max_size=40),
+    target_pick=st.integers(min_value=0, max_value=10**6),
+)
+def test_unrecorded_user_work_is_never_lost(
+    steps: list[Op], user_path: str, user_bytes: bytes, target_pick: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        eng = Engine.open(ws, Path(tmp) / "store")
+        try:
+            ids = [eng.head.id]
+            for op in steps:
+                apply_op(ws, op)
+                ids.append(eng.checkpoint("agent", kind="tool").id)
+            target = ids[target_pick % len(ids)]
+            # The user writes a file and nobody records it.
+            p = ws / user_path
+            unchanged = p.is_file() and not p.is_symlink() and p.read_bytes() == user_bytes
+            if p.is_symlink():
+                p.unlink()
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(user_bytes)
+            before = tree_state(ws)
+            out = eng.restore(target)
+            if out.kind == "conflict":
+                assert tree_state(ws) == before, "a conflicting restore changes nothing"
+                assert out.plan is not None and any(
+                    f.path == user_path and f.conflict is not None and f.conflict.reason == "unrecorded"
+                    for f in out.plan.files
+                )
+            else:
+                assert out.kind in ("applied", "nothingToRestore"), out
+                # Either the user's file was out of scope (left alone) or it already matched.
+                assert p.read_bytes() == user_bytes
+            # Whatever happened, the user's bytes are recorded somewhere and can be recovered.
+            recorded = [
+                c.id for c in eng.timeline() if c.kind == "safety" and user_path in {f.path for f in c.files}
+            ]
+            if out.kind == "applied" and not unchanged:
+                assert recorded and eng.file_content(recorded[-1], user_path) == user_bytes
+        finally:
+            eng.close()

@@ -59,7 +59,7 @@ def test_read_entry_size_cap_and_exec(tmp_path: Path) -> None:
 
 def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
     write(tmp_path, "f", "1")
-    cache = StatCache(tmp_path / "cache.json")
+    cache = StatCache(tmp_path / "cache.bin")
     st = os.lstat(tmp_path / "f")
     e = make_entry("file", "h", 1)
     cache.put("f", st, e)
@@ -70,12 +70,12 @@ def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
     cache.put("f", st, e)
     assert cache.lookup("f", st) == ("file", "h", 1, False, None, None)
     cache.save()
-    again = StatCache(tmp_path / "cache.json")
+    again = StatCache(tmp_path / "cache.bin")
     again.load()
     assert again.lookup("f", st) == ("file", "h", 1, False, None, None)
     write(tmp_path, "f", "2")
     assert again.lookup("f", os.lstat(tmp_path / "f")) is None
-    (tmp_path / "cache.json").write_text("{broken")
-    broken = StatCache(tmp_path / "cache.json")
+    (tmp_path / "cache.bin").write_text("{broken")
+    broken = StatCache(tmp_path / "cache.bin")
     broken.load()
     assert broken.lookup("f", st) is None

@@ -36,6 +36,38 @@ def test_blobs_dedup_compress_roundtrip(tmp_path: Path) -> None:
         bs.get(a)
 
 
+def test_packs_batch_visibility_compaction_and_strays(tmp_path: Path) -> None:
+    bs = BlobStore(tmp_path / "blobs")
+    blobs = [f"blob {i}\n".encode() * (i + 1) for i in range(50)]
+    with bs.batch() as batch:
+        ids = [batch.put(b) for b in blobs]
+        assert not bs.has(ids[0]), "invisible until the pack is published"
+    assert all(bs.get(i) == b for i, b in zip(ids, blobs, strict=True))
+    assert len(list((tmp_path / "blobs" / "packs").glob("*.pack"))) == 1
+    count, disk, raw = bs.usage()
+    assert count == 50 and raw == sum(len(b) for b in blobs) and 0 < disk < raw
+    # A fresh store object finds the pack through its index.
+    again = BlobStore(tmp_path / "blobs")
+    assert sorted(again.ids()) == sorted(ids) and again.raw_size(ids[3]) == len(blobs[3])
+    for i in ids[:40]:
+        again.remove(i)
+    again.compact_packs()
+    assert sorted(again.ids()) == sorted(ids[40:])
+    assert all(again.get(i) == b for i, b in zip(ids[40:], blobs[40:], strict=True))
+    fresh = BlobStore(tmp_path / "blobs")
+    assert sorted(fresh.ids()) == sorted(ids[40:])
+    with pytest.raises(StoreCorrupt):
+        fresh.get(ids[0])
+    # A crash mid-batch leaves a temporary pack: invisible, and swept by gc.
+    crashed = fresh.batch()
+    crashed.put(b"never published")
+    os.close(crashed._fd)
+    (tmp_path / "blobs" / "packs" / "orphan.pack").write_bytes(b"no index")
+    fresh.remove_stray_tmp()
+    assert sorted(p.suffix for p in (tmp_path / "blobs" / "packs").iterdir()) == [".idx", ".pack"]
+    assert sorted(BlobStore(tmp_path / "blobs").ids()) == sorted(ids[40:])
+
+
 def test_journal_torn_last_line_and_repair(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     w = JournalWriter(path)

@@ -55,7 +55,8 @@ def test_shell_checkpoints_use_the_watcher_not_a_walk(ws: Path, open_engine: Ope
     walks = cap.walks
     sh(
         ws,
-        "mkdir -p src/pkg/sub && for i in 1 2 3; do echo $i > src/pkg/sub/f$i.py; done && mv src/app.py src/main.py",
+        "mkdir -p src/pkg/sub && for i in 1 2 3; do echo $i > src/pkg/sub/f$i.py; done"
+        " && mv src/app.py src/main.py",
     )
     cp = eng.checkpoint("shell", kind="tool")
     assert {(f.path, f.status) for f in cp.files} == {
@@ -117,6 +118,9 @@ def test_watcher_and_walk_agree(ws: Path, store: Path, tmp_path: Path) -> None:
         "mv d e && chmod +x e/one.txt && : > empty.txt",
         "rm -rf a && mkdir a && echo new > a/x",
         "mv keep/k.txt keep/k2.txt && rmdir e 2>/dev/null; rm -rf e",
+        "rm empty.txt && mkdir empty.txt && echo inside > empty.txt/f",
+        "rm -rf a && echo now-a-file > a",
+        "mkdir -p deep/er && echo x > deep/er/f && mv deep/er deep2 && rm -rf deep",
     ]
     results = []
     for watcher in (True, False):
@@ -134,3 +138,45 @@ def test_watcher_and_walk_agree(ws: Path, store: Path, tmp_path: Path) -> None:
         finally:
             eng.close()
     assert results[0] == results[1]
+
+
+def test_capture_status_reports_the_fallback(ws: Path, open_engine: Open) -> None:
+    eng = open_engine()
+    status = eng.capture_status()
+    assert status["watcher"] is True and status["walks"] == 1
+    off = Engine.open(ws, ws.parent / "store-nowatch", config=EngineConfig(watcher=False))
+    try:
+        assert off.capture_status() == {"watcher": False, "watcherReason": "watcher disabled", "walks": 1}
+        off.checkpoint("walks")
+        assert off.capture_status()["walks"] == 2
+    finally:
+        off.close()
+
+
+def test_watch_limit_falls_back_to_walks(
+    ws: Path, open_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import retrace.engine.watch as watch_module
+
+    real = watch_module._libc()
+    assert real is not None
+
+    class LimitedLibc:
+        def inotify_init1(self, flags: int) -> int:
+            return int(real.inotify_init1(flags))
+
+        def inotify_add_watch(self, fd: int, path: bytes, mask: int) -> int:
+            return -1
+
+    monkeypatch.setattr(watch_module, "_libc", LimitedLibc)
+    monkeypatch.setattr(watch_module.ctypes, "get_errno", lambda: errno.ENOSPC)
+    write(ws, "a.txt", "a")
+    eng = open_engine()
+    status = eng.capture_status()
+    assert not status["watcher"] and "watch limit" in status["watcherReason"]
+    write(ws, "b.txt", "b")
+    cp = eng.checkpoint("walked")
+    assert [f.path for f in cp.files] == ["b.txt"]
+    assert eng.capture_status()["walks"] == status["walks"] + 1

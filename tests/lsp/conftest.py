@@ -7,11 +7,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from lsp_support import SCENARIOS, EditorClient, start_editor, stop_editor
+from lsp_support import APP_PY, AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
 
-from retrace.fakemodel import FakeModel, load_scenario
-
-APP_PY = 'def answer():\n    return 1\n\n\nprint("héllo 😀")\n'
+from retrace.fakemodel import FakeModel
 
 
 @pytest.fixture
@@ -30,24 +28,11 @@ def store(tmp_path: Path) -> Path:
     return tmp_path / "store"
 
 
-def fake_model(name: str) -> FakeModel:
-    model = FakeModel(load_scenario(SCENARIOS / f"{name}.json"))
-    model.start()
-    return model
-
-
 @pytest.fixture
 def session_model() -> Iterator[FakeModel]:
     model = fake_model("session")
     yield model
     model.stop()
-
-
-def model_env(model: FakeModel) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "test-key", "RETRACE_FAKE_MODEL": ""}
-
-
-AUTO = {"permissions": {"write": "auto", "command": "auto"}}
 
 
 @pytest.fixture

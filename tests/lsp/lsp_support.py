@@ -25,12 +25,28 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from retrace.fakemodel import FakeModel, load_scenario
 from retrace.lsp.rpc import converter_factory
 from retrace.protocol.methods import BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "shared-schema" / "protocol.schema.json").read_text("utf-8"))
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+
+APP_PY = 'def answer():\n    return 1\n\n\nprint("héllo 😀")\n'
+
+
+def fake_model(name: str) -> FakeModel:
+    model = FakeModel(load_scenario(SCENARIOS / f"{name}.json"))
+    model.start()
+    return model
+
+
+def model_env(model: FakeModel) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "test-key", "RETRACE_FAKE_MODEL": ""}
+
+
+AUTO = {"permissions": {"write": "auto", "command": "auto"}}
 
 
 def validate(ref: str, value: Any) -> None:
@@ -279,6 +295,7 @@ async def start_editor(
     apply_edit: bool = True,
     settings: dict[str, Any] | None = None,
     server_args: tuple[str, ...] = ("serve",),
+    open_folder: bool = True,
 ) -> EditorClient:
     """Start ``python -m retrace serve`` (the extension's command) for ``workspace`` and initialize
     it like VS Code would."""
@@ -338,8 +355,10 @@ async def start_editor(
     await client.initialize_session(
         lsp.InitializeParams(
             capabilities=capabilities(apply_edit),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
+            root_uri=workspace.as_uri() if open_folder else None,
+            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)]
+            if open_folder
+            else None,
             initialization_options=options,
         )
     )

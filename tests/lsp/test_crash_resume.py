@@ -11,8 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import AUTO, fake_model, model_env
-from lsp_support import start_editor, stop_editor
+from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor
 
 pytestmark = pytest.mark.e2e
 

@@ -8,8 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import fake_model, model_env
-from lsp_support import start_editor, stop_editor
+from lsp_support import AUTO, SCENARIOS, fake_model, model_env, start_editor, stop_editor
 from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.e2e
@@ -52,6 +51,11 @@ async def test_binary_symlink_and_exec_bit_restore_next_to_text_edits(workspace:
             "notes.txt"
         ]  # the CRLF text file went through the editor
         assert any("written directly to disk" in m.message for m in editor.client.log_messages)
+        renames = [c for c in edit.edit.document_changes or [] if isinstance(c, lsp.RenameFile)]
+        assert [(r.old_uri.rsplit("/", 2)[-2:], r.new_uri.rsplit("/", 1)[-1]) for r in renames] == [
+            (["docs", "README.md"], "README.md")
+        ]
+        assert not (workspace / "docs").exists(), "the directory emptied by the restore was left behind"
 
         redo = await editor.request("retrace/checkpoint/restore", {"id": cp["id"], "mode": "code"})
         assert redo["outcome"]["kind"] == "applied", redo
@@ -91,3 +95,18 @@ async def test_permissions_are_asked_and_settings_reload_without_restart(
     finally:
         await stop_editor(editor)
         model.stop()
+
+
+async def test_offline_mode_starts_the_fake_model_in_the_server(workspace: Path, store: Path) -> None:
+    env = {
+        "RETRACE_FAKE_MODEL": str(SCENARIOS / "session.json"),
+        "ANTHROPIC_API_KEY": "",
+        "ANTHROPIC_BASE_URL": "",
+    }
+    editor = await start_editor(workspace, store, env=env, settings=AUTO)
+    try:
+        turn = await editor.run_turn("first task")
+        assert len(editor.events_of("checkpointCreated", turn["turnId"])) == 3
+        assert any("fake Messages API" in m.message for m in editor.client.log_messages)
+    finally:
+        await stop_editor(editor)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import AUTO, model_env
-from lsp_support import EditorClient, start_editor, stop_editor
+from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 
 from retrace.fakemodel import FakeModel
 from retrace.lsp.rpc import RETRACE_ERROR_CODE
@@ -99,5 +98,28 @@ async def test_invalid_settings_fall_back_to_defaults(
         assert any("maxTokens" in m.message for m in client.client.log_messages)
         update = await client.request("retrace/settings/update", {"settings": {"excludes": ["*.log"]}})
         assert update["applied"] is True and update["restartRequired"] == ["excludes"]
+    finally:
+        await stop_editor(client)
+
+
+async def test_clean_shutdown_releases_the_store(
+    workspace: Path, store: Path, session_model: FakeModel
+) -> None:
+    first = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
+    head = (await first.request("retrace/timeline/get", {}))["head"]
+    await stop_editor(first)
+    assert first.client._server is not None and first.client._server.returncode == 0
+    second = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
+    try:
+        assert (await second.request("retrace/timeline/get", {}))["head"] == head
+    finally:
+        await stop_editor(second)
+
+
+async def test_without_a_workspace_folder_methods_say_why(workspace: Path, store: Path) -> None:
+    client = await start_editor(workspace, store, open_folder=False)
+    try:
+        error = await client.request_error("retrace/timeline/get", {})
+        assert error.code == -32002 and "no workspace folder" in error.message
     finally:
         await stop_editor(client)

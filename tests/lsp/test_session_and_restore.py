@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import APP_PY
-from lsp_support import EditorClient
+from lsp_support import APP_PY, EditorClient
 from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.e2e
@@ -138,7 +137,7 @@ async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, w
     assert outcome["checkpoint"]["restoredFrom"] == created[0]["id"]
     assert (workspace / "src" / "app.py").read_text("utf-8") == before["text"]
     assert not (workspace / "counter.txt").exists()
-    assert not (workspace / "gen" / "out.txt").exists()
+    assert not (workspace / "gen").exists(), "the directory emptied by the restore was left behind"
     assert (workspace / "hello.txt").exists()
 
     # It went through the editor: one versioned text edit with a minimal change, plus deletes.
@@ -162,6 +161,12 @@ async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, w
 
     again = await restore(editor, outcome["checkpoint"]["parent"], "code")
     assert again["outcome"]["kind"] == "nothingToRestore"
+
+    # "Restore this file": only the given path changes.
+    one = await restore(editor, created[0]["id"], "code", paths=["src/app.py"])
+    assert one["outcome"]["kind"] == "applied", one
+    assert (workspace / "src" / "app.py").read_text("utf-8") == before["text"]
+    assert (workspace / "counter.txt").exists() and (workspace / "gen" / "out.txt").exists()
 
 
 async def test_conversation_and_both_modes(editor: EditorClient, workspace: Path) -> None:
@@ -201,6 +206,25 @@ async def test_conflicts_are_never_overwritten_silently(editor: EditorClient, wo
     assert (workspace / "counter.txt").exists(), "a conflicting restore changed other files"
     assert editor.applied_edits == []
 
+    [conflicted] = [f for f in conflict["outcome"]["plan"]["files"] if f["action"] == "conflict"]
+    merged = conflicted["conflict"]["mergedText"]
+    assert merged is not None and "return 1" in merged and "the user's own line" in merged
+
+    preview = await restore(
+        editor, created[0]["id"], "code", resolutions={"src/app.py": "merge"}, dryRun=True
+    )
+    assert preview["outcome"]["kind"] == "applied" and app.read_text("utf-8") == user_text
+    merge = await restore(editor, created[0]["id"], "code", resolutions={"src/app.py": "merge"})
+    assert merge["outcome"]["kind"] == "applied", merge
+    assert app.read_text("utf-8") == merged
+    # Undo the merge restore, then try the other resolutions from the same conflicted state.
+    undo = await restore(editor, merge["outcome"]["checkpoint"]["parent"], "code", force=True)
+    assert undo["outcome"]["kind"] == "applied", undo
+    assert app.read_text("utf-8") == user_text and (workspace / "counter.txt").exists()
+
+    # The user edits again (unrecorded): skip keeps it, force overwrites it but keeps it restorable.
+    app.write_text(user_text + "# and another\n", "utf-8")
+    user_text = app.read_text("utf-8")
     skip = await restore(editor, created[0]["id"], "code", resolutions={"src/app.py": "skip"})
     assert skip["outcome"]["kind"] == "applied", skip
     assert app.read_text("utf-8") == user_text
@@ -227,9 +251,12 @@ async def test_unsaved_editor_buffer_is_a_conflict_and_versions_are_honoured(
     uri = editor.open_document("src/app.py")
     editor.type_in_document(uri, (workspace / "src" / "app.py").read_text("utf-8") + "# unsaved\n")
 
+    preview = await restore(editor, created[0]["id"], "code", dryRun=True)
+    assert preview["outcome"]["kind"] == "conflict" and preview["outcome"]["dryRun"] is True, preview
     conflict = await restore(editor, created[0]["id"], "code")
     assert conflict["outcome"]["kind"] == "conflict", conflict
     assert conflict["outcome"]["files"][0]["detail"] == "unsaved changes in the editor"
+    assert editor.applied_edits == []
 
     forced = await restore(editor, created[0]["id"], "code", force=True)
     assert forced["outcome"]["kind"] == "applied", forced

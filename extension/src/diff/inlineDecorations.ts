@@ -118,10 +118,33 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
         const rpc = this.ctx.rpc;
         this.range = data === undefined ? undefined : highlightRange(data, this.scope);
         this.lines = new Map();
+        const head = data?.head ?? null;
         if (this.range !== undefined && rpc !== undefined) {
             try {
-                const diff = await rpc.request(METHODS.checkpointDiff, { from: this.range.from });
-                this.lines = parseUnifiedDiff(diff.patch);
+                if (head === null) {
+                    this.lines = parseUnifiedDiff((await rpc.request(METHODS.checkpointDiff, { from: this.range.from })).patch);
+                } else {
+                    // Lines come from the recorded states (base → head) so edits the user made since
+                    // are never attributed to the agent; files edited since the head fall back to
+                    // base → current so the line numbers still match the editor.
+                    const [recorded, since] = await Promise.all([
+                        rpc.request(METHODS.checkpointDiff, { from: this.range.from, to: head }),
+                        rpc.request(METHODS.checkpointDiff, { from: head, maxPatchBytes: 1 }),
+                    ]);
+                    this.lines = parseUnifiedDiff(recorded.patch);
+                    const drifted = since.files.map(f => f.path).filter(p => this.lines.has(p));
+                    if (drifted.length > 0) {
+                        const current = parseUnifiedDiff((await rpc.request(METHODS.checkpointDiff, { from: this.range.from, paths: drifted })).patch);
+                        for (const path of drifted) {
+                            const lines = current.get(path);
+                            if (lines === undefined) {
+                                this.lines.delete(path);
+                            } else {
+                                this.lines.set(path, lines);
+                            }
+                        }
+                    }
+                }
             } catch (err) {
                 log.warn(`change highlights unavailable: ${errorMessage(err)}`);
             }

@@ -22,6 +22,7 @@ A checkpoint's conversation cursor is ``"<messageId>"`` or, for a tool checkpoin
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterable
@@ -33,6 +34,8 @@ from pydantic import Field
 
 from retrace.agent.validation import validate_messages
 from retrace.camel import CamelModel
+
+log = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant"]
 
@@ -136,8 +139,13 @@ class Conversation:
     @classmethod
     def from_events(cls, session_id: str, events: Iterable[dict[str, Any]]) -> Conversation:
         conv = cls(session_id)
-        for event in events:
-            conv.apply(event)
+        for number, event in enumerate(events, 1):
+            try:
+                conv.apply(event)
+            except (KeyError, TypeError, ValueError) as e:  # a damaged line must not lose the session
+                log.warning(
+                    "session %s: journal event %d (%s) skipped: %r", session_id, number, event.get("type"), e
+                )
         return conv
 
     def apply(self, event: dict[str, Any]) -> None:

@@ -232,8 +232,7 @@ class AgentService:
     async def wait_idle(self, session_id: str) -> None:
         task = self._tasks.get(session_id)
         if task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
+            await asyncio.wait({task})  # never raises the turn's outcome; our own cancel propagates
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running turn (a running command's process group is killed); ``False`` if idle."""

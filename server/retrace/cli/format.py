@@ -6,6 +6,7 @@ same way. JSON output does not go through here: it is :func:`retrace.camel.dump`
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, assert_never
@@ -58,15 +59,13 @@ def change_summary(files: Sequence[FileChange]) -> str:
 
 
 def recoverability_note(cp: Checkpoint) -> str:
-    """Empty for ``full``; otherwise says what cannot be restored and why."""
+    """Empty for ``full``; otherwise the label with each file that cannot be restored and why."""
     match cp.recoverability:
         case "full":
             return ""
-        case "partial":
+        case "partial" | "none":
             what = "; ".join(f"{u.path}: {u.reason}" for u in cp.unrecoverable)
-            return f"partial ({what})" if what else "partial"
-        case "none":
-            return "none (its changes cannot be restored)"
+            return f"{cp.recoverability}: {what}" if what else cp.recoverability
         case other:
             assert_never(other)
 
@@ -192,7 +191,7 @@ def conflict_way_out(plan: RestorePlan | None) -> str:
     example = conflicts[0]
     choice = "merge" if example.conflict and example.conflict.merged_text is not None else "skip"
     return (
-        f"Way out: decide per file with --resolve, e.g. --resolve '{example.path}={choice}' "
+        f"Way out: decide per file with --resolve, e.g. --resolve {shlex.quote(f'{example.path}={choice}')} "
         "(overwrite | skip | merge), or --force to overwrite every conflicting file."
     )
 

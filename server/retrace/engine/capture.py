@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,6 +29,9 @@ from retrace.engine.scan import Ignorer, StatCache, entry_of, matches, read_entr
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.watch import DirtySet, Watcher
+
+BULK = 32
+"""More cache misses than this in one capture: pack them and read them from a thread pool."""
 
 
 class Capturer:
@@ -79,7 +82,12 @@ class Capturer:
 
     # ------------------------------------------------------------------ one path
     def _entry(
-        self, rel: str, st: os.stat_result, store: bool, head_e: FileEntry | None = None
+        self,
+        rel: str,
+        st: os.stat_result,
+        store: bool,
+        head_e: FileEntry | None = None,
+        put: Callable[[bytes, str], str] | None = None,
     ) -> FileEntry | None:
         key = self.cache.lookup(rel, st)
         if key is not None:
@@ -92,7 +100,7 @@ class Capturer:
         if r is None:
             return None
         if store and r.data is not None and r.entry.hash is not None:
-            self.blobs.put(r.data, r.entry.hash)
+            (put or self.blobs.put)(r.data, r.entry.hash)
             self.cache.put(rel, st, r.entry)
         return r.entry
 
@@ -162,11 +170,11 @@ class Capturer:
             self._drop_under(rel, head, delta, set())
             return
         seen: set[str] = set()
+        misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
         for p, st in walk(self.workspace, self.ignorer, rel):
             seen.add(p)
-            e = self._entry(p, st, store, head.get(p))
-            if e is not None and not same(e, head.get(p)):
-                delta[p] = e
+            misses.append((p, st, head.get(p)))
+        self._resolve(misses, store, delta)
         self._drop_under(rel, head, delta, seen)
 
     def detect(self, head: Mapping[str, FileEntry], *, full: bool = False, store: bool = True) -> Delta:
@@ -184,8 +192,9 @@ class Capturer:
                     else:
                         self._drop_under(d, head, delta, set())
                         dirty.files.add(d)
-                files = sorted(dirty.files - dirty.dirs) if dirty.dirs else sorted(dirty.files)
-                for rel in files:
+                # A path in both sets (a file replaced by a directory or the reverse) is also
+                # checked as a file: a tracked file that is now a directory is deleted.
+                for rel in sorted(dirty.files):
                     if rel in delta:
                         continue
                     if self.ignorer.excluded_path(rel, False):
@@ -203,7 +212,7 @@ class Capturer:
                 return delta
         # Unhealthy or no watcher: re-watch each directory before listing it, so nothing slips
         # between this walk and the next drain.
-        rewatch = w is not None and not w.healthy and store
+        rewatch = w is not None and not w.healthy and not w.exhausted and store
         if rewatch and w is not None:
             w.start(watch_tree=False)
         self._pending = DirtySet()
@@ -224,19 +233,32 @@ class Capturer:
             if key is not None and matches(he, key):
                 continue
             misses.append((rel, st, he))
-        # Reading, hashing and compressing release the GIL: a few threads overlap the I/O.
-        if len(misses) > 32:
-            with ThreadPoolExecutor(max_workers=4) as pool:
-                entries = list(pool.map(lambda m: self._entry(m[0], m[1], store, m[2]), misses))
-        else:
-            entries = [self._entry(rel, st, store, he) for rel, st, he in misses]
-        for (rel, _st, he), e in zip(misses, entries, strict=True):
-            if e is not None and not same(e, he):
-                delta[rel] = e
+        self._resolve(misses, store, delta)
         for p in head:
             if p not in seen:
                 delta[p] = None
         return delta
+
+    def _resolve(
+        self, misses: list[tuple[str, os.stat_result, FileEntry | None]], store: bool, delta: Delta
+    ) -> None:
+        """Entries of paths the stat cache could not vouch for, into ``delta`` when changed.
+        Many at once (a baseline, a big command) go to one pack, read by a few threads: reading,
+        hashing and compressing release the GIL. The pack is published before this returns."""
+        if len(misses) <= BULK:
+            entries = [self._entry(rel, st, store, he) for rel, st, he in misses]
+        else:
+            with self.blobs.batch() as batch, ThreadPoolExecutor(max_workers=4) as pool:
+                put = batch.put if store else None
+
+                def run(chunk: list[tuple[str, os.stat_result, FileEntry | None]]) -> list[FileEntry | None]:
+                    return [self._entry(rel, st, store, he, put=put) for rel, st, he in chunk]
+
+                chunks = [misses[i : i + 512] for i in range(0, len(misses), 512)]
+                entries = [e for part in pool.map(run, chunks) for e in part]
+        for (rel, _st, he), e in zip(misses, entries, strict=True):
+            if e is not None and not same(e, he):
+                delta[rel] = e
 
     def baseline(self) -> Manifest:
         if self.watcher is not None:

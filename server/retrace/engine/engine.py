@@ -82,11 +82,15 @@ from retrace.engine.models import (
 from retrace.engine.planner import PathState, plan_restore
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
-from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal
+from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
 
 log = logging.getLogger(__name__)
+
+LINE_STATS_BUDGET_S = 0.025
+"""Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
+STAT_CACHE_SAVE_EVERY_S = 120.0
 
 EXTERNAL_KINDS = frozenset({"external", "safety"})
 """Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
@@ -129,6 +133,8 @@ class Engine:
         self._restore_ms: list[float] = []
         self._restores = 0
         self._restores_ok = 0
+        self._stats_omitted = 0
+        self._cache_saved_at = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -168,6 +174,10 @@ class Engine:
             raise RetraceError(f"store {store_dir} belongs to workspace {meta.get('workspace')}, not {ws}")
         if not readonly:
             eng._lock.acquire()
+            # Cut torn tails now (not only when a session is next written) so every later
+            # append to any journal starts on a fresh line.
+            for sid in eng._layout.session_ids():
+                repair_tail(eng._layout.journal(sid))
         try:
             eng._load()
             eng._session_id = session_id or eng._ids.new()
@@ -301,6 +311,13 @@ class Engine:
             self._snap_cache.move_to_end(sid)
         return m
 
+    def _remember_snapshot(self, sid: str, m: Manifest) -> None:
+        """Cache a snapshot we just wrote (a copy: the head manifest keeps changing), so the
+        first restore touching an old path does not have to decode it from the store."""
+        self._snap_cache[sid] = dict(m)
+        while len(self._snap_cache) > 4:
+            self._snap_cache.popitem(last=False)
+
     def _manifest_at(self, cid: str) -> Manifest:
         """Full manifest of a checkpoint (a fresh dict the caller may not mutate if head)."""
         if cid == self._head_id and self._head:
@@ -407,10 +424,19 @@ class Engine:
             return None
 
     def _file_changes(
-        self, old: Mapping[str, FileEntry | None], new: Delta, *, new_on_disk: bool = False
+        self,
+        old: Mapping[str, FileEntry | None],
+        new: Delta,
+        *,
+        new_on_disk: bool = False,
+        budget_s: float | None = None,
     ) -> list[FileChange]:
         """FileChanges for paths going from ``old[p]`` to ``new[p]``, pairing renames.
-        ``new_on_disk``: the new side is the workspace (its content may not be stored yet)."""
+        ``new_on_disk``: the new side is the workspace (its content may not be stored yet).
+        ``budget_s``: stop counting lines after this long (the rest report 0/0; the number
+        is left in ``self._stats_omitted``) so a huge shell change cannot stall a capture."""
+        self._stats_omitted = 0
+        deadline = time.perf_counter() + budget_s if budget_s is not None else None
         added = [p for p, e in new.items() if e is not None and old.get(p) is None]
         deleted = {p: old[p] for p, e in new.items() if e is None and old.get(p) is not None}
         by_hash: dict[str, list[str]] = {}
@@ -434,6 +460,10 @@ class Engine:
                 out.append(FileChange(path=p, status="renamed", old_path=renamed[p]))
                 continue
             status = "added" if o is None else "deleted" if n is None else "modified"
+            if deadline is not None and time.perf_counter() > deadline:
+                self._stats_omitted += 1
+                out.append(FileChange(path=p, status=status))
+                continue
             adds, dels, binary = (
                 line_stats(self._content(o), self._read_disk(p) if new_on_disk else self._content(n))
                 if ((o is None or o.kind == "file") and (n is None or n.kind == "file"))
@@ -461,7 +491,9 @@ class Engine:
         self._require_writer()
         delta = {p: e for p, e in delta.items() if not same(self._head.get(p), e)}
         old = {p: self._head.get(p) for p in delta}
-        files = self._file_changes(old, delta)
+        files = self._file_changes(old, delta, budget_s=LINE_STATS_BUDGET_S)
+        if self._stats_omitted:
+            meta = {**(meta or {}), "lineStatsOmitted": self._stats_omitted}
         unrec = [
             Unrecoverable(path=p, reason=e.unstored or "content not stored")
             for p, e in sorted(delta.items())
@@ -525,6 +557,7 @@ class Engine:
         if snapshot is not None:
             self._snapshots[cid] = snapshot
             self._snap_depth[cid] = 0
+            self._remember_snapshot(snapshot, self._head)
         else:
             self._snap_depth[cid] = depth
         self._head_id = cid
@@ -578,6 +611,7 @@ class Engine:
         self._snap_depth[cid] = 0
         self._head_id = cid
         self._head = manifest
+        self._remember_snapshot(snapshot, manifest)
         self._prov = {}
 
     # ------------------------------------------------------------------ capture
@@ -586,6 +620,17 @@ class Engine:
         if self._head_id is None:
             raise RetraceError("the store has no checkpoint yet")
         return self._cps[self._head_id]
+
+    def capture_status(self) -> dict[str, Any]:
+        """How shell-call detection works right now (plain JSON, for status displays and the
+        benchmark): ``watcher`` healthy or not (and why), and the number of full stat walks."""
+        cap = self._capture
+        w = cap.watcher if cap is not None else None
+        return {
+            "watcher": bool(w is not None and w.healthy),
+            "watcherReason": (w.reason if w is not None else "watcher disabled") or "",
+            "walks": cap.walks if cap is not None else 0,
+        }
 
     @property
     def session_id(self) -> str:
@@ -645,6 +690,10 @@ class Engine:
         else:
             rels = [self._rel(p) for p in changed_paths]
             delta = self._capture.capture_paths(rels, self._head)
+        if time.monotonic() - self._cache_saved_at > STAT_CACHE_SAVE_EVERY_S:
+            # Periodically, so a crash costs at most a couple of minutes of re-hashing.
+            self._capture.save_cache()
+            self._cache_saved_at = time.monotonic()
         return self._commit(
             kind,
             delta,

@@ -35,14 +35,7 @@ def _dir_bytes(path: str) -> int:
 def store_stats(eng: Engine) -> StoreStats:
     layout = eng._layout
     blobs = eng._blobs
-    n = blob_bytes = raw = 0
-    for bid in blobs.ids():
-        n += 1
-        try:
-            blob_bytes += blobs.path(bid).stat().st_size
-            raw += blobs.raw_size(bid)
-        except OSError:
-            continue
+    n, blob_bytes, raw = blobs.usage()
     journal_bytes = 0
     restore_ms: list[float] = []
     restores = ok = 0
@@ -127,27 +120,14 @@ def _drop_checkpoints(eng: Engine, drop: set[str]) -> None:
                 break
         if not chain_ok:
             new_snaps[cid] = eng._blobs.put(encode_snapshot(eng._manifest_at(cid)))
-    # Rewrite each journal atomically (all blobs written above, before any journal changes).
+    # Rewrite the journals atomically, in two passes so a crash between two files never leaves a
+    # kept checkpoint without a reachable snapshot: first add the snapshots, then drop lines.
     for w in eng._writers.values():
         w.close()
     eng._writers.clear()
-    for sid in eng._layout.session_ids():
-        path = eng._layout.journal(sid)
-        lines: list[str] = []
-        for ev in read_journal(path):
-            if ev.get("type") == "checkpoint":
-                cid = ev.get("checkpoint", {}).get("id")
-                if cid in drop:
-                    continue
-                if cid in new_snaps:
-                    ev["snapshot"] = new_snaps[cid]
-            lines.append(json.dumps(ev, ensure_ascii=True, separators=(",", ":")))
-        tmp = path.with_name(path.name + ".gc.tmp")
-        with tmp.open("w") as f:
-            f.write("".join(line + "\n" for line in lines))
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
+    if new_snaps:
+        _rewrite_journals(eng, set(), new_snaps)
+    _rewrite_journals(eng, drop, {})
     for cid in drop:
         eng._cps.pop(cid, None)
         eng._deltas.pop(cid, None)
@@ -158,6 +138,31 @@ def _drop_checkpoints(eng: Engine, drop: set[str]) -> None:
         eng._snapshots[cid] = sid_
         eng._snap_depth[cid] = 0
     eng._rebuild_provenance()
+
+
+def _rewrite_journals(eng: Engine, drop: set[str], new_snaps: dict[str, str]) -> None:
+    for sid in eng._layout.session_ids():
+        path = eng._layout.journal(sid)
+        lines: list[str] = []
+        changed = False
+        for ev in read_journal(path):
+            if ev.get("type") == "checkpoint":
+                cid = ev.get("checkpoint", {}).get("id")
+                if cid in drop:
+                    changed = True
+                    continue
+                if cid in new_snaps:
+                    ev["snapshot"] = new_snaps[cid]
+                    changed = True
+            lines.append(json.dumps(ev, ensure_ascii=True, separators=(",", ":")))
+        if not changed:
+            continue
+        tmp = path.with_name(path.name + ".gc.tmp")
+        with tmp.open("w") as f:
+            f.write("".join(line + "\n" for line in lines))
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
 
 
 def _sweep_blobs(eng: Engine) -> int:
@@ -174,6 +179,7 @@ def _sweep_blobs(eng: Engine) -> int:
     dead = [b for b in eng._blobs.ids() if b not in live]
     for b in dead:
         eng._blobs.remove(b)
+    eng._blobs.compact_packs()
     eng._blobs.remove_stray_tmp()
     if dead and eng._capture is not None:
         eng._capture.cache.drop_hashes(set(dead))

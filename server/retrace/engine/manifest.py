@@ -119,14 +119,22 @@ def delta_from_json(d: dict[str, Any]) -> Delta:
 
 
 def encode_snapshot(m: Manifest) -> bytes:
-    return json.dumps(
-        {p: entry_to_json(e) for p, e in sorted(m.items())}, separators=(",", ":"), ensure_ascii=True
-    ).encode()
+    """JSON rows ``[path, kind, hash, size, executable, target, unstored]`` sorted by path:
+    arrays decode several times faster than objects, and a 50k-file snapshot is read on open."""
+    rows = [
+        [p, e.kind, e.hash, e.size, 1 if e.executable else 0, e.target, e.unstored]
+        for p, e in sorted(m.items())
+    ]
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=True).encode()
 
 
 def decode_snapshot(data: bytes) -> Manifest:
-    raw: dict[str, Any] = json.loads(data)
-    return {p: entry_from_json(e) for p, e in raw.items()}
+    raw = json.loads(data)
+    if isinstance(raw, dict):  # the first snapshot format: {path: entry-json}
+        return {p: entry_from_json(e) for p, e in raw.items()}
+    return {
+        r[0]: make_entry(r[1], r[2], r[3], executable=bool(r[4]), target=r[5], unstored=r[6]) for r in raw
+    }
 
 
 def diff_manifests(old: Manifest, new: Manifest) -> Delta:

@@ -101,6 +101,8 @@ class Watcher:
         self.healthy = False
         self.reason = "not started"
         self.available = self._lib is not None
+        self.exhausted = False
+        """The watch limit was hit: re-watching would fail again, so callers just stat-walk."""
 
     def start(self, *, watch_tree: bool = True) -> bool:
         """(Re)create the inotify instance and watch every non-excluded directory (or, with
@@ -143,11 +145,11 @@ class Watcher:
             err = ctypes.get_errno()
             if err in (errno.ENOENT, errno.ENOTDIR):
                 return  # vanished meanwhile: its parent's event reports it
-            self.invalidate(
-                "inotify watch limit reached (raise fs.inotify.max_user_watches)"
-                if err == errno.ENOSPC
-                else f"inotify_add_watch({rel or '.'}) failed: {os.strerror(err)}"
-            )
+            if err == errno.ENOSPC:
+                self.exhausted = True
+                self.invalidate("inotify watch limit reached (raise fs.inotify.max_user_watches)")
+            else:
+                self.invalidate(f"inotify_add_watch({rel or '.'}) failed: {os.strerror(err)}")
             return
         self._wd[wd] = rel
 

@@ -135,7 +135,10 @@ class FakeModel:
             self._httpd = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
             self._httpd.daemon_threads = True
             self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name="retrace-fake-model", daemon=True
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},  # stop() waits for one poll
+                name="retrace-fake-model",
+                daemon=True,
             )
             self._thread.start()
         return self.base_url

@@ -26,18 +26,40 @@ _LEVELS = (
 
 
 class WindowLogMessageHandler(logging.Handler):
+    """Forwards records once the client is ``initialized``; earlier ones are held (bounded) so the
+    first message a client reads is the ``initialize`` response."""
+
+    HELD_MAX = 200
+
     def __init__(self, server: LanguageServer) -> None:
         super().__init__()
         self.server = server
+        self.held: list[logging.LogRecord] | None = []
+
+    def client_ready(self) -> None:
+        held, self.held = self.held or [], None
+        for record in held:
+            self.emit(record)
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.name.startswith("pygls") or self.server.protocol.writer is None:
+            return
+        if self.held is not None:
+            if len(self.held) < self.HELD_MAX:
+                self.held.append(record)
             return
         kind = next((kind for level, kind in _LEVELS if record.levelno >= level), lsp.MessageType.Log)
         try:
             self.server.window_log_message(lsp.LogMessageParams(type=kind, message=self.format(record)))
         except Exception:  # logging must never take the server down
             self.handleError(record)
+
+
+def client_ready() -> None:
+    """The client sent ``initialized``: start forwarding log records (held ones first)."""
+    for handler in logging.getLogger("retrace").handlers:
+        if isinstance(handler, WindowLogMessageHandler):
+            handler.client_ready()
 
 
 def setup_logging(server: LanguageServer) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from cattrs import Converter
 from lsprotocol import converters
@@ -42,7 +42,6 @@ log = logging.getLogger(__name__)
 RETRACE_ERROR_CODE = -32000
 """JSON-RPC error code of every deliberate Retrace error; ``data.code`` says which one."""
 
-P = TypeVar("P", bound=BaseModel)
 Handler = Callable[["RetraceServer", Any], Awaitable[BaseModel | None]]
 
 

@@ -45,7 +45,7 @@ class RetraceServer(LanguageServer):
         self.settings = ServerSettings()
         self.editor_state: dict[str, Any] | None = None
         """Latest ``retrace/editor/didChangeState`` payload (plain JSON, camelCase)."""
-        self.startup: asyncio.Task[Services] | None = None
+        self.startup: asyncio.Future[Services] | None = None
 
     # ------------------------------------------------------------------ services
     async def services(self) -> Services:
@@ -79,12 +79,14 @@ class RetraceServer(LanguageServer):
     # ------------------------------------------------------------------ outgoing messages
     def send_notification(self, method: str, payload: BaseModel) -> None:
         """Notify the client with a declared server → client notification."""
-        assert spec(method).direction == "serverNotification", method
+        if spec(method).direction != "serverNotification":
+            raise ValueError(f"{method} is not a server → client notification")
         self.protocol.notify(method, dump(payload))
 
     async def send_request(self, method: str, payload: BaseModel) -> Any:
         """Send a declared server → client request; returns the client's plain-JSON result."""
-        assert spec(method).direction == "serverRequest", method
+        if spec(method).direction != "serverRequest":
+            raise ValueError(f"{method} is not a server → client request")
         return await self.protocol.send_request_async(method, dump(payload))
 
     # ------------------------------------------------------------------ errors

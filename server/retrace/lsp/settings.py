@@ -8,6 +8,8 @@ size cap, retention) take effect at the next server start and are reported as su
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,10 @@ _RESTART_FIELDS = ("excludes", "max_file_bytes", "retention")
 
 
 async def apply_settings(server: RetraceServer, settings: ServerSettings) -> SettingsUpdateResult:
+    if server.startup is not None and not server.startup.done():
+        # Settings pulled while the store is still opening must reach the agent built by it.
+        with contextlib.suppress(Exception):
+            await asyncio.shield(server.startup)
     previous = server.settings
     server.settings = settings
     restart = [

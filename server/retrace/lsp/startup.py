@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from retrace import fakemodel
 from retrace.agent.loop import EngineGate
 from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
@@ -72,10 +74,9 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     log.info("opening workspace %s (store: %s)", workspace, store or "default")
     engine = await asyncio.to_thread(Engine.open, workspace, store, config=engine_config(settings))
     try:
-        # Imported here: only a server without a real model endpoint needs the fake one.
-        from retrace import fakemodel
-
-        base_url = fakemodel.start_for_env()
+        # A configured endpoint (retrace.baseUrl) beats the offline fake, unless one is forced.
+        forced = bool(os.environ.get("RETRACE_FAKE_MODEL"))
+        base_url = fakemodel.start_for_env() if forced or settings.base_url is None else None
         if base_url is not None:
             log.info("offline mode: fake Messages API at %s", base_url)
         agent = AgentService(engine, LspAgentHost(server), agent_settings(settings, base_url))

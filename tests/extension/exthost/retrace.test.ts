@@ -171,6 +171,31 @@ suite('Retrace in the extension host', () => {
         }
     });
 
+    test('a settings change is forwarded without restarting the server', async () => {
+        const before = a.ctx.rpc;
+        assert.ok(before);
+        const config = vscode.workspace.getConfiguration('retrace');
+        await config.update('maxTokens', 4096, vscode.ConfigurationTarget.Global);
+        try {
+            await waitFor('setting visible', () => vscode.workspace.getConfiguration('retrace').get<number>('maxTokens') === 4096);
+            // Still the same client, still answering.
+            assert.equal(a.ctx.rpc, before);
+            await a.timeline.refresh();
+            assert.equal(a.ctx.serverState.kind, 'running');
+        } finally {
+            await config.update('maxTokens', undefined, vscode.ConfigurationTarget.Global);
+        }
+    });
+
+    test('summarize up to a checkpoint records a summary checkpoint', async () => {
+        const last = turnOne[turnOne.length - 1];
+        assert.ok(last);
+        const summary = await vscode.commands.executeCommand<Checkpoint | undefined>(COMMANDS.summarizeUpTo, last.id);
+        assert.equal(summary?.kind, 'summary', JSON.stringify(summary));
+        await a.timeline.refresh();
+        assert.ok(a.timeline.checkpoint(summary.id), 'the summary appears in the timeline');
+    });
+
     test('inline highlights mark the lines of the last turn', async () => {
         a.highlighter.setScope({ kind: 'since', checkpointId: turnOne[0]?.parent ?? '' });
         await a.highlighter.refresh();
@@ -180,5 +205,45 @@ suite('Retrace in the extension host', () => {
         assert.ok(hover, 'hover on a changed line');
         const md = hover.contents[0] as vscode.MarkdownString;
         assert.match(md.value, /Restore this file to before this change/);
+
+        // The hover's link: restore hello.txt to before the checkpoint that last changed it.
+        const changedBy = /command:retrace\.restoreFileBefore\?([^)]+)\)/.exec(md.value)?.[1];
+        assert.ok(changedBy, md.value);
+        const [path, cpId] = JSON.parse(decodeURIComponent(changedBy)) as [string, string];
+        assert.equal(path, 'hello.txt');
+        const restorePrompter = a.setPrompter(new ScriptedPrompter((_m, buttons) => (buttons.includes('Restore') ? 'Restore' : undefined)));
+        try {
+            const result = await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreFileBefore, path, cpId);
+            assert.equal(result?.outcome.kind, 'applied', JSON.stringify(result));
+            assert.equal(await readText('hello.txt'), 'Hello from Retrace\n');
+            assert.deepEqual(result.outcome.files.map(f => f.path), ['hello.txt'], 'only that file');
+        } finally {
+            restorePrompter();
+        }
+    });
+
+    // Last: the diff views load documents for files that later restores delete, and the server
+    // currently treats such lingering buffers as unsaved work (see the report).
+    test('clicking a checkpoint opens its diff; compare with current opens the multi-file changes view', async () => {
+        const edit = turnOne[1];
+        assert.ok(edit);
+        await vscode.commands.executeCommand(COMMANDS.openDiff, edit.id);
+        const diffTab = await waitFor('diff tab', () => {
+            const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+            return tab?.input instanceof vscode.TabInputTextDiff ? tab.input : undefined;
+        });
+        assert.equal(diffTab.original.scheme, CHECKPOINT_SCHEME);
+        assert.equal(diffTab.modified.scheme, CHECKPOINT_SCHEME);
+        assert.match(diffTab.modified.query, new RegExp(`cp=${edit.id}`));
+
+        const base = turnOne[0]?.parent;
+        assert.ok(base);
+        await vscode.commands.executeCommand(COMMANDS.compareWithCurrent, base);
+        const label = await waitFor('changes tab', () => {
+            const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+            return tab?.label.includes('↔ current') ? tab.label : undefined;
+        });
+        assert.match(label, /Retrace: baseline ↔ current/);
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     });
 });

@@ -95,7 +95,15 @@ class JournalWriter:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         repair_tail(path)
+        created = not path.exists()
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        if created:
+            # Make the new file's directory entry durable too (power loss, not just kill -9).
+            dfd = os.open(path.parent, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
 
     def append(self, event: dict[str, Any]) -> None:
         line = json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"

@@ -40,7 +40,7 @@ class StoreLayout:
         self.blobs = root / "blobs"
         self.sessions = root / "sessions"
         self.cache = root / "cache"
-        self.stat_cache = self.cache / "stat-cache.json"
+        self.stat_cache = self.cache / "stat-cache.marshal"
         self.lock = root / "lock"
 
     def journal(self, session_id: str) -> Path:

@@ -13,10 +13,11 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 from pygls.uris import to_fs_path
 
-from retrace.lsp.rpc import validation_message
+from retrace.lsp.log import client_ready
+from retrace.lsp.rpc import NotReadyError, validation_message
 from retrace.lsp.settings import parse_settings, pull_settings
-from retrace.lsp.startup import shutdown, start_services, stop_agent
-from retrace.protocol.models import InitializationOptions
+from retrace.lsp.startup import Services, shutdown, start_services, stop_agent
+from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -45,10 +46,9 @@ def initialization_options(raw: Any) -> InitializationOptions:
         log.error("initializationOptions: %s", validation_message("initialize", exc))
     settings = parse_settings(raw.get("settings"))
     store_dir = raw.get("storeDir")
-    return InitializationOptions.model_validate(
-        {"storeDir": store_dir if isinstance(store_dir, str) else None, "settings": settings}
-        if settings is not None
-        else {"storeDir": store_dir if isinstance(store_dir, str) else None}
+    return InitializationOptions(
+        store_dir=store_dir if isinstance(store_dir, str) else None,
+        settings=settings or ServerSettings(),
     )
 
 
@@ -59,7 +59,12 @@ def register_lifecycle(server: RetraceServer) -> None:
         server.settings = options.settings
         root = workspace_root(params)
         if root is None:
-            log.error("initialize: no workspace folder; Retrace methods will fail until one is opened")
+            log.error("initialize: no workspace folder is open; Retrace needs one")
+            failed: asyncio.Future[Services] = asyncio.get_running_loop().create_future()
+            failed.set_exception(
+                NotReadyError("no workspace folder is open (open a folder, then restart Retrace)")
+            )
+            server.startup = failed
             return
         log.info(
             "initialize: workspace %s, python %s, settings %s",
@@ -72,6 +77,7 @@ def register_lifecycle(server: RetraceServer) -> None:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
+        client_ready()
         await pull_settings(server)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)

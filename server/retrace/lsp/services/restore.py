@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
@@ -77,6 +78,8 @@ class EditPlan:
     save_uris: list[str] = field(default_factory=list)
     disk_ops: list[Op] = field(default_factory=list)
     disk_reasons: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    """Workspace-relative paths the editor deletes (or renames away)."""
 
     def disk(self, op: Op, why: str) -> None:
         self.disk_ops.append(op)
@@ -91,6 +94,20 @@ def _text(data: bytes | None) -> str | None:
     except UnicodeDecodeError:
         return None
     return None if "\x00" in text else text
+
+
+def prune_emptied_dirs(workspace: Path, deleted: list[str]) -> None:
+    """Remove directories that the editor's deletes left empty (like the engine's disk apply);
+    a directory that still holds anything, or the workspace itself, stays."""
+    root = workspace.resolve()
+    for rel in deleted:
+        directory = workspace_file(workspace, rel).parent
+        while directory != root and root in directory.parents:
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+            directory = directory.parent
 
 
 def effective_resolution(
@@ -112,9 +129,8 @@ class RestoreService:
         if not params.dry_run:
             await self._refuse_while_running()
         resolutions = dict(params.resolutions or {})
-        through_editor = (
-            params.mode != "conversation" and not params.dry_run and self.server.client_can_apply_edits()
-        )
+        # Dry runs take the editor path too: unsaved buffers are conflicts in the preview as well.
+        through_editor = params.mode != "conversation" and self.server.client_can_apply_edits()
         if through_editor:
             outcome = await self._through_editor(target, params, resolutions)
         else:
@@ -172,7 +188,11 @@ class RestoreService:
         plan = check.plan
         dirty = self._dirty_conflicts(plan, params.force, resolutions)
         if dirty:
-            return RestoreConflict(target_id=target.id, mode=params.mode, files=dirty, plan=plan)
+            return RestoreConflict(
+                target_id=target.id, mode=params.mode, dry_run=params.dry_run, files=dirty, plan=plan
+            )
+        if params.dry_run:
+            return check
 
         effective = {
             pf.path: res
@@ -209,6 +229,8 @@ class RestoreService:
                     error=f"writing {result.failed_path} failed: {result.error}",
                     rolled_back=False,
                 )
+        if edit.deleted:
+            await self.services.run(lambda e: prune_emptied_dirs(e.workspace, edit.deleted))
         if edit.save_uris:
             await self._save(edit.save_uris)
         outcome = await self.services.run(
@@ -264,8 +286,9 @@ class RestoreService:
 
         for pf in plan.files:
             resolution = effective.get(pf.path)
-            if resolution == "skip":
-                continue
+            no_merge = pf.conflict is None or pf.conflict.merged_text is None
+            if resolution == "skip" or (resolution == "merge" and no_merge):
+                continue  # never overwrite a conflict without a clean merge to write instead
             action = pf.intended if pf.action == "conflict" else pf.action
             target: FileEntry | None = pf.target
             if resolution == "merge" and pf.conflict is not None and pf.conflict.merged_text is not None:
@@ -283,6 +306,7 @@ class RestoreService:
                             uri=uri(pf.path), options=lsp.DeleteFileOptions(ignore_if_not_exists=True)
                         )
                     )
+                    edit.deleted.append(pf.path)
                 else:
                     why = (
                         "symlink"
@@ -292,6 +316,7 @@ class RestoreService:
                     edit.disk(Op(pf.path, "delete", None), why)
             elif action == "rename" and pf.from_path is not None and "rename" in resource_ops:
                 edit.changes.append(lsp.RenameFile(old_uri=uri(pf.from_path), new_uri=uri(pf.path)))
+                edit.deleted.append(pf.from_path)
             elif action == "chmod" and target is not None:
                 edit.disk(Op(pf.path, "chmod", target), "executable bit")
             elif target is None:
