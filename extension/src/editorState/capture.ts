@@ -38,8 +38,32 @@ export function relativePath(fsPath: string, root: string | undefined): string |
     return file.startsWith(`${base}/`) ? file.slice(base.length + 1) : null;
 }
 
-export function captureEditorState(editors: readonly EditorLike[], active: EditorLike | undefined, root: string | undefined): EditorState {
-    const openEditors: OpenEditor[] = editors
+/** A tab whose editor is not visible (no selections or ranges to report). */
+export interface TabLike {
+    readonly uri: { toString(): string; readonly scheme: string; readonly fsPath: string };
+    readonly viewColumn: number;
+    readonly isDirty: boolean;
+}
+
+export function captureEditorState(
+    editors: readonly EditorLike[],
+    active: EditorLike | undefined,
+    root: string | undefined,
+    tabs: readonly TabLike[] = [],
+): EditorState {
+    const visible = new Set(editors.map(e => e.document.uri.toString()));
+    const hidden: OpenEditor[] = tabs
+        .filter(t => t.uri.scheme === 'file' && !visible.has(t.uri.toString()))
+        .map(t => ({
+            uri: t.uri.toString(),
+            path: relativePath(t.uri.fsPath, root),
+            viewColumn: t.viewColumn,
+            isActive: false,
+            isDirty: t.isDirty,
+            selections: [],
+            visibleRanges: [],
+        }));
+    const shown: OpenEditor[] = editors
         .filter(e => e.document.uri.scheme === 'file' || e.document.uri.scheme === 'untitled')
         .map(e => ({
             uri: e.document.uri.toString(),
@@ -50,6 +74,7 @@ export function captureEditorState(editors: readonly EditorLike[], active: Edito
             selections: e.selections.map(s => ({ anchor: pos(s.anchor), active: pos(s.active) })),
             visibleRanges: e.visibleRanges.map(range),
         }));
+    const openEditors = [...shown, ...hidden];
     const activeUri = active !== undefined && openEditors.some(o => o.isActive) ? active.document.uri.toString() : null;
     return { openEditors, activeEditor: activeUri };
 }
@@ -72,6 +97,7 @@ export class EditorStatePusher implements vscode.Disposable {
                 }
             }),
             vscode.workspace.onDidSaveTextDocument(schedule),
+            vscode.window.tabGroups.onDidChangeTabs(schedule),
             ctx.onDidChangeState(s => {
                 if (s.kind === 'running') {
                     this.last = '';
@@ -95,7 +121,10 @@ export class EditorStatePusher implements vscode.Disposable {
 
     current(): EditorState {
         const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-        return captureEditorState(vscode.window.visibleTextEditors, vscode.window.activeTextEditor, root);
+        const tabs: TabLike[] = vscode.window.tabGroups.all.flatMap(group =>
+            group.tabs.flatMap(tab => (tab.input instanceof vscode.TabInputText ? [{ uri: tab.input.uri, viewColumn: group.viewColumn, isDirty: tab.isDirty }] : [])),
+        );
+        return captureEditorState(vscode.window.visibleTextEditors, vscode.window.activeTextEditor, root, tabs);
     }
 
     /** Send now (skips when nothing changed since the last push). */

@@ -33,7 +33,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             this.sessionEmitter,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
             ctx.onDidChangeState(s => {
-                this.post({ type: 'serverState', ready: s.kind === 'running', message: s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server…' });
+                this.postServerState();
                 if (s.kind === 'running') {
                     void this.resumeLatestSession();
                 }
@@ -106,6 +106,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 </body></html>`;
     }
 
+    private postServerState(): void {
+        const s = this.ctx.serverState;
+        const message = s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server…';
+        this.post({ type: 'serverState', ready: s.kind === 'running', message });
+    }
+
     private post(message: HostMessage): void {
         if (this.view !== undefined && this.ready) {
             void this.view.webview.postMessage(message);
@@ -123,8 +129,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         switch (m.type) {
             case 'ready':
                 this.ready = true;
-                const s = this.ctx.serverState;
-                this.post({ type: 'serverState', ready: s.kind === 'running', message: s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server…' });
+                this.postServerState();
                 this.reset();
                 return;
             case 'prompt':

@@ -32,6 +32,19 @@ suite('editor state capture', () => {
         assert.deepEqual(state.openEditors[0]?.visibleRanges, [{ start: { line: 0, character: 0 }, end: { line: 30, character: 0 } }]);
     });
 
+    test('tabs that are open but not visible are listed without selections', () => {
+        const a = editor('/ws/src/app.py', { column: 1 });
+        const tab = (fsPath: string, isDirty: boolean) => ({ uri: { scheme: 'file', fsPath, toString: () => `file://${fsPath}` }, viewColumn: 1, isDirty });
+        const state = captureEditorState([a], a, '/ws', [tab('/ws/src/app.py', false), tab('/ws/notes.txt', true)]);
+        assert.deepEqual(
+            state.openEditors.map(e => [e.path, e.isActive, e.isDirty, e.selections.length]),
+            [
+                ['src/app.py', true, false, 1],
+                ['notes.txt', false, true, 0],
+            ],
+        );
+    });
+
     test('no active editor → null; paths are workspace-relative with forward slashes', () => {
         assert.equal(captureEditorState([editor('/ws/a')], undefined, '/ws').activeEditor, null);
         assert.equal(relativePath('C:\\ws\\src\\a.py', 'C:\\ws'), 'src/a.py');
