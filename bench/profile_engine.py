@@ -2,7 +2,7 @@
 
 Generates a workspace, opens the engine, replays the trace, and profiles one phase: ``warm``
 (re-open with nothing changed), ``edit`` / ``shell`` (every edit / shell checkpoint of the trace)
-or ``restore`` (one step back, from the final state). Prints the top functions by cumulative time,
+or ``restore`` (``--back N`` steps back, from the final state). Prints the top functions by cumulative time,
 so a missed target in RESULTS.md can be traced to its cause.
 """
 
@@ -31,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=50_000)
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--back", type=int, default=1, help="restore: how many checkpoints back")
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--work", type=Path, default=Path(__file__).resolve().parent / ".work" / "profile")
     args = p.parse_args(argv)
@@ -56,8 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ids.append(strategy.checkpoint(step))
     if args.phase == "restore":
         t0 = time.perf_counter()
-        profiler.runcall(strategy.restore, ids[-2])
-        print(f"restore 1 back: {(time.perf_counter() - t0) * 1000:.1f} ms", file=sys.stderr)
+        profiler.runcall(strategy.restore, ids[max(0, len(ids) - 1 - args.back)])
+        print(f"restore {args.back} back: {(time.perf_counter() - t0) * 1000:.1f} ms", file=sys.stderr)
     strategy.close()
     pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(args.top)
     shutil.rmtree(args.work, ignore_errors=True)

@@ -9,6 +9,7 @@ import { Ctx } from './ctx';
 import { registerCommands } from './commands/index';
 import { CheckpointContentProvider } from './diff/contentProvider';
 import { ChangeHighlighter } from './diff/inlineDecorations';
+import { MERGE_SCHEME, mergePreviews } from './diff/mergePreview';
 import { EditorStatePusher } from './editorState/capture';
 import { restoreEditorState, saveDocuments } from './editorState/restore';
 import { createLog, errorMessage, log } from './logging';
@@ -56,6 +57,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             editorState,
             contentProvider,
             vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, contentProvider),
+            vscode.workspace.registerTextDocumentContentProvider(MERGE_SCHEME, mergePreviews),
             ctx.onTimelineChange(() => contentProvider.refreshCurrent()),
             chat.onDidChangeSession(id => {
                 timeline.activeSessionId = id;

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
 import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreParams, type RestoreResult, type Rpc } from '../client/protocol';
+import { mergePreviews } from '../diff/mergePreview';
 import { log } from '../logging';
 import { prompter } from '../ui';
 import { decide, modeLabel, report, resolve, type ConflictChoice, type RestoreMode } from './restoreDecision';
@@ -35,7 +36,7 @@ const OVERWRITE = 'Overwrite';
 const SKIP = 'Skip conflicting files';
 const RESTORE = 'Restore';
 
-async function showMerges(rpc: Rpc, conflicts: readonly PlannedFile[]): Promise<void> {
+async function showMerges(conflicts: readonly PlannedFile[]): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
     for (const f of conflicts) {
         const merged = f.conflict?.mergedText;
@@ -43,17 +44,16 @@ async function showMerges(rpc: Rpc, conflicts: readonly PlannedFile[]): Promise<
             continue;
         }
         const current = vscode.Uri.joinPath(folder.uri, f.path);
-        const doc = await vscode.workspace.openTextDocument({ content: merged });
-        await vscode.commands.executeCommand('vscode.diff', current, doc.uri, `${f.path} (current ↔ merged)`, { preview: false });
+        await vscode.commands.executeCommand('vscode.diff', current, mergePreviews.add(f.path, merged), `${f.path} (current ↔ merged)`, { preview: false });
     }
-    log.info(`opened ${conflicts.length} merge preview(s) via ${rpc.client.name}`);
+    log.info(`opened merge previews for ${conflicts.length} conflicting file(s)`);
 }
 
-async function askConflict(rpc: Rpc, message: string, detail: string, conflicts: readonly PlannedFile[], mergeable: readonly string[]): Promise<ConflictChoice | undefined> {
+async function askConflict(message: string, detail: string, conflicts: readonly PlannedFile[], mergeable: readonly string[]): Promise<ConflictChoice | undefined> {
     const ui = prompter();
     const first = await ui.modal(message, detail, mergeable.length > 0 ? [MERGE, OVERWRITE, SKIP] : [OVERWRITE, SKIP]);
     if (first === MERGE) {
-        await showMerges(rpc, conflicts);
+        await showMerges(conflicts);
         const second = await ui.modal(
             `Apply the merged text to ${mergeable.length} file(s)?`,
             `Files whose merge failed are skipped.\n${mergeable.join('\n')}`,
@@ -92,7 +92,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             break;
         }
         case 'conflict': {
-            const choice = await askConflict(rpc, decision.message, decision.detail, decision.conflicts, decision.mergeable);
+            const choice = await askConflict(decision.message, decision.detail, decision.conflicts, decision.mergeable);
             if (choice === undefined) {
                 return undefined;
             }

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -26,6 +28,7 @@ from retrace.engine.scan import read_entry
 from retrace.engine.store.blobs import write_all
 
 OpKind = Literal["write", "delete", "chmod"]
+PARALLEL_WRITES_FROM = 16
 
 
 @dataclass
@@ -76,6 +79,8 @@ class _Applier:
         self.done: list[str] = []
         self.created_dirs: list[str] = []
         self.removed_dirs: list[str] = []
+        self.ok_dirs: set[str] = set()
+        self._tmp_tag = f"{os.getpid()}-{secrets.token_hex(4)}"
 
     def abs(self, rel: str) -> str:
         return os.path.join(self.ws, rel)
@@ -83,15 +88,21 @@ class _Applier:
     def check_parent(self, rel: str) -> None:
         """The existing part of ``rel``'s parent chain must be real directories inside the workspace."""
         parent = os.path.dirname(self.abs(rel))
+        if parent in self.ok_dirs:
+            return
         probe = parent
         while not os.path.lexists(probe):
             probe = os.path.dirname(probe)
+        if probe in self.ok_dirs:
+            return
         if os.path.realpath(probe) != probe or not (probe == self.ws or probe.startswith(self.ws + os.sep)):
             raise ApplyError(
                 rel, f"refusing to write {rel}: a parent directory is a symlink or outside the workspace"
             )
         if not os.path.isdir(probe):
             raise ApplyError(rel, f"cannot write {rel}: {os.path.relpath(probe, self.ws)} is not a directory")
+        # Checked once per apply: only this apply creates or removes directories meanwhile.
+        self.ok_dirs.add(probe)
 
     def capture_pre(self, rel: str) -> None:
         if rel in self.pre:
@@ -120,16 +131,19 @@ class _Applier:
             missing.append(probe)
             probe = os.path.dirname(probe)
         for d in reversed(missing):
-            os.mkdir(d)
+            try:
+                os.mkdir(d)
+            except FileExistsError:
+                if not os.path.isdir(d) or os.path.islink(d):
+                    raise
+                continue  # another writer thread of this apply made it
             self.created_dirs.append(d)
 
     def write(self, rel: str, entry: FileEntry, data: bytes | None, mode: int | None) -> None:
         self.check_parent(rel)
         self.makedirs(rel)
         p = self.abs(rel)
-        tmp = os.path.join(os.path.dirname(p), f".retrace-{os.getpid()}-{os.path.basename(p)}.tmp")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        tmp = os.path.join(os.path.dirname(p), f".retrace-{self._tmp_tag}-{os.path.basename(p)}.tmp")
         try:
             if entry.kind == "symlink":
                 assert entry.target is not None
@@ -143,9 +157,10 @@ class _Applier:
                 finally:
                     os.close(fd)
             os.replace(tmp, p)
-        finally:
+        except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+            raise
 
     def delete(self, rel: str) -> None:
         self.check_parent(rel)
@@ -172,20 +187,31 @@ class _Applier:
         for op in ops:
             if op.kind == "delete":
                 self.prune(op.path)
-        for op in ops:
-            if op.kind == "delete":
-                continue
-            assert op.entry is not None
-            pre = self.pre[op.path]
-            self.done.append(op.path)
-            if op.kind == "chmod" and pre.kind == "file":
-                self.check_parent(op.path)
-                os.chmod(self.abs(op.path), exec_mode(pre.mode, op.entry.executable))
-            elif op.kind == "chmod" and pre.kind == "symlink":
-                continue  # symlinks have no mode of their own
-            else:
-                data = op.data if op.kind == "write" else pre.data
-                self.write(op.path, op.entry, data, pre.mode if pre.kind == "file" else None)
+        writes = [op for op in ops if op.kind != "delete"]
+        if len(writes) > PARALLEL_WRITES_FROM:
+            # Each write is an independent create + rename; the syscalls release the GIL, so a
+            # few threads overlap them. The first error is re-raised after all have finished,
+            # and the rollback then covers everything any thread did.
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                futures = [pool.submit(self.put, op) for op in writes]
+            for fut in futures:
+                fut.result()
+        else:
+            for op in writes:
+                self.put(op)
+
+    def put(self, op: Op) -> None:
+        assert op.entry is not None
+        pre = self.pre[op.path]
+        self.done.append(op.path)
+        if op.kind == "chmod" and pre.kind == "file":
+            self.check_parent(op.path)
+            os.chmod(self.abs(op.path), exec_mode(pre.mode, op.entry.executable))
+        elif op.kind == "chmod" and pre.kind == "symlink":
+            return  # symlinks have no mode of their own
+        else:
+            data = op.data if op.kind == "write" else pre.data
+            self.write(op.path, op.entry, data, pre.mode if pre.kind == "file" else None)
 
     def verify(self, ops: list[Op]) -> dict[str, str]:
         bad: dict[str, str] = {}

@@ -104,6 +104,10 @@ class Capturer:
             self.cache.put(rel, st, r.entry)
         return r.entry
 
+    def peek(self, rel: str, st: os.stat_result, head_e: FileEntry | None) -> FileEntry | None:
+        """What ``rel`` (with lstat ``st``) holds, without storing anything."""
+        return self._entry(rel, st, False, head_e)
+
     def _current(self, rel: str, store: bool, head_e: FileEntry | None = None) -> FileEntry | None:
         try:
             st = os.lstat(os.path.join(self._ws, rel))

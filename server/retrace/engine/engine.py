@@ -920,6 +920,10 @@ class Engine:
             if stat.S_ISDIR(st.st_mode):
                 out[rel] = (None, "a directory is in the way")
                 continue
+            if self._capture is not None:
+                # The stat cache vouches for unchanged files (racily clean ones are re-read).
+                out[rel] = (self._capture.peek(rel, st, self._head.get(rel)), None)
+                continue
             r = read_entry(p, st, self.config.max_file_bytes)
             out[rel] = (r.entry if r else None, None)
         return out

@@ -44,9 +44,14 @@ def line_stats(old: bytes | None, new: bytes | None) -> tuple[int, int, bool]:
         return len(b.splitlines()), 0, False
     if not b:
         return 0, len(a.splitlines()), False
-    dmp = diff_match_patch()
-    chars_a, chars_b, _lines = dmp.diff_linesToChars(a, b)
-    diffs = dmp.diff_main(chars_a, chars_b, False)
+    # Lines → one character each (as diff_match_patch's linesToChars, but at dict speed), then
+    # a character diff counts whole lines.
+    index: dict[str, int] = {}
+    chars_a = "".join([chr(index.setdefault(line, len(index))) for line in a.splitlines(keepends=True)])
+    chars_b = "".join([chr(index.setdefault(line, len(index))) for line in b.splitlines(keepends=True)])
+    if len(index) >= 0x10FFFF:
+        return 0, 0, False
+    diffs = diff_match_patch().diff_main(chars_a, chars_b, False)
     adds = dels = 0
     for op, text in diffs:
         if op == 1:

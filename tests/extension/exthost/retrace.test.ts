@@ -108,7 +108,7 @@ suite('Retrace in the extension host', () => {
         }
     });
 
-    test('a file the user changed is a conflict: skip keeps the user text, overwrite replaces it', async () => {
+    test('a file the user changed is a conflict: skip keeps the user text, merge keeps both, overwrite replaces it', async () => {
         const before = turnOne[0]?.parent;
         assert.ok(before);
         const appUri = vscode.Uri.joinPath(workspaceRoot(), 'src/app.py');
@@ -129,6 +129,24 @@ suite('Retrace in the extension host', () => {
             assert.ok(skipped === undefined || skipped.kind === 'applied', JSON.stringify(skipped));
             assert.ok((await readText('src/app.py'))?.startsWith('# my own change\n'), 'user text survives skip');
             assert.equal(await readText('hello.txt'), undefined, 'non-conflicting files were restored');
+        } finally {
+            restorePrompter();
+        }
+
+        // "Open 3-way merge" shows merged ↔ current, then "Apply merged text": the user's line stays,
+        // the agent's annotation goes.
+        prompter = new ScriptedPrompter((_m, buttons) =>
+            buttons.includes('Open 3-way merge') ? 'Open 3-way merge' : buttons.includes('Apply merged text') ? 'Apply merged text' : undefined,
+        );
+        restorePrompter = a.setPrompter(prompter);
+        try {
+            const merged = (await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreCode, before))?.outcome;
+            assert.deepEqual(prompter.asked.filter(q => q.kind === 'modal').length, 2, JSON.stringify(prompter.asked));
+            assert.equal(merged?.kind, 'applied', JSON.stringify(merged));
+            const text = await readText('src/app.py');
+            assert.ok(text?.startsWith('# my own change\n') && !text.includes('Touched'), text);
+            const preview = vscode.window.tabGroups.all.flatMap(g => g.tabs).find(t => t.label.includes('current ↔ merged'));
+            assert.ok(preview, 'the merge preview was opened');
         } finally {
             restorePrompter();
         }

@@ -54,3 +54,6 @@ async def execute(name: str, raw_input: dict[str, Any], ctx: ToolContext) -> Too
         return await spec.run(args, ctx)
     except ToolError as e:
         return ToolResult(str(e), is_error=True)
+    except OSError as e:  # the file system said no (full disk, read-only, permissions): tell the model
+        where = f" ({e.filename})" if e.filename else ""
+        return ToolResult(f"{name} failed: {e.strerror or e}{where}", is_error=True, changed_paths=None)

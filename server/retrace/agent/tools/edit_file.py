@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
-from retrace.agent.tools.paths import atomic_write, resolve_for_write
+from retrace.agent.tools.paths import atomic_write, read_regular, resolve_for_write
 
 
 class EditFileInput(ToolInput):
@@ -30,12 +30,9 @@ async def run(args: EditFileInput, ctx: ToolContext) -> ToolResult:
         raise ToolError("old_string is empty; use write_file to create or overwrite a whole file")
     if args.old_string == args.new_string:
         raise ToolError("old_string and new_string are identical; nothing to change")
-    try:
-        data = real.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"{rel} does not exist; use write_file to create it") from None
-    except OSError as e:
-        raise ToolError(f"cannot read {rel}: {e.strerror}") from None
+    if not real.exists():
+        raise ToolError(f"{rel} does not exist; use write_file to create it")
+    data = read_regular(real, rel)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,16 +1,25 @@
 """Every path a tool touches is resolved inside the workspace, or refused with one clear line.
 
 Refused: absolute paths outside the workspace, ``..`` escapes, symlinks whose target leaves the
-workspace, and (for writes) anything inside a ``.git`` directory. Returned relative paths are
-POSIX-style, as the engine and the editor name them.
+workspace, symlink loops, names that are not valid UTF-8 (lone surrogates would become raw bytes on
+disk that no editor, journal or model can name), names too long for the file system, and (for
+writes) anything inside a ``.git`` directory or an existing device, FIFO or socket. Reads go through
+:func:`read_regular`, which refuses anything but a regular file (a FIFO would block forever,
+``/dev/zero`` would never end). Returned relative paths are POSIX-style, as the engine and the
+editor name them.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 from retrace.agent.tools.base import ToolContext, ToolError
+
+NAME_MAX_BYTES = 255
+PATH_MAX_BYTES = 4096
 
 
 def workspace_root(ctx: ToolContext) -> Path:
@@ -23,9 +32,22 @@ def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Pa
         raise ToolError("path is empty")
     if "\x00" in raw:
         raise ToolError("path contains a NUL byte")
+    try:
+        encoded = raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError("path is not valid UTF-8 (it contains a lone surrogate); refused") from None
+    if len(encoded) > PATH_MAX_BYTES or any(len(part) > NAME_MAX_BYTES for part in encoded.split(b"/")):
+        raise ToolError(
+            f"path is too long (at most {NAME_MAX_BYTES} bytes a name, {PATH_MAX_BYTES} in all); refused"
+        )
     root = workspace_root(ctx)
     joined = Path(raw) if Path(raw).is_absolute() else root / raw
     real = Path(os.path.realpath(joined))
+    try:
+        joined.stat()
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ToolError(f"{raw} is a symlink loop; refused") from None
     if not real.is_relative_to(root):
         if Path(os.path.normpath(joined)).is_relative_to(root):
             raise ToolError(f"{raw} resolves through a symlink to a place outside the workspace; refused")
@@ -45,7 +67,29 @@ def resolve_for_write(ctx: ToolContext, raw: str) -> tuple[Path, str]:
         raise ToolError(f"{rel} has unsaved changes in the editor; not overwriting")
     if real.is_dir():
         raise ToolError(f"{rel} is a directory")
+    if real.exists() and not real.is_file():
+        raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); refused")
     return real, rel
+
+
+def read_regular(real: Path, rel: str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (at most ``limit``), or :class:`ToolError` with one clear line."""
+    try:
+        with open(real, "rb", opener=_open_nonblocking) as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); refused")
+            return f.read() if limit is None else f.read(limit)
+    except FileNotFoundError:
+        raise ToolError(f"{rel} does not exist") from None
+    except IsADirectoryError:
+        raise ToolError(f"{rel} is a directory") from None
+    except OSError as e:
+        raise ToolError(f"cannot read {rel}: {e.strerror}") from None
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    # O_NONBLOCK: opening a FIFO with no writer must not hang before fstat can refuse it.
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -1,7 +1,8 @@
 """``read_file``: a text file with line numbers (like ``cat -n``), a window of it for big files.
 
 Binary files are refused politely (the model cannot use their bytes); long lines and long files
-are capped so one read cannot flood the context.
+are capped so one read cannot flood the context. Only the first ``MAX_READ_BYTES`` of a file are
+ever read, so a huge file cannot exhaust the server's memory; devices and FIFOs are refused.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 from pydantic import Field
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
-from retrace.agent.tools.paths import resolve
+from retrace.agent.tools.paths import read_regular, resolve
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
+MAX_READ_BYTES = 16 * 1024 * 1024
 
 
 class ReadFileInput(ToolInput):
@@ -38,14 +40,13 @@ async def run(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
     real, rel = resolve(ctx, args.path)
     if real.is_dir():
         raise ToolError(f"{rel} is a directory; use list_files to see what it contains")
-    try:
-        data = real.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"{rel} does not exist") from None
-    except OSError as e:
-        raise ToolError(f"cannot read {rel}: {e.strerror}") from None
+    data = read_regular(real, rel, MAX_READ_BYTES + 1)
+    cut = len(data) > MAX_READ_BYTES
+    if cut:  # keep whole lines only, so a multi-byte character is never split
+        data = data[: data.rfind(b"\n", 0, MAX_READ_BYTES) + 1]
     if looks_binary(data):
-        return ToolResult(f"{rel} is a binary file ({len(data)} bytes); its content is not shown.")
+        size = real.stat().st_size
+        return ToolResult(f"{rel} is a binary file ({size} bytes); its content is not shown.")
     lines = data.decode("utf-8").splitlines()
     if not lines:
         return ToolResult(f"{rel} is empty.")
@@ -60,7 +61,12 @@ async def run(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
             line = line[:MAX_LINE_CHARS] + f" [... line cut at {MAX_LINE_CHARS} characters]"
         shown.append(f"{number + 1:6}\t{line}")
     text = "\n".join(shown)
-    if start > 0 or end < len(lines):
+    if cut:
+        text += (
+            f"\n[{rel} is larger than {MAX_READ_BYTES // (1024 * 1024)} MB: only its first {len(lines)} "
+            "lines can be read here; use run_command (e.g. sed -n) for the rest]"
+        )
+    elif start > 0 or end < len(lines):
         text += f"\n[lines {start + 1}-{end} of {len(lines)}; use offset/limit to read more]"
     return ToolResult(cap_text(text, ctx.output_cap_bytes))
 

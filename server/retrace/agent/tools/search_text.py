@@ -14,7 +14,7 @@ import shutil
 import pathspec
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
-from retrace.agent.tools.paths import resolve, workspace_root
+from retrace.agent.tools.paths import read_regular, resolve, workspace_root
 from retrace.agent.tools.read_file import looks_binary
 from retrace.engine.config import BUILTIN_EXCLUDES
 from retrace.engine.scan import Ignorer, walk
@@ -78,8 +78,8 @@ def _python_search(regex: re.Pattern[str], args: SearchTextInput, ctx: ToolConte
         if spec is not None and not spec.match_file(path):
             continue
         try:
-            data = (root / path).read_bytes()[:MAX_FILE_BYTES]
-        except OSError:
+            data = read_regular(root / path, path, MAX_FILE_BYTES)
+        except ToolError:
             continue
         if looks_binary(data):
             continue
@@ -99,6 +99,8 @@ async def run(args: SearchTextInput, ctx: ToolContext) -> ToolResult:
     real, rel = resolve(ctx, args.path or ".", allow_root=True)
     if not real.exists():
         raise ToolError(f"{rel} does not exist")
+    if not real.is_dir() and not real.is_file():  # a FIFO or device would block or never end
+        raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); refused")
     rg = shutil.which("rg")
     if rg is not None:
         text = await _ripgrep(rg, args, ctx, rel)

@@ -1,0 +1,53 @@
+"""Shared fixtures for the reliability campaigns.
+
+The campaigns drive the REAL server (``python -m retrace serve``) through the editor stand-in of
+``tests/lsp/lsp_support.py`` (reused, not copied: it applies ``workspace/applyEdit`` like VS Code
+and validates every payload against the committed schema). Each campaign records its figures with
+:func:`record_figures`; ``python -m tests.reliability.report`` turns them into
+``tests/RELIABILITY.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "lsp"))
+
+RESULTS = HERE / "results"
+FULL = os.environ.get("RETRACE_FULL_CAMPAIGNS") == "1"
+"""Full-size campaigns (``RETRACE_FULL_CAMPAIGNS=1``); otherwise the bounded CI variants run."""
+
+full_only = pytest.mark.skipif(not FULL, reason="full campaign: set RETRACE_FULL_CAMPAIGNS=1")
+
+
+def record_figures(campaign: str, variant: str, figures: dict[str, Any]) -> None:
+    """Print a campaign's figures and keep them for the report (one JSON file per campaign/variant)."""
+    RESULTS.mkdir(exist_ok=True)
+    payload = {"campaign": campaign, "variant": variant, "at": datetime.now(UTC).isoformat(), **figures}
+    text = json.dumps(payload, indent=2, sort_keys=True)
+    print(f"\n[{campaign}/{variant}] {text}")
+    (RESULTS / f"{campaign}-{variant}.json").write_text(text + "\n", "utf-8")
+
+
+def tree(root: Path) -> dict[str, tuple[str, bytes, bool]]:
+    """Ground truth of a workspace: rel path → (kind, bytes or link target, executable)."""
+    out: dict[str, tuple[str, bytes, bool]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if os.path.islink(path):
+                out[rel] = ("symlink", os.fsencode(os.readlink(path)), False)
+            elif os.path.isfile(path):
+                with open(path, "rb") as f:
+                    out[rel] = ("file", f.read(), os.access(path, os.X_OK))
+    return out
