@@ -55,9 +55,4 @@ class LspAgentHost:
         return self.server.editor_state
 
     def dirty_paths(self) -> set[str]:
-        state = self.server.editor_state or {}
-        return {
-            editor["path"]
-            for editor in state.get("openEditors", [])
-            if editor.get("isDirty") and editor.get("path")
-        }
+        return self.server.dirty_paths()

@@ -47,6 +47,15 @@ class RetraceServer(LanguageServer):
         """Latest ``retrace/editor/didChangeState`` payload (plain JSON, camelCase)."""
         self.startup: asyncio.Future[Services] | None = None
 
+    def dirty_paths(self) -> set[str]:
+        """Workspace-relative paths the client reports as having unsaved editor changes."""
+        state = self.editor_state or {}
+        return {
+            editor["path"]
+            for editor in state.get("openEditors", [])
+            if editor.get("isDirty") and editor.get("path")
+        }
+
     # ------------------------------------------------------------------ services
     async def services(self) -> Services:
         """The workspace services, waiting for start-up to finish; :class:`NotReadyError` otherwise."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -96,7 +97,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename, keeping the old file's permission bits."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    tmp = path.with_name(f".{path.name}.retrace-tmp-{os.getpid()}")
+    # A short name of its own: a temporary named after a 255-byte file name would be too long.
+    tmp = path.with_name(f".retrace-tmp-{os.getpid()}-{secrets.token_hex(6)}")
     try:
         with tmp.open("wb") as f:
             f.write(data)

@@ -261,6 +261,10 @@ class RestoreService:
                 disk = path.read_text("utf-8")
             except (OSError, UnicodeDecodeError):
                 disk = None
+            if disk is None and pf.path not in self.server.dirty_paths():
+                # A clean buffer of a file that is gone from disk (e.g. loaded by a diff view)
+                # holds no unsaved work; only the editor's dirty flag makes it a conflict.
+                continue
             if disk != document.source:
                 found.append(
                     FileOutcome(
