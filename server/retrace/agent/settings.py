@@ -7,7 +7,9 @@ from pydantic import Field
 from retrace.agent.permissions import PermissionSettings
 from retrace.camel import CamelModel
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MAX_TOKENS = 8192
+DEFAULT_COMMAND_TIMEOUT_S = 120.0
 
 # USD per million tokens (input, output), by model-name prefix; the first match wins.
 _PRICES: tuple[tuple[str, float, float], ...] = (
@@ -22,11 +24,11 @@ _PRICES: tuple[tuple[str, float, float], ...] = (
 
 class AgentSettings(CamelModel):
     model: str = DEFAULT_MODEL
-    max_tokens: int = Field(default=8192, ge=1)
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
     base_url: str | None = None
     """Messages API endpoint; ``None``: ``ANTHROPIC_BASE_URL`` or the SDK default."""
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
-    command_timeout_s: float = Field(default=120.0, gt=0)
+    command_timeout_s: float = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
     output_cap_bytes: int = Field(default=30_000, ge=1000)
     max_iterations: int = Field(default=50, ge=1)
     """Model calls per turn before the turn stops with ``max_iterations``."""

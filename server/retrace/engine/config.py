@@ -36,8 +36,11 @@ class RetentionPolicy(CamelModel):
     """Total store size quota."""
 
 
+DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
 class EngineConfig(CamelModel):
-    max_file_bytes: int = 8 * 1024 * 1024
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     """Per-file size cap: larger files are recorded (size, mode) but their content is not stored."""
     excludes: list[str] = Field(default_factory=list)
     """Extra gitignore-style patterns to exclude, on top of BUILTIN_EXCLUDES and .gitignore."""

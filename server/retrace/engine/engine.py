@@ -80,6 +80,7 @@ from retrace.engine.models import (
     Unrecoverable,
 )
 from retrace.engine.planner import PathState, plan_restore
+from retrace.engine.scan import read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
@@ -904,8 +905,6 @@ class Engine:
         )
 
     def _read_current(self, rels: Iterable[str]) -> dict[str, tuple[FileEntry | None, str | None]]:
-        from retrace.engine.scan import read_entry
-
         out: dict[str, tuple[FileEntry | None, str | None]] = {}
         for rel in rels:
             p = os.path.join(self.workspace, rel)

@@ -18,8 +18,9 @@ from typing import Literal
 from pydantic import ConfigDict, Field, RootModel
 
 from retrace.agent.events import AgentEvent, PermissionRequest, PermissionResponse
+from retrace.agent.settings import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from retrace.camel import CamelModel
-from retrace.engine.config import RetentionPolicy
+from retrace.engine.config import DEFAULT_MAX_FILE_BYTES, RetentionPolicy
 from retrace.engine.models import (
     Checkpoint,
     ConflictResolution,
@@ -159,14 +160,14 @@ class ServerSettings(CamelModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str = "claude-sonnet-4-5"
+    model: str = DEFAULT_MODEL
     base_url: str | None = None
-    max_tokens: int = Field(default=8192, gt=0)
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, gt=0)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     retention: RetentionPolicy = Field(default_factory=RetentionPolicy)
     excludes: list[str] = Field(default_factory=list)
-    max_file_bytes: int = Field(default=8 * 1024 * 1024, gt=0)
-    command_timeout_seconds: float = Field(default=120.0, gt=0)
+    max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0)
+    command_timeout_seconds: float = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
 
 
 class InitializationOptions(CamelModel):
