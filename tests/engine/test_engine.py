@@ -121,6 +121,9 @@ def test_external_change_conflict_and_resolutions(ws: Path, open_engine: Open) -
     forced = eng.restore(base, force=True)
     assert forced.kind == "applied"
     assert (ws / "f.txt").read_text() == "a\n"
+    stats = eng.stats()
+    assert (stats.restores, stats.restores_succeeded, stats.restore.count) == (2, 1, 2)
+    assert [e["kind"] for e in eng.events() if e["type"] == "restore"] == ["conflict", "applied"]
 
 
 def test_dry_run_and_plan_never_write(ws: Path, store: Path, open_engine: Open) -> None:
@@ -185,10 +188,15 @@ def test_size_cap_is_partial_and_never_pretended(ws: Path, open_engine: Open) ->
     assert out.plan is not None and [u.path for u in out.plan.unrecoverable] == ["big.bin"]
     assert out.kind == "failed"
     assert "big.bin" in out.error and (ws / "big.bin").read_bytes() == b"y" * 600
-    # Restoring the baseline deletes the big file (that needs no stored content).
+    # Restoring the baseline would delete the big file, whose bytes are in no checkpoint:
+    # a conflict, never a silent loss; only an explicit overwrite deletes it.
     back = eng.restore(base)
-    assert back.kind == "applied" and not (ws / "big.bin").exists()
-    assert (ws / "small.txt").read_text() == "s"
+    assert back.kind == "conflict" and [f.path for f in back.files] == ["big.bin"]
+    assert (ws / "big.bin").read_bytes() == b"y" * 600 and (ws / "small.txt").read_text() == "s2"
+    kept = eng.restore(base, resolutions={"big.bin": "skip"})
+    assert kept.kind == "applied" and (ws / "big.bin").exists() and (ws / "small.txt").read_text() == "s"
+    forced = eng.restore(base, force=True)
+    assert forced.kind == "applied" and not (ws / "big.bin").exists()
 
 
 def test_nested_git_repo_is_never_touched(ws: Path, open_engine: Open) -> None:
@@ -249,6 +257,7 @@ def test_get_by_prefix_and_timeline(ws: Path, open_engine: Open) -> None:
         eng.get(cps[0].id[:4])  # ambiguous: all ids share the time prefix
     ids = [c.id for c in eng.timeline()]
     assert ids == sorted(ids) and ids[1:] == [c.id for c in cps]
+    assert eng.manifest(cps[1].id[:12]) == eng._head and eng.manifest(ids[0]) is not eng._head
     s2 = eng.new_session()
     other = eng.checkpoint("other session")
     assert [c.id for c in eng.timeline(s2)] == [other.id]
@@ -406,3 +415,29 @@ def test_line_stats_budget_lists_changes_without_counts(
         "f1.txt": 2,
         "f2.txt": 2,
     }
+
+
+def test_disk_full_is_a_clear_error_and_loses_nothing(
+    ws: Path, open_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from retrace.engine.errors import StorageFull
+    from retrace.engine.store.journal import JournalWriter
+
+    write(ws, "a.txt", "1")
+    eng = open_engine()
+    head = eng.head.id
+    real_append = JournalWriter.append
+
+    def full(self: JournalWriter, event: dict[str, object]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(JournalWriter, "append", full)
+    write(ws, "a.txt", "2")
+    with pytest.raises(StorageFull, match="not recorded"):
+        eng.checkpoint("x", ["a.txt"])
+    assert eng.head.id == head and eng._head["a.txt"].size == 1
+    monkeypatch.setattr(JournalWriter, "append", real_append)
+    cp = eng.checkpoint("y", ["a.txt"])
+    assert [f.path for f in cp.files] == ["a.txt"] and cp.parent == head

@@ -88,6 +88,16 @@ CASES = [
         id="external-latest-change",
     ),
     pytest.param(
+        PathState(None, UNSTORED, UNSTORED), "conflict", "delete", "unrecorded", id="unstored-current-delete"
+    ),
+    pytest.param(
+        PathState(f("base"), UNSTORED, UNSTORED),
+        "conflict",
+        "overwrite",
+        "unrecorded",
+        id="unstored-overwrite",
+    ),
+    pytest.param(
         PathState(f("base"), f("agent"), None, current_error="Permission denied"),
         "conflict",
         "create",

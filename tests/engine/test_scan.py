@@ -79,3 +79,21 @@ def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
     broken = StatCache(tmp_path / "cache.bin")
     broken.load()
     assert broken.lookup("f", st) is None
+
+
+def test_fast_paths_agree_with_pathspec(tmp_path: Path) -> None:
+    """Plain names and "*.ext" suffixes skip pathspec; their verdicts must be pathspec's."""
+    import pathspec
+
+    from retrace.engine.scan import _Rules
+
+    lines = ["*.log", "build", "dist/", "*.egg-info/", "*.o"]
+    fast = _Rules(lines)
+    assert fast.spec is None, "every pattern here takes a fast path"
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    names = ["a.log", "x.log.txt", "build", "dist", "pkg.egg-info", "main.o", "o", "log", ".log"]
+    for name in names:
+        for rel in (name, f"sub/dir/{name}"):
+            for is_dir in (False, True):
+                want = spec.check_file(rel + "/" if is_dir else rel).include
+                assert fast.check(rel, name, is_dir) == (True if want else None), (rel, is_dir)

@@ -84,6 +84,27 @@ def test_journal_torn_last_line_and_repair(tmp_path: Path) -> None:
     assert path.read_bytes().endswith(b"\n")
 
 
+def test_failed_append_leaves_no_partial_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    path = tmp_path / "j.jsonl"
+    w = JournalWriter(path)
+    w.append({"type": "a"})
+    size = path.stat().st_size
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fdatasync", disk_full)
+    with pytest.raises(OSError):
+        w.append({"type": "lost", "pad": "x" * 100})
+    monkeypatch.undo()
+    assert path.stat().st_size == size
+    w.append({"type": "b"})
+    w.close()
+    assert [e["type"] for e in read_journal(path)] == ["a", "b"]
+
+
 def test_journal_corruption_in_the_middle_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     path.write_bytes(b'{"type":"a"}\nNOT JSON\n{"type":"b"}\n')

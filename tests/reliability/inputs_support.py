@@ -56,7 +56,7 @@ def store_digest(store: Path) -> str:
     return digest.hexdigest()
 
 
-class ServerGone(Exception):
+class ServerGoneError(Exception):
     pass
 
 
@@ -89,6 +89,8 @@ class RawServer:
         self._lock = threading.Lock()
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
+        self.orphans: list[dict[str, Any]] = []
+        """Responses to no request of ours (answers to raw messages sent with ``send_raw``)."""
         self._write_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
         self._reader.start()
@@ -101,7 +103,7 @@ class RawServer:
                 self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
                 self.proc.stdin.flush()
             except (BrokenPipeError, ValueError) as e:
-                raise ServerGone(f"server stdin closed: {e}") from e
+                raise ServerGoneError(f"server stdin closed: {e}") from e
 
     def send(self, message: dict[str, Any]) -> None:
         self.send_raw(json.dumps(message).encode("utf-8"))
@@ -142,10 +144,14 @@ class RawServer:
             elif "method" in message:
                 self.notifications.append(message)
             else:
+                request_id = message.get("id")
                 with self._lock:
-                    queue = self._responses.get(message.get("id"))  # type: ignore[arg-type]
+                    hashable = isinstance(request_id, int | str)
+                    queue = self._responses.get(request_id) if hashable else None  # type: ignore[arg-type]
                 if queue is not None:
                     queue.put(message)
+                else:
+                    self.orphans.append(message)
 
     def _answer(self, request: dict[str, Any]) -> None:
         method = request["method"]
@@ -185,8 +191,55 @@ class RawServer:
             with self._lock:
                 self._responses.pop(request_id, None)
         if response.get("__gone__"):
-            raise ServerGone(f"the server exited while {method} was pending")
+            raise ServerGoneError(f"the server exited while {method} was pending")
         return response
+
+    def request_raw_id(self, body: str, request_id: str, *, timeout: float = 10.0) -> dict[str, Any]:
+        """Send a hand-written request whose ``id`` is ``request_id``; returns its answer."""
+        queue: Queue[dict[str, Any]] = Queue()
+        with self._lock:
+            self._responses[request_id] = queue
+        try:
+            self.send_raw(body.encode("utf-8"))
+            try:
+                return queue.get(timeout=timeout)
+            except Empty:
+                raise TimeoutError(f"no answer to {body[:80]} within {timeout}s") from None
+        finally:
+            with self._lock:
+                self._responses.pop(request_id, None)
+
+    def request_many(self, calls: list[tuple[str, Any]], *, timeout: float = 60.0) -> list[dict[str, Any]]:
+        """Send every call at once (pipelined, like a busy editor), then collect the answers in
+        order. ``params`` of ``...`` (Ellipsis) omits the member."""
+        queues: list[tuple[str, int, Queue[dict[str, Any]]]] = []
+        for method, params in calls:
+            with self._lock:
+                self._next_id += 1
+                request_id = self._next_id
+                queue: Queue[dict[str, Any]] = Queue()
+                self._responses[request_id] = queue
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not ...:
+                message["params"] = params
+            self.send(message)
+            queues.append((method, request_id, queue))
+        answers = []
+        deadline = time.monotonic() + timeout
+        try:
+            for method, _, queue in queues:
+                try:
+                    response = queue.get(timeout=max(0.1, deadline - time.monotonic()))
+                except Empty:
+                    raise TimeoutError(f"no answer to {method} within {timeout}s") from None
+                if response.get("__gone__"):
+                    raise ServerGoneError(f"the server exited while {method} was pending")
+                answers.append(response)
+        finally:
+            with self._lock:
+                for _, request_id, _ in queues:
+                    self._responses.pop(request_id, None)
+        return answers
 
     def notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -227,7 +280,7 @@ class RawServer:
             if self.alive():
                 self.request("shutdown", None, timeout=20)
                 self.notify("exit")
-        except (ServerGone, TimeoutError):
+        except (ServerGoneError, TimeoutError):
             pass
         try:
             code = self.proc.wait(timeout=20)

@@ -29,6 +29,8 @@ import json
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -80,7 +82,7 @@ def turn_calls(t: int, ran_log: Path) -> list[dict[str, Any]]:
         {
             "name": "run_command",
             "input": {
-                "command": f"echo run-{t}-a >> '{log}'; mkdir -p sh; for i in 1 2 3 4 5 6; do "
+                "command": f"echo run-{t}-a-@@SERVE@@ >> '{log}'; mkdir -p sh; for i in 1 2 3 4 5 6; do "
                 f"printf 'turn {t} file %s\\n' $i > sh/f$(( ({t} + $i) % 17 )).txt; done; "
                 f"rm -f sh/f{(t * 5) % 17}.txt"
             },
@@ -88,7 +90,7 @@ def turn_calls(t: int, ran_log: Path) -> list[dict[str, Any]]:
         {
             "name": "run_command",
             "input": {
-                "command": f"echo run-{t}-b >> '{log}'; mkdir -p mv bin; "
+                "command": f"echo run-{t}-b-@@SERVE@@ >> '{log}'; mkdir -p mv bin; "
                 f"if [ -f mv/a{t % 5}.txt ]; then mv mv/a{t % 5}.txt mv/b{t % 5}.txt; "
                 f"else printf 'moved {t}\\n' > mv/a{t % 5}.txt; fi; "
                 f"head -c {200 + t % 50} /dev/urandom > bin/blob{t % 4}.bin"
@@ -100,14 +102,16 @@ def turn_calls(t: int, ran_log: Path) -> list[dict[str, Any]]:
             {
                 "name": "run_command",
                 "input": {
-                    "command": f"echo run-{t}-c >> '{log}'; mkdir -p many; "
+                    "command": f"echo run-{t}-c-@@SERVE@@ >> '{log}'; mkdir -p many; "
                     f"for i in $(seq 1 30); do printf '{t}\\n' >> many/m$i.txt; done; "
                     f"chmod {'+x' if t % 2 else '-x'} many/m1.txt"
                 },
             }
         )
     if t % 4 == 1:
-        calls.append({"name": "run_command", "input": {"command": f"echo run-{t}-d >> '{log}'; rm -rf mv"}})
+        calls.append(
+            {"name": "run_command", "input": {"command": f"echo run-{t}-d-@@SERVE@@ >> '{log}'; rm -rf mv"}}
+        )
     if t % 5 == 2:
         calls.append({"name": "read_file", "input": {"path": "README.md"}})
     return calls
@@ -118,8 +122,32 @@ def scenario(turns: int, ran_log: Path) -> Scenario:
     for t in range(turns):
         match = {"lastUserTextContains": token(t)}
         responses.append({"match": match, "text": f"Working on {t}.", "toolCalls": turn_calls(t, ran_log)})
-        responses.append({"match": match, "text": f"Done with {t}."})
+        responses.append({"match": {**match, "lastToolResultContains": ""}, "text": f"Done with {t}."})
     return Scenario.model_validate({"name": "crash-campaign", "responses": responses})
+
+
+def number_servings(model: FakeModel) -> None:
+    """Stamp every served reply's commands with a serving number (``@@SERVE@@``): a turn's reply
+    legitimately served again (its prompt was never answered before a kill) logs a new tag, while
+    one tool call executed twice logs the same tag twice."""
+    script = model._script
+    original = script.next
+    servings = iter(range(1, 1_000_000))
+
+    def next_reply(body: dict[str, Any]) -> Any:
+        response, status = original(body)
+        if response.tool_calls and status is None:
+            serial = str(next(servings))
+            calls = [
+                call.model_copy(
+                    update={"input": json.loads(json.dumps(call.input).replace("@@SERVE@@", serial))}
+                )
+                for call in response.tool_calls
+            ]
+            response = response.model_copy(update={"tool_calls": calls})
+        return response, status
+
+    script.next = next_reply  # type: ignore[method-assign]
 
 
 def journal_checkpoints(store: Path) -> tuple[list[str], Counter[str], Counter[str]]:
@@ -327,6 +355,7 @@ class Campaign:
         if timeline["checkpoints"]:
             self.last_cp = timeline["head"]
         self.figures["restartsChecked"] += 1
+        self.classify_interrupted_restore()
 
     async def restore(self, editor: EditorClient, proc: asyncio.subprocess.Process, kill: Any) -> None:
         """Restore a random snapshotted checkpoint (force) and compare the disk with the snapshot."""
@@ -383,22 +412,30 @@ class Campaign:
         self.truth[self.last_cp] = now
 
     # ------------------------------------------------------------------ checks with the server dead
+    def classify_interrupted_restore(self) -> None:
+        """Once the restarted server is serving (its crash recovery has run), a restore the kill
+        interrupted must be fully applied or fully rolled back."""
+        pending = self.pending_restore
+        if pending is None:
+            return
+        self.pending_restore = None
+        now = tree(self.ws)
+        if now == pending.expected:
+            self.figures["interruptedRestoresFullyApplied"] += 1
+        elif now == pending.pre:
+            self.figures["interruptedRestoresRolledBack"] += 1
+        else:
+            self.figures["interruptedRestoresHalfApplied"] += 1
+            self.failures.append(
+                f"interrupted restore left half applied: {_diff(now, pending.expected)} "
+                f"vs pre {_diff(now, pending.pre)}"
+            )
+
     def verify_dead_store(self) -> None:
         if self.pending_restore is not None:
             now = tree(self.ws)
-            if now == self.pending_restore.expected:
-                self.figures["interruptedRestoresFullyApplied"] += 1
-            elif now == self.pending_restore.pre:
-                self.figures["interruptedRestoresRolledBack"] += 1
-            else:
-                self.figures["interruptedRestoresHalfApplied"] += 1
-                self.failures.append(
-                    "interrupted restore left half applied: "
-                    + _diff(now, self.pending_restore.expected)
-                    + " vs pre "
-                    + _diff(now, self.pending_restore.pre)
-                )
-            self.pending_restore = None
+            if now not in (self.pending_restore.pre, self.pending_restore.expected):
+                self.figures["interruptedRestoresHalfAppliedAtKill"] += 1
         ids, intents, results = journal_checkpoints(self.store)
         eng = Engine.open(self.ws, self.store, readonly=True)
         try:
@@ -456,6 +493,7 @@ class Campaign:
     # ------------------------------------------------------------------ the campaign
     async def run(self) -> dict[str, Any]:
         model = FakeModel(scenario(self.turns, self.ran_log))
+        number_servings(model)
         model.start()
         started = time.monotonic()
         try:
@@ -531,3 +569,47 @@ async def test_crash_campaign_ci(tmp_path: Path) -> None:
 @pytest.mark.timeout(1800)
 async def test_crash_campaign_full(tmp_path: Path) -> None:
     await _campaign(tmp_path, "full", calls=220, kills=55, budget_s=1500, seed=int(time.time()))
+
+
+HEADLESS_RESTORE = """
+import sys
+from pathlib import Path
+from retrace.engine import Engine
+
+ws, store = Path(sys.argv[1]), Path(sys.argv[2])
+eng = Engine.open(ws, store)
+for i in range(6):
+    (ws / f"f{i}.txt").write_text(f"v2 {i}\\n")
+v2 = eng.checkpoint(label="v2")
+print(v2.id, flush=True)
+eng.restore(eng.timeline()[0].id)  # the kill point fires between its file writes
+print("not killed", flush=True)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug: Engine.restore (the CLI's and any headless caller's path) killed between its "
+    "file writes leaves the restore half applied, and Engine.open neither completes nor rolls it back "
+    "(apply.py keeps pre-images only in memory; the server works around it with a restoreIntent "
+    "journal + recovery in lsp/services/recovery.py, which belongs in the engine)",
+)
+def test_headless_engine_restore_killed_mid_apply_is_all_or_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(6):
+        (ws / f"f{i}.txt").write_text(f"v1 {i}\n")
+    before = tree(ws)
+    store = tmp_path / "store"
+    env = {**os.environ, "PYTHONPATH": str(KILLPOINTS), "RETRACE_KILLPOINT": "apply:3"}
+    done = subprocess.run(
+        [sys.executable, "-c", HEADLESS_RESTORE, str(ws), str(store)],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+    after_v2 = {rel: ("file", f"v2 {rel[1]}\n".encode(), False) for rel in before}
+    with Engine.open(ws, store):
+        now = tree(ws)
+    assert now in (before, after_v2), f"half applied: {_diff(now, before)}"

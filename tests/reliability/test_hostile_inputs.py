@@ -23,13 +23,14 @@ from typing import Any
 
 import pytest
 from lsp_support import AUTO, model_env, start_editor, stop_editor
-
-from retrace.agent.tools import ToolContext, execute
-from retrace.engine.config import EngineConfig
 from tests.reliability.conftest import record_figures
 from tests.reliability.inputs_support import scripted_model
 
+from retrace.agent.tools import ToolContext, execute
+from retrace.engine.config import EngineConfig
+
 SECRET = "outside-secret-do-not-leak\n"
+ESCAPE = Path("/tmp/retrace-escape.txt")
 FIGURES: dict[str, int] = {"hostileCallsRefused": 0, "controlsAllowed": 0}
 
 
@@ -61,7 +62,11 @@ def ctx_for(ws: Path, **changes: Any) -> ToolContext:
 
 
 def outside_state(outside: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in outside.iterdir()}
+    """The files outside the workspace (and the absolute escape target, which must never appear)."""
+    state = {p.name: p.read_bytes() for p in outside.iterdir()}
+    if ESCAPE.exists():
+        state[str(ESCAPE)] = ESCAPE.read_bytes()
+    return state
 
 
 LONG_NAME = "n" * 256
@@ -111,6 +116,15 @@ DEVICE_CASES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+def process_alive(pid: int) -> bool:
+    """A zombie (killed, not yet reaped by init) counts as dead."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def snapshot(ws: Path) -> dict[str, tuple[str, bytes]]:
     out: dict[str, tuple[str, bytes]] = {}
     for path in sorted(ws.rglob("*")):
@@ -140,7 +154,6 @@ async def test_hostile_call_is_refused_and_changes_nothing(
     assert SECRET.strip() not in result.output
     assert snapshot(ws) == before_ws
     assert outside_state(outside) == before_out
-    assert not Path("/tmp/retrace-escape.txt").exists()
     FIGURES["hostileCallsRefused"] += 1
 
 
@@ -159,7 +172,7 @@ async def test_controls_inside_the_workspace_still_work(
     arena: tuple[Path, Path], tool: str, tool_input: dict[str, Any]
 ) -> None:
     """The refusals above are not a blanket "no": the same tools work on ordinary paths."""
-    ws, outside = arena
+    ws, _ = arena
     result = await asyncio.wait_for(execute(tool, tool_input, ctx_for(ws)), 10)
     assert not result.is_error, result.output
     assert SECRET.strip() not in result.output
@@ -182,8 +195,7 @@ async def test_run_command_timeout_kills_the_whole_process_group(arena: tuple[Pa
     ws, _ = arena
     pid_file = ws.parent / "child.pid"
     command = (
-        f"(trap '' TERM; sleep 4; touch late.txt) & echo $! > '{pid_file}'; "
-        "bash -c 'sleep 60' & sleep 60"
+        f"(trap '' TERM; sleep 4; touch late.txt) & echo $! > '{pid_file}'; bash -c 'sleep 60' & sleep 60"
     )
     started = time.monotonic()
     result = await execute("run_command", {"command": command, "timeout_s": 1}, ctx_for(ws))
@@ -193,7 +205,7 @@ async def test_run_command_timeout_kills_the_whole_process_group(arena: tuple[Pa
     assert elapsed < 30  # bounded, not the 60 s the command asked for
     child = int(pid_file.read_text())
     await asyncio.sleep(0.2)
-    assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
+    assert not process_alive(child)
     await asyncio.sleep(4.5)  # the background child would have touched late.txt by now
     assert not (ws / "late.txt").exists()
 
@@ -202,8 +214,13 @@ async def test_run_command_background_child_does_not_outlive_a_finished_command(
     arena: tuple[Path, Path],
 ) -> None:
     ws, _ = arena
-    result = await execute("run_command", {"command": "(sleep 2; touch late.txt) & echo started"}, ctx_for(ws))
+    # Detached from the output pipe, so the call returns at once; the child must die with it, or it
+    # would change the workspace after the checkpoint, unseen and attributed to nobody.
+    command = "(sleep 2; touch late.txt) >/dev/null 2>&1 & echo started"
+    started = time.monotonic()
+    result = await execute("run_command", {"command": command}, ctx_for(ws))
     assert not result.is_error and "started" in result.output
+    assert time.monotonic() - started < 2
     await asyncio.sleep(2.5)
     assert not (ws / "late.txt").exists()
 
@@ -235,10 +252,8 @@ async def test_binary_and_huge_files_are_read_safely(arena: tuple[Path, Path]) -
             f.write(line * 10486)
     huge = await execute("read_file", {"path": "huge.log", "offset": 5, "limit": 3}, ctx_for(ws))
     assert not huge.is_error
-    assert huge.output.count("0123456789") == 30 and "larger than 16 MB" in huge.output
-    edit = await execute(
-        "edit_file", {"path": "blob.bin", "old_string": "a", "new_string": "b"}, ctx_for(ws)
-    )
+    assert huge.output.count("0123456789") == 27 and "larger than 16 MB" in huge.output
+    edit = await execute("edit_file", {"path": "blob.bin", "old_string": "a", "new_string": "b"}, ctx_for(ws))
     assert edit.is_error and "not a UTF-8 text file" in edit.output
     search = await execute("search_text", {"pattern": "012345", "glob": "*.log"}, ctx_for(ws))
     assert not search.is_error and len(search.output.encode()) <= 30_000 + 300
@@ -263,7 +278,9 @@ async def test_shell_made_hostile_names_do_not_break_the_session(tmp_path: Path)
         {"name": "edit_file", "input": {"path": "ok.txt", "old_string": 7, "new_string": "x"}},
         {
             "name": "run_command",
-            "input": {"command": "touch $'bad\\xffname.txt' && mkfifo pipe && ln -s /etc/passwd pw && echo made"},
+            "input": {
+                "command": "touch $'bad\\xffname.txt' && mkfifo pipe && ln -s /etc/passwd pw && echo made"
+            },
         },
         {"name": "read_file", "input": {"path": "pipe"}},
         {"name": "list_files", "input": {}},

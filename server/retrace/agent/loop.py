@@ -67,6 +67,10 @@ SYSTEM_PROMPT = (
     "workspace root. Every tool call is checkpointed, so the user can take any step back. "
     "Keep edits minimal and explain briefly what you did."
 )
+NOT_RUN_CUT_OFF = (
+    "not run: the model's reply was cut off at max_tokens, so its tool input may be incomplete; "
+    "raise retrace.maxTokens or ask for smaller steps"
+)
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 _RETRY_ERROR_TYPES = {"overloaded_error", "rate_limit_error", "api_error"}
 
@@ -499,6 +503,16 @@ async def checkpoint_tool(
 StopReason = str
 
 
+def workspace_missing(rt: Runtime) -> str | None:
+    """Why no tool may run because the workspace folder is gone (moved or deleted), else ``None``."""
+    if rt.engine.workspace.is_dir():
+        return None
+    return (
+        f"the workspace folder {rt.engine.workspace} no longer exists (moved or deleted?); "
+        "the agent paused: nothing was run or recorded"
+    )
+
+
 async def run_turn(rt: Runtime, conv: Conversation, turn_id: str, prompt_blocks: list[dict[str, Any]]) -> str:
     """Run one turn to its end; returns the TurnFinished stop reason. Cancellation propagates."""
     sid = conv.session_id
@@ -534,9 +548,22 @@ async def run_turn(rt: Runtime, conv: Conversation, turn_id: str, prompt_blocks:
         uses = tool_uses(blocks)
         if not uses:
             return "max_tokens" if reply.stop_reason == "max_tokens" else "end_turn"
+        if reply.stop_reason == "max_tokens":
+            # The reply was cut off: its last tool input may be incomplete (a write_file with half
+            # its content). Nothing of it runs; every call is answered so the history stays valid.
+            await close_open_batch(rt, conv, turn_id, NOT_RUN_CUT_OFF)
+            await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=NOT_RUN_CUT_OFF))
+            return "max_tokens"
         results = []
         cursor = f"{assistant_id}#"
         for use in uses:
+            missing = workspace_missing(rt)
+            if missing is not None:
+                # Pause, never pretend: a capture now would record every file as deleted and a
+                # tool would recreate an empty workspace folder.
+                await close_open_batch(rt, conv, turn_id, f"not run: {missing}")
+                await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=missing))
+                return "error"
             results.append(
                 await run_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
             )

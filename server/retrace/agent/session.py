@@ -116,7 +116,7 @@ class AgentService:
             return conv
         known = await self.gate.call(self.engine.sessions)
         if session_id not in known and not create:
-            raise RetraceError(f"unknown session {session_id!r}")
+            raise RetraceError(f"unknown session {session_id[:100]!r}")
         events: list[dict[str, Any]] = []
         if session_id in known:
             events = await self.gate.call(lambda: list(self.engine.events(session_id)))
@@ -184,7 +184,9 @@ class AgentService:
             raise RetraceError("the prompt is empty")
         sid = session_id or new_id("ses")
         self._require_idle(sid)
-        conv = await self._conversation(sid, create=True)
+        # Only the server names new sessions: a client-chosen id would become a journal path
+        # (``../../x`` would write outside the store), so an unknown id is refused, not created.
+        conv = await self._conversation(sid, create=not session_id)
         turn_id = new_id("turn")
         task = asyncio.create_task(self._turn(conv, turn_id, text), name=f"retrace-turn-{turn_id}")
         self._tasks[sid] = task

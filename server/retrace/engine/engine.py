@@ -24,12 +24,14 @@ its ancestry back to the nearest snapshot (bounded by :func:`needs_snapshot`).
 from __future__ import annotations
 
 import difflib
+import errno
 import logging
 import os
 import stat
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
     PathOutsideWorkspace,
     RetraceError,
+    StorageFull,
     StoreCorrupt,
     StoreNotInitialised,
     UnknownCheckpoint,
@@ -97,6 +100,17 @@ EXTERNAL_KINDS = frozenset({"external", "safety"})
 """Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
 
 
+@contextmanager
+def _storage_errors(what: str) -> Iterator[None]:
+    """Store write failures as one clear RetraceError line (disk full → StorageFull)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFull(f"the disk holding the Retrace store is full: {what} ({exc})") from exc
+        raise RetraceError(f"store write failed: {what} ({exc})") from exc
+
+
 class Engine:
     """Checkpoint engine for one workspace. Not thread-safe: callers serialise access."""
 
@@ -131,9 +145,6 @@ class Engine:
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
-        self._restore_ms: list[float] = []
-        self._restores = 0
-        self._restores_ok = 0
         self._stats_omitted = 0
         self._cache_saved_at = time.monotonic()
 
@@ -163,40 +174,55 @@ class Engine:
         if not ws.is_dir():
             raise RetraceError(f"workspace is not a directory: {workspace}")
         store_dir = Path(store).expanduser().absolute() if store is not None else default_store_dir(ws)
-        eng = cls(ws, store_dir, config or EngineConfig(), readonly)
-        eng._layout.check_outside(ws)
-        if readonly or not create:
-            if not eng._layout.meta.exists():
-                raise StoreNotInitialised(f"no Retrace store at {store_dir} (open a writer first)")
-            meta = eng._layout.read_meta()
-        else:
-            meta = eng._layout.init(ws)
-        if meta.get("workspace") not in (None, str(ws)):
-            raise RetraceError(f"store {store_dir} belongs to workspace {meta.get('workspace')}, not {ws}")
-        if not readonly:
-            eng._lock.acquire()
-            # Cut torn tails now (not only when a session is next written) so every later
-            # append to any journal starts on a fresh line.
-            for sid in eng._layout.session_ids():
-                repair_tail(eng._layout.journal(sid))
+        StoreLayout(store_dir).check_outside(ws)
         try:
-            eng._load()
-            eng._session_id = session_id or eng._ids.new()
-            if not readonly:
-                eng._capture = Capturer(ws, eng._layout, eng._blobs, eng.config)
-                eng._capture.start()
-                if eng._head_id is None:
-                    eng._commit_baseline()
-                else:
-                    delta = eng._capture.detect(eng._head, full=True)
-                    if delta:
-                        eng._commit("external", delta, label="changes made while Retrace was not running")
-                eng._capture.dirs = DirIndex(eng._head)
-                eng._capture.save_cache()
+            eng = cls(ws, store_dir, config or EngineConfig(), readonly)
+        except OSError as exc:
+            raise RetraceError(f"cannot open the store {store_dir}: {exc}") from exc
+        try:
+            eng._open_inner(session_id, create)
+        except OSError as exc:
+            eng.close()
+            if exc.errno == errno.ENOSPC:
+                raise StorageFull(f"disk full while opening the store {store_dir}: {exc}") from exc
+            raise RetraceError(f"cannot open the store {store_dir}: {exc}") from exc
         except BaseException:
             eng.close()
             raise
         return eng
+
+    def _open_inner(self, session_id: str | None, create: bool) -> None:
+        ws, layout = self.workspace, self._layout
+        if self.readonly or not create:
+            if not layout.meta.exists():
+                raise StoreNotInitialised(f"no Retrace store at {self.store_dir} (open a writer first)")
+            meta = layout.read_meta()
+        else:
+            meta = layout.init(ws)
+        if meta.get("workspace") not in (None, str(ws)):
+            raise RetraceError(
+                f"store {self.store_dir} belongs to workspace {meta.get('workspace')}, not {ws}"
+            )
+        if not self.readonly:
+            self._lock.acquire()
+            # Cut torn tails now (not only when a session is next written) so every later
+            # append to any journal starts on a fresh line.
+            for sid in layout.session_ids():
+                repair_tail(layout.journal(sid))
+        self._load()
+        self._session_id = session_id or self._ids.new()
+        if self.readonly:
+            return
+        cap = self._capture = Capturer(self.workspace, self._layout, self._blobs, self.config)
+        cap.start()
+        if self._head_id is None:
+            self._commit_baseline()
+        else:
+            delta = cap.detect(self._head, full=True)
+            if delta:
+                self._commit("external", delta, label="changes made while Retrace was not running")
+        cap.dirs = DirIndex(self._head)
+        cap.save_cache()
 
     def close(self) -> None:
         """Flush caches (stat cache), stop the watcher, release the lock. Idempotent."""
@@ -544,7 +570,8 @@ class Engine:
             "delta": delta_to_json(delta),
             "snapshot": snapshot,
         }
-        self._writer(sid).append(event)
+        with _storage_errors(f"checkpoint {cid} was not recorded"):
+            self._writer(sid).append(event)
         # Committed: now (and only now) update memory.
         if self._capture is not None and self._capture.dirs is not None:
             self._capture.dirs.apply(self._head, delta)
@@ -686,11 +713,12 @@ class Engine:
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
-        if changed_paths is None:
-            delta = self._capture.detect(self._head)
-        else:
-            rels = [self._rel(p) for p in changed_paths]
-            delta = self._capture.capture_paths(rels, self._head)
+        with _storage_errors("the checkpoint was not recorded"):
+            if changed_paths is None:
+                delta = self._capture.detect(self._head)
+            else:
+                rels = [self._rel(p) for p in changed_paths]
+                delta = self._capture.capture_paths(rels, self._head)
         if time.monotonic() - self._cache_saved_at > STAT_CACHE_SAVE_EVERY_S:
             # Periodically, so a crash costs at most a couple of minutes of re-hashing.
             self._capture.save_cache()
@@ -853,6 +881,10 @@ class Engine:
             )
         return self._blobs.get(e.hash)
 
+    def manifest(self, cp_id: str) -> dict[str, FileEntry]:
+        """Every tracked path of checkpoint ``cp_id`` (id or unique prefix) → its entry (a copy)."""
+        return dict(self._manifest_at(self.get(cp_id).id))
+
     def read_blob(self, blob_id: str) -> bytes:
         return self._blobs.get(blob_id)
 
@@ -957,14 +989,16 @@ class Engine:
             target, m, dry_run=dry_run, force=force, resolutions=dict(resolutions or {}), paths=paths
         )
         if not dry_run and outcome.kind != "nothingToRestore":
-            ms = (time.perf_counter() - t0) * 1000
-            self._restores += 1
-            self._restores_ok += outcome.kind == "applied"
-            self._restore_ms.append(ms)
-            self.append_event(
-                {"type": "restore", "durationMs": round(ms, 3), "kind": outcome.kind, "targetId": target.id}
-            )
+            self._record_restore(t0, outcome.kind, target.id)
         return outcome
+
+    def _record_restore(self, t0: float, kind: str, target_id: str) -> None:
+        """The ``restore`` statistics event. Not fsynced on its own: it is informational, and
+        the next durable append flushes it (a crash can lose it, never tear the journal)."""
+        ms = (time.perf_counter() - t0) * 1000
+        event = {"type": "restore", "ts": time.time(), "durationMs": round(ms, 3), "kind": kind}
+        event["targetId"] = target_id
+        self._writer(self._session_id).append(event, sync=False)
 
     def _resolve(
         self, plan: RestorePlan, force: bool, resolutions: Mapping[str, ConflictResolution]
@@ -1232,13 +1266,8 @@ class Engine:
                     path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
                 )
             )
-        ms = (time.perf_counter() - t0) * 1000
         if bad:
-            self._restores += 1
-            self._restore_ms.append(ms)
-            self.append_event(
-                {"type": "restore", "durationMs": round(ms, 3), "kind": "failed", "targetId": target.id}
-            )
+            self._record_restore(t0, "failed", target.id)
             return RestoreFailed(
                 target_id=target.id,
                 mode=plan.mode,
@@ -1257,12 +1286,7 @@ class Engine:
             conversation=conversation,
             meta={"mode": plan.mode, "appliedBy": "editor"},
         )
-        self._restores += 1
-        self._restores_ok += 1
-        self._restore_ms.append(ms)
-        self.append_event(
-            {"type": "restore", "durationMs": round(ms, 3), "kind": "applied", "targetId": target.id}
-        )
+        self._record_restore(t0, "applied", target.id)
         return RestoreApplied(target_id=target.id, mode=plan.mode, plan=plan, files=outcomes, checkpoint=cp)
 
     def take_safety_checkpoint(self) -> Checkpoint | None:

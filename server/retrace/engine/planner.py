@@ -8,6 +8,8 @@ changed from). Rules:
 * disk already equals the target → nothing to do for that path;
 * target content never stored → ``unrecoverable`` (never pretended to be restored);
 * disk differs from the head record → conflict ``unrecorded`` (someone edited, nobody recorded);
+* disk holds content that was never stored (over the size cap) and would be deleted or
+  overwritten → conflict ``unrecorded`` too: that could never be undone;
 * disk equals the head but its latest change was ``external`` → conflict ``external``;
 * otherwise create / overwrite / delete / chmod; a delete and a create of the same content
   in one plan become one ``rename``.
@@ -105,8 +107,16 @@ def plan_restore(
             continue
         intended = _intended(s.current, tgt)
         conflict: ConflictInfo | None = None
+        cur = s.current
         if s.current_error is not None:
             conflict = ConflictInfo(reason="unreadable", detail=f"cannot read {path}: {s.current_error}")
+        elif cur is not None and cur.kind == "file" and cur.hash is None and intended != "chmod":
+            # Its bytes are in no checkpoint: replacing them could never be undone.
+            conflict = ConflictInfo(
+                reason="unrecorded",
+                detail=f"{path} holds content that was never stored ({cur.unstored or 'not stored'}): "
+                f"a restore could not bring it back",
+            )
         elif not same(s.current, s.head):
             conflict = ConflictInfo(
                 reason="unrecorded",

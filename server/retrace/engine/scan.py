@@ -43,6 +43,8 @@ class _Rules:
     def __init__(self, lines: list[str]) -> None:
         self.dir_names: set[str] = set()
         self.any_names: set[str] = set()
+        dir_suffixes: list[str] = []
+        any_suffixes: list[str] = []
         rest: list[str] = []
         cleaned = [ln.rstrip("\n\r") for ln in lines]
         cleaned = [ln for ln in cleaned if ln.strip() and not ln.startswith("#")]
@@ -50,16 +52,26 @@ class _Rules:
         for ln in cleaned:
             core = ln.rstrip()
             name = core[:-1] if core.endswith("/") else core
-            simple = not has_negation and name and "/" not in name and not (_GLOB & set(name))
-            if simple:
+            plain = not has_negation and name and "/" not in name
+            if plain and not (_GLOB & set(name)):
                 (self.dir_names if core.endswith("/") else self.any_names).add(name)
+            elif plain and name.startswith("*") and len(name) > 1 and not (_GLOB & set(name[1:])):
+                # "*.log": a basename suffix at any depth.
+                (dir_suffixes if core.endswith("/") else any_suffixes).append(name[1:])
             else:
                 rest.append(ln)
+        self.dir_suffixes = tuple(dir_suffixes)
+        self.any_suffixes = tuple(any_suffixes)
         self.spec = pathspec.GitIgnoreSpec.from_lines(rest) if rest else None
+        self.empty = not (self.dir_names or self.any_names or dir_suffixes or any_suffixes or rest)
 
     def check(self, rel: str, name: str, is_dir: bool) -> bool | None:
         """True: excluded; False: re-included by a negation; None: no rule matched."""
         if name in self.any_names or (is_dir and name in self.dir_names):
+            return True
+        if (self.any_suffixes and name.endswith(self.any_suffixes)) or (
+            is_dir and self.dir_suffixes and name.endswith(self.dir_suffixes)
+        ):
             return True
         if self.spec is None:
             return None
@@ -69,22 +81,28 @@ class _Rules:
 class Ignorer:
     def __init__(self, workspace: Path, config: EngineConfig) -> None:
         self.workspace = workspace
+        self._ws = str(workspace)
         self.use_gitignore = config.use_gitignore
-        self._fixed = [_Rules(list(BUILTIN_EXCLUDES)), _Rules(list(config.excludes))]
+        fixed = [_Rules(list(BUILTIN_EXCLUDES)), _Rules(list(config.excludes))]
+        self._fixed = [r for r in fixed if not r.empty]
         self._git: dict[str, _Rules | None] = {}
+        self._chains: dict[str, tuple[tuple[int, _Rules], ...]] = {}
 
     def gitignore_rules(self, dir_rel: str) -> _Rules | None:
         if not self.use_gitignore:
             return None
         if dir_rel not in self._git:
-            p = self.workspace / dir_rel / ".gitignore" if dir_rel else self.workspace / ".gitignore"
+            p = os.path.join(self._ws, dir_rel, ".gitignore")  # dir_rel "" → the root's
             try:
-                if p.is_symlink():
-                    raise OSError("symlinked .gitignore is not followed")
-                lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+                # O_NOFOLLOW: a symlinked .gitignore is never followed (one syscall when absent).
+                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
             except OSError:
                 self._git[dir_rel] = None
             else:
+                try:
+                    lines = _read_fd(fd, 1 << 16, 1 << 22).decode("utf-8", errors="replace").splitlines()
+                except OSError:
+                    lines = []
                 self._git[dir_rel] = _Rules(lines) if lines else None
         return self._git[dir_rel]
 
@@ -94,10 +112,29 @@ class Ignorer:
             self._git.clear()
         else:
             self._git.pop(dir_rel, None)
+        self._chains.clear()
+
+    def _chain(self, dir_rel: str) -> tuple[tuple[int, _Rules], ...]:
+        """(offset of the path part relative to it, rules) of every .gitignore from the root
+        down to ``dir_rel``, deepest last. Computed once per directory."""
+        chain = self._chains.get(dir_rel)
+        if chain is None:
+            if dir_rel:
+                cut = dir_rel.rfind("/")
+                chain = self._chain(dir_rel[:cut] if cut > 0 else "")
+                rules = self.gitignore_rules(dir_rel)
+                if rules is not None:
+                    chain = (*chain, (len(dir_rel) + 1, rules))
+            else:
+                rules = self.gitignore_rules("")
+                chain = ((0, rules),) if rules is not None else ()
+            self._chains[dir_rel] = chain
+        return chain
 
     def excluded(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` itself is excluded (its ancestors are assumed included)."""
-        name = rel.rsplit("/", 1)[-1]
+        cut = rel.rfind("/")
+        name = rel[cut + 1 :]
         if name == ".git":
             return True
         for rules in self._fixed:
@@ -105,15 +142,9 @@ class Ignorer:
                 return True
         if not self.use_gitignore:
             return False
-        parts = rel.split("/")
         # The deepest .gitignore with a matching rule decides.
-        for depth in range(len(parts) - 1, -1, -1):
-            d = "/".join(parts[:depth])
-            grules = self.gitignore_rules(d)
-            if grules is None:
-                continue
-            sub = "/".join(parts[depth:])
-            verdict = grules.check(sub, name, is_dir)
+        for offset, grules in reversed(self._chain(rel[:cut] if cut > 0 else "")):
+            verdict = grules.check(rel[offset:], name, is_dir)
             if verdict is not None:
                 return verdict
         return False

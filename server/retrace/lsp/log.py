@@ -3,7 +3,10 @@
 :class:`WindowLogMessageHandler` forwards records as ``window/logMessage`` (the extension shows
 them in its "Retrace" log output channel), skipping pygls' own records, which would recurse
 (sending a message logs). Everything also goes to stderr, which the client captures too.
-``RETRACE_LOG_LEVEL`` (default ``INFO``) sets the level.
+``RETRACE_LOG_LEVEL`` (default ``INFO``) sets the level. A request answered with a deliberate
+JSON-RPC error (invalid params, unknown checkpoint, ...) is the client's mistake, already logged
+once at INFO by :mod:`retrace.lsp.rpc`: pygls' traceback for it is dropped (:class:`AnsweredErrors`)
+so the log shows real failures, not a traceback per typo.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -55,6 +59,14 @@ class WindowLogMessageHandler(logging.Handler):
             self.handleError(record)
 
 
+class AnsweredErrors(logging.Filter):
+    """Drops pygls' ``Exception occurred`` records for errors that were answered on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError))
+
+
 def client_ready() -> None:
     """The client sent ``initialized``: start forwarding log records (held ones first)."""
     for handler in logging.getLogger("retrace").handlers:
@@ -75,3 +87,4 @@ def setup_logging(server: LanguageServer) -> None:
     logging.getLogger("retrace").addHandler(window)
     # pygls logs every message it handles at INFO/DEBUG; keep stderr readable.
     logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(AnsweredErrors())

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pydantic import BaseModel
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from retrace.camel import dump
 from retrace.lsp.log import setup_logging
@@ -32,6 +34,33 @@ log = logging.getLogger(__name__)
 VERSION = "0.1.0"
 
 
+class RetraceProtocol(LanguageServerProtocol):
+    """pygls' protocol, except that nothing a client waits for is dropped silently: a request after
+    ``shutdown`` or one that is not JSON-RPC 2.0 is answered with Invalid Request (pygls would
+    only log it, and the client would wait forever). A second ``initialize`` is refused before
+    pygls would reset the workspace documents and client capabilities of the running session."""
+
+    initialize_seen = False
+
+    def handle_message(self, message: Any) -> None:
+        method, msg_id = getattr(message, "method", None), getattr(message, "id", None)
+        if method is not None and msg_id is not None and method != lsp.EXIT:
+            reason = None
+            if method == lsp.INITIALIZE and self.initialize_seen:
+                reason = "initialize was already received; it is accepted once per server"
+            elif self._shutdown:
+                reason = "the server is shut down (after shutdown only exit is accepted)"
+            elif getattr(message, "jsonrpc", None) != self.VERSION:
+                reason = 'not a JSON-RPC 2.0 request ("jsonrpc": "2.0" is required)'
+            if reason is not None:
+                error = JsonRpcInvalidRequest(f"{method}: {reason}")
+                self._send_response(msg_id, error=error.to_response_error())
+                return
+            if method == lsp.INITIALIZE:
+                self.initialize_seen = True
+        super().handle_message(message)
+
+
 class RetraceServer(LanguageServer):
     """The JSON-RPC server; handlers receive it as their first argument."""
 
@@ -41,6 +70,7 @@ class RetraceServer(LanguageServer):
             VERSION,
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
             converter_factory=converter_factory,
+            protocol_cls=RetraceProtocol,
         )
         self.settings = ServerSettings()
         self.editor_state: dict[str, Any] | None = None
@@ -100,7 +130,10 @@ class RetraceServer(LanguageServer):
 
     # ------------------------------------------------------------------ errors
     def report_server_error(self, error: Exception, source: ServerErrors) -> None:
-        """Out-of-band errors go to the log only: pop-ups are the client's decision."""
+        """Out-of-band errors go to the log only: pop-ups are the client's decision. A request
+        answered with a deliberate error was already logged (INFO) where it was raised."""
+        if isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError):
+            return
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
 

@@ -23,6 +23,7 @@ from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
 from retrace.engine import Engine, EngineConfig
 from retrace.lsp.host import LspAgentHost
+from retrace.lsp.services.recovery import recover_interrupted_restores
 from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     log.info("opening workspace %s (store: %s)", workspace, store or "default")
     engine = await asyncio.to_thread(Engine.open, workspace, store, config=engine_config(settings))
     try:
+        for line in await asyncio.to_thread(recover_interrupted_restores, engine):
+            log.warning("%s", line)
         # A configured endpoint (retrace.baseUrl) beats the offline fake, unless one is forced.
         forced = bool(os.environ.get("RETRACE_FAKE_MODEL"))
         base_url = fakemodel.start_for_env() if forced or settings.base_url is None else None

@@ -39,13 +39,13 @@ def _install(point: str, limit: int) -> None:
 
         original_append = journal.JournalWriter.append
 
-        def append(self: Any, event: dict[str, Any]) -> None:
+        def append(self: Any, event: dict[str, Any], *args: Any, **kwargs: Any) -> None:
             if point == "journal" and hit():
                 line = journal.json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode()
                 write_all(self._fd, line[: max(1, len(line) // 2)])
                 os.fdatasync(self._fd)
                 _die()
-            original_append(self, event)
+            original_append(self, event, *args, **kwargs)
             if point == "commit" and hit():
                 _die()
 

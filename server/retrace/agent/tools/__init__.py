@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from retrace.agent.tools import edit_file, list_files, read_file, run_command, search_text, write_file
-from retrace.agent.tools.base import ToolCategory, ToolContext, ToolError, ToolResult, ToolSpec
+from retrace.agent.tools.base import ToolCategory, ToolContext, ToolError, ToolResult, ToolSpec, safe_text
 
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
@@ -51,9 +51,13 @@ async def execute(name: str, raw_input: dict[str, Any], ctx: ToolContext) -> Too
         )
         return ToolResult(f"invalid input for {name}: {problems}", is_error=True)
     try:
-        return await spec.run(args, ctx)
+        result = await spec.run(args, ctx)
     except ToolError as e:
-        return ToolResult(str(e), is_error=True)
+        return ToolResult(safe_text(str(e)), is_error=True)
     except OSError as e:  # the file system said no (full disk, read-only, permissions): tell the model
         where = f" ({e.filename})" if e.filename else ""
-        return ToolResult(f"{name} failed: {e.strerror or e}{where}", is_error=True, changed_paths=None)
+        return ToolResult(
+            safe_text(f"{name} failed: {e.strerror or e}{where}"), is_error=True, changed_paths=None
+        )
+    result.output = safe_text(result.output)
+    return result

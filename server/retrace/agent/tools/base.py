@@ -71,8 +71,24 @@ class ToolSpec:
         return f"{self.name}: {detail[:200]}" if detail else self.name
 
 
+def safe_text(text: str) -> str:
+    """``text`` as valid UTF-8: file names that are not UTF-8 (decoded by Python with lone
+    surrogates) are shown with ``\\xNN`` escapes, since the model, the journal and the editor can
+    only carry valid text."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def cap_text(text: str, cap_bytes: int) -> str:
     """``text`` cut to about ``cap_bytes`` UTF-8 bytes, keeping head and tail, saying what was cut."""
+    text = safe_text(text)
     data = text.encode("utf-8")
     if len(data) <= cap_bytes:
         return text

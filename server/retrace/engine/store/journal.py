@@ -105,10 +105,17 @@ class JournalWriter:
             finally:
                 os.close(dfd)
 
-    def append(self, event: dict[str, Any]) -> None:
+    def append(self, event: dict[str, Any], *, sync: bool = True) -> None:
         line = json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
-        write_all(self._fd, line)
-        os.fdatasync(self._fd)
+        size = os.fstat(self._fd).st_size
+        try:
+            write_all(self._fd, line)
+            if sync:
+                os.fdatasync(self._fd)
+        except OSError:
+            # A partial line (disk full…) must not glue itself to the next append.
+            os.ftruncate(self._fd, size)
+            raise
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pydantic import ValidationError
+from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.uris import to_fs_path
 
 from retrace.lsp.log import client_ready
@@ -55,6 +56,10 @@ def initialization_options(raw: Any) -> InitializationOptions:
 def register_lifecycle(server: RetraceServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
+        if server.startup is not None:
+            # A second initialize would replace the open store and the running agent (leaking
+            # the first, with its lock) or drop the workspace altogether: refuse it.
+            raise JsonRpcInvalidRequest("initialize was already received; it is accepted once per server")
         options = initialization_options(params.initialization_options)
         server.settings = options.settings
         root = workspace_root(params)

@@ -18,6 +18,12 @@
 
 Dry runs, ``conversation`` and clients without ``workspace.applyEdit`` (headless) go through
 ``engine.restore`` directly (atomic disk writes).
+
+All or nothing across a crash: before the first file changes, a ``restoreIntent`` journal event
+records the pre-restore head (a safety checkpoint has just recorded every unrecorded change) and
+the paths in scope; ``restoreDone`` follows the outcome. A server killed in between (mid
+``workspace/applyEdit``, between the disk writes) leaves an intent without ``restoreDone``, and
+the next start rolls those paths back to the pre-restore head (``services/recovery.py``).
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from retrace.engine.models import (
     RestoreFailed,
     RestorePlan,
 )
+from retrace.lsp.services.recovery import begin_restore, end_restore
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.models import (
@@ -133,6 +140,8 @@ class RestoreService:
         through_editor = params.mode != "conversation" and self.server.client_can_apply_edits()
         if through_editor:
             outcome = await self._through_editor(target, params, resolutions)
+        elif not params.dry_run and params.mode != "conversation":
+            outcome = await self._headless(target, params, resolutions)
         else:
             outcome = await self.services.run(
                 lambda e: e.restore(
@@ -160,6 +169,33 @@ class RestoreService:
                 ),
             )
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=head)
+
+    async def _headless(
+        self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]
+    ) -> RestoreOutcome:
+        """``engine.restore`` on disk, journaled so a crash mid-apply is rolled back on restart."""
+        check = await self.services.run(
+            lambda e: e.restore(
+                target.id,
+                mode=params.mode,
+                dry_run=True,
+                force=params.force,
+                resolutions=resolutions,
+                paths=params.paths,
+            )
+        )
+        if check.kind != "applied" or check.plan is None:
+            return check
+        plan = check.plan
+        await self.services.run(lambda e: e.take_safety_checkpoint())
+        restore_id = await self.services.run(lambda e: begin_restore(e, plan))
+        outcome = await self.services.run(
+            lambda e: e.restore(
+                target.id, mode=params.mode, force=params.force, resolutions=resolutions, paths=params.paths
+            )
+        )
+        await self.services.run(lambda e: end_restore(e, restore_id, outcome.kind))
+        return outcome
 
     async def _refuse_while_running(self) -> None:
         """A restore under a running turn would race its tools: the user cancels first."""
@@ -201,6 +237,21 @@ class RestoreService:
         }
         safety = await self.services.run(lambda e: e.take_safety_checkpoint())
         edit = await self.services.run(lambda e: self._edit_plan(e, plan, effective))
+        restore_id = await self.services.run(lambda e: begin_restore(e, plan))
+        outcome = await self._apply_through_editor(target, params, plan, edit, effective)
+        if outcome.kind == "applied" and safety is not None and outcome.safety_checkpoint_id is None:
+            outcome.safety_checkpoint_id = safety.id
+        await self.services.run(lambda e: end_restore(e, restore_id, outcome.kind))
+        return outcome
+
+    async def _apply_through_editor(
+        self,
+        target: Checkpoint,
+        params: RestoreParams,
+        plan: RestorePlan,
+        edit: EditPlan,
+        effective: dict[str, ConflictResolution],
+    ) -> RestoreOutcome:
 
         if edit.changes:
             reason = await self._apply_workspace_edit(edit, target)
@@ -233,12 +284,9 @@ class RestoreService:
             await self.services.run(lambda e: prune_emptied_dirs(e.workspace, edit.deleted))
         if edit.save_uris:
             await self._save(edit.save_uris)
-        outcome = await self.services.run(
+        return await self.services.run(
             lambda e: e.commit_applied_restore(plan, resolutions=effective, editor_state=target.editor_state)
         )
-        if outcome.kind == "applied" and safety is not None and outcome.safety_checkpoint_id is None:
-            outcome.safety_checkpoint_id = safety.id
-        return outcome
 
     def _open_document(self, uri: str) -> TextDocument | None:
         """The document the client has open at ``uri`` (pygls keys them unquoted), else ``None``."""
