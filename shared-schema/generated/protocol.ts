@@ -662,6 +662,10 @@ export interface StoreStats {
    */
   rawBytes: number;
   restore: LatencySummary;
+  /**
+   * Restores that changed or tried to change the workspace (applied or failed; conflict
+   * refusals and nothing-to-restore are not counted).
+   */
   restores: number;
   restoresSucceeded: number;
   sessions: number;

@@ -206,21 +206,27 @@ def test_round_trip_checkpoint_edit_restore_undo(initialised: Cli) -> None:
     edited = tree(cli.workspace)
     assert edited != original
 
-    # Changes made from the command line are recorded as external when the store is opened, so
-    # restoring over them is refused until the user decides: nothing may change.
+    # `retrace checkpoint` claims what changed since the last checkpoint as the caller's own
+    # work, so restoring over it needs no force. A change made AFTER that checkpoint is nobody's
+    # recorded work: restoring over it is refused until the user decides, and nothing changes.
+    (cli.workspace / "late.txt").write_text("written after the checkpoint\n")
     refused = cli("restore", base, code=3)
     assert "--force" in refused.stdout and "--resolve" in refused.stdout
-    assert "src/app.py" in refused.stdout
+    assert "(1 conflicting file)" in refused.stdout
+    conflicts = [
+        line.split()[1] for line in refused.stdout.splitlines() if line.strip().startswith("conflict ")
+    ]
+    assert conflicts == ["late.txt"], refused.stdout
+    (cli.workspace / "late.txt").unlink()
     assert tree(cli.workspace) == edited
 
-    preview = cli.json("restore", base, "--dry-run", "--force")
+    preview = cli.json("restore", base, "--dry-run")
     assert preview["dryRun"] is True and preview["kind"] == "applied"
-    # The plan still names the conflicts; --force decides them as "overwrite" (the intended action).
-    planned = {f["path"]: f["intended"] or f["action"] for f in preview["plan"]["files"]}
+    planned = {f["path"]: f["action"] for f in preview["plan"]["files"]}
     assert planned == {"src/app.py": "overwrite", "gone.txt": "create", "src/zusätzlich.py": "delete"}
     assert tree(cli.workspace) == edited
 
-    applied = cli.json("restore", base, "--force")
+    applied = cli.json("restore", base)
     assert applied["kind"] == "applied" and applied["dryRun"] is False
     assert {f["path"] for f in applied["files"]} == set(planned)
     assert tree(cli.workspace) == original

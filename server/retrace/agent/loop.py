@@ -102,6 +102,11 @@ class EngineGate:
         return await asyncio.shield(asyncio.to_thread(locked))
 
 
+class CheckpointFailedError(Exception):
+    """A tool ran but its checkpoint could not be recorded (store full, read-only…): the turn
+    pauses so nothing more runs unrecorded; the user already got the engine's error."""
+
+
 class ModelCallError(Exception):
     """A model call failed for good; ``message`` is the one line for the user."""
 
@@ -456,6 +461,11 @@ async def run_tool(
     if paths is None:  # a shell command: what changed is what the engine detected
         paths = [f.path for f in cp.files] if cp is not None else []
     await finished_event(status, result.output, ms, paths)
+    if spec is not None and cp is None:
+        raise CheckpointFailedError(
+            f"Retrace could not record a checkpoint after {tool} call {call_id}; "
+            "the agent paused so that nothing runs unrecorded"
+        )
     return tool_result_block(call_id, result.output, is_error=result.is_error)
 
 
@@ -564,9 +574,14 @@ async def run_turn(rt: Runtime, conv: Conversation, turn_id: str, prompt_blocks:
                 await close_open_batch(rt, conv, turn_id, f"not run: {missing}")
                 await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=missing))
                 return "error"
-            results.append(
-                await run_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
-            )
+            try:
+                results.append(
+                    await run_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
+                )
+            except CheckpointFailedError as e:
+                # Pause, never pretend: the remaining calls are answered (the model learns why).
+                await close_open_batch(rt, conv, turn_id, f"not run: {e}")
+                return "error"
             cursor = f"{assistant_id}#{use['id']}"
         await append_message(rt, conv, "user", results, turn_id=turn_id, kind="toolResults")
     return "max_iterations"

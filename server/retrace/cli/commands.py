@@ -56,9 +56,11 @@ def _store(args: argparse.Namespace) -> Path | None:
     return Path(args.store).expanduser().absolute() if args.store else None
 
 
-def _open(args: argparse.Namespace, *, readonly: bool) -> Engine:
+def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True) -> Engine:
     session = None if readonly else CLI_SESSION
-    return Engine.open(_workspace(args), _store(args), session_id=session, readonly=readonly, create=False)
+    return Engine.open(
+        _workspace(args), _store(args), session_id=session, readonly=readonly, create=False, catch_up=catch_up
+    )
 
 
 def _resolve(engine: Engine, ref: str) -> str:
@@ -93,7 +95,9 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    with _open(args, readonly=False) as engine:
+    # No catch-up: what changed since the last checkpoint is exactly what the caller is
+    # checkpointing now (recording it as "external" would make its own restores conflict).
+    with _open(args, readonly=False, catch_up=bool(args.paths)) as engine:
         cp = engine.checkpoint(label=args.label, changed_paths=args.paths, kind="manual")
         if args.json:
             _print_json(dump(cp))

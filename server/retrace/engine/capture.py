@@ -55,6 +55,9 @@ class Capturer:
         self.watcher: Watcher | None = None
         self._pending = DirtySet()
         """Drained but not yet committed (a plan or diff detects without committing)."""
+        self.full_next = False
+        """Set when changes may predate the watcher (an open without catch-up): the next
+        detect walks the whole tree instead of trusting the dirty set."""
         self.dirs: DirIndex | None = None
         """Directory index of the head manifest, kept current by the engine (None: scan)."""
         self.walks = 0
@@ -184,6 +187,8 @@ class Capturer:
     def detect(self, head: Mapping[str, FileEntry], *, full: bool = False, store: bool = True) -> Delta:
         """Every change on disk relative to ``head``."""
         w = self.watcher
+        if self.full_next and store:
+            full, self.full_next = True, False
         if w is not None and w.healthy and not full:
             self._pending.update(w.drain())
             if w.healthy:

@@ -159,6 +159,7 @@ class Engine:
         config: EngineConfig | None = None,
         readonly: bool = False,
         create: bool = True,
+        catch_up: bool = True,
     ) -> Engine:
         """Open (or with ``create``, initialise) the store for ``workspace``.
 
@@ -169,6 +170,8 @@ class Engine:
         made while no engine was open is recorded as an ``external`` checkpoint) before it
         returns, so every later change has a stored pre-image.
         ``session_id``: the session new checkpoints belong to by default (new id if ``None``).
+        ``catch_up=False`` skips that ``external`` checkpoint: for a caller that is about to
+        checkpoint the workspace itself (``retrace checkpoint``), those changes are its own.
         """
         ws = Path(os.path.realpath(Path(workspace).expanduser()))
         if not ws.is_dir():
@@ -180,7 +183,7 @@ class Engine:
         except OSError as exc:
             raise RetraceError(f"cannot open the store {store_dir}: {exc}") from exc
         try:
-            eng._open_inner(session_id, create)
+            eng._open_inner(session_id, create, catch_up)
         except OSError as exc:
             eng.close()
             if exc.errno == errno.ENOSPC:
@@ -191,7 +194,7 @@ class Engine:
             raise
         return eng
 
-    def _open_inner(self, session_id: str | None, create: bool) -> None:
+    def _open_inner(self, session_id: str | None, create: bool, catch_up: bool = True) -> None:
         ws, layout = self.workspace, self._layout
         if self.readonly or not create:
             if not layout.meta.exists():
@@ -217,10 +220,12 @@ class Engine:
         cap.start()
         if self._head_id is None:
             self._commit_baseline()
-        else:
+        elif catch_up:
             delta = cap.detect(self._head, full=True)
             if delta:
                 self._commit("external", delta, label="changes made while Retrace was not running")
+        else:
+            cap.full_next = True
         cap.dirs = DirIndex(self._head)
         cap.save_cache()
 
@@ -1168,6 +1173,7 @@ class Engine:
             "restore",
             result,
             label=f"restore {target.id}",
+            session_id=target.session_id,
             restored_from=target.id,
             conversation=target.conversation if mode == "both" else self.head.conversation,
             editor_state=target.editor_state if mode == "both" else None,
@@ -1281,6 +1287,7 @@ class Engine:
             "restore",
             delta,
             label=f"restore {target.id}",
+            session_id=target.session_id,
             restored_from=target.id,
             editor_state=editor_state,
             conversation=conversation,

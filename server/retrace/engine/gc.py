@@ -43,7 +43,9 @@ def store_stats(eng: Engine) -> StoreStats:
         jp = layout.journal(sid)
         journal_bytes += jp.stat().st_size
         for ev in read_journal(jp):
-            if ev.get("type") == "restore":
+            # Success rate is over restores that changed (or tried to change) the workspace:
+            # a conflict refusal or a nothing-to-restore is the engine working as intended.
+            if ev.get("type") == "restore" and ev.get("kind") in ("applied", "failed"):
                 restores += 1
                 ok += ev.get("kind") == "applied"
                 d = ev.get("durationMs")

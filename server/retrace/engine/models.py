@@ -230,6 +230,8 @@ class StoreStats(CamelModel):
     capture: LatencySummary
     restore: LatencySummary
     restores: int = 0
+    """Restores that changed or tried to change the workspace (applied or failed; conflict
+    refusals and nothing-to-restore are not counted)."""
     restores_succeeded: int = 0
 
 

@@ -117,6 +117,9 @@ class FakeModel:
         """Every request body received, in order (also the ones answered with an error)."""
         self.statuses: list[int] = []
         """The HTTP status answered to each recorded request."""
+        self.headers: list[dict[str, str]] = []
+        """The HTTP headers of each recorded request (lower-case names), e.g. to check which API key
+        the client sent."""
         self._script = _Script(scenario)
         self._host = host
         self._port = port
@@ -160,12 +163,14 @@ class FakeModel:
         self.stop()
 
     # ------------------------------------------------------------------ serving
-    def _record(self, body: dict[str, Any], status: int) -> None:
+    def _record(self, body: dict[str, Any], status: int, headers: dict[str, str]) -> None:
         with self._script.lock:
             self.requests.append(body)
             self.statuses.append(status)
+            self.headers.append(headers)
 
     def handle(self, handler: _Handler, raw: bytes) -> None:
+        headers = {name.lower(): value for name, value in handler.headers.items()}
         try:
             body = json.loads(raw or b"null")
         except ValueError:
@@ -177,15 +182,15 @@ class FakeModel:
         try:
             validate_request(body)
         except InvalidRequestError as e:
-            self._record(body, 400)
+            self._record(body, 400, headers)
             handler.send_error_json(400, str(e))
             return
         response, status = self._script.next(body)
         if status is not None:
-            self._record(body, status)
+            self._record(body, status, headers)
             handler.send_error_json(status, response.error_message)
             return
-        self._record(body, 200)
+        self._record(body, 200, headers)
         message = _build_message(body, response)
         if body.get("stream"):
             _stream(handler, message, response)
