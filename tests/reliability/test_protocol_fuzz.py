@@ -39,7 +39,8 @@ from tests.reliability.inputs_support import (
 
 from retrace.fakemodel import FakeModel
 
-pytestmark = [pytest.mark.e2e]
+# The full variant is also a `slow` campaign, so `-m slow` selects it.
+pytestmark = [pytest.mark.e2e, *([pytest.mark.slow] if FULL else [])]
 
 BATCHES = 3000 if FULL else 300
 """Hypothesis examples; each sends a batch of 2-8 inputs."""
@@ -512,3 +513,18 @@ def test_out_of_order_calls_get_clear_errors(tmp_path: Path, model: FakeModel) -
         assert srv.proc.wait(timeout=20) == 0
     finally:
         srv.close()
+
+
+def test_client_chosen_session_ids_never_become_paths(server: RawServer) -> None:
+    """A session id is a journal directory name: a client may continue a session the server
+    named, never make up one (``../../x`` once wrote a journal outside the store)."""
+    server.wait_idle(120)
+    before = store_digest(server.store)
+    root = server.store.parent
+    for hostile in ("../../escape-session", "/tmp/retrace-escape-session", "a/b", "ses_made_up", "."):
+        answer = server.request("retrace/agent/prompt", {"text": "hi", "sessionId": hostile})
+        assert answer.get("error", {}).get("code") == -32000, answer
+        assert "unknown session" in answer["error"]["message"]
+    assert not Path("/tmp/retrace-escape-session").exists()
+    assert not (root.parent.parent / "escape-session").exists()
+    assert store_digest(server.store) == before

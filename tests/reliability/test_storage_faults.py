@@ -187,16 +187,18 @@ async def test_full_store_disk_pauses_and_corrupts_nothing(
         assert any("space" in m.lower() for m in errors), errors
         assert editor.events_of("turnFinished", full["turnId"])[0]["stopReason"] == "error"
         assert not (ws / "after.txt").exists(), "a tool ran after the store could not record a checkpoint"
-        told = tool_results(model)
         unfill(small_store.parent)
 
         freed = await editor.run_turn("[[freed]]", session_id=session)
         assert editor.events_of("checkpointCreated", freed["turnId"]), "no checkpoint once space is back"
         assert (ws / "src" / "app.py").read_text("utf-8") == "print('v2')\n"
         truth[last_checkpoint(editor)] = tree(ws)
+        told = tool_results(model)
         timeline = await editor.request("retrace/timeline/get", {})
         assert announced <= {cp["id"] for cp in timeline["checkpoints"]}
         if leave:
+            # The checkpoint failed after the command ran: the model is told why the rest did not run.
+            assert any("could not record a checkpoint" in t for t in told), told
             # The command's output was recorded once the store had room again (never lost).
             assert any(f["path"] == "big.bin" for cp in timeline["checkpoints"] for f in cp["files"])
     finally:
@@ -207,7 +209,7 @@ async def test_full_store_disk_pauses_and_corrupts_nothing(
         "faults": 1,
         "checkpointsVerified": verified,
         "userErrors": errors,
-        "modelToldOfFault": any("space" in t.lower() for t in told),
+        "modelToldOfFault": any("could not record a checkpoint" in t for t in told),
     }
 
 
@@ -399,13 +401,9 @@ async def test_files_over_the_cap_are_labelled_and_restores_say_so(tmp_path: Pat
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: the planner deletes/overwrites a file whose CURRENT content was never stored "
-    "(over the size cap) as a plain 'delete', not a conflict; after the restore that content is gone "
-    "for good (planner.py should treat current.unstored like foreign work)",
-)
 async def test_restore_never_destroys_content_it_could_not_store(tmp_path: Path) -> None:
+    """A file whose current content was never stored (over the cap) is not deleted by a restore
+    without ``force`` (found by this campaign; fixed in the engine's planner)."""
     ws = make_workspace(tmp_path)
     store = tmp_path / "store"
     model = model_for(
@@ -476,3 +474,25 @@ async def test_workspace_moved_or_deleted_under_a_running_session(tmp_path: Path
         "checkpointsVerified": verified,
         "userErrors": errors,
     }
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug: Engine.close() lets the stat-cache save's ENOSPC escape before it closes the "
+    "journals and releases the store lock, so the same process cannot open the store again "
+    "(engine.py close(): save_cache() should not skip the rest)",
+)
+def test_closing_the_engine_on_a_full_disk_releases_the_store(tmp_path: Path, small_store: Path) -> None:
+    ws = make_workspace(tmp_path)
+    engine = Engine.open(ws, small_store)
+    for i in range(200):  # a stat cache worth saving
+        (ws / "src" / f"m{i}.py").write_text(f"x = {i}\n", "utf-8")
+    engine.checkpoint(label="many files")
+    fill(small_store.parent, 0)
+    try:
+        with contextlib.suppress(OSError):
+            engine.close()
+        with Engine.open(ws, small_store, create=False) as again:
+            assert again.problems == []
+    finally:
+        unfill(small_store.parent)

@@ -3,7 +3,9 @@
 The whole group is killed when the command times out or the turn is cancelled, so no child
 outlives the call. Output (stdout and stderr interleaved) is capped, keeping head and tail; the
 exit code is always reported. The files it changed are unknown (``changed_paths=None``): the
-engine detects them.
+engine detects them. The command does not inherit the model API credentials
+(``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``): ``env`` output is a tool result, and tool
+results are journaled and sent to the model.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResu
 from retrace.agent.tools.paths import workspace_root
 
 MAX_TIMEOUT_S = 3600.0
+SECRET_ENV = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+
+
+def command_env() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if name not in SECRET_ENV}
 
 
 class RunCommandInput(ToolInput):
@@ -75,6 +82,7 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
         "-lc",
         args.command,
         cwd=workspace_root(ctx),
+        env=command_env(),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
