@@ -174,16 +174,7 @@ class RestoreService:
         self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]
     ) -> RestoreOutcome:
         """``engine.restore`` on disk, journaled so a crash mid-apply is rolled back on restart."""
-        check = await self.services.run(
-            lambda e: e.restore(
-                target.id,
-                mode=params.mode,
-                dry_run=True,
-                force=params.force,
-                resolutions=resolutions,
-                paths=params.paths,
-            )
-        )
+        check = await self._preview(target, params, resolutions)
         if check.kind != "applied" or check.plan is None:
             return check
         plan = check.plan
@@ -197,6 +188,21 @@ class RestoreService:
         await self.services.run(lambda e: end_restore(e, restore_id, outcome.kind))
         return outcome
 
+    async def _preview(
+        self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]
+    ) -> RestoreOutcome:
+        """The engine's dry run of this restore: the plan both apply paths start from."""
+        return await self.services.run(
+            lambda e: e.restore(
+                target.id,
+                mode=params.mode,
+                dry_run=True,
+                force=params.force,
+                resolutions=resolutions,
+                paths=params.paths,
+            )
+        )
+
     async def _refuse_while_running(self) -> None:
         """A restore under a running turn would race its tools: the user cancels first."""
         for session_id in await self.services.run(lambda e: e.sessions()):
@@ -209,16 +215,7 @@ class RestoreService:
     async def _through_editor(
         self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]
     ) -> RestoreOutcome:
-        check = await self.services.run(
-            lambda e: e.restore(
-                target.id,
-                mode=params.mode,
-                dry_run=True,
-                force=params.force,
-                resolutions=resolutions,
-                paths=params.paths,
-            )
-        )
+        check = await self._preview(target, params, resolutions)
         if check.kind != "applied" or check.plan is None:
             return check
         plan = check.plan
