@@ -97,3 +97,34 @@ def test_fast_paths_agree_with_pathspec(tmp_path: Path) -> None:
             for is_dir in (False, True):
                 want = spec.check_file(rel + "/" if is_dir else rel).include
                 assert fast.check(rel, name, is_dir) == (True if want else None), (rel, is_dir)
+
+
+def test_walk_name_filters_agree_with_excluded(tmp_path: Path) -> None:
+    # The walk decides by per-directory name tests where the rules allow it and falls back to
+    # excluded() where a path pattern or negation applies: both must give the same tree.
+    write(tmp_path, ".gitignore", "*.log\nbuild/\ncache\n")
+    write(tmp_path, "neg/.gitignore", "!keep.log\n")
+    write(tmp_path, "anch/.gitignore", "/top.txt\nsub/deep/\n")
+    names = ["a.txt", "b.log", "keep.log", "top.txt", ".DS_Store", ".git", "x.logx"]
+    for d in ["", "neg", "neg/inner", "anch", "anch/sub", "anch/sub/deep", "plain", "build", "cache"]:
+        for n in names:
+            write(tmp_path, f"{d}/{n}" if d else n, "x")
+    os.makedirs(tmp_path / "plain" / "build" / "q")
+    write(tmp_path, "plain/build/q/f.txt", "x")
+    write(tmp_path, "plain/cache.d/f.txt", "x")
+    ig = Ignorer(tmp_path, EngineConfig(excludes=["*.tmp", "gen/"]))
+    write(tmp_path, "plain/z.tmp", "x")
+    write(tmp_path, "gen/f.txt", "x")
+    got = sorted(rel for rel, _st in walk(tmp_path, ig))
+    expected = sorted(
+        rel
+        for rel in (
+            str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file() or p.is_symlink()
+        )
+        if not Ignorer(tmp_path, EngineConfig(excludes=["*.tmp", "gen/"])).excluded_path(rel, False)
+    )
+    assert got == expected
+    assert "neg/keep.log" in got and "neg/inner/keep.log" in got and "b.log" not in got
+    assert "anch/top.txt" not in got and "anch/sub/top.txt" in got and "anch/sub/deep/a.txt" not in got
+    assert "plain/cache.d/f.txt" in got and "plain/z.tmp" not in got and not any(g.rsplit("/", 1)[-1] == ".git" for g in got)
+    assert ig.name_filter("") is not None and ig.name_filter("neg") is None and ig.name_filter("anch") is None

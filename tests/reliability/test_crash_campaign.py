@@ -45,6 +45,7 @@ from retrace.engine import Engine
 from retrace.engine.store.layout import StoreLayout
 from retrace.fakemodel import FakeModel
 from retrace.fakemodel.scenario import Scenario
+from retrace.lsp.services.recovery import begin_restore, recover_interrupted_restores
 
 pytestmark = [pytest.mark.e2e]
 
@@ -278,7 +279,9 @@ class Campaign:
             await self.guarded(proc, self.check_server_agrees(editor))
             if plan == "timer":
                 timer = asyncio.ensure_future(self.kill_after(self.rng.uniform(0.05, 2.0), kill, "timer"))
-            restore_turn = 1 if plan in ("apply", "applyEdit", "restoreTimer") else None
+            restore_turn = (
+                1 if plan in ("apply", "applyEdit", "restoreTimer") else self.rng.choice([2, 3, None])
+            )
             for step in range(4):
                 if step == restore_turn:
                     await self.restore(editor, proc, kill if plan == "restoreTimer" else None)
@@ -613,3 +616,45 @@ def test_headless_engine_restore_killed_mid_apply_is_all_or_nothing(tmp_path: Pa
     with Engine.open(ws, store):
         now = tree(ws)
     assert now in (before, after_v2), f"half applied: {_diff(now, before)}"
+
+
+def _engine_with_two_states(tmp_path: Path) -> tuple[Path, Path, str, Tree, Tree]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = tmp_path / "store"
+    for i in range(4):
+        (ws / f"f{i}.txt").write_text(f"v1 {i}\n")
+    with Engine.open(ws, store) as engine:
+        v1 = engine.head.id
+        old = tree(ws)
+        for i in range(4):
+            (ws / f"f{i}.txt").write_text(f"v2 {i}\n")
+        engine.checkpoint(label="v2")
+    return ws, store, v1, old, tree(ws)
+
+
+def test_recovery_rolls_back_an_unfinished_restore(tmp_path: Path) -> None:
+    """The server-side recovery on its own: an intent, half the files written, a crash."""
+    ws, store, v1, _old, new = _engine_with_two_states(tmp_path)
+    with Engine.open(ws, store) as engine:
+        plan = engine.plan_restore(v1)
+        begin_restore(engine, plan)
+    (ws / "f0.txt").write_text("v1 0\n")  # the "crash" came after two of four files
+    (ws / "f1.txt").write_text("v1 1\n")
+    (ws / ".retrace-1-abcd-f2.txt.tmp").write_text("half")
+    with Engine.open(ws, store) as engine:
+        report = recover_interrupted_restores(engine)
+        assert len(report) == 1 and "rolled back" in report[0], report
+        assert tree(ws) == new
+        assert recover_interrupted_restores(engine) == [], "recovery is not idempotent"
+
+
+def test_recovery_keeps_a_restore_committed_before_the_crash(tmp_path: Path) -> None:
+    ws, store, v1, old, _new = _engine_with_two_states(tmp_path)
+    with Engine.open(ws, store) as engine:
+        begin_restore(engine, engine.plan_restore(v1))
+        assert engine.restore(v1).kind == "applied"  # committed; the crash came before restoreDone
+    with Engine.open(ws, store) as engine:
+        assert recover_interrupted_restores(engine) == []
+        assert tree(ws) == old
+        assert any(e.get("type") == "restoreDone" for sid in engine.sessions() for e in engine.events(sid))

@@ -96,6 +96,8 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("write_file", {"path": DEEP_PATH, "content": "x"}, "too long"),
     ("write_file", {"path": "caf\udce9.txt", "content": "x"}, "not valid UTF-8"),
     ("write_file", {"path": "src", "content": "x"}, "directory"),
+    # The file system refuses (a file where a folder should be): an error result, not a dead turn.
+    ("write_file", {"path": "ok.txt/sub.txt", "content": "x"}, "write_file failed"),
     ("edit_file", {"path": "to_secret", "old_string": "outside", "new_string": "x"}, "symlink"),
     ("edit_file", {"path": "fifo", "old_string": "a", "new_string": "b"}, "not a regular file"),
     ("edit_file", {"path": "/etc/hostname", "old_string": "a", "new_string": "b"}, "outside"),

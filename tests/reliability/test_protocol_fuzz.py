@@ -414,6 +414,13 @@ def test_fuzz_every_method(server: RawServer) -> None:
     assert not Path(ESCAPES[1]).exists() and not (fuzz_root.parent / ESCAPES[0]).exists()
     assert not TALLY.bad_errors, TALLY.bad_errors[:5]
     assert TALLY.inputs >= MIN_INPUTS, TALLY.inputs
+    # Rejections are logged as one line each; a traceback through Retrace's own code means an
+    # input was not handled. (pygls still logs its own traceback for a malformed standard LSP
+    # message such as ``$/setTrace`` with wrong params; it answers or ignores it and runs on.)
+    log_text = server.log_path.read_text("utf-8", errors="replace")
+    marker = "/retrace/"
+    frames = [line for line in log_text.splitlines() if line.strip().startswith("File ") and marker in line]
+    assert not frames, frames[:10]
 
 
 def rejected_only_calls(checkpoints: list[str]) -> list[tuple[str, Any]]:
@@ -430,6 +437,9 @@ def rejected_only_calls(checkpoints: list[str]) -> list[tuple[str, Any]]:
         ("retrace/checkpoint/get", {"id": "zzzz-missing"}),
         ("retrace/checkpoint/fileContent", {"id": "zzzz-missing", "path": "a.py"}),
         ("retrace/checkpoint/fileContent", {"id": "current", "path": "../../etc/passwd"}),
+        ("retrace/checkpoint/fileContent", {"id": "current", "path": "x" * 300}),
+        ("retrace/checkpoint/fileContent", {"id": "current", "path": "a\x00b"}),
+        ("retrace/checkpoint/fileContent", {"id": "current", "path": "\ud800"}),
         ("retrace/checkpoint/diff", {"from": "zzzz-missing"}),
         ("retrace/checkpoint/diff", {"from": checkpoints[0], "maxPatchBytes": -1}),
         ("retrace/checkpoint/restore", {"id": "zzzz-missing", "mode": "both"}),
@@ -506,6 +516,11 @@ def test_out_of_order_calls_get_clear_errors(tmp_path: Path, model: FakeModel) -
         assert "result" in srv.request("retrace/timeline/get", {})
         old_version = srv.request_raw_id('{"jsonrpc": "1.0", "id": "v1", "method": "retrace/stats"}', "v1")
         assert old_version["error"]["code"] == -32600, old_version
+        srv.send_raw(b'{"jsonrpc": "2.0", "id": [1], "method": "retrace/stats"}')
+        srv.send_raw(b'{"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": {"x": 1}}}')
+        srv.send_raw(b'[{"jsonrpc": "2.0", "id": 5, "method": "retrace/stats"}]')
+        assert "result" in srv.request("retrace/stats", {})  # still serving, in order
+        assert [o["error"]["code"] for o in srv.orphans] == [-32600], srv.orphans
         assert "result" in srv.request("shutdown", None)
         after = srv.request("retrace/timeline/get", {}, timeout=10)  # answered, never left waiting
         assert after["error"]["code"] == -32600 and "shut down" in after["error"]["message"], after

@@ -209,7 +209,9 @@ def test_api_key_never_written_logged_or_shown(tmp_path: Path) -> None:
         "secrets",
         "ci",
         {
-            "filesScanned": len(haystacks) - 4,
+            "storeAndWorkspaceFilesScanned": len(files_under(store)) + len(files_under(ws)),
+            "blobsScannedDecompressed": len(stored),
+            "logStreamsScanned": 2 + 1,
             "bytesScanned": sum(len(v) for v in haystacks.values()),
             "serverProcesses": 2,
             "exfiltrationAttempts": len(calls),

@@ -31,7 +31,10 @@ from retrace.engine.store.layout import StoreLayout
 from retrace.engine.watch import DirtySet, Watcher
 
 BULK = 32
-"""More cache misses than this in one capture: pack them and read them from a thread pool."""
+"""More cache misses than this in one capture: pack them (one file instead of one per blob)."""
+THREADED = 1024
+"""More than this: also read them from a thread pool (starting threads costs more than it
+saves on a shell call's hundred files)."""
 
 
 class Capturer:
@@ -165,7 +168,10 @@ class Capturer:
 
     def _drop_under(self, rel: str, head: Mapping[str, FileEntry], delta: Delta, seen: set[str]) -> None:
         """Delete from the head every path under ``rel`` not ``seen`` on disk."""
-        if self.dirs is not None and not self.dirs.has(rel):
+        if self.dirs is not None:
+            for p in self.dirs.files_under(rel):
+                if p not in seen and p in head:
+                    delta[p] = None
             return
         prefix = rel + "/"
         for p in head:
@@ -203,6 +209,7 @@ class Capturer:
                         dirty.files.add(d)
                 # A path in both sets (a file replaced by a directory or the reverse) is also
                 # checked as a file: a tracked file that is now a directory is deleted.
+                misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
                 for rel in sorted(dirty.files):
                     if rel in delta:
                         continue
@@ -210,12 +217,18 @@ class Capturer:
                         if rel in head and not os.path.isdir(os.path.join(self._ws, rel)):
                             delta[rel] = None
                         continue
-                    e = self._current(rel, store, head.get(rel))
-                    if e is None:
+                    try:
+                        st = os.lstat(os.path.join(self._ws, rel))
+                    except OSError:
+                        st = None
+                    if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
                         if rel in head:
                             delta[rel] = None
-                    elif not same(e, head.get(rel)):
-                        delta[rel] = e
+                        continue
+                    misses.append((rel, st, head.get(rel)))
+                # Resolved together: many files (a formatter run) go to one pack, not one
+                # blob file each.
+                self._resolve(misses, store, delta, drop_vanished=True)
                 if store:
                     self._pending = DirtySet()
                 return delta
@@ -233,15 +246,13 @@ class Capturer:
         delta: Delta = {}
         seen: set[str] = set()
         on_dir = self.watcher.add_dir if rewatch and self.watcher is not None else None
-        lookup = self.cache.lookup
+        vouches = self.cache.vouches
         misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
         for rel, st in walk(self.workspace, self.ignorer, on_dir=on_dir):
             seen.add(rel)
             he = head.get(rel)
-            key = lookup(rel, st)
-            if key is not None and matches(he, key):
-                continue
-            misses.append((rel, st, he))
+            if not vouches(rel, st, he):
+                misses.append((rel, st, he))
         self._resolve(misses, store, delta)
         for p in head:
             if p not in seen:
@@ -249,13 +260,22 @@ class Capturer:
         return delta
 
     def _resolve(
-        self, misses: list[tuple[str, os.stat_result, FileEntry | None]], store: bool, delta: Delta
+        self,
+        misses: list[tuple[str, os.stat_result, FileEntry | None]],
+        store: bool,
+        delta: Delta,
+        *,
+        drop_vanished: bool = False,
     ) -> None:
         """Entries of paths the stat cache could not vouch for, into ``delta`` when changed.
         Many at once (a baseline, a big command) go to one pack, read by a few threads: reading,
         hashing and compressing release the GIL. The pack is published before this returns."""
         if len(misses) <= BULK:
             entries = [self._entry(rel, st, store, he) for rel, st, he in misses]
+        elif len(misses) <= THREADED:
+            with self.blobs.batch() as batch:
+                put = batch.put if store else None
+                entries = [self._entry(rel, st, store, he, put=put) for rel, st, he in misses]
         else:
             with self.blobs.batch() as batch, ThreadPoolExecutor(max_workers=4) as pool:
                 put = batch.put if store else None
@@ -268,6 +288,8 @@ class Capturer:
         for (rel, _st, he), e in zip(misses, entries, strict=True):
             if e is not None and not same(e, he):
                 delta[rel] = e
+            elif e is None and drop_vanished and he is not None:
+                delta[rel] = None  # gone (or no longer a file) since it was listed
 
     def baseline(self) -> Manifest:
         if self.watcher is not None:

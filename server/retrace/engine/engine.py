@@ -226,7 +226,7 @@ class Engine:
                 self._commit("external", delta, label="changes made while Retrace was not running")
         else:
             cap.full_next = True
-        cap.dirs = DirIndex(self._head)
+        cap.dirs = DirIndex(source=lambda: self._head)  # lazy: built on the first rm -r
         cap.save_cache()
 
     def close(self) -> None:
@@ -446,12 +446,13 @@ class Engine:
             raise RetraceError("this engine is closed")
 
     def _content(self, e: FileEntry | None) -> bytes | None:
+        """Content for line statistics (possibly from the recent-blob memory)."""
         if e is None or e.hash is None:
             return None
         if e.kind == "symlink":
             return os.fsencode(e.target or "")
         try:
-            return self._blobs.get(e.hash)
+            return self._blobs.get_cached(e.hash)
         except StoreCorrupt:
             return None
 

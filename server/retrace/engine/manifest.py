@@ -10,6 +10,8 @@ paths: they come from our own code or our own journal, never from a user.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, insort
+from collections.abc import Callable
 from typing import Any, Literal
 
 from retrace.engine.models import FileEntry
@@ -132,9 +134,28 @@ def decode_snapshot(data: bytes) -> Manifest:
     raw = json.loads(data)
     if isinstance(raw, dict):  # the first snapshot format: {path: entry-json}
         return {p: entry_from_json(e) for p, e in raw.items()}
-    return {
-        r[0]: make_entry(r[1], r[2], r[3], executable=bool(r[4]), target=r[5], unstored=r[6]) for r in raw
-    }
+    # make_entry inlined: this loop builds every entry of a 50k-file manifest on open.
+    out: Manifest = {}
+    new, setattr_, fields = _new, _set, _FIELDS
+    for p, kind, h, size, x, target, unstored in raw:
+        e = new(FileEntry)
+        setattr_(
+            e,
+            "__dict__",
+            {
+                "kind": kind,
+                "hash": h,
+                "size": size,
+                "executable": bool(x),
+                "target": target,
+                "unstored": unstored,
+            },
+        )
+        setattr_(e, "__pydantic_fields_set__", set(fields))
+        setattr_(e, "__pydantic_extra__", None)
+        setattr_(e, "__pydantic_private__", None)
+        out[p] = e
+    return out
 
 
 def diff_manifests(old: Manifest, new: Manifest) -> Delta:
@@ -150,34 +171,50 @@ def diff_manifests(old: Manifest, new: Manifest) -> Delta:
 
 
 class DirIndex:
-    """Directories that contain files of a manifest (with counts), so "was this missing path a
-    directory of tracked files?" costs a set lookup instead of a scan of the manifest."""
+    """A manifest's paths in sorted order, so "was this missing path a directory of tracked
+    files?" and "which tracked files are under it?" cost a binary search plus the size of that
+    subtree instead of a scan of the whole manifest (an ``rm -r`` in a shell call).
 
-    def __init__(self, m: Manifest) -> None:
-        self._n: dict[str, int] = {}
-        for p in m:
-            self._add(p, 1)
+    Built on first use from ``source()`` (the engine's current head): a warm open that never
+    needs it does not pay for it. Until then :meth:`apply` has nothing to do, because the
+    source already includes every applied delta when the index is built."""
 
-    def _add(self, p: str, k: int) -> None:
-        n = self._n
-        i = p.rfind("/")
-        while i > 0:
-            d = p[:i]
-            c = n.get(d, 0) + k
-            if c:
-                n[d] = c
-            else:
-                n.pop(d, None)
-            i = p.rfind("/", 0, i)
+    def __init__(self, m: Manifest | None = None, *, source: Callable[[], Manifest] | None = None) -> None:
+        self._source = source if m is None else (lambda: m)
+        self._paths: list[str] | None = None
+        if m is not None:
+            self._index()
+
+    def _index(self) -> list[str]:
+        if self._paths is None:
+            assert self._source is not None
+            self._paths = sorted(self._source())
+        return self._paths
 
     def apply(self, before: Manifest, delta: Delta) -> None:
         """Update for ``delta`` being applied to ``before`` (call before applying it)."""
+        paths = self._paths
+        if paths is None:
+            return
         for p, e in delta.items():
             was = p in before
             if e is None and was:
-                self._add(p, -1)
+                i = bisect_left(paths, p)
+                if i < len(paths) and paths[i] == p:
+                    del paths[i]
             elif e is not None and not was:
-                self._add(p, 1)
+                insort(paths, p)
+
+    def _range(self, d: str) -> tuple[int, int]:
+        # Paths starting with "d/" are contiguous and sort between "d/" and "d0" ("0" follows "/").
+        paths = self._index()
+        return bisect_left(paths, d + "/"), bisect_left(paths, d + "0")
 
     def has(self, d: str) -> bool:
-        return d in self._n
+        lo, hi = self._range(d)
+        return bool(d) and lo < hi
+
+    def files_under(self, d: str) -> list[str]:
+        """Every indexed path below directory ``d``."""
+        lo, hi = self._range(d)
+        return self._index()[lo:hi]

@@ -44,11 +44,36 @@ def line_stats(old: bytes | None, new: bytes | None) -> tuple[int, int, bool]:
         return len(b.splitlines()), 0, False
     if not b:
         return 0, len(a.splitlines()), False
+    la = a.splitlines(keepends=True)
+    lb = b.splitlines(keepends=True)
+    # Common leading/trailing lines never count (diff_main strips them too, so the result is
+    # the same); finding them by C-level slice comparison leaves only the edited middle for
+    # the Python-speed part below (a formatter touching 100 files changes a few lines each).
+    n = min(len(la), len(lb))
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if la[:mid] == lb[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    pre = lo
+    lo, hi = 0, n - pre
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if la[len(la) - mid :] == lb[len(lb) - mid :]:
+            lo = mid
+        else:
+            hi = mid - 1
+    la = la[pre : len(la) - lo]
+    lb = lb[pre : len(lb) - lo]
+    if not la or not lb:
+        return len(lb), len(la), False
     # Lines → one character each (as diff_match_patch's linesToChars, but at dict speed), then
     # a character diff counts whole lines.
     index: dict[str, int] = {}
-    chars_a = "".join([chr(index.setdefault(line, len(index))) for line in a.splitlines(keepends=True)])
-    chars_b = "".join([chr(index.setdefault(line, len(index))) for line in b.splitlines(keepends=True)])
+    chars_a = "".join([chr(index.setdefault(line, len(index))) for line in la])
+    chars_b = "".join([chr(index.setdefault(line, len(index))) for line in lb])
     if len(index) >= 0x10FFFF:
         return 0, 0, False
     diffs = diff_match_patch().diff_main(chars_a, chars_b, False)

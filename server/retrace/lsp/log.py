@@ -11,6 +11,7 @@ so the log shows real failures, not a traceback per typo.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -60,10 +61,17 @@ class WindowLogMessageHandler(logging.Handler):
 
 
 class AnsweredErrors(logging.Filter):
-    """Drops pygls' ``Exception occurred`` records for errors that were answered on purpose."""
+    """Drops pygls' ``Exception occurred`` records for errors that were answered on purpose, and
+    cuts a client's unparsable frame (not JSON) to one line instead of a traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, json.JSONDecodeError):
+            record.msg = f"{record.getMessage()}: a frame that is not JSON ({error})"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+            return True
         return not (isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError))
 
 
@@ -87,4 +95,5 @@ def setup_logging(server: LanguageServer) -> None:
     logging.getLogger("retrace").addHandler(window)
     # pygls logs every message it handles at INFO/DEBUG; keep stderr readable.
     logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(AnsweredErrors())
+    for name in ("pygls.protocol.json_rpc", "pygls.server", "pygls.io_"):
+        logging.getLogger(name).addFilter(AnsweredErrors())

@@ -42,8 +42,31 @@ class RetraceProtocol(LanguageServerProtocol):
 
     initialize_seen = False
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # ``{"jsonrpc": "2.0"}`` with neither method nor id is no message: pygls would fail to
+        # build one and log a traceback. Kept as a plain dict, handle_message ignores it.
+        if "jsonrpc" in data and "method" not in data and "id" not in data:
+            return data
+        return super().structure_message(data)
+
     def handle_message(self, message: Any) -> None:
+        if not hasattr(message, "jsonrpc"):  # a JSON-RPC batch (an array): LSP has none
+            log.warning("ignored a message that is not a JSON-RPC request or notification: %.80r", message)
+            return
         method, msg_id = getattr(message, "method", None), getattr(message, "id", None)
+        if msg_id is not None and not isinstance(msg_id, int | str):
+            # JSON-RPC ids are strings or numbers; pygls would fail hashing this one.
+            if method is not None:
+                error = JsonRpcInvalidRequest(f"{method}: the request id must be a string or a number")
+                self._send_response(None, error=error.to_response_error())  # type: ignore[arg-type]
+            else:
+                log.warning("ignored a response whose id is neither a string nor a number")
+            return
+        if method == lsp.CANCEL_REQUEST:
+            cancel_id = getattr(getattr(message, "params", None), "id", None)
+            if not isinstance(cancel_id, int | str):
+                log.warning("ignored $/cancelRequest: its id is neither a string nor a number")
+                return
         if method is not None and msg_id is not None and method != lsp.EXIT:
             reason = None
             if method == lsp.INITIALIZE and self.initialize_seen:

@@ -26,6 +26,7 @@ import os
 import struct
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -35,6 +36,10 @@ import zstandard
 from retrace.engine.errors import StoreCorrupt
 
 ZSTD_LEVEL = 3
+RECENT_BYTES = 8 << 20
+"""Raw bytes of recently stored/read blobs kept in memory: a checkpoint's line statistics read
+back what the capture just stored (and the next change of a file reads its last version)."""
+RECENT_MAX_BLOB = 256 << 10
 _IDX = struct.Struct("<32sQIQ")
 
 
@@ -61,7 +66,29 @@ class BlobStore:
         self._packed: dict[str, tuple[str, int, int, int]] = {}
         """blob id → (pack path, offset, compressed length, raw size)."""
         self._dead: set[str] = set()
+        self._recent: OrderedDict[str, bytes] = OrderedDict()
+        self._recent_bytes = 0
+        self._recent_lock = threading.Lock()
         self._load_packs()
+
+    def _remember(self, bid: str, data: bytes) -> None:
+        if len(data) > RECENT_MAX_BLOB:
+            return
+        with self._recent_lock:
+            if bid in self._recent:
+                self._recent.move_to_end(bid)
+                return
+            self._recent[bid] = data
+            self._recent_bytes += len(data)
+            while self._recent_bytes > RECENT_BYTES:
+                _b, old = self._recent.popitem(last=False)
+                self._recent_bytes -= len(old)
+
+    def _forget_recent(self, bid: str) -> None:
+        with self._recent_lock:
+            data = self._recent.pop(bid, None)
+            if data is not None:
+                self._recent_bytes -= len(data)
 
     # ------------------------------------------------------------------ packs
     def _load_packs(self) -> None:
@@ -132,6 +159,7 @@ class BlobStore:
             os.close(fd)
         os.replace(tmp, dest)
         self._known.add(bid)
+        self._remember(bid, data)
         return bid
 
     def _payload(self, bid: str) -> bytes:
@@ -155,12 +183,19 @@ class BlobStore:
         except FileNotFoundError:
             raise StoreCorrupt(f"blob {bid} is missing from the store") from None
 
+    def get_cached(self, bid: str) -> bytes:
+        """:meth:`get`, served from memory when the blob was stored or read recently (for
+        statistics; ``get`` always reads the store, so it notices a damaged blob)."""
+        data = self._recent.get(bid)
+        return data if data is not None else self.get(bid)
+
     def get(self, bid: str) -> bytes:
         payload = self._payload(bid)
         try:
             data = zstandard.ZstdDecompressor().decompress(payload)
         except zstandard.ZstdError as exc:
             raise StoreCorrupt(f"blob {bid} cannot be decompressed: {exc}") from None
+        self._remember(bid, data)
         return data
 
     def mark_known(self, ids: set[str]) -> None:
@@ -220,6 +255,7 @@ class BlobStore:
     def remove(self, bid: str) -> int:
         """Delete one blob (packed ones are dropped by :meth:`compact_packs`); bytes freed."""
         self._known.discard(bid)
+        self._forget_recent(bid)
         if bid in self._packed:
             self._dead.add(bid)
         p = self._spath(bid)
@@ -296,6 +332,7 @@ class PackBatch:
         # rare duplicate of a loose blob inside a pack is harmless.
         if bid in s._known or bid in s._packed or bid in self._entries:
             return bid
+        s._remember(bid, data)
         return self.put_compressed(bid, self.store.compress(data), len(data))
 
     def put_compressed(self, bid: str, payload: bytes, raw_size: int) -> str:
@@ -323,6 +360,8 @@ class PackBatch:
             self._fd = -1
         if not publish:
             os.unlink(base + ".pack.tmp")
+            for bid in self._entries:
+                self.store._forget_recent(bid)
             return
         os.replace(base + ".pack.tmp", base + ".pack")
         idx = b"".join(_IDX.pack(bytes.fromhex(b), o, ln, s) for b, (o, ln, s) in self._entries.items())

@@ -10,7 +10,9 @@ its paths put back to the pre-restore head, so a restore is applied fully or not
 
 from __future__ import annotations
 
+import glob
 import secrets
+from pathlib import Path
 from typing import Any
 
 from retrace.engine import Engine
@@ -38,6 +40,16 @@ def end_restore(engine: Engine, restore_id: str, outcome: str) -> None:
     engine.append_event({"type": "restoreDone", "restoreId": restore_id, "outcome": outcome})
 
 
+def remove_stray_temp_files(workspace: Path, paths: list[str]) -> None:
+    """Delete the temporary files a killed disk apply left next to ``paths`` (the applier writes
+    ``.retrace-<pid>-<tag>-<name>.tmp`` beside each file, then renames it into place)."""
+    for rel in paths:
+        target = workspace / rel
+        for stray in target.parent.glob(f".retrace-*-{glob.escape(target.name)}.tmp"):
+            if stray.is_file() and not stray.is_symlink():
+                stray.unlink(missing_ok=True)
+
+
 def recover_interrupted_restores(engine: Engine) -> list[str]:
     """Roll back every restore a crash interrupted (an intent without ``restoreDone`` and without
     its committed restore checkpoint): its paths go back to the pre-restore head. Returns one
@@ -45,32 +57,27 @@ def recover_interrupted_restores(engine: Engine) -> list[str]:
     intents: dict[str, dict[str, Any]] = {}
     done: set[str] = set()
     for session_id in engine.sessions():
-        # Each engine writes to its own session journal: an intent, its restore checkpoint and its
-        # restoreDone share one journal, in that order; a later rollback's restoreDone may not.
-        waiting: dict[str, dict[str, Any]] = {}
         for event in engine.events(session_id):
             kind = event.get("type")
             if kind == "restoreIntent" and isinstance(event.get("restoreId"), str):
-                waiting[event["restoreId"]] = event
                 intents[event["restoreId"]] = event
             elif kind == "restoreDone":
                 done.add(str(event.get("restoreId")))
-            elif kind == "checkpoint":
-                checkpoint = event.get("checkpoint")
-                if isinstance(checkpoint, dict) and checkpoint.get("kind") == "restore":
-                    for rid, intent in list(waiting.items()):
-                        if intent.get("targetId") == checkpoint.get("restoredFrom"):
-                            waiting.pop(rid)
-                            if rid not in done:  # committed before the crash: only restoreDone is missing
-                                end_restore(engine, rid, "applied")
-                                done.add(rid)
+    pending = {rid: intent for rid, intent in intents.items() if rid not in done}
+    if not pending:
+        return []
+    timeline = engine.timeline()
+    position = {cp.id: index for index, cp in enumerate(timeline)}
     report: list[str] = []
-    for rid, intent in intents.items():
-        if rid in done:
-            continue
+    for rid, intent in pending.items():
         target, pre_head, paths = intent.get("targetId"), intent.get("preHead"), intent.get("paths")
-        if not isinstance(pre_head, str) or not isinstance(paths, list):
+        if not isinstance(pre_head, str) or not isinstance(paths, list) or pre_head not in position:
             continue
+        after = timeline[position[pre_head] + 1 :]
+        if any(cp.kind == "restore" and cp.restored_from == target for cp in after):
+            end_restore(engine, rid, "applied")  # committed before the crash: only restoreDone was missing
+            continue
+        remove_stray_temp_files(engine.workspace, [str(p) for p in paths])
         try:
             outcome = engine.restore(pre_head, mode="code", force=True, paths=[str(p) for p in paths])
         except RetraceError as exc:
@@ -79,7 +86,7 @@ def recover_interrupted_restores(engine: Engine) -> list[str]:
         if outcome.kind in ("applied", "nothingToRestore"):
             end_restore(engine, rid, "rolledBack")
             report.append(
-                f"an interrupted restore of {target} was rolled back ({len(paths)} path(s) to {pre_head})"
+                f"an interrupted restore of {target} was rolled back ({len(paths)} path(s), to {pre_head})"
             )
         else:
             report.append(f"an interrupted restore of {target} could not be rolled back: {outcome.kind}")

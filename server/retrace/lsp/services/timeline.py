@@ -6,6 +6,7 @@ Nothing here writes.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from retrace.engine import Engine
@@ -78,8 +79,12 @@ async def checkpoint_detail(services: Services, cp_id: str) -> CheckpointDetail:
 
 def workspace_file(workspace: Path, rel: str) -> Path:
     """The absolute path of a workspace-relative path; refuses anything outside the workspace."""
-    if not rel or Path(rel).is_absolute():
-        raise PathOutsideWorkspace(rel)
+    if not rel or "\x00" in rel or Path(rel).is_absolute():
+        raise PathOutsideWorkspace(rel[:200])
+    try:
+        os.fsencode(rel)
+    except UnicodeEncodeError:
+        raise RetraceError(f"{rel[:200]!r} is not a valid file name") from None
     root = workspace.resolve()
     candidate = root / rel
     parent = candidate.parent.resolve()
@@ -114,12 +119,16 @@ async def file_content(services: Services, params: FileContentParams) -> FileCon
         path = workspace_file(services.workspace, params.path)
 
         def read_now() -> bytes | None:
-            if path.is_symlink():
-                return str(path.readlink()).encode()
             try:
+                if path.is_symlink():
+                    return str(path.readlink()).encode()
+                if path.exists() and not path.is_file():  # a FIFO would block, a device never end
+                    raise RetraceError(f"{params.path} is not a regular file")
                 return path.read_bytes()
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 return None
+            except OSError as exc:  # e.g. a name too long for the file system
+                raise RetraceError(f"cannot read {params.path[:200]}: {exc.strerror}") from None
 
         data = await services.run(lambda _e: read_now())
         return _ABSENT if data is None else _decode(data)
