@@ -61,7 +61,7 @@ def test_line_stats_trimming_matches_a_plain_line_diff() -> None:
 
     def plain(a: str, b: str) -> tuple[int, int]:
         dmp = diff_match_patch()
-        ca, cb, lines = dmp.diff_linesToChars(a, b)
+        ca, cb, _lines = dmp.diff_linesToChars(a, b)
         adds = dels = 0
         for op, text in dmp.diff_main(ca, cb, False):
             adds += len(text) if op == 1 else 0

@@ -264,6 +264,17 @@ async def test_read_only_store_at_start_is_a_clear_error(tmp_path: Path, small_s
 def nobody_dir() -> Iterator[Path]:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to run the server as `nobody`")
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = subprocess.run(
+        [*as_nobody, sys.executable, "-c", "import retrace"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    if probe.returncode != 0:
+        # e.g. a checkout under a 0700 directory: `nobody` cannot reach the interpreter or the code.
+        pytest.skip(f"`nobody` cannot run this checkout's server: {probe.stderr.strip()[-200:]}")
     root = Path(tempfile.mkdtemp(prefix="retrace-nobody-"))
     os.chown(root, 65534, 65534)
     try:
