@@ -42,10 +42,10 @@ from lsp_support import EditorClient, model_env, start_editor, stop_editor
 from tests.reliability.conftest import FULL, full_only, record_figures, tree
 
 from retrace.engine import Engine
+from retrace.engine.recovery import begin_restore, recover_interrupted_restores
 from retrace.engine.store.layout import StoreLayout
 from retrace.fakemodel import FakeModel
 from retrace.fakemodel.scenario import Scenario
-from retrace.lsp.services.recovery import begin_restore, recover_interrupted_restores
 
 pytestmark = [pytest.mark.e2e]
 
@@ -590,13 +590,6 @@ print("not killed", flush=True)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: Engine.restore (the CLI's and any headless caller's path) killed between its "
-    "file writes leaves the restore half applied, and Engine.open neither completes nor rolls it back "
-    "(apply.py keeps pre-images only in memory; the server works around it with a restoreIntent "
-    "journal + recovery in lsp/services/recovery.py, which belongs in the engine)",
-)
 def test_headless_engine_restore_killed_mid_apply_is_all_or_nothing(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -634,7 +627,7 @@ def _engine_with_two_states(tmp_path: Path) -> tuple[Path, Path, str, Tree, Tree
 
 
 def test_recovery_rolls_back_an_unfinished_restore(tmp_path: Path) -> None:
-    """The server-side recovery on its own: an intent, half the files written, a crash."""
+    """The engine's restore recovery on its own: an intent, half the files written, a crash."""
     ws, store, v1, _old, new = _engine_with_two_states(tmp_path)
     with Engine.open(ws, store) as engine:
         plan = engine.plan_restore(v1)
@@ -642,8 +635,8 @@ def test_recovery_rolls_back_an_unfinished_restore(tmp_path: Path) -> None:
     (ws / "f0.txt").write_text("v1 0\n")  # the "crash" came after two of four files
     (ws / "f1.txt").write_text("v1 1\n")
     (ws / ".retrace-1-abcd-f2.txt.tmp").write_text("half")
-    with Engine.open(ws, store) as engine:
-        report = recover_interrupted_restores(engine)
+    with Engine.open(ws, store) as engine:  # a writer's open recovers by itself
+        report = engine.recovered
         assert len(report) == 1 and "rolled back" in report[0], report
         assert tree(ws) == new
         assert recover_interrupted_restores(engine) == [], "recovery is not idempotent"
@@ -655,6 +648,7 @@ def test_recovery_keeps_a_restore_committed_before_the_crash(tmp_path: Path) -> 
         begin_restore(engine, engine.plan_restore(v1))
         assert engine.restore(v1).kind == "applied"  # committed; the crash came before restoreDone
     with Engine.open(ws, store) as engine:
+        assert engine.recovered == []
         assert recover_interrupted_restores(engine) == []
         assert tree(ws) == old
         assert any(e.get("type") == "restoreDone" for sid in engine.sessions() for e in engine.events(sid))

@@ -487,12 +487,6 @@ async def test_workspace_moved_or_deleted_under_a_running_session(tmp_path: Path
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: Engine.close() lets the stat-cache save's ENOSPC escape before it closes the "
-    "journals and releases the store lock, so the same process cannot open the store again "
-    "(engine.py close(): save_cache() should not skip the rest)",
-)
 def test_closing_the_engine_on_a_full_disk_releases_the_store(tmp_path: Path, small_store: Path) -> None:
     ws = make_workspace(tmp_path)
     engine = Engine.open(ws, small_store)

@@ -16,6 +16,7 @@ references a missing blob. With ``store=False`` nothing is written (plans, diffs
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
@@ -29,6 +30,8 @@ from retrace.engine.scan import Ignorer, StatCache, entry_of, matches, read_entr
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.watch import DirtySet, Watcher
+
+log = logging.getLogger(__name__)
 
 BULK = 32
 """More cache misses than this in one capture: pack them (one file instead of one per blob)."""
@@ -79,8 +82,14 @@ class Capturer:
             self.watcher.close()
 
     def save_cache(self) -> None:
-        if not self.readonly:
+        """Persist the stat cache. It is only a cache: failing to save it (a full disk) costs
+        the next open some re-hashing, never data, so the failure is logged, not raised."""
+        if self.readonly:
+            return
+        try:
             self.cache.save()
+        except OSError as exc:
+            log.warning("could not save the stat cache (the next open re-hashes more): %s", exc)
 
     @property
     def watcher_healthy(self) -> bool:

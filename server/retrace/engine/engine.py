@@ -31,7 +31,7 @@ import os
 import stat
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,6 +84,7 @@ from retrace.engine.models import (
     Unrecoverable,
 )
 from retrace.engine.planner import PathState, plan_restore
+from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
 from retrace.engine.scan import read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
@@ -140,6 +141,8 @@ class Engine:
         self.readonly = readonly
         self.problems: list[str] = []
         """Store problems found on open (corrupt journal lines, missing blobs): reported, not fatal."""
+        self.recovered: list[str] = []
+        """One line per interrupted restore this open rolled back (or could not)."""
         self._layout = StoreLayout(store_dir)
         self._blobs = BlobStore(self._layout.blobs, durable=config.durable_blobs)
         self._lock = StoreLock(self._layout.lock)
@@ -266,21 +269,31 @@ class Engine:
             cap.full_next = True
         cap.dirs = DirIndex(source=lambda: self._head)  # lazy: built on the first rm -r
         cap.save_cache()
+        # A restore some process was applying to this store when it died is rolled back now,
+        # before anyone works on a half-restored workspace.
+        self.recovered = recover_interrupted_restores(self)
 
     def close(self) -> None:
         """Flush caches (stat cache), stop the watcher, release the lock. Idempotent."""
         if self._closed:
             return
         self._closed = True
+        # Every step runs even if an earlier one fails (a full disk makes the stat-cache save
+        # fail): the lock must be released whatever happens. The first error is raised at the end.
+        errors: list[BaseException] = []
+        steps: list[Callable[[], None]] = []
         if self._capture is not None:
+            steps += [self._capture.save_cache, self._capture.stop]
+        steps += [w.close for w in self._writers.values()]
+        steps.append(self._lock.release)
+        for step in steps:
             try:
-                self._capture.save_cache()
-            finally:
-                self._capture.stop()
-        for w in self._writers.values():
-            w.close()
+                step()
+            except Exception as exc:
+                errors.append(exc)
         self._writers.clear()
-        self._lock.release()
+        if errors:
+            raise errors[0]
 
     def __enter__(self) -> Engine:
         return self
@@ -1180,9 +1193,12 @@ class Engine:
             )
         assert self._capture is not None
         safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
+        intent = begin_restore(self, plan)
         res = apply_ops(self.workspace, ops, self.config.max_file_bytes)
         self._capture.touched([op.path for op in ops])
         if not res.ok:
+            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
+                end_restore(self, intent, "failed")
             files = [
                 FileOutcome(
                     path=o.path,
@@ -1218,6 +1234,7 @@ class Engine:
             editor_state=target.editor_state if mode == "both" else None,
             meta={"mode": mode},
         )
+        end_restore(self, intent, "applied")
         return RestoreApplied(
             target_id=target.id,
             mode=mode,

@@ -23,7 +23,6 @@ from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
 from retrace.engine import Engine, EngineConfig
 from retrace.lsp.host import LspAgentHost
-from retrace.lsp.services.recovery import recover_interrupted_restores
 from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
@@ -75,7 +74,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     log.info("opening workspace %s (store: %s)", workspace, store or "default")
     engine = await asyncio.to_thread(Engine.open, workspace, store, config=engine_config(settings))
     try:
-        for line in await asyncio.to_thread(recover_interrupted_restores, engine):
+        for line in engine.recovered:
             log.warning("%s", line)
         # A configured endpoint (retrace.baseUrl) beats the offline fake, unless one is forced.
         forced = bool(os.environ.get("RETRACE_FAKE_MODEL"))

@@ -52,7 +52,7 @@ from retrace.engine.models import (
     RestoreFailed,
     RestorePlan,
 )
-from retrace.lsp.services.recovery import begin_restore, end_restore
+from retrace.engine.recovery import begin_restore, end_restore
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.models import (
@@ -140,9 +140,9 @@ class RestoreService:
         through_editor = params.mode != "conversation" and self.server.client_can_apply_edits()
         if through_editor:
             outcome = await self._through_editor(target, params, resolutions)
-        elif not params.dry_run and params.mode != "conversation":
-            outcome = await self._headless(target, params, resolutions)
         else:
+            # On disk: the engine journals the restore's intent itself, so a crash mid-apply is
+            # rolled back when the store is next opened.
             outcome = await self.services.run(
                 lambda e: e.restore(
                     target.id,
@@ -169,24 +169,6 @@ class RestoreService:
                 ),
             )
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=head)
-
-    async def _headless(
-        self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]
-    ) -> RestoreOutcome:
-        """``engine.restore`` on disk, journaled so a crash mid-apply is rolled back on restart."""
-        check = await self._preview(target, params, resolutions)
-        if check.kind != "applied" or check.plan is None:
-            return check
-        plan = check.plan
-        await self.services.run(lambda e: e.take_safety_checkpoint())
-        restore_id = await self.services.run(lambda e: begin_restore(e, plan))
-        outcome = await self.services.run(
-            lambda e: e.restore(
-                target.id, mode=params.mode, force=params.force, resolutions=resolutions, paths=params.paths
-            )
-        )
-        await self.services.run(lambda e: end_restore(e, restore_id, outcome.kind))
-        return outcome
 
     async def _preview(
         self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]

@@ -3,9 +3,11 @@ after the outcome, and on the next start the rollback of any restore a crash int
 
 Contract: :func:`begin_restore` is called with the pre-restore state fully recorded (the head,
 right after a safety checkpoint) and before anything is written; :func:`end_restore` once the
-outcome is known. :func:`recover_interrupted_restores` runs before anything else uses the engine
-after it opened: an intent with neither ``restoreDone`` nor its committed restore checkpoint has
-its paths put back to the pre-restore head, so a restore is applied fully or not at all.
+outcome is known. ``Engine.restore`` does both itself; a caller that applies a plan some other
+way (the server, through the editor) calls them around its own apply. A writer ``Engine.open``
+runs :func:`recover_interrupted_restores` before returning: an intent with neither
+``restoreDone`` nor its committed restore checkpoint has its paths put back to the pre-restore
+head, so a restore is applied fully or not at all, whoever was applying it when the process died.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import glob
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import RestorePlan
+
+if TYPE_CHECKING:
+    from retrace.engine.engine import Engine
 
 
 def begin_restore(engine: Engine, plan: RestorePlan) -> str:
