@@ -37,6 +37,23 @@ def record_figures(campaign: str, variant: str, figures: dict[str, Any]) -> None
     (RESULTS / f"{campaign}-{variant}.json").write_text(text + "\n", "utf-8")
 
 
+def turn_model(name: str, turns: dict[str, list[dict[str, Any]]]) -> Any:
+    """A started fake model answering the prompt containing ``key`` with those tool calls, then
+    (after their results) a short closing reply."""
+    from retrace.fakemodel import FakeModel
+    from retrace.fakemodel.scenario import Scenario
+
+    responses: list[dict[str, Any]] = []
+    for key, calls in turns.items():
+        match = {"lastUserTextContains": key}
+        responses.append({"match": match, "text": f"on it ({key})", "toolCalls": calls})
+        # Only after tool results: a prompt merged with an unanswered earlier one must not match.
+        responses.append({"match": {**match, "lastToolResultContains": ""}, "text": f"finished {key}"})
+    model = FakeModel(Scenario.model_validate({"name": name, "responses": responses}))
+    model.start()
+    return model
+
+
 def tree(root: Path) -> dict[str, tuple[str, bytes, bool]]:
     """Ground truth of a workspace: rel path → (kind, bytes or link target, executable)."""
     out: dict[str, tuple[str, bytes, bool]] = {}

@@ -15,19 +15,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from lsp_support import EditorClient, model_env, start_editor, stop_editor
-from tests.reliability.conftest import record_figures, tree
+from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.reliability.conftest import record_figures, tree, turn_model
 
 from retrace.engine import Engine
 from retrace.fakemodel import FakeModel
-from retrace.fakemodel.scenario import Scenario
 
 pytestmark = [pytest.mark.e2e]
 
-AUTO = {"permissions": {"write": "auto", "command": "auto"}}
 FIGURES: dict[str, Any] = {}
 
 
@@ -39,14 +37,7 @@ def _record() -> Iterator[None]:
 
 
 def model_for(turns: dict[str, list[dict[str, Any]]]) -> FakeModel:
-    responses: list[dict[str, Any]] = []
-    for key, calls in turns.items():
-        match = {"lastUserTextContains": key}
-        responses.append({"match": match, "text": f"on it ({key})", "toolCalls": calls})
-        responses.append({"match": {**match, "lastToolResultContains": ""}, "text": f"finished {key}"})
-    model = FakeModel(Scenario.model_validate({"name": "concurrency", "responses": responses}))
-    model.start()
-    return model
+    return cast(FakeModel, turn_model("concurrency", turns))
 
 
 def write(path: str, content: str) -> dict[str, Any]:

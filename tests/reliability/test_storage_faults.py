@@ -22,19 +22,17 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from lsp_support import EditorClient, model_env, start_editor, stop_editor
-from tests.reliability.conftest import record_figures, tree
+from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.reliability.conftest import record_figures, tree, turn_model
 
 from retrace.engine import Engine
 from retrace.fakemodel import FakeModel
-from retrace.fakemodel.scenario import Scenario
 
 pytestmark = [pytest.mark.e2e]
 
-AUTO = {"permissions": {"write": "auto", "command": "auto"}}
 FIGURES: dict[str, Any] = {}
 
 
@@ -67,16 +65,7 @@ def small_store(tmp_path: Path) -> Iterator[Path]:
 
 
 def model_for(turns: dict[str, list[dict[str, Any]]]) -> FakeModel:
-    """A fake model answering prompt ``key`` with those tool calls, then a short reply."""
-    responses: list[dict[str, Any]] = []
-    for key, calls in turns.items():
-        match = {"lastUserTextContains": key}
-        responses.append({"match": match, "text": f"on it ({key})", "toolCalls": calls})
-        # Only after tool results: a prompt merged with an unanswered earlier one must not match.
-        responses.append({"match": {**match, "lastToolResultContains": ""}, "text": f"finished {key}"})
-    model = FakeModel(Scenario.model_validate({"name": "storage-faults", "responses": responses}))
-    model.start()
-    return model
+    return cast(FakeModel, turn_model("storage-faults", turns))
 
 
 def make_workspace(root: Path) -> Path:

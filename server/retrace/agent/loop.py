@@ -424,30 +424,10 @@ async def run_tool(
         command_timeout_s=rt.settings.command_timeout_s,
         output_cap_bytes=rt.settings.output_cap_bytes,
     )
-    started = time.perf_counter()
-    try:
-        result = await execute(tool, tool_input, ctx)
-    except asyncio.CancelledError:
-        ms = (time.perf_counter() - started) * 1000
-        await finish("cancelled", CANCELLED, True, None, ms)
-        await checkpoint_tool(
-            rt,
-            conv,
-            turn_id=turn_id,
-            assistant_id=assistant_id,
-            call_id=call_id,
-            tool=tool,
-            tool_input=tool_input,
-            result=ToolResult(CANCELLED, True, None),
-        )
-        await finished_event("cancelled", CANCELLED, ms, [])
-        raise
-    ms = (time.perf_counter() - started) * 1000
-    status: ToolCallStatus = "error" if result.is_error else "ok"
-    await finish(status, result.output, result.is_error, result.changed_paths, ms)
-    cp = None
-    if spec is not None:
-        cp = await checkpoint_tool(
+
+    async def record(result: ToolResult) -> Checkpoint | None:
+        """The checkpoint that ends this call, whatever way it ended."""
+        return await checkpoint_tool(
             rt,
             conv,
             turn_id=turn_id,
@@ -457,6 +437,20 @@ async def run_tool(
             tool_input=tool_input,
             result=result,
         )
+
+    started = time.perf_counter()
+    try:
+        result = await execute(tool, tool_input, ctx)
+    except asyncio.CancelledError:
+        ms = (time.perf_counter() - started) * 1000
+        await finish("cancelled", CANCELLED, True, None, ms)
+        await record(ToolResult(CANCELLED, True, None))
+        await finished_event("cancelled", CANCELLED, ms, [])
+        raise
+    ms = (time.perf_counter() - started) * 1000
+    status: ToolCallStatus = "error" if result.is_error else "ok"
+    await finish(status, result.output, result.is_error, result.changed_paths, ms)
+    cp = await record(result) if spec is not None else None
     paths = result.changed_paths
     if paths is None:  # a shell command: what changed is what the engine detected
         paths = [f.path for f in cp.files] if cp is not None else []
