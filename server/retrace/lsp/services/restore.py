@@ -68,9 +68,9 @@ from retrace.protocol.models import (
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
+    from retrace.bootstrap import Services
     from retrace.engine.models import RestoreOutcome
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.startup import Services
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from retrace.bootstrap import Services
 from retrace.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint
-from retrace.lsp.startup import Services
 from retrace.protocol.models import (
     CheckpointDetail,
     DiffParams,
