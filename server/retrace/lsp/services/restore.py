@@ -64,6 +64,7 @@ from retrace.protocol.models import (
     RestoreResult,
     TimelineDidChange,
 )
+from retrace.text import decode_text
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
@@ -94,13 +95,7 @@ class EditPlan:
 
 
 def _text(data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return None if "\x00" in text else text
+    return None if data is None else decode_text(data)
 
 
 def prune_emptied_dirs(workspace: Path, deleted: list[str]) -> None:
