@@ -40,7 +40,7 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from retrace.engine import Engine
-from retrace.engine.apply import Op, apply_ops
+from retrace.engine.apply import Op, apply_ops, prune_empty_parents
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import (
     Checkpoint,
@@ -101,15 +101,9 @@ def _text(data: bytes | None) -> str | None:
 def prune_emptied_dirs(workspace: Path, deleted: list[str]) -> None:
     """Remove directories that the editor's deletes left empty (like the engine's disk apply);
     a directory that still holds anything, or the workspace itself, stays."""
-    root = workspace.resolve()
+    root = str(workspace.resolve())
     for rel in deleted:
-        directory = workspace_file(workspace, rel).parent
-        while directory != root and root in directory.parents:
-            try:
-                directory.rmdir()
-            except OSError:
-                break
-            directory = directory.parent
+        prune_empty_parents(root, str(workspace_file(workspace, rel)))
 
 
 def effective_resolution(
