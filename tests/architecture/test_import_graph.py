@@ -5,9 +5,8 @@ and inside functions — a type-only import that forces a function-local import 
 dependency. The rules:
 
 * no cycle between modules (a package ``__init__`` counts as a module);
-* layers only point down: ``engine`` imports nothing from ``agent``/``lsp``/``cli``/``app``/
-  ``offline``/``bootstrap``; ``agent`` nothing from ``lsp``/``cli``/``app``/``bootstrap``; ``app``
-  nothing from ``lsp``/``cli``/``bootstrap``; ``protocol`` nothing from ``lsp``/``cli``;
+* layers only point down (:data:`FORBIDDEN`), bottom to top: ``text``/``camel`` → ``engine`` →
+  ``agent`` → ``protocol`` → ``app`` → ``offline`` → ``bootstrap`` → ``lsp`` → ``cli``;
 * the fake Messages API (``retrace.offline``) is imported by nobody in production except the
   composition root ``retrace.bootstrap`` (the offline demo) and the ``fake-model`` subcommand's
   entry, which serves it and nothing else.
@@ -36,13 +35,17 @@ KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
 )
 
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "engine": ("agent", "lsp", "cli", "app", "offline", "bootstrap", "protocol"),
-    "agent": ("lsp", "cli", "app", "bootstrap"),
-    "app": ("lsp", "cli", "bootstrap"),
-    "protocol": ("lsp", "cli", "bootstrap"),
-    "text": ("engine", "agent", "lsp", "cli", "app", "offline", "bootstrap"),
-    "camel": ("engine", "agent", "lsp", "cli", "app", "offline", "bootstrap"),
+    "text": ("camel", "engine", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "camel": ("text", "engine", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "engine": ("agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "agent": ("protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "protocol": ("app", "offline", "bootstrap", "lsp", "cli"),
+    "app": ("offline", "bootstrap", "lsp", "cli"),
+    "offline": ("app", "bootstrap", "lsp", "cli"),
+    "bootstrap": ("lsp", "cli"),
+    "lsp": ("cli",),
 }
+"""Per layer (``retrace.<layer>``), the layers it must not import: every arrow points down."""
 OFFLINE_IMPORTERS = frozenset({"retrace.bootstrap", "retrace.cli.commands"})
 
 
