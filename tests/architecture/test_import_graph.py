@@ -216,3 +216,39 @@ def test_layer_rule_catches_an_upward_import() -> None:
         ("retrace.engine.x", "retrace.agent.loop")
     }
     assert layer_violations({"retrace.agent.x": {"retrace.engine.engine"}}) == set()
+
+
+MODEL_ENV = frozenset({"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "RETRACE_FAKE_MODEL"})
+
+
+def environment_reads(path: Path) -> list[str]:
+    """``os.environ.get("X")`` / ``os.getenv("X")`` / ``os.environ["X"]`` of a model variable."""
+    found = []
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    names = {  # module constants: ENV_KEY = "ANTHROPIC_API_KEY"
+        target.id: stmt.value.value
+        for stmt in tree.body
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+        for target in stmt.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(tree):
+        key: ast.expr | None = None
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("get", "getenv"):
+                key = node.args[0]
+        elif isinstance(node, ast.Subscript) and getattr(node.value, "attr", "") == "environ":
+            key = node.slice
+        value = key.value if isinstance(key, ast.Constant) else None
+        if isinstance(key, ast.Name):
+            value = names.get(key.id)
+        if value in MODEL_ENV:
+            found.append(f"{path.name}:{node.lineno} {value}")
+    return found
+
+
+def test_the_model_endpoint_is_read_from_the_environment_in_one_place() -> None:
+    readers = {name: reads for name, path in all_modules().items() if (reads := environment_reads(path))}
+    assert set(readers) == {"retrace.bootstrap"}, readers
