@@ -18,6 +18,7 @@ import contextlib
 import logging
 from typing import Any, Literal
 
+from anthropic import AsyncAnthropic
 from pydantic import Field
 
 from retrace.agent.conversation import (
@@ -95,7 +96,7 @@ class AgentService:
         self.policy = PermissionPolicy(self.settings.permissions)
         self.replay = ReplayBuffer()
         self._client_factory = client_factory or default_client_factory
-        self._client: Any = None
+        self._client: AsyncAnthropic | None = None
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
