@@ -37,7 +37,7 @@ from tests.reliability.inputs_support import (
     store_digest,
 )
 
-from retrace.fakemodel import FakeModel
+from retrace.offline import FakeModel
 
 # The full variant is also a `slow` campaign, so `-m slow` selects it.
 pytestmark = [pytest.mark.e2e, *([pytest.mark.slow] if FULL else [])]

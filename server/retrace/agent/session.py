@@ -3,7 +3,7 @@
 It owns the sessions of one workspace (their conversations live in the engine's journals),
 starts each turn as an asyncio task, and implements conversation restore, summaries, crash
 resume and the replay buffer. Every engine call goes through one :class:`EngineGate` (pass
-``engine_lock`` to share its lock with other engine users).
+``gate`` to share it with the other engine users of the process).
 
 Crash resume (:meth:`AgentService.load`): a ``toolCallIntent`` without a ``toolCallResult`` is
 marked ``interrupted`` (journaled), the workspace is re-captured (``record_external``), and the
@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 from typing import Any, Literal
 
+from anthropic import AsyncAnthropic
 from pydantic import Field
 
 from retrace.agent.conversation import (
@@ -36,28 +36,24 @@ from retrace.agent.conversation import (
     results_for_batch,
     tool_uses,
 )
-from retrace.agent.events import AgentError, ConversationChanged, TurnFinished, TurnStarted
-from retrace.agent.loop import (
+from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
+from retrace.agent.loop import ModelCallError, record_usage, run_turn, stop_cleanly, with_retries
+from retrace.agent.permissions import PermissionPolicy
+from retrace.agent.replay import ReplayBuffer, ToolCallView
+from retrace.agent.runtime import (
     ClientFactory,
-    EngineGate,
-    ModelCallError,
     Runtime,
     append_message,
     close_open_batch,
     default_client_factory,
-    emit_checkpoint,
     journal,
-    record_usage,
-    run_turn,
-    stop_cleanly,
-    with_retries,
 )
-from retrace.agent.permissions import PermissionPolicy
-from retrace.agent.replay import ReplayBuffer, ToolCallView
 from retrace.agent.settings import AgentSettings
+from retrace.agent.tool_call import emit_checkpoint, journal_tool_result
 from retrace.camel import CamelModel
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
+from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, FileChange
 
 log = logging.getLogger(__name__)
@@ -87,20 +83,20 @@ class AgentService:
     def __init__(
         self,
         engine: Engine,
-        host: Any,
+        host: AgentHost,
         settings: AgentSettings | None = None,
         client_factory: ClientFactory | None = None,
         *,
-        engine_lock: threading.RLock | None = None,
+        gate: EngineGate | None = None,
     ) -> None:
         self.engine = engine
         self.host = host
         self.settings = settings or AgentSettings()
-        self.gate = EngineGate(engine, engine_lock)
+        self.gate = gate or EngineGate(engine)
         self.policy = PermissionPolicy(self.settings.permissions)
         self.replay = ReplayBuffer()
         self._client_factory = client_factory or default_client_factory
-        self._client: Any = None
+        self._client: AsyncAnthropic | None = None
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -142,20 +138,14 @@ class AgentService:
             self._convs[sid] = conv
             pending = conv.pending_intents()
             for record in pending:
-                await journal(
+                await journal_tool_result(
                     rt,
                     conv,
-                    {
-                        "type": "toolCallResult",
-                        "id": record.id,
-                        "tool": record.tool,
-                        "status": "interrupted",
-                        "output": INTERRUPTED,
-                        "isError": True,
-                        "durationMs": 0.0,
-                        "changedPaths": [],
-                        "turnId": record.turn_id,
-                    },
+                    call_id=record.id,
+                    tool=record.tool,
+                    turn_id=record.turn_id,
+                    status="interrupted",
+                    output=INTERRUPTED,
                 )
             if pending:
                 interrupted.append(sid)

@@ -63,7 +63,6 @@ from retrace.engine.manifest import (
     needs_snapshot,
     same,
 )
-from retrace.engine.merge import decode_text
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
@@ -91,6 +90,7 @@ from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
+from retrace.text import decode_text
 
 log = logging.getLogger(__name__)
 

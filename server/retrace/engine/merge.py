@@ -8,14 +8,7 @@ from __future__ import annotations
 
 from diff_match_patch import diff_match_patch
 
-
-def decode_text(data: bytes) -> str | None:
-    if b"\x00" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+from retrace.text import decode_text
 
 
 def merge3(base: bytes, ours: bytes, theirs: bytes) -> str | None:

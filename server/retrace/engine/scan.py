@@ -333,10 +333,6 @@ CachedEntry = tuple[str, str | None, int, bool, str | None, str | None]
 """(kind, hash, size, executable, target, unstored): a FileEntry's fields, cheap to store."""
 
 
-def entry_key(e: FileEntry) -> CachedEntry:
-    return (e.kind, e.hash, e.size, e.executable, e.target, e.unstored)
-
-
 def matches(e: FileEntry | None, key: CachedEntry) -> bool:
     return (
         e is not None

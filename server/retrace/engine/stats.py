@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from diff_match_patch import diff_match_patch
 
-from retrace.engine.merge import decode_text
 from retrace.engine.models import LatencySummary
+from retrace.text import decode_text
 
 LINE_STATS_MAX_BYTES = 1024 * 1024
 """Line statistics are skipped (0/0) above this size: counting must not dominate a capture."""

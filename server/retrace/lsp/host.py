@@ -16,10 +16,10 @@ from pydantic import ValidationError
 
 from retrace.agent.events import (
     CheckpointCreated,
+    EventBase,
     PermissionDecision,
     PermissionRequest,
     PermissionResponse,
-    _EventBase,
 )
 from retrace.protocol.models import TimelineDidChange
 
@@ -33,7 +33,7 @@ class LspAgentHost:
     def __init__(self, server: RetraceServer) -> None:
         self.server = server
 
-    async def emit(self, event: CheckpointCreated | _EventBase) -> None:
+    async def emit(self, event: CheckpointCreated | EventBase) -> None:
         self.server.send_notification("retrace/agent/event", event)
         if isinstance(event, CheckpointCreated):
             self.server.send_notification(

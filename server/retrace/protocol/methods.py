@@ -199,7 +199,6 @@ METHODS: tuple[MethodSpec, ...] = (
 )
 
 BY_NAME: dict[str, MethodSpec] = {spec.name: spec for spec in METHODS}
-BY_KEY: dict[str, MethodSpec] = {spec.key: spec for spec in METHODS}
 
 EXTRA_MODELS: tuple[type[BaseModel], ...] = (m.InitializationOptions, m.ServerSettings)
 """Models on the wire outside Retrace's own methods (``initialize`` options, configuration)."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from retrace.bootstrap import Services
 from retrace.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint
-from retrace.lsp.startup import Services
 from retrace.protocol.models import (
     CheckpointDetail,
     DiffParams,
@@ -23,6 +23,7 @@ from retrace.protocol.models import (
     StatsResult,
     TimelineGetResult,
 )
+from retrace.text import ENCODING, decode_text
 
 CURRENT = "current"
 """Pseudo checkpoint id: the workspace on disk now."""
@@ -94,18 +95,13 @@ def workspace_file(workspace: Path, rel: str) -> Path:
 
 
 def _decode(data: bytes) -> FileContentResult:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return FileContentResult(
-            exists=True, text=None, binary=True, encoding=None, size=len(data), unstored=None
-        )
-    binary = "\x00" in text
+    text = decode_text(data)
+    binary = text is None
     return FileContentResult(
         exists=True,
-        text=None if binary else text,
+        text=text,
         binary=binary,
-        encoding=None if binary else "utf-8",
+        encoding=None if binary else ENCODING,
         size=len(data),
         unstored=None,
     )
