@@ -515,12 +515,51 @@ export interface PermissionRequest {
     [k: string]: unknown | undefined;
   };
   requestId: string;
+  review: ReviewDetails;
   sessionId: string;
   /**
-   * One line, e.g. ``run_command: npm test``.
+   * One line, e.g. ``run_command: npm test``; a cut says so (``… (1,234 more characters)``).
    */
   summary: string;
   tool: string;
+}
+/**
+ * The complete thing to approve, plus what to show inline.
+ */
+export interface ReviewDetails {
+  /**
+   * Characters of ``text`` that ``summary`` does not show.
+   */
+  hiddenChars: number;
+  kind: 'command' | 'write' | 'edit' | 'other';
+  /**
+   * Language id for showing ``text`` in an editor (``shellscript``, ``diff``), when known.
+   */
+  language: string | null;
+  /**
+   * The file a write or edit targets.
+   */
+  path: string | null;
+  /**
+   * Characters of ``text`` that ``summary`` shows.
+   */
+  shownChars: number;
+  /**
+   * What the prompt shows inline: ``text`` itself, or its head plus a visible marker line.
+   */
+  summary: string;
+  /**
+   * The COMPLETE command, file content or edit (old and new text); never shortened.
+   */
+  text: string;
+  /**
+   * E.g. ``Run a command``, ``Write src/app.py (120 lines)``.
+   */
+  title: string;
+  /**
+   * ``summary`` shows only part of ``text`` (the marker says so; ``text`` has it all).
+   */
+  truncated: boolean;
 }
 export interface PermissionResponse {
   decision: 'allow' | 'deny' | 'allowAlways';
