@@ -13,8 +13,10 @@ import functools
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ from retrace.agent.permissions import PermissionPolicy, PermissionSettings
 from retrace.agent.review import review_for
 
 AUTO = {"permissions": {"write": "auto", "command": "auto"}}
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+NOBODY_PYTHON = Path(inputs_support.__file__).with_name("as_nobody.sh")
 
 # Every way a tool command could look for the key: its environment, the server's original exec
 # environment, the server's memory. ``$PPID`` of ``bash -lc`` is the server process.
@@ -35,19 +39,25 @@ PROBE = """echo "probe ppid=$PPID"
 env
 echo '--- parent environ'; cat /proc/$PPID/environ | tr '\\0' '\\n'; echo
 echo '--- parent memory'
-python3 - $PPID <<'PY' | grep -ao 'sk-ant-test-[0-9a-f]*' | head -3
-import sys
+python3 - $PPID <<'PY'
+import re, sys
 pid = int(sys.argv[1])
+pattern = re.compile(b"sk-ant-" + b"test-[0-9a-f]{32}")
+found, total, failed = set(), 0, 0
 try:
     maps = open(f"/proc/{pid}/maps").read().splitlines()
-    mem = open(f"/proc/{pid}/mem", "rb")
+    mem = open(f"/proc/{pid}/mem", "rb", buffering=0)
     for line in maps:
         lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
         try:
             mem.seek(lo)
-            sys.stdout.write(mem.read(hi - lo).decode("latin-1"))
+            data = mem.read(hi - lo)
         except (OSError, ValueError, OverflowError):
-            pass
+            failed += 1
+            continue
+        total += len(data)
+        found.update(m.decode() for m in pattern.findall(data))
+    print(f"memory: read {total} bytes ({failed} regions unreadable); found {sorted(found)}")
 except OSError as e:
     print("memory:", e)
 PY
@@ -87,17 +97,47 @@ def fd_spawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         os.close(fd)
 
 
+@pytest.fixture
+def server_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, bool]]:
+    """(a directory for workspace and store, whether the server runs unprivileged). Root reads any
+    process's memory, so when the tests run as root the server runs as ``nobody`` if it can."""
+    home = Path(tempfile.mkdtemp(prefix="retrace-security-"))
+    unprivileged = os.geteuid() != 0
+    if not unprivileged and shutil.which("setpriv"):
+        probe = subprocess.run(
+            [*AS_NOBODY, sys.executable, "-c", "import retrace"], capture_output=True, check=False, timeout=60
+        )
+        if probe.returncode == 0:
+            os.chown(home, 65534, 65534)
+            monkeypatch.setenv("RETRACE_REAL_PYTHON", sys.executable)
+            monkeypatch.setattr(inputs_support.sys, "executable", str(NOBODY_PYTHON))
+            unprivileged = True
+    try:
+        yield home, unprivileged
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("handoff", ["env", "fd"])
 def test_tool_commands_cannot_read_the_api_key(
-    tmp_path: Path, key: str, handoff: str, fd_spawn: Any, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    key: str,
+    handoff: str,
+    fd_spawn: Any,
+    server_home: tuple[Path, bool],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    ws = tmp_path / "ws"
+    home, unprivileged = server_home
+    ws = home / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("a\n")
+    if os.geteuid() == 0 and unprivileged:
+        for path in (ws, ws / "a.txt"):
+            os.chown(path, 65534, 65534)
     model = scripted_model(
         [
             {
@@ -111,7 +151,8 @@ def test_tool_commands_cannot_read_the_api_key(
     env = {"ANTHROPIC_BASE_URL": model.base_url, "RETRACE_FAKE_MODEL": ""}
     env.update({"ANTHROPIC_API_KEY": key} if handoff == "env" else fd_spawn(key))
     try:
-        srv = RawServer(ws, tmp_path / "store", env=env, settings=AUTO, log_path=tmp_path / "server.log")
+        srv = RawServer(ws, home / "store", env=env, settings=AUTO, log_path=tmp_path / "server.log")
+        monkeypatch.undo()
         try:
             srv.initialize()
             assert "result" in srv.request("retrace/agent/prompt", {"text": "probe the key"})
@@ -121,15 +162,68 @@ def test_tool_commands_cannot_read_the_api_key(
             srv.close()
     finally:
         model.stop()
-    sent = {h.get("x-api-key") for h in model.headers}
+    sent = {h.get("x-api-key") or h.get("authorization", "").removeprefix("Bearer ") for h in model.headers}
     assert sent == {key}, "the key reached the server and the server used it"
     assert outputs and "probe ppid=" in outputs[0] and "--- done" in outputs[0], outputs
     probe = outputs[0]
-    assert "PATH=" in probe, "the command printed its environment"
+    own_env, _, parent = probe.partition("--- parent environ")
+    parent_environ, _, memory = parent.partition("--- parent memory")
     random_part = key.removeprefix("sk-ant-test-")
-    assert random_part not in probe, probe
-    assert "RETRACE_API_KEY_FD" not in probe.split("--- parent environ")[0], "tool env is clean"
+    assert "PATH=" in own_env, "the command printed its environment"
+    assert random_part not in own_env and "RETRACE_API_KEY_FD" not in own_env, own_env
+    assert random_part not in parent_environ, "the server's exec environment holds no key"
+    if unprivileged:
+        assert random_part not in memory, "the server's memory is closed to its children"
     assert key not in (tmp_path / "server.log").read_text(errors="replace")
+
+
+_HANDOFF_CHILD = """
+import os, sys
+from retrace import credentials
+credentials.secure_process_start()
+print("starts", flush=True)
+environ = open("/proc/self/environ", "rb").read()
+print("env-has-key", sys.argv[1].encode() in environ)
+print("held", credentials.get("ANTHROPIC_API_KEY") == sys.argv[1])
+print("fds", sorted(int(fd) for fd in os.listdir("/proc/self/fd")))
+names = credentials.child_env()
+print("child-env-clean", not any(k.startswith(("ANTHROPIC_API", "RETRACE_API")) for k in names))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("handoff", ["env", "fd"])
+def test_key_leaves_the_exec_environment_and_its_descriptor_is_closed(key: str, handoff: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RETRACE_API"))}
+    pass_fds: tuple[int, ...] = ()
+    if handoff == "env":
+        env["ANTHROPIC_API_KEY"] = key
+    else:
+        read_end, write_end = os.pipe()
+        os.write(write_end, key.encode())
+        os.close(write_end)
+        env["RETRACE_API_KEY_FD"] = str(read_end)
+        pass_fds = (read_end,)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _HANDOFF_CHILD, key],
+            env=env,
+            pass_fds=pass_fds,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    finally:
+        for fd in pass_fds:
+            os.close(fd)
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    assert out.count("starts") == 1, out
+    assert lines["env-has-key"] == "False", "/proc/self/environ (what others read) has no key"
+    assert lines["held"] == "True", "the process still has the key to use"
+    assert lines["child-env-clean"] == "True"
+    fds = [int(x) for x in lines["fds"].strip("[]").split(", ")]
+    assert len(fds) == 4, f"stdio and the listing's own descriptor only, no hand-off left: {fds}"
 
 
 # --------------------------------------------------------------------------- the permission prompt

@@ -28,6 +28,7 @@ import anthropic
 from anthropic import AsyncAnthropic
 from anthropic.types import Message
 
+from retrace import credentials
 from retrace.agent.conversation import (
     CANCELLED,
     NOT_RUN_STOPPED,
@@ -80,8 +81,11 @@ ClientFactory = Callable[[AgentSettings], AsyncAnthropic]
 def default_client_factory(settings: AgentSettings) -> AsyncAnthropic:
     """The real SDK client; retries are ours (they are reported as events), so the SDK's are off."""
     base_url = settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-    api_key = os.environ.get("ANTHROPIC_API_KEY") or ("retrace-offline" if base_url else None)
-    return AsyncAnthropic(base_url=base_url, api_key=api_key, max_retries=0)
+    api_key = credentials.get("ANTHROPIC_API_KEY")
+    auth_token = credentials.get("ANTHROPIC_AUTH_TOKEN")
+    if api_key is None and auth_token is None and base_url:
+        api_key = "retrace-offline"
+    return AsyncAnthropic(base_url=base_url, api_key=api_key, auth_token=auth_token, max_retries=0)
 
 
 class EngineGate:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from retrace import credentials
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.engine import Engine
@@ -257,6 +258,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     run_task = _component("retrace.agent.headless", "run_task", "the headless agent")
+    credentials.secure_process_start()  # the agent's commands must not read the model key
     workspace = _workspace(args)
     code: int = asyncio.run(
         run_task(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 
+from retrace import credentials
 from retrace.fakemodel.scenario import (
     Match,
     Scenario,
@@ -48,7 +49,7 @@ def start_for_env() -> str | None:
     global _env_model
     scenario = os.environ.get("RETRACE_FAKE_MODEL")
     if not scenario:
-        if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
+        if credentials.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"):
             return None
         scenario = "demo"
     with _env_lock:

@@ -19,6 +19,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
+from retrace import credentials
 from retrace.camel import dump
 from retrace.lsp.log import setup_logging
 from retrace.lsp.rpc import NotReadyError, converter_factory, register
@@ -172,6 +173,8 @@ def create_server() -> RetraceServer:
 def main(argv: list[str] | None = None) -> int:
     """Serve over stdio until the client exits (``retrace serve``, ``python -m retrace``)."""
     del argv
+    # Before anything else runs: the model key leaves every environment a tool could read.
+    credentials.secure_process_start()
     server = create_server()
     setup_logging(server)
     log.info("retrace server %s starting (stdio)", VERSION)
