@@ -537,15 +537,23 @@ export interface ReviewDetails {
    */
   language: string | null;
   /**
+   * When cut: the line saying how much is hidden, e.g. ``… 1,234 more characters — Show all``.
+   */
+  marker: string | null;
+  /**
    * The file a write or edit targets.
    */
   path: string | null;
+  /**
+   * The head of ``text`` shown inline (all of it when nothing is cut).
+   */
+  preview: string;
   /**
    * Characters of ``text`` that ``summary`` shows.
    */
   shownChars: number;
   /**
-   * What the prompt shows inline: ``text`` itself, or its head plus a visible marker line.
+   * What the prompt shows inline as one text: ``preview``, plus ``marker`` on its own line.
    */
   summary: string;
   /**

@@ -256,6 +256,8 @@ async def test_long_command_reaches_the_prompt_complete_and_marked() -> None:
     assert review.summary != command and len(review.summary) < 400
     assert "more characters" in review.summary and "Show all" in review.summary
     assert review.hidden_chars == len(command) - review.shown_chars
+    assert review.preview == command[: review.shown_chars]
+    assert review.marker == f"… {len(command) - 300:,} more characters — Show all"
     # The one-line summary never pretends to be the whole command.
     assert request.summary.endswith(review.summary.splitlines()[-1]) or "more characters" in request.summary
     wire = json.loads(request.model_dump_json(by_alias=True))

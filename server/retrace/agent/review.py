@@ -35,7 +35,11 @@ class ReviewDetails(CamelModel):
     text: str
     """The COMPLETE command, file content or edit (old and new text); never shortened."""
     summary: str
-    """What the prompt shows inline: ``text`` itself, or its head plus a visible marker line."""
+    """What the prompt shows inline as one text: ``preview``, plus ``marker`` on its own line."""
+    preview: str
+    """The head of ``text`` shown inline (all of it when nothing is cut)."""
+    marker: str | None = None
+    """When cut: the line saying how much is hidden, e.g. ``… 1,234 more characters — Show all``."""
     truncated: bool
     """``summary`` shows only part of ``text`` (the marker says so; ``text`` has it all)."""
     shown_chars: int
@@ -53,21 +57,20 @@ def marker(hidden_chars: int, hidden_lines: int) -> str:
     return f"… {lines}{chars} — Show all"
 
 
-def preview(text: str) -> tuple[str, int]:
-    """(inline summary, characters of ``text`` it shows). The head is cut at a line or character
-    limit; when anything is cut the summary ends with :func:`marker` on its own line."""
+def preview(text: str) -> tuple[str, str | None]:
+    """(the head of ``text`` shown inline, the marker line when anything is cut). The head is cut
+    at a line or a character limit."""
     head = text[:SUMMARY_MAX_CHARS]
     lines = head.split("\n")
     if len(lines) > SUMMARY_MAX_LINES:
         head = "\n".join(lines[:SUMMARY_MAX_LINES])
-    shown = len(head)
-    if shown == len(text):
-        return text, shown
-    rest = text[shown:]
+    if len(head) == len(text):
+        return text, None
+    rest = text[len(head) :]
     hidden_lines = 0
     if "\n" in text:
         hidden_lines = rest.count("\n") - rest.endswith("\n") + (not rest.startswith("\n"))
-    return f"{head}\n{marker(len(rest), hidden_lines)}", shown
+    return head, marker(len(rest), hidden_lines)
 
 
 def one_line(prefix: str, text: str, limit: int = ONE_LINE_MAX_CHARS) -> str:
@@ -116,15 +119,17 @@ def _text_of(tool: str, tool_input: dict[str, Any]) -> tuple[ReviewKind, str, st
 def review_for(tool: str, tool_input: dict[str, Any]) -> ReviewDetails:
     """The review of one tool call: complete text, inline summary, and whether it was cut."""
     kind, title, path, text, language = _text_of(tool, tool_input)
-    summary, shown = preview(text)
+    head, cut = preview(text)
     return ReviewDetails(
         kind=kind,
         title=title,
         path=path,
         text=text,
-        summary=summary,
-        truncated=shown < len(text),
-        shown_chars=shown,
-        hidden_chars=len(text) - shown,
+        summary=head if cut is None else f"{head}\n{cut}",
+        preview=head,
+        marker=cut,
+        truncated=cut is not None,
+        shown_chars=len(head),
+        hidden_chars=len(text) - len(head),
         language=language,
     )
