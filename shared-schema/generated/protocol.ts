@@ -129,6 +129,10 @@ export interface Checkpoint {
  */
 export interface FileChange {
   additions: number;
+  /**
+   * The line counts are an estimate: counting ran out of its time budget (net change exact).
+   */
+  approximate: boolean;
   binary: boolean;
   deletions: number;
   /**
