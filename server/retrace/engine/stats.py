@@ -4,6 +4,7 @@ by an explicit deadline; a cut result says it is approximate)."""
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import time
 from collections import Counter
@@ -113,7 +114,11 @@ def _common_ends(la: list[str], lb: list[str]) -> tuple[int, int]:
 def _line_diff(la: list[str], lb: list[str], deadline: float) -> tuple[list[tuple[int, str]], bool]:
     """A line diff as diff-match-patch runs (one character per distinct line; ``len(text)`` of a
     run is its number of lines), and whether it finished before ``deadline`` (perf_counter).
-    A diff cut by the deadline is still a valid edit script, only coarser than needed."""
+    A diff cut by the deadline is still a valid edit script, only coarser than needed.
+
+    Large inputs are first cut at anchors (lines occurring once on each side, in the same order:
+    the patience-diff idea), so moved or split code costs many small diffs instead of one
+    quadratic one."""
     index: dict[str, int] = {}
     chars_a = "".join([chr(index.setdefault(line, len(index))) for line in la])
     chars_b = "".join([chr(index.setdefault(line, len(index))) for line in lb])
@@ -122,13 +127,59 @@ def _line_diff(la: list[str], lb: list[str], deadline: float) -> tuple[list[tupl
     remaining = deadline - time.perf_counter()
     if remaining <= 0:
         return [(-1, chars_a), (1, chars_b)], False
+    wall_deadline = time.time() + remaining
     dmp = diff_match_patch()
     # The deadline is passed explicitly (dmp's own default is a silent 1 s); a positive
     # Diff_Timeout keeps its half-match speed-up on.
     dmp.Diff_Timeout = remaining
-    wall_deadline = time.time() + remaining
-    diffs: list[tuple[int, str]] = dmp.diff_main(chars_a, chars_b, False, wall_deadline)
-    return diffs, time.time() < wall_deadline
+    anchors = _anchors(chars_a, chars_b) if max(len(la), len(lb)) > ANCHOR_MIN_LINES else []
+    if not anchors:
+        diffs: list[tuple[int, str]] = dmp.diff_main(chars_a, chars_b, False, wall_deadline)
+        return diffs, time.time() < wall_deadline
+    out: list[tuple[int, str]] = []
+    i = j = 0
+    for ai, bj in [*anchors, (len(chars_a), len(chars_b))]:
+        if time.time() >= wall_deadline:  # out of time: the rest as one coarse (valid) change
+            out.extend(run for run in ((-1, chars_a[i:]), (1, chars_b[j:])) if run[1])
+            return out, False
+        if i < ai or j < bj:
+            out.extend(dmp.diff_main(chars_a[i:ai], chars_b[j:bj], False, wall_deadline))
+        if ai < len(chars_a):
+            out.append((0, chars_a[ai]))
+        i, j = ai + 1, bj + 1
+    # Runs are not re-merged (dmp's cleanupMerge is quadratic on long lists): consumers only
+    # sum run lengths or fold adjacent runs themselves.
+    return out, time.time() < wall_deadline
+
+
+ANCHOR_MIN_LINES = 500
+"""Inputs longer than this (lines, after trimming common ends) are cut at anchors first."""
+
+
+def _anchors(a: str, b: str) -> list[tuple[int, int]]:
+    """(position in ``a``, position in ``b``) of characters unique on both sides, the longest
+    run of them in the same order (longest increasing subsequence, O(n log n))."""
+    count_a, count_b = Counter(a), Counter(b)
+    where_b = {c: j for j, c in enumerate(b) if count_b[c] == 1}
+    pairs = [(i, where_b[c]) for i, c in enumerate(a) if count_a[c] == 1 and c in where_b]
+    tails: list[int] = []  # tails[k]: b-position ending the best run of length k + 1
+    tail_index: list[int] = []  # index into ``pairs`` of that tail
+    previous = [-1] * len(pairs)
+    for n, (_, bj) in enumerate(pairs):
+        k = bisect.bisect_left(tails, bj)
+        if k == len(tails):
+            tails.append(bj)
+            tail_index.append(n)
+        else:
+            tails[k] = bj
+            tail_index[k] = n
+        previous[n] = tail_index[k - 1] if k else -1
+    run: list[tuple[int, int]] = []
+    n = tail_index[-1] if tail_index else -1
+    while n >= 0:
+        run.append(pairs[n])
+        n = previous[n]
+    return run[::-1]
 
 
 def _multiset_estimate(la: list[str], lb: list[str]) -> tuple[int, int]:
@@ -195,7 +246,11 @@ def _opcodes(diffs: list[tuple[int, str]], pre: int, len_a: int, len_b: int) -> 
             pending_ins += n
         else:
             flush()
-            ops.append(("equal", i, i + n, j, j + n))
+            if ops and ops[-1][0] == "equal":  # fold adjacent equal runs into one
+                _, i1, _, j1, _ = ops.pop()
+                ops.append(("equal", i1, i + n, j1, j + n))
+            else:
+                ops.append(("equal", i, i + n, j, j + n))
             i += n
             j += n
     flush()
