@@ -24,6 +24,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import stat
 import sys
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,11 @@ def child_env() -> dict[str, str]:
 
 
 def read_handoff(fd: int) -> str:
-    """Read a secret from an inherited descriptor to its end, then close it."""
+    """Read a secret from an inherited pipe to its end, then close it. A descriptor that is not
+    a pipe (or socket pair, as Node.js creates) is refused and left open: it is not ours."""
+    mode = os.fstat(fd).st_mode
+    if fd < 3 or not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        raise ValueError(f"descriptor {fd} is not a hand-off pipe")  # a stale number: leave it be
     chunks: list[bytes] = []
     try:
         while chunk := os.read(fd, 4096):

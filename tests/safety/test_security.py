@@ -226,6 +226,27 @@ def test_key_leaves_the_exec_environment_and_its_descriptor_is_closed(key: str, 
     assert len(fds) == 4, f"stdio and the listing's own descriptor only, no hand-off left: {fds}"
 
 
+def test_a_stale_descriptor_number_is_neither_read_nor_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrace import credentials
+
+    victim = tmp_path / "not-a-pipe"
+    victim.write_text("sk-ant-not-a-key")
+    fd = os.open(victim, os.O_RDONLY)
+    try:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        monkeypatch.setenv("RETRACE_API_KEY_FD", str(fd))
+        monkeypatch.setattr(credentials, "_held", {})
+        monkeypatch.setattr(credentials, "_deny_dumping", lambda: None)  # keep pytest dumpable
+        credentials.secure_process_start(reexec=False)
+        assert credentials.get("ANTHROPIC_API_KEY") is None
+        assert "RETRACE_API_KEY_FD" not in os.environ
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0, "still open, and nothing was read from it"
+    finally:
+        os.close(fd)
+
+
 # --------------------------------------------------------------------------- the permission prompt
 
 
