@@ -4,6 +4,7 @@
  * listener isolated so one broken view cannot break another). Commands are registered once as
  * factories: while the server is not running they all answer "Retrace server is not running".
  */
+import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
@@ -19,7 +20,7 @@ import {
     type FeatureState,
 } from 'vscode-languageclient/node';
 import { COMMANDS, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
-import { findInterpreter, installServer, type Interpreter } from './client/serverProcess';
+import { findInterpreter, installServer, spawnServer, terminateLater, type Interpreter } from './client/serverProcess';
 import {
     METHODS,
     Rpc,
@@ -73,6 +74,8 @@ class ResourceOperationsFeature implements StaticFeature {
 export class Ctx implements vscode.Disposable {
     private state: ServerState = { kind: 'stopped' };
     private client: LanguageClient | undefined;
+    /** The process `spawnServer` started (the client does not reap a process it did not spawn). */
+    private serverProcess: ChildProcess | undefined;
     private starting: Promise<void> | undefined;
     private readonly disposables: vscode.Disposable[] = [];
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
@@ -176,17 +179,13 @@ export class Ctx implements vscode.Disposable {
             return;
         }
         const interpreter = found.interpreter;
-        const env: NodeJS.ProcessEnv = { ...process.env };
         const apiKey = await this.extension.secrets.get(SECRET_API_KEY);
-        if (apiKey !== undefined && apiKey !== '') {
-            env['ANTHROPIC_API_KEY'] = apiKey;
-        }
         const args = ['-m', 'retrace', 'serve'];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
-        const serverOptions: ServerOptions = {
-            command: interpreter.path,
-            args,
-            options: { cwd: folder.uri.fsPath, env },
+        // The key travels on an inherited pipe, never in the server's environment (tools could read it).
+        const serverOptions: ServerOptions = () => {
+            this.serverProcess = spawnServer(interpreter.path, args, { cwd: folder.uri.fsPath, env: process.env, apiKey });
+            return Promise.resolve(this.serverProcess);
         };
         const storage = this.extension.storageUri ?? this.extension.globalStorageUri;
         const initializationOptions: InitializationOptions = {
@@ -301,6 +300,11 @@ export class Ctx implements vscode.Disposable {
             } catch (err) {
                 log.warn(`stopping the server failed: ${errorMessage(err)}`);
             }
+        }
+        const child = this.serverProcess;
+        this.serverProcess = undefined;
+        if (child !== undefined) {
+            terminateLater(child, 2000);
         }
         this.setState({ kind: 'stopped' });
     }

@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from anthropic import AsyncAnthropic
 
+from retrace import credentials
 from retrace.agent.events import AgentHost
 from retrace.agent.runtime import ClientFactory
 from retrace.agent.session import AgentService
@@ -56,7 +57,8 @@ class ModelEndpoint:
         env = os.environ if env is None else env
         return cls(
             base_url=env.get(ENV_BASE_URL) or None,
-            api_key=env.get(ENV_API_KEY) or None,
+            # The key may have arrived on a pipe and left the environment (retrace.credentials).
+            api_key=(env.get(ENV_API_KEY) if env is not os.environ else credentials.get(ENV_API_KEY)) or None,
             fake_scenario=env.get(ENV_FAKE_MODEL) or None,
         )
 
@@ -76,8 +78,9 @@ class ModelEndpoint:
 
         def make(settings: AgentSettings) -> AsyncAnthropic:
             base_url = settings.base_url or self.base_url
-            api_key = self.api_key or (OFFLINE_API_KEY if base_url else None)
-            return AsyncAnthropic(base_url=base_url, api_key=api_key, max_retries=0)
+            auth_token = credentials.get("ANTHROPIC_AUTH_TOKEN")
+            api_key = self.api_key or (OFFLINE_API_KEY if base_url and not auth_token else None)
+            return AsyncAnthropic(base_url=base_url, api_key=api_key, auth_token=auth_token, max_retries=0)
 
         return make
 

@@ -129,6 +129,10 @@ export interface Checkpoint {
  */
 export interface FileChange {
   additions: number;
+  /**
+   * The line counts are an estimate: counting ran out of its time budget (net change exact).
+   */
+  approximate: boolean;
   binary: boolean;
   deletions: number;
   /**
@@ -515,12 +519,59 @@ export interface PermissionRequest {
     [k: string]: unknown | undefined;
   };
   requestId: string;
+  review: ReviewDetails;
   sessionId: string;
   /**
-   * One line, e.g. ``run_command: npm test``.
+   * One line, e.g. ``run_command: npm test``; a cut says so (``… (1,234 more characters)``).
    */
   summary: string;
   tool: string;
+}
+/**
+ * The complete thing to approve, plus what to show inline.
+ */
+export interface ReviewDetails {
+  /**
+   * Characters of ``text`` that ``summary`` does not show.
+   */
+  hiddenChars: number;
+  kind: 'command' | 'write' | 'edit' | 'other';
+  /**
+   * Language id for showing ``text`` in an editor (``shellscript``, ``diff``), when known.
+   */
+  language: string | null;
+  /**
+   * When cut: the line saying how much is hidden, e.g. ``… 1,234 more characters — Show all``.
+   */
+  marker: string | null;
+  /**
+   * The file a write or edit targets.
+   */
+  path: string | null;
+  /**
+   * The head of ``text`` shown inline (all of it when nothing is cut).
+   */
+  preview: string;
+  /**
+   * Characters of ``text`` that ``summary`` shows.
+   */
+  shownChars: number;
+  /**
+   * What the prompt shows inline as one text: ``preview``, plus ``marker`` on its own line.
+   */
+  summary: string;
+  /**
+   * The COMPLETE command, file content or edit (old and new text); never shortened.
+   */
+  text: string;
+  /**
+   * E.g. ``Run a command``, ``Write src/app.py (120 lines)``.
+   */
+  title: string;
+  /**
+   * ``summary`` shows only part of ``text`` (the marker says so; ``text`` has it all).
+   */
+  truncated: boolean;
 }
 export interface PermissionResponse {
   decision: 'allow' | 'deny' | 'allowAlways';

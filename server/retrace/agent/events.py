@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
+from retrace.agent.review import ReviewDetails
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
 
@@ -121,7 +122,10 @@ class PermissionRequest(CamelModel):
     tool: str
     input: dict[str, Any]
     summary: str
-    """One line, e.g. ``run_command: npm test``."""
+    """One line, e.g. ``run_command: npm test``; a cut says so (``… (1,234 more characters)``)."""
+    # What the user approves: the complete command / content / edit and an honest preview.
+    # (A comment, not a docstring: a described reference would be generated as a second type.)
+    review: ReviewDetails
 
 
 class PermissionResponse(CamelModel):

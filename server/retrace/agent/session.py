@@ -408,7 +408,8 @@ def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:
         "on earlier content:"
     ]
     for change in changes[:100]:
-        stat = "" if change.binary else f" (+{change.additions} -{change.deletions})"
+        approx = "~" if change.approximate else ""
+        stat = "" if change.binary else f" ({approx}+{change.additions} -{change.deletions})"
         origin = f" (from {change.old_path})" if change.old_path else ""
         lines.append(f"- {change.status} {change.path}{origin}{stat}")
     if len(changes) > 100:

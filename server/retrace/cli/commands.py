@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from retrace import credentials
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.engine import Engine
@@ -244,6 +245,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from retrace.cli.run import run_task
 
+    credentials.secure_process_start()  # the agent's commands must not read the model key
     workspace = _workspace(args)
     return asyncio.run(
         run_task(

@@ -23,7 +23,6 @@ its ancestry back to the nearest snapshot (bounded by :func:`needs_snapshot`).
 
 from __future__ import annotations
 
-import difflib
 import errno
 import gc
 import logging
@@ -85,7 +84,7 @@ from retrace.engine.models import (
 from retrace.engine.planner import PathState, plan_restore
 from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
 from retrace.engine.scan import read_entry
-from retrace.engine.stats import line_stats
+from retrace.engine.stats import LineStats, line_stats, unified_diff_lines
 from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
@@ -109,6 +108,9 @@ def _gc_paused() -> Iterator[None]:
 
 
 LINE_STATS_BUDGET_S = 0.025
+UNIFIED_DIFF_BUDGET_S = 2.0
+"""Time for the line diffs of one ``unified_diff`` call (all files): past it a file's hunks are
+coarser (still a correct patch), never a stalled request."""
 """Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
 STAT_CACHE_SAVE_EVERY_S = 120.0
 
@@ -546,14 +548,27 @@ class Engine:
             status = "added" if o is None else "deleted" if n is None else "modified"
             if deadline is not None and time.perf_counter() > deadline:
                 self._stats_omitted += 1
-                out.append(FileChange(path=p, status=status))
+                out.append(FileChange(path=p, status=status, approximate=True))
                 continue
-            adds, dels, binary = (
-                line_stats(self._content(o), self._read_disk(p) if new_on_disk else self._content(n))
+            stats = (
+                line_stats(
+                    self._content(o),
+                    self._read_disk(p) if new_on_disk else self._content(n),
+                    deadline=deadline,
+                )
                 if ((o is None or o.kind == "file") and (n is None or n.kind == "file"))
-                else (0, 0, False)
+                else LineStats(0, 0, False)
             )
-            out.append(FileChange(path=p, status=status, additions=adds, deletions=dels, binary=binary))
+            out.append(
+                FileChange(
+                    path=p,
+                    status=status,
+                    additions=stats.additions,
+                    deletions=stats.deletions,
+                    binary=stats.binary,
+                    approximate=stats.approximate,
+                )
+            )
         return out
 
     def _commit(
@@ -887,6 +902,7 @@ class Engine:
         """Unified patch text from ``a`` to ``b`` (``None``: current workspace)."""
         changes = self.diff(a, b)
         wanted = {self._rel(p) for p in paths} if paths is not None else None
+        deadline = time.perf_counter() + UNIFIED_DIFF_BUDGET_S
         out: list[str] = []
         for ch in changes:
             if wanted is not None and ch.path not in wanted and ch.old_path not in wanted:
@@ -905,12 +921,16 @@ class Engine:
                 continue
             a_lines = (old or b"").decode().splitlines(keepends=True)
             b_lines = (new or b"").decode().splitlines(keepends=True)
-            for line in difflib.unified_diff(
+            lines, approximate = unified_diff_lines(
                 a_lines,
                 b_lines,
-                fromfile=f"a/{src}" if old is not None else "/dev/null",
-                tofile=f"b/{ch.path}" if new is not None else "/dev/null",
-            ):
+                f"a/{src}" if old is not None else "/dev/null",
+                f"b/{ch.path}" if new is not None else "/dev/null",
+                timeout_s=max(deadline - time.perf_counter(), 0.0),
+            )
+            if approximate:
+                log.info("diff of %s hit its time budget: hunks are correct but coarser", ch.path)
+            for line in lines:
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 

@@ -60,6 +60,8 @@ class FileChange(CamelModel):
     additions: int = 0
     deletions: int = 0
     binary: bool = False
+    approximate: bool = False
+    """The line counts are an estimate: counting ran out of its time budget (net change exact)."""
 
 
 class Checkpoint(CamelModel):

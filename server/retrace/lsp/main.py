@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 
+from retrace import credentials
 from retrace.lsp.handlers import CLIENT_METHOD_HANDLERS, register_lifecycle
 from retrace.lsp.log import setup_logging
 from retrace.lsp.rpc import register
@@ -26,6 +27,8 @@ def create_server() -> RetraceServer:
 def main(argv: list[str] | None = None) -> int:
     """Serve over stdio until the client exits."""
     del argv
+    # Before anything else runs: the model key leaves every environment a tool could read.
+    credentials.secure_process_start()
     server = create_server()
     setup_logging(server)
     log.info("retrace server %s starting (stdio)", VERSION)
