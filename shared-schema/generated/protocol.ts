@@ -611,6 +611,9 @@ export interface RestoreResult {
 export interface RestoreStateResult {
   restored: boolean;
 }
+/**
+ * One session as lists show it (the chat's session picker, the timeline's session rows).
+ */
 export interface SessionInfo {
   checkpointCount: number;
   createdAt: string | null;
@@ -623,6 +626,76 @@ export interface SessionInfo {
 }
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+/**
+ * One session's chronological story: turns, and external changes / restores in place.
+ */
+export interface SessionStory {
+  items: (StoryTurn | StoryRow)[];
+  /**
+   * Every checkpoint row of the story, including those left out by paging.
+   */
+  rowCount: number;
+  /**
+   * The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``.
+   */
+  rowsOmitted: number;
+  session: SessionInfo;
+  turnCount: number;
+  /**
+   * Checkpoints recorded when no agent session was active (baseline, early external changes).
+   */
+  workspace: boolean;
+}
+/**
+ * One user prompt and the checkpoints its tool calls made, in commit order.
+ */
+export interface StoryTurn {
+  /**
+   * Not on the conversation's current branch any more (a conversation restore went back past it).
+   */
+  abandoned: boolean;
+  createdAt: string | null;
+  /**
+   * Title of the checkpoint the conversation was restored to just before this turn (a new branch).
+   */
+  forkedFrom: string | null;
+  kind: 'turn';
+  /**
+   * 1-based position among the session's turns.
+   */
+  number: number;
+  /**
+   * The user's prompt (full text; empty when the journal has none).
+   */
+  prompt: string;
+  rows: StoryRow[];
+  turnId: string;
+}
+/**
+ * One checkpoint, described.
+ */
+export interface StoryRow {
+  /**
+   * A restore: later work continues on a new branch from the restored checkpoint.
+   */
+  branch: boolean;
+  checkpoint: Checkpoint;
+  isHead: boolean;
+  kind: 'row';
+  /**
+   * A short gist of the change: "‘x = 1’ → ‘x = 2’", "+3 −1", "2 files +10 −2" (may be empty).
+   */
+  summary: string;
+  /**
+   * What happened, one line: "edit_file: scale.txt", "Restored code to ‘write_file: hello.txt’".
+   */
+  title: string;
+  /**
+   * The tool call's final status (ok, error, denied, interrupted…) from the journal; ``None`` for
+   * checkpoints that are not tool calls or whose result was never recorded.
+   */
+  toolStatus: string | null;
 }
 /**
  * Push settings explicitly (clients that do not answer ``workspace/configuration``).
@@ -693,6 +766,14 @@ export interface TimelineDidChange {
    */
   checkpoint: Checkpoint | null;
   head: string | null;
+  /**
+   * The new checkpoint as the timeline shows it (clients may insert it without a refetch).
+   */
+  row: StoryRow | null;
+  /**
+   * The turn the row belongs to (``None``: a row in place in its story).
+   */
+  turnId: string | null;
 }
 export interface TimelineGetParams {
   /**
@@ -707,6 +788,23 @@ export interface TimelineGetResult {
   checkpoints: Checkpoint[];
   head: string | null;
   sessions: SessionInfo[];
+}
+export interface TimelineTreeParams {
+  /**
+   * At most this many rows per session (the newest are kept).
+   */
+  maxRows?: number;
+  /**
+   * Only this session's story; every session's when absent.
+   */
+  sessionId?: string | null;
+}
+export interface TimelineTreeResult {
+  head: string | null;
+  /**
+   * Oldest first.
+   */
+  sessions: SessionStory[];
 }
 export interface ToolCallSearchParams {
   inputContains?: string | null;
@@ -749,6 +847,7 @@ export const METHODS = {
   sessionList: 'retrace/session/list',
   toolCallsSearch: 'retrace/toolCalls/search',
   timelineGet: 'retrace/timeline/get',
+  timelineTree: 'retrace/timeline/tree',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
   checkpointFileContent: 'retrace/checkpoint/fileContent',
@@ -774,6 +873,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/session/list': 'clientRequest',
   'retrace/toolCalls/search': 'clientRequest',
   'retrace/timeline/get': 'clientRequest',
+  'retrace/timeline/tree': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
   'retrace/checkpoint/fileContent': 'clientRequest',
@@ -795,6 +895,7 @@ export interface RequestParams {
   'retrace/session/list': EmptyParams;
   'retrace/toolCalls/search': ToolCallSearchParams;
   'retrace/timeline/get': TimelineGetParams;
+  'retrace/timeline/tree': TimelineTreeParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
@@ -812,6 +913,7 @@ export interface RequestResult {
   'retrace/session/list': SessionListResult;
   'retrace/toolCalls/search': ToolCallSearchResult;
   'retrace/timeline/get': TimelineGetResult;
+  'retrace/timeline/tree': TimelineTreeResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;
