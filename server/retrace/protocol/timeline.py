@@ -56,7 +56,7 @@ class StoryTurn(CamelModel):
     abandoned: bool
     """Not on the conversation's current branch any more (a conversation restore went back past it)."""
     forked_from: str | None
-    """Title of the checkpoint the conversation was restored to just before this turn (a new branch)."""
+    """Id of the checkpoint the conversation was restored to just before this turn (a new branch)."""
     rows: list[StoryRow]
 
 
