@@ -39,6 +39,14 @@ async def test_tree_survives_conversation_restore_and_restart(
     first = await editor.run_turn("first task")
     session_id = first["sessionId"]
     created = [e["checkpoint"] for e in editor.events_of("checkpointCreated", first["turnId"])]
+    # Each new checkpoint's notification carries its row, described, so clients need no refetch.
+    rows = {c["row"]["checkpoint"]["id"]: c for c in editor.timeline_changes if c.get("row")}
+    assert set(rows) >= {cp["id"] for cp in created}
+    edit_change = rows[created[1]["id"]]
+    assert edit_change["row"]["summary"] == "‘return 1’ → ‘return 2’ · +1 −1"
+    assert edit_change["row"]["toolStatus"] == "ok" and edit_change["turnId"] == first["turnId"]
+    for change in editor.timeline_changes:
+        validate("#/$defs/TimelineDidChange", change)
     await editor.run_turn("second task", session_id=session_id)
     restored = await editor.request("retrace/checkpoint/restore", {"id": created[0]["id"], "mode": "both"})
     assert restored["outcome"]["kind"] == "applied", restored

@@ -6,7 +6,7 @@ Pure (no I/O): :func:`facts_from_events` folds a session journal into the facts 
 
 from retrace.app.timeline.describe import describe
 from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact, facts_from_events
-from retrace.app.timeline.story import WORKSPACE_TITLE, build_stories
+from retrace.app.timeline.story import WORKSPACE_TITLE, build_stories, timeline_change
 
 __all__ = [
     "WORKSPACE_TITLE",
@@ -16,4 +16,5 @@ __all__ = [
     "build_stories",
     "describe",
     "facts_from_events",
+    "timeline_change",
 ]

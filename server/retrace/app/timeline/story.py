@@ -19,9 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from retrace.agent.replay import ToolCallView
 from retrace.app.timeline.describe import base_title, describe
-from retrace.app.timeline.facts import SessionFacts, TurnFact
+from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact
 from retrace.engine.models import Checkpoint
+from retrace.protocol.models import TimelineDidChange
 from retrace.protocol.timeline import SessionInfo, SessionStory, StoryRow, StoryTurn
 
 WORKSPACE_TITLE = "Workspace history"
@@ -185,3 +187,21 @@ def build_stories(
         stories.append(_finish(draft, session_facts, story_id in running, max_rows))
     stories.sort(key=lambda s: _sort_key(s.session.created_at))
     return stories
+
+
+def timeline_change(checkpoint: Checkpoint, calls: Sequence[ToolCallView]) -> TimelineDidChange:
+    """The notification for a checkpoint just committed, with its row described (``calls``: the
+    agent's recent tool calls, for the input and status), so a client can insert the row without
+    fetching the whole tree again."""
+    view = next((c for c in reversed(calls) if c.id == checkpoint.tool_call_id), None)
+    tool = ToolFact(view.id, view.tool, view.input, view.status) if view is not None else None
+    title, summary = describe(checkpoint, tool, {})
+    row = StoryRow(
+        checkpoint=checkpoint,
+        title=title,
+        summary=summary,
+        tool_status=tool.status if tool is not None else None,
+        is_head=True,
+        branch=checkpoint.kind == "restore",
+    )
+    return TimelineDidChange(head=checkpoint.id, checkpoint=checkpoint, row=row, turn_id=checkpoint.turn_id)
