@@ -1,6 +1,6 @@
 // Real-browser E2E for the timeline at scale: a 500-step agent session (25 turns × 20 edit_file
-// calls, then a code restore) is written into the store the way the agent journals it
-// (tests/e2e/seed_story.py), then the packaged .vsix in code-server shows it. Checks: one story
+// calls, then a code restore) is written into the extension's store the way the agent journals it
+// (tests/e2e/seed_story.py, while code-server is stopped), then the packaged .vsix shows it. Checks: one story
 // for the session (not named after its first prompt), turns with their prompts, rows told apart
 // by their change gist with relative times, the restore in place saying what it restored to, the
 // tree snappy to open and scroll; Restore Conversation into the middle marks the later turns as an
@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor,
-  testEnv, PYTHON,
+  PYTHON,
 } from './harness.mjs';
 
 const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
@@ -34,22 +34,36 @@ const shot = async (page, name) => {
   log('screenshot', path.relative(root, file));
 };
 
-// The store lives where the extension's server will look: $XDG_DATA_HOME of code-server's env.
-const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_story.py'), workspace,
-  '--turns', String(TURNS), '--steps', String(STEPS)], { encoding: 'utf8', env: testEnv(userDataDir) }));
-log('seeded', seeded);
-assert.equal(seeded.checkpoints, TURNS * STEPS);
-
 installVsix(vsix, { userDataDir, extensionsDir });
 writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
-const server = await startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'), env: { RETRACE_FAKE_MODEL: 'e2e' },
+// The same port every time: the workbench's storage for a folder (where the extension keeps its
+// store) is keyed by the folder's URI, which includes the server's authority.
+const startServer = port => startCodeServer({
+  userDataDir, extensionsDir, workspace, logFile: path.join(work, `code-server-${Date.now()}.log`), env: { RETRACE_FAKE_MODEL: 'e2e' }, port,
 });
+let server = await startServer();
 log(`code-server up at ${server.url}`);
 const browser = await launchBrowser();
-const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+let page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
 page.on('pageerror', e => log('pageerror', e.message));
 let failed = false;
+
+/** The store the extension gave its server (under the workbench's storage for this folder). */
+function findStore() {
+  const base = path.join(userDataDir, 'User', 'workspaceStorage');
+  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
+    const store = path.join(base, d, 'retrace.retrace', 'store');
+    if (fs.existsSync(path.join(store, 'store.json'))) return store;
+  }
+  return undefined;
+}
+
+/** Stop code-server (and with it the Retrace server) and wait until its process group is gone. */
+async function stopServer() {
+  const pid = server.proc.pid;
+  server.stop();
+  await waitFor('code-server stopped', () => { try { process.kill(-pid, 0); return false; } catch { return true; } }, 30000);
+}
 
 const sidebar = () => page.locator('[id="workbench.view.extension.retrace"]');
 const timelineList = () => sidebar().locator('.monaco-list').last();
@@ -59,19 +73,17 @@ const rowTexts = async () => (await sidebar().locator('.monaco-list-row').allInn
 /** The value of step k's edit (0-based): line k % 10 goes from k // 10 to k // 10 + 1. */
 const gist = k => `‘x${k % 10} = ${Math.floor(k / 10)}’ → ‘x${k % 10} = ${Math.floor(k / 10) + 1}’`;
 
-/** Scroll the (virtualised) timeline until a row with `text` is rendered. */
+/** Move through the (virtualised) timeline with the keyboard until a row with `text` is rendered. */
 async function scrollTo(text, { fromTop = true } = {}) {
-  await timelineList().hover();
-  if (fromTop) {
-    for (let i = 0; i < 60 && (await row(`1. Turn 1:`).count()) === 0; i++) await page.mouse.wheel(0, -4000);
-  }
-  for (let i = 0; i < 200; i++) {
+  const list = timelineList();
+  await list.focus();
+  await page.keyboard.press(fromTop ? 'Home' : 'End');
+  for (let i = 0; i < 80; i++) {
     if ((await row(text).count()) > 0) {
       await row(text).scrollIntoViewIfNeeded();
       return row(text);
     }
-    await page.mouse.wheel(0, 300);
-    await page.waitForTimeout(30);
+    await page.keyboard.press(fromTop ? 'PageDown' : 'PageUp');
   }
   throw new Error(`row "${text}" never appeared`);
 }
@@ -91,21 +103,49 @@ async function openTimeline() {
   await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
   const icon = page.locator('.activitybar [aria-label^="Retrace"]').first();
   await icon.waitFor({ timeout: 60000 });
-  const t = Date.now();
   await icon.click();
   await sidebar().waitFor();
+  // Measured from the moment the server is up (its start-up is not the timeline's cost).
+  await page.locator('.statusbar-item', { hasText: /Retrace: idle/ }).first().waitFor({ timeout: 90000 });
+  const t = Date.now();
   // Give the timeline the room: collapse the chat view above it.
   const chatHeader = sidebar().locator('.pane-header', { hasText: 'Chat' }).first();
   if ((await chatHeader.getAttribute('aria-expanded')) === 'true') await chatHeader.click();
   await row('Session of').waitFor({ timeout: 60000 });
-  await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 30000 });
-  return Date.now() - t;
+  await row('1. Turn 1:').waitFor({ timeout: 30000 });
+  const elapsed = Date.now() - t;
+  // Widen the side bar so that row descriptions (the change gists) are readable.
+  const bar = await page.locator('.part.sidebar').first().boundingBox();
+  if (bar !== null && bar.width < 700) {
+    const y = bar.y + bar.height / 2;
+    await page.mouse.move(bar.x + bar.width + 1, y);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + 760, y, { steps: 8 });
+    await page.mouse.up();
+  }
+  return elapsed;
 }
 
 try {
+  // 1. A first window creates the store; then, with everything stopped, the 500-step session is
+  // written into it the way the agent journals it.
+  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.activitybar [aria-label^="Retrace"]').first().click({ timeout: 60000 });
+  await row('Baseline').waitFor({ timeout: 60000 });
+  const store = await waitFor('the extension\'s store', () => findStore());
+  await page.close();
+  await stopServer();
+  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_story.py'), workspace,
+    '--turns', String(TURNS), '--steps', String(STEPS), '--store', store], { encoding: 'utf8' }));
+  log('seeded', seeded, 'into', path.relative(root, store));
+  assert.equal(seeded.checkpoints, TURNS * STEPS);
+  server = await startServer(server.port);
+  page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+  page.on('pageerror', e => log('pageerror', e.message));
+
   await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
   const openMs = await openTimeline();
-  log(`timeline with ${TURNS * STEPS} steps shown ${openMs} ms after the Retrace icon was clicked`);
+  log(`timeline with ${TURNS * STEPS} steps shown ${openMs} ms after the server reported ready`);
 
   // One story for the session, named by its start, not by its first prompt.
   const texts = await rowTexts();
