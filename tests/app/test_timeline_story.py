@@ -248,6 +248,13 @@ def test_paging_keeps_the_newest_rows(max_rows: int, expected: list[Any], omitte
     assert agent.rows_omitted == omitted and agent.row_count == 6
 
 
+def test_rows_leave_the_editor_state_out() -> None:
+    big = cp("a", 0, None, AGENT, tool="edit_file", turnId="t1", editorState={"openEditors": ["x" * 1000]})
+    facts = {AGENT: facts_from_events(AGENT, [turn_event("t1", "p", 0)])}
+    [story] = build_stories([big], "a", facts)
+    assert rows_of(story)[0].checkpoint.editor_state is None and big.editor_state is not None
+
+
 def test_only_and_running() -> None:
     checkpoints, facts = realistic()
     [agent] = build_stories(checkpoints, "e2", facts, only=AGENT, running=frozenset({AGENT}))

@@ -112,7 +112,7 @@ async function openTimeline() {
   const chatHeader = sidebar().locator('.pane-header', { hasText: 'Chat' }).first();
   if ((await chatHeader.getAttribute('aria-expanded')) === 'true') await chatHeader.click();
   await row('Session of').waitFor({ timeout: 60000 });
-  await row('1. Turn 1:').waitFor({ timeout: 30000 });
+  await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 30000 });
   const elapsed = Date.now() - t;
   // Widen the side bar so that row descriptions (the change gists) are readable.
   const bar = await page.locator('.part.sidebar').first().boundingBox();
@@ -149,14 +149,15 @@ try {
 
   // One story for the session, named by its start, not by its first prompt.
   const texts = await rowTexts();
-  log('first rows:', texts.slice(0, 8));
+  log('first rows:', texts.slice(0, 12));
   const sessions = texts.filter(t => t.startsWith('Session of'));
   assert.equal(sessions.length, 1, `one agent story: ${sessions}`);
   assert.match(sessions[0], /25 turns · 50[0-9] steps/);
   assert.ok(!texts.some(t => /^Workspace history.*restore/i.test(t)));
   await shot(page, 'overview');
 
-  // Rows are told apart by their gist and show relative times; the newest are at the end.
+  // Rows are told apart by their gist and show relative times; the newest (the latest turn,
+  // expanded) are at the end, after them the restore.
   const tScroll = Date.now();
   const last = await scrollTo(gist(TURNS * STEPS - 1), { fromTop: false });
   log(`scrolled to the last step in ${Date.now() - tScroll} ms`);
@@ -166,9 +167,13 @@ try {
   assert.match((await restore.innerText()).replace(/\s+/g, ' '), /● head/);
   await shot(page, 'end-with-restore');
 
+  // Older turns start collapsed: the story reads as a list of prompts. Open turn 12.
+  for (const n of [1, 12, 24]) assert.ok((await scrollTo(`${n}. Turn ${n}:`)).isVisible());
+  assert.equal(await row(gist(12 * STEPS - 15)).count(), 0, 'turn 12 starts collapsed');
+  await (await scrollTo('12. Turn 12:')).click();
   const tTop = Date.now();
   const middle = await scrollTo(gist(12 * STEPS - 15));
-  log(`scrolled from the top to step ${12 * STEPS - 15} in ${Date.now() - tTop} ms`);
+  log(`opened turn 12 and moved to step ${12 * STEPS - 15} in ${Date.now() - tTop} ms`);
   await middle.hover();
   await page.locator('.monaco-hover', { hasText: 'Prompt:' }).first().waitFor({ timeout: 20000 });
   const hover = await page.locator('.monaco-hover').first().innerText();

@@ -31,6 +31,8 @@ export interface TurnNode {
     readonly title: string;
     /** Title of the checkpoint this turn's conversation was forked from, when it was. */
     readonly forkedFromTitle: string | undefined;
+    /** The session's most recent turn. */
+    readonly latest: boolean;
     readonly children: TimelineNode[];
 }
 
@@ -135,6 +137,7 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
         if (story.rowsOmitted > 0) {
             children.push({ kind: 'more', id: `more:${story.session.id}`, parentId: id, sessionId: story.session.id, omitted: story.rowsOmitted });
         }
+        const lastTurn = story.items.filter(i => i.kind === 'turn').at(-1);
         for (const item of story.items) {
             if (item.kind === 'row') {
                 children.push(rowNode(item, id, undefined));
@@ -151,6 +154,7 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
                 turn: item,
                 title: turnTitle(item),
                 forkedFromTitle: forked === undefined ? undefined : (titles.get(forked) ?? forked.slice(0, 12)),
+                latest: item === lastTurn,
                 children: item.rows.map(r => rowNode(r, turnId, item.prompt)),
             };
             turns.set(item.turnId, node);
@@ -253,6 +257,17 @@ export function applyChange(tree: TimelineTreeResult, change: TimelineDidChange)
         return { ...story, items };
     });
     return placed ? { sessions, head: change.head } : undefined;
+}
+
+/**
+ * Whether a node starts expanded: sessions do; of the turns, only the current session's latest
+ * one (a 500-step story opens as a scannable list of prompts, not 500 rows).
+ */
+export function startsExpanded(node: TimelineNode, currentSessionId: string | undefined): boolean {
+    if (node.kind === 'session') {
+        return true;
+    }
+    return node.kind === 'turn' && node.latest && node.sessionId === currentSessionId;
 }
 
 /** Every node by id (for getParent / reveal). */

@@ -20,6 +20,7 @@ import {
     indexNodes,
     lookOf,
     recoverabilityNote,
+    startsExpanded,
     type CheckpointNode,
     type RunningTool,
     type SessionNode,
@@ -221,15 +222,14 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         return element.kind === 'session' ? undefined : this.nodes.get(element.parentId);
     }
 
-    private isCurrentSession(sessionId: string): boolean {
-        const last = this.roots[this.roots.length - 1];
-        return sessionId === (this.activeSessionId ?? last?.sessionId);
+    private currentSessionId(): string | undefined {
+        const agentStories = this.roots.filter(r => !r.story.workspace);
+        return this.activeSessionId ?? agentStories[agentStories.length - 1]?.sessionId;
     }
 
     getTreeItem(node: TimelineNode): vscode.TreeItem {
         const look = lookOf(node);
-        // Sessions start expanded; only the current session's turns do (older turns stay tidy).
-        const expanded = node.kind === 'session' || (node.kind === 'turn' && this.isCurrentSession(node.sessionId));
+        const expanded = startsExpanded(node, this.currentSessionId());
         const item = new vscode.TreeItem(
             look.label,
             look.collapsible

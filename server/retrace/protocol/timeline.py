@@ -31,6 +31,8 @@ class StoryRow(CamelModel):
 
     kind: Literal["row"] = "row"
     checkpoint: Checkpoint
+    """The checkpoint without its ``editorState`` (``null`` here; ``retrace/checkpoint/get`` has it):
+    a long story must stay small on the wire."""
     title: str
     """What happened, one line: "edit_file: scale.txt", "Restored code to ‘write_file: hello.txt’"."""
     summary: str

@@ -8,6 +8,7 @@ import {
     indexNodes,
     lookOf,
     relativeTime,
+    startsExpanded,
     type CheckpointNode,
     type TimelineNode,
 } from '../../../extension/src/views/timelineModel';
@@ -103,6 +104,14 @@ suite('timeline model', () => {
         assert.equal(look('session:eng1').description, '1 step · 1 h ago');
         assert.equal(look('cp:c2').contextValue, 'checkpoint');
         assert.equal(look('cp:c2').collapsible, false);
+    });
+
+    test('a long story opens as a list of prompts: only the current session\'s latest turn is expanded', () => {
+        const index = indexNodes(buildTimeline(sampleTree(), noExtras));
+        const expanded = (current: string | undefined) => [...index.values()].filter(n => n.kind !== 'session' && startsExpanded(n, current)).map(n => n.id);
+        assert.deepEqual(expanded('s1'), ['turn:t3']);
+        assert.deepEqual(expanded('other'), []);
+        assert.ok(startsExpanded(index.get('session:s1') as TimelineNode, undefined));
     });
 
     test('ids are stable across rebuilds and every parent is indexed', () => {

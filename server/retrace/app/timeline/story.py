@@ -58,6 +58,10 @@ def _owners(checkpoints: Sequence[Checkpoint], agent_sessions: set[str]) -> dict
     return owners
 
 
+def _slim(cp: Checkpoint) -> Checkpoint:
+    return cp if cp.editor_state is None else cp.model_copy(update={"editor_state": None})
+
+
 def _sort_key(moment: datetime | None) -> tuple[int, float]:
     return (0, 0.0) if moment is None else (1, moment.timestamp())
 
@@ -80,7 +84,7 @@ def _draft_stories(
         tool = session_facts.tools.get(cp.tool_call_id or "") if session_facts is not None else None
         title, summary = describe(cp, tool, titles)
         row = StoryRow(
-            checkpoint=cp,
+            checkpoint=_slim(cp),
             title=title,
             summary=summary,
             tool_status=tool.status if tool is not None else None,
@@ -197,7 +201,7 @@ def timeline_change(checkpoint: Checkpoint, calls: Sequence[ToolCallView]) -> Ti
     tool = ToolFact(view.id, view.tool, view.input, view.status) if view is not None else None
     title, summary = describe(checkpoint, tool, {})
     row = StoryRow(
-        checkpoint=checkpoint,
+        checkpoint=_slim(checkpoint),
         title=title,
         summary=summary,
         tool_status=tool.status if tool is not None else None,
