@@ -40,4 +40,5 @@ def test_500_step_session(tmp_path: Path) -> None:
     assert rows[0].summary == "‘x0 = 0’ → ‘x0 = 1’ · +1 −1"
     [restore] = [i for i in story.items if isinstance(i, StoryRow) and i.checkpoint.kind == "restore"]
     assert restore.title == "Restored code to ‘edit_file: scale.txt’" and restore.is_head
+    assert restore.summary.startswith("back to ‘x0 = 25’ → ‘x0 = 26’ · scale.txt +10 −10")
     assert story.items[-1] is restore

@@ -193,6 +193,7 @@ def test_rows_say_what_happened() -> None:
     assert rows["e1"].tool_status == "error" and rows["e2"].tool_status == "ok"
     assert rows["w1"].summary == "new file, 1 line: ‘hello’"
     assert (rows["r1"].title, rows["r1"].branch) == ("Restored code to ‘write_file: hello.txt’", True)
+    assert rows["r1"].summary == "back to new file, 1 line: ‘hello’ · scale.txt +1 −1"
     assert rows["x1"].title == "External changes" and rows["x1"].summary == "notes.md +2 −0"
     assert rows["s1"].title == "Before restore"
     assert rows["base"].summary == "1 file" and rows["base"].title == "Baseline"
@@ -292,9 +293,10 @@ def test_describe_without_journal_facts_falls_back_to_the_label() -> None:
         "r", 0, "a", "s", "restore", restoredFrom="0123456789abcdef", label="restore 0123456789abcdef"
     )
     assert describe(restore, None, {})[0] == "Restored code to 0123456789ab"
-    assert (
-        describe(restore, None, {"0123456789abcdef": "Restored code"})[0]
-        == "Restored code to ‘Restored code’"
+    earlier = {"0123456789abcdef": ("edit_file: a.py", "‘x = 1’ → ‘x = 2’ · +1 −1")}
+    assert describe(restore, None, earlier) == (
+        "Restored code to ‘edit_file: a.py’",
+        "back to ‘x = 1’ → ‘x = 2’",
     )
     safety = cp("s", 0, "a", "s", "safety", label="before restore 0123")
     assert describe(safety, None, {}) == ("Before restore", "the workspace as it was")

@@ -117,15 +117,21 @@ def tool_gist(cp: Checkpoint, tool: ToolFact | None) -> str:
     return "no file changes" if cp.tool == "run_command" else ""
 
 
-def describe(cp: Checkpoint, tool: ToolFact | None, titles: Mapping[str, str]) -> tuple[str, str]:
-    """(title, summary) of a row. ``titles``: checkpoint id → base title, to name restore targets."""
+def describe(
+    cp: Checkpoint, tool: ToolFact | None, earlier: Mapping[str, tuple[str, str]]
+) -> tuple[str, str]:
+    """(title, summary) of a row. ``earlier``: checkpoint id → (title, summary) of the rows before
+    it, to say what a restore went back to."""
     if cp.kind == "tool":
         return base_title(cp), tool_gist(cp, tool)
     if cp.kind == "restore":
         target = cp.restored_from or ""
-        name = titles.get(target)
+        name, gist = earlier.get(target, ("", ""))
         what = f"‘{name}’" if name else (target[:12] or "an earlier checkpoint")
-        return f"Restored code to {what}", files_gist(cp.files)
+        gist = gist.split(" · ")[0]  # the change itself, not its line counts
+        back = f"back to {gist}" if gist and gist != "no file changes" else ""
+        files = files_gist(cp.files) if cp.files else ""
+        return f"Restored code to {what}", " · ".join(p for p in (back, files) if p)
     if cp.kind == "baseline":
         count = len(cp.files)
         return base_title(cp), f"{count} file{'s' if count != 1 else ''}" if count else ""

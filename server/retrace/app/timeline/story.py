@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrace.agent.replay import ToolCallView
-from retrace.app.timeline.describe import base_title, describe
+from retrace.app.timeline.describe import describe
 from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact
 from retrace.engine.models import Checkpoint
 from retrace.protocol.models import TimelineDidChange
@@ -71,7 +71,7 @@ def _draft_stories(
 ) -> dict[str, _StoryDraft]:
     agent_sessions = {sid for sid, f in facts.items() if f.is_agent_session}
     owners = _owners(checkpoints, agent_sessions)
-    titles = {cp.id: base_title(cp) for cp in checkpoints}
+    described: dict[str, tuple[str, str]] = {}  # filled in commit order: a restore's target comes first
     drafts: dict[str, _StoryDraft] = {}
     for sid in sorted(agent_sessions):
         draft = drafts[sid] = _StoryDraft(sid)
@@ -82,7 +82,7 @@ def _draft_stories(
         draft = drafts.setdefault(story_id, _StoryDraft(story_id))
         session_facts = facts.get(cp.session_id)
         tool = session_facts.tools.get(cp.tool_call_id or "") if session_facts is not None else None
-        title, summary = describe(cp, tool, titles)
+        title, summary = described[cp.id] = describe(cp, tool, described)
         row = StoryRow(
             checkpoint=_slim(cp),
             title=title,
