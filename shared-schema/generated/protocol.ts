@@ -657,7 +657,7 @@ export interface StoryTurn {
   abandoned: boolean;
   createdAt: string | null;
   /**
-   * Title of the checkpoint the conversation was restored to just before this turn (a new branch).
+   * Id of the checkpoint the conversation was restored to just before this turn (a new branch).
    */
   forkedFrom: string | null;
   kind: 'turn';
@@ -680,7 +680,7 @@ export interface StoryRow {
    * A restore: later work continues on a new branch from the restored checkpoint.
    */
   branch: boolean;
-  checkpoint: Checkpoint;
+  checkpoint: Checkpoint1;
   isHead: boolean;
   kind: 'row';
   /**
@@ -696,6 +696,53 @@ export interface StoryRow {
    * checkpoints that are not tool calls or whose result was never recorded.
    */
   toolStatus: string | null;
+}
+/**
+ * A recorded workspace state (plus the context in which it was recorded).
+ */
+export interface Checkpoint1 {
+  /**
+   * How long the capture took, for statistics.
+   */
+  captureMs: number;
+  /**
+   * Opaque conversation cursor (id of the last message) supplied by the agent.
+   */
+  conversation: string | null;
+  createdAt: string;
+  /**
+   * Opaque editor state (open editors, selections…) supplied by the client.
+   */
+  editorState: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * What changed relative to ``parent``.
+   */
+  files: FileChange[];
+  id: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  label: string;
+  meta: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
+   */
+  parent: string | null;
+  recoverability: 'full' | 'partial' | 'none';
+  /**
+   * For ``kind == "restore"``: the checkpoint that was restored.
+   */
+  restoredFrom: string | null;
+  sessionId: string;
+  /**
+   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
+   */
+  tool: string | null;
+  toolCallId: string | null;
+  turnId: string | null;
+  unrecoverable: Unrecoverable[];
 }
 /**
  * Push settings explicitly (clients that do not answer ``workspace/configuration``).
