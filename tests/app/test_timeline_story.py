@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrace.app.timeline import WORKSPACE_TITLE, build_stories, describe, facts_from_events
+from retrace.app.timeline import build_stories, describe, facts_from_events
 from retrace.app.timeline.describe import edit_gist, first_difference
 from retrace.app.timeline.facts import SessionFacts, ToolFact
 from retrace.engine.models import Checkpoint, FileChange
@@ -153,7 +153,7 @@ def test_one_chronological_story_per_agent_session_with_restores_in_place() -> N
     stories = build_stories(checkpoints, "e2", facts)
     assert [s.workspace for s in stories] == [True, False]
     workspace, agent = stories
-    assert workspace.session.title == WORKSPACE_TITLE and shape(workspace) == ["base"]
+    assert workspace.session.title == "" and shape(workspace) == ["base"]
     # External changes, the safety capture and the restore happened while working on AGENT's story.
     assert shape(agent) == [
         ("first task: write hello", ["w1", "e1"]),

@@ -6,10 +6,9 @@ Pure (no I/O): :func:`facts_from_events` folds a session journal into the facts 
 
 from retrace.app.timeline.describe import describe
 from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact, facts_from_events
-from retrace.app.timeline.story import WORKSPACE_TITLE, build_stories, timeline_change
+from retrace.app.timeline.story import build_stories, timeline_change
 
 __all__ = [
-    "WORKSPACE_TITLE",
     "SessionFacts",
     "ToolFact",
     "TurnFact",

@@ -26,7 +26,6 @@ from retrace.engine.models import Checkpoint
 from retrace.protocol.models import TimelineDidChange
 from retrace.protocol.timeline import SessionInfo, SessionStory, StoryRow, StoryTurn
 
-WORKSPACE_TITLE = "Workspace history"
 _WORKSPACE = ""
 
 
@@ -152,7 +151,7 @@ def _finish(draft: _StoryDraft, facts: SessionFacts | None, running: bool, max_r
     created = turns[0].created_at if turns and turns[0].created_at else draft.first
     info = SessionInfo(
         id=draft.story_id,
-        title=first_prompt[:200] if facts is not None else WORKSPACE_TITLE,
+        title=first_prompt[:200],  # the workspace story has no prompt: "" (clients name it)
         created_at=created,
         running=running,
         checkpoint_count=row_count,
