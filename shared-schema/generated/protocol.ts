@@ -662,6 +662,9 @@ export interface RestoreResult {
 export interface RestoreStateResult {
   restored: boolean;
 }
+/**
+ * One session as lists show it (the chat's session picker, the timeline's session rows).
+ */
 export interface SessionInfo {
   checkpointCount: number;
   createdAt: string | null;
@@ -674,6 +677,123 @@ export interface SessionInfo {
 }
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+/**
+ * One session's chronological story: turns, and external changes / restores in place.
+ */
+export interface SessionStory {
+  items: (StoryTurn | StoryRow)[];
+  /**
+   * Every checkpoint row of the story, including those left out by paging.
+   */
+  rowCount: number;
+  /**
+   * The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``.
+   */
+  rowsOmitted: number;
+  session: SessionInfo;
+  turnCount: number;
+  /**
+   * Checkpoints recorded when no agent session was active (baseline, early external changes).
+   */
+  workspace: boolean;
+}
+/**
+ * One user prompt and the checkpoints its tool calls made, in commit order.
+ */
+export interface StoryTurn {
+  /**
+   * Not on the conversation's current branch any more (a conversation restore went back past it).
+   */
+  abandoned: boolean;
+  createdAt: string | null;
+  /**
+   * Id of the checkpoint the conversation was restored to just before this turn (a new branch).
+   */
+  forkedFrom: string | null;
+  kind: 'turn';
+  /**
+   * 1-based position among the session's turns.
+   */
+  number: number;
+  /**
+   * The user's prompt (full text; empty when the journal has none).
+   */
+  prompt: string;
+  rows: StoryRow[];
+  turnId: string;
+}
+/**
+ * One checkpoint, described.
+ */
+export interface StoryRow {
+  /**
+   * A restore: later work continues on a new branch from the restored checkpoint.
+   */
+  branch: boolean;
+  checkpoint: Checkpoint1;
+  isHead: boolean;
+  kind: 'row';
+  /**
+   * A short gist of the change: "‘x = 1’ → ‘x = 2’", "+3 −1", "2 files +10 −2" (may be empty).
+   */
+  summary: string;
+  /**
+   * What happened, one line: "edit_file: scale.txt", "Restored code to ‘write_file: hello.txt’".
+   */
+  title: string;
+  /**
+   * The tool call's final status (ok, error, denied, interrupted…) from the journal; ``None`` for
+   * checkpoints that are not tool calls or whose result was never recorded.
+   */
+  toolStatus: string | null;
+}
+/**
+ * A recorded workspace state (plus the context in which it was recorded).
+ */
+export interface Checkpoint1 {
+  /**
+   * How long the capture took, for statistics.
+   */
+  captureMs: number;
+  /**
+   * Opaque conversation cursor (id of the last message) supplied by the agent.
+   */
+  conversation: string | null;
+  createdAt: string;
+  /**
+   * Opaque editor state (open editors, selections…) supplied by the client.
+   */
+  editorState: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * What changed relative to ``parent``.
+   */
+  files: FileChange[];
+  id: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  label: string;
+  meta: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
+   */
+  parent: string | null;
+  recoverability: 'full' | 'partial' | 'none';
+  /**
+   * For ``kind == "restore"``: the checkpoint that was restored.
+   */
+  restoredFrom: string | null;
+  sessionId: string;
+  /**
+   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
+   */
+  tool: string | null;
+  toolCallId: string | null;
+  turnId: string | null;
+  unrecoverable: Unrecoverable[];
 }
 /**
  * Push settings explicitly (clients that do not answer ``workspace/configuration``).
@@ -744,6 +864,14 @@ export interface TimelineDidChange {
    */
   checkpoint: Checkpoint | null;
   head: string | null;
+  /**
+   * The new checkpoint as the timeline shows it (clients may insert it without a refetch).
+   */
+  row: StoryRow | null;
+  /**
+   * The turn the row belongs to (``None``: a row in place in its story).
+   */
+  turnId: string | null;
 }
 export interface TimelineGetParams {
   /**
@@ -758,6 +886,23 @@ export interface TimelineGetResult {
   checkpoints: Checkpoint[];
   head: string | null;
   sessions: SessionInfo[];
+}
+export interface TimelineTreeParams {
+  /**
+   * At most this many rows per session (the newest are kept).
+   */
+  maxRows?: number;
+  /**
+   * Only this session's story; every session's when absent.
+   */
+  sessionId?: string | null;
+}
+export interface TimelineTreeResult {
+  head: string | null;
+  /**
+   * Oldest first.
+   */
+  sessions: SessionStory[];
 }
 export interface ToolCallSearchParams {
   inputContains?: string | null;
@@ -800,6 +945,7 @@ export const METHODS = {
   sessionList: 'retrace/session/list',
   toolCallsSearch: 'retrace/toolCalls/search',
   timelineGet: 'retrace/timeline/get',
+  timelineTree: 'retrace/timeline/tree',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
   checkpointFileContent: 'retrace/checkpoint/fileContent',
@@ -825,6 +971,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/session/list': 'clientRequest',
   'retrace/toolCalls/search': 'clientRequest',
   'retrace/timeline/get': 'clientRequest',
+  'retrace/timeline/tree': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
   'retrace/checkpoint/fileContent': 'clientRequest',
@@ -846,6 +993,7 @@ export interface RequestParams {
   'retrace/session/list': EmptyParams;
   'retrace/toolCalls/search': ToolCallSearchParams;
   'retrace/timeline/get': TimelineGetParams;
+  'retrace/timeline/tree': TimelineTreeParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
@@ -863,6 +1011,7 @@ export interface RequestResult {
   'retrace/session/list': SessionListResult;
   'retrace/toolCalls/search': ToolCallSearchResult;
   'retrace/timeline/get': TimelineGetResult;
+  'retrace/timeline/tree': TimelineTreeResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;

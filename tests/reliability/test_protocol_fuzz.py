@@ -207,6 +207,13 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         "retrace/timeline/get": st.fixed_dictionaries(
             {}, optional={"sessionId": st.none() | session_or_random}
         ),
+        "retrace/timeline/tree": st.fixed_dictionaries(
+            {},
+            optional={
+                "sessionId": st.none() | session_or_random,
+                "maxRows": st.integers(min_value=-5, max_value=2_000_000),
+            },
+        ),
         "retrace/checkpoint/get": st.fixed_dictionaries({"id": ids}),
         "retrace/checkpoint/fileContent": st.fixed_dictionaries(
             {"id": ids | st.just("current"), "path": paths}

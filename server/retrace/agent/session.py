@@ -19,7 +19,6 @@ import logging
 from typing import Any, Literal
 
 from anthropic import AsyncAnthropic
-from pydantic import Field
 
 from retrace.agent.conversation import (
     INTERRUPTED,
@@ -28,7 +27,6 @@ from retrace.agent.conversation import (
     Conversation,
     ConversationView,
     StoredMessage,
-    UsageTotals,
     api_messages,
     new_id,
     now_iso,
@@ -50,7 +48,6 @@ from retrace.agent.runtime import (
 )
 from retrace.agent.settings import AgentSettings
 from retrace.agent.tool_call import emit_checkpoint, journal_tool_result
-from retrace.camel import CamelModel
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
@@ -65,16 +62,6 @@ SUMMARY_SYSTEM = (
     "made, every constraint or preference the user stated, the open tasks, and the names of the "
     "files involved (with what was done to them). Plain prose and bullet points; no preamble."
 )
-
-
-class SessionInfo(CamelModel):
-    session_id: str
-    title: str | None = None
-    """The first prompt (shortened)."""
-    created_at: str | None = None
-    running: bool = False
-    message_count: int = 0
-    usage: UsageTotals = Field(default_factory=UsageTotals)
 
 
 class AgentService:
@@ -239,24 +226,6 @@ class AgentService:
     async def conversation(self, session_id: str) -> ConversationView:
         conv = await self._conversation(session_id)
         return conv.view(running=self.running(session_id))
-
-    async def sessions(self) -> list[SessionInfo]:
-        for sid in await self.gate.call(self.engine.sessions):
-            if sid not in self._convs:
-                with contextlib.suppress(RetraceError):
-                    await self._conversation(sid)
-        return [
-            SessionInfo(
-                session_id=sid,
-                title=conv.title,
-                created_at=conv.created_at,
-                running=self.running(sid),
-                message_count=len(conv.chain()),
-                usage=conv.usage,
-            )
-            for sid, conv in sorted(self._convs.items(), key=lambda kv: kv[1].created_at or "")
-            if conv.messages or conv.title
-        ]
 
     def search_tool_calls(
         self, tool: str | None = None, input_contains: str | None = None, session_id: str | None = None

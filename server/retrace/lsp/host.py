@@ -21,7 +21,7 @@ from retrace.agent.events import (
     PermissionRequest,
     PermissionResponse,
 )
-from retrace.protocol.models import TimelineDidChange
+from retrace.app.timeline import timeline_change
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -36,9 +36,10 @@ class LspAgentHost:
     async def emit(self, event: CheckpointCreated | EventBase) -> None:
         self.server.send_notification("retrace/agent/event", event)
         if isinstance(event, CheckpointCreated):
+            services = self.server.services_if_ready()
+            calls = services.agent.search_tool_calls(session_id=event.session_id) if services else []
             self.server.send_notification(
-                "retrace/timeline/didChange",
-                TimelineDidChange(head=event.checkpoint.id, checkpoint=event.checkpoint),
+                "retrace/timeline/didChange", timeline_change(event.checkpoint, calls)
             )
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:

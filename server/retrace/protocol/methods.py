@@ -97,6 +97,14 @@ METHODS: tuple[MethodSpec, ...] = (
         "Checkpoints (one session or all), the head and the sessions.",
     ),
     MethodSpec(
+        "timelineTree",
+        "retrace/timeline/tree",
+        "clientRequest",
+        m.TimelineTreeParams,
+        m.TimelineTreeResult,
+        "The timeline as rendered: sessions → turns → described checkpoint rows (newest rows paged).",
+    ),
+    MethodSpec(
         "timelineDidChange",
         "retrace/timeline/didChange",
         "serverNotification",
