@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from tests.engine.conftest import write
 
 from retrace.engine.config import EngineConfig
@@ -57,7 +58,7 @@ def test_read_entry_size_cap_and_exec(tmp_path: Path) -> None:
     assert run is not None and run.entry.executable and run.data == b"#!/bin/sh\n"
 
 
-def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
+def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, "f", "1")
     cache = StatCache(tmp_path / "cache.bin")
     st = os.lstat(tmp_path / "f")
@@ -67,6 +68,11 @@ def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
     old = time.time() - 60
     os.utime(tmp_path / "f", (old, old))
     st = os.lstat(tmp_path / "f")
+    cache.put("f", st, e)
+    assert cache.lookup("f", st) is None, "an old mtime but a fresh ctime is still racily clean"
+    # Recorded 3 s later (the clock moved on): both timestamps are now safely in the past.
+    later = time.time_ns() + 3_000_000_000
+    monkeypatch.setattr("retrace.engine.scan.time.time_ns", lambda: later)
     cache.put("f", st, e)
     assert cache.lookup("f", st) == ("file", "h", 1, False, None, None)
     cache.save()

@@ -6,9 +6,10 @@
   Simple name patterns (``node_modules/``, ``.DS_Store``) are matched by set lookup: the walk
   of a 50k-file tree must stay close to the cost of its ``lstat`` calls.
 * :func:`walk` — a stat walk that never follows symlinks and yields files and symlinks.
-* :class:`StatCache` — path → (size, mtime_ns, ino, mode, entry): a walk re-hashes only what
-  changed. Entries whose mtime is within :data:`RACY_NS` of the moment they were cached are
-  "racily clean" and always re-hashed. It is a cache: losing it only costs re-hashing.
+* :class:`StatCache` — path → (size, mtime_ns, ctime_ns, ino, dev, mode, entry): a walk
+  re-hashes only what changed. Entries whose mtime or ctime is within :data:`RACY_NS` of the
+  moment they were cached are "racily clean" and always re-hashed. It is a cache: losing it
+  only costs re-hashing.
 * :func:`read_entry` — the :class:`FileEntry` of one path (and its bytes for storing).
 """
 
@@ -353,11 +354,33 @@ def entry_of(key: CachedEntry) -> FileEntry:
     return make_entry(kind, key[1], key[2], executable=key[3], target=key[4], unstored=key[5])
 
 
-class StatCache:
-    """path → [size, mtime_ns, ino, mode, cached_at_ns, *entry fields]. Only a cache: any load
-    problem just empties it (everything gets re-hashed once)."""
+def _same_stat(v: list[Any], st: os.stat_result) -> bool:
+    """Whether a cached row still vouches for a file with lstat ``st``: the full stat identity
+    is unchanged AND the row is not racily clean. The model is git's index: a writer can keep
+    size and mtime (``touch -r``, ``cp -p``, ``rsync -a``, ``tar x``) but not the ctime the
+    kernel sets on every content or metadata change; and a row recorded while the file's
+    timestamps were still within :data:`RACY_NS` of "now" cannot tell a later write in the
+    same timestamp granule from no write at all, so it never vouches."""
+    try:
+        return bool(
+            v[0] == st.st_size
+            and v[1] == st.st_mtime_ns
+            and v[2] == st.st_ctime_ns
+            and v[3] == st.st_ino
+            and v[4] == st.st_dev
+            and v[5] == st.st_mode
+            and v[6] - v[1] >= RACY_NS
+            and v[6] - v[2] >= RACY_NS
+        )
+    except (IndexError, TypeError):
+        return False
 
-    VERSION = 3
+
+class StatCache:
+    """path → [size, mtime_ns, ctime_ns, ino, dev, mode, cached_at_ns, *entry fields]. Only a
+    cache: any load problem just empties it (everything gets re-hashed once)."""
+
+    VERSION = 4
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -390,38 +413,25 @@ class StatCache:
 
     def lookup(self, rel: str, st: os.stat_result) -> CachedEntry | None:
         v = self._d.get(rel)
-        if v is None:
+        if v is None or not _same_stat(v, st):
             return None
         try:
-            if (
-                v[0] != st.st_size
-                or v[1] != st.st_mtime_ns
-                or v[2] != st.st_ino
-                or v[3] != st.st_mode
-                or v[4] - v[1] < RACY_NS
-            ):
-                return None
-            return (v[5], v[6], v[7], v[8], v[9], v[10])
+            return (v[7], v[8], v[9], v[10], v[11], v[12])
         except (IndexError, TypeError):
             return None
 
     def vouches(self, rel: str, st: os.stat_result, e: FileEntry | None) -> bool:
         """``lookup`` + ``matches`` in one call (the warm-open walk does this 50k times)."""
         v = self._d.get(rel)
-        if v is None or e is None:
+        if v is None or e is None or not _same_stat(v, st):
             return False
         try:
             return bool(
-                v[0] == st.st_size
-                and v[1] == st.st_mtime_ns
-                and v[2] == st.st_ino
-                and v[3] == st.st_mode
-                and v[4] - v[1] >= RACY_NS
-                and v[6] == e.hash
-                and v[5] == e.kind
-                and v[8] == e.executable
-                and v[7] == e.size
-                and v[9] == e.target
+                v[8] == e.hash
+                and v[7] == e.kind
+                and v[10] == e.executable
+                and v[9] == e.size
+                and v[11] == e.target
             )
         except (IndexError, TypeError):
             return False
@@ -430,7 +440,9 @@ class StatCache:
         self._d[rel] = [
             st.st_size,
             st.st_mtime_ns,
+            st.st_ctime_ns,
             st.st_ino,
+            st.st_dev,
             st.st_mode,
             time.time_ns(),
             e.kind,
@@ -447,6 +459,6 @@ class StatCache:
             self.dirty = True
 
     def drop_hashes(self, hashes: set[str]) -> None:
-        for p in [p for p, v in self._d.items() if len(v) > 6 and v[6] in hashes]:
+        for p in [p for p, v in self._d.items() if len(v) > 8 and v[8] in hashes]:
             del self._d[p]
         self.dirty = True
