@@ -30,6 +30,7 @@ def test_nested_gitignore_negation_and_precedence(tmp_path: Path) -> None:
 
 def test_gitignore_off_and_builtins_win(tmp_path: Path) -> None:
     write(tmp_path, ".gitignore", "*.txt\n!node_modules/\n")
+    write(tmp_path, "package.json", "{}")  # marks node_modules/ as npm's
     ig = Ignorer(tmp_path, EngineConfig(use_gitignore=False))
     assert not ig.excluded("a.txt", False)
     assert ig.excluded("node_modules", True)

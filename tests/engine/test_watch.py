@@ -11,7 +11,7 @@ import pytest
 from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig
-from retrace.engine.config import BUILTIN_EXCLUDES
+from retrace.engine.config import TOOL_FOLDERS
 from retrace.engine.scan import Ignorer
 from retrace.engine.watch import Watcher
 
@@ -40,10 +40,11 @@ def test_drain_reports_files_and_new_directories(tmp_path: Path) -> None:
 
 def test_excluded_directories_are_not_watched(tmp_path: Path) -> None:
     write(tmp_path, "node_modules/pkg/i.js", "x")
+    write(tmp_path, "package.json", "{}")
     w = Watcher(tmp_path, Ignorer(tmp_path, EngineConfig()))
     w.start()
     assert "node_modules" not in w._wd.values() and "node_modules/pkg" not in w._wd.values()
-    assert "node_modules/" in BUILTIN_EXCLUDES
+    assert "node_modules" in TOOL_FOLDERS
     w.close()
 
 

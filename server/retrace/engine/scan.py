@@ -30,7 +30,7 @@ from typing import Any, Literal, NamedTuple
 
 import pathspec
 
-from retrace.engine.config import BUILTIN_EXCLUDES, EngineConfig
+from retrace.engine.config import BUILTIN_EXCLUDES, TOOL_FOLDERS, TOOL_MARKERS, EngineConfig
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
 
@@ -89,20 +89,41 @@ class NameFilter(NamedTuple):
     dir_suffixes: tuple[str, ...]
 
 
+GitignoreSource = Callable[[str], bytes | None]
+"""Bytes of ``<dir_rel>/.gitignore`` (``None``: there is none), for rules not read from disk."""
+
+
 class Ignorer:
-    def __init__(self, workspace: Path, config: EngineConfig) -> None:
+    """The ignore rules of the workspace on disk or, with ``source``, of a recorded state (a
+    checkpoint's own ``.gitignore`` files: what it considered ignored)."""
+
+    def __init__(self, workspace: Path, config: EngineConfig, source: GitignoreSource | None = None) -> None:
         self.workspace = workspace
         self._ws = str(workspace)
         self.use_gitignore = config.use_gitignore
+        self._source = source
         fixed = [_Rules(list(BUILTIN_EXCLUDES)), _Rules(list(config.excludes))]
         self._fixed = [r for r in fixed if not r.empty]
         self._git: dict[str, _Rules | None] = {}
         self._chains: dict[str, tuple[tuple[int, _Rules], ...]] = {}
         self._filters: dict[str, NameFilter | None] = {}
+        self._tools: dict[str, bool] = {}
+
+    def tool_folder(self, rel: str) -> bool:
+        """Whether directory ``rel`` is a tool's folder (a venv, ``node_modules``, a build
+        output), recognised by its markers: see :data:`TOOL_FOLDERS`. Cached per directory."""
+        v = self._tools.get(rel)
+        if v is None:
+            v = self._tools[rel] = _has_tool_markers(self._ws, rel)
+        return v
 
     def gitignore_rules(self, dir_rel: str) -> _Rules | None:
         if not self.use_gitignore:
             return None
+        if dir_rel not in self._git and self._source is not None:
+            data = self._source(dir_rel)
+            lines = data.decode("utf-8", errors="replace").splitlines() if data else []
+            self._git[dir_rel] = _Rules(lines) if lines else None
         if dir_rel not in self._git:
             p = os.path.join(self._ws, dir_rel, ".gitignore")  # dir_rel "" → the root's
             try:
@@ -126,6 +147,7 @@ class Ignorer:
             self._git.pop(dir_rel, None)
         self._chains.clear()
         self._filters.clear()
+        self._tools.clear()
 
     def _chain(self, dir_rel: str) -> tuple[tuple[int, _Rules], ...]:
         """(offset of the path part relative to it, rules) of every .gitignore from the root
@@ -148,7 +170,7 @@ class Ignorer:
         """Whether ``rel`` itself is excluded (its ancestors are assumed included)."""
         cut = rel.rfind("/")
         name = rel[cut + 1 :]
-        if name == ".git":
+        if name == ".git" or (is_dir and name in TOOL_FOLDERS and self.tool_folder(rel)):
             return True
         for rules in self._fixed:
             if rules.check(rel, name, is_dir):
@@ -186,58 +208,111 @@ class Ignorer:
         return f
 
     def excluded_path(self, rel: str, is_dir: bool) -> bool:
-        """Whether ``rel`` or any of its ancestor directories is excluded."""
+        """Whether ``rel`` or any of its ancestor directories is excluded (a tool folder
+        included)."""
         parts = rel.split("/")
         for i in range(1, len(parts)):
-            if self.excluded("/".join(parts[:i]), True):
+            anc = "/".join(parts[:i])
+            if self.excluded(anc, True) or self.tool_folder(anc):
                 return True
-        return self.excluded(rel, is_dir)
+        return self.excluded(rel, is_dir) or (is_dir and self.tool_folder(rel))
+
+
+def _has_tool_markers(ws: str, rel: str) -> bool:
+    if not rel:
+        return False  # the workspace itself is never skipped
+    cut = rel.rfind("/")
+    name = rel[cut + 1 :]
+    spec = TOOL_FOLDERS.get(name)
+    d = os.path.join(ws, rel)
+    inside = TOOL_MARKERS + spec.inside if spec is not None else TOOL_MARKERS
+    if any(os.path.lexists(os.path.join(d, m)) for m in inside):
+        return True
+    if spec is not None and spec.beside:
+        parent = os.path.join(ws, rel[:cut]) if cut > 0 else ws
+        return any(os.path.lexists(os.path.join(parent, m)) for m in spec.beside)
+    return False
 
 
 def walk(
-    root: Path, ignorer: Ignorer, start: str = "", on_dir: Callable[[str], object] | None = None
+    root: Path,
+    ignorer: Ignorer,
+    start: str = "",
+    on_dir: Callable[[str], object] | None = None,
+    on_error: Callable[[str, str], object] | None = None,
 ) -> Iterator[tuple[str, os.stat_result]]:
     """(relpath, lstat) of every non-excluded regular file and symlink under ``start``.
-    ``on_dir`` is called with each directory BEFORE it is listed (to watch it first)."""
+    ``on_dir`` is called with each directory BEFORE it is listed (to watch it first);
+    ``on_error(rel, reason)`` with each directory that could not be listed (its files are
+    unknown, not absent). A directory holding a :data:`TOOL_MARKERS` file is skipped whole."""
     stack = [start]
     base = str(root)
-    excluded = ignorer.excluded
-    S_ISREG, S_ISLNK = stat.S_ISREG, stat.S_ISLNK  # noqa: N806 - hot loop: locals
     while stack:
         d = stack.pop()
         if on_dir is not None:
             on_dir(d)
         try:
             it = os.scandir(os.path.join(base, d) if d else base)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if on_error is not None:
+                on_error(d, exc.strerror or str(exc))
+            continue
+        with it:
+            listed = _list_dir(it, d, ignorer)
+        if listed is None:
+            continue
+        files, subdirs = listed
+        stack.extend(subdirs)
+        yield from files
+
+
+def _list_dir(
+    it: Iterator[os.DirEntry[str]], d: str, ignorer: Ignorer
+) -> tuple[list[tuple[str, os.stat_result]], list[str]] | None:
+    """Non-excluded files and subdirectories of one directory; ``None`` for a tool folder."""
+    excluded = ignorer.excluded
+    S_ISREG, S_ISLNK = stat.S_ISREG, stat.S_ISLNK  # noqa: N806 - hot loop: locals
+    # The ignore decision is the walk's main cost after lstat: name tests computed once
+    # per directory replace a rule-chain evaluation per entry.
+    f = ignorer.name_filter(d)
+    prefix = d + "/" if d else ""
+    files: list[tuple[str, os.stat_result]] = []
+    subdirs: list[str] = []
+    marked = False
+    for entry in it:
+        name = entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                rel = prefix + name
+                if f is None:
+                    if not excluded(rel, True):
+                        subdirs.append(rel)
+                elif not (
+                    name in f.dir_names
+                    or (f.dir_suffixes and name.endswith(f.dir_suffixes))
+                    or (name in TOOL_FOLDERS and ignorer.tool_folder(rel))
+                ):
+                    subdirs.append(rel)
+                continue
+            st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        # The ignore decision is the walk's main cost after lstat: name tests computed once
-        # per directory replace a rule-chain evaluation per entry.
-        f = ignorer.name_filter(d)
-        prefix = d + "/" if d else ""
-        with it:
-            for entry in it:
-                name = entry.name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if f is None:
-                            if not excluded(prefix + name, True):
-                                stack.append(prefix + name)
-                        elif not (name in f.dir_names or (f.dir_suffixes and name.endswith(f.dir_suffixes))):
-                            stack.append(prefix + name)
-                        continue
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                mode = st.st_mode
-                if not (S_ISREG(mode) or S_ISLNK(mode)):
-                    continue
-                if f is None:
-                    if excluded(prefix + name, False):
-                        continue
-                elif name in f.file_names or (f.file_suffixes and name.endswith(f.file_suffixes)):
-                    continue
-                yield prefix + name, st
+        mode = st.st_mode
+        if not (S_ISREG(mode) or S_ISLNK(mode)):
+            continue
+        if name in TOOL_MARKERS:
+            marked = True
+        if f is None:
+            if excluded(prefix + name, False):
+                continue
+        elif name in f.file_names or (f.file_suffixes and name.endswith(f.file_suffixes)):
+            continue
+        files.append((prefix + name, st))
+    if marked and d:
+        return None
+    return files, subdirs
 
 
 def walk_dirs(root: Path, ignorer: Ignorer, start: str = "") -> Iterator[str]:
