@@ -227,6 +227,7 @@ def test_ignore_rules(ws: Path, open_engine: Open) -> None:
     write(ws, "out/o.txt", "x")
     write(ws, "src/out/o.txt", "x")
     write(ws, "node_modules/m/index.js", "x")
+    write(ws, "node_modules/.package-lock.json", "{}")  # npm's marker: a tool folder
     write(ws, "sub/.gitignore", "local.txt\n")
     write(ws, "sub/local.txt", "x")
     write(ws, "local.txt", "x")

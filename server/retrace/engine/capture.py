@@ -33,6 +33,7 @@ from retrace.engine.watch import DirtySet, Watcher
 
 log = logging.getLogger(__name__)
 
+GITIGNORE = ".gitignore"
 BULK = 32
 """More cache misses than this in one capture: pack them (one file instead of one per blob)."""
 THREADED = 1024
@@ -145,10 +146,16 @@ class Capturer:
     def capture_paths(
         self, rels: Iterable[str], head: Mapping[str, FileEntry], *, store: bool = True
     ) -> Delta:
-        """Delta of exactly ``rels`` (a directory is scanned as a whole)."""
+        """Delta of exactly ``rels`` (a directory is scanned as a whole). A changed
+        ``.gitignore`` changes what is tracked under its directory: that directory is scanned
+        with the new rules, so newly ignored and newly visible files belong to THIS change,
+        not to a later "external" one."""
         delta: Delta = {}
+        rule_dirs: list[str] = []
         for rel in rels:
             full = os.path.join(self._ws, rel)
+            if rel == GITIGNORE or rel.endswith("/" + GITIGNORE):
+                rule_dirs.append(rel[: -len(GITIGNORE)].rstrip("/"))
             if os.path.isdir(full) and not os.path.islink(full):
                 self._scan_dir(rel, head, delta, store)
                 continue
@@ -161,7 +168,31 @@ class Capturer:
                 self._missing(rel, head, delta)
             elif not same(e, head.get(rel)):
                 delta[rel] = e
+        if rule_dirs:
+            delta.update(self.rules_changed(rule_dirs, head, store=store))
         return delta
+
+    def rules_changed(
+        self, dirs: Iterable[str], head: Mapping[str, FileEntry], *, store: bool = True
+    ) -> Delta:
+        """Delta of the directories whose ``.gitignore`` changed, under their new rules."""
+        delta: Delta = {}
+        self.ignorer.forget()
+        for d in sorted(set(dirs)):
+            if not d:
+                return self._walk(head, store)  # the root's rules: everything may change
+            if os.path.isdir(os.path.join(self._ws, d)):
+                self._scan_dir(d, head, delta, store)
+        return delta
+
+    def after_restore(self, written: Iterable[str], head: Mapping[str, FileEntry]) -> Delta:
+        """What a restore that wrote ``written`` (``head``: the manifest it produced) changed
+        in what is TRACKED: when it rewrote ``.gitignore`` files, files become ignored or
+        visible. That belongs to the restore's checkpoint, never to a phantom later change."""
+        dirs = [
+            p[: -len(GITIGNORE)].rstrip("/") for p in written if p == GITIGNORE or p.endswith("/" + GITIGNORE)
+        ]
+        return self.rules_changed(dirs, head) if dirs else {}
 
     def touched(self, rels: Iterable[str]) -> None:
         """Paths the engine itself rewrote: forget their cached stat (they get re-hashed)."""
@@ -305,3 +336,16 @@ class Capturer:
             self.watcher.start(watch_tree=False)
         delta = self._walk({}, store=True, rewatch=True)
         return {p: e for p, e in delta.items() if e is not None}
+
+
+def kept_by_rules(deletes: Iterable[str], now: Ignorer, target: Ignorer) -> dict[str, str]:
+    """Which of the paths a restore would delete it must keep, with the reason: a path
+    ignored by the rules on disk now or by the target's own rules was never tracked content
+    at that end (an ``.env`` the agent un-ignored), so it is not the restore's to delete."""
+    kept: dict[str, str] = {}
+    for p in deletes:
+        if now.excluded_path(p, False):
+            kept[p] = "ignored by the current ignore rules: left as it is"
+        elif target.excluded_path(p, False):
+            kept[p] = "ignored at the restored checkpoint: left as it is and no longer tracked"
+    return kept

@@ -39,7 +39,7 @@ from typing import Any
 
 from retrace.camel import dump
 from retrace.engine.apply import Op, apply_ops
-from retrace.engine.capture import Capturer
+from retrace.engine.capture import Capturer, kept_by_rules
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
     PathOutsideWorkspace,
@@ -72,6 +72,7 @@ from retrace.engine.models import (
     FileEntry,
     FileOutcome,
     GcReport,
+    KeptPath,
     NothingToRestore,
     Recoverability,
     RestoreApplied,
@@ -85,7 +86,7 @@ from retrace.engine.models import (
 )
 from retrace.engine.planner import PathState, plan_restore
 from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
-from retrace.engine.scan import read_entry
+from retrace.engine.scan import Ignorer, read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
@@ -971,6 +972,8 @@ class Engine:
             wanted = {self._rel(p) for p in paths}
             scope = {p for p in scope if p in wanted or any(p.startswith(w + "/") for w in wanted)}
         tgt = self._entries_at(target.id, scope)
+        kept = self._kept_by_rules(target, [p for p in scope if tgt[p] is None])
+        scope -= kept.keys()
         states: dict[str, PathState] = {}
         current = self._read_current(scope)
         for p in scope:
@@ -984,7 +987,7 @@ class Engine:
             states[p] = PathState(
                 target=tgt[p], head=self._head.get(p), current=cur, current_error=err, external=ext, base=base
             )
-        return plan_restore(
+        plan = plan_restore(
             target_id=target.id,
             head_id=head_id,
             mode=mode,
@@ -992,6 +995,22 @@ class Engine:
             read_blob=self._content,
             read_disk=self._read_disk,
         )
+        plan.kept = [KeptPath(path=p, reason=r) for p, r in sorted(kept.items())]
+        return plan
+
+    def _kept_by_rules(self, target: Checkpoint, deletes: list[str]) -> dict[str, str]:
+        """Planned deletions the restore must not make: ignored now or at the target."""
+        if not deletes:
+            return {}
+        now = self._capture.ignorer if self._capture is not None else Ignorer(self.workspace, self.config)
+        now.forget()  # rules as they are on disk right now
+
+        def gitignore_at_target(dir_rel: str) -> bytes | None:
+            rel = f"{dir_rel}/.gitignore" if dir_rel else ".gitignore"
+            e = self._entries_at(target.id, [rel])[rel]
+            return self._content(e) if e is not None and e.kind == "file" else None
+
+        return kept_by_rules(deletes, now, Ignorer(self.workspace, self.config, gitignore_at_target))
 
     def _read_current(self, rels: Iterable[str]) -> dict[str, tuple[FileEntry | None, str | None]]:
         out: dict[str, tuple[FileEntry | None, str | None]] = {}
@@ -1224,6 +1243,9 @@ class Engine:
                 and op.entry.hash is not None
             ):
                 self._blobs.put(op.data, op.entry.hash)
+        after = dict(self._head)
+        self._apply_delta(after, result)
+        result.update(self._capture.after_restore([op.path for op in ops], after))
         cp = self._commit(
             "restore",
             result,
