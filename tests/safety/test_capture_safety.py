@@ -304,14 +304,11 @@ def test_unreadable_directory_is_reported_not_silently_dropped(tmp_path: Path) -
         assert "secret/a.txt" in eng.manifest(cp.id), "an unreadable directory is not a deletion"
 
 
-def test_paths_beyond_path_max_are_captured_or_reported(tmp_path: Path) -> None:
-    ws, store = tmp_path / "ws", tmp_path / "store"
-    ws.mkdir()
-    (ws / "top.txt").write_text("top\n")
+def _deep_tree(ws: Path) -> str:
+    """A file under a directory chain longer than PATH_MAX (built with relative calls)."""
     fd = os.open(ws, os.O_RDONLY)
     depth = 0
     try:
-        # Build a directory chain longer than PATH_MAX through relative mkdir/open calls.
         while depth * 201 < 4200:
             os.mkdir("d" * 200, dir_fd=fd)
             nfd = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
@@ -323,10 +320,66 @@ def test_paths_beyond_path_max_are_captured_or_reported(tmp_path: Path) -> None:
         os.close(wfd)
     finally:
         os.close(fd)
-    with Engine.open(ws, store, config=EngineConfig(watcher=False)) as eng:
+    return "/".join(["d" * 200] * depth) + "/deep.txt"
+
+
+@pytest.mark.parametrize("watcher", [True, False], ids=["watcher", "stat-walk"])
+def test_paths_beyond_path_max_are_captured(tmp_path: Path, watcher: bool) -> None:
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    ws.mkdir()
+    (ws / "top.txt").write_text("top\n")
+    deep = _deep_tree(ws)
+    assert len(str(ws / deep)) > 4096
+    with Engine.open(ws, store, config=EngineConfig(watcher=watcher)) as eng:
         base = eng.head
-        deep = "/".join(["d" * 200] * depth) + "/deep.txt"
-        captured = deep in eng.manifest(base.id)
-        reported = any("not captured" in u.reason or "unreadable" in u.reason for u in base.unrecoverable)
-        assert captured or (reported and base.recoverability == "partial"), base
+        assert base.recoverability == "full", base
+        assert eng.file_content(base.id, deep) == b"deep\n"
+        assert eng.capture_status()["watcher"] == watcher, eng.capture_status()
+        walks = eng.capture_status()["walks"]
+        # A change down there is seen (watcher or walk), and a re-open finds nothing new.
+        fd = os.open(ws, os.O_RDONLY)
+        for part in deep.split("/")[:-1]:
+            nfd = os.open(part, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        wfd = os.open("deep.txt", os.O_WRONLY | os.O_TRUNC, dir_fd=fd)
+        os.write(wfd, b"deeper\n")
+        os.close(wfd)
+        os.close(fd)
+        cp = eng.checkpoint()
+        assert [f.path for f in cp.files] == [deep], cp.files
+        assert eng.file_content(cp.id, deep) == b"deeper\n"
+        if watcher:
+            assert eng.capture_status()["walks"] == walks, "the watcher saw it: no stat walk"
+    with Engine.open(ws, store, config=EngineConfig(watcher=watcher)) as eng:
+        assert eng.record_external() is None
     shutil.rmtree(ws, ignore_errors=True)
+
+
+def test_a_directory_that_cannot_be_listed_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fault injection (root reads every directory): listing ``secret`` fails with EACCES."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / "secret").mkdir(parents=True)
+    (ws / "secret/a.txt").write_text("a\n")
+    (ws / "b.txt").write_text("b\n")
+    real = os.scandir
+
+    def scandir(path: object = ".") -> object:
+        if isinstance(path, str) and path.endswith("/secret"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path)  # type: ignore[call-overload]
+
+    with Engine.open(ws, store, config=EngineConfig(watcher=False)) as eng:
+        monkeypatch.setattr(os, "scandir", scandir)
+        (ws / "b.txt").write_text("bb\n")
+        cp = eng.checkpoint()
+        monkeypatch.undo()
+        assert cp.recoverability == "partial", cp
+        assert [(u.path, u.reason) for u in cp.unrecoverable] == [
+            ("secret", "not captured: Permission denied")
+        ]
+        assert "secret/a.txt" in eng.manifest(cp.id), "unknown is not deleted"
+        assert [f.path for f in cp.files] == ["b.txt"]
+        assert eng.checkpoint().recoverability == "full"

@@ -12,7 +12,6 @@ references a missing blob. With ``store=False`` nothing is written (plans, diffs
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
-# ruff: noqa: PTH112, PTH114, PTH118
 
 from __future__ import annotations
 
@@ -26,7 +25,17 @@ from pathlib import Path
 from retrace.engine.config import EngineConfig
 from retrace.engine.manifest import Delta, DirIndex, Manifest, same
 from retrace.engine.models import FileEntry
-from retrace.engine.scan import Ignorer, StatCache, entry_of, matches, read_entry, walk
+from retrace.engine.scan import (
+    Ignorer,
+    StatCache,
+    at,
+    entry_of,
+    is_real_dir,
+    lstat_at,
+    matches,
+    read_entry,
+    walk,
+)
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.watch import DirtySet, Watcher
@@ -69,6 +78,21 @@ class Capturer:
         """Directory index of the head manifest, kept current by the engine (None: scan)."""
         self.walks = 0
         """Full stat walks done (tests and the benchmark check the watcher fast path)."""
+        self.not_captured: dict[str, str] = {}
+        """Directories the captures since the last commit could not list, with the reason:
+        their files are unknown (kept as they were), and the checkpoint says so."""
+
+    def take_not_captured(self) -> dict[str, str]:
+        """What could not be captured since the last call (the commit reports it)."""
+        out, self.not_captured = self.not_captured, {}
+        return out
+
+    def _unlisted(self, rel: str, reason: str) -> None:
+        self.not_captured[rel or "."] = reason
+
+    def _unknown(self, path: str) -> bool:
+        """Whether ``path`` lies in a directory this capture could not list."""
+        return any(path.startswith(d + "/") or d == "." for d in self.not_captured)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -112,7 +136,7 @@ class Capturer:
             e = entry_of(key)
             if not store or e.hash is None or self.blobs.has(e.hash):
                 return e
-        r = read_entry(os.path.join(self._ws, rel), st, self.config.max_file_bytes)
+        r = at(self._ws, rel, lambda p, d: read_entry(p, st, self.config.max_file_bytes, d))
         if r is None:
             return None
         if store and r.data is not None and r.entry.hash is not None:
@@ -126,7 +150,7 @@ class Capturer:
 
     def _current(self, rel: str, store: bool, head_e: FileEntry | None = None) -> FileEntry | None:
         try:
-            st = os.lstat(os.path.join(self._ws, rel))
+            st = lstat_at(self._ws, rel)
         except OSError:
             return None
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
@@ -152,11 +176,11 @@ class Capturer:
         not to a later "external" one."""
         delta: Delta = {}
         rule_dirs: list[str] = []
+        self.not_captured = {}
         for rel in rels:
-            full = os.path.join(self._ws, rel)
             if rel == GITIGNORE or rel.endswith("/" + GITIGNORE):
                 rule_dirs.append(rel[: -len(GITIGNORE)].rstrip("/"))
-            if os.path.isdir(full) and not os.path.islink(full):
+            if is_real_dir(self._ws, rel):
                 self._scan_dir(rel, head, delta, store)
                 continue
             if self.ignorer.excluded_path(rel, False):
@@ -181,7 +205,7 @@ class Capturer:
         for d in sorted(set(dirs)):
             if not d:
                 return self._walk(head, store)  # the root's rules: everything may change
-            if os.path.isdir(os.path.join(self._ws, d)):
+            if is_real_dir(self._ws, d):
                 self._scan_dir(d, head, delta, store)
         return delta
 
@@ -207,15 +231,17 @@ class Capturer:
             self._drop_under(rel, head, delta, set())
 
     def _drop_under(self, rel: str, head: Mapping[str, FileEntry], delta: Delta, seen: set[str]) -> None:
-        """Delete from the head every path under ``rel`` not ``seen`` on disk."""
+        """Delete from the head every path under ``rel`` not ``seen`` on disk (except in
+        directories that could not be listed: unknown is not absent)."""
+        unknown = self._unknown if self.not_captured else None
         if self.dirs is not None:
             for p in self.dirs.files_under(rel):
-                if p not in seen and p in head:
+                if p not in seen and p in head and not (unknown and unknown(p)):
                     delta[p] = None
             return
         prefix = rel + "/"
         for p in head:
-            if p.startswith(prefix) and p not in seen:
+            if p.startswith(prefix) and p not in seen and not (unknown and unknown(p)):
                 delta[p] = None
 
     def _scan_dir(self, rel: str, head: Mapping[str, FileEntry], delta: Delta, store: bool) -> None:
@@ -224,7 +250,7 @@ class Capturer:
             return
         seen: set[str] = set()
         misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
-        for p, st in walk(self.workspace, self.ignorer, rel):
+        for p, st in walk(self.workspace, self.ignorer, rel, on_error=self._unlisted):
             seen.add(p)
             misses.append((p, st, head.get(p)))
         self._resolve(misses, store, delta)
@@ -233,6 +259,7 @@ class Capturer:
     def detect(self, head: Mapping[str, FileEntry], *, full: bool = False, store: bool = True) -> Delta:
         """Every change on disk relative to ``head``."""
         w = self.watcher
+        self.not_captured = {}
         if self.full_next and store:
             full, self.full_next = True, False
         if w is not None and w.healthy and not full:
@@ -241,8 +268,7 @@ class Capturer:
                 dirty = self._pending
                 delta: Delta = {}
                 for d in sorted(dirty.dirs):
-                    full_d = os.path.join(self._ws, d)
-                    if os.path.isdir(full_d) and not os.path.islink(full_d):
+                    if is_real_dir(self._ws, d):
                         self._scan_dir(d, head, delta, store)
                     else:
                         self._drop_under(d, head, delta, set())
@@ -254,11 +280,11 @@ class Capturer:
                     if rel in delta:
                         continue
                     if self.ignorer.excluded_path(rel, False):
-                        if rel in head and not os.path.isdir(os.path.join(self._ws, rel)):
+                        if rel in head and not is_real_dir(self._ws, rel):
                             delta[rel] = None
                         continue
                     try:
-                        st = os.lstat(os.path.join(self._ws, rel))
+                        st = lstat_at(self._ws, rel)
                     except OSError:
                         st = None
                     if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
@@ -288,14 +314,15 @@ class Capturer:
         on_dir = self.watcher.add_dir if rewatch and self.watcher is not None else None
         vouches = self.cache.vouches
         misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
-        for rel, st in walk(self.workspace, self.ignorer, on_dir=on_dir):
+        for rel, st in walk(self.workspace, self.ignorer, on_dir=on_dir, on_error=self._unlisted):
             seen.add(rel)
             he = head.get(rel)
             if not vouches(rel, st, he):
                 misses.append((rel, st, he))
         self._resolve(misses, store, delta)
+        unknown = self._unknown if self.not_captured else None
         for p in head:
-            if p not in seen:
+            if p not in seen and not (unknown and unknown(p)):
                 delta[p] = None
         return delta
 
@@ -332,6 +359,7 @@ class Capturer:
                 delta[rel] = None  # gone (or no longer a file) since it was listed
 
     def baseline(self) -> Manifest:
+        self.not_captured = {}
         if self.watcher is not None:
             self.watcher.start(watch_tree=False)
         delta = self._walk({}, store=True, rewatch=True)

@@ -592,6 +592,10 @@ class Engine:
             if len(unrec) == changed and not any(e is None for e in delta.values())
             else "partial"
         )
+        missed = self._not_captured()
+        if missed:
+            unrec += missed
+            recoverability = "partial" if recoverability == "full" else recoverability
         cid = self._ids.new()
         parent = self._head_id
         sid = session_id or self._session_id
@@ -651,6 +655,11 @@ class Engine:
             self._prov[p] = cid
         return cp
 
+    def _not_captured(self) -> list[Unrecoverable]:
+        """Directories the capture could not list: the checkpoint cannot claim ``full``."""
+        missed = self._capture.take_not_captured() if self._capture is not None else {}
+        return [Unrecoverable(path=p, reason=f"not captured: {r}") for p, r in sorted(missed.items())]
+
     @staticmethod
     def _apply_delta(m: Manifest, delta: Delta) -> None:
         for p, e in delta.items():
@@ -670,6 +679,7 @@ class Engine:
             for p, e in sorted(manifest.items())
             if e.kind == "file" and e.hash is None
         ]
+        unrec += self._not_captured()
         cp = Checkpoint(
             id=cid,
             parent=None,

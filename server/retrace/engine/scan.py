@@ -14,7 +14,7 @@
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
-# ruff: noqa: PTH105, PTH115, PTH118
+# ruff: noqa: PTH105, PTH118
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import pathspec
 
@@ -36,6 +36,57 @@ from retrace.engine.models import FileEntry
 
 RACY_NS = 2_000_000_000
 _GLOB = set("*?[]\\!")
+PATH_SAFE = 4000
+"""Absolute paths this long (bytes) or longer are resolved relative to directory fds: the
+kernel refuses paths longer than PATH_MAX (4096), and a deep tree is still the user's work."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+T = TypeVar("T")
+
+
+def too_long(path: str) -> bool:
+    return len(path) >= PATH_SAFE // 4 and len(os.fsencode(path)) >= PATH_SAFE
+
+
+def open_dir(ws: str, rel: str) -> int:
+    """An fd of directory ``ws/rel``, resolved one component at a time through directory fds
+    (never following a symlink), so any depth can be opened."""
+    fd = os.open(ws, _DIR_FLAGS)
+    try:
+        for part in rel.split("/"):
+            if part:
+                nfd = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def at(ws: str, rel: str, fn: Callable[[str, int | None], T]) -> T:
+    """``fn(path, dir_fd)`` for ``ws/rel``: the absolute path when the kernel accepts it, else
+    the leaf name relative to an fd of its parent directory."""
+    full = os.path.join(ws, rel) if rel else ws
+    if not too_long(full):
+        return fn(full, None)
+    cut = rel.rfind("/")
+    fd = open_dir(ws, rel[:cut] if cut > 0 else "")
+    try:
+        return fn(rel[cut + 1 :], fd)
+    finally:
+        os.close(fd)
+
+
+def lstat_at(ws: str, rel: str) -> os.stat_result:
+    return at(ws, rel, lambda p, d: os.stat(p, dir_fd=d, follow_symlinks=False))
+
+
+def is_real_dir(ws: str, rel: str) -> bool:
+    """Whether ``ws/rel`` is a directory (not a symlink to one), at any depth."""
+    try:
+        return stat.S_ISDIR(lstat_at(ws, rel).st_mode)
+    except OSError:
+        return False
 
 
 class _Rules:
@@ -252,20 +303,33 @@ def walk(
         if on_dir is not None:
             on_dir(d)
         try:
-            it = os.scandir(os.path.join(base, d) if d else base)
+            listed = _list_at(base, d, ignorer)
         except FileNotFoundError:
             continue
         except OSError as exc:
             if on_error is not None:
                 on_error(d, exc.strerror or str(exc))
             continue
-        with it:
-            listed = _list_dir(it, d, ignorer)
         if listed is None:
             continue
         files, subdirs = listed
         stack.extend(subdirs)
         yield from files
+
+
+def _list_at(
+    base: str, d: str, ignorer: Ignorer
+) -> tuple[list[tuple[str, os.stat_result]], list[str]] | None:
+    path = os.path.join(base, d) if d else base
+    if not too_long(path):
+        with os.scandir(path) as it:
+            return _list_dir(it, d, ignorer)
+    fd = open_dir(base, d)  # beyond PATH_MAX: list (and lstat) relative to a directory fd
+    try:
+        with os.scandir(fd) as it:
+            return _list_dir(it, d, ignorer)
+    finally:
+        os.close(fd)
 
 
 def _list_dir(
@@ -367,12 +431,15 @@ class ReadResult:
     """Bytes to store (file content or link target); ``None`` when not stored."""
 
 
-def read_entry(abs_path: str, st: os.stat_result, max_bytes: int) -> ReadResult | None:
-    """The entry of a file or symlink (``None`` if it vanished or is another file type)."""
+def read_entry(
+    abs_path: str, st: os.stat_result, max_bytes: int, dir_fd: int | None = None
+) -> ReadResult | None:
+    """The entry of a file or symlink (``None`` if it vanished or is another file type).
+    With ``dir_fd``, ``abs_path`` is a name relative to that directory (see :func:`at`)."""
     mode = st.st_mode
     if stat.S_ISLNK(mode):
         try:
-            target = os.readlink(abs_path)
+            target = os.readlink(abs_path, dir_fd=dir_fd)
         except OSError:
             return None
         data = os.fsencode(target)
@@ -386,7 +453,7 @@ def read_entry(abs_path: str, st: os.stat_result, max_bytes: int) -> ReadResult 
         reason = f"over size cap ({human_size(st.st_size)} > {human_size(max_bytes)})"
         return ReadResult(make_entry("file", None, st.st_size, executable=executable, unstored=reason), None)
     try:
-        fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrace.engine.scan import Ignorer, walk_dirs
+from retrace.engine.scan import Ignorer, open_dir, too_long, walk_dirs
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
@@ -139,10 +139,13 @@ class Watcher:
 
     def _add(self, rel: str) -> None:
         assert self._lib is not None
-        path = os.fsencode(os.path.join(self.workspace, rel) if rel else str(self.workspace))
-        wd = self._lib.inotify_add_watch(self._fd, path, WATCH_MASK)
+        full = os.path.join(self.workspace, rel) if rel else str(self.workspace)
+        if too_long(full):
+            wd, err = self._add_deep(rel)
+        else:
+            wd = self._lib.inotify_add_watch(self._fd, os.fsencode(full), WATCH_MASK)
+            err = ctypes.get_errno() if wd < 0 else 0
         if wd < 0:
-            err = ctypes.get_errno()
             if err in (errno.ENOENT, errno.ENOTDIR):
                 return  # vanished meanwhile: its parent's event reports it
             if err == errno.ENOSPC:
@@ -152,6 +155,23 @@ class Watcher:
                 self.invalidate(f"inotify_add_watch({rel or '.'}) failed: {os.strerror(err)}")
             return
         self._wd[wd] = rel
+
+    def _add_deep(self, rel: str) -> tuple[int, int]:
+        """Watch a directory beyond PATH_MAX through a short ``/proc/self/fd`` name of a
+        directory fd opened component by component: (watch descriptor, errno)."""
+        assert self._lib is not None
+        try:
+            fd = open_dir(str(self.workspace), rel)
+        except OSError as exc:
+            return -1, exc.errno or errno.EIO
+        try:
+            # The magic link must be followed to reach the directory; the fd itself was opened
+            # without following any symlink.
+            mask = WATCH_MASK & ~IN_DONT_FOLLOW
+            wd = self._lib.inotify_add_watch(self._fd, f"/proc/self/fd/{fd}".encode(), mask)
+            return wd, ctypes.get_errno() if wd < 0 else 0
+        finally:
+            os.close(fd)
 
     def _watch_tree(self, rel: str) -> None:
         for d in walk_dirs(self.workspace, self.ignorer, rel):
