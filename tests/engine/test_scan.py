@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from tests.engine.conftest import write
 
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import read_entry, walk
+from retrace.engine.capture.statcache import StatCache
 from retrace.engine.config import EngineConfig
 from retrace.engine.manifest import make_entry
-from retrace.engine.scan import Ignorer, StatCache, read_entry, walk
 
 
 def test_nested_gitignore_negation_and_precedence(tmp_path: Path) -> None:
@@ -73,7 +75,7 @@ def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path, monkeypatch: py
     assert cache.lookup("f", st) is None, "an old mtime but a fresh ctime is still racily clean"
     # Recorded 3 s later (the clock moved on): both timestamps are now safely in the past.
     later = time.time_ns() + 3_000_000_000
-    monkeypatch.setattr("retrace.engine.scan.time.time_ns", lambda: later)
+    monkeypatch.setattr("retrace.engine.capture.statcache.time.time_ns", lambda: later)
     cache.put("f", st, e)
     assert cache.lookup("f", st) == ("file", "h", 1, False, None, None)
     cache.save()
@@ -92,7 +94,7 @@ def test_fast_paths_agree_with_pathspec(tmp_path: Path) -> None:
     """Plain names and "*.ext" suffixes skip pathspec; their verdicts must be pathspec's."""
     import pathspec
 
-    from retrace.engine.scan import _Rules
+    from retrace.engine.capture.ignore import _Rules
 
     lines = ["*.log", "build", "dist/", "*.egg-info/", "*.o"]
     fast = _Rules(lines)

@@ -11,9 +11,9 @@ import pytest
 from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.watch import Watcher
 from retrace.engine.config import TOOL_FOLDERS
-from retrace.engine.scan import Ignorer
-from retrace.engine.watch import Watcher
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
 
@@ -159,7 +159,7 @@ def test_watch_limit_falls_back_to_walks(
 ) -> None:
     import errno
 
-    import retrace.engine.watch as watch_module
+    import retrace.engine.capture.watch as watch_module
 
     real = watch_module._libc()
     assert real is not None

@@ -39,7 +39,8 @@ from typing import Any
 
 from retrace.camel import dump
 from retrace.engine.apply import Op, apply_ops
-from retrace.engine.capture import Capturer, kept_by_rules
+from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
+from retrace.engine.capture.scan import read_entry
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
     PathOutsideWorkspace,
@@ -86,7 +87,6 @@ from retrace.engine.models import (
 )
 from retrace.engine.planner import PathState, plan_restore
 from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
-from retrace.engine.scan import Ignorer, read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail

@@ -16,8 +16,9 @@ import pathspec
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
 from retrace.agent.tools.paths import read_regular, resolve, workspace_root
 from retrace.agent.tools.read_file import looks_binary
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import walk
 from retrace.engine.config import BUILTIN_EXCLUDES, TOOL_FOLDER_PATTERNS
-from retrace.engine.scan import Ignorer, walk
 
 MAX_MATCHES = 200
 MAX_FILE_BYTES = 2 * 1024 * 1024

@@ -24,7 +24,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrace.engine.scan import Ignorer, open_dir, too_long, walk_dirs
+from retrace.engine.capture.fs import open_dir, too_long
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import walk_dirs
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4

@@ -1,4 +1,4 @@
-"""Capture: turn "what may have changed" into a delta against the head manifest.
+"""Capture orchestration: turn "what may have changed" into a delta against the head manifest.
 
 * :meth:`Capturer.capture_paths` — exactly the given paths (edit tools): lstat, hash, store.
 * :meth:`Capturer.detect` — everything since the head: the watcher's dirty set when it is
@@ -22,23 +22,16 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from retrace.engine.capture.fs import at, is_real_dir, lstat_at
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import read_entry, walk
+from retrace.engine.capture.statcache import StatCache, entry_of, matches
+from retrace.engine.capture.watch import DirtySet, Watcher
 from retrace.engine.config import EngineConfig
 from retrace.engine.manifest import Delta, DirIndex, Manifest, same
 from retrace.engine.models import FileEntry
-from retrace.engine.scan import (
-    Ignorer,
-    StatCache,
-    at,
-    entry_of,
-    is_real_dir,
-    lstat_at,
-    matches,
-    read_entry,
-    walk,
-)
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
-from retrace.engine.watch import DirtySet, Watcher
 
 log = logging.getLogger(__name__)
 
@@ -364,16 +357,3 @@ class Capturer:
             self.watcher.start(watch_tree=False)
         delta = self._walk({}, store=True, rewatch=True)
         return {p: e for p, e in delta.items() if e is not None}
-
-
-def kept_by_rules(deletes: Iterable[str], now: Ignorer, target: Ignorer) -> dict[str, str]:
-    """Which of the paths a restore would delete it must keep, with the reason: a path
-    ignored by the rules on disk now or by the target's own rules was never tracked content
-    at that end (an ``.env`` the agent un-ignored), so it is not the restore's to delete."""
-    kept: dict[str, str] = {}
-    for p in deletes:
-        if now.excluded_path(p, False):
-            kept[p] = "ignored by the current ignore rules: left as it is"
-        elif target.excluded_path(p, False):
-            kept[p] = "ignored at the restored checkpoint: left as it is and no longer tracked"
-    return kept
