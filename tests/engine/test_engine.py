@@ -404,10 +404,10 @@ def test_gc_compacts_packed_baseline_blobs(ws: Path, open_engine: Open) -> None:
 def test_line_stats_budget_lists_changes_without_counts(
     ws: Path, open_engine: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import retrace.engine.engine as engine_module
+    import retrace.engine.commit as commit_module
 
     eng = open_engine()
-    monkeypatch.setattr(engine_module, "LINE_STATS_BUDGET_S", -1.0)
+    monkeypatch.setattr(commit_module, "LINE_STATS_BUDGET_S", -1.0)
     for i in range(3):
         write(ws, f"f{i}.txt", "a\nb\n")
     cp = eng.checkpoint("big shell")

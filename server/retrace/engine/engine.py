@@ -33,7 +33,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from retrace.camel import dump
 from retrace.engine.apply import Op, apply_ops
 from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
 from retrace.engine.capture.scan import read_entry
+from retrace.engine.commit import build_checkpoint, file_changes
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
     PathOutsideWorkspace,
@@ -75,7 +75,6 @@ from retrace.engine.models import (
     GcReport,
     KeptPath,
     NothingToRestore,
-    Recoverability,
     RestoreApplied,
     RestoreConflict,
     RestoreFailed,
@@ -87,7 +86,6 @@ from retrace.engine.models import (
 )
 from retrace.engine.planner import PathState, plan_restore
 from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
-from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
@@ -109,8 +107,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-LINE_STATS_BUDGET_S = 0.025
-"""Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
 STAT_CACHE_SAVE_EVERY_S = 120.0
 
 EXTERNAL_KINDS = frozenset({"external", "safety"})
@@ -164,7 +160,6 @@ class Engine:
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
-        self._stats_omitted = 0
         self._cache_saved_at = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
@@ -509,53 +504,12 @@ class Engine:
             return None
 
     def _file_changes(
-        self,
-        old: Mapping[str, FileEntry | None],
-        new: Delta,
-        *,
-        new_on_disk: bool = False,
-        budget_s: float | None = None,
+        self, old: Mapping[str, FileEntry | None], new: Delta, *, new_on_disk: bool = False
     ) -> list[FileChange]:
-        """FileChanges for paths going from ``old[p]`` to ``new[p]``, pairing renames.
-        ``new_on_disk``: the new side is the workspace (its content may not be stored yet).
-        ``budget_s``: stop counting lines after this long (the rest report 0/0; the number
-        is left in ``self._stats_omitted``) so a huge shell change cannot stall a capture."""
-        self._stats_omitted = 0
-        deadline = time.perf_counter() + budget_s if budget_s is not None else None
-        added = [p for p, e in new.items() if e is not None and old.get(p) is None]
-        deleted = {p: old[p] for p, e in new.items() if e is None and old.get(p) is not None}
-        by_hash: dict[str, list[str]] = {}
-        for p, e in deleted.items():
-            if e is not None and e.hash is not None:
-                by_hash.setdefault(e.hash, []).append(p)
-        renamed: dict[str, str] = {}
-        for p in added:
-            e = new[p]
-            assert e is not None
-            srcs = by_hash.get(e.hash or "", [])
-            if e.hash is not None and srcs:
-                renamed[p] = srcs.pop(0)
-        gone = set(renamed.values())
-        out: list[FileChange] = []
-        for p in sorted(new):
-            o, n = old.get(p), new[p]
-            if same(o, n) or (n is None and p in gone):
-                continue
-            if p in renamed:
-                out.append(FileChange(path=p, status="renamed", old_path=renamed[p]))
-                continue
-            status = "added" if o is None else "deleted" if n is None else "modified"
-            if deadline is not None and time.perf_counter() > deadline:
-                self._stats_omitted += 1
-                out.append(FileChange(path=p, status=status))
-                continue
-            adds, dels, binary = (
-                line_stats(self._content(o), self._read_disk(p) if new_on_disk else self._content(n))
-                if ((o is None or o.kind == "file") and (n is None or n.kind == "file"))
-                else (0, 0, False)
-            )
-            out.append(FileChange(path=p, status=status, additions=adds, deletions=dels, binary=binary))
-        return out
+        """FileChanges for paths going from ``old[p]`` to ``new[p]`` (``new_on_disk``: the new
+        side is the workspace, read from disk)."""
+        disk = self._read_disk if new_on_disk else None
+        return file_changes(old, new, content=self._content, disk=disk)[0]
 
     def _commit(
         self,
@@ -573,69 +527,52 @@ class Engine:
         restored_from: str | None = None,
         capture_ms: float = 0.0,
     ) -> Checkpoint:
+        """Commit ``delta`` as a checkpoint on top of the head: the one path every checkpoint
+        takes (a ``baseline`` starts the tree: no parent, ``delta`` is the whole manifest)."""
         self._require_writer()
-        delta = {p: e for p, e in delta.items() if not same(self._head.get(p), e)}
-        old = {p: self._head.get(p) for p in delta}
-        files = self._file_changes(old, delta, budget_s=LINE_STATS_BUDGET_S)
-        if self._stats_omitted:
-            meta = {**(meta or {}), "lineStatsOmitted": self._stats_omitted}
-        unrec = [
-            Unrecoverable(path=p, reason=e.unstored or "content not stored")
-            for p, e in sorted(delta.items())
-            if e is not None and e.kind == "file" and e.hash is None
-        ]
-        changed = sum(1 for e in delta.values() if e is not None)
-        recoverability: Recoverability = (
-            "full"
-            if not unrec
-            else "none"
-            if len(unrec) == changed and not any(e is None for e in delta.values())
-            else "partial"
-        )
-        missed = self._not_captured()
-        if missed:
-            unrec += missed
-            recoverability = "partial" if recoverability == "full" else recoverability
+        baseline = kind == "baseline"
+        base: Manifest = {} if baseline else self._head
+        delta = {p: e for p, e in delta.items() if not same(base.get(p), e)}
         cid = self._ids.new()
-        parent = self._head_id
+        parent = None if baseline else self._head_id
         sid = session_id or self._session_id
-        cp = Checkpoint(
-            id=cid,
+        cp = build_checkpoint(
+            cid=cid,
             parent=parent,
             session_id=sid,
-            turn_id=turn_id,
             kind=kind,
+            delta=delta,
+            old=base,
+            content=self._content,
+            missed=self._not_captured(),
+            meta=meta,
+            capture_ms=capture_ms,
             label=label,
-            created_at=datetime.now(UTC),
+            turn_id=turn_id,
             tool=tool,
             tool_call_id=tool_call_id,
-            files=files,
-            recoverability=recoverability,
-            unrecoverable=unrec,
-            restored_from=restored_from,
-            editor_state=dict(editor_state) if editor_state is not None else None,
+            editor_state=editor_state,
             conversation=conversation,
-            capture_ms=round(capture_ms, 3),
-            meta=dict(meta or {}),
+            restored_from=restored_from,
         )
-        depth = self._snap_depth.get(parent or "", 0) + 1 + len(delta)
-        new_head = self._head
+        depth = 0 if parent is None else self._snap_depth.get(parent, 0) + 1 + len(delta)
+        new_head = base
         snapshot: str | None = None
-        if needs_snapshot(depth, len(self._head)) or parent is None:
-            new_head = dict(self._head)
+        if parent is None or needs_snapshot(depth, len(base)):
+            new_head = dict(base)
             self._apply_delta(new_head, delta)
             snapshot = self._blobs.put(encode_snapshot(new_head))
         event = {
             "type": "checkpoint",
             "ts": time.time(),
             "checkpoint": dump(cp),
-            "delta": delta_to_json(delta),
+            "delta": None if baseline else delta_to_json(delta),
             "snapshot": snapshot,
         }
         with _storage_errors(f"checkpoint {cid} was not recorded"):
             self._writer(sid).append(event)
         # Committed: now (and only now) update memory.
-        if self._capture is not None and self._capture.dirs is not None:
+        if self._capture is not None and self._capture.dirs is not None and not baseline:
             self._capture.dirs.apply(self._head, delta)
         if new_head is self._head:
             self._apply_delta(self._head, delta)
@@ -643,7 +580,7 @@ class Engine:
             self._head = new_head
         self._cps[cid] = cp
         self._order.append(cid)
-        self._deltas[cid] = delta
+        self._deltas[cid] = None if baseline else delta
         if snapshot is not None:
             self._snapshots[cid] = snapshot
             self._snap_depth[cid] = 0
@@ -651,7 +588,9 @@ class Engine:
         else:
             self._snap_depth[cid] = depth
         self._head_id = cid
-        for p in delta:
+        if baseline:
+            self._prov = {}
+        for p in () if baseline else delta:
             self._prov[p] = cid
         return cp
 
@@ -672,43 +611,13 @@ class Engine:
         assert self._capture is not None
         t0 = time.perf_counter()
         manifest = self._capture.baseline()
-        snapshot = self._blobs.put(encode_snapshot(manifest))
-        cid = self._ids.new()
-        unrec = [
-            Unrecoverable(path=p, reason=e.unstored or "content not stored")
-            for p, e in sorted(manifest.items())
-            if e.kind == "file" and e.hash is None
-        ]
-        unrec += self._not_captured()
-        cp = Checkpoint(
-            id=cid,
-            parent=None,
-            session_id=self._session_id,
-            kind="baseline",
+        self._commit(
+            "baseline",
+            dict(manifest),
             label="baseline",
-            created_at=datetime.now(UTC),
-            recoverability="partial" if unrec else "full",
-            unrecoverable=unrec,
-            capture_ms=round((time.perf_counter() - t0) * 1000, 3),
             meta={"files": len(manifest)},
+            capture_ms=(time.perf_counter() - t0) * 1000,
         )
-        event = {
-            "type": "checkpoint",
-            "ts": time.time(),
-            "checkpoint": dump(cp),
-            "delta": None,
-            "snapshot": snapshot,
-        }
-        self._writer(self._session_id).append(event)
-        self._cps[cid] = cp
-        self._order.append(cid)
-        self._deltas[cid] = None
-        self._snapshots[cid] = snapshot
-        self._snap_depth[cid] = 0
-        self._head_id = cid
-        self._head = manifest
-        self._remember_snapshot(snapshot, manifest)
-        self._prov = {}
 
     # ------------------------------------------------------------------ capture
     @property
