@@ -84,8 +84,8 @@ class Capturer:
         self.not_captured[rel or "."] = reason
 
     def _unknown(self, path: str) -> bool:
-        """Whether ``path`` lies in a directory this capture could not list."""
-        return any(path.startswith(d + "/") or d == "." for d in self.not_captured)
+        """Whether ``path`` is, or lies in a directory, this capture could not read."""
+        return any(path == d or path.startswith(d + "/") or d == "." for d in self.not_captured)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -258,36 +258,7 @@ class Capturer:
         if w is not None and w.healthy and not full:
             self._pending.update(w.drain())
             if w.healthy:
-                dirty = self._pending
-                delta: Delta = {}
-                for d in sorted(dirty.dirs):
-                    if is_real_dir(self._ws, d):
-                        self._scan_dir(d, head, delta, store)
-                    else:
-                        self._drop_under(d, head, delta, set())
-                        dirty.files.add(d)
-                # A path in both sets (a file replaced by a directory or the reverse) is also
-                # checked as a file: a tracked file that is now a directory is deleted.
-                misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
-                for rel in sorted(dirty.files):
-                    if rel in delta:
-                        continue
-                    if self.ignorer.excluded_path(rel, False):
-                        if rel in head and not is_real_dir(self._ws, rel):
-                            delta[rel] = None
-                        continue
-                    try:
-                        st = lstat_at(self._ws, rel)
-                    except OSError:
-                        st = None
-                    if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-                        if rel in head:
-                            delta[rel] = None
-                        continue
-                    misses.append((rel, st, head.get(rel)))
-                # Resolved together: many files (a formatter run) go to one pack, not one
-                # blob file each.
-                self._resolve(misses, store, delta, drop_vanished=True)
+                delta = self._dirty_delta(self._pending, head, store)
                 if store:
                     self._pending = DirtySet()
                 return delta
@@ -298,6 +269,40 @@ class Capturer:
             w.start(watch_tree=False)
         self._pending = DirtySet()
         return self._walk(head, store, rewatch=rewatch)
+
+    def _dirty_delta(self, dirty: DirtySet, head: Mapping[str, FileEntry], store: bool) -> Delta:
+        """Delta of what a healthy watcher reported touched."""
+        delta: Delta = {}
+        for d in sorted(dirty.dirs):
+            if is_real_dir(self._ws, d):
+                self._scan_dir(d, head, delta, store)
+            else:
+                self._drop_under(d, head, delta, set())
+                dirty.files.add(d)
+        # A path in both sets (a file replaced by a directory or the reverse) is also
+        # checked as a file: a tracked file that is now a directory is deleted.
+        misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
+        for rel in sorted(dirty.files):
+            if rel in delta:
+                continue
+            excluded = self.ignorer.excluded_path(rel, False)
+            st = None if excluded else self._file_stat(rel)
+            if st is None:
+                if rel in head and not (excluded and is_real_dir(self._ws, rel)):
+                    delta[rel] = None
+                continue
+            misses.append((rel, st, head.get(rel)))
+        # Resolved together: many files (a formatter run) go to one pack, not one blob file each.
+        self._resolve(misses, store, delta, drop_vanished=True)
+        return delta
+
+    def _file_stat(self, rel: str) -> os.stat_result | None:
+        """lstat of ``rel`` if it is a regular file or a symlink."""
+        try:
+            st = lstat_at(self._ws, rel)
+        except OSError:
+            return None
+        return st if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) else None
 
     def _walk(self, head: Mapping[str, FileEntry], store: bool, *, rewatch: bool = False) -> Delta:
         self.walks += 1

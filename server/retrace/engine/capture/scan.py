@@ -15,14 +15,18 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrace.engine.capture.fs import open_dir, read_fd, too_long
-from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.ignore import Ignorer, NameFilter
 from retrace.engine.config import TOOL_FOLDERS, TOOL_MARKERS
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
+
+Listing = tuple[list[tuple[str, os.stat_result]], list[str]]
+"""One directory's non-excluded (files with their lstat, subdirectories)."""
 
 
 def walk(
@@ -34,7 +38,7 @@ def walk(
 ) -> Iterator[tuple[str, os.stat_result]]:
     """(relpath, lstat) of every non-excluded regular file and symlink under ``start``.
     ``on_dir`` is called with each directory BEFORE it is listed (to watch it first);
-    ``on_error(rel, reason)`` with each directory that could not be listed (its files are
+    ``on_error(rel, reason)`` with each directory or entry that could not be read (it is
     unknown, not absent). A directory holding a :data:`TOOL_MARKERS` file is skipped whole."""
     stack = [start]
     base = str(root)
@@ -43,7 +47,7 @@ def walk(
         if on_dir is not None:
             on_dir(d)
         try:
-            listed = _list_at(base, d, ignorer)
+            listed = _list_at(base, d, ignorer, on_error)
         except FileNotFoundError:
             continue
         except OSError as exc:
@@ -57,24 +61,46 @@ def walk(
         yield from files
 
 
-def _list_at(
-    base: str, d: str, ignorer: Ignorer
-) -> tuple[list[tuple[str, os.stat_result]], list[str]] | None:
+@contextmanager
+def scandir_at(base: str, d: str) -> Iterator[Iterator[os.DirEntry[str]]]:
+    """``os.scandir`` of ``base/d`` at any depth: beyond PATH_MAX it lists (and its entries
+    lstat) relative to a directory fd opened component by component."""
     path = os.path.join(base, d) if d else base
     if not too_long(path):
         with os.scandir(path) as it:
-            return _list_dir(it, d, ignorer)
-    fd = open_dir(base, d)  # beyond PATH_MAX: list (and lstat) relative to a directory fd
+            yield it
+        return
+    fd = open_dir(base, d)
     try:
         with os.scandir(fd) as it:
-            return _list_dir(it, d, ignorer)
+            yield it
     finally:
         os.close(fd)
 
 
+def _list_at(
+    base: str, d: str, ignorer: Ignorer, on_error: Callable[[str, str], object] | None
+) -> Listing | None:
+    with scandir_at(base, d) as it:
+        return _list_dir(it, d, ignorer, on_error)
+
+
+def _keep_dir(name: str, rel: str, f: NameFilter | None, ignorer: Ignorer) -> bool:
+    if f is None:
+        return not ignorer.excluded(rel, True)
+    return not (
+        name in f.dir_names
+        or (f.dir_suffixes and name.endswith(f.dir_suffixes))
+        or (name in TOOL_FOLDERS and ignorer.tool_folder(rel))
+    )
+
+
 def _list_dir(
-    it: Iterator[os.DirEntry[str]], d: str, ignorer: Ignorer
-) -> tuple[list[tuple[str, os.stat_result]], list[str]] | None:
+    it: Iterator[os.DirEntry[str]],
+    d: str,
+    ignorer: Ignorer,
+    on_error: Callable[[str, str], object] | None,
+) -> Listing | None:
     """Non-excluded files and subdirectories of one directory; ``None`` for a tool folder."""
     excluded = ignorer.excluded
     S_ISREG, S_ISLNK = stat.S_ISREG, stat.S_ISLNK  # noqa: N806 - hot loop: locals
@@ -89,56 +115,54 @@ def _list_dir(
         name = entry.name
         try:
             if entry.is_dir(follow_symlinks=False):
-                rel = prefix + name
-                if f is None:
-                    if not excluded(rel, True):
-                        subdirs.append(rel)
-                elif not (
-                    name in f.dir_names
-                    or (f.dir_suffixes and name.endswith(f.dir_suffixes))
-                    or (name in TOOL_FOLDERS and ignorer.tool_folder(rel))
-                ):
-                    subdirs.append(rel)
+                if _keep_dir(name, prefix + name, f, ignorer):
+                    subdirs.append(prefix + name)
                 continue
             st = entry.stat(follow_symlinks=False)
-        except OSError:
+        except FileNotFoundError:
+            continue  # vanished since it was listed
+        except OSError as exc:
+            if on_error is not None:
+                on_error(prefix + name, exc.strerror or str(exc))
             continue
         mode = st.st_mode
         if not (S_ISREG(mode) or S_ISLNK(mode)):
             continue
-        if name in TOOL_MARKERS:
-            marked = True
+        marked = marked or name in TOOL_MARKERS
         if f is None:
             if excluded(prefix + name, False):
                 continue
         elif name in f.file_names or (f.file_suffixes and name.endswith(f.file_suffixes)):
             continue
         files.append((prefix + name, st))
-    if marked and d:
-        return None
-    return files, subdirs
+    return None if marked and d else (files, subdirs)
 
 
-def walk_dirs(root: Path, ignorer: Ignorer, start: str = "") -> Iterator[str]:
-    """Every non-excluded directory under (and including) ``start``."""
+def walk_dirs(
+    root: Path, ignorer: Ignorer, start: str = "", on_error: Callable[[str, str], object] | None = None
+) -> Iterator[str]:
+    """Every non-excluded directory under (and including) ``start``, at any depth;
+    ``on_error(rel, reason)`` for each one that could not be listed."""
     stack = [start]
     base = str(root)
     while stack:
         d = stack.pop()
         yield d
         try:
-            it = os.scandir(os.path.join(base, d) if d else base)
-        except OSError:
+            with scandir_at(base, d) as it:
+                for entry in it:
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    rel = f"{d}/{entry.name}" if d else entry.name
+                    if is_dir and not ignorer.excluded(rel, True):
+                        stack.append(rel)
+        except FileNotFoundError:
             continue
-        with it:
-            for entry in it:
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                rel = f"{d}/{entry.name}" if d else entry.name
-                if is_dir and not ignorer.excluded(rel, True):
-                    stack.append(rel)
+        except OSError as exc:
+            if on_error is not None:
+                on_error(d, exc.strerror or str(exc))
 
 
 def human_size(n: int) -> str:
@@ -157,8 +181,7 @@ def read_entry(
 ) -> ReadResult | None:
     """The entry of a file or symlink (``None`` if it vanished or is another file type).
     With ``dir_fd``, ``abs_path`` is a name relative to that directory (see :func:`at`)."""
-    mode = st.st_mode
-    if stat.S_ISLNK(mode):
+    if stat.S_ISLNK(st.st_mode):
         try:
             target = os.readlink(abs_path, dir_fd=dir_fd)
         except OSError:
@@ -167,27 +190,32 @@ def read_entry(
         return ReadResult(
             make_entry("symlink", hashlib.sha256(data).hexdigest(), len(data), target=target), data
         )
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(st.st_mode):
         return None
-    executable = bool(mode & stat.S_IXUSR)
-    if st.st_size > max_bytes:
-        reason = f"over size cap ({human_size(st.st_size)} > {human_size(max_bytes)})"
-        return ReadResult(make_entry("file", None, st.st_size, executable=executable, unstored=reason), None)
-    try:
-        fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        reason = f"unreadable ({exc.strerror})"
-        return ReadResult(make_entry("file", None, st.st_size, executable=executable, unstored=reason), None)
-    try:
-        data = read_fd(fd, min(st.st_size, max_bytes) + 1, max_bytes + 1)
-    except OSError as exc:
-        reason = f"unreadable ({exc.strerror})"
-        return ReadResult(make_entry("file", None, st.st_size, executable=executable, unstored=reason), None)
-    if len(data) > max_bytes:
-        reason = f"over size cap ({human_size(len(data))} > {human_size(max_bytes)})"
-        return ReadResult(make_entry("file", None, len(data), executable=executable, unstored=reason), None)
-    return ReadResult(
-        make_entry("file", hashlib.sha256(data).hexdigest(), len(data), executable=executable), data
-    )
+    return _read_file(abs_path, st, max_bytes, dir_fd)
+
+
+def _unstored(size: int, executable: bool, reason: str) -> ReadResult:
+    return ReadResult(make_entry("file", None, size, executable=executable, unstored=reason), None)
+
+
+def _read_file(abs_path: str, st: os.stat_result, max_bytes: int, dir_fd: int | None) -> ReadResult | None:
+    executable = bool(st.st_mode & stat.S_IXUSR)
+    size = st.st_size
+    if size <= max_bytes:
+        try:
+            fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return _unstored(size, executable, f"unreadable ({exc.strerror})")
+        try:
+            data = read_fd(fd, min(size, max_bytes) + 1, max_bytes + 1)
+        except OSError as exc:
+            return _unstored(size, executable, f"unreadable ({exc.strerror})")
+        if len(data) <= max_bytes:
+            return ReadResult(
+                make_entry("file", hashlib.sha256(data).hexdigest(), len(data), executable=executable), data
+            )
+        size = len(data)  # grew while being read
+    return _unstored(size, executable, f"over size cap ({human_size(size)} > {human_size(max_bytes)})")

@@ -176,7 +176,11 @@ class Watcher:
             os.close(fd)
 
     def _watch_tree(self, rel: str) -> None:
-        for d in walk_dirs(self.workspace, self.ignorer, rel):
+        def unlisted(d: str, why: str) -> None:
+            # A directory it cannot list may hold directories it cannot watch: not complete.
+            self.invalidate(f"cannot list {d or '.'} to watch it: {why}")
+
+        for d in walk_dirs(self.workspace, self.ignorer, rel, on_error=unlisted):
             if not self.healthy:
                 return
             self._add(d)
