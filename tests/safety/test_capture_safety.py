@@ -383,3 +383,22 @@ def test_a_directory_that_cannot_be_listed_is_reported(
         assert "secret/a.txt" in eng.manifest(cp.id), "unknown is not deleted"
         assert [f.path for f in cp.files] == ["b.txt"]
         assert eng.checkpoint().recoverability == "full"
+
+
+def test_watcher_and_walk_agree_when_a_folder_becomes_a_tool_folder(tmp_path: Path) -> None:
+    """A shell command turns ``env3`` into a virtual environment (``pyvenv.cfg`` appears): the
+    watcher's checkpoint must record what a full walk sees, so nothing is left for a phantom
+    external change later."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / "env3/lib").mkdir(parents=True)
+    (ws / "env3/lib/site.py").write_text("x\n")
+    (ws / "app.py").write_text("print(1)\n")
+    with Engine.open(ws, store) as eng:
+        assert "env3/lib/site.py" in eng.manifest(eng.head.id)
+        subprocess.run(["sh", "-c", "echo 'home = /usr' > env3/pyvenv.cfg"], cwd=ws, check=True)
+        cp = eng.checkpoint(kind="tool")
+        assert "env3/lib/site.py" not in eng.manifest(cp.id)
+        assert eng.capture_status()["walks"] >= 1
+        with Engine.open(ws, store, readonly=True) as ro:
+            assert ro.diff(cp.id) == [], "a full walk sees exactly the head"
+        assert eng.record_external() is None
