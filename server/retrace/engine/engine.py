@@ -107,8 +107,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-STAT_CACHE_SAVE_EVERY_S = 120.0
-
 EXTERNAL_KINDS = frozenset({"external", "safety"})
 """Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
 
@@ -160,7 +158,6 @@ class Engine:
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
-        self._cache_saved_at = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -629,13 +626,9 @@ class Engine:
     def capture_status(self) -> dict[str, Any]:
         """How shell-call detection works right now (plain JSON, for status displays and the
         benchmark): ``watcher`` healthy or not (and why), and the number of full stat walks."""
-        cap = self._capture
-        w = cap.watcher if cap is not None else None
-        return {
-            "watcher": bool(w is not None and w.healthy),
-            "watcherReason": (w.reason if w is not None else "watcher disabled") or "",
-            "walks": cap.walks if cap is not None else 0,
-        }
+        if self._capture is None:
+            return {"watcher": False, "watcherReason": "watcher disabled", "walks": 0}
+        return self._capture.status()
 
     @property
     def session_id(self) -> str:
@@ -690,16 +683,9 @@ class Engine:
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
+        rels = None if changed_paths is None else [self._rel(p) for p in changed_paths]
         with _storage_errors("the checkpoint was not recorded"):
-            if changed_paths is None:
-                delta = self._capture.detect(self._head)
-            else:
-                rels = [self._rel(p) for p in changed_paths]
-                delta = self._capture.capture_paths(rels, self._head)
-        if time.monotonic() - self._cache_saved_at > STAT_CACHE_SAVE_EVERY_S:
-            # Periodically, so a crash costs at most a couple of minutes of re-hashing.
-            self._capture.save_cache()
-            self._cache_saved_at = time.monotonic()
+            delta = self._capture.capture(self._head, rels)
         return self._commit(
             kind,
             delta,

@@ -18,9 +18,11 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from retrace.engine.capture.fs import at, is_real_dir, lstat_at
 from retrace.engine.capture.ignore import Ignorer
@@ -35,6 +37,7 @@ from retrace.engine.store.layout import StoreLayout
 
 log = logging.getLogger(__name__)
 
+STAT_CACHE_SAVE_EVERY_S = 120.0
 GITIGNORE = ".gitignore"
 BULK = 32
 """More cache misses than this in one capture: pack them (one file instead of one per blob)."""
@@ -71,6 +74,7 @@ class Capturer:
         """Directory index of the head manifest, kept current by the engine (None: scan)."""
         self.walks = 0
         """Full stat walks done (tests and the benchmark check the watcher fast path)."""
+        self._cache_saved_at = time.monotonic()
         self.not_captured: dict[str, str] = {}
         """Directories the captures since the last commit could not list, with the reason:
         their files are unknown (kept as they were), and the checkpoint says so."""
@@ -104,10 +108,30 @@ class Capturer:
         the next open some re-hashing, never data, so the failure is logged, not raised."""
         if self.readonly:
             return
+        self._cache_saved_at = time.monotonic()
         try:
             self.cache.save()
         except OSError as exc:
             log.warning("could not save the stat cache (the next open re-hashes more): %s", exc)
+
+    def status(self) -> dict[str, Any]:
+        """How detection works right now (plain JSON): ``watcher`` healthy or not (and why),
+        and the number of full stat walks so far."""
+        w = self.watcher
+        return {
+            "watcher": bool(w is not None and w.healthy),
+            "watcherReason": (w.reason if w is not None else "watcher disabled") or "",
+            "walks": self.walks,
+        }
+
+    def capture(self, head: Mapping[str, FileEntry], rels: list[str] | None) -> Delta:
+        """What changed against ``head``: exactly ``rels`` (announced paths) or, for ``None``,
+        everything (:meth:`detect`). Saves the stat cache now and then, so a crash costs at
+        most a couple of minutes of re-hashing."""
+        delta = self.detect(head) if rels is None else self.capture_paths(rels, head)
+        if time.monotonic() - self._cache_saved_at > STAT_CACHE_SAVE_EVERY_S:
+            self.save_cache()
+        return delta
 
     @property
     def watcher_healthy(self) -> bool:
