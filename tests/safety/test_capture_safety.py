@@ -402,3 +402,32 @@ def test_watcher_and_walk_agree_when_a_folder_becomes_a_tool_folder(tmp_path: Pa
         with Engine.open(ws, store, readonly=True) as ro:
             assert ro.diff(cp.id) == [], "a full walk sees exactly the head"
         assert eng.record_external() is None
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writer=st.sampled_from(sorted(WRITERS)), value=st.integers(1, 9999))
+def test_stat_cache_row_never_vouches_for_a_changed_file(
+    writer: str, value: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row recorded long after the file's timestamps (so not racily clean) must still stop
+    vouching once a size- and mtime-preserving writer has touched the file: its ctime moved."""
+    from retrace.engine.capture.statcache import StatCache
+    from retrace.engine.manifest import make_entry
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "f"
+        old_ns = time.time_ns() - 2 * HOUR_NS
+        f.write_bytes(b"value = 0000\n")
+        os.utime(f, ns=(old_ns, old_ns))
+        before = os.lstat(f)
+        cache = StatCache(Path(d) / "cache.bin")
+        later = time.time_ns() + 3 * 10**9
+        monkeypatch.setattr("retrace.engine.capture.statcache.time.time_ns", lambda: later)
+        cache.put("f", before, make_entry("file", _sha(f.read_bytes()), before.st_size))
+        assert cache.lookup("f", before) is not None, "an old, settled file is vouched for"
+        time.sleep(0.011)  # past one timestamp granule
+        WRITERS[writer](f, f"value = {value:04d}\n".encode(), old_ns)
+        after = os.lstat(f)
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+        assert cache.lookup("f", after) is None
+        monkeypatch.undo()

@@ -3,8 +3,8 @@ only what changed.
 
 Modelled on git's index: a row vouches for a file only while its FULL stat identity is
 unchanged (a writer can keep size and mtime, not the ctime the kernel sets), and a row whose
-mtime or ctime is within :data:`RACY_NS` of the moment it was recorded is "racily clean" and
-never vouches. It is a cache: losing it only costs re-hashing.
+mtime is within :data:`RACY_NS` (or ctime within :data:`CTIME_RACY_NS`) of the moment it
+was recorded is "racily clean" and never vouches. It is a cache: losing it only costs re-hashing.
 """
 
 from __future__ import annotations
@@ -19,6 +19,13 @@ from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
 
 RACY_NS = 2_000_000_000
+"""mtime margin: a row recorded less than this after the file's mtime is racily clean. Wide
+enough for the coarsest timestamps in use (2 s on FAT) and small clock differences."""
+CTIME_RACY_NS = 100_000_000
+"""ctime margin. The kernel stamps ctime itself from its own clock at jiffy granularity (at
+most 10 ms) on every content or metadata change, so a write after the row was recorded gets
+a different ctime once this much time has passed; 10x headroom. (A 2 s margin here would make
+every freshly written tree re-hash on the next walk.)"""
 
 
 CachedEntry = tuple[str, str | None, int, bool, str | None, str | None]
@@ -57,7 +64,7 @@ def _same_stat(v: list[Any], st: os.stat_result) -> bool:
             and v[4] == st.st_dev
             and v[5] == st.st_mode
             and v[6] - v[1] >= RACY_NS
-            and v[6] - v[2] >= RACY_NS
+            and v[6] - v[2] >= CTIME_RACY_NS
         )
     except (IndexError, TypeError):
         return False
