@@ -29,6 +29,8 @@ from retrace.engine import Engine, EngineConfig
 
 RETRACE = Path(sys.executable).with_name("retrace")
 HOUR_NS = 3600 * 10**9
+EXAMPLES = int(os.environ.get("RETRACE_CAPTURE_EXAMPLES", "25"))
+"""Examples per property test (raise it for a campaign run)."""
 
 
 def _run(*args: str, ws: Path, store: Path, code: int | None = 0) -> subprocess.CompletedProcess[str]:
@@ -130,7 +132,7 @@ steps = st.lists(
 
 
 @pytest.mark.parametrize("watcher", [True, False], ids=["watcher", "stat-walk"])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=steps)
 def test_size_and_mtime_preserving_writers_are_always_captured(
     watcher: bool, steps: list[tuple[str, str, int, str]]
