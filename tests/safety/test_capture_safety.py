@@ -433,3 +433,29 @@ def test_stat_cache_row_never_vouches_for_a_changed_file(
         assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
         assert cache.lookup("f", after) is None
         monkeypatch.undo()
+
+
+@pytest.mark.parametrize("how", ["edit", "watcher"])
+def test_a_file_that_cannot_be_looked_at_is_not_recorded_as_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Fault injection: lstat of ``locked/a.txt`` fails with EACCES (its directory lost search
+    permission). Unknown is not absent: the file stays tracked and the checkpoint says so."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    (ws / "locked").mkdir(parents=True)
+    (ws / "locked/a.txt").write_text("a\n")
+    real = os.stat
+
+    def fake_stat(path: object, *args: object, **kw: object) -> os.stat_result:
+        if isinstance(path, str) and path.endswith("locked/a.txt"):
+            raise PermissionError(13, "Permission denied", path)
+        return real(path, *args, **kw)  # type: ignore[arg-type]
+
+    with Engine.open(ws, store) as eng:
+        (ws / "locked/a.txt").write_text("b\n")  # the watcher sees it
+        monkeypatch.setattr(os, "stat", fake_stat)
+        cp = eng.checkpoint(changed_paths=["locked/a.txt"]) if how == "edit" else eng.checkpoint()
+        monkeypatch.undo()
+        assert "locked/a.txt" in eng.manifest(cp.id), "unknown is not deleted"
+        assert cp.recoverability == "partial", cp
+        assert any(u.path == "locked/a.txt" and "not captured" in u.reason for u in cp.unrecoverable), cp

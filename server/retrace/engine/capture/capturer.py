@@ -37,6 +37,8 @@ from retrace.engine.store.layout import StoreLayout
 
 log = logging.getLogger(__name__)
 
+_UNKNOWN = os.stat_result((0,) * 10)
+"""Sentinel of :meth:`Capturer._file_stat`: the path exists or not, nobody can tell."""
 STAT_CACHE_SAVE_EVERY_S = 120.0
 GITIGNORE = ".gitignore"
 BULK = 32
@@ -166,11 +168,10 @@ class Capturer:
         return self._entry(rel, st, False, head_e)
 
     def _current(self, rel: str, store: bool, head_e: FileEntry | None = None) -> FileEntry | None:
-        try:
-            st = lstat_at(self._ws, rel)
-        except OSError:
-            return None
-        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        st = self._file_stat(rel)
+        if st is _UNKNOWN:
+            return head_e  # cannot be looked at: kept as recorded (and reported)
+        if st is None:
             return None
         return self._entry(rel, st, store, head_e)
 
@@ -311,6 +312,8 @@ class Capturer:
                 continue
             excluded = self.ignorer.excluded_path(rel, False)
             st = None if excluded else self._file_stat(rel)
+            if st is _UNKNOWN:
+                continue  # kept as recorded (and reported)
             if st is None:
                 if rel in head and not (excluded and is_real_dir(self._ws, rel)):
                     delta[rel] = None
@@ -321,11 +324,16 @@ class Capturer:
         return delta
 
     def _file_stat(self, rel: str) -> os.stat_result | None:
-        """lstat of ``rel`` if it is a regular file or a symlink."""
+        """lstat of ``rel`` if it is a regular file or a symlink; ``None`` if it is absent or
+        something else; :data:`_UNKNOWN` (recorded as not captured) if it cannot be looked at:
+        a file behind a directory without search permission is not a deleted file."""
         try:
             st = lstat_at(self._ws, rel)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as exc:
+            self._unlisted(rel, exc.strerror or str(exc))
+            return _UNKNOWN
         return st if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode) else None
 
     def _walk(self, head: Mapping[str, FileEntry], store: bool, *, rewatch: bool = False) -> Delta:
