@@ -459,3 +459,31 @@ def test_a_file_that_cannot_be_looked_at_is_not_recorded_as_deleted(
         assert "locked/a.txt" in eng.manifest(cp.id), "unknown is not deleted"
         assert cp.recoverability == "partial", cp
         assert any(u.path == "locked/a.txt" and "not captured" in u.reason for u in cp.unrecoverable), cp
+
+
+@settings(
+    max_examples=max(3, EXAMPLES // 5),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(NAMES), st.sampled_from(sorted(WRITERS)), st.integers(0, 9999)),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_writers_are_captured_across_cli_processes(steps: list[tuple[str, str, int]]) -> None:
+    """Every ``retrace checkpoint`` is a new process reading the persisted stat cache: a
+    size- and mtime-preserving write between two of them is always in the next checkpoint."""
+    with tempfile.TemporaryDirectory() as d:
+        ws, store = Path(d) / "ws", Path(d) / "store"
+        ws.mkdir()
+        old_ns = time.time_ns() - 2 * HOUR_NS
+        _seed(ws, old_ns)
+        _run("init", ws=ws, store=store)
+        for name, writer, value in steps:
+            WRITERS[writer](ws / name, f"value = {value:04d}\n".encode(), old_ns)
+            _run("checkpoint", ws=ws, store=store)
+        with Engine.open(ws, store, readonly=True) as eng:
+            _assert_head_matches_disk(eng, ws)
