@@ -444,6 +444,14 @@ export interface RetentionPolicy {
    */
   maxCheckpoints?: number;
 }
+/**
+ * A path a restore deliberately leaves alone (e.g. ignored now or at the target: never
+ * the agent's tracked content, so never the restore's to delete).
+ */
+export interface KeptPath {
+  path: string;
+  reason: string;
+}
 export interface LatencySummary {
   count: number;
   p50Ms: number;
@@ -469,6 +477,10 @@ export interface RestorePlan {
   counts: PlanCounts;
   files: PlannedFile[];
   headId: string;
+  /**
+   * Files the restore will not touch on purpose, with the reason (reported to the user).
+   */
+  kept: KeptPath[];
   mode: 'code' | 'conversation' | 'both';
   targetId: string;
   /**

@@ -191,6 +191,12 @@ def _unrecoverable_lines(plan: RestorePlan | None) -> list[str]:
     return lines
 
 
+def _kept_lines(plan: RestorePlan | None) -> list[str]:
+    if plan is None or not plan.kept:
+        return []
+    return ["Left untouched on purpose:"] + [f"  {k.path}: {k.reason}" for k in plan.kept]
+
+
 def conflict_way_out(plan: RestorePlan | None) -> str:
     """How to get past conflicts: per-file ``--resolve`` (merge first when clean) or ``--force``."""
     conflicts = [p for p in plan.files if p.action == "conflict"] if plan else []
@@ -246,7 +252,7 @@ def restore_report(outcome: RestoreOutcome) -> str:
             lines += [_outcome_line(f) for f in outcome.files]
         case other:
             assert_never(other)
-    lines += _unrecoverable_lines(outcome.plan)
+    lines += _unrecoverable_lines(outcome.plan) + _kept_lines(outcome.plan)
     return "\n".join(lines)
 
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from retrace.engine.capture.scan import read_entry
 from retrace.engine.manifest import same
 from retrace.engine.models import FileEntry
-from retrace.engine.scan import read_entry
 from retrace.engine.store.blobs import write_all
 
 OpKind = Literal["write", "delete", "chmod"]
