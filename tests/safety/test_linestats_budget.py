@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import retrace.engine.engine as engine_module
+import retrace.engine.commit as engine_module
 from retrace.cli.format import change_counts
 from retrace.engine import Engine
 from retrace.engine.merge import merge3
