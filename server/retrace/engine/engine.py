@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from retrace.camel import dump
-from retrace.engine.apply import Op, apply_ops
 from retrace.engine.capture import Capturer
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
@@ -59,7 +58,6 @@ from retrace.engine.manifest import (
     delta_to_json,
     diff_manifests,
     encode_snapshot,
-    make_entry,
     needs_snapshot,
     same,
 )
@@ -80,17 +78,22 @@ from retrace.engine.models import (
     RestoreMode,
     RestoreOutcome,
     RestorePlan,
+    RestorePreview,
     StoreStats,
     Unrecoverable,
 )
-from retrace.engine.planner import PathState, plan_restore
 from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
+from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk
+from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
+from retrace.engine.restore.resolver import resolve
+from retrace.engine.restore.steps import Steps, build_steps
 from retrace.engine.scan import read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
+from retrace.engine.workspace import DirTree, EscapeError, Identity
 
 log = logging.getLogger(__name__)
 
@@ -965,6 +968,12 @@ class Engine:
         return mode  # type: ignore[return-value]
 
     def _plan(self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None) -> RestorePlan:
+        return self._plan_seen(target, mode, paths)[0]
+
+    def _plan_seen(
+        self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None
+    ) -> tuple[RestorePlan, dict[str, Seen]]:
+        """The plan, and what it saw on disk per path (stat identity: the apply's CAS guard)."""
         head_id = self.head.id
         scope = self._changed_between(target.id, head_id)
         if paths is not None:
@@ -972,7 +981,7 @@ class Engine:
             scope = {p for p in scope if p in wanted or any(p.startswith(w + "/") for w in wanted)}
         tgt = self._entries_at(target.id, scope)
         states: dict[str, PathState] = {}
-        current = self._read_current(scope)
+        current, seen = self._read_current(scope, tgt)
         for p in scope:
             cur, err = current[p]
             ext = False
@@ -984,7 +993,7 @@ class Engine:
             states[p] = PathState(
                 target=tgt[p], head=self._head.get(p), current=cur, current_error=err, external=ext, base=base
             )
-        return plan_restore(
+        plan = plan_restore(
             target_id=target.id,
             head_id=head_id,
             mode=mode,
@@ -992,29 +1001,44 @@ class Engine:
             read_blob=self._content,
             read_disk=self._read_disk,
         )
+        return plan, seen
 
-    def _read_current(self, rels: Iterable[str]) -> dict[str, tuple[FileEntry | None, str | None]]:
+    def _read_current(
+        self, rels: Iterable[str], targets: Mapping[str, FileEntry | None]
+    ) -> tuple[dict[str, tuple[FileEntry | None, str | None]], dict[str, Seen]]:
         out: dict[str, tuple[FileEntry | None, str | None]] = {}
-        for rel in rels:
-            p = os.path.join(self.workspace, rel)
-            try:
-                st = os.lstat(p)
-            except FileNotFoundError:
-                out[rel] = (None, None)
-                continue
-            except OSError as exc:
-                out[rel] = (None, exc.strerror or str(exc))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                out[rel] = (None, "a directory is in the way")
-                continue
-            if self._capture is not None:
-                # The stat cache vouches for unchanged files (racily clean ones are re-read).
-                out[rel] = (self._capture.peek(rel, st, self._head.get(rel)), None)
-                continue
-            r = read_entry(p, st, self.config.max_file_bytes)
-            out[rel] = (r.entry if r else None, None)
-        return out
+        seen: dict[str, Seen] = {}
+        rels = list(rels)
+        with DirTree(self.workspace) as tree:
+            for rel in rels:
+                try:
+                    st = tree.lstat(rel)
+                except (EscapeError, NotADirectoryError):
+                    st = None  # behind a file or a symlink: nothing of the workspace is there
+                except OSError as exc:
+                    out[rel] = (None, exc.strerror or str(exc))
+                    continue
+                if st is None:
+                    out[rel] = (None, None)
+                    seen[rel] = Seen(None)
+                    continue
+                ident = Identity.of(st)
+                if stat.S_ISDIR(st.st_mode):
+                    emptied = dir_emptied_by(self.workspace, rel, rels, targets)
+                    out[rel] = (None, None if emptied else "a directory with untracked files is in the way")
+                    seen[rel] = Seen(None, ident, directory=True)
+                    continue
+                entry = self._current_entry(rel, st)
+                out[rel] = (entry, None)
+                seen[rel] = Seen(entry, ident)
+        return out, seen
+
+    def _current_entry(self, rel: str, st: os.stat_result) -> FileEntry | None:
+        if self._capture is not None:
+            # The stat cache vouches for unchanged files (racily clean ones are re-read).
+            return self._capture.peek(rel, st, self._head.get(rel))
+        r = read_entry(os.path.join(self.workspace, rel), st, self.config.max_file_bytes)
+        return r.entry if r else None
 
     def restore(
         self,
@@ -1025,6 +1049,7 @@ class Engine:
         force: bool = False,
         resolutions: Mapping[str, ConflictResolution] | None = None,
         paths: Iterable[str] | None = None,
+        skip_conflicts: bool = False,
     ) -> RestoreOutcome:
         """Plan, then (unless ``dry_run`` or unresolved conflicts) apply to disk atomically per
         file, verify, and commit a ``restore`` checkpoint whose parent is the previous head
@@ -1043,7 +1068,13 @@ class Engine:
         if not dry_run:
             self._require_writer()
         outcome = self._restore(
-            target, m, dry_run=dry_run, force=force, resolutions=dict(resolutions or {}), paths=paths
+            target,
+            m,
+            dry_run=dry_run,
+            force=force,
+            resolutions=dict(resolutions or {}),
+            paths=paths,
+            skip_conflicts=skip_conflicts,
         )
         if not dry_run and outcome.kind != "nothingToRestore":
             self._record_restore(t0, outcome.kind, target.id)
@@ -1057,94 +1088,6 @@ class Engine:
         event["targetId"] = target_id
         self._writer(self._session_id).append(event, sync=False)
 
-    def _resolve(
-        self, plan: RestorePlan, force: bool, resolutions: Mapping[str, ConflictResolution]
-    ) -> tuple[dict[str, ConflictResolution], list[FileOutcome]]:
-        """Resolution per conflicting path, and outcomes of the unresolved ones."""
-        chosen: dict[str, ConflictResolution] = {}
-        unresolved: list[FileOutcome] = []
-        for f in plan.files:
-            if f.action != "conflict":
-                continue
-            assert f.conflict is not None
-            res = "overwrite" if force else resolutions.get(f.path)
-            if res == "merge" and f.conflict.merged_text is None:
-                unresolved.append(
-                    FileOutcome(
-                        path=f.path,
-                        action="conflict",
-                        status="conflict",
-                        detail=f"{f.conflict.detail}; no clean merge exists",
-                    )
-                )
-            elif res is None:
-                unresolved.append(
-                    FileOutcome(path=f.path, action="conflict", status="conflict", detail=f.conflict.detail)
-                )
-            else:
-                chosen[f.path] = res
-        return chosen, unresolved
-
-    def _ops(
-        self, plan: RestorePlan, chosen: Mapping[str, ConflictResolution]
-    ) -> tuple[list[Op], list[FileOutcome], dict[str, FileEntry | None]]:
-        """Disk operations, per-file outcomes, and the resulting entries of touched paths."""
-        ops: list[Op] = []
-        outcomes: list[FileOutcome] = []
-        result: dict[str, FileEntry | None] = {}
-        for f in plan.files:
-            action = f.intended if f.action == "conflict" else f.action
-            res = chosen.get(f.path, "overwrite")
-            if f.action == "conflict" and res == "skip":
-                outcomes.append(
-                    FileOutcome(
-                        path=f.path, action=f.action, status="skipped", detail="kept the current file"
-                    )
-                )
-                continue
-            if f.action == "conflict" and res == "merge":
-                assert f.conflict is not None and f.conflict.merged_text is not None and f.current is not None
-                data = f.conflict.merged_text.encode()
-                entry = make_entry("file", blob_id(data), len(data), executable=f.current.executable)
-                ops.append(Op(f.path, "write", entry, data))
-                result[f.path] = entry
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
-                continue
-            tgt = f.target
-            if action == "delete":
-                ops.append(Op(f.path, "delete", None))
-                result[f.path] = None
-            elif action == "chmod":
-                assert tgt is not None
-                ops.append(Op(f.path, "chmod", tgt))
-                result[f.path] = tgt
-            else:
-                assert tgt is not None
-                content = self._content(tgt) if tgt.kind == "file" else None
-                if tgt.kind == "file" and content is None:
-                    outcomes.append(
-                        FileOutcome(
-                            path=f.path,
-                            action=f.action,
-                            status="failed",
-                            detail="content missing from the store",
-                        )
-                    )
-                    continue
-                ops.append(Op(f.path, "write", tgt, content))
-                result[f.path] = tgt
-                if action == "rename" and f.from_path:
-                    ops.append(Op(f.from_path, "delete", None))
-                    result[f.from_path] = None
-            outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
-        for u in plan.unrecoverable:
-            outcomes.append(
-                FileOutcome(
-                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
-                )
-            )
-        return ops, outcomes, result
-
     def _restore(
         self,
         target: Checkpoint,
@@ -1154,8 +1097,9 @@ class Engine:
         force: bool,
         resolutions: Mapping[str, ConflictResolution],
         paths: Iterable[str] | None,
+        skip_conflicts: bool = False,
     ) -> RestoreOutcome:
-        plan = self._plan(target, mode, paths)
+        plan, seen = self._plan_seen(target, mode, paths)
         if not plan.files and not plan.unrecoverable:
             return NothingToRestore(
                 target_id=target.id,
@@ -1165,68 +1109,54 @@ class Engine:
                 reason=f"the workspace already matches checkpoint {target.id}"
                 + (" for the given paths" if paths is not None else ""),
             )
-        chosen, unresolved = self._resolve(plan, force, resolutions)
-        if unresolved:
+        decision = resolve(plan, force=force, resolutions=resolutions, skip_conflicts=skip_conflicts)
+        if decision.unresolved:
             return RestoreConflict(
-                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=unresolved
+                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=decision.unresolved
             )
-        ops, outcomes, result = self._ops(plan, chosen)
+        steps = build_steps(plan, decision, seen, self._content)
         if dry_run:
-            return RestoreApplied(target_id=target.id, mode=mode, dry_run=True, plan=plan, files=outcomes)
-        if not ops:
-            failed = [o for o in outcomes if o.status == "failed"]
-            if failed:
-                return RestoreFailed(
-                    target_id=target.id,
-                    mode=mode,
-                    plan=plan,
-                    files=outcomes,
-                    rolled_back=True,
-                    error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
-                )
-            return NothingToRestore(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=outcomes,
-                reason="every change in scope was skipped",
+            return RestorePreview(
+                target_id=target.id, mode=mode, plan=plan, files=steps.outcomes, skipped=decision.skipped
             )
-        assert self._capture is not None
-        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
-        intent = begin_restore(self, plan)
-        res = apply_ops(self.workspace, ops, self.config.max_file_bytes)
-        self._capture.touched([op.path for op in ops])
-        if not res.ok:
-            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
-                end_restore(self, intent, "failed")
-            files = [
-                FileOutcome(
-                    path=o.path,
-                    action=o.action,
-                    status="failed" if o.path == res.failed_path else o.status,
-                    detail=o.detail,
-                )
-                for o in outcomes
-            ]
+        failed = [o for o in steps.outcomes if o.status == "failed"]
+        if not steps.ops and failed:
             return RestoreFailed(
                 target_id=target.id,
                 mode=mode,
                 plan=plan,
-                files=files,
-                error=res.error or "apply failed",
-                rolled_back=res.rolled_back,
+                files=steps.outcomes,
+                rolled_back=True,
+                error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
             )
-        for op in ops:
-            if (
-                op.kind == "write"
-                and op.data is not None
-                and op.entry is not None
-                and op.entry.hash is not None
-            ):
-                self._blobs.put(op.data, op.entry.hash)
+        if not steps.ops:
+            return NothingToRestore(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=steps.outcomes,
+                skipped=decision.skipped,
+                reason="every change in scope was skipped",
+            )
+        return self._apply_steps(target, mode, plan, steps, decision.skipped)
+
+    def _apply_steps(
+        self, target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, skipped: list[str]
+    ) -> RestoreOutcome:
+        assert self._capture is not None
+        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
+        for data, bid in steps.new_blobs:
+            self._blobs.put(data, bid)
+        intent = begin_restore(self, plan)
+        res = apply_disk(self.workspace, self.store_dir / "trash" / intent, steps.ops)
+        self._capture.touched([op.path for op in steps.ops])
+        if not res.ok:
+            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
+                end_restore(self, intent, "conflict" if res.conflicts else "failed")
+            return self._apply_failure(target, mode, plan, steps, res)
         cp = self._commit(
             "restore",
-            result,
+            steps.result,
             label=f"restore {target.id}",
             session_id=target.session_id,
             restored_from=target.id,
@@ -1239,9 +1169,38 @@ class Engine:
             target_id=target.id,
             mode=mode,
             plan=plan,
-            files=outcomes,
+            files=steps.outcomes,
+            skipped=skipped,
             checkpoint=cp,
             safety_checkpoint_id=safety.id if safety else None,
+        )
+
+    @staticmethod
+    def _apply_failure(
+        target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, res: ApplyResult
+    ) -> RestoreOutcome:
+        if res.conflicts and res.rolled_back:
+            files = [
+                FileOutcome(path=p, action="conflict", status="conflict", detail=why)
+                for p, why in res.conflicts.items()
+            ]
+            return RestoreConflict(target_id=target.id, mode=mode, plan=plan, files=files)
+        files = [
+            FileOutcome(
+                path=o.path,
+                action=o.action,
+                status="failed" if o.path == res.failed_path else o.status,
+                detail=o.detail,
+            )
+            for o in steps.outcomes
+        ]
+        return RestoreFailed(
+            target_id=target.id,
+            mode=mode,
+            plan=plan,
+            files=files,
+            error=res.error or "apply failed",
+            rolled_back=res.rolled_back,
         )
 
     def commit_applied_restore(

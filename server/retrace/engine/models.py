@@ -168,10 +168,19 @@ class _OutcomeBase(CamelModel):
     dry_run: bool = False
     files: list[FileOutcome] = Field(default_factory=list)
     plan: RestorePlan | None = None
+    skipped: list[str] = Field(default_factory=list)
+    """Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason."""
+
+
+class RestorePreview(_OutcomeBase):
+    """A dry run: what the restore would do with the given resolutions. Nothing was changed."""
+
+    kind: Literal["preview"] = "preview"
+    dry_run: bool = True
 
 
 class RestoreApplied(_OutcomeBase):
-    """Everything in scope now matches the target (or, with ``dry_run``, would)."""
+    """Everything in scope now matches the target."""
 
     kind: Literal["applied"] = "applied"
     checkpoint: Checkpoint | None = None
@@ -202,7 +211,8 @@ class RestoreFailed(_OutcomeBase):
 
 
 RestoreOutcome = Annotated[
-    RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed, Field(discriminator="kind")
+    RestorePreview | RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed,
+    Field(discriminator="kind"),
 ]
 
 

@@ -80,6 +80,16 @@ class Identity:
     ctime_ns: int
     mode: int
 
+    def moved(self, other: Identity | None) -> bool:
+        """``other`` is this entry after a rename (which moves ctime, and nothing else)."""
+        return other is not None and (self.dev, self.ino, self.size, self.mtime_ns, self.mode) == (
+            other.dev,
+            other.ino,
+            other.size,
+            other.mtime_ns,
+            other.mode,
+        )
+
     @classmethod
     def of(cls, st: os.stat_result) -> Identity:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)

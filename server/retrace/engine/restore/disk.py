@@ -202,7 +202,7 @@ class DiskTransaction:
         slot = self._stash(rel, fd, name)
         sfd = self._slot_fd(slot)
         moved = Identity.of(os.stat(slot[1], dir_fd=sfd, follow_symlinks=False))
-        if moved != self.identity.get(rel):
+        if not moved.moved(self.identity.get(rel)):
             DirTree.move(sfd, slot[1], fd, name)
             self.stashed.remove(slot)
             raise ConflictError(rel, "changed on disk while the restore was running")
@@ -329,7 +329,7 @@ class DiskTransaction:
         if not stat.S_ISDIR(st.st_mode) and self.tree.exchange(fd, tmp, fd, name):
             # Atomic swap: readers never see the path missing. ``tmp`` now holds the old entry.
             moved = Identity.of(os.stat(tmp, dir_fd=fd, follow_symlinks=False))
-            if moved != self.identity.get(op.path):
+            if not moved.moved(self.identity.get(op.path)):
                 self.tree.exchange(fd, tmp, fd, name)
                 raise ConflictError(op.path, "changed on disk while the restore was running")
             slot = self._stash(op.path, fd, tmp)
