@@ -83,7 +83,7 @@ from retrace.engine.models import (
     Unrecoverable,
 )
 from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
-from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk
+from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
 from retrace.engine.restore.resolver import resolve
 from retrace.engine.restore.steps import Steps, build_steps
@@ -1014,7 +1014,13 @@ class Engine:
                 try:
                     st = tree.lstat(rel)
                 except (EscapeError, NotADirectoryError):
-                    st = None  # behind a file or a symlink: nothing of the workspace is there
+                    # Behind a file or a symlink: nothing of the workspace is there. Creating it
+                    # means replacing that entry: a conflict unless the plan deletes it anyway.
+                    blocker = blocking_ancestor(tree, rel)
+                    blocked = targets.get(rel) is not None and (blocker not in targets or targets[blocker])
+                    out[rel] = (None, f"{blocker} is a file or a link in the way" if blocked else None)
+                    seen[rel] = Seen(None)
+                    continue
                 except OSError as exc:
                     out[rel] = (None, exc.strerror or str(exc))
                     continue
@@ -1024,7 +1030,9 @@ class Engine:
                     continue
                 ident = Identity.of(st)
                 if stat.S_ISDIR(st.st_mode):
-                    emptied = dir_emptied_by(self.workspace, rel, rels, targets)
+                    # Nothing to do when the target has nothing there either; else it is in the
+                    # way unless the plan's deletes empty it.
+                    emptied = targets.get(rel) is None or dir_emptied_by(self.workspace, rel, rels, targets)
                     out[rel] = (None, None if emptied else "a directory with untracked files is in the way")
                     seen[rel] = Seen(None, ident, directory=True)
                     continue
@@ -1154,6 +1162,10 @@ class Engine:
             if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
                 end_restore(self, intent, "conflict" if res.conflicts else "failed")
             return self._apply_failure(target, mode, plan, steps, res)
+        for gone in res.swept:
+            for p in self._head:
+                if p == gone or p.startswith(gone + "/"):
+                    steps.result.setdefault(p, None)
         cp = self._commit(
             "restore",
             steps.result,

@@ -87,6 +87,8 @@ class ApplyResult:
     rolled_back: bool = True
     conflicts: dict[str, str] = field(default_factory=dict)
     """Paths that changed between the plan and the apply (then ``ok`` is false)."""
+    swept: list[str] = field(default_factory=list)
+    """Forced: entries (and everything below them) moved away that no op named."""
 
 
 def exec_mode(mode: int, executable: bool) -> int:
@@ -124,6 +126,8 @@ class DiskTransaction:
         self.identity: dict[str, Identity | None] = {}
         self._seq = 0
         self.stashed: list[Slot] = []
+        self.swept: list[str] = []
+        """Entries moved away that no op names: a blocking file/link, a directory in the way."""
 
     # ------------------------------------------------------------------ checks
     def _check_seen(self, op: DiskOp, st: os.stat_result | None) -> None:
@@ -226,10 +230,8 @@ class DiskTransaction:
             return  # nothing of the workspace is there (plan saw it through a replaced parent)
         fd, name = self.tree.parent(op.path)
         st = self._expect_now(op.path, fd, name)
-        if st is None:
-            return
-        if stat.S_ISDIR(st.st_mode):
-            self.tree.forget(op.path)
+        if st is None or stat.S_ISDIR(st.st_mode):
+            return  # a directory is not the entry to delete: its files have ops of their own
         self.undo.append(("moved", op.path, self._to_trash(op.path, fd, name), None))
 
     def prune(self, rel: str) -> None:
@@ -288,12 +290,31 @@ class DiskTransaction:
         os.close(ffd)
         return tmp
 
-    def write(self, op: DiskOp) -> None:
+    def _parent_for_write(self, op: DiskOp) -> tuple[int, str]:
         created: list[str] = []
         try:
-            fd, name = self.tree.parent(op.path, create=created)
+            return self.tree.parent(op.path, create=created)
+        except (NotADirectoryError, EscapeError):
+            if not op.replace_directory:
+                raise
         finally:
             self.undo.extend(("mkdir", d, "", None) for d in created)
+        # Forced: a file or link stands where a parent directory must be. Move it (never
+        # follow it) to the trash and make the directory.
+        blocker = blocking_ancestor(self.tree, op.path)
+        fd, name = self.tree.parent(blocker)
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        self.identity[blocker] = Identity.of(st)
+        self.undo.append(("moved", blocker, self._to_trash(blocker, fd, name), None))
+        self.swept.append(blocker)
+        created = []
+        try:
+            return self.tree.parent(op.path, create=created)
+        finally:
+            self.undo.extend(("mkdir", d, "", None) for d in created)
+
+    def write(self, op: DiskOp) -> None:
+        fd, name = self._parent_for_write(op)
         cur = self._lstat_at(fd, name)
         if cur is not None and stat.S_ISDIR(cur.st_mode) and not op.replace_directory:
             raise ConflictError(op.path, "a directory with files that are not tracked is in the way")
@@ -326,6 +347,7 @@ class DiskTransaction:
             return
         if stat.S_ISDIR(st.st_mode):
             self.tree.forget(op.path)
+            self.swept.append(op.path)
         if not stat.S_ISDIR(st.st_mode) and self.tree.exchange(fd, tmp, fd, name):
             # Atomic swap: readers never see the path missing. ``tmp`` now holds the old entry.
             moved = Identity.of(os.stat(tmp, dir_fd=fd, follow_symlinks=False))
@@ -431,6 +453,20 @@ class DiskTransaction:
             shutil.rmtree(self.trash_path, ignore_errors=True)
 
 
+def blocking_ancestor(tree: DirTree, rel: str) -> str:
+    """The first parent component of ``rel`` that is not a real directory ("" if none)."""
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        try:
+            st = tree.lstat(prefix)
+        except (NotADirectoryError, EscapeError):
+            continue
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return prefix
+    return ""
+
+
 def _remove_entry(fd: int, name: str) -> None:
     st = os.stat(name, dir_fd=fd, follow_symlinks=False)
     if stat.S_ISDIR(st.st_mode):
@@ -466,5 +502,6 @@ def apply_disk(workspace: Path, trash: Path, ops: list[DiskOp]) -> ApplyResult:
             failed_path=path if isinstance(path, str) else None,
             rolled_back=not problems,
         )
+    swept = list(tx.swept)
     tx.commit()
-    return ApplyResult(ok=True)
+    return ApplyResult(ok=True, swept=swept)
