@@ -375,7 +375,7 @@ class Campaign:
             ),
         )
         plan = dry["outcome"].get("plan")
-        if dry["outcome"]["kind"] != "applied" or plan is None:
+        if dry["outcome"]["kind"] != "preview" or plan is None:
             return
         want = self.truth[target]
         expected = dict(pre)

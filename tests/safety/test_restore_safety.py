@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.restore import faults
 from retrace.engine.workspace import TEMP_PREFIX
-from tests.engine.conftest import tree_state, write
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 

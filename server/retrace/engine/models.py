@@ -97,10 +97,11 @@ class Checkpoint(CamelModel):
 class ConflictInfo(CamelModel):
     """Why a planned file change would clobber work that is not the agent's."""
 
-    reason: Literal["unrecorded", "external", "unreadable"]
+    reason: Literal["unrecorded", "external", "unreadable", "unsaved"]
     """``unrecorded``: the file on disk differs from what the last checkpoint recorded;
     ``external``: the latest recorded change to the file was made outside the agent;
-    ``unreadable``: the current file could not be read to compare it."""
+    ``unreadable``: the current file could not be read to compare it (or something else is in
+    the way); ``unsaved``: the file is open in the editor with unsaved changes."""
     detail: str
     merged_text: str | None = None
     """Result of a clean 3-way merge (base = last agent-known content, ours = disk, theirs =
