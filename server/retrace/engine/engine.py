@@ -1323,9 +1323,21 @@ class Engine:
         self._record_restore(t0, "applied", target.id)
         return RestoreApplied(target_id=target.id, mode=plan.mode, plan=plan, files=outcomes, checkpoint=cp)
 
-    def take_safety_checkpoint(self) -> Checkpoint | None:
-        """Record unrecorded changes (kind ``safety``) before an editor-applied restore."""
-        return self._record_foreign("safety", {"label": "before an editor-applied restore"})
+    def take_safety_checkpoint(self, *, editor_state: Mapping[str, Any] | None = None) -> Checkpoint | None:
+        """Record unrecorded changes (kind ``safety``) before an editor-applied restore. With
+        ``editor_state`` (e.g. unsaved buffer texts) the checkpoint is taken even when the disk
+        has no unrecorded change, so restoring it brings that editor state back."""
+        if editor_state is None:
+            return self._record_foreign("safety", {"label": "before an editor-applied restore"})
+        self._require_writer()
+        assert self._capture is not None
+        delta = self._capture.detect(self._head)
+        return self._commit(
+            "safety",
+            delta,
+            label="before an editor-applied restore (unsaved editor text kept)",
+            editor_state=editor_state,
+        )
 
     # ------------------------------------------------------------------ session journal
     def append_event(self, event: Mapping[str, Any], *, session_id: str | None = None) -> None:

@@ -17,6 +17,7 @@ from retrace.protocol.models import (
     RestoreResult,
     TimelineGetParams,
     TimelineGetResult,
+    UndoLastRestoreParams,
 )
 
 if TYPE_CHECKING:
@@ -44,10 +45,15 @@ async def restore(ls: RetraceServer, params: RestoreParams) -> RestoreResult:
     return await RestoreService(ls, await ls.services()).restore(params)
 
 
+async def undo_last_restore(ls: RetraceServer, params: UndoLastRestoreParams) -> RestoreResult:
+    return await RestoreService(ls, await ls.services()).undo_last()
+
+
 HANDLERS: dict[str, Handler] = {
     "retrace/timeline/get": timeline_get,
     "retrace/checkpoint/get": checkpoint_get,
     "retrace/checkpoint/fileContent": file_content,
     "retrace/checkpoint/diff": diff,
     "retrace/checkpoint/restore": restore,
+    "retrace/restore/undoLast": undo_last_restore,
 }
