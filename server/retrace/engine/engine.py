@@ -87,9 +87,10 @@ from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
 from retrace.engine.restore.resolver import resolve
 from retrace.engine.restore.steps import Steps, build_steps
+from retrace.engine.restore.verify import verify_applied
 from retrace.engine.scan import read_entry
 from retrace.engine.stats import line_stats
-from retrace.engine.store.blobs import BlobStore, blob_id
+from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
@@ -1237,68 +1238,8 @@ class Engine:
             if f.from_path:
                 paths.append(f.from_path)
         captured = self._capture.current_entries(paths)
-        expected: dict[str, FileEntry | None] = {}
-        outcomes: list[FileOutcome] = []
-        bad: list[str] = []
-        for f in plan.files:
-            res = chosen.get(f.path, "overwrite")
-            if f.action == "conflict" and res == "skip":
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="skipped"))
-                continue
-            if f.action == "conflict" and res == "merge":
-                text = f.conflict.merged_text if f.conflict else None
-                if text is None:
-                    bad.append(f"{f.path}: merge requested but the plan has no merged text")
-                    outcomes.append(
-                        FileOutcome(path=f.path, action=f.action, status="failed", detail="no merged text")
-                    )
-                    continue
-                data = text.encode()
-                cur = captured.get(f.path)
-                if cur is None or cur.hash != blob_id(data):
-                    bad.append(f"{f.path}: does not contain the merged text")
-                    outcomes.append(
-                        FileOutcome(
-                            path=f.path,
-                            action=f.action,
-                            status="failed",
-                            detail="does not contain the merged text",
-                        )
-                    )
-                else:
-                    expected[f.path] = cur
-                    outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
-                continue
-            want = f.target
-            got = captured.get(f.path)
-            ok = same(got, want) or (
-                want is not None and got is not None and want.kind == "symlink" and got.target == want.target
-            )
-            if f.from_path and captured.get(f.from_path) is not None:
-                ok = False
-                why = f"{f.from_path} still exists after the rename"
-            else:
-                why = (
-                    "is absent"
-                    if got is None
-                    else "still exists"
-                    if want is None
-                    else "differs from the checkpoint"
-                )
-            if ok:
-                expected[f.path] = want
-                if f.from_path:
-                    expected[f.from_path] = None
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
-            else:
-                bad.append(f"{f.path}: {why}")
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="failed", detail=why))
-        for u in plan.unrecoverable:
-            outcomes.append(
-                FileOutcome(
-                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
-                )
-            )
+        checked = verify_applied(plan, chosen, captured)
+        outcomes, bad = checked.outcomes, checked.bad
         if bad:
             self._record_restore(t0, "failed", target.id)
             return RestoreFailed(

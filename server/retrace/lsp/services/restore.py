@@ -531,11 +531,55 @@ class RestoreService:
         if answer.failed:
             log.warning("the client could not save: %s", ", ".join(answer.failed))
 
+    async def _reapply_buffers(self, target: Checkpoint) -> None:
+        """Put the unsaved editor texts a safety checkpoint kept back into the editor (unsaved)."""
+        buffers = (target.editor_state or {}).get("buffers") or []
+        codec = self.server.workspace.position_codec
+        changes: list[lsp.TextDocumentEdit | lsp.CreateFile | lsp.RenameFile | lsp.DeleteFile] = []
+        for buffer in buffers:
+            path, text = buffer.get("path"), buffer.get("text")
+            if not isinstance(path, str) or not isinstance(text, str):
+                continue
+            file_path = workspace_file(self.services.workspace, path)
+            uri = str(from_fs_path(str(file_path)))
+            # The restore just saved this file: the editor's text is the disk's (the server's
+            # copy of the document may still be waiting for the editor's didChange).
+            try:
+                old = file_path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            edits = text_edits(old, text, codec)
+            if edits:
+                changes.append(
+                    lsp.TextDocumentEdit(
+                        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                        edits=list(edits),
+                    )
+                )
+        if not changes:
+            return
+        params = lsp.ApplyWorkspaceEditParams(
+            label=f"Retrace: bring back unsaved editor text of {target.id}",
+            edit=lsp.WorkspaceEdit(document_changes=changes),
+        )
+        try:
+            result = await self.server.workspace_apply_edit_async(params)
+        except Exception as exc:
+            log.warning("bringing back the unsaved editor text of %s failed: %s", target.id, exc)
+            return
+        if not result.applied:
+            log.warning("the editor refused the unsaved text of %s: %s", target.id, result.failure_reason)
+
     async def _restore_editor_state(self, target: Checkpoint) -> None:
         if not target.editor_state:
             return
+        if target.editor_state.get("buffers") and self.server.client_can_apply_edits():
+            await self._reapply_buffers(target)
+        layout = {k: v for k, v in target.editor_state.items() if k != "buffers"}
+        if not layout.get("openEditors") and layout.get("activeEditor") is None:
+            return
         try:
-            state = EditorState.model_validate(target.editor_state)
+            state = EditorState.model_validate(layout)
         except ValidationError as exc:
             log.info("checkpoint %s has no usable editor state: %s", target.id, exc.error_count())
             return
