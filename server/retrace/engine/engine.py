@@ -82,9 +82,9 @@ from retrace.engine.models import (
     StoreStats,
     Unrecoverable,
 )
-from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
 from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
+from retrace.engine.restore.recovery import begin_restore, end_restore, recover_interrupted_restores
 from retrace.engine.restore.resolver import resolve
 from retrace.engine.restore.steps import Steps, build_steps
 from retrace.engine.restore.verify import verify_applied
@@ -263,6 +263,11 @@ class Engine:
             return
         cap = self._capture = Capturer(self.workspace, self._layout, self._blobs, self.config)
         cap.start()
+        if self._head_id is not None:
+            # A restore some process was applying to this store when it died is rolled back
+            # first: before anyone works on a half-restored workspace, and before the catch-up
+            # capture could record the half-applied files as an external change.
+            self.recovered = recover_interrupted_restores(self)
         if self._head_id is None:
             self._commit_baseline()
         elif catch_up:
@@ -273,9 +278,6 @@ class Engine:
             cap.full_next = True
         cap.dirs = DirIndex(source=lambda: self._head)  # lazy: built on the first rm -r
         cap.save_cache()
-        # A restore some process was applying to this store when it died is rolled back now,
-        # before anyone works on a half-restored workspace.
-        self.recovered = recover_interrupted_restores(self)
 
     def close(self) -> None:
         """Flush caches (stat cache), stop the watcher, release the lock. Idempotent."""

@@ -51,6 +51,9 @@ class Seen:
     entry: FileEntry | None
     identity: Identity | None = None
     directory: bool = False
+    anything: bool = False
+    """Crash recovery: whatever is there now is what gets replaced (still checked again
+    immediately before each rename, so a concurrent writer is never overwritten)."""
 
 
 @dataclass
@@ -133,6 +136,9 @@ class DiskTransaction:
     def _check_seen(self, op: DiskOp, st: os.stat_result | None) -> None:
         """The path still holds what the plan saw (before anything is written)."""
         seen = op.seen
+        if seen.anything:
+            self.identity[op.path] = Identity.of(st) if st is not None else None
+            return
         if st is None:
             if seen.entry is not None:
                 raise ConflictError(op.path, "was removed after the restore was planned")

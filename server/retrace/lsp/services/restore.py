@@ -56,8 +56,8 @@ from retrace.engine.models import (
     RestorePlan,
     RestorePreview,
 )
-from retrace.engine.recovery import begin_restore, end_restore
 from retrace.engine.restore.disk import DiskOp, OpKind, Seen, apply_disk
+from retrace.engine.restore.recovery import begin_restore, end_restore
 from retrace.engine.restore.resolver import resolve
 from retrace.engine.restore.steps import build_steps
 from retrace.engine.workspace import normalize_rel
