@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
+from retrace.app.restore import RestoreRequest, moves_conversation, restore_code_on_disk, touches_code
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.merge import merge3
@@ -139,13 +140,6 @@ UNDO_TARGETS: dict[int, str] = {}
 """Per server (by identity): the checkpoint that undoes its last applied restore."""
 
 
-def moves_conversation(mode: str, outcome: RestoreOutcome) -> bool:
-    """The conversation half of a restore runs once the code half is done (or had nothing to do)."""
-    if mode not in ("conversation", "both"):
-        return False
-    return outcome.kind == "applied" or (outcome.kind == "nothingToRestore" and mode != "code")
-
-
 def _merged_with_buffer(engine: Engine, pf: PlannedFile, buffer: str) -> str | None:
     """A clean 3-way merge of the unsaved buffer into the restore (base: the file on disk)."""
     theirs: bytes | None
@@ -195,25 +189,24 @@ class RestoreService:
         if not params.dry_run:
             await self._refuse_while_running()
         # Dry runs take the editor path too: unsaved buffers are conflicts in the preview as well.
-        through_editor = params.mode != "conversation" and self.server.client_can_apply_edits()
+        through_editor = touches_code(params.mode) and self.server.client_can_apply_edits()
         if through_editor:
             outcome = await self._through_editor(target, params)
         else:
             # On disk: the engine journals the restore's intent itself, so a crash mid-apply is
             # rolled back when the store is next opened.
-            outcome = await self.services.run(
-                lambda e: e.restore(
-                    target.id,
-                    mode=params.mode,
-                    dry_run=params.dry_run,
-                    force=params.force,
-                    resolutions=dict(params.resolutions or {}),
-                    paths=params.paths,
-                    skip_conflicts=params.skip_conflicts,
-                )
+            request = RestoreRequest(
+                checkpoint=target.id,
+                mode=params.mode,
+                dry_run=params.dry_run,
+                force=params.force,
+                resolutions=dict(params.resolutions or {}),
+                paths=params.paths,
+                skip_conflicts=params.skip_conflicts,
             )
+            outcome = await self.services.run(lambda e: restore_code_on_disk(e, request))
         head: str | None = None
-        if not params.dry_run and moves_conversation(params.mode, outcome):
+        if moves_conversation(params.mode, outcome):
             view = await self.services.agent.restore_conversation(target.session_id, target.id)
             head = view.head
         if not params.dry_run and outcome.kind == "applied":

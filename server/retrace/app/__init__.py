@@ -1,0 +1,1 @@
+"""Application services shared by every front end (command line, language server)."""
