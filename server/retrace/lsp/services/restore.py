@@ -498,7 +498,11 @@ class RestoreService:
             )
             edit.save_uris.append(file_uri)
         if current is not None and current.executable != target.executable:
-            edit.disk(_op(pf, "chmod", target), "executable bit")
+            # The editor may already have written the new text (or will, on save): only the mode
+            # changes here, so whatever content is there is what gets its mode set.
+            chmod = _op(pf, "chmod", target)
+            chmod.seen = Seen(None, anything=True)
+            edit.disk(chmod, "executable bit")
 
     async def _apply_workspace_edit(self, edit: EditPlan, target: Checkpoint) -> str | None:
         """Send the edit; ``None`` when applied, else the client's reason."""
