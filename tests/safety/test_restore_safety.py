@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from tests.engine.conftest import tree_state, write
 
@@ -25,7 +25,8 @@ from retrace.engine import Engine, EngineConfig
 from retrace.engine.restore import faults
 from retrace.engine.workspace import TEMP_PREFIX
 
-FAST = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+EXAMPLES = 300 if os.environ.get("RETRACE_FULL_CAMPAIGNS") else 25
+FAST = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @pytest.fixture
@@ -108,6 +109,7 @@ def test_concurrent_writer_during_apply_is_a_conflict_and_survives(
 
         with faults.injected(hook):
             out = eng.restore(base)
+        event(f"concurrent writer: {'yes' if survivor else 'no'}; outcome: {out.kind}")
         if not survivor:
             assert out.kind == "applied"  # the writer never got a turn: a plain restore
             return
@@ -266,6 +268,7 @@ def test_random_type_swaps_restore_exactly(
         pre = tree_state(ws)
         out = eng.restore(target, force=True)
         assert out.kind in ("applied", "nothingToRestore"), out
+        event(f"outcome: {out.kind}; swapped kinds: {sum(first[k] != second[k] for k in first)}")
         now = tree_state(ws)
         assert {p: now.get(p) for p in want} == want
         recorded = set(eng.manifest(target)) | set(eng.manifest(second_id))
