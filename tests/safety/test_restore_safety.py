@@ -369,3 +369,35 @@ def test_forced_restore_of_huge_file_keeps_memory_bounded(tmp_path: Path) -> Non
 
 def test_default_config_is_what_the_memory_test_assumes() -> None:
     assert EngineConfig().max_file_bytes < 100 * 1024 * 1024
+
+
+def test_large_restore_parallel_temps_conflict_rolls_back_and_leaves_no_temp(tmp_path: Path) -> None:
+    """Past the parallel threshold temporary files are made ahead: a conflict on the last
+    publish still rolls back everything and removes every temporary file."""
+    ws = tmp_path / "ws"
+    names = [f"d{i % 5}/f{i:03d}.txt" for i in range(60)]
+    for n in names:
+        write(ws, n, f"v1 {n}\n")
+    with Engine.open(ws, tmp_path / "store") as eng:
+        base = eng.head.id
+        for n in names:
+            write(ws, n, f"v2 {n}\n")
+        eng.checkpoint("agent", kind="tool", tool="run_command")
+        before = tree_state(ws)
+        last = sorted(names)[-1]
+        hit: dict[str, bytes] = {}
+
+        def hook(step: str, rel: str) -> None:
+            if step == "replace" and rel == last and not hit:
+                hit[rel] = same_size_preserved_mtime(ws / rel)
+
+        with faults.injected(hook):
+            out = eng.restore(base)
+        assert out.kind == "conflict" and [f.path for f in out.files] == [last]
+        now = tree_state(ws)
+        assert (ws / last).read_bytes() == hit[last]
+        assert {p: v for p, v in now.items() if p != last} == {p: v for p, v in before.items() if p != last}
+        assert not [p for p in now if os.path.basename(p).startswith(TEMP_PREFIX)]
+        again = eng.restore(base, force=True)
+        assert again.kind == "applied"
+        assert all((ws / n).read_text() == f"v1 {n}\n" for n in names)

@@ -82,7 +82,7 @@ from retrace.engine.models import (
     StoreStats,
     Unrecoverable,
 )
-from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor
+from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor, drain_trash
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
 from retrace.engine.restore.recovery import begin_restore, end_restore, recover_interrupted_restores
 from retrace.engine.restore.resolver import resolve
@@ -289,7 +289,7 @@ class Engine:
         errors: list[BaseException] = []
         steps: list[Callable[[], None]] = []
         if self._capture is not None:
-            steps += [self._capture.save_cache, self._capture.stop]
+            steps += [self._capture.save_cache, self._capture.stop, drain_trash]
         steps += [w.close for w in self._writers.values()]
         steps.append(self._lock.release)
         for step in steps:

@@ -27,7 +27,9 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -38,6 +40,9 @@ from retrace.engine.store.blobs import write_all
 from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
 
 OpKind = Literal["write", "delete", "chmod"]
+PARALLEL_WRITES_FROM = 16
+WRITER_THREADS = 4
+IN_FLIGHT = 16
 Source = Callable[[], bytes | None]
 CHUNK = 1 << 20
 
@@ -67,6 +72,16 @@ class DiskOp:
     """For a file ``write``: returns the bytes (``None``: content missing from the store)."""
     replace_directory: bool = False
     """A directory still in the way (untracked content) may be moved to the trash (forced)."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    op: DiskOp
+    fd: int
+    """Descriptor of the parent directory."""
+    name: str
+    mode: int
+    """Mode the new file starts from (the current file's, else 0o644)."""
 
 
 class ConflictError(Exception):
@@ -273,7 +288,7 @@ class DiskTransaction:
         finally:
             os.close(ffd)
 
-    def _make_temp(self, fd: int, op: DiskOp, mode: int) -> str:
+    def _make_temp(self, fd: int, op: DiskOp, mode: int, data: bytes | None) -> str:
         entry = op.entry
         assert entry is not None
         tmp = temp_name()
@@ -281,7 +296,6 @@ class DiskTransaction:
             assert entry.target is not None
             os.symlink(entry.target, tmp, dir_fd=fd)
             return tmp
-        data = op.source() if op.source is not None else b""
         if data is None:
             raise ApplyError(op.path, f"content of {op.path} is missing from the store")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -295,6 +309,12 @@ class DiskTransaction:
             raise
         os.close(ffd)
         return tmp
+
+    @staticmethod
+    def _data(op: DiskOp) -> bytes | None:
+        if op.entry is None or op.entry.kind != "file":
+            return None
+        return op.source() if op.source is not None else b""
 
     def _parent_for_write(self, op: DiskOp) -> tuple[int, str]:
         created: list[str] = []
@@ -319,19 +339,68 @@ class DiskTransaction:
         finally:
             self.undo.extend(("mkdir", d, "", None) for d in created)
 
-    def write(self, op: DiskOp) -> None:
+    def _stage(self, op: DiskOp) -> Staged:
+        """Sequential part of a write: the parent directory (made if missing) and its checks."""
         fd, name = self._parent_for_write(op)
         cur = self._lstat_at(fd, name)
         if cur is not None and stat.S_ISDIR(cur.st_mode) and not op.replace_directory:
             raise ConflictError(op.path, "a directory with files that are not tracked is in the way")
         mode = cur.st_mode if cur is not None and stat.S_ISREG(cur.st_mode) else 0o644
-        tmp = self._make_temp(fd, op, mode)
+        return Staged(op, fd, name, mode)
+
+    def _temps_in_parallel(self, staged: list[Staged]) -> dict[int, str]:
+        """Temporary files of many writes at once (file creation dominates a large restore).
+        Content is read on this thread, at most ``IN_FLIGHT`` files ahead of the writers."""
+        temps: dict[int, str] = {}
+        errors: list[BaseException] = []
+        slots = threading.BoundedSemaphore(IN_FLIGHT)
+
+        def job(index: int, item: Staged, data: bytes | None) -> None:
+            try:
+                temps[index] = self._make_temp(item.fd, item.op, item.mode, data)
+            except BaseException as exc:
+                errors.append(exc)
+            finally:
+                slots.release()
+
         try:
-            self._publish(op, fd, name, tmp)
+            with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
+                for index, item in enumerate(staged):
+                    if errors:
+                        break
+                    data = self._data(item.op)
+                    slots.acquire()
+                    pool.submit(job, index, item, data)
         except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=fd)
+            self._drop_temps(staged, temps)
             raise
+        if errors:
+            self._drop_temps(staged, temps)
+            raise errors[0]
+        return temps
+
+    @staticmethod
+    def _drop_temps(staged: list[Staged], temps: dict[int, str]) -> None:
+        for index, tmp in temps.items():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=staged[index].fd)
+
+    def write_all(self, writes: list[DiskOp]) -> None:
+        staged = [self._stage(op) for op in writes]
+        temps = self._temps_in_parallel(staged) if len(staged) >= PARALLEL_WRITES_FROM else {}
+        try:
+            for index, item in enumerate(staged):
+                tmp = temps.pop(index, None)
+                if tmp is None:
+                    tmp = self._make_temp(item.fd, item.op, item.mode, self._data(item.op))
+                try:
+                    self._publish(item.op, item.fd, item.name, tmp)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp, dir_fd=item.fd)
+                    raise
+        finally:
+            self._drop_temps(staged, temps)
 
     @staticmethod
     def _lstat_at(fd: int, name: str) -> os.stat_result | None:
@@ -377,8 +446,7 @@ class DiskTransaction:
         for op in ops:
             if op.kind == "chmod":
                 self.chmod(op)
-            elif op.kind == "write":
-                self.write(op)
+        self.write_all([op for op in ops if op.kind == "write"])
 
     def verify(self) -> dict[str, str]:
         """Every entry this apply put in place is still the very one it wrote."""
@@ -456,7 +524,22 @@ class DiskTransaction:
             os.close(self.trash_fd)
             self.trash_fd = -1
         if discard:
-            shutil.rmtree(self.trash_path, ignore_errors=True)
+            # Unlinking what the restore replaced is not on the user's clock: a thread does it
+            # (the interpreter waits for it at exit; a leftover trash directory is harmless).
+            worker = threading.Thread(
+                target=shutil.rmtree, args=(self.trash_path,), kwargs={"ignore_errors": True}, name="rt-trash"
+            )
+            _TRASH_WORKERS.append(worker)
+            worker.start()
+
+
+_TRASH_WORKERS: list[threading.Thread] = []
+
+
+def drain_trash() -> None:
+    """Wait until every trash directory handed to a background remover is gone."""
+    while _TRASH_WORKERS:
+        _TRASH_WORKERS.pop().join()
 
 
 def blocking_ancestor(tree: DirTree, rel: str) -> str:
