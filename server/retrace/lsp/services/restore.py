@@ -109,6 +109,19 @@ def _op(pf: PlannedFile, kind: OpKind, entry: FileEntry | None, data: bytes | No
     return DiskOp(pf.path, kind, entry, Seen(pf.current), source=source, replace_directory=forced)
 
 
+def _delete_change(edit: EditPlan, pf: PlannedFile, file_uri: str, client_deletes: bool) -> None:
+    """A delete through the editor when it can express it (a file), else on disk."""
+    current = pf.current
+    if current is not None and current.kind == "file" and client_deletes:
+        edit.changes.append(
+            lsp.DeleteFile(uri=file_uri, options=lsp.DeleteFileOptions(ignore_if_not_exists=True))
+        )
+        edit.deleted.append(pf.path)
+        return
+    why = "symlink" if current is not None and current.kind != "file" else "client cannot delete"
+    edit.disk(_op(pf, "delete", None), why)
+
+
 def _text(data: bytes | None) -> str | None:
     if data is None:
         return None
@@ -408,23 +421,9 @@ class RestoreService:
                 data = engine.read_blob(target.hash)
             else:
                 data = None
-            current = pf.current
 
             if action == "delete":
-                if current is not None and current.kind == "file" and "delete" in resource_ops:
-                    edit.changes.append(
-                        lsp.DeleteFile(
-                            uri=uri(pf.path), options=lsp.DeleteFileOptions(ignore_if_not_exists=True)
-                        )
-                    )
-                    edit.deleted.append(pf.path)
-                else:
-                    why = (
-                        "symlink"
-                        if current is not None and current.kind != "file"
-                        else "client cannot delete"
-                    )
-                    edit.disk(_op(pf, "delete", None), why)
+                _delete_change(edit, pf, uri(pf.path), "delete" in resource_ops)
             elif action == "rename" and pf.from_path is not None and "rename" in resource_ops:
                 edit.changes.append(lsp.RenameFile(old_uri=uri(pf.from_path), new_uri=uri(pf.path)))
                 edit.deleted.append(pf.from_path)
