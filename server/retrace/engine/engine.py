@@ -1160,7 +1160,7 @@ class Engine:
             self._blobs.put(data, bid)
         intent = begin_restore(self, plan)
         res = apply_disk(self.workspace, self.store_dir / "trash" / intent, steps.ops)
-        self._capture.touched([op.path for op in steps.ops])
+        self._capture.touched([op.path for op in steps.ops] + res.swept)
         if not res.ok:
             if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
                 end_restore(self, intent, "conflict" if res.conflicts else "failed")
