@@ -21,10 +21,12 @@ Contract of :func:`apply_disk`:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import hashlib
 import os
+import queue
 import shutil
 import stat
 import threading
@@ -526,20 +528,38 @@ class DiskTransaction:
         if discard:
             # Unlinking what the restore replaced is not on the user's clock: a thread does it
             # (the interpreter waits for it at exit; a leftover trash directory is harmless).
-            worker = threading.Thread(
-                target=shutil.rmtree, args=(self.trash_path,), kwargs={"ignore_errors": True}, name="rt-trash"
-            )
-            _TRASH_WORKERS.append(worker)
+            _discard_later(self.trash_path)
+
+
+_TRASH: queue.Queue[Path] = queue.Queue()
+_TRASH_WORKER: list[threading.Thread] = []
+_TRASH_LOCK = threading.Lock()
+
+
+def _remove_trash_forever() -> None:
+    while True:
+        path = _TRASH.get()
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            _TRASH.task_done()
+
+
+def _discard_later(path: Path) -> None:
+    """Hand a trash directory to the one background remover (started on first use)."""
+    with _TRASH_LOCK:
+        if not _TRASH_WORKER:
+            worker = threading.Thread(target=_remove_trash_forever, name="rt-trash", daemon=True)
             worker.start()
-
-
-_TRASH_WORKERS: list[threading.Thread] = []
+            _TRASH_WORKER.append(worker)
+            atexit.register(drain_trash)
+    _TRASH.put(path)
 
 
 def drain_trash() -> None:
-    """Wait until every trash directory handed to a background remover is gone."""
-    while _TRASH_WORKERS:
-        _TRASH_WORKERS.pop().join()
+    """Wait until every trash directory handed to the background remover is gone."""
+    if _TRASH_WORKER:
+        _TRASH.join()
 
 
 def blocking_ancestor(tree: DirTree, rel: str) -> str:
