@@ -19,7 +19,8 @@ export type AgentEventPayload =
 /**
  * What a restore did (or, with ``dryRun``, would do), tagged on ``kind``.
  */
-export type RestoreOutcomePayload = RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed;
+export type RestoreOutcomePayload =
+  RestorePreview | RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed;
 
 export interface AgentError {
   detail: string | null;
@@ -219,9 +220,10 @@ export interface ConflictInfo {
   /**
    * ``unrecorded``: the file on disk differs from what the last checkpoint recorded;
    * ``external``: the latest recorded change to the file was made outside the agent;
-   * ``unreadable``: the current file could not be read to compare it.
+   * ``unreadable``: the current file could not be read to compare it (or something else is in
+   * the way); ``unsaved``: the file is open in the editor with unsaved changes.
    */
-  reason: 'unrecorded' | 'external' | 'unreadable';
+  reason: 'unrecorded' | 'external' | 'unreadable' | 'unsaved';
 }
 export interface ConversationGetParams {
   sessionId: string;
@@ -468,6 +470,10 @@ export interface NothingToRestore {
   mode: 'code' | 'conversation' | 'both';
   plan: RestorePlan | null;
   reason: string;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 /**
@@ -600,7 +606,7 @@ export interface PromptResult {
   turnId: string;
 }
 /**
- * Everything in scope now matches the target (or, with ``dry_run``, would).
+ * Everything in scope now matches the target.
  */
 export interface RestoreApplied {
   /**
@@ -616,6 +622,10 @@ export interface RestoreApplied {
    * Checkpoint of unrecorded changes captured just before applying, if there were any.
    */
   safetyCheckpointId: string | null;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 /**
@@ -627,6 +637,10 @@ export interface RestoreConflict {
   kind: 'conflict';
   mode: 'code' | 'conversation' | 'both';
   plan: RestorePlan | null;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 /**
@@ -640,6 +654,25 @@ export interface RestoreFailed {
   mode: 'code' | 'conversation' | 'both';
   plan: RestorePlan | null;
   rolledBack: boolean;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
+  targetId: string;
+}
+/**
+ * A dry run: what the restore would do with the given resolutions. Nothing was changed.
+ */
+export interface RestorePreview {
+  dryRun: boolean;
+  files: FileOutcome[];
+  kind: 'preview';
+  mode: 'code' | 'conversation' | 'both';
+  plan: RestorePlan | null;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 export interface RestoreParams {
@@ -663,6 +696,11 @@ export interface RestoreParams {
   resolutions?: {
     [k: string]: ('overwrite' | 'skip' | 'merge') | undefined;
   } | null;
+  /**
+   * Leave every conflicting file as it is and restore all the others (the outcome's
+   * ``skipped`` lists them); explicit ``resolutions`` still win.
+   */
+  skipConflicts?: boolean;
 }
 export interface RestoreResult {
   /**
@@ -943,6 +981,10 @@ export interface ToolCallView {
   tool: string;
   turnId: string | null;
 }
+/**
+ * No parameters: the server remembers the last restore of this session.
+ */
+export interface UndoLastRestoreParams {}
 
 /** Short names for the protocol's tagged unions. */
 export type AgentEvent = AgentEventPayload;
@@ -963,6 +1005,7 @@ export const METHODS = {
   checkpointFileContent: 'retrace/checkpoint/fileContent',
   checkpointDiff: 'retrace/checkpoint/diff',
   checkpointRestore: 'retrace/checkpoint/restore',
+  restoreUndoLast: 'retrace/restore/undoLast',
   conversationGet: 'retrace/conversation/get',
   conversationSummarize: 'retrace/conversation/summarize',
   editorDidChangeState: 'retrace/editor/didChangeState',
@@ -989,6 +1032,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/checkpoint/fileContent': 'clientRequest',
   'retrace/checkpoint/diff': 'clientRequest',
   'retrace/checkpoint/restore': 'clientRequest',
+  'retrace/restore/undoLast': 'clientRequest',
   'retrace/conversation/get': 'clientRequest',
   'retrace/conversation/summarize': 'clientRequest',
   'retrace/editor/didChangeState': 'clientNotification',
@@ -1010,6 +1054,7 @@ export interface RequestParams {
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
   'retrace/checkpoint/restore': RestoreParams;
+  'retrace/restore/undoLast': UndoLastRestoreParams;
   'retrace/conversation/get': ConversationGetParams;
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
@@ -1028,6 +1073,7 @@ export interface RequestResult {
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;
   'retrace/checkpoint/restore': RestoreResult;
+  'retrace/restore/undoLast': RestoreResult;
   'retrace/conversation/get': ConversationView;
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;

@@ -30,7 +30,6 @@ PACKAGE = "retrace"
 KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
     {
         ("retrace.engine.gc", "retrace.engine.engine"),
-        ("retrace.engine.recovery", "retrace.engine.engine"),
     }
 )
 

@@ -139,7 +139,7 @@ def test_dry_run_and_plan_never_write(ws: Path, store: Path, open_engine: Open) 
     plan = eng.plan_restore(base)
     assert plan.counts.overwrite == 1 and plan.files[0].path == "a.txt"
     dry = eng.restore(base, dry_run=True)
-    assert dry.kind == "applied" and dry.dry_run and dry.checkpoint is None
+    assert dry.kind == "preview" and dry.dry_run
     assert (ws / "a.txt").read_text() == "2"
     assert sorted((p, p.stat().st_size) for p in store.rglob("journal.jsonl")) == journal_before
     # The unrecorded file is still seen by the next real detection.

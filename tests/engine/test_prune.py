@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrace.engine.apply import prune_empty_parents
+from retrace.engine.workspace import prune_empty_parents
 from retrace.lsp.services.restore import prune_emptied_dirs
 
 _names = st.sampled_from(["a", "b", "c"])

@@ -17,7 +17,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 OUT = HERE.parent / "RELIABILITY.md"
-FRAGMENTS = ("report_crash.md", "report_inputs.md")
+FRAGMENTS = ("report_crash.md", "report_inputs.md", "report_restore.md")
 
 HEADER = """# Retrace reliability campaigns
 

@@ -231,9 +231,11 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
             optional={
                 "dryRun": st.booleans(),
                 "force": st.booleans(),
+                "skipConflicts": st.booleans(),
                 "paths": st.none() | st.lists(paths, max_size=3),
             },
         ),
+        "retrace/restore/undoLast": st.fixed_dictionaries({}),
         "retrace/conversation/get": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/conversation/summarize": st.fixed_dictionaries(
             {"id": ids, "direction": st.sampled_from(["from", "upTo"])}

@@ -73,6 +73,7 @@ export function decide(outcome: RestoreOutcome, target: string): Confirmation {
                 mergeable,
             };
         }
+        case 'preview':
         case 'applied': {
             const plan = outcome.plan;
             if (plan === null || outcome.mode === 'conversation') {
@@ -145,6 +146,8 @@ export function report(outcome: RestoreOutcome, target: string, previousHead: st
                 undoTarget: outcome.checkpoint?.parent ?? previousHead,
             };
         }
+        case 'preview':
+            return { severity: 'info', message: `Preview of the restore to ${target}: nothing was changed.`, undoTarget: undefined };
         case 'nothingToRestore':
             if (conversationMoved) {
                 // Files already matched; only the conversation moved.

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from retrace import credentials
+from retrace.app.restore import RestoreRequest, moves_conversation, restore_code_on_disk
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
-from retrace.engine.models import NothingToRestore, RestoreApplied, RestoreFailed, RestoreOutcome
+from retrace.engine.models import RestoreFailed, RestoreOutcome
 
 CLI_SESSION = "cli"
 """Session of every checkpoint the command line records: one group, not one session per call."""
@@ -149,14 +150,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_restore(args: argparse.Namespace) -> int:
     with _open(args, readonly=False) as engine:
         target = _resolve(engine, args.id)
-        outcome = engine.restore(
-            target,
+        request = RestoreRequest(
+            checkpoint=target,
             mode=args.mode,
             dry_run=args.dry_run,
             force=args.force,
-            resolutions=dict(args.resolutions) or None,
+            resolutions=dict(args.resolutions),
             paths=args.paths,
         )
+        outcome = restore_code_on_disk(engine, request)
         conversation = None
         if args.mode != "code":
             conversation = _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
@@ -191,7 +193,7 @@ def _restore_conversation(
             "restored": False,
             "message": f"Dry run: the conversation of session {cp.session_id} would move too.",
         }
-    if not isinstance(outcome, RestoreApplied | NothingToRestore):
+    if not moves_conversation(outcome.mode, outcome):
         message = "The conversation was left as it was (the code restore did not apply)."
         return {"restored": False, "message": message}
     if not any(ev.get("type") == "message" for ev in engine.events(cp.session_id)):

@@ -27,6 +27,7 @@ from retrace.engine.models import (
     RestoreFailed,
     RestoreOutcome,
     RestorePlan,
+    RestorePreview,
     StoreStats,
 )
 
@@ -215,24 +216,22 @@ def restore_report(outcome: RestoreOutcome) -> str:
     target = f"{outcome.target_id} ({outcome.mode})"
     lines: list[str]
     match outcome:
+        case RestorePreview():
+            plan = outcome.plan
+            counts = counts_summary(plan.counts) if plan else "no file changes"
+            lines = [f"Dry run: restoring {target} would change: {counts}."]
+            lines += [_planned_line(p) for p in (plan.files if plan else [])]
+            lines.append("Nothing was changed.")
         case RestoreApplied():
-            if outcome.dry_run:
-                plan = outcome.plan
-                counts = counts_summary(plan.counts) if plan else "no file changes"
-                lines = [f"Dry run: restoring {target} would change: {counts}."]
-                lines += [_planned_line(p) for p in (plan.files if plan else [])]
-                lines.append("Nothing was changed.")
-            else:
-                lines = [f"Restored {target}: {outcome_counts(outcome.files)}."]
-                lines += [_outcome_line(f) for f in outcome.files]
-                if outcome.safety_checkpoint_id:
-                    lines.append(
-                        f"Unrecorded changes were saved first in checkpoint {outcome.safety_checkpoint_id}."
-                    )
-                if outcome.checkpoint is not None:
-                    lines.append(f"New checkpoint: {outcome.checkpoint.id}.")
-                    if outcome.checkpoint.parent:
-                        lines.append(f"Undo with: retrace restore {outcome.checkpoint.parent}")
+            lines = [f"Restored {target}: {outcome_counts(outcome.files)}."]
+            lines += [_outcome_line(f) for f in outcome.files]
+            if outcome.safety_checkpoint_id:
+                safety = outcome.safety_checkpoint_id
+                lines.append(f"Unrecorded changes were saved first in checkpoint {safety}.")
+            if outcome.checkpoint is not None:
+                lines.append(f"New checkpoint: {outcome.checkpoint.id}.")
+                if outcome.checkpoint.parent:
+                    lines.append(f"Undo with: retrace restore {outcome.checkpoint.parent}")
         case RestoreConflict():
             plan = outcome.plan
             conflicts = [p for p in plan.files if p.action == "conflict"] if plan else []
@@ -259,7 +258,7 @@ def restore_report(outcome: RestoreOutcome) -> str:
 def restore_exit_code(outcome: RestoreOutcome) -> int:
     """0 applied / nothing to restore / any dry run, 3 conflict, 1 failed."""
     match outcome:
-        case RestoreApplied() | NothingToRestore():
+        case RestorePreview() | RestoreApplied() | NothingToRestore():
             return 0
         case RestoreConflict():
             return 0 if outcome.dry_run else 3

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from retrace.camel import dump
-from retrace.engine.apply import Op, apply_ops
 from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
 from retrace.engine.capture.scan import read_entry
 from retrace.engine.commit import build_checkpoint, file_changes
@@ -59,7 +58,6 @@ from retrace.engine.manifest import (
     delta_to_json,
     diff_manifests,
     encode_snapshot,
-    make_entry,
     needs_snapshot,
     same,
 )
@@ -79,16 +77,22 @@ from retrace.engine.models import (
     RestoreMode,
     RestoreOutcome,
     RestorePlan,
+    RestorePreview,
     StoreStats,
     Unrecoverable,
 )
-from retrace.engine.planner import PathState, plan_restore
-from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
+from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor, drain_trash
+from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
+from retrace.engine.restore.recovery import begin_restore, end_restore, recover_interrupted_restores
+from retrace.engine.restore.resolver import resolve
+from retrace.engine.restore.steps import Steps, build_steps
+from retrace.engine.restore.verify import verify_applied
 from retrace.engine.stats import unified_diff_lines
-from retrace.engine.store.blobs import BlobStore, blob_id
+from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
+from retrace.engine.workspace import DirTree, EscapeError, Identity
 from retrace.text import decode_text
 
 log = logging.getLogger(__name__)
@@ -256,6 +260,11 @@ class Engine:
             return
         cap = self._capture = Capturer(self.workspace, self._layout, self._blobs, self.config)
         cap.start()
+        if self._head_id is not None:
+            # A restore some process was applying to this store when it died is rolled back
+            # first: before anyone works on a half-restored workspace, and before the catch-up
+            # capture could record the half-applied files as an external change.
+            self.recovered = recover_interrupted_restores(self)
         if self._head_id is None:
             self._commit_baseline()
         elif catch_up:
@@ -266,9 +275,6 @@ class Engine:
             cap.full_next = True
         cap.dirs = DirIndex(source=lambda: self._head)  # lazy: built on the first rm -r
         cap.save_cache()
-        # A restore some process was applying to this store when it died is rolled back now,
-        # before anyone works on a half-restored workspace.
-        self.recovered = recover_interrupted_restores(self)
 
     def close(self) -> None:
         """Flush caches (stat cache), stop the watcher, release the lock. Idempotent."""
@@ -280,7 +286,7 @@ class Engine:
         errors: list[BaseException] = []
         steps: list[Callable[[], None]] = []
         if self._capture is not None:
-            steps += [self._capture.save_cache, self._capture.stop]
+            steps += [self._capture.save_cache, self._capture.stop, drain_trash]
         steps += [w.close for w in self._writers.values()]
         steps.append(self._lock.release)
         for step in steps:
@@ -880,6 +886,12 @@ class Engine:
         return mode  # type: ignore[return-value]
 
     def _plan(self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None) -> RestorePlan:
+        return self._plan_seen(target, mode, paths)[0]
+
+    def _plan_seen(
+        self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None
+    ) -> tuple[RestorePlan, dict[str, Seen]]:
+        """The plan, and what it saw on disk per path (stat identity: the apply's CAS guard)."""
         head_id = self.head.id
         scope = self._changed_between(target.id, head_id)
         if paths is not None:
@@ -889,7 +901,7 @@ class Engine:
         kept = self._kept_by_rules(target, [p for p in scope if tgt[p] is None])
         scope -= kept.keys()
         states: dict[str, PathState] = {}
-        current = self._read_current(scope)
+        current, seen = self._read_current(scope, tgt)
         for p in scope:
             cur, err = current[p]
             ext = False
@@ -910,7 +922,7 @@ class Engine:
             read_disk=self._read_disk,
         )
         plan.kept = [KeptPath(path=p, reason=r) for p, r in sorted(kept.items())]
-        return plan
+        return plan, seen
 
     def _kept_by_rules(self, target: Checkpoint, deletes: list[str]) -> dict[str, str]:
         """Planned deletions the restore must not make: ignored now or at the target."""
@@ -926,28 +938,50 @@ class Engine:
 
         return kept_by_rules(deletes, now, Ignorer(self.workspace, self.config, gitignore_at_target))
 
-    def _read_current(self, rels: Iterable[str]) -> dict[str, tuple[FileEntry | None, str | None]]:
+    def _read_current(
+        self, rels: Iterable[str], targets: Mapping[str, FileEntry | None]
+    ) -> tuple[dict[str, tuple[FileEntry | None, str | None]], dict[str, Seen]]:
         out: dict[str, tuple[FileEntry | None, str | None]] = {}
-        for rel in rels:
-            p = os.path.join(self.workspace, rel)
-            try:
-                st = os.lstat(p)
-            except FileNotFoundError:
-                out[rel] = (None, None)
-                continue
-            except OSError as exc:
-                out[rel] = (None, exc.strerror or str(exc))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                out[rel] = (None, "a directory is in the way")
-                continue
-            if self._capture is not None:
-                # The stat cache vouches for unchanged files (racily clean ones are re-read).
-                out[rel] = (self._capture.peek(rel, st, self._head.get(rel)), None)
-                continue
-            r = read_entry(p, st, self.config.max_file_bytes)
-            out[rel] = (r.entry if r else None, None)
-        return out
+        seen: dict[str, Seen] = {}
+        rels = list(rels)
+        with DirTree(self.workspace) as tree:
+            for rel in rels:
+                try:
+                    st = tree.lstat(rel)
+                except (EscapeError, NotADirectoryError):
+                    # Behind a file or a symlink: nothing of the workspace is there. Creating it
+                    # means replacing that entry: a conflict unless the plan deletes it anyway.
+                    blocker = blocking_ancestor(tree, rel)
+                    blocked = targets.get(rel) is not None and (blocker not in targets or targets[blocker])
+                    out[rel] = (None, f"{blocker} is a file or a link in the way" if blocked else None)
+                    seen[rel] = Seen(None)
+                    continue
+                except OSError as exc:
+                    out[rel] = (None, exc.strerror or str(exc))
+                    continue
+                if st is None:
+                    out[rel] = (None, None)
+                    seen[rel] = Seen(None)
+                    continue
+                ident = Identity.of(st)
+                if stat.S_ISDIR(st.st_mode):
+                    # Nothing to do when the target has nothing there either; else it is in the
+                    # way unless the plan's deletes empty it.
+                    emptied = targets.get(rel) is None or dir_emptied_by(self.workspace, rel, rels, targets)
+                    out[rel] = (None, None if emptied else "a directory with untracked files is in the way")
+                    seen[rel] = Seen(None, ident, directory=True)
+                    continue
+                entry = self._current_entry(rel, st)
+                out[rel] = (entry, None)
+                seen[rel] = Seen(entry, ident)
+        return out, seen
+
+    def _current_entry(self, rel: str, st: os.stat_result) -> FileEntry | None:
+        if self._capture is not None:
+            # The stat cache vouches for unchanged files (racily clean ones are re-read).
+            return self._capture.peek(rel, st, self._head.get(rel))
+        r = read_entry(os.path.join(self.workspace, rel), st, self.config.max_file_bytes)
+        return r.entry if r else None
 
     def restore(
         self,
@@ -958,6 +992,7 @@ class Engine:
         force: bool = False,
         resolutions: Mapping[str, ConflictResolution] | None = None,
         paths: Iterable[str] | None = None,
+        skip_conflicts: bool = False,
     ) -> RestoreOutcome:
         """Plan, then (unless ``dry_run`` or unresolved conflicts) apply to disk atomically per
         file, verify, and commit a ``restore`` checkpoint whose parent is the previous head
@@ -976,7 +1011,13 @@ class Engine:
         if not dry_run:
             self._require_writer()
         outcome = self._restore(
-            target, m, dry_run=dry_run, force=force, resolutions=dict(resolutions or {}), paths=paths
+            target,
+            m,
+            dry_run=dry_run,
+            force=force,
+            resolutions=dict(resolutions or {}),
+            paths=paths,
+            skip_conflicts=skip_conflicts,
         )
         if not dry_run and outcome.kind != "nothingToRestore":
             self._record_restore(t0, outcome.kind, target.id)
@@ -990,94 +1031,6 @@ class Engine:
         event["targetId"] = target_id
         self._writer(self._session_id).append(event, sync=False)
 
-    def _resolve(
-        self, plan: RestorePlan, force: bool, resolutions: Mapping[str, ConflictResolution]
-    ) -> tuple[dict[str, ConflictResolution], list[FileOutcome]]:
-        """Resolution per conflicting path, and outcomes of the unresolved ones."""
-        chosen: dict[str, ConflictResolution] = {}
-        unresolved: list[FileOutcome] = []
-        for f in plan.files:
-            if f.action != "conflict":
-                continue
-            assert f.conflict is not None
-            res = "overwrite" if force else resolutions.get(f.path)
-            if res == "merge" and f.conflict.merged_text is None:
-                unresolved.append(
-                    FileOutcome(
-                        path=f.path,
-                        action="conflict",
-                        status="conflict",
-                        detail=f"{f.conflict.detail}; no clean merge exists",
-                    )
-                )
-            elif res is None:
-                unresolved.append(
-                    FileOutcome(path=f.path, action="conflict", status="conflict", detail=f.conflict.detail)
-                )
-            else:
-                chosen[f.path] = res
-        return chosen, unresolved
-
-    def _ops(
-        self, plan: RestorePlan, chosen: Mapping[str, ConflictResolution]
-    ) -> tuple[list[Op], list[FileOutcome], dict[str, FileEntry | None]]:
-        """Disk operations, per-file outcomes, and the resulting entries of touched paths."""
-        ops: list[Op] = []
-        outcomes: list[FileOutcome] = []
-        result: dict[str, FileEntry | None] = {}
-        for f in plan.files:
-            action = f.intended if f.action == "conflict" else f.action
-            res = chosen.get(f.path, "overwrite")
-            if f.action == "conflict" and res == "skip":
-                outcomes.append(
-                    FileOutcome(
-                        path=f.path, action=f.action, status="skipped", detail="kept the current file"
-                    )
-                )
-                continue
-            if f.action == "conflict" and res == "merge":
-                assert f.conflict is not None and f.conflict.merged_text is not None and f.current is not None
-                data = f.conflict.merged_text.encode()
-                entry = make_entry("file", blob_id(data), len(data), executable=f.current.executable)
-                ops.append(Op(f.path, "write", entry, data))
-                result[f.path] = entry
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
-                continue
-            tgt = f.target
-            if action == "delete":
-                ops.append(Op(f.path, "delete", None))
-                result[f.path] = None
-            elif action == "chmod":
-                assert tgt is not None
-                ops.append(Op(f.path, "chmod", tgt))
-                result[f.path] = tgt
-            else:
-                assert tgt is not None
-                content = self._content(tgt) if tgt.kind == "file" else None
-                if tgt.kind == "file" and content is None:
-                    outcomes.append(
-                        FileOutcome(
-                            path=f.path,
-                            action=f.action,
-                            status="failed",
-                            detail="content missing from the store",
-                        )
-                    )
-                    continue
-                ops.append(Op(f.path, "write", tgt, content))
-                result[f.path] = tgt
-                if action == "rename" and f.from_path:
-                    ops.append(Op(f.from_path, "delete", None))
-                    result[f.from_path] = None
-            outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
-        for u in plan.unrecoverable:
-            outcomes.append(
-                FileOutcome(
-                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
-                )
-            )
-        return ops, outcomes, result
-
     def _restore(
         self,
         target: Checkpoint,
@@ -1087,8 +1040,9 @@ class Engine:
         force: bool,
         resolutions: Mapping[str, ConflictResolution],
         paths: Iterable[str] | None,
+        skip_conflicts: bool = False,
     ) -> RestoreOutcome:
-        plan = self._plan(target, mode, paths)
+        plan, seen = self._plan_seen(target, mode, paths)
         if not plan.files and not plan.unrecoverable:
             return NothingToRestore(
                 target_id=target.id,
@@ -1098,71 +1052,61 @@ class Engine:
                 reason=f"the workspace already matches checkpoint {target.id}"
                 + (" for the given paths" if paths is not None else ""),
             )
-        chosen, unresolved = self._resolve(plan, force, resolutions)
-        if unresolved:
+        decision = resolve(plan, force=force, resolutions=resolutions, skip_conflicts=skip_conflicts)
+        if decision.unresolved:
             return RestoreConflict(
-                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=unresolved
+                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=decision.unresolved
             )
-        ops, outcomes, result = self._ops(plan, chosen)
+        steps = build_steps(plan, decision, seen, self._content)
         if dry_run:
-            return RestoreApplied(target_id=target.id, mode=mode, dry_run=True, plan=plan, files=outcomes)
-        if not ops:
-            failed = [o for o in outcomes if o.status == "failed"]
-            if failed:
-                return RestoreFailed(
-                    target_id=target.id,
-                    mode=mode,
-                    plan=plan,
-                    files=outcomes,
-                    rolled_back=True,
-                    error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
-                )
-            return NothingToRestore(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=outcomes,
-                reason="every change in scope was skipped",
+            return RestorePreview(
+                target_id=target.id, mode=mode, plan=plan, files=steps.outcomes, skipped=decision.skipped
             )
-        assert self._capture is not None
-        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
-        intent = begin_restore(self, plan)
-        res = apply_ops(self.workspace, ops, self.config.max_file_bytes)
-        self._capture.touched([op.path for op in ops])
-        if not res.ok:
-            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
-                end_restore(self, intent, "failed")
-            files = [
-                FileOutcome(
-                    path=o.path,
-                    action=o.action,
-                    status="failed" if o.path == res.failed_path else o.status,
-                    detail=o.detail,
-                )
-                for o in outcomes
-            ]
+        failed = [o for o in steps.outcomes if o.status == "failed"]
+        if not steps.ops and failed:
             return RestoreFailed(
                 target_id=target.id,
                 mode=mode,
                 plan=plan,
-                files=files,
-                error=res.error or "apply failed",
-                rolled_back=res.rolled_back,
+                files=steps.outcomes,
+                rolled_back=True,
+                error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
             )
-        for op in ops:
-            if (
-                op.kind == "write"
-                and op.data is not None
-                and op.entry is not None
-                and op.entry.hash is not None
-            ):
-                self._blobs.put(op.data, op.entry.hash)
+        if not steps.ops:
+            return NothingToRestore(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=steps.outcomes,
+                skipped=decision.skipped,
+                reason="every change in scope was skipped",
+            )
+        return self._apply_steps(target, mode, plan, steps, decision.skipped)
+
+    def _apply_steps(
+        self, target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, skipped: list[str]
+    ) -> RestoreOutcome:
+        assert self._capture is not None
+        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
+        for data, bid in steps.new_blobs:
+            self._blobs.put(data, bid)
+        intent = begin_restore(self, plan)
+        res = apply_disk(self.workspace, self.store_dir / "trash" / intent, steps.ops)
+        self._capture.touched([op.path for op in steps.ops] + res.swept)
+        if not res.ok:
+            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
+                end_restore(self, intent, "conflict" if res.conflicts else "failed")
+            return self._apply_failure(target, mode, plan, steps, res)
+        for gone in res.swept:
+            for p in self._head:
+                if p == gone or p.startswith(gone + "/"):
+                    steps.result.setdefault(p, None)
         after = dict(self._head)
-        self._apply_delta(after, result)
-        result.update(self._capture.after_restore([op.path for op in ops], after))
+        self._apply_delta(after, steps.result)
+        steps.result.update(self._capture.after_restore([op.path for op in steps.ops], after))
         cp = self._commit(
             "restore",
-            result,
+            steps.result,
             label=f"restore {target.id}",
             session_id=target.session_id,
             restored_from=target.id,
@@ -1175,9 +1119,38 @@ class Engine:
             target_id=target.id,
             mode=mode,
             plan=plan,
-            files=outcomes,
+            files=steps.outcomes,
+            skipped=skipped,
             checkpoint=cp,
             safety_checkpoint_id=safety.id if safety else None,
+        )
+
+    @staticmethod
+    def _apply_failure(
+        target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, res: ApplyResult
+    ) -> RestoreOutcome:
+        if res.conflicts and res.rolled_back:
+            files = [
+                FileOutcome(path=p, action="conflict", status="conflict", detail=why)
+                for p, why in res.conflicts.items()
+            ]
+            return RestoreConflict(target_id=target.id, mode=mode, plan=plan, files=files)
+        files = [
+            FileOutcome(
+                path=o.path,
+                action=o.action,
+                status="failed" if o.path == res.failed_path else o.status,
+                detail=o.detail,
+            )
+            for o in steps.outcomes
+        ]
+        return RestoreFailed(
+            target_id=target.id,
+            mode=mode,
+            plan=plan,
+            files=files,
+            error=res.error or "apply failed",
+            rolled_back=res.rolled_back,
         )
 
     def commit_applied_restore(
@@ -1202,68 +1175,8 @@ class Engine:
             if f.from_path:
                 paths.append(f.from_path)
         captured = self._capture.current_entries(paths)
-        expected: dict[str, FileEntry | None] = {}
-        outcomes: list[FileOutcome] = []
-        bad: list[str] = []
-        for f in plan.files:
-            res = chosen.get(f.path, "overwrite")
-            if f.action == "conflict" and res == "skip":
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="skipped"))
-                continue
-            if f.action == "conflict" and res == "merge":
-                text = f.conflict.merged_text if f.conflict else None
-                if text is None:
-                    bad.append(f"{f.path}: merge requested but the plan has no merged text")
-                    outcomes.append(
-                        FileOutcome(path=f.path, action=f.action, status="failed", detail="no merged text")
-                    )
-                    continue
-                data = text.encode()
-                cur = captured.get(f.path)
-                if cur is None or cur.hash != blob_id(data):
-                    bad.append(f"{f.path}: does not contain the merged text")
-                    outcomes.append(
-                        FileOutcome(
-                            path=f.path,
-                            action=f.action,
-                            status="failed",
-                            detail="does not contain the merged text",
-                        )
-                    )
-                else:
-                    expected[f.path] = cur
-                    outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
-                continue
-            want = f.target
-            got = captured.get(f.path)
-            ok = same(got, want) or (
-                want is not None and got is not None and want.kind == "symlink" and got.target == want.target
-            )
-            if f.from_path and captured.get(f.from_path) is not None:
-                ok = False
-                why = f"{f.from_path} still exists after the rename"
-            else:
-                why = (
-                    "is absent"
-                    if got is None
-                    else "still exists"
-                    if want is None
-                    else "differs from the checkpoint"
-                )
-            if ok:
-                expected[f.path] = want
-                if f.from_path:
-                    expected[f.from_path] = None
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
-            else:
-                bad.append(f"{f.path}: {why}")
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="failed", detail=why))
-        for u in plan.unrecoverable:
-            outcomes.append(
-                FileOutcome(
-                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
-                )
-            )
+        checked = verify_applied(plan, chosen, captured)
+        outcomes, bad = checked.outcomes, checked.bad
         if bad:
             self._record_restore(t0, "failed", target.id)
             return RestoreFailed(
@@ -1288,9 +1201,21 @@ class Engine:
         self._record_restore(t0, "applied", target.id)
         return RestoreApplied(target_id=target.id, mode=plan.mode, plan=plan, files=outcomes, checkpoint=cp)
 
-    def take_safety_checkpoint(self) -> Checkpoint | None:
-        """Record unrecorded changes (kind ``safety``) before an editor-applied restore."""
-        return self._record_foreign("safety", {"label": "before an editor-applied restore"})
+    def take_safety_checkpoint(self, *, editor_state: Mapping[str, Any] | None = None) -> Checkpoint | None:
+        """Record unrecorded changes (kind ``safety``) before an editor-applied restore. With
+        ``editor_state`` (e.g. unsaved buffer texts) the checkpoint is taken even when the disk
+        has no unrecorded change, so restoring it brings that editor state back."""
+        if editor_state is None:
+            return self._record_foreign("safety", {"label": "before an editor-applied restore"})
+        self._require_writer()
+        assert self._capture is not None
+        delta = self._capture.detect(self._head)
+        return self._commit(
+            "safety",
+            delta,
+            label="before an editor-applied restore (unsaved editor text kept)",
+            editor_state=editor_state,
+        )
 
     # ------------------------------------------------------------------ session journal
     def append_event(self, event: Mapping[str, Any], *, session_id: str | None = None) -> None:

@@ -99,10 +99,11 @@ class Checkpoint(CamelModel):
 class ConflictInfo(CamelModel):
     """Why a planned file change would clobber work that is not the agent's."""
 
-    reason: Literal["unrecorded", "external", "unreadable"]
+    reason: Literal["unrecorded", "external", "unreadable", "unsaved"]
     """``unrecorded``: the file on disk differs from what the last checkpoint recorded;
     ``external``: the latest recorded change to the file was made outside the agent;
-    ``unreadable``: the current file could not be read to compare it."""
+    ``unreadable``: the current file could not be read to compare it (or something else is in
+    the way); ``unsaved``: the file is open in the editor with unsaved changes."""
     detail: str
     merged_text: str | None = None
     """Result of a clean 3-way merge (base = last agent-known content, ours = disk, theirs =
@@ -180,10 +181,19 @@ class _OutcomeBase(CamelModel):
     dry_run: bool = False
     files: list[FileOutcome] = Field(default_factory=list)
     plan: RestorePlan | None = None
+    skipped: list[str] = Field(default_factory=list)
+    """Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason."""
+
+
+class RestorePreview(_OutcomeBase):
+    """A dry run: what the restore would do with the given resolutions. Nothing was changed."""
+
+    kind: Literal["preview"] = "preview"
+    dry_run: bool = True
 
 
 class RestoreApplied(_OutcomeBase):
-    """Everything in scope now matches the target (or, with ``dry_run``, would)."""
+    """Everything in scope now matches the target."""
 
     kind: Literal["applied"] = "applied"
     checkpoint: Checkpoint | None = None
@@ -214,7 +224,8 @@ class RestoreFailed(_OutcomeBase):
 
 
 RestoreOutcome = Annotated[
-    RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed, Field(discriminator="kind")
+    RestorePreview | RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed,
+    Field(discriminator="kind"),
 ]
 
 

@@ -145,6 +145,15 @@ METHODS: tuple[MethodSpec, ...] = (
         "Restore code, conversation or both (dryRun previews); code goes through "
         "workspace/applyEdit when the client supports it.",
     ),
+    MethodSpec(
+        "restoreUndoLast",
+        "retrace/restore/undoLast",
+        "clientRequest",
+        m.UndoLastRestoreParams,
+        m.RestoreResult,
+        "Restore the code to the state saved just before the last restore of this server session "
+        "(unsaved editor text included); an error when there was none.",
+    ),
     # ---------------------------------------------------------------- conversation
     MethodSpec(
         "conversationGet",

@@ -82,6 +82,7 @@ __all__ = [
     "ToolCallSearchParams",
     "ToolCallSearchResult",
     "ToolCallView",
+    "UndoLastRestoreParams",
 ]
 
 
@@ -340,6 +341,13 @@ class RestoreParams(CamelModel):
     """Per-path conflict resolution."""
     paths: list[str] | None = None
     """Restore only these workspace-relative paths."""
+    skip_conflicts: bool = False
+    """Leave every conflicting file as it is and restore all the others (the outcome's
+    ``skipped`` lists them); explicit ``resolutions`` still win."""
+
+
+class UndoLastRestoreParams(CamelModel):
+    """No parameters: the server remembers the last restore of this session."""
 
 
 class RestoreResult(CamelModel):

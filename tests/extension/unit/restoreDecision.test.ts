@@ -28,8 +28,8 @@ function plan(files: PlannedFile[]): RestorePlan {
 function dry(files: PlannedFile[]): RestoreOutcome {
     const p = plan(files);
     return p.counts.conflict > 0
-        ? { kind: 'conflict', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p }
-        : { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, checkpoint: null, safetyCheckpointId: null };
+        ? { kind: 'conflict', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, skipped: [] }
+        : { kind: 'preview', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, skipped: [] };
 }
 
 suite('restore decisions', () => {
@@ -56,12 +56,12 @@ suite('restore decisions', () => {
     });
 
     test('conversation-only and nothing-to-restore and failures', () => {
-        const conv: RestoreOutcome = { kind: 'applied', targetId: 'c1', mode: 'conversation', dryRun: true, files: [], plan: null, checkpoint: null, safetyCheckpointId: null };
+        const conv: RestoreOutcome = { kind: 'preview', targetId: 'c1', mode: 'conversation', dryRun: true, files: [], plan: null, skipped: [] };
         assert.deepEqual(decide(conv, 'X'), { kind: 'proceed' });
-        const nothing: RestoreOutcome = { kind: 'nothingToRestore', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, reason: 'no changes' };
+        const nothing: RestoreOutcome = { kind: 'nothingToRestore', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, reason: 'no changes', skipped: [] };
         assert.equal(decide(nothing, 'X').kind, 'nothing');
         assert.deepEqual(decide({ ...nothing, mode: 'both' }, 'X'), { kind: 'proceed' }, 'the conversation part of "both" still runs');
-        const failed: RestoreOutcome = { kind: 'failed', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, error: 'unknown checkpoint', rolledBack: true };
+        const failed: RestoreOutcome = { kind: 'failed', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, error: 'unknown checkpoint', rolledBack: true, skipped: [] };
         const f = decide(failed, 'X');
         assert.ok(f.kind === 'failed');
         assert.match(f.message, /unknown checkpoint/);
@@ -86,6 +86,7 @@ suite('restore decisions', () => {
             plan: null,
             checkpoint: restoreCp,
             safetyCheckpointId: 'safety1',
+            skipped: ['b'],
             files: [
                 { path: 'a', action: 'overwrite', status: 'restored', detail: null },
                 { path: 'b', action: 'conflict', status: 'skipped', detail: null },
@@ -98,7 +99,7 @@ suite('restore decisions', () => {
         const noCp = report({ ...applied, checkpoint: null, mode: 'conversation' }, 'X', 'c4');
         assert.equal(noCp.undoTarget, 'c4');
         assert.equal(noCp.message, 'Restored conversation to X.');
-        const failed = report({ kind: 'failed', targetId: 'c1', mode: 'code', dryRun: false, files: [], plan: null, error: 'boom', rolledBack: false }, 'X', 'c4');
+        const failed = report({ kind: 'failed', targetId: 'c1', mode: 'code', dryRun: false, files: [], plan: null, error: 'boom', rolledBack: false, skipped: [] }, 'X', 'c4');
         assert.equal(failed.severity, 'error');
         assert.match(failed.message, /may be partly restored/);
         assert.equal(failed.undoTarget, undefined);

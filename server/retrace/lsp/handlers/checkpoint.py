@@ -19,6 +19,7 @@ from retrace.protocol.models import (
     TimelineGetResult,
     TimelineTreeParams,
     TimelineTreeResult,
+    UndoLastRestoreParams,
 )
 
 if TYPE_CHECKING:
@@ -50,6 +51,10 @@ async def restore(ls: RetraceServer, params: RestoreParams) -> RestoreResult:
     return await RestoreService(ls, await ls.services()).restore(params)
 
 
+async def undo_last_restore(ls: RetraceServer, params: UndoLastRestoreParams) -> RestoreResult:
+    return await RestoreService(ls, await ls.services()).undo_last()
+
+
 HANDLERS: dict[str, Handler] = {
     "retrace/timeline/get": timeline_get,
     "retrace/timeline/tree": timeline_tree,
@@ -57,4 +62,5 @@ HANDLERS: dict[str, Handler] = {
     "retrace/checkpoint/fileContent": file_content,
     "retrace/checkpoint/diff": diff,
     "retrace/checkpoint/restore": restore,
+    "retrace/restore/undoLast": undo_last_restore,
 }

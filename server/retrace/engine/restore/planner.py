@@ -18,9 +18,12 @@ Conflicts carry a clean 3-way merge when one exists (base = last agent-known con
 Blob and disk bytes come through the injected readers, which keeps this function table-testable.
 """
 
+# ruff: noqa: PTH114, PTH118
+
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -190,3 +193,27 @@ def _pair_renames(files: list[PlannedFile]) -> list[PlannedFile]:
                     continue
         out.append(f)
     return [f for f in out if not (f.action == "delete" and f.path in used)]
+
+
+def dir_emptied_by(
+    workspace: str | os.PathLike[str],
+    rel_dir: str,
+    scope: Iterable[str],
+    targets: Mapping[str, FileEntry | None],
+) -> bool:
+    """Whether every entry below directory ``rel_dir`` is a path the plan deletes (then the
+    directory disappears with them and a file or link can take its place without a conflict).
+    Reads directory listings only; a symlinked subdirectory counts as an entry, never followed."""
+    deleted = {p for p in scope if p.startswith(rel_dir + "/") and targets.get(p) is None}
+    holders = {p.rsplit("/", i)[0] for p in deleted for i in range(1, p.count("/") + 1)}
+    root = os.path.join(workspace, rel_dir)
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = os.path.relpath(dirpath, workspace).replace(os.sep, "/")
+        if here not in holders:
+            return False  # a directory the deletes do not empty (e.g. an empty one) stays
+        names = list(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        for name in names:
+            rel = os.path.relpath(os.path.join(dirpath, name), workspace).replace(os.sep, "/")
+            if rel not in deleted:
+                return False
+    return True
