@@ -133,6 +133,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 this.reset();
                 return;
             case 'prompt':
+            case 'retry':
                 try {
                     await this.send(m.text);
                 } catch (err) {
@@ -284,6 +285,9 @@ body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size
 #status:empty { display: none; }
 .msg { margin: 6px 0; white-space: pre-wrap; word-wrap: break-word; line-height: 1.4; }
 .user { background: var(--vscode-input-background); border-left: 3px solid var(--vscode-focusBorder); padding: 4px 8px; }
+.user.failed { border-left-color: var(--vscode-inputValidation-warningBorder, var(--vscode-focusBorder)); }
+.failed-row { display: flex; gap: 8px; align-items: center; margin-top: 4px; white-space: normal; }
+.failed-note { color: var(--vscode-descriptionForeground); font-style: italic; flex: 1; }
 .assistant { padding: 2px 0; }
 .error { color: var(--vscode-errorForeground); }
 .notice { color: var(--vscode-descriptionForeground); font-style: italic; }
