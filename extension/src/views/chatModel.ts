@@ -34,6 +34,12 @@ export class ChatTranscript {
         return this.running;
     }
 
+    /** The server is gone: no turn runs; tool calls shown as running were interrupted. */
+    stopRunning(): void {
+        this.running = false;
+        this.items = this.items.map(i => (i.kind === 'tool' && i.status === 'running' ? { ...i, status: 'interrupted' } : i));
+    }
+
     clear(): void {
         this.items = [];
         this.running = false;

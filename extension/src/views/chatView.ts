@@ -32,13 +32,36 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             vscode.window.registerWebviewViewProvider(VIEW_CHAT, this, { webviewOptions: { retainContextWhenHidden: true } }),
             this.sessionEmitter,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
-            ctx.onDidChangeState(s => {
-                this.postServerState();
-                if (s.kind === 'running') {
-                    void this.resumeLatestSession();
-                }
-            }),
+            ctx.onDidChangeState(s => void this.onServerState(s.kind === 'running')),
         );
+    }
+
+    /**
+     * After every (re)connect the chat's running/idle state comes from the server (a turn that
+     * died with a crashed server is not running any more); while the server is down nothing runs.
+     */
+    private async onServerState(running: boolean): Promise<void> {
+        this.postServerState();
+        if (!running) {
+            this.transcript.stopRunning();
+            for (const { resolve } of this.pendingPermissions.values()) {
+                resolve({ decision: 'deny' });
+            }
+            this.pendingPermissions.clear();
+            this.reset();
+            return;
+        }
+        if (this.session === undefined) {
+            await this.resumeLatestSession();
+        } else {
+            await this.reload();
+        }
+        this.post({ type: 'running', running: this.transcript.isRunning });
+    }
+
+    /** Whether the chat shows a running turn (tests compare it with the server's state). */
+    get running(): boolean {
+        return this.transcript.isRunning;
     }
 
     get sessionId(): string | undefined {
