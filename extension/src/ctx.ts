@@ -90,6 +90,7 @@ export class Ctx implements vscode.Disposable {
             },
             onState: state => this.onState(state),
             note: (severity, message) => this.note(severity, message),
+            trace: message => log.info(message),
         });
         this.disposables.push(
             this.stateEmitter,

@@ -51,6 +51,8 @@ export interface SupervisorHooks {
     onState(state: ServerState): void;
     /** A note for the user and the log (automatic restarts, crashes). */
     note(severity: 'info' | 'warning' | 'error', message: string): void;
+    /** A line for the log only. */
+    trace(message: string): void;
 }
 
 /** Automatic restarts allowed within this window; one more crash in it is reported as failed. */
@@ -238,6 +240,7 @@ export class Supervisor {
             return;
         }
         running.stopping = true;
+        const started = Date.now();
         if (!exited(running.proc) && running.client.state === State.Running) {
             try {
                 await running.client.stop(EXIT_GRACE_MS);
@@ -247,7 +250,10 @@ export class Supervisor {
         } else {
             await running.client.dispose(100).catch(() => undefined);
         }
+        // End of input tells a stdio server that its client is gone for good.
+        running.proc.stdin?.end();
         await this.kill(running.proc);
+        this.hooks.trace(`server pid ${running.proc.pid ?? '?'} stopped in ${Date.now() - started} ms`);
     }
 
     private async kill(proc: ChildProcess | undefined): Promise<void> {
