@@ -77,12 +77,28 @@ async function askConflict(message: string, detail: string, conflicts: readonly 
     return first === OVERWRITE ? 'overwrite' : first === SKIP ? 'skip' : undefined;
 }
 
+/** Workspace-relative paths of open documents with unsaved changes. */
+function dirtyPaths(): Set<string> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const out = new Set<string>();
+    if (folder === undefined) {
+        return out;
+    }
+    const root = folder.uri.path.endsWith('/') ? folder.uri.path : `${folder.uri.path}/`;
+    for (const doc of vscode.workspace.textDocuments) {
+        if (doc.isDirty && doc.uri.scheme === folder.uri.scheme && doc.uri.path.startsWith(root)) {
+            out.add(doc.uri.path.slice(root.length));
+        }
+    }
+    return out;
+}
+
 /** Run the whole flow; resolves to the server's last answer, or undefined when the user cancelled. */
 export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
     const params: RestoreParams = { id: req.targetId, mode: req.mode, ...(req.paths ? { paths: [...req.paths] } : {}) };
     // A conversation-only restore never touches files: nothing to preview or confirm.
     const dry = req.mode === 'conversation' ? undefined : await rpc.request(METHODS.checkpointRestore, { ...params, dryRun: true });
-    const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel);
+    const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirtyPaths());
     let finalParams: RestoreParams;
     switch (decision.kind) {
         case 'nothing':
@@ -109,7 +125,13 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             if (choice === undefined) {
                 return undefined;
             }
-            finalParams = resolve(params, choice, decision.conflicts, decision.mergeable);
+            const conflicting = new Set(decision.conflicts.map(f => f.path));
+            const others = (dry?.outcome.plan?.files ?? []).map(f => f.path).filter(p => !conflicting.has(p));
+            if (choice === 'skip' && others.length === 0) {
+                void prompter().notify('info', 'Retrace: nothing restored — every file in this restore has work that is not the agent’s.', []);
+                return undefined;
+            }
+            finalParams = resolve(params, choice, decision.conflicts, decision.mergeable, others);
             break;
         }
     }

@@ -106,15 +106,35 @@ function conflictDecision(files: readonly PlannedFile[], target: string): Confir
     };
 }
 
-/** Decide from a dry-run outcome (kind `preview`, or the older `applied`/`conflict` dry runs). */
-export function decide(outcome: RestoreOutcome, target: string): Confirmation {
+/**
+ * The plan's files with every file that has unsaved changes in the editor marked as an unsaved
+ * conflict, whether or not the server flagged it (the editor knows its buffers best; a restore
+ * must never discard typing without asking).
+ */
+export function withUnsaved(files: readonly PlannedFile[], dirty: ReadonlySet<string>): PlannedFile[] {
+    return files.map(f => {
+        if (f.action === 'conflict' || !dirty.has(f.path)) {
+            return f;
+        }
+        return {
+            ...f,
+            action: 'conflict',
+            intended: f.action,
+            conflict: { reason: 'unsaved' as ConflictInfo['reason'], detail: UNSAVED, mergedText: null },
+        };
+    });
+}
+
+/** Decide from a dry-run outcome (kind `preview`, or the older `applied`/`conflict` dry runs).
+ * `dirty`: workspace-relative paths whose editor buffer has unsaved changes. */
+export function decide(outcome: RestoreOutcome, target: string, dirty: ReadonlySet<string> = new Set()): Confirmation {
     const kind = outcome.kind as OutcomeKind;
     if (kind === 'failed') {
         return { kind: 'failed', message: `Restore of ${target} is not possible: ${(outcome as { error?: string }).error ?? 'unknown error'}` };
     }
     // Conflicts are counted from the plan, whatever the outcome kind: an unsaved buffer is a
     // conflict even when the files on disk would restore cleanly.
-    const files = outcome.plan?.files ?? [];
+    const files = withUnsaved(outcome.plan?.files ?? [], dirty);
     if (files.some(f => f.action === 'conflict')) {
         return conflictDecision(files, target);
     }
@@ -167,6 +187,7 @@ export function resolve(
     choice: ConflictChoice | undefined,
     conflicts: readonly PlannedFile[],
     mergeable: readonly string[],
+    others: readonly string[] = [],
 ): RestoreParams {
     const base: RestoreParams = { ...params, dryRun: false };
     switch (choice) {
@@ -176,8 +197,12 @@ export function resolve(
             return { ...base, force: true };
         case 'skip':
             // Everything else is restored; the server names what it skipped (the plan may not
-            // list every conflict, e.g. a buffer that became dirty after the preview).
-            return { ...base, skipConflicts: true };
+            // list every conflict, e.g. a buffer that became dirty after the preview). When the
+            // preview named the other files, the restore is limited to them, so a conflict only
+            // the editor knows about (unsaved typing) is left alone too.
+            return others.length > 0 && params.paths === undefined
+                ? { ...base, skipConflicts: true, paths: [...others] }
+                : { ...base, skipConflicts: true };
         case 'merge': {
             // Files whose merge failed on the server are skipped: never overwritten without asking.
             const ok = new Set(mergeable);

@@ -138,6 +138,19 @@ suite('restore decisions: unsaved editor buffers', () => {
         assert.match(d.message, /^1 file with unsaved changes in the editor and 2 files changed outside the agent since X\./);
     });
 
+    test('a dirty buffer the server did not flag is still an unsaved conflict; skip limits the restore to the others', () => {
+        const outcome = dry([planned('src/app.py', 'overwrite'), planned('hello.txt', 'delete'), planned('generated/out.txt', 'delete')]);
+        const d = decide(outcome, '“baseline”', new Set(['src/app.py']));
+        assert.ok(d.kind === 'conflict', JSON.stringify(d));
+        assert.equal(d.message, '1 file with unsaved changes in the editor. Restoring them would overwrite that work.');
+        assert.deepEqual(d.conflicts.map(f => [f.path, f.intended]), [['src/app.py', 'overwrite']]);
+        const params = resolve({ id: 'c1', mode: 'code' }, 'skip', d.conflicts, d.mergeable, ['hello.txt', 'generated/out.txt']);
+        assert.deepEqual(params, { id: 'c1', mode: 'code', dryRun: false, skipConflicts: true, paths: ['hello.txt', 'generated/out.txt'] });
+        assert.equal(resolve({ id: 'c1', mode: 'code' }, 'overwrite', d.conflicts, [], ['hello.txt']).force, true);
+        // A clean buffer of the same file changes nothing.
+        assert.equal(decide(outcome, 'X', new Set(['elsewhere.txt'])).kind, 'confirm');
+    });
+
     test('the safe choice is the default button; Overwrite is never first', () => {
         for (const mergeable of [true, false]) {
             const buttons = conflictButtons(mergeable);
