@@ -100,6 +100,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     const dry = req.mode === 'conversation' ? undefined : await rpc.request(METHODS.checkpointRestore, { ...params, dryRun: true });
     const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirtyPaths());
     let finalParams: RestoreParams;
+    let keptOut: readonly PlannedFile[] = [];
     switch (decision.kind) {
         case 'nothing':
             void prompter().notify('info', `Retrace: ${decision.message}`, []);
@@ -132,6 +133,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
                 return undefined;
             }
             finalParams = resolve(params, choice, decision.conflicts, decision.mergeable, others);
+            keptOut = choice === 'skip' ? decision.conflicts : [];
             break;
         }
     }
@@ -140,7 +142,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     const result = await rpc.request(METHODS.checkpointRestore, finalParams);
     const outcome = result.outcome;
     const conversationMoved = req.mode !== 'code' && result.conversationHead !== null && outcome.kind !== 'failed' && outcome.kind !== 'conflict';
-    const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved);
+    const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved, keptOut);
     log.info(`restore outcome: ${outcome.kind}${conversationMoved ? ' (conversation moved)' : ''} — ${r.message}`);
     if (outcome.kind === 'applied' || conversationMoved) {
         hooks.onRestored(outcome);

@@ -219,18 +219,23 @@ export interface Report {
 }
 
 /** Paths the restore left alone, with why (the contract's `skipped`, else per-file statuses). */
-export function skippedFiles(outcome: RestoreOutcome): string[] {
+export function skippedFiles(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[] = []): string[] {
     const named = (outcome as { skipped?: readonly string[] }).skipped;
     const fromFiles = outcome.files.filter(f => f.status === 'skipped').map(f => f.path);
-    return [...new Set([...(named ?? []), ...fromFiles])];
+    return [...new Set([...(named ?? []), ...fromFiles, ...alsoSkipped.map(f => f.path)])];
 }
 
-function skippedNote(outcome: RestoreOutcome): string {
-    const skipped = skippedFiles(outcome);
+function skippedNote(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[]): string {
+    const skipped = skippedFiles(outcome, alsoSkipped);
     if (skipped.length === 0) {
         return '';
     }
-    const why = new Map(outcome.files.map(f => [f.path, f.detail]));
+    const why = new Map<string, string | null>(alsoSkipped.map(f => [f.path, isUnsaved(f) ? UNSAVED : (f.conflict?.detail ?? null)]));
+    for (const f of outcome.files) {
+        if (f.detail !== null || !why.has(f.path)) {
+            why.set(f.path, f.detail);
+        }
+    }
     const listed = skipped.slice(0, MAX_LISTED).map(p => {
         const detail = why.get(p);
         return detail ? `${p} (${detail})` : p;
@@ -239,8 +244,15 @@ function skippedNote(outcome: RestoreOutcome): string {
     return ` Skipped, left as they are: ${listed.join(', ')}${more}.`;
 }
 
-/** What to tell the user after the real restore. */
-export function report(outcome: RestoreOutcome, target: string, previousHead: string | undefined, conversationMoved = false): Report {
+/** What to tell the user after the real restore. `alsoSkipped`: conflicts the client kept out of
+ * the restore's scope itself (so the server never saw them). */
+export function report(
+    outcome: RestoreOutcome,
+    target: string,
+    previousHead: string | undefined,
+    conversationMoved = false,
+    alsoSkipped: readonly PlannedFile[] = [],
+): Report {
     const counts = (status: string): number => outcome.files.filter(f => f.status === status).length;
     switch (outcome.kind as OutcomeKind) {
         case 'applied': {
@@ -249,7 +261,7 @@ export function report(outcome: RestoreOutcome, target: string, previousHead: st
             const files = outcome.mode === 'conversation' ? '' : ` (${plural(restored, 'file')})`;
             return {
                 severity: 'info',
-                message: `Restored ${modeLabel(outcome.mode)} to ${target}${files}.${outcome.mode === 'conversation' ? '' : skippedNote(outcome)}`,
+                message: `Restored ${modeLabel(outcome.mode)} to ${target}${files}.${outcome.mode === 'conversation' ? '' : skippedNote(outcome, alsoSkipped)}`,
                 undoTarget: applied.checkpoint?.parent ?? previousHead,
             };
         }

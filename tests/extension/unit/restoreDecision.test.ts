@@ -128,7 +128,7 @@ suite('restore decisions: unsaved editor buffers', () => {
 
     test('an "applied" dry run that lists a conflict in its plan still asks (counts come from the plan)', () => {
         const p = plan([unsavedConflict('hello.txt')]);
-        const applied: RestoreOutcome = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, checkpoint: null, safetyCheckpointId: null };
+        const applied = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, checkpoint: null, safetyCheckpointId: null, skipped: [] } as RestoreOutcome;
         assert.equal(decide(applied, 'X').kind, 'conflict');
     });
 
@@ -147,6 +147,12 @@ suite('restore decisions: unsaved editor buffers', () => {
         const params = resolve({ id: 'c1', mode: 'code' }, 'skip', d.conflicts, d.mergeable, ['hello.txt', 'generated/out.txt']);
         assert.deepEqual(params, { id: 'c1', mode: 'code', dryRun: false, skipConflicts: true, paths: ['hello.txt', 'generated/out.txt'] });
         assert.equal(resolve({ id: 'c1', mode: 'code' }, 'overwrite', d.conflicts, [], ['hello.txt']).force, true);
+        // The result names the file the client kept out of scope, with why.
+        const applied = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: false, plan: null, checkpoint: null, safetyCheckpointId: null, skipped: [], files: [
+            { path: 'hello.txt', action: 'delete', status: 'restored', detail: null },
+            { path: 'generated/out.txt', action: 'delete', status: 'restored', detail: null },
+        ] } as RestoreOutcome;
+        assert.equal(report(applied, '“baseline”', 'c4', false, d.conflicts).message, 'Restored code to “baseline” (2 files). Skipped, left as they are: src/app.py (unsaved changes in the editor).');
         // A clean buffer of the same file changes nothing.
         assert.equal(decide(outcome, 'X', new Set(['elsewhere.txt'])).kind, 'confirm');
     });
@@ -180,7 +186,7 @@ suite('restore decisions: unsaved editor buffers', () => {
     });
 
     test('a conversation-only restore never claims the files matched', () => {
-        const nothing: RestoreOutcome = { kind: 'nothingToRestore', targetId: 'c1', mode: 'conversation', dryRun: false, files: [], plan: null, reason: '' };
+        const nothing = { kind: 'nothingToRestore', targetId: 'c1', mode: 'conversation', dryRun: false, files: [], plan: null, reason: '', skipped: [] } as RestoreOutcome;
         const r = report(nothing, 'X', 'c4', true);
         assert.doesNotMatch(r.message, /already matched/);
         assert.match(r.message, /files were left as they are/);
