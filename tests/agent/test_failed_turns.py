@@ -165,3 +165,18 @@ def test_no_unanswered_prompt_ever_reaches_the_model(kinds: list[str]) -> None:
     # Exactly the prompts that were answered, plus the newest one.
     answered = [f"prompt {i}" for i, k in enumerate(kinds[:-1]) if k == "prompt" and kinds[i + 1] != "prompt"]
     assert texts == [*answered, f"prompt {len(kinds) - 1}"]
+
+
+async def test_an_unreachable_model_api_names_the_url_and_the_setting(make_harness: HarnessFactory) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    h: Harness = await make_harness([], base_url=url, max_retries=1)
+    sid = await h.turn("hello")
+    errors = h.host.of("error")
+    assert [e.retrying for e in errors] == [True, False]
+    assert url in errors[-1].message and "retrace.baseUrl" in errors[-1].message, errors[-1].message
+    assert [w.text for w in (await h.service.conversation(sid)).withdrawn] == ["hello"]
