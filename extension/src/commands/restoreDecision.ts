@@ -72,7 +72,8 @@ export function planConflicts(outcome: RestoreOutcome): readonly PlannedFile[] {
 
 /** A conflict caused by a buffer with unsaved changes (the server's `reason: "unsaved"`). */
 export function isUnsaved(f: PlannedFile): boolean {
-    return (f.conflict?.reason as ConflictReason | undefined) === 'unsaved';
+    // Compared as a string: the reason is wider than some protocol versions declare.
+    return String(f.conflict?.reason) === ('unsaved' satisfies ConflictReason);
 }
 
 function conflictLine(f: PlannedFile): string {
@@ -128,7 +129,7 @@ export function withUnsaved(files: readonly PlannedFile[], dirty: ReadonlySet<st
 /** Decide from a dry-run outcome (kind `preview`, or the older `applied`/`conflict` dry runs).
  * `dirty`: workspace-relative paths whose editor buffer has unsaved changes. */
 export function decide(outcome: RestoreOutcome, target: string, dirty: ReadonlySet<string> = new Set()): Confirmation {
-    const kind = outcome.kind as OutcomeKind;
+    const kind = String(outcome.kind);
     if (kind === 'failed') {
         return { kind: 'failed', message: `Restore of ${target} is not possible: ${(outcome as { error?: string }).error ?? 'unknown error'}` };
     }
@@ -254,7 +255,8 @@ export function report(
     alsoSkipped: readonly PlannedFile[] = [],
 ): Report {
     const counts = (status: string): number => outcome.files.filter(f => f.status === status).length;
-    switch (outcome.kind as OutcomeKind) {
+    const kind = String(outcome.kind) as OutcomeKind;
+    switch (kind) {
         case 'applied': {
             const applied = outcome as Extract<RestoreOutcome, { kind: 'applied' }>;
             const restored = counts('restored') + counts('merged');
