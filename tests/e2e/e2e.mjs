@@ -193,7 +193,8 @@ try {
   assert.match(dialogText, /changed outside the agent/);
   await shot(page, 'conflict-dialog');
   await dialogButton('Skip conflicting files').click();
-  await toast('Restored code').waitFor({ timeout: 20000 });
+  // The result names exactly what was skipped (here: everything else already matched).
+  await toast('Skipped, left as they are: hello.txt').waitFor({ timeout: 20000 });
   await waitFor('other files restored', () => read('src/app.py') === ORIGINAL_APP);
   assert.ok(read('hello.txt')?.includes('my own line'), "the user's text survives Skip");
   await shot(page, 'conflict-skipped');

@@ -128,10 +128,6 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             }
             const conflicting = new Set(decision.conflicts.map(f => f.path));
             const others = (dry?.outcome.plan?.files ?? []).map(f => f.path).filter(p => !conflicting.has(p));
-            if (choice === 'skip' && others.length === 0) {
-                void prompter().notify('info', 'Retrace: nothing restored — every file in this restore has work that is not the agent’s.', []);
-                return undefined;
-            }
             finalParams = resolve(params, choice, decision.conflicts, decision.mergeable, others);
             keptOut = choice === 'skip' ? decision.conflicts : [];
             break;

@@ -274,7 +274,7 @@ export function report(
                 const files = outcome.mode === 'conversation' ? 'files were left as they are' : 'files already matched';
                 return { severity: 'info', message: `Restored ${modeLabel(outcome.mode)} to ${target} (${files}).`, undoTarget: previousHead };
             }
-            return { severity: 'info', message: `Nothing to restore: already at ${target}.`, undoTarget: undefined };
+            return { severity: 'info', message: `Nothing to restore: already at ${target}.${skippedNote(outcome, alsoSkipped)}`, undoTarget: undefined };
         case 'conflict': {
             const conflicting = outcome.files.filter(f => f.status === 'conflict');
             const unsaved = conflicting.filter(f => (f.detail ?? '').includes('unsaved')).length;
