@@ -199,11 +199,8 @@ export class Ctx implements vscode.Disposable {
             return reason;
         }
         const interpreter = found.interpreter;
-        const env: NodeJS.ProcessEnv = { ...process.env };
+        // The key travels on an inherited pipe, never in the server's environment (tools could read it).
         const apiKey = await this.extension.secrets.get(SECRET_API_KEY);
-        if (apiKey !== undefined && apiKey !== '') {
-            env['ANTHROPIC_API_KEY'] = apiKey;
-        }
         const args = ['-m', 'retrace', 'serve'];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
         const storage = this.extension.storageUri ?? this.extension.globalStorageUri;
@@ -220,7 +217,7 @@ export class Ctx implements vscode.Disposable {
             initializationOptions,
             workspaceFolder: folder,
         };
-        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env, clientOptions, features: [new ResourceOperationsFeature()] };
+        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, clientOptions, features: [new ResourceOperationsFeature()] };
     }
 
     private wire(client: LanguageClient, rpc: Rpc): void {

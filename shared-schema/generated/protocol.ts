@@ -129,6 +129,10 @@ export interface Checkpoint {
  */
 export interface FileChange {
   additions: number;
+  /**
+   * The line counts are an estimate: counting ran out of its time budget (net change exact).
+   */
+  approximate: boolean;
   binary: boolean;
   deletions: number;
   /**
@@ -460,6 +464,14 @@ export interface RetentionPolicy {
    */
   maxCheckpoints?: number;
 }
+/**
+ * A path a restore deliberately leaves alone (e.g. ignored now or at the target: never
+ * the agent's tracked content, so never the restore's to delete).
+ */
+export interface KeptPath {
+  path: string;
+  reason: string;
+}
 export interface LatencySummary {
   count: number;
   p50Ms: number;
@@ -485,6 +497,10 @@ export interface RestorePlan {
   counts: PlanCounts;
   files: PlannedFile[];
   headId: string;
+  /**
+   * Files the restore will not touch on purpose, with the reason (reported to the user).
+   */
+  kept: KeptPath[];
   mode: 'code' | 'conversation' | 'both';
   targetId: string;
   /**
@@ -535,12 +551,59 @@ export interface PermissionRequest {
     [k: string]: unknown | undefined;
   };
   requestId: string;
+  review: ReviewDetails;
   sessionId: string;
   /**
-   * One line, e.g. ``run_command: npm test``.
+   * One line, e.g. ``run_command: npm test``; a cut says so (``… (1,234 more characters)``).
    */
   summary: string;
   tool: string;
+}
+/**
+ * The complete thing to approve, plus what to show inline.
+ */
+export interface ReviewDetails {
+  /**
+   * Characters of ``text`` that ``summary`` does not show.
+   */
+  hiddenChars: number;
+  kind: 'command' | 'write' | 'edit' | 'other';
+  /**
+   * Language id for showing ``text`` in an editor (``shellscript``, ``diff``), when known.
+   */
+  language: string | null;
+  /**
+   * When cut: the line saying how much is hidden, e.g. ``… 1,234 more characters — Show all``.
+   */
+  marker: string | null;
+  /**
+   * The file a write or edit targets.
+   */
+  path: string | null;
+  /**
+   * The head of ``text`` shown inline (all of it when nothing is cut).
+   */
+  preview: string;
+  /**
+   * Characters of ``text`` that ``summary`` shows.
+   */
+  shownChars: number;
+  /**
+   * What the prompt shows inline as one text: ``preview``, plus ``marker`` on its own line.
+   */
+  summary: string;
+  /**
+   * The COMPLETE command, file content or edit (old and new text); never shortened.
+   */
+  text: string;
+  /**
+   * E.g. ``Run a command``, ``Write src/app.py (120 lines)``.
+   */
+  title: string;
+  /**
+   * ``summary`` shows only part of ``text`` (the marker says so; ``text`` has it all).
+   */
+  truncated: boolean;
 }
 export interface PermissionResponse {
   decision: 'allow' | 'deny' | 'allowAlways';
@@ -631,6 +694,9 @@ export interface RestoreResult {
 export interface RestoreStateResult {
   restored: boolean;
 }
+/**
+ * One session as lists show it (the chat's session picker, the timeline's session rows).
+ */
 export interface SessionInfo {
   checkpointCount: number;
   createdAt: string | null;
@@ -643,6 +709,123 @@ export interface SessionInfo {
 }
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+/**
+ * One session's chronological story: turns, and external changes / restores in place.
+ */
+export interface SessionStory {
+  items: (StoryTurn | StoryRow)[];
+  /**
+   * Every checkpoint row of the story, including those left out by paging.
+   */
+  rowCount: number;
+  /**
+   * The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``.
+   */
+  rowsOmitted: number;
+  session: SessionInfo;
+  turnCount: number;
+  /**
+   * Checkpoints recorded when no agent session was active (baseline, early external changes).
+   */
+  workspace: boolean;
+}
+/**
+ * One user prompt and the checkpoints its tool calls made, in commit order.
+ */
+export interface StoryTurn {
+  /**
+   * Not on the conversation's current branch any more (a conversation restore went back past it).
+   */
+  abandoned: boolean;
+  createdAt: string | null;
+  /**
+   * Id of the checkpoint the conversation was restored to just before this turn (a new branch).
+   */
+  forkedFrom: string | null;
+  kind: 'turn';
+  /**
+   * 1-based position among the session's turns.
+   */
+  number: number;
+  /**
+   * The user's prompt (full text; empty when the journal has none).
+   */
+  prompt: string;
+  rows: StoryRow[];
+  turnId: string;
+}
+/**
+ * One checkpoint, described.
+ */
+export interface StoryRow {
+  /**
+   * A restore: later work continues on a new branch from the restored checkpoint.
+   */
+  branch: boolean;
+  checkpoint: Checkpoint1;
+  isHead: boolean;
+  kind: 'row';
+  /**
+   * A short gist of the change: "‘x = 1’ → ‘x = 2’", "+3 −1", "2 files +10 −2" (may be empty).
+   */
+  summary: string;
+  /**
+   * What happened, one line: "edit_file: scale.txt", "Restored code to ‘write_file: hello.txt’".
+   */
+  title: string;
+  /**
+   * The tool call's final status (ok, error, denied, interrupted…) from the journal; ``None`` for
+   * checkpoints that are not tool calls or whose result was never recorded.
+   */
+  toolStatus: string | null;
+}
+/**
+ * A recorded workspace state (plus the context in which it was recorded).
+ */
+export interface Checkpoint1 {
+  /**
+   * How long the capture took, for statistics.
+   */
+  captureMs: number;
+  /**
+   * Opaque conversation cursor (id of the last message) supplied by the agent.
+   */
+  conversation: string | null;
+  createdAt: string;
+  /**
+   * Opaque editor state (open editors, selections…) supplied by the client.
+   */
+  editorState: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * What changed relative to ``parent``.
+   */
+  files: FileChange[];
+  id: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  label: string;
+  meta: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
+   */
+  parent: string | null;
+  recoverability: 'full' | 'partial' | 'none';
+  /**
+   * For ``kind == "restore"``: the checkpoint that was restored.
+   */
+  restoredFrom: string | null;
+  sessionId: string;
+  /**
+   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
+   */
+  tool: string | null;
+  toolCallId: string | null;
+  turnId: string | null;
+  unrecoverable: Unrecoverable[];
 }
 /**
  * Push settings explicitly (clients that do not answer ``workspace/configuration``).
@@ -713,6 +896,14 @@ export interface TimelineDidChange {
    */
   checkpoint: Checkpoint | null;
   head: string | null;
+  /**
+   * The new checkpoint as the timeline shows it (clients may insert it without a refetch).
+   */
+  row: StoryRow | null;
+  /**
+   * The turn the row belongs to (``None``: a row in place in its story).
+   */
+  turnId: string | null;
 }
 export interface TimelineGetParams {
   /**
@@ -727,6 +918,23 @@ export interface TimelineGetResult {
   checkpoints: Checkpoint[];
   head: string | null;
   sessions: SessionInfo[];
+}
+export interface TimelineTreeParams {
+  /**
+   * At most this many rows per session (the newest are kept).
+   */
+  maxRows?: number;
+  /**
+   * Only this session's story; every session's when absent.
+   */
+  sessionId?: string | null;
+}
+export interface TimelineTreeResult {
+  head: string | null;
+  /**
+   * Oldest first.
+   */
+  sessions: SessionStory[];
 }
 export interface ToolCallSearchParams {
   inputContains?: string | null;
@@ -769,6 +977,7 @@ export const METHODS = {
   sessionList: 'retrace/session/list',
   toolCallsSearch: 'retrace/toolCalls/search',
   timelineGet: 'retrace/timeline/get',
+  timelineTree: 'retrace/timeline/tree',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
   checkpointFileContent: 'retrace/checkpoint/fileContent',
@@ -794,6 +1003,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/session/list': 'clientRequest',
   'retrace/toolCalls/search': 'clientRequest',
   'retrace/timeline/get': 'clientRequest',
+  'retrace/timeline/tree': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
   'retrace/checkpoint/fileContent': 'clientRequest',
@@ -815,6 +1025,7 @@ export interface RequestParams {
   'retrace/session/list': EmptyParams;
   'retrace/toolCalls/search': ToolCallSearchParams;
   'retrace/timeline/get': TimelineGetParams;
+  'retrace/timeline/tree': TimelineTreeParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
@@ -832,6 +1043,7 @@ export interface RequestResult {
   'retrace/session/list': SessionListResult;
   'retrace/toolCalls/search': ToolCallSearchResult;
   'retrace/timeline/get': TimelineGetResult;
+  'retrace/timeline/tree': TimelineTreeResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;

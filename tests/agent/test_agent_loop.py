@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from retrace.agent.validation import validate_messages
-from retrace.fakemodel import FINISHED_TEXT, load_scenario
+from retrace.offline import FINISHED_TEXT, load_scenario
 
 from .conftest import APP_PY, Harness, HarnessFactory
 

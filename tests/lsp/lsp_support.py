@@ -25,8 +25,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from retrace.fakemodel import FakeModel, load_scenario
 from retrace.lsp.rpc import converter_factory
+from retrace.offline import FakeModel, load_scenario
 from retrace.protocol.methods import BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -44,8 +44,8 @@ from tests.reliability.conftest import FULL, full_only, record_figures, tree
 from retrace.engine import Engine
 from retrace.engine.recovery import begin_restore, recover_interrupted_restores
 from retrace.engine.store.layout import StoreLayout
-from retrace.fakemodel import FakeModel
-from retrace.fakemodel.scenario import Scenario
+from retrace.offline import FakeModel
+from retrace.offline.scenario import Scenario
 
 pytestmark = [pytest.mark.e2e]
 

@@ -37,7 +37,7 @@ from tests.reliability.inputs_support import (
     store_digest,
 )
 
-from retrace.fakemodel import FakeModel
+from retrace.offline import FakeModel
 
 # The full variant is also a `slow` campaign, so `-m slow` selects it.
 pytestmark = [pytest.mark.e2e, *([pytest.mark.slow] if FULL else [])]
@@ -206,6 +206,13 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         ),
         "retrace/timeline/get": st.fixed_dictionaries(
             {}, optional={"sessionId": st.none() | session_or_random}
+        ),
+        "retrace/timeline/tree": st.fixed_dictionaries(
+            {},
+            optional={
+                "sessionId": st.none() | session_or_random,
+                "maxRows": st.integers(min_value=-5, max_value=2_000_000),
+            },
         ),
         "retrace/checkpoint/get": st.fixed_dictionaries({"id": ids}),
         "retrace/checkpoint/fileContent": st.fixed_dictionaries(

@@ -12,7 +12,7 @@
  * - The language client never restarts the process itself (its own restart would be a second,
  *   unsupervised owner).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import {
     CloseAction,
     ErrorAction,
@@ -23,7 +23,7 @@ import {
     type StaticFeature,
 } from 'vscode-languageclient/node';
 import { Rpc } from './protocol';
-import type { Interpreter } from './serverProcess';
+import { spawnServer, type Interpreter } from './serverProcess';
 
 export type ServerState =
     | { readonly kind: 'stopped' }
@@ -38,6 +38,8 @@ export interface Launch {
     readonly args: readonly string[];
     readonly cwd: string;
     readonly env: NodeJS.ProcessEnv;
+    /** Handed to the server by `spawnServer` (never through the environment). */
+    readonly apiKey: string | undefined;
     readonly clientOptions: LanguageClientOptions;
     readonly features: readonly StaticFeature[];
 }
@@ -62,7 +64,7 @@ const EXIT_GRACE_MS = 3000;
 
 /** Start the server process. The single place a server process is spawned. */
 export function spawnServerProcess(launch: Launch): ChildProcess {
-    return spawn(launch.command, [...launch.args], { cwd: launch.cwd, env: launch.env, stdio: 'pipe' });
+    return spawnServer(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, apiKey: launch.apiKey });
 }
 
 function exited(proc: ChildProcess): boolean {

@@ -4,7 +4,7 @@
  * those to the webview.
  */
 import type { AgentEvent, ConversationView } from '../client/protocol';
-import type { ChatItem, Decision, ToolStatus } from '../webview/messages';
+import type { ChatItem, Decision, PermissionReviewView, ToolStatus } from '../webview/messages';
 
 type JsonObject = { readonly [k: string]: unknown };
 
@@ -13,7 +13,10 @@ export function toolSummary(tool: string, input: JsonObject): string {
     const str = (key: string): string | undefined => (typeof input[key] === 'string' ? (input[key]) : undefined);
     const command = str('command');
     if (command !== undefined) {
-        return `${tool}: ${command.split('\n')[0] ?? ''}`;
+        // Only the first line fits a row; dropped lines are said, never silently hidden.
+        const lines = command.split('\n');
+        const more = lines.length - 1;
+        return `${tool}: ${lines[0] ?? ''}${more > 0 ? ` … (+${more} more line${more === 1 ? '' : 's'})` : ''}`;
     }
     const target = str('path') ?? str('pattern') ?? str('glob');
     return target !== undefined ? `${tool} ${target}` : tool;
@@ -107,8 +110,8 @@ export class ChatTranscript {
     }
 
     /** A permission prompt (server request) and, later, its answer. */
-    permission(requestId: string, tool: string, summary: string, decision: Decision | undefined): ChatItem {
-        return this.upsert({ kind: 'permission', id: requestId, tool, summary, decision });
+    permission(requestId: string, tool: string, summary: string, decision: Decision | undefined, review?: PermissionReviewView): ChatItem {
+        return this.upsert(review === undefined ? { kind: 'permission', id: requestId, tool, summary, decision } : { kind: 'permission', id: requestId, tool, summary, decision, review });
     }
 
     /** Replace the transcript with the server's conversation (after a restore, a reconnect or on

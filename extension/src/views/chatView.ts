@@ -13,6 +13,7 @@ import { METHODS, type AgentEvent, type PermissionRequest, type PermissionRespon
 import { errorMessage, log } from '../logging';
 import { isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../webview/messages';
 import { ChatTranscript } from './chatModel';
+import { ReviewDocuments, reviewView } from './permissionReview';
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
     private view: vscode.WebviewView | undefined;
@@ -20,6 +21,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly transcript = new ChatTranscript();
     private readonly pendingPermissions = new Map<string, { request: PermissionRequest; resolve: (r: PermissionResponse) => void }>();
     private readonly disposables: vscode.Disposable[] = [];
+    private readonly reviews = new ReviewDocuments();
     private readonly sessionEmitter = new vscode.EventEmitter<string | undefined>();
     readonly onDidChangeSession = this.sessionEmitter.event;
     private session: string | undefined;
@@ -31,6 +33,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.disposables.push(
             vscode.window.registerWebviewViewProvider(VIEW_CHAT, this, { webviewOptions: { retainContextWhenHidden: true } }),
             this.sessionEmitter,
+            this.reviews,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
             ctx.onDidChangeState(s => void this.onServerState(s.kind === 'running')),
         );
@@ -144,7 +147,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private reset(): void {
         this.post({ type: 'reset', items: this.transcript.all, running: this.transcript.isRunning, session: this.session });
         for (const { request } of this.pendingPermissions.values()) {
-            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined) });
+            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined, reviewView(request)) });
         }
     }
 
@@ -171,6 +174,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 return;
             case 'permission':
                 this.answer(m.requestId, m.decision);
+                return;
+            case 'showReview':
+                await this.reviews.show(m.requestId);
                 return;
         }
     }
@@ -225,7 +231,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     askPermission(request: PermissionRequest): Promise<PermissionResponse> {
         return new Promise(resolve => {
             this.pendingPermissions.set(request.requestId, { request, resolve });
-            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined) });
+            this.reviews.remember(request);
+            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined, reviewView(request)) });
             void this.reveal();
         });
     }
@@ -238,7 +245,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         this.pendingPermissions.delete(requestId);
         pending.resolve({ decision });
-        this.post({ type: 'upsert', item: this.transcript.permission(requestId, pending.request.tool, pending.request.summary, decision) });
+        this.post({ type: 'upsert', item: this.transcript.permission(requestId, pending.request.tool, pending.request.summary, decision, reviewView(pending.request)) });
         return true;
     }
 
@@ -321,6 +328,9 @@ details.tool pre { white-space: pre-wrap; max-height: 200px; overflow: auto; fon
 .status-error, .status-denied, .status-interrupted { color: var(--vscode-errorForeground); }
 .status-running { color: var(--vscode-progressBar-background); }
 .permission { border: 1px solid var(--vscode-inputValidation-warningBorder); background: var(--vscode-inputValidation-warningBackground); padding: 6px; border-radius: 3px; }
+.permission-heading { font-weight: 600; }
+.permission-text { white-space: pre-wrap; word-break: break-all; max-height: 240px; overflow: auto; font-family: var(--vscode-editor-font-family); font-size: 0.9em; margin: 4px 0; }
+.permission-marker { display: block; background: none; border: none; padding: 0; color: var(--vscode-textLink-foreground); cursor: pointer; font-weight: 600; text-align: left; }
 .permission .buttons { margin-top: 6px; display: flex; gap: 6px; flex-wrap: wrap; }
 form { border-top: 1px solid var(--vscode-panel-border); padding-top: 6px; }
 textarea { width: 100%; box-sizing: border-box; resize: vertical; background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, transparent); font-family: inherit; font-size: inherit; padding: 4px; }

@@ -4,6 +4,7 @@
  * webview state for ↑/↓, and posts user actions to the extension.
  */
 import type { ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
+import { permissionView } from './permissionView';
 
 interface VsCodeApi {
     postMessage(message: WebviewMessage): void;
@@ -84,7 +85,16 @@ function render(item: ChatItem): HTMLElement {
         }
         case 'permission': {
             const box = el('div', 'msg permission');
-            box.append(el('div', '', `Allow ${item.summary}?`));
+            const view = permissionView(item);
+            box.append(el('div', 'permission-heading', view.heading), el('pre', 'permission-text', view.body));
+            if (view.marker !== undefined) {
+                // The whole marker line ("… 1,234 more characters — Show all") is the one-click way to see everything.
+                const marker = el('button', 'permission-marker', view.marker);
+                marker.type = 'button';
+                marker.disabled = !view.showAll;
+                marker.addEventListener('click', () => vscode.postMessage({ type: 'showReview', requestId: item.id }));
+                box.append(marker);
+            }
             if (item.decision === undefined) {
                 const buttons = el('div', 'buttons');
                 const choice = (label: string, decision: Decision, cls = ''): HTMLButtonElement => {

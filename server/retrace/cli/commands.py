@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import importlib.util
 import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from retrace import credentials
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.engine import Engine
@@ -198,10 +197,11 @@ def _restore_conversation(
     if not any(ev.get("type") == "message" for ev in engine.events(cp.session_id)):
         message = f"Checkpoint {cp.id} has no conversation (session {cp.session_id} has no messages)."
         return {"restored": False, "message": message}
-    service_class = _component("retrace.agent.session", "AgentService", "conversation restore (the agent)")
-    host_class = _component("retrace.agent.headless", "PrintingHost", "conversation restore (the agent)")
-    # No model is called by a restore: a client factory that builds none keeps it offline.
-    service = service_class(engine, host_class(io.StringIO(), "deny"), client_factory=lambda _settings: None)
+    from retrace.agent.headless import PrintingHost
+    from retrace.agent.session import AgentService
+
+    # No model is called by a conversation restore: the agent is built without an endpoint.
+    service = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
     view = asyncio.run(service.restore_conversation(cp.session_id, cp.id))
     return {
         "restored": True,
@@ -232,33 +232,22 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- other components
-
-
-def _component(module: str, attribute: str, what: str) -> Any:
-    """``module.attribute``, imported lazily (start-up stays fast; other parts may be absent).
-
-    A missing module is one clear line; an import error inside a present module is a bug and
-    propagates with its traceback.
-    """
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        found = False
-    if not found:
-        raise CliError(f"{what} is not available in this installation (module {module} is missing)")
-    return getattr(importlib.import_module(module), attribute)
+# Imported inside the commands that need them: the server and the agent pull in pygls and the
+# model SDK, which the checkpoint commands never need (start-up stays fast).
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    serve_main = _component("retrace.lsp.server", "main", "the JSON-RPC server")
-    result = serve_main()
-    return result if isinstance(result, int) else 0
+    from retrace.lsp.main import main as serve
+
+    return serve()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    run_task = _component("retrace.agent.headless", "run_task", "the headless agent")
+    from retrace.cli.run import run_task
+
+    credentials.secure_process_start()  # the agent's commands must not read the model key
     workspace = _workspace(args)
-    code: int = asyncio.run(
+    return asyncio.run(
         run_task(
             workspace,
             _store(args),
@@ -268,15 +257,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             out=sys.stdout,
         )
     )
-    return code
 
 
 def cmd_fake_model(args: argparse.Namespace) -> int:
-    fake_main = _component("retrace.fakemodel.__main__", "main", "the fake Messages API")
+    from retrace.offline.__main__ import main as serve_fake_model
+
     argv: list[str] = []
     if args.scenario is not None:
         argv += ["--scenario", args.scenario]
     if args.port is not None:
         argv += ["--port", str(args.port)]
-    code: int = fake_main(argv)
-    return code
+    return serve_fake_model(argv)

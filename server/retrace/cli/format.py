@@ -55,7 +55,15 @@ def change_summary(files: Sequence[FileChange]) -> str:
     """``"3 files +12 -4"`` (binary files count as files but have no line counts)."""
     adds = sum(f.additions for f in files)
     dels = sum(f.deletions for f in files)
-    return f"{plural(len(files), 'file')} +{adds} -{dels}"
+    approx = "~" if any(f.approximate for f in files) else ""
+    return f"{plural(len(files), 'file')} {approx}+{adds} -{dels}"
+
+
+def change_counts(change: FileChange) -> str:
+    """``+12 -4``; ``~+12 -4`` when the counts are an estimate (their time budget ran out)."""
+    if change.binary:
+        return "binary"
+    return f"{'~' if change.approximate else ''}+{change.additions} -{change.deletions}"
 
 
 def recoverability_note(cp: Checkpoint) -> str:
@@ -92,7 +100,7 @@ def checkpoint_line(cp: Checkpoint, *, is_head: bool) -> str:
 def file_change_line(change: FileChange) -> str:
     letter = _STATUS_LETTER[change.status]
     path = f"{change.old_path} -> {change.path}" if change.old_path else change.path
-    counts = "binary" if change.binary else f"+{change.additions} -{change.deletions}"
+    counts = change_counts(change)
     return f"{letter} {path}  {counts}"
 
 
@@ -183,6 +191,12 @@ def _unrecoverable_lines(plan: RestorePlan | None) -> list[str]:
     return lines
 
 
+def _kept_lines(plan: RestorePlan | None) -> list[str]:
+    if plan is None or not plan.kept:
+        return []
+    return ["Left untouched on purpose:"] + [f"  {k.path}: {k.reason}" for k in plan.kept]
+
+
 def conflict_way_out(plan: RestorePlan | None) -> str:
     """How to get past conflicts: per-file ``--resolve`` (merge first when clean) or ``--force``."""
     conflicts = [p for p in plan.files if p.action == "conflict"] if plan else []
@@ -238,7 +252,7 @@ def restore_report(outcome: RestoreOutcome) -> str:
             lines += [_outcome_line(f) for f in outcome.files]
         case other:
             assert_never(other)
-    lines += _unrecoverable_lines(outcome.plan)
+    lines += _unrecoverable_lines(outcome.plan) + _kept_lines(outcome.plan)
     return "\n".join(lines)
 
 

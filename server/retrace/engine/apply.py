@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from retrace.engine.capture.scan import read_entry
 from retrace.engine.manifest import same
 from retrace.engine.models import FileEntry
-from retrace.engine.scan import read_entry
 from retrace.engine.store.blobs import write_all
 
 OpKind = Literal["write", "delete", "chmod"]
@@ -168,14 +168,7 @@ class _Applier:
             os.unlink(self.abs(rel))
 
     def prune(self, rel: str) -> None:
-        d = os.path.dirname(self.abs(rel))
-        while d != self.ws and d.startswith(self.ws + os.sep):
-            try:
-                os.rmdir(d)
-            except OSError:
-                return
-            self.removed_dirs.append(d)
-            d = os.path.dirname(d)
+        self.removed_dirs += prune_empty_parents(self.ws, self.abs(rel))
 
     def run(self, ops: list[Op]) -> None:
         for op in ops:
@@ -257,6 +250,23 @@ class _Applier:
         for d in reversed(self.removed_dirs):
             with contextlib.suppress(OSError):
                 os.makedirs(d, exist_ok=True)
+
+
+def prune_empty_parents(root: str, path: str) -> list[str]:
+    """Remove the directories a delete of ``path`` left empty: its parent, then upwards, stopping
+    at the first directory that still holds anything and never removing ``root`` itself (or
+    anything outside it). Returns the removed directories, innermost first. The one pruning rule
+    of every restore, on disk and through the editor."""
+    removed: list[str] = []
+    d = os.path.dirname(path)
+    while d != root and d.startswith(root + os.sep):
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
+        removed.append(d)
+        d = os.path.dirname(d)
+    return removed
 
 
 def apply_ops(workspace: Path, ops: list[Op], max_bytes: int) -> ApplyResult:

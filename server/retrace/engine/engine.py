@@ -23,7 +23,6 @@ its ancestry back to the nearest snapshot (bounded by :func:`needs_snapshot`).
 
 from __future__ import annotations
 
-import difflib
 import errno
 import gc
 import logging
@@ -33,13 +32,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from retrace.camel import dump
 from retrace.engine.apply import Op, apply_ops
-from retrace.engine.capture import Capturer
+from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
+from retrace.engine.capture.scan import read_entry
+from retrace.engine.commit import build_checkpoint, file_changes
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
     PathOutsideWorkspace,
@@ -63,7 +63,6 @@ from retrace.engine.manifest import (
     needs_snapshot,
     same,
 )
-from retrace.engine.merge import decode_text
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
@@ -72,8 +71,8 @@ from retrace.engine.models import (
     FileEntry,
     FileOutcome,
     GcReport,
+    KeptPath,
     NothingToRestore,
-    Recoverability,
     RestoreApplied,
     RestoreConflict,
     RestoreFailed,
@@ -85,12 +84,12 @@ from retrace.engine.models import (
 )
 from retrace.engine.planner import PathState, plan_restore
 from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
-from retrace.engine.scan import read_entry
-from retrace.engine.stats import line_stats
+from retrace.engine.stats import unified_diff_lines
 from retrace.engine.store.blobs import BlobStore, blob_id
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
+from retrace.text import decode_text
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +107,9 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-LINE_STATS_BUDGET_S = 0.025
-"""Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
-STAT_CACHE_SAVE_EVERY_S = 120.0
+UNIFIED_DIFF_BUDGET_S = 2.0
+"""Time for the line diffs of one ``unified_diff`` call (all files): past it a file's hunks are
+coarser (still a correct patch), never a stalled request."""
 
 EXTERNAL_KINDS = frozenset({"external", "safety"})
 """Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
@@ -163,8 +162,6 @@ class Engine:
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
-        self._stats_omitted = 0
-        self._cache_saved_at = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -508,53 +505,12 @@ class Engine:
             return None
 
     def _file_changes(
-        self,
-        old: Mapping[str, FileEntry | None],
-        new: Delta,
-        *,
-        new_on_disk: bool = False,
-        budget_s: float | None = None,
+        self, old: Mapping[str, FileEntry | None], new: Delta, *, new_on_disk: bool = False
     ) -> list[FileChange]:
-        """FileChanges for paths going from ``old[p]`` to ``new[p]``, pairing renames.
-        ``new_on_disk``: the new side is the workspace (its content may not be stored yet).
-        ``budget_s``: stop counting lines after this long (the rest report 0/0; the number
-        is left in ``self._stats_omitted``) so a huge shell change cannot stall a capture."""
-        self._stats_omitted = 0
-        deadline = time.perf_counter() + budget_s if budget_s is not None else None
-        added = [p for p, e in new.items() if e is not None and old.get(p) is None]
-        deleted = {p: old[p] for p, e in new.items() if e is None and old.get(p) is not None}
-        by_hash: dict[str, list[str]] = {}
-        for p, e in deleted.items():
-            if e is not None and e.hash is not None:
-                by_hash.setdefault(e.hash, []).append(p)
-        renamed: dict[str, str] = {}
-        for p in added:
-            e = new[p]
-            assert e is not None
-            srcs = by_hash.get(e.hash or "", [])
-            if e.hash is not None and srcs:
-                renamed[p] = srcs.pop(0)
-        gone = set(renamed.values())
-        out: list[FileChange] = []
-        for p in sorted(new):
-            o, n = old.get(p), new[p]
-            if same(o, n) or (n is None and p in gone):
-                continue
-            if p in renamed:
-                out.append(FileChange(path=p, status="renamed", old_path=renamed[p]))
-                continue
-            status = "added" if o is None else "deleted" if n is None else "modified"
-            if deadline is not None and time.perf_counter() > deadline:
-                self._stats_omitted += 1
-                out.append(FileChange(path=p, status=status))
-                continue
-            adds, dels, binary = (
-                line_stats(self._content(o), self._read_disk(p) if new_on_disk else self._content(n))
-                if ((o is None or o.kind == "file") and (n is None or n.kind == "file"))
-                else (0, 0, False)
-            )
-            out.append(FileChange(path=p, status=status, additions=adds, deletions=dels, binary=binary))
-        return out
+        """FileChanges for paths going from ``old[p]`` to ``new[p]`` (``new_on_disk``: the new
+        side is the workspace, read from disk)."""
+        disk = self._read_disk if new_on_disk else None
+        return file_changes(old, new, content=self._content, disk=disk)[0]
 
     def _commit(
         self,
@@ -572,65 +528,52 @@ class Engine:
         restored_from: str | None = None,
         capture_ms: float = 0.0,
     ) -> Checkpoint:
+        """Commit ``delta`` as a checkpoint on top of the head: the one path every checkpoint
+        takes (a ``baseline`` starts the tree: no parent, ``delta`` is the whole manifest)."""
         self._require_writer()
-        delta = {p: e for p, e in delta.items() if not same(self._head.get(p), e)}
-        old = {p: self._head.get(p) for p in delta}
-        files = self._file_changes(old, delta, budget_s=LINE_STATS_BUDGET_S)
-        if self._stats_omitted:
-            meta = {**(meta or {}), "lineStatsOmitted": self._stats_omitted}
-        unrec = [
-            Unrecoverable(path=p, reason=e.unstored or "content not stored")
-            for p, e in sorted(delta.items())
-            if e is not None and e.kind == "file" and e.hash is None
-        ]
-        changed = sum(1 for e in delta.values() if e is not None)
-        recoverability: Recoverability = (
-            "full"
-            if not unrec
-            else "none"
-            if len(unrec) == changed and not any(e is None for e in delta.values())
-            else "partial"
-        )
+        baseline = kind == "baseline"
+        base: Manifest = {} if baseline else self._head
+        delta = {p: e for p, e in delta.items() if not same(base.get(p), e)}
         cid = self._ids.new()
-        parent = self._head_id
+        parent = None if baseline else self._head_id
         sid = session_id or self._session_id
-        cp = Checkpoint(
-            id=cid,
+        cp = build_checkpoint(
+            cid=cid,
             parent=parent,
             session_id=sid,
-            turn_id=turn_id,
             kind=kind,
+            delta=delta,
+            old=base,
+            content=self._content,
+            missed=self._not_captured(),
+            meta=meta,
+            capture_ms=capture_ms,
             label=label,
-            created_at=datetime.now(UTC),
+            turn_id=turn_id,
             tool=tool,
             tool_call_id=tool_call_id,
-            files=files,
-            recoverability=recoverability,
-            unrecoverable=unrec,
-            restored_from=restored_from,
-            editor_state=dict(editor_state) if editor_state is not None else None,
+            editor_state=editor_state,
             conversation=conversation,
-            capture_ms=round(capture_ms, 3),
-            meta=dict(meta or {}),
+            restored_from=restored_from,
         )
-        depth = self._snap_depth.get(parent or "", 0) + 1 + len(delta)
-        new_head = self._head
+        depth = 0 if parent is None else self._snap_depth.get(parent, 0) + 1 + len(delta)
+        new_head = base
         snapshot: str | None = None
-        if needs_snapshot(depth, len(self._head)) or parent is None:
-            new_head = dict(self._head)
+        if parent is None or needs_snapshot(depth, len(base)):
+            new_head = dict(base)
             self._apply_delta(new_head, delta)
             snapshot = self._blobs.put(encode_snapshot(new_head))
         event = {
             "type": "checkpoint",
             "ts": time.time(),
             "checkpoint": dump(cp),
-            "delta": delta_to_json(delta),
+            "delta": None if baseline else delta_to_json(delta),
             "snapshot": snapshot,
         }
         with _storage_errors(f"checkpoint {cid} was not recorded"):
             self._writer(sid).append(event)
         # Committed: now (and only now) update memory.
-        if self._capture is not None and self._capture.dirs is not None:
+        if self._capture is not None and self._capture.dirs is not None and not baseline:
             self._capture.dirs.apply(self._head, delta)
         if new_head is self._head:
             self._apply_delta(self._head, delta)
@@ -638,7 +581,7 @@ class Engine:
             self._head = new_head
         self._cps[cid] = cp
         self._order.append(cid)
-        self._deltas[cid] = delta
+        self._deltas[cid] = None if baseline else delta
         if snapshot is not None:
             self._snapshots[cid] = snapshot
             self._snap_depth[cid] = 0
@@ -646,9 +589,16 @@ class Engine:
         else:
             self._snap_depth[cid] = depth
         self._head_id = cid
-        for p in delta:
+        if baseline:
+            self._prov = {}
+        for p in () if baseline else delta:
             self._prov[p] = cid
         return cp
+
+    def _not_captured(self) -> list[Unrecoverable]:
+        """Directories the capture could not list: the checkpoint cannot claim ``full``."""
+        missed = self._capture.take_not_captured() if self._capture is not None else {}
+        return [Unrecoverable(path=p, reason=f"not captured: {r}") for p, r in sorted(missed.items())]
 
     @staticmethod
     def _apply_delta(m: Manifest, delta: Delta) -> None:
@@ -662,42 +612,13 @@ class Engine:
         assert self._capture is not None
         t0 = time.perf_counter()
         manifest = self._capture.baseline()
-        snapshot = self._blobs.put(encode_snapshot(manifest))
-        cid = self._ids.new()
-        unrec = [
-            Unrecoverable(path=p, reason=e.unstored or "content not stored")
-            for p, e in sorted(manifest.items())
-            if e.kind == "file" and e.hash is None
-        ]
-        cp = Checkpoint(
-            id=cid,
-            parent=None,
-            session_id=self._session_id,
-            kind="baseline",
+        self._commit(
+            "baseline",
+            dict(manifest),
             label="baseline",
-            created_at=datetime.now(UTC),
-            recoverability="partial" if unrec else "full",
-            unrecoverable=unrec,
-            capture_ms=round((time.perf_counter() - t0) * 1000, 3),
             meta={"files": len(manifest)},
+            capture_ms=(time.perf_counter() - t0) * 1000,
         )
-        event = {
-            "type": "checkpoint",
-            "ts": time.time(),
-            "checkpoint": dump(cp),
-            "delta": None,
-            "snapshot": snapshot,
-        }
-        self._writer(self._session_id).append(event)
-        self._cps[cid] = cp
-        self._order.append(cid)
-        self._deltas[cid] = None
-        self._snapshots[cid] = snapshot
-        self._snap_depth[cid] = 0
-        self._head_id = cid
-        self._head = manifest
-        self._remember_snapshot(snapshot, manifest)
-        self._prov = {}
 
     # ------------------------------------------------------------------ capture
     @property
@@ -709,13 +630,9 @@ class Engine:
     def capture_status(self) -> dict[str, Any]:
         """How shell-call detection works right now (plain JSON, for status displays and the
         benchmark): ``watcher`` healthy or not (and why), and the number of full stat walks."""
-        cap = self._capture
-        w = cap.watcher if cap is not None else None
-        return {
-            "watcher": bool(w is not None and w.healthy),
-            "watcherReason": (w.reason if w is not None else "watcher disabled") or "",
-            "walks": cap.walks if cap is not None else 0,
-        }
+        if self._capture is None:
+            return {"watcher": False, "watcherReason": "watcher disabled", "walks": 0}
+        return self._capture.status()
 
     @property
     def session_id(self) -> str:
@@ -770,16 +687,9 @@ class Engine:
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
+        rels = None if changed_paths is None else [self._rel(p) for p in changed_paths]
         with _storage_errors("the checkpoint was not recorded"):
-            if changed_paths is None:
-                delta = self._capture.detect(self._head)
-            else:
-                rels = [self._rel(p) for p in changed_paths]
-                delta = self._capture.capture_paths(rels, self._head)
-        if time.monotonic() - self._cache_saved_at > STAT_CACHE_SAVE_EVERY_S:
-            # Periodically, so a crash costs at most a couple of minutes of re-hashing.
-            self._capture.save_cache()
-            self._cache_saved_at = time.monotonic()
+            delta = self._capture.capture(self._head, rels)
         return self._commit(
             kind,
             delta,
@@ -887,6 +797,7 @@ class Engine:
         """Unified patch text from ``a`` to ``b`` (``None``: current workspace)."""
         changes = self.diff(a, b)
         wanted = {self._rel(p) for p in paths} if paths is not None else None
+        deadline = time.perf_counter() + UNIFIED_DIFF_BUDGET_S
         out: list[str] = []
         for ch in changes:
             if wanted is not None and ch.path not in wanted and ch.old_path not in wanted:
@@ -905,12 +816,16 @@ class Engine:
                 continue
             a_lines = (old or b"").decode().splitlines(keepends=True)
             b_lines = (new or b"").decode().splitlines(keepends=True)
-            for line in difflib.unified_diff(
+            lines, approximate = unified_diff_lines(
                 a_lines,
                 b_lines,
-                fromfile=f"a/{src}" if old is not None else "/dev/null",
-                tofile=f"b/{ch.path}" if new is not None else "/dev/null",
-            ):
+                f"a/{src}" if old is not None else "/dev/null",
+                f"b/{ch.path}" if new is not None else "/dev/null",
+                timeout_s=max(deadline - time.perf_counter(), 0.0),
+            )
+            if approximate:
+                log.info("diff of %s hit its time budget: hunks are correct but coarser", ch.path)
+            for line in lines:
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 
@@ -971,6 +886,8 @@ class Engine:
             wanted = {self._rel(p) for p in paths}
             scope = {p for p in scope if p in wanted or any(p.startswith(w + "/") for w in wanted)}
         tgt = self._entries_at(target.id, scope)
+        kept = self._kept_by_rules(target, [p for p in scope if tgt[p] is None])
+        scope -= kept.keys()
         states: dict[str, PathState] = {}
         current = self._read_current(scope)
         for p in scope:
@@ -984,7 +901,7 @@ class Engine:
             states[p] = PathState(
                 target=tgt[p], head=self._head.get(p), current=cur, current_error=err, external=ext, base=base
             )
-        return plan_restore(
+        plan = plan_restore(
             target_id=target.id,
             head_id=head_id,
             mode=mode,
@@ -992,6 +909,22 @@ class Engine:
             read_blob=self._content,
             read_disk=self._read_disk,
         )
+        plan.kept = [KeptPath(path=p, reason=r) for p, r in sorted(kept.items())]
+        return plan
+
+    def _kept_by_rules(self, target: Checkpoint, deletes: list[str]) -> dict[str, str]:
+        """Planned deletions the restore must not make: ignored now or at the target."""
+        if not deletes:
+            return {}
+        now = self._capture.ignorer if self._capture is not None else Ignorer(self.workspace, self.config)
+        now.forget()  # rules as they are on disk right now
+
+        def gitignore_at_target(dir_rel: str) -> bytes | None:
+            rel = f"{dir_rel}/.gitignore" if dir_rel else ".gitignore"
+            e = self._entries_at(target.id, [rel])[rel]
+            return self._content(e) if e is not None and e.kind == "file" else None
+
+        return kept_by_rules(deletes, now, Ignorer(self.workspace, self.config, gitignore_at_target))
 
     def _read_current(self, rels: Iterable[str]) -> dict[str, tuple[FileEntry | None, str | None]]:
         out: dict[str, tuple[FileEntry | None, str | None]] = {}
@@ -1224,6 +1157,9 @@ class Engine:
                 and op.entry.hash is not None
             ):
                 self._blobs.put(op.data, op.entry.hash)
+        after = dict(self._head)
+        self._apply_delta(after, result)
+        result.update(self._capture.after_restore([op.path for op in ops], after))
         cp = self._commit(
             "restore",
             result,

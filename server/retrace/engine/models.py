@@ -60,6 +60,8 @@ class FileChange(CamelModel):
     additions: int = 0
     deletions: int = 0
     binary: bool = False
+    approximate: bool = False
+    """The line counts are an estimate: counting ran out of its time budget (net change exact)."""
 
 
 class Checkpoint(CamelModel):
@@ -138,6 +140,14 @@ class PlanCounts(CamelModel):
     conflict: int = 0
 
 
+class KeptPath(CamelModel):
+    """A path a restore deliberately leaves alone (e.g. ignored now or at the target: never
+    the agent's tracked content, so never the restore's to delete)."""
+
+    path: str
+    reason: str
+
+
 class RestorePlan(CamelModel):
     """A pure description of what restoring ``target_id`` would change. Nothing is applied."""
 
@@ -148,6 +158,8 @@ class RestorePlan(CamelModel):
     counts: PlanCounts
     unrecoverable: list[Unrecoverable] = Field(default_factory=list)
     """Files the target needs but whose content was never stored."""
+    kept: list[KeptPath] = Field(default_factory=list)
+    """Files the restore will not touch on purpose, with the reason (reported to the user)."""
 
 
 # --------------------------------------------------------------------------- restore outcomes

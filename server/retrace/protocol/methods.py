@@ -97,6 +97,14 @@ METHODS: tuple[MethodSpec, ...] = (
         "Checkpoints (one session or all), the head and the sessions.",
     ),
     MethodSpec(
+        "timelineTree",
+        "retrace/timeline/tree",
+        "clientRequest",
+        m.TimelineTreeParams,
+        m.TimelineTreeResult,
+        "The timeline as rendered: sessions → turns → described checkpoint rows (newest rows paged).",
+    ),
+    MethodSpec(
         "timelineDidChange",
         "retrace/timeline/didChange",
         "serverNotification",
@@ -199,7 +207,6 @@ METHODS: tuple[MethodSpec, ...] = (
 )
 
 BY_NAME: dict[str, MethodSpec] = {spec.name: spec for spec in METHODS}
-BY_KEY: dict[str, MethodSpec] = {spec.key: spec for spec in METHODS}
 
 EXTRA_MODELS: tuple[type[BaseModel], ...] = (m.InitializationOptions, m.ServerSettings)
 """Models on the wire outside Retrace's own methods (``initialize`` options, configuration)."""

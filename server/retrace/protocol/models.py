@@ -12,7 +12,6 @@ in :class:`ServerSettings`, which receives the extension's whole ``retrace`` con
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import ConfigDict, Field, RootModel
@@ -30,6 +29,14 @@ from retrace.engine.models import (
     StoreStats,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+from retrace.protocol.timeline import (
+    SessionInfo,
+    SessionStory,
+    StoryRow,
+    StoryTurn,
+    TimelineTreeParams,
+    TimelineTreeResult,
+)
 
 __all__ = [
     "AgentEventPayload",
@@ -60,13 +67,18 @@ __all__ = [
     "ServerSettings",
     "SessionInfo",
     "SessionListResult",
+    "SessionStory",
     "SettingsUpdateParams",
     "SettingsUpdateResult",
     "StatsResult",
+    "StoryRow",
+    "StoryTurn",
     "SummarizeParams",
     "TimelineDidChange",
     "TimelineGetParams",
     "TimelineGetResult",
+    "TimelineTreeParams",
+    "TimelineTreeResult",
     "ToolCallSearchParams",
     "ToolCallSearchResult",
     "ToolCallView",
@@ -215,15 +227,6 @@ class CancelResult(CamelModel):
     """``false`` when nothing was running."""
 
 
-class SessionInfo(CamelModel):
-    id: str
-    title: str
-    """The session's first prompt (empty when it has none yet)."""
-    created_at: datetime | None
-    running: bool
-    checkpoint_count: int
-
-
 class SessionListResult(CamelModel):
     sessions: list[SessionInfo]
 
@@ -269,6 +272,10 @@ class TimelineDidChange(CamelModel):
     head: str | None
     checkpoint: Checkpoint | None = None
     """The new checkpoint, when one was committed."""
+    row: StoryRow | None = None
+    """The new checkpoint as the timeline shows it (clients may insert it without a refetch)."""
+    turn_id: str | None = None
+    """The turn the row belongs to (``None``: a row in place in its story)."""
 
 
 # --------------------------------------------------------------------------- checkpoints

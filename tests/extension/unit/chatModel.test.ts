@@ -25,7 +25,7 @@ suite('chat transcript', () => {
         assert.equal(assistant.text, 'I will write it.');
         assert.equal(tool1.summary, 'write_file hello.txt');
         assert.equal(tool1.status, 'ok');
-        assert.equal(tool2.summary, 'run_command: make');
+        assert.equal(tool2.summary, 'run_command: make … (+1 more line)');
         const changed = t.apply({ kind: 'turnFinished', stopReason: 'cancelled', ...s });
         assert.equal(t.isRunning, false);
         assert.deepEqual(changed.map(i => i.kind), ['tool', 'user', 'notice'], 'the stopped call and the prompt (now retryable) are re-posted');

@@ -22,7 +22,7 @@ function plan(files: PlannedFile[]): RestorePlan {
     for (const f of files) {
         counts[f.action]++;
     }
-    return { targetId: 'c1', headId: 'c4', mode: 'code', files, counts, unrecoverable: [] };
+    return { targetId: 'c1', headId: 'c4', mode: 'code', files, counts, unrecoverable: [], kept: [] };
 }
 
 function dry(files: PlannedFile[]): RestoreOutcome {

@@ -40,7 +40,7 @@ from pygls.uris import from_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from retrace.engine import Engine
-from retrace.engine.apply import Op, apply_ops
+from retrace.engine.apply import Op, apply_ops, prune_empty_parents
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import (
     Checkpoint,
@@ -64,13 +64,14 @@ from retrace.protocol.models import (
     RestoreResult,
     TimelineDidChange,
 )
+from retrace.text import decode_text
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
+    from retrace.bootstrap import Services
     from retrace.engine.models import RestoreOutcome
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.startup import Services
 
 log = logging.getLogger(__name__)
 
@@ -94,27 +95,15 @@ class EditPlan:
 
 
 def _text(data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return None if "\x00" in text else text
+    return None if data is None else decode_text(data)
 
 
 def prune_emptied_dirs(workspace: Path, deleted: list[str]) -> None:
     """Remove directories that the editor's deletes left empty (like the engine's disk apply);
     a directory that still holds anything, or the workspace itself, stays."""
-    root = workspace.resolve()
+    root = str(workspace.resolve())
     for rel in deleted:
-        directory = workspace_file(workspace, rel).parent
-        while directory != root and root in directory.parents:
-            try:
-                directory.rmdir()
-            except OSError:
-                break
-            directory = directory.parent
+        prune_empty_parents(root, str(workspace_file(workspace, rel)))
 
 
 def effective_resolution(

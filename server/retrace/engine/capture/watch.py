@@ -21,10 +21,14 @@ import errno
 import os
 import struct
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrace.engine.scan import Ignorer, walk_dirs
+from retrace.engine.capture.fs import open_dir, too_long
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import walk_dirs
+from retrace.engine.config import TOOL_FOLDERS, TOOL_MARKERS
 
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
@@ -59,6 +63,8 @@ WATCH_MASK = (
     | IN_EXCL_UNLINK
 )
 _HEADER = struct.Struct("iIII")
+RULE_MARKERS = frozenset({*TOOL_MARKERS, *(m for t in TOOL_FOLDERS.values() for m in (*t.inside, *t.beside))})
+"""Files whose appearance or removal turns a directory into a tool folder or back."""
 
 
 @dataclass
@@ -139,10 +145,13 @@ class Watcher:
 
     def _add(self, rel: str) -> None:
         assert self._lib is not None
-        path = os.fsencode(os.path.join(self.workspace, rel) if rel else str(self.workspace))
-        wd = self._lib.inotify_add_watch(self._fd, path, WATCH_MASK)
+        full = os.path.join(self.workspace, rel) if rel else str(self.workspace)
+        if too_long(full):
+            wd, err = self._add_deep(rel)
+        else:
+            wd = self._lib.inotify_add_watch(self._fd, os.fsencode(full), WATCH_MASK)
+            err = ctypes.get_errno() if wd < 0 else 0
         if wd < 0:
-            err = ctypes.get_errno()
             if err in (errno.ENOENT, errno.ENOTDIR):
                 return  # vanished meanwhile: its parent's event reports it
             if err == errno.ENOSPC:
@@ -153,8 +162,29 @@ class Watcher:
             return
         self._wd[wd] = rel
 
+    def _add_deep(self, rel: str) -> tuple[int, int]:
+        """Watch a directory beyond PATH_MAX through a short ``/proc/self/fd`` name of a
+        directory fd opened component by component: (watch descriptor, errno)."""
+        assert self._lib is not None
+        try:
+            fd = open_dir(str(self.workspace), rel)
+        except OSError as exc:
+            return -1, exc.errno or errno.EIO
+        try:
+            # The magic link must be followed to reach the directory; the fd itself was opened
+            # without following any symlink.
+            mask = WATCH_MASK & ~IN_DONT_FOLLOW
+            wd = self._lib.inotify_add_watch(self._fd, f"/proc/self/fd/{fd}".encode(), mask)
+            return wd, ctypes.get_errno() if wd < 0 else 0
+        finally:
+            os.close(fd)
+
     def _watch_tree(self, rel: str) -> None:
-        for d in walk_dirs(self.workspace, self.ignorer, rel):
+        def unlisted(d: str, why: str) -> None:
+            # A directory it cannot list may hold directories it cannot watch: not complete.
+            self.invalidate(f"cannot list {d or '.'} to watch it: {why}")
+
+        for d in walk_dirs(self.workspace, self.ignorer, rel, on_error=unlisted):
             if not self.healthy:
                 return
             self._add(d)
@@ -166,47 +196,65 @@ class Watcher:
             self.invalidate(self.reason or "not started")
             return dirty
         new_dirs: list[str] = []
-        while True:
-            try:
-                buf = os.read(self._fd, 1 << 16)
-            except BlockingIOError:
-                break
-            except OSError as exc:
-                self.invalidate(f"reading inotify events failed: {exc}")
-                break
-            if not buf:
-                break
+        for buf in self._read_events():
             off = 0
             while off + _HEADER.size <= len(buf):
                 wd, mask, _cookie, length = _HEADER.unpack_from(buf, off)
                 name_b = buf[off + _HEADER.size : off + _HEADER.size + length].rstrip(b"\0")
                 off += _HEADER.size + length
-                if mask & IN_Q_OVERFLOW:
-                    self.invalidate("inotify event queue overflowed")
+                rel = self._event_path(wd, mask, name_b)
+                if rel is None:
                     continue
-                base = self._wd.get(wd)
-                if mask & IN_IGNORED:
-                    self._wd.pop(wd, None)
-                    continue
-                if base is None:
-                    continue
-                if not name_b:
-                    if mask & (IN_DELETE_SELF | IN_MOVE_SELF) and base == "":
-                        self.invalidate("the workspace directory itself was moved or deleted")
-                    continue
-                name = os.fsdecode(name_b)
-                rel = f"{base}/{name}" if base else name
-                if mask & IN_ISDIR:
-                    if mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE):
-                        dirty.dirs.add(rel)
-                        if mask & (IN_CREATE | IN_MOVED_TO):
-                            new_dirs.append(rel)
-                    continue
-                if name == ".gitignore":
-                    self.ignorer.forget(base)
-                    self.invalidate(f"{rel} changed: ignore rules must be re-evaluated")
-                dirty.files.add(rel)
+                if not mask & IN_ISDIR:
+                    self._file_event(rel, mask, dirty)
+                elif mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE):
+                    dirty.dirs.add(rel)
+                    if mask & (IN_CREATE | IN_MOVED_TO):
+                        new_dirs.append(rel)
         for d in new_dirs:
             if self.healthy and not self.ignorer.excluded_path(d, True):
                 self._watch_tree(d)
         return dirty
+
+    def _read_events(self) -> Iterator[bytes]:
+        """Every queued event buffer, until the queue is empty (never blocks)."""
+        while True:
+            try:
+                buf = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                self.invalidate(f"reading inotify events failed: {exc}")
+                return
+            if not buf:
+                return
+            yield buf
+
+    def _event_path(self, wd: int, mask: int, name_b: bytes) -> str | None:
+        """The workspace-relative path an event is about (``None``: nothing to record)."""
+        if mask & IN_Q_OVERFLOW:
+            self.invalidate("inotify event queue overflowed")
+            return None
+        base = self._wd.get(wd)
+        if mask & IN_IGNORED:
+            self._wd.pop(wd, None)
+            return None
+        if base is None:
+            return None
+        if not name_b:
+            if mask & (IN_DELETE_SELF | IN_MOVE_SELF) and base == "":
+                self.invalidate("the workspace directory itself was moved or deleted")
+            return None
+        name = os.fsdecode(name_b)
+        return f"{base}/{name}" if base else name
+
+    def _file_event(self, rel: str, mask: int, dirty: DirtySet) -> None:
+        cut = rel.rfind("/")
+        base, name = (rel[:cut], rel[cut + 1 :]) if cut > 0 else ("", rel)
+        if name == ".gitignore" or (
+            name in RULE_MARKERS and mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+        ):
+            # What is tracked under ``base`` may change: a walk re-evaluates it.
+            self.ignorer.forget(base)
+            self.invalidate(f"{rel} changed: ignore rules must be re-evaluated")
+        dirty.files.add(rel)

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from retrace.agent.validation import InvalidRequestError, validate_request
-from retrace.fakemodel.scenario import Scenario, ScriptedResponse
+from retrace.offline.scenario import Scenario, ScriptedResponse
 
 FINISHED_TEXT = "(scenario finished)"
 _ERRORS = {

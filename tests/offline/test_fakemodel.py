@@ -16,14 +16,13 @@ import httpx2
 import pytest
 from anthropic import AsyncAnthropic
 
-from retrace.fakemodel import (
+from retrace.bootstrap import ModelEndpoint, start_offline_model, stop_offline_models
+from retrace.offline import (
     FINISHED_TEXT,
     FakeModel,
     Scenario,
     ScenarioError,
     load_scenario,
-    start_for_env,
-    stop_for_env,
 )
 
 TOOLS = [
@@ -289,34 +288,34 @@ def test_scenarios_load_and_reject_bad_files(tmp_path: Path) -> None:
         load_scenario("nope")
 
 
-def test_start_for_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RETRACE_FAKE_MODEL", raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-real")
-    assert start_for_env() is None
-    monkeypatch.setenv("RETRACE_FAKE_MODEL", "e2e")
-    stop_for_env()
-    url = start_for_env()
-    assert url is not None
+def test_offline_model_is_chosen_only_when_no_endpoint_is_configured() -> None:
+    assert ModelEndpoint.from_environment({}).offline_scenario(None) == "demo"
+    assert ModelEndpoint.from_environment({"ANTHROPIC_API_KEY": "sk-real"}).offline_scenario(None) is None
+    assert ModelEndpoint.from_environment({"ANTHROPIC_BASE_URL": "http://x"}).offline_scenario(None) is None
+    assert ModelEndpoint.from_environment({}).offline_scenario("http://configured") is None
+    forced = ModelEndpoint.from_environment({"RETRACE_FAKE_MODEL": "e2e", "ANTHROPIC_API_KEY": "sk"})
+    assert forced.offline_scenario("http://configured") == "e2e"
+
+
+def test_start_offline_model() -> None:
+    stop_offline_models()
+    url = start_offline_model("e2e")
     assert url.startswith("http://127.0.0.1:")
     status, _ = post(url, {"model": "m", "max_tokens": 5, "messages": user("a")})
     assert status == 200
-    assert start_for_env() == url
-    stop_for_env()
+    assert start_offline_model("e2e") == url
+    stop_offline_models()
     with pytest.raises(urllib.error.URLError):
         post(url, {"model": "m", "max_tokens": 5, "messages": user("a")})
-    monkeypatch.delenv("RETRACE_FAKE_MODEL")
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    demo = start_for_env()  # no key, no endpoint: the offline demo
-    assert demo is not None
+    demo = start_offline_model("demo")
     _, body = post(demo, {"model": "m", "max_tokens": 5, "messages": user("a")})
     assert body["content"][1]["name"] == "list_files"
-    stop_for_env()
+    stop_offline_models()
 
 
 def test_module_main_prints_base_url() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "retrace.fakemodel", "--scenario", "e2e"],
+        [sys.executable, "-m", "retrace.offline", "--scenario", "e2e"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -332,7 +331,7 @@ def test_module_main_prints_base_url() -> None:
         proc.terminate()
         proc.wait(timeout=10)
     bad = subprocess.run(
-        [sys.executable, "-m", "retrace.fakemodel", "--scenario", "nope"],
+        [sys.executable, "-m", "retrace.offline", "--scenario", "nope"],
         capture_output=True,
         text=True,
         check=False,

@@ -1,4 +1,4 @@
-"""``python -m retrace.fakemodel --scenario NAME|FILE [--port N]``: serve a scenario until Ctrl-C.
+"""``python -m retrace.offline --scenario NAME|FILE [--port N]``: serve a scenario until Ctrl-C.
 
 Prints the base URL (for ``ANTHROPIC_BASE_URL``) on the first line of stdout.
 """
@@ -9,11 +9,11 @@ import argparse
 import sys
 import threading
 
-from retrace.fakemodel import FakeModel, ScenarioError, builtin_scenarios, load_scenario
+from retrace.offline import FakeModel, ScenarioError, builtin_scenarios, load_scenario
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m retrace.fakemodel", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m retrace.offline", description=__doc__)
     parser.add_argument(
         "--scenario", default="demo", help=f"built-in ({', '.join(builtin_scenarios())}) or file"
     )

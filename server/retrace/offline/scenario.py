@@ -90,7 +90,7 @@ class ScenarioError(RetraceError):
 
 
 def builtin_scenarios() -> list[str]:
-    root = resources.files("retrace.fakemodel") / "scenarios"
+    root = resources.files("retrace.offline") / "scenarios"
     return sorted(p.name.removesuffix(".json") for p in root.iterdir() if p.name.endswith(".json"))
 
 
@@ -104,7 +104,7 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
         except OSError as e:
             raise ScenarioError(f"cannot read scenario file {candidate}: {e.strerror}") from e
     else:
-        res = resources.files("retrace.fakemodel") / "scenarios" / f"{name_or_path}.json"
+        res = resources.files("retrace.offline") / "scenarios" / f"{name_or_path}.json"
         if not res.is_file():
             known = ", ".join(builtin_scenarios())
             raise ScenarioError(f"unknown scenario {str(name_or_path)!r} (built-in: {known})")
