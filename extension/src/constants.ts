@@ -40,6 +40,7 @@ export const COMMANDS = {
     showChangesSince: 'retrace.checkpoint.showChangesSince',
     restoreFileBefore: 'retrace.restoreFileBefore',
     undoRestore: 'retrace.undoRestore',
+    undoLastRestore: 'retrace.undoLastRestore',
 } as const;
 
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];

@@ -238,6 +238,10 @@ export interface ConversationView {
   running: boolean;
   sessionId: string;
   usage: UsageTotals;
+  /**
+   * Unanswered prompts on this branch (shown as failed turns with a retry action).
+   */
+  withdrawn: WithdrawnPrompt[];
 }
 export interface MessageView {
   /**
@@ -259,6 +263,22 @@ export interface UsageTotals {
   costUsd: number;
   inputTokens: number;
   outputTokens: number;
+}
+/**
+ * A prompt whose turn ended without a reply; it is no longer part of what the model sees.
+ */
+export interface WithdrawnPrompt {
+  /**
+   * The message it followed (``None``: the start of the conversation).
+   */
+  after: string | null;
+  messageId: string;
+  /**
+   * The turn's stop reason: error | cancelled | interrupted | refusal…
+   */
+  reason: string;
+  text: string;
+  turnId: string | null;
 }
 export interface DiffParams {
   /**

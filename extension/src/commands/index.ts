@@ -14,7 +14,7 @@ import type { ChatViewProvider } from '../views/chatView';
 import type { TimelineProvider } from '../views/timelineProvider';
 import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
-import { runRestore } from './restore';
+import { runRestore, undoLastRestore } from './restore';
 import type { RestoreMode } from './restoreDecision';
 
 export interface Parts {
@@ -87,6 +87,8 @@ export function registerCommands(parts: Parts): void {
         const m: RestoreMode = mode === 'conversation' || mode === 'both' ? mode : 'code';
         return runRestore(rpc, { targetId, mode: m, targetLabel: 'the state before the restore', previousHead: timeline.head, confirmOverwrite: false }, hooks);
     });
+
+    ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
 
     ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
         if (typeof path !== 'string' || typeof checkpointId !== 'string') {

@@ -35,13 +35,36 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             this.sessionEmitter,
             this.reviews,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
-            ctx.onDidChangeState(s => {
-                this.postServerState();
-                if (s.kind === 'running') {
-                    void this.resumeLatestSession();
-                }
-            }),
+            ctx.onDidChangeState(s => void this.onServerState(s.kind === 'running')),
         );
+    }
+
+    /**
+     * After every (re)connect the chat's running/idle state comes from the server (a turn that
+     * died with a crashed server is not running any more); while the server is down nothing runs.
+     */
+    private async onServerState(running: boolean): Promise<void> {
+        this.postServerState();
+        if (!running) {
+            this.transcript.stopRunning();
+            for (const { resolve } of this.pendingPermissions.values()) {
+                resolve({ decision: 'deny' });
+            }
+            this.pendingPermissions.clear();
+            this.reset();
+            return;
+        }
+        if (this.session === undefined) {
+            await this.resumeLatestSession();
+        } else {
+            await this.reload();
+        }
+        this.post({ type: 'running', running: this.transcript.isRunning });
+    }
+
+    /** Whether the chat shows a running turn (tests compare it with the server's state). */
+    get running(): boolean {
+        return this.transcript.isRunning;
     }
 
     get sessionId(): string | undefined {
@@ -136,6 +159,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 this.reset();
                 return;
             case 'prompt':
+            case 'retry':
                 try {
                     await this.send(m.text);
                 } catch (err) {
@@ -291,6 +315,9 @@ body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size
 #status:empty { display: none; }
 .msg { margin: 6px 0; white-space: pre-wrap; word-wrap: break-word; line-height: 1.4; }
 .user { background: var(--vscode-input-background); border-left: 3px solid var(--vscode-focusBorder); padding: 4px 8px; }
+.user.failed { border-left-color: var(--vscode-inputValidation-warningBorder, var(--vscode-focusBorder)); }
+.failed-row { display: flex; gap: 8px; align-items: center; margin-top: 4px; white-space: normal; }
+.failed-note { color: var(--vscode-descriptionForeground); font-style: italic; flex: 1; }
 .assistant { padding: 2px 0; }
 .error { color: var(--vscode-errorForeground); }
 .notice { color: var(--vscode-descriptionForeground); font-style: italic; }

@@ -7,7 +7,8 @@ export type ToolStatus = 'running' | 'ok' | 'error' | 'denied' | 'interrupted' |
 export type Decision = 'allow' | 'deny' | 'allowAlways';
 
 export type ChatItem =
-    | { readonly kind: 'user'; readonly id: string; readonly text: string }
+    /** `failed`: the turn ended without finishing (error, cancel, crash); the chat offers Retry. */
+    | { readonly kind: 'user'; readonly id: string; readonly text: string; readonly failed?: string }
     | { readonly kind: 'assistant'; readonly id: string; readonly text: string }
     | { readonly kind: 'tool'; readonly id: string; readonly tool: string; readonly summary: string; readonly status: ToolStatus; readonly output: string }
     | PermissionItem
@@ -41,6 +42,8 @@ export type HostMessage =
 export type WebviewMessage =
     | { readonly type: 'ready' }
     | { readonly type: 'prompt'; readonly text: string }
+    /** Send a failed turn's prompt again (only ever on the user's click). */
+    | { readonly type: 'retry'; readonly text: string }
     | { readonly type: 'cancel' }
     | { readonly type: 'newSession' }
     | { readonly type: 'permission'; readonly requestId: string; readonly decision: Decision }
@@ -52,5 +55,5 @@ export function isWebviewMessage(value: unknown): value is WebviewMessage {
         return false;
     }
     const type = (value).type;
-    return type === 'ready' || type === 'prompt' || type === 'cancel' || type === 'newSession' || type === 'permission' || type === 'showReview';
+    return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'permission' || type === 'showReview';
 }

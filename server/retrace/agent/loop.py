@@ -69,14 +69,19 @@ def _retryable(error: BaseException) -> bool:
     return isinstance(error, anthropic.APIConnectionError)
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException, base_url: str = "") -> str:
+    """One line for the user; a connection failure names the URL tried and the setting."""
     if isinstance(error, anthropic.APIStatusError):
         body = error.body
         inner = body.get("error") if isinstance(body, dict) else None
         message = inner.get("message") if isinstance(inner, dict) else None
         return f"{error.status_code} {message or type(error).__name__}"
     if isinstance(error, anthropic.APIConnectionError):
-        return f"cannot reach the model API ({error})"
+        where = f" at {base_url.rstrip('/')}" if base_url else ""
+        return (
+            f"cannot reach the model API{where} ({error}); check the retrace.baseUrl setting "
+            "(or ANTHROPIC_BASE_URL) and the network"
+        )
     first = str(error).strip().splitlines()
     return f"{type(error).__name__}: {first[0] if first else ''}"[:300]
 
@@ -86,6 +91,11 @@ async def with_retries(
 ) -> T:
     """Run ``attempt``, retrying transient API failures with exponential backoff."""
     retries = rt.settings.max_retries
+    base_url = str(getattr(rt.client, "base_url", "") or "")
+
+    def _describe(error: BaseException) -> str:
+        return describe_error(error, base_url)
+
     for number in range(retries + 1):
         try:
             return await attempt()

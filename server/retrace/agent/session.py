@@ -31,6 +31,7 @@ from retrace.agent.conversation import (
     new_id,
     now_iso,
     parse_cursor,
+    prompt_text,
     results_for_batch,
     tool_uses,
 )
@@ -140,6 +141,7 @@ class AgentService:
                 if cp is not None:
                     await emit_checkpoint(rt, sid, None, cp)
             await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)
+            await withdraw_unanswered(rt, conv, "interrupted")
         self.replay.rebuild(
             (sid, record) for sid, conv in self._convs.items() for record in conv.tool_calls.values()
         )
@@ -201,6 +203,8 @@ class AgentService:
                 AgentError(session_id=sid, turn_id=turn_id, message=f"the turn failed: {e}", detail=repr(e))
             )
         finally:
+            with contextlib.suppress(Exception):
+                await withdraw_unanswered(rt, conv, stop, turn_id=turn_id, text=text)
             self._tasks.pop(sid, None)
         await self.host.emit(TurnFinished(session_id=sid, turn_id=turn_id, stop_reason=stop))
 
@@ -356,6 +360,27 @@ class AgentService:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+async def withdraw_unanswered(
+    rt: Runtime, conv: Conversation, reason: str, *, turn_id: str | None = None, text: str | None = None
+) -> bool:
+    """If the head is a prompt that got no reply (of ``turn_id``, when given), journal its
+    withdrawal: the head moves back to its parent, so the next request carries only what the user
+    sends then. Returns whether a prompt was withdrawn."""
+    prompt = conv.unanswered_prompt()
+    if prompt is None or (turn_id is not None and prompt.turn_id != turn_id):
+        return False
+    event: dict[str, Any] = {
+        "type": "promptWithdrawn",
+        "messageId": prompt.id,
+        "turnId": prompt.turn_id,
+        "reason": reason,
+        "text": text if text is not None else prompt_text(prompt),
+        "createdAt": now_iso(),
+    }
+    await journal(rt, conv, event)
+    return True
 
 
 def _head_event(
