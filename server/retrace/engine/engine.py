@@ -42,6 +42,7 @@ from retrace.engine.apply import Op, apply_ops
 from retrace.engine.capture import Capturer
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
+    BlobCorrupt,
     PathOutsideWorkspace,
     RetraceError,
     StorageFull,
@@ -111,6 +112,9 @@ def _gc_paused() -> Iterator[None]:
 LINE_STATS_BUDGET_S = 0.025
 """Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
 STAT_CACHE_SAVE_EVERY_S = 120.0
+
+DAMAGED = "stored content is damaged or missing"
+"""Start of a restore outcome's detail when a file's recorded bytes cannot be read intact."""
 
 EXTERNAL_KINDS = frozenset({"external", "safety"})
 """Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
@@ -506,6 +510,18 @@ class Engine:
             return self._blobs.get_cached(e.hash)
         except StoreCorrupt:
             return None
+
+    def _stored(self, e: FileEntry) -> tuple[bytes | None, str | None]:
+        """Verified content of a file entry to write (``None`` for a symlink), or why it cannot
+        be had (the reason starts with :data:`DAMAGED`)."""
+        if e.kind != "file":
+            return None, None
+        if e.hash is None:
+            return None, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"
+        try:
+            return self._blobs.get(e.hash), None
+        except StoreCorrupt as exc:
+            return None, f"{DAMAGED}: {exc}"
 
     def _file_changes(
         self,
@@ -919,6 +935,8 @@ class Engine:
             return self._read_disk(path)
         try:
             return self.file_content(cp, path)
+        except BlobCorrupt:
+            raise  # damaged content is never shown, not even as an absent file
         except RetraceError:
             return None
 
@@ -936,7 +954,10 @@ class Engine:
             raise RetraceError(
                 f"{rel} at checkpoint {cp.id} was not stored: {e.unstored or 'unknown reason'}"
             )
-        return self._blobs.get(e.hash)
+        try:
+            return self._blobs.get(e.hash)
+        except BlobCorrupt as exc:
+            raise BlobCorrupt(exc.blob_id, f"{exc.reason} ({rel} at checkpoint {cp.id})") from None
 
     def manifest(self, cp_id: str) -> dict[str, FileEntry]:
         """Every tracked path of checkpoint ``cp_id`` (id or unique prefix) → its entry (a copy)."""
@@ -1120,16 +1141,9 @@ class Engine:
                 result[f.path] = tgt
             else:
                 assert tgt is not None
-                content = self._content(tgt) if tgt.kind == "file" else None
-                if tgt.kind == "file" and content is None:
-                    outcomes.append(
-                        FileOutcome(
-                            path=f.path,
-                            action=f.action,
-                            status="failed",
-                            detail="content missing from the store",
-                        )
-                    )
+                content, damage = self._stored(tgt)
+                if damage is not None:
+                    outcomes.append(FileOutcome(path=f.path, action=f.action, status="failed", detail=damage))
                     continue
                 ops.append(Op(f.path, "write", tgt, content))
                 result[f.path] = tgt
@@ -1171,6 +1185,18 @@ class Engine:
                 target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=unresolved
             )
         ops, outcomes, result = self._ops(plan, chosen)
+        damaged = [o for o in outcomes if o.status == "failed" and o.detail and o.detail.startswith(DAMAGED)]
+        if damaged and not dry_run:
+            # A restore that cannot get every byte changes nothing.
+            return RestoreFailed(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=outcomes,
+                rolled_back=True,
+                error=f"checkpoint {target.id} cannot be restored, nothing was changed: "
+                + "; ".join(f"{o.path}: {o.detail}" for o in damaged),
+            )
         if dry_run:
             return RestoreApplied(target_id=target.id, mode=mode, dry_run=True, plan=plan, files=outcomes)
         if not ops:
