@@ -91,6 +91,12 @@ export interface Checkpoint {
   conversation: string | null;
   createdAt: string;
   /**
+   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
+   */
+  damage: string | null;
+  /**
    * Opaque editor state (open editors, selections…) supplied by the client.
    */
   editorState: {

@@ -59,7 +59,10 @@ def change_summary(files: Sequence[FileChange]) -> str:
 
 
 def recoverability_note(cp: Checkpoint) -> str:
-    """Empty for ``full``; otherwise the label with each file that cannot be restored and why."""
+    """Empty for ``full``; otherwise the label with each file that cannot be restored and why
+    (or, for a checkpoint the store's damage made unrecoverable, that reason)."""
+    if cp.damage is not None:
+        return f"damaged, cannot be restored: {cp.damage}"
     match cp.recoverability:
         case "full":
             return ""

@@ -30,7 +30,6 @@ import logging
 import os
 import stat
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -50,15 +49,13 @@ from retrace.engine.errors import (
     StoreNotInitialised,
     UnknownCheckpoint,
 )
+from retrace.engine.history import History, replay
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
     Delta,
     DirIndex,
     Manifest,
-    decode_snapshot,
-    delta_from_json,
     delta_to_json,
-    diff_manifests,
     encode_snapshot,
     make_entry,
     needs_snapshot,
@@ -89,7 +86,7 @@ from retrace.engine.recovery import begin_restore, end_restore, recover_interrup
 from retrace.engine.scan import read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
-from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
+from retrace.engine.store.journal import JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
 
@@ -151,18 +148,17 @@ class Engine:
         self._blobs = BlobStore(self._layout.blobs, durable=config.durable_blobs)
         self._lock = StoreLock(self._layout.lock)
         self._ids = IdGenerator()
-        self._cps: dict[str, Checkpoint] = {}
-        self._order: list[str] = []
-        self._deltas: dict[str, Delta | None] = {}
-        """Per-checkpoint delta; ``None`` for a baseline (its snapshot is its whole manifest)."""
-        self._snapshots: dict[str, str] = {}
-        self._snap_depth: dict[str, int] = {}
-        """Replay cost since the nearest snapshot in the ancestry (checkpoints + delta entries)."""
+        self._history = History(self._blobs)
+        # Aliases of the history's own containers (the commit path appends to them in place).
+        self._cps: dict[str, Checkpoint] = self._history.cps
+        self._order: list[str] = self._history.order
+        self._deltas: dict[str, Delta | None] = self._history.deltas
+        self._snapshots: dict[str, str] = self._history.snapshots
+        self._snap_depth: dict[str, int] = self._history.snap_depth
         self._head_id: str | None = None
         self._head: Manifest = {}
         self._prov: dict[str, str] = {}
         """path → id of the checkpoint with its latest change in the head's ancestry."""
-        self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
         self._writers: dict[str, JournalWriter] = {}
         self._session_id = ""
         self._closed = False
@@ -307,70 +303,47 @@ class Engine:
 
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
-        problems = JournalProblems()
-        events: list[tuple[str, dict[str, Any]]] = []
-        for sid in self._layout.session_ids():
-            for ev in read_journal(self._layout.journal(sid), problems):
-                if ev.get("type") == "checkpoint":
-                    cp_raw = ev.get("checkpoint")
-                    if isinstance(cp_raw, dict) and isinstance(cp_raw.get("id"), str):
-                        events.append((cp_raw["id"], ev))
-        self.problems.extend(problems.messages)
-        events.sort(key=lambda t: t[0])
-        for cid, ev in events:
-            try:
-                cp = Checkpoint.model_validate(ev["checkpoint"])
-                raw_delta = ev.get("delta")
-                delta = delta_from_json(raw_delta) if isinstance(raw_delta, dict) else None
-            except (ValueError, KeyError, TypeError) as exc:
-                self.problems.append(f"checkpoint {cid}: unreadable journal entry skipped ({exc})")
-                continue
-            snap = ev.get("snapshot")
-            if delta is None and not isinstance(snap, str):
-                self.problems.append(f"checkpoint {cid}: neither delta nor snapshot; skipped")
-                continue
-            self._cps[cid] = cp
-            self._order.append(cid)
-            self._deltas[cid] = delta
-            if isinstance(snap, str):
-                self._snapshots[cid] = snap
-                self._snap_depth[cid] = 0
-            else:
-                parent_depth = self._snap_depth.get(cp.parent or "", 0)
-                self._snap_depth[cid] = parent_depth + 1 + len(delta or ())
+        """Replay the journals. Damage is reported in ``problems`` and marked on the checkpoints
+        it affects; the head is the newest checkpoint whose manifest can be rebuilt."""
+        present = set(self._blobs.ids())
+        self._blobs.mark_known(present)
+        report = replay(self._layout, self._history, present)
+        self.problems.extend(report.problems)
+        for cid in self._order:
             self._ids.observe(cid)
-        if self._order:
-            self._head_id = self._order[-1]
+        usable = [cid for cid in self._order if cid not in self._history.damage]
+        while usable:
+            head_id = usable.pop()
             try:
-                self._head = dict(self._manifest_at(self._head_id))
-            except RetraceError as exc:
-                raise StoreCorrupt(f"cannot rebuild the head manifest of {self._head_id}: {exc}") from exc
+                self._head = dict(self._history.manifest_at(head_id))
+            except StoreCorrupt as exc:
+                self._history.mark_damaged(head_id, str(exc))
+                self.problems.append(f"checkpoint {head_id}: {exc}")
+                continue
+            self._head_id = head_id
+            break
+        if self._head_id is not None:
             self._rebuild_provenance()
-            present = set(self._blobs.ids())
-            self._blobs.mark_known(present)
-            missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
-            if missing:
-                self.problems.append(
-                    f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
-                )
-            broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
-            if broken:
-                shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
-                self.problems.append(
-                    f"{len(broken)} checkpoint(s) reference blobs missing from the store "
-                    f"(they cannot be fully restored): {shown}"
-                )
+            self._report_missing_blobs(present)
         for msg in self.problems:
             log.warning("%s", msg)
 
+    def _report_missing_blobs(self, present: set[str]) -> None:
+        missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
+        if missing:
+            self.problems.append(
+                f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
+            )
+        broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
+        if broken:
+            shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
+            self.problems.append(
+                f"{len(broken)} checkpoint(s) reference blobs missing from the store "
+                f"(they cannot be fully restored): {shown}"
+            )
+
     def _misses_blobs(self, cid: str, present: set[str]) -> bool:
-        snap = self._snapshots.get(cid)
-        if snap is not None and snap not in present:
-            return True
-        delta = self._deltas.get(cid) or {}
-        return any(
-            e is not None and e.kind == "file" and e.hash and e.hash not in present for e in delta.values()
-        )
+        return any(b not in present for b in self._history.referenced_blobs(cid))
 
     def _rebuild_provenance(self) -> None:
         self._prov = {}
@@ -383,107 +356,30 @@ class Engine:
 
     # ------------------------------------------------------------------ manifests
     def _ancestry(self, cid: str | None) -> Iterator[str]:
-        while cid is not None and cid in self._cps:
-            yield cid
-            cid = self._cps[cid].parent
+        return self._history.ancestry(cid)
 
     def _snapshot(self, sid: str) -> Manifest:
-        m = self._snap_cache.get(sid)
-        if m is None:
-            m = decode_snapshot(self._blobs.get(sid))
-            self._snap_cache[sid] = m
-            while len(self._snap_cache) > 4:
-                self._snap_cache.popitem(last=False)
-        else:
-            self._snap_cache.move_to_end(sid)
-        return m
+        return self._history.snapshot(sid)
 
     def _remember_snapshot(self, sid: str, m: Manifest) -> None:
         """Cache a snapshot we just wrote (a copy: the head manifest keeps changing), so the
         first restore touching an old path does not have to decode it from the store."""
-        self._snap_cache[sid] = dict(m)
-        while len(self._snap_cache) > 4:
-            self._snap_cache.popitem(last=False)
+        self._history.remember_snapshot(sid, m)
 
     def _manifest_at(self, cid: str) -> Manifest:
         """Full manifest of a checkpoint (a fresh dict the caller may not mutate if head)."""
         if cid == self._head_id and self._head:
             return self._head
-        chain: list[str] = []
-        base: Manifest | None = None
-        for c in self._ancestry(cid):
-            if c in self._snapshots:
-                base = self._snapshot(self._snapshots[c])
-                break
-            chain.append(c)
-        if base is None:
-            raise StoreCorrupt(f"checkpoint {cid}: no manifest snapshot in its ancestry")
-        m = dict(base)
-        for c in reversed(chain):
-            d = self._deltas.get(c) or {}
-            for p, e in d.items():
-                if e is None:
-                    m.pop(p, None)
-                else:
-                    m[p] = e
-        return m
+        return self._history.manifest_at(cid)
 
     def _entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
         if cid == self._head_id:
             return {p: self._head.get(p) for p in paths}
-        remaining = set(paths)
-        out: dict[str, FileEntry | None] = {}
-        for c in self._ancestry(cid):
-            if not remaining:
-                break
-            d = self._deltas.get(c)
-            if d:
-                if len(remaining) <= len(d):
-                    for p in [p for p in remaining if p in d]:
-                        out[p] = d[p]
-                        remaining.discard(p)
-                else:
-                    for p, e in d.items():
-                        if p in remaining:
-                            out[p] = e
-                            remaining.discard(p)
-            if c in self._snapshots:
-                snap = self._snapshot(self._snapshots[c])
-                for p in remaining:
-                    out[p] = snap.get(p)
-                remaining = set()
-                break
-        for p in remaining:
-            out[p] = None
-        return out
+        return self._history.entries_at(cid, paths)
 
     def _changed_between(self, a: str, b: str) -> set[str]:
         """Paths whose entries differ between checkpoints ``a`` and ``b``."""
-        if a == b:
-            return set()
-        anc_a = list(self._ancestry(a))
-        set_a = set(anc_a)
-        path_b: list[str] = []
-        lca: str | None = None
-        for c in self._ancestry(b):
-            if c in set_a:
-                lca = c
-                break
-            path_b.append(c)
-        path_a = anc_a[: anc_a.index(lca)] if lca is not None else anc_a
-        cands: set[str] = set()
-        full = lca is None
-        for c in path_a + path_b:
-            d = self._deltas.get(c)
-            if d is None:
-                full = True
-                break
-            cands.update(d)
-        if full:
-            return set(diff_manifests(self._manifest_at(a), self._manifest_at(b)))
-        ea = self._entries_at(a, cands)
-        eb = self._entries_at(b, cands)
-        return {p for p in cands if not same(ea[p], eb[p])}
+        return self._history.changed_between(a, b, self._manifest_at, self._entries_at)
 
     # ------------------------------------------------------------------ commit
     def _writer(self, session_id: str) -> JournalWriter:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from retrace.engine.manifest import encode_snapshot
 from retrace.engine.models import GcReport, StoreStats
 from retrace.engine.stats import summarize
-from retrace.engine.store.journal import read_journal
+from retrace.engine.store.journal import journal_lines, read_journal
 
 if TYPE_CHECKING:
     from retrace.engine.engine import Engine
@@ -107,17 +107,19 @@ def collect(eng: Engine) -> GcReport:
 
 
 def _drop_checkpoints(eng: Engine, drop: set[str]) -> None:
-    kept = [c for c in eng._order if c not in drop]
-    # Kept checkpoints whose manifest chain runs through a dropped one get their own snapshot.
+    history = eng._history
+    kept = [c for c in history.order if c not in drop]
+    # Kept checkpoints whose manifest chain runs through a dropped one get their own snapshot
+    # (damaged ones have no manifest to snapshot: they stay as they are).
     new_snaps: dict[str, str] = {}
     for cid in kept:
-        if cid in eng._snapshots:
+        if cid in history.snapshots or cid in history.damage:
             continue
         chain_ok = False
-        for c in eng._ancestry(eng._cps[cid].parent):
+        for c in history.ancestry(history.cps[cid].parent):
             if c in drop:
                 break
-            if c in eng._snapshots or c in new_snaps:
+            if c in history.snapshots or c in new_snaps:
                 chain_ok = True
                 break
         if not chain_ok:
@@ -130,38 +132,39 @@ def _drop_checkpoints(eng: Engine, drop: set[str]) -> None:
     if new_snaps:
         _rewrite_journals(eng, set(), new_snaps)
     _rewrite_journals(eng, drop, {})
-    for cid in drop:
-        eng._cps.pop(cid, None)
-        eng._deltas.pop(cid, None)
-        eng._snapshots.pop(cid, None)
-        eng._snap_depth.pop(cid, None)
-    eng._order = kept
+    history.drop(drop)
     for cid, sid_ in new_snaps.items():
-        eng._snapshots[cid] = sid_
-        eng._snap_depth[cid] = 0
+        history.set_snapshot(cid, sid_)
     eng._rebuild_provenance()
 
 
 def _rewrite_journals(eng: Engine, drop: set[str], new_snaps: dict[str, str]) -> None:
     for sid in eng._layout.session_ids():
         path = eng._layout.journal(sid)
-        lines: list[str] = []
+        lines: list[bytes] = []
         changed = False
-        for ev in read_journal(path):
-            if ev.get("type") == "checkpoint":
-                cid = ev.get("checkpoint", {}).get("id")
-                if cid in drop:
-                    changed = True
-                    continue
-                if cid in new_snaps:
-                    ev["snapshot"] = new_snaps[cid]
-                    changed = True
-            lines.append(json.dumps(ev, ensure_ascii=True, separators=(",", ":")))
+        for line in journal_lines(path):
+            ev = line.event
+            if ev is None or ev.get("type") != "checkpoint":
+                # Unreadable lines are kept byte for byte: only verify --repair moves damage.
+                lines.append(line.raw)
+                continue
+            cp = ev.get("checkpoint")
+            cid = cp.get("id") if isinstance(cp, dict) else None
+            if cid in drop:
+                changed = True
+                continue
+            if isinstance(cid, str) and cid in new_snaps:
+                ev["snapshot"] = new_snaps[cid]
+                changed = True
+                lines.append(json.dumps(ev, ensure_ascii=True, separators=(",", ":")).encode())
+                continue
+            lines.append(line.raw)
         if not changed:
             continue
         tmp = path.with_name(path.name + ".gc.tmp")
-        with tmp.open("w") as f:
-            f.write("".join(line + "\n" for line in lines))
+        with tmp.open("wb") as f:
+            f.write(b"".join(line + b"\n" for line in lines))
             f.flush()
             os.fsync(f.fileno())
         tmp.replace(path)

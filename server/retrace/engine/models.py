@@ -89,6 +89,10 @@ class Checkpoint(CamelModel):
     capture_ms: float = 0.0
     """How long the capture took, for statistics."""
     meta: dict[str, Any] = Field(default_factory=dict)
+    damage: str | None = None
+    """Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+    why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+    is listed with ``recoverability == "none"``; everything else stays readable and restorable."""
 
 
 # --------------------------------------------------------------------------- restore plans

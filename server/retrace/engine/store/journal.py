@@ -30,8 +30,21 @@ class JournalProblems:
     messages: list[str] = field(default_factory=list)
 
 
-def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterator[dict[str, Any]]:
-    """Events of one journal in order. A torn or garbage LAST line is skipped silently."""
+@dataclass(frozen=True)
+class JournalLine:
+    """One non-blank line of a journal: the parsed event, or why it could not be parsed."""
+
+    number: int
+    """1-based line number."""
+    raw: bytes
+    event: dict[str, Any] | None
+    error: str | None = None
+    torn_tail: bool = False
+    """The unparseable LAST line of the file (a crash tore it): expected, not damage."""
+
+
+def journal_lines(path: Path) -> Iterator[JournalLine]:
+    """Every non-blank line of a journal in order, parsed or with its parse error."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -44,18 +57,27 @@ def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterato
             continue
         try:
             event = json.loads(raw)
-            if not isinstance(event, dict) or "type" not in event:
+            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
                 raise ValueError("not an event object")
         except ValueError as exc:
-            if i == last:
-                log.info("%s: ignoring torn last line", path)
-                continue
-            msg = f"{path}:{i + 1}: corrupt journal line skipped ({exc})"
+            yield JournalLine(i + 1, raw, None, str(exc), torn_tail=i == last)
+            continue
+        yield JournalLine(i + 1, raw, event)
+
+
+def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterator[dict[str, Any]]:
+    """Events of one journal in order. A torn or garbage LAST line is skipped silently; a bad
+    line anywhere else is skipped and reported (in ``problems`` and the log)."""
+    for line in journal_lines(path):
+        if line.event is not None:
+            yield line.event
+        elif line.torn_tail:
+            log.info("%s: ignoring torn last line", path)
+        else:
+            msg = f"{path}:{line.number}: corrupt journal line skipped ({line.error})"
             log.warning(msg)
             if problems is not None:
                 problems.messages.append(msg)
-            continue
-        yield event
 
 
 def repair_tail(path: Path) -> None:
