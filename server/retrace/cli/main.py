@@ -2,7 +2,8 @@
 
 Contract: ``main(argv) -> exit code``. 0 success (also: nothing to restore, any dry run), 1 an
 expected error (one line ``retrace: error: <message>`` on stderr, nothing changed) or a failed
-restore, 2 a usage error, 3 a restore refused because of conflicts, 130 interrupted.
+restore, 2 a usage error, 3 a restore refused because of conflicts, 4 ``verify`` found damage,
+130 interrupted.
 Expected errors never print a traceback; anything else is a bug and does.
 """
 
@@ -122,6 +123,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("stats", "storage used, capture/restore latency, restore success rate", common, as_json)
     p.set_defaults(handler=commands.cmd_stats)
+
+    p = add(
+        "verify",
+        "check every journal line, manifest and blob of the store; exit 0 clean, 4 damage found",
+        common,
+        as_json,
+    )
+    p.add_argument("--quick", action="store_true", help="journals and blob presence only (no blob is read)")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="move damaged pieces into the store's quarantine/ (never deletes) and rebuild indexes",
+    )
+    p.set_defaults(handler=commands.cmd_verify)
 
     p = add("serve", "run the JSON-RPC server on stdio (what the VS Code extension starts)")
     p.set_defaults(handler=commands.cmd_serve)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from retrace.engine.history.graph import History
@@ -34,6 +35,20 @@ class ReplayReport:
     """One line per piece of damage found (``path:line: reason`` or ``checkpoint …: reason``)."""
     lost: dict[str, str] = field(default_factory=dict)
     """Checkpoint ids whose own journal entry is unreadable → where and why."""
+    bad_lines: list[BadLine] = field(default_factory=list)
+    lines: int = 0
+    """Journal lines read (blank ones and torn tails excluded)."""
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A damaged journal line: where, why, and whose checkpoint it held (when known)."""
+
+    path: Path
+    number: int
+    reason: str
+    checkpoint_id: str | None
+    malformed_checkpoint: bool
 
 
 def _parse_checkpoint(ev: dict[str, Any]) -> _Parsed:
@@ -69,6 +84,7 @@ def _read_all(layout: StoreLayout, report: ReplayReport) -> dict[str, _Parsed]:
         for line in journal_lines(path):
             if line.torn_tail:
                 continue
+            report.lines += 1
             ev = line.event
             is_cp = ev is not None and ev.get("type") == "checkpoint"
             if ev is not None and not is_cp:
@@ -86,6 +102,7 @@ def _read_all(layout: StoreLayout, report: ReplayReport) -> dict[str, _Parsed]:
                     continue
             report.problems.append(f"{where}: {reason}")
             cid = _salvage_id(line.raw, ev)
+            report.bad_lines.append(BadLine(path, line.number, reason, cid, ev is not None))
             if cid is not None:
                 report.lost[cid] = f"its journal entry is damaged ({where})"
     return parsed

@@ -191,6 +191,11 @@ class BlobStore:
         except FileNotFoundError:
             raise BlobCorrupt(bid, "missing from the store") from None
 
+    def pack_of(self, bid: str) -> str | None:
+        """Path of the pack holding ``bid`` (``None`` when it is not packed)."""
+        loc = self._packed.get(bid)
+        return loc[0] if loc is not None else None
+
     def get_cached(self, bid: str) -> bytes:
         """:meth:`get`, served from memory when the blob was stored or read recently (for
         statistics; ``get`` always reads the store, so it notices a damaged blob). Memory only
