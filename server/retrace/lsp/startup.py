@@ -23,6 +23,7 @@ from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
 from retrace.engine import Engine, EngineConfig
 from retrace.lsp.host import LspAgentHost
+from retrace.lsp.services import store_health
 from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
         engine.close()
         raise
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
+    store_health.start_background_check(server, engine.store_dir)
     return Services(workspace=workspace, engine=engine, gate=agent.gate, agent=agent, fake_model_url=base_url)
 
 

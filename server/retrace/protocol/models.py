@@ -28,6 +28,7 @@ from retrace.engine.models import (
     RestoreMode,
     RestoreOutcome,
     StoreStats,
+    VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
 
@@ -63,6 +64,8 @@ __all__ = [
     "SettingsUpdateParams",
     "SettingsUpdateResult",
     "StatsResult",
+    "StoreVerifyParams",
+    "StoreVerifyResult",
     "SummarizeParams",
     "TimelineDidChange",
     "TimelineGetParams",
@@ -342,6 +345,15 @@ class RestoreResult(CamelModel):
 
 
 # --------------------------------------------------------------------------- statistics
+
+
+class StoreVerifyParams(CamelModel):
+    quick: bool = False
+    """Journals and blob presence only (no blob is read); else every blob's hash too."""
+
+
+class StoreVerifyResult(CamelModel):
+    report: VerifyReport
 
 
 class StatsResult(CamelModel):
