@@ -40,6 +40,7 @@ export const COMMANDS = {
     showChangesSince: 'retrace.checkpoint.showChangesSince',
     restoreFileBefore: 'retrace.restoreFileBefore',
     undoRestore: 'retrace.undoRestore',
+    verifyStore: 'retrace.verifyStore',
 } as const;
 
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];
