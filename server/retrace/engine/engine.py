@@ -86,6 +86,7 @@ from retrace.engine.recovery import begin_restore, end_restore, recover_interrup
 from retrace.engine.scan import read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
+from retrace.engine.store.events import EventSchemaError, JournalEvent, event_json, parse_event
 from retrace.engine.store.journal import JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
@@ -1279,25 +1280,43 @@ class Engine:
         return self._record_foreign("safety", {"label": "before an editor-applied restore"})
 
     # ------------------------------------------------------------------ session journal
-    def append_event(self, event: Mapping[str, Any], *, session_id: str | None = None) -> None:
-        """Durably append a non-checkpoint event (``{"type": ..., ...}``, plain JSON) to the
-        session's journal: turns, tool-call intents/results, messages, summaries."""
-        t = event.get("type")
+    def append_event(self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None) -> None:
+        """Durably append a non-checkpoint event to the session's journal: turns, tool-call
+        intents/results, messages, summaries. Pass a typed event (:mod:`retrace.engine.store.events`);
+        a plain ``{"type": ..., ...}`` mapping is validated against the same models."""
+        raw: JournalEvent | dict[str, Any] = dict(event) if isinstance(event, Mapping) else event
+        t = raw.get("type") if isinstance(raw, dict) else raw.type
         if not isinstance(t, str) or not t:
             raise RetraceError("a journal event needs a string 'type'")
         if t == "checkpoint":
             raise RetraceError("checkpoint events are written by the engine only")
-        ev = dict(event)
-        ev.setdefault("ts", time.time())
+        if isinstance(raw, dict):
+            raw.setdefault("ts", time.time())
         try:
-            self._writer(session_id or self._session_id).append(ev)
+            self._writer(session_id or self._session_id).append(raw)
+        except EventSchemaError as exc:
+            raise RetraceError(f"journal event does not match the journal format: {exc}") from None
         except (TypeError, ValueError) as exc:
             raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
 
     def events(self, session_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every journal event of a session in order (checkpoints included, as
-        ``{"type": "checkpoint", "checkpoint": {...}}``). A torn last line is skipped."""
-        yield from read_journal(self._layout.journal(session_id or self._session_id))
+        """Every journal event of a session in order, validated (checkpoints included, as
+        ``{"type": "checkpoint", "checkpoint": {...}}``), in their JSON form. A torn last line is
+        skipped; a damaged line or a known event type that does not validate is skipped and
+        reported in the log (the rest still loads)."""
+        path = self._layout.journal(session_id or self._session_id)
+        for raw in read_journal(path):
+            try:
+                yield event_json(raw)
+            except EventSchemaError as exc:
+                log.warning("%s: journal event skipped (%s)", path, exc)
+
+    def typed_events(self, session_id: str | None = None) -> Iterator[JournalEvent]:
+        """:meth:`events` as typed models (event types this version does not know are left out)."""
+        for raw in self.events(session_id):
+            event = parse_event(raw)
+            if event is not None:
+                yield event
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:

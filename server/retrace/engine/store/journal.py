@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from retrace.engine.store.blobs import write_all
+from retrace.engine.store.events import JournalEvent, event_json
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +128,10 @@ class JournalWriter:
             finally:
                 os.close(dfd)
 
-    def append(self, event: dict[str, Any], *, sync: bool = True) -> None:
-        line = json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
+    def append(self, event: JournalEvent | dict[str, Any], *, sync: bool = True) -> None:
+        """Validate ``event`` against the journal format (:mod:`.events`; raises
+        :class:`EventSchemaError`) and append it as one line."""
+        line = json.dumps(event_json(event), ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
         size = os.fstat(self._fd).st_size
         try:
             write_all(self._fd, line)
