@@ -57,6 +57,14 @@ from retrace.agent.validation import InvalidRequestError, validate_request
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint
+from retrace.engine.store.events import (
+    JournalEvent,
+    MessageEvent,
+    ToolCallIntentEvent,
+    ToolCallResultEvent,
+    UsageEvent,
+    event_json,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -131,12 +139,12 @@ class Runtime:
         return self.gate.engine
 
 
-async def journal(rt: Runtime, conv: Conversation, event: dict[str, Any]) -> None:
+async def journal(rt: Runtime, conv: Conversation, event: JournalEvent) -> None:
     """Append to the session journal and fold into the in-memory state, atomically."""
 
     def write() -> None:
         rt.engine.append_event(event, session_id=conv.session_id)
-        conv.apply(event)
+        conv.apply(event_json(event))
 
     await rt.gate.call(write)
 
@@ -154,16 +162,15 @@ async def append_message(
     await journal(
         rt,
         conv,
-        {
-            "type": "message",
-            "id": message_id,
-            "parent": conv.head,
-            "role": role,
-            "content": content,
-            "turnId": turn_id,
-            "kind": kind,
-            "createdAt": now_iso(),
-        },
+        MessageEvent(
+            id=message_id,
+            parent=conv.head,
+            role=role,
+            content=content,
+            turn_id=turn_id,
+            kind=kind,
+            created_at=now_iso(),
+        ),
     )
     return message_id
 
@@ -280,14 +287,13 @@ async def record_usage(
     await journal(
         rt,
         conv,
-        {
-            "type": "usage",
-            "turnId": turn_id,
-            "inputTokens": input_tokens,
-            "outputTokens": output_tokens,
-            "costUsd": cost,
-            "model": rt.settings.model,
-        },
+        UsageEvent(
+            turn_id=turn_id,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            model=rt.settings.model,
+        ),
     )
     await rt.host.emit(
         Usage(
@@ -352,15 +358,14 @@ async def run_tool(
     await journal(
         rt,
         conv,
-        {
-            "type": "toolCallIntent",
-            "id": call_id,
-            "tool": tool,
-            "input": tool_input,
-            "turnId": turn_id,
-            "messageId": assistant_id,
-            "createdAt": now_iso(),
-        },
+        ToolCallIntentEvent(
+            id=call_id,
+            tool=tool,
+            input=tool_input,
+            turn_id=turn_id,
+            message_id=assistant_id,
+            created_at=now_iso(),
+        ),
     )
     rt.replay.add(sid, conv.tool_calls[call_id])
     await record_external(rt, sid, turn_id, cursor)
@@ -371,17 +376,16 @@ async def run_tool(
         await journal(
             rt,
             conv,
-            {
-                "type": "toolCallResult",
-                "id": call_id,
-                "tool": tool,
-                "status": status,
-                "output": output,
-                "isError": is_error,
-                "durationMs": ms,
-                "changedPaths": paths or [],
-                "turnId": turn_id,
-            },
+            ToolCallResultEvent(
+                id=call_id,
+                tool=tool,
+                status=status,
+                output=output,
+                is_error=is_error,
+                duration_ms=ms,
+                changed_paths=paths or [],
+                turn_id=turn_id,
+            ),
         )
 
     async def finished_event(status: ToolCallStatus, output: str, ms: float, paths: list[str]) -> None:

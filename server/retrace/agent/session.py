@@ -59,6 +59,7 @@ from retrace.camel import CamelModel
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, FileChange
+from retrace.engine.store.events import ConversationHeadEvent, ToolCallResultEvent, TurnEvent
 
 log = logging.getLogger(__name__)
 
@@ -145,17 +146,14 @@ class AgentService:
                 await journal(
                     rt,
                     conv,
-                    {
-                        "type": "toolCallResult",
-                        "id": record.id,
-                        "tool": record.tool,
-                        "status": "interrupted",
-                        "output": INTERRUPTED,
-                        "isError": True,
-                        "durationMs": 0.0,
-                        "changedPaths": [],
-                        "turnId": record.turn_id,
-                    },
+                    ToolCallResultEvent(
+                        id=record.id,
+                        tool=record.tool,
+                        status="interrupted",
+                        output=INTERRUPTED,
+                        is_error=True,
+                        turn_id=record.turn_id,
+                    ),
                 )
             if pending:
                 interrupted.append(sid)
@@ -210,7 +208,7 @@ class AgentService:
         stop: str = "error"
         try:
             await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
-            await journal(rt, conv, {"type": "turn", "turnId": turn_id, "text": text, "createdAt": now_iso()})
+            await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
             stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
         except asyncio.CancelledError:
             stop = "cancelled"
@@ -401,14 +399,8 @@ class AgentService:
 
 def _head_event(
     head: str | None, checkpoint_id: str, note_from: str | None, *, reason: str = "restore"
-) -> dict[str, Any]:
-    return {
-        "type": "conversationHead",
-        "head": head,
-        "reason": reason,
-        "checkpointId": checkpoint_id,
-        "noteFrom": note_from,
-    }
+) -> ConversationHeadEvent:
+    return ConversationHeadEvent(head=head, reason=reason, checkpoint_id=checkpoint_id, note_from=note_from)
 
 
 def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:

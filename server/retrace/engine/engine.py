@@ -36,7 +36,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from retrace.camel import dump
 from retrace.engine.apply import Op, apply_ops
 from retrace.engine.capture import Capturer
 from retrace.engine.config import EngineConfig
@@ -86,7 +85,14 @@ from retrace.engine.recovery import begin_restore, end_restore, recover_interrup
 from retrace.engine.scan import read_entry
 from retrace.engine.stats import line_stats
 from retrace.engine.store.blobs import BlobStore, blob_id
-from retrace.engine.store.events import EventSchemaError, JournalEvent, event_json, parse_event
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    EventSchemaError,
+    JournalEvent,
+    RestoreStatsEvent,
+    event_json,
+    parse_event,
+)
 from retrace.engine.store.journal import JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
@@ -533,13 +539,7 @@ class Engine:
             new_head = dict(self._head)
             self._apply_delta(new_head, delta)
             snapshot = self._blobs.put(encode_snapshot(new_head))
-        event = {
-            "type": "checkpoint",
-            "ts": time.time(),
-            "checkpoint": dump(cp),
-            "delta": delta_to_json(delta),
-            "snapshot": snapshot,
-        }
+        event = CheckpointEvent(checkpoint=cp, delta=delta_to_json(delta), snapshot=snapshot)
         with _storage_errors(f"checkpoint {cid} was not recorded"):
             self._writer(sid).append(event)
         # Committed: now (and only now) update memory.
@@ -594,13 +594,7 @@ class Engine:
             capture_ms=round((time.perf_counter() - t0) * 1000, 3),
             meta={"files": len(manifest)},
         )
-        event = {
-            "type": "checkpoint",
-            "ts": time.time(),
-            "checkpoint": dump(cp),
-            "delta": None,
-            "snapshot": snapshot,
-        }
+        event = CheckpointEvent(checkpoint=cp, delta=None, snapshot=snapshot)
         self._writer(self._session_id).append(event)
         self._cps[cid] = cp
         self._order.append(cid)
@@ -971,8 +965,7 @@ class Engine:
         """The ``restore`` statistics event. Not fsynced on its own: it is informational, and
         the next durable append flushes it (a crash can lose it, never tear the journal)."""
         ms = (time.perf_counter() - t0) * 1000
-        event = {"type": "restore", "ts": time.time(), "durationMs": round(ms, 3), "kind": kind}
-        event["targetId"] = target_id
+        event = RestoreStatsEvent(duration_ms=round(ms, 3), kind=kind, target_id=target_id)
         self._writer(self._session_id).append(event, sync=False)
 
     def _resolve(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import RestorePlan
+from retrace.engine.store.events import RestoreDoneEvent, RestoreIntentEvent
 
 if TYPE_CHECKING:
     from retrace.engine.engine import Engine
@@ -29,19 +30,15 @@ def begin_restore(engine: Engine, plan: RestorePlan) -> str:
     restore_id = secrets.token_hex(8)
     paths = sorted({pf.path for pf in plan.files} | {pf.from_path for pf in plan.files if pf.from_path})
     engine.append_event(
-        {
-            "type": "restoreIntent",
-            "restoreId": restore_id,
-            "preHead": engine.head.id,
-            "targetId": plan.target_id,
-            "paths": paths,
-        }
+        RestoreIntentEvent(
+            restore_id=restore_id, pre_head=engine.head.id, target_id=plan.target_id, paths=paths
+        )
     )
     return restore_id
 
 
 def end_restore(engine: Engine, restore_id: str, outcome: str) -> None:
-    engine.append_event({"type": "restoreDone", "restoreId": restore_id, "outcome": outcome})
+    engine.append_event(RestoreDoneEvent(restore_id=restore_id, outcome=outcome))
 
 
 def remove_stray_temp_files(workspace: Path, paths: list[str]) -> None:
