@@ -190,3 +190,39 @@ def test_cli_log_and_restore_of_a_damaged_checkpoint(cli: Cli) -> None:
     # The baseline is intact and restores.
     cli("restore", log[0]["id"], "--force")
     assert (ws / "a.txt").read_text() == "a0\n"
+
+
+def test_gc_keeps_damaged_lines_and_never_sweeps_blind(tmp_path: Path) -> None:
+    from retrace.engine.config import RetentionPolicy
+
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    ws.mkdir()
+    (ws / "a.txt").write_text("0\n")
+    with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
+        for i in range(6):
+            (ws / "a.txt").write_text(f"{i + 1}\n")
+            eng.checkpoint(label=f"c{i}")
+    journal = store / "sessions" / "s" / "journal.jsonl"
+    with journal.open("ab") as f:
+        f.write(b"\0\0 damaged line\n")
+    blobs_before = {p.name for p in (store / "blobs").rglob("*") if p.is_file()}
+    config = EngineConfig(watcher=False, retention=RetentionPolicy(max_checkpoints=3))
+    with Engine.open(ws, store, config=config, session_id="s") as eng:
+        report = eng.gc()
+        assert report.checkpoints_dropped >= 3
+        (ws / "a.txt").write_text("after gc\n")
+        eng.checkpoint(label="after gc")
+    assert b"\0\0 damaged line" in journal.read_bytes()  # kept for verify --repair
+    with Engine.open(ws, store, config=CONFIG, readonly=True) as ro:
+        assert ro.timeline()[-1].label == "after gc" and ro.timeline()[-1].damage is None
+    # A snapshot that cannot be read: gc must not guess what is dead.
+    snaps = [json.loads(ln)["snapshot"] for ln in journal.read_bytes().splitlines() if ln.startswith(b'{"')]
+    snap = next(s for s in snaps if s)
+    from tests.safety.store_damage import damage_blob
+
+    damage_blob(store, snap, "substitute", evil=b"not a manifest")
+    blobs_mid = {p.name for p in (store / "blobs").rglob("*") if p.is_file()}
+    with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
+        assert eng.gc().blobs_removed == 0
+    assert blobs_mid <= {p.name for p in (store / "blobs").rglob("*") if p.is_file()}
+    assert blobs_before  # sanity: the store had blobs to lose

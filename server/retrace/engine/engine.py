@@ -48,6 +48,7 @@ from retrace.engine.errors import (
     StoreNotInitialised,
     UnknownCheckpoint,
 )
+from retrace.engine.gc import GcTarget, collect, store_stats
 from retrace.engine.history import History, replay
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
@@ -1313,12 +1314,26 @@ class Engine:
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:
-        from retrace.engine.gc import store_stats
-
-        return store_stats(self)
+        return store_stats(self._history, self._layout, self._blobs, len(self.sessions()))
 
     def gc(self) -> GcReport:
         """Apply retention (count, age, size quotas from config) and remove unreferenced blobs."""
-        from retrace.engine.gc import collect
-
-        return collect(self)
+        self._require_writer()
+        # Journals may be rewritten: writers reopen lazily on the next append.
+        for w in self._writers.values():
+            w.close()
+        self._writers.clear()
+        target = GcTarget(
+            history=self._history,
+            layout=self._layout,
+            blobs=self._blobs,
+            retention=self.config.retention,
+            head_id=self._head_id,
+            head=self._head,
+            manifest_at=self._manifest_at,
+        )
+        report = collect(target)
+        self._rebuild_provenance()
+        if target.removed_blobs and self._capture is not None:
+            self._capture.cache.drop_hashes(target.removed_blobs)
+        return report
