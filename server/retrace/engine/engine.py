@@ -423,7 +423,8 @@ class Engine:
         if e.hash is None:
             return None, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"
         try:
-            return self._blobs.get(e.hash), None
+            # Memory holds only bytes hashed on store or verified on read: as good as a fresh read.
+            return self._blobs.get_cached(e.hash), None
         except StoreCorrupt as exc:
             return None, f"{DAMAGED}: {exc}"
 
