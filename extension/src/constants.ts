@@ -41,6 +41,7 @@ export const COMMANDS = {
     restoreFileBefore: 'retrace.restoreFileBefore',
     undoRestore: 'retrace.undoRestore',
     undoLastRestore: 'retrace.undoLastRestore',
+    verifyStore: 'retrace.verifyStore',
 } as const;
 
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];

@@ -22,6 +22,17 @@ export type AgentEventPayload =
 export type RestoreOutcomePayload =
   RestorePreview | RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed;
 
+/**
+ * A checkpoint that cannot be (fully) restored because of damage.
+ */
+export interface AffectedCheckpoint {
+  id: string;
+  /**
+   * Files whose stored content is damaged (empty when the whole manifest is lost).
+   */
+  paths: string[];
+  reason: string;
+}
 export interface AgentError {
   detail: string | null;
   kind: 'error';
@@ -91,6 +102,12 @@ export interface Checkpoint {
    */
   conversation: string | null;
   createdAt: string;
+  /**
+   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
+   */
+  damage: string | null;
   /**
    * Opaque editor state (open editors, selections…) supplied by the client.
    */
@@ -832,6 +849,12 @@ export interface Checkpoint1 {
   conversation: string | null;
   createdAt: string;
   /**
+   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
+   */
+  damage: string | null;
+  /**
    * Opaque editor state (open editors, selections…) supplied by the client.
    */
   editorState: {
@@ -914,6 +937,58 @@ export interface StoreStats {
    * Everything under the store directory.
    */
   totalBytes: number;
+}
+/**
+ * One damaged piece of the store.
+ */
+export interface StoreDamage {
+  /**
+   * The checkpoint this piece belongs to, when it is known.
+   */
+  checkpointId: string | null;
+  /**
+   * ``journalLine``: a line that is not a readable event; ``checkpointEntry``: a checkpoint line
+   * with a wrong shape; ``blob``: a blob missing, truncated or not matching its hash;
+   * ``snapshot``: a manifest snapshot that cannot be decoded.
+   */
+  kind: 'journalLine' | 'checkpointEntry' | 'blob' | 'snapshot';
+  reason: string;
+  /**
+   * ``<journal>:<line>`` or the blob id.
+   */
+  where: string;
+}
+export interface StoreVerifyParams {
+  /**
+   * Journals and blob presence only (no blob is read); else every blob's hash too.
+   */
+  quick?: boolean;
+}
+export interface StoreVerifyResult {
+  report: VerifyReport;
+}
+/**
+ * What ``retrace verify`` found (and, with ``repair``, what it did).
+ */
+export interface VerifyReport {
+  affected: AffectedCheckpoint[];
+  blobs: number;
+  checkpoints: number;
+  damage: StoreDamage[];
+  journalLines: number;
+  ok: boolean;
+  /**
+   * With repair: the directory the damaged pieces were moved to (nothing is deleted).
+   */
+  quarantine: string | null;
+  /**
+   * Quick: journals and blob presence only (no blob is read); else every blob's hash too.
+   */
+  quick: boolean;
+  /**
+   * With repair: one line per action (what was quarantined where, what was rebuilt).
+   */
+  repaired: string[];
 }
 export interface SummarizeParams {
   /**
@@ -1032,6 +1107,7 @@ export const METHODS = {
   editorSave: 'retrace/editor/save',
   editorRestoreState: 'retrace/editor/restoreState',
   stats: 'retrace/stats',
+  storeVerify: 'retrace/store/verify',
   settingsUpdate: 'retrace/settings/update',
 } as const;
 
@@ -1059,6 +1135,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/editor/save': 'serverRequest',
   'retrace/editor/restoreState': 'serverRequest',
   'retrace/stats': 'clientRequest',
+  'retrace/store/verify': 'clientRequest',
   'retrace/settings/update': 'clientRequest',
 } as const;
 
@@ -1078,6 +1155,7 @@ export interface RequestParams {
   'retrace/conversation/get': ConversationGetParams;
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
+  'retrace/store/verify': StoreVerifyParams;
   'retrace/settings/update': SettingsUpdateParams;
 }
 
@@ -1097,6 +1175,7 @@ export interface RequestResult {
   'retrace/conversation/get': ConversationView;
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;
+  'retrace/store/verify': StoreVerifyResult;
   'retrace/settings/update': SettingsUpdateResult;
 }
 

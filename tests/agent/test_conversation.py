@@ -240,8 +240,11 @@ async def test_sessions_and_settings(make_harness: HarnessFactory) -> None:
 async def test_a_damaged_journal_event_is_skipped_not_fatal(make_harness: HarnessFactory) -> None:
     h: Harness = await make_harness([*e2e_responses()[:3], {"text": "still here"}])
     sid = await h.turn("prompt one")
-    h.engine.append_event({"type": "message", "role": "user"}, session_id=sid)  # no id
-    h.engine.append_event({"type": "usage", "inputTokens": "many"}, session_id=sid)
+    # The store refuses to write such events; damage on disk can still produce them.
+    with pytest.raises(RetraceError, match="journal format"):
+        h.engine.append_event({"type": "message", "role": "user"}, session_id=sid)  # no id
+    with (h.store / "sessions" / sid / "journal.jsonl").open("a") as journal:
+        journal.write('{"type":"message","role":"user"}\n{"type":"usage","inputTokens":"many"}\n')
     h2 = h.reopen()
     await h2.service.load()
     view = await h2.service.conversation(sid)

@@ -346,6 +346,10 @@ async def start_editor(
     def on_log(params: lsp.LogMessageParams) -> None:
         client.log_messages.append(params)
 
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE)
+    def on_show(params: lsp.ShowMessageParams) -> None:
+        client.messages.append(params)
+
     server_env = {**os.environ, **(env or {})}
     server_env.setdefault("RETRACE_LOG_LEVEL", "INFO")
     await client.start_io(sys.executable, "-m", "retrace", *server_args, env=server_env)

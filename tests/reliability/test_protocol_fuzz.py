@@ -197,6 +197,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         "retrace/agent/cancel": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/session/list": st.just({}),
         "retrace/stats": st.just({}),
+        "retrace/store/verify": st.fixed_dictionaries({}, optional={"quick": st.booleans()}),
         "retrace/toolCalls/search": st.fixed_dictionaries(
             {},
             optional={

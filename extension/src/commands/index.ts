@@ -15,6 +15,7 @@ import type { TimelineProvider } from '../views/timelineProvider';
 import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 import { runRestore, undoLastRestore } from './restore';
+import { verifyStore } from './verify';
 import type { RestoreMode } from './restoreDecision';
 
 export interface Parts {
@@ -147,6 +148,7 @@ export function registerCommands(parts: Parts): void {
     });
 
     ctx.registerCommand(COMMANDS.timelineRefresh, () => () => timeline.refresh());
+    ctx.registerCommand(COMMANDS.verifyStore, rpc => () => verifyStore(rpc, ctx.output));
 
     ctx.registerCommand(COMMANDS.prompt, () => async (text: unknown) => {
         const prompt = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: 'Ask the Retrace agent', placeHolder: 'What should the agent do?' });

@@ -27,6 +27,7 @@ from retrace.agent.settings import cost_usd
 from retrace.agent.tool_call import CheckpointFailedError, run_tool
 from retrace.agent.tools import tool_schemas
 from retrace.agent.validation import InvalidRequestError, validate_request
+from retrace.engine.store.events import UsageEvent
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -165,14 +166,13 @@ async def record_usage(
     await journal(
         rt,
         conv,
-        {
-            "type": "usage",
-            "turnId": turn_id,
-            "inputTokens": input_tokens,
-            "outputTokens": output_tokens,
-            "costUsd": cost,
-            "model": rt.settings.model,
-        },
+        UsageEvent(
+            turn_id=turn_id,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            model=rt.settings.model,
+        ),
     )
     await rt.host.emit(
         Usage(

@@ -20,6 +20,7 @@ from retrace.agent.replay import ReplayBuffer
 from retrace.agent.settings import AgentSettings
 from retrace.engine.engine import Engine
 from retrace.engine.gate import EngineGate
+from retrace.engine.store.events import JournalEvent, MessageEvent, event_json
 
 ClientFactory = Callable[[AgentSettings], AsyncAnthropic]
 """Builds the Messages API client for the current settings (the composition root supplies the
@@ -49,12 +50,13 @@ class Runtime:
         return self.gate.engine
 
 
-async def journal(rt: Runtime, conv: Conversation, event: dict[str, Any]) -> None:
-    """Append to the session journal and fold into the in-memory state, atomically."""
+async def journal(rt: Runtime, conv: Conversation, event: JournalEvent | dict[str, Any]) -> None:
+    """Append to the session journal and fold into the in-memory state, atomically (the
+    conversation folds the event's validated wire form, exactly what a replay reads back)."""
 
     def write() -> None:
         rt.engine.append_event(event, session_id=conv.session_id)
-        conv.apply(event)
+        conv.apply(event_json(event))
 
     await rt.gate.call(write)
 
@@ -72,16 +74,15 @@ async def append_message(
     await journal(
         rt,
         conv,
-        {
-            "type": "message",
-            "id": message_id,
-            "parent": conv.head,
-            "role": role,
-            "content": content,
-            "turnId": turn_id,
-            "kind": kind,
-            "createdAt": now_iso(),
-        },
+        MessageEvent(
+            id=message_id,
+            parent=conv.head,
+            role=role,
+            content=content,
+            turn_id=turn_id,
+            kind=kind,
+            created_at=now_iso(),
+        ),
     )
     return message_id
 

@@ -53,6 +53,7 @@ from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, FileChange
+from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +190,7 @@ class AgentService:
         stop: str = "error"
         try:
             await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
-            await journal(rt, conv, {"type": "turn", "turnId": turn_id, "text": text, "createdAt": now_iso()})
+            await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
             stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
         except asyncio.CancelledError:
             stop = "cancelled"
@@ -385,14 +386,8 @@ async def withdraw_unanswered(
 
 def _head_event(
     head: str | None, checkpoint_id: str, note_from: str | None, *, reason: str = "restore"
-) -> dict[str, Any]:
-    return {
-        "type": "conversationHead",
-        "head": head,
-        "reason": reason,
-        "checkpointId": checkpoint_id,
-        "noteFrom": note_from,
-    }
+) -> ConversationHeadEvent:
+    return ConversationHeadEvent(head=head, reason=reason, checkpoint_id=checkpoint_id, note_from=note_from)
 
 
 def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:

@@ -28,6 +28,7 @@ from retrace.agent.runtime import Runtime, journal
 from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint
+from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent
 
 
 class CheckpointFailedError(Exception):
@@ -86,17 +87,16 @@ async def journal_tool_result(
     await journal(
         rt,
         conv,
-        {
-            "type": "toolCallResult",
-            "id": call_id,
-            "tool": tool,
-            "status": status,
-            "output": output,
-            "isError": is_error,
-            "durationMs": duration_ms,
-            "changedPaths": changed_paths or [],
-            "turnId": turn_id,
-        },
+        ToolCallResultEvent(
+            id=call_id,
+            tool=tool,
+            status=status,
+            output=output,
+            is_error=is_error,
+            duration_ms=duration_ms,
+            changed_paths=changed_paths or [],
+            turn_id=turn_id,
+        ),
     )
 
 
@@ -157,15 +157,14 @@ async def start_tool_call(rt: Runtime, conv: Conversation, call: ToolCall, curso
     await journal(
         rt,
         conv,
-        {
-            "type": "toolCallIntent",
-            "id": call.id,
-            "tool": call.tool,
-            "input": call.input,
-            "turnId": call.turn_id,
-            "messageId": call.assistant_id,
-            "createdAt": now_iso(),
-        },
+        ToolCallIntentEvent(
+            id=call.id,
+            tool=call.tool,
+            input=call.input,
+            turn_id=call.turn_id,
+            message_id=call.assistant_id,
+            created_at=now_iso(),
+        ),
     )
     rt.replay.add(call.session_id, conv.tool_calls[call.id])
     await record_external(rt, call.session_id, call.turn_id, cursor)

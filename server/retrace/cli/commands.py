@@ -22,9 +22,16 @@ from retrace.cli import format as fmt
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
 from retrace.engine.models import RestoreFailed, RestoreOutcome
+from retrace.engine.repair import repair_store
+from retrace.engine.store.layout import StoreLayout, default_store_dir
+from retrace.engine.verify import verify_store
 
 CLI_SESSION = "cli"
 """Session of every checkpoint the command line records: one group, not one session per call."""
+
+
+VERIFY_DAMAGE_EXIT = 4
+"""Exit code of ``retrace verify`` when the store is damaged."""
 
 
 class CliError(Exception):
@@ -231,6 +238,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
         else:
             print(fmt.stats_report(stats, store_dir=str(engine.store_dir)))
     return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    workspace = _workspace(args)
+    layout = StoreLayout(_store(args) or default_store_dir(workspace))
+    report = repair_store(layout) if args.repair else verify_store(layout, quick=args.quick).report
+    if args.json:
+        _print_json(dump(report))
+    else:
+        print(fmt.verify_report(report, store_dir=str(layout.root)))
+    return 0 if report.ok else VERIFY_DAMAGE_EXIT
 
 
 # --------------------------------------------------------------------------- other components

@@ -29,6 +29,7 @@ from retrace.engine.models import (
     RestorePlan,
     RestorePreview,
     StoreStats,
+    VerifyReport,
 )
 
 _STATUS_LETTER: dict[FileStatus, str] = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
@@ -68,7 +69,10 @@ def change_counts(change: FileChange) -> str:
 
 
 def recoverability_note(cp: Checkpoint) -> str:
-    """Empty for ``full``; otherwise the label with each file that cannot be restored and why."""
+    """Empty for ``full``; otherwise the label with each file that cannot be restored and why
+    (or, for a checkpoint the store's damage made unrecoverable, that reason)."""
+    if cp.damage is not None:
+        return f"damaged, cannot be restored: {cp.damage}"
     match cp.recoverability:
         case "full":
             return ""
@@ -302,3 +306,28 @@ def gc_report(report: GcReport) -> str:
         f"Dropped {plural(report.checkpoints_dropped, 'checkpoint')}, "
         f"removed {plural(report.blobs_removed, 'blob')}, freed {human_bytes(report.bytes_freed)}."
     )
+
+
+def verify_report(report: VerifyReport, *, store_dir: str) -> str:
+    """Human summary of ``retrace verify``: what was checked, the damage, who it affects."""
+    what = "quick check (journals, blob presence)" if report.quick else "full check"
+    lines = [
+        f"Store {store_dir}: {what} of {plural(report.journal_lines, 'journal line')}, "
+        f"{plural(report.checkpoints, 'checkpoint')}, {plural(report.blobs, 'blob')}."
+    ]
+    for d in report.damage:
+        owner = f" (checkpoint {d.checkpoint_id})" if d.checkpoint_id else ""
+        lines.append(f"  damaged {d.kind} {d.where}{owner}: {d.reason}")
+    if report.affected:
+        lines.append(f"{plural(len(report.affected), 'checkpoint')} cannot be fully restored:")
+        lines += [f"  {a.id}: {a.reason}" for a in report.affected]
+    if report.repaired:
+        lines.append(f"Repaired (damaged pieces kept in {report.quarantine}):")
+        lines += [f"  {r}" for r in report.repaired]
+    if report.ok:
+        lines.append("No damage found." if not report.repaired else "No damage remains.")
+    elif not report.repaired:
+        lines.append(
+            "Damage found. 'retrace verify --repair' quarantines it (stop the editor's server first)."
+        )
+    return "\n".join(lines)

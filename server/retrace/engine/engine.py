@@ -29,18 +29,17 @@ import logging
 import os
 import stat
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from retrace.camel import dump
 from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
 from retrace.engine.capture.scan import read_entry
 from retrace.engine.commit import build_checkpoint, file_changes
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
+    BlobCorrupt,
     PathOutsideWorkspace,
     RetraceError,
     StorageFull,
@@ -48,15 +47,14 @@ from retrace.engine.errors import (
     StoreNotInitialised,
     UnknownCheckpoint,
 )
+from retrace.engine.gc import GcTarget, collect, store_stats
+from retrace.engine.history import History, replay
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
     Delta,
     DirIndex,
     Manifest,
-    decode_snapshot,
-    delta_from_json,
     delta_to_json,
-    diff_manifests,
     encode_snapshot,
     needs_snapshot,
     same,
@@ -89,7 +87,15 @@ from retrace.engine.restore.steps import Steps, build_steps
 from retrace.engine.restore.verify import verify_applied
 from retrace.engine.stats import unified_diff_lines
 from retrace.engine.store.blobs import BlobStore
-from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    EventSchemaError,
+    JournalEvent,
+    RestoreStatsEvent,
+    event_json,
+    parse_event,
+)
+from retrace.engine.store.journal import JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
 from retrace.engine.workspace import DirTree, EscapeError, Identity
@@ -114,6 +120,9 @@ def _gc_paused() -> Iterator[None]:
 UNIFIED_DIFF_BUDGET_S = 2.0
 """Time for the line diffs of one ``unified_diff`` call (all files): past it a file's hunks are
 coarser (still a correct patch), never a stalled request."""
+
+DAMAGED = "stored content is damaged or missing"
+"""Start of a restore outcome's detail when a file's recorded bytes cannot be read intact."""
 
 EXTERNAL_KINDS = frozenset({"external", "safety"})
 """Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
@@ -150,18 +159,17 @@ class Engine:
         self._blobs = BlobStore(self._layout.blobs, durable=config.durable_blobs)
         self._lock = StoreLock(self._layout.lock)
         self._ids = IdGenerator()
-        self._cps: dict[str, Checkpoint] = {}
-        self._order: list[str] = []
-        self._deltas: dict[str, Delta | None] = {}
-        """Per-checkpoint delta; ``None`` for a baseline (its snapshot is its whole manifest)."""
-        self._snapshots: dict[str, str] = {}
-        self._snap_depth: dict[str, int] = {}
-        """Replay cost since the nearest snapshot in the ancestry (checkpoints + delta entries)."""
+        self._history = History(self._blobs)
+        # Aliases of the history's own containers (the commit path appends to them in place).
+        self._cps: dict[str, Checkpoint] = self._history.cps
+        self._order: list[str] = self._history.order
+        self._deltas: dict[str, Delta | None] = self._history.deltas
+        self._snapshots: dict[str, str] = self._history.snapshots
+        self._snap_depth: dict[str, int] = self._history.snap_depth
         self._head_id: str | None = None
         self._head: Manifest = {}
         self._prov: dict[str, str] = {}
         """path → id of the checkpoint with its latest change in the head's ancestry."""
-        self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
         self._writers: dict[str, JournalWriter] = {}
         self._session_id = ""
         self._closed = False
@@ -306,70 +314,47 @@ class Engine:
 
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
-        problems = JournalProblems()
-        events: list[tuple[str, dict[str, Any]]] = []
-        for sid in self._layout.session_ids():
-            for ev in read_journal(self._layout.journal(sid), problems):
-                if ev.get("type") == "checkpoint":
-                    cp_raw = ev.get("checkpoint")
-                    if isinstance(cp_raw, dict) and isinstance(cp_raw.get("id"), str):
-                        events.append((cp_raw["id"], ev))
-        self.problems.extend(problems.messages)
-        events.sort(key=lambda t: t[0])
-        for cid, ev in events:
-            try:
-                cp = Checkpoint.model_validate(ev["checkpoint"])
-                raw_delta = ev.get("delta")
-                delta = delta_from_json(raw_delta) if isinstance(raw_delta, dict) else None
-            except (ValueError, KeyError, TypeError) as exc:
-                self.problems.append(f"checkpoint {cid}: unreadable journal entry skipped ({exc})")
-                continue
-            snap = ev.get("snapshot")
-            if delta is None and not isinstance(snap, str):
-                self.problems.append(f"checkpoint {cid}: neither delta nor snapshot; skipped")
-                continue
-            self._cps[cid] = cp
-            self._order.append(cid)
-            self._deltas[cid] = delta
-            if isinstance(snap, str):
-                self._snapshots[cid] = snap
-                self._snap_depth[cid] = 0
-            else:
-                parent_depth = self._snap_depth.get(cp.parent or "", 0)
-                self._snap_depth[cid] = parent_depth + 1 + len(delta or ())
+        """Replay the journals. Damage is reported in ``problems`` and marked on the checkpoints
+        it affects; the head is the newest checkpoint whose manifest can be rebuilt."""
+        present = set(self._blobs.ids())
+        self._blobs.mark_known(present)
+        report = replay(self._layout, self._history, present)
+        self.problems.extend(report.problems)
+        for cid in self._order:
             self._ids.observe(cid)
-        if self._order:
-            self._head_id = self._order[-1]
+        usable = [cid for cid in self._order if cid not in self._history.damage]
+        while usable:
+            head_id = usable.pop()
             try:
-                self._head = dict(self._manifest_at(self._head_id))
-            except RetraceError as exc:
-                raise StoreCorrupt(f"cannot rebuild the head manifest of {self._head_id}: {exc}") from exc
+                self._head = dict(self._history.manifest_at(head_id))
+            except StoreCorrupt as exc:
+                self._history.mark_damaged(head_id, str(exc))
+                self.problems.append(f"checkpoint {head_id}: {exc}")
+                continue
+            self._head_id = head_id
+            break
+        if self._head_id is not None:
             self._rebuild_provenance()
-            present = set(self._blobs.ids())
-            self._blobs.mark_known(present)
-            missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
-            if missing:
-                self.problems.append(
-                    f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
-                )
-            broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
-            if broken:
-                shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
-                self.problems.append(
-                    f"{len(broken)} checkpoint(s) reference blobs missing from the store "
-                    f"(they cannot be fully restored): {shown}"
-                )
+            self._report_missing_blobs(present)
         for msg in self.problems:
             log.warning("%s", msg)
 
+    def _report_missing_blobs(self, present: set[str]) -> None:
+        missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
+        if missing:
+            self.problems.append(
+                f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
+            )
+        broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
+        if broken:
+            shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
+            self.problems.append(
+                f"{len(broken)} checkpoint(s) reference blobs missing from the store "
+                f"(they cannot be fully restored): {shown}"
+            )
+
     def _misses_blobs(self, cid: str, present: set[str]) -> bool:
-        snap = self._snapshots.get(cid)
-        if snap is not None and snap not in present:
-            return True
-        delta = self._deltas.get(cid) or {}
-        return any(
-            e is not None and e.kind == "file" and e.hash and e.hash not in present for e in delta.values()
-        )
+        return any(b not in present for b in self._history.referenced_blobs(cid))
 
     def _rebuild_provenance(self) -> None:
         self._prov = {}
@@ -382,107 +367,30 @@ class Engine:
 
     # ------------------------------------------------------------------ manifests
     def _ancestry(self, cid: str | None) -> Iterator[str]:
-        while cid is not None and cid in self._cps:
-            yield cid
-            cid = self._cps[cid].parent
+        return self._history.ancestry(cid)
 
     def _snapshot(self, sid: str) -> Manifest:
-        m = self._snap_cache.get(sid)
-        if m is None:
-            m = decode_snapshot(self._blobs.get(sid))
-            self._snap_cache[sid] = m
-            while len(self._snap_cache) > 4:
-                self._snap_cache.popitem(last=False)
-        else:
-            self._snap_cache.move_to_end(sid)
-        return m
+        return self._history.snapshot(sid)
 
     def _remember_snapshot(self, sid: str, m: Manifest) -> None:
         """Cache a snapshot we just wrote (a copy: the head manifest keeps changing), so the
         first restore touching an old path does not have to decode it from the store."""
-        self._snap_cache[sid] = dict(m)
-        while len(self._snap_cache) > 4:
-            self._snap_cache.popitem(last=False)
+        self._history.remember_snapshot(sid, m)
 
     def _manifest_at(self, cid: str) -> Manifest:
         """Full manifest of a checkpoint (a fresh dict the caller may not mutate if head)."""
         if cid == self._head_id and self._head:
             return self._head
-        chain: list[str] = []
-        base: Manifest | None = None
-        for c in self._ancestry(cid):
-            if c in self._snapshots:
-                base = self._snapshot(self._snapshots[c])
-                break
-            chain.append(c)
-        if base is None:
-            raise StoreCorrupt(f"checkpoint {cid}: no manifest snapshot in its ancestry")
-        m = dict(base)
-        for c in reversed(chain):
-            d = self._deltas.get(c) or {}
-            for p, e in d.items():
-                if e is None:
-                    m.pop(p, None)
-                else:
-                    m[p] = e
-        return m
+        return self._history.manifest_at(cid)
 
     def _entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
         if cid == self._head_id:
             return {p: self._head.get(p) for p in paths}
-        remaining = set(paths)
-        out: dict[str, FileEntry | None] = {}
-        for c in self._ancestry(cid):
-            if not remaining:
-                break
-            d = self._deltas.get(c)
-            if d:
-                if len(remaining) <= len(d):
-                    for p in [p for p in remaining if p in d]:
-                        out[p] = d[p]
-                        remaining.discard(p)
-                else:
-                    for p, e in d.items():
-                        if p in remaining:
-                            out[p] = e
-                            remaining.discard(p)
-            if c in self._snapshots:
-                snap = self._snapshot(self._snapshots[c])
-                for p in remaining:
-                    out[p] = snap.get(p)
-                remaining = set()
-                break
-        for p in remaining:
-            out[p] = None
-        return out
+        return self._history.entries_at(cid, paths)
 
     def _changed_between(self, a: str, b: str) -> set[str]:
         """Paths whose entries differ between checkpoints ``a`` and ``b``."""
-        if a == b:
-            return set()
-        anc_a = list(self._ancestry(a))
-        set_a = set(anc_a)
-        path_b: list[str] = []
-        lca: str | None = None
-        for c in self._ancestry(b):
-            if c in set_a:
-                lca = c
-                break
-            path_b.append(c)
-        path_a = anc_a[: anc_a.index(lca)] if lca is not None else anc_a
-        cands: set[str] = set()
-        full = lca is None
-        for c in path_a + path_b:
-            d = self._deltas.get(c)
-            if d is None:
-                full = True
-                break
-            cands.update(d)
-        if full:
-            return set(diff_manifests(self._manifest_at(a), self._manifest_at(b)))
-        ea = self._entries_at(a, cands)
-        eb = self._entries_at(b, cands)
-        return {p for p in cands if not same(ea[p], eb[p])}
+        return self._history.changed_between(a, b, self._manifest_at, self._entries_at)
 
     # ------------------------------------------------------------------ commit
     def _writer(self, session_id: str) -> JournalWriter:
@@ -509,6 +417,33 @@ class Engine:
             return self._blobs.get_cached(e.hash)
         except StoreCorrupt:
             return None
+
+    def _damaged_sources(self, steps: Steps) -> list[tuple[str, str]]:
+        """Writes whose recorded bytes cannot be had intact (verified by streaming, not kept)."""
+        damaged: list[tuple[str, str]] = []
+        new = {bid for _, bid in steps.new_blobs}
+        for op in steps.ops:
+            e = op.entry
+            if op.kind != "write" or e is None or e.kind != "file":
+                continue
+            if e.hash is None:
+                damaged.append((op.path, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"))
+            elif e.hash not in new and (why := self._blobs.check(e.hash)) is not None:
+                damaged.append((op.path, f"{DAMAGED}: {why}"))
+        return damaged
+
+    def _stored(self, e: FileEntry) -> tuple[bytes | None, str | None]:
+        """Verified content of a file entry to write (``None`` for a symlink), or why it cannot
+        be had (the reason starts with :data:`DAMAGED`)."""
+        if e.kind != "file":
+            return None, None
+        if e.hash is None:
+            return None, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"
+        try:
+            # Memory holds only bytes hashed on store or verified on read: as good as a fresh read.
+            return self._blobs.get_cached(e.hash), None
+        except StoreCorrupt as exc:
+            return None, f"{DAMAGED}: {exc}"
 
     def _file_changes(
         self, old: Mapping[str, FileEntry | None], new: Delta, *, new_on_disk: bool = False
@@ -569,13 +504,9 @@ class Engine:
             new_head = dict(base)
             self._apply_delta(new_head, delta)
             snapshot = self._blobs.put(encode_snapshot(new_head))
-        event = {
-            "type": "checkpoint",
-            "ts": time.time(),
-            "checkpoint": dump(cp),
-            "delta": None if baseline else delta_to_json(delta),
-            "snapshot": snapshot,
-        }
+        event = CheckpointEvent(
+            checkpoint=cp, delta=None if baseline else delta_to_json(delta), snapshot=snapshot
+        )
         with _storage_errors(f"checkpoint {cid} was not recorded"):
             self._writer(sid).append(event)
         # Committed: now (and only now) update memory.
@@ -840,6 +771,8 @@ class Engine:
             return self._read_disk(path)
         try:
             return self.file_content(cp, path)
+        except BlobCorrupt:
+            raise  # damaged content is never shown, not even as an absent file
         except RetraceError:
             return None
 
@@ -857,7 +790,10 @@ class Engine:
             raise RetraceError(
                 f"{rel} at checkpoint {cp.id} was not stored: {e.unstored or 'unknown reason'}"
             )
-        return self._blobs.get(e.hash)
+        try:
+            return self._blobs.get(e.hash)
+        except BlobCorrupt as exc:
+            raise BlobCorrupt(exc.blob_id, f"{exc.reason} ({rel} at checkpoint {cp.id})") from None
 
     def manifest(self, cp_id: str) -> dict[str, FileEntry]:
         """Every tracked path of checkpoint ``cp_id`` (id or unique prefix) → its entry (a copy)."""
@@ -1027,8 +963,7 @@ class Engine:
         """The ``restore`` statistics event. Not fsynced on its own: it is informational, and
         the next durable append flushes it (a crash can lose it, never tear the journal)."""
         ms = (time.perf_counter() - t0) * 1000
-        event = {"type": "restore", "ts": time.time(), "durationMs": round(ms, 3), "kind": kind}
-        event["targetId"] = target_id
+        event = RestoreStatsEvent(duration_ms=round(ms, 3), kind=kind, target_id=target_id)
         self._writer(self._session_id).append(event, sync=False)
 
     def _restore(
@@ -1058,6 +993,20 @@ class Engine:
                 target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=decision.unresolved
             )
         steps = build_steps(plan, decision, seen, self._content)
+        damaged = self._damaged_sources(steps)
+        if damaged and not dry_run:
+            # A restore that cannot get every byte changes nothing.
+            return RestoreFailed(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=[
+                    FileOutcome(path=p, action="overwrite", status="failed", detail=why) for p, why in damaged
+                ],
+                rolled_back=True,
+                error=f"checkpoint {target.id} cannot be restored, nothing was changed: "
+                + "; ".join(f"{p}: {why}" for p, why in damaged),
+            )
         if dry_run:
             return RestorePreview(
                 target_id=target.id, mode=mode, plan=plan, files=steps.outcomes, skipped=decision.skipped
@@ -1218,34 +1167,66 @@ class Engine:
         )
 
     # ------------------------------------------------------------------ session journal
-    def append_event(self, event: Mapping[str, Any], *, session_id: str | None = None) -> None:
-        """Durably append a non-checkpoint event (``{"type": ..., ...}``, plain JSON) to the
-        session's journal: turns, tool-call intents/results, messages, summaries."""
-        t = event.get("type")
+    def append_event(self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None) -> None:
+        """Durably append a non-checkpoint event to the session's journal: turns, tool-call
+        intents/results, messages, summaries. Pass a typed event (:mod:`retrace.engine.store.events`);
+        a plain ``{"type": ..., ...}`` mapping is validated against the same models."""
+        raw: JournalEvent | dict[str, Any] = dict(event) if isinstance(event, Mapping) else event
+        t = raw.get("type") if isinstance(raw, dict) else raw.type
         if not isinstance(t, str) or not t:
             raise RetraceError("a journal event needs a string 'type'")
         if t == "checkpoint":
             raise RetraceError("checkpoint events are written by the engine only")
-        ev = dict(event)
-        ev.setdefault("ts", time.time())
+        if isinstance(raw, dict):
+            raw.setdefault("ts", time.time())
         try:
-            self._writer(session_id or self._session_id).append(ev)
+            self._writer(session_id or self._session_id).append(raw)
+        except EventSchemaError as exc:
+            raise RetraceError(f"journal event does not match the journal format: {exc}") from None
         except (TypeError, ValueError) as exc:
             raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
 
     def events(self, session_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every journal event of a session in order (checkpoints included, as
-        ``{"type": "checkpoint", "checkpoint": {...}}``). A torn last line is skipped."""
-        yield from read_journal(self._layout.journal(session_id or self._session_id))
+        """Every journal event of a session in order, validated (checkpoints included, as
+        ``{"type": "checkpoint", "checkpoint": {...}}``), in their JSON form. A torn last line is
+        skipped; a damaged line or a known event type that does not validate is skipped and
+        reported in the log (the rest still loads)."""
+        path = self._layout.journal(session_id or self._session_id)
+        for raw in read_journal(path):
+            try:
+                yield event_json(raw)
+            except EventSchemaError as exc:
+                log.warning("%s: journal event skipped (%s)", path, exc)
+
+    def typed_events(self, session_id: str | None = None) -> Iterator[JournalEvent]:
+        """:meth:`events` as typed models (event types this version does not know are left out)."""
+        for raw in self.events(session_id):
+            event = parse_event(raw)
+            if event is not None:
+                yield event
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:
-        from retrace.engine.gc import store_stats
-
-        return store_stats(self)
+        return store_stats(self._history, self._layout, self._blobs, len(self.sessions()))
 
     def gc(self) -> GcReport:
         """Apply retention (count, age, size quotas from config) and remove unreferenced blobs."""
-        from retrace.engine.gc import collect
-
-        return collect(self)
+        self._require_writer()
+        # Journals may be rewritten: writers reopen lazily on the next append.
+        for w in self._writers.values():
+            w.close()
+        self._writers.clear()
+        target = GcTarget(
+            history=self._history,
+            layout=self._layout,
+            blobs=self._blobs,
+            retention=self.config.retention,
+            head_id=self._head_id,
+            head=self._head,
+            manifest_at=self._manifest_at,
+        )
+        report = collect(target)
+        self._rebuild_provenance()
+        if target.removed_blobs and self._capture is not None:
+            self._capture.cache.drop_hashes(target.removed_blobs)
+        return report

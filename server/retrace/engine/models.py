@@ -91,6 +91,10 @@ class Checkpoint(CamelModel):
     capture_ms: float = 0.0
     """How long the capture took, for statistics."""
     meta: dict[str, Any] = Field(default_factory=dict)
+    damage: str | None = None
+    """Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+    why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+    is listed with ``recoverability == "none"``; everything else stays readable and restorable."""
 
 
 # --------------------------------------------------------------------------- restore plans
@@ -262,3 +266,48 @@ class GcReport(CamelModel):
     checkpoints_dropped: int
     blobs_removed: int
     bytes_freed: int
+
+
+# --------------------------------------------------------------------------- store verification
+
+DamageKind = Literal["journalLine", "checkpointEntry", "blob", "snapshot"]
+
+
+class StoreDamage(CamelModel):
+    """One damaged piece of the store."""
+
+    kind: DamageKind
+    """``journalLine``: a line that is not a readable event; ``checkpointEntry``: a checkpoint line
+    with a wrong shape; ``blob``: a blob missing, truncated or not matching its hash;
+    ``snapshot``: a manifest snapshot that cannot be decoded."""
+    where: str
+    """``<journal>:<line>`` or the blob id."""
+    reason: str
+    checkpoint_id: str | None = None
+    """The checkpoint this piece belongs to, when it is known."""
+
+
+class AffectedCheckpoint(CamelModel):
+    """A checkpoint that cannot be (fully) restored because of damage."""
+
+    id: str
+    reason: str
+    paths: list[str] = Field(default_factory=list)
+    """Files whose stored content is damaged (empty when the whole manifest is lost)."""
+
+
+class VerifyReport(CamelModel):
+    """What ``retrace verify`` found (and, with ``repair``, what it did)."""
+
+    ok: bool
+    quick: bool
+    """Quick: journals and blob presence only (no blob is read); else every blob's hash too."""
+    journal_lines: int = 0
+    checkpoints: int = 0
+    blobs: int = 0
+    damage: list[StoreDamage] = Field(default_factory=list)
+    affected: list[AffectedCheckpoint] = Field(default_factory=list)
+    repaired: list[str] = Field(default_factory=list)
+    """With repair: one line per action (what was quarantined where, what was rebuilt)."""
+    quarantine: str | None = None
+    """With repair: the directory the damaged pieces were moved to (nothing is deleted)."""

@@ -16,6 +16,7 @@ from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
 from retrace.engine import EngineConfig
 from retrace.lsp.host import LspAgentHost
+from retrace.lsp.services import store_health
 from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     )
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
+    store_health.start_background_check(server, engine.store_dir)
     return services
 
 

@@ -206,6 +206,15 @@ METHODS: tuple[MethodSpec, ...] = (
         "Storage used, capture/restore latencies and restore success rate.",
     ),
     MethodSpec(
+        "storeVerify",
+        "retrace/store/verify",
+        "clientRequest",
+        m.StoreVerifyParams,
+        m.StoreVerifyResult,
+        "Check the store's journals, manifests and blob hashes; report damage and the checkpoints "
+        "it affects (read-only; repairing is `retrace verify --repair` with the server stopped).",
+    ),
+    MethodSpec(
         "settingsUpdate",
         "retrace/settings/update",
         "clientRequest",

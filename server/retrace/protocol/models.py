@@ -27,6 +27,7 @@ from retrace.engine.models import (
     RestoreMode,
     RestoreOutcome,
     StoreStats,
+    VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
 from retrace.protocol.timeline import (
@@ -71,6 +72,8 @@ __all__ = [
     "SettingsUpdateParams",
     "SettingsUpdateResult",
     "StatsResult",
+    "StoreVerifyParams",
+    "StoreVerifyResult",
     "StoryRow",
     "StoryTurn",
     "SummarizeParams",
@@ -357,6 +360,15 @@ class RestoreResult(CamelModel):
 
 
 # --------------------------------------------------------------------------- statistics
+
+
+class StoreVerifyParams(CamelModel):
+    quick: bool = False
+    """Journals and blob presence only (no blob is read); else every blob's hash too."""
+
+
+class StoreVerifyResult(CamelModel):
+    report: VerifyReport
 
 
 class StatsResult(CamelModel):

@@ -13,6 +13,7 @@ export function checkpoint(over: Partial<Checkpoint> & { id: string }): Checkpoi
         captureMs: 1,
         conversation: null,
         createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(),
+        damage: null,
         editorState: null,
         files: [],
         kind: 'tool',

@@ -45,7 +45,8 @@ def _install(point: str, limit: int) -> None:
 
         def append(self: Any, event: dict[str, Any], *args: Any, **kwargs: Any) -> None:
             if point == "journal" and hit():
-                line = journal.json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode()
+                wire = journal.event_json(event)  # the typed event as it would be written
+                line = journal.json.dumps(wire, ensure_ascii=True, separators=(",", ":")).encode()
                 write_all(self._fd, line[: max(1, len(line) // 2)])
                 os.fdatasync(self._fd)
                 _die()

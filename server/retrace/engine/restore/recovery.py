@@ -22,13 +22,14 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, FileEntry, RestorePlan
 from retrace.engine.restore.disk import DiskOp, Seen, apply_disk
+from retrace.engine.store.events import JournalEvent, RestoreDoneEvent, RestoreIntentEvent
 from retrace.engine.workspace import DirTree, EscapeError
 
 LEGACY_TEMP_PREFIX = ".retrace-"
@@ -44,7 +45,9 @@ class RecoveryPort(Protocol):
     @property
     def head(self) -> Checkpoint: ...
 
-    def append_event(self, event: dict[str, Any], *, session_id: str | None = None) -> None: ...
+    def append_event(
+        self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None
+    ) -> None: ...
 
     def sessions(self) -> list[str]: ...
 
@@ -62,19 +65,15 @@ def begin_restore(engine: RecoveryPort, plan: RestorePlan) -> str:
     restore_id = secrets.token_hex(8)
     paths = sorted({pf.path for pf in plan.files} | {pf.from_path for pf in plan.files if pf.from_path})
     engine.append_event(
-        {
-            "type": "restoreIntent",
-            "restoreId": restore_id,
-            "preHead": engine.head.id,
-            "targetId": plan.target_id,
-            "paths": paths,
-        }
+        RestoreIntentEvent(
+            restore_id=restore_id, pre_head=engine.head.id, target_id=plan.target_id, paths=paths
+        )
     )
     return restore_id
 
 
 def end_restore(engine: RecoveryPort, restore_id: str, outcome: str) -> None:
-    engine.append_event({"type": "restoreDone", "restoreId": restore_id, "outcome": outcome})
+    engine.append_event(RestoreDoneEvent(restore_id=restore_id, outcome=outcome))
 
 
 def _is_stray(name: str) -> bool:
