@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from retrace.camel import dump
 from retrace.engine.capture import Capturer
@@ -63,7 +63,6 @@ from retrace.engine.manifest import (
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
-    ConflictResolution,
     FileChange,
     FileEntry,
     GcReport,
@@ -74,7 +73,12 @@ from retrace.engine.models import (
 )
 from retrace.engine.restore.disk import drain_trash
 from retrace.engine.restore.recovery import recover_interrupted_restores
-from retrace.engine.restore.restorer import Restorer, RestoreTransaction
+from retrace.engine.restore.restorer import (
+    AppliedRestoreOptions,
+    RestoreOptions,
+    Restorer,
+    RestoreTransaction,
+)
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
@@ -625,7 +629,7 @@ class Engine:
             self._writer(sid)
         return sid
 
-    def _rel(self, path: str | Path) -> str:
+    def rel(self, path: str | Path) -> str:
         """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise."""
         ws = str(self.workspace)
         p = os.fspath(path)
@@ -664,7 +668,7 @@ class Engine:
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
-        rels = None if changed_paths is None else [self._rel(p) for p in changed_paths]
+        rels = None if changed_paths is None else [self.rel(p) for p in changed_paths]
         with _storage_errors("the checkpoint was not recorded"):
             delta = self._capture.capture(self._head, rels)
         return self._commit(
@@ -684,9 +688,10 @@ class Engine:
     def record_external(self, **context: Any) -> Checkpoint | None:
         """Capture changes nobody announced since the head (user edits, other tools) as an
         ``external`` checkpoint; ``None`` when there were none. Cheap when the watcher is healthy."""
-        return self._record_foreign("external", context)
+        return self.record_foreign("external", context)
 
-    def _record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
+    def record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
+        """Capture unannounced changes since the head as a ``kind`` checkpoint (``None``: none)."""
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
@@ -770,30 +775,13 @@ class Engine:
         ``paths`` narrows the scope to those files (e.g. "restore this file")."""
         return self._restorer.plan(cp_id, mode=mode, paths=paths)
 
-    def restore(
-        self,
-        cp_id: str,
-        *,
-        mode: str = "code",
-        dry_run: bool = False,
-        force: bool = False,
-        resolutions: Mapping[str, ConflictResolution] | None = None,
-        paths: Iterable[str] | None = None,
-        skip_conflicts: bool = False,
-    ) -> RestoreOutcome:
+    def restore(self, cp_id: str, **options: Unpack[RestoreOptions]) -> RestoreOutcome:
         """Plan, then (unless ``dry_run`` or unresolved conflicts) apply to disk atomically per
         file, verify, and commit a ``restore`` checkpoint whose parent is the previous head
         (after a ``safety`` checkpoint if unrecorded changes existed). ``force`` resolves every
-        conflict with ``overwrite``; ``resolutions`` resolves them per path."""
-        return self._restorer.restore(
-            cp_id,
-            mode=mode,
-            dry_run=dry_run,
-            force=force,
-            resolutions=resolutions,
-            paths=paths,
-            skip_conflicts=skip_conflicts,
-        )
+        conflict with ``overwrite``; ``resolutions`` resolves them per path; ``paths`` narrows
+        the scope; ``skip_conflicts`` restores the rest."""
+        return self._restorer.restore(cp_id, **options)
 
     def begin_restore(self, plan: RestorePlan) -> RestoreTransaction:
         """Open the restore transaction for ``plan`` applied by someone else (the editor); close
@@ -801,25 +789,13 @@ class Engine:
         return self._restorer.begin(plan)
 
     def commit_applied_restore(
-        self,
-        plan: RestorePlan,
-        *,
-        resolutions: Mapping[str, ConflictResolution] | None = None,
-        editor_state: Mapping[str, Any] | None = None,
-        conversation: str | None = None,
-        transaction: RestoreTransaction | None = None,
+        self, plan: RestorePlan, **options: Unpack[AppliedRestoreOptions]
     ) -> RestoreOutcome:
         """For a restore applied by someone else (the editor, through ``workspace/applyEdit``):
         capture the plan's paths, verify them against the target, and commit the ``restore``
         checkpoint (through ``transaction`` when given). Returns ``applied`` or ``failed``
         listing each differing file."""
-        return self._restorer.commit_applied(
-            plan,
-            resolutions=resolutions,
-            editor_state=editor_state,
-            conversation=conversation,
-            transaction=transaction,
-        )
+        return self._restorer.commit_applied(plan, **options)
 
     def take_safety_checkpoint(self, *, editor_state: Mapping[str, Any] | None = None) -> Checkpoint | None:
         """Record unrecorded changes (kind ``safety``) before an editor-applied restore. With
@@ -843,10 +819,6 @@ class Engine:
     def blobs(self) -> BlobStore:
         return self._blobs
 
-    def rel(self, path: str | Path) -> str:
-        """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise."""
-        return self._rel(path)
-
     def entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
         """Entries of ``paths`` at checkpoint ``cid`` (``None``: absent there)."""
         return self._entries_at(cid, paths)
@@ -866,10 +838,6 @@ class Engine:
     def commit_delta(self, kind: CheckpointKind, delta: Delta, **fields: Any) -> Checkpoint:
         """Commit an already captured ``delta`` on top of the head (see ``_commit``)."""
         return self._commit(kind, delta, **fields)
-
-    def record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
-        """Capture unannounced changes since the head as a ``kind`` checkpoint (``None``: none)."""
-        return self._record_foreign(kind, context)
 
     def journal_writer(self, session_id: str | None = None) -> JournalWriter:
         """The journal writer of ``session_id`` (default: the current session)."""

@@ -22,7 +22,7 @@ import stat
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
 from retrace.engine.capture.scan import read_entry
@@ -98,6 +98,26 @@ class RestoreHost(RecoveryPort, Protocol):
     def journal_writer(self, session_id: str | None = None) -> JournalWriter: ...
 
     def require_writer(self) -> None: ...
+
+
+class RestoreOptions(TypedDict, total=False):
+    """Keyword options of a disk restore (see :meth:`Restorer.restore`)."""
+
+    mode: str
+    dry_run: bool
+    force: bool
+    resolutions: Mapping[str, ConflictResolution] | None
+    paths: Iterable[str] | None
+    skip_conflicts: bool
+
+
+class AppliedRestoreOptions(TypedDict, total=False):
+    """Keyword options of an editor-applied restore (see :meth:`Restorer.commit_applied`)."""
+
+    resolutions: Mapping[str, ConflictResolution] | None
+    editor_state: Mapping[str, Any] | None
+    conversation: str | None
+    transaction: RestoreTransaction | None
 
 
 def restore_mode(mode: str) -> RestoreMode:
