@@ -217,7 +217,7 @@ def test_nested_git_repo_is_never_touched(ws: Path, open_engine: Open) -> None:
     assert eng.restore(base).kind == "applied"
     assert (ws / "inner/code.py").read_text() == "print(1)\n"
     assert tree_state(ws / "inner" / ".git", include_git=True) == git_before
-    assert not any(".git/" in p or p.startswith(".git") for p in eng._head)
+    assert not any(".git/" in p or p.startswith(".git") for p in eng.head_manifest)
 
 
 def test_ignore_rules(ws: Path, open_engine: Open) -> None:
@@ -233,7 +233,8 @@ def test_ignore_rules(ws: Path, open_engine: Open) -> None:
     write(ws, "local.txt", "x")
     write(ws, "secret.env", "x")
     eng = open_engine(config=EngineConfig(excludes=["*.env"]))
-    assert sorted(eng._head) == [".gitignore", "keep.tmp", "local.txt", "src/out/o.txt", "sub/.gitignore"]
+    tracked = sorted(eng.head_manifest)
+    assert tracked == [".gitignore", "keep.tmp", "local.txt", "src/out/o.txt", "sub/.gitignore"]
 
 
 def test_paths_outside_workspace_are_refused(ws: Path, tmp_path: Path, open_engine: Open) -> None:
@@ -242,7 +243,7 @@ def test_paths_outside_workspace_are_refused(ws: Path, tmp_path: Path, open_engi
     (outside / "x.txt").write_text("x")
     os.symlink(outside, ws / "escape")
     eng = open_engine()
-    assert "escape" in eng._head and eng._head["escape"].kind == "symlink"
+    assert "escape" in eng.head_manifest and eng.head_manifest["escape"].kind == "symlink"
     for bad in ["../outside/x.txt", str(outside / "x.txt"), "escape/x.txt", "."]:
         with pytest.raises(PathOutsideWorkspace):
             eng.checkpoint("bad", [bad])
@@ -260,7 +261,7 @@ def test_get_by_prefix_and_timeline(ws: Path, open_engine: Open) -> None:
         eng.get(cps[0].id[:4])  # ambiguous: all ids share the time prefix
     ids = [c.id for c in eng.timeline()]
     assert ids == sorted(ids) and ids[1:] == [c.id for c in cps]
-    assert eng.manifest(cps[1].id[:12]) == eng._head and eng.manifest(ids[0]) is not eng._head
+    assert eng.manifest(cps[1].id[:12]) == eng.head_manifest and eng.manifest(ids[0]) is not eng.head_manifest
     s2 = eng.new_session()
     other = eng.checkpoint("other session")
     assert [c.id for c in eng.timeline(s2)] == [other.id]
@@ -440,7 +441,7 @@ def test_disk_full_is_a_clear_error_and_loses_nothing(
     write(ws, "a.txt", "2")
     with pytest.raises(StorageFull, match="not recorded"):
         eng.checkpoint("x", ["a.txt"])
-    assert eng.head.id == head and eng._head["a.txt"].size == 1
+    assert eng.head.id == head and eng.head_manifest["a.txt"].size == 1
     monkeypatch.setattr(JournalWriter, "append", real_append)
     cp = eng.checkpoint("y", ["a.txt"])
     assert [f.path for f in cp.files] == ["a.txt"] and cp.parent == head

@@ -187,9 +187,9 @@ def test_missing_blob_is_reported_not_fatal(tmp_path: Path) -> None:
     cp = eng.checkpoint("b", ["a.txt"])
     (ws / "a.txt").write_text("content c")
     eng.checkpoint("c", ["a.txt"])
-    h = eng._head["a.txt"].hash
+    h = eng.head_manifest["a.txt"].hash
     old = cp.id
-    old_hash = eng._entries_at(old, ["a.txt"])["a.txt"]
+    old_hash = eng.entries_at(old, ["a.txt"])["a.txt"]
     eng.close()
     assert h is not None and old_hash is not None and old_hash.hash is not None
     BlobStore(store / "blobs").path(old_hash.hash).unlink()

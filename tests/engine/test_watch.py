@@ -51,7 +51,7 @@ def test_excluded_directories_are_not_watched(tmp_path: Path) -> None:
 def test_shell_checkpoints_use_the_watcher_not_a_walk(ws: Path, open_engine: Open) -> None:
     write(ws, "src/app.py", "print(1)\n")
     eng = open_engine()
-    cap = eng._capture
+    cap = eng.capturer
     assert cap is not None and cap.watcher_healthy
     walks = cap.walks
     sh(
@@ -87,13 +87,13 @@ def test_gitignore_change_falls_back_to_a_walk(ws: Path, open_engine: Open) -> N
     write(ws, "a.log", "log")
     write(ws, "a.txt", "txt")
     eng = open_engine()
-    assert "a.log" in eng._head
-    walks = eng._capture.walks if eng._capture else 0
+    assert "a.log" in eng.head_manifest
+    walks = eng.capturer.walks if eng.capturer else 0
     write(ws, ".gitignore", "*.log\n")
     cp = eng.checkpoint("ignore logs")
     assert {(f.path, f.status) for f in cp.files} == {(".gitignore", "added"), ("a.log", "deleted")}
-    assert eng._capture is not None and eng._capture.walks == walks + 1
-    assert eng._capture.watcher_healthy, "rebuilt by the walk"
+    assert eng.capturer is not None and eng.capturer.walks == walks + 1
+    assert eng.capturer.watcher_healthy, "rebuilt by the walk"
     write(ws, "b.log", "more logs")
     write(ws, "b.txt", "tracked")
     cp2 = eng.checkpoint("after")
@@ -102,7 +102,7 @@ def test_gitignore_change_falls_back_to_a_walk(ws: Path, open_engine: Open) -> N
 
 def test_overflow_makes_the_next_detect_walk(ws: Path, open_engine: Open) -> None:
     eng = open_engine()
-    cap = eng._capture
+    cap = eng.capturer
     assert cap is not None and cap.watcher is not None
     cap.watcher.invalidate("inotify event queue overflowed")
     write(ws, "x.txt", "x")
@@ -133,7 +133,7 @@ def test_watcher_and_walk_agree(ws: Path, store: Path, tmp_path: Path) -> None:
             for cmd in script:
                 sh(wsx, cmd)
                 eng.checkpoint(cmd)
-                states.append(dict(eng._head))
+                states.append(dict(eng.head_manifest))
             results.append(states)
             assert {p for p in tree_state(wsx)} == set(states[-1])
         finally:

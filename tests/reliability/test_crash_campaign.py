@@ -471,8 +471,8 @@ class Campaign:
 
     def check_checkpoint(self, eng: Engine, cid: str) -> None:
         want = self.truth[cid]
-        # The full manifest of one checkpoint (no public accessor; the engine's own rebuild).
-        manifest = eng._manifest_at(cid)
+        # The full manifest of one checkpoint (the engine's own rebuild).
+        manifest = eng.manifest(cid)
         problems = []
         if set(manifest) != set(want):
             problems.append(f"paths differ: {sorted(set(manifest) ^ set(want))}")

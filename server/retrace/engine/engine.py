@@ -19,7 +19,7 @@ its ancestry back to the nearest snapshot (bounded by :func:`needs_snapshot`).
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
-# ruff: noqa: PTH115, PTH117, PTH118, PTH123
+# ruff: noqa: PTH117, PTH118
 
 from __future__ import annotations
 
@@ -27,19 +27,17 @@ import errno
 import gc
 import logging
 import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
-from retrace.engine.capture.scan import read_entry
-from retrace.engine.commit import build_checkpoint, file_changes
+from retrace.engine.capture import Capturer
+from retrace.engine.changes import Changes
+from retrace.engine.commit import build_checkpoint
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
-    BlobCorrupt,
     PathOutsideWorkspace,
     RetraceError,
     StorageFull,
@@ -62,44 +60,33 @@ from retrace.engine.manifest import (
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
-    ConflictResolution,
     FileChange,
     FileEntry,
-    FileOutcome,
     GcReport,
-    KeptPath,
-    NothingToRestore,
-    RestoreApplied,
-    RestoreConflict,
-    RestoreFailed,
-    RestoreMode,
     RestoreOutcome,
     RestorePlan,
-    RestorePreview,
     StoreStats,
     Unrecoverable,
 )
-from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor, drain_trash
-from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
-from retrace.engine.restore.recovery import begin_restore, end_restore, recover_interrupted_restores
-from retrace.engine.restore.resolver import resolve
-from retrace.engine.restore.steps import Steps, build_steps
-from retrace.engine.restore.verify import verify_applied
-from retrace.engine.stats import unified_diff_lines
+from retrace.engine.restore.disk import drain_trash
+from retrace.engine.restore.recovery import recover_interrupted_restores
+from retrace.engine.restore.restorer import (
+    AppliedRestoreOptions,
+    RestoreOptions,
+    Restorer,
+    RestoreTransaction,
+)
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.events import (
     CheckpointEvent,
     EventSchemaError,
     JournalEvent,
-    RestoreStatsEvent,
     event_json,
     parse_event,
 )
 from retrace.engine.store.journal import JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
-from retrace.engine.workspace import DirTree, EscapeError, Identity
-from retrace.text import decode_text
 
 log = logging.getLogger(__name__)
 
@@ -115,17 +102,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-
-
-UNIFIED_DIFF_BUDGET_S = 2.0
-"""Time for the line diffs of one ``unified_diff`` call (all files): past it a file's hunks are
-coarser (still a correct patch), never a stalled request."""
-
-DAMAGED = "stored content is damaged or missing"
-"""Start of a restore outcome's detail when a file's recorded bytes cannot be read intact."""
-
-EXTERNAL_KINDS = frozenset({"external", "safety"})
-"""Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
 
 
 @contextmanager
@@ -174,6 +150,8 @@ class Engine:
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
+        self._restorer = Restorer(self)
+        self._changes = Changes(self)
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -418,41 +396,6 @@ class Engine:
         except StoreCorrupt:
             return None
 
-    def _damaged_sources(self, steps: Steps) -> list[tuple[str, str]]:
-        """Writes whose recorded bytes cannot be had intact (verified by streaming, not kept)."""
-        damaged: list[tuple[str, str]] = []
-        new = {bid for _, bid in steps.new_blobs}
-        for op in steps.ops:
-            e = op.entry
-            if op.kind != "write" or e is None or e.kind != "file":
-                continue
-            if e.hash is None:
-                damaged.append((op.path, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"))
-            elif e.hash not in new and (why := self._blobs.check(e.hash)) is not None:
-                damaged.append((op.path, f"{DAMAGED}: {why}"))
-        return damaged
-
-    def _stored(self, e: FileEntry) -> tuple[bytes | None, str | None]:
-        """Verified content of a file entry to write (``None`` for a symlink), or why it cannot
-        be had (the reason starts with :data:`DAMAGED`)."""
-        if e.kind != "file":
-            return None, None
-        if e.hash is None:
-            return None, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"
-        try:
-            # Memory holds only bytes hashed on store or verified on read: as good as a fresh read.
-            return self._blobs.get_cached(e.hash), None
-        except StoreCorrupt as exc:
-            return None, f"{DAMAGED}: {exc}"
-
-    def _file_changes(
-        self, old: Mapping[str, FileEntry | None], new: Delta, *, new_on_disk: bool = False
-    ) -> list[FileChange]:
-        """FileChanges for paths going from ``old[p]`` to ``new[p]`` (``new_on_disk``: the new
-        side is the workspace, read from disk)."""
-        disk = self._read_disk if new_on_disk else None
-        return file_changes(old, new, content=self._content, disk=disk)[0]
-
     def _commit(
         self,
         kind: CheckpointKind,
@@ -585,7 +528,7 @@ class Engine:
             self._writer(sid)
         return sid
 
-    def _rel(self, path: str | Path) -> str:
+    def rel(self, path: str | Path) -> str:
         """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise."""
         ws = str(self.workspace)
         p = os.fspath(path)
@@ -624,7 +567,7 @@ class Engine:
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
-        rels = None if changed_paths is None else [self._rel(p) for p in changed_paths]
+        rels = None if changed_paths is None else [self.rel(p) for p in changed_paths]
         with _storage_errors("the checkpoint was not recorded"):
             delta = self._capture.capture(self._head, rels)
         return self._commit(
@@ -644,9 +587,10 @@ class Engine:
     def record_external(self, **context: Any) -> Checkpoint | None:
         """Capture changes nobody announced since the head (user edits, other tools) as an
         ``external`` checkpoint; ``None`` when there were none. Cheap when the watcher is healthy."""
-        return self._record_foreign("external", context)
+        return self.record_foreign("external", context)
 
-    def _record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
+    def record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
+        """Capture unannounced changes since the head as a ``kind`` checkpoint (``None``: none)."""
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
@@ -693,107 +637,13 @@ class Engine:
         ids.update(c.session_id for c in self._cps.values())
         return sorted(ids)
 
-    def _current_delta(self, store: bool) -> Delta:
-        """Unrecorded changes on disk relative to the head (without committing)."""
+    def unrecorded_changes(self) -> Delta:
+        """Changes on disk relative to the head, without storing or committing anything."""
         if self._capture is None:
             # Read-only engine: a walk without a watcher and without storing.
             cap = Capturer(self.workspace, self._layout, self._blobs, self.config, readonly=True)
             return cap.detect(self._head, full=True, store=False)
-        return self._capture.detect(self._head, store=store)
-
-    def diff(self, a: str, b: str | None = None) -> list[FileChange]:
-        """Changes from checkpoint ``a`` to checkpoint ``b`` (``None``: the current workspace)."""
-        ca = self.get(a)
-        if b is not None:
-            cb = self.get(b)
-            paths = self._changed_between(ca.id, cb.id)
-            old = self._entries_at(ca.id, paths)
-            new: Delta = self._entries_at(cb.id, paths)
-            return self._file_changes(old, new)
-        cur = self._current_delta(store=False)
-        paths = self._changed_between(ca.id, self.head.id) | set(cur)
-        old = self._entries_at(ca.id, paths)
-        new = {p: (cur[p] if p in cur else self._head.get(p)) for p in paths}
-        new = {p: e for p, e in new.items() if not same(old[p], e)}
-        return self._file_changes(old, new, new_on_disk=True)
-
-    def _read_disk(self, rel: str) -> bytes | None:
-        p = os.path.join(self.workspace, rel)
-        try:
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                return os.fsencode(os.readlink(p))
-            if not stat.S_ISREG(st.st_mode) or st.st_size > self.config.max_file_bytes:
-                return None
-            with open(p, "rb") as f:
-                return f.read()
-        except OSError:
-            return None
-
-    def unified_diff(self, a: str, b: str | None = None, paths: Iterable[str] | None = None) -> str:
-        """Unified patch text from ``a`` to ``b`` (``None``: current workspace)."""
-        changes = self.diff(a, b)
-        wanted = {self._rel(p) for p in paths} if paths is not None else None
-        deadline = time.perf_counter() + UNIFIED_DIFF_BUDGET_S
-        out: list[str] = []
-        for ch in changes:
-            if wanted is not None and ch.path not in wanted and ch.old_path not in wanted:
-                continue
-            src = ch.old_path or ch.path
-            old = self._side(a, src)
-            new = self._side(b, ch.path)
-            if ch.status == "renamed":
-                out.append(f"rename from {src}\nrename to {ch.path}\n")
-                if old == new:
-                    continue
-            if (old is not None and decode_text(old) is None) or (
-                new is not None and decode_text(new) is None
-            ):
-                out.append(f"Binary files a/{src} and b/{ch.path} differ\n")
-                continue
-            a_lines = (old or b"").decode().splitlines(keepends=True)
-            b_lines = (new or b"").decode().splitlines(keepends=True)
-            lines, approximate = unified_diff_lines(
-                a_lines,
-                b_lines,
-                f"a/{src}" if old is not None else "/dev/null",
-                f"b/{ch.path}" if new is not None else "/dev/null",
-                timeout_s=max(deadline - time.perf_counter(), 0.0),
-            )
-            if approximate:
-                log.info("diff of %s hit its time budget: hunks are correct but coarser", ch.path)
-            for line in lines:
-                out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-        return "".join(out)
-
-    def _side(self, cp: str | None, path: str) -> bytes | None:
-        if cp is None:
-            return self._read_disk(path)
-        try:
-            return self.file_content(cp, path)
-        except BlobCorrupt:
-            raise  # damaged content is never shown, not even as an absent file
-        except RetraceError:
-            return None
-
-    def file_content(self, cp_id: str, path: str) -> bytes | None:
-        """Bytes of ``path`` at checkpoint ``cp_id``; ``None`` if the file does not exist there.
-        Raises :class:`RetraceError` when it existed but its content was not stored."""
-        cp = self.get(cp_id)
-        rel = self._rel(path)
-        e = self._entries_at(cp.id, [rel])[rel]
-        if e is None:
-            return None
-        if e.kind == "symlink":
-            return os.fsencode(e.target or "")
-        if e.hash is None:
-            raise RetraceError(
-                f"{rel} at checkpoint {cp.id} was not stored: {e.unstored or 'unknown reason'}"
-            )
-        try:
-            return self._blobs.get(e.hash)
-        except BlobCorrupt as exc:
-            raise BlobCorrupt(exc.blob_id, f"{exc.reason} ({rel} at checkpoint {cp.id})") from None
+        return self._capture.detect(self._head, store=False)
 
     def manifest(self, cp_id: str) -> dict[str, FileEntry]:
         """Every tracked path of checkpoint ``cp_id`` (id or unique prefix) → its entry (a copy)."""
@@ -802,375 +652,99 @@ class Engine:
     def read_blob(self, blob_id: str) -> bytes:
         return self._blobs.get(blob_id)
 
-    # ------------------------------------------------------------------ restore
+    # ------------------------------------------------------------------ changes and restore
+    # Thin delegations: diffs live in ``engine/changes.py``, restore in ``engine/restore/``.
+    def diff(self, a: str, b: str | None = None) -> list[FileChange]:
+        """Changes from checkpoint ``a`` to checkpoint ``b`` (``None``: the current workspace)."""
+        return self._changes.diff(a, b)
+
+    def unified_diff(self, a: str, b: str | None = None, paths: Iterable[str] | None = None) -> str:
+        """Unified patch text from ``a`` to ``b`` (``None``: current workspace)."""
+        return self._changes.unified_diff(a, b, paths)
+
+    def file_content(self, cp_id: str, path: str) -> bytes | None:
+        """Bytes of ``path`` at checkpoint ``cp_id``; ``None`` if the file does not exist there.
+        Raises :class:`RetraceError` when it existed but its content was not stored."""
+        return self._changes.file_content(cp_id, path)
+
     def plan_restore(
-        self,
-        cp_id: str,
-        *,
-        mode: str = "code",
-        paths: Iterable[str] | None = None,
+        self, cp_id: str, *, mode: str = "code", paths: Iterable[str] | None = None
     ) -> RestorePlan:
         """Pure plan (reads only): what restoring ``cp_id`` would change, with conflicts.
         ``paths`` narrows the scope to those files (e.g. "restore this file")."""
-        target = self.get(cp_id)
-        return self._plan(target, self._mode(mode), paths)
+        return self._restorer.plan(cp_id, mode=mode, paths=paths)
 
-    @staticmethod
-    def _mode(mode: str) -> RestoreMode:
-        if mode not in ("code", "conversation", "both"):
-            raise RetraceError(f"unknown restore mode {mode!r} (expected code, conversation or both)")
-        return mode  # type: ignore[return-value]
-
-    def _plan(self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None) -> RestorePlan:
-        return self._plan_seen(target, mode, paths)[0]
-
-    def _plan_seen(
-        self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None
-    ) -> tuple[RestorePlan, dict[str, Seen]]:
-        """The plan, and what it saw on disk per path (stat identity: the apply's CAS guard)."""
-        head_id = self.head.id
-        scope = self._changed_between(target.id, head_id)
-        if paths is not None:
-            wanted = {self._rel(p) for p in paths}
-            scope = {p for p in scope if p in wanted or any(p.startswith(w + "/") for w in wanted)}
-        tgt = self._entries_at(target.id, scope)
-        kept = self._kept_by_rules(target, sorted(scope))
-        scope -= kept.keys()
-        states: dict[str, PathState] = {}
-        current, seen = self._read_current(scope, tgt)
-        for p in scope:
-            cur, err = current[p]
-            ext = False
-            base: FileEntry | None = None
-            prov = self._cps.get(self._prov.get(p, ""))
-            if prov is not None and prov.kind in EXTERNAL_KINDS:
-                ext = True
-                base = self._entries_at(prov.parent, [p])[p] if prov.parent else None
-            states[p] = PathState(
-                target=tgt[p], head=self._head.get(p), current=cur, current_error=err, external=ext, base=base
-            )
-        plan = plan_restore(
-            target_id=target.id,
-            head_id=head_id,
-            mode=mode,
-            states=states,
-            read_blob=self._content,
-            read_disk=self._read_disk,
-        )
-        plan.kept = [KeptPath(path=p, reason=r) for p, r in sorted(kept.items())]
-        return plan, seen
-
-    def _kept_by_rules(self, target: Checkpoint, paths: list[str]) -> dict[str, str]:
-        """Planned changes the restore must not make: a path ignored now or at the target was
-        not tracked content at that end, so it is neither deleted, overwritten nor created."""
-        if not paths:
-            return {}
-        now = self._capture.ignorer if self._capture is not None else Ignorer(self.workspace, self.config)
-        now.forget()  # rules as they are on disk right now
-
-        def gitignore_at_target(dir_rel: str) -> bytes | None:
-            rel = f"{dir_rel}/.gitignore" if dir_rel else ".gitignore"
-            e = self._entries_at(target.id, [rel])[rel]
-            return self._content(e) if e is not None and e.kind == "file" else None
-
-        return kept_by_rules(paths, now, Ignorer(self.workspace, self.config, gitignore_at_target))
-
-    def _read_current(
-        self, rels: Iterable[str], targets: Mapping[str, FileEntry | None]
-    ) -> tuple[dict[str, tuple[FileEntry | None, str | None]], dict[str, Seen]]:
-        out: dict[str, tuple[FileEntry | None, str | None]] = {}
-        seen: dict[str, Seen] = {}
-        rels = list(rels)
-        with DirTree(self.workspace) as tree:
-            for rel in rels:
-                try:
-                    st = tree.lstat(rel)
-                except (EscapeError, NotADirectoryError):
-                    # Behind a file or a symlink: nothing of the workspace is there. Creating it
-                    # means replacing that entry: a conflict unless the plan deletes it anyway.
-                    blocker = blocking_ancestor(tree, rel)
-                    blocked = targets.get(rel) is not None and (blocker not in targets or targets[blocker])
-                    out[rel] = (None, f"{blocker} is a file or a link in the way" if blocked else None)
-                    seen[rel] = Seen(None)
-                    continue
-                except OSError as exc:
-                    out[rel] = (None, exc.strerror or str(exc))
-                    continue
-                if st is None:
-                    out[rel] = (None, None)
-                    seen[rel] = Seen(None)
-                    continue
-                ident = Identity.of(st)
-                if stat.S_ISDIR(st.st_mode):
-                    # Nothing to do when the target has nothing there either; else it is in the
-                    # way unless the plan's deletes empty it.
-                    emptied = targets.get(rel) is None or dir_emptied_by(self.workspace, rel, rels, targets)
-                    out[rel] = (None, None if emptied else "a directory with untracked files is in the way")
-                    seen[rel] = Seen(None, ident, directory=True)
-                    continue
-                entry = self._current_entry(rel, st)
-                out[rel] = (entry, None)
-                seen[rel] = Seen(entry, ident)
-        return out, seen
-
-    def _current_entry(self, rel: str, st: os.stat_result) -> FileEntry | None:
-        if self._capture is not None:
-            # The stat cache vouches for unchanged files (racily clean ones are re-read).
-            return self._capture.peek(rel, st, self._head.get(rel))
-        r = read_entry(os.path.join(self.workspace, rel), st, self.config.max_file_bytes)
-        return r.entry if r else None
-
-    def restore(
-        self,
-        cp_id: str,
-        *,
-        mode: str = "code",
-        dry_run: bool = False,
-        force: bool = False,
-        resolutions: Mapping[str, ConflictResolution] | None = None,
-        paths: Iterable[str] | None = None,
-        skip_conflicts: bool = False,
-    ) -> RestoreOutcome:
+    def restore(self, cp_id: str, **options: Unpack[RestoreOptions]) -> RestoreOutcome:
         """Plan, then (unless ``dry_run`` or unresolved conflicts) apply to disk atomically per
         file, verify, and commit a ``restore`` checkpoint whose parent is the previous head
         (after a ``safety`` checkpoint if unrecorded changes existed). ``force`` resolves every
-        conflict with ``overwrite``; ``resolutions`` resolves them per path."""
-        t0 = time.perf_counter()
-        m = self._mode(mode)
-        target = self.get(cp_id)
-        if m == "conversation":
-            return NothingToRestore(
-                target_id=target.id,
-                mode=m,
-                dry_run=dry_run,
-                reason="code unchanged (conversation-only restore)",
-            )
-        if not dry_run:
-            self._require_writer()
-        try:
-            outcome = self._restore(
-                target,
-                m,
-                dry_run=dry_run,
-                force=force,
-                resolutions=dict(resolutions or {}),
-                paths=paths,
-                skip_conflicts=skip_conflicts,
-            )
-        except StoreCorrupt as exc:
-            # Raised while planning (before any file changed): name what cannot be restored.
-            why = f"checkpoint {target.id} cannot be restored, nothing was changed: {exc}"
-            raise StoreCorrupt(why) from exc
-        if not dry_run and outcome.kind != "nothingToRestore":
-            self._record_restore(t0, outcome.kind, target.id)
-        return outcome
+        conflict with ``overwrite``; ``resolutions`` resolves them per path; ``paths`` narrows
+        the scope; ``skip_conflicts`` restores the rest."""
+        return self._restorer.restore(cp_id, **options)
 
-    def _record_restore(self, t0: float, kind: str, target_id: str) -> None:
-        """The ``restore`` statistics event. Not fsynced on its own: it is informational, and
-        the next durable append flushes it (a crash can lose it, never tear the journal)."""
-        ms = (time.perf_counter() - t0) * 1000
-        event = RestoreStatsEvent(duration_ms=round(ms, 3), kind=kind, target_id=target_id)
-        self._writer(self._session_id).append(event, sync=False)
-
-    def _restore(
-        self,
-        target: Checkpoint,
-        mode: RestoreMode,
-        *,
-        dry_run: bool,
-        force: bool,
-        resolutions: Mapping[str, ConflictResolution],
-        paths: Iterable[str] | None,
-        skip_conflicts: bool = False,
-    ) -> RestoreOutcome:
-        plan, seen = self._plan_seen(target, mode, paths)
-        if not plan.files and not plan.unrecoverable:
-            return NothingToRestore(
-                target_id=target.id,
-                mode=mode,
-                dry_run=dry_run,
-                plan=plan,
-                reason=f"the workspace already matches checkpoint {target.id}"
-                + (" for the given paths" if paths is not None else ""),
-            )
-        decision = resolve(plan, force=force, resolutions=resolutions, skip_conflicts=skip_conflicts)
-        if decision.unresolved:
-            return RestoreConflict(
-                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=decision.unresolved
-            )
-        steps = build_steps(plan, decision, seen, self._content)
-        damaged = self._damaged_sources(steps)
-        if damaged and not dry_run:
-            # A restore that cannot get every byte changes nothing.
-            return RestoreFailed(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=[
-                    FileOutcome(path=p, action="overwrite", status="failed", detail=why) for p, why in damaged
-                ],
-                rolled_back=True,
-                error=f"checkpoint {target.id} cannot be restored, nothing was changed: "
-                + "; ".join(f"{p}: {why}" for p, why in damaged),
-            )
-        if dry_run:
-            return RestorePreview(
-                target_id=target.id, mode=mode, plan=plan, files=steps.outcomes, skipped=decision.skipped
-            )
-        failed = [o for o in steps.outcomes if o.status == "failed"]
-        if not steps.ops and failed:
-            return RestoreFailed(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=steps.outcomes,
-                rolled_back=True,
-                error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
-            )
-        if not steps.ops:
-            return NothingToRestore(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=steps.outcomes,
-                skipped=decision.skipped,
-                reason="every change in scope was skipped",
-            )
-        return self._apply_steps(target, mode, plan, steps, decision.skipped)
-
-    def _apply_steps(
-        self, target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, skipped: list[str]
-    ) -> RestoreOutcome:
-        assert self._capture is not None
-        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
-        for data, bid in steps.new_blobs:
-            self._blobs.put(data, bid)
-        intent = begin_restore(self, plan)
-        res = apply_disk(self.workspace, self.store_dir / "trash" / intent, steps.ops)
-        self._capture.touched([op.path for op in steps.ops] + res.swept)
-        if not res.ok:
-            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
-                end_restore(self, intent, "conflict" if res.conflicts else "failed")
-            return self._apply_failure(target, mode, plan, steps, res)
-        for gone in res.swept:
-            for p in self._head:
-                if p == gone or p.startswith(gone + "/"):
-                    steps.result.setdefault(p, None)
-        after = dict(self._head)
-        self._apply_delta(after, steps.result)
-        steps.result.update(self._capture.after_restore([op.path for op in steps.ops], after))
-        cp = self._commit(
-            "restore",
-            steps.result,
-            label=f"restore {target.id}",
-            session_id=target.session_id,
-            restored_from=target.id,
-            conversation=target.conversation if mode == "both" else self.head.conversation,
-            editor_state=target.editor_state if mode == "both" else None,
-            meta={"mode": mode},
-        )
-        end_restore(self, intent, "applied")
-        return RestoreApplied(
-            target_id=target.id,
-            mode=mode,
-            plan=plan,
-            files=steps.outcomes,
-            skipped=skipped,
-            checkpoint=cp,
-            safety_checkpoint_id=safety.id if safety else None,
-        )
-
-    @staticmethod
-    def _apply_failure(
-        target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, res: ApplyResult
-    ) -> RestoreOutcome:
-        if res.conflicts and res.rolled_back:
-            files = [
-                FileOutcome(path=p, action="conflict", status="conflict", detail=why)
-                for p, why in res.conflicts.items()
-            ]
-            return RestoreConflict(target_id=target.id, mode=mode, plan=plan, files=files)
-        files = [
-            FileOutcome(
-                path=o.path,
-                action=o.action,
-                status="failed" if o.path == res.failed_path else o.status,
-                detail=o.detail,
-            )
-            for o in steps.outcomes
-        ]
-        return RestoreFailed(
-            target_id=target.id,
-            mode=mode,
-            plan=plan,
-            files=files,
-            error=res.error or "apply failed",
-            rolled_back=res.rolled_back,
-        )
+    def begin_restore(self, plan: RestorePlan) -> RestoreTransaction:
+        """Open the restore transaction for ``plan`` applied by someone else (the editor); close
+        it through :meth:`commit_applied_restore` or its ``rollback``."""
+        return self._restorer.begin(plan)
 
     def commit_applied_restore(
-        self,
-        plan: RestorePlan,
-        *,
-        resolutions: Mapping[str, ConflictResolution] | None = None,
-        editor_state: Mapping[str, Any] | None = None,
-        conversation: str | None = None,
+        self, plan: RestorePlan, **options: Unpack[AppliedRestoreOptions]
     ) -> RestoreOutcome:
         """For a restore applied by someone else (the editor, through ``workspace/applyEdit``):
         capture the plan's paths, verify them against the target, and commit the ``restore``
-        checkpoint. Returns ``applied`` or ``failed`` listing each differing file."""
-        self._require_writer()
-        assert self._capture is not None
-        t0 = time.perf_counter()
-        target = self.get(plan.target_id)
-        chosen = dict(resolutions or {})
-        paths: list[str] = []
-        for f in plan.files:
-            paths.append(f.path)
-            if f.from_path:
-                paths.append(f.from_path)
-        captured = self._capture.current_entries(paths)
-        checked = verify_applied(plan, chosen, captured)
-        outcomes, bad = checked.outcomes, checked.bad
-        if bad:
-            self._record_restore(t0, "failed", target.id)
-            return RestoreFailed(
-                target_id=target.id,
-                mode=plan.mode,
-                plan=plan,
-                files=outcomes,
-                rolled_back=False,
-                error="the editor did not apply the restore exactly: " + "; ".join(bad),
-            )
-        delta = {p: captured.get(p) for p in paths}
-        cp = self._commit(
-            "restore",
-            delta,
-            label=f"restore {target.id}",
-            session_id=target.session_id,
-            restored_from=target.id,
-            editor_state=editor_state,
-            conversation=conversation,
-            meta={"mode": plan.mode, "appliedBy": "editor"},
-        )
-        self._record_restore(t0, "applied", target.id)
-        return RestoreApplied(target_id=target.id, mode=plan.mode, plan=plan, files=outcomes, checkpoint=cp)
+        checkpoint (through ``transaction`` when given). Returns ``applied`` or ``failed``
+        listing each differing file."""
+        return self._restorer.commit_applied(plan, **options)
 
     def take_safety_checkpoint(self, *, editor_state: Mapping[str, Any] | None = None) -> Checkpoint | None:
         """Record unrecorded changes (kind ``safety``) before an editor-applied restore. With
         ``editor_state`` (e.g. unsaved buffer texts) the checkpoint is taken even when the disk
         has no unrecorded change, so restoring it brings that editor state back."""
-        if editor_state is None:
-            return self._record_foreign("safety", {"label": "before an editor-applied restore"})
+        return self._restorer.take_safety_checkpoint(editor_state=editor_state)
+
+    # ------------------------------------------------------------------ narrow interface
+    # What the changes and restore rooms (and tests) read of the engine: public, named, small.
+    @property
+    def head_manifest(self) -> Manifest:
+        """The head's manifest, live: read it, never mutate it (``manifest()`` gives a copy)."""
+        return self._head
+
+    @property
+    def capturer(self) -> Capturer | None:
+        """The capture component (``None`` for a read-only engine)."""
+        return self._capture
+
+    @property
+    def blobs(self) -> BlobStore:
+        return self._blobs
+
+    def entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
+        """Entries of ``paths`` at checkpoint ``cid`` (``None``: absent there)."""
+        return self._entries_at(cid, paths)
+
+    def changed_between(self, a: str, b: str) -> set[str]:
+        """Paths whose entries differ between checkpoints ``a`` and ``b``."""
+        return self._changed_between(a, b)
+
+    def content(self, e: FileEntry | None) -> bytes | None:
+        """Stored bytes of an entry (a symlink's target), ``None`` when not stored."""
+        return self._content(e)
+
+    def last_change(self, path: str) -> Checkpoint | None:
+        """The checkpoint in the head's ancestry that last changed ``path``."""
+        return self._cps.get(self._prov.get(path, ""))
+
+    def commit_delta(self, kind: CheckpointKind, delta: Delta, **fields: Any) -> Checkpoint:
+        """Commit an already captured ``delta`` on top of the head (see ``_commit``)."""
+        return self._commit(kind, delta, **fields)
+
+    def journal_writer(self, session_id: str | None = None) -> JournalWriter:
+        """The journal writer of ``session_id`` (default: the current session)."""
+        return self._writer(session_id or self._session_id)
+
+    def require_writer(self) -> None:
+        """Raise unless this engine may write (not read-only, not closed)."""
         self._require_writer()
-        assert self._capture is not None
-        delta = self._capture.detect(self._head)
-        return self._commit(
-            "safety",
-            delta,
-            label="before an editor-applied restore (unsaved editor text kept)",
-            editor_state=editor_state,
-        )
 
     # ------------------------------------------------------------------ session journal
     def append_event(self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None) -> None:

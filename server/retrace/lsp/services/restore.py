@@ -58,8 +58,8 @@ from retrace.engine.models import (
     RestorePreview,
 )
 from retrace.engine.restore.disk import DiskOp, OpKind, Seen, apply_disk
-from retrace.engine.restore.recovery import begin_restore, end_restore
 from retrace.engine.restore.resolver import resolve
+from retrace.engine.restore.restorer import RestoreTransaction
 from retrace.engine.restore.steps import build_steps
 from retrace.engine.workspace import normalize_rel, prune_empty_parents
 from retrace.lsp.services.timeline import workspace_file
@@ -292,13 +292,14 @@ class RestoreService:
         state = self._safety_editor_state(unsaved)
         safety = await self.services.run(lambda e: e.take_safety_checkpoint(editor_state=state))
         edit = await self.services.run(lambda e: self._edit_plan(e, plan, effective))
-        restore_id = await self.services.run(lambda e: begin_restore(e, plan))
-        outcome = await self._apply_through_editor(target, params, plan, edit, effective)
+        txn = await self.services.run(lambda e: e.begin_restore(plan))
+        outcome = await self._apply_through_editor(target, params, plan, edit, effective, txn=txn)
         if isinstance(outcome, RestoreApplied):
             outcome.skipped = decision.skipped
             if safety is not None and outcome.safety_checkpoint_id is None:
                 outcome.safety_checkpoint_id = safety.id
-        await self.services.run(lambda e: end_restore(e, restore_id, outcome.kind))
+        # Closes the transaction when the editor path failed before committing (else a no-op).
+        await self.services.run(lambda e: txn.rollback(outcome.kind))
         return outcome
 
     def _unsaved_buffers(self) -> dict[str, str]:
@@ -341,8 +342,9 @@ class RestoreService:
         plan: RestorePlan,
         edit: EditPlan,
         effective: dict[str, ConflictResolution],
+        *,
+        txn: RestoreTransaction,
     ) -> RestoreOutcome:
-
         if edit.changes:
             reason = await self._apply_workspace_edit(edit, target)
             if reason is not None:
@@ -377,7 +379,9 @@ class RestoreService:
         if edit.save_uris:
             await self._save(edit.save_uris)
         return await self.services.run(
-            lambda e: e.commit_applied_restore(plan, resolutions=effective, editor_state=target.editor_state)
+            lambda e: e.commit_applied_restore(
+                plan, resolutions=effective, editor_state=target.editor_state, transaction=txn
+            )
         )
 
     def _open_document(self, uri: str) -> TextDocument | None:
