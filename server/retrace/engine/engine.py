@@ -35,7 +35,7 @@ from typing import Any, Unpack
 
 from retrace.engine.capture import Capturer
 from retrace.engine.changes import Changes
-from retrace.engine.commit import build_checkpoint
+from retrace.engine.checkpointing import Committer
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
     PathOutsideWorkspace,
@@ -47,15 +47,12 @@ from retrace.engine.errors import (
 )
 from retrace.engine.gc import GcTarget, collect, store_stats
 from retrace.engine.history import History, replay
+from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
     Delta,
     DirIndex,
     Manifest,
-    delta_to_json,
-    encode_snapshot,
-    needs_snapshot,
-    same,
 )
 from retrace.engine.models import (
     Checkpoint,
@@ -66,7 +63,6 @@ from retrace.engine.models import (
     RestoreOutcome,
     RestorePlan,
     StoreStats,
-    Unrecoverable,
 )
 from retrace.engine.restore.disk import drain_trash
 from retrace.engine.restore.recovery import recover_interrupted_restores
@@ -78,7 +74,6 @@ from retrace.engine.restore.restorer import (
 )
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.events import (
-    CheckpointEvent,
     EventSchemaError,
     JournalEvent,
     event_json,
@@ -102,17 +97,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
-
-
-@contextmanager
-def _storage_errors(what: str) -> Iterator[None]:
-    """Store write failures as one clear RetraceError line (disk full → StorageFull)."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise StorageFull(f"the disk holding the Retrace store is full: {what} ({exc})") from exc
-        raise RetraceError(f"store write failed: {what} ({exc})") from exc
 
 
 class Engine:
@@ -142,16 +126,13 @@ class Engine:
         self._deltas: dict[str, Delta | None] = self._history.deltas
         self._snapshots: dict[str, str] = self._history.snapshots
         self._snap_depth: dict[str, int] = self._history.snap_depth
-        self._head_id: str | None = None
-        self._head: Manifest = {}
-        self._prov: dict[str, str] = {}
-        """path → id of the checkpoint with its latest change in the head's ancestry."""
         self._writers: dict[str, JournalWriter] = {}
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
         self._restorer = Restorer(self)
         self._changes = Changes(self)
+        self._committer = Committer(self)
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -246,20 +227,20 @@ class Engine:
             return
         cap = self._capture = Capturer(self.workspace, self._layout, self._blobs, self.config)
         cap.start()
-        if self._head_id is not None:
+        if self._history.head_id is not None:
             # A restore some process was applying to this store when it died is rolled back
             # first: before anyone works on a half-restored workspace, and before the catch-up
             # capture could record the half-applied files as an external change.
             self.recovered = recover_interrupted_restores(self)
-        if self._head_id is None:
-            self._commit_baseline()
+        if self._history.head_id is None:
+            self._committer.baseline()
         elif catch_up:
-            delta = cap.detect(self._head, full=True)
+            delta = cap.detect(self._history.head, full=True)
             if delta:
-                self._commit("external", delta, label="changes made while Retrace was not running")
+                self._committer.commit("external", delta, label="changes made while Retrace was not running")
         else:
             cap.full_next = True
-        cap.dirs = DirIndex(source=lambda: self._head)  # lazy: built on the first rm -r
+        cap.dirs = DirIndex(source=lambda: self._history.head)  # lazy: built on the first rm -r
         cap.save_cache()
 
     def close(self) -> None:
@@ -300,48 +281,9 @@ class Engine:
         self.problems.extend(report.problems)
         for cid in self._order:
             self._ids.observe(cid)
-        usable = [cid for cid in self._order if cid not in self._history.damage]
-        while usable:
-            head_id = usable.pop()
-            try:
-                self._head = dict(self._history.manifest_at(head_id))
-            except StoreCorrupt as exc:
-                self._history.mark_damaged(head_id, str(exc))
-                self.problems.append(f"checkpoint {head_id}: {exc}")
-                continue
-            self._head_id = head_id
-            break
-        if self._head_id is not None:
-            self._rebuild_provenance()
-            self._report_missing_blobs(present)
+        self.problems.extend(settle_head(self._history, present))
         for msg in self.problems:
             log.warning("%s", msg)
-
-    def _report_missing_blobs(self, present: set[str]) -> None:
-        missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
-        if missing:
-            self.problems.append(
-                f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
-            )
-        broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
-        if broken:
-            shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
-            self.problems.append(
-                f"{len(broken)} checkpoint(s) reference blobs missing from the store "
-                f"(they cannot be fully restored): {shown}"
-            )
-
-    def _misses_blobs(self, cid: str, present: set[str]) -> bool:
-        return any(b not in present for b in self._history.referenced_blobs(cid))
-
-    def _rebuild_provenance(self) -> None:
-        self._prov = {}
-        for cid in self._ancestry(self._head_id):
-            d = self._deltas.get(cid)
-            if d is None:
-                continue
-            for p in d:
-                self._prov.setdefault(p, cid)
 
     # ------------------------------------------------------------------ manifests
     def _ancestry(self, cid: str | None) -> Iterator[str]:
@@ -357,13 +299,13 @@ class Engine:
 
     def _manifest_at(self, cid: str) -> Manifest:
         """Full manifest of a checkpoint (a fresh dict the caller may not mutate if head)."""
-        if cid == self._head_id and self._head:
-            return self._head
+        if cid == self._history.head_id and self._history.head:
+            return self._history.head
         return self._history.manifest_at(cid)
 
     def _entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
-        if cid == self._head_id:
-            return {p: self._head.get(p) for p in paths}
+        if cid == self._history.head_id:
+            return {p: self._history.head.get(p) for p in paths}
         return self._history.entries_at(cid, paths)
 
     def _changed_between(self, a: str, b: str) -> set[str]:
@@ -396,116 +338,12 @@ class Engine:
         except StoreCorrupt:
             return None
 
-    def _commit(
-        self,
-        kind: CheckpointKind,
-        delta: Delta,
-        *,
-        label: str = "",
-        session_id: str | None = None,
-        turn_id: str | None = None,
-        tool: str | None = None,
-        tool_call_id: str | None = None,
-        editor_state: Mapping[str, Any] | None = None,
-        conversation: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-        restored_from: str | None = None,
-        capture_ms: float = 0.0,
-    ) -> Checkpoint:
-        """Commit ``delta`` as a checkpoint on top of the head: the one path every checkpoint
-        takes (a ``baseline`` starts the tree: no parent, ``delta`` is the whole manifest)."""
-        self._require_writer()
-        baseline = kind == "baseline"
-        base: Manifest = {} if baseline else self._head
-        delta = {p: e for p, e in delta.items() if not same(base.get(p), e)}
-        cid = self._ids.new()
-        parent = None if baseline else self._head_id
-        sid = session_id or self._session_id
-        cp = build_checkpoint(
-            cid=cid,
-            parent=parent,
-            session_id=sid,
-            kind=kind,
-            delta=delta,
-            old=base,
-            content=self._content,
-            missed=self._not_captured(),
-            meta=meta,
-            capture_ms=capture_ms,
-            label=label,
-            turn_id=turn_id,
-            tool=tool,
-            tool_call_id=tool_call_id,
-            editor_state=editor_state,
-            conversation=conversation,
-            restored_from=restored_from,
-        )
-        depth = 0 if parent is None else self._snap_depth.get(parent, 0) + 1 + len(delta)
-        new_head = base
-        snapshot: str | None = None
-        if parent is None or needs_snapshot(depth, len(base)):
-            new_head = dict(base)
-            self._apply_delta(new_head, delta)
-            snapshot = self._blobs.put(encode_snapshot(new_head))
-        event = CheckpointEvent(
-            checkpoint=cp, delta=None if baseline else delta_to_json(delta), snapshot=snapshot
-        )
-        with _storage_errors(f"checkpoint {cid} was not recorded"):
-            self._writer(sid).append(event)
-        # Committed: now (and only now) update memory.
-        if self._capture is not None and self._capture.dirs is not None and not baseline:
-            self._capture.dirs.apply(self._head, delta)
-        if new_head is self._head:
-            self._apply_delta(self._head, delta)
-        else:
-            self._head = new_head
-        self._cps[cid] = cp
-        self._order.append(cid)
-        self._deltas[cid] = None if baseline else delta
-        if snapshot is not None:
-            self._snapshots[cid] = snapshot
-            self._snap_depth[cid] = 0
-            self._remember_snapshot(snapshot, self._head)
-        else:
-            self._snap_depth[cid] = depth
-        self._head_id = cid
-        if baseline:
-            self._prov = {}
-        for p in () if baseline else delta:
-            self._prov[p] = cid
-        return cp
-
-    def _not_captured(self) -> list[Unrecoverable]:
-        """Directories the capture could not list: the checkpoint cannot claim ``full``."""
-        missed = self._capture.take_not_captured() if self._capture is not None else {}
-        return [Unrecoverable(path=p, reason=f"not captured: {r}") for p, r in sorted(missed.items())]
-
-    @staticmethod
-    def _apply_delta(m: Manifest, delta: Delta) -> None:
-        for p, e in delta.items():
-            if e is None:
-                m.pop(p, None)
-            else:
-                m[p] = e
-
-    def _commit_baseline(self) -> None:
-        assert self._capture is not None
-        t0 = time.perf_counter()
-        manifest = self._capture.baseline()
-        self._commit(
-            "baseline",
-            dict(manifest),
-            label="baseline",
-            meta={"files": len(manifest)},
-            capture_ms=(time.perf_counter() - t0) * 1000,
-        )
-
     # ------------------------------------------------------------------ capture
     @property
     def head(self) -> Checkpoint:
-        if self._head_id is None:
+        if self._history.head_id is None:
             raise RetraceError("the store has no checkpoint yet")
-        return self._cps[self._head_id]
+        return self._cps[self._history.head_id]
 
     def capture_status(self) -> dict[str, Any]:
         """How shell-call detection works right now (plain JSON, for status displays and the
@@ -543,74 +381,23 @@ class Engine:
         return rel.replace(os.sep, "/")
 
     def checkpoint(
-        self,
-        label: str = "",
-        changed_paths: Iterable[str | Path] | None = None,
-        *,
-        kind: CheckpointKind = "manual",
-        session_id: str | None = None,
-        turn_id: str | None = None,
-        tool: str | None = None,
-        tool_call_id: str | None = None,
-        editor_state: Mapping[str, Any] | None = None,
-        conversation: str | None = None,
-        meta: Mapping[str, Any] | None = None,
+        self, label: str = "", changed_paths: Iterable[str | Path] | None = None, **fields: Any
     ) -> Checkpoint:
-        """Capture and commit a checkpoint (one durable journal append).
-
-        ``changed_paths`` (workspace-relative or absolute inside the workspace) captures exactly
-        those paths: cost independent of workspace size. ``None`` detects every created,
-        modified, deleted or renamed file since the head (watcher dirty set when healthy, stat
-        walk otherwise). A checkpoint is committed even when nothing changed (``files == []``).
-        Raises :class:`PathOutsideWorkspace` for a path outside the workspace.
-        """
-        self._require_writer()
-        assert self._capture is not None
-        t0 = time.perf_counter()
-        rels = None if changed_paths is None else [self.rel(p) for p in changed_paths]
-        with _storage_errors("the checkpoint was not recorded"):
-            delta = self._capture.capture(self._head, rels)
-        return self._commit(
-            kind,
-            delta,
-            label=label,
-            session_id=session_id,
-            turn_id=turn_id,
-            tool=tool,
-            tool_call_id=tool_call_id,
-            editor_state=editor_state,
-            conversation=conversation,
-            meta=meta,
-            capture_ms=(time.perf_counter() - t0) * 1000,
-        )
+        """Capture and commit a checkpoint (one durable journal append); see
+        :meth:`retrace.engine.checkpointing.Committer.checkpoint` (``changed_paths``: exactly
+        those paths; ``None``: detect every change; ``fields``: kind, session_id, turn_id, tool,
+        tool_call_id, editor_state, conversation, meta). :class:`PathOutsideWorkspace` for a
+        path outside the workspace."""
+        return self._committer.checkpoint(label, changed_paths, **fields)
 
     def record_external(self, **context: Any) -> Checkpoint | None:
         """Capture changes nobody announced since the head (user edits, other tools) as an
         ``external`` checkpoint; ``None`` when there were none. Cheap when the watcher is healthy."""
-        return self.record_foreign("external", context)
+        return self._committer.record_foreign("external", context)
 
     def record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
         """Capture unannounced changes since the head as a ``kind`` checkpoint (``None``: none)."""
-        self._require_writer()
-        assert self._capture is not None
-        t0 = time.perf_counter()
-        delta = self._capture.detect(self._head)
-        if not delta:
-            return None
-        allowed = {
-            "label",
-            "session_id",
-            "turn_id",
-            "tool",
-            "tool_call_id",
-            "editor_state",
-            "conversation",
-            "meta",
-        }
-        unknown = set(context) - allowed
-        if unknown:
-            raise RetraceError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
-        return self._commit(kind, delta, capture_ms=(time.perf_counter() - t0) * 1000, **context)
+        return self._committer.record_foreign(kind, context)
 
     # ------------------------------------------------------------------ timeline
     def get(self, cp_id: str) -> Checkpoint:
@@ -642,8 +429,8 @@ class Engine:
         if self._capture is None:
             # Read-only engine: a walk without a watcher and without storing.
             cap = Capturer(self.workspace, self._layout, self._blobs, self.config, readonly=True)
-            return cap.detect(self._head, full=True, store=False)
-        return self._capture.detect(self._head, store=False)
+            return cap.detect(self._history.head, full=True, store=False)
+        return self._capture.detect(self._history.head, store=False)
 
     def manifest(self, cp_id: str) -> dict[str, FileEntry]:
         """Every tracked path of checkpoint ``cp_id`` (id or unique prefix) → its entry (a copy)."""
@@ -707,7 +494,7 @@ class Engine:
     @property
     def head_manifest(self) -> Manifest:
         """The head's manifest, live: read it, never mutate it (``manifest()`` gives a copy)."""
-        return self._head
+        return self._history.head
 
     @property
     def capturer(self) -> Capturer | None:
@@ -732,11 +519,19 @@ class Engine:
 
     def last_change(self, path: str) -> Checkpoint | None:
         """The checkpoint in the head's ancestry that last changed ``path``."""
-        return self._cps.get(self._prov.get(path, ""))
+        return self._cps.get(self._history.prov.get(path, ""))
 
     def commit_delta(self, kind: CheckpointKind, delta: Delta, **fields: Any) -> Checkpoint:
-        """Commit an already captured ``delta`` on top of the head (see ``_commit``)."""
-        return self._commit(kind, delta, **fields)
+        """Commit an already captured ``delta`` on top of the head (the one commit path)."""
+        return self._committer.commit(kind, delta, **fields)
+
+    @property
+    def history(self) -> History:
+        """The checkpoint graph and the head (mutated only by the commit path and retention)."""
+        return self._history
+
+    def new_id(self) -> str:
+        return self._ids.new()
 
     def journal_writer(self, session_id: str | None = None) -> JournalWriter:
         """The journal writer of ``session_id`` (default: the current session)."""
@@ -801,12 +596,12 @@ class Engine:
             layout=self._layout,
             blobs=self._blobs,
             retention=self.config.retention,
-            head_id=self._head_id,
-            head=self._head,
+            head_id=self._history.head_id,
+            head=self._history.head,
             manifest_at=self._manifest_at,
         )
         report = collect(target)
-        self._rebuild_provenance()
+        rebuild_provenance(self._history)
         if target.removed_blobs and self._capture is not None:
             self._capture.cache.drop_hashes(target.removed_blobs)
         return report

@@ -37,6 +37,11 @@ class History:
         """Checkpoint id → blob id of its full-manifest snapshot (only some checkpoints)."""
         self.snap_depth: dict[str, int] = {}
         """Replay cost since the nearest snapshot in the ancestry (checkpoints + delta entries)."""
+        self.head_id: str | None = None
+        self.head: Manifest = {}
+        """The head's manifest, kept current by the commit path."""
+        self.prov: dict[str, str] = {}
+        """path → id of the checkpoint with its latest change in the head's ancestry."""
         self.damage: dict[str, str] = {}
         """Checkpoint id → why it cannot be restored (see :attr:`Checkpoint.damage`)."""
         self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
