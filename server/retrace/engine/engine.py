@@ -542,10 +542,12 @@ class Engine:
         self._require_writer()
 
     # ------------------------------------------------------------------ session journal
-    def append_event(self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None) -> None:
-        """Durably append a non-checkpoint event to the session's journal: turns, tool-call
-        intents/results, messages, summaries. Pass a typed event (:mod:`retrace.engine.store.events`);
-        a plain ``{"type": ..., ...}`` mapping is validated against the same models."""
+    def append_event(
+        self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None, durable: bool = True
+    ) -> None:
+        """Append a non-checkpoint event to the session's journal (fsynced unless ``durable`` is
+        false): turns, tool-call intents/results, messages, summaries. Pass a typed event
+        (:mod:`retrace.engine.store.events`); a plain mapping is validated the same way."""
         raw: JournalEvent | dict[str, Any] = dict(event) if isinstance(event, Mapping) else event
         t = raw.get("type") if isinstance(raw, dict) else raw.type
         if not isinstance(t, str) or not t:
@@ -555,7 +557,7 @@ class Engine:
         if isinstance(raw, dict):
             raw.setdefault("ts", time.time())
         try:
-            self._writer(session_id or self._session_id).append(raw)
+            self._writer(session_id or self._session_id).append(raw, sync=durable)
         except EventSchemaError as exc:
             raise RetraceError(f"journal event does not match the journal format: {exc}") from None
         except (TypeError, ValueError) as exc:

@@ -46,7 +46,7 @@ class RecoveryPort(Protocol):
     def head(self) -> Checkpoint: ...
 
     def append_event(
-        self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None
+        self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None, durable: bool = True
     ) -> None: ...
 
     def sessions(self) -> list[str]: ...
@@ -73,7 +73,13 @@ def begin_restore(engine: RecoveryPort, plan: RestorePlan) -> str:
 
 
 def end_restore(engine: RecoveryPort, restore_id: str, outcome: str) -> None:
-    engine.append_event(RestoreDoneEvent(restore_id=restore_id, outcome=outcome))
+    """Close the intent. An ``applied`` close needs no fsync of its own: the restore checkpoint
+    committed (durably) just before it proves the restore finished, and recovery treats an
+    intent followed by its committed checkpoint as done. Any other outcome is synced: losing
+    it would make the next open roll back files the user may have changed since."""
+    engine.append_event(
+        RestoreDoneEvent(restore_id=restore_id, outcome=outcome), durable=outcome != "applied"
+    )
 
 
 def _is_stray(name: str) -> bool:
