@@ -36,7 +36,7 @@ from typing import Any
 
 from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
 from retrace.engine.capture.scan import read_entry
-from retrace.engine.commit import build_checkpoint, file_changes
+from retrace.engine.commit import build_checkpoint, file_changes, parent_copy
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
     BlobCorrupt,
@@ -504,8 +504,16 @@ class Engine:
             new_head = dict(base)
             self._apply_delta(new_head, delta)
             snapshot = self._blobs.put(encode_snapshot(new_head))
+        prev = self._cps.get(parent) if parent is not None else None
         event = CheckpointEvent(
-            checkpoint=cp, delta=None if baseline else delta_to_json(delta), snapshot=snapshot
+            checkpoint=cp,
+            delta=None if baseline else delta_to_json(delta),
+            snapshot=snapshot,
+            parent_delta=parent_copy(
+                prev,
+                self._deltas.get(parent) if parent is not None else None,
+                self._snapshots.get(parent) if parent is not None else None,
+            ),
         )
         with _storage_errors(f"checkpoint {cid} was not recorded"):
             self._writer(sid).append(event)
