@@ -272,3 +272,30 @@ def test_gc_keeps_damaged_lines_and_never_sweeps_blind(tmp_path: Path) -> None:
         assert eng.gc().blobs_removed == 0
     assert blobs_mid <= {p.name for p in (store / "blobs").rglob("*") if p.is_file()}
     assert blobs_before  # sanity: the store had blobs to lose
+
+
+def test_gc_dropped_checkpoints_are_not_rebuilt_from_their_childs_copy(tmp_path: Path) -> None:
+    from retrace.engine.config import RetentionPolicy
+    from retrace.engine.store.layout import StoreLayout
+    from retrace.engine.verify import verify_store
+
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    ws.mkdir()
+    (ws / "a.txt").write_text("0\n")
+    expected: dict[str, bytes] = {}
+    with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
+        for i in range(6):
+            (ws / "a.txt").write_text(f"{i + 1}\n")
+            expected[eng.checkpoint(label=f"c{i}").id] = (ws / "a.txt").read_bytes()
+    config = EngineConfig(watcher=False, retention=RetentionPolicy(max_checkpoints=3))
+    with Engine.open(ws, store, config=config, session_id="s") as eng:
+        assert eng.gc().checkpoints_dropped >= 3
+        kept = [c.id for c in eng.timeline()]
+    with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
+        assert [c.id for c in eng.timeline()] == kept  # nothing dropped comes back
+        assert not eng.problems
+        assert verify_store(StoreLayout(store)).report.ok
+        for cid in kept:
+            if cid in expected:
+                eng.restore(cid, force=True)
+                assert (ws / "a.txt").read_bytes() == expected[cid]
