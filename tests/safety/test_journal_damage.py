@@ -299,3 +299,36 @@ def test_gc_dropped_checkpoints_are_not_rebuilt_from_their_childs_copy(tmp_path:
             if cid in expected:
                 eng.restore(cid, force=True)
                 assert (ws / "a.txt").read_bytes() == expected[cid]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pick=st.integers(0, 10_000), how=st.sampled_from(DAMAGE))
+def test_one_damaged_line_loses_at_most_its_own_checkpoint(template: Template, pick: int, how: str) -> None:
+    """Any ONE damaged line: no other checkpoint is damaged, every checkpoint but the damaged
+    one (which is even rebuilt when it has a child) restores byte-exact, before and after
+    ``verify --repair``, and the repaired store verifies clean."""
+    from retrace.engine.repair import repair_store
+    from retrace.engine.store.layout import StoreLayout
+    from retrace.engine.verify import verify_store
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        shutil.copytree(template.root / "ws", root / "ws", symlinks=True)
+        shutil.copytree(template.root / "store", root / "store", symlinks=True)
+        ws, store = root / "ws", root / "store"
+        meta = json.loads((store / "store.json").read_text())
+        (store / "store.json").write_text(json.dumps({**meta, "workspace": str(ws.resolve())}))
+        hit = _apply_damage(store, [(pick, how)])
+        childless = hit - _rebuilt(template, hit)
+        assert not verify_store(StoreLayout(store)).report.ok
+        for repaired in (False, True):
+            if repaired:
+                assert repair_store(StoreLayout(store)).ok
+                assert verify_store(StoreLayout(store)).report.ok
+            with Engine.open(ws, store, config=CONFIG, session_id="s1") as eng:
+                listed = {c.id: c for c in eng.timeline()}
+                assert set(template.expected) - childless <= set(listed)
+                assert not [c for c in listed.values() if c.damage], "damage spread past one line"
+                for cid in sorted(set(template.expected) - childless):
+                    eng.restore(cid, force=True)
+                    assert files(ws) == template.expected[cid], cid
