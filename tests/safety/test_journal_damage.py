@@ -2,8 +2,10 @@
 
 Property: any damage (garbage, truncated JSON, wrong schema, NUL bytes) to any set of journal
 lines → ``log`` still lists every checkpoint whose data is intact, each of them restores to
-exactly the files it recorded, the checkpoints that depend on damaged lines are marked with a
-reason (and only those), and no file of the workspace is ever lost.
+exactly the files it recorded, a checkpoint whose own line is damaged is rebuilt from the copy
+its child's line carries (and restores exactly too), the checkpoints that still depend on lost
+data (two adjacent damaged lines) are marked with a reason (and only those), and no file of the
+workspace is ever lost.
 """
 
 from __future__ import annotations
@@ -120,13 +122,20 @@ def _apply_damage(store: Path, picks: list[tuple[int, str]]) -> set[str]:
     return hit
 
 
+def _rebuilt(t: Template, hit: set[str]) -> set[str]:
+    """Damaged checkpoints whose child's line (intact) carries a copy of their manifest data."""
+    return {p for c, p in t.parents.items() if c not in hit and p is not None and p in hit}
+
+
 def _should_be_damaged(t: Template, hit: set[str]) -> set[str]:
+    rebuilt = _rebuilt(t, hit)
     out: set[str] = set()
     for cid in t.expected:  # ids sort by time: parents first
-        if cid in hit:
+        if cid in hit and cid not in rebuilt:
             continue
         parent = t.parents[cid]
-        if cid not in t.snapshots and parent is not None and (parent in hit or parent in out):
+        lost = parent in hit and parent not in rebuilt
+        if cid not in t.snapshots and parent is not None and (lost or parent in out):
             out.add(cid)
     return out
 
@@ -147,7 +156,7 @@ def test_damaged_lines_stay_local(template: Template, picks: list[tuple[int, str
             listed = {c.id: c for c in ro.timeline()}
             assert ro.problems  # damage is reported, never silent
         # Every checkpoint whose line survived is listed; exactly the dependent ones are marked.
-        assert set(listed) == set(template.expected) - hit
+        assert set(listed) == (set(template.expected) - hit) | _rebuilt(template, hit)
         assert {c for c, cp in listed.items() if cp.damage} == dependent
         assert all(listed[c].recoverability == "none" for c in dependent)
         with Engine.open(ws, store, config=CONFIG, session_id="s1") as eng:
@@ -165,7 +174,10 @@ def test_damaged_lines_stay_local(template: Template, picks: list[tuple[int, str
             assert files(ws) == template.final
 
 
-def test_cli_log_and_restore_of_a_damaged_checkpoint(cli: Cli) -> None:
+def _three_checkpoints_one_line_damaged(cli: Cli, *, copies: bool) -> list[str]:
+    """a.txt = a0 (baseline), a1, a2, a3 (checkpoints); the line of the a1 checkpoint is then
+    destroyed. ``copies=False``: the store is first made to look like one written before lines
+    carried their parent's data (the field is removed from every line)."""
     ws = cli.workspace
     (ws / "a.txt").write_text("a0\n")
     cli("init")
@@ -175,9 +187,35 @@ def test_cli_log_and_restore_of_a_damaged_checkpoint(cli: Cli) -> None:
         ids.append(cli("checkpoint").stdout.strip())
     journal = next((cli.store / "sessions").glob("*/journal.jsonl"))
     lines = journal.read_bytes().splitlines()
+    if not copies:
+        events = [json.loads(ln) for ln in lines]
+        assert any("parentDelta" in ev for ev in events)
+        lines = [json.dumps({k: v for k, v in ev.items() if k != "parentDelta"}).encode() for ev in events]
     target = next(i for i, ln in enumerate(lines) if ids[0].encode() in ln)
     lines[target] = b"\0\0\0 not json"
     journal.write_bytes(b"".join(ln + b"\n" for ln in lines))
+    return ids
+
+
+def test_cli_a_damaged_line_loses_only_its_own_checkpoint(cli: Cli) -> None:
+    ids = _three_checkpoints_one_line_damaged(cli, copies=True)
+    by_id = {c["id"]: c for c in cli.json("log")}
+    # The damaged checkpoint is rebuilt from its child's copy; nothing after it is damaged.
+    assert ids[0] in by_id and "rebuilt" in by_id[ids[0]]["label"]
+    assert not any(c["damage"] for c in by_id.values())
+    for i in (2, 0, 1):
+        cli("restore", ids[i], "--force")
+        assert (cli.workspace / "a.txt").read_text() == f"a{i + 1}\n"
+    assert cli("verify", code=4)
+    cli("verify", "--repair")
+    cli("verify")
+    cli("restore", ids[0], "--force")
+    assert (cli.workspace / "a.txt").read_text() == "a1\n"
+
+
+def test_cli_log_and_restore_of_a_damaged_checkpoint_without_copies(cli: Cli) -> None:
+    ids = _three_checkpoints_one_line_damaged(cli, copies=False)
+    ws = cli.workspace
     log = cli.json("log")
     by_id = {c["id"]: c for c in log}
     assert ids[0] not in by_id
@@ -190,6 +228,14 @@ def test_cli_log_and_restore_of_a_damaged_checkpoint(cli: Cli) -> None:
     # The baseline is intact and restores.
     cli("restore", log[0]["id"], "--force")
     assert (ws / "a.txt").read_text() == "a0\n"
+    # Repair quarantines the line and records what stays lost: verify is then clean, and the
+    # log still shows those checkpoints as unrecoverable with the reason.
+    assert cli("verify", code=4)
+    cli("verify", "--repair")
+    cli("verify")
+    by_id = {c["id"]: c for c in cli.json("log")}
+    for cid in ids[1:]:
+        assert by_id[cid]["recoverability"] == "none" and "lost" in by_id[cid]["damage"]
 
 
 def test_gc_keeps_damaged_lines_and_never_sweeps_blind(tmp_path: Path) -> None:
@@ -226,3 +272,63 @@ def test_gc_keeps_damaged_lines_and_never_sweeps_blind(tmp_path: Path) -> None:
         assert eng.gc().blobs_removed == 0
     assert blobs_mid <= {p.name for p in (store / "blobs").rglob("*") if p.is_file()}
     assert blobs_before  # sanity: the store had blobs to lose
+
+
+def test_gc_dropped_checkpoints_are_not_rebuilt_from_their_childs_copy(tmp_path: Path) -> None:
+    from retrace.engine.config import RetentionPolicy
+    from retrace.engine.store.layout import StoreLayout
+    from retrace.engine.verify import verify_store
+
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    ws.mkdir()
+    (ws / "a.txt").write_text("0\n")
+    expected: dict[str, bytes] = {}
+    with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
+        for i in range(6):
+            (ws / "a.txt").write_text(f"{i + 1}\n")
+            expected[eng.checkpoint(label=f"c{i}").id] = (ws / "a.txt").read_bytes()
+    config = EngineConfig(watcher=False, retention=RetentionPolicy(max_checkpoints=3))
+    with Engine.open(ws, store, config=config, session_id="s") as eng:
+        assert eng.gc().checkpoints_dropped >= 3
+        kept = [c.id for c in eng.timeline()]
+    with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
+        assert [c.id for c in eng.timeline()] == kept  # nothing dropped comes back
+        assert not eng.problems
+        assert verify_store(StoreLayout(store)).report.ok
+        for cid in kept:
+            if cid in expected:
+                eng.restore(cid, force=True)
+                assert (ws / "a.txt").read_bytes() == expected[cid]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pick=st.integers(0, 10_000), how=st.sampled_from(DAMAGE))
+def test_one_damaged_line_loses_at_most_its_own_checkpoint(template: Template, pick: int, how: str) -> None:
+    """Any ONE damaged line: no other checkpoint is damaged, every checkpoint but the damaged
+    one (which is even rebuilt when it has a child) restores byte-exact, before and after
+    ``verify --repair``, and the repaired store verifies clean."""
+    from retrace.engine.repair import repair_store
+    from retrace.engine.store.layout import StoreLayout
+    from retrace.engine.verify import verify_store
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        shutil.copytree(template.root / "ws", root / "ws", symlinks=True)
+        shutil.copytree(template.root / "store", root / "store", symlinks=True)
+        ws, store = root / "ws", root / "store"
+        meta = json.loads((store / "store.json").read_text())
+        (store / "store.json").write_text(json.dumps({**meta, "workspace": str(ws.resolve())}))
+        hit = _apply_damage(store, [(pick, how)])
+        childless = hit - _rebuilt(template, hit)
+        assert not verify_store(StoreLayout(store)).report.ok
+        for repaired in (False, True):
+            if repaired:
+                assert repair_store(StoreLayout(store)).ok
+                assert verify_store(StoreLayout(store)).report.ok
+            with Engine.open(ws, store, config=CONFIG, session_id="s1") as eng:
+                listed = {c.id: c for c in eng.timeline()}
+                assert set(template.expected) - childless <= set(listed)
+                assert not [c for c in listed.values() if c.damage], "damage spread past one line"
+                for cid in sorted(set(template.expected) - childless):
+                    eng.restore(cid, force=True)
+                    assert files(ws) == template.expected[cid], cid

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from retrace.engine.capture import Capturer
-from retrace.engine.commit import build_checkpoint
+from retrace.engine.commit import build_checkpoint, parent_copy
 from retrace.engine.errors import RetraceError, StorageFull
 from retrace.engine.history import History
 from retrace.engine.manifest import Delta, Manifest, delta_to_json, encode_snapshot, needs_snapshot, same
@@ -117,7 +117,16 @@ class Committer:
             apply_delta(new_head, delta)
             snapshot = host.blobs.put(encode_snapshot(new_head))
         event = CheckpointEvent(
-            checkpoint=cp, delta=None if baseline else delta_to_json(delta), snapshot=snapshot
+            checkpoint=cp,
+            delta=None if baseline else delta_to_json(delta),
+            snapshot=snapshot,
+            # A copy of the parent's data: one damaged journal line then loses only its own
+            # checkpoint (replay rebuilds it from this copy).
+            parent_delta=parent_copy(
+                history.cps.get(parent) if parent is not None else None,
+                history.deltas.get(parent) if parent is not None else None,
+                history.snapshots.get(parent) if parent is not None else None,
+            ),
         )
         with storage_errors(f"checkpoint {cid} was not recorded"):
             host.journal_writer(sid).append(event)

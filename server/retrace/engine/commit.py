@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from retrace.engine.manifest import Delta, same
+from retrace.engine.manifest import Delta, delta_to_json, same
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
@@ -25,6 +25,7 @@ from retrace.engine.models import (
     Unrecoverable,
 )
 from retrace.engine.stats import LineStats, line_stats
+from retrace.engine.store.events import ParentCopy
 
 LINE_STATS_BUDGET_S = 0.025
 """Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
@@ -155,4 +156,21 @@ def build_checkpoint(
         capture_ms=round(capture_ms, 3),
         meta=dict(meta or {}),
         **fields,
+    )
+
+
+def parent_copy(parent: Checkpoint | None, delta: Delta | None, snapshot: str | None) -> ParentCopy | None:
+    """What a new checkpoint's journal line carries of its ``parent`` (whose own delta and
+    snapshot blob id are given) so the parent's manifest survives damage to the parent's line:
+    the snapshot id when it has one (a few bytes), else its delta (a child line then holds two
+    small deltas). ``None`` for a baseline."""
+    if parent is None or (delta is None and snapshot is None):
+        return None
+    return ParentCopy(
+        id=parent.id,
+        parent=parent.parent,
+        kind=parent.kind,
+        created_at=parent.created_at.isoformat(),
+        delta=None if snapshot is not None or delta is None else delta_to_json(delta),
+        snapshot=snapshot,
     )

@@ -150,36 +150,63 @@ def _drop_checkpoints(t: GcTarget, drop: set[str]) -> None:
             new_snaps[cid] = t.blobs.put(encode_snapshot(t.manifest_at(cid)))
     # Rewrite the journals atomically, in two passes so a crash between two files never leaves a
     # kept checkpoint without a reachable snapshot: first add the snapshots, then drop lines.
-    if new_snaps:
-        _rewrite_journals(t.layout, set(), new_snaps)
+    # The first pass also removes, from kept lines, the copies of a dropped parent's data (a
+    # checkpoint line carries its parent's delta as redundancy against damage): replay would
+    # otherwise rebuild the dropped checkpoint from them.
+    _rewrite_journals(t.layout, set(), new_snaps, forget=drop)
     _rewrite_journals(t.layout, drop, {})
     history.drop(drop)
     for cid, sid_ in new_snaps.items():
         history.set_snapshot(cid, sid_)
 
 
-def _rewrite_journals(layout: StoreLayout, drop: set[str], new_snaps: dict[str, str]) -> None:
+def _rewritten(
+    ev: dict[str, object], drop: set[str], new_snaps: dict[str, str], forget: set[str]
+) -> bytes | None:
+    """The new form of one checkpoint line: ``b""`` to drop it, ``None`` to keep it as it is."""
+    cp = ev.get("checkpoint")
+    cid = cp.get("id") if isinstance(cp, dict) else None
+    if cid in drop:
+        return b""
+    copy = ev.get("parentDelta")
+    stale = isinstance(copy, dict) and copy.get("id") in forget
+    if not stale and not (isinstance(cid, str) and cid in new_snaps):
+        return None
+    if stale:
+        ev.pop("parentDelta")
+    if isinstance(cid, str) and cid in new_snaps:
+        ev["snapshot"] = new_snaps[cid]
+    return json.dumps(ev, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def _rewrite_journals(
+    layout: StoreLayout,
+    drop: set[str],
+    new_snaps: dict[str, str],
+    *,
+    forget: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    if not (drop or new_snaps or forget):
+        return
+    stale = set(forget)
     for sid in layout.session_ids():
         path = layout.journal(sid)
         lines: list[bytes] = []
         changed = False
         for line in journal_lines(path):
             ev = line.event
-            if ev is None or ev.get("type") != "checkpoint":
-                # Unreadable lines are kept byte for byte: only verify --repair moves damage.
+            # Unreadable lines are kept byte for byte: only verify --repair moves damage.
+            new = (
+                None
+                if ev is None or ev.get("type") != "checkpoint"
+                else _rewritten(ev, drop, new_snaps, stale)
+            )
+            if new is None:
                 lines.append(line.raw)
                 continue
-            cp = ev.get("checkpoint")
-            cid = cp.get("id") if isinstance(cp, dict) else None
-            if cid in drop:
-                changed = True
-                continue
-            if isinstance(cid, str) and cid in new_snaps:
-                ev["snapshot"] = new_snaps[cid]
-                changed = True
-                lines.append(json.dumps(ev, ensure_ascii=True, separators=(",", ":")).encode())
-                continue
-            lines.append(line.raw)
+            changed = True
+            if new:
+                lines.append(new)
         if not changed:
             continue
         tmp = path.with_name(path.name + ".gc.tmp")

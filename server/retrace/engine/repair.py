@@ -10,7 +10,9 @@ Under the store's writer lock (a running server must be stopped first):
 * a damaged blob whose exact bytes are still in the workspace (same hash) is stored again;
 * the stat cache (an index of file hashes) is moved aside, so the next open re-reads every file.
 
-Checkpoints whose data is gone stay marked damaged; the report after repair says which.
+Checkpoints whose manifest is still gone after that (their journal data is lost and no other
+line holds a copy) are recorded in their session's journal as known losses (``checkpointLost``):
+they stay listed as unrecoverable with the reason, and verify no longer counts them as damage.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.history.replay import BadLine
 from retrace.engine.models import VerifyReport
 from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.events import CheckpointLostEvent
+from retrace.engine.store.journal import JournalWriter
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import StoreLock
 from retrace.engine.verify import Findings, verify_store
@@ -44,6 +48,7 @@ def repair_store(layout: StoreLayout) -> VerifyReport:
         actions += _quarantine_blobs(layout, found, qdir)
         actions += _restore_from_workspace(layout, found)
         actions += _rebuild_indexes(layout, qdir)
+        actions += _record_losses(layout, verify_store(layout, quick=False))
         after = verify_store(layout, quick=False).report
         return after.model_copy(update={"repaired": actions, "quarantine": str(qdir)})
     finally:
@@ -138,3 +143,25 @@ def _rebuild_indexes(layout: StoreLayout, qdir: Path) -> list[str]:
         return []
     shutil.move(layout.stat_cache, qdir / layout.stat_cache.name)
     return [f"stat cache moved to {qdir} (rebuilt on the next open, every file is re-read)"]
+
+
+def _record_losses(layout: StoreLayout, found: Findings) -> list[str]:
+    """Append a ``checkpointLost`` event for every checkpoint whose whole manifest is lost."""
+    history = found.history
+    by_session: dict[str, list[CheckpointLostEvent]] = {}
+    for cid in history.order:
+        reason = history.damage.get(cid)
+        if reason is None or cid in found.replayed.known_lost:
+            continue
+        sid = history.cps[cid].session_id
+        by_session.setdefault(sid, []).append(CheckpointLostEvent(id=cid, reason=reason))
+    actions: list[str] = []
+    for sid, events in sorted(by_session.items()):
+        writer = JournalWriter(layout.journal(sid))
+        try:
+            for ev in events:
+                writer.append(ev)
+                actions.append(f"checkpoint {ev.id} recorded as lost: {ev.reason}")
+        finally:
+            writer.close()
+    return actions

@@ -4,7 +4,9 @@ checkpoints the damage affects.
 Works on the files alone (a fresh replay, its own blob reader): it needs no engine and no lock,
 so it can run next to a live server. ``quick`` skips reading blobs (journals + blob presence:
 what the server runs in the background at start); the full check hashes every stored blob and
-decodes every manifest snapshot. Repair lives in :mod:`retrace.engine.repair`.
+decodes every manifest snapshot. Checkpoints an earlier repair recorded as lost are still listed
+among the affected ones (information) but do not make the report fail. Repair lives in
+:mod:`retrace.engine.repair`.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ def verify_store(layout: StoreLayout, *, quick: bool = False) -> Findings:
     for bid, reason in sorted(bad.items()):
         damage.append(StoreDamage(kind="blob", where=bid, reason=reason))
     affected = _affected(history, bad, damage, quick)
+    unknown = [a for a in affected if a.id not in replayed.known_lost]
     report = VerifyReport(
-        ok=not damage and not affected,
+        ok=not damage and not unknown,
         quick=quick,
         journal_lines=replayed.lines,
         checkpoints=len(history.order),

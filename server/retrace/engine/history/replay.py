@@ -1,21 +1,30 @@
 """Replay every session journal into a :class:`History`, keeping damage local.
 
 A bad line (garbage, truncated JSON, wrong schema, NUL bytes) loses only what it held: other
-lines still load. A checkpoint whose manifest can no longer be rebuilt — its own entry or an
-ancestor's (up to the nearest snapshot) is unreadable, or its snapshot blob is missing — stays
-in the timeline marked damaged with the reason; checkpoints after a later snapshot are intact.
+lines still load. Every checkpoint line also carries a copy of its parent's manifest data
+(:class:`ParentCopy`), so when a checkpoint's own line is unreadable its manifest is rebuilt from
+its child's copy and every descendant stays exact; the rebuilt checkpoint is listed with a note
+(its other metadata is gone). A checkpoint whose manifest still cannot be rebuilt — its own
+entry and its child's copy are both gone (two adjacent damaged lines, or lines written before
+copies existed), or its snapshot blob is missing — stays in the timeline marked damaged with the
+reason; checkpoints after a later snapshot are intact. ``checkpointLost`` events (written by
+repair) turn such damage into a known loss: still unrestorable, reported as information.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from retrace.engine.history.graph import History
 from retrace.engine.manifest import Delta, delta_from_json
 from retrace.engine.models import Checkpoint
+from retrace.engine.store.events import ParentCopy
 from retrace.engine.store.journal import journal_lines
 from retrace.engine.store.layout import StoreLayout
 
@@ -27,6 +36,8 @@ class _Parsed:
     cp: Checkpoint
     delta: Delta | None
     snapshot: str | None
+    copy: ParentCopy | None = None
+    """The copy of the parent's manifest data this line carries (if any, and well-formed)."""
 
 
 @dataclass
@@ -38,6 +49,11 @@ class ReplayReport:
     bad_lines: list[BadLine] = field(default_factory=list)
     lines: int = 0
     """Journal lines read (blank ones and torn tails excluded)."""
+    rebuilt: dict[str, str] = field(default_factory=dict)
+    """Checkpoint ids whose own line is unreadable but whose manifest was rebuilt → from which
+    child's copy."""
+    known_lost: dict[str, str] = field(default_factory=dict)
+    """Checkpoint ids recorded as lost by an earlier repair → why (information, not damage)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,23 @@ def _parse_checkpoint(ev: dict[str, Any]) -> _Parsed:
         raise ValueError("snapshot is not a blob id")
     if delta is None and snap is None:
         raise ValueError("neither delta nor snapshot")
-    return _Parsed(cp, delta, snap)
+    return _Parsed(cp, delta, snap, _parent_copy(ev.get("parentDelta")))
+
+
+def _parent_copy(raw: object) -> ParentCopy | None:
+    """The parent copy of a line; ``None`` when absent or malformed (the line's own checkpoint
+    is intact either way: a bad copy only loses the redundancy)."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        copy = ParentCopy.model_validate(raw)
+        if copy.delta is not None:
+            delta_from_json(copy.delta)
+    except (ValidationError, ValueError, KeyError, TypeError):
+        return None
+    if copy.snapshot is not None and not re.fullmatch(r"[0-9a-f]{64}", copy.snapshot):
+        return None
+    return copy if copy.delta is not None or copy.snapshot is not None else None
 
 
 def _salvage_id(raw: bytes, ev: dict[str, Any] | None) -> str | None:
@@ -88,6 +120,7 @@ def _read_all(layout: StoreLayout, report: ReplayReport) -> dict[str, _Parsed]:
             ev = line.event
             is_cp = ev is not None and ev.get("type") == "checkpoint"
             if ev is not None and not is_cp:
+                _note_lost(ev, report)
                 continue
             where = f"{path}:{line.number}"
             if ev is None:
@@ -108,11 +141,57 @@ def _read_all(layout: StoreLayout, report: ReplayReport) -> dict[str, _Parsed]:
     return parsed
 
 
+def _note_lost(ev: dict[str, Any], report: ReplayReport) -> None:
+    if ev.get("type") == "checkpointLost" and isinstance(ev.get("id"), str):
+        report.known_lost.setdefault(str(ev["id"]), str(ev.get("reason") or "lost"))
+
+
+def _rebuild_lost(parsed: dict[str, _Parsed], report: ReplayReport) -> None:
+    """Add to ``parsed`` every checkpoint whose own line is gone but whose child carries a copy
+    of its manifest data. Its metadata (files, label, tool…) is gone: it is listed under the
+    child's session with a label saying so; its manifest is exact."""
+    for child_id in sorted(parsed):
+        child = parsed[child_id]
+        copy = child.copy
+        if copy is None or copy.id in parsed or copy.id != child.cp.parent:
+            continue
+        where = report.lost.get(copy.id, "no readable journal entry")
+        try:
+            created = datetime.fromisoformat(copy.created_at or "")
+        except ValueError:
+            created = child.cp.created_at
+        cp = Checkpoint(
+            id=copy.id,
+            parent=copy.parent,
+            session_id=child.cp.session_id,
+            kind=copy.kind if copy.kind in _KINDS else "external",
+            label="journal entry lost: file changes rebuilt from the next checkpoint",
+            created_at=created,
+            recoverability="full" if _all_stored(copy) else "partial",
+            meta={"rebuiltFrom": child_id, "lostEntry": where},
+        )
+        delta = delta_from_json(copy.delta) if copy.delta is not None else None
+        parsed[copy.id] = _Parsed(cp, delta, copy.snapshot)
+        report.rebuilt[copy.id] = child_id
+
+
+_KINDS = ("baseline", "tool", "external", "safety", "restore", "manual", "summary")
+
+
+def _all_stored(copy: ParentCopy) -> bool:
+    return all(
+        e is None or e.get("kind") != "file" or e.get("hash") is not None
+        for e in (copy.delta or {}).values()
+        if e is None or isinstance(e, dict)
+    )
+
+
 def replay(layout: StoreLayout, history: History, present: set[str]) -> ReplayReport:
     """Load every journal under ``layout`` into ``history`` (which must be empty).
     ``present``: ids of the stored blobs (a snapshot not among them is damage)."""
     report = ReplayReport()
     parsed = _read_all(layout, report)
+    _rebuild_lost(parsed, report)
     for cid in sorted(parsed):
         p = parsed[cid]
         cp = p.cp
@@ -120,11 +199,14 @@ def replay(layout: StoreLayout, history: History, present: set[str]) -> ReplayRe
         history.add(cp, p.delta, p.snapshot, parent_depth + 1 + len(p.delta or ()))
         reason = _damage(history, cp, p, report, present)
         if reason is not None:
+            if cid in report.known_lost:
+                reason = f"lost (recorded by repair): {report.known_lost[cid]}"
             history.mark_damaged(cid, reason)
-    if history.damage:
+    unknown = sorted(c for c in history.damage if c not in report.known_lost)
+    if unknown:
         report.problems.append(
-            f"{len(history.damage)} checkpoint(s) cannot be restored because the store is damaged: "
-            + _shown(sorted(history.damage))
+            f"{len(unknown)} checkpoint(s) cannot be restored because the store is damaged: "
+            + _shown(unknown)
         )
     return report
 
@@ -142,7 +224,11 @@ def _damage(
         return f"it depends on damaged checkpoint {parent}"
     if parent not in history.cps:
         lost = report.lost.get(parent)
-        return f"its parent checkpoint {parent} is lost: " + (lost or "no readable journal entry")
+        return (
+            f"its parent checkpoint {parent} is lost: "
+            + (lost or "no readable journal entry")
+            + " (and no later line holds a copy of its changes)"
+        )
     return None
 
 

@@ -31,14 +31,40 @@ class _Event(CamelModel):
     ts: float = Field(default_factory=time.time)
 
 
+class ParentCopy(CamelModel):
+    """A copy of the parent checkpoint's own manifest data (its delta, or its snapshot blob id
+    when it has one), carried by its child so that ONE damaged journal line loses only its own
+    checkpoint: the parent's manifest, and so every descendant's, can still be rebuilt."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    parent: str | None
+    kind: str | None = None
+    created_at: str | None = None
+    delta: dict[str, Any] | None = None
+    snapshot: str | None = None
+
+
 class CheckpointEvent(_Event):
     """A committed checkpoint: its metadata, its delta against its parent (``None`` for a
-    baseline), and the blob id of a full manifest snapshot when one was written."""
+    baseline), the blob id of a full manifest snapshot when one was written, and a copy of
+    its parent's manifest data (absent on lines written before it existed)."""
 
     type: Literal["checkpoint"] = "checkpoint"
     checkpoint: Checkpoint
     delta: dict[str, Any] | None
     snapshot: str | None
+    parent_delta: ParentCopy | None = None
+
+
+class CheckpointLostEvent(_Event):
+    """Written by ``verify --repair``: checkpoint ``id`` cannot be rebuilt (its data was lost to
+    damage that was quarantined). A known loss: reported as information, no longer as damage."""
+
+    type: Literal["checkpointLost"] = "checkpointLost"
+    id: str
+    reason: str
 
 
 class TurnEvent(_Event):
@@ -139,6 +165,7 @@ class RestoreStatsEvent(_Event):
 
 JournalEvent = Annotated[
     CheckpointEvent
+    | CheckpointLostEvent
     | TurnEvent
     | MessageEvent
     | UsageEvent
@@ -156,6 +183,7 @@ KNOWN_TYPES = frozenset(
     model.model_fields["type"].default
     for model in (
         CheckpointEvent,
+        CheckpointLostEvent,
         TurnEvent,
         MessageEvent,
         UsageEvent,
