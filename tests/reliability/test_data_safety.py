@@ -1,0 +1,530 @@
+"""Data-safety campaigns, part 1: what capture and restore must never lose.
+
+Black-box: every step is the real ``retrace`` CLI in a subprocess on real temporary folders (see
+``cli_support``); nothing imports the engine, so the campaigns stay valid across its rewrites.
+Each campaign draws its cases from a seeded ``random.Random`` (the seed is in the figures; replay
+with ``RETRACE_SEED=<seed>``), records its figures even when it fails, then fails on any finding.
+
+1. size- and mtime-preserving writers (``os.utime(ns=...)``, ``cp -p``, ``touch -r``, ``tar x``,
+   ``shutil.copy2``, ``rsync -a`` where installed) — the new bytes are never lost by a later restore;
+2. ``.gitignore`` rewrites (root and nested, added and removed) — a path ignored at either end of a
+   restore is never deleted or overwritten, and a restore creates no phantom external changes;
+3. file ↔ directory ↔ symlink swaps — ``restore --force`` reproduces the checkpoint's tree exactly;
+4. names of 200–255 bytes with multibyte UTF-8 — checkpoint and restore byte-exact.
+
+"Restore then undo" is the common oracle: after an applied restore, restoring the checkpoint the
+restore names as its undo point must give back the exact tree from before the restore.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import os
+import random
+import shutil
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+from tests.reliability.cli_support import (
+    Cli,
+    Tally,
+    Tree,
+    campaign_seed,
+    clear,
+    digest_dir,
+    random_text,
+    restored_checkpoint_id,
+    tree_delta,
+    undo_id,
+)
+from tests.reliability.conftest import full_only, tree
+
+CONFLICT = 3
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    workspace = tmp_path / "wörk space"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("campaign workspace\n")
+    cli = Cli(workspace, tmp_path / "store")
+    cli.init()
+    return cli
+
+
+def restore_and_undo(
+    cli: Cli, target: str, before: Tree, *, force: bool, expect: Tree | None, refusal_ok: bool = False
+) -> str:
+    """Restore ``target``; check the result is ``expect`` (when given); undo; check ``before`` is back.
+
+    The undo point is the checkpoint the restore names (the state just before it, unrecorded
+    changes included: a safety checkpoint is taken before applying). Returns how the restore
+    ended: ``refused`` (a conflict that changed nothing, when ``refusal_ok``) or ``applied``.
+    """
+    result, payload = cli.restore(target, *(["--force"] if force else []))
+    if result.code == CONFLICT and refusal_ok:
+        delta = tree_delta(before, tree(cli.workspace))
+        assert not delta, f"a refused restore changed the workspace: {delta}"
+        return "refused"
+    assert result.code == 0, f"restore {target}: {result.brief()}"
+    if expect is not None:
+        delta = tree_delta(expect, tree(cli.workspace))
+        assert not delta, f"restore {target} is not the checkpoint: {delta}"
+    undo = undo_id(result, payload)
+    assert undo, f"an applied restore names no undo point: {result.out[:200]}"
+    back, _ = cli.restore(undo, "--force")
+    assert back.code == 0, f"undo restore {undo}: {back.brief()}"
+    delta = tree_delta(before, tree(cli.workspace))
+    assert not delta, f"restore + undo lost or changed work: {delta}"
+    return "applied"
+
+
+# --------------------------------------------------------------------------- 1. mtime-preserving writers
+
+MTIME = "data-safety-mtime"
+MTIME_NAMES = ["a", "config.py", "src/settings.toml", "deep/er/notes ü.txt", "v"]
+WRITERS = ["inplace-utime", "replace-utime", "cp-p", "touch-r", "tar-x", "copy2"]
+if shutil.which("rsync"):
+    WRITERS.append("rsync-a")
+
+
+def _past_ns(rng: random.Random, whole_seconds: bool) -> int:
+    seconds = int(time.time()) - rng.randint(120, 10**7)
+    return seconds * 10**9 + (0 if whole_seconds else rng.randrange(1, 10**9))
+
+
+def _same_size_change(rng: random.Random, old: bytes) -> bytes:
+    new = bytearray(old)
+    for _ in range(rng.randint(1, min(8, len(old)))):
+        i = rng.randrange(len(new))
+        new[i] = rng.choice([c for c in b"QRSTUVWXYZ" if c != new[i]])
+    return bytes(new)
+
+
+def write_preserving(writer: str, path: Path, new: bytes, scratch: Path) -> None:
+    """Replace ``path``'s content by ``new`` (same size) the way ``writer`` does, keeping its mtime."""
+    st = path.stat()
+    stamp = (st.st_atime_ns, st.st_mtime_ns)
+    tmp = scratch / "staged"
+    if writer == "inplace-utime":
+        with path.open("r+b") as f:
+            f.write(new)
+        os.utime(path, ns=stamp)
+    elif writer == "replace-utime":
+        tmp.write_bytes(new)
+        os.utime(tmp, ns=stamp)
+        os.replace(tmp, path)
+    elif writer == "cp-p":
+        tmp.write_bytes(new)
+        subprocess.run(["touch", "-r", str(path), str(tmp)], check=True)
+        subprocess.run(["cp", "-p", str(tmp), str(path)], check=True)
+    elif writer == "touch-r":
+        ref = scratch / "ref"
+        subprocess.run(["touch", "-r", str(path), str(ref)], check=True)
+        path.write_bytes(new)
+        subprocess.run(["touch", "-r", str(ref), str(path)], check=True)
+    elif writer == "tar-x":
+        archive = scratch / "a.tar"
+        with tarfile.open(archive, "w") as tar:
+            info = tarfile.TarInfo(path.name)
+            info.size, info.mtime, info.mode = len(new), st.st_mtime_ns // 10**9, st.st_mode & 0o777
+            tar.addfile(info, io.BytesIO(new))
+        subprocess.run(["tar", "-xf", str(archive), "-C", str(path.parent)], check=True)
+    elif writer == "copy2":
+        tmp.write_bytes(new)
+        os.utime(tmp, ns=stamp)
+        shutil.copy2(tmp, path)
+    else:  # rsync -a compares size+mtime itself: --checksum makes it copy, -a keeps the stamp
+        tmp.write_bytes(new)
+        os.utime(tmp, ns=stamp)
+        subprocess.run(["rsync", "-a", "--checksum", str(tmp), str(path)], check=True)
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns), f"{writer} moved the stamp"
+
+
+def mtime_trial(cli: Cli, rng: random.Random, tally: Tally, writer: str, checkpoint_after: bool) -> None:
+    ws = cli.workspace
+    rel = rng.choice(MTIME_NAMES)
+    path = ws / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    whole = writer in ("tar-x", "rsync-a")  # archive formats keep whole seconds
+    size = rng.choice([1, 7, rng.randint(20, 4000), rng.randint(4000, 300_000)])
+    tally.kinds[writer] += 1
+    tally.counts["files"] += 1
+    path.write_bytes(random_text(rng, rng.randint(1, 2 * size)))
+    (ws / "noise.txt").write_bytes(random_text(rng, rng.randint(1, 500)))
+    old = cli.checkpoint("old")
+    recorded = random_text(rng, size)
+    path.write_bytes(recorded)
+    stamp = _past_ns(rng, whole)
+    os.utime(path, ns=(stamp, stamp))
+    cli.checkpoint("recorded")
+    write_preserving(writer, path, _same_size_change(rng, recorded), ws.parent)
+    if checkpoint_after:
+        cli.checkpoint("after the writer")
+    before = tree(ws)
+    try:
+        outcome = restore_and_undo(cli, old, before, force=False, expect=None, refusal_ok=True)
+    except AssertionError:
+        if tree(ws).get(rel) != before[rel]:
+            tally.counts["lost"] += 1
+        raise
+    tally.counts["refusedAsConflict" if outcome == "refused" else "restoresVerified"] += 1
+
+
+def mtime_repro(cli: Cli, tally: Tally) -> None:
+    """The reported case, step by step: ``touch -d``, ``touch -r``, a restore of C1."""
+    ws = cli.workspace
+    a = ws / "a"
+    a.write_text("value = 1111\n")
+    subprocess.run(["touch", "-d", "2 hours ago", str(a)], check=True)
+    c1 = cli.checkpoint()
+    a.write_text("value = 2222\n")
+    subprocess.run(["touch", "-d", "1 hour ago", str(a)], check=True)
+    cli.checkpoint()
+    ref = ws.parent / "ref"
+    subprocess.run(["touch", "-r", str(a), str(ref)], check=True)
+    a.write_text("value = 3333\n")
+    subprocess.run(["touch", "-r", str(ref), str(a)], check=True)
+    before = tree(ws)
+    tally.kinds["repro"] += 1
+    try:
+        restore_and_undo(cli, c1, before, force=False, expect=None, refusal_ok=True)
+    except AssertionError:
+        if (ws / "a").read_text() != "value = 3333\n":
+            tally.counts["lost"] += 1
+        raise
+
+
+def run_mtime(cli: Cli, variant: str, trials: int, seed: int) -> None:
+    rng = random.Random(seed)
+    tally = Tally(MTIME, variant, seed)
+    tally.trial("repro", mtime_repro, cli, tally)
+    for i in range(trials):
+        writer = WRITERS[i % len(WRITERS)] if i < len(WRITERS) else rng.choice(WRITERS)
+        after = rng.random() < 0.5
+        tally.trial(f"trial {i} {writer}", mtime_trial, cli, rng, tally, writer, after)
+    tally.finish(writers=WRITERS)
+
+
+def test_mtime_preserving_writers(cli: Cli) -> None:
+    run_mtime(cli, "ci", trials=len(WRITERS), seed=campaign_seed(20261201))
+
+
+@pytest.mark.slow
+@full_only
+def test_mtime_preserving_writers_full(cli: Cli) -> None:
+    run_mtime(cli, "full", trials=60, seed=campaign_seed(0))
+
+
+# --------------------------------------------------------------------------- 2. .gitignore changes
+
+GITIGNORE = "data-safety-gitignore"
+DIRS = ["", "d1", "d1/d2", "d3"]
+NAMES = ["main.py", ".env", "app.log", "x.tmp", "secret.key", "data.csv", "readme.md"]
+PATTERNS = [".env", "*.log", "*.tmp", "secret*", "data.csv", "d2", "readme.md"]
+TOOL_LOOKALIKE = "lib/venv/__init__.pyi"
+"""Real source inside a folder named like a tool folder (no ``pyvenv.cfg``): must be captured."""
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def ignored(rel: str, truth: Tree) -> bool:
+    """Git's answer for the rule shapes used here (names and globs without '/', no negation):
+    a path is ignored when a ``.gitignore`` in an ancestor folder has a rule matching any
+    component of the path below that folder."""
+    parts = rel.split("/")
+    for depth in range(len(parts)):
+        entry = truth.get("/".join([*parts[:depth], ".gitignore"]))
+        if entry is None or entry[0] != "file":
+            continue
+        rules = [line.strip() for line in entry[1].decode().splitlines() if line.strip()]
+        if any(fnmatch.fnmatchcase(name, rule) for name in parts[depth:] for rule in rules):
+            return True
+    return False
+
+
+def _rules(rng: random.Random) -> bytes:
+    return "".join(f"{rule}\n" for rule in rng.sample(PATTERNS, rng.randint(1, 3))).encode()
+
+
+def gitignore_state(cli: Cli, rng: random.Random) -> None:
+    ws = cli.workspace
+    clear(ws)
+    for folder in DIRS:
+        for name in NAMES:
+            if rng.random() < 0.5:
+                path = ws / _join(folder, name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(random_text(rng, rng.randint(1, 300)))
+        if rng.random() < (0.8 if not folder else 0.4):
+            (ws / folder).mkdir(parents=True, exist_ok=True)
+            (ws / _join(folder, ".gitignore")).write_bytes(_rules(rng))
+    (ws / TOOL_LOOKALIKE).parent.mkdir(parents=True, exist_ok=True)
+    (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
+
+
+def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally) -> None:
+    """New rules (rewritten, added, removed; root and nested) and edits to files."""
+    ws = cli.workspace
+    for folder in DIRS:
+        rules = ws / _join(folder, ".gitignore")
+        roll = rng.random()
+        if roll < 0.35 and rules.exists():
+            rules.unlink()
+            tally.kinds["gitignoreRemoved"] += 1
+        elif roll < 0.8:
+            rules.parent.mkdir(parents=True, exist_ok=True)
+            tally.kinds["gitignoreAdded" if not rules.exists() else "gitignoreRewritten"] += 1
+            rules.write_bytes(_rules(rng))
+    for folder in DIRS:
+        for name in NAMES:
+            path = ws / _join(folder, name)
+            roll = rng.random()
+            if roll < 0.3 and path.exists():
+                path.unlink()
+            elif roll < 0.7:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(random_text(rng, rng.randint(1, 300)))
+    if rng.random() < 0.5:
+        (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
+
+
+def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
+    ws = cli.workspace
+    gitignore_state(cli, rng)
+    target = cli.checkpoint("target")
+    at_target = tree(ws)
+    gitignore_mutate(cli, rng, tally)
+    cli.checkpoint("newer rules")
+    # The user edits ignored files afterwards (say .env): nothing records them, nothing may touch them.
+    now = tree(ws)
+    for rel in [r for r in now if ignored(r, now)][:3]:
+        (ws / rel).write_bytes(random_text(rng, rng.randint(1, 300)))
+    before = tree(ws)
+    protected = {r for r in set(before) | set(at_target) if ignored(r, before) or ignored(r, at_target)}
+    tally.counts["files"] += len(set(before) | set(at_target))
+    tally.counts["ignoredPaths"] += len(protected)
+    expected = {r: v for r, v in at_target.items() if r not in protected}
+    expected.update({r: before[r] for r in protected if r in before})
+
+    force = rng.random() < 0.5
+    result, payload = cli.restore(target, *(["--force"] if force else []))
+    if result.code == CONFLICT and not force:
+        tally.counts["conflictsReported"] += 1
+        assert not tree_delta(before, tree(ws)), "a refused restore changed the workspace"
+        result, payload = cli.restore(target, "--force")
+    assert result.code == 0, f"restore: {result.brief()}"
+    after = tree(ws)
+    hurt = sorted(r for r in protected if after.get(r) != before.get(r))
+    if hurt:
+        tally.counts["ignoredPathsTouched"] += len(hurt)
+        undo = undo_id(result, payload)
+        if undo:
+            cli.restore(undo, "--force")
+        back = tree(ws)
+        # Lost: not even the restore's own undo point brings the bytes back.
+        tally.counts["lost"] += sum(1 for r in hurt if back.get(r) != before.get(r))
+        raise AssertionError(f"ignored paths touched by the restore: {hurt[:4]}")
+    delta = tree_delta(expected, after)
+    assert not delta, f"restore is not the checkpoint's tracked content: {delta}"
+    tally.counts["restoresVerified"] += 1
+
+    restore_cp = restored_checkpoint_id(payload)
+    undo = undo_id(result, payload)
+    assert undo, "an applied restore names no undo point"
+    back, _ = cli.restore(undo)
+    log = cli.log()
+    ids = [str(cp.get("id")) for cp in log]
+    later = log[ids.index(restore_cp) + 1 :] if restore_cp in ids else []
+    phantom = [cp.get("id") for cp in later if cp.get("kind") == "external"]
+    tally.counts["phantomExternalCheckpoints"] += len(phantom)
+    if back.code == CONFLICT:
+        tally.counts["falseConflicts"] += 1
+        back, _ = cli.restore(undo, "--force")
+        raise AssertionError(f"undo right after a restore reported conflicts (phantom changes): {phantom}")
+    assert not phantom, f"external checkpoints nobody caused: {phantom}"
+    assert back.code == 0, f"undo: {back.brief()}"
+    delta = tree_delta(before, tree(ws))
+    assert not delta, f"restore + undo changed work: {delta}"
+    tally.counts["undoVerified"] += 1
+
+
+def run_gitignore(cli: Cli, variant: str, trials: int, seed: int) -> None:
+    rng = random.Random(seed)
+    tally = Tally(GITIGNORE, variant, seed)
+    for i in range(trials):
+        tally.trial(f"trial {i}", gitignore_trial, cli, rng, tally)
+    tally.finish()
+
+
+def test_gitignore_changes(cli: Cli) -> None:
+    run_gitignore(cli, "ci", trials=4, seed=campaign_seed(20261202))
+
+
+@pytest.mark.slow
+@full_only
+def test_gitignore_changes_full(cli: Cli) -> None:
+    run_gitignore(cli, "full", trials=40, seed=campaign_seed(0))
+
+
+# --------------------------------------------------------------------------- 3. type swaps
+
+SWAPS = "data-safety-type-swaps"
+TOP = ["a", "b", "c", "d e"]
+KINDS = ["file", "dir", "link-file", "link-dir", "link-dangling", "link-outside"]
+
+
+def make_entry(path: Path, kind: str, rng: random.Random, outside: Path, depth: int = 0) -> None:
+    if kind == "file":
+        path.write_bytes(random_text(rng, rng.randint(0, 2000)))
+        if rng.random() < 0.3:
+            path.chmod(0o755)
+    elif kind == "dir":
+        path.mkdir()
+        for child in rng.sample(["x", "y", "z"], rng.randint(1, 2)):
+            sub = rng.choice(KINDS if depth < 1 else ["file", "link-file"])
+            make_entry(path / child, sub, rng, outside, depth + 1)
+    elif kind == "link-file":
+        os.symlink(rng.choice(["x", "../README.md", "y"]), path)
+    elif kind == "link-dir":
+        os.symlink(rng.choice([".", "..", "../a"]), path)
+    elif kind == "link-dangling":
+        os.symlink(f"missing-{rng.randrange(1000)}", path)
+    else:
+        os.symlink(str(rng.choice([outside, outside / "secret.txt"])), path)
+
+
+def remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.is_symlink() or path.exists():
+        path.unlink()
+
+
+def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path) -> None:
+    ws = cli.workspace
+    guarded = digest_dir(outside)
+    for name in TOP:
+        remove(ws / name)
+        if rng.random() < 0.85:
+            make_entry(ws / name, rng.choice(KINDS), rng, outside)
+    target = cli.checkpoint("target")
+    at_target = tree(ws)
+    tally.counts["files"] += len(at_target)
+    for name in rng.sample(TOP, rng.randint(1, len(TOP))):
+        candidates = [name] + [
+            f"{name}/{c}" for c in "xyz" if (ws / name).is_dir() and not (ws / name).is_symlink()
+        ]
+        victim = ws / rng.choice(candidates)
+        was = (
+            "dir"
+            if victim.is_dir() and not victim.is_symlink()
+            else "link"
+            if victim.is_symlink()
+            else "file"
+        )
+        remove(victim)
+        kind = rng.choice(KINDS)
+        if victim.parent.is_dir():
+            make_entry(victim, kind, rng, outside, depth=0 if victim.parent == ws else 1)
+            tally.kinds[f"{was}->{kind.split('-')[0]}"] += 1
+    if rng.random() < 0.5:
+        cli.checkpoint("swapped")
+        tally.counts["swapsCheckpointed"] += 1
+    before = tree(ws)
+    restore_and_undo(cli, target, before, force=True, expect=at_target)
+    assert digest_dir(outside) == guarded, "a restore changed files outside the workspace"
+    tally.counts["restoresVerified"] += 1
+
+
+def run_swaps(cli: Cli, variant: str, trials: int, seed: int) -> None:
+    rng = random.Random(seed)
+    tally = Tally(SWAPS, variant, seed)
+    outside = cli.workspace.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("outside the workspace\n")
+    for i in range(trials):
+        tally.trial(f"trial {i}", swap_trial, cli, rng, tally, outside)
+    tally.finish()
+
+
+def test_type_swaps(cli: Cli) -> None:
+    run_swaps(cli, "ci", trials=5, seed=campaign_seed(20261203))
+
+
+@pytest.mark.slow
+@full_only
+def test_type_swaps_full(cli: Cli) -> None:
+    run_swaps(cli, "full", trials=50, seed=campaign_seed(0))
+
+
+# --------------------------------------------------------------------------- 4. long names
+
+LONG = "data-safety-long-names"
+_CHARS = ["a", "Z", "0", "_", "-", " ", "é", "ß", "中", "語", "😀", "🦀"]
+
+
+def long_name(rng: random.Random) -> str:
+    """A name of 200–255 bytes in UTF-8, mixing 1-, 2-, 3- and 4-byte characters."""
+    target = rng.randint(200, 255)
+    name = rng.choice(["a", "中", "é"])
+    while True:
+        char = rng.choice(_CHARS)
+        if len((name + char).encode()) > target:
+            break
+        name += char
+    name += "x" * (target - len(name.encode()))
+    return name[:-1] + "x" if name.endswith(" ") else name
+
+
+def long_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
+    ws = cli.workspace
+    folder = ws
+    for _ in range(rng.randint(0, 2)):
+        folder = folder / long_name(rng)
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [long_name(rng) for _ in range(rng.randint(2, 4))]
+    for name in names:
+        (folder / name).write_bytes(random_text(rng, rng.randint(1, 5000)))
+    tally.counts["files"] += len(names)
+    tally.kinds[f"{max(len(n.encode()) for n in names) // 10 * 10}+ bytes"] += 1
+    target = cli.checkpoint("long names")
+    at_target = tree(ws)
+    for name in names:
+        roll = rng.random()
+        if roll < 0.4:
+            (folder / name).write_bytes(random_text(rng, rng.randint(1, 5000)))
+        elif roll < 0.6:
+            (folder / name).unlink()
+        elif roll < 0.8:
+            (folder / name).rename(folder / long_name(rng))
+    (folder / long_name(rng)).write_bytes(random_text(rng, rng.randint(1, 500)))
+    cli.checkpoint("changed")
+    before = tree(ws)
+    restore_and_undo(cli, target, before, force=False, expect=at_target)
+    tally.counts["restoresVerified"] += 1
+
+
+def run_long(cli: Cli, variant: str, trials: int, seed: int) -> None:
+    rng = random.Random(seed)
+    tally = Tally(LONG, variant, seed)
+    for i in range(trials):
+        tally.trial(f"trial {i}", long_trial, cli, rng, tally)
+    tally.finish()
+
+
+def test_long_names(cli: Cli) -> None:
+    run_long(cli, "ci", trials=4, seed=campaign_seed(20261204))
+
+
+@pytest.mark.slow
+@full_only
+def test_long_names_full(cli: Cli) -> None:
+    run_long(cli, "full", trials=40, seed=campaign_seed(0))
