@@ -17,6 +17,7 @@ files, never through the engine.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -133,21 +134,24 @@ def damage_blob(path: Path, kind: str, rng: random.Random) -> None:
         data[start : start + rng.randint(1, 64)] = bytes(min(64, len(data) - start))
     else:
         data += os.urandom(rng.randint(1, 64))
+    if bytes(data) == path.read_bytes():  # zeros over zeros: make sure something changed
+        data[0] ^= 0xFF
     path.chmod(0o644)
     path.write_bytes(bytes(data))
 
 
-def shows_only_real_bytes(shown: str, reference: str) -> bool:
-    """``shown`` is ``reference``, or a damage notice plus lines taken from it in order."""
-    if shown == reference:
+def shows_only_real_bytes(shown: Result, reference: str) -> bool:
+    """``shown`` prints ``reference``, or says the store is damaged and prints only lines taken
+    from ``reference`` in order (a notice may be on stdout or stderr)."""
+    if shown.out == reference:
         return True
     real = iter(reference.splitlines())
-    for line in shown.splitlines():
+    for line in shown.out.splitlines():
         if any(word in line.lower() for word in DAMAGE_WORDS) and not line.startswith(("+", "-", " ")):
             continue
         if not any(line == candidate for candidate in real):
             return False
-    return any(word in shown.lower() for word in DAMAGE_WORDS)
+    return any(word in (shown.out + shown.err).lower() for word in DAMAGE_WORDS)
 
 
 def blob_trial(
@@ -169,7 +173,7 @@ def blob_trial(
         if shown.code != 0:
             tally.counts["diffsRefused"] += 1
             return
-        if not shows_only_real_bytes(shown.out, references[(a, b)]):
+        if not shows_only_real_bytes(shown, references[(a, b)]):
             tally.counts["diffsShowingWrongContent"] += 1
             raise AssertionError(f"diff {a} {b} after '{kind}' shows content that is not the checkpoints'")
         tally.counts["diffsExact"] += 1
@@ -233,11 +237,14 @@ def damage_line(line: bytes, kind: str, rng: random.Random) -> bytes:
 
 
 def quarantined(store: Path, piece: bytes) -> bool:
-    """Whether ``piece`` is kept somewhere under a quarantine folder of the store."""
+    """Whether ``piece`` is kept under a quarantine folder of the store, as it was or JSON-escaped."""
+    text = piece.decode("utf-8", "replace")
+    forms = [piece, json.dumps(text)[1:-1].encode(), json.dumps(text, ensure_ascii=False)[1:-1].encode()]
     return any(
-        piece in path.read_bytes()
+        form in path.read_bytes()
         for path in store.rglob("*")
         if path.is_file() and "quarantine" in path.relative_to(store).as_posix().lower()
+        for form in forms
     )
 
 
@@ -268,6 +275,8 @@ def journal_trial(history: History, rng: random.Random, tally: Tally) -> None:
         tally.counts["logsReadable"] += 1
 
     def intact_restores() -> None:
+        if not intact:
+            return
         target = rng.choice(intact)
         result, _ = cli.restore(target, "--force")
         assert result.code == 0, f"restore of undamaged {target}: {result.brief()}"
@@ -334,7 +343,7 @@ def large_trial(cli: Cli, rng: random.Random, tally: Tally, size: int, recorded:
         with (ws / name).open("wb") as f:
             f.truncate(size)  # sparse: no disk used, every byte reads as zero
     tally.kinds["recorded" if recorded else "unrecorded"] += 1
-    tally.counts["bytesOnTheLine"] += 2 * size
+    tally.counts["bytesInLargeFiles"] += 2 * size
     if recorded:
         cp = cli.run("checkpoint", "--label", "large")
         assert cp.code == 0, f"checkpoint of two {size // MiB} MiB files: {cp.brief()}"
