@@ -202,9 +202,11 @@ class Tally:
 # --------------------------------------------------------------------------- trees on disk
 
 
-def clear(root: Path) -> None:
-    """Remove everything inside ``root`` (links are removed, never followed)."""
+def clear(root: Path, keep: tuple[str, ...] = ()) -> None:
+    """Remove everything inside ``root`` but the names in ``keep`` (links removed, never followed)."""
     for entry in os.scandir(root):
+        if entry.name in keep:
+            continue
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path)
         else:

@@ -27,10 +27,12 @@ import subprocess
 import tarfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.reliability.cli_support import (
     Cli,
+    Result,
     Tally,
     Tree,
     campaign_seed,
@@ -254,9 +256,9 @@ def _rules(rng: random.Random) -> bytes:
     return "".join(f"{rule}\n" for rule in rng.sample(PATTERNS, rng.randint(1, 3))).encode()
 
 
-def gitignore_state(cli: Cli, rng: random.Random) -> None:
+def gitignore_state(cli: Cli, rng: random.Random, keep: tuple[str, ...] = ()) -> None:
     ws = cli.workspace
-    clear(ws)
+    clear(ws, keep)
     for folder in DIRS:
         for name in NAMES:
             if rng.random() < 0.5:
@@ -338,6 +340,14 @@ def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
     assert not delta, f"restore is not the checkpoint's tracked content: {delta}"
     tally.counts["restoresVerified"] += 1
 
+    undo_without_phantoms(cli, result, payload, before, recreated, tally)
+
+
+def undo_without_phantoms(
+    cli: Cli, result: Result, payload: dict[str, Any], before: Tree, recreated: set[str], tally: Tally
+) -> None:
+    """Right after a restore nothing changed: its undo applies without conflicts, no external
+    checkpoint appears, and the tree from before the restore is back."""
     restore_cp = restored_checkpoint_id(payload)
     undo = undo_id(result, payload)
     assert undo, "an applied restore names no undo point"
@@ -353,9 +363,36 @@ def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
         raise AssertionError(f"undo right after a restore reported conflicts (phantom changes): {phantom}")
     assert not phantom, f"external checkpoints nobody caused: {phantom}"
     assert back.code == 0, f"undo: {back.brief()}"
-    delta = tree_delta(before, {r: v for r, v in tree(ws).items() if r not in recreated})
+    delta = tree_delta(before, {r: v for r, v in tree(cli.workspace).items() if r not in recreated})
     assert not delta, f"restore + undo changed work: {delta}"
     tally.counts["undoVerified"] += 1
+
+
+def test_ignore_model_matches_git(tmp_path: Path) -> None:
+    """The campaign's ground truth for "ignored" is git's own answer (``git check-ignore``)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    rng = random.Random(campaign_seed(20261208))
+    cli = Cli(tmp_path / "ws", tmp_path / "unused-store")
+    cli.workspace.mkdir()
+    subprocess.run(["git", "init", "-q", str(cli.workspace)], check=True)
+    compared = 0
+    for _ in range(15):
+        gitignore_state(cli, rng, keep=(".git",))
+        truth = {r: v for r, v in tree(cli.workspace).items() if not r.startswith(".git/")}
+        paths = sorted(truth) + [_join(folder, name) for folder in DIRS for name in NAMES]
+        answer = subprocess.run(
+            ["git", "-C", str(cli.workspace), "check-ignore", "--no-index", "--stdin"],
+            input="\n".join(paths) + "\n",
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        by_git = set(answer.stdout.splitlines())
+        mismatched = [p for p in paths if ignored(p, truth) != (p in by_git)]
+        assert not mismatched, f"ignore model disagrees with git on {mismatched[:5]}"
+        compared += len(paths)
+    assert compared > 0
 
 
 def run_gitignore(cli: Cli, variant: str, trials: int, seed: int) -> None:
