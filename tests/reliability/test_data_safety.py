@@ -450,6 +450,7 @@ def remove(path: Path) -> None:
 def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path) -> None:
     ws = cli.workspace
     guarded = digest_dir(outside)
+    beside = sorted(os.listdir(ws.parent))  # links to ".." point here: nothing may appear
     for name in TOP:
         remove(ws / name)
         if rng.random() < 0.85:
@@ -480,6 +481,7 @@ def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path) -> Non
     before = tree(ws)
     restore_and_undo(cli, target, before, force=True, expect=at_target)
     assert digest_dir(outside) == guarded, "a restore changed files outside the workspace"
+    assert sorted(os.listdir(ws.parent)) == beside, "a restore wrote beside the workspace"
     tally.counts["restoresVerified"] += 1
 
 
