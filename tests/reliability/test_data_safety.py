@@ -218,6 +218,7 @@ def test_mtime_preserving_writers(cli: Cli) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @full_only
 def test_mtime_preserving_writers_full(cli: Cli) -> None:
     run_mtime(cli, "full", trials=60, seed=campaign_seed(0))
@@ -408,6 +409,7 @@ def test_gitignore_changes(cli: Cli) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @full_only
 def test_gitignore_changes_full(cli: Cli) -> None:
     run_gitignore(cli, "full", trials=40, seed=campaign_seed(0))
@@ -501,6 +503,7 @@ def test_type_swaps(cli: Cli) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @full_only
 def test_type_swaps_full(cli: Cli) -> None:
     run_swaps(cli, "full", trials=50, seed=campaign_seed(0))
@@ -566,6 +569,7 @@ def test_long_names(cli: Cli) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @full_only
 def test_long_names_full(cli: Cli) -> None:
     run_long(cli, "full", trials=40, seed=campaign_seed(0))

@@ -208,6 +208,7 @@ def test_blob_damage(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @full_only
 def test_blob_damage_full(tmp_path: Path) -> None:
     run_blobs(tmp_path, "full", trials=60, seed=campaign_seed(0))
@@ -319,6 +320,7 @@ def test_journal_damage(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @full_only
 def test_journal_damage_full(tmp_path: Path) -> None:
     run_journal(tmp_path, "full", trials=40, seed=campaign_seed(0))
@@ -388,6 +390,7 @@ def test_large_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @full_only
 def test_large_files_full(tmp_path: Path) -> None:
     seed = campaign_seed(0)
