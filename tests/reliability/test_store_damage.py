@@ -6,8 +6,9 @@ public (content-addressed blob files, line-per-record journals); the damage is d
 files, never through the engine.
 
 5. blob damage (a flipped byte, a truncation, a deletion, zeros, appended garbage in a random
-   blob) — ``diff`` never shows bytes that are not the checkpoint's; a restore either produces
-   the checkpoint byte-exact or exits non-zero having changed NOTHING; ``verify`` finds it;
+   blob) — ``diff`` never shows bytes that are not the checkpoint's; a merge resolution never
+   writes them; a restore either produces the checkpoint byte-exact or exits non-zero having
+   changed NOTHING; ``verify`` finds it;
 6. journal damage (a random line in the middle) — ``log`` still lists every other checkpoint, an
    undamaged checkpoint still restores byte-exact, ``verify`` exits 4, ``verify --repair``
    quarantines (never deletes) and leaves a store that verifies clean;
@@ -154,6 +155,42 @@ def shows_only_real_bytes(shown: Result, reference: str) -> bool:
     return any(word in (shown.out + shown.err).lower() for word in DAMAGE_WORDS)
 
 
+MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
+
+
+def merge_all_or_nothing(cli: Cli, history: History, target: str, rng: random.Random, tally: Tally) -> None:
+    """An external edit, then a restore that resolves it by merging: the merged file holds only
+    lines that one of the three versions (target, recorded, edited) has, or conflict markers."""
+    head, at_target = history.truth[history.ids[-1]], history.truth[target]
+    paths = [p for p in at_target if p in head and at_target[p] != head[p] and at_target[p][0] == "file"]
+    if not paths:
+        tally.counts["mergesSkipped"] += 1
+        return
+    rel = rng.choice(paths)
+    edited = head[rel][1] + f"external edit {rng.randrange(10**6)}\n".encode()
+    (cli.workspace / rel).write_bytes(edited)
+    before = tree(cli.workspace)
+    result, _ = cli.restore(target, "--resolve", f"{rel}=merge")
+    now = tree(cli.workspace)
+    if result.code != 0:
+        delta = tree_delta(before, now)
+        assert not delta, f"a merge restore that did not apply ({result.brief()}) changed files: {delta}"
+        tally.counts["mergesRefusedUnchanged"] += 1
+        return
+    known = {*at_target[rel][1].splitlines(), *head[rel][1].splitlines(), *edited.splitlines()}
+    merged = now.get(rel)
+    assert merged is not None and merged[0] == "file", f"the merge restore removed {rel}"
+    strange = [line for line in merged[1].splitlines() if line not in known and not line.startswith(MARKERS)]
+    if strange:
+        tally.counts["mergesWritingWrongContent"] += 1
+    assert not strange, f"merge wrote {len(strange)} lines no version has into {rel}: {strange[0][:60]!r}"
+    delta = tree_delta(
+        {p: v for p, v in at_target.items() if p != rel}, {p: v for p, v in now.items() if p != rel}
+    )
+    assert not delta, f"merge restore exit 0 but the other files are not the checkpoint: {delta}"
+    tally.counts["mergesVerified"] += 1
+
+
 def blob_trial(
     history: History, rng: random.Random, tally: Tally, references: dict[tuple[str, str], str], kind: str
 ) -> None:
@@ -180,6 +217,8 @@ def blob_trial(
 
     target = rng.choice(history.ids[:-1])
     tally.check(f"trial {history.trials - 1} diff ({kind})", diff_check)
+    label = f"trial {history.trials - 1} merge ({kind})"
+    tally.check(label, merge_all_or_nothing, cli, history, target, rng, tally)
     tally.check(
         f"trial {history.trials - 1} restore ({kind})",
         restore_all_or_nothing,
