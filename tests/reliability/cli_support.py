@@ -161,7 +161,7 @@ class Tally:
     def fail(self, trial: object, message: str) -> None:
         self.failures.append(f"{trial}: {message}"[:300])
 
-    def trial(self, label: str, body: Any, *args: Any) -> None:
+    def trial(self, label: str, body: Any, *args: Any) -> bool:
         """Run one trial; any assertion or command failure becomes a recorded failure."""
         self.counts["trials"] += 1
         try:
@@ -169,6 +169,13 @@ class Tally:
         except (AssertionError, OSError, subprocess.SubprocessError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             self.fail(label, f"{type(exc).__name__}: {first}")
+            return False
+        return True
+
+    def control(self, label: str, body: Any, *args: Any) -> None:
+        """A trial without the hazard (it must pass today): proves the oracle is not blanket."""
+        if self.trial(f"control {label}", body, *args):
+            self.counts["controlsPassed"] += 1
 
     def check(self, label: str, body: Any, *args: Any) -> bool:
         """One check inside a trial: a failure is recorded and the trial goes on. True if it held."""

@@ -112,6 +112,10 @@ def write_preserving(writer: str, path: Path, new: bytes, scratch: Path) -> None
     st = path.stat()
     stamp = (st.st_atime_ns, st.st_mtime_ns)
     tmp = scratch / "staged"
+    if writer == "plain":  # the control: an ordinary write moves the mtime
+        path.write_bytes(new)
+        os.utime(path, ns=(time.time_ns(), max(time.time_ns(), st.st_mtime_ns + 10**9)))
+        return
     if writer == "inplace-utime":
         with path.open("r+b") as f:
             f.write(new)
@@ -205,6 +209,7 @@ def mtime_repro(cli: Cli, tally: Tally) -> None:
 def run_mtime(cli: Cli, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(MTIME, variant, seed)
+    tally.control("plain write", mtime_trial, cli, rng, tally, "plain", False)
     tally.trial("repro", mtime_repro, cli, tally)
     for i in range(trials):
         writer = WRITERS[i % len(WRITERS)] if i < len(WRITERS) else rng.choice(WRITERS)
@@ -273,10 +278,10 @@ def gitignore_state(cli: Cli, rng: random.Random, keep: tuple[str, ...] = ()) ->
     (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
 
 
-def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally) -> None:
+def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool) -> None:
     """New rules (rewritten, added, removed; root and nested) and edits to files."""
     ws = cli.workspace
-    for folder in DIRS:
+    for folder in DIRS if new_rules else []:
         rules = ws / _join(folder, ".gitignore")
         roll = rng.random()
         if roll < 0.35 and rules.exists():
@@ -299,12 +304,12 @@ def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally) -> None:
         (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
 
 
-def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
+def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool = True) -> None:
     ws = cli.workspace
     gitignore_state(cli, rng)
     target = cli.checkpoint("target")
     at_target = tree(ws)
-    gitignore_mutate(cli, rng, tally)
+    gitignore_mutate(cli, rng, tally, new_rules)
     cli.checkpoint("newer rules")
     # The user edits ignored files afterwards (say .env): nothing records them, nothing may touch them.
     now = tree(ws)
@@ -399,6 +404,7 @@ def test_ignore_model_matches_git(tmp_path: Path) -> None:
 def run_gitignore(cli: Cli, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(GITIGNORE, variant, seed)
+    tally.control("same rules at both ends", gitignore_trial, cli, rng, tally, False)
     for i in range(trials):
         tally.trial(f"trial {i}", gitignore_trial, cli, rng, tally)
     tally.finish()
@@ -449,7 +455,7 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
-def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path) -> None:
+def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path, control: bool = False) -> None:
     ws = cli.workspace
     guarded = digest_dir(outside)
     beside = sorted(os.listdir(ws.parent))  # links to ".." point here: nothing may appear
@@ -461,6 +467,8 @@ def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path) -> Non
     at_target = tree(ws)
     tally.counts["files"] += len(at_target)
     for name in rng.sample(TOP, rng.randint(1, len(TOP))):
+        if control and ((ws / name).is_symlink() or not (ws / name).is_file()):
+            continue  # the control only edits files, keeping their kind
         candidates = [name] + [
             f"{name}/{c}" for c in "xyz" if (ws / name).is_dir() and not (ws / name).is_symlink()
         ]
@@ -473,7 +481,7 @@ def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path) -> Non
             else "file"
         )
         remove(victim)
-        kind = rng.choice(KINDS)
+        kind = "file" if control else rng.choice(KINDS)
         if victim.parent.is_dir():
             make_entry(victim, kind, rng, outside, depth=0 if victim.parent == ws else 1)
             tally.kinds[f"{was}->{kind.split('-')[0]}"] += 1
@@ -493,6 +501,7 @@ def run_swaps(cli: Cli, variant: str, trials: int, seed: int) -> None:
     outside = cli.workspace.parent / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("outside the workspace\n")
+    tally.control("no kind changes", swap_trial, cli, rng, tally, outside, True)
     for i in range(trials):
         tally.trial(f"trial {i}", swap_trial, cli, rng, tally, outside)
     tally.finish()
@@ -515,9 +524,9 @@ LONG = "data-safety-long-names"
 _CHARS = ["a", "Z", "0", "_", "-", " ", "é", "ß", "中", "語", "😀", "🦀"]
 
 
-def long_name(rng: random.Random) -> str:
-    """A name of 200–255 bytes in UTF-8, mixing 1-, 2-, 3- and 4-byte characters."""
-    target = rng.randint(200, 255)
+def long_name(rng: random.Random, size: tuple[int, int] = (200, 255)) -> str:
+    """A name of 200–255 bytes (or ``size``) in UTF-8, mixing 1-, 2-, 3- and 4-byte characters."""
+    target = rng.randint(*size)
     name = rng.choice(["a", "中", "é"])
     while True:
         char = rng.choice(_CHARS)
@@ -528,13 +537,13 @@ def long_name(rng: random.Random) -> str:
     return name[:-1] + "x" if name.endswith(" ") else name
 
 
-def long_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
+def long_trial(cli: Cli, rng: random.Random, tally: Tally, size: tuple[int, int] = (200, 255)) -> None:
     ws = cli.workspace
     folder = ws
     for _ in range(rng.randint(0, 2)):
-        folder = folder / long_name(rng)
+        folder = folder / long_name(rng, size)
     folder.mkdir(parents=True, exist_ok=True)
-    names = [long_name(rng) for _ in range(rng.randint(2, 4))]
+    names = [long_name(rng, size) for _ in range(rng.randint(2, 4))]
     for name in names:
         (folder / name).write_bytes(random_text(rng, rng.randint(1, 5000)))
     tally.counts["files"] += len(names)
@@ -548,8 +557,8 @@ def long_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
         elif roll < 0.6:
             (folder / name).unlink()
         elif roll < 0.8:
-            (folder / name).rename(folder / long_name(rng))
-    (folder / long_name(rng)).write_bytes(random_text(rng, rng.randint(1, 500)))
+            (folder / name).rename(folder / long_name(rng, size))
+    (folder / long_name(rng, size)).write_bytes(random_text(rng, rng.randint(1, 500)))
     cli.checkpoint("changed")
     before = tree(ws)
     restore_and_undo(cli, target, before, force=False, expect=at_target)
@@ -559,6 +568,7 @@ def long_trial(cli: Cli, rng: random.Random, tally: Tally) -> None:
 def run_long(cli: Cli, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(LONG, variant, seed)
+    tally.control("names of 20-60 bytes", long_trial, cli, rng, tally, (20, 60))
     for i in range(trials):
         tally.trial(f"trial {i}", long_trial, cli, rng, tally)
     tally.finish()

@@ -122,6 +122,8 @@ BLOB_DAMAGE = ["flip", "truncate", "delete", "zeros", "append"]
 
 
 def damage_blob(path: Path, kind: str, rng: random.Random) -> None:
+    if kind == "none":  # the control
+        return
     data = bytearray(path.read_bytes())
     if kind == "delete":
         path.unlink()
@@ -199,8 +201,9 @@ def blob_trial(
     assert blobs, f"no blob files found under {cli.store}"
     victim = rng.choice(blobs)
     damage_blob(victim, kind, rng)
-    tally.kinds[kind] += 1
-    tally.counts["blobsDamaged"] += 1
+    if kind != "none":
+        tally.kinds[kind] += 1
+        tally.counts["blobsDamaged"] += 1
     a, b = sorted(rng.sample(history.ids, 2), key=history.ids.index)
     if (a, b) not in references:
         references[(a, b)] = Cli(history.workspace, history.pristine).ok("diff", a, b).out
@@ -228,7 +231,8 @@ def blob_trial(
         tally,
         history.all_ids,
     )
-    tally.check(f"trial {history.trials - 1} verify ({kind})", verify_finds, cli, tally)
+    if kind != "none":
+        tally.check(f"trial {history.trials - 1} verify ({kind})", verify_finds, cli, tally)
 
 
 def run_blobs(tmp_path: Path, variant: str, trials: int, seed: int) -> None:
@@ -236,6 +240,7 @@ def run_blobs(tmp_path: Path, variant: str, trials: int, seed: int) -> None:
     tally = Tally(BLOBS, variant, seed)
     history = History(tmp_path, rng, checkpoints=4)
     references: dict[tuple[str, str], str] = {}
+    tally.control("undamaged store", blob_trial, history, rng, tally, references, "none")
     for i in range(trials):
         kind = BLOB_DAMAGE[i % len(BLOB_DAMAGE)] if i < len(BLOB_DAMAGE) else rng.choice(BLOB_DAMAGE)
         tally.trial(f"trial {i}", blob_trial, history, rng, tally, references, kind)
@@ -288,7 +293,7 @@ def quarantined(store: Path, piece: bytes) -> bool:
     )
 
 
-def journal_trial(history: History, rng: random.Random, tally: Tally) -> None:
+def journal_trial(history: History, rng: random.Random, tally: Tally, damage: bool = True) -> None:
     cli = history.fresh()
     journals = journal_files(cli.store)
     assert journals, f"no journal files found under {cli.store}"
@@ -298,12 +303,13 @@ def journal_trial(history: History, rng: random.Random, tally: Tally) -> None:
     assert middle, f"{journal.name} has no middle line"
     index = rng.choice(middle)
     original = lines[index]
-    kind = rng.choice(LINE_DAMAGE)
-    lines[index] = damage_line(original, kind, rng)
-    journal.write_bytes(b"\n".join(lines))
-    tally.kinds[kind] += 1
-    tally.counts["linesDamaged"] += 1
-    damaged = {cp for cp in history.all_ids if cp.encode() in original}
+    kind = rng.choice(LINE_DAMAGE) if damage else "none"
+    if damage:
+        lines[index] = damage_line(original, kind, rng)
+        journal.write_bytes(b"\n".join(lines))
+        tally.kinds[kind] += 1
+        tally.counts["linesDamaged"] += 1
+    damaged = {cp for cp in history.all_ids if cp.encode() in original} if damage else set()
     intact = [cp for cp in history.ids if cp not in damaged]
     blobs_before = {p.name for p in blob_files(cli.store)}
     label = f"trial {history.trials - 1} ({kind}, line {index + 1}/{len(middle) + 2})"
@@ -339,6 +345,8 @@ def journal_trial(history: History, rng: random.Random, tally: Tally) -> None:
 
     tally.check(f"{label} log", log_lists_the_rest)
     tally.check(f"{label} restore", intact_restores)
+    if not damage:
+        return
     tally.check(f"{label} verify", verify_finds, cli, tally)
     if tally.check(f"{label} repair", repair_quarantines):
         tally.check(f"{label} log after repair", log_lists_the_rest)
@@ -349,6 +357,7 @@ def run_journal(tmp_path: Path, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(JOURNAL, variant, seed)
     history = History(tmp_path, rng, checkpoints=6)
+    tally.control("undamaged journal", journal_trial, history, rng, tally, False)
     for i in range(trials):
         tally.trial(f"trial {i}", journal_trial, history, rng, tally)
     tally.finish(checkpointsInHistory=len(history.all_ids))
@@ -410,6 +419,7 @@ def run_large(tmp_path: Path, variant: str, sizes: list[int], seed: int) -> None
     cli.init()
     tally.counts["checkpointPeakRssMb"] = 0
     tally.counts["restorePeakRssMb"] = 0
+    tally.control("4 MiB files (stored)", large_trial, cli, rng, tally, 4 * MiB, True)
     for i, size in enumerate(sizes):
         recorded = i % 2 == 0
         tally.trial(
