@@ -76,6 +76,9 @@ def restore_and_undo(
     if expect is not None:
         delta = tree_delta(expect, tree(cli.workspace))
         assert not delta, f"restore {target} is not the checkpoint: {delta}"
+    if payload.get("kind") == "nothingToRestore":
+        assert not tree_delta(before, tree(cli.workspace)), "'nothing to restore' changed the workspace"
+        return "nothing"
     undo = undo_id(result, payload)
     assert undo, f"an applied restore names no undo point: {result.out[:200]}"
     back, _ = cli.restore(undo, "--force")
@@ -179,7 +182,8 @@ def mtime_trial(cli: Cli, rng: random.Random, tally: Tally, writer: str, checkpo
         if tree(ws).get(rel) != before[rel]:
             tally.counts["lost"] += 1
         raise
-    tally.counts["refusedAsConflict" if outcome == "refused" else "restoresVerified"] += 1
+    names = {"refused": "refusedAsConflict", "nothing": "nothingToRestore", "applied": "restoresVerified"}
+    tally.counts[names[outcome]] += 1
 
 
 def mtime_repro(cli: Cli, tally: Tally) -> None:
@@ -262,7 +266,7 @@ def _rules(rng: random.Random) -> bytes:
     return "".join(f"{rule}\n" for rule in rng.sample(PATTERNS, rng.randint(1, 3))).encode()
 
 
-def gitignore_state(cli: Cli, rng: random.Random, keep: tuple[str, ...] = ()) -> None:
+def gitignore_state(cli: Cli, rng: random.Random, keep: tuple[str, ...] = (), lookalike: bool = True) -> None:
     ws = cli.workspace
     clear(ws, keep)
     for folder in DIRS:
@@ -274,8 +278,9 @@ def gitignore_state(cli: Cli, rng: random.Random, keep: tuple[str, ...] = ()) ->
         if rng.random() < (0.8 if not folder else 0.4):
             (ws / folder).mkdir(parents=True, exist_ok=True)
             (ws / _join(folder, ".gitignore")).write_bytes(_rules(rng))
-    (ws / TOOL_LOOKALIKE).parent.mkdir(parents=True, exist_ok=True)
-    (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
+    if lookalike:
+        (ws / TOOL_LOOKALIKE).parent.mkdir(parents=True, exist_ok=True)
+        (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
 
 
 def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool) -> None:
@@ -300,13 +305,13 @@ def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool
             elif roll < 0.7:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(random_text(rng, rng.randint(1, 300)))
-    if rng.random() < 0.5:
+    if new_rules and rng.random() < 0.5:
         (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
 
 
 def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool = True) -> None:
     ws = cli.workspace
-    gitignore_state(cli, rng)
+    gitignore_state(cli, rng, lookalike=new_rules)  # the control leaves out the tool-folder lookalike
     target = cli.checkpoint("target")
     at_target = tree(ws)
     gitignore_mutate(cli, rng, tally, new_rules)
