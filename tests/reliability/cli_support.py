@@ -8,6 +8,8 @@ while the engine's capture, restore and storage code is rewritten underneath.
   (``os.wait4``), so memory figures belong to exactly one command.
 - :class:`Tally` collects a campaign's counts and failures, records the figures (also when the
   campaign fails, so the report shows what went wrong) and then fails the test if anything did.
+- :func:`restore_and_undo` is the common oracle: an applied restore gives the checkpoint's tree,
+  and restoring the undo point it names gives back the tree from before it.
 - :func:`tree` (from the conftest) is the ground truth; :func:`write_tree` puts a recorded tree
   back on disk; :func:`tree_delta` says briefly how two trees differ.
 """
@@ -30,14 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.reliability.conftest import FULL, record_figures
+from tests.reliability.conftest import FULL, record_figures, tree
 
 Tree = dict[str, tuple[str, bytes, bool]]
 
 _SCRIPT = Path(sys.executable).with_name("retrace")
 COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "retrace"]
 _UNDO = re.compile(r"Undo with: retrace restore (\S+)")
-_CONFLICT = 3
+CONFLICT = 3
+"""``retrace restore`` exit code when it refused because of conflicts."""
 
 
 def campaign_seed(ci_seed: int) -> int:
@@ -144,6 +147,46 @@ def undo_id(result: Result, payload: dict[str, Any]) -> str | None:
 def restored_checkpoint_id(payload: dict[str, Any]) -> str | None:
     checkpoint = payload.get("checkpoint")
     return str(checkpoint["id"]) if isinstance(checkpoint, dict) and checkpoint.get("id") else None
+
+
+def initialised_cli(tmp_path: Path) -> Cli:
+    """A fresh workspace (its name has a space and a non-ASCII letter) with an initialised store."""
+    workspace = tmp_path / "wörk space"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("campaign workspace\n")
+    cli = Cli(workspace, tmp_path / "store")
+    cli.init()
+    return cli
+
+
+def restore_and_undo(
+    cli: Cli, target: str, before: Tree, *, force: bool, expect: Tree | None, refusal_ok: bool = False
+) -> str:
+    """Restore ``target``; check the result is ``expect`` (when given); undo; check ``before`` is back.
+
+    The undo point is the checkpoint the restore names (the state just before it, unrecorded
+    changes included: a safety checkpoint is taken before applying). Returns how the restore
+    ended: ``refused`` (a conflict that changed nothing, when ``refusal_ok``) or ``applied``.
+    """
+    result, payload = cli.restore(target, *(["--force"] if force else []))
+    if result.code == CONFLICT and refusal_ok:
+        delta = tree_delta(before, tree(cli.workspace))
+        assert not delta, f"a refused restore changed the workspace: {delta}"
+        return "refused"
+    assert result.code == 0, f"restore {target}: {result.brief()}"
+    if expect is not None:
+        delta = tree_delta(expect, tree(cli.workspace))
+        assert not delta, f"restore {target} is not the checkpoint: {delta}"
+    if payload.get("kind") == "nothingToRestore":
+        assert not tree_delta(before, tree(cli.workspace)), "'nothing to restore' changed the workspace"
+        return "nothing"
+    undo = undo_id(result, payload)
+    assert undo, f"an applied restore names no undo point: {result.out[:200]}"
+    back, _ = cli.restore(undo, "--force")
+    assert back.code == 0, f"undo restore {undo}: {back.brief()}"
+    delta = tree_delta(before, tree(cli.workspace))
+    assert not delta, f"restore + undo lost or changed work: {delta}"
+    return "applied"
 
 
 class Tally:

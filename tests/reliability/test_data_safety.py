@@ -10,7 +10,7 @@ with ``RETRACE_SEED=<seed>``), records its figures even when it fails, then fail
 2. ``.gitignore`` rewrites (root and nested, added and removed) — a path ignored at either end of a
    restore is never deleted or overwritten, and a restore creates no phantom external changes;
 3. file ↔ directory ↔ symlink swaps — ``restore --force`` reproduces the checkpoint's tree exactly;
-4. names of 200–255 bytes with multibyte UTF-8 — checkpoint and restore byte-exact.
+4. names of 200–255 bytes with multibyte UTF-8 and paths past PATH_MAX — in ``test_long_paths.py``.
 
 "Restore then undo" is the common oracle: after an applied restore, restoring the checkpoint the
 restore names as its undo point must give back the exact tree from before the restore.
@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 from tests.reliability.cli_support import (
+    CONFLICT,
     Cli,
     Result,
     Tally,
@@ -38,54 +39,19 @@ from tests.reliability.cli_support import (
     campaign_seed,
     clear,
     digest_dir,
+    initialised_cli,
     random_text,
+    restore_and_undo,
     restored_checkpoint_id,
     tree_delta,
     undo_id,
 )
 from tests.reliability.conftest import full_only, tree
 
-CONFLICT = 3
-
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    workspace = tmp_path / "wörk space"
-    workspace.mkdir()
-    (workspace / "README.md").write_text("campaign workspace\n")
-    cli = Cli(workspace, tmp_path / "store")
-    cli.init()
-    return cli
-
-
-def restore_and_undo(
-    cli: Cli, target: str, before: Tree, *, force: bool, expect: Tree | None, refusal_ok: bool = False
-) -> str:
-    """Restore ``target``; check the result is ``expect`` (when given); undo; check ``before`` is back.
-
-    The undo point is the checkpoint the restore names (the state just before it, unrecorded
-    changes included: a safety checkpoint is taken before applying). Returns how the restore
-    ended: ``refused`` (a conflict that changed nothing, when ``refusal_ok``) or ``applied``.
-    """
-    result, payload = cli.restore(target, *(["--force"] if force else []))
-    if result.code == CONFLICT and refusal_ok:
-        delta = tree_delta(before, tree(cli.workspace))
-        assert not delta, f"a refused restore changed the workspace: {delta}"
-        return "refused"
-    assert result.code == 0, f"restore {target}: {result.brief()}"
-    if expect is not None:
-        delta = tree_delta(expect, tree(cli.workspace))
-        assert not delta, f"restore {target} is not the checkpoint: {delta}"
-    if payload.get("kind") == "nothingToRestore":
-        assert not tree_delta(before, tree(cli.workspace)), "'nothing to restore' changed the workspace"
-        return "nothing"
-    undo = undo_id(result, payload)
-    assert undo, f"an applied restore names no undo point: {result.out[:200]}"
-    back, _ = cli.restore(undo, "--force")
-    assert back.code == 0, f"undo restore {undo}: {back.brief()}"
-    delta = tree_delta(before, tree(cli.workspace))
-    assert not delta, f"restore + undo lost or changed work: {delta}"
-    return "applied"
+    return initialised_cli(tmp_path)
 
 
 # --------------------------------------------------------------------------- 1. mtime-preserving writers
@@ -521,70 +487,3 @@ def test_type_swaps(cli: Cli) -> None:
 @full_only
 def test_type_swaps_full(cli: Cli) -> None:
     run_swaps(cli, "full", trials=50, seed=campaign_seed(0))
-
-
-# --------------------------------------------------------------------------- 4. long names
-
-LONG = "data-safety-long-names"
-_CHARS = ["a", "Z", "0", "_", "-", " ", "é", "ß", "中", "語", "😀", "🦀"]
-
-
-def long_name(rng: random.Random, size: tuple[int, int] = (200, 255)) -> str:
-    """A name of 200–255 bytes (or ``size``) in UTF-8, mixing 1-, 2-, 3- and 4-byte characters."""
-    target = rng.randint(*size)
-    name = rng.choice(["a", "中", "é"])
-    while True:
-        char = rng.choice(_CHARS)
-        if len((name + char).encode()) > target:
-            break
-        name += char
-    name += "x" * (target - len(name.encode()))
-    return name[:-1] + "x" if name.endswith(" ") else name
-
-
-def long_trial(cli: Cli, rng: random.Random, tally: Tally, size: tuple[int, int] = (200, 255)) -> None:
-    ws = cli.workspace
-    folder = ws
-    for _ in range(rng.randint(0, 2)):
-        folder = folder / long_name(rng, size)
-    folder.mkdir(parents=True, exist_ok=True)
-    names = [long_name(rng, size) for _ in range(rng.randint(2, 4))]
-    for name in names:
-        (folder / name).write_bytes(random_text(rng, rng.randint(1, 5000)))
-    tally.counts["files"] += len(names)
-    tally.kinds[f"{max(len(n.encode()) for n in names) // 10 * 10}+ bytes"] += 1
-    target = cli.checkpoint("long names")
-    at_target = tree(ws)
-    for name in names:
-        roll = rng.random()
-        if roll < 0.4:
-            (folder / name).write_bytes(random_text(rng, rng.randint(1, 5000)))
-        elif roll < 0.6:
-            (folder / name).unlink()
-        elif roll < 0.8:
-            (folder / name).rename(folder / long_name(rng, size))
-    (folder / long_name(rng, size)).write_bytes(random_text(rng, rng.randint(1, 500)))
-    cli.checkpoint("changed")
-    before = tree(ws)
-    restore_and_undo(cli, target, before, force=False, expect=at_target)
-    tally.counts["restoresVerified"] += 1
-
-
-def run_long(cli: Cli, variant: str, trials: int, seed: int) -> None:
-    rng = random.Random(seed)
-    tally = Tally(LONG, variant, seed)
-    tally.control("names of 20-60 bytes", long_trial, cli, rng, tally, (20, 60))
-    for i in range(trials):
-        tally.trial(f"trial {i}", long_trial, cli, rng, tally)
-    tally.finish()
-
-
-def test_long_names(cli: Cli) -> None:
-    run_long(cli, "ci", trials=4, seed=campaign_seed(20261204))
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(1800)
-@full_only
-def test_long_names_full(cli: Cli) -> None:
-    run_long(cli, "full", trials=40, seed=campaign_seed(0))
