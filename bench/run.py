@@ -160,17 +160,31 @@ def measure(name: str, *, size: int, calls: int, seed: int, work: Path, keep: bo
     return result
 
 
-def run_child(name: str, *, size: int, calls: int, seed: int, work: Path, keep: bool) -> Result:
-    """``measure`` in a fresh interpreter, so ``ru_maxrss`` belongs to this strategy alone."""
+BEFORE = "retrace-before"
+"""The ``retrace`` strategy run against an older server tree (``--before DIR``), for before/after ratios."""
+
+
+def run_child(
+    name: str, *, size: int, calls: int, seed: int, work: Path, keep: bool, before: Path | None = None
+) -> Result:
+    """``measure`` in a fresh interpreter, so ``ru_maxrss`` belongs to this strategy alone.
+
+    ``retrace-before`` runs the ``retrace`` strategy with ``before/server`` first on the import path,
+    so the old engine is measured by the same harness, on the same machine, in the same run."""
+    child = "retrace" if name == BEFORE else name
     result_file = work / f"result-{name}-{size}.json"
-    cmd = [sys.executable, "-m", "bench.run", "--child", name, "--size", str(size), "--calls", str(calls)]
+    cmd = [sys.executable, "-m", "bench.run", "--child", child, "--size", str(size), "--calls", str(calls)]
     cmd += ["--seed", str(seed), "--work", str(work), "--result", str(result_file)]
     if keep:
         cmd.append("--keep")
-    proc = subprocess.run(cmd, cwd=BENCH_DIR.parent, check=False)
+    env = dict(os.environ)
+    if name == BEFORE and before is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(before / "server"), str(BENCH_DIR.parent)])
+    proc = subprocess.run(cmd, cwd=BENCH_DIR.parent, check=False, env=env)
     if proc.returncode != 0 or not result_file.exists():
         return {"strategy": name, "size": size, "calls": calls, "crashed": proc.returncode}
     result: Result = json.loads(result_file.read_text())
+    result["strategy"] = name
     result_file.unlink()
     return result
 
@@ -315,11 +329,28 @@ def _size_section(size: int, results: dict[str, Result]) -> list[str]:
             vs_git = fmt_ratio(get(git), get(rt)) if git else "n/a"
             vs_floor = fmt_ratio(get(rt), get(floor)) if floor else "n/a"
             out.append(f"| {label} | {vs_git} | {vs_floor} |")
+    old = _get(results, BEFORE)
+    if rt and old:
+        out += ["", "| measure (before → now) | before | now | now / before |", "|---|---:|---:|---:|"]
+        for label, get in _before_rows():
+            now, was = get(rt), get(old)
+            out.append(f"| {label} | {fmt_ms(was)} | {fmt_ms(now)} | {fmt_ratio(now, was)} |")
     if rt and rt.get("detect_modes"):
         modes = ", ".join(f"{k}: {v}" for k, v in sorted(rt["detect_modes"].items()))
         out += ["", f"Retrace shell-call detection, as reported by the engine: {modes}."]
     out.append("")
     return out
+
+
+def _before_rows() -> list[tuple[str, Callable[[Result], float]]]:
+    return [
+        ("edit p50", lambda r: r["edit"]["p50"]),
+        ("edit p95", lambda r: r["edit"]["p95"]),
+        ("shell p95", lambda r: r["shell"]["p95"]),
+        ("warm baseline", lambda r: r["warm_ms"]),
+        ("restore 1 back", lambda r: _restore_ms(r, "1 back")),
+        ("restore 50 back", lambda r: _restore_ms(r, "50 back")),
+    ]
 
 
 def _targets(by_size: dict[int, dict[str, Result]]) -> list[str]:
@@ -494,6 +525,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated subset")
     p.add_argument("--quick", action="store_true", help="smoke run: 1000 files, 40 calls")
     p.add_argument("--keep", action="store_true", help="keep workspaces and stores")
+    p.add_argument(
+        "--before",
+        type=Path,
+        help="also run the retrace strategy on an older tree (DIR/server), e.g. from "
+        "`git archive <rev> server | tar -x -C DIR`, and report now/before ratios",
+    )
     p.add_argument("--child", choices=list(STRATEGIES), help=argparse.SUPPRESS)
     p.add_argument("--size", type=int, help=argparse.SUPPRESS)
     p.add_argument("--result", type=Path, help=argparse.SUPPRESS)
@@ -515,7 +552,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     names = [n.strip() for n in args.strategies.split(",") if n.strip()]
-    unknown = [n for n in names if n not in STRATEGIES]
+    if args.before is not None:
+        names.append(BEFORE)
+    unknown = [n for n in names if n not in STRATEGIES and n != BEFORE]
     if unknown:
         print(f"bench: error: unknown strategies {unknown}; choose from {list(STRATEGIES)}", file=sys.stderr)
         return 2
@@ -527,7 +566,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in names:
             t0 = time.perf_counter()
             print(f"[bench] {size:,} files, {args.calls} calls: {name} …", file=sys.stderr, flush=True)
-            r = run_child(name, size=size, calls=args.calls, seed=args.seed, work=work, keep=args.keep)
+            r = run_child(
+                name,
+                size=size,
+                calls=args.calls,
+                seed=args.seed,
+                work=work,
+                keep=args.keep,
+                before=args.before,
+            )
             by_size.setdefault(size, {})[name] = r
             state = (
                 f"crashed ({r['crashed']})" if "crashed" in r else ("exact" if r["exact"] else "NOT exact")

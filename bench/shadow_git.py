@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 from bench.trace import Step
-from retrace.engine.config import BUILTIN_EXCLUDES
+from retrace.engine.config import BUILTIN_EXCLUDES, TOOL_FOLDER_PATTERNS
 
 _COMMIT_LINE = re.compile(r"^\[[^\]]*?([0-9a-f]{7,40})\]", re.MULTILINE)
 
@@ -68,7 +68,7 @@ class ShadowGit:
                 self._git("config", key, value)
             exclude = self.git_dir / "info" / "exclude"
             exclude.parent.mkdir(parents=True, exist_ok=True)
-            exclude.write_text("\n".join(BUILTIN_EXCLUDES) + "\n", encoding="utf-8")
+            exclude.write_text("\n".join((*BUILTIN_EXCLUDES, *TOOL_FOLDER_PATTERNS)) + "\n", encoding="utf-8")
             return self._commit("baseline")
         return self._commit("reopen")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pathspec
 
-from retrace.engine.config import BUILTIN_EXCLUDES
+from retrace.engine.config import BUILTIN_EXCLUDES, TOOL_FOLDER_PATTERNS
 
 
 class IgnoreRules:
@@ -51,7 +51,7 @@ class IgnoreRules:
     def for_workspace(cls, root: Path) -> IgnoreRules:
         gitignore = root / ".gitignore"
         extra = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.exists() else []
-        return cls([*BUILTIN_EXCLUDES, *extra])
+        return cls([*BUILTIN_EXCLUDES, *TOOL_FOLDER_PATTERNS, *extra])
 
     def ignores_dir(self, rel: str, name: str) -> bool:
         if self._dir_re is not None and self._dir_re.match(name):

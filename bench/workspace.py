@@ -202,4 +202,7 @@ def generate(root: Path, n_files: int, seed: int = 1) -> Workspace:
         add_ignored(f"build/out/chunk{i}.js")
     for i in range(max(3, n_files // 200)):
         add_ignored(f"{rng.choice(ws.dirs)}/debug{i}.log")
+    # npm's marker: Retrace recognises node_modules/ as a tool folder by it, not by its name.
+    _write(root / "node_modules" / ".package-lock.json", b"{}\n")
+    ws.ignored_files += 1
     return ws

@@ -40,6 +40,8 @@ export const COMMANDS = {
     showChangesSince: 'retrace.checkpoint.showChangesSince',
     restoreFileBefore: 'retrace.restoreFileBefore',
     undoRestore: 'retrace.undoRestore',
+    undoLastRestore: 'retrace.undoLastRestore',
+    verifyStore: 'retrace.verifyStore',
 } as const;
 
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];

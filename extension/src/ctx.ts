@@ -1,6 +1,6 @@
 /**
- * Ctx owns the language client: finding the interpreter, starting, stopping and restarting the
- * server, forwarding settings, and fanning the server's notifications out to the views (each
+ * Ctx connects the extension to the server: it prepares each launch (interpreter, environment,
+ * initialization options) for the one `Supervisor` that owns the process, forwards settings, and fanning the server's notifications out to the views (each
  * listener isolated so one broken view cannot break another). Commands are registered once as
  * factories: while the server is not running they all answer "Retrace server is not running".
  */
@@ -8,21 +8,20 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
     DidChangeConfigurationNotification,
-    LanguageClient,
+    type LanguageClient,
     type LanguageClientOptions,
     MessageType,
-    type ServerOptions,
     ShowMessageNotification,
-    State,
     type StaticFeature,
     type ClientCapabilities,
     type FeatureState,
 } from 'vscode-languageclient/node';
 import { COMMANDS, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
-import { findInterpreter, installServer, type Interpreter } from './client/serverProcess';
+import { findInterpreter, installServer } from './client/serverProcess';
+import { Supervisor, type Launch, type ServerState } from './client/supervisor';
 import {
     METHODS,
-    Rpc,
+    type Rpc,
     type AgentEvent,
     type EditorSaveParams,
     type EditorSaveResult,
@@ -36,11 +35,7 @@ import {
 import { errorMessage, log } from './logging';
 import { allowsPopup, notificationLevel, serverSettings } from './settings';
 
-export type ServerState =
-    | { readonly kind: 'stopped' }
-    | { readonly kind: 'starting' }
-    | { readonly kind: 'running'; readonly rpc: Rpc; readonly interpreter: Interpreter }
-    | { readonly kind: 'failed'; readonly reason: string };
+export type { ServerState } from './client/supervisor';
 
 /** What the UI parts answer on behalf of the server's requests. */
 export interface ServerRequestHandlers {
@@ -71,9 +66,8 @@ class ResourceOperationsFeature implements StaticFeature {
 }
 
 export class Ctx implements vscode.Disposable {
-    private state: ServerState = { kind: 'stopped' };
+    private readonly supervisor: Supervisor;
     private client: LanguageClient | undefined;
-    private starting: Promise<void> | undefined;
     private readonly disposables: vscode.Disposable[] = [];
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
     private readonly agentEventEmitter = new vscode.EventEmitter<AgentEvent>();
@@ -88,6 +82,16 @@ export class Ctx implements vscode.Disposable {
         readonly extension: vscode.ExtensionContext,
         readonly output: vscode.LogOutputChannel,
     ) {
+        this.supervisor = new Supervisor({
+            prepare: () => this.prepare(),
+            wire: (client, rpc) => {
+                this.client = client;
+                this.wire(client, rpc);
+            },
+            onState: state => this.onState(state),
+            note: (severity, message) => this.note(severity, message),
+            trace: message => log.info(message),
+        });
         this.disposables.push(
             this.stateEmitter,
             this.agentEventEmitter,
@@ -96,29 +100,53 @@ export class Ctx implements vscode.Disposable {
         );
     }
 
+    /** Always the supervisor's state, i.e. derived from the real process and client. */
     get serverState(): ServerState {
-        return this.state;
+        return this.supervisor.serverState;
+    }
+
+    /** The live server process id (undefined while it is not running). */
+    get serverPid(): number | undefined {
+        return this.supervisor.pid;
     }
 
     get rpc(): Rpc | undefined {
-        return this.state.kind === 'running' ? this.state.rpc : undefined;
+        const state = this.supervisor.serverState;
+        return state.kind === 'running' ? state.rpc : undefined;
     }
 
     /** Resolves once the server runs; rejects with the reason it cannot. */
     async ready(): Promise<Rpc> {
-        if (this.state.kind !== 'running') {
-            await (this.starting ?? this.start());
+        if (this.serverState.kind !== 'running') {
+            await this.supervisor.start();
         }
-        if (this.state.kind === 'running') {
-            return this.state.rpc;
+        const state = this.serverState;
+        if (state.kind === 'running') {
+            return state.rpc;
         }
-        throw new Error(this.state.kind === 'failed' ? this.state.reason : 'Retrace server is not running');
+        throw new Error(state.kind === 'failed' ? state.reason : 'Retrace server is not running');
     }
 
-    private setState(state: ServerState): void {
-        this.state = state;
+    private onState(state: ServerState): void {
+        log.info(`server state: ${state.kind}${state.kind === 'failed' ? ` (${state.reason})` : state.kind === 'running' ? ` (pid ${state.pid})` : ''}`);
         void vscode.commands.executeCommand('setContext', 'retrace.serverRunning', state.kind === 'running');
-        this.stateEmitter.fire(state);
+        this.fire(this.stateEmitter, state, 'server state');
+        if (state.kind === 'failed' && /^(no Python|server failed to start)/.test(state.reason)) {
+            void this.offerInstall(state.reason);
+        }
+    }
+
+    /** Supervisor notes: always logged; shown as a non-blocking notification. */
+    private note(severity: 'info' | 'warning' | 'error', message: string): void {
+        if (severity === 'error') {
+            log.error(message);
+        } else if (severity === 'warning') {
+            log.warn(message);
+        } else {
+            log.info(message);
+        }
+        const show = severity === 'error' ? vscode.window.showErrorMessage : severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+        void show(message);
     }
 
     registerCommand(id: CommandId, factory: CommandFactory): void {
@@ -141,7 +169,8 @@ export class Ctx implements vscode.Disposable {
 
     /** The disabled form of every server-backed command: say so (without waiting for the user). */
     private serverNotRunning(id: string): undefined {
-        const why = this.state.kind === 'failed' ? ` (${this.state.reason})` : this.state.kind === 'starting' ? ' yet' : '';
+        const state = this.serverState;
+        const why = state.kind === 'failed' ? ` (${state.reason})` : state.kind === 'starting' ? ' yet' : '';
         log.warn(`command ${id}: server not running${why}`);
         void vscode.window.showErrorMessage(`Retrace server is not running${why}.`, 'Restart server', 'Show logs').then(pick => {
             if (pick === 'Restart server') {
@@ -154,40 +183,26 @@ export class Ctx implements vscode.Disposable {
     }
 
     start(): Promise<void> {
-        this.starting ??= this.doStart().finally(() => {
-            this.starting = undefined;
-        });
-        return this.starting;
+        return this.supervisor.start();
     }
 
-    private async doStart(): Promise<void> {
+    /** Everything one server launch needs; a string says why there is none. */
+    private async prepare(): Promise<Launch | string> {
         const folder = vscode.workspace.workspaceFolders?.[0];
         if (folder === undefined) {
-            this.setState({ kind: 'failed', reason: 'open a folder to use Retrace' });
-            return;
+            return 'open a folder to use Retrace';
         }
-        this.setState({ kind: 'starting' });
         const found = await findInterpreter(this.extension.globalStorageUri);
         if ('problem' in found) {
             const reason = `no Python can run the Retrace server: ${found.problem}`;
             log.error(reason);
-            this.setState({ kind: 'failed', reason });
-            void this.offerInstall(reason);
-            return;
+            return reason;
         }
         const interpreter = found.interpreter;
-        const env: NodeJS.ProcessEnv = { ...process.env };
+        // The key travels on an inherited pipe, never in the server's environment (tools could read it).
         const apiKey = await this.extension.secrets.get(SECRET_API_KEY);
-        if (apiKey !== undefined && apiKey !== '') {
-            env['ANTHROPIC_API_KEY'] = apiKey;
-        }
         const args = ['-m', 'retrace', 'serve'];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
-        const serverOptions: ServerOptions = {
-            command: interpreter.path,
-            args,
-            options: { cwd: folder.uri.fsPath, env },
-        };
         const storage = this.extension.storageUri ?? this.extension.globalStorageUri;
         const initializationOptions: InitializationOptions = {
             storeDir: path.join(storage.fsPath, 'store'),
@@ -202,26 +217,10 @@ export class Ctx implements vscode.Disposable {
             initializationOptions,
             workspaceFolder: folder,
         };
-        const client = new LanguageClient('retrace', 'Retrace', serverOptions, clientOptions);
-        client.registerFeature(new ResourceOperationsFeature());
-        this.client = client;
-        const rpc = new Rpc(client);
-        this.wire(rpc);
-        client.onDidChangeState(e => {
-            if (e.newState === State.Stopped && this.client === client && this.state.kind === 'running') {
-                log.error('Retrace server stopped');
-                this.setState({ kind: 'failed', reason: 'the server process stopped; see the Retrace log' });
-            }
-        });
-        try {
-            await client.start();
-        } catch (err) {
-            const reason = `server failed to start: ${errorMessage(err)}`;
-            log.error(reason);
-            this.setState({ kind: 'failed', reason });
-            void this.offerInstall(reason);
-            return;
-        }
+        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, clientOptions, features: [new ResourceOperationsFeature()] };
+    }
+
+    private wire(client: LanguageClient, rpc: Rpc): void {
         // Server pop-ups pass the user's `retrace.notifications` gate; the log always has them.
         client.onNotification(ShowMessageNotification.type, p => {
             const severity = p.type === MessageType.Error ? 'error' : p.type === MessageType.Warning ? 'warning' : 'info';
@@ -236,11 +235,6 @@ export class Ctx implements vscode.Disposable {
                 void show(`Retrace: ${p.message}`);
             }
         });
-        this.setState({ kind: 'running', rpc, interpreter });
-        log.info('Retrace server running');
-    }
-
-    private wire(rpc: Rpc): void {
         rpc.onNotification(METHODS.agentEvent, e => this.fire(this.agentEventEmitter, e, 'agent event'));
         rpc.onNotification(METHODS.timelineDidChange, e => this.fire(this.timelineEmitter, e, 'timeline change'));
         rpc.onRequest(METHODS.permissionRequest, async p => {
@@ -293,22 +287,12 @@ export class Ctx implements vscode.Disposable {
     }
 
     async stop(): Promise<void> {
-        const client = this.client;
-        this.client = undefined;
-        if (client !== undefined) {
-            try {
-                await client.stop(5000);
-            } catch (err) {
-                log.warn(`stopping the server failed: ${errorMessage(err)}`);
-            }
-        }
-        this.setState({ kind: 'stopped' });
+        await this.supervisor.stop();
     }
 
+    /** Stop, wait until the old process is gone, start again (never two servers at once). */
     async restart(): Promise<void> {
-        await this.starting?.catch(() => undefined);
-        await this.stop();
-        await this.start();
+        await this.supervisor.restart();
     }
 
     private async onConfigurationChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
@@ -321,7 +305,7 @@ export class Ctx implements vscode.Disposable {
             return;
         }
         const client = this.client;
-        if (client !== undefined && this.state.kind === 'running') {
+        if (client !== undefined && this.serverState.kind === 'running') {
             // The server pulls the fresh section with workspace/configuration; no restart.
             await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { retrace: serverSettings() } });
             log.info('settings forwarded to the server');
@@ -329,7 +313,7 @@ export class Ctx implements vscode.Disposable {
     }
 
     dispose(): void {
-        void this.stop();
+        void this.supervisor.dispose();
         for (const d of this.disposables) {
             d.dispose();
         }

@@ -10,6 +10,7 @@ import { registerCommands } from './commands/index';
 import { CheckpointContentProvider } from './diff/contentProvider';
 import { ChangeHighlighter } from './diff/inlineDecorations';
 import { MERGE_SCHEME, mergePreviews } from './diff/mergePreview';
+import { closeStaleChangeViews, forgetOpenedChangeViews } from './diff/openDiff';
 import { EditorStatePusher } from './editorState/capture';
 import { restoreEditorState, saveDocuments } from './editorState/restore';
 import { createLog, errorMessage, log } from './logging';
@@ -27,6 +28,8 @@ export interface RetraceApi {
     readonly editorState: EditorStatePusher;
     readonly contentProvider: CheckpointContentProvider;
     readonly setPrompter: typeof setPrompter;
+    /** The extension's own instance of the changes-view bookkeeping (tests simulate a reload). */
+    readonly changeViews: { readonly closeStale: typeof closeStaleChangeViews; readonly forget: typeof forgetOpenedChangeViews };
 }
 
 let ctxRef: Ctx | undefined;
@@ -66,7 +69,9 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         );
         registerCommands({ ctx, timeline, chat, highlighter });
         void ctx.start();
-        return { ctx, timeline, chat, highlighter, status, editorState, contentProvider, setPrompter };
+        void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
+        const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
+        return { ctx, timeline, chat, highlighter, status, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
         void vscode.window.showErrorMessage(`Cannot activate Retrace: ${errorMessage(err)}`);

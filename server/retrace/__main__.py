@@ -9,7 +9,7 @@ import sys
 def main() -> int:
     args = sys.argv[1:]
     if not args:
-        from retrace.lsp.server import main as serve
+        from retrace.lsp.main import main as serve
 
         return serve()
     from retrace.cli.main import main as cli

@@ -19,8 +19,20 @@ export type AgentEventPayload =
 /**
  * What a restore did (or, with ``dryRun``, would do), tagged on ``kind``.
  */
-export type RestoreOutcomePayload = RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed;
+export type RestoreOutcomePayload =
+  RestorePreview | RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed;
 
+/**
+ * A checkpoint that cannot be (fully) restored because of damage.
+ */
+export interface AffectedCheckpoint {
+  id: string;
+  /**
+   * Files whose stored content is damaged (empty when the whole manifest is lost).
+   */
+  paths: string[];
+  reason: string;
+}
 export interface AgentError {
   detail: string | null;
   kind: 'error';
@@ -91,6 +103,12 @@ export interface Checkpoint {
   conversation: string | null;
   createdAt: string;
   /**
+   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
+   */
+  damage: string | null;
+  /**
    * Opaque editor state (open editors, selections…) supplied by the client.
    */
   editorState: {
@@ -129,6 +147,10 @@ export interface Checkpoint {
  */
 export interface FileChange {
   additions: number;
+  /**
+   * The line counts are an estimate: counting ran out of its time budget (net change exact).
+   */
+  approximate: boolean;
   binary: boolean;
   deletions: number;
   /**
@@ -215,9 +237,10 @@ export interface ConflictInfo {
   /**
    * ``unrecorded``: the file on disk differs from what the last checkpoint recorded;
    * ``external``: the latest recorded change to the file was made outside the agent;
-   * ``unreadable``: the current file could not be read to compare it.
+   * ``unreadable``: the current file could not be read to compare it (or something else is in
+   * the way); ``unsaved``: the file is open in the editor with unsaved changes.
    */
-  reason: 'unrecorded' | 'external' | 'unreadable';
+  reason: 'unrecorded' | 'external' | 'unreadable' | 'unsaved';
 }
 export interface ConversationGetParams {
   sessionId: string;
@@ -232,6 +255,10 @@ export interface ConversationView {
   running: boolean;
   sessionId: string;
   usage: UsageTotals;
+  /**
+   * Unanswered prompts on this branch (shown as failed turns with a retry action).
+   */
+  withdrawn: WithdrawnPrompt[];
 }
 export interface MessageView {
   /**
@@ -253,6 +280,22 @@ export interface UsageTotals {
   costUsd: number;
   inputTokens: number;
   outputTokens: number;
+}
+/**
+ * A prompt whose turn ended without a reply; it is no longer part of what the model sees.
+ */
+export interface WithdrawnPrompt {
+  /**
+   * The message it followed (``None``: the start of the conversation).
+   */
+  after: string | null;
+  messageId: string;
+  /**
+   * The turn's stop reason: error | cancelled | interrupted | refusal…
+   */
+  reason: string;
+  text: string;
+  turnId: string | null;
 }
 export interface DiffParams {
   /**
@@ -440,6 +483,14 @@ export interface RetentionPolicy {
    */
   maxCheckpoints?: number;
 }
+/**
+ * A path a restore deliberately leaves alone (e.g. ignored now or at the target: never
+ * the agent's tracked content, so never the restore's to delete).
+ */
+export interface KeptPath {
+  path: string;
+  reason: string;
+}
 export interface LatencySummary {
   count: number;
   p50Ms: number;
@@ -456,6 +507,10 @@ export interface NothingToRestore {
   mode: 'code' | 'conversation' | 'both';
   plan: RestorePlan | null;
   reason: string;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 /**
@@ -465,6 +520,10 @@ export interface RestorePlan {
   counts: PlanCounts;
   files: PlannedFile[];
   headId: string;
+  /**
+   * Files the restore will not touch on purpose, with the reason (reported to the user).
+   */
+  kept: KeptPath[];
   mode: 'code' | 'conversation' | 'both';
   targetId: string;
   /**
@@ -515,12 +574,59 @@ export interface PermissionRequest {
     [k: string]: unknown | undefined;
   };
   requestId: string;
+  review: ReviewDetails;
   sessionId: string;
   /**
-   * One line, e.g. ``run_command: npm test``.
+   * One line, e.g. ``run_command: npm test``; a cut says so (``… (1,234 more characters)``).
    */
   summary: string;
   tool: string;
+}
+/**
+ * The complete thing to approve, plus what to show inline.
+ */
+export interface ReviewDetails {
+  /**
+   * Characters of ``text`` that ``summary`` does not show.
+   */
+  hiddenChars: number;
+  kind: 'command' | 'write' | 'edit' | 'other';
+  /**
+   * Language id for showing ``text`` in an editor (``shellscript``, ``diff``), when known.
+   */
+  language: string | null;
+  /**
+   * When cut: the line saying how much is hidden, e.g. ``… 1,234 more characters — Show all``.
+   */
+  marker: string | null;
+  /**
+   * The file a write or edit targets.
+   */
+  path: string | null;
+  /**
+   * The head of ``text`` shown inline (all of it when nothing is cut).
+   */
+  preview: string;
+  /**
+   * Characters of ``text`` that ``summary`` shows.
+   */
+  shownChars: number;
+  /**
+   * What the prompt shows inline as one text: ``preview``, plus ``marker`` on its own line.
+   */
+  summary: string;
+  /**
+   * The COMPLETE command, file content or edit (old and new text); never shortened.
+   */
+  text: string;
+  /**
+   * E.g. ``Run a command``, ``Write src/app.py (120 lines)``.
+   */
+  title: string;
+  /**
+   * ``summary`` shows only part of ``text`` (the marker says so; ``text`` has it all).
+   */
+  truncated: boolean;
 }
 export interface PermissionResponse {
   decision: 'allow' | 'deny' | 'allowAlways';
@@ -537,7 +643,7 @@ export interface PromptResult {
   turnId: string;
 }
 /**
- * Everything in scope now matches the target (or, with ``dry_run``, would).
+ * Everything in scope now matches the target.
  */
 export interface RestoreApplied {
   /**
@@ -553,6 +659,10 @@ export interface RestoreApplied {
    * Checkpoint of unrecorded changes captured just before applying, if there were any.
    */
   safetyCheckpointId: string | null;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 /**
@@ -564,6 +674,10 @@ export interface RestoreConflict {
   kind: 'conflict';
   mode: 'code' | 'conversation' | 'both';
   plan: RestorePlan | null;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 /**
@@ -577,6 +691,25 @@ export interface RestoreFailed {
   mode: 'code' | 'conversation' | 'both';
   plan: RestorePlan | null;
   rolledBack: boolean;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
+  targetId: string;
+}
+/**
+ * A dry run: what the restore would do with the given resolutions. Nothing was changed.
+ */
+export interface RestorePreview {
+  dryRun: boolean;
+  files: FileOutcome[];
+  kind: 'preview';
+  mode: 'code' | 'conversation' | 'both';
+  plan: RestorePlan | null;
+  /**
+   * Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason.
+   */
+  skipped: string[];
   targetId: string;
 }
 export interface RestoreParams {
@@ -600,6 +733,11 @@ export interface RestoreParams {
   resolutions?: {
     [k: string]: ('overwrite' | 'skip' | 'merge') | undefined;
   } | null;
+  /**
+   * Leave every conflicting file as it is and restore all the others (the outcome's
+   * ``skipped`` lists them); explicit ``resolutions`` still win.
+   */
+  skipConflicts?: boolean;
 }
 export interface RestoreResult {
   /**
@@ -611,6 +749,9 @@ export interface RestoreResult {
 export interface RestoreStateResult {
   restored: boolean;
 }
+/**
+ * One session as lists show it (the chat's session picker, the timeline's session rows).
+ */
 export interface SessionInfo {
   checkpointCount: number;
   createdAt: string | null;
@@ -623,6 +764,129 @@ export interface SessionInfo {
 }
 export interface SessionListResult {
   sessions: SessionInfo[];
+}
+/**
+ * One session's chronological story: turns, and external changes / restores in place.
+ */
+export interface SessionStory {
+  items: (StoryTurn | StoryRow)[];
+  /**
+   * Every checkpoint row of the story, including those left out by paging.
+   */
+  rowCount: number;
+  /**
+   * The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``.
+   */
+  rowsOmitted: number;
+  session: SessionInfo;
+  turnCount: number;
+  /**
+   * Checkpoints recorded when no agent session was active (baseline, early external changes).
+   */
+  workspace: boolean;
+}
+/**
+ * One user prompt and the checkpoints its tool calls made, in commit order.
+ */
+export interface StoryTurn {
+  /**
+   * Not on the conversation's current branch any more (a conversation restore went back past it).
+   */
+  abandoned: boolean;
+  createdAt: string | null;
+  /**
+   * Id of the checkpoint the conversation was restored to just before this turn (a new branch).
+   */
+  forkedFrom: string | null;
+  kind: 'turn';
+  /**
+   * 1-based position among the session's turns.
+   */
+  number: number;
+  /**
+   * The user's prompt (full text; empty when the journal has none).
+   */
+  prompt: string;
+  rows: StoryRow[];
+  turnId: string;
+}
+/**
+ * One checkpoint, described.
+ */
+export interface StoryRow {
+  /**
+   * A restore: later work continues on a new branch from the restored checkpoint.
+   */
+  branch: boolean;
+  checkpoint: Checkpoint1;
+  isHead: boolean;
+  kind: 'row';
+  /**
+   * A short gist of the change: "‘x = 1’ → ‘x = 2’", "+3 −1", "2 files +10 −2" (may be empty).
+   */
+  summary: string;
+  /**
+   * What happened, one line: "edit_file: scale.txt", "Restored code to ‘write_file: hello.txt’".
+   */
+  title: string;
+  /**
+   * The tool call's final status (ok, error, denied, interrupted…) from the journal; ``None`` for
+   * checkpoints that are not tool calls or whose result was never recorded.
+   */
+  toolStatus: string | null;
+}
+/**
+ * A recorded workspace state (plus the context in which it was recorded).
+ */
+export interface Checkpoint1 {
+  /**
+   * How long the capture took, for statistics.
+   */
+  captureMs: number;
+  /**
+   * Opaque conversation cursor (id of the last message) supplied by the agent.
+   */
+  conversation: string | null;
+  createdAt: string;
+  /**
+   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
+   */
+  damage: string | null;
+  /**
+   * Opaque editor state (open editors, selections…) supplied by the client.
+   */
+  editorState: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * What changed relative to ``parent``.
+   */
+  files: FileChange[];
+  id: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  label: string;
+  meta: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
+   */
+  parent: string | null;
+  recoverability: 'full' | 'partial' | 'none';
+  /**
+   * For ``kind == "restore"``: the checkpoint that was restored.
+   */
+  restoredFrom: string | null;
+  sessionId: string;
+  /**
+   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
+   */
+  tool: string | null;
+  toolCallId: string | null;
+  turnId: string | null;
+  unrecoverable: Unrecoverable[];
 }
 /**
  * Push settings explicitly (clients that do not answer ``workspace/configuration``).
@@ -674,6 +938,58 @@ export interface StoreStats {
    */
   totalBytes: number;
 }
+/**
+ * One damaged piece of the store.
+ */
+export interface StoreDamage {
+  /**
+   * The checkpoint this piece belongs to, when it is known.
+   */
+  checkpointId: string | null;
+  /**
+   * ``journalLine``: a line that is not a readable event; ``checkpointEntry``: a checkpoint line
+   * with a wrong shape; ``blob``: a blob missing, truncated or not matching its hash;
+   * ``snapshot``: a manifest snapshot that cannot be decoded.
+   */
+  kind: 'journalLine' | 'checkpointEntry' | 'blob' | 'snapshot';
+  reason: string;
+  /**
+   * ``<journal>:<line>`` or the blob id.
+   */
+  where: string;
+}
+export interface StoreVerifyParams {
+  /**
+   * Journals and blob presence only (no blob is read); else every blob's hash too.
+   */
+  quick?: boolean;
+}
+export interface StoreVerifyResult {
+  report: VerifyReport;
+}
+/**
+ * What ``retrace verify`` found (and, with ``repair``, what it did).
+ */
+export interface VerifyReport {
+  affected: AffectedCheckpoint[];
+  blobs: number;
+  checkpoints: number;
+  damage: StoreDamage[];
+  journalLines: number;
+  ok: boolean;
+  /**
+   * With repair: the directory the damaged pieces were moved to (nothing is deleted).
+   */
+  quarantine: string | null;
+  /**
+   * Quick: journals and blob presence only (no blob is read); else every blob's hash too.
+   */
+  quick: boolean;
+  /**
+   * With repair: one line per action (what was quarantined where, what was rebuilt).
+   */
+  repaired: string[];
+}
 export interface SummarizeParams {
   /**
    * ``from``: compress the conversation after this checkpoint; ``upTo``: before it.
@@ -693,6 +1009,14 @@ export interface TimelineDidChange {
    */
   checkpoint: Checkpoint | null;
   head: string | null;
+  /**
+   * The new checkpoint as the timeline shows it (clients may insert it without a refetch).
+   */
+  row: StoryRow | null;
+  /**
+   * The turn the row belongs to (``None``: a row in place in its story).
+   */
+  turnId: string | null;
 }
 export interface TimelineGetParams {
   /**
@@ -707,6 +1031,23 @@ export interface TimelineGetResult {
   checkpoints: Checkpoint[];
   head: string | null;
   sessions: SessionInfo[];
+}
+export interface TimelineTreeParams {
+  /**
+   * At most this many rows per session (the newest are kept).
+   */
+  maxRows?: number;
+  /**
+   * Only this session's story; every session's when absent.
+   */
+  sessionId?: string | null;
+}
+export interface TimelineTreeResult {
+  head: string | null;
+  /**
+   * Oldest first.
+   */
+  sessions: SessionStory[];
 }
 export interface ToolCallSearchParams {
   inputContains?: string | null;
@@ -735,6 +1076,10 @@ export interface ToolCallView {
   tool: string;
   turnId: string | null;
 }
+/**
+ * No parameters: the server remembers the last restore of this session.
+ */
+export interface UndoLastRestoreParams {}
 
 /** Short names for the protocol's tagged unions. */
 export type AgentEvent = AgentEventPayload;
@@ -749,17 +1094,20 @@ export const METHODS = {
   sessionList: 'retrace/session/list',
   toolCallsSearch: 'retrace/toolCalls/search',
   timelineGet: 'retrace/timeline/get',
+  timelineTree: 'retrace/timeline/tree',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
   checkpointFileContent: 'retrace/checkpoint/fileContent',
   checkpointDiff: 'retrace/checkpoint/diff',
   checkpointRestore: 'retrace/checkpoint/restore',
+  restoreUndoLast: 'retrace/restore/undoLast',
   conversationGet: 'retrace/conversation/get',
   conversationSummarize: 'retrace/conversation/summarize',
   editorDidChangeState: 'retrace/editor/didChangeState',
   editorSave: 'retrace/editor/save',
   editorRestoreState: 'retrace/editor/restoreState',
   stats: 'retrace/stats',
+  storeVerify: 'retrace/store/verify',
   settingsUpdate: 'retrace/settings/update',
 } as const;
 
@@ -774,17 +1122,20 @@ export const METHOD_DIRECTIONS = {
   'retrace/session/list': 'clientRequest',
   'retrace/toolCalls/search': 'clientRequest',
   'retrace/timeline/get': 'clientRequest',
+  'retrace/timeline/tree': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
   'retrace/checkpoint/fileContent': 'clientRequest',
   'retrace/checkpoint/diff': 'clientRequest',
   'retrace/checkpoint/restore': 'clientRequest',
+  'retrace/restore/undoLast': 'clientRequest',
   'retrace/conversation/get': 'clientRequest',
   'retrace/conversation/summarize': 'clientRequest',
   'retrace/editor/didChangeState': 'clientNotification',
   'retrace/editor/save': 'serverRequest',
   'retrace/editor/restoreState': 'serverRequest',
   'retrace/stats': 'clientRequest',
+  'retrace/store/verify': 'clientRequest',
   'retrace/settings/update': 'clientRequest',
 } as const;
 
@@ -795,13 +1146,16 @@ export interface RequestParams {
   'retrace/session/list': EmptyParams;
   'retrace/toolCalls/search': ToolCallSearchParams;
   'retrace/timeline/get': TimelineGetParams;
+  'retrace/timeline/tree': TimelineTreeParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
   'retrace/checkpoint/restore': RestoreParams;
+  'retrace/restore/undoLast': UndoLastRestoreParams;
   'retrace/conversation/get': ConversationGetParams;
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
+  'retrace/store/verify': StoreVerifyParams;
   'retrace/settings/update': SettingsUpdateParams;
 }
 
@@ -812,13 +1166,16 @@ export interface RequestResult {
   'retrace/session/list': SessionListResult;
   'retrace/toolCalls/search': ToolCallSearchResult;
   'retrace/timeline/get': TimelineGetResult;
+  'retrace/timeline/tree': TimelineTreeResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;
   'retrace/checkpoint/restore': RestoreResult;
+  'retrace/restore/undoLast': RestoreResult;
   'retrace/conversation/get': ConversationView;
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;
+  'retrace/store/verify': StoreVerifyResult;
   'retrace/settings/update': SettingsUpdateResult;
 }
 

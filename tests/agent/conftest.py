@@ -18,7 +18,7 @@ from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
-from retrace.fakemodel import FakeModel, Scenario
+from retrace.offline import FakeModel, Scenario
 
 APP_PY = 'def main():\n    print("hello")\n\n\nif __name__ == "__main__":\n    main()\n'
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from retrace.agent.validation import validate_messages
-from retrace.fakemodel import FINISHED_TEXT, load_scenario
+from retrace.offline import FINISHED_TEXT, load_scenario
 
 from .conftest import APP_PY, Harness, HarnessFactory
 
@@ -183,11 +183,14 @@ async def _broken_reply(make_harness: HarnessFactory, fault: dict[str, Any]) -> 
     assert h.host.of("toolCallStarted") == []  # no partial tool call ever runs
     assert not (h.workspace / "partial.txt").exists()
     view = await h.service.conversation(sid)
-    assert [m.role for m in view.messages] == ["user"]  # nothing of the broken reply was kept
+    assert view.messages == []  # nothing of the broken reply was kept; the prompt is withdrawn
+    assert [w.text for w in view.withdrawn] == ["go"]
     await h.turn("try again", sid)
     assert h.stop_reasons() == ["error", "end_turn"]
     assert h.fake.statuses[-1] == 200  # the history after the failure is still valid
     assert "recovered" in "".join(e.text for e in h.host.of("textDelta"))
+    sent = h.fake.requests[-1]["messages"]
+    assert sent == [{"role": "user", "content": [{"type": "text", "text": "try again"}]}]
 
 
 async def test_malformed_stream_is_a_clean_error(make_harness: HarnessFactory) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from retrace.agent.conversation import INTERRUPTED, NOT_RUN_RESTORED
+from retrace.app.timeline import build_stories, facts_from_events
 from retrace.engine.errors import RetraceError
 
 from .conftest import Harness, HarnessFactory
@@ -219,10 +220,12 @@ async def test_replay_buffer_search(make_harness: HarnessFactory) -> None:
 async def test_sessions_and_settings(make_harness: HarnessFactory) -> None:
     h: Harness = await make_harness([*e2e_responses()])
     sid = await h.turn("the first prompt of this session")
-    (info,) = [s for s in await h.service.sessions() if s.session_id == sid]
-    assert info.title == "the first prompt of this session"
-    assert info.message_count == 6
-    assert not info.running
+    view = await h.service.conversation(sid)
+    assert len(view.messages) == 6 and not view.running
+    assert not h.service.running(sid)
+    # Session titles come from the timeline's one SessionInfo (built from the journal).
+    [story] = build_stories(h.engine.timeline(sid), None, {sid: facts_from_events(sid, h.engine.events(sid))})
+    assert story.session.id == sid and story.session.title == "the first prompt of this session"
     updated = h.service.update_settings(model="claude-other", permissions={"write": "deny", "command": "ask"})
     assert updated.model == "claude-other"
     assert h.service.policy.setting_for("edit_file") == "deny"
@@ -237,8 +240,11 @@ async def test_sessions_and_settings(make_harness: HarnessFactory) -> None:
 async def test_a_damaged_journal_event_is_skipped_not_fatal(make_harness: HarnessFactory) -> None:
     h: Harness = await make_harness([*e2e_responses()[:3], {"text": "still here"}])
     sid = await h.turn("prompt one")
-    h.engine.append_event({"type": "message", "role": "user"}, session_id=sid)  # no id
-    h.engine.append_event({"type": "usage", "inputTokens": "many"}, session_id=sid)
+    # The store refuses to write such events; damage on disk can still produce them.
+    with pytest.raises(RetraceError, match="journal format"):
+        h.engine.append_event({"type": "message", "role": "user"}, session_id=sid)  # no id
+    with (h.store / "sessions" / sid / "journal.jsonl").open("a") as journal:
+        journal.write('{"type":"message","role":"user"}\n{"type":"usage","inputTokens":"many"}\n')
     h2 = h.reopen()
     await h2.service.load()
     view = await h2.service.conversation(sid)

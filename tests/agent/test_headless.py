@@ -12,7 +12,7 @@ from .conftest import APP_PY, make_workspace
 SCRIPT = """
 import asyncio, sys
 from pathlib import Path
-from retrace.agent.headless import run_task
+from retrace.cli.run import run_task
 code = asyncio.run(run_task(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], session_id=None,
                             permission=sys.argv[4], out=sys.stdout))
 sys.exit(code)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from retrace.fakemodel import FINISHED_TEXT, load_scenario
+from retrace.offline import FINISHED_TEXT, load_scenario
 
 from .conftest import Harness, HarnessFactory
 

@@ -94,6 +94,7 @@ async def test_list_files_respects_ignore_rules(ctx: ToolContext) -> None:
     (ws / "secret" / "key.txt").write_text("x")
     (ws / "node_modules" / "pkg").mkdir(parents=True)
     (ws / "node_modules" / "pkg" / "index.js").write_text("x")
+    (ws / "node_modules" / ".package-lock.json").write_text("{}")  # npm's marker
     listing = (await run(ctx, "list_files")).output.splitlines()
     assert listing == [".gitignore", "README.md", "notes.txt", "src/app.py", "src/util.py"]
     assert (await run(ctx, "list_files", path="src")).output.splitlines() == ["src/app.py", "src/util.py"]
@@ -111,6 +112,7 @@ async def test_search_text(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch, ri
     ws = ctx.workspace
     (ws / "node_modules").mkdir()
     (ws / "node_modules" / "x.py").write_text("def main(): pass\n")
+    (ws / "node_modules" / ".package-lock.json").write_text("{}")  # npm's marker
     (ws / "data.bin").write_bytes(b"\x00def main\x00")
     result = await run(ctx, "search_text", pattern=r"def \w+\(")
     assert result.output.splitlines() == ["src/app.py:1:def main():", "src/util.py:1:def add(a, b):"]

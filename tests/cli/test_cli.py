@@ -221,7 +221,7 @@ def test_round_trip_checkpoint_edit_restore_undo(initialised: Cli) -> None:
     assert tree(cli.workspace) == edited
 
     preview = cli.json("restore", base, "--dry-run")
-    assert preview["dryRun"] is True and preview["kind"] == "applied"
+    assert preview["dryRun"] is True and preview["kind"] == "preview"
     planned = {f["path"]: f["action"] for f in preview["plan"]["files"]}
     assert planned == {"src/app.py": "overwrite", "gone.txt": "create", "src/zusätzlich.py": "delete"}
     assert tree(cli.workspace) == edited

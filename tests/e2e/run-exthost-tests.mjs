@@ -58,6 +58,17 @@ async function launch(suite, settings) {
   return exitCode;
 }
 
-const main = await launch('retrace', { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
-const down = await launch('serverDown', { 'retrace.pythonPath': '/nonexistent/retrace-test/python' });
-process.exit(main === 0 && down === 0 ? 0 : 1);
+const suites = {
+  retrace: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
+  // run_command asks, so a turn can be caught waiting while its server is killed.
+  recovery: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'ask' },
+};
+// RETRACE_EXTHOST_ONLY=recovery,serverDown runs only those launches.
+const only = (process.env.RETRACE_EXTHOST_ONLY || '').split(',').filter(Boolean);
+let failed = 0;
+for (const [suite, settings] of Object.entries(suites)) {
+  if (only.length > 0 && !only.includes(suite)) continue;
+  if ((await launch(suite, settings)) !== 0) failed++;
+}
+process.exit(failed === 0 ? 0 : 1);

@@ -139,7 +139,7 @@ def test_dry_run_and_plan_never_write(ws: Path, store: Path, open_engine: Open) 
     plan = eng.plan_restore(base)
     assert plan.counts.overwrite == 1 and plan.files[0].path == "a.txt"
     dry = eng.restore(base, dry_run=True)
-    assert dry.kind == "applied" and dry.dry_run and dry.checkpoint is None
+    assert dry.kind == "preview" and dry.dry_run
     assert (ws / "a.txt").read_text() == "2"
     assert sorted((p, p.stat().st_size) for p in store.rglob("journal.jsonl")) == journal_before
     # The unrecorded file is still seen by the next real detection.
@@ -227,6 +227,7 @@ def test_ignore_rules(ws: Path, open_engine: Open) -> None:
     write(ws, "out/o.txt", "x")
     write(ws, "src/out/o.txt", "x")
     write(ws, "node_modules/m/index.js", "x")
+    write(ws, "node_modules/.package-lock.json", "{}")  # npm's marker: a tool folder
     write(ws, "sub/.gitignore", "local.txt\n")
     write(ws, "sub/local.txt", "x")
     write(ws, "local.txt", "x")
@@ -403,10 +404,10 @@ def test_gc_compacts_packed_baseline_blobs(ws: Path, open_engine: Open) -> None:
 def test_line_stats_budget_lists_changes_without_counts(
     ws: Path, open_engine: Open, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import retrace.engine.engine as engine_module
+    import retrace.engine.commit as commit_module
 
     eng = open_engine()
-    monkeypatch.setattr(engine_module, "LINE_STATS_BUDGET_S", -1.0)
+    monkeypatch.setattr(commit_module, "LINE_STATS_BUDGET_S", -1.0)
     for i in range(3):
         write(ws, f"f{i}.txt", "a\nb\n")
     cp = eng.checkpoint("big shell")

@@ -39,10 +39,10 @@ def test_merge3_refuses_binary() -> None:
 
 
 def test_line_stats() -> None:
-    assert line_stats(b"a\nb\n", b"a\nc\nd\n") == (2, 1, False)
-    assert line_stats(None, b"x\ny\n") == (2, 0, False)
-    assert line_stats(b"x\n", None) == (0, 1, False)
-    assert line_stats(b"\x00\x01", b"\x00\x02") == (0, 0, True)
+    assert line_stats(b"a\nb\n", b"a\nc\nd\n") == (2, 1, False, False)
+    assert line_stats(None, b"x\ny\n") == (2, 0, False, False)
+    assert line_stats(b"x\n", None) == (0, 1, False, False)
+    assert line_stats(b"\x00\x01", b"\x00\x02") == (0, 0, True, False)
 
 
 def test_percentiles() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
-from retrace.engine.planner import PathState, plan_restore
+from retrace.engine.restore.planner import PathState, plan_restore
 
 CONTENT = {
     "base": b"one\ntwo\nthree\nfour\nfive\n",

@@ -6,11 +6,14 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from tests.engine.conftest import write
 
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import read_entry, walk
+from retrace.engine.capture.statcache import StatCache
 from retrace.engine.config import EngineConfig
 from retrace.engine.manifest import make_entry
-from retrace.engine.scan import Ignorer, StatCache, read_entry, walk
 
 
 def test_nested_gitignore_negation_and_precedence(tmp_path: Path) -> None:
@@ -29,6 +32,7 @@ def test_nested_gitignore_negation_and_precedence(tmp_path: Path) -> None:
 
 def test_gitignore_off_and_builtins_win(tmp_path: Path) -> None:
     write(tmp_path, ".gitignore", "*.txt\n!node_modules/\n")
+    write(tmp_path, "package.json", "{}")  # marks node_modules/ as npm's
     ig = Ignorer(tmp_path, EngineConfig(use_gitignore=False))
     assert not ig.excluded("a.txt", False)
     assert ig.excluded("node_modules", True)
@@ -57,7 +61,7 @@ def test_read_entry_size_cap_and_exec(tmp_path: Path) -> None:
     assert run is not None and run.entry.executable and run.data == b"#!/bin/sh\n"
 
 
-def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
+def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, "f", "1")
     cache = StatCache(tmp_path / "cache.bin")
     st = os.lstat(tmp_path / "f")
@@ -67,6 +71,11 @@ def test_stat_cache_racy_entries_are_not_trusted(tmp_path: Path) -> None:
     old = time.time() - 60
     os.utime(tmp_path / "f", (old, old))
     st = os.lstat(tmp_path / "f")
+    cache.put("f", st, e)
+    assert cache.lookup("f", st) is None, "an old mtime but a fresh ctime is still racily clean"
+    # Recorded 3 s later (the clock moved on): both timestamps are now safely in the past.
+    later = time.time_ns() + 3_000_000_000
+    monkeypatch.setattr("retrace.engine.capture.statcache.time.time_ns", lambda: later)
     cache.put("f", st, e)
     assert cache.lookup("f", st) == ("file", "h", 1, False, None, None)
     cache.save()
@@ -85,7 +94,7 @@ def test_fast_paths_agree_with_pathspec(tmp_path: Path) -> None:
     """Plain names and "*.ext" suffixes skip pathspec; their verdicts must be pathspec's."""
     import pathspec
 
-    from retrace.engine.scan import _Rules
+    from retrace.engine.capture.ignore import _Rules
 
     lines = ["*.log", "build", "dist/", "*.egg-info/", "*.o"]
     fast = _Rules(lines)

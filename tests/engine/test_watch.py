@@ -11,9 +11,9 @@ import pytest
 from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig
-from retrace.engine.config import BUILTIN_EXCLUDES
-from retrace.engine.scan import Ignorer
-from retrace.engine.watch import Watcher
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.watch import Watcher
+from retrace.engine.config import TOOL_FOLDERS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
 
@@ -40,10 +40,11 @@ def test_drain_reports_files_and_new_directories(tmp_path: Path) -> None:
 
 def test_excluded_directories_are_not_watched(tmp_path: Path) -> None:
     write(tmp_path, "node_modules/pkg/i.js", "x")
+    write(tmp_path, "package.json", "{}")
     w = Watcher(tmp_path, Ignorer(tmp_path, EngineConfig()))
     w.start()
     assert "node_modules" not in w._wd.values() and "node_modules/pkg" not in w._wd.values()
-    assert "node_modules/" in BUILTIN_EXCLUDES
+    assert "node_modules" in TOOL_FOLDERS
     w.close()
 
 
@@ -158,7 +159,7 @@ def test_watch_limit_falls_back_to_walks(
 ) -> None:
     import errno
 
-    import retrace.engine.watch as watch_module
+    import retrace.engine.capture.watch as watch_module
 
     real = watch_module._libc()
     assert real is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsp_support import APP_PY, AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
 
-from retrace.fakemodel import FakeModel
+from retrace.offline import FakeModel
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from retrace.fakemodel import FakeModel, load_scenario
 from retrace.lsp.rpc import converter_factory
+from retrace.offline import FakeModel, load_scenario
 from retrace.protocol.methods import BY_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -345,6 +345,10 @@ async def start_editor(
     @client.feature(lsp.WINDOW_LOG_MESSAGE)
     def on_log(params: lsp.LogMessageParams) -> None:
         client.log_messages.append(params)
+
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE)
+    def on_show(params: lsp.ShowMessageParams) -> None:
+        client.messages.append(params)
 
     server_env = {**os.environ, **(env or {})}
     server_env.setdefault("RETRACE_LOG_LEVEL", "INFO")

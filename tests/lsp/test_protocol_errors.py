@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 
-from retrace.fakemodel import FakeModel
 from retrace.lsp.rpc import RETRACE_ERROR_CODE
+from retrace.offline import FakeModel
 
 pytestmark = pytest.mark.e2e
 

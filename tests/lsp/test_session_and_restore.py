@@ -124,7 +124,7 @@ async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, w
     )
 
     preview = await restore(editor, created[0]["id"], "code", dryRun=True)
-    assert preview["outcome"]["kind"] == "applied" and preview["outcome"]["dryRun"] is True
+    assert preview["outcome"]["kind"] == "preview" and preview["outcome"]["dryRun"] is True
     planned = {f["path"]: f["action"] for f in preview["outcome"]["plan"]["files"]}
     assert planned == {"src/app.py": "overwrite", "counter.txt": "delete", "gen/out.txt": "delete"}
     assert snapshot(workspace) == after_turn, "a dry run changed the workspace"
@@ -213,7 +213,7 @@ async def test_conflicts_are_never_overwritten_silently(editor: EditorClient, wo
     preview = await restore(
         editor, created[0]["id"], "code", resolutions={"src/app.py": "merge"}, dryRun=True
     )
-    assert preview["outcome"]["kind"] == "applied" and app.read_text("utf-8") == user_text
+    assert preview["outcome"]["kind"] == "preview" and app.read_text("utf-8") == user_text
     merge = await restore(editor, created[0]["id"], "code", resolutions={"src/app.py": "merge"})
     assert merge["outcome"]["kind"] == "applied", merge
     assert app.read_text("utf-8") == merged

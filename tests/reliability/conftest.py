@@ -40,8 +40,8 @@ def record_figures(campaign: str, variant: str, figures: dict[str, Any]) -> None
 def turn_model(name: str, turns: dict[str, list[dict[str, Any]]]) -> Any:
     """A started fake model answering the prompt containing ``key`` with those tool calls, then
     (after their results) a short closing reply."""
-    from retrace.fakemodel import FakeModel
-    from retrace.fakemodel.scenario import Scenario
+    from retrace.offline import FakeModel
+    from retrace.offline.scenario import Scenario
 
     responses: list[dict[str, Any]] = []
     for key, calls in turns.items():

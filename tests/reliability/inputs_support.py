@@ -26,8 +26,8 @@ from typing import Any
 
 import jsonschema
 
-from retrace.fakemodel import FakeModel
-from retrace.fakemodel.scenario import Scenario
+from retrace.offline import FakeModel
+from retrace.offline.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "shared-schema" / "protocol.schema.json").read_text("utf-8"))

@@ -17,7 +17,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 OUT = HERE.parent / "RELIABILITY.md"
-FRAGMENTS = ("report_crash.md", "report_inputs.md", "report_safety.md")
+
+FRAGMENTS = (
+    "report_crash.md",
+    "report_inputs.md",
+    "report_safety.md",
+    "report_restore.md",
+    "report_security.md",
+    "report_store.md",
+)
 
 HEADER = """# Retrace reliability campaigns
 

@@ -42,10 +42,10 @@ from lsp_support import EditorClient, model_env, start_editor, stop_editor
 from tests.reliability.conftest import FULL, full_only, record_figures, tree
 
 from retrace.engine import Engine
-from retrace.engine.recovery import begin_restore, recover_interrupted_restores
+from retrace.engine.restore.recovery import begin_restore, recover_interrupted_restores
 from retrace.engine.store.layout import StoreLayout
-from retrace.fakemodel import FakeModel
-from retrace.fakemodel.scenario import Scenario
+from retrace.offline import FakeModel
+from retrace.offline.scenario import Scenario
 
 pytestmark = [pytest.mark.e2e]
 
@@ -375,7 +375,7 @@ class Campaign:
             ),
         )
         plan = dry["outcome"].get("plan")
-        if dry["outcome"]["kind"] != "applied" or plan is None:
+        if dry["outcome"]["kind"] != "preview" or plan is None:
             return
         want = self.truth[target]
         expected = dict(pre)
@@ -635,6 +635,7 @@ def test_recovery_rolls_back_an_unfinished_restore(tmp_path: Path) -> None:
     (ws / "f0.txt").write_text("v1 0\n")  # the "crash" came after two of four files
     (ws / "f1.txt").write_text("v1 1\n")
     (ws / ".retrace-1-abcd-f2.txt.tmp").write_text("half")
+    (ws / ".rt-0123abcd.tmp").write_text("half")
     with Engine.open(ws, store) as engine:  # a writer's open recovers by itself
         report = engine.recovered
         assert len(report) == 1 and "rolled back" in report[0], report

@@ -24,7 +24,7 @@ from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from tests.reliability.conftest import FULL, record_figures
 from tests.reliability.inputs_support import scripted_model
 
-from retrace.fakemodel import FakeModel
+from retrace.offline import FakeModel
 
 # The full variant is also a `slow` campaign, so `-m slow` selects it.
 pytestmark = [pytest.mark.e2e, *([pytest.mark.slow] if FULL else [])]

@@ -37,7 +37,7 @@ from tests.reliability.inputs_support import (
     store_digest,
 )
 
-from retrace.fakemodel import FakeModel
+from retrace.offline import FakeModel
 
 # The full variant is also a `slow` campaign, so `-m slow` selects it.
 pytestmark = [pytest.mark.e2e, *([pytest.mark.slow] if FULL else [])]
@@ -197,6 +197,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         "retrace/agent/cancel": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/session/list": st.just({}),
         "retrace/stats": st.just({}),
+        "retrace/store/verify": st.fixed_dictionaries({}, optional={"quick": st.booleans()}),
         "retrace/toolCalls/search": st.fixed_dictionaries(
             {},
             optional={
@@ -206,6 +207,13 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         ),
         "retrace/timeline/get": st.fixed_dictionaries(
             {}, optional={"sessionId": st.none() | session_or_random}
+        ),
+        "retrace/timeline/tree": st.fixed_dictionaries(
+            {},
+            optional={
+                "sessionId": st.none() | session_or_random,
+                "maxRows": st.integers(min_value=-5, max_value=2_000_000),
+            },
         ),
         "retrace/checkpoint/get": st.fixed_dictionaries({"id": ids}),
         "retrace/checkpoint/fileContent": st.fixed_dictionaries(
@@ -224,9 +232,11 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
             optional={
                 "dryRun": st.booleans(),
                 "force": st.booleans(),
+                "skipConflicts": st.booleans(),
                 "paths": st.none() | st.lists(paths, max_size=3),
             },
         ),
+        "retrace/restore/undoLast": st.fixed_dictionaries({}),
         "retrace/conversation/get": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/conversation/summarize": st.fixed_dictionaries(
             {"id": ids, "direction": st.sampled_from(["from", "upTo"])}

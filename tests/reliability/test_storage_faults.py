@@ -29,7 +29,7 @@ from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from tests.reliability.conftest import record_figures, tree, turn_model
 
 from retrace.engine import Engine
-from retrace.fakemodel import FakeModel
+from retrace.offline import FakeModel
 
 pytestmark = [pytest.mark.e2e]
 

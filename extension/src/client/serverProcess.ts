@@ -7,9 +7,10 @@
  * "Install server dependencies" (create the private venv and pip-install the server package the
  * .vsix ships: `server/` + `pyproject.toml` at the extension root).
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Writable } from 'node:stream';
 import * as vscode from 'vscode';
 import { log } from '../logging';
 import { pythonPathSetting } from '../settings';
@@ -137,4 +138,75 @@ export async function installServer(extensionRoot: vscode.Uri, globalStorage: vs
             }
         },
     );
+}
+
+/** Secret environment variables → the variable naming the descriptor the server reads them from. */
+export const SECRET_HANDOFF: Readonly<Record<string, string>> = {
+    ANTHROPIC_API_KEY: 'RETRACE_API_KEY_FD',
+    ANTHROPIC_AUTH_TOKEN: 'RETRACE_AUTH_TOKEN_FD',
+};
+
+export interface ServerLaunch {
+    /** The server's environment: no secret in it, only the numbers of the descriptors to read. */
+    readonly env: NodeJS.ProcessEnv;
+    /** What to write on descriptors 3, 4, … (in order); each is closed after writing. */
+    readonly handoffs: readonly string[];
+}
+
+/**
+ * How to hand the model credentials to the server without putting them in any environment (the
+ * server's tool commands could read an environment, including `/proc/<server>/environ`): each
+ * secret goes on its own inherited pipe, and the environment only names the descriptor. `apiKey`
+ * (from SecretStorage) wins over a key in `base` (the editor's own environment).
+ */
+export function serverLaunch(base: NodeJS.ProcessEnv, apiKey: string | undefined): ServerLaunch {
+    const env: NodeJS.ProcessEnv = { ...base };
+    const handoffs: string[] = [];
+    for (const [name, fdVar] of Object.entries(SECRET_HANDOFF)) {
+        const value = name === 'ANTHROPIC_API_KEY' && apiKey !== undefined && apiKey !== '' ? apiKey : base[name];
+        delete env[name];
+        delete env[fdVar];
+        if (value !== undefined && value !== '') {
+            env[fdVar] = String(3 + handoffs.length);
+            handoffs.push(value);
+        }
+    }
+    return { env, handoffs };
+}
+
+/**
+ * Start the server process with its credentials on inherited pipes (see `serverLaunch`). The one
+ * place that spawns the server: whoever supervises the process calls this. stdin/stdout carry
+ * JSON-RPC, stderr the log.
+ */
+export function spawnServer(
+    command: string,
+    args: readonly string[],
+    options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly apiKey: string | undefined },
+): ChildProcess {
+    const launch = serverLaunch(options.env, options.apiKey);
+    const stdio: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe', ...launch.handoffs.map((): 'pipe' => 'pipe')];
+    const child = spawn(command, [...args], { cwd: options.cwd, env: launch.env, stdio });
+    launch.handoffs.forEach((secret, i) => {
+        const pipe = child.stdio[3 + i];
+        if (pipe instanceof Writable) {
+            pipe.on('error', err => log.warn(`credential hand-off to the server failed: ${err.message}`));
+            pipe.end(secret);
+        }
+    });
+    return child;
+}
+
+/** Kill `child` if it is still running after `graceMs` (a server that ignored `exit`). */
+export function terminateLater(child: ChildProcess, graceMs: number): void {
+    if (child.exitCode !== null || child.signalCode !== null) {
+        return;
+    }
+    const timer = setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null) {
+            log.warn(`the server (pid ${child.pid ?? '?'}) did not exit; terminating it`);
+            child.kill('SIGTERM');
+        }
+    }, graceMs);
+    child.once('exit', () => clearTimeout(timer));
 }

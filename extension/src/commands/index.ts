@@ -14,7 +14,8 @@ import type { ChatViewProvider } from '../views/chatView';
 import type { TimelineProvider } from '../views/timelineProvider';
 import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
-import { runRestore } from './restore';
+import { runRestore, undoLastRestore } from './restore';
+import { verifyStore } from './verify';
 import type { RestoreMode } from './restoreDecision';
 
 export interface Parts {
@@ -88,6 +89,8 @@ export function registerCommands(parts: Parts): void {
         return runRestore(rpc, { targetId, mode: m, targetLabel: 'the state before the restore', previousHead: timeline.head, confirmOverwrite: false }, hooks);
     });
 
+    ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
+
     ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
         if (typeof path !== 'string' || typeof checkpointId !== 'string') {
             throw new Error('restore file needs a path and a checkpoint id');
@@ -145,6 +148,7 @@ export function registerCommands(parts: Parts): void {
     });
 
     ctx.registerCommand(COMMANDS.timelineRefresh, () => () => timeline.refresh());
+    ctx.registerCommand(COMMANDS.verifyStore, rpc => () => verifyStore(rpc, ctx.output));
 
     ctx.registerCommand(COMMANDS.prompt, () => async (text: unknown) => {
         const prompt = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: 'Ask the Retrace agent', placeHolder: 'What should the agent do?' });

@@ -5,11 +5,23 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
-import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreParams, type RestoreResult, type Rpc } from '../client/protocol';
+import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc } from '../client/protocol';
 import { mergePreviews } from '../diff/mergePreview';
 import { log } from '../logging';
 import { prompter } from '../ui';
-import { decide, modeLabel, report, resolve, type ConflictChoice, type RestoreMode } from './restoreDecision';
+import {
+    MERGE_LABEL,
+    OVERWRITE_LABEL,
+    SKIP_LABEL,
+    conflictButtons,
+    decide,
+    modeLabel,
+    report,
+    resolve,
+    type ConflictChoice,
+    type RestoreMode,
+    type RestoreParams,
+} from './restoreDecision';
 
 export interface RestoreRequest {
     readonly targetId: string;
@@ -30,11 +42,12 @@ export interface RestoreHooks {
     onRestored(outcome: RestoreOutcome): void;
 }
 
-const MERGE = 'Open 3-way merge';
+const MERGE = MERGE_LABEL;
 const APPLY_MERGE = 'Apply merged text';
-const OVERWRITE = 'Overwrite';
-const SKIP = 'Skip conflicting files';
+const OVERWRITE = OVERWRITE_LABEL;
+const SKIP = SKIP_LABEL;
 const RESTORE = 'Restore';
+const UNDO = 'Undo restore';
 
 async function showMerges(conflicts: readonly PlannedFile[]): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -51,17 +64,33 @@ async function showMerges(conflicts: readonly PlannedFile[]): Promise<void> {
 
 async function askConflict(message: string, detail: string, conflicts: readonly PlannedFile[], mergeable: readonly string[]): Promise<ConflictChoice | undefined> {
     const ui = prompter();
-    const first = await ui.modal(message, detail, mergeable.length > 0 ? [MERGE, OVERWRITE, SKIP] : [OVERWRITE, SKIP]);
+    const first = await ui.modal(message, detail, conflictButtons(mergeable.length > 0));
     if (first === MERGE) {
         await showMerges(conflicts);
         const second = await ui.modal(
             `Apply the merged text to ${mergeable.length} file(s)?`,
             `Files whose merge failed are skipped.\n${mergeable.join('\n')}`,
-            [APPLY_MERGE, OVERWRITE, SKIP],
+            [APPLY_MERGE, SKIP, OVERWRITE],
         );
         return second === APPLY_MERGE ? 'merge' : second === OVERWRITE ? 'overwrite' : second === SKIP ? 'skip' : undefined;
     }
     return first === OVERWRITE ? 'overwrite' : first === SKIP ? 'skip' : undefined;
+}
+
+/** Workspace-relative paths of open documents with unsaved changes. */
+function dirtyPaths(): Set<string> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const out = new Set<string>();
+    if (folder === undefined) {
+        return out;
+    }
+    const root = folder.uri.path.endsWith('/') ? folder.uri.path : `${folder.uri.path}/`;
+    for (const doc of vscode.workspace.textDocuments) {
+        if (doc.isDirty && doc.uri.scheme === folder.uri.scheme && doc.uri.path.startsWith(root)) {
+            out.add(doc.uri.path.slice(root.length));
+        }
+    }
+    return out;
 }
 
 /** Run the whole flow; resolves to the server's last answer, or undefined when the user cancelled. */
@@ -69,8 +98,9 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     const params: RestoreParams = { id: req.targetId, mode: req.mode, ...(req.paths ? { paths: [...req.paths] } : {}) };
     // A conversation-only restore never touches files: nothing to preview or confirm.
     const dry = req.mode === 'conversation' ? undefined : await rpc.request(METHODS.checkpointRestore, { ...params, dryRun: true });
-    const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel);
+    const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirtyPaths());
     let finalParams: RestoreParams;
+    let keptOut: readonly PlannedFile[] = [];
     switch (decision.kind) {
         case 'nothing':
             void prompter().notify('info', `Retrace: ${decision.message}`, []);
@@ -96,15 +126,19 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             if (choice === undefined) {
                 return undefined;
             }
-            finalParams = resolve(params, choice, decision.conflicts, decision.mergeable);
+            const conflicting = new Set(decision.conflicts.map(f => f.path));
+            const others = (dry?.outcome.plan?.files ?? []).map(f => f.path).filter(p => !conflicting.has(p));
+            finalParams = resolve(params, choice, decision.conflicts, decision.mergeable, others);
+            keptOut = choice === 'skip' ? decision.conflicts : [];
             break;
         }
     }
     log.info(`restore ${modeLabel(req.mode)} → ${req.targetId} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths })}`);
+    // `skipConflicts` belongs to the restore contract (see restoreDecision.ts).
     const result = await rpc.request(METHODS.checkpointRestore, finalParams);
     const outcome = result.outcome;
     const conversationMoved = req.mode !== 'code' && result.conversationHead !== null && outcome.kind !== 'failed' && outcome.kind !== 'conflict';
-    const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved);
+    const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved, keptOut);
     log.info(`restore outcome: ${outcome.kind}${conversationMoved ? ' (conversation moved)' : ''} — ${r.message}`);
     if (outcome.kind === 'applied' || conversationMoved) {
         hooks.onRestored(outcome);
@@ -114,11 +148,36 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     }
     const undo = r.undoTarget;
     void prompter()
-        .notify(r.severity, `Retrace: ${r.message}`, undo !== undefined ? ['Undo restore'] : [])
+        .notify(r.severity, `Retrace: ${r.message}`, undo !== undefined ? [UNDO] : [])
         .then(pick => {
-            if (pick === 'Undo restore' && undo !== undefined) {
-                void vscode.commands.executeCommand(COMMANDS.undoRestore, undo, req.mode);
+            if (pick === UNDO) {
+                // The server's undo brings back the safety checkpoint, unsaved editor text included.
+                void vscode.commands.executeCommand(COMMANDS.undoLastRestore);
             }
         });
     return result;
+}
+
+/** Method of the server's "undo the last restore" (restores its safety checkpoint, unsaved
+ * editor text included). Not in the generated protocol yet: sent through the raw client. */
+export const UNDO_LAST_METHOD = 'retrace/restore/undoLast';
+
+/** Undo the most recent restore; resolves to the server's answer. */
+export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
+    const result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, {});
+    const outcome = result?.outcome;
+    if (outcome === undefined) {
+        void prompter().notify('info', 'Retrace: there is no restore to undo.', []);
+        return undefined;
+    }
+    const r = report(outcome, 'the state before the last restore', undefined, (result?.conversationHead ?? null) !== null);
+    log.info(`undo last restore: ${outcome.kind} — ${r.message}`);
+    if (outcome.kind === 'applied' || (result?.conversationHead ?? null) !== null) {
+        hooks.onRestored(outcome);
+        if (outcome.mode !== 'code') {
+            hooks.onConversationRestored();
+        }
+    }
+    void prompter().notify(r.severity, `Retrace: ${r.message.replace(/^Restored (code|conversation|code and conversation) to /, 'Undid the last restore: back to ')}`, []);
+    return result ?? undefined;
 }

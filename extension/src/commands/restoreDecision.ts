@@ -7,9 +7,24 @@
  * (files changed by someone other than the agent) → the conflict dialog, whose choices map to
  * `force` or per-path `resolutions`.
  */
-import type { PlannedFile, RestoreOutcome, RestoreParams } from '../client/protocol';
+import type { ConflictInfo, PlannedFile, RestoreOutcome, RestoreParams as GeneratedRestoreParams } from '../client/protocol';
 
-export type RestoreMode = RestoreParams['mode'];
+export type RestoreMode = GeneratedRestoreParams['mode'];
+
+/**
+ * The restore contract this extension speaks, a superset of the generated protocol types while
+ * the server side lands: `skipConflicts` restores everything except the conflicting files (the
+ * outcome lists them in `skipped`), dry runs answer kind `preview`, and a buffer with unsaved
+ * changes is a conflict with reason `unsaved`.
+ */
+export type RestoreParams = GeneratedRestoreParams & { skipConflicts?: boolean };
+export type ConflictReason = ConflictInfo['reason'] | 'unsaved';
+type OutcomeKind = RestoreOutcome['kind'] | 'preview';
+
+/** How a buffer with unsaved changes is named everywhere (dialogs, results). */
+export const UNSAVED = 'unsaved changes in the editor';
+/** The safe conflict choice (the dialog's default button). */
+export const SKIP_LABEL = 'Skip conflicting files';
 
 export type Confirmation =
     | { readonly kind: 'proceed' }
@@ -50,56 +65,122 @@ export function modeLabel(mode: RestoreMode): string {
     }
 }
 
-/** Decide from a dry-run outcome. */
-export function decide(outcome: RestoreOutcome, target: string): Confirmation {
-    switch (outcome.kind) {
-        case 'nothingToRestore':
-            if (outcome.mode !== 'code') {
-                return { kind: 'proceed' }; // the files match, but the conversation still moves
-            }
-            return { kind: 'nothing', message: `Nothing to restore: the workspace already matches ${target}${outcome.reason ? ` (${outcome.reason})` : ''}.` };
-        case 'failed':
-            return { kind: 'failed', message: `Restore of ${target} is not possible: ${outcome.error}` };
-        case 'conflict': {
-            const files = outcome.plan?.files ?? [];
-            const conflicts = files.filter(f => f.action === 'conflict');
-            const mergeable = conflicts.filter(f => f.conflict?.mergedText !== null && f.conflict?.mergedText !== undefined).map(f => f.path);
-            const reasons = conflicts.map(f => `${f.path}: ${f.conflict?.detail ?? 'changed outside the agent'}`).slice(0, MAX_LISTED);
-            return {
-                kind: 'conflict',
-                message: `${plural(conflicts.length, 'file')} changed outside the agent since ${target}. Restoring would overwrite that work.`,
-                detail: `${reasons.join('\n')}${files.length > conflicts.length ? `\n\nAlso planned:\n${listFiles(files.filter(f => f.action !== 'conflict'))}` : ''}`,
-                conflicts,
-                mergeable,
-            };
-        }
-        case 'applied': {
-            const plan = outcome.plan;
-            if (plan === null || outcome.mode === 'conversation') {
-                return { kind: 'proceed' };
-            }
-            const c = plan.counts;
-            const destructive = c.overwrite + c.delete + c.rename + c.chmod;
-            if (destructive === 0) {
-                return { kind: 'proceed' };
-            }
-            const parts = [
-                c.overwrite > 0 ? `${plural(c.overwrite, 'file')} overwritten` : '',
-                c.delete > 0 ? `${c.delete} deleted` : '',
-                c.create > 0 ? `${c.create} created` : '',
-                c.rename > 0 ? `${c.rename} renamed` : '',
-                c.chmod > 0 ? `${c.chmod} with changed permissions` : '',
-            ].filter(p => p !== '');
-            return {
-                kind: 'confirm',
-                message: `Restore ${modeLabel(outcome.mode)} to ${target}? ${parts.join(', ')}.`,
-                detail: `${listFiles(plan.files)}\n\nThe restore is itself a checkpoint: you can undo it.`,
-            };
-        }
+/** Plan entries that would clobber work that is not the agent's (typing in the editor included). */
+export function planConflicts(outcome: RestoreOutcome): readonly PlannedFile[] {
+    return (outcome.plan?.files ?? []).filter(f => f.action === 'conflict');
+}
+
+/** A conflict caused by a buffer with unsaved changes (the server's `reason: "unsaved"`). */
+export function isUnsaved(f: PlannedFile): boolean {
+    // Compared as a string: the reason is wider than some protocol versions declare.
+    return String(f.conflict?.reason) === ('unsaved' satisfies ConflictReason);
+}
+
+function conflictLine(f: PlannedFile): string {
+    if (isUnsaved(f)) {
+        return `${f.path}: ${UNSAVED}`;
     }
+    return `${f.path}: ${f.conflict?.detail ?? 'changed outside the agent'}`;
+}
+
+function conflictDecision(files: readonly PlannedFile[], target: string): Confirmation {
+    const conflicts = files.filter(f => f.action === 'conflict');
+    const mergeable = conflicts.filter(f => f.conflict?.mergedText !== null && f.conflict?.mergedText !== undefined).map(f => f.path);
+    const unsaved = conflicts.filter(isUnsaved).length;
+    const external = conflicts.length - unsaved;
+    const what = [
+        unsaved > 0 ? `${plural(unsaved, 'file')} with ${UNSAVED}` : '',
+        external > 0 ? `${plural(external, 'file')} changed outside the agent since ${target}` : '',
+    ].filter(p => p !== '');
+    const others = files.filter(f => f.action !== 'conflict');
+    const lines = conflicts.slice(0, MAX_LISTED).map(conflictLine);
+    if (conflicts.length > MAX_LISTED) {
+        lines.push(`… ${conflicts.length - MAX_LISTED} more`);
+    }
+    const also = others.length > 0 ? `\n\nRestored either way:\n${listFiles(others)}` : '';
+    return {
+        kind: 'conflict',
+        message: `${what.join(' and ')}. Restoring them would overwrite that work.`,
+        detail: `${lines.join('\n')}${also}\n\n“${SKIP_LABEL}” restores everything else and leaves these files exactly as they are.`,
+        conflicts,
+        mergeable,
+    };
+}
+
+/**
+ * The plan's files with every file that has unsaved changes in the editor marked as an unsaved
+ * conflict, whether or not the server flagged it (the editor knows its buffers best; a restore
+ * must never discard typing without asking).
+ */
+export function withUnsaved(files: readonly PlannedFile[], dirty: ReadonlySet<string>): PlannedFile[] {
+    return files.map(f => {
+        if (f.action === 'conflict' || !dirty.has(f.path)) {
+            return f;
+        }
+        return {
+            ...f,
+            action: 'conflict',
+            intended: f.action,
+            conflict: { reason: 'unsaved' as ConflictInfo['reason'], detail: UNSAVED, mergedText: null },
+        };
+    });
+}
+
+/** Decide from a dry-run outcome (kind `preview`, or the older `applied`/`conflict` dry runs).
+ * `dirty`: workspace-relative paths whose editor buffer has unsaved changes. */
+export function decide(outcome: RestoreOutcome, target: string, dirty: ReadonlySet<string> = new Set()): Confirmation {
+    const kind = String(outcome.kind);
+    if (kind === 'failed') {
+        return { kind: 'failed', message: `Restore of ${target} is not possible: ${(outcome as { error?: string }).error ?? 'unknown error'}` };
+    }
+    // Conflicts are counted from the plan, whatever the outcome kind: an unsaved buffer is a
+    // conflict even when the files on disk would restore cleanly.
+    const files = withUnsaved(outcome.plan?.files ?? [], dirty);
+    if (files.some(f => f.action === 'conflict')) {
+        return conflictDecision(files, target);
+    }
+    if (kind === 'nothingToRestore') {
+        if (outcome.mode !== 'code') {
+            return { kind: 'proceed' }; // the files match, but the conversation still moves
+        }
+        const reason = (outcome as { reason?: string }).reason;
+        return { kind: 'nothing', message: `Nothing to restore: the workspace already matches ${target}${reason ? ` (${reason})` : ''}.` };
+    }
+    const plan = outcome.plan;
+    if (plan === null || outcome.mode === 'conversation') {
+        return { kind: 'proceed' };
+    }
+    const c = plan.counts;
+    const destructive = c.overwrite + c.delete + c.rename + c.chmod;
+    if (destructive === 0) {
+        return { kind: 'proceed' };
+    }
+    const parts = [
+        c.overwrite > 0 ? `${plural(c.overwrite, 'file')} overwritten` : '',
+        c.delete > 0 ? `${c.delete} deleted` : '',
+        c.create > 0 ? `${c.create} created` : '',
+        c.rename > 0 ? `${c.rename} renamed` : '',
+        c.chmod > 0 ? `${c.chmod} with changed permissions` : '',
+    ].filter(p => p !== '');
+    return {
+        kind: 'confirm',
+        message: `Restore ${modeLabel(outcome.mode)} to ${target}? ${parts.join(', ')}.`,
+        detail: `${listFiles(plan.files)}\n\nThe restore is itself a checkpoint: you can undo it.`,
+    };
 }
 
 export type ConflictChoice = 'overwrite' | 'skip' | 'merge';
+
+export const MERGE_LABEL = 'Open 3-way merge';
+export const OVERWRITE_LABEL = 'Overwrite';
+
+/**
+ * The conflict dialog's buttons, safest first: the first button is the dialog's default (Enter),
+ * so it must never destroy work. Overwrite is last and only ever an explicit click.
+ */
+export function conflictButtons(mergeable: boolean): string[] {
+    return mergeable ? [SKIP_LABEL, MERGE_LABEL, OVERWRITE_LABEL] : [SKIP_LABEL, OVERWRITE_LABEL];
+}
 
 /** Params for the real restore after the user resolved conflicts. */
 export function resolve(
@@ -107,6 +188,7 @@ export function resolve(
     choice: ConflictChoice | undefined,
     conflicts: readonly PlannedFile[],
     mergeable: readonly string[],
+    others: readonly string[] = [],
 ): RestoreParams {
     const base: RestoreParams = { ...params, dryRun: false };
     switch (choice) {
@@ -115,7 +197,13 @@ export function resolve(
         case 'overwrite':
             return { ...base, force: true };
         case 'skip':
-            return { ...base, resolutions: Object.fromEntries(conflicts.map(f => [f.path, 'skip' as const])) };
+            // Everything else is restored; the server names what it skipped (the plan may not
+            // list every conflict, e.g. a buffer that became dirty after the preview). When the
+            // preview named the other files, the restore is limited to them, so a conflict only
+            // the editor knows about (unsaved typing) is left alone too.
+            return others.length > 0 && params.paths === undefined
+                ? { ...base, skipConflicts: true, paths: [...others] }
+                : { ...base, skipConflicts: true };
         case 'merge': {
             // Files whose merge failed on the server are skipped: never overwritten without asking.
             const ok = new Set(mergeable);
@@ -131,37 +219,84 @@ export interface Report {
     readonly undoTarget: string | undefined;
 }
 
-/** What to tell the user after the real restore. */
-export function report(outcome: RestoreOutcome, target: string, previousHead: string | undefined, conversationMoved = false): Report {
+/** Paths the restore left alone, with why (the contract's `skipped`, else per-file statuses). */
+export function skippedFiles(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[] = []): string[] {
+    const named = (outcome as { skipped?: readonly string[] }).skipped;
+    const fromFiles = outcome.files.filter(f => f.status === 'skipped').map(f => f.path);
+    return [...new Set([...(named ?? []), ...fromFiles, ...alsoSkipped.map(f => f.path)])];
+}
+
+function skippedNote(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[]): string {
+    const skipped = skippedFiles(outcome, alsoSkipped);
+    if (skipped.length === 0) {
+        return '';
+    }
+    const why = new Map<string, string | null>(alsoSkipped.map(f => [f.path, isUnsaved(f) ? UNSAVED : (f.conflict?.detail ?? null)]));
+    for (const f of outcome.files) {
+        if (f.detail !== null || !why.has(f.path)) {
+            why.set(f.path, f.detail);
+        }
+    }
+    const listed = skipped.slice(0, MAX_LISTED).map(p => {
+        const detail = why.get(p);
+        return detail ? `${p} (${detail})` : p;
+    });
+    const more = skipped.length > MAX_LISTED ? `, … ${skipped.length - MAX_LISTED} more` : '';
+    return ` Skipped, left as they are: ${listed.join(', ')}${more}.`;
+}
+
+/** What to tell the user after the real restore. `alsoSkipped`: conflicts the client kept out of
+ * the restore's scope itself (so the server never saw them). */
+export function report(
+    outcome: RestoreOutcome,
+    target: string,
+    previousHead: string | undefined,
+    conversationMoved = false,
+    alsoSkipped: readonly PlannedFile[] = [],
+): Report {
     const counts = (status: string): number => outcome.files.filter(f => f.status === status).length;
-    switch (outcome.kind) {
+    const kind = String(outcome.kind) as OutcomeKind;
+    switch (kind) {
         case 'applied': {
+            const applied = outcome as Extract<RestoreOutcome, { kind: 'applied' }>;
             const restored = counts('restored') + counts('merged');
-            const skipped = counts('skipped');
-            const files = outcome.mode === 'conversation' ? '' : ` (${plural(restored, 'file')}${skipped > 0 ? `, ${skipped} skipped` : ''})`;
+            const files = outcome.mode === 'conversation' ? '' : ` (${plural(restored, 'file')})`;
             return {
                 severity: 'info',
-                message: `Restored ${modeLabel(outcome.mode)} to ${target}${files}.`,
-                undoTarget: outcome.checkpoint?.parent ?? previousHead,
+                message: `Restored ${modeLabel(outcome.mode)} to ${target}${files}.${outcome.mode === 'conversation' ? '' : skippedNote(outcome, alsoSkipped)}`,
+                undoTarget: applied.checkpoint?.parent ?? previousHead,
             };
         }
         case 'nothingToRestore':
             if (conversationMoved) {
-                // Files already matched; only the conversation moved.
-                return { severity: 'info', message: `Restored ${modeLabel(outcome.mode)} to ${target} (files already matched).`, undoTarget: previousHead };
+                // Only the conversation moved. For a conversation-only restore the files were
+                // simply not looked at; they may well differ from the checkpoint.
+                const files = outcome.mode === 'conversation' ? 'files were left as they are' : 'files already matched';
+                return { severity: 'info', message: `Restored ${modeLabel(outcome.mode)} to ${target} (${files}).`, undoTarget: previousHead };
             }
-            return { severity: 'info', message: `Nothing to restore: already at ${target}.`, undoTarget: undefined };
-        case 'conflict':
+            return { severity: 'info', message: `Nothing to restore: already at ${target}.${skippedNote(outcome, alsoSkipped)}`, undoTarget: undefined };
+        case 'conflict': {
+            const conflicting = outcome.files.filter(f => f.status === 'conflict');
+            const unsaved = conflicting.filter(f => (f.detail ?? '').includes('unsaved')).length;
+            const what = [
+                unsaved > 0 ? `${plural(unsaved, 'file')} with ${UNSAVED}` : '',
+                conflicting.length - unsaved > 0 ? `${plural(conflicting.length - unsaved, 'file')} changed outside the agent` : '',
+            ].filter(p => p !== '');
             return {
                 severity: 'warning',
-                message: `Not restored: ${plural(outcome.files.filter(f => f.status === 'conflict').length, 'file')} changed outside the agent.`,
+                message: `Not restored: ${what.join(' and ') || 'conflicting files'} (${conflicting.map(f => f.path).slice(0, MAX_LISTED).join(', ')}). Nothing was changed.`,
                 undoTarget: undefined,
             };
-        case 'failed':
+        }
+        case 'failed': {
+            const failed = outcome as Extract<RestoreOutcome, { kind: 'failed' }>;
             return {
                 severity: 'error',
-                message: `Restore failed: ${outcome.error}${outcome.rolledBack ? ' (the workspace is unchanged)' : ' (the workspace may be partly restored; see the log)'}`,
+                message: `Restore failed: ${failed.error}${failed.rolledBack ? ' (the workspace is unchanged)' : ' (the workspace may be partly restored; see the log)'}`,
                 undoTarget: undefined,
             };
+        }
+        case 'preview':
+            return { severity: 'info', message: `Nothing was restored (preview of ${target} only).`, undoTarget: undefined };
     }
 }

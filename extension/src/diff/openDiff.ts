@@ -41,5 +41,42 @@ export async function openChanges(files: readonly FileChange[], left: DiffSide, 
         await vscode.commands.executeCommand('vscode.diff', l, r, `${files[0]?.path ?? ''} (${left.label} ↔ ${right.label})`, { preview: true });
         return;
     }
+    openedViews.add(title);
     await vscode.commands.executeCommand('vscode.changes', title, files.map(triple));
+}
+
+/** Titles of the multi-file changes views opened since activation (their file lists are live). */
+const openedViews = new Set<string>();
+
+/** Forget which changes views this activation opened (tests simulate a window reload). */
+export function forgetOpenedChangeViews(): void {
+    openedViews.clear();
+}
+
+function isKnownInput(input: unknown): boolean {
+    return (
+        input instanceof vscode.TabInputText ||
+        input instanceof vscode.TabInputTextDiff ||
+        input instanceof vscode.TabInputCustom ||
+        input instanceof vscode.TabInputWebview ||
+        input instanceof vscode.TabInputNotebook ||
+        input instanceof vscode.TabInputNotebookDiff ||
+        input instanceof vscode.TabInputTerminal
+    );
+}
+
+/**
+ * After a window reload VS Code restores a multi-file changes tab without its file list, so it
+ * shows "No Changed Files". Retrace's changes views (titled "Retrace: …") that this activation did
+ * not open are such empty shells: close them (the timeline opens them again on a click).
+ * Returns how many were closed.
+ */
+export async function closeStaleChangeViews(): Promise<number> {
+    const stale = vscode.window.tabGroups.all
+        .flatMap(g => g.tabs)
+        .filter(t => t.label.startsWith('Retrace: ') && !isKnownInput(t.input) && !openedViews.has(t.label));
+    if (stale.length > 0) {
+        await vscode.window.tabGroups.close(stale, true);
+    }
+    return stale.length;
 }

@@ -4,7 +4,7 @@
  * those to the webview.
  */
 import type { AgentEvent, ConversationView } from '../client/protocol';
-import type { ChatItem, Decision, ToolStatus } from '../webview/messages';
+import type { ChatItem, Decision, PermissionReviewView, ToolStatus } from '../webview/messages';
 
 type JsonObject = { readonly [k: string]: unknown };
 
@@ -13,11 +13,17 @@ export function toolSummary(tool: string, input: JsonObject): string {
     const str = (key: string): string | undefined => (typeof input[key] === 'string' ? (input[key]) : undefined);
     const command = str('command');
     if (command !== undefined) {
-        return `${tool}: ${command.split('\n')[0] ?? ''}`;
+        // Only the first line fits a row; dropped lines are said, never silently hidden.
+        const lines = command.split('\n');
+        const more = lines.length - 1;
+        return `${tool}: ${lines[0] ?? ''}${more > 0 ? ` … (+${more} more line${more === 1 ? '' : 's'})` : ''}`;
     }
     const target = str('path') ?? str('pattern') ?? str('glob');
     return target !== undefined ? `${tool} ${target}` : tool;
 }
+
+/** Stop reasons of a turn that did not finish its work: its prompt gets a Retry action. */
+const FAILED_STOPS = new Set(['error', 'cancelled', 'interrupted']);
 
 export class ChatTranscript {
     private items: ChatItem[] = [];
@@ -29,6 +35,12 @@ export class ChatTranscript {
 
     get isRunning(): boolean {
         return this.running;
+    }
+
+    /** The server is gone: no turn runs; tool calls shown as running were interrupted. */
+    stopRunning(): void {
+        this.running = false;
+        this.items = this.items.map(i => (i.kind === 'tool' && i.status === 'running' ? { ...i, status: 'interrupted' } : i));
     }
 
     clear(): void {
@@ -69,15 +81,27 @@ export class ChatTranscript {
             case 'permissionRequest':
                 return [this.upsert({ kind: 'permission', id: e.requestId, tool: e.tool, summary: toolSummary(e.tool, e.input), decision: undefined })];
             case 'error':
-                return [this.upsert({ kind: 'error', id: `error:${this.items.length}`, text: e.retrying ? `${e.message} (retrying…)` : e.message })];
-            case 'turnFinished':
+                // A retry is progress, not a failure: shown as a notice, never in error red.
+                return e.retrying
+                    ? [this.upsert({ kind: 'notice', id: `retry:${this.items.length}`, text: `${e.message} (retrying…)` })]
+                    : [this.upsert({ kind: 'error', id: `error:${this.items.length}`, text: e.message })];
+            case 'turnFinished': {
                 this.running = false;
+                const changed: ChatItem[] = [];
                 for (const item of this.items) {
                     if (item.kind === 'tool' && item.status === 'running') {
-                        this.upsert({ ...item, status: 'cancelled' });
+                        changed.push(this.upsert({ ...item, status: 'cancelled' }));
                     }
                 }
-                return e.stopReason === 'cancelled' ? [this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: 'Cancelled.' })] : [];
+                const prompt = this.items.find(i => i.kind === 'user' && i.id === `turn:${e.turnId}`);
+                if (prompt?.kind === 'user' && FAILED_STOPS.has(e.stopReason)) {
+                    changed.push(this.upsert({ ...prompt, failed: e.stopReason }));
+                }
+                if (e.stopReason === 'cancelled') {
+                    changed.push(this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: 'Cancelled.' }));
+                }
+                return changed;
+            }
             case 'checkpointCreated':
             case 'usage':
             case 'conversationChanged':
@@ -86,15 +110,23 @@ export class ChatTranscript {
     }
 
     /** A permission prompt (server request) and, later, its answer. */
-    permission(requestId: string, tool: string, summary: string, decision: Decision | undefined): ChatItem {
-        return this.upsert({ kind: 'permission', id: requestId, tool, summary, decision });
+    permission(requestId: string, tool: string, summary: string, decision: Decision | undefined, review?: PermissionReviewView): ChatItem {
+        return this.upsert(review === undefined ? { kind: 'permission', id: requestId, tool, summary, decision } : { kind: 'permission', id: requestId, tool, summary, decision, review });
     }
 
-    /** Replace the transcript with the server's conversation (after a restore or on startup). */
+    /** Replace the transcript with the server's conversation (after a restore, a reconnect or on
+     * startup): the running state is the server's, never a leftover of a dead connection. */
     load(view: ConversationView): void {
         this.items = [];
         const running = view.running;
         this.running = running;
+        const withdrawn = view.withdrawn ?? [];
+        const failedAfter = (after: string | null): void => {
+            for (const w of withdrawn.filter(x => x.after === after)) {
+                this.items.push({ kind: 'user', id: `withdrawn:${w.messageId}`, text: w.text, failed: w.reason });
+            }
+        };
+        failedAfter(null);
         const results = new Map<string, { isError: boolean; output: string }>();
         for (const m of view.messages) {
             for (const block of m.content) {
@@ -122,6 +154,7 @@ export class ChatTranscript {
                     this.items.push({ kind: 'tool', id: block['id'], tool: block['name'], summary: toolSummary(block['name'], input), status, output: result?.output ?? '' });
                 }
             });
+            failedAfter(m.id);
         });
     }
 }

@@ -13,6 +13,7 @@ import { METHODS, type AgentEvent, type PermissionRequest, type PermissionRespon
 import { errorMessage, log } from '../logging';
 import { isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../webview/messages';
 import { ChatTranscript } from './chatModel';
+import { ReviewDocuments, reviewView } from './permissionReview';
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
     private view: vscode.WebviewView | undefined;
@@ -20,6 +21,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly transcript = new ChatTranscript();
     private readonly pendingPermissions = new Map<string, { request: PermissionRequest; resolve: (r: PermissionResponse) => void }>();
     private readonly disposables: vscode.Disposable[] = [];
+    private readonly reviews = new ReviewDocuments();
     private readonly sessionEmitter = new vscode.EventEmitter<string | undefined>();
     readonly onDidChangeSession = this.sessionEmitter.event;
     private session: string | undefined;
@@ -31,14 +33,38 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.disposables.push(
             vscode.window.registerWebviewViewProvider(VIEW_CHAT, this, { webviewOptions: { retainContextWhenHidden: true } }),
             this.sessionEmitter,
+            this.reviews,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
-            ctx.onDidChangeState(s => {
-                this.postServerState();
-                if (s.kind === 'running') {
-                    void this.resumeLatestSession();
-                }
-            }),
+            ctx.onDidChangeState(s => void this.onServerState(s.kind === 'running')),
         );
+    }
+
+    /**
+     * After every (re)connect the chat's running/idle state comes from the server (a turn that
+     * died with a crashed server is not running any more); while the server is down nothing runs.
+     */
+    private async onServerState(running: boolean): Promise<void> {
+        this.postServerState();
+        if (!running) {
+            this.transcript.stopRunning();
+            for (const { resolve } of this.pendingPermissions.values()) {
+                resolve({ decision: 'deny' });
+            }
+            this.pendingPermissions.clear();
+            this.reset();
+            return;
+        }
+        if (this.session === undefined) {
+            await this.resumeLatestSession();
+        } else {
+            await this.reload();
+        }
+        this.post({ type: 'running', running: this.transcript.isRunning });
+    }
+
+    /** Whether the chat shows a running turn (tests compare it with the server's state). */
+    get running(): boolean {
+        return this.transcript.isRunning;
     }
 
     get sessionId(): string | undefined {
@@ -121,7 +147,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private reset(): void {
         this.post({ type: 'reset', items: this.transcript.all, running: this.transcript.isRunning, session: this.session });
         for (const { request } of this.pendingPermissions.values()) {
-            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined) });
+            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined, reviewView(request)) });
         }
     }
 
@@ -133,6 +159,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 this.reset();
                 return;
             case 'prompt':
+            case 'retry':
                 try {
                     await this.send(m.text);
                 } catch (err) {
@@ -147,6 +174,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 return;
             case 'permission':
                 this.answer(m.requestId, m.decision);
+                return;
+            case 'showReview':
+                await this.reviews.show(m.requestId);
                 return;
         }
     }
@@ -201,7 +231,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     askPermission(request: PermissionRequest): Promise<PermissionResponse> {
         return new Promise(resolve => {
             this.pendingPermissions.set(request.requestId, { request, resolve });
-            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined) });
+            this.reviews.remember(request);
+            this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined, reviewView(request)) });
             void this.reveal();
         });
     }
@@ -214,7 +245,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         this.pendingPermissions.delete(requestId);
         pending.resolve({ decision });
-        this.post({ type: 'upsert', item: this.transcript.permission(requestId, pending.request.tool, pending.request.summary, decision) });
+        this.post({ type: 'upsert', item: this.transcript.permission(requestId, pending.request.tool, pending.request.summary, decision, reviewView(pending.request)) });
         return true;
     }
 
@@ -284,6 +315,9 @@ body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size
 #status:empty { display: none; }
 .msg { margin: 6px 0; white-space: pre-wrap; word-wrap: break-word; line-height: 1.4; }
 .user { background: var(--vscode-input-background); border-left: 3px solid var(--vscode-focusBorder); padding: 4px 8px; }
+.user.failed { border-left-color: var(--vscode-inputValidation-warningBorder, var(--vscode-focusBorder)); }
+.failed-row { display: flex; gap: 8px; align-items: center; margin-top: 4px; white-space: normal; }
+.failed-note { color: var(--vscode-descriptionForeground); font-style: italic; flex: 1; }
 .assistant { padding: 2px 0; }
 .error { color: var(--vscode-errorForeground); }
 .notice { color: var(--vscode-descriptionForeground); font-style: italic; }
@@ -294,6 +328,9 @@ details.tool pre { white-space: pre-wrap; max-height: 200px; overflow: auto; fon
 .status-error, .status-denied, .status-interrupted { color: var(--vscode-errorForeground); }
 .status-running { color: var(--vscode-progressBar-background); }
 .permission { border: 1px solid var(--vscode-inputValidation-warningBorder); background: var(--vscode-inputValidation-warningBackground); padding: 6px; border-radius: 3px; }
+.permission-heading { font-weight: 600; }
+.permission-text { white-space: pre-wrap; word-break: break-all; max-height: 240px; overflow: auto; font-family: var(--vscode-editor-font-family); font-size: 0.9em; margin: 4px 0; }
+.permission-marker { display: block; background: none; border: none; padding: 0; color: var(--vscode-textLink-foreground); cursor: pointer; font-weight: 600; text-align: left; }
 .permission .buttons { margin-top: 6px; display: flex; gap: 6px; flex-wrap: wrap; }
 form { border-top: 1px solid var(--vscode-panel-border); padding-top: 6px; }
 textarea { width: 100%; box-sizing: border-box; resize: vertical; background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, transparent); font-family: inherit; font-size: inherit; padding: 4px; }

@@ -37,7 +37,14 @@ export class StatusItem implements vscode.Disposable {
             this.item,
             ctx.onAgentEvent(e => this.onEvent(e)),
             ctx.onTimelineChange(() => this.scheduleStats()),
-            ctx.onDidChangeState(() => {
+            ctx.onDidChangeState(state => {
+                // A (re)connected or dead server: what ran before is not known to run any more.
+                this.runningSessions.clear();
+                this.activity = 'idle';
+                void vscode.commands.executeCommand('setContext', CONTEXT_AGENT_RUNNING, false);
+                if (state.kind === 'running') {
+                    void this.syncFromServer();
+                }
                 this.scheduleStats();
                 this.render();
             }),
@@ -82,6 +89,26 @@ export class StatusItem implements vscode.Disposable {
         }
         void vscode.commands.executeCommand('setContext', CONTEXT_AGENT_RUNNING, this.runningSessions.size > 0);
         this.render();
+    }
+
+    /** Running sessions as the server reports them (after every (re)connect). */
+    async syncFromServer(): Promise<void> {
+        const rpc = this.ctx.rpc;
+        if (rpc === undefined) {
+            return;
+        }
+        try {
+            const { sessions } = await rpc.request(METHODS.sessionList, {});
+            this.runningSessions.clear();
+            for (const s of sessions.filter(x => x.running)) {
+                this.runningSessions.add(s.id);
+            }
+            this.activity = this.runningSessions.size > 0 ? 'running' : 'idle';
+            void vscode.commands.executeCommand('setContext', CONTEXT_AGENT_RUNNING, this.runningSessions.size > 0);
+            this.render();
+        } catch (err) {
+            log.debug(`session list unavailable: ${errorMessage(err)}`);
+        }
     }
 
     scheduleStats(): void {

@@ -1,18 +1,21 @@
 /**
- * The timeline as data: server checkpoints → a tree of session → turn → checkpoint nodes, and
- * each node → how it looks (label, description, icon, context value). Pure (no `vscode`
- * import) so the mapping is unit-tested; `timelineProvider.ts` only turns these into TreeItems.
+ * The timeline as data: the server's story tree (`retrace/timeline/tree`: sessions → turns →
+ * described checkpoint rows) → tree nodes, and each node → how it looks (label, description,
+ * icon, context value). The server decides what a row says; this module only lays it out and
+ * formats times relative to "now". Pure (no `vscode` import) so the mapping is unit-tested;
+ * `timelineProvider.ts` only turns these into TreeItems.
  *
  * Node ids are stable across refreshes (derived from server ids), which keeps expansion and
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
  * target checkpoints with `viewItem == checkpoint`.
  */
-import type { Checkpoint, SessionInfo, TimelineGetResult } from '../client/protocol';
+import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineDidChange, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
 
 export interface SessionNode {
     readonly kind: 'session';
     readonly id: string;
     readonly sessionId: string;
+    readonly story: SessionStory;
     readonly title: string;
     readonly running: boolean;
     readonly children: TimelineNode[];
@@ -24,7 +27,12 @@ export interface TurnNode {
     readonly parentId: string;
     readonly sessionId: string;
     readonly turnId: string;
+    readonly turn: StoryTurn;
     readonly title: string;
+    /** Title of the checkpoint this turn's conversation was forked from, when it was. */
+    readonly forkedFromTitle: string | undefined;
+    /** The session's most recent turn. */
+    readonly latest: boolean;
     readonly children: TimelineNode[];
 }
 
@@ -33,9 +41,12 @@ export interface CheckpointNode {
     readonly id: string;
     readonly parentId: string;
     readonly checkpoint: Checkpoint;
+    readonly row: StoryRow;
     readonly isHead: boolean;
     /** Tool call status when it was not `ok` (error, denied, interrupted…). */
     readonly toolStatus: string | undefined;
+    /** The prompt of the turn this checkpoint belongs to. */
+    readonly prompt: string | undefined;
 }
 
 /** A tool call that is running now (no checkpoint yet). */
@@ -46,7 +57,16 @@ export interface RunningToolNode {
     readonly tool: string;
 }
 
-export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode;
+/** "… N earlier steps": the server left the oldest rows of a long story out (paging). */
+export interface MoreNode {
+    readonly kind: 'more';
+    readonly id: string;
+    readonly parentId: string;
+    readonly sessionId: string;
+    readonly omitted: number;
+}
+
+export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode;
 
 export interface RunningTool {
     readonly sessionId: string;
@@ -56,10 +76,6 @@ export interface RunningTool {
 }
 
 export interface TimelineExtras {
-    /** Turn id → the user's prompt (from `turnStarted` events and the conversation). */
-    readonly turnTitles: ReadonlyMap<string, string>;
-    /** Tool call id → final status, for calls that did not end `ok`. */
-    readonly toolStatus: ReadonlyMap<string, string>;
     readonly running: readonly RunningTool[];
 }
 
@@ -67,69 +83,191 @@ export const sessionNodeId = (sessionId: string): string => `session:${sessionId
 export const turnNodeId = (turnId: string): string => `turn:${turnId}`;
 export const checkpointNodeId = (checkpointId: string): string => `cp:${checkpointId}`;
 
-function firstLine(text: string, max = 60): string {
-    const line = text.split('\n')[0]?.trim() ?? '';
+export function firstLine(text: string, max = 60): string {
+    const line = text.split('\n').find(l => l.trim() !== '')?.trim() ?? '';
     return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** Build the tree. Checkpoints stay in commit order; a turn sits where its first checkpoint is. */
-export function buildTimeline(result: TimelineGetResult, extras: TimelineExtras): SessionNode[] {
-    const sessions = new Map<string, SessionNode>();
-    const sessionInfo = new Map<string, SessionInfo>(result.sessions.map(s => [s.id, s]));
+function rowsOf(story: SessionStory): StoryRow[] {
+    return story.items.flatMap(i => (i.kind === 'turn' ? i.rows : [i]));
+}
+
+/** Every checkpoint the tree holds, in commit order. */
+export function checkpointsOf(tree: TimelineTreeResult): Checkpoint[] {
+    const all = tree.sessions.flatMap(s => rowsOf(s).map(r => r.checkpoint));
+    return all.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/** The flat view other features read (change highlighting): checkpoints, head, sessions. */
+export function flatTimeline(tree: TimelineTreeResult): TimelineGetResult {
+    return { checkpoints: checkpointsOf(tree), head: tree.head, sessions: tree.sessions.map(s => s.session) };
+}
+
+function rowNode(row: StoryRow, parentId: string, prompt: string | undefined): CheckpointNode {
+    const status = row.toolStatus ?? undefined;
+    return {
+        kind: 'checkpoint',
+        id: checkpointNodeId(row.checkpoint.id),
+        parentId,
+        checkpoint: row.checkpoint,
+        row,
+        isHead: row.isHead,
+        toolStatus: status === 'ok' ? undefined : status,
+        prompt,
+    };
+}
+
+function turnTitle(turn: StoryTurn): string {
+    const prompt = firstLine(turn.prompt);
+    return prompt === '' ? `Turn ${turn.number}` : `${turn.number}. ${prompt}`;
+}
+
+/** Build the tree. Story items stay in the server's (chronological) order. */
+export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras): SessionNode[] {
+    const titles = new Map<string, string>();
+    for (const story of tree.sessions) {
+        for (const row of rowsOf(story)) {
+            titles.set(row.checkpoint.id, row.title);
+        }
+    }
     const turns = new Map<string, TurnNode>();
-
-    const session = (sessionId: string): SessionNode => {
-        let node = sessions.get(sessionId);
-        if (node === undefined) {
-            const info = sessionInfo.get(sessionId);
-            const title = info !== undefined && info.title !== '' ? firstLine(info.title) : 'Workspace history';
-            node = { kind: 'session', id: sessionNodeId(sessionId), sessionId, title, running: info?.running ?? false, children: [] };
-            sessions.set(sessionId, node);
+    const sessions = tree.sessions.map((story): SessionNode => {
+        const id = sessionNodeId(story.session.id);
+        const children: TimelineNode[] = [];
+        if (story.rowsOmitted > 0) {
+            children.push({ kind: 'more', id: `more:${story.session.id}`, parentId: id, sessionId: story.session.id, omitted: story.rowsOmitted });
         }
-        return node;
-    };
-    const turn = (sessionId: string, turnId: string): TurnNode => {
-        let node = turns.get(turnId);
-        if (node === undefined) {
-            const parent = session(sessionId);
-            const index = parent.children.filter(c => c.kind === 'turn').length + 1;
-            const prompt = extras.turnTitles.get(turnId);
-            node = {
+        const lastTurn = story.items.filter(i => i.kind === 'turn').at(-1);
+        for (const item of story.items) {
+            if (item.kind === 'row') {
+                children.push(rowNode(item, id, undefined));
+                continue;
+            }
+            const turnId = turnNodeId(item.turnId);
+            const forked = item.forkedFrom ?? undefined;
+            const node: TurnNode = {
                 kind: 'turn',
-                id: turnNodeId(turnId),
-                parentId: parent.id,
-                sessionId,
-                turnId,
-                title: prompt !== undefined && prompt !== '' ? firstLine(prompt) : `Turn ${index}`,
-                children: [],
+                id: turnId,
+                parentId: id,
+                sessionId: story.session.id,
+                turnId: item.turnId,
+                turn: item,
+                title: turnTitle(item),
+                forkedFromTitle: forked === undefined ? undefined : (titles.get(forked) ?? forked.slice(0, 12)),
+                latest: item === lastTurn,
+                children: item.rows.map(r => rowNode(r, turnId, item.prompt)),
             };
-            turns.set(turnId, node);
-            parent.children.push(node);
+            turns.set(item.turnId, node);
+            children.push(node);
         }
-        return node;
-    };
-
-    // Sessions the server lists appear even before their first checkpoint.
-    for (const info of result.sessions) {
-        session(info.id);
-    }
-    for (const cp of result.checkpoints) {
-        const parent = cp.turnId !== undefined && cp.turnId !== null ? turn(cp.sessionId, cp.turnId) : session(cp.sessionId);
-        const status = cp.toolCallId !== undefined && cp.toolCallId !== null ? extras.toolStatus.get(cp.toolCallId) : undefined;
-        parent.children.push({
-            kind: 'checkpoint',
-            id: checkpointNodeId(cp.id),
-            parentId: parent.id,
-            checkpoint: cp,
-            isHead: cp.id === result.head,
-            toolStatus: status,
-        });
-    }
+        return { kind: 'session', id, sessionId: story.session.id, story, title: sessionTitle(story), running: story.session.running, children };
+    });
+    const bySession = new Map(sessions.map(s => [s.sessionId, s]));
     for (const r of extras.running) {
-        const parent = r.turnId !== undefined ? turn(r.sessionId, r.turnId) : session(r.sessionId);
-        parent.children.push({ kind: 'runningTool', id: `running:${r.toolCallId}`, parentId: parent.id, tool: r.tool });
+        const parent = (r.turnId !== undefined ? turns.get(r.turnId) : undefined) ?? bySession.get(r.sessionId);
+        parent?.children.push({ kind: 'runningTool', id: `running:${r.toolCallId}`, parentId: parent.id, tool: r.tool });
     }
-    return [...sessions.values()].filter(s => s.children.length > 0 || sessionInfo.has(s.sessionId));
+    return sessions;
+}
+
+/** A session is named by when it started, not by its first prompt (its first turn shows that). */
+export function sessionTitle(story: SessionStory): string {
+    if (story.workspace) {
+        return 'Workspace history';
+    }
+    const started = story.session.createdAt;
+    return started === null ? 'Session' : `Session of ${shortDate(started)}`;
+}
+
+export function shortDate(iso: string): string {
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) {
+        return iso;
+    }
+    const pad = (n: number): string => String(n).padStart(2, '0');
+    const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    return `${months[d.getMonth()] ?? ''} ${d.getDate()}, ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** "just now", "5 min ago", "3 h ago", "2 d ago", then the date. */
+export function relativeTime(iso: string | null | undefined, now: number): string {
+    if (iso === null || iso === undefined) {
+        return '';
+    }
+    const then = Date.parse(iso);
+    if (Number.isNaN(then)) {
+        return '';
+    }
+    const s = Math.max(0, Math.round((now - then) / 1000));
+    if (s < 45) {
+        return 'just now';
+    }
+    const minutes = Math.max(1, Math.round(s / 60));
+    if (minutes < 60) {
+        return `${minutes} min ago`;
+    }
+    const hours = Math.round(s / 3600);
+    if (hours < 24) {
+        return `${hours} h ago`;
+    }
+    const days = Math.round(s / 86400);
+    if (days < 14) {
+        return `${days} d ago`;
+    }
+    return shortDate(iso);
+}
+
+/**
+ * Apply a `timeline/didChange` that carries a described row without asking the server again.
+ * Returns the new tree, or `undefined` when the change cannot be placed (an unknown turn or
+ * story, no row): the caller then fetches the tree.
+ */
+export function applyChange(tree: TimelineTreeResult, change: TimelineDidChange): TimelineTreeResult | undefined {
+    const row = change.row;
+    if (row === null || row === undefined) {
+        return undefined;
+    }
+    const cp = row.checkpoint;
+    const unhead = (r: StoryRow): StoryRow => (r.isHead ? { ...r, isHead: false } : r);
+    let placed = false;
+    const sessions = tree.sessions.map((story): SessionStory => {
+        const items = story.items.map(i => (i.kind === 'turn' ? { ...i, rows: i.rows.map(unhead) } : unhead(i)));
+        if (rowsOf(story).some(r => r.checkpoint.id === cp.id)) {
+            placed = true; // already there (a refetch won the race)
+            return { ...story, items };
+        }
+        if (placed) {
+            return { ...story, items };
+        }
+        const turnId = change.turnId ?? null;
+        if (turnId !== null) {
+            const index = items.findIndex(i => i.kind === 'turn' && i.turnId === turnId);
+            const turn = items[index];
+            if (turn === undefined || turn.kind !== 'turn') {
+                return { ...story, items };
+            }
+            placed = true;
+            items[index] = { ...turn, rows: [...turn.rows, row] };
+            return { ...story, items, rowCount: story.rowCount + 1, session: { ...story.session, checkpointCount: story.rowCount + 1 } };
+        }
+        if (cp.parent !== null && rowsOf(story).some(r => r.checkpoint.id === cp.parent)) {
+            placed = true;
+            return { ...story, items: [...items, row], rowCount: story.rowCount + 1 };
+        }
+        return { ...story, items };
+    });
+    return placed ? { sessions, head: change.head } : undefined;
+}
+
+/**
+ * Whether a node starts expanded: sessions do; of the turns, only the current session's latest
+ * one (a 500-step story opens as a scannable list of prompts, not 500 rows).
+ */
+export function startsExpanded(node: TimelineNode, currentSessionId: string | undefined): boolean {
+    if (node.kind === 'session') {
+        return true;
+    }
+    return node.kind === 'turn' && node.latest && node.sessionId === currentSessionId;
 }
 
 /** Every node by id (for getParent / reveal). */
@@ -183,7 +321,7 @@ export function checkpointIcon(cp: Checkpoint): string {
 
 /** One line, at most 60 characters (labels of shell commands can be long scripts). */
 export function checkpointLabel(cp: Checkpoint): string {
-    if (cp.label !== '') {
+    if (cp.label !== '' && (cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary')) {
         return firstLine(cp.label);
     }
     switch (cp.kind) {
@@ -227,41 +365,85 @@ export function recoverabilityNote(cp: Checkpoint): string {
     }
 }
 
-export function lookOf(node: TimelineNode): NodeLook {
+function plural(n: number, what: string): string {
+    return `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
+}
+
+function sessionLook(node: SessionNode, now: number): NodeLook {
+    const story = node.story;
+    const parts = [
+        story.workspace ? '' : plural(story.turnCount, 'turn'),
+        plural(story.rowCount, 'step'),
+        relativeTime(story.session.createdAt, now),
+        node.running ? 'running' : '',
+    ];
+    return {
+        label: node.title,
+        description: parts.filter(p => p !== '').join(' · '),
+        icon: node.running ? 'sync~spin' : story.workspace ? 'history' : 'comment-discussion',
+        iconColor: undefined,
+        contextValue: 'session',
+        collapsible: true,
+    };
+}
+
+function turnLook(node: TurnNode, now: number): NodeLook {
+    const turn = node.turn;
+    const parts = [
+        turn.abandoned ? 'abandoned branch' : '',
+        node.forkedFromTitle !== undefined ? `⑂ from ‘${firstLine(node.forkedFromTitle, 40)}’` : '',
+        plural(turn.rows.length, 'step'),
+        relativeTime(turn.createdAt, now),
+    ];
+    return {
+        label: node.title,
+        description: parts.filter(p => p !== '').join(' · '),
+        icon: turn.abandoned ? 'git-branch' : node.forkedFromTitle !== undefined ? 'git-pull-request' : 'comment',
+        iconColor: turn.abandoned ? 'disabledForeground' : undefined,
+        contextValue: 'turn',
+        collapsible: true,
+    };
+}
+
+function checkpointLook(node: CheckpointNode, now: number): NodeLook {
+    const cp = node.checkpoint;
+    const failed = node.toolStatus !== undefined;
+    const parts = [
+        node.isHead ? '● head' : '',
+        failed ? (node.toolStatus ?? '') : '',
+        node.row.summary,
+        recoverabilityNote(cp),
+        relativeTime(cp.createdAt, now),
+    ];
+    const unrecoverable = (cp.recoverability ?? 'full') !== 'full';
+    return {
+        label: node.row.title,
+        description: parts.filter(p => p !== '').join(' · '),
+        icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
+        iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
+        contextValue: 'checkpoint',
+        collapsible: false,
+    };
+}
+
+export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
     switch (node.kind) {
         case 'session':
-            return {
-                label: node.title,
-                description: node.running ? 'running' : '',
-                icon: node.running ? 'sync~spin' : 'comment-discussion',
-                iconColor: undefined,
-                contextValue: 'session',
-                collapsible: true,
-            };
+            return sessionLook(node, now);
         case 'turn':
-            return { label: node.title, description: '', icon: 'comment', iconColor: undefined, contextValue: 'turn', collapsible: true };
+            return turnLook(node, now);
+        case 'checkpoint':
+            return checkpointLook(node, now);
         case 'runningTool':
+            return { label: node.tool, description: 'running…', icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
+        case 'more':
             return {
-                label: node.tool,
-                description: 'running…',
-                icon: 'sync~spin',
+                label: `… ${plural(node.omitted, 'earlier step')}`,
+                description: 'show all',
+                icon: 'unfold',
                 iconColor: undefined,
-                contextValue: 'runningTool',
+                contextValue: 'more',
                 collapsible: false,
             };
-        case 'checkpoint': {
-            const cp = node.checkpoint;
-            const failed = node.toolStatus !== undefined && node.toolStatus !== 'ok';
-            const parts = [node.isHead ? '● head' : '', changeSummary(cp), failed ? node.toolStatus ?? '' : '', recoverabilityNote(cp)];
-            const unrecoverable = (cp.recoverability ?? 'full') !== 'full';
-            return {
-                label: checkpointLabel(cp),
-                description: parts.filter(p => p !== '').join(' · '),
-                icon: failed ? 'error' : unrecoverable ? 'warning' : checkpointIcon(cp),
-                iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
-                contextValue: 'checkpoint',
-                collapsible: false,
-            };
-        }
     }
 }

@@ -1,22 +1,26 @@
 /**
- * The Timeline tree view: server state (`retrace/timeline/get`) plus live agent events (running
- * tools, turn prompts, failed calls). The only state change is "update the data, fire the event";
- * tooltips (diff previews) are filled lazily in `resolveTreeItem`.
+ * The Timeline tree view: the server's story tree (`retrace/timeline/tree`, one request), rows
+ * the server adds through `retrace/timeline/didChange` (inserted without a refetch), and the tool
+ * calls running now. The only state change is "update the data, fire the event"; tooltips (diff
+ * previews) are filled lazily in `resolveTreeItem`.
  */
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type AgentEvent, type Checkpoint, type TimelineGetResult } from '../client/protocol';
+import { METHODS, type AgentEvent, type Checkpoint, type TimelineDidChange, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewPatch } from '../diff/hunks';
 import { errorMessage, log } from '../logging';
 import {
+    applyChange,
     buildTimeline,
-    changeSummary,
-    checkpointLabel,
     checkpointNodeId,
+    checkpointsOf,
+    firstLine,
+    flatTimeline,
     indexNodes,
     lookOf,
     recoverabilityNote,
+    startsExpanded,
     type CheckpointNode,
     type RunningTool,
     type SessionNode,
@@ -24,15 +28,20 @@ import {
 } from './timelineModel';
 
 const PREVIEW_LINES = 24;
+/** Rows per session in one response; older rows come on demand ("… N earlier steps"). */
+const PAGE_ROWS = 1000;
+const SHOW_EARLIER = 'retrace.timeline.showEarlier';
 
 export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, vscode.Disposable {
     private readonly changed = new vscode.EventEmitter<TimelineNode | undefined>();
     readonly onDidChangeTreeData = this.changed.event;
-    private data: TimelineGetResult | undefined;
+    private data: TimelineTreeResult | undefined;
+    private flat: TimelineGetResult | undefined;
+    private byId = new Map<string, Checkpoint>();
     private roots: SessionNode[] = [];
     private nodes = new Map<string, TimelineNode>();
-    private readonly turnTitles = new Map<string, string>();
-    private readonly toolStatus = new Map<string, string>();
+    /** Sessions the user asked to see in full (more rows than one page). */
+    private readonly expandedSessions = new Set<string>();
     private readonly running = new Map<string, RunningTool>();
     private refreshTimer: NodeJS.Timeout | undefined;
     private refreshing: Promise<void> | undefined;
@@ -48,7 +57,11 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             this.view,
             this.changed,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
-            ctx.onTimelineChange(() => this.scheduleRefresh()),
+            ctx.onTimelineChange(change => this.onTimelineChange(change)),
+            vscode.commands.registerCommand(SHOW_EARLIER, (sessionId: string) => {
+                this.expandedSessions.add(sessionId);
+                return this.refresh();
+            }),
             ctx.onDidChangeState(s => {
                 if (s.kind === 'running') {
                     this.scheduleRefresh();
@@ -60,12 +73,17 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         );
     }
 
+    /** The flat view (checkpoints in commit order, head, sessions) other features read. */
     get timeline(): TimelineGetResult | undefined {
+        return this.flat;
+    }
+
+    get tree(): TimelineTreeResult | undefined {
         return this.data;
     }
 
     checkpoint(id: string): Checkpoint | undefined {
-        return this.data?.checkpoints.find(c => c.id === id);
+        return this.byId.get(id);
     }
 
     get head(): string | undefined {
@@ -75,9 +93,6 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private onAgentEvent(e: AgentEvent): void {
         switch (e.kind) {
             case 'turnStarted':
-                if (e.turnId !== undefined && e.turnId !== null) {
-                    this.turnTitles.set(e.turnId, e.text);
-                }
                 this.activeSessionId = e.sessionId;
                 this.scheduleRefresh();
                 return;
@@ -87,14 +102,11 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 return;
             case 'toolCallFinished':
                 this.running.delete(e.toolCallId);
-                if (e.status !== 'ok') {
-                    this.toolStatus.set(e.toolCallId, e.status);
-                }
                 this.render();
                 return;
             case 'checkpointCreated':
+                // Its row arrives with `timeline/didChange`; reveal it once it is in the tree.
                 this.revealNext = e.checkpoint.id;
-                this.scheduleRefresh();
                 return;
             case 'turnFinished':
             case 'conversationChanged':
@@ -106,6 +118,28 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             case 'error':
                 return;
         }
+    }
+
+    /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
+    private onTimelineChange(change: TimelineDidChange): void {
+        const next = this.data === undefined || this.refreshTimer !== undefined ? undefined : applyChange(this.data, change);
+        if (next === undefined) {
+            this.scheduleRefresh();
+            return;
+        }
+        this.setData(next);
+        this.render();
+        const reveal = this.revealNext;
+        if (reveal !== undefined && this.byId.has(reveal)) {
+            this.revealNext = undefined;
+            void this.reveal(reveal);
+        }
+    }
+
+    private setData(tree: TimelineTreeResult): void {
+        this.data = tree;
+        this.flat = flatTimeline(tree);
+        this.byId = new Map(checkpointsOf(tree).map(c => [c.id, c]));
     }
 
     scheduleRefresh(): void {
@@ -135,8 +169,15 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             return;
         }
         try {
-            this.data = await rpc.request(METHODS.timelineGet, {});
-            await this.fillTurnTitles();
+            const tree = await rpc.request(METHODS.timelineTree, { maxRows: PAGE_ROWS });
+            for (const sessionId of this.expandedSessions) {
+                const index = tree.sessions.findIndex(s => s.session.id === sessionId && s.rowsOmitted > 0);
+                const full = index < 0 ? undefined : (await rpc.request(METHODS.timelineTree, { sessionId, maxRows: 1_000_000 })).sessions[0];
+                if (full !== undefined) {
+                    tree.sessions[index] = full;
+                }
+            }
+            this.setData(tree);
         } catch (err) {
             log.error('timeline refresh failed', err);
             return;
@@ -149,38 +190,11 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
     }
 
-    /** Prompts of turns we did not see start (earlier windows) come from the conversation. */
-    private async fillTurnTitles(): Promise<void> {
-        const rpc = this.ctx.rpc;
-        if (rpc === undefined || this.data === undefined) {
-            return;
-        }
-        const missing = new Set<string>();
-        for (const cp of this.data.checkpoints) {
-            if (cp.turnId !== undefined && cp.turnId !== null && !this.turnTitles.has(cp.turnId)) {
-                missing.add(cp.sessionId);
-            }
-        }
-        for (const sessionId of missing) {
-            try {
-                const conv = await rpc.request(METHODS.conversationGet, { sessionId });
-                for (const m of conv.messages) {
-                    const text = m.content.find(b => b['type'] === 'text')?.['text'];
-                    if (m.role === 'user' && m.turnId !== null && m.turnId !== undefined && typeof text === 'string' && !this.turnTitles.has(m.turnId)) {
-                        this.turnTitles.set(m.turnId, text);
-                    }
-                }
-            } catch (err) {
-                log.debug(`no conversation for ${sessionId}: ${errorMessage(err)}`);
-            }
-        }
-    }
-
     private render(): void {
         if (this.data === undefined) {
             this.roots = [];
         } else {
-            this.roots = buildTimeline(this.data, { turnTitles: this.turnTitles, toolStatus: this.toolStatus, running: [...this.running.values()] });
+            this.roots = buildTimeline(this.data, { running: [...this.running.values()] });
         }
         this.nodes = indexNodes(this.roots);
         this.changed.fire(undefined);
@@ -208,15 +222,14 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         return element.kind === 'session' ? undefined : this.nodes.get(element.parentId);
     }
 
-    private isCurrentSession(sessionId: string): boolean {
-        const last = this.roots[this.roots.length - 1];
-        return sessionId === (this.activeSessionId ?? last?.sessionId);
+    private currentSessionId(): string | undefined {
+        const agentStories = this.roots.filter(r => !r.story.workspace);
+        return this.activeSessionId ?? agentStories[agentStories.length - 1]?.sessionId;
     }
 
     getTreeItem(node: TimelineNode): vscode.TreeItem {
         const look = lookOf(node);
-        // Sessions start expanded; only the current session's turns do (older turns stay tidy).
-        const expanded = node.kind === 'session' || (node.kind === 'turn' && this.isCurrentSession(node.sessionId));
+        const expanded = startsExpanded(node, this.currentSessionId());
         const item = new vscode.TreeItem(
             look.label,
             look.collapsible
@@ -232,6 +245,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (node.kind === 'checkpoint') {
             item.command = { command: COMMANDS.openDiff, title: 'Open Changes', arguments: [node] };
             item.accessibilityInformation = { label: `${look.label} ${look.description}` };
+        } else if (node.kind === 'more') {
+            item.command = { command: SHOW_EARLIER, title: 'Show All Steps', arguments: [node.sessionId] };
+        } else if (node.kind === 'turn') {
+            item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
         }
         return item;
     }
@@ -247,9 +264,15 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private async tooltip(node: CheckpointNode, token: vscode.CancellationToken): Promise<vscode.MarkdownString> {
         const cp = node.checkpoint;
         const md = new vscode.MarkdownString('', true);
-        md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(checkpointLabel(cp))}**${node.isHead ? ' — head' : ''}\n\n`);
+        md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? ' — head' : ''}\n\n`);
         md.appendMarkdown(`${cp.kind}${cp.tool ? ` · ${escapeMd(cp.tool)}` : ''} · ${new Date(cp.createdAt).toLocaleString()} · \`${cp.id.slice(0, 12)}\`\n\n`);
-        const summary = changeSummary(cp);
+        if (node.prompt !== undefined && node.prompt !== '') {
+            md.appendMarkdown(`Prompt: _${escapeMd(firstLine(node.prompt, 200))}_\n\n`);
+        }
+        if (node.toolStatus !== undefined) {
+            md.appendMarkdown(`Tool call: **${escapeMd(node.toolStatus)}**\n\n`);
+        }
+        const summary = node.row.summary;
         if (summary !== '') {
             md.appendMarkdown(`${escapeMd(summary)}\n\n`);
         }

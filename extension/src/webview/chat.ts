@@ -4,6 +4,7 @@
  * webview state for ↑/↓, and posts user actions to the extension.
  */
 import type { ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
+import { permissionView } from './permissionView';
 
 interface VsCodeApi {
     postMessage(message: WebviewMessage): void;
@@ -38,12 +39,36 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: s
     return node;
 }
 
+const FAILED_NOTE: Record<string, string> = {
+    error: 'This turn failed; the prompt was not kept in the conversation.',
+    cancelled: 'Cancelled; the prompt was not kept in the conversation.',
+    interrupted: 'Interrupted (the server stopped); the prompt was not kept in the conversation.',
+};
+
 const STATUS_GLYPH: Record<string, string> = { running: '⟳', ok: '✓', error: '✗', denied: '⊘', interrupted: '!', cancelled: '–' };
 
 function render(item: ChatItem): HTMLElement {
     switch (item.kind) {
-        case 'user':
-            return el('div', 'msg user', item.text);
+        case 'user': {
+            const box = el('div', item.failed === undefined ? 'msg user' : 'msg user failed', item.text);
+            if (item.failed !== undefined) {
+                // The prompt is not part of what the model sees any more: only a click sends it again.
+                const row = el('div', 'failed-row');
+                row.append(el('span', 'failed-note', FAILED_NOTE[item.failed] ?? `Not completed (${item.failed}).`));
+                const retry = el('button', 'secondary retry', 'Retry');
+                retry.type = 'button';
+                retry.addEventListener('click', () => {
+                    if (!send.disabled) {
+                        vscode.postMessage({ type: 'retry', text: item.text });
+                        running = true;
+                        updateButtons();
+                    }
+                });
+                row.append(retry);
+                box.append(row);
+            }
+            return box;
+        }
         case 'assistant':
             return el('div', 'msg assistant', item.text);
         case 'error':
@@ -60,7 +85,16 @@ function render(item: ChatItem): HTMLElement {
         }
         case 'permission': {
             const box = el('div', 'msg permission');
-            box.append(el('div', '', `Allow ${item.summary}?`));
+            const view = permissionView(item);
+            box.append(el('div', 'permission-heading', view.heading), el('pre', 'permission-text', view.body));
+            if (view.marker !== undefined) {
+                // The whole marker line ("… 1,234 more characters — Show all") is the one-click way to see everything.
+                const marker = el('button', 'permission-marker', view.marker);
+                marker.type = 'button';
+                marker.disabled = !view.showAll;
+                marker.addEventListener('click', () => vscode.postMessage({ type: 'showReview', requestId: item.id }));
+                box.append(marker);
+            }
             if (item.decision === undefined) {
                 const buttons = el('div', 'buttons');
                 const choice = (label: string, decision: Decision, cls = ''): HTMLButtonElement => {

@@ -6,11 +6,16 @@ Journal events (plain JSON, appended through ``engine.append_event``):
   the head to it. ``kind``: prompt | assistant | toolResults | restoreResults | summary.
 * ``conversationHead`` {head, reason, checkpointId?, noteFrom?} — the head moved (restore,
   summary). Nothing is ever deleted: new messages hang off the new head.
+* ``promptWithdrawn`` {messageId, turnId, reason, text} — a turn ended without any reply to its
+  prompt (model error, cancel, crash): the head moves back to the prompt's parent, so the prompt is
+  never sent again unless the user sends it again; the chat keeps showing it with a retry action.
 * ``usage`` {turnId, inputTokens, outputTokens, costUsd} — totals that survive restores.
 * ``toolCallIntent`` / ``toolCallResult`` — see :mod:`retrace.agent.loop`.
 
 The history is the chain root → head. :meth:`Conversation.api_messages` turns it into what the
-Messages API accepts: consecutive same-role messages are merged (tool results first), and a tool
+Messages API accepts: a prompt directly followed by another prompt (it never got a reply, e.g. in
+a journal written before withdrawals existed) is left out, consecutive same-role messages are
+merged (tool results first), and a tool
 batch left open (a crash, a cancel, a restore into the middle of a batch) gets a synthetic
 result for every unanswered call. It is validated with the same rules as the fake model before
 every model call.
@@ -25,7 +30,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -74,6 +79,18 @@ class MessageView(CamelModel):
     created_at: str | None = None
 
 
+class WithdrawnPrompt(CamelModel):
+    """A prompt whose turn ended without a reply; it is no longer part of what the model sees."""
+
+    message_id: str
+    turn_id: str | None = None
+    text: str
+    reason: str
+    """The turn's stop reason: error | cancelled | interrupted | refusal…"""
+    after: str | None = None
+    """The message it followed (``None``: the start of the conversation)."""
+
+
 class UsageTotals(CamelModel):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -89,6 +106,8 @@ class ConversationView(CamelModel):
     usage: UsageTotals = Field(default_factory=UsageTotals)
     cost_usd: float = 0.0
     running: bool = False
+    withdrawn: list[WithdrawnPrompt] = Field(default_factory=list)
+    """Unanswered prompts on this branch (shown as failed turns with a retry action)."""
 
 
 # --------------------------------------------------------------------------- state
@@ -103,6 +122,8 @@ class StoredMessage:
     turn_id: str | None
     kind: str
     created_at: str | None
+    note_from_before: str | None = None
+    """For a prompt: the pending restore note it consumed (given back if it is withdrawn)."""
 
 
 @dataclass
@@ -135,6 +156,7 @@ class Conversation:
     """Checkpoint of a conversation restore whose file changes the next prompt must mention."""
     title: str | None = None
     created_at: str | None = None
+    withdrawn: list[WithdrawnPrompt] = field(default_factory=list)
 
     @classmethod
     def from_events(cls, session_id: str, events: Iterable[dict[str, Any]]) -> Conversation:
@@ -150,63 +172,93 @@ class Conversation:
 
     def apply(self, event: dict[str, Any]) -> None:
         """Fold one journal event into the state (unknown types are ignored)."""
-        kind = event.get("type")
-        if kind == "message":
-            message = StoredMessage(
-                id=event["id"],
-                parent=event.get("parent"),
-                role=event["role"],
-                content=list(event.get("content") or []),
+        handler = _APPLY.get(str(event.get("type")))
+        if handler is not None:
+            handler(self, event)
+
+    def _message(self, event: dict[str, Any]) -> None:
+        message = StoredMessage(
+            id=event["id"],
+            parent=event.get("parent"),
+            role=event["role"],
+            content=list(event.get("content") or []),
+            turn_id=event.get("turnId"),
+            kind=event.get("kind", "message"),
+            created_at=event.get("createdAt"),
+        )
+        self.messages[message.id] = message
+        self.head = message.id
+        if message.role == "user" and message.kind == "prompt":
+            message.note_from_before = self.note_from
+            self.note_from = None
+
+    def _head(self, event: dict[str, Any]) -> None:
+        self.head = event.get("head")
+        self.note_from = event.get("noteFrom")
+
+    def _usage(self, event: dict[str, Any]) -> None:
+        self.usage = UsageTotals(
+            input_tokens=self.usage.input_tokens + int(event.get("inputTokens", 0)),
+            output_tokens=self.usage.output_tokens + int(event.get("outputTokens", 0)),
+            cost_usd=self.usage.cost_usd + float(event.get("costUsd", 0.0)),
+        )
+
+    def _turn(self, event: dict[str, Any]) -> None:
+        if self.title is None:
+            self.title = str(event.get("text", ""))[:200]
+        if self.created_at is None:
+            self.created_at = event.get("createdAt")
+
+    def _intent(self, event: dict[str, Any]) -> None:
+        self.tool_calls[event["id"]] = ToolCallRecord(
+            id=event["id"],
+            tool=event.get("tool", ""),
+            input=dict(event.get("input") or {}),
+            turn_id=event.get("turnId"),
+            message_id=event.get("messageId"),
+            started_at=float(event.get("ts", time.time())),
+        )
+
+    def _result(self, event: dict[str, Any]) -> None:
+        record = self.tool_calls.get(event["id"])
+        if record is None:  # a result without an intent: keep it visible anyway
+            record = ToolCallRecord(event["id"], event.get("tool", ""), {}, event.get("turnId"), None, 0.0)
+            self.tool_calls[record.id] = record
+        record.status = event.get("status")
+        record.output = event.get("output")
+        record.is_error = bool(event.get("isError"))
+        record.duration_ms = float(event.get("durationMs", 0.0))
+        record.changed_paths = list(event.get("changedPaths") or [])
+
+    def _checkpoint(self, event: dict[str, Any]) -> None:
+        cp = event.get("checkpoint") or {}
+        record = self.tool_calls.get(cp.get("toolCallId") or "")
+        if record is not None and cp.get("kind") == "tool":
+            record.checkpoint_id = cp.get("id")
+
+    def _withdraw(self, event: dict[str, Any]) -> None:
+        message = self.messages[event["messageId"]]
+        if self.head == message.id:
+            self.head = message.parent
+            self.note_from = message.note_from_before
+        self.withdrawn.append(
+            WithdrawnPrompt(
+                message_id=message.id,
                 turn_id=event.get("turnId"),
-                kind=event.get("kind", "message"),
-                created_at=event.get("createdAt"),
+                text=str(event.get("text") or prompt_text(message)),
+                reason=str(event.get("reason") or "error"),
+                after=message.parent,
             )
-            self.messages[message.id] = message
-            self.head = message.id
-            if message.role == "user" and message.kind == "prompt":
-                self.note_from = None
-        elif kind == "conversationHead":
-            self.head = event.get("head")
-            self.note_from = event.get("noteFrom")
-        elif kind == "usage":
-            self.usage = UsageTotals(
-                input_tokens=self.usage.input_tokens + int(event.get("inputTokens", 0)),
-                output_tokens=self.usage.output_tokens + int(event.get("outputTokens", 0)),
-                cost_usd=self.usage.cost_usd + float(event.get("costUsd", 0.0)),
-            )
-        elif kind == "turn":
-            if self.title is None:
-                self.title = str(event.get("text", ""))[:200]
-            if self.created_at is None:
-                self.created_at = event.get("createdAt")
-        elif kind == "toolCallIntent":
-            self.tool_calls[event["id"]] = ToolCallRecord(
-                id=event["id"],
-                tool=event.get("tool", ""),
-                input=dict(event.get("input") or {}),
-                turn_id=event.get("turnId"),
-                message_id=event.get("messageId"),
-                started_at=float(event.get("ts", time.time())),
-            )
-        elif kind == "toolCallResult":
-            record = self.tool_calls.get(event["id"])
-            if record is None:  # a result without an intent: keep it visible anyway
-                record = ToolCallRecord(
-                    event["id"], event.get("tool", ""), {}, event.get("turnId"), None, 0.0
-                )
-                self.tool_calls[record.id] = record
-            record.status = event.get("status")
-            record.output = event.get("output")
-            record.is_error = bool(event.get("isError"))
-            record.duration_ms = float(event.get("durationMs", 0.0))
-            record.changed_paths = list(event.get("changedPaths") or [])
-        elif kind == "checkpoint":
-            cp = event.get("checkpoint") or {}
-            record = self.tool_calls.get(cp.get("toolCallId") or "")
-            if record is not None and cp.get("kind") == "tool":
-                record.checkpoint_id = cp.get("id")
+        )
 
     # ------------------------------------------------------------------ queries
+    def unanswered_prompt(self) -> StoredMessage | None:
+        """The head, when it is a prompt that got no reply (its turn ended without one)."""
+        message = self.messages.get(self.head or "")
+        if message is not None and message.role == "user" and message.kind == "prompt":
+            return message
+        return None
+
     def chain(self, head: str | None = None) -> list[StoredMessage]:
         """Messages root → ``head`` (default: the current head)."""
         out: list[StoredMessage] = []
@@ -227,6 +279,8 @@ class Conversation:
         return [r for r in self.tool_calls.values() if r.status is None]
 
     def view(self, *, running: bool = False) -> ConversationView:
+        chain = self.chain()
+        on_branch = {m.id for m in chain}
         return ConversationView(
             session_id=self.session_id,
             head=self.head,
@@ -239,11 +293,16 @@ class Conversation:
                     content=m.content,
                     created_at=m.created_at,
                 )
-                for m in self.chain()
+                for m in chain
             ],
             usage=self.usage,
             cost_usd=self.usage.cost_usd,
             running=running,
+            withdrawn=[
+                w
+                for w in self.withdrawn
+                if w.message_id not in on_branch and (w.after is None or w.after in on_branch)
+            ],
         )
 
     def result_for(self, tool_use_id: str, missing: str) -> dict[str, Any]:
@@ -264,6 +323,40 @@ class Conversation:
     def api_messages(self) -> list[dict[str, Any]]:
         """The history as the Messages API accepts it (validated; raises InvalidRequestError)."""
         return api_messages(self.chain(), self)
+
+
+_APPLY: dict[str, Callable[[Conversation, dict[str, Any]], None]] = {
+    "message": Conversation._message,
+    "promptWithdrawn": Conversation._withdraw,
+    "conversationHead": Conversation._head,
+    "usage": Conversation._usage,
+    "turn": Conversation._turn,
+    "toolCallIntent": Conversation._intent,
+    "toolCallResult": Conversation._result,
+    "checkpoint": Conversation._checkpoint,
+}
+"""Journal event type → how it folds into the state."""
+
+
+def prompt_text(message: StoredMessage) -> str:
+    """The user's own words in a prompt message (its last text block; a restore note comes first)."""
+    texts = [b.get("text") for b in message.content if b.get("type") == "text"]
+    return str(texts[-1]) if texts else ""
+
+
+def _without_unanswered_prompts(chain: list[StoredMessage]) -> list[StoredMessage]:
+    """Drop every prompt that is directly followed by another prompt: it never got a reply, and
+    sending it merged into the next request would silently run a stale request again."""
+    return [
+        m
+        for i, m in enumerate(chain)
+        if not (
+            m.kind == "prompt"
+            and i + 1 < len(chain)
+            and chain[i + 1].role == "user"
+            and chain[i + 1].kind == "prompt"
+        )
+    ]
 
 
 def tool_uses(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -309,7 +402,7 @@ def _merge(into: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
 def api_messages(chain: list[StoredMessage], conv: Conversation) -> list[dict[str, Any]]:
     """Merge, repair and validate a chain of stored messages into Messages API ``messages``."""
     out: list[dict[str, Any]] = []
-    for message in chain:
+    for message in _without_unanswered_prompts(chain):
         blocks = [dict(b) for b in message.content]
         if out and out[-1]["role"] == message.role:
             _merge(out[-1], blocks)

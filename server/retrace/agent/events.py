@@ -11,36 +11,37 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
+from retrace.agent.review import ReviewDetails
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
 
 ToolCallStatus = Literal["ok", "error", "denied", "interrupted", "cancelled"]
 
 
-class _EventBase(CamelModel):
+class EventBase(CamelModel):
     session_id: str
     turn_id: str | None = None
 
 
-class TurnStarted(_EventBase):
+class TurnStarted(EventBase):
     kind: Literal["turnStarted"] = "turnStarted"
     text: str
     """The user's prompt."""
 
 
-class TextDelta(_EventBase):
+class TextDelta(EventBase):
     kind: Literal["textDelta"] = "textDelta"
     text: str
 
 
-class ToolCallStarted(_EventBase):
+class ToolCallStarted(EventBase):
     kind: Literal["toolCallStarted"] = "toolCallStarted"
     tool_call_id: str
     tool: str
     input: dict[str, Any]
 
 
-class ToolCallFinished(_EventBase):
+class ToolCallFinished(EventBase):
     kind: Literal["toolCallFinished"] = "toolCallFinished"
     tool_call_id: str
     tool: str
@@ -51,19 +52,19 @@ class ToolCallFinished(_EventBase):
     changed_paths: list[str] = Field(default_factory=list)
 
 
-class CheckpointCreated(_EventBase):
+class CheckpointCreated(EventBase):
     kind: Literal["checkpointCreated"] = "checkpointCreated"
     checkpoint: Checkpoint
 
 
-class PermissionRequested(_EventBase):
+class PermissionRequested(EventBase):
     kind: Literal["permissionRequest"] = "permissionRequest"
     request_id: str
     tool: str
     input: dict[str, Any]
 
 
-class Usage(_EventBase):
+class Usage(EventBase):
     kind: Literal["usage"] = "usage"
     input_tokens: int
     output_tokens: int
@@ -72,7 +73,7 @@ class Usage(_EventBase):
     cost_usd: float
 
 
-class AgentError(_EventBase):
+class AgentError(EventBase):
     kind: Literal["error"] = "error"
     message: str
     """One line for the user."""
@@ -80,12 +81,12 @@ class AgentError(_EventBase):
     retrying: bool = False
 
 
-class TurnFinished(_EventBase):
+class TurnFinished(EventBase):
     kind: Literal["turnFinished"] = "turnFinished"
     stop_reason: Literal["end_turn", "max_tokens", "cancelled", "error", "refusal", "max_iterations"]
 
 
-class ConversationChanged(_EventBase):
+class ConversationChanged(EventBase):
     """The conversation head moved (restore, summary): clients reload ``retrace/conversation/get``."""
 
     kind: Literal["conversationChanged"] = "conversationChanged"
@@ -121,7 +122,10 @@ class PermissionRequest(CamelModel):
     tool: str
     input: dict[str, Any]
     summary: str
-    """One line, e.g. ``run_command: npm test``."""
+    """One line, e.g. ``run_command: npm test``; a cut says so (``… (1,234 more characters)``)."""
+    # What the user approves: the complete command / content / edit and an honest preview.
+    # (A comment, not a docstring: a described reference would be generated as a second type.)
+    review: ReviewDetails
 
 
 class PermissionResponse(CamelModel):
@@ -134,7 +138,7 @@ class PermissionResponse(CamelModel):
 class AgentHost(Protocol):
     """What the agent needs from whoever runs it (the JSON-RPC server, a test, the CLI)."""
 
-    async def emit(self, event: CheckpointCreated | _EventBase) -> None:
+    async def emit(self, event: CheckpointCreated | EventBase) -> None:
         """Deliver an event (the server sends a ``retrace/agent/event`` notification)."""
         ...
 

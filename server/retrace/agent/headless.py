@@ -1,15 +1,11 @@
-"""``retrace run``: one agent turn without an editor, events printed as plain lines.
+"""The agent's host without an editor (``retrace run``): events printed as plain lines.
 
 Permissions come from the ``permission`` argument (``auto`` allows writes and commands, ``deny``
-refuses them; ``ask`` has nobody to ask and so denies too). The model endpoint is the
-environment's (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``) or the offline fake model
-(:func:`retrace.fakemodel.start_for_env`).
+refuses them; ``ask`` has nobody to ask and so denies too).
 """
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Any, TextIO
 
 from retrace.agent.events import (
@@ -23,13 +19,6 @@ from retrace.agent.events import (
     TurnFinished,
     Usage,
 )
-from retrace.agent.permissions import PermissionSettings
-from retrace.agent.session import AgentService
-from retrace.agent.settings import AgentSettings
-from retrace.engine.engine import Engine
-from retrace.engine.errors import RetraceError
-
-EXIT_CODES = {"end_turn": 0, "cancelled": 130}
 
 
 class PrintingHost:
@@ -80,38 +69,3 @@ class PrintingHost:
 
     def dirty_paths(self) -> set[str]:
         return set()
-
-
-async def run_task(
-    workspace: Path,
-    store: Path | None,
-    prompt: str,
-    *,
-    session_id: str | None,
-    permission: str,
-    out: TextIO,
-) -> int:
-    """Run one turn headless; exit code 0 when it ended normally, 130 when cancelled, else 1."""
-    if permission not in ("auto", "deny", "ask"):
-        raise RetraceError(f"unknown permission policy {permission!r} (auto | deny | ask)")
-    from retrace.fakemodel import start_for_env
-
-    base_url = await asyncio.to_thread(start_for_env)
-    settings = AgentSettings(
-        base_url=base_url,
-        permissions=PermissionSettings(write=permission, command=permission),
-    )
-    host = PrintingHost(out, permission)
-    engine = await asyncio.to_thread(Engine.open, workspace, store)
-    try:
-        service = AgentService(engine, host, settings)
-        await service.load()
-        sid, _ = await service.prompt(prompt, session_id)
-        out.write(f"session {sid}\n")
-        try:
-            await service.wait_idle(sid)
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            await service.cancel(sid)
-    finally:
-        await asyncio.to_thread(engine.close)
-    return EXIT_CODES.get(host.stop_reason or "error", 1)

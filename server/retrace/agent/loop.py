@@ -1,10 +1,7 @@
 """One agent turn: stream the model's reply, run its tool calls, checkpoint after each, repeat.
 
-For every ``tool_use``: journal ``toolCallIntent`` → ``engine.record_external()`` (changes made by
-someone else since the last checkpoint become an ``external`` checkpoint, never agent work) →
-permission → execute → journal ``toolCallResult`` → ``engine.checkpoint(kind="tool", ...)``
-carrying the editor state and the conversation cursor → ``CheckpointCreated``. A denied call
-changes nothing and gets no checkpoint.
+Each ``tool_use`` runs end to end in :mod:`retrace.agent.tool_call` (intent → external changes
+→ permission → execute → result → checkpoint).
 
 Model calls: the history is validated before every call (same rules as the API); rate limits,
 overload and server errors are retried with exponential backoff (``error`` events with
@@ -17,46 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import threading
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import anthropic
-from anthropic import AsyncAnthropic
 from anthropic.types import Message
 
-from retrace.agent.conversation import (
-    CANCELLED,
-    NOT_RUN_STOPPED,
-    Conversation,
-    new_id,
-    now_iso,
-    results_for_batch,
-    tool_result_block,
-    tool_uses,
-)
-from retrace.agent.events import (
-    AgentError,
-    AgentHost,
-    CheckpointCreated,
-    PermissionRequested,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolCallStatus,
-    Usage,
-)
-from retrace.agent.permissions import PermissionPolicy
-from retrace.agent.replay import ReplayBuffer
-from retrace.agent.settings import AgentSettings, cost_usd
-from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute, tool_schemas
+from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, tool_uses
+from retrace.agent.events import AgentError, TextDelta, Usage
+from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal
+from retrace.agent.settings import cost_usd
+from retrace.agent.tool_call import CheckpointFailedError, run_tool
+from retrace.agent.tools import tool_schemas
 from retrace.agent.validation import InvalidRequestError, validate_request
-from retrace.engine.engine import Engine
-from retrace.engine.errors import RetraceError
-from retrace.engine.models import Checkpoint
+from retrace.engine.store.events import UsageEvent
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -74,38 +45,6 @@ NOT_RUN_CUT_OFF = (
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 _RETRY_ERROR_TYPES = {"overloaded_error", "rate_limit_error", "api_error"}
 
-ClientFactory = Callable[[AgentSettings], AsyncAnthropic]
-
-
-def default_client_factory(settings: AgentSettings) -> AsyncAnthropic:
-    """The real SDK client; retries are ours (they are reported as events), so the SDK's are off."""
-    base_url = settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-    api_key = os.environ.get("ANTHROPIC_API_KEY") or ("retrace-offline" if base_url else None)
-    return AsyncAnthropic(base_url=base_url, api_key=api_key, max_retries=0)
-
-
-class EngineGate:
-    """Runs blocking engine calls in a thread, one at a time (the engine is not thread-safe).
-
-    Pass the same ``lock`` to everything else that touches the engine (the JSON-RPC server)."""
-
-    def __init__(self, engine: Engine, lock: threading.RLock | None = None) -> None:
-        self.engine = engine
-        self.lock = lock or threading.RLock()
-
-    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        def locked() -> T:
-            with self.lock:
-                return fn(*args, **kwargs)
-
-        # Shielded: once started, an engine write completes even if the turn is cancelled.
-        return await asyncio.shield(asyncio.to_thread(locked))
-
-
-class CheckpointFailedError(Exception):
-    """A tool ran but its checkpoint could not be recorded (store full, read-only…): the turn
-    pauses so nothing more runs unrecorded; the user already got the engine's error."""
-
 
 class ModelCallError(Exception):
     """A model call failed for good; ``message`` is the one line for the user."""
@@ -113,69 +52,6 @@ class ModelCallError(Exception):
     def __init__(self, message: str, detail: str | None = None) -> None:
         super().__init__(message)
         self.detail = detail
-
-
-@dataclass
-class Runtime:
-    """What a turn needs from the service that owns it."""
-
-    gate: EngineGate
-    host: AgentHost
-    settings: AgentSettings
-    policy: PermissionPolicy
-    replay: ReplayBuffer
-    client: AsyncAnthropic
-
-    @property
-    def engine(self) -> Engine:
-        return self.gate.engine
-
-
-async def journal(rt: Runtime, conv: Conversation, event: dict[str, Any]) -> None:
-    """Append to the session journal and fold into the in-memory state, atomically."""
-
-    def write() -> None:
-        rt.engine.append_event(event, session_id=conv.session_id)
-        conv.apply(event)
-
-    await rt.gate.call(write)
-
-
-async def append_message(
-    rt: Runtime,
-    conv: Conversation,
-    role: str,
-    content: list[dict[str, Any]],
-    *,
-    turn_id: str | None,
-    kind: str,
-) -> str:
-    message_id = new_id("msg")
-    await journal(
-        rt,
-        conv,
-        {
-            "type": "message",
-            "id": message_id,
-            "parent": conv.head,
-            "role": role,
-            "content": content,
-            "turnId": turn_id,
-            "kind": kind,
-            "createdAt": now_iso(),
-        },
-    )
-    return message_id
-
-
-async def close_open_batch(rt: Runtime, conv: Conversation, turn_id: str | None, missing_text: str) -> None:
-    """If the head is an assistant message with unanswered tool calls, answer them (journaled
-    results where they exist, ``missing_text`` otherwise) so the history stays valid."""
-    assistant = conv.open_batch()
-    if assistant is None:
-        return
-    blocks = results_for_batch(conv, assistant, upto=None, after_text=missing_text)
-    await append_message(rt, conv, "user", blocks, turn_id=turn_id, kind="toolResults")
 
 
 # --------------------------------------------------------------------------- model calls
@@ -194,14 +70,19 @@ def _retryable(error: BaseException) -> bool:
     return isinstance(error, anthropic.APIConnectionError)
 
 
-def _describe(error: BaseException) -> str:
+def describe_error(error: BaseException, base_url: str = "") -> str:
+    """One line for the user; a connection failure names the URL tried and the setting."""
     if isinstance(error, anthropic.APIStatusError):
         body = error.body
         inner = body.get("error") if isinstance(body, dict) else None
         message = inner.get("message") if isinstance(inner, dict) else None
         return f"{error.status_code} {message or type(error).__name__}"
     if isinstance(error, anthropic.APIConnectionError):
-        return f"cannot reach the model API ({error})"
+        where = f" at {base_url.rstrip('/')}" if base_url else ""
+        return (
+            f"cannot reach the model API{where} ({error}); check the retrace.baseUrl setting "
+            "(or ANTHROPIC_BASE_URL) and the network"
+        )
     first = str(error).strip().splitlines()
     return f"{type(error).__name__}: {first[0] if first else ''}"[:300]
 
@@ -211,6 +92,11 @@ async def with_retries(
 ) -> T:
     """Run ``attempt``, retrying transient API failures with exponential backoff."""
     retries = rt.settings.max_retries
+    base_url = str(getattr(rt.client, "base_url", "") or "")
+
+    def _describe(error: BaseException) -> str:
+        return describe_error(error, base_url)
+
     for number in range(retries + 1):
         try:
             return await attempt()
@@ -280,14 +166,13 @@ async def record_usage(
     await journal(
         rt,
         conv,
-        {
-            "type": "usage",
-            "turnId": turn_id,
-            "inputTokens": input_tokens,
-            "outputTokens": output_tokens,
-            "costUsd": cost,
-            "model": rt.settings.model,
-        },
+        UsageEvent(
+            turn_id=turn_id,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            model=rt.settings.model,
+        ),
     )
     await rt.host.emit(
         Usage(
@@ -315,193 +200,6 @@ def content_blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-# --------------------------------------------------------------------------- tool calls
-
-
-async def emit_checkpoint(rt: Runtime, session_id: str, turn_id: str | None, cp: Checkpoint) -> None:
-    await rt.host.emit(CheckpointCreated(session_id=session_id, turn_id=turn_id, checkpoint=cp))
-
-
-async def record_external(rt: Runtime, session_id: str, turn_id: str | None, cursor: str | None) -> None:
-    """Changes nobody announced become an ``external`` checkpoint before the agent acts again."""
-    try:
-        cp = await rt.gate.call(
-            rt.engine.record_external,
-            session_id=session_id,
-            turn_id=turn_id,
-            editor_state=rt.host.editor_state(),
-            conversation=cursor,
-        )
-    except RetraceError as e:
-        await rt.host.emit(AgentError(session_id=session_id, turn_id=turn_id, message=str(e)))
-        return
-    if cp is not None:
-        await emit_checkpoint(rt, session_id, turn_id, cp)
-
-
-async def run_tool(
-    rt: Runtime, conv: Conversation, use: dict[str, Any], *, turn_id: str, assistant_id: str, cursor: str
-) -> dict[str, Any]:
-    """Run one tool call end to end; returns its ``tool_result`` block. ``cursor``: the
-    conversation position before this call (stamped on an external checkpoint)."""
-    sid = conv.session_id
-    call_id, tool, tool_input = use["id"], use["name"], dict(use.get("input") or {})
-    await rt.host.emit(
-        ToolCallStarted(session_id=sid, turn_id=turn_id, tool_call_id=call_id, tool=tool, input=tool_input)
-    )
-    await journal(
-        rt,
-        conv,
-        {
-            "type": "toolCallIntent",
-            "id": call_id,
-            "tool": tool,
-            "input": tool_input,
-            "turnId": turn_id,
-            "messageId": assistant_id,
-            "createdAt": now_iso(),
-        },
-    )
-    rt.replay.add(sid, conv.tool_calls[call_id])
-    await record_external(rt, sid, turn_id, cursor)
-
-    async def finish(
-        status: ToolCallStatus, output: str, is_error: bool, paths: list[str] | None, ms: float
-    ) -> None:
-        await journal(
-            rt,
-            conv,
-            {
-                "type": "toolCallResult",
-                "id": call_id,
-                "tool": tool,
-                "status": status,
-                "output": output,
-                "isError": is_error,
-                "durationMs": ms,
-                "changedPaths": paths or [],
-                "turnId": turn_id,
-            },
-        )
-
-    async def finished_event(status: ToolCallStatus, output: str, ms: float, paths: list[str]) -> None:
-        await rt.host.emit(
-            ToolCallFinished(
-                session_id=sid,
-                turn_id=turn_id,
-                tool_call_id=call_id,
-                tool=tool,
-                status=status,
-                output=output,
-                duration_ms=ms,
-                changed_paths=paths,
-            )
-        )
-
-    spec = TOOLS.get(tool)
-    if spec is not None and rt.policy.setting_for(tool) == "ask" and not rt.policy.remembered(sid, tool):
-        await rt.host.emit(
-            PermissionRequested(
-                session_id=sid, turn_id=turn_id, request_id=call_id, tool=tool, input=tool_input
-            )
-        )
-    try:
-        decision = await rt.policy.decide(rt.host, sid, tool, tool_input, request_id=call_id)
-    except asyncio.CancelledError:  # cancelled while the user was being asked: nothing ran
-        await finish("cancelled", CANCELLED, True, [], 0.0)
-        await finished_event("cancelled", CANCELLED, 0.0, [])
-        raise
-    if decision == "deny":
-        output = f"permission denied: the user did not allow this {tool} call; nothing was changed"
-        await finish("denied", output, True, [], 0.0)
-        await finished_event("denied", output, 0.0, [])
-        return tool_result_block(call_id, output, is_error=True)
-
-    ctx = ToolContext(
-        workspace=rt.engine.workspace,
-        engine_config=rt.engine.config,
-        dirty_paths=frozenset(rt.host.dirty_paths()),
-        command_timeout_s=rt.settings.command_timeout_s,
-        output_cap_bytes=rt.settings.output_cap_bytes,
-    )
-
-    async def record(result: ToolResult) -> Checkpoint | None:
-        """The checkpoint that ends this call, whatever way it ended."""
-        return await checkpoint_tool(
-            rt,
-            conv,
-            turn_id=turn_id,
-            assistant_id=assistant_id,
-            call_id=call_id,
-            tool=tool,
-            tool_input=tool_input,
-            result=result,
-        )
-
-    started = time.perf_counter()
-    try:
-        result = await execute(tool, tool_input, ctx)
-    except asyncio.CancelledError:
-        ms = (time.perf_counter() - started) * 1000
-        await finish("cancelled", CANCELLED, True, None, ms)
-        await record(ToolResult(CANCELLED, True, None))
-        await finished_event("cancelled", CANCELLED, ms, [])
-        raise
-    ms = (time.perf_counter() - started) * 1000
-    status: ToolCallStatus = "error" if result.is_error else "ok"
-    await finish(status, result.output, result.is_error, result.changed_paths, ms)
-    cp = await record(result) if spec is not None else None
-    paths = result.changed_paths
-    if paths is None:  # a shell command: what changed is what the engine detected
-        paths = [f.path for f in cp.files] if cp is not None else []
-    await finished_event(status, result.output, ms, paths)
-    if spec is not None and cp is None:
-        raise CheckpointFailedError(
-            f"Retrace could not record a checkpoint after {tool} call {call_id}; "
-            "the agent paused so that nothing runs unrecorded"
-        )
-    return tool_result_block(call_id, result.output, is_error=result.is_error)
-
-
-async def checkpoint_tool(
-    rt: Runtime,
-    conv: Conversation,
-    *,
-    turn_id: str,
-    assistant_id: str,
-    call_id: str,
-    tool: str,
-    tool_input: dict[str, Any],
-    result: ToolResult,
-) -> Checkpoint | None:
-    spec = TOOLS.get(tool)
-    try:
-        cp = await rt.gate.call(
-            rt.engine.checkpoint,
-            spec.summary(tool_input) if spec else tool,
-            result.changed_paths,
-            kind="tool",
-            session_id=conv.session_id,
-            turn_id=turn_id,
-            tool=tool,
-            tool_call_id=call_id,
-            editor_state=rt.host.editor_state(),
-            conversation=f"{assistant_id}#{call_id}",
-        )
-    except RetraceError as e:
-        await rt.host.emit(
-            AgentError(
-                session_id=conv.session_id, turn_id=turn_id, message=f"checkpoint after {tool} failed: {e}"
-            )
-        )
-        return None
-    record = conv.tool_calls.get(call_id)
-    if record is not None:
-        record.checkpoint_id = cp.id
-    await emit_checkpoint(rt, conv.session_id, turn_id, cp)
-    return cp
-
-
 # --------------------------------------------------------------------------- the turn
 
 StopReason = str
@@ -517,67 +215,91 @@ def workspace_missing(rt: Runtime) -> str | None:
     )
 
 
+async def next_reply(rt: Runtime, conv: Conversation, turn_id: str) -> Message | None:
+    """One model call on the current history; ``None`` (the error already reported) if it failed."""
+    sid = conv.session_id
+    try:
+        body = request_body(rt, conv)
+    except InvalidRequestError as e:
+        message = f"internal error: the conversation is not valid for the model API: {e}"
+        await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=message))
+        return None
+    try:
+        reply = await stream_reply(rt, conv, turn_id, body)
+    except ModelCallError as e:
+        await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=str(e), detail=e.detail))
+        return None
+    await record_usage(rt, conv, turn_id, reply.usage.input_tokens, reply.usage.output_tokens)
+    return reply
+
+
+async def keep_reply(
+    rt: Runtime, conv: Conversation, turn_id: str, reply: Message
+) -> tuple[str, list[dict[str, Any]]] | StopReason:
+    """Store the reply; its message id and the tool calls to run, or the stop reason when the
+    turn ends with it."""
+    blocks = content_blocks(reply)
+    if not blocks:
+        return "refusal" if reply.stop_reason == "refusal" else "end_turn"
+    if reply.stop_reason == "refusal":
+        # A refused reply is shown but never acted on: its tool calls (if any) are dropped.
+        blocks = [b for b in blocks if b["type"] == "text"]
+        if blocks:
+            await append_message(rt, conv, "assistant", blocks, turn_id=turn_id, kind="assistant")
+        return "refusal"
+    assistant_id = await append_message(rt, conv, "assistant", blocks, turn_id=turn_id, kind="assistant")
+    uses = tool_uses(blocks)
+    if not uses:
+        return "max_tokens" if reply.stop_reason == "max_tokens" else "end_turn"
+    if reply.stop_reason == "max_tokens":
+        # The reply was cut off: its last tool input may be incomplete (a write_file with half
+        # its content). Nothing of it runs; every call is answered so the history stays valid.
+        await close_open_batch(rt, conv, turn_id, NOT_RUN_CUT_OFF)
+        await rt.host.emit(AgentError(session_id=conv.session_id, turn_id=turn_id, message=NOT_RUN_CUT_OFF))
+        return "max_tokens"
+    return assistant_id, uses
+
+
+async def run_tools(
+    rt: Runtime, conv: Conversation, turn_id: str, assistant_id: str, uses: list[dict[str, Any]]
+) -> StopReason | None:
+    """Run the reply's tool calls in order and answer them; a stop reason if the turn must end."""
+    results = []
+    cursor = f"{assistant_id}#"
+    for use in uses:
+        missing = workspace_missing(rt)
+        if missing is not None:
+            # Pause, never pretend: a capture now would record every file as deleted and a
+            # tool would recreate an empty workspace folder.
+            await close_open_batch(rt, conv, turn_id, f"not run: {missing}")
+            await rt.host.emit(AgentError(session_id=conv.session_id, turn_id=turn_id, message=missing))
+            return "error"
+        try:
+            results.append(
+                await run_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
+            )
+        except CheckpointFailedError as e:
+            # Pause, never pretend: the remaining calls are answered (the model learns why).
+            await close_open_batch(rt, conv, turn_id, f"not run: {e}")
+            return "error"
+        cursor = f"{assistant_id}#{use['id']}"
+    await append_message(rt, conv, "user", results, turn_id=turn_id, kind="toolResults")
+    return None
+
+
 async def run_turn(rt: Runtime, conv: Conversation, turn_id: str, prompt_blocks: list[dict[str, Any]]) -> str:
     """Run one turn to its end; returns the TurnFinished stop reason. Cancellation propagates."""
-    sid = conv.session_id
     await append_message(rt, conv, "user", prompt_blocks, turn_id=turn_id, kind="prompt")
     for _ in range(rt.settings.max_iterations):
-        try:
-            body = request_body(rt, conv)
-        except InvalidRequestError as e:
-            await rt.host.emit(
-                AgentError(
-                    session_id=sid,
-                    turn_id=turn_id,
-                    message=f"internal error: the conversation is not valid for the model API: {e}",
-                )
-            )
+        reply = await next_reply(rt, conv, turn_id)
+        if reply is None:
             return "error"
-        try:
-            reply = await stream_reply(rt, conv, turn_id, body)
-        except ModelCallError as e:
-            await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=str(e), detail=e.detail))
-            return "error"
-        await record_usage(rt, conv, turn_id, reply.usage.input_tokens, reply.usage.output_tokens)
-        blocks = content_blocks(reply)
-        if not blocks:
-            return "refusal" if reply.stop_reason == "refusal" else "end_turn"
-        if reply.stop_reason == "refusal":
-            # A refused reply is shown but never acted on: its tool calls (if any) are dropped.
-            blocks = [b for b in blocks if b["type"] == "text"]
-            if blocks:
-                await append_message(rt, conv, "assistant", blocks, turn_id=turn_id, kind="assistant")
-            return "refusal"
-        assistant_id = await append_message(rt, conv, "assistant", blocks, turn_id=turn_id, kind="assistant")
-        uses = tool_uses(blocks)
-        if not uses:
-            return "max_tokens" if reply.stop_reason == "max_tokens" else "end_turn"
-        if reply.stop_reason == "max_tokens":
-            # The reply was cut off: its last tool input may be incomplete (a write_file with half
-            # its content). Nothing of it runs; every call is answered so the history stays valid.
-            await close_open_batch(rt, conv, turn_id, NOT_RUN_CUT_OFF)
-            await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=NOT_RUN_CUT_OFF))
-            return "max_tokens"
-        results = []
-        cursor = f"{assistant_id}#"
-        for use in uses:
-            missing = workspace_missing(rt)
-            if missing is not None:
-                # Pause, never pretend: a capture now would record every file as deleted and a
-                # tool would recreate an empty workspace folder.
-                await close_open_batch(rt, conv, turn_id, f"not run: {missing}")
-                await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=missing))
-                return "error"
-            try:
-                results.append(
-                    await run_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
-                )
-            except CheckpointFailedError as e:
-                # Pause, never pretend: the remaining calls are answered (the model learns why).
-                await close_open_batch(rt, conv, turn_id, f"not run: {e}")
-                return "error"
-            cursor = f"{assistant_id}#{use['id']}"
-        await append_message(rt, conv, "user", results, turn_id=turn_id, kind="toolResults")
+        kept = await keep_reply(rt, conv, turn_id, reply)
+        if isinstance(kept, str):
+            return kept
+        stop = await run_tools(rt, conv, turn_id, *kept)
+        if stop is not None:
+            return stop
     return "max_iterations"
 
 

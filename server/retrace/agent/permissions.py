@@ -3,7 +3,8 @@
 Reads are always allowed. Writes (``write_file``, ``edit_file``) and commands (``run_command``)
 follow their setting: ``auto`` allows, ``deny`` refuses, ``ask`` asks the host (the user); an
 ``allowAlways`` answer allows that tool for the rest of the session (kept in memory only: a
-restart asks again, which is the safe direction).
+restart asks again, which is the safe direction). Every question carries the complete text of
+what would run (:mod:`retrace.agent.review`), so the user approves exactly what they can see.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import uuid
 from typing import Any, Literal
 
 from retrace.agent.events import AgentHost, PermissionRequest
+from retrace.agent.review import one_line, review_for
 from retrace.agent.tools import TOOLS
 from retrace.camel import CamelModel
 
@@ -56,13 +58,14 @@ class PermissionPolicy:
             return "allow"
         if setting == "deny":
             return "deny"
-        spec = TOOLS[tool]
+        review = review_for(tool, tool_input)
         request = PermissionRequest(
             session_id=session_id,
             request_id=request_id or uuid.uuid4().hex,
             tool=tool,
             input=tool_input,
-            summary=spec.summary(tool_input),
+            summary=one_line(tool, review.path if review.path is not None else review.text),
+            review=review,
         )
         decision = await host.ask_permission(request)
         if decision == "allowAlways":

@@ -3,7 +3,7 @@
 It owns the sessions of one workspace (their conversations live in the engine's journals),
 starts each turn as an asyncio task, and implements conversation restore, summaries, crash
 resume and the replay buffer. Every engine call goes through one :class:`EngineGate` (pass
-``engine_lock`` to share its lock with other engine users).
+``gate`` to share it with the other engine users of the process).
 
 Crash resume (:meth:`AgentService.load`): a ``toolCallIntent`` without a ``toolCallResult`` is
 marked ``interrupted`` (journaled), the workspace is re-captured (``record_external``), and the
@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 from typing import Any, Literal
 
-from pydantic import Field
+from anthropic import AsyncAnthropic
 
 from retrace.agent.conversation import (
     INTERRUPTED,
@@ -28,37 +27,33 @@ from retrace.agent.conversation import (
     Conversation,
     ConversationView,
     StoredMessage,
-    UsageTotals,
     api_messages,
     new_id,
     now_iso,
     parse_cursor,
+    prompt_text,
     results_for_batch,
     tool_uses,
 )
-from retrace.agent.events import AgentError, ConversationChanged, TurnFinished, TurnStarted
-from retrace.agent.loop import (
+from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
+from retrace.agent.loop import ModelCallError, record_usage, run_turn, stop_cleanly, with_retries
+from retrace.agent.permissions import PermissionPolicy
+from retrace.agent.replay import ReplayBuffer, ToolCallView
+from retrace.agent.runtime import (
     ClientFactory,
-    EngineGate,
-    ModelCallError,
     Runtime,
     append_message,
     close_open_batch,
     default_client_factory,
-    emit_checkpoint,
     journal,
-    record_usage,
-    run_turn,
-    stop_cleanly,
-    with_retries,
 )
-from retrace.agent.permissions import PermissionPolicy
-from retrace.agent.replay import ReplayBuffer, ToolCallView
 from retrace.agent.settings import AgentSettings
-from retrace.camel import CamelModel
+from retrace.agent.tool_call import emit_checkpoint, journal_tool_result
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
+from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, FileChange
+from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 
 log = logging.getLogger(__name__)
 
@@ -71,36 +66,26 @@ SUMMARY_SYSTEM = (
 )
 
 
-class SessionInfo(CamelModel):
-    session_id: str
-    title: str | None = None
-    """The first prompt (shortened)."""
-    created_at: str | None = None
-    running: bool = False
-    message_count: int = 0
-    usage: UsageTotals = Field(default_factory=UsageTotals)
-
-
 class AgentService:
     """The agent for one workspace (one :class:`Engine`)."""
 
     def __init__(
         self,
         engine: Engine,
-        host: Any,
+        host: AgentHost,
         settings: AgentSettings | None = None,
         client_factory: ClientFactory | None = None,
         *,
-        engine_lock: threading.RLock | None = None,
+        gate: EngineGate | None = None,
     ) -> None:
         self.engine = engine
         self.host = host
         self.settings = settings or AgentSettings()
-        self.gate = EngineGate(engine, engine_lock)
+        self.gate = gate or EngineGate(engine)
         self.policy = PermissionPolicy(self.settings.permissions)
         self.replay = ReplayBuffer()
         self._client_factory = client_factory or default_client_factory
-        self._client: Any = None
+        self._client: AsyncAnthropic | None = None
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -142,20 +127,14 @@ class AgentService:
             self._convs[sid] = conv
             pending = conv.pending_intents()
             for record in pending:
-                await journal(
+                await journal_tool_result(
                     rt,
                     conv,
-                    {
-                        "type": "toolCallResult",
-                        "id": record.id,
-                        "tool": record.tool,
-                        "status": "interrupted",
-                        "output": INTERRUPTED,
-                        "isError": True,
-                        "durationMs": 0.0,
-                        "changedPaths": [],
-                        "turnId": record.turn_id,
-                    },
+                    call_id=record.id,
+                    tool=record.tool,
+                    turn_id=record.turn_id,
+                    status="interrupted",
+                    output=INTERRUPTED,
                 )
             if pending:
                 interrupted.append(sid)
@@ -163,6 +142,7 @@ class AgentService:
                 if cp is not None:
                     await emit_checkpoint(rt, sid, None, cp)
             await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)
+            await withdraw_unanswered(rt, conv, "interrupted")
         self.replay.rebuild(
             (sid, record) for sid, conv in self._convs.items() for record in conv.tool_calls.values()
         )
@@ -210,7 +190,7 @@ class AgentService:
         stop: str = "error"
         try:
             await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
-            await journal(rt, conv, {"type": "turn", "turnId": turn_id, "text": text, "createdAt": now_iso()})
+            await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
             stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
         except asyncio.CancelledError:
             stop = "cancelled"
@@ -224,6 +204,8 @@ class AgentService:
                 AgentError(session_id=sid, turn_id=turn_id, message=f"the turn failed: {e}", detail=repr(e))
             )
         finally:
+            with contextlib.suppress(Exception):
+                await withdraw_unanswered(rt, conv, stop, turn_id=turn_id, text=text)
             self._tasks.pop(sid, None)
         await self.host.emit(TurnFinished(session_id=sid, turn_id=turn_id, stop_reason=stop))
 
@@ -249,24 +231,6 @@ class AgentService:
     async def conversation(self, session_id: str) -> ConversationView:
         conv = await self._conversation(session_id)
         return conv.view(running=self.running(session_id))
-
-    async def sessions(self) -> list[SessionInfo]:
-        for sid in await self.gate.call(self.engine.sessions):
-            if sid not in self._convs:
-                with contextlib.suppress(RetraceError):
-                    await self._conversation(sid)
-        return [
-            SessionInfo(
-                session_id=sid,
-                title=conv.title,
-                created_at=conv.created_at,
-                running=self.running(sid),
-                message_count=len(conv.chain()),
-                usage=conv.usage,
-            )
-            for sid, conv in sorted(self._convs.items(), key=lambda kv: kv[1].created_at or "")
-            if conv.messages or conv.title
-        ]
 
     def search_tool_calls(
         self, tool: str | None = None, input_contains: str | None = None, session_id: str | None = None
@@ -399,16 +363,31 @@ class AgentService:
 # --------------------------------------------------------------------------- helpers
 
 
+async def withdraw_unanswered(
+    rt: Runtime, conv: Conversation, reason: str, *, turn_id: str | None = None, text: str | None = None
+) -> bool:
+    """If the head is a prompt that got no reply (of ``turn_id``, when given), journal its
+    withdrawal: the head moves back to its parent, so the next request carries only what the user
+    sends then. Returns whether a prompt was withdrawn."""
+    prompt = conv.unanswered_prompt()
+    if prompt is None or (turn_id is not None and prompt.turn_id != turn_id):
+        return False
+    event: dict[str, Any] = {
+        "type": "promptWithdrawn",
+        "messageId": prompt.id,
+        "turnId": prompt.turn_id,
+        "reason": reason,
+        "text": text if text is not None else prompt_text(prompt),
+        "createdAt": now_iso(),
+    }
+    await journal(rt, conv, event)
+    return True
+
+
 def _head_event(
     head: str | None, checkpoint_id: str, note_from: str | None, *, reason: str = "restore"
-) -> dict[str, Any]:
-    return {
-        "type": "conversationHead",
-        "head": head,
-        "reason": reason,
-        "checkpointId": checkpoint_id,
-        "noteFrom": note_from,
-    }
+) -> ConversationHeadEvent:
+    return ConversationHeadEvent(head=head, reason=reason, checkpoint_id=checkpoint_id, note_from=note_from)
 
 
 def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:
@@ -418,7 +397,8 @@ def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:
         "on earlier content:"
     ]
     for change in changes[:100]:
-        stat = "" if change.binary else f" (+{change.additions} -{change.deletions})"
+        approx = "~" if change.approximate else ""
+        stat = "" if change.binary else f" ({approx}+{change.additions} -{change.deletions})"
         origin = f" (from {change.old_path})" if change.old_path else ""
         lines.append(f"- {change.status} {change.path}{origin}{stat}")
     if len(changes) > 100:

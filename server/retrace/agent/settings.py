@@ -26,7 +26,8 @@ class AgentSettings(CamelModel):
     model: str = DEFAULT_MODEL
     max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
     base_url: str | None = None
-    """Messages API endpoint; ``None``: ``ANTHROPIC_BASE_URL`` or the SDK default."""
+    """Messages API endpoint; ``None``: the one the process was configured with (see
+    :class:`retrace.bootstrap.ModelEndpoint`), else the SDK default."""
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     command_timeout_s: float = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
     output_cap_bytes: int = Field(default=30_000, ge=1000)

@@ -86,6 +86,76 @@ def _blocks(message: Mapping[str, Any], i: int) -> list[Mapping[str, Any]]:
     return list(content)
 
 
+def _check_role(message: Any, i: int) -> str:
+    if not isinstance(message, Mapping):
+        raise InvalidRequestError(f"messages.{i}: Input should be an object")
+    role = message.get("role")
+    expected = "user" if i % 2 == 0 else "assistant"
+    if role not in ("user", "assistant"):
+        raise InvalidRequestError(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    if role != expected:
+        raise InvalidRequestError(
+            f"messages: roles must alternate between 'user' and 'assistant', starting with "
+            f"'user' (messages.{i} is {role!r})"
+        )
+    return str(role)
+
+
+def _assistant_tool_uses(blocks: list[Mapping[str, Any]], i: int, seen_ids: set[str]) -> list[str]:
+    """The tool_use ids of an assistant message (checked: allowed blocks, unique ids)."""
+    ids: list[str] = []
+    for j, block in enumerate(blocks):
+        kind = block["type"]
+        if kind not in _ASSISTANT_BLOCKS:
+            raise InvalidRequestError(f"messages.{i}.content.{j}: {kind!r} blocks are not allowed here")
+        if kind != "tool_use":
+            continue
+        tid = block.get("id")
+        if not isinstance(tid, str) or not tid:
+            raise InvalidRequestError(f"messages.{i}.content.{j}.id: Field required")
+        if tid in seen_ids:
+            raise InvalidRequestError(f"messages.{i}.content.{j}: tool_use ids must be unique ({tid})")
+        if not isinstance(block.get("name"), str) or not isinstance(block.get("input"), Mapping):
+            raise InvalidRequestError(f"messages.{i}.content.{j}: tool_use needs 'name' and 'input'")
+        seen_ids.add(tid)
+        ids.append(tid)
+    return ids
+
+
+def _check_user_answers(blocks: list[Mapping[str, Any]], i: int, pending: list[str]) -> None:
+    """A user message answers every pending tool_use, once each, before any text."""
+    answered: list[str] = []
+    text_seen = False
+    for j, block in enumerate(blocks):
+        kind = block["type"]
+        if kind not in _USER_BLOCKS:
+            raise InvalidRequestError(f"messages.{i}.content.{j}: {kind!r} blocks are not allowed here")
+        if kind != "tool_result":
+            text_seen = True
+            continue
+        tid = block.get("tool_use_id")
+        if tid not in pending:
+            raise InvalidRequestError(
+                f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                f"{tid}. Each `tool_result` block must have a corresponding `tool_use` block in the "
+                "previous message."
+            )
+        if tid in answered:
+            raise InvalidRequestError(f"messages.{i}.content.{j}: duplicate tool_result for {tid}")
+        if text_seen:
+            raise InvalidRequestError(
+                f"messages.{i}: tool_result blocks must come first in the content array, before any text"
+            )
+        answered.append(str(tid))
+    missing = [tid for tid in pending if tid not in answered]
+    if missing:
+        raise InvalidRequestError(
+            f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+            f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+            "`tool_result` block in the next message."
+        )
+
+
 def validate_messages(messages: Sequence[Mapping[str, Any]]) -> None:
     """Raise :class:`InvalidRequestError` unless ``messages`` is a valid conversation."""
     if not messages:
@@ -93,72 +163,13 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> None:
     seen_ids: set[str] = set()
     pending: list[str] = []  # tool_use ids of the previous assistant message
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            raise InvalidRequestError(f"messages.{i}: Input should be an object")
-        role = message.get("role")
-        expected = "user" if i % 2 == 0 else "assistant"
-        if role not in ("user", "assistant"):
-            raise InvalidRequestError(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        if role != expected:
-            raise InvalidRequestError(
-                f"messages: roles must alternate between 'user' and 'assistant', starting with "
-                f"'user' (messages.{i} is {role!r})"
-            )
+        role = _check_role(message, i)
         blocks = _blocks(message, i)
         if role == "assistant":
-            for j, block in enumerate(blocks):
-                kind = block["type"]
-                if kind not in _ASSISTANT_BLOCKS:
-                    raise InvalidRequestError(
-                        f"messages.{i}.content.{j}: {kind!r} blocks are not allowed here"
-                    )
-                if kind == "tool_use":
-                    tid = block.get("id")
-                    if not isinstance(tid, str) or not tid:
-                        raise InvalidRequestError(f"messages.{i}.content.{j}.id: Field required")
-                    if tid in seen_ids:
-                        raise InvalidRequestError(
-                            f"messages.{i}.content.{j}: tool_use ids must be unique ({tid})"
-                        )
-                    if not isinstance(block.get("name"), str) or not isinstance(block.get("input"), Mapping):
-                        raise InvalidRequestError(
-                            f"messages.{i}.content.{j}: tool_use needs 'name' and 'input'"
-                        )
-                    seen_ids.add(tid)
-                    pending.append(tid)
-            continue
-        # user message
-        answered: list[str] = []
-        text_seen = False
-        for j, block in enumerate(blocks):
-            kind = block["type"]
-            if kind not in _USER_BLOCKS:
-                raise InvalidRequestError(f"messages.{i}.content.{j}: {kind!r} blocks are not allowed here")
-            if kind != "tool_result":
-                text_seen = True
-                continue
-            tid = block.get("tool_use_id")
-            if tid not in pending:
-                raise InvalidRequestError(
-                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                    f"{tid}. Each `tool_result` block must have a corresponding `tool_use` block in the "
-                    "previous message."
-                )
-            if tid in answered:
-                raise InvalidRequestError(f"messages.{i}.content.{j}: duplicate tool_result for {tid}")
-            if text_seen:
-                raise InvalidRequestError(
-                    f"messages.{i}: tool_result blocks must come first in the content array, before any text"
-                )
-            answered.append(str(tid))
-        missing = [tid for tid in pending if tid not in answered]
-        if missing:
-            raise InvalidRequestError(
-                f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
-                f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
-                "`tool_result` block in the next message."
-            )
-        pending = []
+            pending = _assistant_tool_uses(blocks, i, seen_ids)
+        else:
+            _check_user_answers(blocks, i, pending)
+            pending = []
     if pending:
         raise InvalidRequestError(
             f"messages.{len(messages) - 1}: `tool_use` ids were found without `tool_result` blocks "

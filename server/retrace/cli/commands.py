@@ -9,22 +9,29 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import importlib.util
 import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from retrace import credentials
+from retrace.app.restore import RestoreRequest, moves_conversation, restore_code_on_disk
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
-from retrace.engine.models import NothingToRestore, RestoreApplied, RestoreFailed, RestoreOutcome
+from retrace.engine.models import RestoreFailed, RestoreOutcome
+from retrace.engine.repair import repair_store
+from retrace.engine.store.layout import StoreLayout, default_store_dir
+from retrace.engine.verify import verify_store
 
 CLI_SESSION = "cli"
 """Session of every checkpoint the command line records: one group, not one session per call."""
+
+
+VERIFY_DAMAGE_EXIT = 4
+"""Exit code of ``retrace verify`` when the store is damaged."""
 
 
 class CliError(Exception):
@@ -150,14 +157,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_restore(args: argparse.Namespace) -> int:
     with _open(args, readonly=False) as engine:
         target = _resolve(engine, args.id)
-        outcome = engine.restore(
-            target,
+        request = RestoreRequest(
+            checkpoint=target,
             mode=args.mode,
             dry_run=args.dry_run,
             force=args.force,
-            resolutions=dict(args.resolutions) or None,
+            resolutions=dict(args.resolutions),
             paths=args.paths,
         )
+        outcome = restore_code_on_disk(engine, request)
         conversation = None
         if args.mode != "code":
             conversation = _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
@@ -192,16 +200,17 @@ def _restore_conversation(
             "restored": False,
             "message": f"Dry run: the conversation of session {cp.session_id} would move too.",
         }
-    if not isinstance(outcome, RestoreApplied | NothingToRestore):
+    if not moves_conversation(outcome.mode, outcome):
         message = "The conversation was left as it was (the code restore did not apply)."
         return {"restored": False, "message": message}
     if not any(ev.get("type") == "message" for ev in engine.events(cp.session_id)):
         message = f"Checkpoint {cp.id} has no conversation (session {cp.session_id} has no messages)."
         return {"restored": False, "message": message}
-    service_class = _component("retrace.agent.session", "AgentService", "conversation restore (the agent)")
-    host_class = _component("retrace.agent.headless", "PrintingHost", "conversation restore (the agent)")
-    # No model is called by a restore: a client factory that builds none keeps it offline.
-    service = service_class(engine, host_class(io.StringIO(), "deny"), client_factory=lambda _settings: None)
+    from retrace.agent.headless import PrintingHost
+    from retrace.agent.session import AgentService
+
+    # No model is called by a conversation restore: the agent is built without an endpoint.
+    service = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
     view = asyncio.run(service.restore_conversation(cp.session_id, cp.id))
     return {
         "restored": True,
@@ -231,34 +240,34 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    workspace = _workspace(args)
+    layout = StoreLayout(_store(args) or default_store_dir(workspace))
+    report = repair_store(layout) if args.repair else verify_store(layout, quick=args.quick).report
+    if args.json:
+        _print_json(dump(report))
+    else:
+        print(fmt.verify_report(report, store_dir=str(layout.root)))
+    return 0 if report.ok else VERIFY_DAMAGE_EXIT
+
+
 # --------------------------------------------------------------------------- other components
-
-
-def _component(module: str, attribute: str, what: str) -> Any:
-    """``module.attribute``, imported lazily (start-up stays fast; other parts may be absent).
-
-    A missing module is one clear line; an import error inside a present module is a bug and
-    propagates with its traceback.
-    """
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        found = False
-    if not found:
-        raise CliError(f"{what} is not available in this installation (module {module} is missing)")
-    return getattr(importlib.import_module(module), attribute)
+# Imported inside the commands that need them: the server and the agent pull in pygls and the
+# model SDK, which the checkpoint commands never need (start-up stays fast).
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    serve_main = _component("retrace.lsp.server", "main", "the JSON-RPC server")
-    result = serve_main()
-    return result if isinstance(result, int) else 0
+    from retrace.lsp.main import main as serve
+
+    return serve()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    run_task = _component("retrace.agent.headless", "run_task", "the headless agent")
+    from retrace.cli.run import run_task
+
+    credentials.secure_process_start()  # the agent's commands must not read the model key
     workspace = _workspace(args)
-    code: int = asyncio.run(
+    return asyncio.run(
         run_task(
             workspace,
             _store(args),
@@ -268,15 +277,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             out=sys.stdout,
         )
     )
-    return code
 
 
 def cmd_fake_model(args: argparse.Namespace) -> int:
-    fake_main = _component("retrace.fakemodel.__main__", "main", "the fake Messages API")
+    from retrace.offline.__main__ import main as serve_fake_model
+
     argv: list[str] = []
     if args.scenario is not None:
         argv += ["--scenario", args.scenario]
     if args.port is not None:
         argv += ["--port", str(args.port)]
-    code: int = fake_main(argv)
-    return code
+    return serve_fake_model(argv)

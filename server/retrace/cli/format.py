@@ -27,7 +27,9 @@ from retrace.engine.models import (
     RestoreFailed,
     RestoreOutcome,
     RestorePlan,
+    RestorePreview,
     StoreStats,
+    VerifyReport,
 )
 
 _STATUS_LETTER: dict[FileStatus, str] = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
@@ -55,11 +57,22 @@ def change_summary(files: Sequence[FileChange]) -> str:
     """``"3 files +12 -4"`` (binary files count as files but have no line counts)."""
     adds = sum(f.additions for f in files)
     dels = sum(f.deletions for f in files)
-    return f"{plural(len(files), 'file')} +{adds} -{dels}"
+    approx = "~" if any(f.approximate for f in files) else ""
+    return f"{plural(len(files), 'file')} {approx}+{adds} -{dels}"
+
+
+def change_counts(change: FileChange) -> str:
+    """``+12 -4``; ``~+12 -4`` when the counts are an estimate (their time budget ran out)."""
+    if change.binary:
+        return "binary"
+    return f"{'~' if change.approximate else ''}+{change.additions} -{change.deletions}"
 
 
 def recoverability_note(cp: Checkpoint) -> str:
-    """Empty for ``full``; otherwise the label with each file that cannot be restored and why."""
+    """Empty for ``full``; otherwise the label with each file that cannot be restored and why
+    (or, for a checkpoint the store's damage made unrecoverable, that reason)."""
+    if cp.damage is not None:
+        return f"damaged, cannot be restored: {cp.damage}"
     match cp.recoverability:
         case "full":
             return ""
@@ -92,7 +105,7 @@ def checkpoint_line(cp: Checkpoint, *, is_head: bool) -> str:
 def file_change_line(change: FileChange) -> str:
     letter = _STATUS_LETTER[change.status]
     path = f"{change.old_path} -> {change.path}" if change.old_path else change.path
-    counts = "binary" if change.binary else f"+{change.additions} -{change.deletions}"
+    counts = change_counts(change)
     return f"{letter} {path}  {counts}"
 
 
@@ -183,6 +196,12 @@ def _unrecoverable_lines(plan: RestorePlan | None) -> list[str]:
     return lines
 
 
+def _kept_lines(plan: RestorePlan | None) -> list[str]:
+    if plan is None or not plan.kept:
+        return []
+    return ["Left untouched on purpose:"] + [f"  {k.path}: {k.reason}" for k in plan.kept]
+
+
 def conflict_way_out(plan: RestorePlan | None) -> str:
     """How to get past conflicts: per-file ``--resolve`` (merge first when clean) or ``--force``."""
     conflicts = [p for p in plan.files if p.action == "conflict"] if plan else []
@@ -201,24 +220,22 @@ def restore_report(outcome: RestoreOutcome) -> str:
     target = f"{outcome.target_id} ({outcome.mode})"
     lines: list[str]
     match outcome:
+        case RestorePreview():
+            plan = outcome.plan
+            counts = counts_summary(plan.counts) if plan else "no file changes"
+            lines = [f"Dry run: restoring {target} would change: {counts}."]
+            lines += [_planned_line(p) for p in (plan.files if plan else [])]
+            lines.append("Nothing was changed.")
         case RestoreApplied():
-            if outcome.dry_run:
-                plan = outcome.plan
-                counts = counts_summary(plan.counts) if plan else "no file changes"
-                lines = [f"Dry run: restoring {target} would change: {counts}."]
-                lines += [_planned_line(p) for p in (plan.files if plan else [])]
-                lines.append("Nothing was changed.")
-            else:
-                lines = [f"Restored {target}: {outcome_counts(outcome.files)}."]
-                lines += [_outcome_line(f) for f in outcome.files]
-                if outcome.safety_checkpoint_id:
-                    lines.append(
-                        f"Unrecorded changes were saved first in checkpoint {outcome.safety_checkpoint_id}."
-                    )
-                if outcome.checkpoint is not None:
-                    lines.append(f"New checkpoint: {outcome.checkpoint.id}.")
-                    if outcome.checkpoint.parent:
-                        lines.append(f"Undo with: retrace restore {outcome.checkpoint.parent}")
+            lines = [f"Restored {target}: {outcome_counts(outcome.files)}."]
+            lines += [_outcome_line(f) for f in outcome.files]
+            if outcome.safety_checkpoint_id:
+                safety = outcome.safety_checkpoint_id
+                lines.append(f"Unrecorded changes were saved first in checkpoint {safety}.")
+            if outcome.checkpoint is not None:
+                lines.append(f"New checkpoint: {outcome.checkpoint.id}.")
+                if outcome.checkpoint.parent:
+                    lines.append(f"Undo with: retrace restore {outcome.checkpoint.parent}")
         case RestoreConflict():
             plan = outcome.plan
             conflicts = [p for p in plan.files if p.action == "conflict"] if plan else []
@@ -238,14 +255,14 @@ def restore_report(outcome: RestoreOutcome) -> str:
             lines += [_outcome_line(f) for f in outcome.files]
         case other:
             assert_never(other)
-    lines += _unrecoverable_lines(outcome.plan)
+    lines += _unrecoverable_lines(outcome.plan) + _kept_lines(outcome.plan)
     return "\n".join(lines)
 
 
 def restore_exit_code(outcome: RestoreOutcome) -> int:
     """0 applied / nothing to restore / any dry run, 3 conflict, 1 failed."""
     match outcome:
-        case RestoreApplied() | NothingToRestore():
+        case RestorePreview() | RestoreApplied() | NothingToRestore():
             return 0
         case RestoreConflict():
             return 0 if outcome.dry_run else 3
@@ -289,3 +306,28 @@ def gc_report(report: GcReport) -> str:
         f"Dropped {plural(report.checkpoints_dropped, 'checkpoint')}, "
         f"removed {plural(report.blobs_removed, 'blob')}, freed {human_bytes(report.bytes_freed)}."
     )
+
+
+def verify_report(report: VerifyReport, *, store_dir: str) -> str:
+    """Human summary of ``retrace verify``: what was checked, the damage, who it affects."""
+    what = "quick check (journals, blob presence)" if report.quick else "full check"
+    lines = [
+        f"Store {store_dir}: {what} of {plural(report.journal_lines, 'journal line')}, "
+        f"{plural(report.checkpoints, 'checkpoint')}, {plural(report.blobs, 'blob')}."
+    ]
+    for d in report.damage:
+        owner = f" (checkpoint {d.checkpoint_id})" if d.checkpoint_id else ""
+        lines.append(f"  damaged {d.kind} {d.where}{owner}: {d.reason}")
+    if report.affected:
+        lines.append(f"{plural(len(report.affected), 'checkpoint')} cannot be fully restored:")
+        lines += [f"  {a.id}: {a.reason}" for a in report.affected]
+    if report.repaired:
+        lines.append(f"Repaired (damaged pieces kept in {report.quarantine}):")
+        lines += [f"  {r}" for r in report.repaired]
+    if report.ok:
+        lines.append("No damage found." if not report.repaired else "No damage remains.")
+    elif not report.repaired:
+        lines.append(
+            "Damage found. 'retrace verify --repair' quarantines it (stop the editor's server first)."
+        )
+    return "\n".join(lines)

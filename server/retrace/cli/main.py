@@ -2,7 +2,8 @@
 
 Contract: ``main(argv) -> exit code``. 0 success (also: nothing to restore, any dry run), 1 an
 expected error (one line ``retrace: error: <message>`` on stderr, nothing changed) or a failed
-restore, 2 a usage error, 3 a restore refused because of conflicts, 130 interrupted.
+restore, 2 a usage error, 3 a restore refused because of conflicts, 4 ``verify`` found damage,
+130 interrupted.
 Expected errors never print a traceback; anything else is a bug and does.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from retrace import __version__
@@ -93,7 +94,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stat", action="store_true", help="per-file +/- counts instead of the patch")
     p.set_defaults(handler=commands.cmd_diff)
 
-    p = add("restore", "restore the workspace (and/or conversation) to a checkpoint", common, as_json)
+    _add_restore(
+        add("restore", "restore the workspace (and/or conversation) to a checkpoint", common, as_json)
+    )
+
+    p = add("gc", "apply retention and delete unreferenced blobs", common, as_json)
+    p.set_defaults(handler=commands.cmd_gc)
+
+    p = add("stats", "storage used, capture/restore latency, restore success rate", common, as_json)
+    p.set_defaults(handler=commands.cmd_stats)
+
+    _add_verify(
+        add(
+            "verify",
+            "check every journal line, manifest and blob of the store; exit 0 clean, 4 damage found",
+            common,
+            as_json,
+        )
+    )
+    _add_agent_commands(add, common)
+    return parser
+
+
+def _add_restore(p: _Parser) -> None:
     p.add_argument("id", help="checkpoint id, unique prefix, or head")
     p.add_argument("--mode", choices=("code", "conversation", "both"), default="code")
     p.add_argument("--dry-run", action="store_true", help="show the plan; change nothing")
@@ -117,12 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(handler=commands.cmd_restore)
 
-    p = add("gc", "apply retention and delete unreferenced blobs", common, as_json)
-    p.set_defaults(handler=commands.cmd_gc)
 
-    p = add("stats", "storage used, capture/restore latency, restore success rate", common, as_json)
-    p.set_defaults(handler=commands.cmd_stats)
+def _add_verify(p: _Parser) -> None:
+    p.add_argument("--quick", action="store_true", help="journals and blob presence only (no blob is read)")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="move damaged pieces into the store's quarantine/ (never deletes) and rebuild indexes",
+    )
+    p.set_defaults(handler=commands.cmd_verify)
 
+
+def _add_agent_commands(add: Callable[..., _Parser], common: _Parser) -> None:
     p = add("serve", "run the JSON-RPC server on stdio (what the VS Code extension starts)")
     p.set_defaults(handler=commands.cmd_serve)
 
@@ -136,7 +165,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", metavar="FILE|NAME", default=None)
     p.add_argument("--port", metavar="N", type=int, default=None)
     p.set_defaults(handler=commands.cmd_fake_model)
-    return parser
 
 
 def _error(message: str) -> int:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from pydantic import Field
 
 from retrace.camel import CamelModel
@@ -10,22 +13,52 @@ BUILTIN_EXCLUDES: tuple[str, ...] = (
     ".git/",
     ".hg/",
     ".svn/",
-    "node_modules/",
     "__pycache__/",
-    ".venv/",
-    "venv/",
     ".tox/",
     ".mypy_cache/",
     ".pytest_cache/",
     ".ruff_cache/",
-    "dist/",
-    "build/",
-    "target/",
     ".next/",
     ".DS_Store",
 )
-"""Never captured, whatever .gitignore says (gitignore syntax). Nested repositories' files are
-captured; their ``.git`` directories never are."""
+"""Never captured, whatever .gitignore says (gitignore syntax): names no real source uses.
+Nested repositories' files are captured; their ``.git`` directories never are."""
+
+
+@dataclass(frozen=True)
+class ToolFolder:
+    """How to recognise a tool's output folder whose NAME real source also uses (``venv``,
+    ``build``, ``target``...): by a marker file inside it or next to it, never by name alone
+    (``stdlib/venv/__init__.pyi`` is source)."""
+
+    inside: tuple[str, ...] = ()
+    beside: tuple[str, ...] = ()
+    """Files in the folder's parent that mark it (``package.json`` for ``node_modules``)."""
+
+
+TOOL_MARKERS: tuple[str, ...] = ("pyvenv.cfg", "CACHEDIR.TAG")
+"""A directory holding one of these is a tool folder whatever its name (a virtual environment,
+a cache tagged per the Cache Directory Tagging specification)."""
+
+TOOL_FOLDERS: Mapping[str, ToolFolder] = {
+    ".venv": ToolFolder(),
+    "venv": ToolFolder(),
+    "node_modules": ToolFolder(
+        inside=(".package-lock.json", ".modules.yaml", ".yarn-state.yml", ".yarn-integrity"),
+        beside=("package.json",),
+    ),
+    "target": ToolFolder(inside=(".rustc_info.json",), beside=("Cargo.toml", "pom.xml")),
+    "build": ToolFolder(
+        inside=("CMakeCache.txt",),
+        beside=("setup.py", "pyproject.toml", "build.gradle", "build.gradle.kts", "package.json"),
+    ),
+    "dist": ToolFolder(beside=("setup.py", "pyproject.toml", "package.json")),
+}
+"""Conventional tool-folder names, excluded only when a marker confirms them."""
+
+TOOL_FOLDER_PATTERNS: tuple[str, ...] = tuple(f"{name}/" for name in TOOL_FOLDERS)
+"""The tool-folder names as plain patterns, for consumers that cannot check markers (text
+search, the benchmark's reference walk)."""
 
 
 class RetentionPolicy(CamelModel):

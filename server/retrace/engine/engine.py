@@ -23,25 +23,23 @@ its ancestry back to the nearest snapshot (bounded by :func:`needs_snapshot`).
 
 from __future__ import annotations
 
-import difflib
 import errno
 import gc
 import logging
 import os
 import stat
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from retrace.camel import dump
-from retrace.engine.apply import Op, apply_ops
-from retrace.engine.capture import Capturer
+from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
+from retrace.engine.capture.scan import read_entry
+from retrace.engine.commit import build_checkpoint, file_changes
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
+    BlobCorrupt,
     PathOutsideWorkspace,
     RetraceError,
     StorageFull,
@@ -49,21 +47,18 @@ from retrace.engine.errors import (
     StoreNotInitialised,
     UnknownCheckpoint,
 )
+from retrace.engine.gc import GcTarget, collect, store_stats
+from retrace.engine.history import History, replay
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
     Delta,
     DirIndex,
     Manifest,
-    decode_snapshot,
-    delta_from_json,
     delta_to_json,
-    diff_manifests,
     encode_snapshot,
-    make_entry,
     needs_snapshot,
     same,
 )
-from retrace.engine.merge import decode_text
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
@@ -72,25 +67,39 @@ from retrace.engine.models import (
     FileEntry,
     FileOutcome,
     GcReport,
+    KeptPath,
     NothingToRestore,
-    Recoverability,
     RestoreApplied,
     RestoreConflict,
     RestoreFailed,
     RestoreMode,
     RestoreOutcome,
     RestorePlan,
+    RestorePreview,
     StoreStats,
     Unrecoverable,
 )
-from retrace.engine.planner import PathState, plan_restore
-from retrace.engine.recovery import begin_restore, end_restore, recover_interrupted_restores
-from retrace.engine.scan import read_entry
-from retrace.engine.stats import line_stats
-from retrace.engine.store.blobs import BlobStore, blob_id
-from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal, repair_tail
+from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor, drain_trash
+from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
+from retrace.engine.restore.recovery import begin_restore, end_restore, recover_interrupted_restores
+from retrace.engine.restore.resolver import resolve
+from retrace.engine.restore.steps import Steps, build_steps
+from retrace.engine.restore.verify import verify_applied
+from retrace.engine.stats import unified_diff_lines
+from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    EventSchemaError,
+    JournalEvent,
+    RestoreStatsEvent,
+    event_json,
+    parse_event,
+)
+from retrace.engine.store.journal import JournalWriter, read_journal, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
+from retrace.engine.workspace import DirTree, EscapeError, Identity
+from retrace.text import decode_text
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +117,12 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-LINE_STATS_BUDGET_S = 0.025
-"""Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
-STAT_CACHE_SAVE_EVERY_S = 120.0
+UNIFIED_DIFF_BUDGET_S = 2.0
+"""Time for the line diffs of one ``unified_diff`` call (all files): past it a file's hunks are
+coarser (still a correct patch), never a stalled request."""
+
+DAMAGED = "stored content is damaged or missing"
+"""Start of a restore outcome's detail when a file's recorded bytes cannot be read intact."""
 
 EXTERNAL_KINDS = frozenset({"external", "safety"})
 """Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
@@ -147,24 +159,21 @@ class Engine:
         self._blobs = BlobStore(self._layout.blobs, durable=config.durable_blobs)
         self._lock = StoreLock(self._layout.lock)
         self._ids = IdGenerator()
-        self._cps: dict[str, Checkpoint] = {}
-        self._order: list[str] = []
-        self._deltas: dict[str, Delta | None] = {}
-        """Per-checkpoint delta; ``None`` for a baseline (its snapshot is its whole manifest)."""
-        self._snapshots: dict[str, str] = {}
-        self._snap_depth: dict[str, int] = {}
-        """Replay cost since the nearest snapshot in the ancestry (checkpoints + delta entries)."""
+        self._history = History(self._blobs)
+        # Aliases of the history's own containers (the commit path appends to them in place).
+        self._cps: dict[str, Checkpoint] = self._history.cps
+        self._order: list[str] = self._history.order
+        self._deltas: dict[str, Delta | None] = self._history.deltas
+        self._snapshots: dict[str, str] = self._history.snapshots
+        self._snap_depth: dict[str, int] = self._history.snap_depth
         self._head_id: str | None = None
         self._head: Manifest = {}
         self._prov: dict[str, str] = {}
         """path → id of the checkpoint with its latest change in the head's ancestry."""
-        self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
         self._writers: dict[str, JournalWriter] = {}
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
-        self._stats_omitted = 0
-        self._cache_saved_at = time.monotonic()
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -259,6 +268,11 @@ class Engine:
             return
         cap = self._capture = Capturer(self.workspace, self._layout, self._blobs, self.config)
         cap.start()
+        if self._head_id is not None:
+            # A restore some process was applying to this store when it died is rolled back
+            # first: before anyone works on a half-restored workspace, and before the catch-up
+            # capture could record the half-applied files as an external change.
+            self.recovered = recover_interrupted_restores(self)
         if self._head_id is None:
             self._commit_baseline()
         elif catch_up:
@@ -269,9 +283,6 @@ class Engine:
             cap.full_next = True
         cap.dirs = DirIndex(source=lambda: self._head)  # lazy: built on the first rm -r
         cap.save_cache()
-        # A restore some process was applying to this store when it died is rolled back now,
-        # before anyone works on a half-restored workspace.
-        self.recovered = recover_interrupted_restores(self)
 
     def close(self) -> None:
         """Flush caches (stat cache), stop the watcher, release the lock. Idempotent."""
@@ -283,7 +294,7 @@ class Engine:
         errors: list[BaseException] = []
         steps: list[Callable[[], None]] = []
         if self._capture is not None:
-            steps += [self._capture.save_cache, self._capture.stop]
+            steps += [self._capture.save_cache, self._capture.stop, drain_trash]
         steps += [w.close for w in self._writers.values()]
         steps.append(self._lock.release)
         for step in steps:
@@ -303,70 +314,47 @@ class Engine:
 
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
-        problems = JournalProblems()
-        events: list[tuple[str, dict[str, Any]]] = []
-        for sid in self._layout.session_ids():
-            for ev in read_journal(self._layout.journal(sid), problems):
-                if ev.get("type") == "checkpoint":
-                    cp_raw = ev.get("checkpoint")
-                    if isinstance(cp_raw, dict) and isinstance(cp_raw.get("id"), str):
-                        events.append((cp_raw["id"], ev))
-        self.problems.extend(problems.messages)
-        events.sort(key=lambda t: t[0])
-        for cid, ev in events:
-            try:
-                cp = Checkpoint.model_validate(ev["checkpoint"])
-                raw_delta = ev.get("delta")
-                delta = delta_from_json(raw_delta) if isinstance(raw_delta, dict) else None
-            except (ValueError, KeyError, TypeError) as exc:
-                self.problems.append(f"checkpoint {cid}: unreadable journal entry skipped ({exc})")
-                continue
-            snap = ev.get("snapshot")
-            if delta is None and not isinstance(snap, str):
-                self.problems.append(f"checkpoint {cid}: neither delta nor snapshot; skipped")
-                continue
-            self._cps[cid] = cp
-            self._order.append(cid)
-            self._deltas[cid] = delta
-            if isinstance(snap, str):
-                self._snapshots[cid] = snap
-                self._snap_depth[cid] = 0
-            else:
-                parent_depth = self._snap_depth.get(cp.parent or "", 0)
-                self._snap_depth[cid] = parent_depth + 1 + len(delta or ())
+        """Replay the journals. Damage is reported in ``problems`` and marked on the checkpoints
+        it affects; the head is the newest checkpoint whose manifest can be rebuilt."""
+        present = set(self._blobs.ids())
+        self._blobs.mark_known(present)
+        report = replay(self._layout, self._history, present)
+        self.problems.extend(report.problems)
+        for cid in self._order:
             self._ids.observe(cid)
-        if self._order:
-            self._head_id = self._order[-1]
+        usable = [cid for cid in self._order if cid not in self._history.damage]
+        while usable:
+            head_id = usable.pop()
             try:
-                self._head = dict(self._manifest_at(self._head_id))
-            except RetraceError as exc:
-                raise StoreCorrupt(f"cannot rebuild the head manifest of {self._head_id}: {exc}") from exc
+                self._head = dict(self._history.manifest_at(head_id))
+            except StoreCorrupt as exc:
+                self._history.mark_damaged(head_id, str(exc))
+                self.problems.append(f"checkpoint {head_id}: {exc}")
+                continue
+            self._head_id = head_id
+            break
+        if self._head_id is not None:
             self._rebuild_provenance()
-            present = set(self._blobs.ids())
-            self._blobs.mark_known(present)
-            missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
-            if missing:
-                self.problems.append(
-                    f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
-                )
-            broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
-            if broken:
-                shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
-                self.problems.append(
-                    f"{len(broken)} checkpoint(s) reference blobs missing from the store "
-                    f"(they cannot be fully restored): {shown}"
-                )
+            self._report_missing_blobs(present)
         for msg in self.problems:
             log.warning("%s", msg)
 
+    def _report_missing_blobs(self, present: set[str]) -> None:
+        missing = {e.hash for e in self._head.values() if e.hash and e.kind == "file"} - present
+        if missing:
+            self.problems.append(
+                f"{len(missing)} blob(s) referenced by head {self._head_id} are missing from the store"
+            )
+        broken = [cid for cid in self._order if self._misses_blobs(cid, present)]
+        if broken:
+            shown = ", ".join(broken[:5]) + (" …" if len(broken) > 5 else "")
+            self.problems.append(
+                f"{len(broken)} checkpoint(s) reference blobs missing from the store "
+                f"(they cannot be fully restored): {shown}"
+            )
+
     def _misses_blobs(self, cid: str, present: set[str]) -> bool:
-        snap = self._snapshots.get(cid)
-        if snap is not None and snap not in present:
-            return True
-        delta = self._deltas.get(cid) or {}
-        return any(
-            e is not None and e.kind == "file" and e.hash and e.hash not in present for e in delta.values()
-        )
+        return any(b not in present for b in self._history.referenced_blobs(cid))
 
     def _rebuild_provenance(self) -> None:
         self._prov = {}
@@ -379,107 +367,30 @@ class Engine:
 
     # ------------------------------------------------------------------ manifests
     def _ancestry(self, cid: str | None) -> Iterator[str]:
-        while cid is not None and cid in self._cps:
-            yield cid
-            cid = self._cps[cid].parent
+        return self._history.ancestry(cid)
 
     def _snapshot(self, sid: str) -> Manifest:
-        m = self._snap_cache.get(sid)
-        if m is None:
-            m = decode_snapshot(self._blobs.get(sid))
-            self._snap_cache[sid] = m
-            while len(self._snap_cache) > 4:
-                self._snap_cache.popitem(last=False)
-        else:
-            self._snap_cache.move_to_end(sid)
-        return m
+        return self._history.snapshot(sid)
 
     def _remember_snapshot(self, sid: str, m: Manifest) -> None:
         """Cache a snapshot we just wrote (a copy: the head manifest keeps changing), so the
         first restore touching an old path does not have to decode it from the store."""
-        self._snap_cache[sid] = dict(m)
-        while len(self._snap_cache) > 4:
-            self._snap_cache.popitem(last=False)
+        self._history.remember_snapshot(sid, m)
 
     def _manifest_at(self, cid: str) -> Manifest:
         """Full manifest of a checkpoint (a fresh dict the caller may not mutate if head)."""
         if cid == self._head_id and self._head:
             return self._head
-        chain: list[str] = []
-        base: Manifest | None = None
-        for c in self._ancestry(cid):
-            if c in self._snapshots:
-                base = self._snapshot(self._snapshots[c])
-                break
-            chain.append(c)
-        if base is None:
-            raise StoreCorrupt(f"checkpoint {cid}: no manifest snapshot in its ancestry")
-        m = dict(base)
-        for c in reversed(chain):
-            d = self._deltas.get(c) or {}
-            for p, e in d.items():
-                if e is None:
-                    m.pop(p, None)
-                else:
-                    m[p] = e
-        return m
+        return self._history.manifest_at(cid)
 
     def _entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
         if cid == self._head_id:
             return {p: self._head.get(p) for p in paths}
-        remaining = set(paths)
-        out: dict[str, FileEntry | None] = {}
-        for c in self._ancestry(cid):
-            if not remaining:
-                break
-            d = self._deltas.get(c)
-            if d:
-                if len(remaining) <= len(d):
-                    for p in [p for p in remaining if p in d]:
-                        out[p] = d[p]
-                        remaining.discard(p)
-                else:
-                    for p, e in d.items():
-                        if p in remaining:
-                            out[p] = e
-                            remaining.discard(p)
-            if c in self._snapshots:
-                snap = self._snapshot(self._snapshots[c])
-                for p in remaining:
-                    out[p] = snap.get(p)
-                remaining = set()
-                break
-        for p in remaining:
-            out[p] = None
-        return out
+        return self._history.entries_at(cid, paths)
 
     def _changed_between(self, a: str, b: str) -> set[str]:
         """Paths whose entries differ between checkpoints ``a`` and ``b``."""
-        if a == b:
-            return set()
-        anc_a = list(self._ancestry(a))
-        set_a = set(anc_a)
-        path_b: list[str] = []
-        lca: str | None = None
-        for c in self._ancestry(b):
-            if c in set_a:
-                lca = c
-                break
-            path_b.append(c)
-        path_a = anc_a[: anc_a.index(lca)] if lca is not None else anc_a
-        cands: set[str] = set()
-        full = lca is None
-        for c in path_a + path_b:
-            d = self._deltas.get(c)
-            if d is None:
-                full = True
-                break
-            cands.update(d)
-        if full:
-            return set(diff_manifests(self._manifest_at(a), self._manifest_at(b)))
-        ea = self._entries_at(a, cands)
-        eb = self._entries_at(b, cands)
-        return {p for p in cands if not same(ea[p], eb[p])}
+        return self._history.changed_between(a, b, self._manifest_at, self._entries_at)
 
     # ------------------------------------------------------------------ commit
     def _writer(self, session_id: str) -> JournalWriter:
@@ -507,54 +418,40 @@ class Engine:
         except StoreCorrupt:
             return None
 
+    def _damaged_sources(self, steps: Steps) -> list[tuple[str, str]]:
+        """Writes whose recorded bytes cannot be had intact (verified by streaming, not kept)."""
+        damaged: list[tuple[str, str]] = []
+        new = {bid for _, bid in steps.new_blobs}
+        for op in steps.ops:
+            e = op.entry
+            if op.kind != "write" or e is None or e.kind != "file":
+                continue
+            if e.hash is None:
+                damaged.append((op.path, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"))
+            elif e.hash not in new and (why := self._blobs.check(e.hash)) is not None:
+                damaged.append((op.path, f"{DAMAGED}: {why}"))
+        return damaged
+
+    def _stored(self, e: FileEntry) -> tuple[bytes | None, str | None]:
+        """Verified content of a file entry to write (``None`` for a symlink), or why it cannot
+        be had (the reason starts with :data:`DAMAGED`)."""
+        if e.kind != "file":
+            return None, None
+        if e.hash is None:
+            return None, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"
+        try:
+            # Memory holds only bytes hashed on store or verified on read: as good as a fresh read.
+            return self._blobs.get_cached(e.hash), None
+        except StoreCorrupt as exc:
+            return None, f"{DAMAGED}: {exc}"
+
     def _file_changes(
-        self,
-        old: Mapping[str, FileEntry | None],
-        new: Delta,
-        *,
-        new_on_disk: bool = False,
-        budget_s: float | None = None,
+        self, old: Mapping[str, FileEntry | None], new: Delta, *, new_on_disk: bool = False
     ) -> list[FileChange]:
-        """FileChanges for paths going from ``old[p]`` to ``new[p]``, pairing renames.
-        ``new_on_disk``: the new side is the workspace (its content may not be stored yet).
-        ``budget_s``: stop counting lines after this long (the rest report 0/0; the number
-        is left in ``self._stats_omitted``) so a huge shell change cannot stall a capture."""
-        self._stats_omitted = 0
-        deadline = time.perf_counter() + budget_s if budget_s is not None else None
-        added = [p for p, e in new.items() if e is not None and old.get(p) is None]
-        deleted = {p: old[p] for p, e in new.items() if e is None and old.get(p) is not None}
-        by_hash: dict[str, list[str]] = {}
-        for p, e in deleted.items():
-            if e is not None and e.hash is not None:
-                by_hash.setdefault(e.hash, []).append(p)
-        renamed: dict[str, str] = {}
-        for p in added:
-            e = new[p]
-            assert e is not None
-            srcs = by_hash.get(e.hash or "", [])
-            if e.hash is not None and srcs:
-                renamed[p] = srcs.pop(0)
-        gone = set(renamed.values())
-        out: list[FileChange] = []
-        for p in sorted(new):
-            o, n = old.get(p), new[p]
-            if same(o, n) or (n is None and p in gone):
-                continue
-            if p in renamed:
-                out.append(FileChange(path=p, status="renamed", old_path=renamed[p]))
-                continue
-            status = "added" if o is None else "deleted" if n is None else "modified"
-            if deadline is not None and time.perf_counter() > deadline:
-                self._stats_omitted += 1
-                out.append(FileChange(path=p, status=status))
-                continue
-            adds, dels, binary = (
-                line_stats(self._content(o), self._read_disk(p) if new_on_disk else self._content(n))
-                if ((o is None or o.kind == "file") and (n is None or n.kind == "file"))
-                else (0, 0, False)
-            )
-            out.append(FileChange(path=p, status=status, additions=adds, deletions=dels, binary=binary))
-        return out
+        """FileChanges for paths going from ``old[p]`` to ``new[p]`` (``new_on_disk``: the new
+        side is the workspace, read from disk)."""
+        disk = self._read_disk if new_on_disk else None
+        return file_changes(old, new, content=self._content, disk=disk)[0]
 
     def _commit(
         self,
@@ -572,65 +469,48 @@ class Engine:
         restored_from: str | None = None,
         capture_ms: float = 0.0,
     ) -> Checkpoint:
+        """Commit ``delta`` as a checkpoint on top of the head: the one path every checkpoint
+        takes (a ``baseline`` starts the tree: no parent, ``delta`` is the whole manifest)."""
         self._require_writer()
-        delta = {p: e for p, e in delta.items() if not same(self._head.get(p), e)}
-        old = {p: self._head.get(p) for p in delta}
-        files = self._file_changes(old, delta, budget_s=LINE_STATS_BUDGET_S)
-        if self._stats_omitted:
-            meta = {**(meta or {}), "lineStatsOmitted": self._stats_omitted}
-        unrec = [
-            Unrecoverable(path=p, reason=e.unstored or "content not stored")
-            for p, e in sorted(delta.items())
-            if e is not None and e.kind == "file" and e.hash is None
-        ]
-        changed = sum(1 for e in delta.values() if e is not None)
-        recoverability: Recoverability = (
-            "full"
-            if not unrec
-            else "none"
-            if len(unrec) == changed and not any(e is None for e in delta.values())
-            else "partial"
-        )
+        baseline = kind == "baseline"
+        base: Manifest = {} if baseline else self._head
+        delta = {p: e for p, e in delta.items() if not same(base.get(p), e)}
         cid = self._ids.new()
-        parent = self._head_id
+        parent = None if baseline else self._head_id
         sid = session_id or self._session_id
-        cp = Checkpoint(
-            id=cid,
+        cp = build_checkpoint(
+            cid=cid,
             parent=parent,
             session_id=sid,
-            turn_id=turn_id,
             kind=kind,
+            delta=delta,
+            old=base,
+            content=self._content,
+            missed=self._not_captured(),
+            meta=meta,
+            capture_ms=capture_ms,
             label=label,
-            created_at=datetime.now(UTC),
+            turn_id=turn_id,
             tool=tool,
             tool_call_id=tool_call_id,
-            files=files,
-            recoverability=recoverability,
-            unrecoverable=unrec,
-            restored_from=restored_from,
-            editor_state=dict(editor_state) if editor_state is not None else None,
+            editor_state=editor_state,
             conversation=conversation,
-            capture_ms=round(capture_ms, 3),
-            meta=dict(meta or {}),
+            restored_from=restored_from,
         )
-        depth = self._snap_depth.get(parent or "", 0) + 1 + len(delta)
-        new_head = self._head
+        depth = 0 if parent is None else self._snap_depth.get(parent, 0) + 1 + len(delta)
+        new_head = base
         snapshot: str | None = None
-        if needs_snapshot(depth, len(self._head)) or parent is None:
-            new_head = dict(self._head)
+        if parent is None or needs_snapshot(depth, len(base)):
+            new_head = dict(base)
             self._apply_delta(new_head, delta)
             snapshot = self._blobs.put(encode_snapshot(new_head))
-        event = {
-            "type": "checkpoint",
-            "ts": time.time(),
-            "checkpoint": dump(cp),
-            "delta": delta_to_json(delta),
-            "snapshot": snapshot,
-        }
+        event = CheckpointEvent(
+            checkpoint=cp, delta=None if baseline else delta_to_json(delta), snapshot=snapshot
+        )
         with _storage_errors(f"checkpoint {cid} was not recorded"):
             self._writer(sid).append(event)
         # Committed: now (and only now) update memory.
-        if self._capture is not None and self._capture.dirs is not None:
+        if self._capture is not None and self._capture.dirs is not None and not baseline:
             self._capture.dirs.apply(self._head, delta)
         if new_head is self._head:
             self._apply_delta(self._head, delta)
@@ -638,7 +518,7 @@ class Engine:
             self._head = new_head
         self._cps[cid] = cp
         self._order.append(cid)
-        self._deltas[cid] = delta
+        self._deltas[cid] = None if baseline else delta
         if snapshot is not None:
             self._snapshots[cid] = snapshot
             self._snap_depth[cid] = 0
@@ -646,9 +526,16 @@ class Engine:
         else:
             self._snap_depth[cid] = depth
         self._head_id = cid
-        for p in delta:
+        if baseline:
+            self._prov = {}
+        for p in () if baseline else delta:
             self._prov[p] = cid
         return cp
+
+    def _not_captured(self) -> list[Unrecoverable]:
+        """Directories the capture could not list: the checkpoint cannot claim ``full``."""
+        missed = self._capture.take_not_captured() if self._capture is not None else {}
+        return [Unrecoverable(path=p, reason=f"not captured: {r}") for p, r in sorted(missed.items())]
 
     @staticmethod
     def _apply_delta(m: Manifest, delta: Delta) -> None:
@@ -662,42 +549,13 @@ class Engine:
         assert self._capture is not None
         t0 = time.perf_counter()
         manifest = self._capture.baseline()
-        snapshot = self._blobs.put(encode_snapshot(manifest))
-        cid = self._ids.new()
-        unrec = [
-            Unrecoverable(path=p, reason=e.unstored or "content not stored")
-            for p, e in sorted(manifest.items())
-            if e.kind == "file" and e.hash is None
-        ]
-        cp = Checkpoint(
-            id=cid,
-            parent=None,
-            session_id=self._session_id,
-            kind="baseline",
+        self._commit(
+            "baseline",
+            dict(manifest),
             label="baseline",
-            created_at=datetime.now(UTC),
-            recoverability="partial" if unrec else "full",
-            unrecoverable=unrec,
-            capture_ms=round((time.perf_counter() - t0) * 1000, 3),
             meta={"files": len(manifest)},
+            capture_ms=(time.perf_counter() - t0) * 1000,
         )
-        event = {
-            "type": "checkpoint",
-            "ts": time.time(),
-            "checkpoint": dump(cp),
-            "delta": None,
-            "snapshot": snapshot,
-        }
-        self._writer(self._session_id).append(event)
-        self._cps[cid] = cp
-        self._order.append(cid)
-        self._deltas[cid] = None
-        self._snapshots[cid] = snapshot
-        self._snap_depth[cid] = 0
-        self._head_id = cid
-        self._head = manifest
-        self._remember_snapshot(snapshot, manifest)
-        self._prov = {}
 
     # ------------------------------------------------------------------ capture
     @property
@@ -709,13 +567,9 @@ class Engine:
     def capture_status(self) -> dict[str, Any]:
         """How shell-call detection works right now (plain JSON, for status displays and the
         benchmark): ``watcher`` healthy or not (and why), and the number of full stat walks."""
-        cap = self._capture
-        w = cap.watcher if cap is not None else None
-        return {
-            "watcher": bool(w is not None and w.healthy),
-            "watcherReason": (w.reason if w is not None else "watcher disabled") or "",
-            "walks": cap.walks if cap is not None else 0,
-        }
+        if self._capture is None:
+            return {"watcher": False, "watcherReason": "watcher disabled", "walks": 0}
+        return self._capture.status()
 
     @property
     def session_id(self) -> str:
@@ -770,16 +624,9 @@ class Engine:
         self._require_writer()
         assert self._capture is not None
         t0 = time.perf_counter()
+        rels = None if changed_paths is None else [self._rel(p) for p in changed_paths]
         with _storage_errors("the checkpoint was not recorded"):
-            if changed_paths is None:
-                delta = self._capture.detect(self._head)
-            else:
-                rels = [self._rel(p) for p in changed_paths]
-                delta = self._capture.capture_paths(rels, self._head)
-        if time.monotonic() - self._cache_saved_at > STAT_CACHE_SAVE_EVERY_S:
-            # Periodically, so a crash costs at most a couple of minutes of re-hashing.
-            self._capture.save_cache()
-            self._cache_saved_at = time.monotonic()
+            delta = self._capture.capture(self._head, rels)
         return self._commit(
             kind,
             delta,
@@ -887,6 +734,7 @@ class Engine:
         """Unified patch text from ``a`` to ``b`` (``None``: current workspace)."""
         changes = self.diff(a, b)
         wanted = {self._rel(p) for p in paths} if paths is not None else None
+        deadline = time.perf_counter() + UNIFIED_DIFF_BUDGET_S
         out: list[str] = []
         for ch in changes:
             if wanted is not None and ch.path not in wanted and ch.old_path not in wanted:
@@ -905,12 +753,16 @@ class Engine:
                 continue
             a_lines = (old or b"").decode().splitlines(keepends=True)
             b_lines = (new or b"").decode().splitlines(keepends=True)
-            for line in difflib.unified_diff(
+            lines, approximate = unified_diff_lines(
                 a_lines,
                 b_lines,
-                fromfile=f"a/{src}" if old is not None else "/dev/null",
-                tofile=f"b/{ch.path}" if new is not None else "/dev/null",
-            ):
+                f"a/{src}" if old is not None else "/dev/null",
+                f"b/{ch.path}" if new is not None else "/dev/null",
+                timeout_s=max(deadline - time.perf_counter(), 0.0),
+            )
+            if approximate:
+                log.info("diff of %s hit its time budget: hunks are correct but coarser", ch.path)
+            for line in lines:
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out)
 
@@ -919,6 +771,8 @@ class Engine:
             return self._read_disk(path)
         try:
             return self.file_content(cp, path)
+        except BlobCorrupt:
+            raise  # damaged content is never shown, not even as an absent file
         except RetraceError:
             return None
 
@@ -936,7 +790,10 @@ class Engine:
             raise RetraceError(
                 f"{rel} at checkpoint {cp.id} was not stored: {e.unstored or 'unknown reason'}"
             )
-        return self._blobs.get(e.hash)
+        try:
+            return self._blobs.get(e.hash)
+        except BlobCorrupt as exc:
+            raise BlobCorrupt(exc.blob_id, f"{exc.reason} ({rel} at checkpoint {cp.id})") from None
 
     def manifest(self, cp_id: str) -> dict[str, FileEntry]:
         """Every tracked path of checkpoint ``cp_id`` (id or unique prefix) → its entry (a copy)."""
@@ -965,14 +822,22 @@ class Engine:
         return mode  # type: ignore[return-value]
 
     def _plan(self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None) -> RestorePlan:
+        return self._plan_seen(target, mode, paths)[0]
+
+    def _plan_seen(
+        self, target: Checkpoint, mode: RestoreMode, paths: Iterable[str] | None
+    ) -> tuple[RestorePlan, dict[str, Seen]]:
+        """The plan, and what it saw on disk per path (stat identity: the apply's CAS guard)."""
         head_id = self.head.id
         scope = self._changed_between(target.id, head_id)
         if paths is not None:
             wanted = {self._rel(p) for p in paths}
             scope = {p for p in scope if p in wanted or any(p.startswith(w + "/") for w in wanted)}
         tgt = self._entries_at(target.id, scope)
+        kept = self._kept_by_rules(target, [p for p in scope if tgt[p] is None])
+        scope -= kept.keys()
         states: dict[str, PathState] = {}
-        current = self._read_current(scope)
+        current, seen = self._read_current(scope, tgt)
         for p in scope:
             cur, err = current[p]
             ext = False
@@ -984,7 +849,7 @@ class Engine:
             states[p] = PathState(
                 target=tgt[p], head=self._head.get(p), current=cur, current_error=err, external=ext, base=base
             )
-        return plan_restore(
+        plan = plan_restore(
             target_id=target.id,
             head_id=head_id,
             mode=mode,
@@ -992,29 +857,67 @@ class Engine:
             read_blob=self._content,
             read_disk=self._read_disk,
         )
+        plan.kept = [KeptPath(path=p, reason=r) for p, r in sorted(kept.items())]
+        return plan, seen
 
-    def _read_current(self, rels: Iterable[str]) -> dict[str, tuple[FileEntry | None, str | None]]:
+    def _kept_by_rules(self, target: Checkpoint, deletes: list[str]) -> dict[str, str]:
+        """Planned deletions the restore must not make: ignored now or at the target."""
+        if not deletes:
+            return {}
+        now = self._capture.ignorer if self._capture is not None else Ignorer(self.workspace, self.config)
+        now.forget()  # rules as they are on disk right now
+
+        def gitignore_at_target(dir_rel: str) -> bytes | None:
+            rel = f"{dir_rel}/.gitignore" if dir_rel else ".gitignore"
+            e = self._entries_at(target.id, [rel])[rel]
+            return self._content(e) if e is not None and e.kind == "file" else None
+
+        return kept_by_rules(deletes, now, Ignorer(self.workspace, self.config, gitignore_at_target))
+
+    def _read_current(
+        self, rels: Iterable[str], targets: Mapping[str, FileEntry | None]
+    ) -> tuple[dict[str, tuple[FileEntry | None, str | None]], dict[str, Seen]]:
         out: dict[str, tuple[FileEntry | None, str | None]] = {}
-        for rel in rels:
-            p = os.path.join(self.workspace, rel)
-            try:
-                st = os.lstat(p)
-            except FileNotFoundError:
-                out[rel] = (None, None)
-                continue
-            except OSError as exc:
-                out[rel] = (None, exc.strerror or str(exc))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                out[rel] = (None, "a directory is in the way")
-                continue
-            if self._capture is not None:
-                # The stat cache vouches for unchanged files (racily clean ones are re-read).
-                out[rel] = (self._capture.peek(rel, st, self._head.get(rel)), None)
-                continue
-            r = read_entry(p, st, self.config.max_file_bytes)
-            out[rel] = (r.entry if r else None, None)
-        return out
+        seen: dict[str, Seen] = {}
+        rels = list(rels)
+        with DirTree(self.workspace) as tree:
+            for rel in rels:
+                try:
+                    st = tree.lstat(rel)
+                except (EscapeError, NotADirectoryError):
+                    # Behind a file or a symlink: nothing of the workspace is there. Creating it
+                    # means replacing that entry: a conflict unless the plan deletes it anyway.
+                    blocker = blocking_ancestor(tree, rel)
+                    blocked = targets.get(rel) is not None and (blocker not in targets or targets[blocker])
+                    out[rel] = (None, f"{blocker} is a file or a link in the way" if blocked else None)
+                    seen[rel] = Seen(None)
+                    continue
+                except OSError as exc:
+                    out[rel] = (None, exc.strerror or str(exc))
+                    continue
+                if st is None:
+                    out[rel] = (None, None)
+                    seen[rel] = Seen(None)
+                    continue
+                ident = Identity.of(st)
+                if stat.S_ISDIR(st.st_mode):
+                    # Nothing to do when the target has nothing there either; else it is in the
+                    # way unless the plan's deletes empty it.
+                    emptied = targets.get(rel) is None or dir_emptied_by(self.workspace, rel, rels, targets)
+                    out[rel] = (None, None if emptied else "a directory with untracked files is in the way")
+                    seen[rel] = Seen(None, ident, directory=True)
+                    continue
+                entry = self._current_entry(rel, st)
+                out[rel] = (entry, None)
+                seen[rel] = Seen(entry, ident)
+        return out, seen
+
+    def _current_entry(self, rel: str, st: os.stat_result) -> FileEntry | None:
+        if self._capture is not None:
+            # The stat cache vouches for unchanged files (racily clean ones are re-read).
+            return self._capture.peek(rel, st, self._head.get(rel))
+        r = read_entry(os.path.join(self.workspace, rel), st, self.config.max_file_bytes)
+        return r.entry if r else None
 
     def restore(
         self,
@@ -1025,6 +928,7 @@ class Engine:
         force: bool = False,
         resolutions: Mapping[str, ConflictResolution] | None = None,
         paths: Iterable[str] | None = None,
+        skip_conflicts: bool = False,
     ) -> RestoreOutcome:
         """Plan, then (unless ``dry_run`` or unresolved conflicts) apply to disk atomically per
         file, verify, and commit a ``restore`` checkpoint whose parent is the previous head
@@ -1043,7 +947,13 @@ class Engine:
         if not dry_run:
             self._require_writer()
         outcome = self._restore(
-            target, m, dry_run=dry_run, force=force, resolutions=dict(resolutions or {}), paths=paths
+            target,
+            m,
+            dry_run=dry_run,
+            force=force,
+            resolutions=dict(resolutions or {}),
+            paths=paths,
+            skip_conflicts=skip_conflicts,
         )
         if not dry_run and outcome.kind != "nothingToRestore":
             self._record_restore(t0, outcome.kind, target.id)
@@ -1053,97 +963,8 @@ class Engine:
         """The ``restore`` statistics event. Not fsynced on its own: it is informational, and
         the next durable append flushes it (a crash can lose it, never tear the journal)."""
         ms = (time.perf_counter() - t0) * 1000
-        event = {"type": "restore", "ts": time.time(), "durationMs": round(ms, 3), "kind": kind}
-        event["targetId"] = target_id
+        event = RestoreStatsEvent(duration_ms=round(ms, 3), kind=kind, target_id=target_id)
         self._writer(self._session_id).append(event, sync=False)
-
-    def _resolve(
-        self, plan: RestorePlan, force: bool, resolutions: Mapping[str, ConflictResolution]
-    ) -> tuple[dict[str, ConflictResolution], list[FileOutcome]]:
-        """Resolution per conflicting path, and outcomes of the unresolved ones."""
-        chosen: dict[str, ConflictResolution] = {}
-        unresolved: list[FileOutcome] = []
-        for f in plan.files:
-            if f.action != "conflict":
-                continue
-            assert f.conflict is not None
-            res = "overwrite" if force else resolutions.get(f.path)
-            if res == "merge" and f.conflict.merged_text is None:
-                unresolved.append(
-                    FileOutcome(
-                        path=f.path,
-                        action="conflict",
-                        status="conflict",
-                        detail=f"{f.conflict.detail}; no clean merge exists",
-                    )
-                )
-            elif res is None:
-                unresolved.append(
-                    FileOutcome(path=f.path, action="conflict", status="conflict", detail=f.conflict.detail)
-                )
-            else:
-                chosen[f.path] = res
-        return chosen, unresolved
-
-    def _ops(
-        self, plan: RestorePlan, chosen: Mapping[str, ConflictResolution]
-    ) -> tuple[list[Op], list[FileOutcome], dict[str, FileEntry | None]]:
-        """Disk operations, per-file outcomes, and the resulting entries of touched paths."""
-        ops: list[Op] = []
-        outcomes: list[FileOutcome] = []
-        result: dict[str, FileEntry | None] = {}
-        for f in plan.files:
-            action = f.intended if f.action == "conflict" else f.action
-            res = chosen.get(f.path, "overwrite")
-            if f.action == "conflict" and res == "skip":
-                outcomes.append(
-                    FileOutcome(
-                        path=f.path, action=f.action, status="skipped", detail="kept the current file"
-                    )
-                )
-                continue
-            if f.action == "conflict" and res == "merge":
-                assert f.conflict is not None and f.conflict.merged_text is not None and f.current is not None
-                data = f.conflict.merged_text.encode()
-                entry = make_entry("file", blob_id(data), len(data), executable=f.current.executable)
-                ops.append(Op(f.path, "write", entry, data))
-                result[f.path] = entry
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
-                continue
-            tgt = f.target
-            if action == "delete":
-                ops.append(Op(f.path, "delete", None))
-                result[f.path] = None
-            elif action == "chmod":
-                assert tgt is not None
-                ops.append(Op(f.path, "chmod", tgt))
-                result[f.path] = tgt
-            else:
-                assert tgt is not None
-                content = self._content(tgt) if tgt.kind == "file" else None
-                if tgt.kind == "file" and content is None:
-                    outcomes.append(
-                        FileOutcome(
-                            path=f.path,
-                            action=f.action,
-                            status="failed",
-                            detail="content missing from the store",
-                        )
-                    )
-                    continue
-                ops.append(Op(f.path, "write", tgt, content))
-                result[f.path] = tgt
-                if action == "rename" and f.from_path:
-                    ops.append(Op(f.from_path, "delete", None))
-                    result[f.from_path] = None
-            outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
-        for u in plan.unrecoverable:
-            outcomes.append(
-                FileOutcome(
-                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
-                )
-            )
-        return ops, outcomes, result
 
     def _restore(
         self,
@@ -1154,8 +975,9 @@ class Engine:
         force: bool,
         resolutions: Mapping[str, ConflictResolution],
         paths: Iterable[str] | None,
+        skip_conflicts: bool = False,
     ) -> RestoreOutcome:
-        plan = self._plan(target, mode, paths)
+        plan, seen = self._plan_seen(target, mode, paths)
         if not plan.files and not plan.unrecoverable:
             return NothingToRestore(
                 target_id=target.id,
@@ -1165,68 +987,75 @@ class Engine:
                 reason=f"the workspace already matches checkpoint {target.id}"
                 + (" for the given paths" if paths is not None else ""),
             )
-        chosen, unresolved = self._resolve(plan, force, resolutions)
-        if unresolved:
+        decision = resolve(plan, force=force, resolutions=resolutions, skip_conflicts=skip_conflicts)
+        if decision.unresolved:
             return RestoreConflict(
-                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=unresolved
+                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=decision.unresolved
             )
-        ops, outcomes, result = self._ops(plan, chosen)
-        if dry_run:
-            return RestoreApplied(target_id=target.id, mode=mode, dry_run=True, plan=plan, files=outcomes)
-        if not ops:
-            failed = [o for o in outcomes if o.status == "failed"]
-            if failed:
-                return RestoreFailed(
-                    target_id=target.id,
-                    mode=mode,
-                    plan=plan,
-                    files=outcomes,
-                    rolled_back=True,
-                    error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
-                )
-            return NothingToRestore(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=outcomes,
-                reason="every change in scope was skipped",
-            )
-        assert self._capture is not None
-        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
-        intent = begin_restore(self, plan)
-        res = apply_ops(self.workspace, ops, self.config.max_file_bytes)
-        self._capture.touched([op.path for op in ops])
-        if not res.ok:
-            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
-                end_restore(self, intent, "failed")
-            files = [
-                FileOutcome(
-                    path=o.path,
-                    action=o.action,
-                    status="failed" if o.path == res.failed_path else o.status,
-                    detail=o.detail,
-                )
-                for o in outcomes
-            ]
+        steps = build_steps(plan, decision, seen, self._content)
+        damaged = self._damaged_sources(steps)
+        if damaged and not dry_run:
+            # A restore that cannot get every byte changes nothing.
             return RestoreFailed(
                 target_id=target.id,
                 mode=mode,
                 plan=plan,
-                files=files,
-                error=res.error or "apply failed",
-                rolled_back=res.rolled_back,
+                files=[
+                    FileOutcome(path=p, action="overwrite", status="failed", detail=why) for p, why in damaged
+                ],
+                rolled_back=True,
+                error=f"checkpoint {target.id} cannot be restored, nothing was changed: "
+                + "; ".join(f"{p}: {why}" for p, why in damaged),
             )
-        for op in ops:
-            if (
-                op.kind == "write"
-                and op.data is not None
-                and op.entry is not None
-                and op.entry.hash is not None
-            ):
-                self._blobs.put(op.data, op.entry.hash)
+        if dry_run:
+            return RestorePreview(
+                target_id=target.id, mode=mode, plan=plan, files=steps.outcomes, skipped=decision.skipped
+            )
+        failed = [o for o in steps.outcomes if o.status == "failed"]
+        if not steps.ops and failed:
+            return RestoreFailed(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=steps.outcomes,
+                rolled_back=True,
+                error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
+            )
+        if not steps.ops:
+            return NothingToRestore(
+                target_id=target.id,
+                mode=mode,
+                plan=plan,
+                files=steps.outcomes,
+                skipped=decision.skipped,
+                reason="every change in scope was skipped",
+            )
+        return self._apply_steps(target, mode, plan, steps, decision.skipped)
+
+    def _apply_steps(
+        self, target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, skipped: list[str]
+    ) -> RestoreOutcome:
+        assert self._capture is not None
+        safety = self._record_foreign("safety", {"label": f"before restoring {target.id}"})
+        for data, bid in steps.new_blobs:
+            self._blobs.put(data, bid)
+        intent = begin_restore(self, plan)
+        res = apply_disk(self.workspace, self.store_dir / "trash" / intent, steps.ops)
+        self._capture.touched([op.path for op in steps.ops] + res.swept)
+        if not res.ok:
+            if res.rolled_back:  # else the intent stays open: the next open rolls back the rest
+                end_restore(self, intent, "conflict" if res.conflicts else "failed")
+            return self._apply_failure(target, mode, plan, steps, res)
+        for gone in res.swept:
+            for p in self._head:
+                if p == gone or p.startswith(gone + "/"):
+                    steps.result.setdefault(p, None)
+        after = dict(self._head)
+        self._apply_delta(after, steps.result)
+        steps.result.update(self._capture.after_restore([op.path for op in steps.ops], after))
         cp = self._commit(
             "restore",
-            result,
+            steps.result,
             label=f"restore {target.id}",
             session_id=target.session_id,
             restored_from=target.id,
@@ -1239,9 +1068,38 @@ class Engine:
             target_id=target.id,
             mode=mode,
             plan=plan,
-            files=outcomes,
+            files=steps.outcomes,
+            skipped=skipped,
             checkpoint=cp,
             safety_checkpoint_id=safety.id if safety else None,
+        )
+
+    @staticmethod
+    def _apply_failure(
+        target: Checkpoint, mode: RestoreMode, plan: RestorePlan, steps: Steps, res: ApplyResult
+    ) -> RestoreOutcome:
+        if res.conflicts and res.rolled_back:
+            files = [
+                FileOutcome(path=p, action="conflict", status="conflict", detail=why)
+                for p, why in res.conflicts.items()
+            ]
+            return RestoreConflict(target_id=target.id, mode=mode, plan=plan, files=files)
+        files = [
+            FileOutcome(
+                path=o.path,
+                action=o.action,
+                status="failed" if o.path == res.failed_path else o.status,
+                detail=o.detail,
+            )
+            for o in steps.outcomes
+        ]
+        return RestoreFailed(
+            target_id=target.id,
+            mode=mode,
+            plan=plan,
+            files=files,
+            error=res.error or "apply failed",
+            rolled_back=res.rolled_back,
         )
 
     def commit_applied_restore(
@@ -1266,68 +1124,8 @@ class Engine:
             if f.from_path:
                 paths.append(f.from_path)
         captured = self._capture.current_entries(paths)
-        expected: dict[str, FileEntry | None] = {}
-        outcomes: list[FileOutcome] = []
-        bad: list[str] = []
-        for f in plan.files:
-            res = chosen.get(f.path, "overwrite")
-            if f.action == "conflict" and res == "skip":
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="skipped"))
-                continue
-            if f.action == "conflict" and res == "merge":
-                text = f.conflict.merged_text if f.conflict else None
-                if text is None:
-                    bad.append(f"{f.path}: merge requested but the plan has no merged text")
-                    outcomes.append(
-                        FileOutcome(path=f.path, action=f.action, status="failed", detail="no merged text")
-                    )
-                    continue
-                data = text.encode()
-                cur = captured.get(f.path)
-                if cur is None or cur.hash != blob_id(data):
-                    bad.append(f"{f.path}: does not contain the merged text")
-                    outcomes.append(
-                        FileOutcome(
-                            path=f.path,
-                            action=f.action,
-                            status="failed",
-                            detail="does not contain the merged text",
-                        )
-                    )
-                else:
-                    expected[f.path] = cur
-                    outcomes.append(FileOutcome(path=f.path, action=f.action, status="merged"))
-                continue
-            want = f.target
-            got = captured.get(f.path)
-            ok = same(got, want) or (
-                want is not None and got is not None and want.kind == "symlink" and got.target == want.target
-            )
-            if f.from_path and captured.get(f.from_path) is not None:
-                ok = False
-                why = f"{f.from_path} still exists after the rename"
-            else:
-                why = (
-                    "is absent"
-                    if got is None
-                    else "still exists"
-                    if want is None
-                    else "differs from the checkpoint"
-                )
-            if ok:
-                expected[f.path] = want
-                if f.from_path:
-                    expected[f.from_path] = None
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="restored"))
-            else:
-                bad.append(f"{f.path}: {why}")
-                outcomes.append(FileOutcome(path=f.path, action=f.action, status="failed", detail=why))
-        for u in plan.unrecoverable:
-            outcomes.append(
-                FileOutcome(
-                    path=u.path, action="overwrite", status="failed", detail=f"not restored: {u.reason}"
-                )
-            )
+        checked = verify_applied(plan, chosen, captured)
+        outcomes, bad = checked.outcomes, checked.bad
         if bad:
             self._record_restore(t0, "failed", target.id)
             return RestoreFailed(
@@ -1352,39 +1150,83 @@ class Engine:
         self._record_restore(t0, "applied", target.id)
         return RestoreApplied(target_id=target.id, mode=plan.mode, plan=plan, files=outcomes, checkpoint=cp)
 
-    def take_safety_checkpoint(self) -> Checkpoint | None:
-        """Record unrecorded changes (kind ``safety``) before an editor-applied restore."""
-        return self._record_foreign("safety", {"label": "before an editor-applied restore"})
+    def take_safety_checkpoint(self, *, editor_state: Mapping[str, Any] | None = None) -> Checkpoint | None:
+        """Record unrecorded changes (kind ``safety``) before an editor-applied restore. With
+        ``editor_state`` (e.g. unsaved buffer texts) the checkpoint is taken even when the disk
+        has no unrecorded change, so restoring it brings that editor state back."""
+        if editor_state is None:
+            return self._record_foreign("safety", {"label": "before an editor-applied restore"})
+        self._require_writer()
+        assert self._capture is not None
+        delta = self._capture.detect(self._head)
+        return self._commit(
+            "safety",
+            delta,
+            label="before an editor-applied restore (unsaved editor text kept)",
+            editor_state=editor_state,
+        )
 
     # ------------------------------------------------------------------ session journal
-    def append_event(self, event: Mapping[str, Any], *, session_id: str | None = None) -> None:
-        """Durably append a non-checkpoint event (``{"type": ..., ...}``, plain JSON) to the
-        session's journal: turns, tool-call intents/results, messages, summaries."""
-        t = event.get("type")
+    def append_event(self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None) -> None:
+        """Durably append a non-checkpoint event to the session's journal: turns, tool-call
+        intents/results, messages, summaries. Pass a typed event (:mod:`retrace.engine.store.events`);
+        a plain ``{"type": ..., ...}`` mapping is validated against the same models."""
+        raw: JournalEvent | dict[str, Any] = dict(event) if isinstance(event, Mapping) else event
+        t = raw.get("type") if isinstance(raw, dict) else raw.type
         if not isinstance(t, str) or not t:
             raise RetraceError("a journal event needs a string 'type'")
         if t == "checkpoint":
             raise RetraceError("checkpoint events are written by the engine only")
-        ev = dict(event)
-        ev.setdefault("ts", time.time())
+        if isinstance(raw, dict):
+            raw.setdefault("ts", time.time())
         try:
-            self._writer(session_id or self._session_id).append(ev)
+            self._writer(session_id or self._session_id).append(raw)
+        except EventSchemaError as exc:
+            raise RetraceError(f"journal event does not match the journal format: {exc}") from None
         except (TypeError, ValueError) as exc:
             raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
 
     def events(self, session_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every journal event of a session in order (checkpoints included, as
-        ``{"type": "checkpoint", "checkpoint": {...}}``). A torn last line is skipped."""
-        yield from read_journal(self._layout.journal(session_id or self._session_id))
+        """Every journal event of a session in order, validated (checkpoints included, as
+        ``{"type": "checkpoint", "checkpoint": {...}}``), in their JSON form. A torn last line is
+        skipped; a damaged line or a known event type that does not validate is skipped and
+        reported in the log (the rest still loads)."""
+        path = self._layout.journal(session_id or self._session_id)
+        for raw in read_journal(path):
+            try:
+                yield event_json(raw)
+            except EventSchemaError as exc:
+                log.warning("%s: journal event skipped (%s)", path, exc)
+
+    def typed_events(self, session_id: str | None = None) -> Iterator[JournalEvent]:
+        """:meth:`events` as typed models (event types this version does not know are left out)."""
+        for raw in self.events(session_id):
+            event = parse_event(raw)
+            if event is not None:
+                yield event
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:
-        from retrace.engine.gc import store_stats
-
-        return store_stats(self)
+        return store_stats(self._history, self._layout, self._blobs, len(self.sessions()))
 
     def gc(self) -> GcReport:
         """Apply retention (count, age, size quotas from config) and remove unreferenced blobs."""
-        from retrace.engine.gc import collect
-
-        return collect(self)
+        self._require_writer()
+        # Journals may be rewritten: writers reopen lazily on the next append.
+        for w in self._writers.values():
+            w.close()
+        self._writers.clear()
+        target = GcTarget(
+            history=self._history,
+            layout=self._layout,
+            blobs=self._blobs,
+            retention=self.config.retention,
+            head_id=self._head_id,
+            head=self._head,
+            manifest_at=self._manifest_at,
+        )
+        report = collect(target)
+        self._rebuild_provenance()
+        if target.removed_blobs and self._capture is not None:
+            self._capture.cache.drop_hashes(target.removed_blobs)
+        return report

@@ -29,6 +29,18 @@ class StoreCorrupt(RetraceError):  # noqa: N818 (contract names)
     code = "storeCorrupt"
 
 
+class BlobCorrupt(StoreCorrupt):
+    """A stored blob is missing, truncated, undecodable or does not hash to its id: its content
+    must never be shown or written as if it were real."""
+
+    code = "blobCorrupt"
+
+    def __init__(self, blob_id: str, reason: str) -> None:
+        super().__init__(f"blob {blob_id} is damaged: {reason}")
+        self.blob_id = blob_id
+        self.reason = reason
+
+
 class StorageFull(RetraceError):  # noqa: N818 (contract names)
     code = "storageFull"
 

@@ -3,24 +3,49 @@
 Retention drops the oldest checkpoints beyond the count, age and size quotas; the head is
 always kept. Kept checkpoints whose ancestry loses its snapshot get a fresh full-manifest
 snapshot, each session journal is rewritten atomically without the dropped checkpoint lines
-(other events stay), and then every blob no kept manifest or snapshot references is removed.
+(other events, and unreadable lines, stay byte for byte), and then every blob no kept manifest
+or snapshot references is removed.
+
+Works on explicit collaborators (:class:`GcTarget`: the history, the store layout and blobs, the
+head) through their public methods; the engine hands them over with its journal writers closed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-from retrace.engine.manifest import encode_snapshot
+from retrace.engine.config import RetentionPolicy
+from retrace.engine.errors import RetraceError
+from retrace.engine.history import History
+from retrace.engine.manifest import Manifest, encode_snapshot
 from retrace.engine.models import GcReport, StoreStats
 from retrace.engine.stats import summarize
-from retrace.engine.store.journal import read_journal
+from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.journal import journal_lines, read_journal
+from retrace.engine.store.layout import StoreLayout
 
-if TYPE_CHECKING:
-    from retrace.engine.engine import Engine
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class GcTarget:
+    """What a collection works on. ``manifest_at`` answers for the head from memory."""
+
+    history: History
+    layout: StoreLayout
+    blobs: BlobStore
+    retention: RetentionPolicy
+    head_id: str | None
+    head: Manifest
+    manifest_at: Callable[[str], Manifest]
+    removed_blobs: set[str] = field(default_factory=set)
+    """Filled by :func:`collect`: every blob id it removed (caches must forget them)."""
 
 
 def _dir_bytes(path: str) -> int:
@@ -32,9 +57,7 @@ def _dir_bytes(path: str) -> int:
     return total
 
 
-def store_stats(eng: Engine) -> StoreStats:
-    layout = eng._layout
-    blobs = eng._blobs
+def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, sessions: int) -> StoreStats:
     n, blob_bytes, raw = blobs.usage()
     journal_bytes = 0
     restore_ms: list[float] = []
@@ -51,54 +74,55 @@ def store_stats(eng: Engine) -> StoreStats:
                 d = ev.get("durationMs")
                 if isinstance(d, int | float):
                     restore_ms.append(float(d))
+    cps = [history.cps[c] for c in history.order]
     return StoreStats(
-        checkpoints=len(eng._order),
-        sessions=len(eng.sessions()),
+        checkpoints=len(cps),
+        sessions=sessions,
         blobs=n,
         blob_bytes=blob_bytes,
         raw_bytes=raw,
         journal_bytes=journal_bytes,
         total_bytes=_dir_bytes(str(layout.root)),
-        capture=summarize([eng._cps[c].capture_ms for c in eng._order if eng._cps[c].kind != "baseline"]),
+        capture=summarize([cp.capture_ms for cp in cps if cp.kind != "baseline"]),
         restore=summarize(restore_ms),
         restores=restores,
         restores_succeeded=ok,
     )
 
 
-def _choose_dropped(eng: Engine, extra: int) -> set[str]:
-    pol = eng.config.retention
-    order = eng._order
-    head = eng._head_id
+def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
+    pol = t.retention
+    order = t.history.order
     drop: set[str] = set()
     over = len(order) - pol.max_checkpoints
     cutoff = time.time() - pol.max_age_days * 86400
     for i, cid in enumerate(order):
-        if cid == head:
+        if cid == t.head_id:
             continue
-        if i < over + extra or eng._cps[cid].created_at.timestamp() < cutoff:
+        if i < over + extra or t.history.cps[cid].created_at.timestamp() < cutoff:
             drop.add(cid)
     return drop
 
 
-def collect(eng: Engine) -> GcReport:
-    eng._require_writer()
-    before = _dir_bytes(str(eng._layout.root))
+def collect(t: GcTarget) -> GcReport:
+    """Apply retention and sweep unreferenced blobs (the caller holds the writer lock and has
+    closed its journal writers: journals are rewritten)."""
+    before = _dir_bytes(str(t.layout.root))
     dropped_total = 0
     removed_total = 0
     extra = 0
     while True:
-        drop = _choose_dropped(eng, extra)
+        drop = _choose_dropped(t, extra)
         if drop:
-            _drop_checkpoints(eng, drop)
+            _drop_checkpoints(t, drop)
             dropped_total += len(drop)
-        removed_total += _sweep_blobs(eng)
-        size = _dir_bytes(str(eng._layout.root))
-        if size <= eng.config.retention.max_bytes or len(eng._order) <= 1:
+        removed_total += _sweep_blobs(t)
+        size = _dir_bytes(str(t.layout.root))
+        if size <= t.retention.max_bytes or len(t.history.order) <= 1:
             break
         # Over the size quota: drop a further tenth of the oldest checkpoints and sweep again.
-        extra = max(1, len(eng._order) // 10)
-    after = _dir_bytes(str(eng._layout.root))
+        extra = max(1, len(t.history.order) // 10)
+    after = _dir_bytes(str(t.layout.root))
     return GcReport(
         checkpoints_dropped=dropped_total,
         blobs_removed=removed_total,
@@ -106,83 +130,86 @@ def collect(eng: Engine) -> GcReport:
     )
 
 
-def _drop_checkpoints(eng: Engine, drop: set[str]) -> None:
-    kept = [c for c in eng._order if c not in drop]
-    # Kept checkpoints whose manifest chain runs through a dropped one get their own snapshot.
+def _drop_checkpoints(t: GcTarget, drop: set[str]) -> None:
+    history = t.history
+    kept = [c for c in history.order if c not in drop]
+    # Kept checkpoints whose manifest chain runs through a dropped one get their own snapshot
+    # (damaged ones have no manifest to snapshot: they stay as they are).
     new_snaps: dict[str, str] = {}
     for cid in kept:
-        if cid in eng._snapshots:
+        if cid in history.snapshots or cid in history.damage:
             continue
         chain_ok = False
-        for c in eng._ancestry(eng._cps[cid].parent):
+        for c in history.ancestry(history.cps[cid].parent):
             if c in drop:
                 break
-            if c in eng._snapshots or c in new_snaps:
+            if c in history.snapshots or c in new_snaps:
                 chain_ok = True
                 break
         if not chain_ok:
-            new_snaps[cid] = eng._blobs.put(encode_snapshot(eng._manifest_at(cid)))
+            new_snaps[cid] = t.blobs.put(encode_snapshot(t.manifest_at(cid)))
     # Rewrite the journals atomically, in two passes so a crash between two files never leaves a
     # kept checkpoint without a reachable snapshot: first add the snapshots, then drop lines.
-    for w in eng._writers.values():
-        w.close()
-    eng._writers.clear()
     if new_snaps:
-        _rewrite_journals(eng, set(), new_snaps)
-    _rewrite_journals(eng, drop, {})
-    for cid in drop:
-        eng._cps.pop(cid, None)
-        eng._deltas.pop(cid, None)
-        eng._snapshots.pop(cid, None)
-        eng._snap_depth.pop(cid, None)
-    eng._order = kept
+        _rewrite_journals(t.layout, set(), new_snaps)
+    _rewrite_journals(t.layout, drop, {})
+    history.drop(drop)
     for cid, sid_ in new_snaps.items():
-        eng._snapshots[cid] = sid_
-        eng._snap_depth[cid] = 0
-    eng._rebuild_provenance()
+        history.set_snapshot(cid, sid_)
 
 
-def _rewrite_journals(eng: Engine, drop: set[str], new_snaps: dict[str, str]) -> None:
-    for sid in eng._layout.session_ids():
-        path = eng._layout.journal(sid)
-        lines: list[str] = []
+def _rewrite_journals(layout: StoreLayout, drop: set[str], new_snaps: dict[str, str]) -> None:
+    for sid in layout.session_ids():
+        path = layout.journal(sid)
+        lines: list[bytes] = []
         changed = False
-        for ev in read_journal(path):
-            if ev.get("type") == "checkpoint":
-                cid = ev.get("checkpoint", {}).get("id")
-                if cid in drop:
-                    changed = True
-                    continue
-                if cid in new_snaps:
-                    ev["snapshot"] = new_snaps[cid]
-                    changed = True
-            lines.append(json.dumps(ev, ensure_ascii=True, separators=(",", ":")))
+        for line in journal_lines(path):
+            ev = line.event
+            if ev is None or ev.get("type") != "checkpoint":
+                # Unreadable lines are kept byte for byte: only verify --repair moves damage.
+                lines.append(line.raw)
+                continue
+            cp = ev.get("checkpoint")
+            cid = cp.get("id") if isinstance(cp, dict) else None
+            if cid in drop:
+                changed = True
+                continue
+            if isinstance(cid, str) and cid in new_snaps:
+                ev["snapshot"] = new_snaps[cid]
+                changed = True
+                lines.append(json.dumps(ev, ensure_ascii=True, separators=(",", ":")).encode())
+                continue
+            lines.append(line.raw)
         if not changed:
             continue
         tmp = path.with_name(path.name + ".gc.tmp")
-        with tmp.open("w") as f:
-            f.write("".join(line + "\n" for line in lines))
+        with tmp.open("wb") as f:
+            f.write(b"".join(line + b"\n" for line in lines))
             f.flush()
             os.fsync(f.fileno())
         tmp.replace(path)
 
 
-def _sweep_blobs(eng: Engine) -> int:
+def _sweep_blobs(t: GcTarget) -> int:
+    history = t.history
     live: set[str] = set()
-    for cid in eng._order:
-        snap = eng._snapshots.get(cid)
+    for cid in history.order:
+        snap = history.snapshots.get(cid)
         if snap is not None:
             live.add(snap)
-            live.update(e.hash for e in eng._snapshot(snap).values() if e.hash)
-        delta = eng._deltas.get(cid)
-        if delta:
-            live.update(e.hash for e in delta.values() if e is not None and e.hash)
-    live.update(e.hash for e in eng._head.values() if e.hash)
-    dead = [b for b in eng._blobs.ids() if b not in live]
+            try:
+                live.update(e.hash for e in history.snapshot(snap).values() if e.hash)
+            except (RetraceError, ValueError, KeyError, TypeError) as exc:
+                # What a damaged snapshot references is unknown: sweeping could delete the
+                # only copy of something. Sweep nothing until `retrace verify --repair`.
+                log.warning("gc: blob sweep skipped, snapshot of %s is unreadable (%s)", cid, exc)
+                return 0
+        live.update(history.referenced_blobs(cid))
+    live.update(e.hash for e in t.head.values() if e.hash)
+    dead = [b for b in t.blobs.ids() if b not in live]
     for b in dead:
-        eng._blobs.remove(b)
-    eng._blobs.compact_packs()
-    eng._blobs.remove_stray_tmp()
-    if dead and eng._capture is not None:
-        eng._capture.cache.drop_hashes(set(dead))
+        t.blobs.remove(b)
+    t.blobs.compact_packs()
+    t.blobs.remove_stray_tmp()
+    t.removed_blobs.update(dead)
     return len(dead)

@@ -60,6 +60,8 @@ class FileChange(CamelModel):
     additions: int = 0
     deletions: int = 0
     binary: bool = False
+    approximate: bool = False
+    """The line counts are an estimate: counting ran out of its time budget (net change exact)."""
 
 
 class Checkpoint(CamelModel):
@@ -89,6 +91,10 @@ class Checkpoint(CamelModel):
     capture_ms: float = 0.0
     """How long the capture took, for statistics."""
     meta: dict[str, Any] = Field(default_factory=dict)
+    damage: str | None = None
+    """Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+    why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+    is listed with ``recoverability == "none"``; everything else stays readable and restorable."""
 
 
 # --------------------------------------------------------------------------- restore plans
@@ -97,10 +103,11 @@ class Checkpoint(CamelModel):
 class ConflictInfo(CamelModel):
     """Why a planned file change would clobber work that is not the agent's."""
 
-    reason: Literal["unrecorded", "external", "unreadable"]
+    reason: Literal["unrecorded", "external", "unreadable", "unsaved"]
     """``unrecorded``: the file on disk differs from what the last checkpoint recorded;
     ``external``: the latest recorded change to the file was made outside the agent;
-    ``unreadable``: the current file could not be read to compare it."""
+    ``unreadable``: the current file could not be read to compare it (or something else is in
+    the way); ``unsaved``: the file is open in the editor with unsaved changes."""
     detail: str
     merged_text: str | None = None
     """Result of a clean 3-way merge (base = last agent-known content, ours = disk, theirs =
@@ -138,6 +145,14 @@ class PlanCounts(CamelModel):
     conflict: int = 0
 
 
+class KeptPath(CamelModel):
+    """A path a restore deliberately leaves alone (e.g. ignored now or at the target: never
+    the agent's tracked content, so never the restore's to delete)."""
+
+    path: str
+    reason: str
+
+
 class RestorePlan(CamelModel):
     """A pure description of what restoring ``target_id`` would change. Nothing is applied."""
 
@@ -148,6 +163,8 @@ class RestorePlan(CamelModel):
     counts: PlanCounts
     unrecoverable: list[Unrecoverable] = Field(default_factory=list)
     """Files the target needs but whose content was never stored."""
+    kept: list[KeptPath] = Field(default_factory=list)
+    """Files the restore will not touch on purpose, with the reason (reported to the user)."""
 
 
 # --------------------------------------------------------------------------- restore outcomes
@@ -168,10 +185,19 @@ class _OutcomeBase(CamelModel):
     dry_run: bool = False
     files: list[FileOutcome] = Field(default_factory=list)
     plan: RestorePlan | None = None
+    skipped: list[str] = Field(default_factory=list)
+    """Conflicting paths left as they are (resolved ``skip``); each is in ``files`` with its reason."""
+
+
+class RestorePreview(_OutcomeBase):
+    """A dry run: what the restore would do with the given resolutions. Nothing was changed."""
+
+    kind: Literal["preview"] = "preview"
+    dry_run: bool = True
 
 
 class RestoreApplied(_OutcomeBase):
-    """Everything in scope now matches the target (or, with ``dry_run``, would)."""
+    """Everything in scope now matches the target."""
 
     kind: Literal["applied"] = "applied"
     checkpoint: Checkpoint | None = None
@@ -202,7 +228,8 @@ class RestoreFailed(_OutcomeBase):
 
 
 RestoreOutcome = Annotated[
-    RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed, Field(discriminator="kind")
+    RestorePreview | RestoreApplied | RestoreConflict | NothingToRestore | RestoreFailed,
+    Field(discriminator="kind"),
 ]
 
 
@@ -239,3 +266,48 @@ class GcReport(CamelModel):
     checkpoints_dropped: int
     blobs_removed: int
     bytes_freed: int
+
+
+# --------------------------------------------------------------------------- store verification
+
+DamageKind = Literal["journalLine", "checkpointEntry", "blob", "snapshot"]
+
+
+class StoreDamage(CamelModel):
+    """One damaged piece of the store."""
+
+    kind: DamageKind
+    """``journalLine``: a line that is not a readable event; ``checkpointEntry``: a checkpoint line
+    with a wrong shape; ``blob``: a blob missing, truncated or not matching its hash;
+    ``snapshot``: a manifest snapshot that cannot be decoded."""
+    where: str
+    """``<journal>:<line>`` or the blob id."""
+    reason: str
+    checkpoint_id: str | None = None
+    """The checkpoint this piece belongs to, when it is known."""
+
+
+class AffectedCheckpoint(CamelModel):
+    """A checkpoint that cannot be (fully) restored because of damage."""
+
+    id: str
+    reason: str
+    paths: list[str] = Field(default_factory=list)
+    """Files whose stored content is damaged (empty when the whole manifest is lost)."""
+
+
+class VerifyReport(CamelModel):
+    """What ``retrace verify`` found (and, with ``repair``, what it did)."""
+
+    ok: bool
+    quick: bool
+    """Quick: journals and blob presence only (no blob is read); else every blob's hash too."""
+    journal_lines: int = 0
+    checkpoints: int = 0
+    blobs: int = 0
+    damage: list[StoreDamage] = Field(default_factory=list)
+    affected: list[AffectedCheckpoint] = Field(default_factory=list)
+    repaired: list[str] = Field(default_factory=list)
+    """With repair: one line per action (what was quarantined where, what was rebuilt)."""
+    quarantine: str | None = None
+    """With repair: the directory the damaged pieces were moved to (nothing is deleted)."""

@@ -16,12 +16,12 @@ from pydantic import ValidationError
 
 from retrace.agent.events import (
     CheckpointCreated,
+    EventBase,
     PermissionDecision,
     PermissionRequest,
     PermissionResponse,
-    _EventBase,
 )
-from retrace.protocol.models import TimelineDidChange
+from retrace.app.timeline import timeline_change
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -33,12 +33,13 @@ class LspAgentHost:
     def __init__(self, server: RetraceServer) -> None:
         self.server = server
 
-    async def emit(self, event: CheckpointCreated | _EventBase) -> None:
+    async def emit(self, event: CheckpointCreated | EventBase) -> None:
         self.server.send_notification("retrace/agent/event", event)
         if isinstance(event, CheckpointCreated):
+            services = self.server.services_if_ready()
+            calls = services.agent.search_tool_calls(session_id=event.session_id) if services else []
             self.server.send_notification(
-                "retrace/timeline/didChange",
-                TimelineDidChange(head=event.checkpoint.id, checkpoint=event.checkpoint),
+                "retrace/timeline/didChange", timeline_change(event.checkpoint, calls)
             )
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:

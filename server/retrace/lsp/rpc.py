@@ -2,9 +2,9 @@
 
 For every method in :data:`retrace.protocol.methods.METHODS` that the client sends, one pygls
 feature is registered. Its raw params stay a plain ``dict`` (pygls would otherwise turn them into
-namedtuples, renaming keys such as ``from``: pitfall §3.1 — see :func:`converter_factory`), are
+namedtuples, renaming keys such as ``from`` — see :func:`converter_factory`), are
 validated with the method's params model, handed to the handler, and the handler's pydantic
-result is dumped to camelCase JSON (pygls never sees a model: pitfall §3.2).
+result is dumped to camelCase JSON (pygls never sees a pydantic model, which it cannot serialise).
 
 Errors become JSON-RPC errors with one clear line and the server stays up:
 validation → ``InvalidParams`` (-32602) naming the field; :class:`RetraceError` →
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cattrs import Converter
 from lsprotocol import converters
@@ -28,21 +28,21 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcServerNotInitialized,
 )
+from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from retrace.camel import dump
 from retrace.engine.errors import RetraceError
 from retrace.protocol.methods import METHODS, MethodSpec
 
-if TYPE_CHECKING:
-    from retrace.lsp.server import RetraceServer
-
 log = logging.getLogger(__name__)
 
 RETRACE_ERROR_CODE = -32000
 """JSON-RPC error code of every deliberate Retrace error; ``data.code`` says which one."""
 
-Handler = Callable[["RetraceServer", Any], Awaitable[BaseModel | None]]
+Handler = Callable[[Any, Any], Awaitable[BaseModel | None]]
+"""``handler(server, params)``. The server is typed by each handler (``RetraceServer``); this layer
+sits below the server class and only passes it through."""
 
 
 class NotReadyError(Exception):
@@ -98,7 +98,7 @@ def to_rpc_error(method: str, exc: BaseException) -> JsonRpcException:
     return JsonRpcInternalError(f"internal error in {method}: {type(exc).__name__}: {first_line}")
 
 
-def _wrap(server: RetraceServer, spec: MethodSpec, handler: Handler) -> Callable[[Any], Awaitable[Any]]:
+def _wrap(server: LanguageServer, spec: MethodSpec, handler: Handler) -> Callable[[Any], Awaitable[Any]]:
     async def request(raw: Any) -> Any:
         try:
             params = parse_params(spec, raw)
@@ -130,7 +130,7 @@ def _wrap(server: RetraceServer, spec: MethodSpec, handler: Handler) -> Callable
     return notification if spec.direction == "clientNotification" else request
 
 
-def register(server: RetraceServer, handlers: Mapping[str, Handler]) -> None:
+def register(server: LanguageServer, handlers: Mapping[str, Handler]) -> None:
     """Register a handler for every client → server method; refuses gaps and strays."""
     client_methods = {s.name: s for s in METHODS if s.direction in ("clientRequest", "clientNotification")}
     missing = sorted(set(client_methods) - set(handlers))

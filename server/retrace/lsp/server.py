@@ -1,6 +1,6 @@
 """``RetraceServer``: the pygls 2 language server that serves Retrace's JSON-RPC protocol.
 
-Entry points: :func:`main` (``python -m retrace`` and ``retrace serve``) runs it over stdio.
+It is built and run by :mod:`retrace.lsp.main` (``python -m retrace``, ``retrace serve``).
 The server owns the per-workspace services (engine, agent, restore orchestration), which are
 built in the background as soon as ``initialize`` arrives (:mod:`retrace.lsp.startup`); every
 Retrace method awaits them, so a request sent right after ``initialize`` waits instead of
@@ -19,10 +19,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
+from retrace.bootstrap import Services
 from retrace.camel import dump
-from retrace.lsp.log import setup_logging
-from retrace.lsp.rpc import NotReadyError, converter_factory, register
-from retrace.lsp.startup import Services
+from retrace.lsp.rpc import NotReadyError, converter_factory
 from retrace.protocol.methods import spec
 from retrace.protocol.models import ServerSettings
 
@@ -158,27 +157,3 @@ class RetraceServer(LanguageServer):
         if isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError):
             return
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
-
-
-def create_server() -> RetraceServer:
-    from retrace.lsp.handlers import CLIENT_METHOD_HANDLERS, register_lifecycle
-
-    server = RetraceServer()
-    register(server, CLIENT_METHOD_HANDLERS)
-    register_lifecycle(server)
-    return server
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Serve over stdio until the client exits (``retrace serve``, ``python -m retrace``)."""
-    del argv
-    server = create_server()
-    setup_logging(server)
-    log.info("retrace server %s starting (stdio)", VERSION)
-    try:
-        server.start_io()
-    finally:
-        from retrace.lsp.startup import shutdown
-
-        shutdown(server)
-    return 0

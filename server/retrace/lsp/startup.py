@@ -1,28 +1,22 @@
-"""Build and tear down the per-workspace services behind the server.
+"""Start and stop the per-workspace services behind the server.
 
-On ``initialize`` the server starts :func:`start_services` in the background: open the engine
-(creating the store and its baseline on first use), start the offline fake model when the
-environment asks for it (``retrace.fakemodel.start_for_env``), build the agent with a host that
-talks to the client, and reload its sessions from the journals (crash resume). :func:`shutdown`
-closes everything (idempotent), releasing the store lock.
+On ``initialize`` the server starts :func:`start_services` in the background: the composition
+root (:func:`retrace.bootstrap.open_services`) opens the engine, the model client and the agent,
+with a host that talks to the client. :func:`shutdown` closes everything (idempotent), releasing
+the store lock.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from retrace import fakemodel
-from retrace.agent.loop import EngineGate
-from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
-from retrace.engine import Engine, EngineConfig
+from retrace.bootstrap import Services, open_services
+from retrace.engine import EngineConfig
 from retrace.lsp.host import LspAgentHost
+from retrace.lsp.services import store_health
 from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
@@ -30,24 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-
-@dataclass
-class Services:
-    """Everything that serves one workspace."""
-
-    workspace: Path
-    engine: Engine
-    gate: EngineGate
-    agent: AgentService
-    fake_model_url: str | None = None
-    """Base URL of the in-process fake Messages API (offline demo), when it was started."""
-    closed: bool = field(default=False)
-
-    async def run(self, call: Callable[[Engine], T]) -> T:
-        """``call(engine)`` in a worker thread, serialised with the agent's engine calls."""
-        return await self.gate.call(call, self.engine)
+__all__ = ["Services", "agent_settings", "engine_config", "shutdown", "start_services", "stop_agent"]
 
 
 def engine_config(settings: ServerSettings) -> EngineConfig:
@@ -59,6 +36,8 @@ def engine_config(settings: ServerSettings) -> EngineConfig:
 
 
 def agent_settings(settings: ServerSettings, base_url: str | None) -> AgentSettings:
+    """The agent's settings from the client's; ``base_url``: the running offline model's, which
+    beats the configured endpoint (it was started because that one is not meant)."""
     return AgentSettings(
         model=settings.model,
         max_tokens=settings.max_tokens,
@@ -72,24 +51,17 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     settings = options.settings
     store = Path(options.store_dir) if options.store_dir else None
     log.info("opening workspace %s (store: %s)", workspace, store or "default")
-    engine = await asyncio.to_thread(Engine.open, workspace, store, config=engine_config(settings))
-    try:
-        for line in engine.recovered:
-            log.warning("%s", line)
-        # A configured endpoint (retrace.baseUrl) beats the offline fake, unless one is forced.
-        forced = bool(os.environ.get("RETRACE_FAKE_MODEL"))
-        base_url = fakemodel.start_for_env() if forced or settings.base_url is None else None
-        if base_url is not None:
-            log.info("offline mode: fake Messages API at %s", base_url)
-        agent = AgentService(engine, LspAgentHost(server), agent_settings(settings, base_url))
-        interrupted = await agent.load()
-        if interrupted:
-            log.warning("resumed after a crash: interrupted tool calls in %s", ", ".join(interrupted))
-    except BaseException:
-        engine.close()
-        raise
+    services = await open_services(
+        workspace,
+        store,
+        LspAgentHost(server),
+        agent_settings(settings, None),
+        config=engine_config(settings),
+    )
+    engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
-    return Services(workspace=workspace, engine=engine, gate=agent.gate, agent=agent, fake_model_url=base_url)
+    store_health.start_background_check(server, engine.store_dir)
+    return services
 
 
 async def stop_agent(services: Services) -> None:
@@ -102,10 +74,9 @@ async def stop_agent(services: Services) -> None:
 def shutdown(server: RetraceServer) -> None:
     """Close the services if they were started (safe to call more than once)."""
     services = server.services_if_ready()
-    if services is None or services.closed:
+    if services is None:
         return
-    services.closed = True
     try:
-        services.engine.close()
+        services.close()
     except Exception:
         log.exception("closing the engine failed")

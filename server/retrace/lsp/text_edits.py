@@ -4,7 +4,7 @@ Contract: applying the returned edits to ``old`` (positions interpreted in the n
 position encoding, UTF-16 by default, all ranges relative to ``old``) yields exactly ``new`` —
 line endings, a missing final newline and characters outside the Basic Multilingual Plane
 included. ``None`` means "no change" (an empty list would mean the same to a client, but callers
-must tell "nothing to do" apart from "do nothing", see pitfall §3.4). When the diff runs out of
+must tell "nothing to do" apart from "do nothing"). When the diff runs out of
 its time budget the result is one whole-document edit, still exact, just not minimal.
 
 A ``\\r\\n`` pair is diffed as ONE unit, so no edit ever starts or ends between ``\\r`` and

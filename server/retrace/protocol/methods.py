@@ -97,6 +97,14 @@ METHODS: tuple[MethodSpec, ...] = (
         "Checkpoints (one session or all), the head and the sessions.",
     ),
     MethodSpec(
+        "timelineTree",
+        "retrace/timeline/tree",
+        "clientRequest",
+        m.TimelineTreeParams,
+        m.TimelineTreeResult,
+        "The timeline as rendered: sessions → turns → described checkpoint rows (newest rows paged).",
+    ),
+    MethodSpec(
         "timelineDidChange",
         "retrace/timeline/didChange",
         "serverNotification",
@@ -136,6 +144,15 @@ METHODS: tuple[MethodSpec, ...] = (
         m.RestoreResult,
         "Restore code, conversation or both (dryRun previews); code goes through "
         "workspace/applyEdit when the client supports it.",
+    ),
+    MethodSpec(
+        "restoreUndoLast",
+        "retrace/restore/undoLast",
+        "clientRequest",
+        m.UndoLastRestoreParams,
+        m.RestoreResult,
+        "Restore the code to the state saved just before the last restore of this server session "
+        "(unsaved editor text included); an error when there was none.",
     ),
     # ---------------------------------------------------------------- conversation
     MethodSpec(
@@ -189,6 +206,15 @@ METHODS: tuple[MethodSpec, ...] = (
         "Storage used, capture/restore latencies and restore success rate.",
     ),
     MethodSpec(
+        "storeVerify",
+        "retrace/store/verify",
+        "clientRequest",
+        m.StoreVerifyParams,
+        m.StoreVerifyResult,
+        "Check the store's journals, manifests and blob hashes; report damage and the checkpoints "
+        "it affects (read-only; repairing is `retrace verify --repair` with the server stopped).",
+    ),
+    MethodSpec(
         "settingsUpdate",
         "retrace/settings/update",
         "clientRequest",
@@ -199,7 +225,6 @@ METHODS: tuple[MethodSpec, ...] = (
 )
 
 BY_NAME: dict[str, MethodSpec] = {spec.name: spec for spec in METHODS}
-BY_KEY: dict[str, MethodSpec] = {spec.key: spec for spec in METHODS}
 
 EXTRA_MODELS: tuple[type[BaseModel], ...] = (m.InitializationOptions, m.ServerSettings)
 """Models on the wire outside Retrace's own methods (``initialize`` options, configuration)."""

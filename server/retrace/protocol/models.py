@@ -12,7 +12,6 @@ in :class:`ServerSettings`, which receives the extension's whole ``retrace`` con
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import ConfigDict, Field, RootModel
@@ -28,8 +27,17 @@ from retrace.engine.models import (
     RestoreMode,
     RestoreOutcome,
     StoreStats,
+    VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+from retrace.protocol.timeline import (
+    SessionInfo,
+    SessionStory,
+    StoryRow,
+    StoryTurn,
+    TimelineTreeParams,
+    TimelineTreeResult,
+)
 
 __all__ = [
     "AgentEventPayload",
@@ -60,16 +68,24 @@ __all__ = [
     "ServerSettings",
     "SessionInfo",
     "SessionListResult",
+    "SessionStory",
     "SettingsUpdateParams",
     "SettingsUpdateResult",
     "StatsResult",
+    "StoreVerifyParams",
+    "StoreVerifyResult",
+    "StoryRow",
+    "StoryTurn",
     "SummarizeParams",
     "TimelineDidChange",
     "TimelineGetParams",
     "TimelineGetResult",
+    "TimelineTreeParams",
+    "TimelineTreeResult",
     "ToolCallSearchParams",
     "ToolCallSearchResult",
     "ToolCallView",
+    "UndoLastRestoreParams",
 ]
 
 
@@ -215,15 +231,6 @@ class CancelResult(CamelModel):
     """``false`` when nothing was running."""
 
 
-class SessionInfo(CamelModel):
-    id: str
-    title: str
-    """The session's first prompt (empty when it has none yet)."""
-    created_at: datetime | None
-    running: bool
-    checkpoint_count: int
-
-
 class SessionListResult(CamelModel):
     sessions: list[SessionInfo]
 
@@ -269,6 +276,10 @@ class TimelineDidChange(CamelModel):
     head: str | None
     checkpoint: Checkpoint | None = None
     """The new checkpoint, when one was committed."""
+    row: StoryRow | None = None
+    """The new checkpoint as the timeline shows it (clients may insert it without a refetch)."""
+    turn_id: str | None = None
+    """The turn the row belongs to (``None``: a row in place in its story)."""
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -333,6 +344,13 @@ class RestoreParams(CamelModel):
     """Per-path conflict resolution."""
     paths: list[str] | None = None
     """Restore only these workspace-relative paths."""
+    skip_conflicts: bool = False
+    """Leave every conflicting file as it is and restore all the others (the outcome's
+    ``skipped`` lists them); explicit ``resolutions`` still win."""
+
+
+class UndoLastRestoreParams(CamelModel):
+    """No parameters: the server remembers the last restore of this session."""
 
 
 class RestoreResult(CamelModel):
@@ -342,6 +360,15 @@ class RestoreResult(CamelModel):
 
 
 # --------------------------------------------------------------------------- statistics
+
+
+class StoreVerifyParams(CamelModel):
+    quick: bool = False
+    """Journals and blob presence only (no blob is read); else every blob's hash too."""
+
+
+class StoreVerifyResult(CamelModel):
+    report: VerifyReport
 
 
 class StatsResult(CamelModel):

@@ -262,6 +262,14 @@ suite('Retrace in the extension host', () => {
             return tab?.label.includes('↔ current') ? tab.label : undefined;
         });
         assert.match(label, /Retrace: baseline ↔ current/);
+        // A live changes view stays; after a reload (simulated: this activation forgets what it
+        // opened) the restored tab has lost its file list and is closed, not left "No Changed Files".
+        const tabs = (): string[] => vscode.window.tabGroups.all.flatMap(g => g.tabs).map(t => t.label);
+        assert.equal(await a.changeViews.closeStale(), 0);
+        assert.ok(tabs().includes(label));
+        a.changeViews.forget();
+        assert.equal(await a.changeViews.closeStale(), 1);
+        assert.ok(!tabs().includes(label), JSON.stringify(tabs()));
         await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     });
 });

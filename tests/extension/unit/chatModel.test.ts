@@ -25,10 +25,10 @@ suite('chat transcript', () => {
         assert.equal(assistant.text, 'I will write it.');
         assert.equal(tool1.summary, 'write_file hello.txt');
         assert.equal(tool1.status, 'ok');
-        assert.equal(tool2.summary, 'run_command: make');
+        assert.equal(tool2.summary, 'run_command: make … (+1 more line)');
         const changed = t.apply({ kind: 'turnFinished', stopReason: 'cancelled', ...s });
         assert.equal(t.isRunning, false);
-        assert.equal(changed[0]?.kind, 'notice');
+        assert.deepEqual(changed.map(i => i.kind), ['tool', 'user', 'notice'], 'the stopped call and the prompt (now retryable) are re-posted');
         assert.equal(t.all.find(i => i.id === 'tc2' && i.kind === 'tool')?.kind, 'tool');
         const stopped = t.all.find(i => i.id === 'tc2');
         assert.ok(stopped?.kind === 'tool');
@@ -42,6 +42,7 @@ suite('chat transcript', () => {
             running: false,
             usage: { inputTokens: 10, outputTokens: 5, costUsd: 0 },
             costUsd: 0,
+            withdrawn: [],
             messages: [
                 { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'make hello' }] },
                 {
@@ -79,6 +80,52 @@ suite('chat transcript', () => {
         const failed = t.all[3];
         assert.ok(failed?.kind === 'tool');
         assert.equal(failed.output, 'exit 1');
+    });
+
+    test('a failed turn keeps its prompt visible with a retry; retries are notices, not errors', () => {
+        const t = new ChatTranscript();
+        t.apply({ kind: 'turnStarted', text: 'run the slow thing', ...s });
+        const retry = t.apply({ kind: 'error', message: '529 Overloaded; retrying in 1s (1/3)', detail: null, retrying: true, ...s });
+        assert.equal(retry[0]?.kind, 'notice');
+        const fatal = t.apply({ kind: 'error', message: 'the model call failed', detail: null, retrying: false, ...s });
+        assert.equal(fatal[0]?.kind, 'error');
+        const changed = t.apply({ kind: 'turnFinished', stopReason: 'error', ...s });
+        const prompt = changed.find(i => i.kind === 'user');
+        assert.ok(prompt?.kind === 'user');
+        assert.equal(prompt.failed, 'error');
+        assert.equal(t.isRunning, false);
+        // A finished turn is not marked.
+        const ok = new ChatTranscript();
+        ok.apply({ kind: 'turnStarted', text: 'fine', ...s });
+        ok.apply({ kind: 'turnFinished', stopReason: 'end_turn', ...s });
+        assert.ok(ok.all.every(i => i.kind !== 'user' || i.failed === undefined));
+    });
+
+    test('loading after a reconnect: withdrawn prompts sit where they were, running comes from the server', () => {
+        const t = new ChatTranscript();
+        t.apply({ kind: 'turnStarted', text: 'stuck', ...s });
+        assert.equal(t.isRunning, true);
+        const view: ConversationView = {
+            sessionId: 's1',
+            head: 'm2',
+            running: false,
+            usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+            costUsd: 0,
+            messages: [
+                { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'first' }] },
+                { id: 'm2', kind: 'assistant', role: 'assistant', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'answer' }] },
+            ],
+            withdrawn: [
+                { messageId: 'w0', turnId: 't0', text: 'before everything', reason: 'error', after: null },
+                { messageId: 'w1', turnId: 't2', text: 'stuck', reason: 'interrupted', after: 'm2' },
+            ],
+        };
+        t.load(view);
+        assert.equal(t.isRunning, false);
+        assert.deepEqual(
+            t.all.map(i => (i.kind === 'user' ? `${i.text}${i.failed ? ` [${i.failed}]` : ''}` : i.kind)),
+            ['before everything [error]', 'first', 'assistant', 'stuck [interrupted]'],
+        );
     });
 
     test('tool summaries', () => {

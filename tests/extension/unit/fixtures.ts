@@ -4,7 +4,7 @@ import type { Checkpoint, FileChange, TimelineGetResult } from '../../../extensi
 let seq = 0;
 
 export function file(path: string, additions = 1, deletions = 0, status: FileChange['status'] = 'modified'): FileChange {
-    return { path, status, oldPath: null, additions, deletions, binary: false };
+    return { path, status, oldPath: null, additions, deletions, binary: false, approximate: false };
 }
 
 export function checkpoint(over: Partial<Checkpoint> & { id: string }): Checkpoint {
@@ -13,6 +13,7 @@ export function checkpoint(over: Partial<Checkpoint> & { id: string }): Checkpoi
         captureMs: 1,
         conversation: null,
         createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(),
+        damage: null,
         editorState: null,
         files: [],
         kind: 'tool',

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { PlannedFile, RestoreOutcome, RestorePlan } from '../../../extension/src/client/protocol';
-import { decide, report, resolve } from '../../../extension/src/commands/restoreDecision';
+import { SKIP_LABEL, conflictButtons, decide, report, resolve } from '../../../extension/src/commands/restoreDecision';
 import { checkpoint } from './fixtures';
 
 const entry = { kind: 'file' as const, hash: 'h', size: 3, executable: false, target: null, unstored: null };
@@ -22,14 +22,14 @@ function plan(files: PlannedFile[]): RestorePlan {
     for (const f of files) {
         counts[f.action]++;
     }
-    return { targetId: 'c1', headId: 'c4', mode: 'code', files, counts, unrecoverable: [] };
+    return { targetId: 'c1', headId: 'c4', mode: 'code', files, counts, unrecoverable: [], kept: [] };
 }
 
 function dry(files: PlannedFile[]): RestoreOutcome {
     const p = plan(files);
     return p.counts.conflict > 0
-        ? { kind: 'conflict', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p }
-        : { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, checkpoint: null, safetyCheckpointId: null };
+        ? { kind: 'conflict', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, skipped: [] }
+        : { kind: 'preview', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, skipped: [] };
 }
 
 suite('restore decisions', () => {
@@ -52,16 +52,16 @@ suite('restore decisions', () => {
         assert.match(d.message, /^2 files changed outside the agent/);
         assert.deepEqual(d.mergeable, ['src/app.py']);
         assert.match(d.detail, /src\/app\.py edited by the user/);
-        assert.match(d.detail, /Also planned:\noverwrite: hello\.txt/);
+        assert.match(d.detail, /Restored either way:\noverwrite: hello\.txt/);
     });
 
     test('conversation-only and nothing-to-restore and failures', () => {
-        const conv: RestoreOutcome = { kind: 'applied', targetId: 'c1', mode: 'conversation', dryRun: true, files: [], plan: null, checkpoint: null, safetyCheckpointId: null };
+        const conv: RestoreOutcome = { kind: 'preview', targetId: 'c1', mode: 'conversation', dryRun: true, files: [], plan: null, skipped: [] };
         assert.deepEqual(decide(conv, 'X'), { kind: 'proceed' });
-        const nothing: RestoreOutcome = { kind: 'nothingToRestore', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, reason: 'no changes' };
+        const nothing: RestoreOutcome = { kind: 'nothingToRestore', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, reason: 'no changes', skipped: [] };
         assert.equal(decide(nothing, 'X').kind, 'nothing');
         assert.deepEqual(decide({ ...nothing, mode: 'both' }, 'X'), { kind: 'proceed' }, 'the conversation part of "both" still runs');
-        const failed: RestoreOutcome = { kind: 'failed', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, error: 'unknown checkpoint', rolledBack: true };
+        const failed: RestoreOutcome = { kind: 'failed', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: null, error: 'unknown checkpoint', rolledBack: true, skipped: [] };
         const f = decide(failed, 'X');
         assert.ok(f.kind === 'failed');
         assert.match(f.message, /unknown checkpoint/);
@@ -71,7 +71,9 @@ suite('restore decisions', () => {
         const conflicts = [planned('src/app.py', 'conflict', 'm'), planned('notes.txt', 'conflict')];
         const base = { id: 'c1', mode: 'code' as const, dryRun: true };
         assert.deepEqual(resolve(base, 'overwrite', conflicts, []), { id: 'c1', mode: 'code', dryRun: false, force: true });
-        assert.deepEqual(resolve(base, 'skip', conflicts, []).resolutions, { 'src/app.py': 'skip', 'notes.txt': 'skip' });
+        assert.equal(resolve(base, 'skip', conflicts, []).skipConflicts, true, 'skip restores everything else');
+        assert.equal(resolve(base, 'skip', [], []).skipConflicts, true, 'even when the preview listed no conflict');
+        assert.equal(resolve(base, 'skip', conflicts, []).force, undefined);
         assert.deepEqual(resolve(base, 'merge', conflicts, ['src/app.py']).resolutions, { 'src/app.py': 'merge', 'notes.txt': 'skip' });
         assert.equal(resolve(base, undefined, [], []).dryRun, false);
     });
@@ -86,6 +88,7 @@ suite('restore decisions', () => {
             plan: null,
             checkpoint: restoreCp,
             safetyCheckpointId: 'safety1',
+            skipped: ['b'],
             files: [
                 { path: 'a', action: 'overwrite', status: 'restored', detail: null },
                 { path: 'b', action: 'conflict', status: 'skipped', detail: null },
@@ -93,14 +96,101 @@ suite('restore decisions', () => {
         };
         const r = report(applied, '“c1”', 'c4');
         assert.equal(r.severity, 'info');
-        assert.equal(r.message, 'Restored code to “c1” (1 file, 1 skipped).');
+        assert.equal(r.message, 'Restored code to “c1” (1 file). Skipped, left as they are: b.');
         assert.equal(r.undoTarget, 'safety1');
         const noCp = report({ ...applied, checkpoint: null, mode: 'conversation' }, 'X', 'c4');
         assert.equal(noCp.undoTarget, 'c4');
         assert.equal(noCp.message, 'Restored conversation to X.');
-        const failed = report({ kind: 'failed', targetId: 'c1', mode: 'code', dryRun: false, files: [], plan: null, error: 'boom', rolledBack: false }, 'X', 'c4');
+        const failed = report({ kind: 'failed', targetId: 'c1', mode: 'code', dryRun: false, files: [], plan: null, error: 'boom', rolledBack: false, skipped: [] }, 'X', 'c4');
         assert.equal(failed.severity, 'error');
         assert.match(failed.message, /may be partly restored/);
         assert.equal(failed.undoTarget, undefined);
+    });
+});
+
+function unsavedConflict(path: string): PlannedFile {
+    return {
+        ...planned(path, 'conflict'),
+        conflict: { reason: 'unsaved' as 'external', detail: 'unsaved changes in the editor', mergedText: null },
+    };
+}
+
+suite('restore decisions: unsaved editor buffers', () => {
+    test('a preview whose plan has an unsaved buffer is a conflict named as such (not "0 files")', () => {
+        const p = plan([unsavedConflict('hello.txt'), planned('src/app.py', 'overwrite')]);
+        const preview = { kind: 'preview', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p } as unknown as RestoreOutcome;
+        const d = decide(preview, '“write_file hello.txt”');
+        assert.ok(d.kind === 'conflict', JSON.stringify(d));
+        assert.equal(d.message, '1 file with unsaved changes in the editor. Restoring them would overwrite that work.');
+        assert.match(d.detail, /^hello\.txt: unsaved changes in the editor/);
+        assert.match(d.detail, /Restored either way:\noverwrite: src\/app\.py/);
+        assert.deepEqual(d.conflicts.map(f => f.path), ['hello.txt']);
+    });
+
+    test('an "applied" dry run that lists a conflict in its plan still asks (counts come from the plan)', () => {
+        const p = plan([unsavedConflict('hello.txt')]);
+        const applied = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: true, files: [], plan: p, checkpoint: null, safetyCheckpointId: null, skipped: [] } as RestoreOutcome;
+        assert.equal(decide(applied, 'X').kind, 'conflict');
+    });
+
+    test('mixed: unsaved and external conflicts are both counted', () => {
+        const d = decide(dry([unsavedConflict('a.txt'), planned('b.txt', 'conflict'), planned('c.txt', 'conflict')]), 'X');
+        assert.ok(d.kind === 'conflict');
+        assert.match(d.message, /^1 file with unsaved changes in the editor and 2 files changed outside the agent since X\./);
+    });
+
+    test('a dirty buffer the server did not flag is still an unsaved conflict; skip limits the restore to the others', () => {
+        const outcome = dry([planned('src/app.py', 'overwrite'), planned('hello.txt', 'delete'), planned('generated/out.txt', 'delete')]);
+        const d = decide(outcome, '“baseline”', new Set(['src/app.py']));
+        assert.ok(d.kind === 'conflict', JSON.stringify(d));
+        assert.equal(d.message, '1 file with unsaved changes in the editor. Restoring them would overwrite that work.');
+        assert.deepEqual(d.conflicts.map(f => [f.path, f.intended]), [['src/app.py', 'overwrite']]);
+        const params = resolve({ id: 'c1', mode: 'code' }, 'skip', d.conflicts, d.mergeable, ['hello.txt', 'generated/out.txt']);
+        assert.deepEqual(params, { id: 'c1', mode: 'code', dryRun: false, skipConflicts: true, paths: ['hello.txt', 'generated/out.txt'] });
+        assert.equal(resolve({ id: 'c1', mode: 'code' }, 'overwrite', d.conflicts, [], ['hello.txt']).force, true);
+        // The result names the file the client kept out of scope, with why.
+        const applied = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: false, plan: null, checkpoint: null, safetyCheckpointId: null, skipped: [], files: [
+            { path: 'hello.txt', action: 'delete', status: 'restored', detail: null },
+            { path: 'generated/out.txt', action: 'delete', status: 'restored', detail: null },
+        ] } as RestoreOutcome;
+        assert.equal(report(applied, '“baseline”', 'c4', false, d.conflicts).message, 'Restored code to “baseline” (2 files). Skipped, left as they are: src/app.py (unsaved changes in the editor).');
+        // A clean buffer of the same file changes nothing.
+        assert.equal(decide(outcome, 'X', new Set(['elsewhere.txt'])).kind, 'confirm');
+    });
+
+    test('the safe choice is the default button; Overwrite is never first', () => {
+        for (const mergeable of [true, false]) {
+            const buttons = conflictButtons(mergeable);
+            assert.equal(buttons[0], SKIP_LABEL);
+            assert.equal(buttons[buttons.length - 1], 'Overwrite');
+            assert.equal(buttons.includes('Open 3-way merge'), mergeable);
+        }
+    });
+
+    test('the result names exactly what was skipped (contract field and per-file statuses)', () => {
+        const applied = {
+            kind: 'applied',
+            targetId: 'c1',
+            mode: 'code',
+            dryRun: false,
+            plan: null,
+            checkpoint: null,
+            safetyCheckpointId: 's1',
+            skipped: ['hello.txt'],
+            files: [
+                { path: 'src/app.py', action: 'overwrite', status: 'restored', detail: null },
+                { path: 'hello.txt', action: 'conflict', status: 'skipped', detail: 'unsaved changes in the editor' },
+            ],
+        } as RestoreOutcome;
+        const r = report(applied, '“c1”', 'c4');
+        assert.equal(r.message, 'Restored code to “c1” (1 file). Skipped, left as they are: hello.txt (unsaved changes in the editor).');
+    });
+
+    test('a conversation-only restore never claims the files matched', () => {
+        const nothing = { kind: 'nothingToRestore', targetId: 'c1', mode: 'conversation', dryRun: false, files: [], plan: null, reason: '', skipped: [] } as RestoreOutcome;
+        const r = report(nothing, 'X', 'c4', true);
+        assert.doesNotMatch(r.message, /already matched/);
+        assert.match(r.message, /files were left as they are/);
+        assert.match(report({ ...nothing, mode: 'both' }, 'X', 'c4', true).message, /files already matched/);
     });
 });

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { probe } from '../../../extension/src/client/serverProcess';
+import { probe, serverLaunch, spawnServer } from '../../../extension/src/client/serverProcess';
 
 const repo = path.join(__dirname, '../../..');
 
@@ -21,5 +21,59 @@ suite('server interpreter probe (real processes)', function () {
         const r = await probe('/usr/bin/python3');
         assert.equal(r.ok, false);
         assert.match(r.ok ? '' : r.reason, /No module named 'retrace'/);
+    });
+});
+
+suite('server key hand-off (real processes)', function () {
+    this.timeout(60_000);
+    const python = path.join(repo, '.venv/bin/python');
+    // The server's own start-up code reads the key; the answers say what a tool command could see.
+    const child = [
+        'import os, sys',
+        'from retrace import credentials',
+        'credentials.secure_process_start()',
+        'environ = open("/proc/self/environ", "rb").read().decode(errors="replace")',
+        'print("held", credentials.get("ANTHROPIC_API_KEY") or "")',
+        'print("environ-has-key", "sk-ant-handoff" in environ)',
+        'print("env-vars", sorted(k for k in os.environ if "ANTHROPIC_API" in k or "_FD" in k))',
+    ].join('\n');
+
+    function run(env: NodeJS.ProcessEnv, apiKey: string | undefined): Promise<string> {
+        return new Promise((resolve, reject) => {
+            const proc = spawnServer(python, ['-c', child], { cwd: repo, env, apiKey });
+            let out = '';
+            proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+            proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+            proc.on('error', reject);
+            proc.on('exit', () => resolve(out));
+        });
+    }
+
+    test('the key from SecretStorage reaches the server through a pipe, not the environment', async () => {
+        const key = `sk-ant-handoff-${Date.now()}`;
+        const base = { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-handoff-from-shell' };
+        const launch = serverLaunch(base, key);
+        assert.equal(launch.env['ANTHROPIC_API_KEY'], undefined);
+        assert.equal(launch.env['RETRACE_API_KEY_FD'], '3');
+        assert.deepEqual(launch.handoffs, [key]);
+        const out = await run(base, key);
+        assert.match(out, new RegExp(`^held ${key}$`, 'm'), out);
+        assert.match(out, /^environ-has-key False$/m, out);
+        assert.match(out, /^env-vars \[\]$/m, out);
+    });
+
+    test('a key only in the editor environment is handed off the same way', async () => {
+        const out = await run({ ...process.env, ANTHROPIC_API_KEY: 'sk-ant-handoff-shell' }, undefined);
+        assert.match(out, /^held sk-ant-handoff-shell$/m, out);
+        assert.match(out, /^environ-has-key False$/m, out);
+    });
+
+    test('no key: no descriptor, nothing held', async () => {
+        const env = { ...process.env };
+        delete env['ANTHROPIC_API_KEY'];
+        delete env['ANTHROPIC_AUTH_TOKEN'];
+        assert.deepEqual(serverLaunch(env, '').handoffs, []);
+        const out = await run(env, undefined);
+        assert.match(out, /^held $/m, out);
     });
 });

@@ -1,32 +1,122 @@
 import * as assert from 'node:assert/strict';
-import { buildTimeline, indexNodes, lookOf, type CheckpointNode, type TimelineNode } from '../../../extension/src/views/timelineModel';
-import { checkpoint, file, sampleTimeline } from './fixtures';
+import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineTreeResult } from '../../../extension/src/client/protocol';
+import {
+    applyChange,
+    buildTimeline,
+    checkpointLabel,
+    flatTimeline,
+    indexNodes,
+    lookOf,
+    relativeTime,
+    startsExpanded,
+    type CheckpointNode,
+    type TimelineNode,
+} from '../../../extension/src/views/timelineModel';
+import { checkpoint, file } from './fixtures';
 
-const noExtras = { turnTitles: new Map<string, string>(), toolStatus: new Map<string, string>(), running: [] };
+const noExtras = { running: [] };
+const NOW = Date.parse('2026-01-01T01:00:00Z');
+
+function row(cp: Checkpoint, title: string, summary: string, over: Partial<StoryRow> = {}): StoryRow {
+    return { kind: 'row', checkpoint: cp, title, summary, toolStatus: cp.kind === 'tool' ? 'ok' : null, isHead: false, branch: cp.kind === 'restore', ...over };
+}
+
+function turn(turnId: string, number: number, prompt: string, rows: StoryRow[], over: Partial<StoryTurn> = {}): StoryTurn {
+    return { kind: 'turn', turnId, number, prompt, createdAt: rows[0]?.checkpoint.createdAt ?? null, abandoned: false, forkedFrom: null, rows, ...over };
+}
+
+function story(id: string, items: (StoryTurn | StoryRow)[], over: Partial<SessionStory> = {}): SessionStory {
+    const rowCount = items.reduce((n, i) => n + (i.kind === 'turn' ? i.rows.length : 1), 0);
+    const first = items[0];
+    const createdAt = first === undefined ? null : first.kind === 'turn' ? first.createdAt : first.checkpoint.createdAt;
+    return {
+        session: { id, title: 'first prompt', createdAt, running: false, checkpointCount: rowCount },
+        workspace: false,
+        turnCount: items.filter(i => i.kind === 'turn').length,
+        rowCount,
+        rowsOmitted: 0,
+        items,
+        ...over,
+    };
+}
+
+/** Workspace story (baseline) → agent story: turn 1 (write, edit failed), turn 2 (abandoned), restore in place, turn 3 forked. */
+function sampleTree(): TimelineTreeResult {
+    const base = checkpoint({ id: 'base', sessionId: 'eng1', kind: 'baseline', files: [file('README.md', 9, 0, 'added')] });
+    const c1 = checkpoint({ id: 'c1', parent: 'base', turnId: 't1', tool: 'write_file', toolCallId: 'tc1', label: 'write_file: hello.txt', files: [file('hello.txt', 1, 0, 'added')] });
+    const c2 = checkpoint({ id: 'c2', parent: 'c1', turnId: 't1', tool: 'edit_file', toolCallId: 'tc2', label: 'edit_file: scale.txt', files: [file('scale.txt', 1, 1)] });
+    const c3 = checkpoint({ id: 'c3', parent: 'c2', turnId: 't2', tool: 'run_command', toolCallId: 'tc3', label: 'run_command: make', files: [] });
+    const r1 = checkpoint({ id: 'r1', parent: 'c3', kind: 'restore', restoredFrom: 'c1', files: [file('scale.txt', 1, 1)] });
+    const c4 = checkpoint({ id: 'c4', parent: 'r1', turnId: 't3', tool: 'edit_file', toolCallId: 'tc4', label: 'edit_file: scale.txt', files: [file('scale.txt', 1, 1)] });
+    return {
+        head: 'c4',
+        sessions: [
+            story('eng1', [row(base, 'Baseline', '1 file')], { workspace: true }),
+            story('s1', [
+                turn('t1', 1, 'Create hello.txt please\nand more', [
+                    row(c1, 'write_file: hello.txt', 'new file, 1 line: ‘hello’'),
+                    row(c2, 'edit_file: scale.txt', '‘x = 1’ → ‘x = 2’ · +1 −1', { toolStatus: 'error' }),
+                ]),
+                turn('t2', 2, 'second task', [row(c3, 'run_command: make', 'no file changes')], { abandoned: true }),
+                row(r1, 'Restored code to ‘write_file: hello.txt’', 'scale.txt +1 −1'),
+                turn('t3', 3, 'third task', [row(c4, 'edit_file: scale.txt', '‘x = 2’ → ‘x = 3’ · +1 −1', { isHead: true })], { forkedFrom: 'c1' }),
+            ]),
+        ],
+    };
+}
 
 function checkpoints(nodes: readonly TimelineNode[]): CheckpointNode[] {
     return nodes.filter((n): n is CheckpointNode => n.kind === 'checkpoint');
 }
 
 suite('timeline model', () => {
-    test('session → turns → checkpoints, untouched commit order, baseline under the session', () => {
-        const roots = buildTimeline(sampleTimeline(), { ...noExtras, turnTitles: new Map([['t1', 'Create hello.txt please\nand more']]) });
-        assert.equal(roots.length, 1);
-        const session = roots[0];
+    test('the server story becomes session → turns (prompts) → rows, restores in place, order untouched', () => {
+        const roots = buildTimeline(sampleTree(), noExtras);
+        assert.deepEqual(roots.map(r => r.title), ['Workspace history', `Session of ${lookOf(roots[1] as TimelineNode, NOW).label.slice('Session of '.length)}`]);
+        const session = roots[1];
         assert.ok(session);
-        assert.equal(session.title, 'Create hello.txt please');
-        assert.deepEqual(session.children.map(c => c.kind), ['checkpoint', 'turn', 'turn']);
-        const [, t1, t2] = session.children;
-        assert.ok(t1?.kind === 'turn' && t2?.kind === 'turn');
-        assert.equal(t1.title, 'Create hello.txt please');
-        assert.equal(t2.title, 'Turn 2');
-        assert.deepEqual(checkpoints(t1.children).map(c => c.checkpoint.id), ['c1', 'c2', 'c3']);
-        assert.deepEqual(checkpoints(t2.children).map(c => c.checkpoint.id), ['c4']);
+        assert.doesNotMatch(session.title, /Create hello/, 'the session is not named after its first turn');
+        assert.deepEqual(session.children.map(c => c.kind), ['turn', 'turn', 'checkpoint', 'turn']);
+        const [t1, t2, restore, t3] = session.children;
+        assert.ok(t1?.kind === 'turn' && t2?.kind === 'turn' && t3?.kind === 'turn' && restore?.kind === 'checkpoint');
+        assert.equal(t1.title, '1. Create hello.txt please');
+        assert.deepEqual(checkpoints(t1.children).map(c => c.checkpoint.id), ['c1', 'c2']);
+        assert.equal(checkpoints(t1.children)[0]?.prompt, 'Create hello.txt please\nand more');
+        assert.equal(restore.checkpoint.id, 'r1');
+        assert.equal(t3.forkedFromTitle, 'write_file: hello.txt');
+    });
+
+    test('looks: row titles and gists from the server, relative time, head, failed status, branches', () => {
+        const index = indexNodes(buildTimeline(sampleTree(), noExtras));
+        const look = (id: string) => lookOf(index.get(id) as TimelineNode, NOW);
+        assert.equal(look('cp:c1').icon, 'edit');
+        assert.equal(look('cp:c1').label, 'write_file: hello.txt');
+        assert.equal(look('cp:c2').description, 'error · ‘x = 1’ → ‘x = 2’ · +1 −1 · 1 h ago');
+        assert.equal(look('cp:c2').icon, 'error');
+        assert.equal(look('cp:c2').iconColor, 'list.errorForeground');
+        assert.match(look('cp:c4').description, /^● head · ‘x = 2’ → ‘x = 3’/);
+        assert.equal(look('cp:r1').label, 'Restored code to ‘write_file: hello.txt’');
+        assert.equal(look('cp:r1').icon, 'git-branch');
+        assert.equal(look('turn:t2').description, 'abandoned branch · 1 step · 1 h ago');
+        assert.equal(look('turn:t2').icon, 'git-branch');
+        assert.equal(look('turn:t3').description, '⑂ from ‘write_file: hello.txt’ · 1 step · 1 h ago');
+        assert.equal(look('session:s1').description, '3 turns · 5 steps · 1 h ago');
+        assert.equal(look('session:eng1').description, '1 step · 1 h ago');
+        assert.equal(look('cp:c2').contextValue, 'checkpoint');
+        assert.equal(look('cp:c2').collapsible, false);
+    });
+
+    test('a long story opens as a list of prompts: only the current session\'s latest turn is expanded', () => {
+        const index = indexNodes(buildTimeline(sampleTree(), noExtras));
+        const expanded = (current: string | undefined) => [...index.values()].filter(n => n.kind !== 'session' && startsExpanded(n, current)).map(n => n.id);
+        assert.deepEqual(expanded('s1'), ['turn:t3']);
+        assert.deepEqual(expanded('other'), []);
+        assert.ok(startsExpanded(index.get('session:s1') as TimelineNode, undefined));
     });
 
     test('ids are stable across rebuilds and every parent is indexed', () => {
-        const a = indexNodes(buildTimeline(sampleTimeline(), noExtras));
-        const b = indexNodes(buildTimeline(sampleTimeline(), noExtras));
+        const a = indexNodes(buildTimeline(sampleTree(), noExtras));
+        const b = indexNodes(buildTimeline(sampleTree(), noExtras));
         assert.deepEqual([...a.keys()], [...b.keys()]);
         for (const node of a.values()) {
             if (node.kind !== 'session') {
@@ -36,60 +126,70 @@ suite('timeline model', () => {
         assert.equal(new Set(a.keys()).size, a.size);
     });
 
-    test('looks: tool icons, head marker, +/− description, context value', () => {
-        const index = indexNodes(buildTimeline(sampleTimeline(), noExtras));
-        const look = (id: string) => {
-            const n = index.get(`cp:${id}`);
-            assert.ok(n);
-            return lookOf(n);
-        };
-        assert.equal(look('base').icon, 'circle-outline');
-        assert.equal(look('c1').icon, 'edit');
-        assert.equal(look('c1').label, 'write_file hello.txt');
-        assert.equal(look('c2').label, 'edit_file');
-        assert.equal(look('c3').icon, 'terminal');
-        assert.equal(look('c3').description, 'generated/out.txt +1 −0');
-        assert.match(look('c4').description, /^● head · hello\.txt \+1 −1$/);
-        assert.equal(look('c2').contextValue, 'checkpoint');
-        assert.equal(look('c2').collapsible, false);
-    });
-
-    test('restore and external checkpoints, failed tools, partial recoverability', () => {
-        const data = sampleTimeline();
-        data.checkpoints.push(
-            checkpoint({ id: 'r1', parent: 'c4', kind: 'restore', restoredFrom: 'c2abcdef99', files: [file('hello.txt'), file('generated/out.txt', 0, 1, 'deleted')] }),
-            checkpoint({ id: 'x1', parent: 'r1', kind: 'external', files: [file('notes.txt')] }),
-            checkpoint({ id: 'p1', parent: 'x1', turnId: 't3', tool: 'run_command', toolCallId: 'tc9', recoverability: 'partial', unrecoverable: [{ path: 'big.bin', reason: 'over size cap' }] }),
-        );
-        data.head = 'p1';
-        const index = indexNodes(buildTimeline(data, { ...noExtras, toolStatus: new Map([['tc2', 'error']]) }));
-        const look = (id: string) => lookOf(index.get(`cp:${id}`) as TimelineNode);
-        assert.equal(look('r1').icon, 'history');
-        assert.equal(look('r1').label, 'Restored c2abcdef');
-        assert.equal(look('r1').description, '2 files +1 −1');
-        assert.equal(look('x1').icon, 'person');
-        assert.equal(look('c2').icon, 'error');
-        assert.equal(look('c2').iconColor, 'list.errorForeground');
-        assert.match(look('c2').description, /error/);
-        assert.equal(look('p1').icon, 'warning');
-        assert.match(look('p1').description, /⚠ partial: big\.bin \(over size cap\)/);
-        assert.doesNotMatch(look('c4').description, /head/);
+    test('a paged story starts with "… N earlier steps"', () => {
+        const tree = sampleTree();
+        const agent = tree.sessions[1];
+        assert.ok(agent);
+        tree.sessions[1] = { ...agent, rowsOmitted: 1234 };
+        const [, session] = buildTimeline(tree, noExtras);
+        const more = session?.children[0];
+        assert.ok(more?.kind === 'more');
+        assert.equal(more.sessionId, 's1');
+        assert.equal(lookOf(more).label, '… 1,234 earlier steps');
     });
 
     test('a running tool shows a spinner under its turn until its checkpoint lands', () => {
-        const roots = buildTimeline(sampleTimeline(), { ...noExtras, running: [{ sessionId: 's1', turnId: 't2', toolCallId: 'tc5', tool: 'run_command' }] });
-        const index = indexNodes(roots);
-        const running = index.get('running:tc5');
+        const roots = buildTimeline(sampleTree(), { running: [{ sessionId: 's1', turnId: 't3', toolCallId: 'tc5', tool: 'run_command' }] });
+        const running = indexNodes(roots).get('running:tc5');
         assert.ok(running && running.kind === 'runningTool');
-        assert.equal(running.parentId, 'turn:t2');
+        assert.equal(running.parentId, 'turn:t3');
         assert.equal(lookOf(running).icon, 'sync~spin');
     });
 
-    test('a listed session without checkpoints still appears', () => {
-        const data = sampleTimeline();
-        data.sessions.push({ id: 's2', title: 'second', createdAt: null, running: true, checkpointCount: 0 });
-        const roots = buildTimeline(data, noExtras);
-        assert.deepEqual(roots.map(r => r.sessionId), ['s1', 's2']);
-        assert.equal(lookOf(roots[1] as TimelineNode).icon, 'sync~spin');
+    test('a didChange row is inserted in its turn, moves the head, and is idempotent', () => {
+        const tree = sampleTree();
+        const c5 = checkpoint({ id: 'c5', parent: 'c4', turnId: 't3', tool: 'edit_file', toolCallId: 'tc5', label: 'edit_file: scale.txt' });
+        const change = { head: 'c5', checkpoint: c5, row: row(c5, 'edit_file: scale.txt', '‘x = 3’ → ‘x = 4’', { isHead: true }), turnId: 't3' };
+        const next = applyChange(tree, change);
+        assert.ok(next);
+        const index = indexNodes(buildTimeline(next, noExtras));
+        const t3 = index.get('turn:t3');
+        assert.ok(t3?.kind === 'turn');
+        assert.deepEqual(checkpoints(t3.children).map(c => c.checkpoint.id), ['c4', 'c5']);
+        assert.equal(next.head, 'c5');
+        assert.deepEqual([...index.values()].filter(n => n.kind === 'checkpoint' && n.isHead).map(n => n.id), ['cp:c5']);
+        assert.equal(next.sessions[1]?.rowCount, 6);
+        const again = applyChange(next, change);
+        assert.ok(again);
+        assert.equal(again.sessions[1]?.rowCount, 6);
+        assert.equal(tree.sessions[1]?.rowCount, 5, 'the old tree is not mutated');
+    });
+
+    test('a didChange that cannot be placed asks for a refetch', () => {
+        const tree = sampleTree();
+        const cp = checkpoint({ id: 'n1', parent: 'c4', turnId: 'new-turn', tool: 'edit_file' });
+        assert.equal(applyChange(tree, { head: 'n1', checkpoint: cp, row: row(cp, 'x', ''), turnId: 'new-turn' }), undefined);
+        assert.equal(applyChange(tree, { head: 'n1', checkpoint: cp, row: null, turnId: null }), undefined);
+        const external = checkpoint({ id: 'x1', parent: 'c4', kind: 'external' });
+        const placed = applyChange(tree, { head: 'x1', checkpoint: external, row: row(external, 'External changes', ''), turnId: null });
+        assert.equal(placed?.sessions[1]?.items.at(-1)?.kind, 'row', 'an external change goes in place after its parent');
+    });
+
+    test('flat view for other features and checkpoint labels', () => {
+        const flat = flatTimeline(sampleTree());
+        assert.deepEqual(flat.checkpoints.map(c => c.id), ['base', 'c1', 'c2', 'c3', 'r1', 'c4']);
+        assert.equal(flat.head, 'c4');
+        assert.equal(checkpointLabel(checkpoint({ id: 'b', kind: 'baseline', label: 'baseline' })), 'Baseline');
+        assert.equal(checkpointLabel(checkpoint({ id: 'e', kind: 'tool', tool: 'edit_file', label: 'edit_file: a.py\nmore' })), 'edit_file: a.py');
+    });
+
+    test('relative times', () => {
+        const ago = (s: number) => new Date(NOW - s * 1000).toISOString();
+        assert.equal(relativeTime(ago(10), NOW), 'just now');
+        assert.equal(relativeTime(ago(300), NOW), '5 min ago');
+        assert.equal(relativeTime(ago(3 * 3600), NOW), '3 h ago');
+        assert.equal(relativeTime(ago(2 * 86400), NOW), '2 d ago');
+        assert.match(relativeTime(ago(40 * 86400), NOW), /^[A-Z][a-z]{2} \d+, \d\d:\d\d$/);
+        assert.equal(relativeTime(null, NOW), '');
     });
 });

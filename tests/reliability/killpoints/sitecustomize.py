@@ -6,7 +6,8 @@
 - ``journal``: half of the n-th journal line is written, then the process dies (torn append);
 - ``commit``: right after the n-th journal append is durable (committed, nobody told yet);
 - ``blob``: after the n-th blob is stored (mid-capture: contents stored, checkpoint not written);
-- ``apply``: after the n-th file write/delete of a transactional disk restore (mid-restore).
+- ``apply``: after the n-th file write/delete of a transactional disk restore (mid-restore),
+  through the disk applier's fault seam.
 
 The variable is removed from the environment at once, so processes the server starts (shell
 commands) never inherit it. Without it this module does nothing.
@@ -19,6 +20,9 @@ import signal
 from typing import Any
 
 _SPEC = os.environ.pop("RETRACE_KILLPOINT", "")
+
+
+_INSTALLED: list[Any] = []
 
 
 def _die() -> None:
@@ -41,7 +45,8 @@ def _install(point: str, limit: int) -> None:
 
         def append(self: Any, event: dict[str, Any], *args: Any, **kwargs: Any) -> None:
             if point == "journal" and hit():
-                line = journal.json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode()
+                wire = journal.event_json(event)  # the typed event as it would be written
+                line = journal.json.dumps(wire, ensure_ascii=True, separators=(",", ":")).encode()
                 write_all(self._fd, line[: max(1, len(line) // 2)])
                 os.fdatasync(self._fd)
                 _die()
@@ -63,23 +68,19 @@ def _install(point: str, limit: int) -> None:
 
         BlobStore.put = put  # type: ignore[method-assign]
     elif point == "apply":
-        from retrace.engine import apply
+        from retrace.engine.restore import faults
 
-        original_write = apply._Applier.write
-        original_delete = apply._Applier.delete
+        applied = {"steps": 0}
 
-        def write(self: Any, *args: Any) -> None:
-            original_write(self, *args)
-            if hit():
-                _die()
+        def hook(step: str, rel: str) -> None:
+            # The seam runs before each step: the (n+1)-th step means n writes/deletes are done.
+            if step in ("replace", "create", "delete", "chmod"):
+                applied["steps"] += 1
+                if applied["steps"] > limit:
+                    _die()
 
-        def delete(self: Any, rel: str) -> None:
-            original_delete(self, rel)
-            if hit():
-                _die()
-
-        apply._Applier.write = write  # type: ignore[method-assign]
-        apply._Applier.delete = delete  # type: ignore[method-assign]
+        _INSTALLED.append(faults.injected(hook))  # kept alive: its exit would remove the hook
+        _INSTALLED[-1].__enter__()
     else:
         raise SystemExit(f"RETRACE_KILLPOINT: unknown kill point {point!r}")
 

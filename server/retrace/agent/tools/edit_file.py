@@ -11,6 +11,7 @@ import asyncio
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
 from retrace.agent.tools.paths import atomic_write, read_regular, resolve_for_write
+from retrace.text import decode_text
 
 
 class EditFileInput(ToolInput):
@@ -33,10 +34,9 @@ async def run(args: EditFileInput, ctx: ToolContext) -> ToolResult:
     if not real.exists():
         raise ToolError(f"{rel} does not exist; use write_file to create it")
     data = read_regular(real, rel)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{rel} is not a UTF-8 text file; edit_file only edits text") from None
+    text = decode_text(data)
+    if text is None:
+        raise ToolError(f"{rel} is not a UTF-8 text file; edit_file only edits text")
     old, new = args.old_string, args.new_string
     count = text.count(old)
     if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:

@@ -7,7 +7,8 @@ import pathspec
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
 from retrace.agent.tools.paths import resolve, workspace_root
-from retrace.engine.scan import Ignorer, walk
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import walk
 
 MAX_ENTRIES = 1000
 

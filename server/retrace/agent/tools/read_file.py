@@ -11,6 +11,7 @@ from pydantic import Field
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
 from retrace.agent.tools.paths import read_regular, resolve
+from retrace.text import is_text
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -27,13 +28,8 @@ class ReadFileInput(ToolInput):
 
 
 def looks_binary(data: bytes) -> bool:
-    if b"\x00" in data[:8192]:
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
+    """Not text by Retrace's one rule (:func:`retrace.text.is_text`)."""
+    return not is_text(data)
 
 
 async def run(args: ReadFileInput, ctx: ToolContext) -> ToolResult:

@@ -4,8 +4,9 @@ The whole group is killed when the command times out or the turn is cancelled, s
 outlives the call. Output (stdout and stderr interleaved) is capped, keeping head and tail; the
 exit code is always reported. The files it changed are unknown (``changed_paths=None``): the
 engine detects them. The command does not inherit the model API credentials
-(``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``): ``env`` output is a tool result, and tool
-results are journaled and sent to the model.
+(``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off variables): ``env`` output is a
+tool result, and tool results are journaled and sent to the model. The server itself holds them
+where a command cannot read them (:mod:`retrace.credentials`).
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ import signal
 
 from pydantic import Field
 
+from retrace import credentials
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
 from retrace.agent.tools.paths import workspace_root
 
 MAX_TIMEOUT_S = 3600.0
-SECRET_ENV = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
 
 
 def command_env() -> dict[str, str]:
-    return {name: value for name, value in os.environ.items() if name not in SECRET_ENV}
+    return credentials.child_env()
 
 
 class RunCommandInput(ToolInput):

@@ -16,8 +16,9 @@ import pathspec
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
 from retrace.agent.tools.paths import read_regular, resolve, workspace_root
 from retrace.agent.tools.read_file import looks_binary
-from retrace.engine.config import BUILTIN_EXCLUDES
-from retrace.engine.scan import Ignorer, walk
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.scan import walk
+from retrace.engine.config import BUILTIN_EXCLUDES, TOOL_FOLDER_PATTERNS
 
 MAX_MATCHES = 200
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -44,7 +45,7 @@ def _format(matches: list[str], total: int) -> str:
 async def _ripgrep(rg: str, args: SearchTextInput, ctx: ToolContext, rel: str) -> str:
     cmd = [rg, "--line-number", "--no-heading", "--color=never", "--hidden", "--no-require-git"]
     cmd += ["--max-columns=500", "--max-columns-preview", "--glob=!.git"]
-    for pattern in (*BUILTIN_EXCLUDES, *ctx.engine_config.excludes):
+    for pattern in (*BUILTIN_EXCLUDES, *TOOL_FOLDER_PATTERNS, *ctx.engine_config.excludes):
         cmd.append(f"--glob=!{pattern.rstrip('/')}")
     if not ctx.engine_config.use_gitignore:
         cmd.append("--no-ignore")

@@ -13,6 +13,10 @@ written as ``*.pack.tmp``, renamed, and only then is its index published (also v
 ``os.replace``). A blob is visible only once published, and the journal line that references it
 is appended after that, so a crash leaves at most stray temporary files (removed by gc).
 Index format: records of (32-byte raw sha256, u64 offset, u32 length, u64 raw size).
+
+Every read is verified: the decompressed bytes must hash to the blob id (:meth:`BlobStore.get`,
+:meth:`BlobStore.write_to`, :meth:`BlobStore.check`), else :class:`BlobCorrupt` is raised, so a
+flipped bit on disk is never shown or written as if it were the recorded content.
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import os
 import struct
 import threading
@@ -30,16 +35,19 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 import zstandard
 
-from retrace.engine.errors import StoreCorrupt
+from retrace.engine.errors import BlobCorrupt
 
 ZSTD_LEVEL = 3
 RECENT_BYTES = 8 << 20
 """Raw bytes of recently stored/read blobs kept in memory: a checkpoint's line statistics read
 back what the capture just stored (and the next change of a file reads its last version)."""
 RECENT_MAX_BLOB = 256 << 10
+STREAM_CHUNK = 1 << 20
+"""Bytes per step of a streaming read (:meth:`BlobStore.write_to`): memory stays bounded."""
 _IDX = struct.Struct("<32sQIQ")
 
 
@@ -169,34 +177,92 @@ class BlobStore:
             try:
                 fd = os.open(pack, os.O_RDONLY | os.O_CLOEXEC)
             except FileNotFoundError:
-                raise StoreCorrupt(f"blob {bid}: its pack {os.path.basename(pack)} is missing") from None
+                raise BlobCorrupt(bid, f"its pack {os.path.basename(pack)} is missing") from None
             try:
                 payload = os.pread(fd, ln, off)
             finally:
                 os.close(fd)
             if len(payload) != ln:
-                raise StoreCorrupt(f"blob {bid}: its pack {os.path.basename(pack)} is truncated")
+                raise BlobCorrupt(bid, f"its pack {os.path.basename(pack)} is truncated")
             return payload
         try:
             with open(self._spath(bid), "rb") as f:
                 return f.read()
         except FileNotFoundError:
-            raise StoreCorrupt(f"blob {bid} is missing from the store") from None
+            raise BlobCorrupt(bid, "missing from the store") from None
+
+    def pack_of(self, bid: str) -> str | None:
+        """Path of the pack holding ``bid`` (``None`` when it is not packed)."""
+        loc = self._packed.get(bid)
+        return loc[0] if loc is not None else None
 
     def get_cached(self, bid: str) -> bytes:
         """:meth:`get`, served from memory when the blob was stored or read recently (for
-        statistics; ``get`` always reads the store, so it notices a damaged blob)."""
+        statistics; ``get`` always reads the store, so it notices a damaged blob). Memory only
+        ever holds bytes that were hashed to their id (on ``put``) or verified (on ``get``)."""
         data = self._recent.get(bid)
         return data if data is not None else self.get(bid)
 
     def get(self, bid: str) -> bytes:
+        """The blob's bytes, verified against its id; :class:`BlobCorrupt` when they cannot be
+        read, decompressed, or do not hash to ``bid``."""
         payload = self._payload(bid)
         try:
             data = zstandard.ZstdDecompressor().decompress(payload)
         except zstandard.ZstdError as exc:
-            raise StoreCorrupt(f"blob {bid} cannot be decompressed: {exc}") from None
+            raise BlobCorrupt(bid, f"cannot be decompressed ({exc})") from None
+        if blob_id(data) != bid:
+            raise BlobCorrupt(bid, "its content does not match its hash")
         self._remember(bid, data)
         return data
+
+    def write_to(self, bid: str, out: BinaryIO) -> int:
+        """Stream the blob's bytes into ``out`` in bounded chunks, hashing as it goes; returns
+        the byte count. Raises :class:`BlobCorrupt` at the end when the bytes do not hash to
+        ``bid`` — by then ``out`` holds unverified bytes, so write into a temporary file and
+        publish it only when this returns."""
+        digest = hashlib.sha256()
+        total = 0
+        try:
+            for chunk in self._chunks(bid):
+                digest.update(chunk)
+                out.write(chunk)
+                total += len(chunk)
+        except zstandard.ZstdError as exc:
+            raise BlobCorrupt(bid, f"cannot be decompressed ({exc})") from None
+        if digest.hexdigest() != bid:
+            raise BlobCorrupt(bid, "its content does not match its hash")
+        return total
+
+    def check(self, bid: str) -> str | None:
+        """Verify one stored blob without keeping its bytes: ``None`` when it is intact, else
+        why it is damaged (missing, truncated, undecodable, wrong hash)."""
+        digest = hashlib.sha256()
+        try:
+            for chunk in self._chunks(bid):
+                digest.update(chunk)
+        except BlobCorrupt as exc:
+            return exc.reason
+        except zstandard.ZstdError as exc:
+            return f"cannot be decompressed ({exc})"
+        except OSError as exc:
+            return f"cannot be read ({exc})"
+        return None if digest.hexdigest() == bid else "its content does not match its hash"
+
+    def _chunks(self, bid: str) -> Iterator[bytes]:
+        """Decompressed bytes of a blob, ``STREAM_CHUNK`` at a time (unverified)."""
+        loc = self._packed.get(bid)
+        source: BinaryIO
+        if loc is not None:
+            source = io.BufferedReader(_PackSlice(loc[0], loc[1], loc[2], bid), STREAM_CHUNK)
+        else:
+            try:
+                source = open(self._spath(bid), "rb")  # noqa: SIM115 (closed below)
+            except FileNotFoundError:
+                raise BlobCorrupt(bid, "missing from the store") from None
+        with source, zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True) as r:
+            while chunk := r.read(STREAM_CHUNK):
+                yield chunk
 
     def mark_known(self, ids: set[str]) -> None:
         """Seed the existence cache (from one listing) so ``has`` needs no stat per blob."""
@@ -304,6 +370,41 @@ class BlobStore:
                 for entry in os.scandir(shard.path):
                     if entry.name.endswith(".tmp"):
                         Path(entry.path).unlink(missing_ok=True)
+
+
+class _PackSlice(io.RawIOBase):
+    """A read-only file over ``length`` bytes at ``offset`` of a pack (streams one packed blob)."""
+
+    def __init__(self, pack: str, offset: int, length: int, bid: str) -> None:
+        super().__init__()
+        try:
+            self._fd = os.open(pack, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise BlobCorrupt(bid, f"its pack {os.path.basename(pack)} is missing") from None
+        self._pos = offset
+        self._end = offset + length
+        self._bid = bid
+        self._pack = pack
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: memoryview) -> int:  # type: ignore[override]
+        want = min(len(buf), self._end - self._pos)
+        if want <= 0:
+            return 0
+        data = os.pread(self._fd, want, self._pos)
+        if not data:
+            raise BlobCorrupt(self._bid, f"its pack {os.path.basename(self._pack)} is truncated")
+        buf[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        super().close()
 
 
 class PackBatch:

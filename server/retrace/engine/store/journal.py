@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from retrace.engine.store.blobs import write_all
+from retrace.engine.store.events import JournalEvent, event_json
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +31,21 @@ class JournalProblems:
     messages: list[str] = field(default_factory=list)
 
 
-def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterator[dict[str, Any]]:
-    """Events of one journal in order. A torn or garbage LAST line is skipped silently."""
+@dataclass(frozen=True)
+class JournalLine:
+    """One non-blank line of a journal: the parsed event, or why it could not be parsed."""
+
+    number: int
+    """1-based line number."""
+    raw: bytes
+    event: dict[str, Any] | None
+    error: str | None = None
+    torn_tail: bool = False
+    """The unparseable LAST line of the file (a crash tore it): expected, not damage."""
+
+
+def journal_lines(path: Path) -> Iterator[JournalLine]:
+    """Every non-blank line of a journal in order, parsed or with its parse error."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -44,18 +58,27 @@ def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterato
             continue
         try:
             event = json.loads(raw)
-            if not isinstance(event, dict) or "type" not in event:
+            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
                 raise ValueError("not an event object")
         except ValueError as exc:
-            if i == last:
-                log.info("%s: ignoring torn last line", path)
-                continue
-            msg = f"{path}:{i + 1}: corrupt journal line skipped ({exc})"
+            yield JournalLine(i + 1, raw, None, str(exc), torn_tail=i == last)
+            continue
+        yield JournalLine(i + 1, raw, event)
+
+
+def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterator[dict[str, Any]]:
+    """Events of one journal in order. A torn or garbage LAST line is skipped silently; a bad
+    line anywhere else is skipped and reported (in ``problems`` and the log)."""
+    for line in journal_lines(path):
+        if line.event is not None:
+            yield line.event
+        elif line.torn_tail:
+            log.info("%s: ignoring torn last line", path)
+        else:
+            msg = f"{path}:{line.number}: corrupt journal line skipped ({line.error})"
             log.warning(msg)
             if problems is not None:
                 problems.messages.append(msg)
-            continue
-        yield event
 
 
 def repair_tail(path: Path) -> None:
@@ -105,8 +128,10 @@ class JournalWriter:
             finally:
                 os.close(dfd)
 
-    def append(self, event: dict[str, Any], *, sync: bool = True) -> None:
-        line = json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
+    def append(self, event: JournalEvent | dict[str, Any], *, sync: bool = True) -> None:
+        """Validate ``event`` against the journal format (:mod:`.events`; raises
+        :class:`EventSchemaError`) and append it as one line."""
+        line = json.dumps(event_json(event), ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
         size = os.fstat(self._fd).st_size
         try:
             write_all(self._fd, line)

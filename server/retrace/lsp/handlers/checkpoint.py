@@ -1,4 +1,4 @@
-"""Handlers: ``retrace/timeline/get`` and ``retrace/checkpoint/*``."""
+"""Handlers: ``retrace/timeline/get``, ``retrace/timeline/tree`` and ``retrace/checkpoint/*``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ from retrace.protocol.models import (
     RestoreResult,
     TimelineGetParams,
     TimelineGetResult,
+    TimelineTreeParams,
+    TimelineTreeResult,
+    UndoLastRestoreParams,
 )
 
 if TYPE_CHECKING:
@@ -26,6 +29,10 @@ if TYPE_CHECKING:
 
 async def timeline_get(ls: RetraceServer, params: TimelineGetParams) -> TimelineGetResult:
     return await timeline.timeline(await ls.services(), params.session_id)
+
+
+async def timeline_tree(ls: RetraceServer, params: TimelineTreeParams) -> TimelineTreeResult:
+    return await timeline.tree(await ls.services(), params)
 
 
 async def checkpoint_get(ls: RetraceServer, params: CheckpointGetParams) -> CheckpointDetail:
@@ -44,10 +51,16 @@ async def restore(ls: RetraceServer, params: RestoreParams) -> RestoreResult:
     return await RestoreService(ls, await ls.services()).restore(params)
 
 
+async def undo_last_restore(ls: RetraceServer, params: UndoLastRestoreParams) -> RestoreResult:
+    return await RestoreService(ls, await ls.services()).undo_last()
+
+
 HANDLERS: dict[str, Handler] = {
     "retrace/timeline/get": timeline_get,
+    "retrace/timeline/tree": timeline_tree,
     "retrace/checkpoint/get": checkpoint_get,
     "retrace/checkpoint/fileContent": file_content,
     "retrace/checkpoint/diff": diff,
     "retrace/checkpoint/restore": restore,
+    "retrace/restore/undoLast": undo_last_restore,
 }

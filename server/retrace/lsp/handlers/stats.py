@@ -1,12 +1,19 @@
-"""Handlers: ``retrace/stats`` and ``retrace/settings/update``."""
+"""Handlers: ``retrace/stats``, ``retrace/store/verify`` and ``retrace/settings/update``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrace.lsp.services import timeline
+from retrace.lsp.services import store_health, timeline
 from retrace.lsp.settings import apply_settings
-from retrace.protocol.models import EmptyParams, SettingsUpdateParams, SettingsUpdateResult, StatsResult
+from retrace.protocol.models import (
+    EmptyParams,
+    SettingsUpdateParams,
+    SettingsUpdateResult,
+    StatsResult,
+    StoreVerifyParams,
+    StoreVerifyResult,
+)
 
 if TYPE_CHECKING:
     from retrace.lsp.rpc import Handler
@@ -17,6 +24,11 @@ async def stats(ls: RetraceServer, params: EmptyParams) -> StatsResult:
     return await timeline.stats(await ls.services())
 
 
+async def store_verify(ls: RetraceServer, params: StoreVerifyParams) -> StoreVerifyResult:
+    services = await ls.services()
+    return StoreVerifyResult(report=await store_health.verify(services.engine.store_dir, quick=params.quick))
+
+
 async def settings_update(ls: RetraceServer, params: SettingsUpdateParams) -> SettingsUpdateResult:
     return await apply_settings(ls, params.settings)
 
@@ -24,4 +36,5 @@ async def settings_update(ls: RetraceServer, params: SettingsUpdateParams) -> Se
 HANDLERS: dict[str, Handler] = {
     "retrace/stats": stats,
     "retrace/settings/update": settings_update,
+    "retrace/store/verify": store_verify,
 }

@@ -31,28 +31,37 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pydantic import ValidationError
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
+from retrace.app.restore import RestoreRequest, moves_conversation, restore_code_on_disk, touches_code
 from retrace.engine import Engine
-from retrace.engine.apply import Op, apply_ops
 from retrace.engine.errors import RetraceError
+from retrace.engine.merge import merge3
 from retrace.engine.models import (
     Checkpoint,
+    ConflictInfo,
     ConflictResolution,
     FileEntry,
-    FileOutcome,
+    NothingToRestore,
+    PlanCounts,
     PlannedFile,
+    RestoreApplied,
     RestoreConflict,
     RestoreFailed,
     RestorePlan,
+    RestorePreview,
 )
-from retrace.engine.recovery import begin_restore, end_restore
+from retrace.engine.restore.disk import DiskOp, OpKind, Seen, apply_disk
+from retrace.engine.restore.recovery import begin_restore, end_restore
+from retrace.engine.restore.resolver import resolve
+from retrace.engine.restore.steps import build_steps
+from retrace.engine.workspace import normalize_rel, prune_empty_parents
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.models import (
@@ -64,13 +73,14 @@ from retrace.protocol.models import (
     RestoreResult,
     TimelineDidChange,
 )
+from retrace.text import decode_text
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
+    from retrace.bootstrap import Services
     from retrace.engine.models import RestoreOutcome
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.startup import Services
 
 log = logging.getLogger(__name__)
 
@@ -83,46 +93,91 @@ class EditPlan:
         default_factory=list
     )
     save_uris: list[str] = field(default_factory=list)
-    disk_ops: list[Op] = field(default_factory=list)
+    disk_ops: list[DiskOp] = field(default_factory=list)
     disk_reasons: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     """Workspace-relative paths the editor deletes (or renames away)."""
 
-    def disk(self, op: Op, why: str) -> None:
+    def disk(self, op: DiskOp, why: str) -> None:
         self.disk_ops.append(op)
         self.disk_reasons.append(f"{op.path} ({why})")
 
 
+def _op(pf: PlannedFile, kind: OpKind, entry: FileEntry | None, data: bytes | None = None) -> DiskOp:
+    """A disk operation the editor cannot express; checked against what the plan saw on disk."""
+    source = (lambda: data) if data is not None else None
+    forced = pf.action == "conflict"
+    return DiskOp(pf.path, kind, entry, Seen(pf.current), source=source, replace_directory=forced)
+
+
+def _delete_change(edit: EditPlan, pf: PlannedFile, file_uri: str, client_deletes: bool) -> None:
+    """A delete through the editor when it can express it (a file), else on disk."""
+    current = pf.current
+    if current is not None and current.kind == "file" and client_deletes:
+        edit.changes.append(
+            lsp.DeleteFile(uri=file_uri, options=lsp.DeleteFileOptions(ignore_if_not_exists=True))
+        )
+        edit.deleted.append(pf.path)
+        return
+    why = "symlink" if current is not None and current.kind != "file" else "client cannot delete"
+    edit.disk(_op(pf, "delete", None), why)
+
+
 def _text(data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return None if "\x00" in text else text
+    return None if data is None else decode_text(data)
 
 
 def prune_emptied_dirs(workspace: Path, deleted: list[str]) -> None:
     """Remove directories that the editor's deletes left empty (like the engine's disk apply);
     a directory that still holds anything, or the workspace itself, stays."""
-    root = workspace.resolve()
+    root = str(workspace.resolve())
     for rel in deleted:
-        directory = workspace_file(workspace, rel).parent
-        while directory != root and root in directory.parents:
-            try:
-                directory.rmdir()
-            except OSError:
-                break
-            directory = directory.parent
+        prune_empty_parents(root, str(workspace_file(workspace, rel)))
 
 
-def effective_resolution(
-    planned: PlannedFile, force: bool, resolutions: dict[str, ConflictResolution]
-) -> ConflictResolution | None:
-    if planned.action != "conflict":
+UNSAVED_DETAIL = "unsaved changes in the editor"
+
+
+UNDO_TARGETS: dict[int, str] = {}
+"""Per server (by identity): the checkpoint that undoes its last applied restore."""
+
+
+def _merged_with_buffer(engine: Engine, pf: PlannedFile, buffer: str) -> str | None:
+    """A clean 3-way merge of the unsaved buffer into the restore (base: the file on disk)."""
+    theirs: bytes | None
+    if pf.conflict is not None and pf.conflict.merged_text is not None:
+        theirs = pf.conflict.merged_text.encode()
+    elif pf.target is not None and pf.target.kind == "file" and pf.target.hash is not None:
+        theirs = engine.read_blob(pf.target.hash)
+    else:
         return None
-    return "overwrite" if force else resolutions.get(planned.path)
+    try:
+        disk = workspace_file(engine.workspace, pf.path).read_bytes()
+    except OSError:
+        return None
+    return merge3(disk, buffer.encode(), theirs)
+
+
+def with_unsaved_conflicts(engine: Engine, plan: RestorePlan, unsaved: dict[str, str]) -> RestorePlan:
+    """``plan`` with every file that has unsaved editor changes turned into an ``unsaved``
+    conflict (so previews, dialogs and outcomes all count it), carrying a merge when one is clean."""
+    if not unsaved or not any(pf.path in unsaved for pf in plan.files):
+        return plan
+    files: list[PlannedFile] = []
+    for pf in plan.files:
+        buffer = unsaved.get(pf.path)
+        if buffer is None:
+            files.append(pf)
+            continue
+        conflict = ConflictInfo(
+            reason="unsaved", detail=UNSAVED_DETAIL, merged_text=_merged_with_buffer(engine, pf, buffer)
+        )
+        intended = pf.intended if pf.action == "conflict" else pf.action
+        files.append(pf.model_copy(update={"action": "conflict", "conflict": conflict, "intended": intended}))
+    counts = PlanCounts()
+    for f in files:
+        setattr(counts, f.action, getattr(counts, f.action) + 1)
+    return plan.model_copy(update={"files": files, "counts": counts})
 
 
 class RestoreService:
@@ -130,37 +185,34 @@ class RestoreService:
         self.server = server
         self.services = services
 
-    # ------------------------------------------------------------------ entry point
+    # ------------------------------------------------------------------ entry points
     async def restore(self, params: RestoreParams) -> RestoreResult:
         target = await self.services.run(lambda e: e.get(params.id))
         if not params.dry_run:
             await self._refuse_while_running()
-        resolutions = dict(params.resolutions or {})
         # Dry runs take the editor path too: unsaved buffers are conflicts in the preview as well.
-        through_editor = params.mode != "conversation" and self.server.client_can_apply_edits()
+        through_editor = touches_code(params.mode) and self.server.client_can_apply_edits()
         if through_editor:
-            outcome = await self._through_editor(target, params, resolutions)
+            outcome = await self._through_editor(target, params)
         else:
             # On disk: the engine journals the restore's intent itself, so a crash mid-apply is
             # rolled back when the store is next opened.
-            outcome = await self.services.run(
-                lambda e: e.restore(
-                    target.id,
-                    mode=params.mode,
-                    dry_run=params.dry_run,
-                    force=params.force,
-                    resolutions=resolutions,
-                    paths=params.paths,
-                )
+            request = RestoreRequest(
+                checkpoint=target.id,
+                mode=params.mode,
+                dry_run=params.dry_run,
+                force=params.force,
+                resolutions=dict(params.resolutions or {}),
+                paths=params.paths,
+                skip_conflicts=params.skip_conflicts,
             )
-        code_done = outcome.kind == "applied" or (
-            outcome.kind == "nothingToRestore" and params.mode != "code"
-        )
+            outcome = await self.services.run(lambda e: restore_code_on_disk(e, request))
         head: str | None = None
-        if not params.dry_run and code_done and params.mode in ("conversation", "both"):
+        if moves_conversation(params.mode, outcome):
             view = await self.services.agent.restore_conversation(target.session_id, target.id)
             head = view.head
         if not params.dry_run and outcome.kind == "applied":
+            self._remember_undo(outcome)
             await self._restore_editor_state(target)
             self.server.send_notification(
                 "retrace/timeline/didChange",
@@ -170,20 +222,19 @@ class RestoreService:
             )
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=head)
 
-    async def _preview(
-        self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]
-    ) -> RestoreOutcome:
-        """The engine's dry run of this restore: the plan both apply paths start from."""
-        return await self.services.run(
-            lambda e: e.restore(
-                target.id,
-                mode=params.mode,
-                dry_run=True,
-                force=params.force,
-                resolutions=resolutions,
-                paths=params.paths,
-            )
-        )
+    async def undo_last(self) -> RestoreResult:
+        """Restore the code to what it was just before the last restore of this server session."""
+        undo = UNDO_TARGETS.get(id(self.server))
+        if undo is None:
+            raise RetraceError("there is no restore to undo in this session")
+        return await self.restore(RestoreParams(id=undo, mode="code"))
+
+    def _remember_undo(self, outcome: RestoreOutcome) -> None:
+        if not isinstance(outcome, RestoreApplied):
+            return
+        before = outcome.safety_checkpoint_id or (outcome.checkpoint.parent if outcome.checkpoint else None)
+        if before is not None:
+            UNDO_TARGETS[id(self.server)] = before
 
     async def _refuse_while_running(self) -> None:
         """A restore under a running turn would race its tools: the user cancels first."""
@@ -194,34 +245,94 @@ class RestoreService:
                 )
 
     # ------------------------------------------------------------------ editor path
-    async def _through_editor(
-        self, target: Checkpoint, params: RestoreParams, resolutions: dict[str, ConflictResolution]
-    ) -> RestoreOutcome:
-        check = await self._preview(target, params, resolutions)
-        if check.kind != "applied" or check.plan is None:
-            return check
-        plan = check.plan
-        dirty = self._dirty_conflicts(plan, params.force, resolutions)
-        if dirty:
-            return RestoreConflict(
-                target_id=target.id, mode=params.mode, dry_run=params.dry_run, files=dirty, plan=plan
+    async def _through_editor(self, target: Checkpoint, params: RestoreParams) -> RestoreOutcome:
+        unsaved = self._unsaved_buffers()
+        plan = await self.services.run(
+            lambda e: with_unsaved_conflicts(
+                e, e.plan_restore(target.id, mode=params.mode, paths=params.paths), unsaved
             )
+        )
+        if not plan.files and not plan.unrecoverable:
+            return NothingToRestore(
+                target_id=target.id,
+                mode=params.mode,
+                dry_run=params.dry_run,
+                plan=plan,
+                reason=f"the workspace already matches checkpoint {target.id}",
+            )
+        decision = resolve(
+            plan,
+            force=params.force,
+            resolutions=params.resolutions,
+            skip_conflicts=params.skip_conflicts,
+        )
+        if decision.unresolved:
+            return RestoreConflict(
+                target_id=target.id,
+                mode=params.mode,
+                dry_run=params.dry_run,
+                plan=plan,
+                files=decision.unresolved,
+            )
+        outcomes = build_steps(plan, decision, {}, lambda _entry: None).outcomes
         if params.dry_run:
-            return check
-
-        effective = {
-            pf.path: res
-            for pf in plan.files
-            if (res := effective_resolution(pf, params.force, resolutions)) is not None
-        }
-        safety = await self.services.run(lambda e: e.take_safety_checkpoint())
+            return RestorePreview(
+                target_id=target.id, mode=params.mode, plan=plan, files=outcomes, skipped=decision.skipped
+            )
+        if all(decision.action(pf) == "skip" for pf in plan.files):
+            return NothingToRestore(
+                target_id=target.id,
+                mode=params.mode,
+                plan=plan,
+                files=outcomes,
+                skipped=decision.skipped,
+                reason="every change in scope was skipped",
+            )
+        effective = {pf.path: res for pf in plan.files if (res := decision.action(pf)) is not None}
+        state = self._safety_editor_state(unsaved)
+        safety = await self.services.run(lambda e: e.take_safety_checkpoint(editor_state=state))
         edit = await self.services.run(lambda e: self._edit_plan(e, plan, effective))
         restore_id = await self.services.run(lambda e: begin_restore(e, plan))
         outcome = await self._apply_through_editor(target, params, plan, edit, effective)
-        if outcome.kind == "applied" and safety is not None and outcome.safety_checkpoint_id is None:
-            outcome.safety_checkpoint_id = safety.id
+        if isinstance(outcome, RestoreApplied):
+            outcome.skipped = decision.skipped
+            if safety is not None and outcome.safety_checkpoint_id is None:
+                outcome.safety_checkpoint_id = safety.id
         await self.services.run(lambda e: end_restore(e, restore_id, outcome.kind))
         return outcome
+
+    def _unsaved_buffers(self) -> dict[str, str]:
+        """Workspace-relative path → text of every open document whose buffer differs from disk."""
+        out: dict[str, str] = {}
+        workspace = self.services.workspace
+        dirty = self.server.dirty_paths()
+        for uri, document in list(self.server.workspace.text_documents.items()):
+            if not uri.startswith("file:"):
+                continue
+            try:
+                rel = normalize_rel(Path(to_fs_path(uri) or ""), workspace)
+            except RetraceError:
+                continue
+            path = workspace_file(workspace, rel)
+            try:
+                disk: str | None = path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                disk = None
+            if disk is None and rel not in dirty:
+                # A clean buffer of a file that is gone from disk (e.g. loaded by a diff view)
+                # holds no unsaved work; only the editor's dirty flag makes it a conflict.
+                continue
+            if disk != document.source:
+                out[rel] = document.source
+        return out
+
+    def _safety_editor_state(self, unsaved: dict[str, str]) -> dict[str, Any] | None:
+        """The editor state the safety checkpoint keeps: the layout plus unsaved buffer texts."""
+        if not unsaved:
+            return None
+        state = dict(self.server.editor_state or {"openEditors": [], "activeEditor": None})
+        state["buffers"] = [{"path": p, "text": t} for p, t in sorted(unsaved.items())]
+        return state
 
     async def _apply_through_editor(
         self,
@@ -249,7 +360,9 @@ class RestoreService:
                 "; ".join(edit.disk_reasons),
             )
             result = await self.services.run(
-                lambda e: apply_ops(e.workspace, edit.disk_ops, e.config.max_file_bytes)
+                lambda e: apply_disk(
+                    e.workspace, e.store_dir / "trash" / f"editor-{target.id}", edit.disk_ops
+                )
             )
             if not result.ok:
                 return RestoreFailed(
@@ -271,37 +384,6 @@ class RestoreService:
         """The document the client has open at ``uri`` (pygls keys them unquoted), else ``None``."""
         document: TextDocument | None = self.server.workspace.text_documents.get(unquote(uri))
         return document
-
-    def _dirty_conflicts(
-        self, plan: RestorePlan, force: bool, resolutions: dict[str, ConflictResolution]
-    ) -> list[FileOutcome]:
-        """Files in scope whose open editor buffer differs from the disk (unsaved work)."""
-        found = []
-        for pf in plan.files:
-            if force or pf.path in resolutions:
-                continue
-            path = workspace_file(self.services.workspace, pf.path)
-            document = self._open_document(str(from_fs_path(str(path))))
-            if document is None:
-                continue
-            try:
-                disk = path.read_text("utf-8")
-            except (OSError, UnicodeDecodeError):
-                disk = None
-            if disk is None and pf.path not in self.server.dirty_paths():
-                # A clean buffer of a file that is gone from disk (e.g. loaded by a diff view)
-                # holds no unsaved work; only the editor's dirty flag makes it a conflict.
-                continue
-            if disk != document.source:
-                found.append(
-                    FileOutcome(
-                        path=pf.path,
-                        action="conflict",
-                        status="conflict",
-                        detail="unsaved changes in the editor",
-                    )
-                )
-        return found
 
     def _edit_plan(
         self, engine: Engine, plan: RestorePlan, effective: dict[str, ConflictResolution]
@@ -328,34 +410,18 @@ class RestoreService:
                 data = engine.read_blob(target.hash)
             else:
                 data = None
-            current = pf.current
 
             if action == "delete":
-                if current is not None and current.kind == "file" and "delete" in resource_ops:
-                    edit.changes.append(
-                        lsp.DeleteFile(
-                            uri=uri(pf.path), options=lsp.DeleteFileOptions(ignore_if_not_exists=True)
-                        )
-                    )
-                    edit.deleted.append(pf.path)
-                else:
-                    why = (
-                        "symlink"
-                        if current is not None and current.kind != "file"
-                        else "client cannot delete"
-                    )
-                    edit.disk(Op(pf.path, "delete", None), why)
+                _delete_change(edit, pf, uri(pf.path), "delete" in resource_ops)
             elif action == "rename" and pf.from_path is not None and "rename" in resource_ops:
                 edit.changes.append(lsp.RenameFile(old_uri=uri(pf.from_path), new_uri=uri(pf.path)))
                 edit.deleted.append(pf.from_path)
             elif action == "chmod" and target is not None:
-                edit.disk(Op(pf.path, "chmod", target), "executable bit")
+                edit.disk(_op(pf, "chmod", target), "executable bit")
             elif target is None:
                 continue
             elif target.kind != "file" or data is None:
-                edit.disk(
-                    Op(pf.path, "write", target, data), "symlink" if target.kind != "file" else "content"
-                )
+                edit.disk(_op(pf, "write", target, data), "symlink" if target.kind != "file" else "content")
             else:
                 self._text_or_disk(
                     edit, pf, target, data, file_uri=uri(pf.path), codec=codec, resource_ops=resource_ops
@@ -377,12 +443,12 @@ class RestoreService:
         current = pf.current
         exists = current is not None and current.kind == "file"
         if new_text is None:
-            edit.disk(Op(pf.path, "write", target, data), "binary")
+            edit.disk(_op(pf, "write", target, data), "binary")
             return
         if not exists:
             if "create" not in resource_ops or target.executable:
                 edit.disk(
-                    Op(pf.path, "write", target, data),
+                    _op(pf, "write", target, data),
                     "new executable file" if target.executable else "create",
                 )
                 return
@@ -408,7 +474,7 @@ class RestoreService:
             old_text = _text(path.read_bytes()) if path.exists() else None
             version = None
         if old_text is None:
-            edit.disk(Op(pf.path, "write", target, data), "current content is binary")
+            edit.disk(_op(pf, "write", target, data), "current content is binary")
             return
         edits = text_edits(old_text, new_text, codec)
         if edits:
@@ -420,7 +486,11 @@ class RestoreService:
             )
             edit.save_uris.append(file_uri)
         if current is not None and current.executable != target.executable:
-            edit.disk(Op(pf.path, "chmod", target), "executable bit")
+            # The editor may already have written the new text (or will, on save): only the mode
+            # changes here, so whatever content is there is what gets its mode set.
+            chmod = _op(pf, "chmod", target)
+            chmod.seen = Seen(None, anything=True)
+            edit.disk(chmod, "executable bit")
 
     async def _apply_workspace_edit(self, edit: EditPlan, target: Checkpoint) -> str | None:
         """Send the edit; ``None`` when applied, else the client's reason."""
@@ -446,11 +516,55 @@ class RestoreService:
         if answer.failed:
             log.warning("the client could not save: %s", ", ".join(answer.failed))
 
+    async def _reapply_buffers(self, target: Checkpoint) -> None:
+        """Put the unsaved editor texts a safety checkpoint kept back into the editor (unsaved)."""
+        buffers = (target.editor_state or {}).get("buffers") or []
+        codec = self.server.workspace.position_codec
+        changes: list[lsp.TextDocumentEdit | lsp.CreateFile | lsp.RenameFile | lsp.DeleteFile] = []
+        for buffer in buffers:
+            path, text = buffer.get("path"), buffer.get("text")
+            if not isinstance(path, str) or not isinstance(text, str):
+                continue
+            file_path = workspace_file(self.services.workspace, path)
+            uri = str(from_fs_path(str(file_path)))
+            # The restore just saved this file: the editor's text is the disk's (the server's
+            # copy of the document may still be waiting for the editor's didChange).
+            try:
+                old = file_path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            edits = text_edits(old, text, codec)
+            if edits:
+                changes.append(
+                    lsp.TextDocumentEdit(
+                        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                        edits=list(edits),
+                    )
+                )
+        if not changes:
+            return
+        params = lsp.ApplyWorkspaceEditParams(
+            label=f"Retrace: bring back unsaved editor text of {target.id}",
+            edit=lsp.WorkspaceEdit(document_changes=changes),
+        )
+        try:
+            result = await self.server.workspace_apply_edit_async(params)
+        except Exception as exc:
+            log.warning("bringing back the unsaved editor text of %s failed: %s", target.id, exc)
+            return
+        if not result.applied:
+            log.warning("the editor refused the unsaved text of %s: %s", target.id, result.failure_reason)
+
     async def _restore_editor_state(self, target: Checkpoint) -> None:
         if not target.editor_state:
             return
+        if target.editor_state.get("buffers") and self.server.client_can_apply_edits():
+            await self._reapply_buffers(target)
+        layout = {k: v for k, v in target.editor_state.items() if k != "buffers"}
+        if not layout.get("openEditors") and layout.get("activeEditor") is None:
+            return
         try:
-            state = EditorState.model_validate(target.editor_state)
+            state = EditorState.model_validate(layout)
         except ValidationError as exc:
             log.info("checkpoint %s has no usable editor state: %s", target.id, exc.error_count())
             return

@@ -1,4 +1,4 @@
-"""Read-side queries: sessions, the timeline, one checkpoint, file contents, diffs, statistics.
+"""Read-side queries: sessions, the timeline (a tree of stories), one checkpoint, file contents, diffs, stats.
 
 Every engine call goes through ``Services.run`` (the engine gate shared with the agent).
 Nothing here writes.
@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from retrace.app.timeline import build_stories, facts_from_events
+from retrace.bootstrap import Services
 from retrace.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint
-from retrace.lsp.startup import Services
 from retrace.protocol.models import (
     CheckpointDetail,
     DiffParams,
@@ -23,31 +24,37 @@ from retrace.protocol.models import (
     StatsResult,
     TimelineGetResult,
 )
+from retrace.protocol.timeline import SessionStory, TimelineTreeParams, TimelineTreeResult
+from retrace.text import ENCODING, decode_text
 
 CURRENT = "current"
 """Pseudo checkpoint id: the workspace on disk now."""
 
 
-async def sessions(services: Services) -> list[SessionInfo]:
-    """Every session of the store (engine), titled and flagged running by the agent."""
-    agent_infos = {info.session_id: info for info in await services.agent.sessions()}
+def _stories(services: Services, engine: Engine, max_rows: int, only: str | None) -> list[SessionStory]:
+    """Every story, built from the engine's checkpoints and each session journal's facts."""
+    session_ids = engine.sessions()
+    facts = {sid: facts_from_events(sid, engine.events(sid)) for sid in session_ids}
+    running = frozenset(sid for sid in session_ids if services.agent.running(sid))
+    return build_stories(
+        engine.timeline(), engine.head.id, facts, running=running, max_rows=max_rows, only=only
+    )
 
-    def query(engine: Engine) -> list[SessionInfo]:
-        infos = []
-        for session_id in engine.sessions():
-            checkpoints = engine.timeline(session_id)
-            agent_info = agent_infos.get(session_id)
-            created = checkpoints[0].created_at if checkpoints else None
-            infos.append(
-                SessionInfo(
-                    id=session_id,
-                    title=(agent_info.title if agent_info else None) or "",
-                    created_at=created,
-                    running=services.agent.running(session_id),
-                    checkpoint_count=len(checkpoints),
-                )
-            )
-        return infos
+
+async def sessions(services: Services) -> list[SessionInfo]:
+    """Every story's session (agent sessions plus one workspace story), oldest first."""
+    stories = await services.run(lambda e: _stories(services, e, 1, None))
+    return [story.session for story in stories]
+
+
+async def tree(services: Services, params: TimelineTreeParams) -> TimelineTreeResult:
+    """The timeline as the client renders it, in one response."""
+
+    def query(engine: Engine) -> TimelineTreeResult:
+        stories = _stories(services, engine, params.max_rows, params.session_id)
+        if params.session_id is not None and not stories:
+            raise RetraceError(f"unknown session id {params.session_id[:100]!r}")
+        return TimelineTreeResult(sessions=stories, head=engine.head.id)
 
     return await services.run(query)
 
@@ -94,18 +101,13 @@ def workspace_file(workspace: Path, rel: str) -> Path:
 
 
 def _decode(data: bytes) -> FileContentResult:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return FileContentResult(
-            exists=True, text=None, binary=True, encoding=None, size=len(data), unstored=None
-        )
-    binary = "\x00" in text
+    text = decode_text(data)
+    binary = text is None
     return FileContentResult(
         exists=True,
-        text=None if binary else text,
+        text=text,
         binary=binary,
-        encoding=None if binary else "utf-8",
+        encoding=None if binary else ENCODING,
         size=len(data),
         unstored=None,
     )

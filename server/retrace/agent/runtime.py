@@ -1,0 +1,97 @@
+"""What an agent turn runs on: the :class:`Runtime` (gate, host, settings, policy, client) and
+the journal writes every part of a turn shares (messages, closing an unanswered tool batch).
+
+Every journal write goes through :func:`journal`: appended through the engine gate and folded
+into the in-memory conversation in the same step, so the two never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from anthropic import AsyncAnthropic
+
+from retrace.agent.conversation import Conversation, new_id, now_iso, results_for_batch
+from retrace.agent.events import AgentHost
+from retrace.agent.permissions import PermissionPolicy
+from retrace.agent.replay import ReplayBuffer
+from retrace.agent.settings import AgentSettings
+from retrace.engine.engine import Engine
+from retrace.engine.gate import EngineGate
+from retrace.engine.store.events import JournalEvent, MessageEvent, event_json
+
+ClientFactory = Callable[[AgentSettings], AsyncAnthropic]
+"""Builds the Messages API client for the current settings (the composition root supplies the
+one that knows the configured endpoint and key)."""
+
+
+def default_client_factory(settings: AgentSettings) -> AsyncAnthropic:
+    """An SDK client for ``settings.base_url``; retries are ours (they are reported as events),
+    so the SDK's are off. A local endpoint needs no real key."""
+    base_url = settings.base_url
+    return AsyncAnthropic(base_url=base_url, api_key="retrace-offline" if base_url else None, max_retries=0)
+
+
+@dataclass
+class Runtime:
+    """What a turn needs from the service that owns it."""
+
+    gate: EngineGate
+    host: AgentHost
+    settings: AgentSettings
+    policy: PermissionPolicy
+    replay: ReplayBuffer
+    client: AsyncAnthropic
+
+    @property
+    def engine(self) -> Engine:
+        return self.gate.engine
+
+
+async def journal(rt: Runtime, conv: Conversation, event: JournalEvent | dict[str, Any]) -> None:
+    """Append to the session journal and fold into the in-memory state, atomically (the
+    conversation folds the event's validated wire form, exactly what a replay reads back)."""
+
+    def write() -> None:
+        rt.engine.append_event(event, session_id=conv.session_id)
+        conv.apply(event_json(event))
+
+    await rt.gate.call(write)
+
+
+async def append_message(
+    rt: Runtime,
+    conv: Conversation,
+    role: str,
+    content: list[dict[str, Any]],
+    *,
+    turn_id: str | None,
+    kind: str,
+) -> str:
+    message_id = new_id("msg")
+    await journal(
+        rt,
+        conv,
+        MessageEvent(
+            id=message_id,
+            parent=conv.head,
+            role=role,
+            content=content,
+            turn_id=turn_id,
+            kind=kind,
+            created_at=now_iso(),
+        ),
+    )
+    return message_id
+
+
+async def close_open_batch(rt: Runtime, conv: Conversation, turn_id: str | None, missing_text: str) -> None:
+    """If the head is an assistant message with unanswered tool calls, answer them (journaled
+    results where they exist, ``missing_text`` otherwise) so the history stays valid."""
+    assistant = conv.open_batch()
+    if assistant is None:
+        return
+    blocks = results_for_batch(conv, assistant, upto=None, after_text=missing_text)
+    await append_message(rt, conv, "user", blocks, turn_id=turn_id, kind="toolResults")

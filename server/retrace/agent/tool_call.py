@@ -1,0 +1,293 @@
+"""One tool call end to end, and the checkpoint that ends it.
+
+``toolCallIntent`` is journaled → :func:`record_external` (changes made by someone else since the
+last checkpoint become an ``external`` checkpoint, never agent work) → permission → execute →
+``toolCallResult`` (written only by :func:`journal_tool_result`) → ``engine.checkpoint(kind="tool")``
+carrying the editor state and the conversation cursor → ``CheckpointCreated``. A denied call
+changes nothing and gets no checkpoint; a cancelled one still gets its checkpoint (the tool may
+have changed files before it stopped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from retrace.agent.conversation import CANCELLED, Conversation, now_iso, tool_result_block
+from retrace.agent.events import (
+    AgentError,
+    CheckpointCreated,
+    PermissionRequested,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolCallStatus,
+)
+from retrace.agent.runtime import Runtime, journal
+from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute
+from retrace.engine.errors import RetraceError
+from retrace.engine.models import Checkpoint
+from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent
+
+
+class CheckpointFailedError(Exception):
+    """A tool ran but its checkpoint could not be recorded (store full, read-only…): the turn
+    pauses so nothing more runs unrecorded; the user already got the engine's error."""
+
+
+async def emit_checkpoint(rt: Runtime, session_id: str, turn_id: str | None, cp: Checkpoint) -> None:
+    await rt.host.emit(CheckpointCreated(session_id=session_id, turn_id=turn_id, checkpoint=cp))
+
+
+async def record_external(rt: Runtime, session_id: str, turn_id: str | None, cursor: str | None) -> None:
+    """Changes nobody announced become an ``external`` checkpoint before the agent acts again."""
+    try:
+        cp = await rt.gate.call(
+            rt.engine.record_external,
+            session_id=session_id,
+            turn_id=turn_id,
+            editor_state=rt.host.editor_state(),
+            conversation=cursor,
+        )
+    except RetraceError as e:
+        await rt.host.emit(AgentError(session_id=session_id, turn_id=turn_id, message=str(e)))
+        return
+    if cp is not None:
+        await emit_checkpoint(rt, session_id, turn_id, cp)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of an assistant message, as the model asked for it."""
+
+    session_id: str
+    turn_id: str
+    assistant_id: str
+    id: str
+    tool: str
+    input: dict[str, Any]
+
+
+async def journal_tool_result(
+    rt: Runtime,
+    conv: Conversation,
+    *,
+    call_id: str,
+    tool: str,
+    turn_id: str | None,
+    status: ToolCallStatus,
+    output: str,
+    is_error: bool = True,
+    duration_ms: float = 0.0,
+    changed_paths: list[str] | None = None,
+) -> None:
+    """Journal how a tool call ended: the one writer of ``toolCallResult`` (a finished call, a
+    denied or cancelled one, and one found interrupted by a crash)."""
+    await journal(
+        rt,
+        conv,
+        ToolCallResultEvent(
+            id=call_id,
+            tool=tool,
+            status=status,
+            output=output,
+            is_error=is_error,
+            duration_ms=duration_ms,
+            changed_paths=changed_paths or [],
+            turn_id=turn_id,
+        ),
+    )
+
+
+async def finish_tool_call(
+    rt: Runtime,
+    conv: Conversation,
+    call: ToolCall,
+    status: ToolCallStatus,
+    output: str,
+    *,
+    is_error: bool = True,
+    ms: float = 0.0,
+    changed_paths: list[str] | None = None,
+) -> None:
+    """Journal the result, then tell the host (``ToolCallFinished``)."""
+    await journal_tool_result(
+        rt,
+        conv,
+        call_id=call.id,
+        tool=call.tool,
+        turn_id=call.turn_id,
+        status=status,
+        output=output,
+        is_error=is_error,
+        duration_ms=ms,
+        changed_paths=changed_paths,
+    )
+
+
+async def emit_finished(
+    rt: Runtime, call: ToolCall, status: ToolCallStatus, output: str, *, ms: float, paths: list[str]
+) -> None:
+    await rt.host.emit(
+        ToolCallFinished(
+            session_id=call.session_id,
+            turn_id=call.turn_id,
+            tool_call_id=call.id,
+            tool=call.tool,
+            status=status,
+            output=output,
+            duration_ms=ms,
+            changed_paths=paths,
+        )
+    )
+
+
+async def start_tool_call(rt: Runtime, conv: Conversation, call: ToolCall, cursor: str) -> None:
+    """Announce and journal the intent, then record what others changed since the last checkpoint."""
+    await rt.host.emit(
+        ToolCallStarted(
+            session_id=call.session_id,
+            turn_id=call.turn_id,
+            tool_call_id=call.id,
+            tool=call.tool,
+            input=call.input,
+        )
+    )
+    await journal(
+        rt,
+        conv,
+        ToolCallIntentEvent(
+            id=call.id,
+            tool=call.tool,
+            input=call.input,
+            turn_id=call.turn_id,
+            message_id=call.assistant_id,
+            created_at=now_iso(),
+        ),
+    )
+    rt.replay.add(call.session_id, conv.tool_calls[call.id])
+    await record_external(rt, call.session_id, call.turn_id, cursor)
+
+
+async def refusal(rt: Runtime, conv: Conversation, call: ToolCall) -> str | None:
+    """Ask the policy (and the user, when it says ``ask``). A denied call is ended here and its
+    output (for the model) returned; ``None``: the call may run."""
+    sid = call.session_id
+    if (
+        call.tool in TOOLS
+        and rt.policy.setting_for(call.tool) == "ask"
+        and not rt.policy.remembered(sid, call.tool)
+    ):
+        await rt.host.emit(
+            PermissionRequested(
+                session_id=sid, turn_id=call.turn_id, request_id=call.id, tool=call.tool, input=call.input
+            )
+        )
+    try:
+        decision = await rt.policy.decide(rt.host, sid, call.tool, call.input, request_id=call.id)
+    except asyncio.CancelledError:  # cancelled while the user was being asked: nothing ran
+        await finish_tool_call(rt, conv, call, "cancelled", CANCELLED, changed_paths=[])
+        await emit_finished(rt, call, "cancelled", CANCELLED, ms=0.0, paths=[])
+        raise
+    if decision != "deny":
+        return None
+    output = f"permission denied: the user did not allow this {call.tool} call; nothing was changed"
+    await finish_tool_call(rt, conv, call, "denied", output, changed_paths=[])
+    await emit_finished(rt, call, "denied", output, ms=0.0, paths=[])
+    return output
+
+
+async def execute_tool(rt: Runtime, conv: Conversation, call: ToolCall) -> tuple[ToolResult, float]:
+    """Run the tool; returns its result and duration (ms). A cancel mid-run still ends the call
+    with a result and a checkpoint (the tool may have changed files before it stopped)."""
+    ctx = ToolContext(
+        workspace=rt.engine.workspace,
+        engine_config=rt.engine.config,
+        dirty_paths=frozenset(rt.host.dirty_paths()),
+        command_timeout_s=rt.settings.command_timeout_s,
+        output_cap_bytes=rt.settings.output_cap_bytes,
+    )
+    started = time.perf_counter()
+    try:
+        result = await execute(call.tool, call.input, ctx)
+    except asyncio.CancelledError:
+        ms = (time.perf_counter() - started) * 1000
+        await finish_tool_call(rt, conv, call, "cancelled", CANCELLED, ms=ms)
+        await checkpoint_tool(rt, conv, call, ToolResult(CANCELLED, True, None))
+        await emit_finished(rt, call, "cancelled", CANCELLED, ms=ms, paths=[])
+        raise
+    return result, (time.perf_counter() - started) * 1000
+
+
+async def run_tool(
+    rt: Runtime, conv: Conversation, use: dict[str, Any], *, turn_id: str, assistant_id: str, cursor: str
+) -> dict[str, Any]:
+    """Run one tool call end to end; returns its ``tool_result`` block. ``cursor``: the
+    conversation position before this call (stamped on an external checkpoint)."""
+    call = ToolCall(
+        conv.session_id, turn_id, assistant_id, use["id"], use["name"], dict(use.get("input") or {})
+    )
+    await start_tool_call(rt, conv, call, cursor)
+    denied = await refusal(rt, conv, call)
+    if denied is not None:
+        return tool_result_block(call.id, denied, is_error=True)
+    result, ms = await execute_tool(rt, conv, call)
+    status: ToolCallStatus = "error" if result.is_error else "ok"
+    await finish_tool_call(
+        rt,
+        conv,
+        call,
+        status,
+        result.output,
+        is_error=result.is_error,
+        ms=ms,
+        changed_paths=result.changed_paths,
+    )
+    known = call.tool in TOOLS
+    cp = await checkpoint_tool(rt, conv, call, result) if known else None
+    paths = result.changed_paths
+    if paths is None:  # a shell command: what changed is what the engine detected
+        paths = [f.path for f in cp.files] if cp is not None else []
+    await emit_finished(rt, call, status, result.output, ms=ms, paths=paths)
+    if known and cp is None:
+        raise CheckpointFailedError(
+            f"Retrace could not record a checkpoint after {call.tool} call {call.id}; "
+            "the agent paused so that nothing runs unrecorded"
+        )
+    return tool_result_block(call.id, result.output, is_error=result.is_error)
+
+
+async def checkpoint_tool(
+    rt: Runtime, conv: Conversation, call: ToolCall, result: ToolResult
+) -> Checkpoint | None:
+    """The checkpoint that ends a tool call, whatever way it ended; ``None`` (reported) if the
+    engine could not record it."""
+    spec = TOOLS.get(call.tool)
+    try:
+        cp = await rt.gate.call(
+            rt.engine.checkpoint,
+            spec.summary(call.input) if spec else call.tool,
+            result.changed_paths,
+            kind="tool",
+            session_id=conv.session_id,
+            turn_id=call.turn_id,
+            tool=call.tool,
+            tool_call_id=call.id,
+            editor_state=rt.host.editor_state(),
+            conversation=f"{call.assistant_id}#{call.id}",
+        )
+    except RetraceError as e:
+        await rt.host.emit(
+            AgentError(
+                session_id=conv.session_id,
+                turn_id=call.turn_id,
+                message=f"checkpoint after {call.tool} failed: {e}",
+            )
+        )
+        return None
+    record = conv.tool_calls.get(call.id)
+    if record is not None:
+        record.checkpoint_id = cp.id
+    await emit_checkpoint(rt, conv.session_id, call.turn_id, cp)
+    return cp

@@ -1,0 +1,1 @@
+"""Application services: use cases built on the engine and the agent, shared by the CLI and the server."""

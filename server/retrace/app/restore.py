@@ -1,0 +1,52 @@
+"""What a restore *mode* means, in one place, for every front end.
+
+``code`` restores files, ``conversation`` moves the session's conversation head, ``both`` does
+the code first and moves the conversation only when the code part applied (or had nothing to
+do). Files reach the disk through an applier — the engine's disk transaction
+(:func:`restore_code_on_disk`, used by the CLI and by the server for clients that cannot apply
+workspace edits) or the editor (the server's editor applier); the conversation through the
+agent service the caller supplies. A dry run answers with a ``preview`` outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from retrace.engine import Engine
+from retrace.engine.models import ConflictResolution, RestoreMode, RestoreOutcome
+
+
+@dataclass(frozen=True)
+class RestoreRequest:
+    checkpoint: str
+    mode: RestoreMode = "code"
+    dry_run: bool = False
+    force: bool = False
+    resolutions: Mapping[str, ConflictResolution] = field(default_factory=dict)
+    paths: list[str] | None = None
+    skip_conflicts: bool = False
+
+
+def touches_code(mode: RestoreMode) -> bool:
+    return mode in ("code", "both")
+
+
+def moves_conversation(mode: RestoreMode, outcome: RestoreOutcome) -> bool:
+    """Whether the conversation part runs after the code part produced ``outcome``."""
+    if mode not in ("conversation", "both") or outcome.dry_run:
+        return False
+    return outcome.kind in ("applied", "nothingToRestore")
+
+
+def restore_code_on_disk(engine: Engine, request: RestoreRequest) -> RestoreOutcome:
+    """The code part through the engine's disk transaction (conversation-only: nothing to do)."""
+    return engine.restore(
+        request.checkpoint,
+        mode=request.mode,
+        dry_run=request.dry_run,
+        force=request.force,
+        resolutions=dict(request.resolutions),
+        paths=request.paths,
+        skip_conflicts=request.skip_conflicts,
+    )

@@ -1,0 +1,19 @@
+"""The timeline as a story: checkpoints plus journal facts → sessions → turns → described rows.
+
+Pure (no I/O): :func:`facts_from_events` folds a session journal into the facts the story needs,
+:func:`build_stories` builds the tree the client renders, :mod:`.describe` words each row.
+"""
+
+from retrace.app.timeline.describe import describe
+from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact, facts_from_events
+from retrace.app.timeline.story import build_stories, timeline_change
+
+__all__ = [
+    "SessionFacts",
+    "ToolFact",
+    "TurnFact",
+    "build_stories",
+    "describe",
+    "facts_from_events",
+    "timeline_change",
+]

@@ -1,0 +1,210 @@
+"""Build the timeline tree: one chronological story per agent session.
+
+Where a checkpoint goes:
+
+* a checkpoint an agent session made (a tool call, a summary, anything stamped with a turn) is in
+  that session's story, inside its turn;
+* everything else (external changes, safety captures, restores, marks) happens to whatever the
+  user was working on, so it goes where its parent (the head it followed) went, as a row in place;
+* what precedes every agent session (the baseline, early external changes) forms ONE workspace
+  story, however many engine sessions (server starts, CLI runs) recorded it.
+
+Items of a story are ordered by time; rows inside a turn by commit order. Paging keeps the newest
+``max_rows`` rows of each story.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from retrace.agent.replay import ToolCallView
+from retrace.app.timeline.describe import describe
+from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact
+from retrace.engine.models import Checkpoint
+from retrace.protocol.models import TimelineDidChange
+from retrace.protocol.timeline import SessionInfo, SessionStory, StoryRow, StoryTurn
+
+_WORKSPACE = ""
+
+
+@dataclass
+class _TurnDraft:
+    fact: TurnFact
+    rows: list[StoryRow] = field(default_factory=list)
+
+
+@dataclass
+class _StoryDraft:
+    story_id: str
+    turns: dict[str, _TurnDraft] = field(default_factory=dict)
+    loose: list[StoryRow] = field(default_factory=list)
+    first: datetime | None = None
+
+
+def _owners(checkpoints: Sequence[Checkpoint], agent_sessions: set[str]) -> dict[str, str]:
+    """Checkpoint id → id of the story it belongs to (``""``: the workspace story)."""
+    owners: dict[str, str] = {}
+    for cp in checkpoints:  # commit order: a parent is always seen before its children
+        own = cp.session_id in agent_sessions
+        if own and (cp.kind in ("tool", "summary") or cp.turn_id is not None):
+            owners[cp.id] = cp.session_id
+        elif cp.parent is not None and cp.parent in owners:
+            owners[cp.id] = owners[cp.parent]
+        else:
+            owners[cp.id] = cp.session_id if own else _WORKSPACE
+    return owners
+
+
+def _slim(cp: Checkpoint) -> Checkpoint:
+    return cp if cp.editor_state is None else cp.model_copy(update={"editor_state": None})
+
+
+def _sort_key(moment: datetime | None) -> tuple[int, float]:
+    return (0, 0.0) if moment is None else (1, moment.timestamp())
+
+
+def _draft_stories(
+    checkpoints: Sequence[Checkpoint], head: str | None, facts: Mapping[str, SessionFacts]
+) -> dict[str, _StoryDraft]:
+    agent_sessions = {sid for sid, f in facts.items() if f.is_agent_session}
+    owners = _owners(checkpoints, agent_sessions)
+    described: dict[str, tuple[str, str]] = {}  # filled in commit order: a restore's target comes first
+    drafts: dict[str, _StoryDraft] = {}
+    for sid in sorted(agent_sessions):
+        draft = drafts[sid] = _StoryDraft(sid)
+        for turn in facts[sid].turns:
+            draft.turns[turn.turn_id] = _TurnDraft(turn)
+    for cp in checkpoints:
+        story_id = owners[cp.id]
+        draft = drafts.setdefault(story_id, _StoryDraft(story_id))
+        session_facts = facts.get(cp.session_id)
+        tool = session_facts.tools.get(cp.tool_call_id or "") if session_facts is not None else None
+        title, summary = described[cp.id] = describe(cp, tool, described)
+        row = StoryRow(
+            checkpoint=_slim(cp),
+            title=title,
+            summary=summary,
+            tool_status=tool.status if tool is not None else None,
+            is_head=cp.id == head,
+            branch=cp.kind == "restore",
+        )
+        if draft.first is None:
+            draft.first = cp.created_at
+        if cp.turn_id is not None and story_id == cp.session_id:
+            turn_draft = draft.turns.get(cp.turn_id)
+            if turn_draft is None:  # a turn the journal does not name (damaged or foreign): keep its rows
+                turn_draft = draft.turns[cp.turn_id] = _TurnDraft(TurnFact(cp.turn_id, "", cp.created_at))
+            turn_draft.rows.append(row)
+        else:
+            draft.loose.append(row)
+    return drafts
+
+
+def _page(items: list[StoryTurn | StoryRow], max_rows: int) -> tuple[list[StoryTurn | StoryRow], int]:
+    """Keep the newest ``max_rows`` rows (turns keep their newest rows); returns (items, omitted)."""
+    total = sum(len(i.rows) if isinstance(i, StoryTurn) else 1 for i in items)
+    budget, omitted = max_rows, max(0, total - max_rows)
+    if omitted == 0:
+        return items, 0
+    kept: list[StoryTurn | StoryRow] = []
+    for item in reversed(items):
+        if budget <= 0:
+            break
+        if isinstance(item, StoryRow):
+            kept.append(item)
+            budget -= 1
+        elif item.rows:
+            item.rows = item.rows[-budget:]
+            budget -= len(item.rows)
+            kept.append(item)
+        else:
+            kept.append(item)
+    kept.reverse()
+    return kept, omitted
+
+
+def _finish(draft: _StoryDraft, facts: SessionFacts | None, running: bool, max_rows: int) -> SessionStory:
+    abandoned = facts.abandoned_turns if facts is not None else set()
+    timed: list[tuple[tuple[int, float], int, StoryTurn | StoryRow]] = []
+    for number, turn in enumerate(draft.turns.values(), 1):
+        moment = turn.fact.created_at or (turn.rows[0].checkpoint.created_at if turn.rows else None)
+        item = StoryTurn(
+            turn_id=turn.fact.turn_id,
+            number=number,
+            prompt=turn.fact.prompt,
+            created_at=moment,
+            abandoned=turn.fact.turn_id in abandoned,
+            forked_from=turn.fact.forked_from,
+            rows=turn.rows,
+        )
+        timed.append((_sort_key(moment), len(timed), item))
+    for row in draft.loose:
+        timed.append((_sort_key(row.checkpoint.created_at), len(timed), row))
+    timed.sort(key=lambda t: (t[0], t[1]))
+    items = [item for _, _, item in timed]
+    row_count = sum(len(t.rows) for t in draft.turns.values()) + len(draft.loose)
+    items, omitted = _page(items, max_rows)
+    turns = [t.fact for t in draft.turns.values()]
+    first_prompt = next((t.prompt for t in turns if t.prompt), "")
+    created = turns[0].created_at if turns and turns[0].created_at else draft.first
+    info = SessionInfo(
+        id=draft.story_id,
+        title=first_prompt[:200],  # the workspace story has no prompt: "" (clients name it)
+        created_at=created,
+        running=running,
+        checkpoint_count=row_count,
+    )
+    return SessionStory(
+        session=info,
+        workspace=facts is None,
+        turn_count=len(draft.turns),
+        row_count=row_count,
+        rows_omitted=omitted,
+        items=items,
+    )
+
+
+def build_stories(
+    checkpoints: Sequence[Checkpoint],
+    head: str | None,
+    facts: Mapping[str, SessionFacts],
+    *,
+    running: frozenset[str] = frozenset(),
+    max_rows: int = 1000,
+    only: str | None = None,
+) -> list[SessionStory]:
+    """Every story, oldest first (``only``: just the story with that session id).
+
+    ``checkpoints``: every checkpoint in commit order; ``facts``: per session id, from its journal;
+    ``running``: sessions running a turn now."""
+    drafts = _draft_stories(checkpoints, head, facts)
+    stories: list[SessionStory] = []
+    for story_id, draft in drafts.items():
+        session_facts = facts.get(story_id) if story_id != _WORKSPACE else None
+        if story_id == _WORKSPACE and draft.loose:  # named after the engine session that began it
+            draft.story_id = draft.loose[0].checkpoint.session_id
+        if only is not None and draft.story_id != only:
+            continue
+        stories.append(_finish(draft, session_facts, story_id in running, max_rows))
+    stories.sort(key=lambda s: _sort_key(s.session.created_at))
+    return stories
+
+
+def timeline_change(checkpoint: Checkpoint, calls: Sequence[ToolCallView]) -> TimelineDidChange:
+    """The notification for a checkpoint just committed, with its row described (``calls``: the
+    agent's recent tool calls, for the input and status), so a client can insert the row without
+    fetching the whole tree again."""
+    view = next((c for c in reversed(calls) if c.id == checkpoint.tool_call_id), None)
+    tool = ToolFact(view.id, view.tool, view.input, view.status) if view is not None else None
+    title, summary = describe(checkpoint, tool, {})
+    row = StoryRow(
+        checkpoint=_slim(checkpoint),
+        title=title,
+        summary=summary,
+        tool_status=tool.status if tool is not None else None,
+        is_head=True,
+        branch=checkpoint.kind == "restore",
+    )
+    return TimelineDidChange(head=checkpoint.id, checkpoint=checkpoint, row=row, turn_id=checkpoint.turn_id)

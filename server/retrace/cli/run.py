@@ -1,0 +1,47 @@
+"""``retrace run``: one agent turn headless, built by the composition root.
+
+The model endpoint is the environment's (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``), or the
+offline fake model when neither is set (:mod:`retrace.bootstrap`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TextIO
+
+from retrace.agent.headless import PrintingHost
+from retrace.agent.permissions import PermissionSettings
+from retrace.agent.settings import AgentSettings
+from retrace.bootstrap import open_services
+from retrace.engine.errors import RetraceError
+
+EXIT_CODES = {"end_turn": 0, "cancelled": 130}
+
+
+async def run_task(
+    workspace: Path,
+    store: Path | None,
+    prompt: str,
+    *,
+    session_id: str | None,
+    permission: str,
+    out: TextIO,
+) -> int:
+    """Run one turn headless; exit code 0 when it ended normally, 130 when cancelled, else 1."""
+    if permission not in ("auto", "deny", "ask"):
+        raise RetraceError(f"unknown permission policy {permission!r} (auto | deny | ask)")
+    settings = AgentSettings(permissions=PermissionSettings(write=permission, command=permission))
+    host = PrintingHost(out, permission)
+    services = await open_services(workspace, store, host, settings)
+    try:
+        service = services.agent
+        sid, _ = await service.prompt(prompt, session_id)
+        out.write(f"session {sid}\n")
+        try:
+            await service.wait_idle(sid)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            await service.cancel(sid)
+    finally:
+        await asyncio.to_thread(services.close)
+    return EXIT_CODES.get(host.stop_reason or "error", 1)

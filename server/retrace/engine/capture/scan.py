@@ -1,0 +1,221 @@
+"""What each path holds right now.
+
+* :func:`walk` — a stat walk that never follows symlinks and yields files and symlinks; a
+  directory that cannot be listed is reported (``on_error``), never silently skipped; a tool
+  folder recognised by a marker inside it is skipped whole.
+* :func:`read_entry` — the :class:`FileEntry` of one path (and its bytes for storing).
+"""
+
+# String paths and os-level calls on purpose: hot paths, no Path object per file.
+# ruff: noqa: PTH118
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrace.engine.capture.fs import open_dir, read_fd, too_long
+from retrace.engine.capture.ignore import Ignorer, NameFilter
+from retrace.engine.config import TOOL_FOLDERS, TOOL_MARKERS
+from retrace.engine.manifest import make_entry
+from retrace.engine.models import FileEntry
+
+Listing = tuple[list[tuple[str, os.stat_result]], list[str]]
+"""One directory's non-excluded (files with their lstat, subdirectories)."""
+
+
+def walk(
+    root: Path,
+    ignorer: Ignorer,
+    start: str = "",
+    on_dir: Callable[[str], object] | None = None,
+    on_error: Callable[[str, str], object] | None = None,
+) -> Iterator[tuple[str, os.stat_result]]:
+    """(relpath, lstat) of every non-excluded regular file and symlink under ``start``.
+    ``on_dir`` is called with each directory BEFORE it is listed (to watch it first);
+    ``on_error(rel, reason)`` with each directory or entry that could not be read (it is
+    unknown, not absent). A directory holding a :data:`TOOL_MARKERS` file is skipped whole."""
+    stack = [start]
+    base = str(root)
+    while stack:
+        d = stack.pop()
+        if on_dir is not None:
+            on_dir(d)
+        try:
+            listed = _list_at(base, d, ignorer, on_error)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if on_error is not None:
+                on_error(d, exc.strerror or str(exc))
+            continue
+        if listed is None:
+            continue
+        files, subdirs = listed
+        stack.extend(subdirs)
+        yield from files
+
+
+@contextmanager
+def scandir_at(base: str, d: str) -> Iterator[Iterator[os.DirEntry[str]]]:
+    """``os.scandir`` of ``base/d`` at any depth: beyond PATH_MAX it lists (and its entries
+    lstat) relative to a directory fd opened component by component."""
+    path = os.path.join(base, d) if d else base
+    if not too_long(path):
+        with os.scandir(path) as it:
+            yield it
+        return
+    fd = open_dir(base, d)
+    try:
+        with os.scandir(fd) as it:
+            yield it
+    finally:
+        os.close(fd)
+
+
+def _list_at(
+    base: str, d: str, ignorer: Ignorer, on_error: Callable[[str, str], object] | None
+) -> Listing | None:
+    with scandir_at(base, d) as it:
+        return _list_dir(it, d, ignorer, on_error)
+
+
+def _keep_dir(name: str, rel: str, f: NameFilter | None, ignorer: Ignorer) -> bool:
+    if f is None:
+        return not ignorer.excluded(rel, True)
+    return not (
+        name in f.dir_names
+        or (f.dir_suffixes and name.endswith(f.dir_suffixes))
+        or (name in TOOL_FOLDERS and ignorer.tool_folder(rel))
+    )
+
+
+def _list_dir(
+    it: Iterator[os.DirEntry[str]],
+    d: str,
+    ignorer: Ignorer,
+    on_error: Callable[[str, str], object] | None,
+) -> Listing | None:
+    """Non-excluded files and subdirectories of one directory; ``None`` for a tool folder."""
+    excluded = ignorer.excluded
+    S_ISREG, S_ISLNK = stat.S_ISREG, stat.S_ISLNK  # noqa: N806 - hot loop: locals
+    # The ignore decision is the walk's main cost after lstat: name tests computed once
+    # per directory replace a rule-chain evaluation per entry.
+    f = ignorer.name_filter(d)
+    prefix = d + "/" if d else ""
+    files: list[tuple[str, os.stat_result]] = []
+    subdirs: list[str] = []
+    marked = False
+    for entry in it:
+        name = entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if _keep_dir(name, prefix + name, f, ignorer):
+                    subdirs.append(prefix + name)
+                continue
+            st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue  # vanished since it was listed
+        except OSError as exc:
+            if on_error is not None:
+                on_error(prefix + name, exc.strerror or str(exc))
+            continue
+        mode = st.st_mode
+        if not (S_ISREG(mode) or S_ISLNK(mode)):
+            continue
+        marked = marked or name in TOOL_MARKERS
+        if f is None:
+            if excluded(prefix + name, False):
+                continue
+        elif name in f.file_names or (f.file_suffixes and name.endswith(f.file_suffixes)):
+            continue
+        files.append((prefix + name, st))
+    return None if marked and d else (files, subdirs)
+
+
+def walk_dirs(
+    root: Path, ignorer: Ignorer, start: str = "", on_error: Callable[[str, str], object] | None = None
+) -> Iterator[str]:
+    """Every non-excluded directory under (and including) ``start``, at any depth;
+    ``on_error(rel, reason)`` for each one that could not be listed."""
+    stack = [start]
+    base = str(root)
+    while stack:
+        d = stack.pop()
+        yield d
+        try:
+            with scandir_at(base, d) as it:
+                for entry in it:
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    rel = f"{d}/{entry.name}" if d else entry.name
+                    if is_dir and not ignorer.excluded(rel, True):
+                        stack.append(rel)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if on_error is not None:
+                on_error(d, exc.strerror or str(exc))
+
+
+def human_size(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+@dataclass
+class ReadResult:
+    entry: FileEntry
+    data: bytes | None
+    """Bytes to store (file content or link target); ``None`` when not stored."""
+
+
+def read_entry(
+    abs_path: str, st: os.stat_result, max_bytes: int, dir_fd: int | None = None
+) -> ReadResult | None:
+    """The entry of a file or symlink (``None`` if it vanished or is another file type).
+    With ``dir_fd``, ``abs_path`` is a name relative to that directory (see :func:`at`)."""
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(abs_path, dir_fd=dir_fd)
+        except OSError:
+            return None
+        data = os.fsencode(target)
+        return ReadResult(
+            make_entry("symlink", hashlib.sha256(data).hexdigest(), len(data), target=target), data
+        )
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return _read_file(abs_path, st, max_bytes, dir_fd)
+
+
+def _unstored(size: int, executable: bool, reason: str) -> ReadResult:
+    return ReadResult(make_entry("file", None, size, executable=executable, unstored=reason), None)
+
+
+def _read_file(abs_path: str, st: os.stat_result, max_bytes: int, dir_fd: int | None) -> ReadResult | None:
+    executable = bool(st.st_mode & stat.S_IXUSR)
+    size = st.st_size
+    if size <= max_bytes:
+        try:
+            fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return _unstored(size, executable, f"unreadable ({exc.strerror})")
+        try:
+            data = read_fd(fd, min(size, max_bytes) + 1, max_bytes + 1)
+        except OSError as exc:
+            return _unstored(size, executable, f"unreadable ({exc.strerror})")
+        if len(data) <= max_bytes:
+            return ReadResult(
+                make_entry("file", hashlib.sha256(data).hexdigest(), len(data), executable=executable), data
+            )
+        size = len(data)  # grew while being read
+    return _unstored(size, executable, f"over size cap ({human_size(size)} > {human_size(max_bytes)})")

@@ -1,0 +1,616 @@
+"""Disk apply of a restore: compare-and-swap per path, nothing read that is only removed,
+exact rollback.
+
+Contract of :func:`apply_disk`:
+
+* every replace/delete/chmod is a compare-and-swap against what the plan saw: the entry's full
+  stat identity (dev, ino, size, mtime_ns, ctime_ns, mode) is checked immediately before the
+  rename, and the entry that was actually moved away is checked again right after it (an atomic
+  ``RENAME_EXCHANGE`` where the kernel has it). A mismatch is a *conflict*: the whole restore is
+  rolled back and the concurrent content stays exactly as its writer left it;
+* a replaced or deleted entry is MOVED into the transaction's trash (never read, never copied),
+  so rollback puts back the very same inode (hard links, symlinks and directories included) and
+  deleting a 2 GB file costs no memory;
+* new content comes from a lazy source, one file at a time, through a temporary sibling
+  ``.rt-<8 random chars>.tmp`` (never derived from the target name) renamed into place;
+* every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
+  component is ever followed through a symlink, during the apply or the rollback;
+* directories created by the apply are removed by the rollback, directories emptied by its
+  deletes are recreated.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import errno
+import hashlib
+import os
+import queue
+import shutil
+import stat
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from retrace.engine.models import FileEntry
+from retrace.engine.restore import faults
+from retrace.engine.store.blobs import write_all
+from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
+
+OpKind = Literal["write", "delete", "chmod"]
+PARALLEL_WRITES_FROM = 16
+WRITER_THREADS = 4
+IN_FLIGHT = 16
+Source = Callable[[], bytes | None]
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the plan saw at a path: ``entry`` (``None`` = nothing, or a directory when
+    ``directory``), and the stat identity it read it with, when known. Without an identity the
+    applier verifies the entry's content (streamed) before trusting the path."""
+
+    entry: FileEntry | None
+    identity: Identity | None = None
+    directory: bool = False
+    anything: bool = False
+    """Crash recovery: whatever is there now is what gets replaced (still checked again
+    immediately before each rename, so a concurrent writer is never overwritten)."""
+
+
+@dataclass
+class DiskOp:
+    path: str
+    kind: OpKind
+    entry: FileEntry | None
+    """The intended result (``None`` for a delete)."""
+    seen: Seen
+    source: Source | None = None
+    """For a file ``write``: returns the bytes (``None``: content missing from the store)."""
+    replace_directory: bool = False
+    """A directory still in the way (untracked content) may be moved to the trash (forced)."""
+
+
+@dataclass(frozen=True)
+class Staged:
+    op: DiskOp
+    fd: int
+    """Descriptor of the parent directory."""
+    name: str
+    mode: int
+    """Mode the new file starts from (the current file's, else 0o644)."""
+
+
+class ConflictError(Exception):
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path = path
+        self.why = why
+
+
+class ApplyError(Exception):
+    def __init__(self, path: str, msg: str) -> None:
+        super().__init__(msg)
+        self.path = path
+
+
+@dataclass
+class ApplyResult:
+    ok: bool
+    error: str | None = None
+    failed_path: str | None = None
+    rolled_back: bool = True
+    conflicts: dict[str, str] = field(default_factory=dict)
+    """Paths that changed between the plan and the apply (then ``ok`` is false)."""
+    swept: list[str] = field(default_factory=list)
+    """Forced: entries (and everything below them) moved away that no op named."""
+
+
+def exec_mode(mode: int, executable: bool) -> int:
+    perms = stat.S_IMODE(mode)
+    if executable:
+        return perms | ((perms & 0o444) >> 2) | stat.S_IXUSR
+    return perms & ~0o111
+
+
+def _hash_fd(fd: int) -> str:
+    h = hashlib.sha256()
+    while chunk := os.read(fd, CHUNK):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+Slot = tuple[str | None, str]
+"""Where a moved-away entry waits: (``None`` = the store's trash directory, else the
+workspace-relative directory it was moved aside in when the trash is on another device; name)."""
+
+# Undo records, newest last: (kind, path, trash slot or old mode, identity of what we put there).
+_UndoKind = Literal["created", "replaced", "moved", "mkdir", "rmdir", "chmod"]
+_Undo = tuple[_UndoKind, str, Slot | str, Identity | None]
+
+
+class DiskTransaction:
+    """One disk apply below ``workspace`` with its trash directory ``trash`` (on the store)."""
+
+    def __init__(self, workspace: Path, trash: Path) -> None:
+        self.tree = DirTree(workspace)
+        trash.mkdir(parents=True, exist_ok=True)
+        self.trash_path = trash
+        self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self.undo: list[_Undo] = []
+        self.identity: dict[str, Identity | None] = {}
+        self._seq = 0
+        self.stashed: list[Slot] = []
+        self.swept: list[str] = []
+        """Entries moved away that no op names: a blocking file/link, a directory in the way."""
+
+    # ------------------------------------------------------------------ checks
+    def _check_seen(self, op: DiskOp, st: os.stat_result | None) -> None:
+        """The path still holds what the plan saw (before anything is written)."""
+        seen = op.seen
+        if seen.anything:
+            self.identity[op.path] = Identity.of(st) if st is not None else None
+            return
+        if st is None:
+            if seen.entry is not None:
+                raise ConflictError(op.path, "was removed after the restore was planned")
+            self.identity[op.path] = None
+            return
+        if stat.S_ISDIR(st.st_mode) and seen.entry is None and (seen.directory or seen.identity is None):
+            self.identity[op.path] = Identity.of(st)
+            return
+        if seen.identity is not None:
+            if Identity.of(st) != seen.identity:
+                raise ConflictError(op.path, "changed on disk after the restore was planned")
+            self.identity[op.path] = seen.identity
+            return
+        if seen.entry is None:
+            raise ConflictError(op.path, "appeared on disk after the restore was planned")
+        self.identity[op.path] = self._verify_content(op.path, seen.entry, st)
+
+    def _verify_content(self, rel: str, entry: FileEntry, st: os.stat_result) -> Identity:
+        fd, name = self.tree.parent(rel)
+        if stat.S_ISLNK(st.st_mode):
+            if entry.kind != "symlink" or os.readlink(name, dir_fd=fd) != entry.target:
+                raise ConflictError(rel, "changed on disk after the restore was planned")
+        elif not stat.S_ISREG(st.st_mode) or entry.kind != "file":
+            raise ConflictError(rel, "changed type after the restore was planned")
+        elif entry.hash is not None:
+            ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            try:
+                before = Identity.of(os.fstat(ffd))
+                digest = _hash_fd(ffd)
+                if digest != entry.hash or Identity.of(os.fstat(ffd)) != before:
+                    raise ConflictError(rel, "changed on disk after the restore was planned")
+            finally:
+                os.close(ffd)
+        elif st.st_size != entry.size:
+            raise ConflictError(rel, "changed on disk after the restore was planned")
+        return Identity.of(st)
+
+    def _expect_now(self, rel: str, fd: int, name: str) -> os.stat_result | None:
+        """Compare-and-swap guard: the entry at ``rel`` is still the one checked before."""
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        want = self.identity.get(rel)
+        got = Identity.of(st) if st is not None else None
+        if got != want:
+            raise ConflictError(rel, "changed on disk while the restore was running")
+        return st
+
+    # ------------------------------------------------------------------ trash
+    def _slot_fd(self, slot: Slot) -> int:
+        return self.trash_fd if slot[0] is None else self.tree.dir_fd(slot[0])
+
+    def _stash(self, rel: str, fd: int, name: str) -> Slot:
+        """Move the entry ``name`` (in directory ``fd``, the parent of ``rel``) out of the way:
+        into the store's trash, or, across devices, beside itself under a temporary name."""
+        self._seq += 1
+        slot: Slot = (None, f"{self._seq:06d}")
+        try:
+            DirTree.move(fd, name, self.trash_fd, slot[1])
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            slot = (rel.rpartition("/")[0], temp_name(".old"))
+            DirTree.move(fd, name, fd, slot[1])
+        self.stashed.append(slot)
+        return slot
+
+    def _to_trash(self, rel: str, fd: int, name: str) -> Slot:
+        """Move the entry at ``rel`` into the trash, then prove it was the expected one."""
+        slot = self._stash(rel, fd, name)
+        sfd = self._slot_fd(slot)
+        moved = Identity.of(os.stat(slot[1], dir_fd=sfd, follow_symlinks=False))
+        if not moved.moved(self.identity.get(rel)):
+            DirTree.move(sfd, slot[1], fd, name)
+            self.stashed.remove(slot)
+            raise ConflictError(rel, "changed on disk while the restore was running")
+        return slot
+
+    # ------------------------------------------------------------------ operations
+    def prepare(self, ops: list[DiskOp]) -> None:
+        for op in ops:
+            try:
+                st = self.tree.lstat(op.path)
+            except (EscapeError, NotADirectoryError):
+                # A parent is a file or a symlink now: nothing of the workspace is at this path.
+                # If the plan replaces that parent, the write resolves through the new real
+                # directory; if not, resolving it again fails and the restore rolls back.
+                st = None
+            self._check_seen(op, st)
+
+    def delete(self, op: DiskOp) -> None:
+        faults.fire("delete", op.path)
+        if self.identity.get(op.path) is None:
+            return  # nothing of the workspace is there (plan saw it through a replaced parent)
+        fd, name = self.tree.parent(op.path)
+        st = self._expect_now(op.path, fd, name)
+        if st is None or stat.S_ISDIR(st.st_mode):
+            return  # a directory is not the entry to delete: its files have ops of their own
+        self.undo.append(("moved", op.path, self._to_trash(op.path, fd, name), None))
+
+    def prune(self, rel: str) -> None:
+        """Remove directories that became empty because of this apply's deletes."""
+        head = rel.rpartition("/")[0]
+        while head:
+            parent, _, name = head.rpartition("/")
+            try:
+                pfd = self.tree.dir_fd(parent)
+                faults.fire("prune", head)
+                self.tree.forget(head)
+                os.rmdir(name, dir_fd=pfd)
+            except OSError:
+                return
+            self.undo.append(("rmdir", head, "", None))
+            if head in self.identity:
+                self.identity[head] = None  # a directory in the way, gone with its last file
+            head = parent
+
+    def chmod(self, op: DiskOp) -> None:
+        assert op.entry is not None
+        faults.fire("chmod", op.path)
+        fd, name = self.tree.parent(op.path)
+        st = self._expect_now(op.path, fd, name)
+        if st is None or not stat.S_ISREG(st.st_mode):
+            return  # symlinks have no mode of their own
+        ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        try:
+            if Identity.of(os.fstat(ffd)) != self.identity.get(op.path):
+                raise ConflictError(op.path, "changed on disk while the restore was running")
+            os.fchmod(ffd, exec_mode(st.st_mode, op.entry.executable))
+            self.undo.append(("chmod", op.path, oct(stat.S_IMODE(st.st_mode)), None))
+        finally:
+            os.close(ffd)
+
+    def _make_temp(self, fd: int, op: DiskOp, mode: int, data: bytes | None) -> str:
+        entry = op.entry
+        assert entry is not None
+        tmp = temp_name()
+        if entry.kind == "symlink":
+            assert entry.target is not None
+            os.symlink(entry.target, tmp, dir_fd=fd)
+            return tmp
+        if data is None:
+            raise ApplyError(op.path, f"content of {op.path} is missing from the store")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        ffd = os.open(tmp, flags, 0o600, dir_fd=fd)
+        try:
+            write_all(ffd, data)
+            os.fchmod(ffd, exec_mode(mode, entry.executable))
+        except BaseException:
+            os.close(ffd)
+            os.unlink(tmp, dir_fd=fd)
+            raise
+        os.close(ffd)
+        return tmp
+
+    @staticmethod
+    def _data(op: DiskOp) -> bytes | None:
+        if op.entry is None or op.entry.kind != "file":
+            return None
+        return op.source() if op.source is not None else b""
+
+    def _parent_for_write(self, op: DiskOp) -> tuple[int, str]:
+        created: list[str] = []
+        try:
+            return self.tree.parent(op.path, create=created)
+        except (NotADirectoryError, EscapeError):
+            if not op.replace_directory:
+                raise
+        finally:
+            self.undo.extend(("mkdir", d, "", None) for d in created)
+        # Forced: a file or link stands where a parent directory must be. Move it (never
+        # follow it) to the trash and make the directory.
+        blocker = blocking_ancestor(self.tree, op.path)
+        fd, name = self.tree.parent(blocker)
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        self.identity[blocker] = Identity.of(st)
+        self.undo.append(("moved", blocker, self._to_trash(blocker, fd, name), None))
+        self.swept.append(blocker)
+        created = []
+        try:
+            return self.tree.parent(op.path, create=created)
+        finally:
+            self.undo.extend(("mkdir", d, "", None) for d in created)
+
+    def _stage(self, op: DiskOp) -> Staged:
+        """Sequential part of a write: the parent directory (made if missing) and its checks."""
+        fd, name = self._parent_for_write(op)
+        cur = self._lstat_at(fd, name)
+        if cur is not None and stat.S_ISDIR(cur.st_mode) and not op.replace_directory:
+            raise ConflictError(op.path, "a directory with files that are not tracked is in the way")
+        mode = cur.st_mode if cur is not None and stat.S_ISREG(cur.st_mode) else 0o644
+        return Staged(op, fd, name, mode)
+
+    def _temps_in_parallel(self, staged: list[Staged]) -> dict[int, str]:
+        """Temporary files of many writes at once (file creation dominates a large restore).
+        Content is read on this thread, at most ``IN_FLIGHT`` files ahead of the writers."""
+        temps: dict[int, str] = {}
+        errors: list[BaseException] = []
+        slots = threading.BoundedSemaphore(IN_FLIGHT)
+
+        def job(index: int, item: Staged, data: bytes | None) -> None:
+            try:
+                temps[index] = self._make_temp(item.fd, item.op, item.mode, data)
+            except BaseException as exc:
+                errors.append(exc)
+            finally:
+                slots.release()
+
+        try:
+            with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
+                for index, item in enumerate(staged):
+                    if errors:
+                        break
+                    data = self._data(item.op)
+                    slots.acquire()
+                    pool.submit(job, index, item, data)
+        except BaseException:
+            self._drop_temps(staged, temps)
+            raise
+        if errors:
+            self._drop_temps(staged, temps)
+            raise errors[0]
+        return temps
+
+    @staticmethod
+    def _drop_temps(staged: list[Staged], temps: dict[int, str]) -> None:
+        for index, tmp in temps.items():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=staged[index].fd)
+
+    def write_all(self, writes: list[DiskOp]) -> None:
+        staged = [self._stage(op) for op in writes]
+        temps = self._temps_in_parallel(staged) if len(staged) >= PARALLEL_WRITES_FROM else {}
+        try:
+            for index, item in enumerate(staged):
+                tmp = temps.pop(index, None)
+                if tmp is None:
+                    tmp = self._make_temp(item.fd, item.op, item.mode, self._data(item.op))
+                try:
+                    self._publish(item.op, item.fd, item.name, tmp)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp, dir_fd=item.fd)
+                    raise
+        finally:
+            self._drop_temps(staged, temps)
+
+    @staticmethod
+    def _lstat_at(fd: int, name: str) -> os.stat_result | None:
+        try:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def _publish(self, op: DiskOp, fd: int, name: str, tmp: str) -> None:
+        faults.fire("create" if self.identity.get(op.path) is None else "replace", op.path)
+        st = self._expect_now(op.path, fd, name)
+        if st is None:
+            try:
+                DirTree.move(fd, tmp, fd, name)
+            except FileExistsError:
+                raise ConflictError(op.path, "was created on disk while the restore was running") from None
+            now = Identity.of(os.stat(name, dir_fd=fd, follow_symlinks=False))
+            self.undo.append(("created", op.path, "", now))
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self.tree.forget(op.path)
+            self.swept.append(op.path)
+        if not stat.S_ISDIR(st.st_mode) and self.tree.exchange(fd, tmp, fd, name):
+            # Atomic swap: readers never see the path missing. ``tmp`` now holds the old entry.
+            moved = Identity.of(os.stat(tmp, dir_fd=fd, follow_symlinks=False))
+            if not moved.moved(self.identity.get(op.path)):
+                self.tree.exchange(fd, tmp, fd, name)
+                raise ConflictError(op.path, "changed on disk while the restore was running")
+            slot = self._stash(op.path, fd, tmp)
+        else:
+            slot = self._to_trash(op.path, fd, name)
+            DirTree.move(fd, tmp, fd, name)
+        now = Identity.of(os.stat(name, dir_fd=fd, follow_symlinks=False))
+        self.undo.append(("replaced", op.path, slot, now))
+
+    def run(self, ops: list[DiskOp]) -> None:
+        self.prepare(ops)
+        deletes = [op for op in ops if op.kind == "delete"]
+        for op in deletes:
+            self.delete(op)
+        for op in deletes:
+            self.prune(op.path)
+        for op in ops:
+            if op.kind == "chmod":
+                self.chmod(op)
+        self.write_all([op for op in ops if op.kind == "write"])
+
+    def verify(self) -> dict[str, str]:
+        """Every entry this apply put in place is still the very one it wrote."""
+        bad: dict[str, str] = {}
+        for kind, rel, _, ident in self.undo:
+            if kind in ("created", "replaced"):
+                try:
+                    st = self.tree.lstat(rel)
+                except (OSError, EscapeError) as exc:
+                    bad[rel] = f"cannot check after writing: {exc}"
+                    continue
+                if st is None or Identity.of(st) != ident:
+                    bad[rel] = "changed on disk while the restore was running"
+        return bad
+
+    # ------------------------------------------------------------------ rollback / commit
+    def _undo_one(self, kind: _UndoKind, rel: str, arg: Slot | str, ident: Identity | None) -> None:
+        faults.fire("rollback", rel)
+        if kind == "mkdir":
+            self.tree.forget(rel)
+            fd, name = self.tree.parent(rel)
+            os.rmdir(name, dir_fd=fd)
+            return
+        if kind == "rmdir":
+            fd, name = self.tree.parent(rel)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=fd)
+            return
+        fd, name = self.tree.parent(rel)
+        if kind == "chmod":
+            ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            try:
+                os.fchmod(ffd, int(str(arg), 8))
+            finally:
+                os.close(ffd)
+            return
+        if kind in ("created", "replaced"):
+            st = self._lstat_at(fd, name)
+            if st is None or Identity.of(st) != ident:
+                raise ConflictError(rel, "changed on disk during the rollback; left as it is")
+            self._stash(rel, fd, name)
+        if kind in ("replaced", "moved"):
+            assert isinstance(arg, tuple)
+            DirTree.move(self._slot_fd(arg), arg[1], fd, name)
+            self.stashed.remove(arg)
+
+    def rollback(self) -> list[str]:
+        """Undo everything, newest first. Returns what could not be undone (the trash keeps it)."""
+        problems: list[str] = []
+        for kind, rel, arg, ident in reversed(self.undo):
+            try:
+                self._undo_one(kind, rel, arg, ident)
+            except (OSError, EscapeError, ConflictError) as exc:
+                if kind == "mkdir" and isinstance(exc, OSError) and exc.errno == errno.ENOTEMPTY:
+                    continue
+                problems.append(f"{rel}: {exc}")
+        self.undo.clear()
+        self.close(discard=not problems)
+        return problems
+
+    def commit(self) -> None:
+        """The apply stands: drop the trash (unlinks only, nothing is read)."""
+        self.undo.clear()
+        self.close(discard=True)
+
+    def close(self, *, discard: bool) -> None:
+        if discard:
+            for rel_dir, name in self.stashed:
+                if rel_dir is not None:
+                    with contextlib.suppress(OSError, EscapeError):
+                        _remove_entry(self.tree.dir_fd(rel_dir), name)
+            self.stashed.clear()
+        self.tree.close()
+        if self.trash_fd >= 0:
+            os.close(self.trash_fd)
+            self.trash_fd = -1
+        if discard:
+            # Unlinking what the restore replaced is not on the user's clock: a thread does it
+            # (the interpreter waits for it at exit; a leftover trash directory is harmless).
+            _discard_later(self.trash_path)
+
+
+_TRASH: queue.Queue[Path] = queue.Queue()
+_TRASH_WORKER: list[threading.Thread] = []
+_TRASH_LOCK = threading.Lock()
+
+
+def _remove_trash_forever() -> None:
+    while True:
+        path = _TRASH.get()
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            _TRASH.task_done()
+
+
+def _discard_later(path: Path) -> None:
+    """Hand a trash directory to the one background remover (started on first use)."""
+    with _TRASH_LOCK:
+        if not _TRASH_WORKER:
+            worker = threading.Thread(target=_remove_trash_forever, name="rt-trash", daemon=True)
+            worker.start()
+            _TRASH_WORKER.append(worker)
+            atexit.register(drain_trash)
+    _TRASH.put(path)
+
+
+def drain_trash() -> None:
+    """Wait until every trash directory handed to the background remover is gone."""
+    if _TRASH_WORKER:
+        _TRASH.join()
+
+
+def blocking_ancestor(tree: DirTree, rel: str) -> str:
+    """The first parent component of ``rel`` that is not a real directory ("" if none)."""
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        try:
+            st = tree.lstat(prefix)
+        except (NotADirectoryError, EscapeError):
+            continue
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return prefix
+    return ""
+
+
+def _remove_entry(fd: int, name: str) -> None:
+    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(name, dir_fd=fd)
+    else:
+        os.unlink(name, dir_fd=fd)
+
+
+def apply_disk(workspace: Path, trash: Path, ops: list[DiskOp]) -> ApplyResult:
+    """Apply ``ops`` (each path at most once) as one transaction: all of them, or none."""
+    tx = DiskTransaction(workspace, trash)
+    try:
+        tx.run(ops)
+        bad = tx.verify()
+        if bad:
+            first = next(iter(bad))
+            raise ConflictError(first, bad[first])
+    except ConflictError as exc:
+        problems = tx.rollback()
+        return ApplyResult(
+            ok=False,
+            error=str(exc) + (f"; rollback incomplete: {'; '.join(problems)}" if problems else ""),
+            failed_path=exc.path,
+            rolled_back=not problems,
+            conflicts={exc.path: exc.why},
+        )
+    except (OSError, ApplyError, EscapeError) as exc:
+        problems = tx.rollback()
+        path = exc.path if isinstance(exc, ApplyError) else getattr(exc, "filename", None)
+        return ApplyResult(
+            ok=False,
+            error=str(exc) + (f"; rollback incomplete: {'; '.join(problems)}" if problems else ""),
+            failed_path=path if isinstance(path, str) else None,
+            rolled_back=not problems,
+        )
+    swept = list(tx.swept)
+    tx.commit()
+    return ApplyResult(ok=True, swept=swept)

@@ -1,0 +1,172 @@
+"""Crash safety of restores: a journaled intent before the first file changes, a ``restoreDone``
+after the outcome, and on the next start the rollback of any restore a crash interrupted.
+
+Contract: :func:`begin_restore` is called with the pre-restore state fully recorded (the head,
+right after a safety checkpoint) and before anything is written; :func:`end_restore` once the
+outcome is known. The engine's disk restore does both itself; a caller that applies a plan some
+other way (the server, through the editor) calls them around its own apply.
+
+A writer's open runs :func:`recover_interrupted_restores` BEFORE its catch-up capture (so a
+half-applied restore is never recorded as an external change): an intent with neither
+``restoreDone`` nor its committed restore checkpoint has its paths put back to the pre-restore
+head by the disk transaction itself (never through ``Engine.restore``): each path is rewritten
+from the store or removed, temporary files of the killed apply are deleted. A restore is thus
+applied fully or not at all, whoever was applying it when the process died.
+
+The engine is reached only through :class:`RecoveryPort` (no import of the engine module).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from retrace.engine.errors import RetraceError
+from retrace.engine.models import Checkpoint, FileEntry, RestorePlan
+from retrace.engine.restore.disk import DiskOp, Seen, apply_disk
+from retrace.engine.store.events import JournalEvent, RestoreDoneEvent, RestoreIntentEvent
+from retrace.engine.workspace import DirTree, EscapeError
+
+LEGACY_TEMP_PREFIX = ".retrace-"
+"""Temporary files of the applier before ``.rt-`` names (stores written by older versions)."""
+
+
+class RecoveryPort(Protocol):
+    """What recovery needs from the engine."""
+
+    workspace: Path
+    store_dir: Path
+
+    @property
+    def head(self) -> Checkpoint: ...
+
+    def append_event(
+        self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None
+    ) -> None: ...
+
+    def sessions(self) -> list[str]: ...
+
+    def events(self, session_id: str | None = None) -> Iterator[dict[str, Any]]: ...
+
+    def timeline(self, session_id: str | None = None) -> list[Checkpoint]: ...
+
+    def manifest(self, cp_id: str) -> dict[str, FileEntry]: ...
+
+    def read_blob(self, blob_id: str) -> bytes: ...
+
+
+def begin_restore(engine: RecoveryPort, plan: RestorePlan) -> str:
+    """Journal the intent to change ``plan``'s paths (the head is the pre-restore state)."""
+    restore_id = secrets.token_hex(8)
+    paths = sorted({pf.path for pf in plan.files} | {pf.from_path for pf in plan.files if pf.from_path})
+    engine.append_event(
+        RestoreIntentEvent(
+            restore_id=restore_id, pre_head=engine.head.id, target_id=plan.target_id, paths=paths
+        )
+    )
+    return restore_id
+
+
+def end_restore(engine: RecoveryPort, restore_id: str, outcome: str) -> None:
+    engine.append_event(RestoreDoneEvent(restore_id=restore_id, outcome=outcome))
+
+
+def _is_stray(name: str) -> bool:
+    return (name.startswith(".rt-") and name.endswith(".tmp")) or (
+        name.startswith(LEGACY_TEMP_PREFIX) and name.endswith(".tmp")
+    )
+
+
+def remove_stray_temp_files(workspace: Path, paths: list[str]) -> None:
+    """Delete the temporary files a killed apply left in the directories of ``paths`` (never
+    through a symlinked directory)."""
+    dirs = {p.rpartition("/")[0] for p in paths}
+    with DirTree(workspace) as tree:
+        for rel_dir in sorted(dirs):
+            try:
+                fd = tree.dir_fd(rel_dir)
+                names = os.listdir(fd)  # noqa: PTH208 - a directory descriptor, not a path
+            except (OSError, EscapeError):
+                continue
+            for name in names:
+                if not _is_stray(name):
+                    continue
+                with contextlib.suppress(OSError):
+                    if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                        os.unlink(name, dir_fd=fd)
+
+
+def _pending(engine: RecoveryPort) -> dict[str, dict[str, Any]]:
+    intents: dict[str, dict[str, Any]] = {}
+    done: set[str] = set()
+    for session_id in engine.sessions():
+        for event in engine.events(session_id):
+            kind = event.get("type")
+            if kind == "restoreIntent" and isinstance(event.get("restoreId"), str):
+                intents[event["restoreId"]] = event
+            elif kind == "restoreDone":
+                done.add(str(event.get("restoreId")))
+    return {rid: intent for rid, intent in intents.items() if rid not in done}
+
+
+def _rollback_ops(engine: RecoveryPort, pre_head: str, paths: list[str]) -> list[DiskOp]:
+    """Operations that put ``paths`` back to ``pre_head``, whatever is on disk now."""
+    manifest = engine.manifest(pre_head)
+    ops: list[DiskOp] = []
+    anything = Seen(None, anything=True)
+    for rel in paths:
+        want = manifest.get(rel)
+        if want is None:
+            ops.append(DiskOp(rel, "delete", None, anything))
+            continue
+        digest = want.hash
+        if want.kind == "file" and digest is None:
+            continue  # never stored: nothing to put back (and nothing was taken from it)
+        source = (lambda d=digest: engine.read_blob(d)) if want.kind == "file" and digest else None
+        ops.append(DiskOp(rel, "write", want, anything, source=source, replace_directory=True))
+    return ops
+
+
+def _roll_back(
+    engine: RecoveryPort, rid: str, intent: dict[str, Any], position: dict[str, int]
+) -> str | None:
+    target, pre_head, paths = intent.get("targetId"), intent.get("preHead"), intent.get("paths")
+    if not isinstance(pre_head, str) or not isinstance(paths, list) or pre_head not in position:
+        return None
+    timeline = engine.timeline()
+    after = timeline[position[pre_head] + 1 :]
+    if any(cp.kind == "restore" and cp.restored_from == target for cp in after):
+        end_restore(engine, rid, "applied")  # committed before the crash: only restoreDone was missing
+        return None
+    rels = [str(p) for p in paths]
+    remove_stray_temp_files(engine.workspace, rels)
+    try:
+        ops = _rollback_ops(engine, pre_head, rels)
+    except RetraceError as exc:
+        return f"an interrupted restore of {target} could not be rolled back: {exc}"
+    result = apply_disk(engine.workspace, engine.store_dir / "trash" / f"recovery-{rid}", ops)
+    if not result.ok:
+        return f"an interrupted restore of {target} could not be rolled back: {result.error}"
+    end_restore(engine, rid, "rolledBack")
+    return f"an interrupted restore of {target} was rolled back ({len(rels)} path(s), to {pre_head})"
+
+
+def recover_interrupted_restores(engine: RecoveryPort) -> list[str]:
+    """Roll back every restore a crash interrupted (an intent without ``restoreDone`` and without
+    its committed restore checkpoint): its paths go back to the pre-restore head. Returns one
+    line per restore handled. Idempotent: a crash during the rollback redoes it next time."""
+    pending = _pending(engine)
+    if not pending:
+        return []
+    position = {cp.id: index for index, cp in enumerate(engine.timeline())}
+    report: list[str] = []
+    for rid, intent in pending.items():
+        line = _roll_back(engine, rid, intent, position)
+        if line is not None:
+            report.append(line)
+    return report

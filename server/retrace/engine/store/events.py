@@ -1,0 +1,198 @@
+"""THE journal format: every line of a session journal is one of these events.
+
+One discriminated union on ``type``; every event carries ``v`` (format version, 1 — absent on
+lines written before it existed) and ``ts`` (seconds since the epoch). Events are written and read
+only through the store (``Engine.append_event`` / ``Engine.events``), which validate them here.
+
+Reading stays compatible forever (``tests/engine/test_journal_format.py`` reads a committed v1
+store): fields are only ever added with defaults, unknown extra fields are kept, and an event
+``type`` this version does not know is passed through untouched (a newer writer's), never
+treated as damage. A KNOWN type whose fields do not validate is damage: it is skipped and
+reported, the rest of the journal still loads.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+
+from retrace.camel import CamelModel
+from retrace.engine.models import Checkpoint
+
+JOURNAL_VERSION = 1
+
+
+class _Event(CamelModel):
+    model_config = ConfigDict(extra="allow")
+
+    v: int = JOURNAL_VERSION
+    ts: float = Field(default_factory=time.time)
+
+
+class CheckpointEvent(_Event):
+    """A committed checkpoint: its metadata, its delta against its parent (``None`` for a
+    baseline), and the blob id of a full manifest snapshot when one was written."""
+
+    type: Literal["checkpoint"] = "checkpoint"
+    checkpoint: Checkpoint
+    delta: dict[str, Any] | None
+    snapshot: str | None
+
+
+class TurnEvent(_Event):
+    """A user prompt started a turn."""
+
+    type: Literal["turn"] = "turn"
+    turn_id: str
+    text: str
+    created_at: str | None = None
+
+
+class MessageEvent(_Event):
+    """A conversation message; appending one moves the conversation head to it."""
+
+    type: Literal["message"] = "message"
+    id: str
+    parent: str | None
+    role: Literal["user", "assistant"]
+    content: list[dict[str, Any]]
+    turn_id: str | None = None
+    kind: str = "message"
+    created_at: str | None = None
+
+
+class UsageEvent(_Event):
+    """Token usage and cost of one model call."""
+
+    type: Literal["usage"] = "usage"
+    turn_id: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str | None = None
+
+
+class ToolCallIntentEvent(_Event):
+    """The agent is about to run a tool (journaled before it runs)."""
+
+    type: Literal["toolCallIntent"] = "toolCallIntent"
+    id: str
+    tool: str
+    input: dict[str, Any]
+    turn_id: str | None = None
+    message_id: str | None = None
+    created_at: str | None = None
+
+
+class ToolCallResultEvent(_Event):
+    """How a tool call ended."""
+
+    type: Literal["toolCallResult"] = "toolCallResult"
+    id: str
+    tool: str = ""
+    status: str | None = None
+    output: str | None = None
+    is_error: bool = False
+    duration_ms: float = 0.0
+    changed_paths: list[str] = Field(default_factory=list)
+    turn_id: str | None = None
+
+
+class ConversationHeadEvent(_Event):
+    """The conversation head moved (restore, summary)."""
+
+    type: Literal["conversationHead"] = "conversationHead"
+    head: str | None
+    reason: str
+    checkpoint_id: str | None = None
+    note_from: str | None = None
+
+
+class RestoreIntentEvent(_Event):
+    """A disk restore is about to change ``paths`` (the head is the pre-restore state)."""
+
+    type: Literal["restoreIntent"] = "restoreIntent"
+    restore_id: str
+    pre_head: str
+    target_id: str
+    paths: list[str]
+
+
+class RestoreDoneEvent(_Event):
+    """The outcome of the restore ``restore_id``."""
+
+    type: Literal["restoreDone"] = "restoreDone"
+    restore_id: str
+    outcome: str
+
+
+class RestoreStatsEvent(_Event):
+    """Statistics of one restore that changed (or tried to change) the workspace."""
+
+    type: Literal["restore"] = "restore"
+    duration_ms: float
+    kind: str
+    target_id: str | None = None
+
+
+JournalEvent = Annotated[
+    CheckpointEvent
+    | TurnEvent
+    | MessageEvent
+    | UsageEvent
+    | ToolCallIntentEvent
+    | ToolCallResultEvent
+    | ConversationHeadEvent
+    | RestoreIntentEvent
+    | RestoreDoneEvent
+    | RestoreStatsEvent,
+    Field(discriminator="type"),
+]
+
+_ADAPTER: TypeAdapter[JournalEvent] = TypeAdapter(JournalEvent)
+KNOWN_TYPES = frozenset(
+    model.model_fields["type"].default
+    for model in (
+        CheckpointEvent,
+        TurnEvent,
+        MessageEvent,
+        UsageEvent,
+        ToolCallIntentEvent,
+        ToolCallResultEvent,
+        ConversationHeadEvent,
+        RestoreIntentEvent,
+        RestoreDoneEvent,
+        RestoreStatsEvent,
+    )
+)
+
+
+class EventSchemaError(ValueError):
+    """A journal event of a known type whose fields do not match its model."""
+
+
+def parse_event(raw: dict[str, Any]) -> JournalEvent | None:
+    """The typed event of one journal line; ``None`` for a type this version does not know.
+    Raises :class:`EventSchemaError` when a known type does not validate."""
+    if raw.get("type") not in KNOWN_TYPES:
+        return None
+    try:
+        return _ADAPTER.validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise EventSchemaError(f"{raw.get('type')} event: {where}: {first.get('msg')}") from None
+
+
+def event_json(event: JournalEvent | dict[str, Any]) -> dict[str, Any]:
+    """The wire form of an event (camelCase keys, ``null`` kept; a checkpoint's in-memory
+    ``damage`` never stored). A plain dict is validated first when its type is known."""
+    if isinstance(event, dict):
+        typed = parse_event(event)
+        if typed is None:
+            return dict(event)
+        event = typed
+    exclude: Any = {"checkpoint": {"damage"}} if isinstance(event, CheckpointEvent) else None
+    return event.model_dump(mode="json", by_alias=True, exclude=exclude)

@@ -1,0 +1,143 @@
+"""``retrace verify``: check every journal line, manifest and blob of a store, and say which
+checkpoints the damage affects.
+
+Works on the files alone (a fresh replay, its own blob reader): it needs no engine and no lock,
+so it can run next to a live server. ``quick`` skips reading blobs (journals + blob presence:
+what the server runs in the background at start); the full check hashes every stored blob and
+decodes every manifest snapshot. Repair lives in :mod:`retrace.engine.repair`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from retrace.engine.errors import RetraceError
+from retrace.engine.history import History, replay
+from retrace.engine.history.replay import ReplayReport
+from retrace.engine.manifest import Manifest
+from retrace.engine.models import AffectedCheckpoint, StoreDamage, VerifyReport
+from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.layout import StoreLayout
+
+
+@dataclass
+class Findings:
+    """Verification results with what repair needs (the replayed history, bad blob ids)."""
+
+    report: VerifyReport
+    history: History
+    replayed: ReplayReport
+    bad_blobs: dict[str, str] = field(default_factory=dict)
+    """Damaged or missing blob id → reason."""
+    stored: set[str] = field(default_factory=set)
+
+
+def verify_store(layout: StoreLayout, *, quick: bool = False) -> Findings:
+    layout.read_meta()
+    blobs = BlobStore(layout.blobs)
+    stored = set(blobs.ids())
+    history = History(blobs)
+    replayed = replay(layout, history, stored)
+    damage = [
+        StoreDamage(
+            kind="checkpointEntry" if b.malformed_checkpoint else "journalLine",
+            where=f"{b.path}:{b.number}",
+            reason=b.reason,
+            checkpoint_id=b.checkpoint_id,
+        )
+        for b in replayed.bad_lines
+    ]
+    bad = _bad_blobs(history, blobs, stored, quick)
+    for bid, reason in sorted(bad.items()):
+        damage.append(StoreDamage(kind="blob", where=bid, reason=reason))
+    affected = _affected(history, bad, damage, quick)
+    report = VerifyReport(
+        ok=not damage and not affected,
+        quick=quick,
+        journal_lines=replayed.lines,
+        checkpoints=len(history.order),
+        blobs=len(stored),
+        damage=damage,
+        affected=affected,
+    )
+    return Findings(report, history, replayed, bad, stored)
+
+
+def _bad_blobs(history: History, blobs: BlobStore, stored: set[str], quick: bool) -> dict[str, str]:
+    bad: dict[str, str] = {}
+    for cid in history.order:
+        for bid in history.referenced_blobs(cid):
+            if bid not in stored:
+                bad[bid] = "missing from the store"
+    if not quick:
+        for bid in sorted(stored):
+            reason = blobs.check(bid)
+            if reason is not None:
+                bad[bid] = reason
+    return bad
+
+
+def _affected(
+    history: History, bad: dict[str, str], damage: list[StoreDamage], quick: bool
+) -> list[AffectedCheckpoint]:
+    """Walk checkpoints in order, tracking per checkpoint only its paths whose blob is bad."""
+    out: list[AffectedCheckpoint] = []
+    bad_paths: dict[str, dict[str, str]] = {}
+    for cid in history.order:
+        reason = history.damage.get(cid) or _snapshot_damage(history, cid, bad, damage, quick)
+        if reason is not None:
+            history.mark_damaged(cid, reason)
+            out.append(AffectedCheckpoint(id=cid, reason=reason))
+            continue
+        mine = _bad_paths(history, cid, bad, bad_paths, quick)
+        if mine:
+            bad_paths[cid] = mine
+            shown = ", ".join(sorted(mine)[:5]) + (" …" if len(mine) > 5 else "")
+            out.append(
+                AffectedCheckpoint(
+                    id=cid,
+                    reason=f"stored content of {len(mine)} file(s) is damaged: {shown}",
+                    paths=sorted(mine),
+                )
+            )
+    return out
+
+
+def _snapshot_damage(
+    history: History, cid: str, bad: dict[str, str], damage: list[StoreDamage], quick: bool
+) -> str | None:
+    parent = history.cps[cid].parent
+    snap = history.snapshots.get(cid)
+    if snap is None:
+        return f"it depends on damaged checkpoint {parent}" if parent in history.damage else None
+    if snap in bad:
+        return f"its manifest snapshot {snap} is damaged: {bad[snap]}"
+    if quick:
+        return None
+    try:
+        history.snapshot(snap)
+    except (RetraceError, ValueError, KeyError, TypeError) as exc:
+        damage.append(StoreDamage(kind="snapshot", where=snap, reason=str(exc), checkpoint_id=cid))
+        return f"its manifest snapshot {snap} cannot be decoded"
+    return None
+
+
+def _bad_paths(
+    history: History, cid: str, bad: dict[str, str], known: dict[str, dict[str, str]], quick: bool
+) -> dict[str, str]:
+    """path → bad blob id for the files of ``cid`` whose stored content is damaged."""
+    if not bad:
+        return {}
+    snap = history.snapshots.get(cid)
+    mine: dict[str, str]
+    if snap is not None:
+        manifest: Manifest = {} if quick else history.snapshot(snap)
+        mine = {p: e.hash for p, e in manifest.items() if e.kind == "file" and e.hash in bad}
+    else:
+        mine = dict(known.get(history.cps[cid].parent or "", {}))
+    for p, e in (history.deltas.get(cid) or {}).items():
+        if e is not None and e.kind == "file" and e.hash in bad:
+            mine[p] = e.hash
+        else:
+            mine.pop(p, None)
+    return mine

@@ -1,0 +1,252 @@
+"""What "inside the workspace" means, and file operations that cannot leave it.
+
+:func:`normalize_rel` is the one definition of a workspace-relative path: ``/``-separated, no
+empty, ``.`` or ``..`` component, not absolute. Anything else is an escape and is refused.
+
+:class:`DirTree` resolves a path's parent directories one component at a time with
+``openat(parent_fd, name, O_DIRECTORY | O_NOFOLLOW)``, starting from a descriptor of the
+workspace root, and performs every operation (stat, mkdir, rename, unlink, symlink, open)
+relative to the final directory descriptor. A parent component that is (or becomes) a symlink
+makes the resolution fail with ``ELOOP``/``ENOTDIR``: nothing is ever written through a link,
+so nothing outside the workspace can be created, replaced or removed.
+"""
+
+# Descriptor-relative os calls on purpose: pathlib cannot express dir_fd operations.
+# ruff: noqa: PTH117
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from retrace.engine.errors import RetraceError
+
+TEMP_PREFIX = ".rt-"
+"""Temporary names are ``.rt-<8 random chars>.tmp``: never derived from the target name, so a
+255-byte name gets a short temporary sibling (NAME_MAX cannot be exceeded)."""
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class EscapeError(RetraceError):
+    """A path that would leave the workspace (absolute, ``..``, or through a symlink)."""
+
+
+def normalize_rel(path: str | Path, root: str | Path | None = None) -> str:
+    """``path`` as a workspace-relative ``/``-separated path, or :class:`EscapeError`.
+
+    An absolute ``path`` is accepted only under ``root`` (compared lexically, symlinks are not
+    resolved: a link inside the workspace is a workspace entry, not a way out)."""
+    text = os.fspath(path).replace(os.sep, "/")
+    if os.path.isabs(text):
+        if root is None:
+            raise EscapeError(f"{text} is absolute")
+        base = os.path.normpath(os.fspath(root)).replace(os.sep, "/")
+        norm = os.path.normpath(text).replace(os.sep, "/")
+        if norm != base and not norm.startswith(base.rstrip("/") + "/"):
+            raise EscapeError(f"{text} is outside the workspace {base}")
+        text = norm[len(base) :].lstrip("/")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." for p in parts):
+        raise EscapeError(f"{path!s} is not a path inside the workspace")
+    return "/".join(parts)
+
+
+def temp_name(suffix: str = ".tmp") -> str:
+    return f"{TEMP_PREFIX}{secrets.token_hex(4)}{suffix}"
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith(TEMP_PREFIX) and len(name) >= len(TEMP_PREFIX) + 8
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Full stat identity of a directory entry: any write, chmod, rename-over or type change
+    alters at least one field (ctime moves even when a tool restores mtime)."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    mode: int
+
+    def moved(self, other: Identity | None) -> bool:
+        """``other`` is this entry after a rename (which moves ctime, and nothing else)."""
+        return other is not None and (self.dev, self.ino, self.size, self.mtime_ns, self.mode) == (
+            other.dev,
+            other.ino,
+            other.size,
+            other.mtime_ns,
+            other.mode,
+        )
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> Identity:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+# --------------------------------------------------------------------------- renameat2
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _load_renameat2() -> Callable[..., int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_renameat2 = _load_renameat2()
+
+
+def _rename2(src_fd: int, src: str, dst_fd: int, dst: str, flags: int) -> bool:
+    """``renameat2``; ``False`` when the kernel/filesystem does not support ``flags``."""
+    if _renameat2 is None:
+        return False
+    rc = _renameat2(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), flags)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), src, None, dst)
+
+
+class DirTree:
+    """Descriptor-relative access below one root directory; never follows a symlink in a
+    parent component. Directory descriptors are cached per relative path until :meth:`forget`
+    (call it after removing or replacing a directory) or :meth:`close`."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = os.path.realpath(root)
+        self._fds: dict[str, int] = {"": os.open(self.root, _DIR_FLAGS)}
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
+
+    def __enter__(self) -> DirTree:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def forget(self, rel_dir: str) -> None:
+        """Drop cached descriptors of ``rel_dir`` and everything below it."""
+        for key in [k for k in self._fds if k == rel_dir or k.startswith(rel_dir + "/")]:
+            if key:
+                with contextlib.suppress(OSError):
+                    os.close(self._fds.pop(key))
+
+    def dir_fd(self, rel_dir: str, *, create: list[str] | None = None) -> int:
+        """Descriptor of directory ``rel_dir`` ("" = root), opened component by component with
+        ``O_NOFOLLOW``. With ``create``, missing directories are made (0o755) and their relative
+        paths appended to ``create`` (so a rollback can remove exactly those)."""
+        cached = self._fds.get(rel_dir)
+        if cached is not None:
+            return cached
+        parent, _, name = rel_dir.rpartition("/")
+        pfd = self.dir_fd(parent, create=create)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+        except FileNotFoundError:
+            if create is None:
+                raise
+            os.mkdir(name, 0o755, dir_fd=pfd)
+            create.append(rel_dir)
+            fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                raise EscapeError(f"{rel_dir} is a symlink, not a directory inside the workspace") from exc
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", rel_dir) from exc
+        self._fds[rel_dir] = fd
+        return fd
+
+    def parent(self, rel: str, *, create: list[str] | None = None) -> tuple[int, str]:
+        """(descriptor of ``rel``'s directory, ``rel``'s last component)."""
+        head, _, name = rel.rpartition("/")
+        return self.dir_fd(head, create=create), name
+
+    def lstat(self, rel: str) -> os.stat_result | None:
+        """``lstat`` of ``rel`` (``None`` when it or a parent is missing)."""
+        try:
+            fd, name = self.parent(rel)
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def exchange(self, a_fd: int, a: str, b_fd: int, b: str) -> bool:
+        """Atomically swap two entries (``RENAME_EXCHANGE``); ``False`` when unsupported."""
+        return _rename2(a_fd, a, b_fd, b, _RENAME_EXCHANGE)
+
+    @staticmethod
+    def move(src_fd: int, src: str, dst_fd: int, dst: str, *, replace: bool = False) -> None:
+        """Rename ``src`` to ``dst``. Without ``replace`` an existing ``dst`` is an error
+        (``RENAME_NOREPLACE`` where supported, else a checked plain rename)."""
+        if replace:
+            os.rename(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+            return
+        if _rename2(src_fd, src, dst_fd, dst, _RENAME_NOREPLACE):
+            return
+        try:
+            os.stat(dst, dir_fd=dst_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.rename(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+            return
+        raise FileExistsError(errno.EEXIST, "destination exists", dst)
+
+    @staticmethod
+    def is_dir(st: os.stat_result | None) -> bool:
+        return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def prune_empty_parents(root: str, path: str) -> list[str]:
+    """Remove the directories a delete of ``path`` left empty: its parent, then upwards, stopping
+    at the first directory that still holds anything and never removing ``root`` itself (or
+    anything outside it). Returns the removed directories, innermost first. The one pruning rule
+    of every restore applied through the editor (the disk transaction prunes with undo records).
+    Parents are resolved without following symlinks: a parent that became a link is left alone."""
+    if not path.startswith(root.rstrip(os.sep) + os.sep):
+        return []
+    try:
+        rel = normalize_rel(path[len(root.rstrip(os.sep)) + 1 :])
+    except EscapeError:
+        return []
+    removed: list[str] = []
+    head = rel.rpartition("/")[0]
+    with DirTree(root) as tree:
+        while head:
+            parent, _, name = head.rpartition("/")
+            try:
+                pfd = tree.dir_fd(parent)
+                tree.forget(head)
+                os.rmdir(name, dir_fd=pfd)
+            except OSError:
+                break
+            removed.append(root.rstrip(os.sep) + os.sep + head)
+            head = parent
+    return removed

@@ -1,0 +1,65 @@
+"""Store health for the server: ``retrace/store/verify`` and the quick check at start-up.
+
+Verification reads the store's files on its own (no engine state, no lock), in a worker thread,
+so it never holds up the agent. Damage found at start-up is logged and shown to the user as a
+warning (``window/showMessage``; the client decides whether it pops up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from retrace.engine.models import VerifyReport
+from retrace.engine.store.layout import StoreLayout
+from retrace.engine.verify import verify_store
+
+if TYPE_CHECKING:
+    from retrace.lsp.server import RetraceServer
+
+log = logging.getLogger(__name__)
+
+
+async def verify(store_dir: Path, *, quick: bool) -> VerifyReport:
+    return (await asyncio.to_thread(verify_store, StoreLayout(store_dir), quick=quick)).report
+
+
+def damage_summary(report: VerifyReport) -> str:
+    """One line for a warning: how much damage and how many checkpoints it affects."""
+    first = report.damage[0] if report.damage else None
+    what = f"{len(report.damage)} damaged piece(s)" + (f" (e.g. {first.kind} {first.where})" if first else "")
+    return (
+        f"the checkpoint store is damaged: {what}; {len(report.affected)} checkpoint(s) cannot be "
+        "fully restored. Run “Retrace: Verify Store” for the report, or `retrace verify --repair` "
+        "with VS Code closed."
+    )
+
+
+async def background_check(server: RetraceServer, store_dir: Path) -> VerifyReport | None:
+    """The cheap start-up verification; warns the user when it finds damage. Never raises."""
+    try:
+        report = await verify(store_dir, quick=True)
+    except Exception as exc:  # a failed check must not take the server down
+        log.warning("store verification at start-up failed: %s", exc)
+        return None
+    if not report.ok:
+        message = damage_summary(report)
+        log.warning("%s", message)
+        server.protocol.notify(
+            lsp.WINDOW_SHOW_MESSAGE, lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message)
+        )
+    return report
+
+
+_running: set[asyncio.Task[VerifyReport | None]] = set()
+"""Start-up checks in flight (a reference keeps each task alive until it ends)."""
+
+
+def start_background_check(server: RetraceServer, store_dir: Path) -> None:
+    task = asyncio.get_running_loop().create_task(background_check(server, store_dir))
+    _running.add(task)
+    task.add_done_callback(_running.discard)

@@ -1,0 +1,92 @@
+"""The timeline as the client renders it: sessions → turns → checkpoint rows (``retrace/timeline/tree``).
+
+The server decides everything a row says (title, change summary, tool status, branch marks); the
+client only lays it out and formats times relative to "now". Built by :mod:`retrace.app.timeline`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from retrace.camel import CamelModel
+from retrace.engine.models import Checkpoint
+
+
+class SessionInfo(CamelModel):
+    """One session as lists show it (the chat's session picker, the timeline's session rows)."""
+
+    id: str
+    title: str
+    """The session's first prompt (empty when it has none yet)."""
+    created_at: datetime | None
+    running: bool
+    checkpoint_count: int
+
+
+class StoryRow(CamelModel):
+    """One checkpoint, described."""
+
+    kind: Literal["row"] = "row"
+    checkpoint: Checkpoint
+    """The checkpoint without its ``editorState`` (``null`` here; ``retrace/checkpoint/get`` has it):
+    a long story must stay small on the wire."""
+    title: str
+    """What happened, one line: "edit_file: scale.txt", "Restored code to ‘write_file: hello.txt’"."""
+    summary: str
+    """A short gist of the change: "‘x = 1’ → ‘x = 2’", "+3 −1", "2 files +10 −2" (may be empty)."""
+    tool_status: str | None
+    """The tool call's final status (ok, error, denied, interrupted…) from the journal; ``None`` for
+    checkpoints that are not tool calls or whose result was never recorded."""
+    is_head: bool
+    branch: bool
+    """A restore: later work continues on a new branch from the restored checkpoint."""
+
+
+class StoryTurn(CamelModel):
+    """One user prompt and the checkpoints its tool calls made, in commit order."""
+
+    kind: Literal["turn"] = "turn"
+    turn_id: str
+    number: int
+    """1-based position among the session's turns."""
+    prompt: str
+    """The user's prompt (full text; empty when the journal has none)."""
+    created_at: datetime | None
+    abandoned: bool
+    """Not on the conversation's current branch any more (a conversation restore went back past it)."""
+    forked_from: str | None
+    """Id of the checkpoint the conversation was restored to just before this turn (a new branch)."""
+    rows: list[StoryRow]
+
+
+StoryItem = Annotated[StoryTurn | StoryRow, Field(discriminator="kind")]
+
+
+class SessionStory(CamelModel):
+    """One session's chronological story: turns, and external changes / restores in place."""
+
+    session: SessionInfo
+    workspace: bool
+    """Checkpoints recorded when no agent session was active (baseline, early external changes)."""
+    turn_count: int
+    row_count: int
+    """Every checkpoint row of the story, including those left out by paging."""
+    rows_omitted: int
+    """The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``."""
+    items: list[StoryItem]
+
+
+class TimelineTreeParams(CamelModel):
+    session_id: str | None = None
+    """Only this session's story; every session's when absent."""
+    max_rows: int = Field(default=1000, ge=1, le=1_000_000)
+    """At most this many rows per session (the newest are kept)."""
+
+
+class TimelineTreeResult(CamelModel):
+    sessions: list[SessionStory]
+    """Oldest first."""
+    head: str | None

@@ -1,0 +1,208 @@
+// Real-browser E2E: unsaved work is sacred and a crashed server recovers by itself.
+// The packaged .vsix in code-server, driven by headless Chromium, against the real Retrace server
+// and the deterministic fake model scenario `e2e`.
+// Steps: a prompt changes files → the user types in src/app.py WITHOUT saving → Restore Code to
+// the baseline: the dialog names "unsaved changes in the editor" and its default button is the
+// safe "Skip conflicting files" (Enter keeps the typing, everything else is restored, the result
+// names what was skipped) → Restore Code again, Overwrite chosen explicitly → "Retrace: Undo Last
+// Restore" from the command palette brings the files AND the typing back → kill -9 of the server:
+// it comes back by itself (a note says so), the status bar is true, the timeline works and the
+// chat is not stuck (a new prompt runs). Screenshots: .e2e/screenshots/editor-safety-*.png.
+// Usage: node tests/e2e/editor-safety.mjs [vsix]   (npm run test:e2e packages first)
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor,
+} from './harness.mjs';
+
+const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
+const work = freshDir(path.join(root, '.e2e', 'editor-safety'));
+const userDataDir = freshDir(path.join(work, 'user-data'));
+const extensionsDir = freshDir(path.join(work, 'extensions'));
+const workspace = copyWorkspace(path.join(work, 'workspace'));
+const shots = path.join(root, '.e2e', 'screenshots');
+fs.mkdirSync(shots, { recursive: true });
+for (const f of fs.readdirSync(shots)) if (f.startsWith('editor-safety-')) fs.rmSync(path.join(shots, f));
+const ws = rel => path.join(workspace, rel);
+const read = rel => (fs.existsSync(ws(rel)) ? fs.readFileSync(ws(rel), 'utf8') : undefined);
+const ORIGINAL_APP = fs.readFileSync(ws('src/app.py'), 'utf8');
+const ANNOTATION = '# Touched by the Retrace e2e scenario.';
+const TYPING = 'my unsaved typing';
+
+let step = 0;
+const shot = async (page, name) => {
+  await page.waitForTimeout(300); // animations settle; for the picture only
+  const file = path.join(shots, `editor-safety-${String(++step).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file });
+  log('screenshot', path.relative(root, file));
+};
+
+/** Live `retrace serve` processes working in this test's workspace. */
+function serverPids() {
+  const out = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmd.includes('retrace') && cmd.includes('serve') && fs.readlinkSync(`/proc/${entry}/cwd`) === workspace
+        && stat.split(' ')[2] !== 'Z') out.push(Number(entry));
+    } catch { /* gone, or not ours */ }
+  }
+  return out;
+}
+
+installVsix(vsix, { userDataDir, extensionsDir });
+writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
+const server = await startCodeServer({
+  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'), env: { RETRACE_FAKE_MODEL: 'e2e' },
+});
+log(`code-server up at ${server.url}`);
+const browser = await launchBrowser();
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+page.on('pageerror', e => log('pageerror', e.message));
+let failed = false;
+
+const sidebar = () => page.locator('[id="workbench.view.extension.retrace"]');
+const row = text => sidebar().locator('.monaco-list-row', { hasText: text }).first();
+const chat = () => page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+const dialog = () => page.locator('.monaco-dialog-box').first();
+const dialogButton = text => page.locator('.monaco-dialog-box .monaco-button', { hasText: text }).first();
+const toast = text => page.locator('.notification-toast', { hasText: text }).first();
+const status = () => page.locator('.statusbar-item', { hasText: 'Retrace:' }).first();
+// Monaco renders spaces as no-break spaces.
+const editorText = async () => (await page.locator('.editor-group-container.active .monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+
+async function contextMenu(rowText, item) {
+  await row(rowText).click({ button: 'right' });
+  const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
+  await entry.waitFor();
+  // The workbench ignores a click that lands while the menu is still opening: click until it closes.
+  await waitFor(`menu entry "${item}" taken`, async () => {
+    if (!(await entry.isVisible())) return true;
+    await entry.click({ timeout: 2000 }).catch(() => {});
+    return page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 1000 }).then(() => true, () => false);
+  }, 10000);
+}
+
+async function sendPrompt(text) {
+  const box = chat().locator('#prompt');
+  await box.waitFor();
+  await chat().locator('#send:not([disabled])').waitFor({ timeout: 60000 });
+  await box.fill(text);
+  await box.press('Enter');
+}
+
+async function openFile(rel) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(ws(rel));
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor();
+  await input.press('Enter');
+  await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
+}
+
+async function runCommand(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+  await input.press('Enter');
+}
+
+async function dismissToasts() {
+  await page.keyboard.press('Escape');
+  for (const close of await page.locator('.notification-toast .codicon-notifications-clear').all()) {
+    await close.click().catch(() => {});
+  }
+}
+
+try {
+  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  const icon = page.locator('.activitybar [aria-label^="Retrace"]').first();
+  await icon.waitFor({ timeout: 60000 });
+  await icon.click();
+  await sidebar().waitFor();
+
+  // 1. The agent changes files (hello.txt created, src/app.py annotated, generated/out.txt made).
+  await sendPrompt('Create hello.txt, annotate src/app.py and generate a file');
+  await chat().locator('.assistant', { hasText: 'Done: created hello.txt' }).waitFor({ timeout: 60000 });
+  await waitFor('turn on disk', () => read('generated/out.txt') !== undefined && read('src/app.py')?.includes(ANNOTATION));
+  for (const label of ['write_file', 'baseline']) await row(label).waitFor({ timeout: 30000 });
+
+  // 2. The user types in src/app.py and does NOT save.
+  await openFile('src/app.py');
+  await page.locator('.editor-group-container.active .view-line').first().click();
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.type(`# ${TYPING}\n`);
+  await page.locator('.tab.active.dirty', { hasText: 'app.py' }).waitFor();
+  assert.ok(!read('src/app.py').includes(TYPING), 'the typing is not on disk');
+  await shot(page, 'unsaved-typing');
+
+  // 3. Restore Code to the baseline: the unsaved buffer is a conflict, named as such; the
+  //    default (focused) button is the safe one; Enter takes it.
+  await contextMenu('baseline', 'Restore Code');
+  await dialogButton('Skip conflicting files').waitFor({ timeout: 20000 });
+  const text = await dialog().innerText();
+  log('dialog:', text.replace(/\s+/g, ' '));
+  assert.match(text, /unsaved changes in the editor/);
+  assert.match(text, /src\/app\.py/);
+  assert.doesNotMatch(text, /0 files/);
+  const focused = await page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+  assert.equal(focused, 'Skip conflicting files', `the focused default button is "${focused}"`);
+  await shot(page, 'unsaved-conflict-dialog');
+  await page.keyboard.press('Enter');
+  await waitFor('everything else restored', () => read('hello.txt') === undefined && read('generated/out.txt') === undefined);
+  assert.ok(read('src/app.py').includes(ANNOTATION), 'the conflicting file was left alone on disk');
+  assert.ok((await editorText()).includes(TYPING), 'the typing is still in the editor');
+  await toast('Skipped').waitFor({ timeout: 20000 });
+  assert.match(await toast('Skipped').innerText(), /src\/app\.py/);
+  await shot(page, 'skipped-conflicting-file');
+  await dismissToasts();
+
+  // 4. Overwrite, chosen explicitly.
+  await contextMenu('baseline', 'Restore Code');
+  await dialogButton('Overwrite').waitFor({ timeout: 20000 });
+  await dialogButton('Overwrite').click();
+  await waitFor('src/app.py restored on disk', () => read('src/app.py') === ORIGINAL_APP);
+  await waitFor('editor shows the restored text', async () => !(await editorText()).includes(TYPING) && !(await editorText()).includes(ANNOTATION));
+  await shot(page, 'overwritten');
+  await dismissToasts();
+
+  // 5. Retrace: Undo Last Restore (command palette) brings back the file and the typing.
+  await runCommand('Retrace: Undo Last Restore');
+  await waitFor('the agent change is back on disk', () => read('src/app.py')?.includes(ANNOTATION), 30000);
+  await waitFor('the unsaved typing is back in the editor', async () => (await editorText()).includes(TYPING), 30000);
+  await shot(page, 'undo-last-restore');
+  await dismissToasts();
+
+  // 6. kill -9 of the server: it comes back by itself; status, timeline and chat follow.
+  const [before] = serverPids();
+  assert.ok(before, 'the server runs');
+  process.kill(before, 'SIGKILL');
+  await toast('restarting it automatically').waitFor({ timeout: 30000 }).catch(() => log('(note toast already gone)'));
+  const after = await waitFor('a new server', () => { const p = serverPids(); return p.length === 1 && p[0] !== before ? p[0] : false; }, 60000);
+  log(`server ${before} killed; ${after} runs`);
+  await waitFor('status bar says idle', async () => (await status().innerText()).includes('Retrace: idle'), 30000);
+  await page.locator('.action-label[aria-label^="Refresh Timeline"]').first().click().catch(() => {});
+  await row('write_file').waitFor({ timeout: 30000 });
+  await shot(page, 'restarted-after-kill');
+  await sendPrompt('Update hello.txt');
+  await waitFor('the chat ran a new turn', async () => (await chat().locator('#send:not([disabled])').count()) === 1
+    && (await chat().locator('.assistant').count()) > 1, 60000);
+  assert.deepEqual(serverPids(), [after], 'exactly one server');
+  await shot(page, 'chat-after-restart');
+  log('PASS');
+} catch (e) {
+  failed = true;
+  log('FAIL:', e);
+  await shot(page, 'failure').catch(() => {});
+} finally {
+  await browser.close();
+  server.stop();
+}
+process.exit(failed ? 1 : 0);

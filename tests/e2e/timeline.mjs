@@ -1,0 +1,208 @@
+// Real-browser E2E for the timeline at scale: a 500-step agent session (25 turns × 20 edit_file
+// calls, then a code restore) is written into the extension's store the way the agent journals it
+// (tests/e2e/seed_story.py, while code-server is stopped), then the packaged .vsix shows it. Checks: one story
+// for the session (not named after its first prompt), turns with their prompts, rows told apart
+// by their change gist with relative times, the restore in place saying what it restored to, the
+// tree snappy to open and scroll; Restore Conversation into the middle marks the later turns as an
+// abandoned branch, and after a window reload every turn keeps its title.
+// Screenshots: .e2e/screenshots/timeline-500-*.png. Usage: node tests/e2e/timeline.mjs [vsix]
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor,
+  PYTHON,
+} from './harness.mjs';
+
+const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
+const work = freshDir(path.join(root, '.e2e', 'timeline'));
+const userDataDir = freshDir(path.join(work, 'user-data'));
+const extensionsDir = freshDir(path.join(work, 'extensions'));
+const workspace = copyWorkspace(path.join(work, 'workspace'));
+const shots = path.join(root, '.e2e', 'screenshots');
+fs.mkdirSync(shots, { recursive: true });
+for (const f of fs.readdirSync(shots)) if (f.startsWith('timeline-500-')) fs.rmSync(path.join(shots, f));
+
+const TURNS = 25;
+const STEPS = 20;
+let step = 0;
+const shot = async (page, name) => {
+  await page.waitForTimeout(300); // animations settle; for the picture only
+  const file = path.join(shots, `timeline-500-${String(++step).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file });
+  log('screenshot', path.relative(root, file));
+};
+
+installVsix(vsix, { userDataDir, extensionsDir });
+writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
+// The same port every time: the workbench's storage for a folder (where the extension keeps its
+// store) is keyed by the folder's URI, which includes the server's authority.
+const startServer = port => startCodeServer({
+  userDataDir, extensionsDir, workspace, logFile: path.join(work, `code-server-${Date.now()}.log`), env: { RETRACE_FAKE_MODEL: 'e2e' }, port,
+});
+let server = await startServer();
+log(`code-server up at ${server.url}`);
+const browser = await launchBrowser();
+let page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+page.on('pageerror', e => log('pageerror', e.message));
+let failed = false;
+
+/** The store the extension gave its server (under the workbench's storage for this folder). */
+function findStore() {
+  const base = path.join(userDataDir, 'User', 'workspaceStorage');
+  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
+    const store = path.join(base, d, 'retrace.retrace', 'store');
+    if (fs.existsSync(path.join(store, 'store.json'))) return store;
+  }
+  return undefined;
+}
+
+/** Stop code-server (and with it the Retrace server) and wait until its process group is gone. */
+async function stopServer() {
+  const pid = server.proc.pid;
+  server.stop();
+  await waitFor('code-server stopped', () => { try { process.kill(-pid, 0); return false; } catch { return true; } }, 30000);
+}
+
+const sidebar = () => page.locator('[id="workbench.view.extension.retrace"]');
+const timelineList = () => sidebar().locator('.monaco-list').last();
+const row = text => sidebar().locator('.monaco-list-row', { hasText: text }).first();
+const rowTexts = async () => (await sidebar().locator('.monaco-list-row').allInnerTexts()).map(r => r.replace(/\s+/g, ' ').trim());
+
+/** The value of step k's edit (0-based): line k % 10 goes from k // 10 to k // 10 + 1. */
+const gist = k => `‘x${k % 10} = ${Math.floor(k / 10)}’ → ‘x${k % 10} = ${Math.floor(k / 10) + 1}’`;
+
+/** Move through the (virtualised) timeline with the keyboard until a row with `text` is rendered. */
+async function scrollTo(text, { fromTop = true } = {}) {
+  const list = timelineList();
+  await list.focus();
+  await page.keyboard.press(fromTop ? 'Home' : 'End');
+  for (let i = 0; i < 80; i++) {
+    if ((await row(text).count()) > 0) {
+      await row(text).scrollIntoViewIfNeeded();
+      return row(text);
+    }
+    await page.keyboard.press(fromTop ? 'PageDown' : 'PageUp');
+  }
+  throw new Error(`row "${text}" never appeared`);
+}
+
+async function contextMenu(target, item) {
+  await target.click({ button: 'right' });
+  const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
+  await entry.waitFor();
+  await waitFor(`menu entry "${item}" taken`, async () => {
+    if (!(await entry.isVisible())) return true;
+    await entry.click({ timeout: 2000 }).catch(() => {});
+    return page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 1000 }).then(() => true, () => false);
+  }, 10000);
+}
+
+async function openTimeline() {
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  const icon = page.locator('.activitybar [aria-label^="Retrace"]').first();
+  await icon.waitFor({ timeout: 60000 });
+  await icon.click();
+  await sidebar().waitFor();
+  // Measured from the moment the server is up (its start-up is not the timeline's cost).
+  await page.locator('.statusbar-item', { hasText: /Retrace: idle/ }).first().waitFor({ timeout: 90000 });
+  const t = Date.now();
+  // Give the timeline the room: collapse the chat view above it.
+  const chatHeader = sidebar().locator('.pane-header', { hasText: 'Chat' }).first();
+  if ((await chatHeader.getAttribute('aria-expanded')) === 'true') await chatHeader.click();
+  await row('Session of').waitFor({ timeout: 60000 });
+  await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 30000 });
+  const elapsed = Date.now() - t;
+  // Widen the side bar so that row descriptions (the change gists) are readable.
+  const bar = await page.locator('.part.sidebar').first().boundingBox();
+  if (bar !== null && bar.width < 700) {
+    const y = bar.y + bar.height / 2;
+    await page.mouse.move(bar.x + bar.width + 1, y);
+    await page.mouse.down();
+    await page.mouse.move(bar.x + 760, y, { steps: 8 });
+    await page.mouse.up();
+  }
+  return elapsed;
+}
+
+try {
+  // 1. A first window creates the store; then, with everything stopped, the 500-step session is
+  // written into it the way the agent journals it.
+  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.activitybar [aria-label^="Retrace"]').first().click({ timeout: 60000 });
+  await row('Baseline').waitFor({ timeout: 60000 });
+  const store = await waitFor('the extension\'s store', () => findStore());
+  await page.close();
+  await stopServer();
+  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_story.py'), workspace,
+    '--turns', String(TURNS), '--steps', String(STEPS), '--store', store], { encoding: 'utf8' }));
+  log('seeded', seeded, 'into', path.relative(root, store));
+  assert.equal(seeded.checkpoints, TURNS * STEPS);
+  server = await startServer(server.port);
+  page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+  page.on('pageerror', e => log('pageerror', e.message));
+
+  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
+  const openMs = await openTimeline();
+  log(`timeline with ${TURNS * STEPS} steps shown ${openMs} ms after the server reported ready`);
+
+  // One story for the session, named by its start, not by its first prompt.
+  const texts = await rowTexts();
+  log('first rows:', texts.slice(0, 12));
+  const sessions = texts.filter(t => t.startsWith('Session of'));
+  assert.equal(sessions.length, 1, `one agent story: ${sessions}`);
+  assert.match(sessions[0], /25 turns · 50[0-9] steps/);
+  assert.ok(!texts.some(t => /^Workspace history.*restore/i.test(t)));
+  await shot(page, 'overview');
+
+  // Rows are told apart by their gist and show relative times; the newest (the latest turn,
+  // expanded) are at the end, after them the restore.
+  const tScroll = Date.now();
+  const last = await scrollTo(gist(TURNS * STEPS - 1), { fromTop: false });
+  log(`scrolled to the last step in ${Date.now() - tScroll} ms`);
+  assert.match(await last.innerText(), /edit_file: scale\.txt/);
+  assert.match((await last.innerText()).replace(/\s+/g, ' '), /(just now|min ago)/);
+  const restore = await scrollTo('Restored code to ‘edit_file: scale.txt’', { fromTop: false });
+  assert.match((await restore.innerText()).replace(/\s+/g, ' '), /● head/);
+  await shot(page, 'end-with-restore');
+
+  // Older turns start collapsed: the story reads as a list of prompts. Open turn 12.
+  for (const n of [1, 12, 24]) assert.ok((await scrollTo(`${n}. Turn ${n}:`)).isVisible());
+  assert.equal(await row(gist(12 * STEPS - 15)).count(), 0, 'turn 12 starts collapsed');
+  await (await scrollTo('12. Turn 12:')).click();
+  const tTop = Date.now();
+  const middle = await scrollTo(gist(12 * STEPS - 15));
+  log(`opened turn 12 and moved to step ${12 * STEPS - 15} in ${Date.now() - tTop} ms`);
+  await middle.hover();
+  await page.locator('.monaco-hover', { hasText: 'Prompt:' }).first().waitFor({ timeout: 20000 });
+  const hover = await page.locator('.monaco-hover').first().innerText();
+  assert.match(hover, /Turn 12: tune the scale constants/);
+  await shot(page, 'row-tooltip');
+  await page.keyboard.press('Escape');
+
+  // Restore Conversation into turn 12: turns 13..25 become an abandoned branch, titles intact.
+  await contextMenu(await scrollTo(gist(12 * STEPS - 15)), 'Restore Conversation');
+  await waitFor('turn 13 marked abandoned', async () => (await scrollTo('13. Turn 13:')).innerText().then(t => t.includes('abandoned branch')), 30000);
+  await shot(page, 'abandoned-branch');
+
+  // Reload the window: the server is asked again; every turn keeps its prompt.
+  await page.reload();
+  await openTimeline();
+  for (const n of [1, 12, 13, 25]) {
+    const turnRow = await scrollTo(`${n}. Turn ${n}: tune the scale constants, round ${n}`);
+    const text = (await turnRow.innerText()).replace(/\s+/g, ' ');
+    assert.equal(text.includes('abandoned branch'), n > 12, `turn ${n}: ${text}`);
+  }
+  assert.equal((await rowTexts()).filter(t => /^Turn \d+$/.test(t)).length, 0, 'no untitled turns after the reload');
+  await shot(page, 'after-reload');
+  log('PASS');
+} catch (e) {
+  failed = true;
+  log('FAIL:', e);
+  await shot(page, 'failure').catch(() => {});
+} finally {
+  await browser.close();
+  server.stop();
+}
+process.exit(failed ? 1 : 0);

