@@ -834,7 +834,7 @@ class Engine:
             wanted = {self._rel(p) for p in paths}
             scope = {p for p in scope if p in wanted or any(p.startswith(w + "/") for w in wanted)}
         tgt = self._entries_at(target.id, scope)
-        kept = self._kept_by_rules(target, [p for p in scope if tgt[p] is None])
+        kept = self._kept_by_rules(target, sorted(scope))
         scope -= kept.keys()
         states: dict[str, PathState] = {}
         current, seen = self._read_current(scope, tgt)
@@ -860,9 +860,10 @@ class Engine:
         plan.kept = [KeptPath(path=p, reason=r) for p, r in sorted(kept.items())]
         return plan, seen
 
-    def _kept_by_rules(self, target: Checkpoint, deletes: list[str]) -> dict[str, str]:
-        """Planned deletions the restore must not make: ignored now or at the target."""
-        if not deletes:
+    def _kept_by_rules(self, target: Checkpoint, paths: list[str]) -> dict[str, str]:
+        """Planned changes the restore must not make: a path ignored now or at the target was
+        not tracked content at that end, so it is neither deleted, overwritten nor created."""
+        if not paths:
             return {}
         now = self._capture.ignorer if self._capture is not None else Ignorer(self.workspace, self.config)
         now.forget()  # rules as they are on disk right now
@@ -872,7 +873,7 @@ class Engine:
             e = self._entries_at(target.id, [rel])[rel]
             return self._content(e) if e is not None and e.kind == "file" else None
 
-        return kept_by_rules(deletes, now, Ignorer(self.workspace, self.config, gitignore_at_target))
+        return kept_by_rules(paths, now, Ignorer(self.workspace, self.config, gitignore_at_target))
 
     def _read_current(
         self, rels: Iterable[str], targets: Mapping[str, FileEntry | None]
@@ -946,15 +947,20 @@ class Engine:
             )
         if not dry_run:
             self._require_writer()
-        outcome = self._restore(
-            target,
-            m,
-            dry_run=dry_run,
-            force=force,
-            resolutions=dict(resolutions or {}),
-            paths=paths,
-            skip_conflicts=skip_conflicts,
-        )
+        try:
+            outcome = self._restore(
+                target,
+                m,
+                dry_run=dry_run,
+                force=force,
+                resolutions=dict(resolutions or {}),
+                paths=paths,
+                skip_conflicts=skip_conflicts,
+            )
+        except StoreCorrupt as exc:
+            # Raised while planning (before any file changed): name what cannot be restored.
+            why = f"checkpoint {target.id} cannot be restored, nothing was changed: {exc}"
+            raise StoreCorrupt(why) from exc
         if not dry_run and outcome.kind != "nothingToRestore":
             self._record_restore(t0, outcome.kind, target.id)
         return outcome

@@ -224,12 +224,13 @@ def _has_tool_markers(ws: str, rel: str) -> bool:
     return False
 
 
-def kept_by_rules(deletes: Iterable[str], now: Ignorer, target: Ignorer) -> dict[str, str]:
-    """Which of the paths a restore would delete it must keep, with the reason: a path
+def kept_by_rules(paths: Iterable[str], now: Ignorer, target: Ignorer) -> dict[str, str]:
+    """Which of the paths a restore would change it must keep, with the reason: a path
     ignored by the rules on disk now or by the target's own rules was never tracked content
-    at that end (an ``.env`` the agent un-ignored), so it is not the restore's to delete."""
+    at that end (an ``.env`` the agent un-ignored, or one the user edits after it became
+    ignored), so it is not the restore's to delete, overwrite or create."""
     kept: dict[str, str] = {}
-    for p in deletes:
+    for p in paths:
         if now.excluded_path(p, False):
             kept[p] = "ignored by the current ignore rules: left as it is"
         elif target.excluded_path(p, False):
