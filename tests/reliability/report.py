@@ -3,9 +3,9 @@ fragments: ``python -m tests.reliability.report``.
 
 Inputs: ``tests/reliability/results/<campaign>-<variant>.json`` (written by each campaign through
 ``record_figures``; a ``full`` variant wins over ``ci``) and the hand-written fragments
-``report_crash.md`` (crash, storage, concurrency) and ``report_inputs.md`` (hostile inputs,
-protocol fuzzing, model faults, secrets). A missing fragment is named in the output, never
-silently dropped.
+``report_crash.md`` (crash, storage, concurrency), ``report_inputs.md`` (hostile inputs,
+protocol fuzzing, model faults, secrets) and ``report_safety.md`` (data-safety campaigns through
+the CLI). A missing fragment is named in the output, never silently dropped.
 """
 
 from __future__ import annotations
@@ -17,14 +17,23 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 OUT = HERE.parent / "RELIABILITY.md"
-FRAGMENTS = ("report_crash.md", "report_inputs.md", "report_restore.md")
+
+FRAGMENTS = (
+    "report_crash.md",
+    "report_inputs.md",
+    "report_safety.md",
+    "report_restore.md",
+    "report_security.md",
+    "report_store.md",
+)
 
 HEADER = """# Retrace reliability campaigns
 
 The promise (issue 5): a crash, a kill, a full disk, a hostile or broken input, or a second
 session never loses a completed checkpoint, never leaves a half-applied restore, never overwrites
 work that is not the agent's. Every campaign below runs against the real server process
-(`python -m retrace serve`) and the fake Messages API over real HTTP.
+(`python -m retrace serve`) and the fake Messages API over real HTTP, except the data-safety
+campaigns, which run the `retrace` command line as a subprocess.
 
 ## How to run
 
