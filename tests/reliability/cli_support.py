@@ -36,8 +36,24 @@ from tests.reliability.conftest import FULL, record_figures, tree
 
 Tree = dict[str, tuple[str, bytes, bool]]
 
-_SCRIPT = Path(sys.executable).with_name("retrace")
-COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "retrace"]
+_PEAK_WRAPPER = """
+import atexit, os, runpy, sys
+def _peak():
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmHWM:'):
+                with open(os.environ['RETRACE_TEST_PEAK_FILE'], 'w') as out:
+                    out.write(line.split()[1])
+if os.path.exists('/proc/self/status'):
+    atexit.register(_peak)
+sys.argv = ['retrace', *sys.argv[1:]]
+runpy.run_module('retrace', run_name='__main__', alter_sys=True)
+"""
+COMMAND = [sys.executable, "-c", _PEAK_WRAPPER]
+"""The real CLI (``python -m retrace``) in a wrapper that records the process's own peak RSS
+(``VmHWM``, per address space) at exit. ``ru_maxrss`` of a forked child is not enough: Linux
+carries the parent's high-water mark across ``exec``, so a child of a large test process would
+report the parent's peak."""
 _UNDO = re.compile(r"Undo with: retrace restore (\S+)")
 CONFLICT = 3
 """``retrace restore`` exit code when it refused because of conflicts."""
@@ -70,6 +86,15 @@ class Result:
         return f"exit {self.code}: {text[:240]}"
 
 
+def _own_peak_kb(peak_file: Path, fallback_kb: int) -> int:
+    """The command's own peak RSS in KiB (its ``VmHWM``), else the rusage figure."""
+    try:
+        text = peak_file.read_text().strip()
+    finally:
+        peak_file.unlink(missing_ok=True)
+    return int(text) if text.isdigit() else fallback_kb
+
+
 class CliError(AssertionError):
     """A command answered in a way no caller may see (a traceback, an unexpected exit code)."""
 
@@ -87,8 +112,10 @@ class Cli:
         cmd = [*COMMAND, *args, "--workspace", str(self.workspace), "--store", str(self.store)]
         self.calls += 1
         started = time.monotonic()
+        peak_file = Path(tempfile.mkstemp(prefix="retrace-peak-")[1])
+        env = {**self.env, "RETRACE_TEST_PEAK_FILE": str(peak_file)}
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=self.env)
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
             timer = threading.Timer(timeout, proc.kill)
             timer.start()
             try:
@@ -103,7 +130,7 @@ class Cli:
                 proc.returncode,
                 out.read().decode("utf-8", "replace"),
                 err.read().decode("utf-8", "replace"),
-                usage.ru_maxrss,
+                _own_peak_kb(peak_file, usage.ru_maxrss),
                 time.monotonic() - started,
             )
         if "Traceback" in result.err:
