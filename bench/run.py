@@ -169,8 +169,8 @@ def run_child(
 ) -> Result:
     """``measure`` in a fresh interpreter, so ``ru_maxrss`` belongs to this strategy alone.
 
-    ``retrace-before`` runs the ``retrace`` strategy with ``before/server`` first on the import path,
-    so the old engine is measured by the same harness, on the same machine, in the same run."""
+    ``retrace-before`` runs the older tree's own harness (``before/bench``, same seed and trace)
+    against its own server (``before/server``), on the same machine, in the same run."""
     child = "retrace" if name == BEFORE else name
     result_file = work / f"result-{name}-{size}.json"
     cmd = [sys.executable, "-m", "bench.run", "--child", child, "--size", str(size), "--calls", str(calls)]
@@ -178,9 +178,11 @@ def run_child(
     if keep:
         cmd.append("--keep")
     env = dict(os.environ)
+    cwd = BENCH_DIR.parent
     if name == BEFORE and before is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(before / "server"), str(BENCH_DIR.parent)])
-    proc = subprocess.run(cmd, cwd=BENCH_DIR.parent, check=False, env=env)
+        cwd = before.resolve()
+        env["PYTHONPATH"] = os.pathsep.join([str(cwd / "server"), str(cwd)])
+    proc = subprocess.run(cmd, cwd=cwd, check=False, env=env)
     if proc.returncode != 0 or not result_file.exists():
         return {"strategy": name, "size": size, "calls": calls, "crashed": proc.returncode}
     result: Result = json.loads(result_file.read_text())
@@ -528,8 +530,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--before",
         type=Path,
-        help="also run the retrace strategy on an older tree (DIR/server), e.g. from "
-        "`git archive <rev> server | tar -x -C DIR`, and report now/before ratios",
+        help="also run the retrace strategy of an older tree (DIR/server and DIR/bench), e.g. from "
+        "`git archive <rev> server bench | tar -x -C DIR`, and report now/before ratios",
     )
     p.add_argument("--child", choices=list(STRATEGIES), help=argparse.SUPPRESS)
     p.add_argument("--size", type=int, help=argparse.SUPPRESS)

@@ -53,6 +53,12 @@ export function forgetOpenedChangeViews(): void {
     openedViews.clear();
 }
 
+/** A tab this activation opened: its label is the title, or the title with VS Code's file count
+ *  appended ("Retrace: Baseline ↔ current (3 files)"). */
+function isOpenedView(label: string): boolean {
+    return openedViews.has(label) || [...openedViews].some(title => label.startsWith(`${title} (`));
+}
+
 function isKnownInput(input: unknown): boolean {
     return (
         input instanceof vscode.TabInputText ||
@@ -74,7 +80,7 @@ function isKnownInput(input: unknown): boolean {
 export async function closeStaleChangeViews(): Promise<number> {
     const stale = vscode.window.tabGroups.all
         .flatMap(g => g.tabs)
-        .filter(t => t.label.startsWith('Retrace: ') && !isKnownInput(t.input) && !openedViews.has(t.label));
+        .filter(t => t.label.startsWith('Retrace: ') && !isKnownInput(t.input) && !isOpenedView(t.label));
     if (stale.length > 0) {
         await vscode.window.tabGroups.close(stale, true);
     }

@@ -24,6 +24,8 @@ export type AgentActivity = 'idle' | 'running' | 'error';
 export class StatusItem implements vscode.Disposable {
     private readonly item = vscode.window.createStatusBarItem('retrace.status', vscode.StatusBarAlignment.Left, 10);
     private readonly runningSessions = new Set<string>();
+    /** Turn starts/ends seen since the last `session/list` request: its answer may predate them. */
+    private readonly changedSinceSync = new Map<string, boolean>();
     private activity: AgentActivity = 'idle';
     private lastError = '';
     private stats = '';
@@ -64,10 +66,12 @@ export class StatusItem implements vscode.Disposable {
     private onEvent(e: AgentEvent): void {
         switch (e.kind) {
             case 'turnStarted':
+                this.changedSinceSync.set(e.sessionId, true);
                 this.runningSessions.add(e.sessionId);
                 this.activity = 'running';
                 break;
             case 'turnFinished':
+                this.changedSinceSync.set(e.sessionId, false);
                 this.runningSessions.delete(e.sessionId);
                 this.activity = e.stopReason === 'error' ? 'error' : this.runningSessions.size > 0 ? 'running' : 'idle';
                 this.scheduleStats();
@@ -98,10 +102,19 @@ export class StatusItem implements vscode.Disposable {
             return;
         }
         try {
+            this.changedSinceSync.clear();
             const { sessions } = await rpc.request(METHODS.sessionList, {});
             this.runningSessions.clear();
             for (const s of sessions.filter(x => x.running)) {
                 this.runningSessions.add(s.id);
+            }
+            // Events that arrived while the request was in flight are newer than its answer.
+            for (const [id, running] of this.changedSinceSync) {
+                if (running) {
+                    this.runningSessions.add(id);
+                } else {
+                    this.runningSessions.delete(id);
+                }
             }
             this.activity = this.runningSessions.size > 0 ? 'running' : 'idle';
             void vscode.commands.executeCommand('setContext', CONTEXT_AGENT_RUNNING, this.runningSessions.size > 0);
