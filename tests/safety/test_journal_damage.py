@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.safety.conftest import Cli
+from tests.cli.cli_support import Cli
 
 import retrace.engine.manifest as manifest_mod
 from retrace.engine import Engine, EngineConfig

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.safety.conftest import Cli, tree
+from tests.cli.cli_support import Cli, tree
 from tests.safety.store_damage import BLOB_DAMAGE, damage_blob, sha
 
 A1 = b"".join(b"line %d of a\n" % i for i in range(40))

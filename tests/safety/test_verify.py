@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.safety.conftest import Cli
+from tests.cli.cli_support import Cli
 from tests.safety.store_damage import BLOB_DAMAGE, damage_blob, sha
 
 OLD = b"old content\n" * 20
