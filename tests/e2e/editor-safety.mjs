@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor,
+  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor, workbench,
 } from './harness.mjs';
 
 const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
@@ -64,45 +64,11 @@ const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 page.on('pageerror', e => log('pageerror', e.message));
 let failed = false;
 
-const sidebar = () => page.locator('[id="workbench.view.extension.retrace"]');
-const row = text => sidebar().locator('.monaco-list-row', { hasText: text }).first();
-const chat = () => page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+const { sidebar, row, chat, dialogButton, toast, contextMenu, sendPrompt, openFile } = workbench(page, ws);
 const dialog = () => page.locator('.monaco-dialog-box').first();
-const dialogButton = text => page.locator('.monaco-dialog-box .monaco-button', { hasText: text }).first();
-const toast = text => page.locator('.notification-toast', { hasText: text }).first();
 const status = () => page.locator('.statusbar-item', { hasText: 'Retrace:' }).first();
 // Monaco renders spaces as no-break spaces.
 const editorText = async () => (await page.locator('.editor-group-container.active .monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
-
-async function contextMenu(rowText, item) {
-  await row(rowText).click({ button: 'right' });
-  const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
-  await entry.waitFor();
-  // The workbench ignores a click that lands while the menu is still opening: click until it closes.
-  await waitFor(`menu entry "${item}" taken`, async () => {
-    if (!(await entry.isVisible())) return true;
-    await entry.click({ timeout: 2000 }).catch(() => {});
-    return page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 1000 }).then(() => true, () => false);
-  }, 10000);
-}
-
-async function sendPrompt(text) {
-  const box = chat().locator('#prompt');
-  await box.waitFor();
-  await chat().locator('#send:not([disabled])').waitFor({ timeout: 60000 });
-  await box.fill(text);
-  await box.press('Enter');
-}
-
-async function openFile(rel) {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(ws(rel));
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor();
-  await input.press('Enter');
-  await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
-}
 
 async function runCommand(title) {
   await page.keyboard.press('F1');

@@ -128,3 +128,49 @@ export async function waitFor(what, fn, timeoutMs = 30000, intervalMs = 100) {
     await new Promise(r => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * The workbench pieces every UI scenario drives: the Retrace sidebar and its rows, the chat
+ * webview, dialogs and toasts, a timeline row's context menu, the chat prompt, quick-open.
+ * `ws(rel)` turns a workspace-relative path into the absolute one quick-open resolves directly.
+ */
+export function workbench(page, ws) {
+  const sidebar = () => page.locator('[id="workbench.view.extension.retrace"]');
+  const row = text => sidebar().locator('.monaco-list-row', { hasText: text }).first();
+  const chat = () => page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  const dialogButton = text => page.locator('.monaco-dialog-box .monaco-button', { hasText: text }).first();
+  const toast = text => page.locator('.notification-toast', { hasText: text }).first();
+
+  async function contextMenu(rowText, item) {
+    await row(rowText).click({ button: 'right' });
+    const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
+    await entry.waitFor();
+    // The workbench ignores a click that lands while the menu is still opening: click until it closes.
+    await waitFor(`menu entry "${item}" taken`, async () => {
+      if (!(await entry.isVisible())) return true;
+      await entry.click({ timeout: 2000 }).catch(() => {});
+      return page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 1000 }).then(() => true, () => false);
+    }, 10000);
+  }
+
+  async function sendPrompt(text) {
+    const box = chat().locator('#prompt');
+    await box.waitFor();
+    await chat().locator('#send:not([disabled])').waitFor({ timeout: 60000 });
+    await box.fill(text);
+    await box.press('Enter');
+  }
+
+  async function openFile(rel) {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    // An absolute path resolves directly (the workbench's file-search cache may not know new files yet).
+    await input.fill(ws(rel));
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor();
+    await input.press('Enter');
+    await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
+  }
+
+  return { sidebar, row, chat, dialogButton, toast, contextMenu, sendPrompt, openFile };
+}
