@@ -286,17 +286,6 @@ class Engine:
             log.warning("%s", msg)
 
     # ------------------------------------------------------------------ manifests
-    def _ancestry(self, cid: str | None) -> Iterator[str]:
-        return self._history.ancestry(cid)
-
-    def _snapshot(self, sid: str) -> Manifest:
-        return self._history.snapshot(sid)
-
-    def _remember_snapshot(self, sid: str, m: Manifest) -> None:
-        """Cache a snapshot we just wrote (a copy: the head manifest keeps changing), so the
-        first restore touching an old path does not have to decode it from the store."""
-        self._history.remember_snapshot(sid, m)
-
     def _manifest_at(self, cid: str) -> Manifest:
         """Full manifest of a checkpoint (a fresh dict the caller may not mutate if head)."""
         if cid == self._history.head_id and self._history.head:
