@@ -332,7 +332,14 @@ class Restorer:
             # Met while planning, before any file changed: name what cannot be restored.
             why = f"checkpoint {target.id} cannot be restored, nothing was changed: {exc}"
             raise StoreCorrupt(why) from exc
-        if not dry_run and outcome.kind != "nothingToRestore":
+        if dry_run:
+            return outcome
+        if outcome.kind == "nothingToRestore":
+            # The disk already matches the target, possibly through changes nobody recorded (a
+            # file the user deleted that the agent had created): record them, so the head
+            # describes the disk as after any restore.
+            self._host.record_foreign("external", {"label": f"changes found when restoring {target.id}"})
+        else:
             self._record_restore(t0, outcome.kind, target.id)
         return outcome
 
