@@ -254,6 +254,13 @@ export interface ConversationView {
   messages: MessageView[];
   running: boolean;
   sessionId: string;
+  /**
+   * How each finished tool call on this branch ended (tool_use id → ok | error | denied |
+   * interrupted | cancelled), from the journal: the client shows this, never guesses it.
+   */
+  toolStatuses: {
+    [k: string]: string | undefined;
+  };
   usage: UsageTotals;
   /**
    * Unanswered prompts on this branch (shown as failed turns with a retry action).

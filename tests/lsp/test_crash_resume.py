@@ -67,6 +67,10 @@ async def test_kill_during_long_command_then_resume(workspace: Path, store: Path
                 if block.get("type") == "tool_result"
             ]
             assert any("interrupted" in str(block.get("content")) for block in results), results
+            # The client is told how each call ended (it shows "interrupted", not a guess).
+            statuses = conversation["toolStatuses"]
+            assert "interrupted" in statuses.values(), statuses
+            assert "ok" in statuses.values(), statuses
 
             follow = await resumed.run_turn("after restart", session_id=session_id)
             assert resumed.events_of("toolCallStarted", follow["turnId"]) == []

@@ -150,13 +150,27 @@ export class ChatTranscript {
                 } else if (block['type'] === 'tool_use' && typeof block['id'] === 'string' && typeof block['name'] === 'string') {
                     const input = typeof block['input'] === 'object' && block['input'] !== null ? (block['input'] as JsonObject) : {};
                     const result = results.get(block['id']);
-                    const status: ToolStatus = result === undefined ? (index === view.messages.length - 1 && running ? 'running' : 'interrupted') : result.isError ? 'error' : 'ok';
+                    const status = toolStatus(view.toolStatuses[block['id']], result, index === view.messages.length - 1 && running);
                     this.items.push({ kind: 'tool', id: block['id'], tool: block['name'], summary: toolSummary(block['name'], input), status, output: result?.output ?? '' });
                 }
             });
             failedAfter(m.id);
         });
     }
+}
+
+const KNOWN_STATUSES: ReadonlySet<string> = new Set<ToolStatus>(['ok', 'error', 'denied', 'interrupted', 'cancelled']);
+
+/** The server's journaled status wins; without one the call still runs (last message of a
+ * running turn) or was cut off. */
+function toolStatus(journaled: string | undefined, result: { isError: boolean } | undefined, stillRunning: boolean): ToolStatus {
+    if (journaled !== undefined && KNOWN_STATUSES.has(journaled)) {
+        return journaled as ToolStatus;
+    }
+    if (result !== undefined) {
+        return result.isError ? 'error' : 'ok';
+    }
+    return stillRunning ? 'running' : 'interrupted';
 }
 
 function resultText(content: unknown): string {

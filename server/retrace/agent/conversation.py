@@ -108,6 +108,9 @@ class ConversationView(CamelModel):
     running: bool = False
     withdrawn: list[WithdrawnPrompt] = Field(default_factory=list)
     """Unanswered prompts on this branch (shown as failed turns with a retry action)."""
+    tool_statuses: dict[str, str] = Field(default_factory=dict)
+    """How each finished tool call on this branch ended (tool_use id → ok | error | denied |
+    interrupted | cancelled), from the journal: the client shows this, never guesses it."""
 
 
 # --------------------------------------------------------------------------- state
@@ -303,6 +306,12 @@ class Conversation:
                 for w in self.withdrawn
                 if w.message_id not in on_branch and (w.after is None or w.after in on_branch)
             ],
+            tool_statuses={
+                use["id"]: record.status
+                for m in chain
+                for use in tool_uses(m.content)
+                if (record := self.tool_calls.get(use["id"])) is not None and record.status is not None
+            },
         )
 
     def result_for(self, tool_use_id: str, missing: str) -> dict[str, Any]:

@@ -43,6 +43,7 @@ suite('chat transcript', () => {
             usage: { inputTokens: 10, outputTokens: 5, costUsd: 0 },
             costUsd: 0,
             withdrawn: [],
+            toolStatuses: {},
             messages: [
                 { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'make hello' }] },
                 {
@@ -111,6 +112,7 @@ suite('chat transcript', () => {
             running: false,
             usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
             costUsd: 0,
+            toolStatuses: {},
             messages: [
                 { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'first' }] },
                 { id: 'm2', kind: 'assistant', role: 'assistant', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'answer' }] },
@@ -125,6 +127,30 @@ suite('chat transcript', () => {
         assert.deepEqual(
             t.all.map(i => (i.kind === 'user' ? `${i.text}${i.failed ? ` [${i.failed}]` : ''}` : i.kind)),
             ['before everything [error]', 'first', 'assistant', 'stuck [interrupted]'],
+        );
+    });
+
+    test('loading after a crash: a tool call keeps the status the server journaled (interrupted, denied), not one guessed from its result', () => {
+        const t = new ChatTranscript();
+        const call = (id: string, name: string): Record<string, unknown> => ({ type: 'tool_use', id, name, input: {} });
+        const result = (id: string, isError: boolean): Record<string, unknown> => ({ type: 'tool_result', tool_use_id: id, is_error: isError, content: 'x' });
+        t.load({
+            sessionId: 's1',
+            head: 'm3',
+            running: false,
+            usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+            costUsd: 0,
+            messages: [
+                { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'go' }] },
+                { id: 'm2', kind: 'assistant', role: 'assistant', turnId: 't1', createdAt: null, content: [call('a', 'run_command'), call('b', 'write_file'), call('c', 'read_file'), call('d', 'list_files')] },
+                { id: 'm3', kind: 'toolResults', role: 'user', turnId: 't1', createdAt: null, content: [result('a', true), result('b', true), result('c', false)] },
+            ],
+            withdrawn: [],
+            toolStatuses: { a: 'interrupted', b: 'denied' },
+        });
+        assert.deepEqual(
+            t.all.flatMap(i => (i.kind === 'tool' ? [`${i.id}:${i.status}`] : [])),
+            ['a:interrupted', 'b:denied', 'c:ok', 'd:interrupted'],
         );
     });
 
