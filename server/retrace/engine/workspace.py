@@ -23,17 +23,19 @@ import errno
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrace.engine.errors import RetraceError
+from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
 
 TEMP_PREFIX = ".rt-"
 """Temporary names are ``.rt-<8 random chars>.tmp``: never derived from the target name, so a
 255-byte name gets a short temporary sibling (NAME_MAX cannot be exceeded)."""
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 
 
 class EscapeError(RetraceError):
@@ -102,6 +104,8 @@ _AT_FDCWD = -100
 
 
 def _load_renameat2() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):  # a Linux system call; elsewhere the checked fallback
+        return None
     name = ctypes.util.find_library("c")
     if name is None:
         return None

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from retrace.agent.tools.base import ToolContext, ToolError
+from retrace.oscompat import O_NONBLOCK
 
 NAME_MAX_BYTES = 255
 PATH_MAX_BYTES = 4096
@@ -90,7 +91,8 @@ def read_regular(real: Path, rel: str, limit: int | None = None) -> bytes:
 
 def _open_nonblocking(path: str, flags: int) -> int:
     # O_NONBLOCK: opening a FIFO with no writer must not hang before fstat can refuse it.
-    return os.open(path, flags | os.O_NONBLOCK)
+    # (Windows has neither FIFOs nor the flag: 0 there.)
+    return os.open(path, flags | O_NONBLOCK)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -15,10 +15,12 @@ import stat
 from collections.abc import Callable
 from typing import TypeVar
 
+from retrace.oscompat import O_CLOEXEC, O_DIRECTORY
+
 PATH_SAFE = 4000
 """Absolute paths this long (bytes) or longer are resolved relative to directory fds: the
 kernel refuses paths longer than PATH_MAX (4096), and a deep tree is still the user's work."""
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
 T = TypeVar("T")
 
 

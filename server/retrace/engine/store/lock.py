@@ -1,10 +1,21 @@
-"""Exclusive writer lock on a store (``fcntl.flock``); the lock file holds the holder's pid."""
+"""Exclusive writer lock on a store, through ``portalocker`` (``flock`` on POSIX, ``msvcrt``
+byte-range locks on Windows).
+
+Contract: :meth:`StoreLock.acquire` never waits. It either holds the lock until
+:meth:`StoreLock.release` (or the process's death: the OS drops the lock with the descriptor,
+which is never inherited by child processes) or raises :class:`StoreLocked` naming the holder's
+pid. The holder writes its pid into the lock file and into ``<lock>.pid`` beside it: on Windows
+the locked range of the lock file cannot be read by another process, the side file can.
+"""
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import os
 from pathlib import Path
+from typing import IO
+
+import portalocker
 
 from retrace.engine.errors import StoreLocked
 
@@ -12,24 +23,48 @@ from retrace.engine.errors import StoreLocked
 class StoreLock:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._fd = -1
+        self.pid_path = path.with_name(path.name + ".pid")
+        self._file: IO[bytes] | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        # "a+b": created when missing, never truncated before the lock is ours. Python opens it
+        # non-inheritable, so a command the server runs cannot keep the store locked.
+        f = self.path.open("a+b")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
+            portalocker.lock(f, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+        except portalocker.exceptions.LockException:
+            f.close()
             raise StoreLocked(
-                f"store is locked by another Retrace process (pid {holder}): {self.path.parent}"
+                f"store is locked: in use by another Retrace process (pid {self._holder()}): "
+                f"{self.path.parent}"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+        except BaseException:
+            f.close()
+            raise
+        mine = f"{os.getpid()}\n".encode()
+        f.seek(0)
+        f.truncate()
+        f.write(mine)
+        f.flush()
+        with contextlib.suppress(OSError):  # only a better error message depends on it
+            self.pid_path.write_bytes(mine)
+        self._file = f
+
+    def _holder(self) -> str:
+        for source in (self.path, self.pid_path):
+            try:
+                text = source.read_text(errors="replace").strip()
+            except OSError:
+                continue
+            if text:
+                return text
+        return "unknown"
 
     def release(self) -> None:
-        if self._fd >= 0:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = -1
+        f, self._file = self._file, None
+        if f is None:
+            return
+        try:
+            portalocker.unlock(f)
+        finally:
+            f.close()

@@ -1,0 +1,39 @@
+"""What differs between the platforms the server runs on (Linux, macOS, Windows), in one place.
+
+Contract: importing this module never fails on any of them. Open flags that a platform lacks are
+``0`` here (``O_CLOEXEC``: Windows handles are not inherited by default; ``O_NOFOLLOW``,
+``O_DIRECTORY``: only POSIX has them, and code that needs their guarantee checks
+:func:`has_dir_fd` first). Predicates are functions, read at call time, so tests can simulate
+another platform by monkeypatching ``sys.platform`` / ``os.supports_dir_fd``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
+O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
+O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+
+
+def is_windows() -> bool:
+    return sys.platform == "win32"
+
+
+def has_dir_fd() -> bool:
+    """Whether ``os.open``/``os.stat`` accept ``dir_fd`` (POSIX ``openat``): the checkpoint
+    engine resolves every workspace path through directory descriptors so that nothing is
+    written through a symlinked parent, and cannot keep that promise without them."""
+    return os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
+
+
+def require_dir_fd(what: str) -> None:
+    """Raise :class:`OSError` naming the platform when :func:`has_dir_fd` is false: an explicit
+    refusal instead of a failure deep inside a file operation."""
+    if not has_dir_fd():
+        raise OSError(
+            f"{what} needs descriptor-relative file operations (openat), which this platform "
+            f"({sys.platform}) does not provide; Retrace's checkpoint engine supports Linux and macOS"
+        )
