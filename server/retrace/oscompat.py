@@ -29,11 +29,12 @@ def has_dir_fd() -> bool:
     return os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
 
 
-def require_dir_fd(what: str) -> None:
-    """Raise :class:`OSError` naming the platform when :func:`has_dir_fd` is false: an explicit
-    refusal instead of a failure deep inside a file operation."""
-    if not has_dir_fd():
-        raise OSError(
-            f"{what} needs descriptor-relative file operations (openat), which this platform "
-            f"({sys.platform}) does not provide; Retrace's checkpoint engine supports Linux and macOS"
-        )
+def dir_fd_missing(what: str) -> str | None:
+    """Why ``what`` cannot run here (one line naming the platform), ``None`` when
+    :func:`has_dir_fd`: callers refuse explicitly instead of failing inside a file operation."""
+    if has_dir_fd():
+        return None
+    return (
+        f"{what} needs descriptor-relative file operations (openat), which this platform "
+        f"({sys.platform}) does not provide; it supports Linux and macOS"
+    )

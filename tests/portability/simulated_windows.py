@@ -13,7 +13,7 @@ from __future__ import annotations
 
 BLOCKED_MODULES = ("fcntl", "termios", "resource", "pwd", "grp", "pty", "tty")
 
-PRELUDE = r'''
+PRELUDE = r"""
 import sys, os, signal, importlib.abc
 # Dependencies and platform-sensitive standard modules, imported with the real platform.
 for _name in ("asyncio", "subprocess", "pathlib", "shutil", "tempfile", "ctypes", "ctypes.util",
@@ -26,7 +26,7 @@ for _name in ("asyncio", "subprocess", "pathlib", "shutil", "tempfile", "ctypes"
     except ImportError:
         pass
 
-BLOCKED = set(%(blocked)r)
+BLOCKED = set(@BLOCKED@)
 
 class _Windows(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
@@ -58,4 +58,4 @@ os.supports_dir_fd = set()
 os.supports_follow_symlinks = {os.stat}
 os.supports_fd = {os.stat}
 sys.platform = "win32"
-''' % {"blocked": BLOCKED_MODULES}
+""".replace("@BLOCKED@", repr(BLOCKED_MODULES))

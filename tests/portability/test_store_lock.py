@@ -72,7 +72,9 @@ def test_a_holder_here_refuses_another_process(tmp_path: Path) -> None:
             "try:\n    StoreLock(Path(sys.argv[1])).acquire()\n"
             "except StoreLocked as e:\n    print(e)\n    raise SystemExit(3)\n"
         )
-        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+        )
         assert out.returncode == 3, out.stderr
         assert f"pid {os.getpid()}" in out.stdout
         assert len(out.stdout.strip().splitlines()) == 1

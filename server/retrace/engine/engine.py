@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Unpack
 
+from retrace import oscompat
 from retrace.engine.capture import Capturer
 from retrace.engine.changes import Changes
 from retrace.engine.checkpointing import Committer
@@ -159,6 +160,8 @@ class Engine:
         ``catch_up=False`` skips that ``external`` checkpoint: for a caller that is about to
         checkpoint the workspace itself (``retrace checkpoint``), those changes are its own.
         """
+        if (unsupported := oscompat.dir_fd_missing("Retrace's checkpoint engine")) is not None:
+            raise RetraceError(unsupported)
         ws = Path(os.path.realpath(Path(workspace).expanduser()))
         if not ws.is_dir():
             raise RetraceError(f"workspace is not a directory: {workspace}")

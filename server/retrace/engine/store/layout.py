@@ -2,7 +2,10 @@
 
 ``<store>/store.json`` (format version, workspace path), ``blobs/``, ``sessions/<id>/journal.jsonl``,
 ``cache/`` (rebuildable: stat cache), ``lock``. The default location is ``$RETRACE_STORE`` or
-``$XDG_DATA_HOME/retrace/stores/<slug>-<sha256(workspace)[:12]>`` — never inside the workspace.
+``<user data dir>/retrace/stores/<slug>-<sha256(workspace)[:12]>`` — never inside the workspace.
+The user data dir is the platform's (``platformdirs``): ``$XDG_DATA_HOME`` (else
+``~/.local/share``) on Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
+Windows.
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
@@ -17,6 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 from retrace.engine.errors import RetraceError, StoreCorrupt, StoreNotInitialised
 
 FORMAT_VERSION = 1
@@ -27,10 +32,12 @@ def default_store_dir(workspace: Path) -> Path:
     if env:
         return Path(env).expanduser().resolve()
     ws = workspace.resolve()
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    base = Path(platformdirs.user_data_dir("retrace", appauthor=False))
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", ws.name).strip("-") or "root"
-    digest = hashlib.sha256(str(ws).encode()).hexdigest()[:12]
-    return Path(xdg) / "retrace" / "stores" / f"{slug}-{digest}"
+    # normcase: where the file system ignores letter case (Windows), C:\Work and c:\work are
+    # one workspace and must share one store. The identity on POSIX, so Linux keys are unchanged.
+    digest = hashlib.sha256(os.path.normcase(str(ws)).encode()).hexdigest()[:12]
+    return base / "stores" / f"{slug}-{digest}"
 
 
 class StoreLayout:
