@@ -1,7 +1,9 @@
-"""``run_command``: a shell command (``bash -lc``) in the workspace, in its own process group.
+"""``run_command``: a shell command in the workspace, in its own process group.
 
-The whole group is killed when the command times out or the turn is cancelled, so no child
-outlives the call. Output (stdout and stderr interleaved) is capped, keeping head and tail; the
+The shell is the platform's (:mod:`retrace.agent.tools.shell`: ``bash -lc``, ``/bin/sh -c``
+without bash, cmd.exe or PowerShell on Windows) and the tool description names it. The whole
+group (process tree on Windows) is killed when the command times out or the turn is cancelled,
+so no child outlives the call. Output (stdout and stderr interleaved) is capped, keeping head and tail; the
 exit code is always reported. The files it changed are unknown (``changed_paths=None``): the
 engine detects them. The command does not inherit the model API credentials
 (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off variables): ``env`` output is a
@@ -13,16 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 
 from pydantic import Field
 
 from retrace import credentials
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
 from retrace.agent.tools.paths import workspace_root
+from retrace.agent.tools.shell import choose_shell, describe, kill_tree, spawn_options
 
 MAX_TIMEOUT_S = 3600.0
+SHELL = choose_shell()
+"""Chosen once: the description the model saw and the shell that runs its commands agree."""
 
 
 def command_env() -> dict[str, str]:
@@ -31,7 +34,7 @@ def command_env() -> dict[str, str]:
 
 class RunCommandInput(ToolInput):
     command: str
-    """The bash command line to run in the workspace root."""
+    """The command line to run in the workspace root, in the shell the tool description names."""
     timeout_s: float | None = Field(default=None, gt=0)
     """Seconds before the command is killed. Default: the configured command timeout."""
 
@@ -70,25 +73,32 @@ class _CappedBuffer:
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    kill_tree(proc.pid)
+    if proc.returncode is None:  # the shell itself, where the tree kill could not reach it
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+    options = {
+        "cwd": workspace_root(ctx),
+        "env": command_env(),
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.STDOUT,
+        **spawn_options(),  # its own process group: killable as a whole
+    }
+    argv = SHELL.argv(command)
+    if argv is None:  # cmd.exe: %COMSPEC% /c "<command>", a command line (see shell.py)
+        return await asyncio.create_subprocess_shell(command, **options)
+    return await asyncio.create_subprocess_exec(*argv, **options)
 
 
 async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     if not args.command.strip():
         raise ToolError("command is empty")
     timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
-    proc = await asyncio.create_subprocess_exec(
-        "bash",
-        "-lc",
-        args.command,
-        cwd=workspace_root(ctx),
-        env=command_env(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,  # its own process group: killable as a whole
-    )
+    proc = await _spawn(args.command, ctx)
     buffer = _CappedBuffer(ctx.output_cap_bytes)
 
     async def pump() -> None:
@@ -123,8 +133,7 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
 
 SPEC = ToolSpec(
     name="run_command",
-    description="Run a bash command in the workspace root (e.g. tests, builds, git status). "
-    "Output is capped; the exit code is reported. Killed after timeout_s seconds.",
+    description=describe(SHELL),
     category="command",
     input_model=RunCommandInput,
     run=run,
