@@ -11,16 +11,15 @@ makes the resolution fail with ``ELOOP``/``ENOTDIR``: nothing is ever written th
 so nothing outside the workspace can be created, replaced or removed.
 """
 
-# Descriptor-relative os calls on purpose: pathlib cannot express dir_fd operations.
-# ruff: noqa: PTH117
-
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import ctypes.util
 import errno
+import ntpath
 import os
+import posixpath
 import secrets
 import stat
 import sys
@@ -42,23 +41,73 @@ class EscapeError(RetraceError):
     """A path that would leave the workspace (absolute, ``..``, or through a symlink)."""
 
 
-def normalize_rel(path: str | Path, root: str | Path | None = None) -> str:
+_WINDOWS_DEVICES = frozenset(
+    ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
+    + [f"{dev}{n}" for dev in ("COM", "LPT") for n in [*"123456789", "¹", "²", "³"]]
+)
+_WINDOWS_BAD_CHARS = frozenset('<>:"|?*\\/') | {chr(c) for c in range(32)}
+
+
+def windows_name_problem(name: str) -> str | None:
+    """Why Windows cannot hold ``name`` as the file it says (``None``: it can). Reserved device
+    names (also with an extension: ``nul.txt`` is the NUL device) open a device instead of a
+    file; a trailing dot or space is silently dropped (``x.`` would be ``x``); ``:`` selects an
+    alternate data stream of another file; the other characters are refused by Windows."""
+    if name.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_DEVICES:
+        return "a reserved device name on Windows"
+    if name.endswith((".", " ")) and name not in (".", ".."):
+        return "a name ending in a dot or space, which Windows silently drops"
+    bad = sorted(set(name) & _WINDOWS_BAD_CHARS)
+    if bad:
+        return f"a name with {bad[0]!r}, which Windows does not allow in file names"
+    return None
+
+
+def _windows_absolute(text: str) -> bool:
+    """Rooted (``/x``), UNC (``//server/share``) or drive-qualified (``C:/x``, and the
+    drive-relative ``C:x``, which is relative to that drive's current folder, not the workspace)."""
+    return text.startswith("/") or (
+        len(text) >= 2 and text[1] == ":" and text[0].isascii() and text[0].isalpha()
+    )
+
+
+def _under_root(text: str, root: str | Path, *, windows: bool) -> str:
+    """The part of absolute ``text`` below ``root`` ("" for the root itself), or EscapeError.
+    Compared lexically: symlinks are not resolved (a link inside the workspace is a workspace
+    entry, not a way out); on Windows without regard to letter case, as the file system does."""
+    base = ntpath.normpath(os.fspath(root)) if windows else posixpath.normpath(os.fspath(root))
+    norm = ntpath.normpath(text) if windows else posixpath.normpath(text)
+    if windows and not ntpath.isabs(norm):  # C:x: relative to drive C's current folder
+        raise EscapeError(f"{text} is relative to a drive's current folder, not to the workspace")
+    sep = "\\" if windows else "/"
+    key_base, key = (ntpath.normcase(base), ntpath.normcase(norm)) if windows else (base, norm)
+    if key != key_base and not key.startswith(key_base.rstrip(sep) + sep):
+        raise EscapeError(f"{text} is outside the workspace {base}")
+    return norm[len(base.rstrip(sep)) :].replace("\\", "/") if windows else norm[len(base) :]
+
+
+def normalize_rel(path: str | Path, root: str | Path | None = None, *, windows: bool | None = None) -> str:
     """``path`` as a workspace-relative ``/``-separated path, or :class:`EscapeError`.
 
     An absolute ``path`` is accepted only under ``root`` (compared lexically, symlinks are not
-    resolved: a link inside the workspace is a workspace entry, not a way out)."""
-    text = os.fspath(path).replace(os.sep, "/")
-    if os.path.isabs(text):
+    resolved: a link inside the workspace is a workspace entry, not a way out). ``windows``
+    (default: this platform's rules) adds Windows's: ``\\`` separates, drive letters and UNC
+    paths are absolute, case is ignored against ``root``, and every component must be a name
+    Windows stores as itself (:func:`windows_name_problem`)."""
+    windows = sys.platform == "win32" if windows is None else windows
+    raw = os.fspath(path)
+    text = raw.replace("\\", "/") if windows else raw.replace(os.sep, "/")
+    if (windows and _windows_absolute(text)) or (not windows and text.startswith("/")):
         if root is None:
-            raise EscapeError(f"{text} is absolute")
-        base = os.path.normpath(os.fspath(root)).replace(os.sep, "/")
-        norm = os.path.normpath(text).replace(os.sep, "/")
-        if norm != base and not norm.startswith(base.rstrip("/") + "/"):
-            raise EscapeError(f"{text} is outside the workspace {base}")
-        text = norm[len(base) :].lstrip("/")
+            raise EscapeError(f"{raw} is absolute")
+        text = _under_root(raw if windows else text, root, windows=windows)
     parts = [p for p in text.split("/") if p not in ("", ".")]
     if not parts or any(p == ".." for p in parts):
-        raise EscapeError(f"{path!s} is not a path inside the workspace")
+        raise EscapeError(f"{raw!s} is not a path inside the workspace")
+    if windows:
+        for part in parts:
+            if (problem := windows_name_problem(part)) is not None:
+                raise EscapeError(f"{raw!s}: {part!r} is {problem}")
     return "/".join(parts)
 
 

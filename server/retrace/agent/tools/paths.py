@@ -17,7 +17,9 @@ import secrets
 import stat
 from pathlib import Path
 
+from retrace import oscompat
 from retrace.agent.tools.base import ToolContext, ToolError
+from retrace.engine.workspace import windows_name_problem
 from retrace.oscompat import O_NONBLOCK
 
 NAME_MAX_BYTES = 255
@@ -26,6 +28,16 @@ PATH_MAX_BYTES = 4096
 
 def workspace_root(ctx: ToolContext) -> Path:
     return Path(os.path.realpath(ctx.workspace))
+
+
+def _refuse_unportable_names(raw: str, rel: str) -> None:
+    """On Windows, a component Windows cannot store as itself (``nul.txt`` opens the NUL device,
+    ``a.txt:x`` a hidden stream of ``a.txt``, ``x.`` becomes ``x``) is refused."""
+    if not oscompat.is_windows() or rel == ".":
+        return
+    for part in rel.split("/"):
+        if (problem := windows_name_problem(part)) is not None:
+            raise ToolError(f"{raw}: {part!r} is {problem}; refused")
 
 
 def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Path, str]:
@@ -55,6 +67,7 @@ def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Pa
             raise ToolError(f"{raw} resolves through a symlink to a place outside the workspace; refused")
         raise ToolError(f"{raw} is outside the workspace; only paths inside {root} are allowed")
     rel = real.relative_to(root).as_posix()
+    _refuse_unportable_names(raw, rel)
     if rel == "." and not allow_root:
         raise ToolError(f"{raw} is the workspace folder itself, not a file")
     return real, "" if rel == "." else rel
