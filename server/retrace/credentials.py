@@ -107,6 +107,8 @@ def _reexec_without(found: dict[str, str]) -> None:
 
 def _deny_dumping() -> None:
     if not sys.platform.startswith("linux"):
+        # Other platforms have no per-process switch for this; said once, so it is not silent.
+        log.info("non-dumpable process (prctl) is Linux-only; not available on %s", sys.platform)
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -123,6 +125,10 @@ def secure_process_start(*, reexec: bool = True) -> None:
     it was executed with (``reexec``; POSIX only), scrubs ``os.environ`` and denies dumping."""
     _take_handoffs()
     found = {name: value for name in SECRETS if (value := os.environ.get(name))}
+    if found and reexec and os.name != "posix":
+        log.info(
+            "restart without the key in the environment needs exec (POSIX); removed from os.environ only"
+        )
     if found and reexec and os.name == "posix":
         try:
             _reexec_without(found)
