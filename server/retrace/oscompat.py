@@ -22,6 +22,12 @@ def is_windows() -> bool:
     return sys.platform == "win32"
 
 
+def ignores_case() -> bool:
+    """Whether the platform's default file system treats names that differ only in letter case
+    as one file (Windows NTFS, macOS APFS/HFS+ as formatted by default)."""
+    return sys.platform in ("win32", "darwin")
+
+
 def has_dir_fd() -> bool:
     """Whether ``os.open``/``os.stat`` accept ``dir_fd`` (POSIX ``openat``): the checkpoint
     engine resolves every workspace path through directory descriptors so that nothing is

@@ -111,6 +111,29 @@ def normalize_rel(path: str | Path, root: str | Path | None = None, *, windows: 
     return "/".join(parts)
 
 
+def disk_case(root: str | Path, rel: str) -> str:
+    """``rel`` spelled the way the directory entries on disk spell it, for file systems that
+    ignore letter case: ``readme.md`` names the existing ``README.md`` there, and must be recorded,
+    compared (``.GIT`` is ``.git``) and reported under that one name. Each component takes the
+    entry that matches exactly, else the single entry equal to it ignoring case; from the first
+    component that does not exist on, ``rel`` is kept as given."""
+    parts = rel.split("/")
+    current = os.fspath(root)
+    for i, part in enumerate(parts):
+        try:
+            with os.scandir(current) as entries:
+                names = [entry.name for entry in entries]
+        except OSError:
+            break
+        if part not in names:
+            folded = [name for name in names if name.casefold() == part.casefold()]
+            if len(folded) != 1:
+                break
+            parts[i] = folded[0]
+        current = f"{current}{os.sep}{parts[i]}"
+    return "/".join(parts)
+
+
 def temp_name(suffix: str = ".tmp") -> str:
     return f"{TEMP_PREFIX}{secrets.token_hex(4)}{suffix}"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from retrace import oscompat
 from retrace.agent.tools.base import ToolContext, ToolError
-from retrace.engine.workspace import windows_name_problem
+from retrace.engine.workspace import disk_case, windows_name_problem
 from retrace.oscompat import O_NONBLOCK
 
 NAME_MAX_BYTES = 255
@@ -67,6 +67,9 @@ def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Pa
             raise ToolError(f"{raw} resolves through a symlink to a place outside the workspace; refused")
         raise ToolError(f"{raw} is outside the workspace; only paths inside {root} are allowed")
     rel = real.relative_to(root).as_posix()
+    if oscompat.ignores_case() and rel != ".":
+        rel = disk_case(root, rel)  # one name per file where case does not tell files apart
+        real = root / rel
     _refuse_unportable_names(raw, rel)
     if rel == "." and not allow_root:
         raise ToolError(f"{raw} is the workspace folder itself, not a file")
