@@ -37,16 +37,19 @@ _IMPORT_ALL = textwrap.dedent(
 
 _CLI_HELP = textwrap.dedent(
     """
-    import importlib.util
-    spec = importlib.util.find_spec("retrace.__main__")
-    assert spec is not None
-    from retrace.cli.main import main
-    try:
-        code = main(["--help"])
-    except SystemExit as exc:
-        code = exc.code
-    print("EXIT", code)
-    raise SystemExit(code or 0)
+    import runpy, sys
+    # ``python -m retrace --help`` and ``python -m retrace.offline --help``: the real entry points.
+    for module in ("retrace", "retrace.offline"):
+        sys.argv = [module, "--help"]
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            code = exc.code
+        else:
+            code = 0
+        print("EXIT", module, code)
+        if code:
+            raise SystemExit(code)
     """
 )
 
@@ -88,3 +91,4 @@ def test_cli_help_runs_on_windows() -> None:
     out = _run(_CLI_HELP)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "usage: retrace" in out.stdout
+    assert "EXIT retrace 0" in out.stdout and "EXIT retrace.offline 0" in out.stdout
