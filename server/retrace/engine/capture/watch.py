@@ -115,7 +115,9 @@ class Watcher:
         ``watch_tree`` False, none yet: the caller's walk calls :meth:`add_dir` per directory)."""
         self.close()
         if self._lib is None:
-            self.reason = "inotify is not available on this platform"
+            self.reason = (
+                f"inotify is not available on this platform ({sys.platform}): stat walks find changes"
+            )
             return False
         fd = self._lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
         if fd < 0:
