@@ -133,3 +133,30 @@ async def test_tools_refuse_names_windows_cannot_hold(
     monkeypatch.setattr(workspace_module.sys, "platform", "linux")
     ok = await execute("write_file", {"path": "nul.txt", "content": "x"}, ctx)
     assert not ok.is_error, ok.output
+
+
+_POSIX_PIECES = st.sampled_from(
+    ["a", "B", ".", "..", "", "/", "//", "\\", "C:", "home", "ann", "proj", "proj2", " ", "x.", "CON", "\x01"]
+)
+POSIX_ROOT = "/home/ann/proj"
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_POSIX_PIECES, min_size=1, max_size=8).map("".join))
+def test_posix_accepted_paths_stay_inside(text: str) -> None:
+    """The same contract under POSIX rules: a backslash, a colon, ``CON`` are ordinary name
+    characters there, but nothing accepted is empty, dotted, absolute, or outside the root."""
+    import posixpath
+
+    for root in (None, POSIX_ROOT):
+        try:
+            rel = normalize_rel(text, root, windows=False)
+        except EscapeError:
+            continue
+        parts = rel.split("/")
+        assert rel and not rel.startswith("/")
+        assert all(p not in ("", ".", "..") for p in parts)
+        full = posixpath.normpath(posixpath.join(POSIX_ROOT, rel))
+        assert full.startswith(POSIX_ROOT + "/")
+        if text.startswith("/"):
+            assert root is not None and posixpath.normpath(text) == full
