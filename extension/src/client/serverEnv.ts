@@ -21,7 +21,8 @@
 import { createHash } from 'node:crypto';
 import * as nodePath from 'node:path';
 
-export type Platform = 'win32' | 'darwin' | 'linux' | string;
+/** `process.platform` of the machine the env is for (`win32` selects Windows paths). */
+export type Platform = string;
 
 /** The minimum Python the server supports (pyproject `requires-python`). */
 export const MIN_PYTHON: readonly [number, number] = [3, 11];
@@ -112,7 +113,7 @@ export const PROBE_SCRIPT = [
 /** What one interpreter is (from `PROBE_SCRIPT`), or that it cannot run at all. */
 export type PythonProbe =
     | { readonly kind: 'missing'; readonly detail: string }
-    | { readonly kind: 'ran'; readonly python: readonly number[]; readonly executable: string; readonly retrace?: string; readonly error?: string };
+    | { readonly kind: 'ran'; readonly python: readonly number[]; readonly executable: string; readonly retrace?: string | undefined; readonly error?: string | undefined };
 
 export function parseProbe(code: number, output: string, interpreter: string): PythonProbe {
     const line = output

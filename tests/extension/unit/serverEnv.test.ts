@@ -51,7 +51,7 @@ interface Options {
 /** A machine in memory: files, and processes that behave like uv, pip and Python. */
 class Machine implements EnvIo {
     readonly files = new Map<string, { text: string; mtimeMs: number }>();
-    readonly calls: { cmd: string; args: readonly string[]; env?: Record<string, string | undefined> }[] = [];
+    readonly calls: { cmd: string; args: readonly string[]; env?: Record<string, string | undefined> | undefined }[] = [];
     readonly logs: string[] = [];
     readonly p: typeof nodePath.posix;
 
