@@ -14,6 +14,7 @@ import { log } from '../logging';
 import { pythonPathSetting } from '../settings';
 import {
     atLeast,
+    bundledUv,
     envDir,
     fixIt,
     judgeSetting,
@@ -162,6 +163,22 @@ export async function watchPythonExtension(onChange: (path: string) => void): Pr
     return envs?.onDidChangeActiveEnvironmentPath?.(e => onChange(e.path));
 }
 
+/** A packaging tool may drop the executable bit; restore it where the folder allows (else uv is skipped). */
+function ensureExecutable(file: string): void {
+    if (process.platform === 'win32' || !fs.existsSync(file)) {
+        return;
+    }
+    try {
+        fs.accessSync(file, fs.constants.X_OK);
+    } catch {
+        try {
+            fs.chmodSync(file, 0o755);
+        } catch (err) {
+            log.warn(`the bundled uv ${file} is not executable: ${String(err)}`);
+        }
+    }
+}
+
 /** The interpreter that runs the server, building the managed env when needed. */
 export async function findServerPython(context: vscode.ExtensionContext): Promise<ServerPython> {
     const layout = envLayout(context);
@@ -172,6 +189,7 @@ export async function findServerPython(context: vscode.ExtensionContext): Promis
         log.info(`retrace.pythonPath ${configured}: ${JSON.stringify(probe)}`);
         return failure === undefined ? { interpreter: { path: configured, source: 'setting' } } : { failure };
     }
+    ensureExecutable(bundledUv(layout));
     return vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: 'Retrace: preparing the server environment' },
         async progress => {
