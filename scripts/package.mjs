@@ -24,6 +24,11 @@ const stage = path.join(root, 'dist', 'pkg');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const version = process.env.RETRACE_PACKAGE_VERSION || manifest.version;
 const out = path.resolve(root, process.env.RETRACE_PACKAGE_OUT || 'dist/retrace.vsix');
+// One version string for the extension (semver) and the wheel (PEP 440) that both keep verbatim,
+// since the initialize handshake compares them as strings.
+if (!/^\d+\.\d+\.\d+$/.test(version)) {
+  throw new Error(`version ${version} must be MAJOR.MINOR.PATCH (the same string for the extension and the Python wheel)`);
+}
 
 function hostTarget() {
   const os_ = { linux: 'linux', darwin: 'darwin', win32: 'win32' }[process.platform];
