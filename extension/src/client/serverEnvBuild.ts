@@ -60,7 +60,15 @@ async function usableEnv(io: EnvIo, layout: EnvLayout, dir: string): Promise<Env
     return undefined;
 }
 
+/** The private venv earlier releases built (`server-venv/`, unpinned); nothing uses it any more. */
+export const LEGACY_VENV = 'server-venv';
+
 async function removeOthers(io: EnvIo, layout: EnvLayout, now: number): Promise<void> {
+    const legacy = pathFor(layout.platform).join(layout.globalStorage, LEGACY_VENV);
+    if (await io.exists(legacy)) {
+        io.log(`deleting the environment of an earlier release: ${legacy}`);
+        await io.remove(legacy).catch((err: unknown) => io.log(`could not delete ${legacy}: ${String(err)}`));
+    }
     const root = envRoot(layout);
     const entries = await io.list(root);
     for (const name of envDirsToDelete(entries, envDirName(layout.version, layout.lockHash), now)) {

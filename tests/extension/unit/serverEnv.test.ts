@@ -247,11 +247,13 @@ suite('server environment: build and reuse (simulated machine)', () => {
         m.put(m.p.join(root, '0.1.0-0123456789ab', 'bin', 'python'), 'old');
         m.put(m.p.join(root, '0.1.0-0123456789ab', ENV_MARKER), JSON.stringify({ version: '0.1.0', lockHash: '0123456789ab', python: '/usr/bin' }));
         m.put(m.p.join(root, '0.2.0-abcdef012345.tmp-7-1', 'pyvenv.cfg'), '', 0);
+        m.put(m.p.join(LINUX.globalStorage, 'server-venv', 'bin', 'python'), 'unpinned venv of an earlier release');
         m.put(m.p.join(root, '0.2.0-abcdef012345.tmp-8-2', 'pyvenv.cfg'), '', 100_000_000 - 1000);
         const r = await ensure(m);
         assert.ok('python' in r);
         const left = (await m.list(root)).map(e => e.name).sort();
         assert.deepEqual(left, ['0.2.0-abcdef012345', '0.2.0-abcdef012345.tmp-8-2']);
+        assert.equal(await m.exists(m.p.join(LINUX.globalStorage, 'server-venv')), false);
     });
 
     test('a half-built env (no marker) is deleted and rebuilt', async () => {
