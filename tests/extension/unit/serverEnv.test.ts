@@ -345,7 +345,7 @@ suite('server environment: decisions', () => {
         const missing = judgeSetting('/nope/python', parseProbe(-2, 'spawn /nope/python ENOENT', '/nope/python'), '0.2.0');
         assert.equal(missing?.kind, 'setting-unusable');
         assert.match(missing?.detail ?? '', /\/nope\/python does not exist/);
-        assert.doesNotMatch(fixIt(missing as EnvFailure).message, /ENOENT/);
+        assert.doesNotMatch(fixIt(missing).message, /ENOENT/);
         const old = judgeSetting('/x/python', ran([3, 9, 6]), '0.2.0');
         assert.deepEqual([old?.kind, fixIt(old as EnvFailure).button], ['python-too-old', 'Choose interpreter']);
         assert.equal(judgeSetting('/x/python', { ...ran([3, 12]), error: 'ModuleNotFoundError' }, '0.2.0')?.kind, 'setting-unusable');
