@@ -27,7 +27,8 @@ const out = path.resolve(root, process.env.RETRACE_PACKAGE_OUT || 'dist/retrace.
 // One version string for the extension (semver) and the wheel (PEP 440) that both keep verbatim,
 // since the initialize handshake compares them as strings.
 if (!/^\d+\.\d+\.\d+$/.test(version)) {
-  throw new Error(`version ${version} must be MAJOR.MINOR.PATCH (the same string for the extension and the Python wheel)`);
+  console.error(`[package] version ${version} must be MAJOR.MINOR.PATCH (the same string for the extension and the Python wheel)`);
+  process.exit(2);
 }
 
 function hostTarget() {
@@ -92,6 +93,10 @@ function stagedManifest() {
   const m = { ...manifest, version };
   for (const key of ['private', 'devDependencies', 'scripts', 'dependencies']) {
     delete m[key];
+  }
+  if (target === 'universal') {
+    // No bundled uv: the extension builds the env with a found Python (vsce refuses a pattern matching nothing).
+    m.files = m.files.filter(f => !f.startsWith('bin/'));
   }
   return m;
 }
