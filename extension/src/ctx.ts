@@ -17,7 +17,7 @@ import {
     type FeatureState,
 } from 'vscode-languageclient/node';
 import { COMMANDS, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
-import { SERVER_ARGS, type EnvFailure } from './client/serverEnv';
+import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
 import { Supervisor, type Launch, type ServerState } from './client/supervisor';
@@ -278,10 +278,9 @@ export class Ctx implements vscode.Disposable {
             await showFailure(this.envFailure, actions);
             return;
         }
-        const mismatch = /Retrace server is version (\S+) but the extension is version (\S+)/.exec(reason);
-        if (mismatch !== null) {
-            const detail = `server ${mismatch[1] ?? '?'}, extension ${mismatch[2] ?? '?'}`;
-            await showFailure({ kind: 'version-mismatch', detail, fromSetting: this.lastInterpreter?.source === 'setting' }, actions);
+        const mismatch = versionMismatchFrom(reason, this.lastInterpreter?.source === 'setting');
+        if (mismatch !== undefined) {
+            await showFailure(mismatch, actions);
             return;
         }
         const pick = await vscode.window.showErrorMessage(`Retrace server cannot start: ${reason}`, 'Show logs');

@@ -196,6 +196,12 @@ export function fixIt(failure: EnvFailure): FixIt {
     }
 }
 
+/** The server's refusal at `initialize` (the version handshake), read back from its error message. */
+export function versionMismatchFrom(reason: string, fromSetting: boolean): EnvFailure | undefined {
+    const m = /Retrace server is version (\S+) but the extension is version (\d[\w.+-]*\w)/.exec(reason);
+    return m === null ? undefined : { kind: 'version-mismatch', detail: `server ${m[1] ?? '?'}, extension ${m[2] ?? '?'}`, fromSetting };
+}
+
 /** The user-chosen interpreter (`retrace.pythonPath`): used as is, or refused with the reason. */
 export function judgeSetting(interpreter: string, probe: PythonProbe, extensionVersion: string): EnvFailure | undefined {
     if (probe.kind === 'missing') {

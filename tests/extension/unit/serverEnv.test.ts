@@ -15,6 +15,7 @@ import {
     judgeSetting,
     parseMarker,
     parseProbe,
+    versionMismatchFrom,
     STALE_BUILD_MS,
     venvPython,
     type EnvFailure,
@@ -368,6 +369,16 @@ suite('server environment: decisions', () => {
         const actions = failures.map(f => fixIt(f).action);
         assert.deepEqual(actions, ['open-python-downloads', 'open-setting', 'open-setting', 'retry', 'retry', 'rebuild', 'open-setting']);
         assert.equal(fixIt(failures[5] as EnvFailure).button, 'Rebuild server environment');
+    });
+
+    test("the server's version refusal becomes the version-mismatch fix-it", () => {
+        // The exact message the server sends (tests/lsp/test_version_handshake.py checks that side).
+        const reason =
+            "server failed to start: The Retrace server is version 0.1.0 but the extension is version 0.1.1. Run 'Retrace: Rebuild Server Environment' (or, if retrace.pythonPath is set, install retrace 0.1.1 into that interpreter).";
+        assert.deepEqual(versionMismatchFrom(reason, false), { kind: 'version-mismatch', detail: 'server 0.1.0, extension 0.1.1', fromSetting: false });
+        assert.equal(fixIt(versionMismatchFrom(reason, false) as EnvFailure).button, 'Rebuild server environment');
+        assert.equal(fixIt(versionMismatchFrom(reason, true) as EnvFailure).action, 'open-setting');
+        assert.equal(versionMismatchFrom('server failed to start: connection closed', false), undefined);
     });
 
     test('build output is classified: network errors are offline, missing Python is no-python, the rest install-failed', () => {
