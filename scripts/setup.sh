@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Retrace needs to build, run and test, idempotently:
-# Debian packages (Chromium, ripgrep, build tools), the Python venv, npm packages, code-server.
+# Debian packages (Chromium, ripgrep, build tools), the Python venv (runtime deps from the lock),
+# the host's uv for packaging (.tools/uv), npm packages, code-server.
 # SKIP_APT=1 skips the apt step; RETRACE_SKIP_E2E=1 skips Chromium and code-server.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +22,8 @@ if [ "${#need_apt[@]}" -gt 0 ] && [ "${SKIP_APT:-0}" != 1 ]; then
   apt-get install -y -qq --no-install-recommends "${need_apt[@]}" python3 >/dev/null
 fi
 bash scripts/setup-python.sh
+# The uv the packaged extension bundles (one per target; the host's is fetched here).
+echo "[setup] uv for packaging: $(bash scripts/fetch-uv.sh)"
 if [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] npm install"
   npm install --no-audit --no-fund --loglevel=error

@@ -17,7 +17,9 @@ import {
     type FeatureState,
 } from 'vscode-languageclient/node';
 import { COMMANDS, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
-import { findInterpreter, installServer } from './client/serverProcess';
+import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
+import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
+import type { Interpreter } from './client/serverProcess';
 import { Supervisor, type Launch, type ServerState } from './client/supervisor';
 import {
     METHODS,
@@ -73,6 +75,10 @@ export class Ctx implements vscode.Disposable {
     private readonly agentEventEmitter = new vscode.EventEmitter<AgentEvent>();
     private readonly timelineEmitter = new vscode.EventEmitter<TimelineDidChange>();
     handlers: ServerRequestHandlers | undefined;
+    /** Why the last launch could not find or build an interpreter (shown with its fix-it). */
+    private envFailure: EnvFailure | undefined;
+    private lastInterpreter: Interpreter | undefined;
+    private watchingPythonExtension = false;
 
     readonly onDidChangeState = this.stateEmitter.event;
     readonly onAgentEvent = this.agentEventEmitter.event;
@@ -131,8 +137,8 @@ export class Ctx implements vscode.Disposable {
         log.info(`server state: ${state.kind}${state.kind === 'failed' ? ` (${state.reason})` : state.kind === 'running' ? ` (pid ${state.pid})` : ''}`);
         void vscode.commands.executeCommand('setContext', 'retrace.serverRunning', state.kind === 'running');
         this.fire(this.stateEmitter, state, 'server state');
-        if (state.kind === 'failed' && /^(no Python|server failed to start)/.test(state.reason)) {
-            void this.offerInstall(state.reason);
+        if (state.kind === 'failed') {
+            void this.offerFix(state.reason);
         }
     }
 
@@ -192,21 +198,29 @@ export class Ctx implements vscode.Disposable {
         if (folder === undefined) {
             return 'open a folder to use Retrace';
         }
-        const found = await findInterpreter(this.extension.globalStorageUri);
-        if ('problem' in found) {
-            const reason = `no Python can run the Retrace server: ${found.problem}`;
+        this.envFailure = undefined;
+        const found = await findServerPython(this.extension);
+        if ('failure' in found) {
+            this.envFailure = found.failure;
+            const reason = `no Python can run the Retrace server: ${found.failure.detail}`;
             log.error(reason);
             return reason;
         }
-        const interpreter = found.interpreter;
+        const interpreter: Interpreter = { path: found.interpreter.path, source: found.interpreter.source };
+        this.lastInterpreter = interpreter;
+        if (found.interpreter.marker?.builtFrom === 'python-extension') {
+            void this.watchInterpreterChanges();
+        }
         // The key travels on an inherited pipe, never in the server's environment (tools could read it).
         const apiKey = await this.extension.secrets.get(SECRET_API_KEY);
-        const args = ['-m', 'retrace', 'serve'];
+        // Isolated mode: nothing in the workspace (cwd, PYTHONPATH, user site) can shadow the server.
+        const args = [...SERVER_ARGS];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
         const storage = this.extension.storageUri ?? this.extension.globalStorageUri;
         const initializationOptions: InitializationOptions = {
             storeDir: path.join(storage.fsPath, 'store'),
             settings: serverSettings(),
+            clientVersion: envLayout(this.extension).version,
         };
         log.info(`initializationOptions: ${JSON.stringify(initializationOptions)}`);
         const clientOptions: LanguageClientOptions = {
@@ -216,6 +230,8 @@ export class Ctx implements vscode.Disposable {
             revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
             initializationOptions,
             workspaceFolder: folder,
+            // A failed initialize (the version handshake) is reported once, with its fix-it, by onState.
+            initializationFailedHandler: () => false,
         };
         return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, clientOptions, features: [new ResourceOperationsFeature()] };
     }
@@ -255,33 +271,46 @@ export class Ctx implements vscode.Disposable {
         }
     }
 
-    private async offerInstall(reason: string): Promise<void> {
-        const pick = await vscode.window.showErrorMessage(
-            `Retrace server cannot start: ${reason}`,
-            'Install server dependencies',
-            'Set interpreter',
-            'Show logs',
-        );
-        if (pick === 'Install server dependencies') {
-            await vscode.commands.executeCommand(COMMANDS.installServer);
-        } else if (pick === 'Set interpreter') {
-            await vscode.commands.executeCommand('workbench.action.openSettings', 'retrace.pythonPath');
-        } else if (pick === 'Show logs') {
+    /** One notification with one fix-it for a server that cannot start. */
+    private async offerFix(reason: string): Promise<void> {
+        const actions = { retry: () => void this.restart(), rebuild: () => void this.installServerDependencies() };
+        if (this.envFailure !== undefined) {
+            await showFailure(this.envFailure, actions);
+            return;
+        }
+        const mismatch = versionMismatchFrom(reason, this.lastInterpreter?.source === 'setting');
+        if (mismatch !== undefined) {
+            await showFailure(mismatch, actions);
+            return;
+        }
+        const pick = await vscode.window.showErrorMessage(`Retrace server cannot start: ${reason}`, 'Show logs');
+        if (pick === 'Show logs') {
             this.output.show();
         }
     }
 
-    async installServerDependencies(): Promise<void> {
-        try {
-            await installServer(this.extension.extensionUri, this.extension.globalStorageUri);
-        } catch (err) {
-            log.error('installing the server failed', err);
-            void vscode.window.showErrorMessage(`Retrace: ${errorMessage(err)}`, 'Show logs').then(p => {
-                if (p !== undefined) {
-                    this.output.show();
-                }
-            });
+    /** An env built from the Python extension's interpreter follows it: a switch rebuilds it. */
+    private async watchInterpreterChanges(): Promise<void> {
+        if (this.watchingPythonExtension) {
             return;
+        }
+        this.watchingPythonExtension = true;
+        const sub = await watchPythonExtension(path => {
+            log.info(`the Python extension's interpreter changed to ${path}; rebuilding the server environment built from the previous one`);
+            void this.installServerDependencies();
+        });
+        if (sub !== undefined) {
+            this.disposables.push(sub);
+        }
+    }
+
+    /** "Rebuild Server Environment": delete this release's managed env, then start (which builds it). */
+    async installServerDependencies(): Promise<void> {
+        await this.supervisor.stop();
+        try {
+            await deleteManagedEnv(this.extension);
+        } catch (err) {
+            log.error('deleting the server environment failed', err);
         }
         await this.restart();
     }

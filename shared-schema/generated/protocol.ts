@@ -447,6 +447,11 @@ export interface FileOutcome {
  * ``initialize`` → ``initializationOptions``.
  */
 export interface InitializationOptions {
+  /**
+   * The extension's version. When given, ``initialize`` fails unless it equals the server's
+   * (an environment left from another release); clients that omit it are served.
+   */
+  clientVersion?: string | null;
   settings?: ServerSettings;
   /**
    * Store directory (the extension's workspace storage); the engine's default when absent.

@@ -1,143 +1,28 @@
 /**
- * Finding a Python that can run the Retrace server, and the fix-it when there is none.
- *
- * Order: the `retrace.pythonPath` setting, else the Python extension's active environment, else
- * the private venv this extension creates in its global storage. A candidate is only used when
- * `import retrace.lsp.server` succeeds in it; otherwise the caller shows why and offers
- * "Install server dependencies" (create the private venv and pip-install the server package the
- * .vsix ships: `server/` + `pyproject.toml` at the extension root).
+ * Starting the server process: its interpreter type, a quick probe, and the credential hand-off.
+ * Which interpreter runs the server (and building one) lives in serverEnv*.ts.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
-import * as vscode from 'vscode';
 import { log } from '../logging';
-import { pythonPathSetting } from '../settings';
+import { probePython } from './serverEnv';
+import { realEnvIo } from './serverEnvHost';
 
 export interface Interpreter {
     readonly path: string;
-    readonly source: 'setting' | 'python-extension' | 'private-venv';
+    /** `retrace.pythonPath`, or the managed environment in global storage. */
+    readonly source: 'setting' | 'managed-env';
 }
 
 export type ProbeResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
-export function privateVenvPython(globalStorage: vscode.Uri): string {
-    const venv = path.join(globalStorage.fsPath, 'server-venv');
-    return process.platform === 'win32' ? path.join(venv, 'Scripts', 'python.exe') : path.join(venv, 'bin', 'python');
-}
-
-interface PythonExtensionApi {
-    readonly environments?: {
-        getActiveEnvironmentPath(resource?: vscode.Uri): { readonly path: string } | undefined;
-    };
-}
-
-function isPythonApi(value: unknown): value is PythonExtensionApi {
-    return typeof value === 'object' && value !== null && 'environments' in value;
-}
-
-async function pythonExtensionInterpreter(): Promise<string | undefined> {
-    const ext = vscode.extensions.getExtension('ms-python.python');
-    if (ext === undefined) {
-        return undefined;
-    }
-    try {
-        const api: unknown = ext.isActive ? ext.exports : await ext.activate();
-        if (!isPythonApi(api)) {
-            return undefined;
-        }
-        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-        return api.environments?.getActiveEnvironmentPath(folder)?.path;
-    } catch (err) {
-        log.warn(`Python extension did not give an interpreter: ${String(err)}`);
-        return undefined;
-    }
-}
-
-/** Candidates in priority order (a configured path is the only candidate: it must work). */
-export async function interpreterCandidates(globalStorage: vscode.Uri): Promise<Interpreter[]> {
-    const configured = pythonPathSetting();
-    if (configured !== '') {
-        return [{ path: configured, source: 'setting' }];
-    }
-    const out: Interpreter[] = [];
-    const fromExt = await pythonExtensionInterpreter();
-    if (fromExt !== undefined) {
-        out.push({ path: fromExt, source: 'python-extension' });
-    }
-    out.push({ path: privateVenvPython(globalStorage), source: 'private-venv' });
-    return out;
-}
-
-function run(cmd: string, args: string[], timeoutMs: number, cwd?: string): Promise<{ code: number; output: string }> {
-    return new Promise(resolve => {
-        execFile(cmd, args, { timeout: timeoutMs, cwd, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => {
-            const output = `${stdout}${stderr}`.trim();
-            if (err === null) {
-                resolve({ code: 0, output });
-                return;
-            }
-            const code = typeof err.code === 'number' ? err.code : 1;
-            resolve({ code, output: output || err.message });
-        });
-    });
-}
-
-/** Can this interpreter import the server? The reason is the last line of the failure. */
+/** Can this interpreter import the server (isolated mode, as it is started)? */
 export async function probe(interpreter: string): Promise<ProbeResult> {
-    if (path.isAbsolute(interpreter) && !fs.existsSync(interpreter)) {
-        return { ok: false, reason: `${interpreter} does not exist` };
+    const r = await probePython(realEnvIo(() => undefined), interpreter);
+    if (r.kind === 'missing') {
+        return { ok: false, reason: r.detail };
     }
-    const r = await run(interpreter, ['-c', 'import retrace.lsp.server'], 30_000);
-    if (r.code === 0) {
-        return { ok: true };
-    }
-    const lines = r.output.split('\n').filter(l => l.trim() !== '');
-    return { ok: false, reason: lines[lines.length - 1] ?? `exit code ${r.code}` };
-}
-
-/** The first candidate that can run the server, or why none can. */
-export async function findInterpreter(
-    globalStorage: vscode.Uri,
-): Promise<{ interpreter: Interpreter } | { problem: string }> {
-    const problems: string[] = [];
-    for (const candidate of await interpreterCandidates(globalStorage)) {
-        const result = await probe(candidate.path);
-        if (result.ok) {
-            return { interpreter: candidate };
-        }
-        problems.push(`${candidate.path} (${candidate.source}): ${result.reason}`);
-    }
-    return { problem: problems.join('; ') };
-}
-
-/** Create the private venv and install the server package shipped in the extension. */
-export async function installServer(extensionRoot: vscode.Uri, globalStorage: vscode.Uri): Promise<void> {
-    const venvPython = privateVenvPython(globalStorage);
-    const venvDir = path.dirname(path.dirname(venvPython));
-    await fs.promises.mkdir(globalStorage.fsPath, { recursive: true });
-    const base = process.platform === 'win32' ? 'python' : 'python3';
-    await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Retrace: installing server dependencies' },
-        async progress => {
-            if (!fs.existsSync(venvPython)) {
-                progress.report({ message: `creating ${venvDir}` });
-                const r = await run(base, ['-m', 'venv', venvDir], 120_000);
-                log.info(`venv: ${r.output}`);
-                if (r.code !== 0) {
-                    throw new Error(`could not create a virtual environment with ${base}: ${r.output}`);
-                }
-            }
-            progress.report({ message: 'pip install (this takes a minute)' });
-            const r = await run(venvPython, ['-m', 'pip', 'install', '--disable-pip-version-check', extensionRoot.fsPath], 600_000);
-            log.info(`pip install: ${r.output}`);
-            if (r.code !== 0) {
-                const last = r.output.split('\n').filter(l => l.trim() !== '').pop() ?? '';
-                throw new Error(`pip install failed: ${last}`);
-            }
-        },
-    );
+    return r.retrace !== undefined ? { ok: true } : { ok: false, reason: r.error ?? 'retrace does not import' };
 }
 
 /** Secret environment variables → the variable naming the descriptor the server reads them from. */

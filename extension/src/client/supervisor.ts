@@ -193,6 +193,8 @@ export class Supervisor {
             this.setState({ kind: 'failed', reason: 'the server process exited while starting; see the Retrace log' });
             return;
         }
+        const info = client.initializeResult?.serverInfo;
+        this.hooks.trace(`server ${info?.name ?? '?'} ${info?.version ?? '?'} running: pid ${proc.pid}, ${launch.command} ${launch.args.join(' ')}`);
         const running: Running = { client, proc, stopping: false };
         this.current = running;
         proc.once('exit', (code, signal) => this.onExit(running, code, signal));

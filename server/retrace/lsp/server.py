@@ -19,6 +19,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
+from retrace import __version__
 from retrace.bootstrap import Services
 from retrace.camel import dump
 from retrace.lsp.rpc import NotReadyError, converter_factory
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERSION = "0.1.0"
+VERSION = __version__
+"""Reported as ``serverInfo.version`` and compared with the client's at ``initialize``."""
 
 
 class RetraceProtocol(LanguageServerProtocol):

@@ -194,6 +194,9 @@ class InitializationOptions(CamelModel):
     store_dir: str | None = None
     """Store directory (the extension's workspace storage); the engine's default when absent."""
     settings: ServerSettings = Field(default_factory=ServerSettings)
+    client_version: str | None = None
+    """The extension's version. When given, ``initialize`` fails unless it equals the server's
+    (an environment left from another release); clients that omit it are served."""
 
 
 class SettingsUpdateParams(CamelModel):

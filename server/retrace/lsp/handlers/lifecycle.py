@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcInvalidRequest
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.uris import to_fs_path
 
+from retrace import __version__
 from retrace.lsp.log import client_ready
 from retrace.lsp.rpc import NotReadyError, validation_message
 from retrace.lsp.settings import parse_settings, pull_settings
@@ -53,6 +54,31 @@ def initialization_options(raw: Any) -> InitializationOptions:
     )
 
 
+VERSION_MISMATCH_CODE = 1
+"""LSP's ``InitializeErrorCodes.unknownProtocolVersion``: the client and server disagree."""
+
+
+class VersionMismatchError(JsonRpcException):
+    """The extension and the server come from different releases (an environment built for another
+    version). ``data.retry`` is false: retrying the same server cannot help."""
+
+    def __init__(self, client_version: str, server_version: str) -> None:
+        super().__init__(
+            f"The Retrace server is version {server_version} but the extension is version "
+            f"{client_version}. Run 'Retrace: Rebuild Server Environment' (or, if retrace.pythonPath "
+            f"is set, install retrace {client_version} into that interpreter).",
+            VERSION_MISMATCH_CODE,
+            {"retry": False, "serverVersion": server_version, "clientVersion": client_version},
+        )
+
+
+def check_client_version(client_version: str | None, server_version: str = __version__) -> None:
+    """The version handshake: a client that states its version must match the server's."""
+    if client_version is not None and client_version != server_version:
+        log.error("initialize: extension %s, server %s: refused", client_version, server_version)
+        raise VersionMismatchError(client_version, server_version)
+
+
 def register_lifecycle(server: RetraceServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
@@ -61,6 +87,7 @@ def register_lifecycle(server: RetraceServer) -> None:
             # the first, with its lock) or drop the workspace altogether: refuse it.
             raise JsonRpcInvalidRequest("initialize was already received; it is accepted once per server")
         options = initialization_options(params.initialization_options)
+        check_client_version(options.client_version)
         server.settings = options.settings
         root = workspace_root(params)
         if root is None:

@@ -1,0 +1,317 @@
+/**
+ * The server's Python environment: where it lives, when it may be used, how it is (re)built, and
+ * what the user is told when it cannot be. Nothing here imports `vscode`: decisions are pure
+ * functions of probe results, and the build runs against an injected `EnvIo`, so both are unit
+ * tested (including a simulated Windows layout) without an editor.
+ *
+ * Why this design (a per-platform .vsix bundling `uv`, a committed hash-pinned lock and the server
+ * as a prebuilt pure-Python wheel, installed on first use into global storage):
+ * - Reproducible: `uv pip install --require-hashes -r requirements.lock` installs exactly the set
+ *   CI tested, for every platform (the lock is universal), and nothing unpinned.
+ * - Works without a suitable Python: `uv venv --python ">=3.11"` uses one it finds, else downloads
+ *   a managed CPython into global storage. Where no uv is bundled (the universal .vsix) a found
+ *   Python >= 3.11 builds it with `venv` + `pip --require-hashes` instead.
+ * - Keyed to the release: the directory is `server-env/<extension version>-<lock hash>`, and a
+ *   marker written last (the build happens in a temporary directory renamed into place) says it is
+ *   complete. An update gets a new directory; every other one is deleted. A broken env is deleted
+ *   and rebuilt once, then reported.
+ * - Nothing is written inside the extension folder (it may be read-only), and the user's project
+ *   environments never need our dependencies.
+ */
+import { createHash } from 'node:crypto';
+import * as nodePath from 'node:path';
+
+/** `process.platform` of the machine the env is for (`win32` selects Windows paths). */
+export type Platform = string;
+
+/** The minimum Python the server supports (pyproject `requires-python`). */
+export const MIN_PYTHON: readonly [number, number] = [3, 11];
+
+export const ENV_MARKER = 'retrace-env.json';
+export const PYTHON_DOWNLOADS_URL = 'https://www.python.org/downloads/';
+
+/** Partial builds older than this are taken to be abandoned (a window that died mid-build). */
+export const STALE_BUILD_MS = 30 * 60_000;
+
+/** Where things are, for one platform (paths use that platform's separators). */
+export interface EnvLayout {
+    readonly platform: Platform;
+    readonly globalStorage: string;
+    readonly extensionRoot: string;
+    readonly version: string;
+    readonly lockHash: string;
+}
+
+export function pathFor(platform: Platform): typeof nodePath.posix {
+    return platform === 'win32' ? nodePath.win32 : nodePath.posix;
+}
+
+export function lockHashOf(lock: string | Uint8Array): string {
+    return createHash('sha256').update(lock).digest('hex');
+}
+
+export function envRoot(layout: EnvLayout): string {
+    return pathFor(layout.platform).join(layout.globalStorage, 'server-env');
+}
+
+export function envDirName(version: string, lockHash: string): string {
+    return `${version}-${lockHash.slice(0, 12)}`;
+}
+
+export function envDir(layout: EnvLayout): string {
+    return pathFor(layout.platform).join(envRoot(layout), envDirName(layout.version, layout.lockHash));
+}
+
+/** The interpreter inside a virtual environment. */
+export function venvPython(dir: string, platform: Platform): string {
+    const p = pathFor(platform);
+    return platform === 'win32' ? p.join(dir, 'Scripts', 'python.exe') : p.join(dir, 'bin', 'python');
+}
+
+export function bundledUv(layout: EnvLayout): string {
+    const p = pathFor(layout.platform);
+    return p.join(layout.extensionRoot, 'bin', layout.platform === 'win32' ? 'uv.exe' : 'uv');
+}
+
+export function lockFile(layout: EnvLayout): string {
+    return pathFor(layout.platform).join(layout.extensionRoot, 'server', 'requirements.lock');
+}
+
+/** Environment variables for every uv call: its cache and any Python it downloads stay in global storage. */
+export function uvEnv(layout: EnvLayout, base: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+    const p = pathFor(layout.platform);
+    return {
+        ...base,
+        UV_CACHE_DIR: p.join(layout.globalStorage, 'uv-cache'),
+        UV_PYTHON_INSTALL_DIR: p.join(layout.globalStorage, 'python'),
+        UV_NO_CONFIG: '1',
+        UV_NO_PROGRESS: '1',
+        VIRTUAL_ENV: undefined,
+        PYTHONPATH: undefined,
+        PYTHONHOME: undefined,
+    };
+}
+
+/** The server's launch arguments: isolated mode, so nothing in the workspace (cwd, PYTHONPATH, user site) can shadow it. */
+export const SERVER_ARGS: readonly string[] = ['-I', '-m', 'retrace', 'serve'];
+
+/**
+ * Printed by the probe: the interpreter's version, and whether (and which) retrace imports.
+ * Written for any Python 3 so an old interpreter still reports its version.
+ */
+export const PROBE_SCRIPT = [
+    'import json, sys',
+    'r = {"python": list(sys.version_info[:3]), "executable": sys.executable}',
+    'try:',
+    '    import retrace.lsp.server, retrace',
+    '    r["retrace"] = retrace.__version__',
+    'except Exception as e:',
+    '    r["error"] = "%s: %s" % (type(e).__name__, e)',
+    'print(json.dumps(r))',
+].join('\n');
+
+/** What one interpreter is (from `PROBE_SCRIPT`), or that it cannot run at all. */
+export type PythonProbe =
+    | { readonly kind: 'missing'; readonly detail: string }
+    | { readonly kind: 'ran'; readonly python: readonly number[]; readonly executable: string; readonly retrace?: string | undefined; readonly error?: string | undefined };
+
+export function parseProbe(code: number, output: string, interpreter: string): PythonProbe {
+    const line = output
+        .split('\n')
+        .map(l => l.trim())
+        .reverse()
+        .find(l => l.startsWith('{'));
+    if (line !== undefined) {
+        try {
+            const r = JSON.parse(line) as { python?: number[]; executable?: string; retrace?: string; error?: string };
+            if (Array.isArray(r.python)) {
+                return { kind: 'ran', python: r.python, executable: r.executable ?? interpreter, retrace: r.retrace, error: r.error };
+            }
+        } catch {
+            // fall through: not the probe's output
+        }
+    }
+    if (/ENOENT|not recognized as an internal or external command|No such file or directory/.test(output)) {
+        return { kind: 'missing', detail: `${interpreter} does not exist` };
+    }
+    const last = output.split('\n').filter(l => l.trim() !== '').pop();
+    return { kind: 'missing', detail: last ?? `${interpreter} exited with code ${code}` };
+}
+
+export function atLeast(version: readonly number[], min: readonly [number, number] = MIN_PYTHON): boolean {
+    const [major = 0, minor = 0] = version;
+    return major > min[0] || (major === min[0] && minor >= min[1]);
+}
+
+/** Why the server cannot start; each kind has exactly one fix-it (see `fixIt`). */
+export type EnvFailure =
+    | { readonly kind: 'no-python'; readonly detail: string }
+    | { readonly kind: 'python-too-old'; readonly detail: string }
+    | { readonly kind: 'setting-unusable'; readonly detail: string }
+    | { readonly kind: 'install-failed'; readonly detail: string }
+    | { readonly kind: 'offline'; readonly detail: string }
+    | { readonly kind: 'version-mismatch'; readonly detail: string; readonly fromSetting: boolean };
+
+export type FixItAction = 'open-python-downloads' | 'open-setting' | 'retry' | 'rebuild';
+
+export interface FixIt {
+    readonly message: string;
+    readonly button: string;
+    readonly action: FixItAction;
+}
+
+/** The one message and one button for each failure (details go to the log). */
+export function fixIt(failure: EnvFailure): FixIt {
+    switch (failure.kind) {
+        case 'no-python':
+            return {
+                message: 'Retrace needs Python 3.11 or newer to run its server, and none was found or could be downloaded.',
+                button: 'Install Python 3.11+',
+                action: 'open-python-downloads',
+            };
+        case 'python-too-old':
+            return {
+                message: `The interpreter in retrace.pythonPath is too old for the Retrace server (it needs Python 3.11+): ${failure.detail}`,
+                button: 'Choose interpreter',
+                action: 'open-setting',
+            };
+        case 'setting-unusable':
+            return {
+                message: `The interpreter in retrace.pythonPath cannot run the Retrace server: ${failure.detail}`,
+                button: 'Choose interpreter',
+                action: 'open-setting',
+            };
+        case 'install-failed':
+            return { message: 'Retrace could not set up its server environment (see the Retrace log).', button: 'Retry', action: 'retry' };
+        case 'offline':
+            return {
+                message: 'Retrace needs the network once to set up its server environment, and the download failed. Connect and retry.',
+                button: 'Retry',
+                action: 'retry',
+            };
+        case 'version-mismatch':
+            return failure.fromSetting
+                ? { message: `The server in retrace.pythonPath is another version than the extension: ${failure.detail}`, button: 'Choose interpreter', action: 'open-setting' }
+                : { message: `The Retrace server environment is from another version: ${failure.detail}`, button: 'Rebuild server environment', action: 'rebuild' };
+    }
+}
+
+/** The server's refusal at `initialize` (the version handshake), read back from its error message. */
+export function versionMismatchFrom(reason: string, fromSetting: boolean): EnvFailure | undefined {
+    const m = /Retrace server is version (\S+) but the extension is version (\d[\w.+-]*\w)/.exec(reason);
+    return m === null ? undefined : { kind: 'version-mismatch', detail: `server ${m[1] ?? '?'}, extension ${m[2] ?? '?'}`, fromSetting };
+}
+
+/** The user-chosen interpreter (`retrace.pythonPath`): used as is, or refused with the reason. */
+export function judgeSetting(interpreter: string, probe: PythonProbe, extensionVersion: string): EnvFailure | undefined {
+    if (probe.kind === 'missing') {
+        return { kind: 'setting-unusable', detail: `${interpreter}: ${probe.detail}` };
+    }
+    if (!atLeast(probe.python)) {
+        return { kind: 'python-too-old', detail: `${interpreter} is Python ${probe.python.join('.')}` };
+    }
+    if (probe.retrace === undefined) {
+        return { kind: 'setting-unusable', detail: `${interpreter}: ${probe.error ?? 'retrace does not import'}` };
+    }
+    if (probe.retrace !== extensionVersion) {
+        return { kind: 'version-mismatch', detail: `retrace ${probe.retrace} in ${interpreter}, extension ${extensionVersion}`, fromSetting: true };
+    }
+    return undefined;
+}
+
+/** Written last into a finished environment; an env without a matching marker is never used. */
+export interface EnvMarker {
+    readonly version: string;
+    readonly lockHash: string;
+    /** The base interpreter the env was created from. */
+    readonly python: string;
+    /** Who provided that interpreter (a Python-extension one is rebuilt when the user switches). */
+    readonly builtFrom: 'uv' | 'python-extension' | 'system';
+}
+
+export function parseMarker(text: string | undefined): EnvMarker | undefined {
+    if (text === undefined) {
+        return undefined;
+    }
+    try {
+        const m = JSON.parse(text) as Partial<EnvMarker>;
+        if (typeof m.version === 'string' && typeof m.lockHash === 'string' && typeof m.python === 'string') {
+            return { version: m.version, lockHash: m.lockHash, python: m.python, builtFrom: m.builtFrom ?? 'system' };
+        }
+    } catch {
+        // a torn or foreign file: not a marker
+    }
+    return undefined;
+}
+
+/** May this managed environment run the server? Only with its marker for this release and a passing probe. */
+export function managedEnvUsable(marker: EnvMarker | undefined, probe: PythonProbe | undefined, layout: EnvLayout): boolean {
+    return (
+        marker !== undefined &&
+        marker.version === layout.version &&
+        marker.lockHash === layout.lockHash &&
+        probe?.kind === 'ran' &&
+        probe.retrace === layout.version
+    );
+}
+
+/** Entries of `server-env/` to delete: everything but the current env and others' builds still in progress. */
+export function envDirsToDelete(
+    entries: readonly { readonly name: string; readonly mtimeMs: number }[],
+    current: string,
+    nowMs: number,
+): string[] {
+    return entries
+        .filter(e => e.name !== current)
+        .filter(e => !(e.name.includes('.tmp-') && nowMs - e.mtimeMs < STALE_BUILD_MS))
+        .map(e => e.name);
+}
+
+const OFFLINE_PATTERNS: readonly RegExp[] = [
+    /failed to fetch/i,
+    /failed to download/i,
+    /dns error/i,
+    /tcp connect error/i,
+    /error sending request/i,
+    /connection (refused|reset|timed out)/i,
+    /network is unreachable/i,
+    /temporary failure in name resolution/i,
+    /getaddrinfo/i,
+    /could not connect/i,
+    /NewConnectionError|ConnectTimeoutError|Max retries exceeded/,
+];
+
+const NO_PYTHON_PATTERNS: readonly RegExp[] = [/no interpreter found/i, /no python (installation|interpreter)s? (was |were )?found/i, /python downloads are not allowed/i];
+
+/** What a failed build step's output says went wrong. */
+export function classifyBuildFailure(output: string): EnvFailure {
+    const last = output.split('\n').filter(l => l.trim() !== '').slice(-3).join(' | ');
+    if (NO_PYTHON_PATTERNS.some(re => re.test(output))) {
+        return { kind: 'no-python', detail: last };
+    }
+    if (OFFLINE_PATTERNS.some(re => re.test(output))) {
+        return { kind: 'offline', detail: last };
+    }
+    return { kind: 'install-failed', detail: last };
+}
+
+/** The boundary the build crosses: processes and files. Real in the extension, simulated in tests. */
+export interface EnvIo {
+    run(cmd: string, args: readonly string[], opts: { readonly env?: Record<string, string | undefined>; readonly cwd?: string; readonly timeoutMs: number }): Promise<{ code: number; output: string }>;
+    exists(p: string): Promise<boolean>;
+    readText(p: string): Promise<string | undefined>;
+    writeText(p: string, text: string): Promise<void>;
+    mkdirp(p: string): Promise<void>;
+    list(dir: string): Promise<{ name: string; mtimeMs: number }[]>;
+    remove(p: string): Promise<void>;
+    rename(from: string, to: string): Promise<void>;
+    log(message: string): void;
+    progress(message: string): void;
+}
+
+export type EnvResult = { readonly python: string; readonly marker: EnvMarker } | { readonly failure: EnvFailure };
+
+export async function probePython(io: EnvIo, interpreter: string, prefix: readonly string[] = []): Promise<PythonProbe> {
+    const r = await io.run(interpreter, [...prefix, '-I', '-c', PROBE_SCRIPT], { timeoutMs: 60_000 });
+    return parseProbe(r.code, r.output, interpreter);
+}

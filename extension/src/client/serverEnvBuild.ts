@@ -1,0 +1,235 @@
+/**
+ * Building and checking the managed server environment (`server-env/<version>-<lockhash12>/`)
+ * through an injected `EnvIo` (see serverEnv.ts for the design and the pure decisions).
+ *
+ * Contracts:
+ * - The env is used only when its marker matches this release and the probe imports the server.
+ * - A build happens in `<dir>.tmp-<pid>-<time>` and is renamed into place after the marker is
+ *   written, so a half-built env never has the final name (two windows building at once: the
+ *   first rename wins, the other build is dropped).
+ * - A broken env is deleted and rebuilt once; if that one fails its probe too, the failure is
+ *   reported instead of looping.
+ * - Every other entry of `server-env/` is deleted (older releases), except builds in progress.
+ */
+import {
+    atLeast,
+    bundledUv,
+    classifyBuildFailure,
+    ENV_MARKER,
+    envDir,
+    envDirName,
+    envDirsToDelete,
+    envRoot,
+    lockFile,
+    managedEnvUsable,
+    parseMarker,
+    pathFor,
+    probePython,
+    uvEnv,
+    venvPython,
+    type EnvFailure,
+    type EnvIo,
+    type EnvLayout,
+    type EnvMarker,
+    type EnvResult,
+} from './serverEnv';
+
+export interface BuildOptions {
+    readonly layout: EnvLayout;
+    /** The environment the extension host runs with (uv and pip get it, minus Python overrides). */
+    readonly baseEnv: Readonly<Record<string, string | undefined>>;
+    /** A Python >= 3.11 the Python extension offers, used only when none is found otherwise. */
+    readonly offeredPython: () => Promise<string | undefined>;
+    readonly now: () => number;
+    readonly pid: number;
+}
+
+const STEP_TIMEOUT_MS = 10 * 60_000;
+
+async function usableEnv(io: EnvIo, layout: EnvLayout, dir: string): Promise<EnvResult | undefined> {
+    const marker = parseMarker(await io.readText(pathFor(layout.platform).join(dir, ENV_MARKER)));
+    if (marker === undefined) {
+        return undefined;
+    }
+    const python = venvPython(dir, layout.platform);
+    const probe = await probePython(io, python);
+    if (managedEnvUsable(marker, probe, layout)) {
+        return { python, marker };
+    }
+    io.log(`server environment ${dir} is not usable (marker ${JSON.stringify(marker)}, probe ${JSON.stringify(probe)})`);
+    return undefined;
+}
+
+/** The private venv earlier releases built (`server-venv/`, unpinned); nothing uses it any more. */
+export const LEGACY_VENV = 'server-venv';
+
+async function removeOthers(io: EnvIo, layout: EnvLayout, now: number): Promise<void> {
+    const legacy = pathFor(layout.platform).join(layout.globalStorage, LEGACY_VENV);
+    if (await io.exists(legacy)) {
+        io.log(`deleting the environment of an earlier release: ${legacy}`);
+        await io.remove(legacy).catch((err: unknown) => io.log(`could not delete ${legacy}: ${String(err)}`));
+    }
+    const root = envRoot(layout);
+    const entries = await io.list(root);
+    for (const name of envDirsToDelete(entries, envDirName(layout.version, layout.lockHash), now)) {
+        const p = pathFor(layout.platform).join(root, name);
+        io.log(`deleting the server environment of another release: ${p}`);
+        try {
+            await io.remove(p);
+        } catch (err) {
+            // On Windows an env still used by an older window's server cannot go yet: next time.
+            io.log(`could not delete ${p}: ${String(err)}`);
+        }
+    }
+}
+
+/** The managed environment for this release: reused, else built (once more if broken). */
+export async function ensureManagedEnv(io: EnvIo, opts: BuildOptions): Promise<EnvResult> {
+    const { layout } = opts;
+    const dir = envDir(layout);
+    await io.mkdirp(envRoot(layout));
+    await removeOthers(io, layout, opts.now());
+    const existing = await usableEnv(io, layout, dir);
+    if (existing !== undefined) {
+        return existing;
+    }
+    if (await io.exists(dir)) {
+        io.log(`deleting the broken server environment ${dir} and building it again`);
+        await io.remove(dir);
+    }
+    const built = await build(io, opts, dir);
+    if (built !== undefined) {
+        return { failure: built };
+    }
+    const fresh = await usableEnv(io, layout, dir);
+    if (fresh !== undefined) {
+        return fresh;
+    }
+    await io.remove(dir);
+    return { failure: { kind: 'install-failed', detail: `the new server environment ${dir} does not run the server (see the log)` } };
+}
+
+async function findWheel(io: EnvIo, layout: EnvLayout): Promise<string | undefined> {
+    const serverDir = pathFor(layout.platform).join(layout.extensionRoot, 'server');
+    const wheels = (await io.list(serverDir)).map(e => e.name).filter(n => /^retrace-.+\.whl$/.test(n));
+    const wheel = wheels.find(n => n.startsWith(`retrace-${layout.version}-`)) ?? wheels[0];
+    return wheel === undefined ? undefined : pathFor(layout.platform).join(serverDir, wheel);
+}
+
+/** Build into a temporary directory and rename it into place; a failure, or undefined when built. */
+async function build(io: EnvIo, opts: BuildOptions, dir: string): Promise<EnvFailure | undefined> {
+    const { layout } = opts;
+    const wheel = await findWheel(io, layout);
+    const lock = lockFile(layout);
+    if (wheel === undefined || !(await io.exists(lock))) {
+        return {
+            kind: 'install-failed',
+            detail: `this copy of the extension ships no server wheel or lock under ${layout.extensionRoot} (a development checkout: set retrace.pythonPath)`,
+        };
+    }
+    const tmp = `${dir}.tmp-${opts.pid}-${opts.now()}`;
+    await io.remove(tmp);
+    const uv = bundledUv(layout);
+    const result = (await io.exists(uv)) ? await buildWithUv(io, opts, { uv, tmp, lock, wheel }) : await buildWithPython(io, opts, { tmp, lock, wheel });
+    if ('failure' in result) {
+        await io.remove(tmp);
+        return result.failure;
+    }
+    await io.writeText(pathFor(layout.platform).join(tmp, ENV_MARKER), JSON.stringify(result.marker, null, 2));
+    try {
+        await io.rename(tmp, dir);
+    } catch (err) {
+        io.log(`another window finished this environment first (${String(err)}); using theirs`);
+        await io.remove(tmp);
+    }
+    return undefined;
+}
+
+interface Paths {
+    readonly tmp: string;
+    readonly lock: string;
+    readonly wheel: string;
+}
+
+type StepResult = { readonly marker: EnvMarker } | { readonly failure: EnvFailure };
+
+async function step(io: EnvIo, what: string, cmd: string, args: readonly string[], env: Record<string, string | undefined>, cwd: string): Promise<EnvFailure | undefined> {
+    io.progress(what);
+    io.log(`${what}: ${cmd} ${args.join(' ')}`);
+    const r = await io.run(cmd, args, { env, cwd, timeoutMs: STEP_TIMEOUT_MS });
+    io.log(r.output);
+    return r.code === 0 ? undefined : classifyBuildFailure(`${what} failed (exit ${r.code}): ${r.output}`);
+}
+
+async function installInto(io: EnvIo, python: string, installer: readonly string[], p: Paths, env: Record<string, string | undefined>, cwd: string): Promise<EnvFailure | undefined> {
+    const [cmd = python, ...pre] = installer;
+    return (
+        (await step(io, 'installing the locked dependencies', cmd, [...pre, '--require-hashes', '-r', p.lock], env, cwd)) ??
+        (await step(io, 'installing the Retrace server', cmd, [...pre, '--no-deps', p.wheel], env, cwd))
+    );
+}
+
+async function buildWithUv(io: EnvIo, opts: BuildOptions, p: Paths & { readonly uv: string }): Promise<StepResult> {
+    const { layout } = opts;
+    const env = uvEnv(layout, opts.baseEnv);
+    const cwd = layout.globalStorage;
+    let builtFrom: EnvMarker['builtFrom'] = 'uv';
+    let base = '>=3.11';
+    let failure = await step(io, 'creating the server environment', p.uv, ['venv', '--no-config', '--python', base, p.tmp], env, cwd);
+    if (failure !== undefined && (failure.kind === 'no-python' || failure.kind === 'offline')) {
+        const offered = await opts.offeredPython();
+        if (offered !== undefined) {
+            io.log(`uv found no Python 3.11+ (${failure.detail}); using the Python extension's ${offered}`);
+            builtFrom = 'python-extension';
+            base = offered;
+            await io.remove(p.tmp);
+            failure = await step(io, 'creating the server environment', p.uv, ['venv', '--no-config', '--python', base, p.tmp], env, cwd);
+        }
+    }
+    if (failure !== undefined) {
+        return { failure };
+    }
+    const python = venvPython(p.tmp, layout.platform);
+    failure = await installInto(io, python, [p.uv, 'pip', 'install', '--no-config', '--python', python], p, env, cwd);
+    if (failure !== undefined) {
+        return { failure };
+    }
+    const home = /^home\s*=\s*(.+)$/m.exec((await io.readText(pathFor(layout.platform).join(p.tmp, 'pyvenv.cfg'))) ?? '')?.[1]?.trim();
+    return { marker: { version: layout.version, lockHash: layout.lockHash, python: builtFrom === 'uv' ? (home ?? base) : base, builtFrom } };
+}
+
+/** No bundled uv (the universal .vsix): a found Python >= 3.11 builds the env with venv + pip. */
+async function buildWithPython(io: EnvIo, opts: BuildOptions, p: Paths): Promise<StepResult> {
+    const { layout } = opts;
+    const offered = await opts.offeredPython();
+    const candidates: { cmd: string; pre: string[]; from: EnvMarker['builtFrom'] }[] = [];
+    if (offered !== undefined) {
+        candidates.push({ cmd: offered, pre: [], from: 'python-extension' });
+    }
+    if (layout.platform === 'win32') {
+        candidates.push({ cmd: 'py', pre: ['-3'], from: 'system' }, { cmd: 'python', pre: [], from: 'system' });
+    } else {
+        candidates.push({ cmd: 'python3', pre: [], from: 'system' }, { cmd: 'python', pre: [], from: 'system' });
+    }
+    const seen: string[] = [];
+    for (const c of candidates) {
+        const probe = await probePython(io, c.cmd, c.pre);
+        if (probe.kind === 'missing') {
+            seen.push(`${c.cmd}: ${probe.detail}`);
+            continue;
+        }
+        if (!atLeast(probe.python)) {
+            seen.push(`${probe.executable} is Python ${probe.python.join('.')}`);
+            continue;
+        }
+        const env = { ...opts.baseEnv, PYTHONPATH: undefined, PYTHONHOME: undefined, VIRTUAL_ENV: undefined, PIP_REQUIRE_VIRTUALENV: undefined };
+        const failure =
+            (await step(io, 'creating the server environment', c.cmd, [...c.pre, '-m', 'venv', p.tmp], env, layout.globalStorage)) ??
+            (await installInto(io, venvPython(p.tmp, layout.platform), [venvPython(p.tmp, layout.platform), '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input'], p, env, layout.globalStorage));
+        if (failure !== undefined) {
+            return { failure };
+        }
+        return { marker: { version: layout.version, lockHash: layout.lockHash, python: probe.executable, builtFrom: c.from } };
+    }
+    return { failure: { kind: 'no-python', detail: seen.join('; ') } };
+}

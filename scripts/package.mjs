@@ -1,0 +1,143 @@
+// Builds the .vsix for one VS Code target from a staging folder that holds only what ships:
+//   package.json (no private/devDependencies/scripts), dist/ (minified bundles), extension/media,
+//   README.md (the Marketplace README), LICENSE, CHANGELOG.md,
+//   server/requirements.lock (hash-pinned, universal), server/retrace-<version>-py3-none-any.whl,
+//   bin/uv[.exe] (this target's uv; none for the universal package).
+// Then `vsce package --target <target>` there, with no bypass flag (--no-dependencies only: the
+// bundle has none). Why per-platform packages with a bundled uv: see extension/src/client/serverEnv.ts.
+//
+// Environment:
+//   RETRACE_PACKAGE_TARGET   VS Code target (linux-x64, darwin-arm64, win32-x64, …, or universal);
+//                            default: this machine's
+//   RETRACE_PACKAGE_VERSION  version of the package and of the server wheel (default: package.json's);
+//                            the install test builds an "update" with it
+//   RETRACE_PACKAGE_OUT      output path (default: dist/retrace.vsix)
+import * as esbuild from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const stage = path.join(root, 'dist', 'pkg');
+const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const version = process.env.RETRACE_PACKAGE_VERSION || manifest.version;
+const out = path.resolve(root, process.env.RETRACE_PACKAGE_OUT || 'dist/retrace.vsix');
+// One version string for the extension (semver) and the wheel (PEP 440) that both keep verbatim,
+// since the initialize handshake compares them as strings.
+if (!/^\d+\.\d+\.\d+$/.test(version)) {
+  console.error(`[package] version ${version} must be MAJOR.MINOR.PATCH (the same string for the extension and the Python wheel)`);
+  process.exit(2);
+}
+
+function hostTarget() {
+  const os_ = { linux: 'linux', darwin: 'darwin', win32: 'win32' }[process.platform];
+  const arch = { x64: 'x64', arm64: 'arm64' }[process.arch];
+  if (os_ === undefined || arch === undefined) {
+    throw new Error(`no VS Code target for ${process.platform}-${process.arch}; set RETRACE_PACKAGE_TARGET`);
+  }
+  return `${os_}-${arch}`;
+}
+const target = process.env.RETRACE_PACKAGE_TARGET || hostTarget();
+
+function log(msg) {
+  console.log(`[package] ${msg}`);
+}
+
+function copy(from, to) {
+  fs.mkdirSync(path.dirname(path.join(stage, to)), { recursive: true });
+  fs.cpSync(path.join(root, from), path.join(stage, to), { recursive: true });
+}
+
+function fetchUv(t) {
+  return execFileSync('bash', [path.join(root, 'scripts/fetch-uv.sh'), t], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+/** The server as a pure-Python wheel, built from a copy of the sources (nothing written in the tree). */
+function buildWheel(uv) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'retrace-wheel-'));
+  try {
+    for (const item of ['pyproject.toml', 'README.md', 'LICENSE']) {
+      fs.cpSync(path.join(root, item), path.join(tmp, item));
+    }
+    fs.cpSync(path.join(root, 'server', 'retrace'), path.join(tmp, 'server', 'retrace'), {
+      recursive: true,
+      filter: src => !src.includes('__pycache__') && !src.endsWith('.pyc'),
+    });
+    const pyproject = path.join(tmp, 'pyproject.toml');
+    const text = fs.readFileSync(pyproject, 'utf8');
+    const bumped = text.replace(/^version = "[^"]*"/m, `version = "${version}"`);
+    if (!bumped.includes(`version = "${version}"`)) {
+      throw new Error('pyproject.toml has no [project] version line to set');
+    }
+    fs.writeFileSync(pyproject, bumped);
+    execFileSync(uv, ['build', '--wheel', '--no-config', '--quiet', '--out-dir', path.join(tmp, 'wheelhouse'), tmp], {
+      cwd: tmp,
+      stdio: 'inherit',
+      env: { ...process.env, UV_NO_PROGRESS: '1' },
+    });
+    const wheels = fs.readdirSync(path.join(tmp, 'wheelhouse')).filter(f => f.endsWith('-py3-none-any.whl'));
+    if (wheels.length !== 1) {
+      throw new Error(`expected one pure-Python wheel, got ${wheels.join(', ') || 'none'}`);
+    }
+    fs.mkdirSync(path.join(stage, 'server'), { recursive: true });
+    fs.copyFileSync(path.join(tmp, 'wheelhouse', wheels[0]), path.join(stage, 'server', wheels[0]));
+    return wheels[0];
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function stagedManifest() {
+  const m = { ...manifest, version };
+  for (const key of ['private', 'devDependencies', 'scripts', 'dependencies']) {
+    delete m[key];
+  }
+  if (target === 'universal') {
+    // No bundled uv: the extension builds the env with a found Python (vsce refuses a pattern matching nothing).
+    m.files = m.files.filter(f => !f.startsWith('bin/'));
+  }
+  return m;
+}
+
+async function main() {
+  log(`target ${target}, version ${version} → ${path.relative(root, out)}`);
+  fs.rmSync(stage, { recursive: true, force: true });
+  fs.mkdirSync(stage, { recursive: true });
+  const common = { bundle: true, minify: true, sourcemap: false, logLevel: 'warning', absWorkingDir: root, legalComments: 'none' };
+  await Promise.all([
+    esbuild.build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: path.join(stage, 'dist/extension.js'), platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] }),
+    esbuild.build({ ...common, entryPoints: ['extension/src/webview/chat.ts'], outfile: path.join(stage, 'dist/webview/chat.js'), platform: 'browser', format: 'iife', target: 'es2022' }),
+  ]);
+  copy('extension/media', 'extension/media');
+  const marketplaceReadme = path.join(root, 'extension/marketplace/README.md');
+  copy(fs.existsSync(marketplaceReadme) ? 'extension/marketplace/README.md' : 'README.md', 'README.md');
+  copy('LICENSE', 'LICENSE');
+  copy('CHANGELOG.md', 'CHANGELOG.md');
+  copy('server/requirements.lock', 'server/requirements.lock');
+  const uvHost = fetchUv(hostTarget());
+  const wheel = buildWheel(uvHost);
+  log(`server wheel ${wheel}`);
+  if (target !== 'universal') {
+    const uv = fetchUv(target);
+    const name = target.startsWith('win32-') ? 'uv.exe' : 'uv';
+    fs.mkdirSync(path.join(stage, 'bin'), { recursive: true });
+    fs.copyFileSync(uv, path.join(stage, 'bin', name));
+    fs.chmodSync(path.join(stage, 'bin', name), 0o755);
+  }
+  fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(stagedManifest(), null, 2)}\n`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  const vsce = path.join(root, 'node_modules/.bin/vsce');
+  const args = ['package', '--no-dependencies', '--out', out];
+  if (target !== 'universal') {
+    args.push('--target', target);
+  }
+  execFileSync(vsce, args, { cwd: stage, stdio: 'inherit' });
+  log(`wrote ${path.relative(root, out)} (${(fs.statSync(out).size / 1e6).toFixed(1)} MB)`);
+}
+
+main().catch(err => {
+  console.error(`[package] ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,80 @@
+/**
+ * The managed-env build against the real uv (the one the package bundles, from
+ * scripts/fetch-uv.sh) and real files: the failures a user meets — no Python and none can be
+ * downloaded, downloads disabled, the package index unreachable, a broken env left behind — each
+ * end as the one failure the user is shown, with no half-built env kept. Offline by construction:
+ * every URL points at a closed local port.
+ */
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ENV_MARKER, envDir, envRoot, fixIt, type EnvFailure, type EnvLayout } from '../../../extension/src/client/serverEnv';
+import { ensureManagedEnv } from '../../../extension/src/client/serverEnvBuild';
+import { realEnvIo } from '../../../extension/src/client/serverEnvHost';
+
+const repo = path.join(__dirname, '../../..');
+const CLOSED = 'http://127.0.0.1:9';
+
+suite('server environment: real uv, no network', function () {
+    this.timeout(120_000);
+    let tmp: string;
+    let layout: EnvLayout;
+
+    suiteSetup(() => {
+        const uv = execFileSync('bash', [path.join(repo, 'scripts/fetch-uv.sh')], { cwd: repo, encoding: 'utf8' }).trim();
+        tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'retrace-env-'));
+        const ext = path.join(tmp, 'extension');
+        fs.mkdirSync(path.join(ext, 'bin'), { recursive: true });
+        fs.mkdirSync(path.join(ext, 'server'), { recursive: true });
+        fs.copyFileSync(uv, path.join(ext, 'bin', 'uv'));
+        fs.chmodSync(path.join(ext, 'bin', 'uv'), 0o755);
+        fs.copyFileSync(path.join(repo, 'server/requirements.lock'), path.join(ext, 'server', 'requirements.lock'));
+        fs.writeFileSync(path.join(ext, 'server', 'retrace-0.9.0-py3-none-any.whl'), 'not reached');
+        layout = { platform: process.platform, globalStorage: path.join(tmp, 'global'), extensionRoot: ext, version: '0.9.0', lockHash: 'feedbeef0000111122223333' };
+    });
+
+    suiteTeardown(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+    function extensionFiles(): string[] {
+        return fs.readdirSync(layout.extensionRoot, { recursive: true }).map(String).sort();
+    }
+
+    async function build(env: Record<string, string>): Promise<EnvFailure> {
+        const before = extensionFiles();
+        const base = { HOME: path.join(tmp, 'home'), UV_HTTP_RETRIES: '0', UV_PYTHON_INSTALL_MIRROR: CLOSED, UV_INDEX_URL: `${CLOSED}/simple`, ...env };
+        const r = await ensureManagedEnv(realEnvIo(() => undefined), { layout, baseEnv: base, offeredPython: () => Promise.resolve(undefined), now: () => Date.now(), pid: process.pid });
+        assert.ok('failure' in r, JSON.stringify(r));
+        assert.deepEqual(extensionFiles(), before, 'nothing written in the extension folder');
+        const left = fs.existsSync(envRoot(layout)) ? fs.readdirSync(envRoot(layout)) : [];
+        assert.deepEqual(left, [], 'no half-built env is kept');
+        return r.failure;
+    }
+
+    test('no Python on PATH and the download fails: offline, "Retry", the network is needed once', async () => {
+        const f = await build({ PATH: '/nonexistent' });
+        assert.equal(f.kind, 'offline', f.detail);
+        assert.equal(fixIt(f).button, 'Retry');
+    });
+
+    test('no Python on PATH and downloads disabled: no-python, "Install Python 3.11+"', async () => {
+        const f = await build({ PATH: '/nonexistent', UV_PYTHON_DOWNLOADS: 'never' });
+        assert.equal(f.kind, 'no-python', f.detail);
+        assert.equal(fixIt(f).button, 'Install Python 3.11+');
+    });
+
+    test('a Python is found but the package index is unreachable; a broken env left behind is replaced, not reused', async function () {
+        try {
+            execFileSync('python3', ['-c', 'import sys; sys.exit(sys.version_info < (3, 11))'], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
+        } catch {
+            this.skip(); // this machine has no system Python 3.11+ to find
+        }
+        const broken = envDir(layout);
+        fs.mkdirSync(broken, { recursive: true });
+        fs.writeFileSync(path.join(broken, ENV_MARKER), JSON.stringify({ version: '0.9.0', lockHash: layout.lockHash, python: '/usr/bin' }));
+        const f = await build({ PATH: '/usr/local/bin:/usr/bin:/bin' });
+        assert.equal(f.kind, 'offline', f.detail);
+        assert.match(f.detail, /Connection refused|tcp connect/);
+    });
+});
