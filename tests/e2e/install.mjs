@@ -55,14 +55,19 @@ function checkContents(file) {
   log(`package contents ok (${entries.length} entries)`);
 }
 
-/** Server processes (`-m retrace serve`) as [pid, argv]. */
+/** Retrace server processes (`-m retrace serve`) serving this test's workspace (other tests may run servers too). */
 function serverProcesses() {
   const out = [];
+  const mine = fs.realpathSync(workspace);
   for (const pid of fs.readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
     let argv;
-    try { argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean); } catch { continue; }
+    let cwd;
+    try {
+      argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      cwd = fs.realpathSync(`/proc/${pid}/cwd`);
+    } catch { continue; }
     const i = argv.indexOf('-m');
-    if (i >= 0 && argv[i + 1] === 'retrace' && argv[i + 2] === 'serve') out.push({ pid: Number(pid), argv });
+    if (i >= 0 && argv[i + 1] === 'retrace' && argv[i + 2] === 'serve' && cwd === mine) out.push({ pid: Number(pid), argv });
   }
   return out;
 }

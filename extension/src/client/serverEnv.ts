@@ -13,7 +13,8 @@
  *   Python >= 3.11 builds it with `venv` + `pip --require-hashes` instead.
  * - Keyed to the release: the directory is `server-env/<extension version>-<lock hash>`, and a
  *   marker written last (the build happens in a temporary directory renamed into place) says it is
- *   complete. An update gets a new directory; every other one is deleted. A broken env is deleted
+ *   complete. An update gets a new directory; older ones are deleted (a newer one is kept for the
+ *   windows already updated). A broken env is deleted
  *   and rebuilt once, then reported.
  * - Nothing is written inside the extension folder (it may be read-only), and the user's project
  *   environments never need our dependencies.
@@ -255,15 +256,40 @@ export function managedEnvUsable(marker: EnvMarker | undefined, probe: PythonPro
     );
 }
 
-/** Entries of `server-env/` to delete: everything but the current env and others' builds still in progress. */
+function releaseOf(name: string): number[] | undefined {
+    const m = /^(\d+(?:\.\d+)*)-[0-9a-f]{12}$/.exec(name);
+    return m?.[1]?.split('.').map(Number);
+}
+
+function newer(a: readonly number[], b: readonly number[]): boolean {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+        const d = (a[i] ?? 0) - (b[i] ?? 0);
+        if (d !== 0) {
+            return d > 0;
+        }
+    }
+    return false;
+}
+
+/**
+ * Entries of `server-env/` to delete: older releases, other lock hashes of this release, stale
+ * partial builds and anything else. Kept: the current env, builds still in progress, and envs of
+ * a *newer* release (a window already updated may be running from it; an old window that has not
+ * reloaded yet must not take it away).
+ */
 export function envDirsToDelete(
     entries: readonly { readonly name: string; readonly mtimeMs: number }[],
     current: string,
     nowMs: number,
 ): string[] {
+    const mine = releaseOf(current);
     return entries
         .filter(e => e.name !== current)
         .filter(e => !(e.name.includes('.tmp-') && nowMs - e.mtimeMs < STALE_BUILD_MS))
+        .filter(e => {
+            const theirs = releaseOf(e.name);
+            return mine === undefined || theirs === undefined || !newer(theirs, mine);
+        })
         .map(e => e.name);
 }
 

@@ -9,7 +9,8 @@
  *   first rename wins, the other build is dropped).
  * - A broken env is deleted and rebuilt once; if that one fails its probe too, the failure is
  *   reported instead of looping.
- * - Every other entry of `server-env/` is deleted (older releases), except builds in progress.
+ * - Older releases, other locks and stale partial builds in `server-env/` are deleted; builds in
+ *   progress and newer releases (a window already updated) are kept.
  */
 import {
     atLeast,

@@ -401,14 +401,19 @@ suite('server environment: decisions', () => {
         assert.equal(parseMarker('{torn'), undefined);
     });
 
-    test('only fresh builds of other windows survive the cleanup', () => {
+    test('cleanup deletes older releases, other locks and stale builds; keeps builds in progress and newer releases', () => {
         const now = 10 * STALE_BUILD_MS;
         const entries = [
             { name: '0.2.0-aaaaaaaaaaaa', mtimeMs: 0 },
             { name: '0.1.0-bbbbbbbbbbbb', mtimeMs: now },
+            { name: '0.2.0-cccccccccccc', mtimeMs: now },
+            { name: '0.10.0-dddddddddddd', mtimeMs: 0 },
             { name: '0.2.0-aaaaaaaaaaaa.tmp-1-1', mtimeMs: now - 1 },
             { name: '0.2.0-aaaaaaaaaaaa.tmp-2-2', mtimeMs: now - STALE_BUILD_MS - 1 },
+            { name: 'junk', mtimeMs: now },
         ];
-        assert.deepEqual(envDirsToDelete(entries, '0.2.0-aaaaaaaaaaaa', now), ['0.1.0-bbbbbbbbbbbb', '0.2.0-aaaaaaaaaaaa.tmp-2-2']);
+        assert.deepEqual(envDirsToDelete(entries, '0.2.0-aaaaaaaaaaaa', now), ['0.1.0-bbbbbbbbbbbb', '0.2.0-cccccccccccc', '0.2.0-aaaaaaaaaaaa.tmp-2-2', 'junk']);
+        // The old window (0.1.0) after the update: it must not take the newer env away.
+        assert.deepEqual(envDirsToDelete(entries, '0.1.0-bbbbbbbbbbbb', now), ['0.2.0-aaaaaaaaaaaa.tmp-2-2', 'junk']);
     });
 });
