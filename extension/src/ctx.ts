@@ -16,7 +16,7 @@ import {
     type ClientCapabilities,
     type FeatureState,
 } from 'vscode-languageclient/node';
-import { COMMANDS, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
+import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
 import { findInterpreter, installServer } from './client/serverProcess';
 import { Supervisor, type Launch, type ServerState } from './client/supervisor';
 import {
@@ -279,6 +279,16 @@ export class Ctx implements vscode.Disposable {
             revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
             initializationOptions,
             workspaceFolder: folder,
+            middleware: {
+                workspace: {
+                    // The server pulls `retrace` with workspace/configuration: it gets the effective
+                    // settings (workspace values restricted), never the raw merged section.
+                    configuration: async (params, token, next) => {
+                        const answer = await next(params, token);
+                        return Array.isArray(answer) ? params.items.map((item, i): unknown => (item.section === CONFIG_SECTION ? serverSettings() : answer[i])) : answer;
+                    },
+                },
+            },
         };
         return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, clientOptions, features: [new ResourceOperationsFeature()] };
     }

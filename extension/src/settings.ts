@@ -11,6 +11,8 @@
  *   strict as the value it overrides (deny > ask > auto); it can never widen to "auto".
  * Each ignored value is reported once per window: a log line and one non-modal note.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONFIG_SECTION } from './constants';
 import type { ServerSettings } from './client/protocol';
@@ -97,27 +99,99 @@ export function onIgnoredSettings(report: (ignored: readonly IgnoredValue[]) => 
     reporter = report;
 }
 
-/** Report each ignored value once per window (same key, scope and value). */
+let pending: IgnoredValue[] = [];
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * Report each ignored value once per window (same key, scope and value). Values found while one
+ * server launch reads its settings arrive together: they are batched into one report.
+ */
 function reportIgnored(ignored: readonly IgnoredValue[]): void {
-    const fresh = ignored.filter(i => {
-        const id = `${i.key}\u0000${i.scope}\u0000${JSON.stringify(i.value)}`;
-        if (reported.has(id)) {
-            return false;
+    for (const i of ignored) {
+        // Without the scope: one folder's settings.json is both its workspace and folder value.
+        const id = `${i.key}\u0000${JSON.stringify(i.value)}`;
+        if (!reported.has(id)) {
+            reported.add(id);
+            pending.push(i);
         }
-        reported.add(id);
-        return true;
-    });
-    if (fresh.length > 0) {
-        reporter?.(fresh);
+    }
+    if (pending.length > 0 && flushTimer === undefined) {
+        flushTimer = setTimeout(() => {
+            const batch = pending;
+            pending = [];
+            flushTimer = undefined;
+            reporter?.(batch);
+        }, 250);
     }
 }
 
-/** The effective value of one restricted key (reports what it ignored). */
+/**
+ * Parse JSON with comments and trailing commas (settings.json); undefined when it is not valid.
+ * Strings are copied verbatim, so `//` inside a URL stays.
+ */
+export function parseJsonc(text: string): unknown {
+    let out = '';
+    for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === '"') {
+            let j = i + 1;
+            while (j < text.length && text[j] !== '"') {
+                j += text[j] === '\\' ? 2 : 1;
+            }
+            out += text.slice(i, j + 1);
+            i = j;
+        } else if (c === '/' && text[i + 1] === '/') {
+            while (i < text.length && text[i] !== '\n') {
+                i++;
+            }
+            out += '\n';
+        } else if (c === '/' && text[i + 1] === '*') {
+            const end = text.indexOf('*/', i + 2);
+            i = end < 0 ? text.length : end + 1;
+            out += ' ';
+        } else {
+            out += c;
+        }
+    }
+    try {
+        return JSON.parse(out.replace(/,(\s*[}\]])/g, '$1')) as unknown;
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * A machine-scoped key's value in the first folder's `.vscode/settings.json`. VS Code drops such
+ * values before `inspect` (they never apply), so this is read only to tell the user they were ignored.
+ */
+function folderFileValue(key: string): unknown {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (folder?.scheme !== 'file') {
+        return undefined;
+    }
+    try {
+        const parsed = parseJsonc(fs.readFileSync(path.join(folder.fsPath, '.vscode', 'settings.json'), 'utf8'));
+        return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)[`${CONFIG_SECTION}.${key}`] : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+function restrictedValue(config: vscode.WorkspaceConfiguration, key: string): EffectiveValue {
+    let inspected: Inspected = config.inspect(key) ?? {};
+    if (SETTING_RULES[key] === 'machine' && inspected.workspaceValue === undefined && inspected.workspaceFolderValue === undefined) {
+        inspected = { ...inspected, workspaceValue: folderFileValue(key) };
+    }
+    return effectiveValue(key, inspected, SETTING_RULES[key]);
+}
+
+/**
+ * The effective value of one restricted key. Every restricted key is checked on each read, so
+ * what a workspace tried is reported in one batch, whichever key was read first.
+ */
 function restricted(config: vscode.WorkspaceConfiguration, key: string): unknown {
-    const inspected = config.inspect(key) ?? {};
-    const result = effectiveValue(key, inspected, SETTING_RULES[key]);
-    reportIgnored(result.ignored);
-    return result.value;
+    reportIgnored(Object.keys(SETTING_RULES).flatMap(k => restrictedValue(config, k).ignored));
+    return restrictedValue(config, key).value;
 }
 
 export function pythonPathSetting(): string {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { allowsPopup, applyRestricted, effectiveValue, normaliseSettings, SETTING_RULES, type Inspected } from '../../../extension/src/settings';
+import { allowsPopup, applyRestricted, effectiveValue, normaliseSettings, parseJsonc, SETTING_RULES, type Inspected } from '../../../extension/src/settings';
 import { highlightRange, attribute } from '../../../extension/src/diff/inlineDecorations';
 import { formatBytes } from '../../../extension/src/views/statusItem';
 import { sampleTimeline } from './fixtures';
@@ -74,6 +74,13 @@ suite('settings and small helpers', () => {
             assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(`retrace.${key}`), key);
         }
         assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
+    });
+
+    test('settings.json with comments and trailing commas parses; URLs in strings survive', () => {
+        const text = '{\n  // a comment\n  "retrace.baseUrl": "http://evil:1/x", /* block */\n  "a": [1, 2,],\n  "q": "say \\"hi\\" // not a comment",\n}\n';
+        assert.deepEqual(parseJsonc(text), { 'retrace.baseUrl': 'http://evil:1/x', a: [1, 2], q: 'say "hi" // not a comment' });
+        assert.equal(parseJsonc('{ broken'), undefined);
+        assert.deepEqual(parseJsonc(''), undefined);
     });
 
     test('pop-up gate', () => {
