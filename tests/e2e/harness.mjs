@@ -106,11 +106,14 @@ export function installVsix(vsix, { userDataDir, extensionsDir }) {
   log(out.trim());
 }
 
-/** Start code-server in its own process group; resolves once /healthz answers. */
-export async function startCodeServer({ userDataDir, extensionsDir, workspace, logFile, env = {}, port }) {
+/**
+ * Start code-server in its own process group; resolves once /healthz answers. `workspaceTrust`:
+ * keep VS Code's workspace trust on (off by default: every folder is trusted).
+ */
+export async function startCodeServer({ userDataDir, extensionsDir, workspace, logFile, env = {}, port, workspaceTrust = false }) {
   port ??= await freePort();
   const args = ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--disable-update-check', ...(workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override',
     '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, workspace];
   const out = fs.openSync(logFile, 'w');
   const proc = spawn(CODE_SERVER, args, { stdio: ['ignore', out, out], detached: true, env: testEnv(userDataDir, env) });
