@@ -75,7 +75,8 @@ try {
   await trust.click();
   await waitFor('the banner is gone', async () => (await chat().locator('#banner[data-kind="untrusted"]').count()) === 0, 60000);
   assert.equal(await paletteHas('Restore to Checkpoint'), true, 'restore is in the palette once trusted');
-  await page.locator('.activitybar [aria-label^="Retrace"]').first().click().catch(() => {});
+  // Back to the chat with the keybinding of "Retrace: Open Retrace" (the trust editor has the focus).
+  await page.keyboard.press('Control+Alt+R');
   await sendPrompt('Create hello.txt');
   await waitFor('the turn wrote hello.txt', () => fs.existsSync(ws('hello.txt')), 60000);
   await shot(page, '2-trusted');

@@ -178,6 +178,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                     await this.send(m.text);
                 } catch (err) {
                     this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
+                    // The webview marked itself running on submit; a refused prompt started nothing.
+                    this.post({ type: 'running', running: this.transcript.isRunning });
                 }
                 return;
             case 'cancel':
