@@ -4,6 +4,9 @@
 // "Manage Workspace Trust"; the timeline shows the baseline; the palette hides "Restore to
 // Checkpoint…"; a prompt is refused (no file written). Then the banner's button opens the trust
 // editor, the folder is trusted, the banner goes away and the same window runs a turn.
+// Then the keyboard: Ctrl+Alt+Shift+R ("Restore to Checkpoint…") lists the checkpoints newest
+// first with their line stats; picking the baseline and "Restore code" takes the turn back, and
+// Ctrl+Alt+Z ("Undo Last Restore") brings it back again.
 // Usage: node tests/e2e/untrusted.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -35,7 +38,7 @@ const server = await startCodeServer({
 log(`code-server up at ${server.url}`);
 const browser = await launchBrowser();
 const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-const { sidebar, row, chat, sendPrompt } = workbench(page, ws);
+const { sidebar, row, chat, dialogButton, sendPrompt } = workbench(page, ws);
 let failed = false;
 
 async function paletteHas(title) {
@@ -80,6 +83,29 @@ try {
   await sendPrompt('Create hello.txt');
   await waitFor('the turn wrote hello.txt', () => fs.existsSync(ws('hello.txt')), 60000);
   await shot(page, '2-trusted');
+  await waitFor('the turn ends', async () => (await chat().locator('#send:not([disabled])').count()) === 1, 60000);
+
+  await page.keyboard.press('Control+Alt+Shift+R');
+  const picks = page.locator('.quick-input-list .monaco-list-row');
+  await picks.first().waitFor({ timeout: 20000 });
+  const labels = await picks.allInnerTexts();
+  log('restore picks:', labels.map(l => l.replace(/\s+/g, ' ')).join(' | '));
+  assert.match(labels[0] ?? '', /current/, 'the newest checkpoint (the head) comes first');
+  assert.ok(labels.some(l => /write_file/.test(l) && /\+1 −0/.test(l)), 'line stats are shown');
+  const input = page.locator('.quick-input-widget input');
+  await input.fill('Baseline');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Baseline' }).first().waitFor();
+  await input.press('Enter');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restore code' }).first().waitFor({ timeout: 10000 });
+  await input.fill('Restore code');
+  await input.press('Enter');
+  await dialogButton('Restore').waitFor({ timeout: 20000 });
+  await dialogButton('Restore').click();
+  await waitFor('the turn taken back', () => !fs.existsSync(ws('hello.txt')), 30000);
+  await shot(page, '3-restored-by-keyboard');
+  await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }); // focus leaves the webview
+  await page.keyboard.press('Control+Alt+Z');
+  await waitFor('the restore undone', () => fs.existsSync(ws('hello.txt')), 30000);
   log('PASS');
 } catch (e) {
   failed = true;
