@@ -178,7 +178,12 @@ export class Ctx implements vscode.Disposable {
 
     private async refreshModelMode(rpc: Rpc): Promise<void> {
         try {
-            const state = await rpc.request(METHODS.serverState, {});
+            // The server answers once the workspace is open (the first open records the baseline,
+            // which reads every file): until then the status bar shows that it is working.
+            const state = await vscode.window.withProgress(
+                { location: vscode.ProgressLocation.Window, title: 'Retrace: opening the workspace' },
+                () => rpc.request(METHODS.serverState, {}),
+            );
             log.info(`model mode: ${state.modelMode}${state.trusted ? '' : ' (untrusted workspace: read-only timeline)'}`);
             this.setModelMode(state.modelMode);
         } catch (err) {
