@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Retrace: VS Code (code-server) in your browser with the Retrace extension installed from
 # the freshly packaged .vsix and a fresh copy of the sample workspace (.e2e/demo/workspace).
-# Without ANTHROPIC_API_KEY the server uses its offline demo model. Stays in the foreground;
+# That copy is a demo folder (it holds .retrace-demo.json): without ANTHROPIC_API_KEY the server's
+# scripted offline model answers there, and only there. Stays in the foreground;
 # Ctrl-C stops everything. PORT (default 8080) picks the port; it listens on 127.0.0.1 only.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +19,8 @@ code_server="${CODE_SERVER:-$root/.tools/code-server/node_modules/.bin/code-serv
 demo="$root/.e2e/demo"
 rm -rf "$demo"
 mkdir -p "$demo/user-data/User" "$demo/extensions"
-cp -r tests/fixtures/sample-workspace "$demo/workspace"
+cp -r extension/media/demo-workspace "$demo/workspace"
+printf '{\n  "demo": true,\n  "createdBy": "scripts/run.sh"\n}\n' > "$demo/workspace/.retrace-demo.json"
 cat > "$demo/user-data/User/settings.json" <<JSON
 {
   "workbench.startupEditor": "none",

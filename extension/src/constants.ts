@@ -15,8 +15,19 @@ export const VIEW_TIMELINE = 'retrace.timeline';
 export const CHECKPOINT_SCHEME = 'retrace-cp';
 
 export const CONTEXT_AGENT_RUNNING = 'retrace.agentRunning';
+/** `live` | `demo` | `noKey` (the server's `retrace/server/state`); unset until the server answered. */
+export const CONTEXT_MODEL_MODE = 'retrace.modelMode';
+
+/** A file at a workspace root that makes it a demo folder (the server's `DEMO_MARKER`). */
+export const DEMO_MARKER = '.retrace-demo.json';
+
+/** VS Code's own command that opens the workspace trust editor. */
+export const MANAGE_TRUST_COMMAND = 'workbench.trust.manage';
 
 export const COMMANDS = {
+    open: 'retrace.open',
+    restoreToCheckpoint: 'retrace.restoreToCheckpoint',
+    tryDemo: 'retrace.tryDemo',
     prompt: 'retrace.prompt',
     cancel: 'retrace.cancel',
     newSession: 'retrace.newSession',

@@ -16,7 +16,7 @@ import {
     type ClientCapabilities,
     type FeatureState,
 } from 'vscode-languageclient/node';
-import { COMMANDS, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
+import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
@@ -29,6 +29,7 @@ import {
     type EditorSaveResult,
     type EditorState,
     type InitializationOptions,
+    type ServerStateResult,
     type PermissionRequest,
     type PermissionResponse,
     type RestoreStateResult,
@@ -38,6 +39,9 @@ import { errorMessage, log } from './logging';
 import { allowsPopup, notificationLevel, serverSettings } from './settings';
 
 export type { ServerState } from './client/supervisor';
+
+/** `live` | `demo` | `noKey`, as `retrace/server/state` reports it. */
+export type ModelMode = ServerStateResult['modelMode'];
 
 /** What the UI parts answer on behalf of the server's requests. */
 export interface ServerRequestHandlers {
@@ -74,6 +78,8 @@ export class Ctx implements vscode.Disposable {
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
     private readonly agentEventEmitter = new vscode.EventEmitter<AgentEvent>();
     private readonly timelineEmitter = new vscode.EventEmitter<TimelineDidChange>();
+    private readonly modeEmitter = new vscode.EventEmitter<ModelMode | undefined>();
+    private mode: ModelMode | undefined;
     handlers: ServerRequestHandlers | undefined;
     /** Why the last launch could not find or build an interpreter (shown with its fix-it). */
     private envFailure: EnvFailure | undefined;
@@ -83,6 +89,8 @@ export class Ctx implements vscode.Disposable {
     readonly onDidChangeState = this.stateEmitter.event;
     readonly onAgentEvent = this.agentEventEmitter.event;
     readonly onTimelineChange = this.timelineEmitter.event;
+    /** The server's model mode (live | demo | noKey) after each start; undefined while none runs. */
+    readonly onDidChangeModelMode = this.modeEmitter.event;
 
     constructor(
         readonly extension: vscode.ExtensionContext,
@@ -102,7 +110,10 @@ export class Ctx implements vscode.Disposable {
             this.stateEmitter,
             this.agentEventEmitter,
             this.timelineEmitter,
+            this.modeEmitter,
             vscode.workspace.onDidChangeConfiguration(e => void this.onConfigurationChanged(e)),
+            // The server learns trust at initialize: a granted trust takes effect without a reload.
+            vscode.workspace.onDidGrantWorkspaceTrust(() => void this.onTrustGranted()),
         );
     }
 
@@ -116,6 +127,17 @@ export class Ctx implements vscode.Disposable {
         return this.supervisor.pid;
     }
 
+    /** The running server's model mode (undefined before it answered). */
+    get modelMode(): ModelMode | undefined {
+        return this.mode;
+    }
+
+    /** Whether the server was ever asked to start in this window (activation is lazy). */
+    get started(): boolean {
+        return this.supervisor.serverState.kind !== 'stopped' || this.startRequested;
+    }
+    private startRequested = false;
+
     get rpc(): Rpc | undefined {
         const state = this.supervisor.serverState;
         return state.kind === 'running' ? state.rpc : undefined;
@@ -124,7 +146,7 @@ export class Ctx implements vscode.Disposable {
     /** Resolves once the server runs; rejects with the reason it cannot. */
     async ready(): Promise<Rpc> {
         if (this.serverState.kind !== 'running') {
-            await this.supervisor.start();
+            await this.start();
         }
         const state = this.serverState;
         if (state.kind === 'running') {
@@ -137,6 +159,11 @@ export class Ctx implements vscode.Disposable {
         log.info(`server state: ${state.kind}${state.kind === 'failed' ? ` (${state.reason})` : state.kind === 'running' ? ` (pid ${state.pid})` : ''}`);
         void vscode.commands.executeCommand('setContext', 'retrace.serverRunning', state.kind === 'running');
         this.fire(this.stateEmitter, state, 'server state');
+        if (state.kind === 'running') {
+            void this.refreshModelMode(state.rpc);
+        } else {
+            this.setModelMode(undefined);
+        }
         if (state.kind === 'failed') {
             void this.offerFix(state.reason);
         }
@@ -155,9 +182,46 @@ export class Ctx implements vscode.Disposable {
         void show(message);
     }
 
+    private async refreshModelMode(rpc: Rpc): Promise<void> {
+        try {
+            // The server answers once the workspace is open (the first open records the baseline,
+            // which reads every file): until then the status bar shows that it is working.
+            const state = await vscode.window.withProgress(
+                { location: vscode.ProgressLocation.Window, title: 'Retrace: opening the workspace' },
+                () => rpc.request(METHODS.serverState, {}),
+            );
+            log.info(`model mode: ${state.modelMode}${state.trusted ? '' : ' (untrusted workspace: read-only timeline)'}`);
+            this.setModelMode(state.modelMode);
+        } catch (err) {
+            log.warn(`server state unavailable: ${errorMessage(err)}`);
+        }
+    }
+
+    private setModelMode(mode: ModelMode | undefined): void {
+        if (mode === this.mode) {
+            return;
+        }
+        this.mode = mode;
+        if (mode !== undefined) {
+            void vscode.commands.executeCommand('setContext', CONTEXT_MODEL_MODE, mode);
+        }
+        this.fire(this.modeEmitter, mode, 'model mode');
+    }
+
+    private async onTrustGranted(): Promise<void> {
+        if (this.started) {
+            log.info('workspace trust granted: restarting the server with a writable timeline');
+            await this.restart();
+        }
+    }
+
     registerCommand(id: CommandId, factory: CommandFactory): void {
         this.disposables.push(
             vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+                if (!this.started) {
+                    // Activation is lazy: the first Retrace command starts the server.
+                    await this.ready().catch((err: unknown) => log.warn(`command ${id}: ${errorMessage(err)}`));
+                }
                 const rpc = this.rpc;
                 if (rpc === undefined) {
                     return this.serverNotRunning(id);
@@ -188,7 +252,9 @@ export class Ctx implements vscode.Disposable {
         return undefined;
     }
 
+    /** Start the server unless it runs (idempotent; a Retrace view or command calls it). */
     start(): Promise<void> {
+        this.startRequested = true;
         return this.supervisor.start();
     }
 
@@ -216,11 +282,11 @@ export class Ctx implements vscode.Disposable {
         // Isolated mode: nothing in the workspace (cwd, PYTHONPATH, user site) can shadow the server.
         const args = [...SERVER_ARGS];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
-        const storage = this.extension.storageUri ?? this.extension.globalStorageUri;
         const initializationOptions: InitializationOptions = {
-            storeDir: path.join(storage.fsPath, 'store'),
+            storeDir: this.storeDir,
             settings: serverSettings(),
             clientVersion: envLayout(this.extension).version,
+            trusted: vscode.workspace.isTrusted,
         };
         log.info(`initializationOptions: ${JSON.stringify(initializationOptions)}`);
         const clientOptions: LanguageClientOptions = {
@@ -232,8 +298,24 @@ export class Ctx implements vscode.Disposable {
             workspaceFolder: folder,
             // A failed initialize (the version handshake) is reported once, with its fix-it, by onState.
             initializationFailedHandler: () => false,
+            middleware: {
+                workspace: {
+                    // The server pulls `retrace` with workspace/configuration: it gets the effective
+                    // settings (workspace values restricted), never the raw merged section.
+                    configuration: async (params, token, next) => {
+                        const answer = await next(params, token);
+                        return Array.isArray(answer) ? params.items.map((item, i): unknown => (item.section === CONFIG_SECTION ? serverSettings() : answer[i])) : answer;
+                    },
+                },
+            },
         };
         return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, clientOptions, features: [new ResourceOperationsFeature()] };
+    }
+
+    /** This workspace's Retrace store (workspace storage, else global storage). */
+    get storeDir(): string {
+        const storage = this.extension.storageUri ?? this.extension.globalStorageUri;
+        return path.join(storage.fsPath, 'store');
     }
 
     private wire(client: LanguageClient, rpc: Rpc): void {
@@ -321,6 +403,7 @@ export class Ctx implements vscode.Disposable {
 
     /** Stop, wait until the old process is gone, start again (never two servers at once). */
     async restart(): Promise<void> {
+        this.startRequested = true;
         await this.supervisor.restart();
     }
 

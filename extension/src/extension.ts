@@ -1,10 +1,13 @@
 /**
- * Retrace's VS Code entry point: creates the log, the server context, the views, the commands,
- * and starts the server. Activation failures are shown (VS Code itself would not). Returns an
- * API object the extension-host tests use.
+ * Retrace's VS Code entry point: creates the log, the server context, the views and the commands.
+ * Activation is cheap: the server starts only when this workspace already has a Retrace store
+ * (a stat), in a demo folder, or when a Retrace view opens or a Retrace command runs; a window
+ * that never uses Retrace starts no process. Activation failures are shown (VS Code itself would
+ * not). Returns an API object the extension-host tests use.
  */
 import * as vscode from 'vscode';
-import { CHECKPOINT_SCHEME } from './constants';
+import { CHECKPOINT_SCHEME, COMMANDS } from './constants';
+import { isDemoFolder, storeHasSessions } from './commands/demo';
 import { Ctx } from './ctx';
 import { registerCommands } from './commands/index';
 import { CheckpointContentProvider } from './diff/contentProvider';
@@ -14,6 +17,7 @@ import { closeStaleChangeViews, forgetOpenedChangeViews } from './diff/openDiff'
 import { EditorStatePusher } from './editorState/capture';
 import { restoreEditorState, saveDocuments } from './editorState/restore';
 import { createLog, errorMessage, log } from './logging';
+import { describeIgnored, onIgnoredSettings, type IgnoredValue } from './settings';
 import { setPrompter } from './ui';
 import { ChatViewProvider } from './views/chatView';
 import { StatusItem } from './views/statusItem';
@@ -34,10 +38,38 @@ export interface RetraceApi {
 
 let ctxRef: Ctx | undefined;
 
+/** Ignored workspace settings: one log line each and one non-modal note per batch. */
+function reportIgnoredSettings(ignored: readonly IgnoredValue[]): void {
+    for (const i of ignored) {
+        log.warn(`settings: ${describeIgnored(i)}`);
+    }
+    const keys = [...new Set(ignored.map(i => `retrace.${i.key}`))].join(', ');
+    const open = 'Open User Settings';
+    void vscode.window
+        .showInformationMessage(`Retrace ignored this workspace's value of ${keys}: it may only be set in your user settings (permissions may only be made stricter).`, open)
+        .then(pick => pick === open && vscode.commands.executeCommand('workbench.action.openGlobalSettings'));
+}
+
+/** Start the server at activation only where Retrace is already in use (no process otherwise). */
+async function startIfUsed(ctx: Ctx, reveal: () => Promise<void>): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (folder !== undefined && (await isDemoFolder(folder))) {
+        log.info('demo folder: starting Retrace');
+        await reveal();
+        await ctx.start();
+    } else if (await storeHasSessions(ctx.storeDir)) {
+        log.info('this workspace has Retrace sessions: starting the server');
+        await ctx.start();
+    } else {
+        log.info(`Retrace is idle until you open it (${COMMANDS.open})`);
+    }
+}
+
 export function activate(context: vscode.ExtensionContext): RetraceApi | undefined {
     const output = createLog();
     context.subscriptions.push(output);
     try {
+        onIgnoredSettings(reportIgnoredSettings);
         const ctx = new Ctx(context, output);
         ctxRef = ctx;
         const timeline = new TimelineProvider(ctx);
@@ -68,7 +100,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             }),
         );
         registerCommands({ ctx, timeline, chat, highlighter });
-        void ctx.start();
+        void startIfUsed(ctx, () => chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
         const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
         return { ctx, timeline, chat, highlighter, status, editorState, contentProvider, setPrompter, changeViews };

@@ -1,20 +1,202 @@
 /**
- * Typed reads of the `retrace` configuration section. package.json `contributes.configuration`
- * is the only place defaults are written: nothing here repeats a default except as a guard for a
- * missing or mistyped value (the manifest's default is read through `inspect`).
+ * The one owner of Retrace's effective settings. package.json `contributes.configuration` is the
+ * only place defaults are written: nothing here repeats a default except as a guard for a missing
+ * or mistyped value (the manifest's default is read through `inspect`).
+ *
+ * A folder's `.vscode/settings.json` is written by whoever wrote the folder, so settings that move
+ * the API key or run code are read here with explicit rules (`SETTING_RULES`), whatever scope
+ * VS Code applied:
+ * - `machine`: only user (or remote) settings count; a workspace or folder value is ignored.
+ * - `narrowOnly` (permissions): a workspace or folder value applies only when it is at least as
+ *   strict as the value it overrides (deny > ask > auto); it can never widen to "auto".
+ * Each ignored value is reported once per window: a log line and one non-modal note.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONFIG_SECTION } from './constants';
 import type { ServerSettings } from './client/protocol';
 
 export type NotificationLevel = 'off' | 'onError' | 'onWarning' | 'always';
 
+export type SettingRule = 'machine' | 'narrowOnly';
+
+/** Keys (below `retrace.`) whose workspace values are restricted, and how. */
+export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
+    baseUrl: 'machine',
+    pythonPath: 'machine',
+    'permissions.write': 'narrowOnly',
+    'permissions.command': 'narrowOnly',
+};
+
+/** The parts of `WorkspaceConfiguration.inspect()` the rules read. */
+export interface Inspected {
+    readonly defaultValue?: unknown;
+    readonly globalValue?: unknown;
+    readonly workspaceValue?: unknown;
+    readonly workspaceFolderValue?: unknown;
+}
+
+export interface IgnoredValue {
+    readonly key: string;
+    readonly scope: 'workspace' | 'workspaceFolder';
+    readonly value: unknown;
+    readonly reason: string;
+}
+
+export interface EffectiveValue {
+    readonly value: unknown;
+    readonly ignored: readonly IgnoredValue[];
+}
+
+const STRICTNESS: Readonly<Record<string, number>> = { auto: 0, ask: 1, deny: 2 };
+
+/** Rank of a permission policy; an unknown value ranks as "ask" (the server validates it). */
+function strictness(value: unknown): number {
+    return typeof value === 'string' ? (STRICTNESS[value] ?? 1) : 1;
+}
+
+/** The value of `key` under its rule, and the workspace values the rule ignored. */
+export function effectiveValue(key: string, inspected: Inspected, rule: SettingRule | undefined): EffectiveValue {
+    const userValue = inspected.globalValue !== undefined ? inspected.globalValue : inspected.defaultValue;
+    const layers: [IgnoredValue['scope'], unknown][] = [
+        ['workspace', inspected.workspaceValue],
+        ['workspaceFolder', inspected.workspaceFolderValue],
+    ];
+    const ignored: IgnoredValue[] = [];
+    let value = userValue;
+    for (const [scope, layer] of layers) {
+        if (layer === undefined) {
+            continue;
+        }
+        if (rule === 'machine') {
+            ignored.push({ key, scope, value: layer, reason: 'only user settings may set it' });
+        } else if (rule === 'narrowOnly' && strictness(layer) < strictness(value)) {
+            ignored.push({ key, scope, value: layer, reason: `a workspace may only make it stricter than "${String(value)}"` });
+        } else {
+            value = layer;
+        }
+    }
+    return { value, ignored };
+}
+
+/** One human line for an ignored value (log and note). */
+export function describeIgnored(i: IgnoredValue): string {
+    const where = i.scope === 'workspace' ? 'workspace' : 'folder';
+    return `ignored the ${where} value of ${CONFIG_SECTION}.${i.key} (${JSON.stringify(i.value)}): ${i.reason}`;
+}
+
+/** Scoped to the first folder, so `inspect` also sees its folder-level values. */
 function section(): vscode.WorkspaceConfiguration {
-    return vscode.workspace.getConfiguration(CONFIG_SECTION);
+    return vscode.workspace.getConfiguration(CONFIG_SECTION, vscode.workspace.workspaceFolders?.[0]?.uri);
+}
+
+const reported = new Set<string>();
+let reporter: ((ignored: readonly IgnoredValue[]) => void) | undefined;
+
+/** Who is told about newly ignored workspace values (set once by the extension's activation). */
+export function onIgnoredSettings(report: (ignored: readonly IgnoredValue[]) => void): void {
+    reporter = report;
+}
+
+let pending: IgnoredValue[] = [];
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * Report each ignored value once per window (same key, scope and value). Values found while one
+ * server launch reads its settings arrive together: they are batched into one report.
+ */
+function reportIgnored(ignored: readonly IgnoredValue[]): void {
+    for (const i of ignored) {
+        // Without the scope: one folder's settings.json is both its workspace and folder value.
+        const id = `${i.key}\u0000${JSON.stringify(i.value)}`;
+        if (!reported.has(id)) {
+            reported.add(id);
+            pending.push(i);
+        }
+    }
+    if (pending.length > 0 && flushTimer === undefined) {
+        flushTimer = setTimeout(() => {
+            const batch = pending;
+            pending = [];
+            flushTimer = undefined;
+            reporter?.(batch);
+        }, 250);
+    }
+}
+
+/**
+ * Parse JSON with comments and trailing commas (settings.json); undefined when it is not valid.
+ * Strings are copied verbatim, so `//` inside a URL stays.
+ */
+export function parseJsonc(text: string): unknown {
+    let out = '';
+    for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === '"') {
+            let j = i + 1;
+            while (j < text.length && text[j] !== '"') {
+                j += text[j] === '\\' ? 2 : 1;
+            }
+            out += text.slice(i, j + 1);
+            i = j;
+        } else if (c === '/' && text[i + 1] === '/') {
+            while (i < text.length && text[i] !== '\n') {
+                i++;
+            }
+            out += '\n';
+        } else if (c === '/' && text[i + 1] === '*') {
+            const end = text.indexOf('*/', i + 2);
+            i = end < 0 ? text.length : end + 1;
+            out += ' ';
+        } else {
+            out += c;
+        }
+    }
+    try {
+        return JSON.parse(out.replace(/,(\s*[}\]])/g, '$1')) as unknown;
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * A machine-scoped key's value in the first folder's `.vscode/settings.json`. VS Code drops such
+ * values before `inspect` (they never apply), so this is read only to tell the user they were ignored.
+ */
+function folderFileValue(key: string): unknown {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (folder?.scheme !== 'file') {
+        return undefined;
+    }
+    try {
+        const parsed = parseJsonc(fs.readFileSync(path.join(folder.fsPath, '.vscode', 'settings.json'), 'utf8'));
+        return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)[`${CONFIG_SECTION}.${key}`] : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+function restrictedValue(config: vscode.WorkspaceConfiguration, key: string): EffectiveValue {
+    let inspected: Inspected = config.inspect(key) ?? {};
+    if (SETTING_RULES[key] === 'machine' && inspected.workspaceValue === undefined && inspected.workspaceFolderValue === undefined) {
+        inspected = { ...inspected, workspaceValue: folderFileValue(key) };
+    }
+    return effectiveValue(key, inspected, SETTING_RULES[key]);
+}
+
+/**
+ * The effective value of one restricted key. Every restricted key is checked on each read, so
+ * what a workspace tried is reported in one batch, whichever key was read first.
+ */
+function restricted(config: vscode.WorkspaceConfiguration, key: string): unknown {
+    reportIgnored(Object.keys(SETTING_RULES).flatMap(k => restrictedValue(config, k).ignored));
+    return restrictedValue(config, key).value;
 }
 
 export function pythonPathSetting(): string {
-    return section().get<string>('pythonPath', '').trim();
+    const value = restricted(section(), 'pythonPath');
+    return typeof value === 'string' ? value.trim() : '';
 }
 
 export function notificationLevel(): NotificationLevel {
@@ -36,13 +218,38 @@ export function allowsPopup(level: NotificationLevel, severity: 'error' | 'warni
     }
 }
 
+/** Replace each restricted key of a raw section (nested objects, as `getConfiguration` gives them). */
+export function applyRestricted(raw: Record<string, unknown>, valueOf: (key: string) => unknown): Record<string, unknown> {
+    const out: Record<string, unknown> = { ...raw };
+    for (const key of Object.keys(SETTING_RULES)) {
+        const parts = key.split('.');
+        let target = out;
+        for (const part of parts.slice(0, -1)) {
+            const child = target[part];
+            const copy = typeof child === 'object' && child !== null ? { ...(child as Record<string, unknown>) } : {};
+            target[part] = copy;
+            target = copy;
+        }
+        const leaf = parts[parts.length - 1] ?? key;
+        const value = valueOf(key);
+        if (value === undefined) {
+            delete target[leaf];
+        } else {
+            target[leaf] = value;
+        }
+    }
+    return out;
+}
+
 /**
- * The section as the server reads it (`ServerSettings`, extra keys ignored server-side).
- * Empty strings mean "unset" in the manifest and travel as `null`.
+ * The section as the server reads it (`ServerSettings`, extra keys ignored server-side), with
+ * the restricted keys' effective values. Empty strings mean "unset" in the manifest and travel
+ * as `null`.
  */
 export function serverSettings(): ServerSettings {
-    const raw = JSON.parse(JSON.stringify(section())) as Record<string, unknown>;
-    return normaliseSettings(raw);
+    const config = section();
+    const raw = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+    return normaliseSettings(applyRestricted(raw, key => restricted(config, key)));
 }
 
 export function normaliseSettings(raw: Record<string, unknown>): ServerSettings {

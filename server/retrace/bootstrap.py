@@ -4,8 +4,10 @@ Everything that serves a workspace — the JSON-RPC server (``retrace serve``) a
 agent (``retrace run``) — gets its parts from :func:`open_services`; nothing else constructs them.
 This is also the one place that reads the model endpoint from the environment
 (:meth:`ModelEndpoint.from_environment`) and the only production module that imports the fake
-Messages API (:mod:`retrace.offline`), which answers when no real endpoint is configured (the
-offline demo).
+Messages API (:mod:`retrace.offline`). The offline demo answers only in a demo folder (one whose
+root holds :data:`DEMO_MARKER`, made by the extension's "Try the Demo") or when
+``RETRACE_FAKE_MODEL`` forces a scenario: with no key and no endpoint anywhere else, an agent turn
+is refused at once (:class:`NoApiKey`), so a scripted model never edits real work.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
+from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
 from retrace.offline import FakeModel, load_scenario
+from retrace.protocol.models import ModelMode
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,25 @@ ENV_FAKE_MODEL = "RETRACE_FAKE_MODEL"
 OFFLINE_API_KEY = "retrace-offline"
 """Key sent to an endpoint configured without one (a local fake needs none)."""
 DEMO_SCENARIO = "demo"
+DEMO_MARKER = ".retrace-demo.json"
+"""A file at a workspace root that makes it a demo folder: the offline demo model may answer there."""
+ENV_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
+
+NO_KEY_MESSAGE = "No Anthropic API key: run 'Retrace: Set API Key' or 'Retrace: Try the Demo'"
+
+
+class NoApiKey(RetraceError):  # noqa: N818 (contract names)
+    """An agent turn was asked for while no model is configured (and this is no demo folder)."""
+
+    code = "noApiKey"
+
+    def __init__(self) -> None:
+        super().__init__(NO_KEY_MESSAGE)
+
+
+def is_demo_folder(workspace: Path | None) -> bool:
+    """Whether ``workspace`` is a demo folder (its root holds :data:`DEMO_MARKER`)."""
+    return workspace is not None and (workspace / DEMO_MARKER).is_file()
 
 
 @dataclass(frozen=True)
@@ -51,6 +74,8 @@ class ModelEndpoint:
     api_key: str | None = None
     fake_scenario: str | None = None
     """``RETRACE_FAKE_MODEL``: serve this fake scenario (name or file) whatever else is set."""
+    auth_token: str | None = None
+    """``ANTHROPIC_AUTH_TOKEN``: a bearer token instead of a key (counts as a configured model)."""
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str] | None = None) -> ModelEndpoint:
@@ -60,17 +85,29 @@ class ModelEndpoint:
             # The key may have arrived on a pipe and left the environment (retrace.credentials).
             api_key=(env.get(ENV_API_KEY) if env is not os.environ else credentials.get(ENV_API_KEY)) or None,
             fake_scenario=env.get(ENV_FAKE_MODEL) or None,
+            auth_token=(env.get(ENV_AUTH_TOKEN) if env is not os.environ else credentials.get(ENV_AUTH_TOKEN))
+            or None,
         )
 
-    def offline_scenario(self, configured_base_url: str | None) -> str | None:
-        """The fake scenario to serve, or ``None`` when a real endpoint is meant: a forced scenario
-        always wins; otherwise the demo answers only when no endpoint (setting or environment)
-        and no key are configured."""
+    def configured(self, configured_base_url: str | None) -> bool:
+        """Whether a real model is meant: an endpoint (setting or environment), a key or a token."""
+        return bool(configured_base_url or self.base_url or self.api_key or self.auth_token)
+
+    def offline_scenario(self, configured_base_url: str | None, workspace: Path | None = None) -> str | None:
+        """The fake scenario to serve, or ``None``: a forced scenario always wins; otherwise the
+        demo answers only in a demo folder (:func:`is_demo_folder`) where no endpoint and no key
+        are configured. A real folder without a key gets no model at all (:meth:`model_mode`)."""
         if self.fake_scenario:
             return self.fake_scenario
-        if configured_base_url or self.base_url or self.api_key:
+        if self.configured(configured_base_url) or not is_demo_folder(workspace):
             return None
         return DEMO_SCENARIO
+
+    def model_mode(self, configured_base_url: str | None, workspace: Path | None) -> ModelMode:
+        """What answers agent turns in ``workspace`` with these settings."""
+        if self.offline_scenario(configured_base_url, workspace) is not None:
+            return "demo"
+        return "live" if self.configured(configured_base_url) else "noKey"
 
     def client_factory(self) -> ClientFactory:
         """Clients for the agent: the settings' endpoint beats the environment's; retries are the
@@ -78,7 +115,7 @@ class ModelEndpoint:
 
         def make(settings: AgentSettings) -> AsyncAnthropic:
             base_url = settings.base_url or self.base_url
-            auth_token = credentials.get("ANTHROPIC_AUTH_TOKEN")
+            auth_token = credentials.get(ENV_AUTH_TOKEN)
             api_key = self.api_key or (OFFLINE_API_KEY if base_url and not auth_token else None)
             return AsyncAnthropic(base_url=base_url, api_key=api_key, auth_token=auth_token, max_retries=0)
 
@@ -119,7 +156,19 @@ class Services:
     agent: AgentService
     fake_model_url: str | None = None
     """Base URL of the in-process fake Messages API (offline demo), when it was started."""
+    endpoint: ModelEndpoint = field(default_factory=ModelEndpoint)
     closed: bool = field(default=False)
+
+    def model_mode(self, configured_base_url: str | None) -> ModelMode:
+        """The model mode now (a base URL set after start-up makes a ``noKey`` server ``live``)."""
+        if self.fake_model_url is not None:
+            return "demo"
+        return "live" if self.endpoint.configured(configured_base_url) else "noKey"
+
+    def require_model(self, configured_base_url: str | None) -> None:
+        """Refuse (:class:`NoApiKey`) before an agent turn that no model could answer."""
+        if self.model_mode(configured_base_url) == "noKey":
+            raise NoApiKey
 
     async def run(self, call: Callable[[Engine], T]) -> T:
         """``call(engine)`` in a worker thread, serialised with the agent's engine calls."""
@@ -143,14 +192,14 @@ async def open_services(
     endpoint: ModelEndpoint | None = None,
 ) -> Services:
     """Open the engine (creating the store and its baseline on first use), start the offline
-    model when no real endpoint is configured, build the agent and reload its sessions from the
-    journals (crash resume). On failure the store is closed again."""
+    model in a demo folder with no real endpoint configured (or when one is forced), build the
+    agent and reload its sessions from the journals (crash resume). On failure the store is closed again."""
     endpoint = endpoint or ModelEndpoint.from_environment()
     engine = await asyncio.to_thread(Engine.open, workspace, store, config=config)
     try:
         for line in engine.recovered:
             log.warning("%s", line)
-        scenario = endpoint.offline_scenario(settings.base_url)
+        scenario = endpoint.offline_scenario(settings.base_url, workspace)
         fake_url = await asyncio.to_thread(start_offline_model, scenario) if scenario else None
         if fake_url is not None:
             log.info("offline mode: fake Messages API at %s", fake_url)
@@ -163,4 +212,6 @@ async def open_services(
     except BaseException:
         engine.close()
         raise
-    return Services(workspace=workspace, engine=engine, gate=gate, agent=agent, fake_model_url=fake_url)
+    return Services(
+        workspace=workspace, engine=engine, gate=gate, agent=agent, fake_model_url=fake_url, endpoint=endpoint
+    )

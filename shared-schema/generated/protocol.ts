@@ -457,6 +457,12 @@ export interface InitializationOptions {
    * Store directory (the extension's workspace storage); the engine's default when absent.
    */
   storeDir?: string | null;
+  /**
+   * Whether the editor trusts the workspace. ``false``: the timeline is read-only (no agent
+   * turn, restore, undo or summary). Absent means trusted: clients without a trust concept (the
+   * CLI, headless tools) act on the user's own command.
+   */
+  trusted?: boolean;
 }
 /**
  * The extension's ``retrace`` configuration section as the server uses it.
@@ -760,6 +766,13 @@ export interface RestoreResult {
 }
 export interface RestoreStateResult {
   restored: boolean;
+}
+/**
+ * ``retrace/server/state``: what this server may do for this workspace.
+ */
+export interface ServerStateResult {
+  modelMode: 'live' | 'demo' | 'noKey';
+  trusted: boolean;
 }
 /**
  * One session as lists show it (the chat's session picker, the timeline's session rows).
@@ -1120,6 +1133,7 @@ export const METHODS = {
   editorRestoreState: 'retrace/editor/restoreState',
   stats: 'retrace/stats',
   storeVerify: 'retrace/store/verify',
+  serverState: 'retrace/server/state',
   settingsUpdate: 'retrace/settings/update',
 } as const;
 
@@ -1148,6 +1162,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/editor/restoreState': 'serverRequest',
   'retrace/stats': 'clientRequest',
   'retrace/store/verify': 'clientRequest',
+  'retrace/server/state': 'clientRequest',
   'retrace/settings/update': 'clientRequest',
 } as const;
 
@@ -1168,6 +1183,7 @@ export interface RequestParams {
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
   'retrace/store/verify': StoreVerifyParams;
+  'retrace/server/state': EmptyParams;
   'retrace/settings/update': SettingsUpdateParams;
 }
 
@@ -1188,6 +1204,7 @@ export interface RequestResult {
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;
   'retrace/store/verify': StoreVerifyResult;
+  'retrace/server/state': ServerStateResult;
   'retrace/settings/update': SettingsUpdateResult;
 }
 

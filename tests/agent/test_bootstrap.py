@@ -9,7 +9,7 @@ import pytest
 
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.settings import AgentSettings
-from retrace.bootstrap import ModelEndpoint, open_services, stop_offline_models
+from retrace.bootstrap import DEMO_MARKER, ModelEndpoint, NoApiKey, open_services, stop_offline_models
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 
@@ -18,12 +18,14 @@ from .conftest import RecordingHost, make_workspace
 AUTO = AgentSettings(permissions=PermissionSettings(write="auto", command="auto"), retry_base_delay_s=0)
 
 
-async def test_offline_when_nothing_is_configured(tmp_path: Path) -> None:
+async def test_offline_demo_in_a_demo_folder_when_nothing_is_configured(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
+    (ws / DEMO_MARKER).write_text("{}")
     host = RecordingHost()
     services = await open_services(ws, tmp_path / "store", host, AUTO, endpoint=ModelEndpoint())
     try:
         assert services.fake_model_url is not None
+        assert services.model_mode(None) == "demo"
         assert services.agent.settings.base_url == services.fake_model_url
         assert services.agent.gate is services.gate  # one gate for the agent and the server
         assert services.gate.engine is services.engine
@@ -38,6 +40,22 @@ async def test_offline_when_nothing_is_configured(tmp_path: Path) -> None:
         services.close()  # idempotent
         stop_offline_models()
     Engine.open(ws, tmp_path / "store").close()  # the store lock was released
+
+
+async def test_no_key_in_a_real_folder_starts_no_model_and_refuses_turns(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    services = await open_services(ws, tmp_path / "store", RecordingHost(), AUTO, endpoint=ModelEndpoint())
+    try:
+        assert services.fake_model_url is None
+        assert services.model_mode(None) == "noKey"
+        with pytest.raises(NoApiKey, match="Set API Key"):
+            services.require_model(None)
+        services.require_model("http://127.0.0.1:9")  # a base URL configured later makes it live
+        assert services.model_mode("http://127.0.0.1:9") == "live"
+    finally:
+        services.close()
+    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
 
 
 async def test_a_configured_endpoint_is_used_and_no_fake_is_started(tmp_path: Path) -> None:

@@ -65,16 +65,39 @@ export function writeUserSettings(userDataDir, extra = {}) {
   }, null, 2));
 }
 
-/** Environment of code-server (and so of the extension host and the Retrace server). */
+/**
+ * Environment of code-server (and so of the extension host and the Retrace server). Never a real
+ * model: the key, token and endpoint of the caller's environment are dropped, and the server's
+ * scripted model is forced (RETRACE_FAKE_MODEL, default `demo`: with no key the server would
+ * otherwise refuse agent turns outside a demo folder). `extra` wins: a test that brings its own
+ * fake endpoint passes RETRACE_FAKE_MODEL: '' and its own ANTHROPIC_API_KEY.
+ */
 export function testEnv(userDataDir, extra = {}) {
-  const env = { ...process.env, ...extra };
-  // Never a real model: the server starts the local fake Messages API.
+  const env = { ...process.env };
   delete env.ANTHROPIC_API_KEY;
   delete env.ANTHROPIC_BASE_URL;
+  delete env.ANTHROPIC_AUTH_TOKEN;
+  env.RETRACE_FAKE_MODEL = 'demo';
+  Object.assign(env, extra);
   env.XDG_CONFIG_HOME = path.join(userDataDir, '..', 'xdg-config');
   env.XDG_DATA_HOME = path.join(userDataDir, '..', 'xdg-data');
   env.XDG_CACHE_HOME = path.join(userDataDir, '..', 'xdg-cache');
   return env;
+}
+
+/** Live `retrace serve` processes whose working directory is `workspace` (zombies left out). */
+export function serverPids(workspace) {
+  const out = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (cmd.includes('retrace') && cmd.includes('serve') && fs.readlinkSync(`/proc/${entry}/cwd`) === workspace
+        && stat.split(' ')[2] !== 'Z') out.push(Number(entry));
+    } catch { /* gone, or not ours */ }
+  }
+  return out;
 }
 
 export function installVsix(vsix, { userDataDir, extensionsDir }) {
@@ -83,11 +106,14 @@ export function installVsix(vsix, { userDataDir, extensionsDir }) {
   log(out.trim());
 }
 
-/** Start code-server in its own process group; resolves once /healthz answers. */
-export async function startCodeServer({ userDataDir, extensionsDir, workspace, logFile, env = {}, port }) {
+/**
+ * Start code-server in its own process group; resolves once /healthz answers. `workspaceTrust`:
+ * keep VS Code's workspace trust on (off by default: every folder is trusted).
+ */
+export async function startCodeServer({ userDataDir, extensionsDir, workspace, logFile, env = {}, port, workspaceTrust = false }) {
   port ??= await freePort();
   const args = ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry',
-    '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+    '--disable-update-check', ...(workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override',
     '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, workspace];
   const out = fs.openSync(logFile, 'w');
   const proc = spawn(CODE_SERVER, args, { stdio: ['ignore', out, out], detached: true, env: testEnv(userDataDir, env) });

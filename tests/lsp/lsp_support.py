@@ -296,6 +296,7 @@ async def start_editor(
     settings: dict[str, Any] | None = None,
     server_args: tuple[str, ...] = ("serve",),
     open_folder: bool = True,
+    init_options: dict[str, Any] | None = None,
 ) -> EditorClient:
     """Start ``python -m retrace serve`` (the extension's command) for ``workspace`` and initialize
     it like VS Code would."""
@@ -356,6 +357,7 @@ async def start_editor(
     options: dict[str, Any] = {"storeDir": str(store)}
     if settings is not None:
         options["settings"] = settings
+    options.update(init_options or {})
     await client.initialize_session(
         lsp.InitializeParams(
             capabilities=capabilities(apply_edit),

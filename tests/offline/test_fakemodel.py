@@ -16,7 +16,7 @@ import httpx2
 import pytest
 from anthropic import AsyncAnthropic
 
-from retrace.bootstrap import ModelEndpoint, start_offline_model, stop_offline_models
+from retrace.bootstrap import DEMO_MARKER, ModelEndpoint, start_offline_model, stop_offline_models
 from retrace.offline import (
     FINISHED_TEXT,
     FakeModel,
@@ -288,13 +288,30 @@ def test_scenarios_load_and_reject_bad_files(tmp_path: Path) -> None:
         load_scenario("nope")
 
 
-def test_offline_model_is_chosen_only_when_no_endpoint_is_configured() -> None:
-    assert ModelEndpoint.from_environment({}).offline_scenario(None) == "demo"
-    assert ModelEndpoint.from_environment({"ANTHROPIC_API_KEY": "sk-real"}).offline_scenario(None) is None
-    assert ModelEndpoint.from_environment({"ANTHROPIC_BASE_URL": "http://x"}).offline_scenario(None) is None
-    assert ModelEndpoint.from_environment({}).offline_scenario("http://configured") is None
+def test_offline_model_is_chosen_only_in_a_demo_folder_with_no_endpoint(tmp_path: Path) -> None:
+    real = tmp_path / "project"
+    demo = tmp_path / "demo"
+    real.mkdir()
+    demo.mkdir()
+    (demo / DEMO_MARKER).write_text("{}")
+    nothing = ModelEndpoint.from_environment({})
+    assert nothing.offline_scenario(None, demo) == "demo"
+    assert nothing.model_mode(None, demo) == "demo"
+    # A real folder without a key gets no model: the demo never edits real work.
+    assert nothing.offline_scenario(None, real) is None
+    assert nothing.offline_scenario(None) is None
+    assert nothing.model_mode(None, real) == "noKey"
+    configured = ({"ANTHROPIC_API_KEY": "k"}, {"ANTHROPIC_BASE_URL": "http://x"})
+    configured += ({"ANTHROPIC_AUTH_TOKEN": "t"},)
+    for env in configured:
+        endpoint = ModelEndpoint.from_environment(env)
+        assert endpoint.offline_scenario(None, demo) is None
+        assert endpoint.model_mode(None, real) == "live"
+    assert nothing.offline_scenario("http://configured", demo) is None
+    assert nothing.model_mode("http://configured", real) == "live"
     forced = ModelEndpoint.from_environment({"RETRACE_FAKE_MODEL": "e2e", "ANTHROPIC_API_KEY": "sk"})
-    assert forced.offline_scenario("http://configured") == "e2e"
+    assert forced.offline_scenario("http://configured", real) == "e2e"
+    assert forced.model_mode("http://configured", real) == "demo"
 
 
 def test_start_offline_model() -> None:

@@ -237,6 +237,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
             },
         ),
         "retrace/restore/undoLast": st.fixed_dictionaries({}),
+        "retrace/server/state": st.fixed_dictionaries({}),
         "retrace/conversation/get": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/conversation/summarize": st.fixed_dictionaries(
             {"id": ids, "direction": st.sampled_from(["from", "upTo"])}

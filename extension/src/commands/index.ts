@@ -14,7 +14,9 @@ import type { ChatViewProvider } from '../views/chatView';
 import type { TimelineProvider } from '../views/timelineProvider';
 import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
+import { createDemoFolder } from './demo';
 import { runRestore, undoLastRestore } from './restore';
+import { checkpointPicks, MODE_PICKS } from './restorePick';
 import { verifyStore } from './verify';
 import type { RestoreMode } from './restoreDecision';
 
@@ -27,6 +29,22 @@ export interface Parts {
 
 function isCheckpointNode(value: unknown): value is CheckpointNode {
     return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'checkpoint' && 'checkpoint' in value;
+}
+
+/** A fresh demo folder from the sample shipped in the extension, opened in a new window. */
+async function tryDemo(ctx: Ctx): Promise<string | undefined> {
+    const source = vscode.Uri.joinPath(ctx.extension.extensionUri, 'extension', 'media', 'demo-workspace').fsPath;
+    const base = vscode.Uri.joinPath(ctx.extension.globalStorageUri, 'demo').fsPath;
+    try {
+        const folder = await createDemoFolder(source, base);
+        log.info(`demo folder created: ${folder}`);
+        await vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(folder), { forceNewWindow: true });
+        return folder;
+    } catch (err) {
+        log.error('creating the demo folder failed', err);
+        void vscode.window.showErrorMessage(`Retrace: cannot create the demo folder: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+    }
 }
 
 export function registerCommands(parts: Parts): void {
@@ -67,6 +85,21 @@ export function registerCommands(parts: Parts): void {
         }
         return result;
     };
+
+    ctx.registerCommand(COMMANDS.restoreToCheckpoint, rpc => async () => {
+        const data = timeline.timeline ?? (await rpc.request(METHODS.timelineGet, {}));
+        const picked = await vscode.window.showQuickPick(checkpointPicks(data, Date.now()), {
+            title: 'Retrace: Restore to Checkpoint',
+            placeHolder: 'Pick a checkpoint (newest first)',
+            matchOnDescription: true,
+            matchOnDetail: true,
+        });
+        if (picked === undefined) {
+            return undefined;
+        }
+        const mode = await vscode.window.showQuickPick(MODE_PICKS, { title: `Retrace: restore “${picked.label}”`, placeHolder: 'What should go back?' });
+        return mode === undefined ? undefined : restore(mode.mode)(rpc)(picked.checkpointId);
+    });
 
     ctx.registerCommand(COMMANDS.restoreCode, restore('code'));
     ctx.registerCommand(COMMANDS.restoreConversation, restore('conversation'));
@@ -164,6 +197,11 @@ export function registerCommands(parts: Parts): void {
     const direct = (id: string, fn: (...args: unknown[]) => unknown): void => {
         ctx.extension.subscriptions.push(vscode.commands.registerCommand(id, fn));
     };
+    direct(COMMANDS.open, async () => {
+        await chat.reveal();
+        void ctx.start();
+    });
+    direct(COMMANDS.tryDemo, () => tryDemo(ctx));
     direct(COMMANDS.newSession, () => chat.newSession());
     direct(COMMANDS.restartServer, () => ctx.restart());
     direct(COMMANDS.installServer, () => ctx.installServerDependencies());

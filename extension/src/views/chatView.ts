@@ -11,7 +11,7 @@ import { VIEW_CHAT } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type AgentEvent, type PermissionRequest, type PermissionResponse, type PromptResult } from '../client/protocol';
 import { errorMessage, log } from '../logging';
-import { isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../webview/messages';
+import { chatBanner, isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../webview/messages';
 import { ChatTranscript } from './chatModel';
 import { ReviewDocuments, reviewView } from './permissionReview';
 
@@ -36,6 +36,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             this.reviews,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
             ctx.onDidChangeState(s => void this.onServerState(s.kind === 'running')),
+            ctx.onDidChangeModelMode(() => this.postBanner()),
+            vscode.workspace.onDidGrantWorkspaceTrust(() => this.postBanner()),
         );
     }
 
@@ -85,6 +87,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     resolveWebviewView(view: vscode.WebviewView): void {
         this.view = view;
         this.ready = false;
+        void this.ctx.start(); // opening the chat is using Retrace (activation is lazy)
         const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
         view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
         view.webview.html = this.html(view.webview, vscode.Uri.joinPath(dist, 'webview', 'chat.js'));
@@ -119,6 +122,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <style nonce="${nonce}">${CSS}</style>
 <title>Retrace Chat</title>
 </head><body>
+<div id="banner" role="note"></div>
 <div id="status" role="status"></div>
 <div id="log" role="log" aria-live="polite"></div>
 <form id="form">
@@ -130,6 +134,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 </form>
 <script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
 </body></html>`;
+    }
+
+    /** The banner for the server's model mode and the workspace's trust (none when live and trusted). */
+    get banner(): ReturnType<typeof chatBanner> {
+        return chatBanner(this.ctx.modelMode, vscode.workspace.isTrusted);
+    }
+
+    private postBanner(): void {
+        this.post({ type: 'banner', banner: this.banner });
     }
 
     private postServerState(): void {
@@ -155,6 +168,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         switch (m.type) {
             case 'ready':
                 this.ready = true;
+                this.postBanner();
                 this.postServerState();
                 this.reset();
                 return;
@@ -164,6 +178,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                     await this.send(m.text);
                 } catch (err) {
                     this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
+                    // The webview marked itself running on submit; a refused prompt started nothing.
+                    this.post({ type: 'running', running: this.transcript.isRunning });
                 }
                 return;
             case 'cancel':
@@ -177,6 +193,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 return;
             case 'showReview':
                 await this.reviews.show(m.requestId);
+                return;
+            case 'command':
+                await vscode.commands.executeCommand(m.command);
                 return;
         }
     }
@@ -311,6 +330,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 const CSS = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 8px 8px; display: flex; flex-direction: column; height: 100vh; box-sizing: border-box; margin: 0; }
 #log { flex: 1; overflow-y: auto; padding: 6px 0; }
+#banner { border: 1px solid var(--vscode-inputValidation-infoBorder, var(--vscode-focusBorder)); background: var(--vscode-inputValidation-infoBackground, transparent); padding: 6px; margin-top: 6px; border-radius: 3px; }
+#banner:empty { display: none; }
+#banner .banner-text { margin-bottom: 4px; }
+#banner .buttons { display: flex; gap: 6px; flex-wrap: wrap; }
 #status { color: var(--vscode-descriptionForeground); font-style: italic; padding: 4px 0; }
 #status:empty { display: none; }
 .msg { margin: 6px 0; white-space: pre-wrap; word-wrap: break-word; line-height: 1.4; }

@@ -153,6 +153,11 @@ export class StatusItem implements vscode.Disposable {
             icon = '$(error)';
             label = 'server not running';
             this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+        } else if (server.kind === 'stopped' && !this.ctx.started) {
+            // Activation is lazy: nothing runs until Retrace is opened (clicking reveals it).
+            icon = '$(history)';
+            label = 'not started';
+            this.item.backgroundColor = undefined;
         } else if (server.kind !== 'running') {
             icon = '$(loading~spin)';
             label = 'starting';

@@ -58,6 +58,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             this.changed,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
             ctx.onTimelineChange(change => this.onTimelineChange(change)),
+            // Showing the timeline is using Retrace: the server starts then (activation is lazy).
+            this.view.onDidChangeVisibility(e => e.visible && void ctx.start()),
             vscode.commands.registerCommand(SHOW_EARLIER, (sessionId: string) => {
                 this.expandedSessions.add(sessionId);
                 return this.refresh();
@@ -71,6 +73,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 }
             }),
         );
+        if (this.view.visible) {
+            void ctx.start();
+        }
     }
 
     /** The flat view (checkpoints in commit order, head, sessions) other features read. */

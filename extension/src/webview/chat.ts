@@ -3,7 +3,7 @@
  * items with textContent only (no HTML from the model or tools), keeps the prompt history in the
  * webview state for ↑/↓, and posts user actions to the extension.
  */
-import type { ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
+import type { Banner, ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
 import { permissionView } from './permissionView';
 
 interface VsCodeApi {
@@ -20,6 +20,7 @@ const prompt = document.getElementById('prompt') as HTMLTextAreaElement;
 const send = document.getElementById('send') as HTMLButtonElement;
 const cancel = document.getElementById('cancel') as HTMLButtonElement;
 const status = document.getElementById('status') as HTMLDivElement;
+const banner = document.getElementById('banner') as HTMLDivElement;
 
 interface State {
     history: string[];
@@ -114,6 +115,22 @@ function render(item: ChatItem): HTMLElement {
     }
 }
 
+function showBanner(b: Banner | null): void {
+    banner.replaceChildren();
+    if (b === null) {
+        return;
+    }
+    banner.dataset['kind'] = b.kind;
+    const buttons = el('div', 'buttons');
+    for (const action of b.actions) {
+        const button = el('button', 'secondary', action.label);
+        button.type = 'button';
+        button.addEventListener('click', () => vscode.postMessage({ type: 'command', command: action.command }));
+        buttons.append(button);
+    }
+    banner.append(el('div', 'banner-text', b.text), buttons);
+}
+
 function keyOf(item: ChatItem): string {
     return `${item.kind}:${item.id}`;
 }
@@ -156,6 +173,9 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
         case 'serverState':
             serverReady = m.ready;
             status.textContent = m.message;
+            break;
+        case 'banner':
+            showBanner(m.banner);
             break;
     }
     updateButtons();

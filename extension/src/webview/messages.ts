@@ -32,12 +32,51 @@ export interface PermissionItem {
     readonly review?: PermissionReviewView;
 }
 
+/** Commands a banner button may run (the host runs nothing else from the webview). */
+export const BANNER_COMMANDS = ['retrace.setApiKey', 'retrace.tryDemo', 'workbench.trust.manage'] as const;
+export type BannerCommand = (typeof BANNER_COMMANDS)[number];
+
+/** A note above the transcript: what this window's Retrace can and cannot do, and the fix. */
+export interface Banner {
+    readonly kind: 'demo' | 'noKey' | 'untrusted';
+    readonly text: string;
+    readonly actions: readonly { readonly label: string; readonly command: BannerCommand }[];
+}
+
+export type ModelModeName = 'live' | 'demo' | 'noKey';
+
+/** The banner for a model mode (undefined: not known yet) and workspace trust; null for none. */
+export function chatBanner(mode: ModelModeName | undefined, trusted: boolean): Banner | null {
+    if (!trusted) {
+        return {
+            kind: 'untrusted',
+            text: 'This workspace is not trusted: Retrace only shows its timeline. The agent does not run and nothing is restored until you trust the folder.',
+            actions: [{ label: 'Manage Workspace Trust', command: 'workbench.trust.manage' }],
+        };
+    }
+    if (mode === 'demo') {
+        return { kind: 'demo', text: 'Demo: the answers are scripted; nothing here is your project.', actions: [{ label: 'Set API Key', command: 'retrace.setApiKey' }] };
+    }
+    if (mode === 'noKey') {
+        return {
+            kind: 'noKey',
+            text: 'No Anthropic API key: set one to run the agent in this folder, or try the demo on a sample project (nothing of yours is touched).',
+            actions: [
+                { label: 'Set API Key', command: 'retrace.setApiKey' },
+                { label: 'Try the Demo', command: 'retrace.tryDemo' },
+            ],
+        };
+    }
+    return null;
+}
+
 export type HostMessage =
     | { readonly type: 'reset'; readonly items: readonly ChatItem[]; readonly running: boolean; readonly session: string | undefined }
     /** Insert or replace (same id) one item. */
     | { readonly type: 'upsert'; readonly item: ChatItem }
     | { readonly type: 'running'; readonly running: boolean }
-    | { readonly type: 'serverState'; readonly ready: boolean; readonly message: string };
+    | { readonly type: 'serverState'; readonly ready: boolean; readonly message: string }
+    | { readonly type: 'banner'; readonly banner: Banner | null };
 
 export type WebviewMessage =
     | { readonly type: 'ready' }
@@ -48,12 +87,18 @@ export type WebviewMessage =
     | { readonly type: 'newSession' }
     | { readonly type: 'permission'; readonly requestId: string; readonly decision: Decision }
     /** "Show all": open the complete text of a permission prompt. */
-    | { readonly type: 'showReview'; readonly requestId: string };
+    | { readonly type: 'showReview'; readonly requestId: string }
+    /** A banner button. */
+    | { readonly type: 'command'; readonly command: BannerCommand };
 
 export function isWebviewMessage(value: unknown): value is WebviewMessage {
     if (typeof value !== 'object' || value === null || !('type' in value)) {
         return false;
     }
     const type = (value).type;
+    if (type === 'command') {
+        const command = (value as { command?: unknown }).command;
+        return (BANNER_COMMANDS as readonly unknown[]).includes(command);
+    }
     return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'permission' || type === 'showReview';
 }

@@ -1,7 +1,8 @@
 """``retrace run``: one agent turn headless, built by the composition root.
 
-The model endpoint is the environment's (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``), or the
-offline fake model when neither is set (:mod:`retrace.bootstrap`).
+The model endpoint is the environment's (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``); with
+neither, the offline demo model answers only in a demo folder (:mod:`retrace.bootstrap`), and
+elsewhere the run is refused before the agent starts.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ async def run_task(
     host = PrintingHost(out, permission)
     services = await open_services(workspace, store, host, settings)
     try:
+        services.require_model(settings.base_url)
         service = services.agent
         sid, _ = await service.prompt(prompt, session_id)
         out.write(f"session {sid}\n")

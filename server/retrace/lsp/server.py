@@ -100,6 +100,8 @@ class RetraceServer(LanguageServer):
         self.editor_state: dict[str, Any] | None = None
         """Latest ``retrace/editor/didChangeState`` payload (plain JSON, camelCase)."""
         self.startup: asyncio.Future[Services] | None = None
+        self.trusted = True
+        """``initializationOptions.trusted``; ``False``: a read-only timeline (:mod:`retrace.lsp.trust`)."""
 
     def dirty_paths(self) -> set[str]:
         """Workspace-relative paths the client reports as having unsaved editor changes."""

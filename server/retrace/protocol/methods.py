@@ -215,6 +215,15 @@ METHODS: tuple[MethodSpec, ...] = (
         "it affects (read-only; repairing is `retrace verify --repair` with the server stopped).",
     ),
     MethodSpec(
+        "serverState",
+        "retrace/server/state",
+        "clientRequest",
+        m.EmptyParams,
+        m.ServerStateResult,
+        "The model mode (live | demo | noKey) and whether the workspace is trusted; the client "
+        "shows a demo banner or the add-a-key welcome from it.",
+    ),
+    MethodSpec(
         "settingsUpdate",
         "retrace/settings/update",
         "clientRequest",

@@ -56,6 +56,7 @@ __all__ = [
     "FileContentParams",
     "FileContentResult",
     "InitializationOptions",
+    "ModelMode",
     "OpenEditor",
     "PermissionRequest",
     "PermissionResponse",
@@ -66,6 +67,7 @@ __all__ = [
     "RestoreResult",
     "RestoreStateResult",
     "ServerSettings",
+    "ServerStateResult",
     "SessionInfo",
     "SessionListResult",
     "SessionStory",
@@ -197,6 +199,22 @@ class InitializationOptions(CamelModel):
     client_version: str | None = None
     """The extension's version. When given, ``initialize`` fails unless it equals the server's
     (an environment left from another release); clients that omit it are served."""
+    trusted: bool = Field(default=True, strict=True)
+    """Whether the editor trusts the workspace. ``false``: the timeline is read-only (no agent
+    turn, restore, undo or summary). Absent means trusted: clients without a trust concept (the
+    CLI, headless tools) act on the user's own command."""
+
+
+ModelMode = Literal["live", "demo", "noKey"]
+"""``live``: a configured endpoint, key or token; ``demo``: the scripted offline model (demo folder
+or forced scenario); ``noKey``: nothing configured, agent turns are refused."""
+
+
+class ServerStateResult(CamelModel):
+    """``retrace/server/state``: what this server may do for this workspace."""
+
+    model_mode: ModelMode
+    trusted: bool
 
 
 class SettingsUpdateParams(CamelModel):

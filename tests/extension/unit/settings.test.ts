@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { allowsPopup, normaliseSettings } from '../../../extension/src/settings';
+import { allowsPopup, applyRestricted, effectiveValue, normaliseSettings, parseJsonc, SETTING_RULES, type Inspected } from '../../../extension/src/settings';
 import { highlightRange, attribute } from '../../../extension/src/diff/inlineDecorations';
 import { formatBytes } from '../../../extension/src/views/statusItem';
 import { sampleTimeline } from './fixtures';
@@ -10,6 +10,77 @@ suite('settings and small helpers', () => {
     test('client-only keys stay home; empty strings travel as null', () => {
         const s = normaliseSettings({ pythonPath: '/x/python', notifications: 'always', model: 'm', baseUrl: '', permissions: { write: 'auto', command: 'ask' } });
         assert.deepEqual(s, { model: 'm', baseUrl: null, permissions: { write: 'auto', command: 'ask' } });
+    });
+
+    test('restricted settings: machine keys ignore workspace values; permissions may only narrow', () => {
+        type Row = [key: string, inspected: Inspected, value: unknown, ignoredScopes: string[]];
+        const table: Row[] = [
+            ['baseUrl', { defaultValue: '' }, '', []],
+            ['baseUrl', { defaultValue: '', globalValue: 'https://user' }, 'https://user', []],
+            ['baseUrl', { defaultValue: '', workspaceValue: 'http://evil' }, '', ['workspace']],
+            ['baseUrl', { defaultValue: '', globalValue: 'https://user', workspaceFolderValue: 'http://evil' }, 'https://user', ['workspaceFolder']],
+            ['pythonPath', { defaultValue: '', workspaceValue: './pwn', workspaceFolderValue: './pwn2' }, '', ['workspace', 'workspaceFolder']],
+            ['permissions.write', { defaultValue: 'ask' }, 'ask', []],
+            ['permissions.write', { defaultValue: 'ask', globalValue: 'auto' }, 'auto', []],
+            ['permissions.write', { defaultValue: 'ask', workspaceValue: 'auto' }, 'ask', ['workspace']],
+            ['permissions.write', { defaultValue: 'ask', workspaceFolderValue: 'auto' }, 'ask', ['workspaceFolder']],
+            ['permissions.write', { defaultValue: 'ask', workspaceValue: 'deny' }, 'deny', []],
+            ['permissions.command', { defaultValue: 'ask', globalValue: 'auto', workspaceValue: 'ask' }, 'ask', []],
+            ['permissions.command', { defaultValue: 'ask', globalValue: 'deny', workspaceValue: 'ask' }, 'deny', ['workspace']],
+            ['permissions.command', { defaultValue: 'ask', workspaceValue: 'deny', workspaceFolderValue: 'auto' }, 'deny', ['workspaceFolder']],
+            ['permissions.command', { defaultValue: 'ask', workspaceValue: 'deny', workspaceFolderValue: 'ask' }, 'deny', ['workspaceFolder']],
+            ['permissions.command', { defaultValue: 'ask', globalValue: 'auto', workspaceValue: 'ask', workspaceFolderValue: 'auto' }, 'ask', ['workspaceFolder']],
+        ];
+        for (const [key, inspected, value, scopes] of table) {
+            const got = effectiveValue(key, inspected, SETTING_RULES[key]);
+            const label = `${key} ${JSON.stringify(inspected)}`;
+            assert.equal(got.value, value, label);
+            assert.deepEqual(got.ignored.map(i => i.scope), scopes, label);
+        }
+        // Keys without a rule take the most specific value, as VS Code does.
+        assert.equal(effectiveValue('model', { defaultValue: 'a', globalValue: 'b', workspaceValue: 'c' }, undefined).value, 'c');
+    });
+
+    test('no permission value from a workspace ever yields auto unless the user chose auto', () => {
+        const values = [undefined, 'auto', 'ask', 'deny', 'bogus'];
+        for (const user of values) {
+            for (const ws of values) {
+                for (const folder of values) {
+                    const got = effectiveValue('permissions.write', { defaultValue: 'ask', globalValue: user, workspaceValue: ws, workspaceFolderValue: folder }, 'narrowOnly');
+                    if (user !== 'auto') {
+                        assert.notEqual(got.value, 'auto', `user ${user} ws ${ws} folder ${folder}`);
+                    }
+                }
+            }
+        }
+    });
+
+    test('the server section carries the effective restricted values', () => {
+        const raw = { baseUrl: 'http://evil', model: 'm', permissions: { write: 'auto', command: 'auto' } };
+        const effective: Record<string, unknown> = { baseUrl: '', pythonPath: undefined, 'permissions.write': 'ask', 'permissions.command': 'deny' };
+        const out = normaliseSettings(applyRestricted(raw, key => effective[key]));
+        assert.deepEqual(out, { baseUrl: null, model: 'm', permissions: { write: 'ask', command: 'deny' } });
+        assert.deepEqual(raw.permissions, { write: 'auto', command: 'auto' }, 'the raw section is not mutated');
+    });
+
+    test('the manifest scopes the restricted settings and declares them for untrusted workspaces', () => {
+        const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8')) as {
+            capabilities: { untrustedWorkspaces: { supported: unknown; restrictedConfigurations: string[] } };
+            contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+        };
+        const props = pkg.contributes.configuration.properties;
+        for (const [key, rule] of Object.entries(SETTING_RULES)) {
+            assert.equal(props[`retrace.${key}`]?.scope, rule === 'machine' ? 'machine' : 'resource', key);
+            assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(`retrace.${key}`), key);
+        }
+        assert.equal(pkg.capabilities.untrustedWorkspaces.supported, 'limited');
+    });
+
+    test('settings.json with comments and trailing commas parses; URLs in strings survive', () => {
+        const text = '{\n  // a comment\n  "retrace.baseUrl": "http://evil:1/x", /* block */\n  "a": [1, 2,],\n  "q": "say \\"hi\\" // not a comment",\n}\n';
+        assert.deepEqual(parseJsonc(text), { 'retrace.baseUrl': 'http://evil:1/x', a: [1, 2], q: 'say "hi" // not a comment' });
+        assert.equal(parseJsonc('{ broken'), undefined);
+        assert.deepEqual(parseJsonc(''), undefined);
     });
 
     test('pop-up gate', () => {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from retrace.lsp.services import timeline
+from retrace.lsp.trust import require_trusted
 from retrace.protocol.models import (
     CancelParams,
     CancelResult,
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
 
 
 async def prompt(ls: RetraceServer, params: PromptParams) -> PromptResult:
+    require_trusted(ls, "An agent turn")
     services = await ls.services()
+    services.require_model(ls.settings.base_url)
     session_id, turn_id = await services.agent.prompt(params.text, session_id=params.session_id)
     return PromptResult(session_id=session_id, turn_id=turn_id)
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from retrace.lsp.services import timeline
 from retrace.lsp.services.restore import RestoreService
+from retrace.lsp.trust import require_trusted
 from retrace.protocol.models import (
     CheckpointDetail,
     CheckpointGetParams,
@@ -48,10 +49,12 @@ async def diff(ls: RetraceServer, params: DiffParams) -> DiffResult:
 
 
 async def restore(ls: RetraceServer, params: RestoreParams) -> RestoreResult:
+    require_trusted(ls, "Restoring a checkpoint")
     return await RestoreService(ls, await ls.services()).restore(params)
 
 
 async def undo_last_restore(ls: RetraceServer, params: UndoLastRestoreParams) -> RestoreResult:
+    require_trusted(ls, "Undoing a restore")
     return await RestoreService(ls, await ls.services()).undo_last()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from retrace.engine.models import Checkpoint
+from retrace.lsp.trust import require_trusted
 from retrace.protocol.models import (
     ConversationGetParams,
     ConversationView,
@@ -23,7 +24,9 @@ async def get(ls: RetraceServer, params: ConversationGetParams) -> ConversationV
 
 
 async def summarize(ls: RetraceServer, params: SummarizeParams) -> Checkpoint:
+    require_trusted(ls, "Summarizing a conversation")
     services = await ls.services()
+    services.require_model(ls.settings.base_url)
     checkpoint = await services.agent.summarize(params.id, params.direction)
     ls.send_notification(
         "retrace/timeline/didChange", TimelineDidChange(head=checkpoint.id, checkpoint=checkpoint)

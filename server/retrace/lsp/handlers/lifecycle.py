@@ -51,6 +51,8 @@ def initialization_options(raw: Any) -> InitializationOptions:
     return InitializationOptions(
         store_dir=store_dir if isinstance(store_dir, str) else None,
         settings=settings or ServerSettings(),
+        # Anything but an explicit true is distrust: a malformed flag must not unlock the agent.
+        trusted=raw.get("trusted", True) is True,
     )
 
 
@@ -89,6 +91,7 @@ def register_lifecycle(server: RetraceServer) -> None:
         options = initialization_options(params.initialization_options)
         check_client_version(options.client_version)
         server.settings = options.settings
+        server.trusted = options.trusted
         root = workspace_root(params)
         if root is None:
             log.error("initialize: no workspace folder is open; Retrace needs one")
@@ -99,9 +102,10 @@ def register_lifecycle(server: RetraceServer) -> None:
             server.startup = failed
             return
         log.info(
-            "initialize: workspace %s, python %s, settings %s",
+            "initialize: workspace %s, python %s, %s, settings %s",
             root,
             sys.executable,
+            "trusted" if options.trusted else "UNTRUSTED (read-only timeline)",
             options.settings.model_dump_json(by_alias=True),
         )
         server.startup = asyncio.ensure_future(start_services(server, root, options))

@@ -1,4 +1,5 @@
-"""Handlers: ``retrace/stats``, ``retrace/store/verify`` and ``retrace/settings/update``."""
+"""Handlers: ``retrace/stats``, ``retrace/store/verify``, ``retrace/settings/update`` and
+``retrace/server/state``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from retrace.lsp.services import store_health, timeline
 from retrace.lsp.settings import apply_settings
 from retrace.protocol.models import (
     EmptyParams,
+    ServerStateResult,
     SettingsUpdateParams,
     SettingsUpdateResult,
     StatsResult,
@@ -29,6 +31,11 @@ async def store_verify(ls: RetraceServer, params: StoreVerifyParams) -> StoreVer
     return StoreVerifyResult(report=await store_health.verify(services.engine.store_dir, quick=params.quick))
 
 
+async def server_state(ls: RetraceServer, params: EmptyParams) -> ServerStateResult:
+    services = await ls.services()
+    return ServerStateResult(model_mode=services.model_mode(ls.settings.base_url), trusted=ls.trusted)
+
+
 async def settings_update(ls: RetraceServer, params: SettingsUpdateParams) -> SettingsUpdateResult:
     return await apply_settings(ls, params.settings)
 
@@ -36,5 +43,6 @@ async def settings_update(ls: RetraceServer, params: SettingsUpdateParams) -> Se
 HANDLERS: dict[str, Handler] = {
     "retrace/stats": stats,
     "retrace/settings/update": settings_update,
+    "retrace/server/state": server_state,
     "retrace/store/verify": store_verify,
 }

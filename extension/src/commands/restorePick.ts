@@ -1,0 +1,57 @@
+/**
+ * "Retrace: Restore to Checkpoint…": the quick pick of checkpoints (newest first: label, time,
+ * +/- line stats from the timeline data), then the restore mode. The restore itself is the
+ * existing flow (dry run, confirmation, report with undo). Pure builders here; the command wires
+ * them to `showQuickPick` (commands/index.ts).
+ */
+import type { Checkpoint, TimelineGetResult } from '../client/protocol';
+import { checkpointLabel, relativeTime } from '../views/timelineModel';
+import type { RestoreMode } from './restoreDecision';
+
+export interface CheckpointPickItem {
+    readonly label: string;
+    readonly description: string;
+    readonly detail: string;
+    readonly checkpointId: string;
+}
+
+export interface ModePickItem {
+    readonly label: string;
+    readonly detail: string;
+    readonly mode: RestoreMode;
+}
+
+/** "+12 −3 · 2 files" (binary files counted, lines not); "no file changes" when none. */
+export function lineStats(cp: Checkpoint): string {
+    if (cp.files.length === 0) {
+        return 'no file changes';
+    }
+    const added = cp.files.reduce((n, f) => n + f.additions, 0);
+    const removed = cp.files.reduce((n, f) => n + f.deletions, 0);
+    const approx = cp.files.some(f => f.approximate) ? '~' : '';
+    const files = `${cp.files.length} file${cp.files.length === 1 ? '' : 's'}`;
+    return `${approx}+${added} −${removed} · ${files}`;
+}
+
+/** Newest first; the head is marked "current", checkpoints that cannot be restored are left out. */
+export function checkpointPicks(timeline: TimelineGetResult, now: number): CheckpointPickItem[] {
+    return [...timeline.checkpoints]
+        .reverse()
+        .filter(cp => cp.recoverability !== 'none')
+        .map(cp => {
+            const when = relativeTime(cp.createdAt, now);
+            const current = cp.id === timeline.head ? ' · current' : '';
+            return {
+                label: checkpointLabel(cp),
+                description: `${when}${current}`,
+                detail: `${lineStats(cp)} · ${cp.id.slice(0, 8)}`,
+                checkpointId: cp.id,
+            };
+        });
+}
+
+export const MODE_PICKS: readonly ModePickItem[] = [
+    { label: 'Restore code', detail: 'Files go back to this checkpoint; the conversation stays.', mode: 'code' },
+    { label: 'Restore conversation', detail: 'The conversation goes back; files stay as they are.', mode: 'conversation' },
+    { label: 'Restore both', detail: 'Files and conversation go back to this checkpoint.', mode: 'both' },
+];
