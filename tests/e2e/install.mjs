@@ -42,14 +42,17 @@ function manifestVersion(file) {
 
 function checkContents(file) {
   const entries = vsixEntries(file);
+  // The demo's sample project (Try the Demo copies it) is the only Python source that ships.
+  const demo = 'extension/extension/media/demo-workspace/';
   const bad = entries.filter(e =>
     /(^|\/)(tests?|\.e2e|node_modules|\.venv|\.tools|out|bench|scripts|shared-schema)\//.test(e) ||
-    /\.(ts|map|py|pyc)$/.test(e) ||
+    /\.(ts|map|pyc)$/.test(e) || (e.endsWith('.py') && !e.startsWith(demo)) ||
     e.startsWith('extension/server/retrace/') ||
     e.startsWith('extension/extension/src/'));
   assert.deepEqual(bad, [], `the package must not ship these:\n${bad.join('\n')}`);
   for (const want of [/^extension\/server\/requirements\.lock$/, /^extension\/server\/retrace-[\d.]+-py3-none-any\.whl$/, /^extension\/bin\/uv(\.exe)?$/,
-    /^extension\/dist\/extension\.js$/, /^extension\/dist\/webview\/chat\.js$/, /^extension\/readme\.md$/i, /^extension\/LICENSE(\.txt)?$/i, /^extension\/changelog\.md$/i]) {
+    /^extension\/dist\/extension\.js$/, /^extension\/dist\/webview\/chat\.js$/, /^extension\/readme\.md$/i, /^extension\/LICENSE(\.txt)?$/i, /^extension\/changelog\.md$/i,
+    /^extension\/extension\/media\/demo-workspace\/src\/app\.py$/]) {
     assert.ok(entries.some(e => want.test(e)), `the package lacks ${want}:\n${entries.join('\n')}`);
   }
   log(`package contents ok (${entries.length} entries)`);
