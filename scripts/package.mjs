@@ -129,7 +129,11 @@ async function main() {
   fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(stagedManifest(), null, 2)}\n`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   const vsce = path.join(root, 'node_modules/.bin/vsce');
-  const args = ['package', '--no-dependencies', '--out', out];
+  // The Marketplace README's relative links point into extension/marketplace/ of the repository
+  // (vsce rewrites them to absolute URLs; by default it would point at the repository root).
+  const repo = manifest.repository.url.replace(/\.git$/, '');
+  const args = ['package', '--no-dependencies', '--out', out,
+    '--baseContentUrl', `${repo}/blob/HEAD/extension/marketplace`, '--baseImagesUrl', `${repo}/raw/HEAD/extension/marketplace`];
   if (target !== 'universal') {
     args.push('--target', target);
   }

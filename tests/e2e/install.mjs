@@ -40,6 +40,19 @@ function manifestVersion(file) {
   return out.trim();
 }
 
+/** Every image and relative link of the packaged README points at a file the repository has. */
+function checkReadmeLinks(file, entries) {
+  const name = entries.find(e => /^extension\/readme\.md$/i.test(e));
+  const readme = execFileSync(PYTHON, ['-c', 'import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]).decode())', file, name], { encoding: 'utf8' });
+  const repo = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).repository.url.replace(/\.git$/, '');
+  const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map(m => m[1]).filter(u => u.startsWith(repo));
+  assert.ok(links.some(u => u.endsWith('.png')), 'the README shows screenshots');
+  for (const url of links) {
+    const rel = url.slice(repo.length).replace(/^\/(raw|blob)\/HEAD\//, '').split('#')[0];
+    assert.ok(fs.existsSync(path.join(root, rel)), `README link ${url} names ${rel}, which the repository does not have`);
+  }
+}
+
 function checkContents(file) {
   const entries = vsixEntries(file);
   // The demo's sample project (Try the Demo copies it) is the only Python source that ships.
@@ -55,6 +68,7 @@ function checkContents(file) {
     /^extension\/extension\/media\/demo-workspace\/src\/app\.py$/]) {
     assert.ok(entries.some(e => want.test(e)), `the package lacks ${want}:\n${entries.join('\n')}`);
   }
+  checkReadmeLinks(file, entries);
   log(`package contents ok (${entries.length} entries)`);
 }
 
