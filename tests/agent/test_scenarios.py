@@ -6,8 +6,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from retrace.offline import FINISHED_TEXT, load_scenario
 
 from .conftest import Harness, HarnessFactory
@@ -65,10 +63,10 @@ async def test_demo_scenario_tolerates_an_empty_workspace(make_harness: HarnessF
     del sid
 
 
-SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "sample-workspace"
+# The one sample project: the demo the extension ships (and copies for "Try the Demo").
+SAMPLE = Path(__file__).resolve().parents[2] / "extension" / "media" / "demo-workspace"
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir(), reason="the extension's sample workspace is not there")
 async def test_e2e_scenario_on_the_sample_workspace(make_harness: HarnessFactory) -> None:
     original_app = (SAMPLE / "src" / "app.py").read_text()
     h: Harness = await make_harness(responses("e2e"), source=SAMPLE)

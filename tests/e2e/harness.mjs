@@ -14,7 +14,8 @@ export const CODE_SERVER = process.env.CODE_SERVER || (fs.existsSync(localCodeSe
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 export const HEADED = process.env.HEADED === '1';
 export const PYTHON = path.join(root, '.venv/bin/python');
-export const SAMPLE_WORKSPACE = path.join(root, 'tests/fixtures/sample-workspace');
+// The one sample project: the demo workspace the extension ships ("Try the Demo" copies it too).
+export const SAMPLE_WORKSPACE = path.join(root, 'extension/media/demo-workspace');
 
 export const t0 = Date.now();
 export const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
