@@ -43,15 +43,25 @@ def test_an_exact_match_wins_over_a_case_variant(tmp_path: Path) -> None:
     assert disk_case(tmp_path, "a.TXT") == "a.TXT"  # ambiguous: left as given
 
 
-async def test_on_macos_the_tool_writes_the_existing_file_under_its_name(
-    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("platform", "written", "readme_after"),
+    [
+        ("darwin", "Docs/README.md", "new\n"),  # one file, spelled as on disk
+        ("linux", "docs/readme.md", "old\n"),  # case tells two files apart
+    ],
+    ids=["macos-writes-the-existing-file", "linux-writes-a-second-file"],
+)
+async def test_write_file_resolves_letter_case_as_the_platform_does(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch, platform: str, written: str, readme_after: str
 ) -> None:
-    monkeypatch.setattr(workspace_module.sys, "platform", "darwin")
+    monkeypatch.setattr(workspace_module.sys, "platform", platform)
     result = await execute("write_file", {"path": "docs/readme.md", "content": "new\n"}, ctx)
     assert not result.is_error, result.output
-    assert result.changed_paths == ["Docs/README.md"]
-    assert (ctx.workspace / "Docs" / "README.md").read_text() == "new\n"
-    assert not (ctx.workspace / "docs").exists()
+    assert result.changed_paths == [written]
+    assert (ctx.workspace / written).read_text() == "new\n"
+    assert (ctx.workspace / "Docs" / "README.md").read_text() == readme_after
+    folders = {p.name for p in ctx.workspace.iterdir() if p.name.lower() == "docs"}
+    assert folders == {"Docs", Path(written).parts[0]}
 
 
 async def test_on_macos_a_case_variant_of_git_is_refused(
@@ -61,13 +71,3 @@ async def test_on_macos_a_case_variant_of_git_is_refused(
     result = await execute("write_file", {"path": ".GIT/config", "content": "[core]\nhooksPath=/tmp\n"}, ctx)
     assert result.is_error and ".git" in result.output
     assert (ctx.workspace / ".git" / "config").read_text() == "[core]\n"
-
-
-async def test_on_linux_case_still_tells_files_apart(
-    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(workspace_module.sys, "platform", "linux")
-    result = await execute("write_file", {"path": "docs/readme.md", "content": "new\n"}, ctx)
-    assert not result.is_error, result.output
-    assert result.changed_paths == ["docs/readme.md"]
-    assert (ctx.workspace / "Docs" / "README.md").read_text() == "old\n"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,12 +29,18 @@ _HOLDER = (
 )
 
 
-def _holder(path: Path) -> subprocess.Popen[str]:
+@contextmanager
+def _held_elsewhere(path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the lock at `path` for the block; killed afterwards whatever happens."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
-    return proc
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_the_lock_is_portalocker_not_fcntl() -> None:
@@ -43,8 +51,7 @@ def test_the_lock_is_portalocker_not_fcntl() -> None:
 
 def test_second_process_is_refused_with_the_holders_pid_then_gets_it_after_release(tmp_path: Path) -> None:
     path = tmp_path / "lock"
-    proc = _holder(path)
-    try:
+    with _held_elsewhere(path) as proc:
         with pytest.raises(StoreLocked, match=rf"in use by another Retrace process \(pid {proc.pid}\)"):
             StoreLock(path).acquire()
         assert proc.stdin is not None and proc.stdout is not None
@@ -55,9 +62,6 @@ def test_second_process_is_refused_with_the_holders_pid_then_gets_it_after_relea
         mine.acquire()  # released explicitly, the holder is still alive
         assert path.read_text().strip() == str(os.getpid())
         mine.release()
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_a_holder_here_refuses_another_process(tmp_path: Path) -> None:
@@ -88,7 +92,6 @@ def test_holder_pid_is_found_when_the_lock_file_cannot_be_read(
     """On Windows the locked byte range cannot be read by anyone else: the pid comes from the
     side file the holder writes next to the lock."""
     path = tmp_path / "lock"
-    proc = _holder(path)
     real_read = Path.read_text
 
     def locked_read(self: Path, *args: object, **kwargs: object) -> str:
@@ -96,13 +99,10 @@ def test_holder_pid_is_found_when_the_lock_file_cannot_be_read(
             raise PermissionError(13, "locked region (simulated Windows)", str(self))
         return real_read(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "read_text", locked_read)
-    try:
+    with _held_elsewhere(path) as proc:
+        monkeypatch.setattr(Path, "read_text", locked_read)
         with pytest.raises(StoreLocked, match=f"pid {proc.pid}"):
             StoreLock(path).acquire()
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_release_is_idempotent_and_reacquire_works(tmp_path: Path) -> None:
