@@ -1,28 +1,15 @@
 /**
- * Starting the server process: its interpreter type, a quick probe, and the credential hand-off.
- * Which interpreter runs the server (and building one) lives in serverEnv*.ts.
+ * Starting the server process: its interpreter type and the credential hand-off. Which interpreter
+ * runs the server (probing it, building one) lives in serverEnv*.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { log } from '../logging';
-import { probePython } from './serverEnv';
-import { realEnvIo } from './serverEnvHost';
 
 export interface Interpreter {
     readonly path: string;
     /** `retrace.pythonPath`, or the managed environment in global storage. */
     readonly source: 'setting' | 'managed-env';
-}
-
-export type ProbeResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
-
-/** Can this interpreter import the server (isolated mode, as it is started)? */
-export async function probe(interpreter: string): Promise<ProbeResult> {
-    const r = await probePython(realEnvIo(() => undefined), interpreter);
-    if (r.kind === 'missing') {
-        return { ok: false, reason: r.detail };
-    }
-    return r.retrace !== undefined ? { ok: true } : { ok: false, reason: r.error ?? 'retrace does not import' };
 }
 
 /** Secret environment variables → the variable naming the descriptor the server reads them from. */

@@ -1,26 +1,39 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { probe, serverLaunch, spawnServer } from '../../../extension/src/client/serverProcess';
+import { judgeSetting, probePython, type PythonProbe } from '../../../extension/src/client/serverEnv';
+import { realEnvIo } from '../../../extension/src/client/serverEnvHost';
+import { serverLaunch, spawnServer } from '../../../extension/src/client/serverProcess';
 
 const repo = path.join(__dirname, '../../..');
 
 suite('server interpreter probe (real processes)', function () {
     this.timeout(60_000);
+    // The probe production runs on retrace.pythonPath and the managed env: real processes, real IO.
+    const probe = (interpreter: string): Promise<PythonProbe> => probePython(realEnvIo(() => undefined), interpreter);
+    const extensionVersion = (JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+    /** What the user is told about `interpreter` as retrace.pythonPath (undefined: usable). */
+    const reason = (interpreter: string, r: PythonProbe): string | undefined => judgeSetting(interpreter, r, extensionVersion)?.detail;
 
     test('the repo venv can run the server', async () => {
-        assert.deepEqual(await probe(path.join(repo, '.venv/bin/python')), { ok: true });
+        const python = path.join(repo, '.venv/bin/python');
+        const r = await probe(python);
+        assert.equal(r.kind, 'ran', JSON.stringify(r));
+        assert.equal(r.kind === 'ran' ? r.retrace : undefined, extensionVersion, JSON.stringify(r));
+        assert.equal(reason(python, r), undefined);
     });
 
     test('a missing interpreter says so', async () => {
         const r = await probe('/nonexistent/bin/python');
-        assert.equal(r.ok, false);
-        assert.match(r.ok ? '' : r.reason, /does not exist/);
+        assert.equal(r.kind, 'missing');
+        assert.match(reason('/nonexistent/bin/python', r) ?? '', /does not exist/);
     });
 
     test('a Python without the server package names the missing module', async () => {
         const r = await probe('/usr/bin/python3');
-        assert.equal(r.ok, false);
-        assert.match(r.ok ? '' : r.reason, /No module named 'retrace'/);
+        assert.equal(r.kind, 'ran', JSON.stringify(r));
+        assert.equal(r.kind === 'ran' ? r.retrace : 'n/a', undefined);
+        assert.match(reason('/usr/bin/python3', r) ?? '', /No module named 'retrace'/);
     });
 });
 
