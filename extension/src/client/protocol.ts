@@ -23,12 +23,35 @@ export type ClientNotification = keyof NotificationParams;
 export type ServerRequest = keyof ServerRequestResult;
 export type ServerNotification = keyof ServerNotificationParams;
 
-/** Typed calls over a started LanguageClient. */
+/**
+ * Typed calls over one LanguageClient, for the life of its server process. The supervisor closes
+ * it when that process is gone: every request still waiting then fails with the reason, and later
+ * ones fail at once. (A dead connection may never answer: its own dispose can time out before it
+ * rejects what is pending, and a caller awaiting such a request would hang forever.)
+ */
 export class Rpc {
+    private closed: Error | undefined;
+    private readonly waiting = new Set<(err: Error) => void>();
+
     constructor(readonly client: LanguageClient) {}
 
     request<M extends ClientRequest>(method: M, params: RequestParams[M]): Promise<RequestResult[M]> {
-        return this.client.sendRequest<RequestResult[M]>(method, params);
+        if (this.closed !== undefined) {
+            return Promise.reject(this.closed);
+        }
+        return new Promise<RequestResult[M]>((resolve, reject) => {
+            this.waiting.add(reject);
+            this.client.sendRequest<RequestResult[M]>(method, params).then(resolve, reject).finally(() => this.waiting.delete(reject));
+        });
+    }
+
+    /** The server behind this client is gone: fail what waits on it, and everything after. */
+    close(reason: string): void {
+        this.closed ??= new Error(reason);
+        for (const reject of this.waiting) {
+            reject(this.closed);
+        }
+        this.waiting.clear();
     }
 
     notify<M extends ClientNotification>(method: M, params: NotificationParams[M]): Promise<void> {

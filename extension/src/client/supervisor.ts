@@ -86,6 +86,7 @@ function waitExit(proc: ChildProcess, ms: number): Promise<boolean> {
 
 interface Running {
     readonly client: LanguageClient;
+    readonly rpc: Rpc;
     readonly proc: ChildProcess;
     stopping: boolean;
 }
@@ -185,17 +186,19 @@ export class Supervisor {
         try {
             await client.start();
         } catch (err) {
+            rpc.close('the Retrace server failed to start');
             await this.kill(proc);
             this.setState({ kind: 'failed', reason: `server failed to start: ${err instanceof Error ? err.message : String(err)}` });
             return;
         }
         if (proc === undefined || proc.pid === undefined || exited(proc)) {
+            rpc.close('the Retrace server exited while starting');
             this.setState({ kind: 'failed', reason: 'the server process exited while starting; see the Retrace log' });
             return;
         }
         const info = client.initializeResult?.serverInfo;
         this.hooks.trace(`server ${info?.name ?? '?'} ${info?.version ?? '?'} running: pid ${proc.pid}, ${launch.command} ${launch.args.join(' ')}`);
-        const running: Running = { client, proc, stopping: false };
+        const running: Running = { client, rpc, proc, stopping: false };
         this.current = running;
         proc.once('exit', (code, signal) => this.onExit(running, code, signal));
         client.onDidChangeState(e => {
@@ -208,6 +211,7 @@ export class Supervisor {
     }
 
     private onExit(running: Running, code: number | null, signal: NodeJS.Signals | null): void {
+        running.rpc.close('the Retrace server stopped');
         if (running.stopping || this.current !== running) {
             return;
         }
@@ -245,6 +249,8 @@ export class Supervisor {
         }
         running.stopping = true;
         const started = Date.now();
+        // Nothing may keep waiting on this server once it is being stopped (see Rpc.close).
+        running.rpc.close('the Retrace server stopped');
         if (!exited(running.proc) && running.client.state === State.Running) {
             try {
                 await running.client.stop(EXIT_GRACE_MS);
