@@ -7,53 +7,31 @@
 // hover), restore-dialog.png (the confirmation before Restore Code), diff-editor.png.
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor, workbench,
-} from '../tests/e2e/harness.mjs';
+import { root, scenario, runScenario, waitFor, VSIX } from '../tests/e2e/harness.mjs';
 
-const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
-if (!fs.existsSync(vsix)) {
-  console.error(`no ${path.relative(root, vsix)}: run 'npm run package' first`);
+if (!fs.existsSync(VSIX)) {
+  console.error(`no ${path.relative(root, VSIX)}: run 'npm run package' first`);
   process.exit(2);
 }
-const work = freshDir(path.join(root, '.e2e', 'screenshots-marketplace'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
 const images = path.join(root, 'extension', 'marketplace', 'images');
-fs.mkdirSync(images, { recursive: true });
-const ws = rel => path.join(workspace, rel);
+// The pictures land in the committed folder under their own names; a failure's goes to .e2e/.
+const sc = scenario('screenshots-marketplace', { shots: { dir: images, prefix: '', numbered: false, settleMs: 400, keep: true } });
+const { shot } = sc;
 
-const shot = async (page, name, clip) => {
-  await page.waitForTimeout(400); // animations settle; for the picture only
-  const file = path.join(images, `${name}.png`);
-  await page.screenshot({ path: file, clip });
-  log('screenshot', path.relative(root, file));
-};
-
-installVsix(vsix, { userDataDir, extensionsDir });
-writeUserSettings(userDataDir, {
-  'retrace.permissions.write': 'auto',
-  'retrace.permissions.command': 'auto',
-  'workbench.colorTheme': 'Default Dark Modern',
-});
-const server = await startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'), env: { RETRACE_FAKE_MODEL: 'e2e' },
-});
-const browser = await launchBrowser();
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
-page.on('pageerror', e => log('pageerror', e.message));
-const { sidebar, row, chat, dialogButton, contextMenu, sendPrompt, openFile } = workbench(page, ws);
-let failed = false;
-
-try {
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
-  const icon = page.locator('.activitybar [aria-label^="Retrace"]').first();
-  await icon.waitFor({ timeout: 60000 });
+await runScenario(sc, {
+  settings: {
+    'retrace.permissions.write': 'auto',
+    'retrace.permissions.command': 'auto',
+    'workbench.colorTheme': 'Default Dark Modern',
+  },
+  env: { RETRACE_FAKE_MODEL: 'e2e' },
+  page: { viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 },
+  failureShot: page => page.screenshot({ path: path.join(sc.work, 'failure.png') }),
+}, async ({ page, wb }) => {
+  const { sidebar, row, chat, dialogButton, contextMenu, sendPrompt, openFile } = wb;
+  await wb.icon().waitFor({ timeout: 60000 });
   await openFile('src/app.py');
-  await icon.click();
-  await sidebar().waitFor();
+  await wb.openRetrace();
 
   await sendPrompt('Create hello.txt, annotate src/app.py and generate a file');
   await chat().locator('.assistant', { hasText: 'Done: created hello.txt' }).waitFor({ timeout: 90000 });
@@ -76,13 +54,4 @@ try {
   await contextMenu('write_file', 'Restore Code');
   await dialogButton('Restore').waitFor({ timeout: 20000 });
   await shot(page, 'restore-dialog');
-  log('done');
-} catch (e) {
-  failed = true;
-  log('FAIL:', e);
-  await page.screenshot({ path: path.join(work, 'failure.png') }).catch(() => {});
-} finally {
-  await browser.close();
-  server.stop();
-}
-process.exit(failed ? 1 : 0);
+});

@@ -6,68 +6,28 @@
 // Restore Both → a user edit makes Restore Code conflict: Skip keeps it, Overwrite replaces it.
 // Screenshots per step in .e2e/screenshots/. Usage: npm run test:e2e (packages first).
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor, workbench,
-} from './harness.mjs';
+import { log, scenario, runScenario, waitFor } from './harness.mjs';
 
-const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
-const work = freshDir(path.join(root, '.e2e', 'ui'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
-const shots = freshDir(path.join(root, '.e2e', 'screenshots'));
-const ws = rel => path.join(workspace, rel);
-const read = rel => (fs.existsSync(ws(rel)) ? fs.readFileSync(ws(rel), 'utf8') : undefined);
-const ORIGINAL_APP = fs.readFileSync(ws('src/app.py'), 'utf8');
+// Its screenshots are .e2e/screenshots/NN-*.png (the folder's other pictures are removed first).
+const sc = scenario('ui', { shots: { prefix: '' } });
+const { read, shot } = sc;
+const ORIGINAL_APP = read('src/app.py');
 const ANNOTATION = '# Touched by the Retrace e2e scenario.';
 
-let step = 0;
-const shot = async (page, name) => {
-  await page.waitForTimeout(300); // animations settle; for the picture only
-  const file = path.join(shots, `${String(++step).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file });
-  log('screenshot', path.relative(root, file));
-};
-
-installVsix(vsix, { userDataDir, extensionsDir });
-writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'ask' });
-const server = await startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'), env: { RETRACE_FAKE_MODEL: 'e2e' },
-});
-log(`code-server up at ${server.url}`);
-const browser = await launchBrowser();
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-page.on('pageerror', e => log('pageerror', e.message));
-let failed = false;
-
-const { sidebar, row, chat, dialogButton, toast, contextMenu, sendPrompt, openFile } = workbench(page, ws);
-
-// Monaco renders spaces as no-break spaces.
-const activeEditorText = async () => (await page.locator('.editor-group-container.active .monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
-const cursorStatus = () => page.locator('[id="status.editor.selection"]').innerText();
-
-async function dismissToasts() {
-  await page.keyboard.press('Escape');
-  for (const close of await page.locator('.notification-toast .codicon-notifications-clear').all()) {
-    await close.click().catch(() => {});
-  }
-}
-
-try {
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
-  const icon = page.locator('.activitybar [aria-label^="Retrace"]').first();
-  await icon.waitFor({ timeout: 60000 });
+await runScenario(sc, {
+  settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'ask' },
+  env: { RETRACE_FAKE_MODEL: 'e2e' },
+}, async ({ page, wb }) => {
+  const { sidebar, row, chat, dialogButton, toast, editorText, contextMenu, sendPrompt, openFile, dismissToasts } = wb;
+  const cursorStatus = () => page.locator('[id="status.editor.selection"]').innerText();
+  await wb.icon().waitFor({ timeout: 60000 });
 
   // The editor state pushed before the prompt carries src/app.py with the cursor on `def main():`.
   await openFile('src/app.py');
   await page.locator('.editor-group-container.active .view-line', { hasText: 'def main():' }).first().click();
   const cursorAtPrompt = await waitFor('cursor position', async () => ((await cursorStatus()).includes('Ln 8') ? cursorStatus() : false));
   log('cursor before the prompt:', cursorAtPrompt);
-  await icon.click();
-  await sidebar().waitFor();
+  await wb.openRetrace();
   await shot(page, 'workbench');
 
   // 1. Prompt → permission prompt for run_command → one timeline entry per tool call.
@@ -109,7 +69,7 @@ try {
   assert.equal(read('hello.txt'), 'Hello from Retrace\n');
   await toast('Restored code').waitFor({ timeout: 20000 });
   await page.locator('.tab.active', { hasText: 'app.py' }).waitFor();
-  await waitFor('editor shows restored text', async () => !(await activeEditorText()).includes('Touched by the Retrace') && (await activeEditorText()).includes('def main'));
+  await waitFor('editor shows restored text', async () => !(await editorText()).includes('Touched by the Retrace') && (await editorText()).includes('def main'));
   const cursorAfter = await waitFor('cursor restored', async () => ((await cursorStatus()).includes('Ln 8') ? cursorStatus() : false));
   log('cursor after restore:', cursorAfter);
   await shot(page, 'restored-code');
@@ -171,13 +131,4 @@ try {
   await waitFor('hello.txt restored to the baseline (absent)', () => read('hello.txt') === undefined);
   await toast('Restored code').waitFor({ timeout: 20000 });
   await shot(page, 'conflict-overwritten');
-  log('PASS');
-} catch (e) {
-  failed = true;
-  log('FAIL:', e);
-  await shot(page, 'failure').catch(() => {});
-} finally {
-  await browser.close();
-  server.stop();
-}
-process.exit(failed ? 1 : 0);
+});

@@ -10,89 +10,23 @@
 // chat is not stuck (a new prompt runs). Screenshots: .e2e/screenshots/editor-safety-*.png.
 // Usage: node tests/e2e/editor-safety.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor, workbench,
-} from './harness.mjs';
+import { log, scenario, runScenario, serverPids, waitFor } from './harness.mjs';
 
-const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
-const work = freshDir(path.join(root, '.e2e', 'editor-safety'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
-const shots = path.join(root, '.e2e', 'screenshots');
-fs.mkdirSync(shots, { recursive: true });
-for (const f of fs.readdirSync(shots)) if (f.startsWith('editor-safety-')) fs.rmSync(path.join(shots, f));
-const ws = rel => path.join(workspace, rel);
-const read = rel => (fs.existsSync(ws(rel)) ? fs.readFileSync(ws(rel), 'utf8') : undefined);
-const ORIGINAL_APP = fs.readFileSync(ws('src/app.py'), 'utf8');
+const sc = scenario('editor-safety');
+const { workspace, read, shot } = sc;
+const ORIGINAL_APP = read('src/app.py');
 const ANNOTATION = '# Touched by the Retrace e2e scenario.';
 const TYPING = 'my unsaved typing';
 
-let step = 0;
-const shot = async (page, name) => {
-  await page.waitForTimeout(300); // animations settle; for the picture only
-  const file = path.join(shots, `editor-safety-${String(++step).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file });
-  log('screenshot', path.relative(root, file));
-};
+await runScenario(sc, {
+  settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  env: { RETRACE_FAKE_MODEL: 'e2e' },
+}, async ({ page, wb }) => {
+  const { row, chat, dialogButton, toast, editorText, contextMenu, sendPrompt, openFile, dismissToasts, runCommand } = wb;
+  const dialog = () => page.locator('.monaco-dialog-box').first();
+  const status = () => page.locator('.statusbar-item', { hasText: 'Retrace:' }).first();
 
-/** Live `retrace serve` processes working in this test's workspace. */
-function serverPids() {
-  const out = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmd.includes('retrace') && cmd.includes('serve') && fs.readlinkSync(`/proc/${entry}/cwd`) === workspace
-        && stat.split(' ')[2] !== 'Z') out.push(Number(entry));
-    } catch { /* gone, or not ours */ }
-  }
-  return out;
-}
-
-installVsix(vsix, { userDataDir, extensionsDir });
-writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
-const server = await startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'), env: { RETRACE_FAKE_MODEL: 'e2e' },
-});
-log(`code-server up at ${server.url}`);
-const browser = await launchBrowser();
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-page.on('pageerror', e => log('pageerror', e.message));
-let failed = false;
-
-const { sidebar, row, chat, dialogButton, toast, contextMenu, sendPrompt, openFile } = workbench(page, ws);
-const dialog = () => page.locator('.monaco-dialog-box').first();
-const status = () => page.locator('.statusbar-item', { hasText: 'Retrace:' }).first();
-// Monaco renders spaces as no-break spaces.
-const editorText = async () => (await page.locator('.editor-group-container.active .monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
-
-async function runCommand(title) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
-  await input.press('Enter');
-}
-
-async function dismissToasts() {
-  await page.keyboard.press('Escape');
-  for (const close of await page.locator('.notification-toast .codicon-notifications-clear').all()) {
-    await close.click().catch(() => {});
-  }
-}
-
-try {
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
-  const icon = page.locator('.activitybar [aria-label^="Retrace"]').first();
-  await icon.waitFor({ timeout: 60000 });
-  await icon.click();
-  await sidebar().waitFor();
+  await wb.openRetrace();
 
   // 1. The agent changes files (hello.txt created, src/app.py annotated, generated/out.txt made).
   await sendPrompt('Create hello.txt, annotate src/app.py and generate a file');
@@ -147,11 +81,11 @@ try {
   await dismissToasts();
 
   // 6. kill -9 of the server: it comes back by itself; status, timeline and chat follow.
-  const [before] = serverPids();
+  const [before] = serverPids(workspace);
   assert.ok(before, 'the server runs');
   process.kill(before, 'SIGKILL');
   await toast('restarting it automatically').waitFor({ timeout: 30000 }).catch(() => log('(note toast already gone)'));
-  const after = await waitFor('a new server', () => { const p = serverPids(); return p.length === 1 && p[0] !== before ? p[0] : false; }, 60000);
+  const after = await waitFor('a new server', () => { const p = serverPids(workspace); return p.length === 1 && p[0] !== before ? p[0] : false; }, 60000);
   log(`server ${before} killed; ${after} runs`);
   await waitFor('status bar says idle', async () => (await status().innerText()).includes('Retrace: idle'), 30000);
   await page.locator('.action-label[aria-label^="Refresh Timeline"]').first().click().catch(() => {});
@@ -160,15 +94,6 @@ try {
   await sendPrompt('Update hello.txt');
   await waitFor('the chat ran a new turn', async () => (await chat().locator('#send:not([disabled])').count()) === 1
     && (await chat().locator('.assistant').count()) > 1, 60000);
-  assert.deepEqual(serverPids(), [after], 'exactly one server');
+  assert.deepEqual(serverPids(workspace), [after], 'exactly one server');
   await shot(page, 'chat-after-restart');
-  log('PASS');
-} catch (e) {
-  failed = true;
-  log('FAIL:', e);
-  await shot(page, 'failure').catch(() => {});
-} finally {
-  await browser.close();
-  server.stop();
-}
-process.exit(failed ? 1 : 0);
+});

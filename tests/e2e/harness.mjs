@@ -5,6 +5,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
@@ -16,6 +17,9 @@ export const HEADED = process.env.HEADED === '1';
 export const PYTHON = path.join(root, '.venv/bin/python');
 // The one sample project: the demo workspace the extension ships ("Try the Demo" copies it too).
 export const SAMPLE_WORKSPACE = path.join(root, 'extension/media/demo-workspace');
+
+/** The packaged extension under test: the first argument, else dist/retrace.vsix. */
+export const VSIX = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
 
 export const t0 = Date.now();
 export const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
@@ -31,6 +35,40 @@ export function copyWorkspace(dest) {
   freshDir(dest);
   fs.cpSync(SAMPLE_WORKSPACE, dest, { recursive: true });
   return dest;
+}
+
+/**
+ * Numbered screenshots `<dir>/<prefix>NN-<label>.png` (unnumbered: `<prefix><label>.png`), each
+ * logged. Earlier pictures with the prefix are removed first unless `keep` (a committed folder).
+ */
+export function screenshots({ dir = path.join(root, '.e2e', 'screenshots'), prefix = '', numbered = true, settleMs = 300, keep = false } = {}) {
+  fs.mkdirSync(dir, { recursive: true });
+  if (!keep) for (const f of fs.readdirSync(dir)) if (f.startsWith(prefix) && f.endsWith('.png')) fs.rmSync(path.join(dir, f));
+  let step = 0;
+  return async (page, label, clip) => {
+    await page.waitForTimeout(settleMs); // animations settle; for the picture only
+    const number = numbered ? `${String(++step).padStart(2, '0')}-` : '';
+    const file = path.join(dir, `${prefix}${number}${label}.png`);
+    await page.screenshot({ path: file, clip });
+    log('screenshot', path.relative(root, file));
+  };
+}
+
+/**
+ * One scenario's own corner of .e2e/: `.e2e/<name>/` with fresh user-data and extensions folders
+ * and a fresh copy of the sample workspace; `ws(rel)` / `read(rel)` (undefined: no such file) work
+ * in that workspace; `shot(page, label)` takes the scenario's screenshots (options as for
+ * `screenshots`, the prefix defaults to `<name>-`).
+ */
+export function scenario(name, { shots = {} } = {}) {
+  const work = freshDir(path.join(root, '.e2e', name));
+  const userDataDir = freshDir(path.join(work, 'user-data'));
+  const extensionsDir = freshDir(path.join(work, 'extensions'));
+  const workspace = copyWorkspace(path.join(work, 'workspace'));
+  const ws = rel => path.join(workspace, rel);
+  const read = rel => (fs.existsSync(ws(rel)) ? fs.readFileSync(ws(rel), 'utf8') : undefined);
+  const shot = screenshots({ prefix: `${name}-`, ...shots });
+  return { name, vsix: VSIX, work, userDataDir, extensionsDir, workspace, ws, read, shot };
 }
 
 export function freePort() {
@@ -86,19 +124,43 @@ export function testEnv(userDataDir, extra = {}) {
   return env;
 }
 
-/** Live `retrace serve` processes whose working directory is `workspace` (zombies left out). */
+/** The argument vector of process `pid`. */
+export function cmdline(pid) {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+}
+
+/**
+ * Live `retrace serve` processes whose working directory is `workspace` (zombies left out; other
+ * scenarios may run servers of their own at the same time).
+ */
 export function serverPids(workspace) {
+  const mine = fs.realpathSync(workspace);
   const out = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      const cmd = cmdline(entry);
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmd.includes('retrace') && cmd.includes('serve') && fs.readlinkSync(`/proc/${entry}/cwd`) === workspace
+      if (cmd.includes('retrace') && cmd.includes('serve') && fs.readlinkSync(`/proc/${entry}/cwd`) === mine
         && stat.split(' ')[2] !== 'Z') out.push(Number(entry));
     } catch { /* gone, or not ours */ }
   }
   return out;
+}
+
+/**
+ * The deterministic fake Messages API (`python -m retrace.offline`) as its own process, outside
+ * code-server (it survives a restart); killed when this process exits. Resolves once it printed
+ * its URL.
+ */
+export async function startFakeModel(scenarioName = 'e2e') {
+  const proc = spawn(PYTHON, ['-m', 'retrace.offline', '--scenario', scenarioName], { stdio: ['ignore', 'pipe', 'inherit'] });
+  process.on('exit', () => proc.kill());
+  const url = await new Promise((resolve, reject) => {
+    readline.createInterface({ input: proc.stdout }).once('line', line => resolve(line.trim()));
+    proc.once('exit', code => reject(new Error(`fake model exited (${code})`)));
+  });
+  return { url, proc };
 }
 
 export function installVsix(vsix, { userDataDir, extensionsDir }) {
@@ -133,6 +195,16 @@ export async function startCodeServer({ userDataDir, extensionsDir, workspace, l
   return { url, port, proc, stop };
 }
 
+/** Stop code-server and wait until its whole process group is gone (SIGKILL after 30 s). */
+export async function stopCodeServer(server) {
+  const group = -server.proc.pid;
+  server.stop();
+  const gone = () => { try { process.kill(group, 0); return false; } catch { return true; } };
+  await waitFor('code-server and its children to exit', gone, 30000, 200).catch(() => {
+    try { process.kill(group, 'SIGKILL'); } catch { /* gone */ }
+  });
+}
+
 export async function launchBrowser() {
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -140,6 +212,63 @@ export async function launchBrowser() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/** A new browser page (1400×900 unless `options` say otherwise) that logs the page's errors. */
+export async function newPage(browser, options = {}) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, ...options });
+  page.on('pageerror', e => log('pageerror', e.message));
+  return page;
+}
+
+/** Open `workspace` in the workbench served by `server` and wait until the workbench is there. */
+export async function openFolder(page, server, workspace) {
+  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+}
+
+/**
+ * Run one UI scenario and exit with its result: install the .vsix, write the user settings
+ * (`settings` on top of the quiet defaults; an undefined value removes one), start code-server
+ * (`env`, `workspaceTrust` as for startCodeServer), open a page (`page`: its options) on the
+ * workspace, then `body(ctx)`. ctx: the scenario (see `scenario`) plus server, browser, page,
+ * `wb` (the workbench helpers for the page) and `startServer(port?)`; a body that restarts puts the
+ * new server and page into ctx, and the ones there at the end are cleaned up. PASS or FAIL is
+ * logged; a failure leaves a screenshot (`failureShot`, default the scenario's `shot`) and runs
+ * `onFailure(ctx)`; the browser, code-server and `cleanup()` are stopped whatever happens; the
+ * process exits 0 on PASS, 1 on FAIL.
+ */
+export async function runScenario(sc, options, body) {
+  const { settings = {}, env = {}, workspaceTrust = false, page: pageOptions = {} } = options;
+  const { failureShot = sc.shot, onFailure = () => {}, cleanup = () => {} } = options;
+  installVsix(sc.vsix, sc);
+  writeUserSettings(sc.userDataDir, settings);
+  let starts = 0;
+  const startServer = port => startCodeServer({
+    userDataDir: sc.userDataDir, extensionsDir: sc.extensionsDir, workspace: sc.workspace, env, workspaceTrust, port,
+    logFile: path.join(sc.work, ++starts === 1 ? 'code-server.log' : `code-server-${starts}.log`),
+  });
+  const ctx = { ...sc, startServer, server: await startServer() };
+  log(`code-server up at ${ctx.server.url}`);
+  ctx.browser = await launchBrowser();
+  ctx.page = await newPage(ctx.browser, pageOptions);
+  ctx.wb = workbench(ctx.page, sc.ws);
+  let failed = false;
+  try {
+    await openFolder(ctx.page, ctx.server, sc.workspace);
+    await body(ctx);
+    log('PASS');
+  } catch (e) {
+    failed = true;
+    log('FAIL:', e);
+    await failureShot(ctx.page, 'failure').catch(() => {});
+    await onFailure(ctx);
+  } finally {
+    await ctx.browser.close();
+    ctx.server.stop();
+    await cleanup();
+  }
+  process.exit(failed ? 1 : 0);
 }
 
 /** Poll `fn` until it returns a truthy value (never a fixed sleep). */
@@ -157,19 +286,37 @@ export async function waitFor(what, fn, timeoutMs = 30000, intervalMs = 100) {
 }
 
 /**
- * The workbench pieces every UI scenario drives: the Retrace sidebar and its rows, the chat
- * webview, dialogs and toasts, a timeline row's context menu, the chat prompt, quick-open.
- * `ws(rel)` turns a workspace-relative path into the absolute one quick-open resolves directly.
+ * The workbench pieces every UI scenario drives: the Retrace activity-bar icon, sidebar and its
+ * rows, the chat webview, dialogs and toasts, a timeline row's context menu (by its text or a
+ * locator), the chat prompt, the command palette, quick-open, the active editor's text. `ws(rel)` turns a
+ * workspace-relative path into the absolute one quick-open resolves directly.
  */
 export function workbench(page, ws) {
+  const icon = () => page.locator('.activitybar [aria-label^="Retrace"]').first();
   const sidebar = () => page.locator('[id="workbench.view.extension.retrace"]');
   const row = text => sidebar().locator('.monaco-list-row', { hasText: text }).first();
   const chat = () => page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
   const dialogButton = text => page.locator('.monaco-dialog-box .monaco-button', { hasText: text }).first();
   const toast = text => page.locator('.notification-toast', { hasText: text }).first();
+  // Monaco renders spaces as no-break spaces.
+  const editorText = async () => (await page.locator('.editor-group-container.active .monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
 
-  async function contextMenu(rowText, item) {
-    await row(rowText).click({ button: 'right' });
+  /** Click the Retrace icon once it is there (the extension is active) and wait for the sidebar. */
+  async function openRetrace() {
+    await icon().waitFor({ timeout: 60000 });
+    await icon().click();
+    await sidebar().waitFor();
+  }
+
+  async function dismissToasts() {
+    await page.keyboard.press('Escape');
+    for (const close of await page.locator('.notification-toast .codicon-notifications-clear').all()) {
+      await close.click().catch(() => {});
+    }
+  }
+
+  async function contextMenu(target, item) {
+    await (typeof target === 'string' ? row(target) : target).click({ button: 'right' });
     const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
     await entry.waitFor();
     // The workbench ignores a click that lands while the menu is still opening: click until it closes.
@@ -188,6 +335,16 @@ export function workbench(page, ws) {
     await box.press('Enter');
   }
 
+  /** Run a command by its title from the command palette. */
+  async function runCommand(title) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+    await input.press('Enter');
+  }
+
   async function openFile(rel) {
     await page.keyboard.press('Control+P');
     const input = page.locator('.quick-input-widget input');
@@ -199,5 +356,5 @@ export function workbench(page, ws) {
     await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
   }
 
-  return { sidebar, row, chat, dialogButton, toast, contextMenu, sendPrompt, openFile };
+  return { icon, sidebar, row, chat, dialogButton, toast, editorText, openRetrace, dismissToasts, contextMenu, sendPrompt, runCommand, openFile };
 }

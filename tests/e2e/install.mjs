@@ -10,24 +10,20 @@
 //      the new version, and the conversation carries on.
 // Usage: node tests/e2e/install.mjs [path/to/retrace.vsix] (npm run test:e2e packages first).
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, freePort, launchBrowser, waitFor, workbench, CODE_SERVER, PYTHON,
+  root, log, freshDir, scenario, runScenario, installVsix, newPage, openFolder, stopCodeServer, startFakeModel, serverPids, cmdline,
+  waitFor, workbench, PYTHON,
 } from './harness.mjs';
 
 const EXT_ID = 'retrace.retrace';
-const vsix1 = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
-const work = freshDir(path.join(root, '.e2e', 'install'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
+const sc = scenario('install', { shots: { dir: path.join(root, '.e2e', 'screenshots-install'), prefix: '' } });
+const { vsix: vsix1, work, userDataDir, extensionsDir, workspace, ws, shot } = sc;
 const home = freshDir(path.join(work, 'home'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
 const globalStorage = path.join(userDataDir, 'User', 'globalStorage', EXT_ID);
 const envRoot = path.join(globalStorage, 'server-env');
-const shots = freshDir(path.join(root, '.e2e', 'screenshots-install'));
-const ws = rel => path.join(workspace, rel);
 
 /** Entries of a .vsix (a zip), read with the standard library of the repo's Python. */
 function vsixEntries(file) {
@@ -72,21 +68,9 @@ function checkContents(file) {
   log(`package contents ok (${entries.length} entries)`);
 }
 
-/** Retrace server processes (`-m retrace serve`) serving this test's workspace (other tests may run servers too). */
+/** Retrace server processes serving this test's workspace, with their argument vectors. */
 function serverProcesses() {
-  const out = [];
-  const mine = fs.realpathSync(workspace);
-  for (const pid of fs.readdirSync('/proc').filter(p => /^\d+$/.test(p))) {
-    let argv;
-    let cwd;
-    try {
-      argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      cwd = fs.realpathSync(`/proc/${pid}/cwd`);
-    } catch { continue; }
-    const i = argv.indexOf('-m');
-    if (i >= 0 && argv[i + 1] === 'retrace' && argv[i + 2] === 'serve' && cwd === mine) out.push({ pid: Number(pid), argv });
-  }
-  return out;
+  return serverPids(workspace).map(pid => ({ pid, argv: cmdline(pid) }));
 }
 
 function envDirs() {
@@ -107,100 +91,51 @@ function retraceLog() {
   return found.map(f => fs.readFileSync(f, 'utf8')).join('\n');
 }
 
-/** The fake Messages API (deterministic scenario `e2e`), outside code-server: it survives the update. */
-async function startFakeModel() {
-  const proc = spawn(PYTHON, ['-m', 'retrace.offline', '--scenario', 'e2e'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  process.on('exit', () => proc.kill());
-  const url = await new Promise((resolve, reject) => {
-    let buf = '';
-    proc.stdout.on('data', d => {
-      buf += d.toString();
-      if (buf.includes('\n')) resolve(buf.split('\n')[0].trim());
-    });
-    proc.on('exit', code => reject(new Error(`fake model exited (${code})`)));
-  });
-  return { url, proc };
-}
-
-/** A user's machine: fresh HOME, a plain PATH, the key in the environment, nothing of the repo's. */
-function userEnv() {
-  const env = { ...process.env };
-  for (const k of ['ANTHROPIC_BASE_URL', 'ANTHROPIC_AUTH_TOKEN', 'RETRACE_FAKE_MODEL', 'VIRTUAL_ENV', 'PYTHONPATH', 'PYTHONHOME', 'PYENV_VERSION', 'UV_CACHE_DIR', 'UV_PYTHON_INSTALL_DIR']) delete env[k];
-  return {
-    ...env,
-    HOME: home,
-    PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    ANTHROPIC_API_KEY: 'test',
-    XDG_CONFIG_HOME: path.join(work, 'xdg-config'),
-    XDG_DATA_HOME: path.join(work, 'xdg-data'),
-    XDG_CACHE_HOME: path.join(work, 'xdg-cache'),
-  };
-}
-
-async function startCodeServer(tag) {
-  const port = await freePort();
-  const logFile = path.join(work, `code-server-${tag}.log`);
-  const args = ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, workspace];
-  const proc = spawn(CODE_SERVER, args, { stdio: ['ignore', fs.openSync(logFile, 'w'), fs.openSync(logFile, 'a')], detached: true, env: userEnv() });
-  const stop = () => { try { process.kill(-proc.pid, 'SIGTERM'); } catch { /* gone */ } };
-  process.on('exit', stop);
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor('code-server /healthz', async () => proc.exitCode === null && (await fetch(`${url}/healthz`).catch(() => ({ ok: false }))).ok, 60000, 200);
-  return { url, proc, stop };
-}
-
-async function stopCodeServer(server) {
-  server.stop();
-  await waitFor('code-server and its children to exit', () => serverProcesses().length === 0 && server.proc.exitCode !== null, 30000, 200).catch(() => {
-    try { process.kill(-server.proc.pid, 'SIGKILL'); } catch { /* gone */ }
-  });
-}
+/**
+ * A user's machine: fresh HOME, a plain PATH, the key in the environment, nothing of the repo's
+ * (an undefined value removes the variable from code-server's environment).
+ */
+const userEnv = {
+  ...Object.fromEntries(['RETRACE_FAKE_MODEL', 'VIRTUAL_ENV', 'PYTHONPATH', 'PYTHONHOME', 'PYENV_VERSION', 'UV_CACHE_DIR', 'UV_PYTHON_INSTALL_DIR'].map(k => [k, undefined])),
+  HOME: home,
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  ANTHROPIC_API_KEY: 'test',
+};
 
 function bump(version) {
   const [a, b, c] = version.split('.').map(Number);
   return `${a}.${b}.${c + 1}`;
 }
 
-let failed = false;
-let browser;
-let server;
-const t0 = Date.now();
-try {
-  // 0. Packages: the one under test and its "update".
-  checkContents(vsix1);
-  const v1 = manifestVersion(vsix1);
-  const v2 = bump(v1);
-  const vsix2 = path.join(work, `retrace-${v2}.vsix`);
-  execFileSync('node', [path.join(root, 'scripts/package.mjs')], { cwd: root, stdio: 'inherit', env: { ...process.env, RETRACE_PACKAGE_VERSION: v2, RETRACE_PACKAGE_OUT: vsix2 } });
-  checkContents(vsix2);
-  assert.equal(manifestVersion(vsix2), v2);
+// 0. Packages: the one under test and its "update".
+checkContents(vsix1);
+const v1 = manifestVersion(vsix1);
+const v2 = bump(v1);
+const vsix2 = path.join(work, `retrace-${v2}.vsix`);
+execFileSync('node', [path.join(root, 'scripts/package.mjs')], { cwd: root, stdio: 'inherit', env: { ...process.env, RETRACE_PACKAGE_VERSION: v2, RETRACE_PACKAGE_OUT: vsix2 } });
+checkContents(vsix2);
+assert.equal(manifestVersion(vsix2), v2);
 
-  const model = await startFakeModel();
-  log(`fake Messages API at ${model.url}`);
-  installVsix(vsix1, { userDataDir, extensionsDir });
-  writeUserSettings(userDataDir, { 'retrace.baseUrl': model.url, 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
-  const settingsFile = path.join(userDataDir, 'User', 'settings.json');
-  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
-  delete settings['retrace.pythonPath'];
-  fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+// The fake Messages API runs outside code-server: it survives the update.
+const model = await startFakeModel('e2e');
+log(`fake Messages API at ${model.url}`);
 
+await runScenario(sc, {
+  // No retrace.pythonPath: the extension builds its own server environment.
+  settings: { 'retrace.baseUrl': model.url, 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto', 'retrace.pythonPath': undefined },
+  env: userEnv,
+  onFailure: () => console.error(`--- Retrace log ---\n${retraceLog().slice(-6000)}`),
+}, async ctx => {
+  const started = Date.now();
   // 1. First use: the env is built, the prompt makes checkpoints.
-  server = await startCodeServer('v1');
-  browser = await launchBrowser();
-  let page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  let wb = workbench(page, ws);
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  const icon = () => page.locator('.activitybar [aria-label^="Retrace"]').first();
-  await icon().waitFor({ timeout: 60000 });
-  await icon().click();
-  await wb.sidebar().waitFor();
+  let { page, wb } = ctx;
+  await wb.openRetrace();
   await wb.sendPrompt('Create hello.txt, annotate src/app.py and generate a file');
   await wb.chat().locator('.assistant', { hasText: 'Done: created hello.txt' }).waitFor({ timeout: 240000 });
   await wb.row('write_file').waitFor({ timeout: 30000 });
-  await page.screenshot({ path: path.join(shots, '01-first-use.png') });
+  await shot(page, 'first-use');
   assert.equal(fs.readFileSync(ws('hello.txt'), 'utf8'), 'Hello from Retrace\n');
-  log(`first prompt answered after ${((Date.now() - t0) / 1000).toFixed(0)}s (env build included)`);
+  log(`first prompt answered after ${((Date.now() - started) / 1000).toFixed(0)}s (env build included)`);
 
   const dirs1 = envDirs();
   assert.equal(dirs1.length, 1, `one env: ${dirs1}`);
@@ -226,18 +161,16 @@ try {
 
   // 2. Update: install the newer build, reload, the new env serves.
   await page.close();
-  await stopCodeServer(server);
+  await stopCodeServer(ctx.server);
   installVsix(vsix2, { userDataDir, extensionsDir });
-  server = await startCodeServer('v2');
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  ctx.server = await ctx.startServer();
+  ctx.page = page = await newPage(ctx.browser);
   wb = workbench(page, ws);
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  await icon().waitFor({ timeout: 60000 });
-  await icon().click();
-  await wb.sidebar().waitFor();
+  await openFolder(page, ctx.server, workspace);
+  await wb.openRetrace();
   await wb.sendPrompt('Update hello.txt');
   await wb.chat().locator('.assistant', { hasText: 'Updated hello.txt' }).waitFor({ timeout: 180000 });
-  await page.screenshot({ path: path.join(shots, '02-after-update.png') });
+  await shot(page, 'after-update');
   assert.equal(fs.readFileSync(ws('hello.txt'), 'utf8'), 'Hello again from Retrace\n');
   const dirs2 = envDirs();
   assert.equal(dirs2.length, 1, `only the new env is left: ${dirs2}`);
@@ -247,17 +180,5 @@ try {
   assert.equal(procs2.length, 1, JSON.stringify(procs2));
   assert.equal(procs2[0].argv[0], path.join(envRoot, dirs2[0], 'bin', 'python'));
   await waitFor('the log names the new server version', () => new RegExp(`server retrace ${v2.replace(/\./g, '\\.')} running`).test(retraceLog()), 10000);
-  log(`install + update passed in ${((Date.now() - t0) / 1000).toFixed(0)}s`);
-} catch (err) {
-  failed = true;
-  console.error(err);
-  try {
-    const pages = browser ? browser.contexts().flatMap(c => c.pages()) : [];
-    if (pages[0]) await pages[0].screenshot({ path: path.join(shots, 'failure.png') });
-  } catch { /* best effort */ }
-  console.error(`--- Retrace log ---\n${retraceLog().slice(-6000)}`);
-} finally {
-  await browser?.close().catch(() => {});
-  if (server) await stopCodeServer(server);
-}
-process.exit(failed ? 1 : 0);
+  log(`install + update passed in ${((Date.now() - started) / 1000).toFixed(0)}s`);
+});

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import util from 'node:util';
 import path from 'node:path';
-import { root, log, freshDir, copyWorkspace, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
+import { root, log, scenario, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
 
 const testsEntry = path.join(root, 'out', 'tests', 'exthost', 'index');
 if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missing: run npm run build:tests`);
@@ -15,10 +15,7 @@ if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missin
  * the mocha suite `<suite>.test.js`. Resolves to the runner's exit code.
  */
 async function launch(suite, settings) {
-  const work = freshDir(path.join(root, '.e2e', `exthost-${suite}`));
-  const userDataDir = freshDir(path.join(work, 'user-data'));
-  const extensionsDir = freshDir(path.join(work, 'extensions'));
-  const workspace = copyWorkspace(path.join(work, 'workspace'));
+  const { work, userDataDir, extensionsDir, workspace } = scenario(`exthost-${suite}`);
   writeUserSettings(userDataDir, settings);
   const server = await startCodeServer({
     userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),

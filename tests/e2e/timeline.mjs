@@ -10,43 +10,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor,
-  PYTHON,
-} from './harness.mjs';
+import { root, log, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
 
-const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
-const work = freshDir(path.join(root, '.e2e', 'timeline'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
-const shots = path.join(root, '.e2e', 'screenshots');
-fs.mkdirSync(shots, { recursive: true });
-for (const f of fs.readdirSync(shots)) if (f.startsWith('timeline-500-')) fs.rmSync(path.join(shots, f));
-
+const sc = scenario('timeline', { shots: { prefix: 'timeline-500-' } });
+const { userDataDir, workspace, ws, shot } = sc;
 const TURNS = 25;
 const STEPS = 20;
-let step = 0;
-const shot = async (page, name) => {
-  await page.waitForTimeout(300); // animations settle; for the picture only
-  const file = path.join(shots, `timeline-500-${String(++step).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file });
-  log('screenshot', path.relative(root, file));
-};
-
-installVsix(vsix, { userDataDir, extensionsDir });
-writeUserSettings(userDataDir, { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' });
-// The same port every time: the workbench's storage for a folder (where the extension keeps its
-// store) is keyed by the folder's URI, which includes the server's authority.
-const startServer = port => startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, `code-server-${Date.now()}.log`), env: { RETRACE_FAKE_MODEL: 'e2e' }, port,
-});
-let server = await startServer();
-log(`code-server up at ${server.url}`);
-const browser = await launchBrowser();
-let page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-page.on('pageerror', e => log('pageerror', e.message));
-let failed = false;
 
 /** The store the extension gave its server (under the workbench's storage for this folder). */
 function findStore() {
@@ -58,92 +27,78 @@ function findStore() {
   return undefined;
 }
 
-/** Stop code-server (and with it the Retrace server) and wait until its process group is gone. */
-async function stopServer() {
-  const pid = server.proc.pid;
-  server.stop();
-  await waitFor('code-server stopped', () => { try { process.kill(-pid, 0); return false; } catch { return true; } }, 30000);
-}
-
-const sidebar = () => page.locator('[id="workbench.view.extension.retrace"]');
-const timelineList = () => sidebar().locator('.monaco-list').last();
-const row = text => sidebar().locator('.monaco-list-row', { hasText: text }).first();
-const rowTexts = async () => (await sidebar().locator('.monaco-list-row').allInnerTexts()).map(r => r.replace(/\s+/g, ' ').trim());
-
 /** The value of step k's edit (0-based): line k % 10 goes from k // 10 to k // 10 + 1. */
 const gist = k => `‘x${k % 10} = ${Math.floor(k / 10)}’ → ‘x${k % 10} = ${Math.floor(k / 10) + 1}’`;
 
-/** Move through the (virtualised) timeline with the keyboard until a row with `text` is rendered. */
-async function scrollTo(text, { fromTop = true } = {}) {
-  const list = timelineList();
-  await list.focus();
-  await page.keyboard.press(fromTop ? 'Home' : 'End');
-  for (let i = 0; i < 80; i++) {
-    if ((await row(text).count()) > 0) {
-      await row(text).scrollIntoViewIfNeeded();
-      return row(text);
+await runScenario(sc, {
+  settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  env: { RETRACE_FAKE_MODEL: 'e2e' },
+  page: { viewport: { width: 1500, height: 1000 } },
+}, async ctx => {
+  // The window is replaced once (code-server restarts): these follow the current page.
+  let page = ctx.page;
+  let wb = ctx.wb;
+  const sidebar = () => wb.sidebar();
+  const row = text => wb.row(text);
+  const timelineList = () => sidebar().locator('.monaco-list').last();
+  const rowTexts = async () => (await sidebar().locator('.monaco-list-row').allInnerTexts()).map(r => r.replace(/\s+/g, ' ').trim());
+
+  /** Move through the (virtualised) timeline with the keyboard until a row with `text` is rendered. */
+  async function scrollTo(text, { fromTop = true } = {}) {
+    const list = timelineList();
+    await list.focus();
+    await page.keyboard.press(fromTop ? 'Home' : 'End');
+    for (let i = 0; i < 80; i++) {
+      if ((await row(text).count()) > 0) {
+        await row(text).scrollIntoViewIfNeeded();
+        return row(text);
+      }
+      await page.keyboard.press(fromTop ? 'PageDown' : 'PageUp');
     }
-    await page.keyboard.press(fromTop ? 'PageDown' : 'PageUp');
+    throw new Error(`row "${text}" never appeared`);
   }
-  throw new Error(`row "${text}" never appeared`);
-}
 
-async function contextMenu(target, item) {
-  await target.click({ button: 'right' });
-  const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
-  await entry.waitFor();
-  await waitFor(`menu entry "${item}" taken`, async () => {
-    if (!(await entry.isVisible())) return true;
-    await entry.click({ timeout: 2000 }).catch(() => {});
-    return page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 1000 }).then(() => true, () => false);
-  }, 10000);
-}
-
-async function openTimeline() {
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
-  const icon = page.locator('.activitybar [aria-label^="Retrace"]').first();
-  await icon.waitFor({ timeout: 60000 });
-  await icon.click();
-  await sidebar().waitFor();
-  // Measured from the moment the server is up (its start-up is not the timeline's cost).
-  await page.locator('.statusbar-item', { hasText: /Retrace: idle/ }).first().waitFor({ timeout: 90000 });
-  const t = Date.now();
-  // Give the timeline the room: collapse the chat view above it.
-  const chatHeader = sidebar().locator('.pane-header', { hasText: 'Chat' }).first();
-  if ((await chatHeader.getAttribute('aria-expanded')) === 'true') await chatHeader.click();
-  await row('Session of').waitFor({ timeout: 60000 });
-  await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 30000 });
-  const elapsed = Date.now() - t;
-  // Widen the side bar so that row descriptions (the change gists) are readable.
-  const bar = await page.locator('.part.sidebar').first().boundingBox();
-  if (bar !== null && bar.width < 700) {
-    const y = bar.y + bar.height / 2;
-    await page.mouse.move(bar.x + bar.width + 1, y);
-    await page.mouse.down();
-    await page.mouse.move(bar.x + 760, y, { steps: 8 });
-    await page.mouse.up();
+  async function openTimeline() {
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+    await wb.openRetrace();
+    // Measured from the moment the server is up (its start-up is not the timeline's cost).
+    await page.locator('.statusbar-item', { hasText: /Retrace: idle/ }).first().waitFor({ timeout: 90000 });
+    const t = Date.now();
+    // Give the timeline the room: collapse the chat view above it.
+    const chatHeader = sidebar().locator('.pane-header', { hasText: 'Chat' }).first();
+    if ((await chatHeader.getAttribute('aria-expanded')) === 'true') await chatHeader.click();
+    await row('Session of').waitFor({ timeout: 60000 });
+    await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 30000 });
+    const elapsed = Date.now() - t;
+    // Widen the side bar so that row descriptions (the change gists) are readable.
+    const bar = await page.locator('.part.sidebar').first().boundingBox();
+    if (bar !== null && bar.width < 700) {
+      const y = bar.y + bar.height / 2;
+      await page.mouse.move(bar.x + bar.width + 1, y);
+      await page.mouse.down();
+      await page.mouse.move(bar.x + 760, y, { steps: 8 });
+      await page.mouse.up();
+    }
+    return elapsed;
   }
-  return elapsed;
-}
 
-try {
   // 1. A first window creates the store; then, with everything stopped, the 500-step session is
   // written into it the way the agent journals it.
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.activitybar [aria-label^="Retrace"]').first().click({ timeout: 60000 });
+  await wb.icon().click({ timeout: 60000 });
   await row('Baseline').waitFor({ timeout: 60000 });
   const store = await waitFor('the extension\'s store', () => findStore());
   await page.close();
-  await stopServer();
+  await stopCodeServer(ctx.server);
   const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_story.py'), workspace,
     '--turns', String(TURNS), '--steps', String(STEPS), '--store', store], { encoding: 'utf8' }));
   log('seeded', seeded, 'into', path.relative(root, store));
   assert.equal(seeded.checkpoints, TURNS * STEPS);
-  server = await startServer(server.port);
-  page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-  page.on('pageerror', e => log('pageerror', e.message));
-
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
+  // The same port: the workbench's storage for a folder (where the extension keeps its store) is
+  // keyed by the folder's URI, which includes the server's authority.
+  ctx.server = await ctx.startServer(ctx.server.port);
+  ctx.page = page = await newPage(ctx.browser, { viewport: { width: 1500, height: 1000 } });
+  wb = workbench(page, ws);
+  await openFolder(page, ctx.server, workspace);
   const openMs = await openTimeline();
   log(`timeline with ${TURNS * STEPS} steps shown ${openMs} ms after the server reported ready`);
 
@@ -182,7 +137,7 @@ try {
   await page.keyboard.press('Escape');
 
   // Restore Conversation into turn 12: turns 13..25 become an abandoned branch, titles intact.
-  await contextMenu(await scrollTo(gist(12 * STEPS - 15)), 'Restore Conversation');
+  await wb.contextMenu(await scrollTo(gist(12 * STEPS - 15)), 'Restore Conversation');
   await waitFor('turn 13 marked abandoned', async () => (await scrollTo('13. Turn 13:')).innerText().then(t => t.includes('abandoned branch')), 30000);
   await shot(page, 'abandoned-branch');
 
@@ -196,13 +151,4 @@ try {
   }
   assert.equal((await rowTexts()).filter(t => /^Turn \d+$/.test(t)).length, 0, 'no untitled turns after the reload');
   await shot(page, 'after-reload');
-  log('PASS');
-} catch (e) {
-  failed = true;
-  log('FAIL:', e);
-  await shot(page, 'failure').catch(() => {});
-} finally {
-  await browser.close();
-  server.stop();
-}
-process.exit(failed ? 1 : 0);
+});

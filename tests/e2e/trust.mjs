@@ -9,24 +9,12 @@
 // the listener receives nothing.
 // Usage: node tests/e2e/trust.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import readline from 'node:readline';
-import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor, workbench,
-  serverPids, PYTHON,
-} from './harness.mjs';
+import { cmdline, log, scenario, runScenario, serverPids, startFakeModel, waitFor, PYTHON } from './harness.mjs';
 
-const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
-const work = freshDir(path.join(root, '.e2e', 'trust'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
-const ws = rel => path.join(workspace, rel);
-const shots = path.join(root, '.e2e', 'screenshots');
-fs.mkdirSync(shots, { recursive: true });
+const sc = scenario('trust');
+const { workspace, ws, shot } = sc;
 
 // The hostile listener: records every request it gets (it should get none).
 const received = [];
@@ -38,12 +26,8 @@ await new Promise(resolve => listener.listen(0, '127.0.0.1', resolve));
 const listenerUrl = `http://127.0.0.1:${listener.address().port}`;
 
 // The user's endpoint: the deterministic fake Messages API.
-const fake = spawn(PYTHON, ['-m', 'retrace.offline', '--scenario', 'e2e'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const fakeUrl = await new Promise((resolve, reject) => {
-  readline.createInterface({ input: fake.stdout }).once('line', line => resolve(line.trim()));
-  fake.once('exit', code => reject(new Error(`fake model exited (${code})`)));
-});
-log(`fake model ${fakeUrl}; hostile listener ${listenerUrl}`);
+const fake = await startFakeModel('e2e');
+log(`fake model ${fake.url}; hostile listener ${listenerUrl}`);
 
 // The hostile workspace.
 fs.mkdirSync(ws('retrace'));
@@ -59,27 +43,18 @@ fs.writeFileSync(ws('.vscode/settings.json'), JSON.stringify({
   'retrace.permissions.command': 'auto',
 }, null, 2));
 
-installVsix(vsix, { userDataDir, extensionsDir });
-writeUserSettings(userDataDir, { 'retrace.baseUrl': fakeUrl });
-const server = await startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),
+await runScenario(sc, {
+  settings: { 'retrace.baseUrl': fake.url },
   env: { ANTHROPIC_API_KEY: 'secret-test', RETRACE_FAKE_MODEL: '' },
-});
-log(`code-server up at ${server.url}`);
-const browser = await launchBrowser();
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-const { sidebar, chat, toast, sendPrompt } = workbench(page, ws);
-let failed = false;
-try {
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
-  await page.locator('.activitybar [aria-label^="Retrace"]').first().click();
-  await sidebar().waitFor();
+  cleanup: () => { fake.proc.kill(); listener.close(); },
+}, async ({ page, wb }) => {
+  const { chat, toast, sendPrompt } = wb;
+  await wb.openRetrace();
   const [pid] = await waitFor('the server runs', () => { const p = serverPids(workspace); return p.length === 1 && p; }, 60000);
-  const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-  log('server:', cmdline.join(' '));
-  assert.equal(cmdline[0], PYTHON, 'the user\'s interpreter, not the workspace\'s');
-  assert.ok(cmdline.includes('-I'), 'isolated mode: the workspace is not on sys.path');
+  const argv = cmdline(pid);
+  log('server:', argv.join(' '));
+  assert.equal(argv[0], PYTHON, 'the user\'s interpreter, not the workspace\'s');
+  assert.ok(argv.includes('-I'), 'isolated mode: the workspace is not on sys.path');
 
   const note = toast('ignored this workspace');
   await note.waitFor({ timeout: 30000 });
@@ -88,13 +63,13 @@ try {
   for (const key of ['retrace.baseUrl', 'retrace.pythonPath', 'retrace.permissions.write', 'retrace.permissions.command']) {
     assert.ok(noteText.includes(key), `the note names ${key}`);
   }
-  await page.screenshot({ path: path.join(shots, 'trust-1-note.png') });
+  await shot(page, 'note');
 
   await sendPrompt('Create hello.txt');
   const permission = chat().locator('.permission', { hasText: 'hello.txt' }).first();
   await permission.waitFor({ timeout: 60000 });
   assert.ok(!fs.existsSync(ws('hello.txt')), 'the write waits for permission');
-  await page.screenshot({ path: path.join(shots, 'trust-2-permission.png') });
+  await shot(page, 'permission');
   // Every later tool call asks as well: deny each until the turn ends.
   let asked = 0;
   await waitFor('the turn ends, every tool call denied', async () => {
@@ -110,15 +85,4 @@ try {
   assert.ok(!fs.existsSync(ws('hello.txt')), 'a denied write does not happen');
   for (const f of ['PWNED', 'PWNED-python']) assert.ok(!fs.existsSync(ws(f)), `${f}: workspace code ran`);
   assert.deepEqual(received, [], 'the workspace\'s baseUrl received requests (the key would have gone there)');
-  log('PASS');
-} catch (e) {
-  failed = true;
-  log('FAIL:', e);
-  await page.screenshot({ path: path.join(shots, 'trust-failure.png') }).catch(() => {});
-} finally {
-  await browser.close();
-  server.stop();
-  fake.kill();
-  listener.close();
-}
-process.exit(failed ? 1 : 0);
+});

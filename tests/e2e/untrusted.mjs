@@ -10,63 +10,45 @@
 // Usage: node tests/e2e/untrusted.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import {
-  root, log, freshDir, copyWorkspace, writeUserSettings, installVsix, startCodeServer, launchBrowser, waitFor, workbench,
-} from './harness.mjs';
+import { log, scenario, runScenario, waitFor } from './harness.mjs';
 
-const vsix = path.resolve(process.argv[2] || path.join(root, 'dist', 'retrace.vsix'));
-const work = freshDir(path.join(root, '.e2e', 'untrusted'));
-const userDataDir = freshDir(path.join(work, 'user-data'));
-const extensionsDir = freshDir(path.join(work, 'extensions'));
-const workspace = copyWorkspace(path.join(work, 'workspace'));
-const ws = rel => path.join(workspace, rel);
-const shots = path.join(root, '.e2e', 'screenshots');
-fs.mkdirSync(shots, { recursive: true });
-const shot = (page, name) => page.screenshot({ path: path.join(shots, `untrusted-${name}.png`) });
+const sc = scenario('untrusted');
+const { ws, shot } = sc;
 
-installVsix(vsix, { userDataDir, extensionsDir });
-writeUserSettings(userDataDir, {
-  'security.workspace.trust.enabled': true,
-  'security.workspace.trust.startupPrompt': 'always',
-  'retrace.permissions.write': 'auto',
-  'retrace.permissions.command': 'auto',
-});
-const server = await startCodeServer({
-  userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'), env: { RETRACE_FAKE_MODEL: 'e2e' }, workspaceTrust: true,
-});
-log(`code-server up at ${server.url}`);
-const browser = await launchBrowser();
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-const { sidebar, row, chat, dialogButton, sendPrompt } = workbench(page, ws);
-let failed = false;
+await runScenario(sc, {
+  settings: {
+    'security.workspace.trust.enabled': true,
+    'security.workspace.trust.startupPrompt': 'always',
+    'retrace.permissions.write': 'auto',
+    'retrace.permissions.command': 'auto',
+  },
+  env: { RETRACE_FAKE_MODEL: 'e2e' },
+  workspaceTrust: true,
+}, async ({ page, wb }) => {
+  const { row, chat, dialogButton, sendPrompt } = wb;
 
-async function paletteHas(title) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor();
-  await input.fill(`>Retrace: ${title}`);
-  await page.waitForTimeout(500);
-  const n = await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).count();
-  await page.keyboard.press('Escape');
-  return n > 0;
-}
+  async function paletteHas(title) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>Retrace: ${title}`);
+    await page.waitForTimeout(500);
+    const n = await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).count();
+    await page.keyboard.press('Escape');
+    return n > 0;
+  }
 
-try {
-  await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
   const dontTrust = page.locator('.monaco-dialog-box .monaco-button', { hasText: "No, I don't trust the authors" }).first();
   await dontTrust.waitFor({ timeout: 60000 });
   await dontTrust.click();
-  await page.locator('.activitybar [aria-label^="Retrace"]').first().click();
-  await sidebar().waitFor();
+  await wb.openRetrace();
 
   const banner = chat().locator('#banner[data-kind="untrusted"]');
   await banner.waitFor({ timeout: 60000 });
   assert.match(await banner.innerText(), /not trusted/);
   await row('Baseline').waitFor({ timeout: 60000 });
   assert.equal(await paletteHas('Restore to Checkpoint'), false, 'restore is hidden from the palette while untrusted');
-  await shot(page, '1-read-only');
+  await shot(page, 'read-only');
 
   await sendPrompt('Create hello.txt');
   await chat().locator('.error', { hasText: 'untrusted workspace' }).waitFor({ timeout: 30000 });
@@ -82,7 +64,7 @@ try {
   await page.keyboard.press('Control+Alt+R');
   await sendPrompt('Create hello.txt');
   await waitFor('the turn wrote hello.txt', () => fs.existsSync(ws('hello.txt')), 60000);
-  await shot(page, '2-trusted');
+  await shot(page, 'trusted');
   await waitFor('the turn ends', async () => (await chat().locator('#send:not([disabled])').count()) === 1, 60000);
 
   await page.keyboard.press('Control+Alt+Shift+R');
@@ -102,17 +84,8 @@ try {
   await dialogButton('Restore').waitFor({ timeout: 20000 });
   await dialogButton('Restore').click();
   await waitFor('the turn taken back', () => !fs.existsSync(ws('hello.txt')), 30000);
-  await shot(page, '3-restored-by-keyboard');
+  await shot(page, 'restored-by-keyboard');
   await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }); // focus leaves the webview
   await page.keyboard.press('Control+Alt+Z');
   await waitFor('the restore undone', () => fs.existsSync(ws('hello.txt')), 30000);
-  log('PASS');
-} catch (e) {
-  failed = true;
-  log('FAIL:', e);
-  await shot(page, 'failure').catch(() => {});
-} finally {
-  await browser.close();
-  server.stop();
-}
-process.exit(failed ? 1 : 0);
+});
