@@ -301,11 +301,18 @@ export function workbench(page, ws) {
   // Monaco renders spaces as no-break spaces.
   const editorText = async () => (await page.locator('.editor-group-container.active .monaco-editor:visible .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
 
-  /** Click the Retrace icon once it is there (the extension is active) and wait for the sidebar. */
+  /**
+   * Show the Retrace sidebar through its activity-bar icon (waiting for the icon: the extension is
+   * active). The icon toggles, and a reloaded window may restore the sidebar open just before the
+   * click: click only while the sidebar is not showing, until it shows.
+   */
   async function openRetrace() {
     await icon().waitFor({ timeout: 60000 });
-    await icon().click();
-    await sidebar().waitFor();
+    await waitFor('the Retrace sidebar', async () => {
+      if (await sidebar().isVisible()) return true;
+      await icon().click();
+      return sidebar().waitFor({ timeout: 5000 }).then(() => true, () => false);
+    }, 30000);
   }
 
   async function dismissToasts() {
