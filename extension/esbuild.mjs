@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const withTests = process.argv.includes('--tests');
-const common = { bundle: true, sourcemap: true, logLevel: 'warning', absWorkingDir: root };
+// ESM entry points first: jsonc-parser's UMD build hides its modules behind dynamic requires.
+const common = { bundle: true, sourcemap: true, logLevel: 'warning', absWorkingDir: root, mainFields: ['module', 'main'] };
 
 const builds = [
   esbuild.build({

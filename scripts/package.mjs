@@ -105,7 +105,7 @@ async function main() {
   log(`target ${target}, version ${version} → ${path.relative(root, out)}`);
   fs.rmSync(stage, { recursive: true, force: true });
   fs.mkdirSync(stage, { recursive: true });
-  const common = { bundle: true, minify: true, sourcemap: false, logLevel: 'warning', absWorkingDir: root, legalComments: 'none' };
+  const common = { bundle: true, minify: true, sourcemap: false, logLevel: 'warning', absWorkingDir: root, legalComments: 'none', mainFields: ['module', 'main'] };
   await Promise.all([
     esbuild.build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: path.join(stage, 'dist/extension.js'), platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] }),
     esbuild.build({ ...common, entryPoints: ['extension/src/webview/chat.ts'], outfile: path.join(stage, 'dist/webview/chat.js'), platform: 'browser', format: 'iife', target: 'es2022' }),

@@ -12,6 +12,7 @@
  * Each ignored value is reported once per window: a log line and one non-modal note.
  */
 import * as fs from 'node:fs';
+import { parse as parseJsoncText, type ParseError } from 'jsonc-parser';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CONFIG_SECTION } from './constants';
@@ -125,73 +126,52 @@ function reportIgnored(ignored: readonly IgnoredValue[]): void {
     }
 }
 
-/**
- * Parse JSON with comments and trailing commas (settings.json); undefined when it is not valid.
- * Strings are copied verbatim, so `//` inside a URL stays.
- */
+/** Parse settings.json (comments and trailing commas allowed, as VS Code reads it); undefined when it is not valid. */
 export function parseJsonc(text: string): unknown {
-    let out = '';
-    for (let i = 0; i < text.length; i++) {
-        const c = text[i];
-        if (c === '"') {
-            let j = i + 1;
-            while (j < text.length && text[j] !== '"') {
-                j += text[j] === '\\' ? 2 : 1;
-            }
-            out += text.slice(i, j + 1);
-            i = j;
-        } else if (c === '/' && text[i + 1] === '/') {
-            while (i < text.length && text[i] !== '\n') {
-                i++;
-            }
-            out += '\n';
-        } else if (c === '/' && text[i + 1] === '*') {
-            const end = text.indexOf('*/', i + 2);
-            i = end < 0 ? text.length : end + 1;
-            out += ' ';
-        } else {
-            out += c;
-        }
-    }
-    try {
-        return JSON.parse(out.replace(/,(\s*[}\]])/g, '$1')) as unknown;
-    } catch {
-        return undefined;
-    }
+    const errors: ParseError[] = [];
+    const value: unknown = parseJsoncText(text, errors, { allowTrailingComma: true, disallowComments: false });
+    return errors.length === 0 ? value : undefined;
 }
 
 /**
- * A machine-scoped key's value in the first folder's `.vscode/settings.json`. VS Code drops such
- * values before `inspect` (they never apply), so this is read only to tell the user they were ignored.
+ * The first folder's `.vscode/settings.json`, parsed. VS Code drops machine-scoped values before
+ * `inspect` (they never apply), so this is read only to tell the user such values were ignored.
  */
-function folderFileValue(key: string): unknown {
+function folderSettingsFile(): Record<string, unknown> | undefined {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     if (folder?.scheme !== 'file') {
         return undefined;
     }
     try {
         const parsed = parseJsonc(fs.readFileSync(path.join(folder.fsPath, '.vscode', 'settings.json'), 'utf8'));
-        return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)[`${CONFIG_SECTION}.${key}`] : undefined;
+        return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
     } catch {
         return undefined;
     }
 }
 
-function restrictedValue(config: vscode.WorkspaceConfiguration, key: string): EffectiveValue {
-    let inspected: Inspected = config.inspect(key) ?? {};
-    if (SETTING_RULES[key] === 'machine' && inspected.workspaceValue === undefined && inspected.workspaceFolderValue === undefined) {
-        inspected = { ...inspected, workspaceValue: folderFileValue(key) };
+/**
+ * The effective value of every restricted key (the folder's settings file is read once). Every
+ * key is checked on each read, so what a workspace tried is reported in one batch, whichever key
+ * was read first.
+ */
+function restrictedValues(config: vscode.WorkspaceConfiguration): Record<string, EffectiveValue> {
+    let file: Record<string, unknown> | undefined | null = null;
+    const out: Record<string, EffectiveValue> = {};
+    for (const key of Object.keys(SETTING_RULES)) {
+        let inspected: Inspected = config.inspect(key) ?? {};
+        if (SETTING_RULES[key] === 'machine' && inspected.workspaceValue === undefined && inspected.workspaceFolderValue === undefined) {
+            file = file === null ? folderSettingsFile() : file;
+            inspected = { ...inspected, workspaceValue: file?.[`${CONFIG_SECTION}.${key}`] };
+        }
+        out[key] = effectiveValue(key, inspected, SETTING_RULES[key]);
     }
-    return effectiveValue(key, inspected, SETTING_RULES[key]);
+    reportIgnored(Object.values(out).flatMap(v => v.ignored));
+    return out;
 }
 
-/**
- * The effective value of one restricted key. Every restricted key is checked on each read, so
- * what a workspace tried is reported in one batch, whichever key was read first.
- */
 function restricted(config: vscode.WorkspaceConfiguration, key: string): unknown {
-    reportIgnored(Object.keys(SETTING_RULES).flatMap(k => restrictedValue(config, k).ignored));
-    return restrictedValue(config, key).value;
+    return restrictedValues(config)[key]?.value;
 }
 
 export function pythonPathSetting(): string {
@@ -249,7 +229,8 @@ export function applyRestricted(raw: Record<string, unknown>, valueOf: (key: str
 export function serverSettings(): ServerSettings {
     const config = section();
     const raw = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
-    return normaliseSettings(applyRestricted(raw, key => restricted(config, key)));
+    const values = restrictedValues(config);
+    return normaliseSettings(applyRestricted(raw, key => values[key]?.value));
 }
 
 export function normaliseSettings(raw: Record<string, unknown>): ServerSettings {

@@ -83,6 +83,10 @@ suite('settings and small helpers', () => {
         assert.deepEqual(parseJsonc(''), undefined);
     });
 
+    test('settings.json strings are never edited: a comma before a brace inside a value stays', () => {
+        assert.deepEqual(parseJsonc('{ "retrace.baseUrl": "http://h/a,}", "b": "x, ]", }'), { 'retrace.baseUrl': 'http://h/a,}', b: 'x, ]' });
+    });
+
     test('pop-up gate', () => {
         const table: [Parameters<typeof allowsPopup>[0], 'error' | 'warning' | 'info', boolean][] = [
             ['off', 'error', false],
