@@ -176,4 +176,6 @@ async def diff(services: Services, params: DiffParams) -> DiffResult:
 async def stats(services: Services) -> StatsResult:
     store = await services.run(lambda e: e.stats())
     rate = store.restores_succeeded / store.restores if store.restores else None
-    return StatsResult(store=store, success_rate=rate, tool_calls=len(services.agent.search_tool_calls()))
+    return StatsResult(
+        store=store, success_rate=rate, tool_calls=len(await services.agent.search_all_tool_calls())
+    )
