@@ -8,8 +8,11 @@ lines a real turn writes), written through the engine's own API. ``--big N`` add
 
 Then it times a REAL server process (``python -m retrace serve`` over stdio JSON-RPC): spawn →
 ``initialize`` → first ``retrace/timeline/tree`` answer, and then ``retrace/session/list``.
-Each is run ``--runs`` times cold (the history index removed first) and warm (index present).
-Reports p50 per phase. Timings are wall clock on a shared machine: compare ratios, not ms.
+Each is run ``--runs`` times cold (the history and session indexes removed first) and warm
+(indexes present). Reports p50 per phase: wall clock, and the server process's own CPU time
+(user + system, from ``/proc``: steadier than wall clock on a shared machine). ``--server DIR``
+runs another checkout's server (``DIR/server``) on the same store, for a before/after ratio.
+Timings are from a shared machine: compare ratios, not ms.
 """
 
 from __future__ import annotations
@@ -228,8 +231,17 @@ class Rpc:
         self.proc.stdin.flush()
 
 
-def one_run(ws: Path, store: Path) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(SERVER_DIR), "ANTHROPIC_API_KEY": "", "RETRACE_FAKE_MODEL": ""}
+def _cpu_ms(pid: int) -> float:
+    """User + system CPU time of a live process so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(ws: Path, store: Path, server: Path) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(server), "ANTHROPIC_API_KEY": "", "RETRACE_FAKE_MODEL": ""}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "retrace", "serve"],
@@ -251,11 +263,14 @@ def one_run(ws: Path, store: Path) -> dict[str, float]:
             },
         )
         t_init = time.perf_counter()
+        c_init = _cpu_ms(proc.pid)
         rpc.send("initialized", {}, notify=True)
         tree = rpc.call("retrace/timeline/tree", {})
         t_tree = time.perf_counter()
+        c_tree = _cpu_ms(proc.pid)
         listed = rpc.call("retrace/session/list", {})
         t_list = time.perf_counter()
+        c_list = _cpu_ms(proc.pid)
         rpc.call("shutdown", None)
         rpc.send("exit", None, notify=True)
         proc.wait(timeout=30)
@@ -267,22 +282,26 @@ def one_run(ws: Path, store: Path) -> dict[str, float]:
         "initialize": (t_init - t0) * 1000,
         "first_tree": (t_tree - t0) * 1000,
         "session_list": (t_list - t_tree) * 1000,
+        "cpu_initialize": c_init,
+        "cpu_first_tree": c_tree,
+        "cpu_after_initialize": c_tree - c_init,
+        "cpu_session_list": c_list - c_tree,
         "sessions_in_tree": float(len(tree["sessions"])),
         "sessions_listed": float(len(listed["sessions"])),
     }
 
 
 def index_paths(store: Path) -> list[Path]:
-    return [store / "cache" / name for name in ("history-index.bin", "agent-sessions.json")]
+    return [store / "cache" / name for name in ("history-index.json", "agent-sessions.json")]
 
 
-def measure(ws: Path, store: Path, runs: int, cold: bool) -> dict[str, float]:
+def measure(ws: Path, store: Path, server: Path, runs: int, cold: bool) -> dict[str, float]:
     rows = []
     for _ in range(runs):
         if cold:
             for p in index_paths(store):
                 p.unlink(missing_ok=True)
-        rows.append(one_run(ws, store))
+        rows.append(one_run(ws, store, server))
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
 
 
@@ -293,18 +312,25 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--files", type=int, default=300)
     ap.add_argument("--big", type=int, default=0, help="also one session of this many checkpoints")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--server", type=Path, default=ROOT, help="checkout whose server/ to run")
+    ap.add_argument("--only", choices=("cold", "warm"), help="only one of the two")
     args = ap.parse_args(argv)
+    server = args.server.resolve() / "server"
     lo, _, hi = args.calls.partition("-")
     ws, store = build(args.sessions, int(lo), int(hi or lo), args.files, args.big)
-    print(f"store: {store} ({args.sessions} sessions, calls {args.calls}, big {args.big})")
+    print(f"store: {store} ({args.sessions} sessions, calls {args.calls}, big {args.big}); server: {server}")
     for label, cold in (("cold (index missing)", True), ("warm (index present)", False)):
+        if args.only is not None and args.only != label[:4]:
+            continue
         if not cold:
-            one_run(ws, store)  # make sure the index exists
-        r = measure(ws, store, args.runs, cold)
+            one_run(ws, store, server)  # make sure the indexes exist
+        r = measure(ws, store, server, args.runs, cold)
         print(
-            f"{label:22} p50 of {args.runs}: initialize {r['initialize']:.0f} ms, "
+            f"{label:22} p50 of {args.runs}: wall: initialize {r['initialize']:.0f} ms, "
             f"spawn→first timeline/tree {r['first_tree']:.0f} ms, then session/list "
-            f"{r['session_list']:.0f} ms ({r['sessions_listed']:.0f} sessions)"
+            f"{r['session_list']:.0f} ms ({r['sessions_listed']:.0f} sessions)\n"
+            f"{'':22} server CPU: up to initialize {r['cpu_initialize']:.0f} ms, initialize→first tree "
+            f"{r['cpu_after_initialize']:.0f} ms, session/list {r['cpu_session_list']:.0f} ms"
         )
 
 
