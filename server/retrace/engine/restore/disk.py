@@ -11,8 +11,12 @@ Contract of :func:`apply_disk`:
 * a replaced or deleted entry is MOVED into the transaction's trash (never read, never copied),
   so rollback puts back the very same inode (hard links, symlinks and directories included) and
   deleting a 2 GB file costs no memory;
-* new content comes from a lazy source, one file at a time, through a temporary sibling
-  ``.rt-<8 random chars>.tmp`` (never derived from the target name) renamed into place;
+* new content comes from a lazy source (which reads, decompresses and verifies it against its
+  hash: one pass, no separate check before the apply), through a temporary sibling
+  ``.rt-<8 random chars>.tmp`` (never derived from the target name) renamed into place; a large
+  batch is fetched and written by :data:`WRITER_THREADS` threads, each holding one file's bytes
+  at a time. A source that cannot deliver intact bytes (:class:`SourceMissingError`) fails the
+  apply, which then rolls back everything: a restore never half-applies for a damaged blob;
 * every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
   component is ever followed through a symlink, during the apply or the rollback;
 * directories created by the apply are removed by the rollback, directories emptied by its
