@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.floor import Floor
@@ -29,7 +29,11 @@ from bench.strategy import Strategy
 from bench.trace import Step
 from bench.tree import IgnoreRules, tree_digest
 
-STRATEGIES = {"retrace": RetraceStrategy, "shadow-git": ShadowGit, "floor": Floor}
+STRATEGIES: dict[str, Callable[[Path, Path], Strategy]] = {
+    "retrace": RetraceStrategy,
+    "shadow-git": ShadowGit,
+    "floor": Floor,
+}
 DEFAULT_VERSIONS = (
     "13.0.0,13.1.0,13.2.0,13.3.0,13.3.1,13.3.2,13.4.0,13.4.1,13.4.2,13.5.0,13.5.1,13.5.2,13.6.0"
 )
