@@ -1,6 +1,6 @@
 """``python -m bench.replay``: successive released versions of real projects, one tool call each.
 
-For every project (``--projects attrs:40,django:30``: package and number of final releases, the
+For every project (``--projects rich:40,django:30``: package and number of final releases, the
 last ones in version order, fetched by :mod:`bench.versions` into ``bench/.work/replay/``), the
 first version is the workspace's baseline and every following version is made to be the
 workspace (written over the previous one, deletions applied, under a constant folder name) as
@@ -43,7 +43,7 @@ RUNS = (
     ("floor", "edit"),
     ("shadow-git", "shell"),
 )
-DEFAULT_PROJECTS = "attrs:40,django:30"
+DEFAULT_PROJECTS = "rich:40,django:30"
 Result = dict[str, Any]
 
 

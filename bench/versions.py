@@ -23,6 +23,7 @@ import tarfile
 import urllib.request
 import zipfile
 from pathlib import Path
+from urllib.parse import urljoin
 
 _FINAL = re.compile(r"^\d+(\.\d+)*$")
 DROPPED = frozenset({".gitignore", ".gitattributes"})
@@ -41,7 +42,8 @@ def versions(cache: Path, package: str) -> list[str]:
 
 def _sdists(package: str) -> list[tuple[str, str, str]]:
     """(version, filename, url) of every final release with an sdist, in version order."""
-    with urllib.request.urlopen(f"https://pypi.org/pypi/{package}/json", timeout=60) as resp:
+    api = f"https://pypi.org/pypi/{package}/json"
+    with urllib.request.urlopen(api, timeout=60) as resp:
         meta = json.load(resp)
     out = []
     for version, files in meta["releases"].items():
@@ -49,7 +51,7 @@ def _sdists(package: str) -> list[tuple[str, str, str]]:
             continue
         sdist = next((f for f in files if f["packagetype"] == "sdist" and not f.get("yanked")), None)
         if sdist is not None:
-            out.append((version, sdist["filename"], sdist["url"]))
+            out.append((version, sdist["filename"], urljoin(api, sdist["url"])))
     return sorted(out, key=lambda t: _key(t[0]))
 
 
