@@ -7,7 +7,9 @@ Two timestamps per call, taken bench-side without touching production code: the 
 tool's ``execute`` returns (the tool-call module's ``execute`` is wrapped for the duration of
 the run) and the moment the host is handed the call's ``checkpointCreated`` event (a recording
 ``AgentHost``). The difference is everything the server does between a tool's result and the
-client being told: journaling the result, the checkpoint, and the event.
+client being told: journaling the result, the checkpoint, and the event. Also timed: a fresh
+``AgentService`` loading every session in the store and answering its first timeline query (the
+agent's share of a server start-up; the LSP server's own start-up is not included).
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def _scenario(calls: list[dict[str, Any]]) -> Scenario:
     return Scenario.model_validate({"responses": responses})
 
 
-async def _drive(engine: Engine, host: TimingHost, fake: FakeModel, turns: int) -> None:
+async def _drive(engine: Engine, host: TimingHost, fake: FakeModel, turns: int) -> float:
+    """Run the turns; returns the ms from a fresh service to its first timeline answer."""
     settings = AgentSettings(
         model="claude-test-model",
         base_url=fake.base_url,
@@ -93,12 +96,16 @@ async def _drive(engine: Engine, host: TimingHost, fake: FakeModel, turns: int) 
         retry_base_delay_s=0.01,
         max_retries=3,
     )
+    t0 = time.perf_counter_ns()
     service = AgentService(engine, host, settings)
     await service.load()
+    await service.gate.call(engine.timeline, engine.session_id)
+    startup_ms = (time.perf_counter_ns() - t0) / 1e6
     sid: str | None = None
     for turn in range(turns):
         sid, _ = await service.prompt(f"make the next edits ({turn + 1}/{turns})", sid)
         await service.wait_idle(sid)
+    return startup_ms
 
 
 def measure_agent_path(engine: Engine, calls: int, seed: int) -> dict[str, Any]:
@@ -119,7 +126,7 @@ def measure_agent_path(engine: Engine, calls: int, seed: int) -> dict[str, Any]:
     patched["execute"] = timed_execute
     t0 = time.perf_counter_ns()
     try:
-        asyncio.run(_drive(engine, host, fake, -(-len(inputs) // CALLS_PER_TURN)))
+        startup_ms = asyncio.run(_drive(engine, host, fake, -(-len(inputs) // CALLS_PER_TURN)))
     finally:
         patched["execute"] = real_execute
         fake.stop()
@@ -128,4 +135,10 @@ def measure_agent_path(engine: Engine, calls: int, seed: int) -> dict[str, Any]:
     if len(done_ns) != len(host.created_ns):
         errors.append(f"{len(done_ns)} tool results but {len(host.created_ns)} checkpointCreated events")
     samples = [(c - d) / 1e6 for d, c in zip(done_ns, host.created_ns, strict=False)]
-    return {"requested": len(inputs), "samples": samples, "wall_ms": wall_ms, "errors": errors}
+    return {
+        "requested": len(inputs),
+        "samples": samples,
+        "wall_ms": wall_ms,
+        "startup_ms": startup_ms,
+        "errors": errors,
+    }

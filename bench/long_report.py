@@ -82,6 +82,13 @@ def _targets(rt: Result, git: Result | None, floor: Result | None) -> list[str]:
             "Retrace / floor " + fmt_ratio(mine, f),
             mine <= 1.5 * f if known(f) else None,
         )
+    startup = rt.get("agent", {}).get("startup_ms", math.nan)
+    add(
+        f"AgentService.load + first timeline answer with {rt.get('old_sessions', 0)} older sessions ≤ 300 ms",
+        fmt_ms(startup),
+        "",
+        startup <= 300 if known(startup) else None,
+    )
     rss = rt["maxrss_kb"] / MIB
     add("server peak RSS ≤ 200 MiB (engine + agent in one process)", f"{rss:.0f} MiB", "", rss <= 200)
     gb = float(git["store_bytes"]) if git else math.nan

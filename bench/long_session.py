@@ -187,10 +187,7 @@ def measure(name: str, args: argparse.Namespace, work: Path) -> Result:
     r["maxrss_engine_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if name == "retrace" and args.agent_calls and isinstance(s, RetraceStrategy) and s.engine is not None:
         agent = measure_agent_path(s.engine, args.agent_calls, args.seed)
-        r["agent"] = summary(agent["samples"]) | {
-            "wall_ms": agent["wall_ms"],
-            "requested": agent["requested"],
-        }
+        r["agent"] = summary(agent["samples"]) | {k: agent[k] for k in ("wall_ms", "requested", "startup_ms")}
         r["errors"] += agent["errors"]
     s.close()
     r["maxrss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -236,7 +233,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--strategies", default=",".join(STRATEGIES))
     p.add_argument("--verify", action="store_true", help="check every return to the tip byte-exact")
-    p.add_argument("--smoke", action="store_true", help="2,000 files, 400 calls, 20 older sessions")
+    p.add_argument(
+        "--smoke", action="store_true", help="2,000 files, 400 calls (shadow git 200), 20 older sessions"
+    )
     p.add_argument("--out", type=Path, default=BENCH_DIR / ".work" / "LONG_SESSION.md")
     p.add_argument("--work", type=Path, default=BENCH_DIR / ".work" / "long" / "run")
     p.add_argument("--keep", action="store_true", help="keep workspaces and stores")
@@ -245,7 +244,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.smoke:
         args.files, args.calls, args.old_sessions = 2_000, 400, 20
-        args.git_calls, args.agent_calls, args.restore_every = 400, 40, 100
+        args.git_calls, args.agent_calls, args.restore_every = 200, 40, 100
     return args
 
 
