@@ -131,6 +131,7 @@ def _project(results: list[Result], project: str, large: bool) -> list[str]:
                 rss,
             ]
         )
+    out += [*_ratios(results, project), ""]
     header = (
         "strategy (variant)",
         "checkpoint p50",
@@ -143,6 +144,29 @@ def _project(results: list[Result], project: str, large: bool) -> list[str]:
         "peak RSS",
     )
     return [*out, *table(header, rows), ""]
+
+
+def _ratios(results: list[Result], project: str) -> list[str]:
+    git = _find(results, project, "shadow-git")
+    rows = []
+    for variant in ("shell", "edit"):
+        rt, floor = _find(results, project, "retrace", variant), _find(results, project, "floor", variant)
+        for q in ("p50", "p95", "p99"):
+            a = rt["checkpoint"][q] if rt else math.nan
+            f = floor["checkpoint"][q] if floor else math.nan
+            g = git["checkpoint"][q] if git else math.nan
+            rows.append([f"checkpoint {q} ({variant})", fmt_ratio(g, a), fmt_ratio(a, f)])
+    rt, floor = _find(results, project, "retrace"), _find(results, project, "floor")
+    for label in ("first", "middle"):
+        a = _restore_ms(rt, label)
+        rows.append(
+            [
+                f"restore to the {label} version",
+                fmt_ratio(_restore_ms(git, label), a),
+                fmt_ratio(a, _restore_ms(floor, label)),
+            ]
+        )
+    return table(("measure", "shadow git / Retrace", "Retrace / floor"), rows)
 
 
 def render(
