@@ -152,6 +152,12 @@ export interface FileChange {
    */
   approximate: boolean;
   binary: boolean;
+  /**
+   * ``False``: the line counts were left out when the checkpoint was recorded (past the
+   * commit's work bound) and are not known yet (``additions``/``deletions`` are 0, not a count):
+   * :meth:`Engine.count_lines <retrace.engine.engine.Engine.count_lines>` computes them.
+   */
+  counted: boolean;
   deletions: number;
   /**
    * For ``renamed``: where the file came from.

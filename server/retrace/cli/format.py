@@ -55,6 +55,8 @@ def local_time(ts: datetime) -> str:
 
 def change_summary(files: Sequence[FileChange]) -> str:
     """``"3 files +12 -4"`` (binary files count as files but have no line counts)."""
+    if not all(f.counted for f in files):
+        return f"{plural(len(files), 'file')} (lines not counted yet)"
     adds = sum(f.additions for f in files)
     dels = sum(f.deletions for f in files)
     approx = "~" if any(f.approximate for f in files) else ""
@@ -65,6 +67,8 @@ def change_counts(change: FileChange) -> str:
     """``+12 -4``; ``~+12 -4`` when the counts are an estimate (their time budget ran out)."""
     if change.binary:
         return "binary"
+    if not change.counted:
+        return "lines not counted yet"
     return f"{'~' if change.approximate else ''}+{change.additions} -{change.deletions}"
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from retrace.engine.capture.fs import at, is_real_dir, lstat_at
 from retrace.engine.capture.ignore import Ignorer
-from retrace.engine.capture.scan import read_entry, walk
+from retrace.engine.capture.scan import read_entry, walk, walk_lists
 from retrace.engine.capture.statcache import StatCache, entry_of, matches
 from retrace.engine.capture.watch import DirtySet, Watcher
 from retrace.engine.config import EngineConfig
@@ -342,14 +342,21 @@ class Capturer:
         delta: Delta = {}
         seen: set[str] = set()
         on_dir = self.watcher.add_dir if rewatch and self.watcher is not None else None
-        vouches = self.cache.vouches
+        vouches, get = self.cache.vouches, head.get
         misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
-        for rel, st in walk(self.workspace, self.ignorer, on_dir=on_dir, on_error=self._unlisted):
-            seen.add(rel)
-            he = head.get(rel)
-            if not vouches(rel, st, he):
-                misses.append((rel, st, he))
+        known = 0
+        """Walked paths that are in ``head``: all of them means nothing was deleted."""
+        for files in walk_lists(self.workspace, self.ignorer, on_dir=on_dir, on_error=self._unlisted):
+            seen.update([rel for rel, _ in files])
+            for rel, st in files:
+                he = get(rel)
+                if he is not None:
+                    known += 1
+                if not vouches(rel, st, he):
+                    misses.append((rel, st, he))
         self._resolve(misses, store, delta)
+        if known == len(head):
+            return delta  # every head path was walked (each path is walked once)
         unknown = self._unknown if self.not_captured else None
         for p in head:
             if p not in seen and not (unknown and unknown(p)):

@@ -1,8 +1,9 @@
 """What each path holds right now.
 
-* :func:`walk` — a stat walk that never follows symlinks and yields files and symlinks; a
-  directory that cannot be listed is reported (``on_error``), never silently skipped; a tool
-  folder recognised by a marker inside it is skipped whole.
+* :func:`walk` (:func:`walk_lists`: one list per directory) — a stat walk that never follows
+  symlinks and yields files and symlinks; a directory that cannot be listed is reported
+  (``on_error``), never silently skipped; a tool folder recognised by a marker inside it is
+  skipped whole.
 * :func:`read_entry` — the :class:`FileEntry` of one path (and its bytes for storing).
 """
 
@@ -40,6 +41,19 @@ def walk(
     ``on_dir`` is called with each directory BEFORE it is listed (to watch it first);
     ``on_error(rel, reason)`` with each directory or entry that could not be read (it is
     unknown, not absent). A directory holding a :data:`TOOL_MARKERS` file is skipped whole."""
+    for files in walk_lists(root, ignorer, start, on_dir, on_error):
+        yield from files
+
+
+def walk_lists(
+    root: Path,
+    ignorer: Ignorer,
+    start: str = "",
+    on_dir: Callable[[str], object] | None = None,
+    on_error: Callable[[str, str], object] | None = None,
+) -> Iterator[list[tuple[str, os.stat_result]]]:
+    """:func:`walk`, one list per directory (a 50k-file walk resumes a generator per
+    directory instead of per file)."""
     stack = [start]
     base = str(root)
     while stack:
@@ -58,7 +72,8 @@ def walk(
             continue
         files, subdirs = listed
         stack.extend(subdirs)
-        yield from files
+        if files:
+            yield files
 
 
 @contextmanager

@@ -1,5 +1,4 @@
-"""The stat cache: path → (size, mtime_ns, ctime_ns, ino, dev, mode, entry), so a walk re-hashes
-only what changed.
+"""The stat cache: path → (stat identity, entry), so a walk re-hashes only what changed.
 
 Modelled on git's index: a row vouches for a file only while its FULL stat identity is
 unchanged (a writer can keep size and mtime, not the ctime the kernel sets), and a row whose
@@ -11,6 +10,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import struct
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,34 @@ every freshly written tree re-hash on the next walk.)"""
 CachedEntry = tuple[str, str | None, int, bool, str | None, str | None]
 """(kind, hash, size, executable, target, unstored): a FileEntry's fields, cheap to store."""
 
+Row = tuple[bytes | None, str, str | None, int, bool, str | None, str | None]
+"""(stat key, kind, hash, size, executable, target, unstored). The stat key packs the full
+stat identity (:data:`_KEY`) into one bytes object, so vouching is one comparison and a
+50k-row cache costs a third of the memory of per-field ints; it is ``None`` for a row that
+was racily clean when recorded (the verdict depends only on recorded values, so it is taken
+once, at :meth:`StatCache.put`)."""
+
+_KEY = struct.Struct("<qqqQQQ")
+"""size, mtime_ns, ctime_ns, ino, dev, mode."""
+
+
+def stat_key(st: os.stat_result) -> bytes | None:
+    """The packed stat identity of ``st`` (``None`` if a field does not fit: never vouches)."""
+    try:
+        return _KEY.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
+    except struct.error:
+        return None
+
+
+def racily_clean(st: os.stat_result, recorded_ns: int) -> bool:
+    """Whether a row recorded at ``recorded_ns`` for a file with lstat ``st`` cannot tell a
+    later write in the same timestamp granule from no write at all. The model is git's
+    index: a writer can keep size and mtime (``touch -r``, ``cp -p``, ``rsync -a``,
+    ``tar x``) but not the ctime the kernel sets on every content or metadata change; and a
+    row recorded while the file's timestamps were still within :data:`RACY_NS` (mtime) or
+    :data:`CTIME_RACY_NS` (ctime) of "now" never vouches."""
+    return recorded_ns - st.st_mtime_ns < RACY_NS or recorded_ns - st.st_ctime_ns < CTIME_RACY_NS
+
 
 def matches(e: FileEntry | None, key: CachedEntry) -> bool:
     return (
@@ -48,38 +76,30 @@ def entry_of(key: CachedEntry) -> FileEntry:
     return make_entry(kind, key[1], key[2], executable=key[3], target=key[4], unstored=key[5])
 
 
-def _same_stat(v: list[Any], st: os.stat_result) -> bool:
-    """Whether a cached row still vouches for a file with lstat ``st``: the full stat identity
-    is unchanged AND the row is not racily clean. The model is git's index: a writer can keep
-    size and mtime (``touch -r``, ``cp -p``, ``rsync -a``, ``tar x``) but not the ctime the
-    kernel sets on every content or metadata change; and a row recorded while the file's
-    timestamps were still within :data:`RACY_NS` of "now" cannot tell a later write in the
-    same timestamp granule from no write at all, so it never vouches."""
-    try:
-        return bool(
-            v[0] == st.st_size
-            and v[1] == st.st_mtime_ns
-            and v[2] == st.st_ctime_ns
-            and v[3] == st.st_ino
-            and v[4] == st.st_dev
-            and v[5] == st.st_mode
-            and v[6] - v[1] >= RACY_NS
-            and v[6] - v[2] >= CTIME_RACY_NS
-        )
-    except (IndexError, TypeError):
+def _valid(rows: Any) -> bool:
+    """A loaded table has the shape this version writes (checked on a sample and lazily per
+    row: :meth:`StatCache.lookup` treats a malformed row as a miss)."""
+    if not isinstance(rows, dict):
         return False
+    for row in list(rows.values())[:8]:
+        if not (isinstance(row, tuple) and len(row) == 7 and isinstance(row[0], bytes | None)):
+            return False
+    return True
 
 
 class StatCache:
-    """path → [size, mtime_ns, ctime_ns, ino, dev, mode, cached_at_ns, *entry fields]. Only a
-    cache: any load problem just empties it (everything gets re-hashed once)."""
+    """path → :data:`Row`. Only a cache: any load problem just empties it (everything gets
+    re-hashed once), a malformed row is a miss."""
 
-    VERSION = 4
+    VERSION = 5
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._d: dict[str, list[Any]] = {}
+        self._d: dict[str, Row] = {}
         self.dirty = False
+
+    def __len__(self) -> int:
+        return len(self._d)
 
     def load(self) -> None:
         try:
@@ -88,11 +108,7 @@ class StatCache:
             raw = marshal.loads(self.path.read_bytes())
         except (OSError, ValueError, EOFError, TypeError):
             return
-        if (
-            isinstance(raw, dict)
-            and raw.get("version") == self.VERSION
-            and isinstance(raw.get("entries"), dict)
-        ):
+        if isinstance(raw, dict) and raw.get("version") == self.VERSION and _valid(raw.get("entries")):
             self._d = raw["entries"]
 
     def save(self) -> None:
@@ -106,46 +122,40 @@ class StatCache:
         self.dirty = False
 
     def lookup(self, rel: str, st: os.stat_result) -> CachedEntry | None:
-        v = self._d.get(rel)
-        if v is None or not _same_stat(v, st):
+        row = self._d.get(rel)
+        if row is None:
             return None
         try:
-            return (v[7], v[8], v[9], v[10], v[11], v[12])
+            if row[0] is None or row[0] != stat_key(st):
+                return None
+            return (row[1], row[2], row[3], row[4], row[5], row[6])
         except (IndexError, TypeError):
             return None
 
     def vouches(self, rel: str, st: os.stat_result, e: FileEntry | None) -> bool:
-        """``lookup`` + ``matches`` in one call (the warm-open walk does this 50k times)."""
-        v = self._d.get(rel)
-        if v is None or e is None or not _same_stat(v, st):
+        """``lookup`` + ``matches`` in one call (the warm-open walk does this 50k times: the
+        entry's fields are read from its ``__dict__``, a third of the cost of model attributes)."""
+        row = self._d.get(rel)
+        if row is None or e is None:
             return False
         try:
+            ed = e.__dict__
             return bool(
-                v[8] == e.hash
-                and v[7] == e.kind
-                and v[10] == e.executable
-                and v[9] == e.size
-                and v[11] == e.target
+                row[0] is not None
+                and row[0]
+                == _KEY.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
+                and row[2] == ed["hash"]
+                and row[1] == ed["kind"]
+                and row[4] == ed["executable"]
+                and row[3] == ed["size"]
+                and row[5] == ed["target"]
             )
-        except (IndexError, TypeError):
+        except (IndexError, TypeError, KeyError, struct.error):
             return False
 
     def put(self, rel: str, st: os.stat_result, e: FileEntry) -> None:
-        self._d[rel] = [
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ctime_ns,
-            st.st_ino,
-            st.st_dev,
-            st.st_mode,
-            time.time_ns(),
-            e.kind,
-            e.hash,
-            e.size,
-            e.executable,
-            e.target,
-            e.unstored,
-        ]
+        key = None if racily_clean(st, time.time_ns()) else stat_key(st)
+        self._d[rel] = (key, e.kind, e.hash, e.size, e.executable, e.target, e.unstored)
         self.dirty = True
 
     def drop(self, rel: str) -> None:
@@ -153,6 +163,6 @@ class StatCache:
             self.dirty = True
 
     def drop_hashes(self, hashes: set[str]) -> None:
-        for p in [p for p, v in self._d.items() if len(v) > 8 and v[8] in hashes]:
+        for p in [p for p, v in self._d.items() if len(v) > 2 and v[2] in hashes]:
             del self._d[p]
         self.dirty = True
