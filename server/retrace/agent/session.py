@@ -102,8 +102,11 @@ class AgentService:
             self._client = self._client_factory(self.settings)
         return Runtime(self.gate, self.host, self.settings, self.policy, self.replay, self._client)
 
-    async def _conversation(self, session_id: str, *, create: bool = False) -> Conversation:
-        """The session's conversation, folded from its journal on first use."""
+    async def _conversation(
+        self, session_id: str, *, create: bool = False, rebuild_replay: bool = True
+    ) -> Conversation:
+        """The session's conversation, folded from its journal on first use (``rebuild_replay``:
+        then put its tool calls in the replay buffer; a caller folding many does it once)."""
         conv = self._convs.get(session_id)
         if conv is not None:
             return conv
@@ -116,7 +119,8 @@ class AgentService:
         conv = self._convs.get(session_id)  # folded meanwhile by another caller
         if conv is None:
             conv = self._convs[session_id] = Conversation.from_events(session_id, events)
-            self._rebuild_replay()
+            if rebuild_replay:
+                self._rebuild_replay()
         return conv
 
     def _rebuild_replay(self) -> None:
@@ -192,9 +196,13 @@ class AgentService:
 
     async def load_all(self) -> None:
         """Fold every session not folded yet (what a search over all tool calls needs)."""
+        folded = False
         for sid in await self.gate.call(self.engine.sessions):
             if sid not in self._convs and self._holds_conversation(sid):
-                await self._conversation(sid)
+                await self._conversation(sid, rebuild_replay=False)
+                folded = True
+        if folded:
+            self._rebuild_replay()
 
     def _holds_conversation(self, sid: str) -> bool:
         record = self._index.records.get(sid) if self._index is not None else None
@@ -297,14 +305,6 @@ class AgentService:
         """:meth:`search_tool_calls` over every session (folds the ones not folded yet)."""
         await self.load_all()
         return self.search_tool_calls(tool=tool, input_contains=input_contains)
-
-    def session_summary(self, session_id: str) -> SessionRecord | None:
-        """What a session list shows of a session (title, creation time, agent or not), known
-        without folding its journal; ``None`` when only folding it would tell."""
-        conv = self._convs.get(session_id)
-        if conv is not None:
-            return SessionRecord((0, 0, 0, 0), True, conv.title, conv.created_at)
-        return self._index.records.get(session_id) if self._index is not None else None
 
     # ------------------------------------------------------------------ restore
     async def _cursor_of(self, checkpoint: Checkpoint, session_id: str) -> str | None:

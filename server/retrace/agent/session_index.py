@@ -17,13 +17,12 @@ Contracts:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrace.engine.store.cache_file import write_cache_json
+from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +60,8 @@ class SessionIndex:
 
     @classmethod
     def load(cls, path: Path) -> SessionIndex:
-        try:
-            raw = json.loads(path.read_bytes())
-            records = _records(raw)
-        except FileNotFoundError:
-            return cls(path)
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            log.info("session index %s ignored (%s): every session is folded", path, exc)
-            return cls(path)
-        return cls(path, records)
+        """The index at ``path``; an empty one (every session is folded) when it cannot be used."""
+        return cls(path, read_cache_json(path, _records, "session index"))
 
     def settled(self, session_id: str, stamp: Stamp | None) -> SessionRecord | None:
         """The record of ``session_id`` if its journal is unchanged since it was found settled."""

@@ -51,7 +51,6 @@ from retrace.engine.gc import GcTarget, collect, store_stats
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.history.index import HistoryIndex
-from retrace.engine.history.restore_view import RestoreEventsView
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
     Delta,
@@ -238,7 +237,7 @@ class Engine:
             # A restore some process was applying to this store when it died is rolled back
             # first: before anyone works on a half-restored workspace, and before the catch-up
             # capture could record the half-applied files as an external change.
-            self.recovered = recover_interrupted_restores(RestoreEventsView(self, self._restore_events))
+            self.recovered = recover_interrupted_restores(self, self._restore_events)
         if self._history.head_id is None:
             self._committer.baseline()
         elif catch_up:

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrace.engine.store.cache_file import write_cache_json
+from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 from retrace.engine.store.journal import JournalLine, parse_line
 
 log = logging.getLogger(__name__)
@@ -117,16 +117,8 @@ class HistoryIndex:
     # ------------------------------------------------------------------ persistence
     @classmethod
     def load(cls, path: Path) -> HistoryIndex:
-        """The index at ``path``; an empty one when it is missing or cannot be used."""
-        try:
-            raw = json.loads(path.read_bytes())
-            marks = _marks_from_json(raw)
-        except FileNotFoundError:
-            return cls(path)
-        except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
-            log.info("history index %s ignored (%s): rebuilding it from the journals", path, exc)
-            return cls(path)
-        return cls(path, marks)
+        """The index at ``path``; an empty one (every journal is scanned) when it cannot be used."""
+        return cls(path, read_cache_json(path, _marks_from_json, "history index"))
 
     def save(self) -> None:
         """Write the index atomically when it changed (failures are logged: it is only a cache)."""

@@ -22,14 +22,20 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, FileEntry, RestorePlan
 from retrace.engine.restore.disk import DiskOp, Seen, apply_disk
-from retrace.engine.store.events import JournalEvent, RestoreDoneEvent, RestoreIntentEvent
+from retrace.engine.store.events import (
+    EventSchemaError,
+    JournalEvent,
+    RestoreDoneEvent,
+    RestoreIntentEvent,
+    event_json,
+)
 from retrace.engine.workspace import DirTree, EscapeError
 
 LEGACY_TEMP_PREFIX = ".retrace-"
@@ -107,11 +113,29 @@ def remove_stray_temp_files(workspace: Path, paths: list[str]) -> None:
                         os.unlink(name, dir_fd=fd)
 
 
-def _pending(engine: RecoveryPort) -> dict[str, dict[str, Any]]:
+RestoreEvents = Mapping[str, Iterable[dict[str, Any]]]
+"""Session id → its ``restoreIntent``/``restoreDone`` events in journal order (raw)."""
+
+
+def _validated(raw: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Events as :meth:`Engine.events` gives them: validated, one that does not validate skipped."""
+    for event in raw:
+        try:
+            yield event_json(event)
+        except EventSchemaError:
+            continue
+
+
+def _pending(engine: RecoveryPort, restore_events: RestoreEvents | None) -> dict[str, dict[str, Any]]:
     intents: dict[str, dict[str, Any]] = {}
     done: set[str] = set()
-    for session_id in engine.sessions():
-        for event in engine.events(session_id):
+    journals = (
+        (_validated(restore_events[sid]) for sid in sorted(restore_events))
+        if restore_events is not None
+        else (engine.events(sid) for sid in engine.sessions())
+    )
+    for events in journals:
+        for event in events:
             kind = event.get("type")
             if kind == "restoreIntent" and isinstance(event.get("restoreId"), str):
                 intents[event["restoreId"]] = event
@@ -162,11 +186,16 @@ def _roll_back(
     return f"an interrupted restore of {target} was rolled back ({len(rels)} path(s), to {pre_head})"
 
 
-def recover_interrupted_restores(engine: RecoveryPort) -> list[str]:
+def recover_interrupted_restores(
+    engine: RecoveryPort, restore_events: RestoreEvents | None = None
+) -> list[str]:
     """Roll back every restore a crash interrupted (an intent without ``restoreDone`` and without
     its committed restore checkpoint): its paths go back to the pre-restore head. Returns one
-    line per restore handled. Idempotent: a crash during the rollback redoes it next time."""
-    pending = _pending(engine)
+    line per restore handled. Idempotent: a crash during the rollback redoes it next time.
+
+    ``restore_events``: the restore events of every journal when the caller already read them
+    (the engine's open: replay did), instead of reading every journal again."""
+    pending = _pending(engine, restore_events)
     if not pending:
         return []
     position = {cp.id: index for index, cp in enumerate(engine.timeline())}

@@ -9,10 +9,26 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def read_cache_json(path: Path, parse: Callable[[Any], T], what: str) -> T | None:
+    """``parse`` of the JSON at ``path``; ``None`` when the file is missing or cannot be used
+    (unreadable, not JSON, or ``parse`` rejects it with ValueError, TypeError, KeyError or
+    IndexError — logged, naming ``what``): the caller rebuilds from the journals."""
+    try:
+        return parse(json.loads(path.read_bytes()))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+        log.info("%s %s ignored (%s): rebuilt from the journals", what, path, exc)
+        return None
 
 
 def write_cache_json(path: Path, body: Any, what: str) -> bool:
