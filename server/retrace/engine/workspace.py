@@ -20,9 +20,10 @@ import errno
 import ntpath
 import os
 import posixpath
-import secrets
+import random
 import stat
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,8 +135,20 @@ def disk_case(root: str | Path, rel: str) -> str:
     return "/".join(parts)
 
 
+_names = random.Random(os.urandom(16))
+"""Source of temporary names: uniqueness, not secrecy (every temporary file is created with
+``O_EXCL``, so a clash is an error, never an overwrite), and no system call per name — a large
+restore makes thousands. Reseeded in a forked child so parent and child never share a sequence."""
+_names_lock = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _names.seed(os.urandom(16)))
+
+
 def temp_name(suffix: str = ".tmp") -> str:
-    return f"{TEMP_PREFIX}{secrets.token_hex(4)}{suffix}"
+    """A short temporary name ``.rt-<8 hex><suffix>``, never derived from a target's name."""
+    with _names_lock:
+        bits = _names.getrandbits(32)
+    return f"{TEMP_PREFIX}{bits:08x}{suffix}"
 
 
 def is_temp_name(name: str) -> bool:

@@ -32,7 +32,6 @@ import hashlib
 import itertools
 import os
 import queue
-import random
 import shutil
 import stat
 import threading
@@ -44,7 +43,7 @@ from typing import Literal
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
 from retrace.engine.store.blobs import write_all
-from retrace.engine.workspace import TEMP_PREFIX, DirTree, EscapeError, Identity, temp_name
+from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
 
 OpKind = Literal["write", "delete", "chmod"]
 PARALLEL_WRITES_FROM = 16
@@ -142,20 +141,6 @@ def process_umask() -> int | None:
     return None
 
 
-class TempNames:
-    """Short temporary names (``.rt-<8 hex>.tmp``, never derived from a target name) from one
-    random seed per transaction: no system call per name. ``O_EXCL`` makes a clash an error,
-    never an overwrite."""
-
-    def __init__(self) -> None:
-        self._rng = random.Random(os.urandom(16))  # uniqueness, not secrecy
-        self._lock = threading.Lock()
-
-    def next(self) -> str:
-        with self._lock:
-            return f"{TEMP_PREFIX}{self._rng.getrandbits(32):08x}.tmp"
-
-
 def _hash_fd(fd: int) -> str:
     h = hashlib.sha256()
     while chunk := os.read(fd, CHUNK):
@@ -186,7 +171,6 @@ class DiskTransaction:
         self.stashed: list[Slot] = []
         self.swept: list[str] = []
         """Entries moved away that no op names: a blocking file/link, a directory in the way."""
-        self.names = TempNames()
         self.umask = process_umask()
 
     # ------------------------------------------------------------------ checks
@@ -333,7 +317,7 @@ class DiskTransaction:
     def _make_temp(self, fd: int, op: DiskOp, mode: int, data: bytes | None) -> str:
         entry = op.entry
         assert entry is not None
-        tmp = self.names.next()
+        tmp = temp_name()
         if entry.kind == "symlink":
             assert entry.target is not None
             os.symlink(entry.target, tmp, dir_fd=fd)
