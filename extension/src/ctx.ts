@@ -145,6 +145,8 @@ export class Ctx implements vscode.Disposable {
 
     /** Resolves once the server runs; rejects with the reason it cannot. */
     async ready(): Promise<Rpc> {
+        // A queued stop or restart runs first: a request never goes to a server being replaced.
+        await this.supervisor.settled();
         if (this.serverState.kind !== 'running') {
             await this.start();
         }

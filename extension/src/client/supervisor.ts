@@ -110,6 +110,9 @@ export class Supervisor {
     }
 
     private setState(state: ServerState): void {
+        if (state.kind === this.state.kind && (state.kind === 'starting' || state.kind === 'stopped')) {
+            return; // nothing new to announce (a restart announces `starting` before it stops)
+        }
         this.state = state;
         this.hooks.onState(state);
     }
@@ -131,8 +134,7 @@ export class Supervisor {
 
     stop(): Promise<void> {
         return this.enqueue(async () => {
-            await this.shutdown();
-            this.setState({ kind: 'stopped' });
+            await this.shutdown({ kind: 'stopped' });
         });
     }
 
@@ -140,7 +142,7 @@ export class Supervisor {
     restart(): Promise<void> {
         return this.enqueue(async () => {
             this.crashes.length = 0;
-            await this.shutdown();
+            await this.shutdown({ kind: 'starting' });
             if (!this.disposed) {
                 await this.launch();
             }
@@ -225,8 +227,9 @@ export class Supervisor {
             if (this.current !== running) {
                 return; // an explicit stop or restart got there first
             }
-            await this.shutdown();
-            if (this.crashes.length <= MAX_AUTO_RESTARTS && !this.disposed) {
+            const again = this.crashes.length <= MAX_AUTO_RESTARTS && !this.disposed;
+            await this.shutdown(again ? { kind: 'starting' } : { kind: 'stopped' });
+            if (again) {
                 this.hooks.note('warning', `The Retrace server ${how}; restarting it automatically.`);
                 await this.launch();
                 if (this.state.kind === 'running') {
@@ -240,13 +243,19 @@ export class Supervisor {
         });
     }
 
-    /** Stop the current client and make sure its process is gone before returning. */
-    private async shutdown(): Promise<void> {
+    /**
+     * Stop the current client and make sure its process is gone before returning. `next` is
+     * announced before the (slow) stop, so nothing treats a stopping server as running: the
+     * chat queues a prompt sent meanwhile instead of handing it to a closing connection.
+     */
+    private async shutdown(next: ServerState): Promise<void> {
         const running = this.current;
         this.current = undefined;
         if (running === undefined) {
+            this.setState(next);
             return;
         }
+        this.setState(next);
         running.stopping = true;
         const started = Date.now();
         // Nothing may keep waiting on this server once it is being stopped (see Rpc.close).

@@ -146,9 +146,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     private postServerState(): void {
+        // A prompt sent while the server (re)starts waits for it (`send` awaits `ctx.ready()`):
+        // a restart after trusting the folder or changing a setting never swallows what was typed.
         const s = this.ctx.serverState;
-        const message = s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server…';
-        this.post({ type: 'serverState', ready: s.kind === 'running', message });
+        const message =
+            s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server… (a prompt sent now runs once it is ready)';
+        this.post({ type: 'serverState', accepting: s.kind !== 'failed', message });
     }
 
     private post(message: HostMessage): void {

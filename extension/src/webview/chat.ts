@@ -28,7 +28,7 @@ interface State {
 const saved = vscode.getState() as Partial<State> | undefined;
 const history: string[] = Array.isArray(saved?.history) ? saved.history.filter((h): h is string => typeof h === 'string') : [];
 let historyIndex = history.length;
-let serverReady = false;
+let serverAccepting = false;
 let running = false;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
@@ -152,7 +152,7 @@ function upsert(item: ChatItem): void {
 }
 
 function updateButtons(): void {
-    send.disabled = !serverReady || running;
+    send.disabled = !serverAccepting || running;
     cancel.disabled = !running;
 }
 
@@ -171,7 +171,7 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
             running = m.running;
             break;
         case 'serverState':
-            serverReady = m.ready;
+            serverAccepting = m.accepting;
             status.textContent = m.message;
             break;
         case 'banner':

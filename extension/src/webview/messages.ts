@@ -75,7 +75,7 @@ export type HostMessage =
     /** Insert or replace (same id) one item. */
     | { readonly type: 'upsert'; readonly item: ChatItem }
     | { readonly type: 'running'; readonly running: boolean }
-    | { readonly type: 'serverState'; readonly ready: boolean; readonly message: string }
+    | { readonly type: 'serverState'; readonly accepting: boolean; readonly message: string }
     | { readonly type: 'banner'; readonly banner: Banner | null };
 
 export type WebviewMessage =

@@ -105,6 +105,34 @@ suite('Retrace recovers from a killed server', () => {
         assert.ok(!a.chat.running);
     });
 
+    test('a prompt sent while the server restarts waits for the new server and runs there', async function () {
+        this.timeout(120_000);
+        const old = a.ctx.serverPid;
+        assert.ok(old !== undefined);
+        const seen: string[] = [];
+        const watch = a.ctx.onDidChangeState(s => seen.push(s.kind));
+        try {
+            const restarting = a.ctx.restart();
+            // Sent in the same tick as the restart: it must neither reach the closing server nor be
+            // dropped, and the stopping server is never reported as running meanwhile.
+            const finished = nextEvent(a, e => e.kind === 'turnFinished', 90_000);
+            const answer = setInterval(() => a.chat.pendingPermissionIds.forEach(id => a.chat.answer(id, 'deny')), 200);
+            try {
+                const result = await a.chat.send('Carry on');
+                assert.ok(result.sessionId);
+                await finished;
+            } finally {
+                clearInterval(answer);
+            }
+            await restarting;
+            assert.notEqual(a.ctx.serverPid, old, 'the turn ran on the new server');
+            assert.equal(seen[0], 'starting', `the restart is announced before the old server stops (${seen.join(' → ')})`);
+            assert.ok(!seen.slice(0, seen.indexOf('running')).includes('stopped'), seen.join(' → '));
+        } finally {
+            watch.dispose();
+        }
+    });
+
     test('concurrent start/restart calls never leave two servers', async function () {
         this.timeout(120_000);
         await Promise.all([a.ctx.restart(), a.ctx.start(), a.ctx.restart(), vscode.commands.executeCommand(COMMANDS.restartServer)]);
