@@ -490,6 +490,11 @@ export interface FileVersion {
    */
   hash: string | null;
   kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  /**
+   * The checkpoint before it (the previous version of the file lives there); ``null`` for the
+   * first baseline.
+   */
+  parentId: string | null;
   renamedFrom: string | null;
   renamedTo: string | null;
   sessionId: string;

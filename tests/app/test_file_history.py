@@ -128,6 +128,7 @@ def test_rows_carry_the_timeline_title_session_and_a_file_summary(engine: Engine
     assert rows[ids["back"]].summary == "renamed from moved.txt"
     assert rows[ids["delete"]].summary == "deleted, +0 −3"
     assert {v.session_id for v in rows.values()} == {engine.session_id}
+    assert rows[ids["modify"]].parent_id == ids["other"]
     assert history(engine, "base.txt").versions[0].title == "Baseline"
 
 

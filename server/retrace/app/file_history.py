@@ -133,6 +133,7 @@ def _make_version(
     title, _ = describe(cp, None, {})
     return FileVersion(
         checkpoint_id=cp.id,
+        parent_id=cp.parent,
         session_id=cp.session_id,
         created_at=cp.created_at,
         kind=cp.kind,

@@ -33,6 +33,9 @@ class FileVersion(CamelModel):
     """One checkpoint that changed the file, and what the file was right after it."""
 
     checkpoint_id: str
+    parent_id: str | None
+    """The checkpoint before it (the previous version of the file lives there); ``null`` for the
+    first baseline."""
     session_id: str
     created_at: datetime
     kind: CheckpointKind
