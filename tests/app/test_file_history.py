@@ -191,3 +191,23 @@ def test_after_reopening_the_store_the_history_is_the_same(ws: Path, tmp_path: P
         before = history(engine, "a.txt")
     with Engine.open(ws, tmp_path / "store", config=EngineConfig(), readonly=True) as engine:
         assert history(engine, "a.txt") == before
+
+
+def test_the_query_reads_only_per_checkpoint_deltas(
+    engine: Engine, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No manifest is rebuilt and nothing is walked per file: only the first baseline (which has
+    no delta) is looked up, and only when the page reaches it."""
+    for n in range(60):
+        write(engine, ws, f"f{n % 20}.txt", f"{n}\n".encode(), f"edit {n}")
+    write(engine, ws, "f3.txt", b"last\n", "last f3")
+    calls: list[str] = []
+    history_ = engine.history
+    for name in ("manifest_at", "entries_at", "changed_between"):
+        real = getattr(history_, name)
+        monkeypatch.setattr(history_, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k))
+    page = history(engine, "f3.txt", limit=2)
+    assert [v.title for v in page.versions] == ["last f3", "edit 43"] and calls == []
+    everything = history(engine, "base.txt")
+    assert [v.title for v in everything.versions] == ["Baseline"]
+    assert calls == ["entries_at"]

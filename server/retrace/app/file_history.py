@@ -63,11 +63,15 @@ def file_history(engine: Engine, params: FileHistoryParams) -> FileHistoryResult
     start = _start(order, params.cursor)
     versions: list[FileVersion] = []
     next_cursor: str | None = None
+    deltas, cps = history.deltas, history.cps
     for i in range(start, -1, -1):
-        cp = history.cps[order[i]]
+        delta = deltas.get(order[i])
+        if delta is not None and path not in delta:
+            continue  # the common case, kept to two dictionary lookups
+        cp = cps[order[i]]
         if params.session_id is not None and cp.session_id != params.session_id:
             continue
-        version = _version(engine, cp, history.deltas.get(cp.id), path)
+        version = _version(engine, cp, delta, path)
         if version is None:
             continue
         if len(versions) == params.limit:
