@@ -10,11 +10,12 @@ Contracts:
 - A checkpoint is listed when it changed the file's entry (content, kind, executable bit, link
   target), deleted it, or renamed it here or away. The version it shows is the file right after
   that checkpoint, named by its content hash.
-- Cost: one dictionary lookup per scanned checkpoint. Each checkpoint's own delta (which the
-  engine keeps in memory) says whether it changed the path and what the path held right after
-  it, so no manifest is rebuilt; only a checkpoint without a delta (the store's first baseline,
-  whose snapshot is its whole manifest) is looked up through the engine, once per query that
-  reaches it. Line statistics are the ones recorded with the checkpoint.
+- Cost: O(checkpoints that named the path), not O(checkpoints) nor O(files × checkpoints). The
+  path index (:mod:`retrace.app.path_index`, grown incrementally from each checkpoint's own
+  delta) gives the candidates; the delta says what the path held right after it, so no manifest
+  is rebuilt; only a checkpoint without a delta (the store's first baseline, whose snapshot is its
+  whole manifest) is looked up through the engine, once per query that reaches it. Line
+  statistics are the ones recorded with the checkpoint.
 - Paging: ``nextCursor`` is the id of the last listed checkpoint; the next page continues right
   before it in commit order, so pages never repeat or skip a version even when checkpoints are
   added meanwhile (new ones appear on a fresh first page).
@@ -22,8 +23,7 @@ Contracts:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from retrace.app.path_index import PathIndex, index_of
 from retrace.app.timeline.describe import describe
 from retrace.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError, StoreCorrupt, UnknownCheckpoint
@@ -57,21 +57,19 @@ def file_history(engine: Engine, params: FileHistoryParams) -> FileHistoryResult
     """One page of the history of ``params.path`` (see the module's contracts)."""
     path = normalise_path(engine, params.path)
     history = engine.history
-    if params.session_id is not None and params.session_id not in engine.sessions():
-        raise RetraceError(f"unknown session id {params.session_id[:100]!r}")
-    order = history.order
-    start = _start(order, params.cursor)
+    index = index_of(history)
+    session = params.session_id
+    if session is not None and session not in index.sessions and session not in engine.sessions():
+        raise RetraceError(f"unknown session id {session[:100]!r}")
+    before = _before(index, params.cursor)
     versions: list[FileVersion] = []
     next_cursor: str | None = None
-    deltas, cps = history.deltas, history.cps
-    for i in range(start, -1, -1):
-        delta = deltas.get(order[i])
-        if delta is not None and path not in delta:
-            continue  # the common case, kept to two dictionary lookups
+    order, deltas, cps = history.order, history.deltas, history.cps
+    for i in index.candidates(path, before):
         cp = cps[order[i]]
         if params.session_id is not None and cp.session_id != params.session_id:
             continue
-        version = _version(engine, cp, delta, path)
+        version = _version(engine, cp, deltas.get(cp.id), path)
         if version is None:
             continue
         if len(versions) == params.limit:
@@ -81,14 +79,14 @@ def file_history(engine: Engine, params: FileHistoryParams) -> FileHistoryResult
     return FileHistoryResult(path=path, versions=versions, next_cursor=next_cursor)
 
 
-def _start(order: Sequence[str], cursor: str | None) -> int:
-    """Index of the newest checkpoint the page may list."""
+def _before(index: PathIndex, cursor: str | None) -> int:
+    """Position (in commit order) the page starts below: the end, or the cursor's checkpoint."""
     if cursor is None:
-        return len(order) - 1
-    try:
-        return order.index(cursor) - 1
-    except ValueError:
-        raise UnknownCheckpoint(cursor[:100], "the history cursor is no longer in the store") from None
+        return index.count
+    position = index.position.get(cursor)
+    if position is None:
+        raise UnknownCheckpoint(cursor[:100], "the history cursor is no longer in the store")
+    return position
 
 
 def _listed_change(cp: Checkpoint, path: str) -> FileChange | None:
