@@ -12,7 +12,7 @@ import { errorMessage, log } from '../logging';
 import { nodesOf, versionLook, withPage, workspaceRelative, type FileHistoryNode, type FileHistoryState, type FileTarget } from './fileHistoryModel';
 
 /** Versions per request; older ones come on demand ("Load older versions"). */
-const PAGE_VERSIONS = 200;
+const PAGE_VERSIONS = 100;
 const REFRESH_DELAY_MS = 250;
 
 export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryNode>, vscode.Disposable {
