@@ -152,6 +152,12 @@ export interface FileChange {
    */
   approximate: boolean;
   binary: boolean;
+  /**
+   * ``False``: the line counts were left out when the checkpoint was recorded (past the
+   * commit's work bound) and are not known yet (``additions``/``deletions`` are 0, not a count):
+   * :meth:`Engine.count_lines <retrace.engine.engine.Engine.count_lines>` computes them.
+   */
+  counted: boolean;
   deletions: number;
   /**
    * For ``renamed``: where the file came from.
@@ -436,6 +442,76 @@ export interface FileEntry {
    * Why the content is not stored, e.g. ``"over size cap (12.0 MB > 8.0 MB)"``.
    */
   unstored: string | null;
+}
+export interface FileHistoryParams {
+  /**
+   * ``nextCursor`` of the previous page; absent for the first (newest) page.
+   */
+  cursor?: string | null;
+  limit?: number;
+  /**
+   * Workspace-relative path (an absolute path is accepted only inside the workspace).
+   */
+  path: string;
+  /**
+   * Only this session's checkpoints; all sessions when absent.
+   */
+  sessionId?: string | null;
+}
+export interface FileHistoryResult {
+  /**
+   * Pass as ``cursor`` for the next (older) page; ``null`` when this was the last.
+   */
+  nextCursor: string | null;
+  /**
+   * The normalised workspace-relative path the history is for.
+   */
+  path: string;
+  /**
+   * Newest first.
+   */
+  versions: FileVersion[];
+}
+/**
+ * One checkpoint that changed the file, and what the file was right after it.
+ */
+export interface FileVersion {
+  /**
+   * Line statistics for this file when known (``null``: not counted, e.g. binary).
+   */
+  additions: number | null;
+  approximate: boolean;
+  binary: boolean;
+  change: 'created' | 'modified' | 'deleted' | 'renamed';
+  checkpointId: string;
+  createdAt: string;
+  deletions: number | null;
+  /**
+   * The file exists at this path right after the checkpoint (``false`` after a delete or a
+   * rename away): there is a version to open.
+   */
+  exists: boolean;
+  /**
+   * Content hash of the file after the checkpoint (``null`` when absent or not stored).
+   */
+  hash: string | null;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  /**
+   * The checkpoint before it (the previous version of the file lives there); ``null`` for the
+   * first baseline.
+   */
+  parentId: string | null;
+  renamedFrom: string | null;
+  renamedTo: string | null;
+  sessionId: string;
+  /**
+   * This file's change in a few words: "+3 −1", "created, +4 −0", "renamed from a.txt".
+   */
+  summary: string;
+  /**
+   * The checkpoint's title as the timeline words it ("edit_file", "Restored code to …").
+   */
+  title: string;
 }
 export interface FileOutcome {
   action: 'create' | 'overwrite' | 'delete' | 'rename' | 'chmod' | 'conflict';
@@ -1120,6 +1196,7 @@ export const METHODS = {
   toolCallsSearch: 'retrace/toolCalls/search',
   timelineGet: 'retrace/timeline/get',
   timelineTree: 'retrace/timeline/tree',
+  fileHistory: 'retrace/file/history',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
   checkpointFileContent: 'retrace/checkpoint/fileContent',
@@ -1149,6 +1226,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/toolCalls/search': 'clientRequest',
   'retrace/timeline/get': 'clientRequest',
   'retrace/timeline/tree': 'clientRequest',
+  'retrace/file/history': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
   'retrace/checkpoint/fileContent': 'clientRequest',
@@ -1174,6 +1252,7 @@ export interface RequestParams {
   'retrace/toolCalls/search': ToolCallSearchParams;
   'retrace/timeline/get': TimelineGetParams;
   'retrace/timeline/tree': TimelineTreeParams;
+  'retrace/file/history': FileHistoryParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
@@ -1195,6 +1274,7 @@ export interface RequestResult {
   'retrace/toolCalls/search': ToolCallSearchResult;
   'retrace/timeline/get': TimelineGetResult;
   'retrace/timeline/tree': TimelineTreeResult;
+  'retrace/file/history': FileHistoryResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;

@@ -398,7 +398,11 @@ def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:
     ]
     for change in changes[:100]:
         approx = "~" if change.approximate else ""
-        stat = "" if change.binary else f" ({approx}+{change.additions} -{change.deletions})"
+        stat = (
+            ""
+            if change.binary or not change.counted
+            else f" ({approx}+{change.additions} -{change.deletions})"
+        )
         origin = f" (from {change.old_path})" if change.old_path else ""
         lines.append(f"- {change.status} {change.path}{origin}{stat}")
     if len(changes) > 100:

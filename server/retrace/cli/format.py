@@ -31,6 +31,7 @@ from retrace.engine.models import (
     StoreStats,
     VerifyReport,
 )
+from retrace.protocol.file_history import FileVersion
 
 _STATUS_LETTER: dict[FileStatus, str] = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
 
@@ -55,6 +56,8 @@ def local_time(ts: datetime) -> str:
 
 def change_summary(files: Sequence[FileChange]) -> str:
     """``"3 files +12 -4"`` (binary files count as files but have no line counts)."""
+    if not all(f.counted for f in files):
+        return f"{plural(len(files), 'file')} (lines not counted yet)"
     adds = sum(f.additions for f in files)
     dels = sum(f.deletions for f in files)
     approx = "~" if any(f.approximate for f in files) else ""
@@ -65,6 +68,8 @@ def change_counts(change: FileChange) -> str:
     """``+12 -4``; ``~+12 -4`` when the counts are an estimate (their time budget ran out)."""
     if change.binary:
         return "binary"
+    if not change.counted:
+        return "lines not counted yet"
     return f"{'~' if change.approximate else ''}+{change.additions} -{change.deletions}"
 
 
@@ -99,6 +104,14 @@ def checkpoint_line(cp: Checkpoint, *, is_head: bool) -> str:
     return (
         f"{marker} {cp.id}  {local_time(cp.created_at)}  {cp.kind:<8}  {checkpoint_title(cp)}"
         f"  {change_summary(cp.files)}{tail}{head}"
+    )
+
+
+def file_version_line(version: FileVersion) -> str:
+    """One line of ``retrace log --path``: id, time, kind, what happened to the file, title."""
+    return (
+        f"  {version.checkpoint_id}  {local_time(version.created_at)}  {version.kind:<8}  "
+        f"{version.summary or version.change:<24}  {version.title}"
     )
 
 

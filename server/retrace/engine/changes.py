@@ -1,5 +1,6 @@
 """What changed: file changes between two checkpoints (or a checkpoint and the workspace), their
-unified patch text, and the bytes of a file at a checkpoint.
+unified patch text, the bytes of a file at a checkpoint, and the line counts a checkpoint's
+commit left out (:meth:`Changes.count_lines`: computed on request, bounded, kept in memory).
 
 The engine is reached only through :class:`ChangesHost` (no import of the engine module).
 """
@@ -17,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from retrace.engine.commit import file_changes
+from retrace.engine.commit import count_lines, file_changes
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import BlobCorrupt, RetraceError
 from retrace.engine.manifest import Delta, Manifest, same
@@ -88,6 +89,20 @@ class Changes:
 
     def _read_disk(self, rel: str) -> bytes | None:
         return read_disk(self._host.workspace, rel, self._host.config.max_file_bytes)
+
+    def count_lines(self, cp: Checkpoint) -> Checkpoint:
+        """``cp`` with the line counts its commit left out (``counted=False``) computed now,
+        within :data:`~retrace.engine.commit.COUNT_LINES_BUDGET_S`. The counts are kept on the
+        in-memory checkpoint (every later reader sees them), never rewritten in the journal:
+        after a restart they are counted again when someone asks."""
+        if cp.parent is None or all(f.counted for f in cp.files):
+            return cp
+        host = self._host
+        paths = [f.path for f in cp.files if not f.counted]
+        before = host.entries_at(cp.parent, paths)
+        after = host.entries_at(cp.id, paths)
+        cp.files = count_lines(cp.files, before, after, content=host.content)
+        return cp
 
     def diff(self, a: str, b: str | None = None) -> list[FileChange]:
         """Changes from checkpoint ``a`` to checkpoint ``b`` (``None``: the current workspace)."""

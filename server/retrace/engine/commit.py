@@ -1,11 +1,17 @@
 """The one commit path: what a captured delta becomes as a checkpoint.
 
 Every checkpoint (baseline, tool, external, safety, restore, manual, summary) is built here from
-the delta against the head: its per-file changes with line statistics (bounded by a time
-budget), and what it can honestly promise (``recoverability``): every file whose content was
+the delta against the head: its per-file changes with line statistics, and what it can honestly
+promise (``recoverability``): every file whose content was
 not stored and every directory the capture could not list is named, and such a checkpoint is
 never ``full``. A baseline is the same commit with no parent, the whole manifest as its delta
 and no per-file list (it is the starting point, not a change).
+
+Line statistics are bounded on the commit path by work, not only by time: a commit counts the
+lines of at most :data:`COMMIT_COUNT_BYTES` of content (old and new sides together, files of
+at most :data:`COMMIT_COUNT_FILE_BYTES`) within :data:`LINE_STATS_BUDGET_S`; every other file
+is listed with ``counted=False`` (no numbers, not zeros) and counted when someone asks
+(:func:`count_lines`, bounded per request).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from retrace.engine.models import (
     CheckpointKind,
     FileChange,
     FileEntry,
+    FileStatus,
     Recoverability,
     Unrecoverable,
 )
@@ -29,6 +36,13 @@ from retrace.engine.store.events import ParentCopy
 
 LINE_STATS_BUDGET_S = 0.025
 """Time a commit may spend counting +/- lines; beyond it, changes are listed without counts."""
+COMMIT_COUNT_BYTES = 64 * 1024
+"""Content (old + new sides, all files) a commit may read to count lines: a real-code change
+of a hundred files must cost about what hashing and storing it costs, not a diff of each."""
+COMMIT_COUNT_FILE_BYTES = 16 * 1024
+"""Largest file (old + new side) counted on the commit path; larger ones are counted lazily."""
+COUNT_LINES_BUDGET_S = 0.25
+"""Time one :func:`count_lines` request may spend; files left over stay ``counted=False``."""
 
 ContentReader = Callable[[FileEntry | None], bytes | None]
 DiskReader = Callable[[str], bytes | None]
@@ -52,6 +66,30 @@ def _pair_renames(old: Mapping[str, FileEntry | None], new: Delta) -> dict[str, 
     return renamed
 
 
+def _cost(o: FileEntry | None, n: FileEntry | None) -> int:
+    """Bytes that counting the lines of ``o`` → ``n`` reads."""
+    return (o.size if o is not None else 0) + (n.size if n is not None else 0)
+
+
+def _counted_change(p: str, status: FileStatus, stats: LineStats) -> FileChange:
+    return FileChange(
+        path=p,
+        status=status,
+        additions=stats.additions,
+        deletions=stats.deletions,
+        binary=stats.binary,
+        approximate=stats.approximate,
+    )
+
+
+def _stats(
+    o: FileEntry | None, n: FileEntry | None, old: bytes | None, new: bytes | None, deadline: float | None
+) -> LineStats:
+    if (o is None or o.kind == "file") and (n is None or n.kind == "file"):
+        return line_stats(old, new, deadline=deadline)
+    return LineStats(0, 0, False)
+
+
 def file_changes(
     old: Mapping[str, FileEntry | None],
     new: Delta,
@@ -59,13 +97,16 @@ def file_changes(
     content: ContentReader,
     disk: DiskReader | None = None,
     budget_s: float | None = None,
+    max_bytes: int | None = None,
 ) -> tuple[list[FileChange], int]:
     """FileChanges for paths going from ``old[p]`` to ``new[p]``, pairing renames, and how many
-    were listed without line counts. ``disk``: the new side is the workspace (read through it;
-    its content may not be stored yet). ``budget_s``: stop counting lines after this long so a
-    huge shell change cannot stall a capture."""
+    were listed without line counts (``counted=False``). ``disk``: the new side is the
+    workspace (read through it; its content may not be stored yet). ``budget_s``: stop counting
+    lines after this long so a huge shell change cannot stall a capture. ``max_bytes``: count
+    at most this much content (and no file above :data:`COMMIT_COUNT_FILE_BYTES`)."""
     omitted = 0
     deadline = time.perf_counter() + budget_s if budget_s is not None else None
+    left = max_bytes
     renamed = _pair_renames(old, new)
     gone = set(renamed.values())
     out: list[FileChange] = []
@@ -76,27 +117,41 @@ def file_changes(
         if p in renamed:
             out.append(FileChange(path=p, status="renamed", old_path=renamed[p]))
             continue
-        status = "added" if o is None else "deleted" if n is None else "modified"
-        if deadline is not None and time.perf_counter() > deadline:
+        status: FileStatus = "added" if o is None else "deleted" if n is None else "modified"
+        cost = _cost(o, n)
+        over = left is not None and (cost > left or cost > COMMIT_COUNT_FILE_BYTES)
+        if over or (deadline is not None and time.perf_counter() > deadline):
             omitted += 1
-            out.append(FileChange(path=p, status=status, approximate=True))
+            out.append(FileChange(path=p, status=status, counted=False))
             continue
-        stats = (
-            line_stats(content(o), disk(p) if disk is not None else content(n), deadline=deadline)
-            if ((o is None or o.kind == "file") and (n is None or n.kind == "file"))
-            else LineStats(0, 0, False)
-        )
-        out.append(
-            FileChange(
-                path=p,
-                status=status,
-                additions=stats.additions,
-                deletions=stats.deletions,
-                binary=stats.binary,
-                approximate=stats.approximate,
-            )
-        )
+        if left is not None:
+            left -= cost
+        new_bytes = disk(p) if disk is not None else content(n)
+        out.append(_counted_change(p, status, _stats(o, n, content(o), new_bytes, deadline)))
     return out, omitted
+
+
+def count_lines(
+    files: list[FileChange],
+    before: Mapping[str, FileEntry | None],
+    after: Mapping[str, FileEntry | None],
+    *,
+    content: ContentReader,
+    budget_s: float | None = None,
+) -> list[FileChange]:
+    """``files`` with the changes left uncounted at commit time counted now (``before`` /
+    ``after``: the entries on each side). Bounded: past ``budget_s`` the rest stay uncounted,
+    and one file's diff is cut at the same deadline (its counts then say ``approximate``).
+    Default budget: :data:`COUNT_LINES_BUDGET_S`."""
+    deadline = time.perf_counter() + (COUNT_LINES_BUDGET_S if budget_s is None else budget_s)
+    out: list[FileChange] = []
+    for f in files:
+        if f.counted or time.perf_counter() > deadline:
+            out.append(f)
+            continue
+        o, n = before.get(f.path), after.get(f.path)
+        out.append(_counted_change(f.path, f.status, _stats(o, n, content(o), content(n), deadline)))
+    return out
 
 
 def recoverability(
@@ -138,7 +193,9 @@ def build_checkpoint(
     baseline = kind == "baseline"
     files: list[FileChange] = []
     if not baseline:
-        files, omitted = file_changes(old, delta, content=content, budget_s=LINE_STATS_BUDGET_S)
+        files, omitted = file_changes(
+            old, delta, content=content, budget_s=LINE_STATS_BUDGET_S, max_bytes=COMMIT_COUNT_BYTES
+        )
         if omitted:
             meta = {**(meta or {}), "lineStatsOmitted": omitted}
     level, unrec = recoverability(delta, missed, baseline=baseline)

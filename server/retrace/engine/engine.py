@@ -437,6 +437,10 @@ class Engine:
         """Changes from checkpoint ``a`` to checkpoint ``b`` (``None``: the current workspace)."""
         return self._changes.diff(a, b)
 
+    def count_lines(self, cp_id: str) -> Checkpoint:
+        """Checkpoint ``cp_id`` with the line counts its commit left out computed (bounded)."""
+        return self._changes.count_lines(self.get(cp_id))
+
     def unified_diff(self, a: str, b: str | None = None, paths: Iterable[str] | None = None) -> str:
         """Unified patch text from ``a`` to ``b`` (``None``: current workspace)."""
         return self._changes.unified_diff(a, b, paths)

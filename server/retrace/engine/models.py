@@ -62,6 +62,10 @@ class FileChange(CamelModel):
     binary: bool = False
     approximate: bool = False
     """The line counts are an estimate: counting ran out of its time budget (net change exact)."""
+    counted: bool = True
+    """``False``: the line counts were left out when the checkpoint was recorded (past the
+    commit's work bound) and are not known yet (``additions``/``deletions`` are 0, not a count):
+    :meth:`Engine.count_lines <retrace.engine.engine.Engine.count_lines>` computes them."""
 
 
 class Checkpoint(CamelModel):

@@ -4,7 +4,7 @@ import type { Checkpoint, FileChange, TimelineGetResult } from '../../../extensi
 let seq = 0;
 
 export function file(path: string, additions = 1, deletions = 0, status: FileChange['status'] = 'modified'): FileChange {
-    return { path, status, oldPath: null, additions, deletions, binary: false, approximate: false };
+    return { path, status, oldPath: null, additions, deletions, binary: false, approximate: false, counted: true };
 }
 
 export function checkpoint(over: Partial<Checkpoint> & { id: string }): Checkpoint {

@@ -44,15 +44,25 @@ def _lines(count: int) -> str:
     return f"{count} line{'s' if count != 1 else ''}"
 
 
+NOT_COUNTED = "lines not counted yet"
+"""Shown instead of +/− numbers when a change's line counts were left out at commit time."""
+
+
+def _counts(files: Sequence[FileChange]) -> str:
+    """ "+10 −2" over ``files``, or :data:`NOT_COUNTED` when any of them has no counts yet
+    (never zeros standing in for numbers nobody computed)."""
+    if not all(f.counted for f in files):
+        return NOT_COUNTED
+    return f"+{sum(f.additions for f in files)} −{sum(f.deletions for f in files)}"
+
+
 def file_stats(files: Sequence[FileChange]) -> str:
     """ "+3 −1" for one file, "3 files +10 −2" for several, "" when nothing changed."""
     if not files:
         return ""
     if any(f.binary for f in files) and len(files) == 1:
         return f"{files[0].status} (binary)"
-    add = sum(f.additions for f in files)
-    rem = sum(f.deletions for f in files)
-    stats = f"+{add} −{rem}"
+    stats = _counts(files)
     return stats if len(files) == 1 else f"{len(files)} files {stats}"
 
 
@@ -63,9 +73,7 @@ def files_gist(files: Sequence[FileChange]) -> str:
     if len(files) == 1:
         return f"{files[0].path} {file_stats(files)}"
     if len(files) <= 3:
-        add = sum(f.additions for f in files)
-        rem = sum(f.deletions for f in files)
-        return f"{', '.join(f.path for f in files)} +{add} −{rem}"
+        return f"{', '.join(f.path for f in files)} {_counts(files)}"
     return file_stats(files)
 
 

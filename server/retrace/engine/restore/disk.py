@@ -11,8 +11,12 @@ Contract of :func:`apply_disk`:
 * a replaced or deleted entry is MOVED into the transaction's trash (never read, never copied),
   so rollback puts back the very same inode (hard links, symlinks and directories included) and
   deleting a 2 GB file costs no memory;
-* new content comes from a lazy source, one file at a time, through a temporary sibling
-  ``.rt-<8 random chars>.tmp`` (never derived from the target name) renamed into place;
+* new content comes from a lazy source (which reads, decompresses and verifies it against its
+  hash: one pass, no separate check before the apply), through a temporary sibling
+  ``.rt-<8 random chars>.tmp`` (never derived from the target name) renamed into place; a large
+  batch is fetched and written by :data:`WRITER_THREADS` threads, each holding one file's bytes
+  at a time. A source that cannot deliver intact bytes (:class:`SourceMissingError`) fails the
+  apply, which then rolls back everything: a restore never half-applies for a damaged blob;
 * every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
   component is ever followed through a symlink, during the apply or the rollback;
 * directories created by the apply are removed by the rollback, directories emptied by its
@@ -25,13 +29,14 @@ import atexit
 import contextlib
 import errno
 import hashlib
+import itertools
 import os
 import queue
+import random
 import shutil
 import stat
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -39,12 +44,13 @@ from typing import Literal
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
 from retrace.engine.store.blobs import write_all
-from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
+from retrace.engine.workspace import TEMP_PREFIX, DirTree, EscapeError, Identity, temp_name
 
 OpKind = Literal["write", "delete", "chmod"]
 PARALLEL_WRITES_FROM = 16
-WRITER_THREADS = 4
-IN_FLIGHT = 16
+WRITER_THREADS = 3
+"""Threads that fetch (read, decompress, verify) and write new content: zstd, sha256 and file
+I/O release the GIL, so a few threads overlap them even on two cores."""
 Source = Callable[[], bytes | None]
 CHUNK = 1 << 20
 
@@ -99,6 +105,10 @@ class ApplyError(Exception):
         self.path = path
 
 
+class SourceMissingError(ApplyError):
+    """A write's recorded bytes could not be had intact (missing or damaged in the store)."""
+
+
 @dataclass
 class ApplyResult:
     ok: bool
@@ -109,6 +119,8 @@ class ApplyResult:
     """Paths that changed between the plan and the apply (then ``ok`` is false)."""
     swept: list[str] = field(default_factory=list)
     """Forced: entries (and everything below them) moved away that no op named."""
+    damaged: bool = False
+    """The apply stopped because a write's recorded bytes were missing or damaged."""
 
 
 def exec_mode(mode: int, executable: bool) -> int:
@@ -116,6 +128,32 @@ def exec_mode(mode: int, executable: bool) -> int:
     if executable:
         return perms | ((perms & 0o444) >> 2) | stat.S_IXUSR
     return perms & ~0o111
+
+
+def process_umask() -> int | None:
+    """The process umask, read without changing it (``None`` where the kernel does not say)."""
+    try:
+        with Path("/proc/self/status").open(encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class TempNames:
+    """Short temporary names (``.rt-<8 hex>.tmp``, never derived from a target name) from one
+    random seed per transaction: no system call per name. ``O_EXCL`` makes a clash an error,
+    never an overwrite."""
+
+    def __init__(self) -> None:
+        self._rng = random.Random(os.urandom(16))  # uniqueness, not secrecy
+        self._lock = threading.Lock()
+
+    def next(self) -> str:
+        with self._lock:
+            return f"{TEMP_PREFIX}{self._rng.getrandbits(32):08x}.tmp"
 
 
 def _hash_fd(fd: int) -> str:
@@ -148,6 +186,8 @@ class DiskTransaction:
         self.stashed: list[Slot] = []
         self.swept: list[str] = []
         """Entries moved away that no op names: a blocking file/link, a directory in the way."""
+        self.names = TempNames()
+        self.umask = process_umask()
 
     # ------------------------------------------------------------------ checks
     def _check_seen(self, op: DiskOp, st: os.stat_result | None) -> None:
@@ -293,18 +333,23 @@ class DiskTransaction:
     def _make_temp(self, fd: int, op: DiskOp, mode: int, data: bytes | None) -> str:
         entry = op.entry
         assert entry is not None
-        tmp = temp_name()
+        tmp = self.names.next()
         if entry.kind == "symlink":
             assert entry.target is not None
             os.symlink(entry.target, tmp, dir_fd=fd)
             return tmp
+        faults.fire("write", op.path)
         if data is None:
-            raise ApplyError(op.path, f"content of {op.path} is missing from the store")
+            raise SourceMissingError(op.path, f"content of {op.path} is missing from the store or damaged")
+        want = exec_mode(mode, entry.executable)
+        # Created with its final mode when the umask cannot strip any of it (one chmod less).
+        direct = self.umask is not None and not want & self.umask
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        ffd = os.open(tmp, flags, 0o600, dir_fd=fd)
+        ffd = os.open(tmp, flags, want if direct else 0o600, dir_fd=fd)
         try:
             write_all(ffd, data)
-            os.fchmod(ffd, exec_mode(mode, entry.executable))
+            if not direct:
+                os.fchmod(ffd, want)
         except BaseException:
             os.close(ffd)
             os.unlink(tmp, dir_fd=fd)
@@ -351,31 +396,32 @@ class DiskTransaction:
         return Staged(op, fd, name, mode)
 
     def _temps_in_parallel(self, staged: list[Staged]) -> dict[int, str]:
-        """Temporary files of many writes at once (file creation dominates a large restore).
-        Content is read on this thread, at most ``IN_FLIGHT`` files ahead of the writers."""
+        """Temporary files of many writes at once (fetching the content and creating the
+        files dominate a large restore). Each thread takes the next file, fetches its content
+        and writes it: at most one file's bytes per thread are in memory."""
         temps: dict[int, str] = {}
         errors: list[BaseException] = []
-        slots = threading.BoundedSemaphore(IN_FLIGHT)
+        counter = itertools.count()
 
-        def job(index: int, item: Staged, data: bytes | None) -> None:
-            try:
-                temps[index] = self._make_temp(item.fd, item.op, item.mode, data)
-            except BaseException as exc:
-                errors.append(exc)
-            finally:
-                slots.release()
+        def worker() -> None:
+            while not errors:
+                index = next(counter)
+                if index >= len(staged):
+                    return
+                item = staged[index]
+                try:
+                    temps[index] = self._make_temp(item.fd, item.op, item.mode, self._data(item.op))
+                except BaseException as exc:
+                    errors.append(exc)
 
-        try:
-            with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:
-                for index, item in enumerate(staged):
-                    if errors:
-                        break
-                    data = self._data(item.op)
-                    slots.acquire()
-                    pool.submit(job, index, item, data)
-        except BaseException:
-            self._drop_temps(staged, temps)
-            raise
+        threads = [
+            threading.Thread(target=worker, name=f"rt-restore-{n}", daemon=True)
+            for n in range(WRITER_THREADS)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         if errors:
             self._drop_temps(staged, temps)
             raise errors[0]
@@ -610,6 +656,7 @@ def apply_disk(workspace: Path, trash: Path, ops: list[DiskOp]) -> ApplyResult:
             error=str(exc) + (f"; rollback incomplete: {'; '.join(problems)}" if problems else ""),
             failed_path=path if isinstance(path, str) else None,
             rolled_back=not problems,
+            damaged=isinstance(exc, SourceMissingError),
         )
     swept = list(tx.swept)
     tx.commit()

@@ -9,7 +9,8 @@ from contextlib import contextmanager
 
 Hook = Callable[[str, str], None]
 """``hook(step, path)``: ``step`` is ``"replace"``, ``"create"``, ``"delete"``, ``"chmod"``,
-``"rollback"`` or ``"prune"``; ``path`` is workspace-relative."""
+``"rollback"``, ``"prune"`` or ``"write"`` (a temporary file about to be written, possibly on a
+writer thread); ``path`` is workspace-relative."""
 
 _hook: Hook | None = None
 

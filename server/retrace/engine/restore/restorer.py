@@ -403,19 +403,16 @@ class Restorer:
             )
         return self._apply_steps(target, plan, steps, decision.skipped)
 
-    def _damaged_sources(self, steps: Steps) -> list[tuple[str, str]]:
-        """Writes whose recorded bytes cannot be had intact (verified by streaming, not kept)."""
-        damaged: list[tuple[str, str]] = []
-        new = {bid for _, bid in steps.new_blobs}
-        for op in steps.ops:
-            e = op.entry
-            if op.kind != "write" or e is None or e.kind != "file":
-                continue
-            if e.hash is None:
-                damaged.append((op.path, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})"))
-            elif e.hash not in new and (why := self._host.blobs.check(e.hash)) is not None:
-                damaged.append((op.path, f"{DAMAGED}: {why}"))
-        return damaged
+    @staticmethod
+    def _never_stored(steps: Steps) -> list[tuple[str, str]]:
+        """Writes whose content was never stored. (Stored content is verified as it is read
+        during the apply, not read twice: a missing or damaged blob there rolls everything
+        back, see :func:`_apply_failure`.)"""
+        return [
+            (op.path, f"{DAMAGED}: never stored ({e.unstored or 'unknown reason'})")
+            for op in steps.ops
+            if op.kind == "write" and (e := op.entry) is not None and e.kind == "file" and e.hash is None
+        ]
 
     def _apply_steps(
         self, target: Checkpoint, plan: RestorePlan, steps: Steps, skipped: list[str]
@@ -424,7 +421,7 @@ class Restorer:
         cap = host.capturer
         assert cap is not None
         mode = plan.mode
-        damaged = self._damaged_sources(steps)
+        damaged = self._never_stored(steps)
         if damaged:
             # A restore that cannot get every byte changes nothing.
             return RestoreFailed(
@@ -558,6 +555,17 @@ class Restorer:
 
 def _apply_failure(target: Checkpoint, plan: RestorePlan, steps: Steps, res: ApplyResult) -> RestoreOutcome:
     mode = plan.mode
+    if res.damaged and res.rolled_back and res.failed_path is not None:
+        # Verified while writing: the restore could not get every byte, and changed nothing.
+        why = f"{res.failed_path}: {DAMAGED}"
+        return RestoreFailed(
+            target_id=target.id,
+            mode=mode,
+            plan=plan,
+            files=[FileOutcome(path=res.failed_path, action="overwrite", status="failed", detail=DAMAGED)],
+            rolled_back=True,
+            error=f"checkpoint {target.id} cannot be restored, nothing was changed: {why}",
+        )
     if res.conflicts and res.rolled_back:
         files = [
             FileOutcome(path=p, action="conflict", status="conflict", detail=why)

@@ -71,6 +71,7 @@ async def timeline(services: Services, session_id: str | None) -> TimelineGetRes
 
 
 def _detail(engine: Engine, checkpoint: Checkpoint) -> CheckpointDetail:
+    checkpoint = engine.count_lines(checkpoint.id)  # counts left out at commit time, bounded
     return CheckpointDetail(
         checkpoint=checkpoint,
         is_head=engine.head.id == checkpoint.id,
