@@ -127,7 +127,7 @@ export interface DiffRequest {
 }
 
 function change(path: string, status: FileChange['status'], oldPath: string | null = null): FileChange {
-    return { path, status, oldPath, additions: 0, deletions: 0, binary: false, approximate: false };
+    return { path, status, oldPath, additions: 0, deletions: 0, binary: false, approximate: false, counted: false };
 }
 
 const short = (text: string, max = 40): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);

@@ -129,6 +129,7 @@ def _make_version(
     renamed_from = change.old_path if kind == "renamed" and renamed_to is None else None
     counted = (
         kind != "renamed"
+        and change.counted
         and not change.binary
         and not (change.approximate and change.additions == 0 and change.deletions == 0)
     )
