@@ -1,0 +1,135 @@
+"""Write a long agent session (10,000 tool calls by default) straight into a workspace's store,
+through the engine's public API, as the agent would journal it: ``turns`` turns of ``steps`` tool
+calls each over a small workspace (``src/mod_NN.py`` files): mostly ``edit_file`` calls, every
+seventh a ``run_command`` that touches ``build/log_NN.txt``, every thirteenth a ``write_file``
+of a ``docs/`` file, each with its intent, result and checkpoint (changed paths given, so a step
+costs one small capture and one journal append).
+
+``python tests/e2e/seed_long.py WORKSPACE [--turns 500] [--steps 20] [--store DIR]`` prints
+``{"sessionId", "checkpoints", "tools", "lastPath"}`` as JSON. Non-checkpoint events are appended
+without fsync (a generator, not the agent: a crash here only loses a test fixture).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from retrace.engine import Engine
+
+MODULES = 40
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class _Writer:
+    def __init__(self, engine: Engine, workspace: Path, sid: str) -> None:
+        self.engine, self.workspace, self.sid = engine, workspace, sid
+        self.values = [0] * MODULES
+        self.head: str | None = None
+        self.tools: Counter[str] = Counter()
+        self.last_path = ""
+
+    def event(self, event: dict[str, Any]) -> None:
+        self.engine.append_event({**event, "createdAt": _now()}, session_id=self.sid, durable=False)
+
+    def message(self, role: str, content: list[Any], turn_id: str, kind: str) -> str:
+        mid = _id("msg")
+        self.event({"type": "message", "id": mid, "parent": self.head, "role": role, "content": content,
+                    "turnId": turn_id, "kind": kind})  # fmt: skip
+        self.head = mid
+        return mid
+
+    def call(self, step: int) -> tuple[str, dict[str, Any], str]:
+        """(tool, input, changed path) of step ``step``, applied to the workspace."""
+        n = step % MODULES
+        if step % 7 == 3:
+            rel = f"build/log_{n:02d}.txt"
+            (self.workspace / rel).write_text(f"build {step} ok\n", "utf-8")
+            return "run_command", {"command": f"make check-{n} > {rel}"}, rel
+        if step % 13 == 5:
+            rel = f"docs/note_{n:02d}.md"
+            content = f"# Note {step}\n\nWritten at step {step}.\n"
+            (self.workspace / rel).write_text(content, "utf-8")
+            return "write_file", {"path": rel, "content": content}, rel
+        rel = f"src/mod_{n:02d}.py"
+        old, new = f"value_{n} = {self.values[n]}", f"value_{n} = {self.values[n] + 1}"
+        self.values[n] += 1
+        path = self.workspace / rel
+        path.write_text(path.read_text("utf-8").replace(old, new, 1), "utf-8")
+        return "edit_file", {"path": rel, "old_string": old, "new_string": new}, rel
+
+    def turn(self, number: int, steps: int, first_step: int) -> None:
+        turn_id = _id("turn")
+        prompt = f"Turn {number}: refactor batch {number} of the value constants"
+        self.event({"type": "turn", "turnId": turn_id, "text": prompt})
+        self.message("user", [{"type": "text", "text": prompt}], turn_id, "prompt")
+        calls = [(_id("toolu"), step) for step in range(first_step, first_step + steps)]
+        uses: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        assistant = _id("msg")
+        for call_id, step in calls:
+            tool, tool_input, rel = self.call(step)
+            uses.append({"type": "tool_use", "id": call_id, "name": tool, "input": tool_input})
+            self.event({"type": "toolCallIntent", "id": call_id, "tool": tool, "input": tool_input,
+                        "turnId": turn_id, "messageId": assistant})  # fmt: skip
+            self.event({"type": "toolCallResult", "id": call_id, "tool": tool, "status": "ok", "output": "ok",
+                        "isError": False, "durationMs": 1.0, "changedPaths": [rel], "turnId": turn_id})  # fmt: skip
+            label = f"{tool}: {tool_input.get('path') or tool_input.get('command')}"
+            self.engine.checkpoint(label, [rel], kind="tool", session_id=self.sid, turn_id=turn_id, tool=tool,
+                                   tool_call_id=call_id, conversation=f"{assistant}#{call_id}")  # fmt: skip
+            self.tools[tool] += 1
+            self.last_path = rel
+            results.append({"type": "tool_result", "tool_use_id": call_id, "content": "ok"})
+        self.event({"type": "message", "id": assistant, "parent": self.head, "role": "assistant",
+                    "content": uses, "turnId": turn_id, "kind": "assistant"})  # fmt: skip
+        self.head = assistant
+        self.message("user", results, turn_id, "toolResults")
+        self.message("assistant", [{"type": "text", "text": f"Batch {number} done."}], turn_id, "assistant")
+
+
+def seed_long(engine: Engine, workspace: Path, turns: int = 500, steps: int = 20) -> dict[str, Any]:
+    """Returns ``{"sessionId", "checkpoints", "tools", "lastPath"}``."""
+    for folder in ("src", "build", "docs"):
+        (workspace / folder).mkdir(exist_ok=True)
+    for n in range(MODULES):
+        (workspace / f"src/mod_{n:02d}.py").write_text(f'"""Module {n}."""\n\nvalue_{n} = 0\n', "utf-8")
+    sid = _id("ses")
+    engine.record_external(session_id=sid)
+    writer = _Writer(engine, workspace, sid)
+    for turn in range(1, turns + 1):
+        writer.turn(turn, steps, (turn - 1) * steps)
+    return {"sessionId": sid, "checkpoints": turns * steps, "tools": dict(writer.tools),
+            "lastPath": writer.last_path}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("workspace", type=Path)
+    parser.add_argument("--turns", type=int, default=500)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--store", type=Path, default=None)
+    args = parser.parse_args(argv)
+    engine = Engine.open(args.workspace, args.store)
+    try:
+        result = seed_long(engine, args.workspace, args.turns, args.steps)
+    finally:
+        engine.close()
+    json.dump(result, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
