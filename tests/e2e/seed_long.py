@@ -17,6 +17,7 @@ import json
 import sys
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,14 @@ class _Writer:
         self.head: str | None = None
         self.tools: Counter[str] = Counter()
         self.last_path = ""
+        self.on_turn: Callable[[str, str, datetime], None] = lambda _turn_id, _prompt, _at: None
+        """Called when a turn starts (as the agent's ``turnStarted`` event would be)."""
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        """Tool call id → (tool, input), as the agent's replay buffer knows them."""
 
     def event(self, event: dict[str, Any]) -> None:
-        self.engine.append_event({**event, "createdAt": _now()}, session_id=self.sid, durable=False)
+        event.setdefault("createdAt", _now())
+        self.engine.append_event(event, session_id=self.sid, durable=False)
 
     def message(self, role: str, content: list[Any], turn_id: str, kind: str) -> str:
         mid = _id("msg")
@@ -57,11 +63,13 @@ class _Writer:
         n = step % MODULES
         if step % 7 == 3:
             rel = f"build/log_{n:02d}.txt"
+            (self.workspace / "build").mkdir(exist_ok=True)
             (self.workspace / rel).write_text(f"build {step} ok\n", "utf-8")
             return "run_command", {"command": f"make check-{n} > {rel}"}, rel
         if step % 13 == 5:
             rel = f"docs/note_{n:02d}.md"
             content = f"# Note {step}\n\nWritten at step {step}.\n"
+            (self.workspace / "docs").mkdir(exist_ok=True)
             (self.workspace / rel).write_text(content, "utf-8")
             return "write_file", {"path": rel, "content": content}, rel
         rel = f"src/mod_{n:02d}.py"
@@ -74,7 +82,9 @@ class _Writer:
     def turn(self, number: int, steps: int, first_step: int) -> None:
         turn_id = _id("turn")
         prompt = f"Turn {number}: refactor batch {number} of the value constants"
-        self.event({"type": "turn", "turnId": turn_id, "text": prompt})
+        started = datetime.now(UTC)
+        self.event({"type": "turn", "turnId": turn_id, "text": prompt, "createdAt": started.isoformat()})
+        self.on_turn(turn_id, prompt, started)
         self.message("user", [{"type": "text", "text": prompt}], turn_id, "prompt")
         calls = [(_id("toolu"), step) for step in range(first_step, first_step + steps)]
         uses: list[dict[str, Any]] = []
@@ -83,6 +93,7 @@ class _Writer:
         for call_id, step in calls:
             tool, tool_input, rel = self.call(step)
             uses.append({"type": "tool_use", "id": call_id, "name": tool, "input": tool_input})
+            self.calls[call_id] = (tool, tool_input)
             self.event({"type": "toolCallIntent", "id": call_id, "tool": tool, "input": tool_input,
                         "turnId": turn_id, "messageId": assistant})  # fmt: skip
             self.event({"type": "toolCallResult", "id": call_id, "tool": tool, "status": "ok", "output": "ok",
@@ -100,15 +111,21 @@ class _Writer:
         self.message("assistant", [{"type": "text", "text": f"Batch {number} done."}], turn_id, "assistant")
 
 
-def seed_long(engine: Engine, workspace: Path, turns: int = 500, steps: int = 20) -> dict[str, Any]:
-    """Returns ``{"sessionId", "checkpoints", "tools", "lastPath"}``."""
+def start(engine: Engine, workspace: Path) -> _Writer:
+    """The workspace's files, a new session and its writer (call ``writer.turn`` to add turns)."""
     for folder in ("src", "build", "docs"):
         (workspace / folder).mkdir(exist_ok=True)
     for n in range(MODULES):
         (workspace / f"src/mod_{n:02d}.py").write_text(f'"""Module {n}."""\n\nvalue_{n} = 0\n', "utf-8")
     sid = _id("ses")
     engine.record_external(session_id=sid)
-    writer = _Writer(engine, workspace, sid)
+    return _Writer(engine, workspace, sid)
+
+
+def seed_long(engine: Engine, workspace: Path, turns: int = 500, steps: int = 20) -> dict[str, Any]:
+    """Returns ``{"sessionId", "checkpoints", "tools", "lastPath"}``."""
+    writer = start(engine, workspace)
+    sid = writer.sid
     for turn in range(1, turns + 1):
         writer.turn(turn, steps, (turn - 1) * steps)
     return {"sessionId": sid, "checkpoints": turns * steps, "tools": dict(writer.tools),

@@ -28,7 +28,7 @@ from retrace.app.timeline.story import build_stories, owner_of, story_row
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
 from retrace.protocol.models import TimelineDidChange
-from retrace.protocol.timeline import StoryTurn
+from retrace.protocol.timeline import SessionInfo, SessionStory, StoryTurn
 
 ALL_ROWS = 1 << 40
 ToolLookup = Callable[[str, str], ToolFact | None]
@@ -50,6 +50,7 @@ class TimelineCache:
         self._pages: dict[str, StoryPages] = {}
         self._owners: dict[str, str] = {}
         self._described: dict[str, tuple[str, str]] = {}
+        self._pending: list[tuple[str, StoryTurn]] = []
         self.builds = 0
         """How many full builds were made (tests check appends do not rebuild)."""
 
@@ -63,25 +64,41 @@ class TimelineCache:
             self._dirty.add(session_id)
 
     def note_turn(self, session_id: str, turn_id: str, prompt: str, created_at: datetime | None) -> None:
-        """A turn started: it shows as the newest (empty) turn of its session's story."""
+        """A turn started: it shows as the newest (empty) turn of its session's story, after the
+        checkpoints committed before ``created_at``."""
         pages = self._pages.get(session_id)
         self._dirty.add(session_id)
-        if self._stale or pages is None or pages.story.workspace:
+        if self._stale or (pages is not None and pages.story.workspace):
             self.invalidate(session_id)
             return
-        if not pages.has(turn_id):
-            number = pages.turn_count + 1
-            pages.append_turn(
-                StoryTurn(
-                    turn_id=turn_id,
-                    number=number,
-                    prompt=prompt,
-                    created_at=created_at,
-                    abandoned=False,
-                    forked_from=None,
-                    rows=[],
-                )
+        if pages is None:  # a new session: its story starts now, newest of all
+            info = SessionInfo(
+                id=session_id, title=prompt[:200], created_at=created_at, running=False, checkpoint_count=0
             )
+            self._pages[session_id] = StoryPages(
+                SessionStory(session=info, workspace=False, turn_count=0, row_count=0, rows_omitted=0, items=[])
+            )
+        turn = StoryTurn(
+            turn_id=turn_id,
+            number=0,
+            prompt=prompt,
+            created_at=created_at,
+            abandoned=False,
+            forked_from=None,
+            rows=[],
+        )
+        self._pending.append((session_id, turn))
+
+    def _flush_turns(self, until: datetime | None) -> None:
+        """Place the noted turns that started before ``until`` (all when ``None``)."""
+        while self._pending:
+            session_id, turn = self._pending[0]
+            if until is not None and turn.created_at is not None and turn.created_at > until:
+                return
+            self._pending.pop(0)
+            pages = self._pages.get(session_id)
+            if pages is not None and not pages.has(turn.turn_id):
+                pages.append_turn(turn.model_copy(update={"number": pages.turn_count + 1}))
 
     @property
     def ready(self) -> bool:
@@ -117,6 +134,7 @@ class TimelineCache:
         extends = 0 < self._count <= len(checkpoints) and checkpoints[self._count - 1].id == self._last
         if self._stale or not extends or not self._append(checkpoints[self._count :], tool_of):
             self._build(engine, checkpoints, head)
+        self._flush_turns(None)
         if head != self._head:
             self._move_head(head)
         self._count, self._last = len(checkpoints), checkpoints[-1].id if checkpoints else None
@@ -135,6 +153,7 @@ class TimelineCache:
         for cp in checkpoints:
             self._owners[cp.id] = owner_of(cp, agent, self._owners)
         self._head, self._stale = head, False
+        self._pending.clear()  # the journals had them
         self.builds += 1
 
     def _story_key(self, owner: str) -> str | None:
@@ -147,6 +166,7 @@ class TimelineCache:
         """Place checkpoints committed since the last answer; ``False``: one cannot be placed."""
         agent = {sid for sid, p in self._pages.items() if not p.story.workspace}
         for cp in new:
+            self._flush_turns(cp.created_at)
             owner = self._owners[cp.id] = owner_of(cp, agent, self._owners)
             key = self._story_key(owner)
             if key is None:
