@@ -5,7 +5,7 @@ calls, a restore and its head move) equals a fresh build, without rebuilding."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,15 +71,21 @@ def test_walking_pages_returns_every_row_once_in_order(engine: Engine) -> None:
         (TimelineFilter(path="docs/"), lambda r, _t: r.checkpoint.files[0].path.startswith("docs/")),
         (TimelineFilter(text="BATCH 3 "), lambda _r, t: t is not None and t.number == 3),
         (TimelineFilter(text="value_7 = "), lambda r, _t: "value_7 = " in r.summary),
-        (TimelineFilter(tool="edit_file", path="mod_1"), lambda r, _t: "src/mod_1" in r.checkpoint.files[0].path),
+        (TimelineFilter(tool="edit_file", path="mod_1"), lambda r, _t: "mod_1" in r.checkpoint.files[0].path),
         (TimelineFilter(tool="no_such_tool"), lambda _r, _t: False),
     ],
 )
-def test_filter_pages_hold_exactly_the_matching_rows(engine: Engine, spec: TimelineFilter, expected: object) -> None:
+def test_filter_pages_hold_exactly_the_matching_rows(
+    engine: Engine, spec: TimelineFilter, expected: Callable[[StoryRow, StoryTurn | None], bool]
+) -> None:
     sid, pages = seeded(engine)
     full = pages[sid].page(ALL_ROWS)
-    pairs = [(r, i if isinstance(i, StoryTurn) else None) for i in full.items for r in (i.rows if isinstance(i, StoryTurn) else [i])]
-    want = [r.checkpoint.id for r, t in pairs if expected(r, t)]  # type: ignore[operator]
+    pairs = [
+        (r, i if isinstance(i, StoryTurn) else None)
+        for i in full.items
+        for r in (i.rows if isinstance(i, StoryTurn) else [i])
+    ]
+    want = [r.checkpoint.id for r, t in pairs if expected(r, t)]
     stories = select(list(pages.values()), TimelineTreeParams(filter=spec, max_rows=3))
     if not want:
         assert stories == []

@@ -75,9 +75,10 @@ class TimelineCache:
             info = SessionInfo(
                 id=session_id, title=prompt[:200], created_at=created_at, running=False, checkpoint_count=0
             )
-            self._pages[session_id] = StoryPages(
-                SessionStory(session=info, workspace=False, turn_count=0, row_count=0, rows_omitted=0, items=[])
+            story = SessionStory(
+                session=info, workspace=False, turn_count=0, row_count=0, rows_omitted=0, items=[]
             )
+            self._pages[session_id] = StoryPages(story)
         turn = StoryTurn(
             turn_id=turn_id,
             number=0,
