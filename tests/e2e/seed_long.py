@@ -96,8 +96,9 @@ class _Writer:
             self.calls[call_id] = (tool, tool_input)
             self.event({"type": "toolCallIntent", "id": call_id, "tool": tool, "input": tool_input,
                         "turnId": turn_id, "messageId": assistant})  # fmt: skip
-            result = {"type": "toolCallResult", "id": call_id, "tool": tool, "status": "ok", "output": "ok"}
-            self.event({**result, "isError": False, "durationMs": 1, "changedPaths": [rel], "turnId": turn_id})
+            result = {"type": "toolCallResult", "id": call_id, "tool": tool, "status": "ok"}
+            result |= {"output": "ok", "isError": False}
+            self.event({**result, "durationMs": 1, "changedPaths": [rel], "turnId": turn_id})
             label = f"{tool}: {tool_input.get('path') or tool_input.get('command')}"
             self.engine.checkpoint(label, [rel], kind="tool", session_id=self.sid, turn_id=turn_id, tool=tool,
                                    tool_call_id=call_id, conversation=f"{assistant}#{call_id}")  # fmt: skip
