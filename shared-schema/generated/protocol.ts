@@ -1125,6 +1125,10 @@ export interface TimelineTreeParams {
 export interface TimelineTreeResult {
   head: string | null;
   /**
+   * The session whose story holds the head (load its newest page to show the head).
+   */
+  headSessionId: string | null;
+  /**
    * Oldest first.
    */
   sessions: SessionStory[];

@@ -13,8 +13,11 @@ without fsync (a generator, not the agent: a crash here only loses a test fixtur
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import shutil
 import sys
+import tempfile
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -131,6 +134,35 @@ def seed_long(engine: Engine, workspace: Path, turns: int = 500, steps: int = 20
         writer.turn(turn, steps, (turn - 1) * steps)
     return {"sessionId": sid, "checkpoints": turns * steps, "tools": dict(writer.tools),
             "lastPath": writer.last_path}  # fmt: skip
+
+
+def cached(turns: int = 500, steps: int = 20) -> Path:
+    """A directory holding ``ws/``, ``store/`` and ``seed.json`` for this size, generated once per
+    machine (in the temporary directory, keyed by this file's content) and then reused. Do not
+    open it: :func:`copy_to` a place of your own first (an engine writes to its store)."""
+    key = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / f"retrace-long-{turns}x{steps}-{key}"
+    if (target / "seed.json").exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)  # a run that did not finish
+    (target / "ws").mkdir(parents=True)
+    with Engine.open(target / "ws", target / "store") as engine:
+        info = seed_long(engine, target / "ws", turns, steps)
+    (target / "seed.json").write_text(json.dumps(info), "utf-8")
+    return target
+
+
+def copy_to(source: Path, workspace: Path, store: Path) -> dict[str, Any]:
+    """Copy a :func:`cached` workspace and store to ``workspace`` and ``store`` (the store's
+    ``store.json`` is pointed at the new workspace, as a store that moved with it); returns the
+    seed info."""
+    shutil.copytree(source / "ws", workspace, symlinks=True)
+    shutil.copytree(source / "store", store, symlinks=True, ignore=shutil.ignore_patterns("lock", "lock.pid"))
+    meta_path = store / "store.json"
+    meta = json.loads(meta_path.read_text("utf-8"))
+    meta_path.write_text(json.dumps({**meta, "workspace": str(workspace.resolve())}, indent=2), "utf-8")
+    info: dict[str, Any] = json.loads((source / "seed.json").read_text("utf-8"))
+    return info
 
 
 def main(argv: list[str] | None = None) -> int:

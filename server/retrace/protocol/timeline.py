@@ -117,3 +117,5 @@ class TimelineTreeResult(CamelModel):
     sessions: list[SessionStory]
     """Oldest first."""
     head: str | None
+    head_session_id: str | None = None
+    """The session whose story holds the head (load its newest page to show the head)."""

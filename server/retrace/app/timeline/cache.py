@@ -180,6 +180,11 @@ class TimelineCache:
             self._dirty.add(cp.session_id)
         return True
 
+    def story_of(self, checkpoint_id: str | None) -> str | None:
+        """The session id of the story holding a checkpoint (as of the last update)."""
+        owner = self._owners.get(checkpoint_id or "")
+        return self._story_key(owner) if owner is not None else None
+
     def _tool(self, cp: Checkpoint, tool_of: ToolLookup) -> ToolFact | None:
         if cp.tool_call_id is None:
             return None

@@ -98,7 +98,9 @@ async def tree(services: Services, params: TimelineTreeParams) -> TimelineTreeRe
         stories = _stories(services, engine, params)
         if params.session_id is not None and not stories and params.filter is None:
             raise RetraceError(f"unknown session id {params.session_id[:100]!r}")
-        return TimelineTreeResult(sessions=stories, head=engine.head.id)
+        head = engine.head.id
+        holder = cache_of(engine).story_of(head)
+        return TimelineTreeResult(sessions=stories, head=head, head_session_id=holder)
 
     return await services.run(query)
 
