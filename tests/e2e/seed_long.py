@@ -138,9 +138,10 @@ def seed_long(engine: Engine, workspace: Path, turns: int = 500, steps: int = 20
 
 def cached(turns: int = 500, steps: int = 20) -> Path:
     """A directory holding ``ws/``, ``store/`` and ``seed.json`` for this size, generated once per
-    machine (in the temporary directory, keyed by this file's content) and then reused. Do not
+    machine (in the temporary directory, keyed by the generator's code above) and then reused. Do not
     open it: :func:`copy_to` a place of your own first (an engine writes to its store)."""
-    key = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    generator = Path(__file__).read_text("utf-8").split("\ndef cached(")[0]  # what makes the session
+    key = hashlib.sha256(generator.encode()).hexdigest()[:12]
     target = Path(tempfile.gettempdir()) / f"retrace-long-{turns}x{steps}-{key}"
     if (target / "seed.json").exists():
         return target
@@ -153,10 +154,11 @@ def cached(turns: int = 500, steps: int = 20) -> Path:
 
 
 def copy_to(source: Path, workspace: Path, store: Path) -> dict[str, Any]:
-    """Copy a :func:`cached` workspace and store to ``workspace`` and ``store`` (the store's
-    ``store.json`` is pointed at the new workspace, as a store that moved with it); returns the
-    seed info."""
-    shutil.copytree(source / "ws", workspace, symlinks=True)
+    """Copy a :func:`cached` workspace's files over ``workspace`` and its store to ``store``
+    (replacing it; ``store.json`` is pointed at ``workspace``, as a store that moved with it);
+    returns the seed info."""
+    shutil.copytree(source / "ws", workspace, symlinks=True, dirs_exist_ok=True)
+    shutil.rmtree(store, ignore_errors=True)
     shutil.copytree(source / "store", store, symlinks=True, ignore=shutil.ignore_patterns("lock", "lock.pid"))
     meta_path = store / "store.json"
     meta = json.loads(meta_path.read_text("utf-8"))
@@ -171,7 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--store", type=Path, default=None)
+    parser.add_argument(
+        "--cached", action="store_true", help="install the machine's cached session (needs --store)"
+    )
     args = parser.parse_args(argv)
+    if args.cached:
+        json.dump(copy_to(cached(args.turns, args.steps), args.workspace, args.store), sys.stdout)
+        return 0
     engine = Engine.open(args.workspace, args.store)
     try:
         result = seed_long(engine, args.workspace, args.turns, args.steps)

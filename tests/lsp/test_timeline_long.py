@@ -61,10 +61,10 @@ async def test_10k_session_pages_and_filters(tmp_path: Path) -> None:
         assert len(rows_of(by_tool)) == 50
         assert {r["checkpoint"]["tool"] for r in rows_of(by_tool)} == {"write_file"}
 
-        wanted = [
-            c["id"] for c in everything["checkpoints"] if any("mod_07" in f["path"] for f in c["files"])
-        ]
-        [by_path] = (await tree(editor, filter={"path": "mod_07"}, maxRows=PAGE))["sessions"]
+        in_story = [c for c in everything["checkpoints"] if c["kind"] == "tool"]  # not the first capture
+        wanted = [c["id"] for c in in_story if any("mod_07" in f["path"] for f in c["files"])]
+        matching = (await tree(editor, filter={"path": "mod_07"}, maxRows=PAGE))["sessions"]
+        [by_path] = [s for s in matching if s["session"]["id"] == sid]
         assert by_path["rowCount"] == len(wanted) > PAGE
         [older] = (await tree(editor, sessionId=sid, filter={"path": "mod_07"}, before=by_path["nextBefore"],
                               maxRows=PAGE))["sessions"]  # fmt: skip

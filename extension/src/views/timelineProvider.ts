@@ -33,7 +33,7 @@ import {
 
 const PREVIEW_LINES = 24;
 /** Rows per page; older rows come on demand ("Load older…"). */
-const PAGE_ROWS = 200;
+const PAGE_ROWS = 500;
 const SHOW_EARLIER = 'retrace.timeline.showEarlier';
 const FILTER = 'retrace.timeline.filter';
 const CLEAR_FILTER = 'retrace.timeline.clearFilter';
