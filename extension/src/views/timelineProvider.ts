@@ -190,6 +190,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         try {
             const filter = this.filter;
+            const started = Date.now();
             let tree = await rpc.request(
                 METHODS.timelineTree,
                 filter === undefined ? { outline: true, focus: this.activeSessionId ?? null, maxRows: PAGE_ROWS } : { filter, maxRows: PAGE_ROWS },
@@ -200,6 +201,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                     tree = page === undefined ? tree : mergePage(tree, page);
                 }
             }
+            log.info(`timeline tree (${filter === undefined ? 'outline' : filterDescription(filter)}): ${Date.now() - started} ms`);
             this.setData(tree);
         } catch (err) {
             log.error('timeline refresh failed', err);
@@ -224,7 +226,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         try {
             const filter = this.filter;
             const params = { sessionId, before, maxRows: PAGE_ROWS, ...(filter === undefined ? {} : { filter }) };
+            const started = Date.now();
             const [page] = (await rpc.request(METHODS.timelineTree, params)).sessions;
+            log.info(`timeline page of ${sessionId} before ${before ?? 'the newest'}: ${page?.rowsOmitted ?? 0} older left, ${Date.now() - started} ms`);
             if (page !== undefined && this.data !== undefined) {
                 this.openedSessions.add(sessionId);
                 this.setData(mergePage(this.data, page));
