@@ -83,9 +83,13 @@ def _stories(services: Services, engine: Engine, params: TimelineTreeParams) -> 
 
 async def sessions(services: Services) -> list[SessionInfo]:
     """Every story's session (agent sessions plus one workspace story), oldest first."""
-    params = TimelineTreeParams(outline=True, focus="")
-    stories = await services.run(lambda e: _stories(services, e, params))
-    return [story.session for story in stories]
+
+    def query(engine: Engine) -> list[SessionInfo]:
+        pages = cache_of(engine).stories(engine, _tool_of(services))
+        infos = [p.story.session for p in pages.values()]
+        return [i.model_copy(update={"running": services.agent.running(i.id)}) for i in infos]
+
+    return await services.run(query)
 
 
 async def tree(services: Services, params: TimelineTreeParams) -> TimelineTreeResult:
