@@ -107,8 +107,10 @@ def test_outline_pages_only_the_focus(engine: Engine) -> None:
     assert by_id[sid].outline is False and len(rows_of(by_id[sid])) == 4 and by_id[sid].session.running
     others = [s for s in stories if s.session.id != sid]
     assert others and all(s.outline and s.items == [] and s.rows_omitted == s.row_count for s in others)
-    unknown = select(list(pages.values()), TimelineTreeParams(outline=True, focus="ses_without_story"))
-    assert [s.session.id for s in unknown if not s.outline] == [sid], "a focus without a story falls back"
+    workspace = next(s.session.id for s in stories if s.session.id != sid)
+    for focus in ("ses_without_story", workspace):
+        chosen = select(list(pages.values()), TimelineTreeParams(outline=True, focus=focus))
+        assert [s.session.id for s in chosen if not s.outline] == [sid], f"focus {focus} falls back"
     with pytest.raises(UnknownCursorError):
         select(list(pages.values()), TimelineTreeParams(session_id=sid, before="nope"))
 

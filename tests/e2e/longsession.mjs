@@ -79,7 +79,11 @@ await runScenario(sc, {
 
   // 3. Paging: "Load older…" brings the previous page (its turns appear above).
   const oldestShown = Math.min(...first.map(t => /^(\d+)\. Turn /.exec(t)?.[1]).filter(Boolean).map(Number));
+  const olderBefore = (await row('Load older…').innerText()).replace(/\s+/g, ' ');
   await row('Load older…').click();
+  await waitFor('the older page merged', async () => (await row('Load older…').innerText()).replace(/\s+/g, ' ') !== olderBefore, 120000);
+  await sidebar().locator('.monaco-list').last().focus();
+  await page.keyboard.press('Home');
   await row(`${oldestShown - 1}. Turn ${oldestShown - 1}:`).waitFor({ timeout: 60000 });
   log(`loaded older: turn ${oldestShown - 1} shown (oldest before: ${oldestShown})`);
   await shot(page, 'older-page');

@@ -208,10 +208,10 @@ class UnknownCursorError(LookupError):
 
 
 def focus_of(stories: Sequence[SessionStory], running: frozenset[str], focus: str | None) -> str | None:
-    """The session an outline answer pages: ``focus`` if it has a story (a client's active session
-    may have none yet), else a running agent session, else the newest agent session, else the
-    newest story."""
-    if focus is not None and any(s.session.id == focus for s in stories):
+    """The session an outline answer pages: ``focus`` if it has an agent story (a client's active
+    session may have none yet, or be the workspace's), else a running agent session, else the
+    newest agent session, else the newest story."""
+    if focus is not None and any(s.session.id == focus and not s.workspace for s in stories):
         return focus
     agent = [s.session.id for s in stories if not s.workspace]
     busy = [sid for sid in agent if sid in running]
