@@ -6,8 +6,10 @@ Every checkpoint ends with one ``fdatasync``ed journal append of its delta (with
 could lose a completed checkpoint, so a "floor" without it would not be comparable). Blobs are
 raw content-addressed files, deduplicated by existence, never compressed. Restore writes or
 deletes only the paths that differ between the current and the target checkpoint, found from the
-per-checkpoint deltas (no full-tree work). It keeps no timeline, takes no safety capture and
-verifies nothing: real systems do more, and that is the point of a floor.
+per-checkpoint deltas (no full-tree work), and journals what it wrote as one more checkpoint
+(one ``fdatasync``ed append) so the work that follows a restore forks from it. It keeps no
+timeline, takes no safety capture and verifies nothing: real systems do more, and that is the
+point of a floor.
 """
 
 from __future__ import annotations
@@ -140,10 +142,12 @@ class Floor:
         target = int(cp_id)
         lo, hi = sorted((target, self.at))
         scope: set[str] = set().union(*self.deltas[lo + 1 : hi + 1]) if hi > lo else set()
+        applied: dict[str, State] = {}
         for rel in scope:
             want = self.state_at(rel, target)
             if want == self.state_at(rel, self.at):
                 continue
+            applied[rel] = want
             path = self.workspace / rel
             if want is None:
                 path.unlink(missing_ok=True)
@@ -160,7 +164,9 @@ class Floor:
                 os.chmod(path, stat.S_IMODE(mode))
             st = os.lstat(path)
             self.cache[rel] = _Entry(st.st_size, st.st_mtime_ns, st.st_ino, st.st_mode, sha, True)
-        self.at = target
+        # Journal the restore as a checkpoint of its own (state = the target's): the history
+        # stays one line of deltas, so checkpoints taken after a restore (a fork) are correct.
+        self._commit(applied)
 
     def close(self) -> None:
         if self._journal is not None:

@@ -15,7 +15,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.floor import Floor
+from bench.report import fmt_bytes, fmt_ms, fmt_ratio, fsync_probe, preamble, summary
+from bench.report import ms_since as _ms
 from bench.retrace_engine import RetraceStrategy
 from bench.shadow_git import ShadowGit
 from bench.strategy import Strategy
@@ -44,22 +45,6 @@ Result = dict[str, Any]
 
 
 # --------------------------------------------------------------------------- measuring
-
-
-def summary(values: Sequence[float]) -> dict[str, float]:
-    """Nearest-rank percentiles (no interpolation: every figure is a measured sample)."""
-    if not values:
-        return {"count": 0, "p50": math.nan, "p95": math.nan, "p99": math.nan, "max": math.nan}
-    ordered = sorted(values)
-
-    def pct(q: float) -> float:
-        return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-    return {"count": len(ordered), "p50": pct(50), "p95": pct(95), "p99": pct(99), "max": ordered[-1]}
-
-
-def _ms(start_ns: int) -> float:
-    return (time.perf_counter_ns() - start_ns) / 1e6
 
 
 def restore_targets(calls: int) -> dict[str, int]:
@@ -192,66 +177,6 @@ def run_child(
 
 
 # --------------------------------------------------------------------------- report
-
-
-def fmt_ms(value: float) -> str:
-    if value is None or math.isnan(value):
-        return "n/a"
-    return f"{value:.2f} ms" if value < 10 else f"{value:.1f} ms" if value < 1000 else f"{value / 1000:.2f} s"
-
-
-def fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
-def fmt_ratio(a: float, b: float) -> str:
-    if not b or math.isnan(a) or math.isnan(b):
-        return "n/a"
-    r = a / b
-    return f"{r:.0f}×" if r >= 100 else f"{r:.1f}×" if r >= 10 else f"{r:.2f}×"
-
-
-def machine_info() -> dict[str, str]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    git = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
-    return {
-        "nproc": str(os.cpu_count()),
-        "cpu": cpu,
-        "memory": f"{mem_gib:.1f} GiB",
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "os": platform.platform(),
-        "git": git,
-    }
-
-
-def fsync_probe(work: Path, rounds: int = 300) -> dict[str, float]:
-    """Latency of one small append + ``fdatasync`` in the work directory: the disk's share of
-    every crash-safe checkpoint (its tail bounds what any strategy's p95 can be)."""
-    probe = work / "fsync-probe"
-    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    samples = []
-    try:
-        for _ in range(rounds):
-            os.write(fd, b"x" * 200 + b"\n")
-            t0 = time.perf_counter_ns()
-            os.fdatasync(fd)
-            samples.append(_ms(t0))
-    finally:
-        os.close(fd)
-        probe.unlink()
-    return summary(samples)
 
 
 def _get(results: dict[str, Result], name: str) -> Result | None:
@@ -456,28 +381,8 @@ def render_report(
     load: str = "",
     fsync: dict[str, float] | None = None,
 ) -> str:
-    info = machine_info()
     out = [
-        "# Retrace benchmark",
-        "",
-        f"Reproduce: `{command}` (from the repository root; {started:%Y-%m-%d %H:%M} UTC).",
-        "",
-        "Machine: " + ", ".join(f"{k} {v}" for k, v in info.items()) + ".",
-        *(
-            [f"Load average (1 min) at start / end of the run: {load}: other work on the machine adds noise."]
-            if load
-            else []
-        ),
-        *(
-            [
-                f"Disk: a 200-byte append + fdatasync takes p50 {fmt_ms(fsync['p50'])}, "
-                f"p95 {fmt_ms(fsync['p95'])}, p99 {fmt_ms(fsync['p99'])} here (every crash-safe "
-                "checkpoint pays one)."
-            ]
-            if fsync
-            else []
-        ),
-        "",
+        *preamble("Retrace benchmark", command, started, load, fsync),
         "Each strategy ran in its own process on a freshly generated workspace (same seed, same bytes) and "
         "replayed the same trace. Latencies are per checkpoint, measured around the strategy call only "
         "(applying the tool call to disk is not timed). *Edit* calls report their changed paths; *shell* "

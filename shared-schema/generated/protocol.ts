@@ -872,11 +872,20 @@ export interface SessionListResult {
 export interface SessionStory {
   items: (StoryTurn | StoryRow)[];
   /**
+   * The cursor for the next older page (``None``: nothing older, or an outline).
+   */
+  nextBefore: string | null;
+  /**
+   * Only the session and its counts were sent (``outline`` request): ask for its newest page with
+   * ``sessionId``.
+   */
+  outline: boolean;
+  /**
    * Every checkpoint row of the story, including those left out by paging.
    */
   rowCount: number;
   /**
-   * The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``.
+   * The oldest rows not sent (paging); ask for them with this session and ``before: nextBefore``.
    */
   rowsOmitted: number;
   session: SessionInfo;
@@ -1115,9 +1124,36 @@ export interface TimelineDidChange {
    */
   row: StoryRow | null;
   /**
+   * The session id of the story the row goes into, when the server knows it (``None``: place it
+   * by its turn, else next to its parent).
+   */
+  storyId: string | null;
+  /**
+   * The row's turn as the story shows it (``rows`` empty), so a client can add a turn it does
+   * not have yet.
+   */
+  turn: StoryTurn | null;
+  /**
    * The turn the row belongs to (``None``: a row in place in its story).
    */
   turnId: string | null;
+}
+/**
+ * Rows matching every given criterion (an empty filter matches every row).
+ */
+export interface TimelineFilter {
+  /**
+   * A substring of a path the checkpoint changed.
+   */
+  path?: string | null;
+  /**
+   * A case-insensitive substring of the row's title or summary or of its turn's prompt.
+   */
+  text?: string | null;
+  /**
+   * The tool name, exactly ("edit_file").
+   */
+  tool?: string | null;
 }
 export interface TimelineGetParams {
   /**
@@ -1135,9 +1171,28 @@ export interface TimelineGetResult {
 }
 export interface TimelineTreeParams {
   /**
+   * Paging cursor (a story's ``nextBefore``: a checkpoint or turn id): only rows older than it.
+   * Needs ``sessionId``.
+   */
+  before?: string | null;
+  /**
+   * Only matching rows, paged the same way; stories without a match are left out.
+   */
+  filter?: TimelineFilter | null;
+  /**
+   * With ``outline``: the session whose page is sent (default: the running or newest agent
+   * session).
+   */
+  focus?: string | null;
+  /**
    * At most this many rows per session (the newest are kept).
    */
   maxRows?: number;
+  /**
+   * The first answer of a long history: every session's story without items (``outline: true``)
+   * except the newest agent session's (or ``focus``'s), which carries its newest page.
+   */
+  outline?: boolean;
   /**
    * Only this session's story; every session's when absent.
    */
@@ -1145,6 +1200,10 @@ export interface TimelineTreeParams {
 }
 export interface TimelineTreeResult {
   head: string | null;
+  /**
+   * The session whose story holds the head (load its newest page to show the head).
+   */
+  headSessionId: string | null;
   /**
    * Oldest first.
    */

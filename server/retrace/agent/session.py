@@ -5,6 +5,9 @@ starts each turn as an asyncio task, and implements conversation restore, summar
 resume and the replay buffer. Every engine call goes through one :class:`EngineGate` (pass
 ``gate`` to share it with the other engine users of the process).
 
+Conversations are folded lazily: start-up folds only the sessions whose journal changed since
+they were last found settled (:mod:`retrace.agent.session_index`), the others on first use.
+
 Crash resume (:meth:`AgentService.load`): a ``toolCallIntent`` without a ``toolCallResult`` is
 marked ``interrupted`` (journaled), the workspace is re-captured (``record_external``), and the
 open tool batch is answered with "interrupted: side effects unknown; the workspace was
@@ -47,6 +50,8 @@ from retrace.agent.runtime import (
     default_client_factory,
     journal,
 )
+from retrace.agent.session_index import FILE_NAME as SESSION_INDEX
+from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, journal_stamp
 from retrace.agent.settings import AgentSettings
 from retrace.agent.tool_call import emit_checkpoint, journal_tool_result
 from retrace.engine.engine import Engine
@@ -54,6 +59,7 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, FileChange
 from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
+from retrace.engine.store.layout import StoreLayout
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +94,7 @@ class AgentService:
         self._client: AsyncAnthropic | None = None
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._index: SessionIndex | None = None
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
@@ -96,6 +103,7 @@ class AgentService:
         return Runtime(self.gate, self.host, self.settings, self.policy, self.replay, self._client)
 
     async def _conversation(self, session_id: str, *, create: bool = False) -> Conversation:
+        """The session's conversation, folded from its journal on first use."""
         conv = self._convs.get(session_id)
         if conv is not None:
             return conv
@@ -105,9 +113,16 @@ class AgentService:
         events: list[dict[str, Any]] = []
         if session_id in known:
             events = await self.gate.call(lambda: list(self.engine.events(session_id)))
-        conv = Conversation.from_events(session_id, events)
-        self._convs[session_id] = conv
+        conv = self._convs.get(session_id)  # folded meanwhile by another caller
+        if conv is None:
+            conv = self._convs[session_id] = Conversation.from_events(session_id, events)
+            self._rebuild_replay()
         return conv
+
+    def _rebuild_replay(self) -> None:
+        self.replay.rebuild(
+            (sid, record) for sid, conv in self._convs.items() for record in conv.tool_calls.values()
+        )
 
     def _require_idle(self, session_id: str) -> None:
         if self.running(session_id):
@@ -115,38 +130,75 @@ class AgentService:
 
     # ------------------------------------------------------------------ lifecycle
     async def load(self) -> list[str]:
-        """Load every session from the journals and resume after a crash; returns the session ids
-        that had interrupted tool calls."""
+        """Resume after a crash; returns the session ids that had interrupted tool calls.
+
+        Only sessions whose journal changed since the agent last found them settled are folded
+        here (:mod:`.session_index`): a session a crash interrupted always did change. Every
+        other conversation is folded when first needed (prompt, view, restore, summary,
+        :meth:`load_all`)."""
         rt = self._runtime()
+        layout = StoreLayout(self.engine.store_dir)
+        sids = await self.gate.call(self.engine.sessions)
+
+        def read_index() -> tuple[SessionIndex, dict[str, Stamp | None]]:
+            index = SessionIndex.load(layout.cache / SESSION_INDEX)
+            return index, {sid: journal_stamp(layout.journal(sid)) for sid in sids}
+
+        index, stamps = await self.gate.call(read_index)
         interrupted: list[str] = []
-        for sid in await self.gate.call(self.engine.sessions):
-            events = await self.gate.call(lambda sid=sid: list(self.engine.events(sid)))
-            if not any(e.get("type") in ("message", "turn", "toolCallIntent") for e in events):
+        for sid in sids:
+            if index.settled(sid, stamps[sid]) is not None:
                 continue
-            conv = Conversation.from_events(sid, events)
-            self._convs[sid] = conv
-            pending = conv.pending_intents()
-            for record in pending:
-                await journal_tool_result(
-                    rt,
-                    conv,
-                    call_id=record.id,
-                    tool=record.tool,
-                    turn_id=record.turn_id,
-                    status="interrupted",
-                    output=INTERRUPTED,
-                )
-            if pending:
+            if await self._resume(rt, sid):
                 interrupted.append(sid)
-                cp = await self.gate.call(self.engine.record_external, session_id=sid, conversation=conv.head)
-                if cp is not None:
-                    await emit_checkpoint(rt, sid, None, cp)
-            await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)
-            await withdraw_unanswered(rt, conv, "interrupted")
-        self.replay.rebuild(
-            (sid, record) for sid, conv in self._convs.items() for record in conv.tool_calls.values()
-        )
+            conv = self._convs.get(sid)
+            stamp = await self.gate.call(lambda sid=sid: journal_stamp(layout.journal(sid)))
+            if stamp is not None:
+                title, created = (conv.title, conv.created_at) if conv is not None else (None, None)
+                index.mark(sid, SessionRecord(stamp, conv is not None, title, created))
+        index.keep_only(sids)
+        self._index = index
+        if not self.engine.readonly:
+            await self.gate.call(index.save)
+        self._rebuild_replay()
         return interrupted
+
+    async def _resume(self, rt: Runtime, sid: str) -> bool:
+        """Fold one session (if it holds a conversation) and finish what a crash left open;
+        whether it had interrupted tool calls."""
+        events = await self.gate.call(lambda: list(self.engine.events(sid)))
+        if not any(e.get("type") in ("message", "turn", "toolCallIntent") for e in events):
+            return False
+        conv = Conversation.from_events(sid, events)
+        self._convs[sid] = conv
+        pending = conv.pending_intents()
+        for record in pending:
+            await journal_tool_result(
+                rt,
+                conv,
+                call_id=record.id,
+                tool=record.tool,
+                turn_id=record.turn_id,
+                status="interrupted",
+                output=INTERRUPTED,
+            )
+        if pending:
+            cp = await self.gate.call(self.engine.record_external, session_id=sid, conversation=conv.head)
+            if cp is not None:
+                await emit_checkpoint(rt, sid, None, cp)
+        await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)
+        await withdraw_unanswered(rt, conv, "interrupted")
+        return bool(pending)
+
+    async def load_all(self) -> None:
+        """Fold every session not folded yet (what a search over all tool calls needs)."""
+        for sid in await self.gate.call(self.engine.sessions):
+            if sid not in self._convs and self._holds_conversation(sid):
+                await self._conversation(sid)
+
+    def _holds_conversation(self, sid: str) -> bool:
+        record = self._index.records.get(sid) if self._index is not None else None
+        return record is None or record.agent
 
     def update_settings(self, settings: AgentSettings | None = None, **changes: Any) -> AgentSettings:
         """Replace the settings (or some fields: ``update_settings(model="...")``); running turns
@@ -235,7 +287,24 @@ class AgentService:
     def search_tool_calls(
         self, tool: str | None = None, input_contains: str | None = None, session_id: str | None = None
     ) -> list[ToolCallView]:
+        """The replay buffer's calls of the sessions folded so far (a running session always is;
+        :meth:`search_all_tool_calls` covers every session)."""
         return self.replay.search(tool=tool, input_contains=input_contains, session_id=session_id)
+
+    async def search_all_tool_calls(
+        self, tool: str | None = None, input_contains: str | None = None
+    ) -> list[ToolCallView]:
+        """:meth:`search_tool_calls` over every session (folds the ones not folded yet)."""
+        await self.load_all()
+        return self.search_tool_calls(tool=tool, input_contains=input_contains)
+
+    def session_summary(self, session_id: str) -> SessionRecord | None:
+        """What a session list shows of a session (title, creation time, agent or not), known
+        without folding its journal; ``None`` when only folding it would tell."""
+        conv = self._convs.get(session_id)
+        if conv is not None:
+            return SessionRecord((0, 0, 0, 0), True, conv.title, conv.created_at)
+        return self._index.records.get(session_id) if self._index is not None else None
 
     # ------------------------------------------------------------------ restore
     async def _cursor_of(self, checkpoint: Checkpoint, session_id: str) -> str | None:

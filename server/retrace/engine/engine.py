@@ -13,9 +13,10 @@ tree; ``head`` is the checkpoint the workspace currently matches (the most recen
 one). Sessions only group checkpoints (the server makes one per conversation).
 
 Internals: every journal is replayed into memory on open (checkpoints, per-checkpoint deltas,
-snapshot blob ids); the head manifest is kept in memory and updated by each commit, so an
-edit checkpoint costs O(changed paths). Any other checkpoint's entries are found by walking
-its ancestry back to the nearest snapshot (bounded by :func:`needs_snapshot`).
+snapshot blob ids; the history index lets it read only the lines it needs); the head manifest
+is kept in memory and updated by each commit, so an edit checkpoint costs O(changed paths).
+Any other checkpoint's entries are found by walking its ancestry back to the nearest snapshot
+(bounded by :func:`needs_snapshot`).
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
@@ -49,6 +50,8 @@ from retrace.engine.errors import (
 from retrace.engine.gc import GcTarget, collect, store_stats
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
+from retrace.engine.history.index import HistoryIndex
+from retrace.engine.history.restore_view import RestoreEventsView
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
     Delta,
@@ -128,6 +131,7 @@ class Engine:
         self._snapshots: dict[str, str] = self._history.snapshots
         self._snap_depth: dict[str, int] = self._history.snap_depth
         self._writers: dict[str, JournalWriter] = {}
+        self._restore_events: dict[str, list[dict[str, Any]]] = {}
         self._session_id = ""
         self._closed = False
         self._capture: Capturer | None = None
@@ -234,7 +238,7 @@ class Engine:
             # A restore some process was applying to this store when it died is rolled back
             # first: before anyone works on a half-restored workspace, and before the catch-up
             # capture could record the half-applied files as an external change.
-            self.recovered = recover_interrupted_restores(self)
+            self.recovered = recover_interrupted_restores(RestoreEventsView(self, self._restore_events))
         if self._history.head_id is None:
             self._committer.baseline()
         elif catch_up:
@@ -280,7 +284,11 @@ class Engine:
         it affects; the head is the newest checkpoint whose manifest can be rebuilt."""
         present = set(self._blobs.ids())
         self._blobs.mark_known(present)
-        report = replay(self._layout, self._history, present)
+        index = HistoryIndex.load(self._layout.history_index)
+        report = replay(self._layout, self._history, present, index)
+        if not self.readonly:
+            index.save()
+        self._restore_events = report.restore_events
         self.problems.extend(report.problems)
         for cid in self._order:
             self._ids.observe(cid)

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from retrace.engine.history.graph import History
+from retrace.engine.history.index import HistoryIndex, JournalScan, needed
 from retrace.engine.manifest import Delta, delta_from_json
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import ParentCopy
@@ -36,8 +37,13 @@ class _Parsed:
     cp: Checkpoint
     delta: Delta | None
     snapshot: str | None
-    copy: ParentCopy | None = None
-    """The copy of the parent's manifest data this line carries (if any, and well-formed)."""
+    copy_raw: object = None
+    """The copy of the parent's manifest data this line carries, as read (parsed by
+    :meth:`copy` only when the parent's own line is missing: most never are)."""
+
+    def copy(self) -> ParentCopy | None:
+        """The parent copy, if present and well-formed."""
+        return _parent_copy(self.copy_raw)
 
 
 @dataclass
@@ -54,6 +60,9 @@ class ReplayReport:
     child's copy."""
     known_lost: dict[str, str] = field(default_factory=dict)
     """Checkpoint ids recorded as lost by an earlier repair → why (information, not damage)."""
+    restore_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Session id → its ``restoreIntent``/``restoreDone`` events in journal order (what the
+    recovery of interrupted restores reads)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ def _parse_checkpoint(ev: dict[str, Any]) -> _Parsed:
         raise ValueError("snapshot is not a blob id")
     if delta is None and snap is None:
         raise ValueError("neither delta nor snapshot")
-    return _Parsed(cp, delta, snap, _parent_copy(ev.get("parentDelta")))
+    return _Parsed(cp, delta, snap, ev.get("parentDelta"))
 
 
 def _parent_copy(raw: object) -> ParentCopy | None:
@@ -109,18 +118,31 @@ def _salvage_id(raw: bytes, ev: dict[str, Any] | None) -> str | None:
     return m.group(1).decode() if m else None
 
 
-def _read_all(layout: StoreLayout, report: ReplayReport) -> dict[str, _Parsed]:
+def _scan(path: Path, sid: str, index: HistoryIndex | None) -> JournalScan:
+    if index is not None:
+        return index.scan(sid, path)
+    scan = JournalScan()
+    for line in journal_lines(path):
+        scan.count += 0 if line.torn_tail else 1
+        if needed(line):
+            scan.lines.append(line)
+    return scan
+
+
+def _read_all(layout: StoreLayout, report: ReplayReport, index: HistoryIndex | None) -> dict[str, _Parsed]:
     parsed: dict[str, _Parsed] = {}
-    for sid in layout.session_ids():
+    sids = layout.session_ids()
+    for sid in sids:
         path = layout.journal(sid)
-        for line in journal_lines(path):
+        scan = _scan(path, sid, index)
+        report.lines += scan.count
+        for line in scan.lines:
             if line.torn_tail:
                 continue
-            report.lines += 1
             ev = line.event
             is_cp = ev is not None and ev.get("type") == "checkpoint"
             if ev is not None and not is_cp:
-                _note_lost(ev, report)
+                _note_other(sid, ev, report)
                 continue
             where = f"{path}:{line.number}"
             if ev is None:
@@ -141,9 +163,12 @@ def _read_all(layout: StoreLayout, report: ReplayReport) -> dict[str, _Parsed]:
     return parsed
 
 
-def _note_lost(ev: dict[str, Any], report: ReplayReport) -> None:
-    if ev.get("type") == "checkpointLost" and isinstance(ev.get("id"), str):
+def _note_other(sid: str, ev: dict[str, Any], report: ReplayReport) -> None:
+    kind = ev.get("type")
+    if kind == "checkpointLost" and isinstance(ev.get("id"), str):
         report.known_lost.setdefault(str(ev["id"]), str(ev.get("reason") or "lost"))
+    elif kind in ("restoreIntent", "restoreDone"):
+        report.restore_events.setdefault(sid, []).append(ev)
 
 
 def _rebuild_lost(parsed: dict[str, _Parsed], report: ReplayReport) -> None:
@@ -152,7 +177,9 @@ def _rebuild_lost(parsed: dict[str, _Parsed], report: ReplayReport) -> None:
     child's session with a label saying so; its manifest is exact."""
     for child_id in sorted(parsed):
         child = parsed[child_id]
-        copy = child.copy
+        if child.cp.parent is None or child.cp.parent in parsed:
+            continue
+        copy = child.copy()
         if copy is None or copy.id in parsed or copy.id != child.cp.parent:
             continue
         where = report.lost.get(copy.id, "no readable journal entry")
@@ -186,11 +213,17 @@ def _all_stored(copy: ParentCopy) -> bool:
     )
 
 
-def replay(layout: StoreLayout, history: History, present: set[str]) -> ReplayReport:
+def replay(
+    layout: StoreLayout, history: History, present: set[str], index: HistoryIndex | None = None
+) -> ReplayReport:
     """Load every journal under ``layout`` into ``history`` (which must be empty).
-    ``present``: ids of the stored blobs (a snapshot not among them is damage)."""
+    ``present``: ids of the stored blobs (a snapshot not among them is damage). ``index``: where
+    the needed lines are (:mod:`.index`; refreshed here, saved by the caller); ``None`` reads
+    every journal in full. The result is the same either way."""
     report = ReplayReport()
-    parsed = _read_all(layout, report)
+    parsed = _read_all(layout, report, index)
+    if index is not None:
+        index.forget_except(layout.session_ids())
     _rebuild_lost(parsed, report)
     for cid in sorted(parsed):
         p = parsed[cid]

@@ -54,16 +54,20 @@ def journal_lines(path: Path) -> Iterator[JournalLine]:
     # A complete journal ends with "\n", so the last element is b"" unless the tail is torn.
     last = len(lines) - 1
     for i, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            event = json.loads(raw)
-            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-                raise ValueError("not an event object")
-        except ValueError as exc:
-            yield JournalLine(i + 1, raw, None, str(exc), torn_tail=i == last)
-            continue
-        yield JournalLine(i + 1, raw, event)
+        if raw.strip():
+            yield parse_line(i + 1, raw, last=i == last)
+
+
+def parse_line(number: int, raw: bytes, *, last: bool) -> JournalLine:
+    """One non-blank line (without its newline) parsed; ``last``: it is the file's final bytes
+    with no newline after them (a parse failure there is a torn tail, not damage)."""
+    try:
+        event = json.loads(raw)
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise ValueError("not an event object")
+    except ValueError as exc:
+        return JournalLine(number, raw, None, str(exc), torn_tail=last)
+    return JournalLine(number, raw, event)
 
 
 def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterator[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Where a store lives and what is in it.
 
 ``<store>/store.json`` (format version, workspace path), ``blobs/``, ``sessions/<id>/journal.jsonl``,
-``cache/`` (rebuildable: stat cache), ``lock``. The default location is ``$RETRACE_STORE`` or
+``cache/`` (rebuildable: stat cache, history index), ``lock``. The default location is ``$RETRACE_STORE`` or
 ``<user data dir>/retrace/stores/<slug>-<sha256(workspace)[:12]>`` — never inside the workspace.
 The user data dir is the platform's (``platformdirs``): ``$XDG_DATA_HOME`` (else
 ``~/.local/share``) on Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
@@ -48,6 +48,7 @@ class StoreLayout:
         self.sessions = root / "sessions"
         self.cache = root / "cache"
         self.stat_cache = self.cache / "stat-cache.marshal"
+        self.history_index = self.cache / "history-index.json"
         self.lock = root / "lock"
 
     def journal(self, session_id: str) -> Path:

@@ -41,7 +41,9 @@ async def session_list(ls: RetraceServer, params: EmptyParams) -> SessionListRes
 
 async def tool_calls_search(ls: RetraceServer, params: ToolCallSearchParams) -> ToolCallSearchResult:
     services = await ls.services()
-    records = services.agent.search_tool_calls(tool=params.tool, input_contains=params.input_contains)
+    records = await services.agent.search_all_tool_calls(
+        tool=params.tool, input_contains=params.input_contains
+    )
     return ToolCallSearchResult.model_validate({"records": records})
 
 

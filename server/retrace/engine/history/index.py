@@ -1,0 +1,269 @@
+"""The history index: a rebuildable cache that lets an open skip the journal lines replay ignores.
+
+Replay needs few of a session journal's lines: checkpoints, ``checkpointLost`` records, restore
+intents and outcomes (interrupted-restore recovery), and damaged lines (reported on every open).
+Turns, messages, usage and tool-call events — most of the bytes — are the agent's. For each
+journal the index records what it was built from — device, inode, modification time, the
+length of the newline-terminated prefix it covered and a digest of that prefix, its line counts
+— and, inside that prefix, the offset, length and line number of every line replay needs.
+
+Contracts:
+
+* The journals stay the only source of truth: every needed line is parsed again from the
+  journal's own bytes on every open; the index only says where they are.
+* Never required: an index that is missing, unreadable, of another version or malformed is
+  ignored (every journal is scanned in full, as without an index).
+* Per journal, the recorded prefix is trusted when the journal is the same file (device and
+  inode) and either untouched (same length and modification time, and that time older than
+  the scan that recorded it by more than :data:`RACY_NS`, so no later write in the same clock
+  tick can hide) or its first ``size`` bytes still have the recorded digest (it grew: the
+  bytes after the prefix are scanned). Anything else — a shrunk, replaced, rewritten or
+  damaged journal (``gc`` and ``verify --repair`` rewrite through a new file) — is scanned in
+  full. Cost: an untouched journal is read, not hashed; only journals written since are hashed.
+* Checksummed (a damaged index is ignored as a whole) and written atomically (temporary file +
+  rename), only when something changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from retrace.engine.store.journal import JournalLine, parse_line
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 1
+RACY_NS = 2_000_000_000
+"""A modification time this close to the scan may be followed by a write with the same time."""
+NEEDED = frozenset({"checkpoint", "checkpointLost", "restoreIntent", "restoreDone"})
+"""Event types replay reads (every damaged line is read too)."""
+
+Span = tuple[int, int, int]
+"""(offset, length without the newline, 1-based line number) of one needed line."""
+
+
+@dataclass(frozen=True)
+class JournalMark:
+    """What the index knows of one journal's newline-terminated prefix."""
+
+    dev: int
+    ino: int
+    mtime_ns: int
+    verified_ns: int
+    """When the prefix was last scanned or its digest checked (see :data:`RACY_NS`)."""
+    size: int
+    digest: str
+    newlines: int
+    """Newlines in the prefix (the next line's number is this + 1)."""
+    count: int
+    """Non-blank lines in the prefix."""
+    spans: tuple[Span, ...]
+
+    def to_json(self) -> list[object]:
+        return [
+            self.dev,
+            self.ino,
+            self.mtime_ns,
+            self.verified_ns,
+            self.size,
+            self.digest,
+            self.newlines,
+            self.count,
+            [list(s) for s in self.spans],
+        ]
+
+
+@dataclass
+class JournalScan:
+    """The lines of one journal replay needs, in order, and how many non-blank complete lines
+    it has (a torn tail is among ``lines``, marked, and not counted)."""
+
+    lines: list[JournalLine] = field(default_factory=list)
+    count: int = 0
+
+
+def _digest(data: bytes, size: int) -> str:
+    return hashlib.blake2b(memoryview(data)[:size], digest_size=16).hexdigest()
+
+
+def _check(journals: object) -> str:
+    """Checksum of the marks themselves (a damaged index must not pass for a valid one)."""
+    text = json.dumps(journals, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def needed(line: JournalLine) -> bool:
+    return line.event is None or line.event.get("type") in NEEDED
+
+
+class HistoryIndex:
+    """The index of one store (``<store>/cache/history-index.json``)."""
+
+    def __init__(self, path: Path | None, marks: dict[str, JournalMark] | None = None) -> None:
+        self.path = path
+        self.marks: dict[str, JournalMark] = marks or {}
+        self.changed = False
+        self.trusted = 0
+        """Journals whose recorded prefix the scans used (for tests and tracing)."""
+
+    # ------------------------------------------------------------------ persistence
+    @classmethod
+    def load(cls, path: Path) -> HistoryIndex:
+        """The index at ``path``; an empty one when it is missing or cannot be used."""
+        try:
+            raw = json.loads(path.read_bytes())
+            marks = _marks_from_json(raw)
+        except FileNotFoundError:
+            return cls(path)
+        except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+            log.info("history index %s ignored (%s): rebuilding it from the journals", path, exc)
+            return cls(path)
+        return cls(path, marks)
+
+    def save(self) -> None:
+        """Write the index atomically when it changed (failures are logged: it is only a cache)."""
+        if self.path is None or not self.changed:
+            return
+        journals = {sid: m.to_json() for sid, m in sorted(self.marks.items())}
+        body = {"version": INDEX_VERSION, "check": _check(journals), "journals": journals}
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(body, separators=(",", ":")))
+            tmp.replace(self.path)
+        except OSError as exc:
+            log.warning("history index %s not written: %s", self.path, exc)
+            tmp.unlink(missing_ok=True)
+            return
+        self.changed = False
+
+    def forget_except(self, session_ids: Iterable[str]) -> None:
+        """Drop the marks of journals that no longer exist."""
+        keep = set(session_ids)
+        for sid in [s for s in self.marks if s not in keep]:
+            del self.marks[sid]
+            self.changed = True
+
+    # ------------------------------------------------------------------ scanning
+    def scan(self, session_id: str, path: Path) -> JournalScan:
+        """The needed lines of journal ``path`` (the same ones, parsed the same way, as filtering
+        :func:`~retrace.engine.store.journal.journal_lines`), refreshing its mark."""
+        try:
+            with path.open("rb") as f:
+                st = os.fstat(f.fileno())
+                data = f.read()
+        except FileNotFoundError:
+            if self.marks.pop(session_id, None) is not None:
+                self.changed = True
+            return JournalScan()
+        mark = self.marks.get(session_id)
+        trust = self._trust(mark, st, data) if mark is not None else None
+        out = JournalScan()
+        if mark is None or trust is None:
+            spans: list[Span] = []
+            complete = self._scan_from(data, 0, 1, out, spans)
+            self._remember(session_id, st, data, complete, spans)
+            return out
+        self.trusted += 1
+        for off, length, num in mark.spans:
+            out.lines.append(parse_line(num, data[off : off + length], last=False))
+        out.count = mark.count
+        if trust == "untouched":
+            return out
+        spans = list(mark.spans)
+        complete = mark.count + self._scan_from(data, mark.size, mark.newlines + 1, out, spans)
+        self._remember(session_id, st, data, complete, spans)
+        return out
+
+    def _remember(self, sid: str, st: os.stat_result, data: bytes, count: int, spans: list[Span]) -> None:
+        end = data.rfind(b"\n") + 1
+        self.marks[sid] = JournalMark(
+            st.st_dev,
+            st.st_ino,
+            st.st_mtime_ns,
+            time.time_ns(),
+            end,
+            _digest(data, end),
+            data.count(b"\n", 0, end),
+            count,
+            tuple(spans),
+        )
+        self.changed = True
+
+    @staticmethod
+    def _trust(mark: JournalMark, st: os.stat_result, data: bytes) -> str | None:
+        """``"untouched"``, ``"grown"`` (the prefix is intact), or ``None`` (scan it all)."""
+        if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or len(data) < mark.size:
+            return None
+        if mark.size and data[mark.size - 1] != 0x0A:
+            return None
+        if not all(
+            off >= 0
+            and off + length < mark.size
+            and data[off + length] == 0x0A
+            and (off == 0 or data[off - 1] == 0x0A)
+            for off, length, _ in mark.spans
+        ):
+            return None
+        if (
+            len(data) == mark.size
+            and st.st_mtime_ns == mark.mtime_ns
+            and mark.mtime_ns < mark.verified_ns - RACY_NS
+        ):
+            return "untouched"
+        return "grown" if _digest(data, mark.size) == mark.digest else None
+
+    @staticmethod
+    def _scan_from(data: bytes, pos: int, number: int, out: JournalScan, spans: list[Span]) -> int:
+        """Scan from ``pos`` (line ``number``) to the end; returns how many non-blank
+        newline-terminated lines it met."""
+        size = len(data)
+        complete = 0
+        while pos < size:
+            nl = data.find(b"\n", pos)
+            end = size if nl < 0 else nl
+            raw = data[pos:end]
+            if raw.strip():
+                line = parse_line(number, raw, last=nl < 0)
+                if not line.torn_tail:
+                    out.count += 1
+                complete += nl >= 0
+                if needed(line):
+                    out.lines.append(line)
+                    if nl >= 0:
+                        spans.append((pos, end - pos, number))
+            pos, number = end + 1, number + 1
+        return complete
+
+
+def _marks_from_json(raw: object) -> dict[str, JournalMark]:
+    if not isinstance(raw, dict) or raw.get("version") != INDEX_VERSION:
+        raise ValueError("another index version")
+    journals = raw["journals"]
+    if not isinstance(journals, dict):
+        raise TypeError("journals is not an object")
+    if raw.get("check") != _check(journals):
+        raise ValueError("checksum mismatch")
+    marks: dict[str, JournalMark] = {}
+    for sid, row in journals.items():
+        dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, spans = row
+        ints = (dev, ino, mtime_ns, verified_ns, size, newlines, count)
+        if not all(type(v) is int for v in ints) or not isinstance(digest, str):
+            raise TypeError(f"journal {sid}: malformed entry")
+        parsed: list[Span] = []
+        for span in spans:
+            off, length, num = span
+            if not all(type(v) is int for v in (off, length, num)):
+                raise TypeError(f"journal {sid}: malformed span")
+            parsed.append((off, length, num))
+        marks[str(sid)] = JournalMark(
+            dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, tuple(parsed)
+        )
+    return marks
