@@ -6,6 +6,9 @@
 // is described on the view, "Jump to Head" reveals the head, and hovering a row shows its diff
 // preview. Prints the measured open and hover latencies (no timed assertions: timings are noisy).
 // Screenshots: .e2e/screenshots/longsession-*.png. Usage: node tests/e2e/longsession.mjs [vsix]
+// KNOWN FAILING, so not yet in `npm run test:e2e` (issue 12 stays open on it): after the seeded
+// session opens, the workbench page stops responding (even a screenshot times out) before turn
+// 500 is shown. Run it by hand while fixing that.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

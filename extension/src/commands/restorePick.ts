@@ -30,6 +30,9 @@ export function lineStats(cp: Checkpoint): string {
     const removed = cp.files.reduce((n, f) => n + f.deletions, 0);
     const approx = cp.files.some(f => f.approximate) ? '~' : '';
     const files = `${cp.files.length} file${cp.files.length === 1 ? '' : 's'}`;
+    if (cp.files.some(f => f.counted === false)) {
+        return `${files} · lines not counted yet`;
+    }
     return `${approx}+${added} −${removed} · ${files}`;
 }
 

@@ -422,7 +422,9 @@ export function changeSummary(cp: Checkpoint): string {
     const add = files.reduce((n, f) => n + (f.additions ?? 0), 0);
     const del = files.reduce((n, f) => n + (f.deletions ?? 0), 0);
     const what = files.length === 1 ? (files[0]?.path ?? '') : `${files.length} files`;
-    return `${what} +${add} −${del}`;
+    // Big files' lines are counted on request, not at commit: never show their zeros as a figure.
+    const uncounted = files.some(f => f.counted === false) ? ' (lines not counted yet)' : '';
+    return `${what} +${add} −${del}${uncounted}`;
 }
 
 export function recoverabilityNote(cp: Checkpoint): string {

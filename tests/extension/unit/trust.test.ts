@@ -67,6 +67,9 @@ suite('demo folder, restore pick, chat banner, palette', () => {
         assert.equal(picks.filter(p => p.description.includes('current')).length, 1);
         assert.equal(lineStats(checkpoint({ id: 'x', files: [file('a', 3, 1), file('b', 2, 0)] })), '+5 −1 · 2 files');
         assert.equal(lineStats(checkpoint({ id: 'y', files: [] })), 'no file changes');
+        // A big file's lines are counted on request: its zeros are never shown as a figure.
+        const big = { ...file('big.sql', 0, 0), counted: false };
+        assert.equal(lineStats(checkpoint({ id: 'z', files: [file('a', 3, 1), big] })), '2 files · lines not counted yet');
         assert.deepEqual(MODE_PICKS.map(m => m.mode), ['code', 'conversation', 'both']);
     });
 

@@ -208,14 +208,17 @@ class UnknownCursorError(LookupError):
 
 
 def focus_of(stories: Sequence[SessionStory], running: frozenset[str], focus: str | None) -> str | None:
-    """The session an outline answer pages: ``focus`` if it has an agent story (a client's active
-    session may have none yet, or be the workspace's), else a running agent session, else the
-    newest agent session, else the newest story."""
-    if focus is not None and any(s.session.id == focus and not s.workspace for s in stories):
+    """The session an outline answer pages: ``focus`` if it has an agent story with rows (a
+    client's active session may have none yet, or be the workspace's), else a running agent
+    session, else the newest agent session with rows, else the newest story."""
+    # A session with no rows that is not running (the chat's fresh session) shows nothing when
+    # paged: it never takes the page from the story the user came to see.
+    agent = [s for s in stories if not s.workspace]
+    live = [s.session.id for s in agent if s.row_count or s.session.id in running]
+    if focus is not None and focus in live:
         return focus
-    agent = [s.session.id for s in stories if not s.workspace]
-    busy = [sid for sid in agent if sid in running]
-    candidates = busy or agent or [s.session.id for s in stories]
+    busy = [s.session.id for s in agent if s.session.id in running]
+    candidates = busy or live or [s.session.id for s in agent] or [s.session.id for s in stories]
     return candidates[-1] if candidates else None
 
 
