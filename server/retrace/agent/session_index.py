@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from retrace.engine.store.cache_file import write_cache_json
 
 log = logging.getLogger(__name__)
 
@@ -99,14 +100,7 @@ class SessionIndex:
                 for sid, r in sorted(self.records.items())
             },
         }
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(body, separators=(",", ":")))
-            tmp.replace(self.path)
-        except OSError as exc:
-            log.warning("session index %s not written: %s", self.path, exc)
-            tmp.unlink(missing_ok=True)
+        if not write_cache_json(self.path, body, "session index"):
             return
         self.changed = False
 

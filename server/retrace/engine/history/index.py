@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrace.engine.store.cache_file import write_cache_json
 from retrace.engine.store.journal import JournalLine, parse_line
 
 log = logging.getLogger(__name__)
@@ -133,14 +134,7 @@ class HistoryIndex:
             return
         journals = {sid: m.to_json() for sid, m in sorted(self.marks.items())}
         body = {"version": INDEX_VERSION, "check": _check(journals), "journals": journals}
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(body, separators=(",", ":")))
-            tmp.replace(self.path)
-        except OSError as exc:
-            log.warning("history index %s not written: %s", self.path, exc)
-            tmp.unlink(missing_ok=True)
+        if not write_cache_json(self.path, body, "history index"):
             return
         self.changed = False
 
