@@ -10,6 +10,7 @@ export const SECRET_API_KEY = 'retrace.anthropicApiKey';
 export const VIEW_CONTAINER = 'retrace';
 export const VIEW_CHAT = 'retrace.chat';
 export const VIEW_TIMELINE = 'retrace.timeline';
+export const VIEW_FILE_HISTORY = 'retrace.fileHistory';
 
 /** `retrace-cp:/<workspace-relative path>?cp=<checkpoint id | "current">` → file text at that checkpoint. */
 export const CHECKPOINT_SCHEME = 'retrace-cp';
@@ -53,6 +54,12 @@ export const COMMANDS = {
     undoRestore: 'retrace.undoRestore',
     undoLastRestore: 'retrace.undoLastRestore',
     verifyStore: 'retrace.verifyStore',
+    fileHistoryShow: 'retrace.fileHistory.show',
+    fileHistoryOpenVersion: 'retrace.fileHistory.openVersion',
+    fileHistoryComparePrevious: 'retrace.fileHistory.comparePrevious',
+    fileHistoryRestoreVersion: 'retrace.fileHistory.restoreVersion',
+    fileHistoryLoadOlder: 'retrace.fileHistory.loadOlder',
+    fileHistoryTogglePin: 'retrace.fileHistory.togglePin',
 } as const;
 
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];

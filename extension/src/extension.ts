@@ -22,10 +22,13 @@ import { setPrompter } from './ui';
 import { ChatViewProvider } from './views/chatView';
 import { StatusItem } from './views/statusItem';
 import { TimelineProvider } from './views/timelineProvider';
+import { registerFileHistoryCommands } from './views/fileHistoryCommands';
+import { FileHistoryProvider } from './views/fileHistoryProvider';
 
 export interface RetraceApi {
     readonly ctx: Ctx;
     readonly timeline: TimelineProvider;
+    readonly fileHistory: FileHistoryProvider;
     readonly chat: ChatViewProvider;
     readonly highlighter: ChangeHighlighter;
     readonly status: StatusItem;
@@ -73,6 +76,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         const ctx = new Ctx(context, output);
         ctxRef = ctx;
         const timeline = new TimelineProvider(ctx);
+        const fileHistory = new FileHistoryProvider(ctx);
         const chat = new ChatViewProvider(ctx, context.extensionUri);
         const highlighter = new ChangeHighlighter(ctx, () => timeline.timeline, context.extensionUri);
         const status = new StatusItem(ctx);
@@ -86,6 +90,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         context.subscriptions.push(
             ctx,
             timeline,
+            fileHistory,
             chat,
             highlighter,
             status,
@@ -100,10 +105,19 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             }),
         );
         registerCommands({ ctx, timeline, chat, highlighter });
+        registerFileHistoryCommands({
+            ctx,
+            fileHistory,
+            head: () => timeline.head,
+            onRestored: () => {
+                timeline.scheduleRefresh();
+                highlighter.schedule();
+            },
+        });
         void startIfUsed(ctx, () => chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
         const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
-        return { ctx, timeline, chat, highlighter, status, editorState, contentProvider, setPrompter, changeViews };
+        return { ctx, timeline, fileHistory, chat, highlighter, status, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
         void vscode.window.showErrorMessage(`Cannot activate Retrace: ${errorMessage(err)}`);

@@ -443,6 +443,76 @@ export interface FileEntry {
    */
   unstored: string | null;
 }
+export interface FileHistoryParams {
+  /**
+   * ``nextCursor`` of the previous page; absent for the first (newest) page.
+   */
+  cursor?: string | null;
+  limit?: number;
+  /**
+   * Workspace-relative path (an absolute path is accepted only inside the workspace).
+   */
+  path: string;
+  /**
+   * Only this session's checkpoints; all sessions when absent.
+   */
+  sessionId?: string | null;
+}
+export interface FileHistoryResult {
+  /**
+   * Pass as ``cursor`` for the next (older) page; ``null`` when this was the last.
+   */
+  nextCursor: string | null;
+  /**
+   * The normalised workspace-relative path the history is for.
+   */
+  path: string;
+  /**
+   * Newest first.
+   */
+  versions: FileVersion[];
+}
+/**
+ * One checkpoint that changed the file, and what the file was right after it.
+ */
+export interface FileVersion {
+  /**
+   * Line statistics for this file when known (``null``: not counted, e.g. binary).
+   */
+  additions: number | null;
+  approximate: boolean;
+  binary: boolean;
+  change: 'created' | 'modified' | 'deleted' | 'renamed';
+  checkpointId: string;
+  createdAt: string;
+  deletions: number | null;
+  /**
+   * The file exists at this path right after the checkpoint (``false`` after a delete or a
+   * rename away): there is a version to open.
+   */
+  exists: boolean;
+  /**
+   * Content hash of the file after the checkpoint (``null`` when absent or not stored).
+   */
+  hash: string | null;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  /**
+   * The checkpoint before it (the previous version of the file lives there); ``null`` for the
+   * first baseline.
+   */
+  parentId: string | null;
+  renamedFrom: string | null;
+  renamedTo: string | null;
+  sessionId: string;
+  /**
+   * This file's change in a few words: "+3 −1", "created, +4 −0", "renamed from a.txt".
+   */
+  summary: string;
+  /**
+   * The checkpoint's title as the timeline words it ("edit_file", "Restored code to …").
+   */
+  title: string;
+}
 export interface FileOutcome {
   action: 'create' | 'overwrite' | 'delete' | 'rename' | 'chmod' | 'conflict';
   detail: string | null;
@@ -802,11 +872,20 @@ export interface SessionListResult {
 export interface SessionStory {
   items: (StoryTurn | StoryRow)[];
   /**
+   * The cursor for the next older page (``None``: nothing older, or an outline).
+   */
+  nextBefore: string | null;
+  /**
+   * Only the session and its counts were sent (``outline`` request): ask for its newest page with
+   * ``sessionId``.
+   */
+  outline: boolean;
+  /**
    * Every checkpoint row of the story, including those left out by paging.
    */
   rowCount: number;
   /**
-   * The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``.
+   * The oldest rows not sent (paging); ask for them with this session and ``before: nextBefore``.
    */
   rowsOmitted: number;
   session: SessionInfo;
@@ -1045,9 +1124,36 @@ export interface TimelineDidChange {
    */
   row: StoryRow | null;
   /**
+   * The session id of the story the row goes into, when the server knows it (``None``: place it
+   * by its turn, else next to its parent).
+   */
+  storyId: string | null;
+  /**
+   * The row's turn as the story shows it (``rows`` empty), so a client can add a turn it does
+   * not have yet.
+   */
+  turn: StoryTurn | null;
+  /**
    * The turn the row belongs to (``None``: a row in place in its story).
    */
   turnId: string | null;
+}
+/**
+ * Rows matching every given criterion (an empty filter matches every row).
+ */
+export interface TimelineFilter {
+  /**
+   * A substring of a path the checkpoint changed.
+   */
+  path?: string | null;
+  /**
+   * A case-insensitive substring of the row's title or summary or of its turn's prompt.
+   */
+  text?: string | null;
+  /**
+   * The tool name, exactly ("edit_file").
+   */
+  tool?: string | null;
 }
 export interface TimelineGetParams {
   /**
@@ -1065,9 +1171,28 @@ export interface TimelineGetResult {
 }
 export interface TimelineTreeParams {
   /**
+   * Paging cursor (a story's ``nextBefore``: a checkpoint or turn id): only rows older than it.
+   * Needs ``sessionId``.
+   */
+  before?: string | null;
+  /**
+   * Only matching rows, paged the same way; stories without a match are left out.
+   */
+  filter?: TimelineFilter | null;
+  /**
+   * With ``outline``: the session whose page is sent (default: the running or newest agent
+   * session).
+   */
+  focus?: string | null;
+  /**
    * At most this many rows per session (the newest are kept).
    */
   maxRows?: number;
+  /**
+   * The first answer of a long history: every session's story without items (``outline: true``)
+   * except the newest agent session's (or ``focus``'s), which carries its newest page.
+   */
+  outline?: boolean;
   /**
    * Only this session's story; every session's when absent.
    */
@@ -1075,6 +1200,10 @@ export interface TimelineTreeParams {
 }
 export interface TimelineTreeResult {
   head: string | null;
+  /**
+   * The session whose story holds the head (load its newest page to show the head).
+   */
+  headSessionId: string | null;
   /**
    * Oldest first.
    */
@@ -1126,6 +1255,7 @@ export const METHODS = {
   toolCallsSearch: 'retrace/toolCalls/search',
   timelineGet: 'retrace/timeline/get',
   timelineTree: 'retrace/timeline/tree',
+  fileHistory: 'retrace/file/history',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
   checkpointFileContent: 'retrace/checkpoint/fileContent',
@@ -1155,6 +1285,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/toolCalls/search': 'clientRequest',
   'retrace/timeline/get': 'clientRequest',
   'retrace/timeline/tree': 'clientRequest',
+  'retrace/file/history': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
   'retrace/checkpoint/fileContent': 'clientRequest',
@@ -1180,6 +1311,7 @@ export interface RequestParams {
   'retrace/toolCalls/search': ToolCallSearchParams;
   'retrace/timeline/get': TimelineGetParams;
   'retrace/timeline/tree': TimelineTreeParams;
+  'retrace/file/history': FileHistoryParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
@@ -1201,6 +1333,7 @@ export interface RequestResult {
   'retrace/toolCalls/search': ToolCallSearchResult;
   'retrace/timeline/get': TimelineGetResult;
   'retrace/timeline/tree': TimelineTreeResult;
+  'retrace/file/history': FileHistoryResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;

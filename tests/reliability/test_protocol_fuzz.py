@@ -213,6 +213,26 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
             optional={
                 "sessionId": st.none() | session_or_random,
                 "maxRows": st.integers(min_value=-5, max_value=2_000_000),
+                "before": st.none() | ids | st.sampled_from(HOSTILE_STRINGS),
+                "outline": st.booleans(),
+                "focus": st.none() | session_or_random,
+                "filter": st.none()
+                | st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "tool": st.none() | texts,
+                        "path": st.none() | paths,
+                        "text": st.none() | texts,
+                    },
+                ),
+            },
+        ),
+        "retrace/file/history": st.fixed_dictionaries(
+            {"path": paths},
+            optional={
+                "sessionId": st.none() | session_or_random,
+                "cursor": st.none() | ids | st.sampled_from(HOSTILE_STRINGS),
+                "limit": st.integers(min_value=-5, max_value=100_000),
             },
         ),
         "retrace/checkpoint/get": st.fixed_dictionaries({"id": ids}),

@@ -114,9 +114,15 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
     }
 
     async refresh(): Promise<void> {
-        const data = this.timeline();
+        let data = this.timeline();
         const rpc = this.ctx.rpc;
         this.range = data === undefined ? undefined : highlightRange(data, this.scope);
+        if (this.range === undefined && this.scope.kind === 'since' && rpc !== undefined) {
+            // The timeline view holds only the pages it shows: a checkpoint of another page or
+            // session is looked up in the whole timeline.
+            data = await rpc.request(METHODS.timelineGet, {});
+            this.range = highlightRange(data, this.scope);
+        }
         this.lines = new Map();
         const head = data?.head ?? null;
         if (this.range !== undefined && rpc !== undefined) {

@@ -9,7 +9,7 @@
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
  * target checkpoints with `viewItem == checkpoint`.
  */
-import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineDidChange, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
+import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
 
 export interface SessionNode {
     readonly kind: 'session';
@@ -57,13 +57,17 @@ export interface RunningToolNode {
     readonly tool: string;
 }
 
-/** "… N earlier steps": the server left the oldest rows of a long story out (paging). */
+/**
+ * "Load N earlier steps…": the server left the oldest rows of a long story out (paging), or sent
+ * the story as an outline (no rows yet; `before` is then `null`: load its newest page).
+ */
 export interface MoreNode {
     readonly kind: 'more';
     readonly id: string;
     readonly parentId: string;
     readonly sessionId: string;
     readonly omitted: number;
+    readonly before: string | null;
 }
 
 export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode;
@@ -135,7 +139,8 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
         const id = sessionNodeId(story.session.id);
         const children: TimelineNode[] = [];
         if (story.rowsOmitted > 0) {
-            children.push({ kind: 'more', id: `more:${story.session.id}`, parentId: id, sessionId: story.session.id, omitted: story.rowsOmitted });
+            const before = story.outline ? null : story.nextBefore;
+            children.push({ kind: 'more', id: `more:${story.session.id}`, parentId: id, sessionId: story.session.id, omitted: story.rowsOmitted, before });
         }
         const lastTurn = story.items.filter(i => i.kind === 'turn').at(-1);
         for (const item of story.items) {
@@ -217,10 +222,55 @@ export function relativeTime(iso: string | null | undefined, now: number): strin
     return shortDate(iso);
 }
 
+function storyIndexOf(tree: TimelineTreeResult, change: TimelineDidChange, parent: string | null): number {
+    const storyId = change.storyId ?? null;
+    if (storyId !== null) {
+        return tree.sessions.findIndex(s => s.session.id === storyId);
+    }
+    const turnId = change.turnId ?? null;
+    if (turnId !== null) {
+        return tree.sessions.findIndex(s => s.items.some(i => i.kind === 'turn' && i.turnId === turnId));
+    }
+    return parent === null ? -1 : tree.sessions.findIndex(s => rowsOf(s).some(r => r.checkpoint.id === parent));
+}
+
+function withHead(story: SessionStory, head: string | null): SessionStory {
+    const mark = (r: StoryRow): StoryRow => (r.isHead === (r.checkpoint.id === head) ? r : { ...r, isHead: !r.isHead });
+    return { ...story, items: story.items.map(i => (i.kind === 'turn' ? { ...i, rows: i.rows.map(mark) } : mark(i))) };
+}
+
+/** `story` with `row` added as its newest row (in its turn, added when new); `undefined`: no place. */
+function insertRow(story: SessionStory, row: StoryRow, change: TimelineDidChange): SessionStory | undefined {
+    const counted = (s: SessionStory, turns: number): SessionStory => ({
+        ...s,
+        rowCount: s.rowCount + 1,
+        turnCount: s.turnCount + turns,
+        session: { ...s.session, checkpointCount: s.session.checkpointCount + 1 },
+    });
+    if (story.outline) {
+        return counted({ ...story, rowsOmitted: story.rowsOmitted + 1 }, 0); // not shown yet: only counted
+    }
+    const turnId = change.turnId ?? null;
+    if (turnId === null) {
+        return counted({ ...story, items: [...story.items, row] }, 0);
+    }
+    const index = story.items.findIndex(i => i.kind === 'turn' && i.turnId === turnId);
+    const turn = story.items[index];
+    if (turn !== undefined && turn.kind === 'turn') {
+        const items = [...story.items];
+        items[index] = { ...turn, rows: [...turn.rows, row] };
+        return counted({ ...story, items }, 0);
+    }
+    const header = change.turn ?? null;
+    return header === null ? undefined : counted({ ...story, items: [...story.items, { ...header, rows: [row] }] }, 1);
+}
+
 /**
- * Apply a `timeline/didChange` that carries a described row without asking the server again.
- * Returns the new tree, or `undefined` when the change cannot be placed (an unknown turn or
- * story, no row): the caller then fetches the tree.
+ * Apply a `timeline/didChange` that carries a described row without asking the server again:
+ * into the story the server names (else the one holding its turn, else its parent), in its turn
+ * (a turn the change carries is added when new); an outline story only counts it. Returns the new
+ * tree, or `undefined` when the change cannot be placed (no row, an unknown story or turn): the
+ * caller then fetches the tree.
  */
 export function applyChange(tree: TimelineTreeResult, change: TimelineDidChange): TimelineTreeResult | undefined {
     const row = change.row;
@@ -228,44 +278,65 @@ export function applyChange(tree: TimelineTreeResult, change: TimelineDidChange)
         return undefined;
     }
     const cp = row.checkpoint;
-    const unhead = (r: StoryRow): StoryRow => (r.isHead ? { ...r, isHead: false } : r);
-    let placed = false;
-    const sessions = tree.sessions.map((story): SessionStory => {
-        const items = story.items.map(i => (i.kind === 'turn' ? { ...i, rows: i.rows.map(unhead) } : unhead(i)));
-        if (rowsOf(story).some(r => r.checkpoint.id === cp.id)) {
-            placed = true; // already there (a refetch won the race)
-            return { ...story, items };
-        }
-        if (placed) {
-            return { ...story, items };
-        }
-        const turnId = change.turnId ?? null;
-        if (turnId !== null) {
-            const index = items.findIndex(i => i.kind === 'turn' && i.turnId === turnId);
-            const turn = items[index];
-            if (turn === undefined || turn.kind !== 'turn') {
-                return { ...story, items };
-            }
-            placed = true;
-            items[index] = { ...turn, rows: [...turn.rows, row] };
-            return { ...story, items, rowCount: story.rowCount + 1, session: { ...story.session, checkpointCount: story.rowCount + 1 } };
-        }
-        if (cp.parent !== null && rowsOf(story).some(r => r.checkpoint.id === cp.parent)) {
-            placed = true;
-            return { ...story, items: [...items, row], rowCount: story.rowCount + 1 };
-        }
-        return { ...story, items };
-    });
-    return placed ? { sessions, head: change.head } : undefined;
+    const head = change.head;
+    const known = tree.sessions.some(s => rowsOf(s).some(r => r.checkpoint.id === cp.id)); // a refetch won the race
+    const index = known ? -1 : storyIndexOf(tree, change, cp.parent ?? null);
+    const target = tree.sessions[index];
+    const placed = target === undefined ? undefined : insertRow(target, row, change);
+    if (!known && placed === undefined) {
+        return undefined;
+    }
+    const sessions = tree.sessions.map((s, i) => withHead(i === index && placed !== undefined ? placed : s, head));
+    return { ...tree, sessions, head, headSessionId: known ? tree.headSessionId : (target?.session.id ?? tree.headSessionId) };
 }
 
 /**
- * Whether a node starts expanded: sessions do; of the turns, only the current session's latest
- * one (a 500-step story opens as a scannable list of prompts, not 500 rows).
+ * A page the server sent for one story (`retrace/timeline/tree` with `sessionId`): an outline's
+ * newest page replaces it; an older page (`before`) goes in front of what is shown, a turn cut by
+ * the page boundary becoming one turn again.
+ */
+export function mergePage(tree: TimelineTreeResult, page: SessionStory): TimelineTreeResult {
+    const sessions = tree.sessions.map((s): SessionStory => {
+        if (s.session.id !== page.session.id) {
+            return s;
+        }
+        if (s.outline) {
+            return page;
+        }
+        const older = [...page.items];
+        const shown = [...s.items];
+        const last = older.at(-1);
+        const first = shown[0];
+        if (last?.kind === 'turn' && first?.kind === 'turn' && last.turnId === first.turnId) {
+            older[older.length - 1] = { ...last, rows: [...last.rows, ...first.rows] };
+            shown.shift();
+        }
+        return { ...s, items: [...older, ...shown], rowsOmitted: page.rowsOmitted, nextBefore: page.nextBefore };
+    });
+    return { ...tree, sessions };
+}
+
+/** What a filter shows as the view's description ("" for none). */
+export function filterDescription(filter: TimelineFilter | undefined): string {
+    if (filter === undefined) {
+        return '';
+    }
+    const parts = [
+        filter.tool ? `tool ${filter.tool}` : '',
+        filter.path ? `path “${filter.path}”` : '',
+        filter.text ? `text “${filter.text}”` : '',
+    ];
+    const what = parts.filter(p => p !== '').join(', ');
+    return what === '' ? '' : `Filter: ${what}`;
+}
+
+/**
+ * Whether a node starts expanded: sessions do (except outlines: expanding one loads it); of the
+ * turns, only the current session's latest one (a long story opens as a list of prompts).
  */
 export function startsExpanded(node: TimelineNode, currentSessionId: string | undefined): boolean {
     if (node.kind === 'session') {
-        return true;
+        return !node.story.outline;
     }
     return node.kind === 'turn' && node.latest && node.sessionId === currentSessionId;
 }
@@ -440,8 +511,8 @@ export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
             return { label: node.tool, description: 'running…', icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
         case 'more':
             return {
-                label: `… ${plural(node.omitted, 'earlier step')}`,
-                description: 'show all',
+                label: node.before === null ? `Load ${plural(node.omitted, 'step')}…` : `Load older… (${plural(node.omitted, 'earlier step')})`,
+                description: '',
                 icon: 'unfold',
                 iconColor: undefined,
                 contextValue: 'more',

@@ -1,13 +1,15 @@
 /**
- * The Timeline tree view: the server's story tree (`retrace/timeline/tree`, one request), rows
- * the server adds through `retrace/timeline/didChange` (inserted without a refetch), and the tool
- * calls running now. The only state change is "update the data, fire the event"; tooltips (diff
- * previews) are filled lazily in `resolveTreeItem`.
+ * The Timeline tree view: the server's story tree, paged (`retrace/timeline/tree` with `outline`:
+ * every session's counts plus the newest page of the current one; older pages, other sessions and
+ * filter results on request), rows the server adds through `retrace/timeline/didChange` (inserted
+ * without a refetch), and the tool calls running now. The only state change is "update the data,
+ * fire the event"; tooltips (diff previews) are filled lazily in `resolveTreeItem`. What a page or
+ * a filter holds is decided by the server; this class only asks and renders.
  */
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type AgentEvent, type Checkpoint, type TimelineDidChange, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
+import { METHODS, type AgentEvent, type Checkpoint, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewPatch } from '../diff/hunks';
 import { errorMessage, log } from '../logging';
 import {
@@ -15,10 +17,12 @@ import {
     buildTimeline,
     checkpointNodeId,
     checkpointsOf,
+    filterDescription,
     firstLine,
     flatTimeline,
     indexNodes,
     lookOf,
+    mergePage,
     recoverabilityNote,
     startsExpanded,
     type CheckpointNode,
@@ -28,9 +32,14 @@ import {
 } from './timelineModel';
 
 const PREVIEW_LINES = 24;
-/** Rows per session in one response; older rows come on demand ("… N earlier steps"). */
-const PAGE_ROWS = 1000;
+/** Rows per page; older rows come on demand ("Load older…"). */
+const PAGE_ROWS = 500;
 const SHOW_EARLIER = 'retrace.timeline.showEarlier';
+const FILTER = 'retrace.timeline.filter';
+const CLEAR_FILTER = 'retrace.timeline.clearFilter';
+const JUMP_TO_HEAD = 'retrace.timeline.jumpToHead';
+const CONTEXT_FILTERED = 'retrace.timelineFiltered';
+const TOOLS = ['edit_file', 'write_file', 'run_command', 'read_file', 'list_files', 'search_text'];
 
 export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, vscode.Disposable {
     private readonly changed = new vscode.EventEmitter<TimelineNode | undefined>();
@@ -40,8 +49,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private byId = new Map<string, Checkpoint>();
     private roots: SessionNode[] = [];
     private nodes = new Map<string, TimelineNode>();
-    /** Sessions the user asked to see in full (more rows than one page). */
-    private readonly expandedSessions = new Set<string>();
+    /** Sessions the user opened (their newest page is fetched again on refresh). */
+    private readonly openedSessions = new Set<string>();
+    private filter: TimelineFilter | undefined;
+    private readonly loading = new Set<string>();
     private readonly running = new Map<string, RunningTool>();
     private refreshTimer: NodeJS.Timeout | undefined;
     private refreshing: Promise<void> | undefined;
@@ -60,10 +71,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             ctx.onTimelineChange(change => this.onTimelineChange(change)),
             // Showing the timeline is using Retrace: the server starts then (activation is lazy).
             this.view.onDidChangeVisibility(e => e.visible && void ctx.start()),
-            vscode.commands.registerCommand(SHOW_EARLIER, (sessionId: string) => {
-                this.expandedSessions.add(sessionId);
-                return this.refresh();
-            }),
+            vscode.commands.registerCommand(SHOW_EARLIER, (sessionId: string, before: string | null) => this.loadPage(sessionId, before ?? null)),
+            vscode.commands.registerCommand(FILTER, (spec?: TimelineFilter) => this.chooseFilter(spec)),
+            vscode.commands.registerCommand(CLEAR_FILTER, () => this.setFilter(undefined)),
+            vscode.commands.registerCommand(JUMP_TO_HEAD, () => this.jumpToHead()),
             ctx.onDidChangeState(s => {
                 if (s.kind === 'running') {
                     this.scheduleRefresh();
@@ -127,6 +138,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
     private onTimelineChange(change: TimelineDidChange): void {
+        if (this.filter !== undefined) {
+            this.scheduleRefresh(); // which rows match is the server's decision: one filtered page
+            return;
+        }
         const next = this.data === undefined || this.refreshTimer !== undefined ? undefined : applyChange(this.data, change);
         if (next === undefined) {
             this.scheduleRefresh();
@@ -174,14 +189,19 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             return;
         }
         try {
-            const tree = await rpc.request(METHODS.timelineTree, { maxRows: PAGE_ROWS });
-            for (const sessionId of this.expandedSessions) {
-                const index = tree.sessions.findIndex(s => s.session.id === sessionId && s.rowsOmitted > 0);
-                const full = index < 0 ? undefined : (await rpc.request(METHODS.timelineTree, { sessionId, maxRows: 1_000_000 })).sessions[0];
-                if (full !== undefined) {
-                    tree.sessions[index] = full;
+            const filter = this.filter;
+            const started = Date.now();
+            let tree = await rpc.request(
+                METHODS.timelineTree,
+                filter === undefined ? { outline: true, focus: this.activeSessionId ?? null, maxRows: PAGE_ROWS } : { filter, maxRows: PAGE_ROWS },
+            );
+            for (const sessionId of this.openedSessions) {
+                if (tree.sessions.some(s => s.session.id === sessionId && s.outline)) {
+                    const [page] = (await rpc.request(METHODS.timelineTree, { sessionId, maxRows: PAGE_ROWS })).sessions;
+                    tree = page === undefined ? tree : mergePage(tree, page);
                 }
             }
+            log.info(`timeline tree (${filter === undefined ? 'outline' : filterDescription(filter)}): ${Date.now() - started} ms`);
             this.setData(tree);
         } catch (err) {
             log.error('timeline refresh failed', err);
@@ -193,6 +213,85 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             this.revealNext = undefined;
             await this.reveal(reveal);
         }
+    }
+
+    /** Fetch one page of a story (`before`: older than that cursor; `null`: its newest page). */
+    async loadPage(sessionId: string, before: string | null): Promise<void> {
+        const rpc = this.ctx.rpc;
+        const key = `${sessionId}:${before ?? ''}`;
+        if (rpc === undefined || this.data === undefined || this.loading.has(key)) {
+            return;
+        }
+        this.loading.add(key);
+        try {
+            const filter = this.filter;
+            const params = { sessionId, before, maxRows: PAGE_ROWS, ...(filter === undefined ? {} : { filter }) };
+            const started = Date.now();
+            const [page] = (await rpc.request(METHODS.timelineTree, params)).sessions;
+            log.info(`timeline page of ${sessionId} before ${before ?? 'the newest'}: ${page?.rowsOmitted ?? 0} older left, ${Date.now() - started} ms`);
+            if (page !== undefined && this.data !== undefined) {
+                this.openedSessions.add(sessionId);
+                this.setData(mergePage(this.data, page));
+                this.render();
+            }
+        } catch (err) {
+            log.error('timeline page failed', err);
+        } finally {
+            this.loading.delete(key);
+        }
+    }
+
+    private async setFilter(filter: TimelineFilter | undefined): Promise<void> {
+        this.filter = filter;
+        const description = filterDescription(filter);
+        this.view.description = description;
+        await vscode.commands.executeCommand('setContext', CONTEXT_FILTERED, description !== '');
+        await this.refresh();
+    }
+
+    /** Ask what to filter by (tool, path or text; an argument skips the questions). */
+    private async chooseFilter(spec?: TimelineFilter): Promise<void> {
+        if (spec !== undefined) {
+            return this.setFilter(spec);
+        }
+        const by = await vscode.window.showQuickPick(
+            [
+                { label: 'Tool', description: 'checkpoints of one tool', by: 'tool' as const },
+                { label: 'Path', description: 'checkpoints that changed a matching path', by: 'path' as const },
+                { label: 'Text', description: 'titles, changes and prompts containing the text', by: 'text' as const },
+            ],
+            { title: 'Filter the Retrace timeline by' },
+        );
+        if (by === undefined) {
+            return;
+        }
+        const value =
+            by.by === 'tool'
+                ? await vscode.window.showQuickPick(TOOLS, { title: 'Tool' })
+                : await vscode.window.showInputBox({
+                      title: by.by === 'path' ? 'Path contains' : 'Text contains',
+                      value: by.by === 'path' ? (vscode.window.activeTextEditor === undefined ? '' : vscode.workspace.asRelativePath(vscode.window.activeTextEditor.document.uri, false)) : '',
+                  });
+        if (value === undefined || value === '') {
+            return;
+        }
+        return this.setFilter({ [by.by]: value });
+    }
+
+    /** Show the head: its story's newest page (loaded when not shown yet), the head row selected. */
+    async jumpToHead(): Promise<void> {
+        if (this.filter !== undefined) {
+            await this.setFilter(undefined);
+        }
+        const head = this.head;
+        if (head === undefined) {
+            return;
+        }
+        const holder = this.data?.headSessionId ?? undefined;
+        if (!this.nodes.has(checkpointNodeId(head)) && holder !== undefined) {
+            await this.loadPage(holder, null);
+        }
+        await this.reveal(head);
     }
 
     private render(): void {
@@ -219,6 +318,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     getChildren(element?: TimelineNode): TimelineNode[] {
         if (element === undefined) {
             return this.roots;
+        }
+        if (element.kind === 'session' && element.story.outline) {
+            void this.loadPage(element.sessionId, null); // expanding an outline loads its newest page
         }
         return element.kind === 'session' || element.kind === 'turn' ? element.children : [];
     }
@@ -251,7 +353,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             item.command = { command: COMMANDS.openDiff, title: 'Open Changes', arguments: [node] };
             item.accessibilityInformation = { label: `${look.label} ${look.description}` };
         } else if (node.kind === 'more') {
-            item.command = { command: SHOW_EARLIER, title: 'Show All Steps', arguments: [node.sessionId] };
+            item.command = { command: SHOW_EARLIER, title: 'Load Older Steps', arguments: [node.sessionId, node.before] };
         } else if (node.kind === 'turn') {
             item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
         }

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from retrace import credentials
+from retrace.app.file_history import file_history
 from retrace.app.restore import RestoreRequest, moves_conversation, restore_code_on_disk
 from retrace.camel import dump
 from retrace.cli import format as fmt
@@ -25,6 +26,7 @@ from retrace.engine.models import RestoreFailed, RestoreOutcome
 from retrace.engine.repair import repair_store
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.verify import verify_store
+from retrace.protocol.file_history import FileHistoryParams, FileVersion
 
 CLI_SESSION = "cli"
 """Session of every checkpoint the command line records: one group, not one session per call."""
@@ -114,6 +116,8 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
 
 
 def cmd_log(args: argparse.Namespace) -> int:
+    if args.path is not None:
+        return _log_path(args)
     with _open(args, readonly=True) as engine:
         head_id = engine.head.id
         timeline = engine.timeline(args.session)
@@ -124,6 +128,28 @@ def cmd_log(args: argparse.Namespace) -> int:
         else:
             for cp in timeline:
                 print(fmt.checkpoint_line(cp, is_head=cp.id == head_id))
+    return 0
+
+
+def _log_path(args: argparse.Namespace) -> int:
+    """``retrace log --path FILE``: the file's history, newest first (every page)."""
+    with _open(args, readonly=True) as engine:
+        versions: list[FileVersion] = []
+        cursor: str | None = None
+        while True:
+            params = FileHistoryParams(path=args.path, session_id=args.session, cursor=cursor, limit=1000)
+            page = file_history(engine, params)
+            versions.extend(page.versions)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        if args.json:
+            _print_json([dump(v) for v in versions])
+        elif not versions:
+            print(f"no checkpoint changed {page.path}")
+        else:
+            for v in versions:
+                print(fmt.file_version_line(v))
     return 0
 
 

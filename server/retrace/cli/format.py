@@ -31,6 +31,7 @@ from retrace.engine.models import (
     StoreStats,
     VerifyReport,
 )
+from retrace.protocol.file_history import FileVersion
 
 _STATUS_LETTER: dict[FileStatus, str] = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
 
@@ -103,6 +104,14 @@ def checkpoint_line(cp: Checkpoint, *, is_head: bool) -> str:
     return (
         f"{marker} {cp.id}  {local_time(cp.created_at)}  {cp.kind:<8}  {checkpoint_title(cp)}"
         f"  {change_summary(cp.files)}{tail}{head}"
+    )
+
+
+def file_version_line(version: FileVersion) -> str:
+    """One line of ``retrace log --path``: id, time, kind, what happened to the file, title."""
+    return (
+        f"  {version.checkpoint_id}  {local_time(version.created_at)}  {version.kind:<8}  "
+        f"{version.summary or version.change:<24}  {version.title}"
     )
 
 

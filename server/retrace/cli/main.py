@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("log", "list checkpoints, oldest first; * marks the head", common, as_json)
     p.add_argument("--session", metavar="ID", default=None, help="only this session's checkpoints")
+    p.add_argument(
+        "--path",
+        metavar="FILE",
+        default=None,
+        help="only the checkpoints that changed FILE (workspace-relative), newest first",
+    )
     p.set_defaults(handler=commands.cmd_log)
 
     p = add("show", "show a checkpoint and the files it changed", common, as_json)

@@ -16,12 +16,15 @@ from pydantic import ValidationError
 
 from retrace.agent.events import (
     CheckpointCreated,
+    ConversationChanged,
     EventBase,
     PermissionDecision,
     PermissionRequest,
     PermissionResponse,
+    TurnStarted,
 )
 from retrace.app.timeline import timeline_change
+from retrace.lsp.services import timeline
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -35,12 +38,17 @@ class LspAgentHost:
 
     async def emit(self, event: CheckpointCreated | EventBase) -> None:
         self.server.send_notification("retrace/agent/event", event)
+        ready = self.server.services_if_ready()
+        if ready is not None and isinstance(event, TurnStarted | ConversationChanged):
+            changed = event
+            await ready.run(lambda _e: timeline.journal_changed(ready, changed))
         if isinstance(event, CheckpointCreated):
-            services = self.server.services_if_ready()
-            calls = services.agent.search_tool_calls(session_id=event.session_id) if services else []
-            self.server.send_notification(
-                "retrace/timeline/didChange", timeline_change(event.checkpoint, calls)
-            )
+            cp = event.checkpoint
+            change = await ready.run(lambda e: timeline.change_of(ready, e, cp)) if ready else None
+            if change is None:
+                calls = ready.agent.search_tool_calls(session_id=event.session_id) if ready else []
+                change = timeline_change(cp, calls)
+            self.server.send_notification("retrace/timeline/didChange", change)
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
         try:

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
 from retrace.protocol import models as m
+from retrace.protocol.file_history import FileHistoryParams, FileHistoryResult
 
 Direction = Literal["clientRequest", "clientNotification", "serverRequest", "serverNotification"]
 
@@ -103,6 +104,15 @@ METHODS: tuple[MethodSpec, ...] = (
         m.TimelineTreeParams,
         m.TimelineTreeResult,
         "The timeline as rendered: sessions → turns → described checkpoint rows (newest rows paged).",
+    ),
+    MethodSpec(
+        "fileHistory",
+        "retrace/file/history",
+        "clientRequest",
+        FileHistoryParams,
+        FileHistoryResult,
+        "The checkpoints that changed one file, newest first, paged (cursor + limit), across "
+        "sessions or in one.",
     ),
     MethodSpec(
         "timelineDidChange",

@@ -301,6 +301,12 @@ class TimelineDidChange(CamelModel):
     """The new checkpoint as the timeline shows it (clients may insert it without a refetch)."""
     turn_id: str | None = None
     """The turn the row belongs to (``None``: a row in place in its story)."""
+    story_id: str | None = None
+    """The session id of the story the row goes into, when the server knows it (``None``: place it
+    by its turn, else next to its parent)."""
+    turn: StoryTurn | None = None
+    """The row's turn as the story shows it (``rows`` empty), so a client can add a turn it does
+    not have yet."""
 
 
 # --------------------------------------------------------------------------- checkpoints

@@ -75,8 +75,24 @@ class SessionStory(CamelModel):
     row_count: int
     """Every checkpoint row of the story, including those left out by paging."""
     rows_omitted: int
-    """The oldest rows not sent (paging); ask again with this session and a larger ``maxRows``."""
+    """The oldest rows not sent (paging); ask for them with this session and ``before: nextBefore``."""
     items: list[StoryItem]
+    next_before: str | None = None
+    """The cursor for the next older page (``None``: nothing older, or an outline)."""
+    outline: bool = False
+    """Only the session and its counts were sent (``outline`` request): ask for its newest page with
+    ``sessionId``."""
+
+
+class TimelineFilter(CamelModel):
+    """Rows matching every given criterion (an empty filter matches every row)."""
+
+    tool: str | None = None
+    """The tool name, exactly ("edit_file")."""
+    path: str | None = None
+    """A substring of a path the checkpoint changed."""
+    text: str | None = None
+    """A case-insensitive substring of the row's title or summary or of its turn's prompt."""
 
 
 class TimelineTreeParams(CamelModel):
@@ -84,9 +100,22 @@ class TimelineTreeParams(CamelModel):
     """Only this session's story; every session's when absent."""
     max_rows: int = Field(default=1000, ge=1, le=1_000_000)
     """At most this many rows per session (the newest are kept)."""
+    before: str | None = Field(default=None, max_length=200)
+    """Paging cursor (a story's ``nextBefore``: a checkpoint or turn id): only rows older than it.
+    Needs ``sessionId``."""
+    outline: bool = False
+    """The first answer of a long history: every session's story without items (``outline: true``)
+    except the newest agent session's (or ``focus``'s), which carries its newest page."""
+    focus: str | None = None
+    """With ``outline``: the session whose page is sent (default: the running or newest agent
+    session)."""
+    filter: TimelineFilter | None = None
+    """Only matching rows, paged the same way; stories without a match are left out."""
 
 
 class TimelineTreeResult(CamelModel):
     sessions: list[SessionStory]
     """Oldest first."""
     head: str | None
+    head_session_id: str | None = None
+    """The session whose story holds the head (load its newest page to show the head)."""

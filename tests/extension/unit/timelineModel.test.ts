@@ -1,12 +1,14 @@
 import * as assert from 'node:assert/strict';
-import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineTreeResult } from '../../../extension/src/client/protocol';
+import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineFilter, TimelineTreeResult } from '../../../extension/src/client/protocol';
 import {
     applyChange,
     buildTimeline,
     checkpointLabel,
+    filterDescription,
     flatTimeline,
     indexNodes,
     lookOf,
+    mergePage,
     relativeTime,
     startsExpanded,
     type CheckpointNode,
@@ -36,6 +38,8 @@ function story(id: string, items: (StoryTurn | StoryRow)[], over: Partial<Sessio
         rowCount,
         rowsOmitted: 0,
         items,
+        nextBefore: null,
+        outline: false,
         ...over,
     };
 }
@@ -50,6 +54,7 @@ function sampleTree(): TimelineTreeResult {
     const c4 = checkpoint({ id: 'c4', parent: 'r1', turnId: 't3', tool: 'edit_file', toolCallId: 'tc4', label: 'edit_file: scale.txt', files: [file('scale.txt', 1, 1)] });
     return {
         head: 'c4',
+        headSessionId: 's1',
         sessions: [
             story('eng1', [row(base, 'Baseline', '1 file')], { workspace: true }),
             story('s1', [
@@ -126,16 +131,17 @@ suite('timeline model', () => {
         assert.equal(new Set(a.keys()).size, a.size);
     });
 
-    test('a paged story starts with "… N earlier steps"', () => {
+    test('a paged story starts with "Load older… (N earlier steps)"', () => {
         const tree = sampleTree();
         const agent = tree.sessions[1];
         assert.ok(agent);
-        tree.sessions[1] = { ...agent, rowsOmitted: 1234 };
+        tree.sessions[1] = { ...agent, rowsOmitted: 1234, nextBefore: 'c1' };
         const [, session] = buildTimeline(tree, noExtras);
         const more = session?.children[0];
         assert.ok(more?.kind === 'more');
         assert.equal(more.sessionId, 's1');
-        assert.equal(lookOf(more).label, '… 1,234 earlier steps');
+        assert.equal(lookOf(more).label, 'Load older… (1,234 earlier steps)');
+        assert.equal(more.before, 'c1');
     });
 
     test('a running tool shows a spinner under its turn until its checkpoint lands', () => {
@@ -149,7 +155,7 @@ suite('timeline model', () => {
     test('a didChange row is inserted in its turn, moves the head, and is idempotent', () => {
         const tree = sampleTree();
         const c5 = checkpoint({ id: 'c5', parent: 'c4', turnId: 't3', tool: 'edit_file', toolCallId: 'tc5', label: 'edit_file: scale.txt' });
-        const change = { head: 'c5', checkpoint: c5, row: row(c5, 'edit_file: scale.txt', '‘x = 3’ → ‘x = 4’', { isHead: true }), turnId: 't3' };
+        const change = { head: 'c5', checkpoint: c5, row: row(c5, 'edit_file: scale.txt', '‘x = 3’ → ‘x = 4’', { isHead: true }), turnId: 't3', storyId: null, turn: null };
         const next = applyChange(tree, change);
         assert.ok(next);
         const index = indexNodes(buildTimeline(next, noExtras));
@@ -168,11 +174,59 @@ suite('timeline model', () => {
     test('a didChange that cannot be placed asks for a refetch', () => {
         const tree = sampleTree();
         const cp = checkpoint({ id: 'n1', parent: 'c4', turnId: 'new-turn', tool: 'edit_file' });
-        assert.equal(applyChange(tree, { head: 'n1', checkpoint: cp, row: row(cp, 'x', ''), turnId: 'new-turn' }), undefined);
-        assert.equal(applyChange(tree, { head: 'n1', checkpoint: cp, row: null, turnId: null }), undefined);
+        assert.equal(applyChange(tree, { head: 'n1', checkpoint: cp, row: row(cp, 'x', ''), turnId: 'new-turn', storyId: null, turn: null }), undefined);
+        assert.equal(applyChange(tree, { head: 'n1', checkpoint: cp, row: null, turnId: null, storyId: null, turn: null }), undefined);
         const external = checkpoint({ id: 'x1', parent: 'c4', kind: 'external' });
-        const placed = applyChange(tree, { head: 'x1', checkpoint: external, row: row(external, 'External changes', ''), turnId: null });
+        const placed = applyChange(tree, { head: 'x1', checkpoint: external, row: row(external, 'External changes', ''), turnId: null, storyId: null, turn: null });
         assert.equal(placed?.sessions[1]?.items.at(-1)?.kind, 'row', 'an external change goes in place after its parent');
+    });
+
+    test('a didChange with a new turn adds the turn; into an outline story it is only counted', () => {
+        const tree = sampleTree();
+        const cp = checkpoint({ id: 'n1', parent: 'c4', turnId: 't4', tool: 'edit_file' });
+        const header = turn('t4', 4, 'fourth task', []);
+        const next = applyChange(tree, { head: 'n1', checkpoint: cp, row: row(cp, 'edit_file: a', ''), turnId: 't4', storyId: 's1', turn: header });
+        const t4 = next?.sessions[1]?.items.at(-1);
+        assert.ok(t4?.kind === 'turn');
+        assert.deepEqual([t4.turnId, t4.number, t4.rows.map(r => r.checkpoint.id)], ['t4', 4, ['n1']]);
+        assert.equal(next?.sessions[1]?.turnCount, 4);
+        const outlined: TimelineTreeResult = { ...tree, sessions: tree.sessions.map(s => (s.session.id === 's1' ? { ...s, items: [], outline: true, rowsOmitted: 5 } : s)) };
+        const counted = applyChange(outlined, { head: 'n1', checkpoint: cp, row: row(cp, 'edit_file: a', ''), turnId: 't4', storyId: 's1', turn: header });
+        assert.deepEqual([counted?.sessions[1]?.items.length, counted?.sessions[1]?.rowCount, counted?.sessions[1]?.rowsOmitted], [0, 6, 6]);
+        assert.equal(counted?.head, 'n1');
+    });
+
+    test('pages: an outline loads its newest page, an older page joins the turn it was cut in', () => {
+        const tree = sampleTree();
+        const full = tree.sessions[1];
+        assert.ok(full);
+        const outline: TimelineTreeResult = { ...tree, sessions: [tree.sessions[0] as SessionStory, { ...full, items: [], outline: true, rowsOmitted: 5 }] };
+        const more = buildTimeline(outline, noExtras)[1]?.children[0];
+        assert.ok(more?.kind === 'more');
+        assert.deepEqual([more.before, lookOf(more).label], [null, 'Load 5 steps…']);
+        assert.equal(startsExpanded(buildTimeline(outline, noExtras)[1] as TimelineNode, 's1'), false, 'an outline opens when asked');
+        const [t1, t2, r1, t3] = full.items as [StoryTurn, StoryTurn, StoryRow, StoryTurn];
+        const newest: SessionStory = { ...full, items: [{ ...t1, rows: t1.rows.slice(1) }, t2, r1, t3], rowsOmitted: 1, nextBefore: 'c2' };
+        const loaded = mergePage(outline, newest);
+        const older = buildTimeline(loaded, noExtras)[1]?.children[0];
+        assert.ok(older?.kind === 'more');
+        assert.deepEqual([older.before, lookOf(older).label], ['c2', 'Load older… (1 earlier step)']);
+        const oldest: SessionStory = { ...full, items: [{ ...t1, rows: t1.rows.slice(0, 1) }], rowsOmitted: 0, nextBefore: null };
+        const all = mergePage(loaded, oldest);
+        assert.deepEqual(all.sessions[1]?.items, full.items, 'the cut turn is one turn again, rows in order');
+        assert.equal(buildTimeline(all, noExtras)[1]?.children.some(c => c.kind === 'more'), false);
+    });
+
+    test('the active filter is described on the view', () => {
+        const cases: [TimelineFilter | undefined, string][] = [
+            [undefined, ''],
+            [{}, ''],
+            [{ tool: 'edit_file' }, 'Filter: tool edit_file'],
+            [{ path: 'src/a.py', text: 'fix' }, 'Filter: path “src/a.py”, text “fix”'],
+        ];
+        for (const [filter, expected] of cases) {
+            assert.equal(filterDescription(filter), expected);
+        }
     });
 
     test('flat view for other features and checkpoint labels', () => {

@@ -16,6 +16,7 @@ Items of a story are ordered by time; rows inside a turn by commit order. Paging
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -43,18 +44,39 @@ class _StoryDraft:
     first: datetime | None = None
 
 
+def owner_of(cp: Checkpoint, agent_sessions: AbstractSet[str], owners: Mapping[str, str]) -> str:
+    """Id of the story ``cp`` belongs to (``""``: the workspace story), given the owners of the
+    checkpoints committed before it."""
+    own = cp.session_id in agent_sessions
+    if own and (cp.kind in ("tool", "summary") or cp.turn_id is not None):
+        return cp.session_id
+    if cp.parent is not None and cp.parent in owners:
+        return owners[cp.parent]
+    return cp.session_id if own else _WORKSPACE
+
+
 def _owners(checkpoints: Sequence[Checkpoint], agent_sessions: set[str]) -> dict[str, str]:
     """Checkpoint id → id of the story it belongs to (``""``: the workspace story)."""
     owners: dict[str, str] = {}
     for cp in checkpoints:  # commit order: a parent is always seen before its children
-        own = cp.session_id in agent_sessions
-        if own and (cp.kind in ("tool", "summary") or cp.turn_id is not None):
-            owners[cp.id] = cp.session_id
-        elif cp.parent is not None and cp.parent in owners:
-            owners[cp.id] = owners[cp.parent]
-        else:
-            owners[cp.id] = cp.session_id if own else _WORKSPACE
+        owners[cp.id] = owner_of(cp, agent_sessions, owners)
     return owners
+
+
+def story_row(
+    cp: Checkpoint, tool: ToolFact | None, described: dict[str, tuple[str, str]], head: str | None
+) -> StoryRow:
+    """``cp`` described as a row; records its (title, summary) in ``described`` (the rows before
+    it, in commit order: a restore names its target from there)."""
+    title, summary = described[cp.id] = describe(cp, tool, described)
+    return StoryRow(
+        checkpoint=_slim(cp),
+        title=title,
+        summary=summary,
+        tool_status=tool.status if tool is not None else None,
+        is_head=cp.id == head,
+        branch=cp.kind == "restore",
+    )
 
 
 def _slim(cp: Checkpoint) -> Checkpoint:
@@ -66,11 +88,13 @@ def _sort_key(moment: datetime | None) -> tuple[int, float]:
 
 
 def _draft_stories(
-    checkpoints: Sequence[Checkpoint], head: str | None, facts: Mapping[str, SessionFacts]
+    checkpoints: Sequence[Checkpoint],
+    head: str | None,
+    facts: Mapping[str, SessionFacts],
+    described: dict[str, tuple[str, str]],
 ) -> dict[str, _StoryDraft]:
     agent_sessions = {sid for sid, f in facts.items() if f.is_agent_session}
     owners = _owners(checkpoints, agent_sessions)
-    described: dict[str, tuple[str, str]] = {}  # filled in commit order: a restore's target comes first
     drafts: dict[str, _StoryDraft] = {}
     for sid in sorted(agent_sessions):
         draft = drafts[sid] = _StoryDraft(sid)
@@ -81,15 +105,7 @@ def _draft_stories(
         draft = drafts.setdefault(story_id, _StoryDraft(story_id))
         session_facts = facts.get(cp.session_id)
         tool = session_facts.tools.get(cp.tool_call_id or "") if session_facts is not None else None
-        title, summary = described[cp.id] = describe(cp, tool, described)
-        row = StoryRow(
-            checkpoint=_slim(cp),
-            title=title,
-            summary=summary,
-            tool_status=tool.status if tool is not None else None,
-            is_head=cp.id == head,
-            branch=cp.kind == "restore",
-        )
+        row = story_row(cp, tool, described, head)
         if draft.first is None:
             draft.first = cp.created_at
         if cp.turn_id is not None and story_id == cp.session_id:
@@ -174,12 +190,14 @@ def build_stories(
     running: frozenset[str] = frozenset(),
     max_rows: int = 1000,
     only: str | None = None,
+    described: dict[str, tuple[str, str]] | None = None,
 ) -> list[SessionStory]:
     """Every story, oldest first (``only``: just the story with that session id).
 
     ``checkpoints``: every checkpoint in commit order; ``facts``: per session id, from its journal;
-    ``running``: sessions running a turn now."""
-    drafts = _draft_stories(checkpoints, head, facts)
+    ``running``: sessions running a turn now; ``described``: filled with every checkpoint's
+    (title, summary), for rows described later."""
+    drafts = _draft_stories(checkpoints, head, facts, {} if described is None else described)
     stories: list[SessionStory] = []
     for story_id, draft in drafts.items():
         session_facts = facts.get(story_id) if story_id != _WORKSPACE else None
@@ -198,13 +216,5 @@ def timeline_change(checkpoint: Checkpoint, calls: Sequence[ToolCallView]) -> Ti
     fetching the whole tree again."""
     view = next((c for c in reversed(calls) if c.id == checkpoint.tool_call_id), None)
     tool = ToolFact(view.id, view.tool, view.input, view.status) if view is not None else None
-    title, summary = describe(checkpoint, tool, {})
-    row = StoryRow(
-        checkpoint=_slim(checkpoint),
-        title=title,
-        summary=summary,
-        tool_status=tool.status if tool is not None else None,
-        is_head=True,
-        branch=checkpoint.kind == "restore",
-    )
+    row = story_row(checkpoint, tool, {}, checkpoint.id)
     return TimelineDidChange(head=checkpoint.id, checkpoint=checkpoint, row=row, turn_id=checkpoint.turn_id)

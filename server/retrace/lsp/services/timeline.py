@@ -7,9 +7,12 @@ Nothing here writes.
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
-from retrace.app.timeline import build_stories, facts_from_events
+from retrace.agent.events import ConversationChanged, TurnStarted
+from retrace.app.timeline import TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
 from retrace.bootstrap import Services
 from retrace.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
@@ -22,6 +25,7 @@ from retrace.protocol.models import (
     FileContentResult,
     SessionInfo,
     StatsResult,
+    TimelineDidChange,
     TimelineGetResult,
 )
 from retrace.protocol.timeline import SessionStory, TimelineTreeParams, TimelineTreeResult
@@ -31,30 +35,76 @@ CURRENT = "current"
 """Pseudo checkpoint id: the workspace on disk now."""
 
 
-def _stories(services: Services, engine: Engine, max_rows: int, only: str | None) -> list[SessionStory]:
-    """Every story, built from the engine's checkpoints and each session journal's facts."""
-    session_ids = engine.sessions()
-    facts = {sid: facts_from_events(sid, engine.events(sid)) for sid in session_ids}
-    running = frozenset(sid for sid in session_ids if services.agent.running(sid))
-    return build_stories(
-        engine.timeline(), engine.head.id, facts, running=running, max_rows=max_rows, only=only
-    )
+_CACHES: WeakKeyDictionary[Engine, TimelineCache] = WeakKeyDictionary()
+
+
+def cache_of(engine: Engine) -> TimelineCache:
+    """The engine's built timeline (one per engine; used from the engine gate only)."""
+    cache = _CACHES.get(engine)
+    if cache is None:
+        cache = _CACHES[engine] = TimelineCache()
+    return cache
+
+
+def journal_changed(services: Services, event: TurnStarted | ConversationChanged) -> None:
+    """Journal events no checkpoint shows: a turn began (its story gets it as the newest turn),
+    a conversation moved (its story is rebuilt on the next request). Run it in the engine gate."""
+    cache = cache_of(services.engine)
+    if isinstance(event, TurnStarted) and event.turn_id is not None:
+        cache.note_turn(event.session_id, event.turn_id, event.text, datetime.now(UTC))
+    else:
+        cache.invalidate(event.session_id)
+
+
+def change_of(services: Services, engine: Engine, checkpoint: Checkpoint) -> TimelineDidChange | None:
+    """The ``timeline/didChange`` for a committed checkpoint from the cached stories (``None``
+    when the timeline was not built yet). Run it in the engine gate."""
+    return cache_of(engine).change(engine, checkpoint, _tool_of(services))
+
+
+def _tool_of(services: Services) -> ToolLookup:
+    def lookup(session_id: str, call_id: str) -> ToolFact | None:
+        calls = services.agent.search_tool_calls(session_id=session_id)
+        view = next((c for c in reversed(calls) if c.id == call_id), None)
+        return ToolFact(view.id, view.tool, view.input, view.status) if view is not None else None
+
+    return lookup
+
+
+def _stories(services: Services, engine: Engine, params: TimelineTreeParams) -> list[SessionStory]:
+    """The stories a request asks for, paged from the engine's cached build."""
+    pages = cache_of(engine).stories(engine, _tool_of(services))
+    running = frozenset(sid for sid in pages if services.agent.running(sid))
+    try:
+        return select(list(pages.values()), params, running)
+    except UnknownCursorError:
+        raise RetraceError(f"unknown timeline cursor {str(params.before)[:100]!r}") from None
 
 
 async def sessions(services: Services) -> list[SessionInfo]:
     """Every story's session (agent sessions plus one workspace story), oldest first."""
-    stories = await services.run(lambda e: _stories(services, e, 1, None))
-    return [story.session for story in stories]
+
+    def query(engine: Engine) -> list[SessionInfo]:
+        pages = cache_of(engine).stories(engine, _tool_of(services))
+        infos = [p.story.session for p in pages.values()]
+        return [i.model_copy(update={"running": services.agent.running(i.id)}) for i in infos]
+
+    return await services.run(query)
 
 
 async def tree(services: Services, params: TimelineTreeParams) -> TimelineTreeResult:
-    """The timeline as the client renders it, in one response."""
+    """The timeline as the client renders it: every story's newest page, an outline plus one
+    page, an older page of one story, or the rows matching a filter (see ``TimelineTreeParams``)."""
+    if params.before is not None and params.session_id is None:
+        raise RetraceError("a timeline cursor (before) needs the session id")
 
     def query(engine: Engine) -> TimelineTreeResult:
-        stories = _stories(services, engine, params.max_rows, params.session_id)
-        if params.session_id is not None and not stories:
+        stories = _stories(services, engine, params)
+        if params.session_id is not None and not stories and params.filter is None:
             raise RetraceError(f"unknown session id {params.session_id[:100]!r}")
-        return TimelineTreeResult(sessions=stories, head=engine.head.id)
+        head = engine.head.id
+        holder = cache_of(engine).story_of(head)
+        return TimelineTreeResult(sessions=stories, head=head, head_session_id=holder)
 
     return await services.run(query)
 

@@ -1,0 +1,95 @@
+/**
+ * The File History view's commands: show a file's history (editor, explorer, palette), open a
+ * version ↔ the file now, compare with the previous version, restore the file to a version (the
+ * server's per-file restore: `retrace/checkpoint/restore` with `paths`), load older versions and
+ * pin. Version commands take the clicked row; tests may pass `{ path, version }` the same way.
+ */
+import * as vscode from 'vscode';
+import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';
+import type { Ctx } from '../ctx';
+import type { RestoreOutcome } from '../client/protocol';
+import { runRestore } from '../commands/restore';
+import { openChanges } from '../diff/openDiff';
+import { prompter } from '../ui';
+import { diffWithCurrent, diffWithPrevious, type DiffRequest, type VersionNode } from './fileHistoryModel';
+import type { FileHistoryProvider } from './fileHistoryProvider';
+
+export interface FileHistoryParts {
+    readonly ctx: Ctx;
+    readonly fileHistory: FileHistoryProvider;
+    /** The timeline's head now (the undo target of a restore). */
+    head(): string | undefined;
+    /** After an applied restore (refresh the timeline and the highlights). */
+    onRestored(outcome: RestoreOutcome): void;
+}
+
+function versionOf(arg: unknown): VersionNode {
+    const node = arg as Partial<VersionNode> | undefined;
+    if (typeof node?.path !== 'string' || typeof node.version?.checkpointId !== 'string') {
+        throw new Error('pick a version in the Retrace File History view first');
+    }
+    return { kind: 'version', path: node.path, version: node.version };
+}
+
+async function existsNow(path: string): Promise<boolean> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (folder === undefined) {
+        return false;
+    }
+    try {
+        await vscode.workspace.fs.stat(vscode.Uri.joinPath(folder.uri, path));
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+function open(diff: DiffRequest): Promise<void> {
+    return openChanges([diff.file], diff.left, diff.right, diff.title);
+}
+
+export function registerFileHistoryCommands(parts: FileHistoryParts): void {
+    const { ctx, fileHistory } = parts;
+
+    ctx.registerCommand(COMMANDS.fileHistoryShow, () => async (arg: unknown) => {
+        const active = vscode.window.activeTextEditor?.document.uri;
+        const uri = arg instanceof vscode.Uri ? arg : active;
+        const path = uri === undefined ? undefined : fileHistory.relativePath(uri);
+        if (path === undefined) {
+            throw new Error('open or pick a file of the workspace to see the checkpoints that touched it');
+        }
+        await vscode.commands.executeCommand(`${VIEW_FILE_HISTORY}.focus`);
+        // A file picked in the explorer (not the active editor) stays while other editors open.
+        await fileHistory.show(path, active === undefined || uri?.toString() !== active.toString());
+        return fileHistory.versions;
+    });
+
+    ctx.registerCommand(COMMANDS.fileHistoryOpenVersion, () => async (arg: unknown) => {
+        const { path, version } = versionOf(arg);
+        await open(diffWithCurrent(path, version, await existsNow(path)));
+    });
+
+    ctx.registerCommand(COMMANDS.fileHistoryComparePrevious, () => async (arg: unknown) => {
+        const { path, version } = versionOf(arg);
+        const diff = diffWithPrevious(path, version);
+        if (diff === undefined) {
+            void prompter().notify('info', `Retrace: “${version.title}” is the first checkpoint; there is no earlier version of ${path}.`, []);
+            return;
+        }
+        await open(diff);
+    });
+
+    ctx.registerCommand(COMMANDS.fileHistoryRestoreVersion, rpc => async (arg: unknown) => {
+        const { path, version } = versionOf(arg);
+        const result = await runRestore(
+            rpc,
+            { targetId: version.checkpointId, mode: 'code', paths: [path], targetLabel: `${path} as of “${version.title}”`, previousHead: parts.head(), confirmOverwrite: true },
+            { onConversationRestored: () => undefined, onRestored: outcome => parts.onRestored(outcome) },
+        );
+        fileHistory.scheduleRefresh();
+        return result;
+    });
+
+    ctx.registerCommand(COMMANDS.fileHistoryLoadOlder, () => () => fileHistory.loadOlder());
+    ctx.extension.subscriptions.push(vscode.commands.registerCommand(COMMANDS.fileHistoryTogglePin, () => fileHistory.togglePin()));
+}

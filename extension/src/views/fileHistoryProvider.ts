@@ -1,0 +1,189 @@
+/**
+ * The File History tree view: the checkpoints that changed one file (`retrace/file/history`,
+ * newest first, paged), for the active editor's file or a pinned one. A click opens that version
+ * ↔ the file now; context actions compare with the previous version or restore the file (see
+ * `fileHistoryCommands.ts`). The view only renders what the server sends (`fileHistoryModel.ts`).
+ */
+import * as vscode from 'vscode';
+import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS } from '../client/protocol';
+import { errorMessage, log } from '../logging';
+import { nodesOf, versionLook, withPage, workspaceRelative, type FileHistoryNode, type FileHistoryState, type FileTarget } from './fileHistoryModel';
+
+/** Versions per request; older ones come on demand ("Load older versions"). */
+const PAGE_VERSIONS = 100;
+const REFRESH_DELAY_MS = 250;
+
+export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryNode>, vscode.Disposable {
+    private readonly changed = new vscode.EventEmitter<FileHistoryNode | undefined>();
+    readonly onDidChangeTreeData = this.changed.event;
+    private state: FileHistoryState | undefined;
+    private current: FileTarget | undefined;
+    private refreshTimer: NodeJS.Timeout | undefined;
+    private generation = 0;
+    private readonly disposables: vscode.Disposable[] = [];
+    readonly view: vscode.TreeView<FileHistoryNode>;
+
+    constructor(private readonly ctx: Ctx) {
+        this.view = vscode.window.createTreeView(VIEW_FILE_HISTORY, { treeDataProvider: this });
+        this.disposables.push(
+            this.view,
+            this.changed,
+            vscode.window.onDidChangeActiveTextEditor(editor => this.follow(editor)),
+            // A new checkpoint may have changed the file: the first page again (cheap, server-side paged).
+            ctx.onTimelineChange(() => this.scheduleRefresh()),
+            ctx.onDidChangeState(s => {
+                if (s.kind === 'running') {
+                    this.scheduleRefresh();
+                }
+            }),
+            this.view.onDidChangeVisibility(e => {
+                if (e.visible) {
+                    void ctx.start();
+                    this.scheduleRefresh();
+                }
+            }),
+        );
+        this.follow(vscode.window.activeTextEditor);
+    }
+
+    /** The file the view shows (`undefined`: no workspace file is active). */
+    get target(): FileTarget | undefined {
+        return this.current;
+    }
+
+    /** The versions loaded so far, newest first. */
+    get versions(): FileHistoryState['versions'] {
+        return this.state?.versions ?? [];
+    }
+
+    /** Workspace-relative path of `uri`, when it is a file of the (first) workspace folder. */
+    relativePath(uri: vscode.Uri): string | undefined {
+        const folder = vscode.workspace.workspaceFolders?.[0];
+        if (uri.scheme !== 'file' || folder === undefined) {
+            return undefined;
+        }
+        return workspaceRelative(folder.uri.fsPath, uri.fsPath, process.platform === 'win32' ? '\\' : '/');
+    }
+
+    /** Show `path` (pinned: stays when another editor becomes active); loads its first page. */
+    async show(path: string, pinned: boolean): Promise<void> {
+        this.current = { path, pinned };
+        this.describe();
+        await this.refresh();
+    }
+
+    /** Toggle between following the active editor and keeping the current file. */
+    async togglePin(): Promise<void> {
+        if (this.current === undefined) {
+            return;
+        }
+        this.current = { ...this.current, pinned: !this.current.pinned };
+        this.describe();
+        if (!this.current.pinned) {
+            this.follow(vscode.window.activeTextEditor);
+        }
+        await vscode.commands.executeCommand('setContext', 'retrace.fileHistory.pinned', this.current.pinned);
+    }
+
+    private follow(editor: vscode.TextEditor | undefined): void {
+        if (this.current?.pinned === true || editor === undefined) {
+            return; // a diff or output editor keeps the file the view shows
+        }
+        const path = this.relativePath(editor.document.uri);
+        if (path !== undefined && path !== this.current?.path) {
+            this.current = { path, pinned: false };
+            this.describe();
+            this.state = undefined;
+            this.changed.fire(undefined);
+            this.scheduleRefresh();
+        }
+    }
+
+    private describe(): void {
+        this.view.description = this.current === undefined ? '' : `${this.current.path}${this.current.pinned ? ' (pinned)' : ''}`;
+    }
+
+    scheduleRefresh(): void {
+        if (this.refreshTimer !== undefined) {
+            clearTimeout(this.refreshTimer);
+        }
+        this.refreshTimer = setTimeout(() => {
+            this.refreshTimer = undefined;
+            if (this.view.visible) {
+                void this.refresh();
+            }
+        }, REFRESH_DELAY_MS);
+    }
+
+    /** The first page of the current file's history (replaces what was loaded). */
+    refresh(): Promise<void> {
+        return this.load(undefined);
+    }
+
+    /** The next older page, appended. */
+    loadOlder(): Promise<void> {
+        return this.load(this.state?.nextCursor ?? undefined);
+    }
+
+    private async load(cursor: string | undefined): Promise<void> {
+        const target = this.current;
+        const rpc = this.ctx.rpc;
+        if (target === undefined || rpc === undefined) {
+            this.changed.fire(undefined);
+            return;
+        }
+        const generation = ++this.generation;
+        try {
+            const page = await rpc.request(METHODS.fileHistory, { path: target.path, limit: PAGE_VERSIONS, ...(cursor !== undefined ? { cursor } : {}) });
+            if (generation !== this.generation) {
+                return; // a newer request (another file, a refresh) answers instead
+            }
+            this.state = withPage(this.state, page, cursor !== undefined);
+            this.view.message = '';
+        } catch (err) {
+            if (generation !== this.generation) {
+                return;
+            }
+            log.warn(`file history of ${target.path}: ${errorMessage(err)}`);
+            this.state = undefined;
+            this.view.message = `Cannot list the history of ${target.path}: ${errorMessage(err)}`;
+        }
+        this.changed.fire(undefined);
+    }
+
+    getChildren(element?: FileHistoryNode): FileHistoryNode[] {
+        return element === undefined ? nodesOf(this.state, this.current) : [];
+    }
+
+    getTreeItem(node: FileHistoryNode): vscode.TreeItem {
+        if (node.kind === 'message') {
+            return new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+        }
+        if (node.kind === 'more') {
+            const item = new vscode.TreeItem('Load older versions…', vscode.TreeItemCollapsibleState.None);
+            item.command = { command: COMMANDS.fileHistoryLoadOlder, title: 'Load Older Versions' };
+            item.iconPath = new vscode.ThemeIcon('ellipsis');
+            return item;
+        }
+        const look = versionLook(node.version, Date.now());
+        const item = new vscode.TreeItem(look.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `fileVersion:${node.path}:${node.version.checkpointId}`;
+        item.description = look.description;
+        item.tooltip = look.tooltip;
+        item.iconPath = new vscode.ThemeIcon(look.icon);
+        item.contextValue = look.contextValue;
+        item.command = { command: COMMANDS.fileHistoryOpenVersion, title: 'Compare with Current File', arguments: [node] };
+        return item;
+    }
+
+    dispose(): void {
+        if (this.refreshTimer !== undefined) {
+            clearTimeout(this.refreshTimer);
+        }
+        for (const d of this.disposables) {
+            d.dispose();
+        }
+    }
+}

@@ -1,0 +1,201 @@
+"""The built timeline of one engine, kept between requests and updated in place, so a page costs
+O(page) and a tool call O(1).
+
+A full build reads every session journal (validated events: the dominant cost, seconds at 10,000
+checkpoints) and describes every checkpoint. :class:`TimelineCache` does it once, keeps each
+session's facts, and afterwards only appends: checkpoints committed since the last answer are
+described (their tool call from the caller's ``tool_of``, e.g. the agent's replay buffer) and
+placed; a turn announced with :meth:`note_turn` becomes an empty turn of its story. Contracts:
+
+* anything else that changes a journal without a checkpoint (a conversation restore, a summary)
+  must be announced with :meth:`invalidate` (the LSP host does, for those agent events): the next
+  request rebuilds, re-reading only the journals of the sessions marked or appended to;
+* a checkpoint list that is not an extension of the one built (pruned, reloaded) rebuilds;
+* a rebuild equals the incremental result (tests compare them);
+* "running" is not part of the build (it changes without any journal write):
+  :func:`~retrace.app.timeline.pages.select` stamps it on what it sends;
+* call it from the engine's thread only (the engine gate): it is not locked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from retrace.app.timeline.facts import SessionFacts, ToolFact, facts_from_events
+from retrace.app.timeline.pages import StoryPages
+from retrace.app.timeline.story import build_stories, owner_of, story_row
+from retrace.engine import Engine
+from retrace.engine.models import Checkpoint
+from retrace.protocol.models import TimelineDidChange
+from retrace.protocol.timeline import SessionInfo, SessionStory, StoryTurn
+
+ALL_ROWS = 1 << 40
+ToolLookup = Callable[[str, str], ToolFact | None]
+"""(session id, tool call id) → the tool call, when the caller knows it."""
+
+
+def _no_tools(_session: str, _call: str) -> ToolFact | None:
+    return None
+
+
+class TimelineCache:
+    def __init__(self) -> None:
+        self._facts: dict[str, SessionFacts] = {}
+        self._dirty: set[str] = set()
+        self._stale = True
+        self._count = 0
+        self._last: str | None = None
+        self._head: str | None = None
+        self._pages: dict[str, StoryPages] = {}
+        self._owners: dict[str, str] = {}
+        self._described: dict[str, tuple[str, str]] = {}
+        self._pending: list[tuple[str, StoryTurn]] = []
+        self.builds = 0
+        """How many full builds were made (tests check appends do not rebuild)."""
+
+    def invalidate(self, session_id: str | None = None) -> None:
+        """Journal events were written that no append covers: rebuild on the next request,
+        re-reading ``session_id``'s journal (every journal when ``None``)."""
+        self._stale = True
+        if session_id is None:
+            self._facts.clear()
+        else:
+            self._dirty.add(session_id)
+
+    def note_turn(self, session_id: str, turn_id: str, prompt: str, created_at: datetime | None) -> None:
+        """A turn started: it shows as the newest (empty) turn of its session's story, after the
+        checkpoints committed before ``created_at``."""
+        pages = self._pages.get(session_id)
+        self._dirty.add(session_id)
+        if self._stale or (pages is not None and pages.story.workspace):
+            self.invalidate(session_id)
+            return
+        if pages is None:  # a new session: its story starts now, newest of all
+            info = SessionInfo(
+                id=session_id, title=prompt[:200], created_at=created_at, running=False, checkpoint_count=0
+            )
+            story = SessionStory(
+                session=info, workspace=False, turn_count=0, row_count=0, rows_omitted=0, items=[]
+            )
+            self._pages[session_id] = StoryPages(story)
+        turn = StoryTurn(
+            turn_id=turn_id,
+            number=0,
+            prompt=prompt,
+            created_at=created_at,
+            abandoned=False,
+            forked_from=None,
+            rows=[],
+        )
+        self._pending.append((session_id, turn))
+
+    def _flush_turns(self, until: datetime | None) -> None:
+        """Place the noted turns that started before ``until`` (all when ``None``)."""
+        while self._pending:
+            session_id, turn = self._pending[0]
+            if until is not None and turn.created_at is not None and turn.created_at > until:
+                return
+            self._pending.pop(0)
+            pages = self._pages.get(session_id)
+            if pages is not None and not pages.has(turn.turn_id):
+                pages.append_turn(turn.model_copy(update={"number": pages.turn_count + 1}))
+
+    @property
+    def ready(self) -> bool:
+        """Built and not stale: an update costs only the new checkpoints."""
+        return not self._stale and self.builds > 0
+
+    def change(self, engine: Engine, checkpoint: Checkpoint, tool_of: ToolLookup) -> TimelineDidChange | None:
+        """The notification for a committed checkpoint, from the updated stories (its row described
+        as the tree shows it, with its story and turn); ``None`` when the cache is not built (then
+        building it would cost more than the client's own placing)."""
+        if not self.ready:
+            return None
+        self.stories(engine, tool_of)
+        key = self._story_key(self._owners.get(checkpoint.id, ""))
+        pages = self._pages.get(key) if key is not None else None
+        row, turn = pages.entry(checkpoint.id) if pages is not None else (None, None)
+        if row is None:
+            return None
+        header = turn.model_copy(update={"rows": []}) if turn is not None else None
+        return TimelineDidChange(
+            head=self._head,
+            checkpoint=checkpoint,
+            row=row,
+            turn_id=turn.turn_id if turn is not None else None,
+            story_id=key,
+            turn=header,
+        )
+
+    def stories(self, engine: Engine, tool_of: ToolLookup = _no_tools) -> dict[str, StoryPages]:
+        """Every story by session id, oldest first, as of the engine's state now."""
+        checkpoints = engine.timeline()
+        head = engine.head.id
+        extends = 0 < self._count <= len(checkpoints) and checkpoints[self._count - 1].id == self._last
+        if self._stale or not extends or not self._append(checkpoints[self._count :], tool_of):
+            self._build(engine, checkpoints, head)
+        self._flush_turns(None)
+        if head != self._head:
+            self._move_head(head)
+        self._count, self._last = len(checkpoints), checkpoints[-1].id if checkpoints else None
+        return self._pages
+
+    def _build(self, engine: Engine, checkpoints: Sequence[Checkpoint], head: str | None) -> None:
+        for sid in engine.sessions():
+            if sid not in self._facts or sid in self._dirty:
+                self._facts[sid] = facts_from_events(sid, engine.events(sid))
+        self._dirty.clear()
+        self._described = {}
+        built = build_stories(checkpoints, head, self._facts, max_rows=ALL_ROWS, described=self._described)
+        self._pages = {story.session.id: StoryPages(story) for story in built}
+        agent = {sid for sid, f in self._facts.items() if f.is_agent_session}
+        self._owners = {}
+        for cp in checkpoints:
+            self._owners[cp.id] = owner_of(cp, agent, self._owners)
+        self._head, self._stale = head, False
+        self._pending.clear()  # the journals had them
+        self.builds += 1
+
+    def _story_key(self, owner: str) -> str | None:
+        if owner:
+            return owner if owner in self._pages else None
+        workspace = [sid for sid, p in self._pages.items() if p.story.workspace]
+        return workspace[0] if workspace else None
+
+    def _append(self, new: Sequence[Checkpoint], tool_of: ToolLookup) -> bool:
+        """Place checkpoints committed since the last answer; ``False``: one cannot be placed."""
+        agent = {sid for sid, p in self._pages.items() if not p.story.workspace}
+        for cp in new:
+            self._flush_turns(cp.created_at)
+            owner = self._owners[cp.id] = owner_of(cp, agent, self._owners)
+            key = self._story_key(owner)
+            if key is None:
+                return False
+            tool = self._tool(cp, tool_of)
+            row = story_row(cp, tool, self._described, None)
+            in_turn = cp.turn_id if cp.turn_id is not None and owner == cp.session_id else None
+            if not self._pages[key].append_row(row, in_turn):
+                return False
+            self._dirty.add(cp.session_id)
+        return True
+
+    def story_of(self, checkpoint_id: str | None) -> str | None:
+        """The session id of the story holding a checkpoint (as of the last update)."""
+        owner = self._owners.get(checkpoint_id or "")
+        return self._story_key(owner) if owner is not None else None
+
+    def _tool(self, cp: Checkpoint, tool_of: ToolLookup) -> ToolFact | None:
+        if cp.tool_call_id is None:
+            return None
+        known = self._facts.get(cp.session_id)
+        fact = tool_of(cp.session_id, cp.tool_call_id)
+        return fact or (known.tools.get(cp.tool_call_id) if known is not None else None)
+
+    def _move_head(self, head: str) -> None:
+        for cid, is_head in ((self._head, False), (head, True)):
+            owner = self._owners.get(cid or "")
+            key = self._story_key(owner) if owner is not None else None
+            if key is not None and cid is not None:
+                self._pages[key].set_head(cid, is_head)
+        self._head = head

@@ -1,0 +1,170 @@
+// Real-browser E2E for a 10,000-checkpoint session: a pre-generated session (tests/e2e/seed_long.py:
+// 500 turns × 20 tool calls — edit_file, run_command, write_file — generated once per machine and
+// cached) is copied into the extension's store while code-server is stopped, then the packaged
+// .vsix shows it. Checks: the newest page opens (turn 500 shown, older turns collapsed), "Load
+// older…" brings the previous page, the filter (tool, path, text) shows only matching rows and
+// is described on the view, "Jump to Head" reveals the head, and hovering a row shows its diff
+// preview. Prints the measured open and hover latencies (no timed assertions: timings are noisy).
+// Screenshots: .e2e/screenshots/longsession-*.png. Usage: node tests/e2e/longsession.mjs [vsix]
+// KNOWN FAILING, so not yet in `npm run test:e2e` (issue 12 stays open on it): after the seeded
+// session opens, the workbench page stops responding (even a screenshot times out) before turn
+// 500 is shown. Run it by hand while fixing that.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { root, log, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
+
+const sc = scenario('longsession', { shots: { prefix: 'longsession-' } });
+const { userDataDir, workspace, ws, shot } = sc;
+const TURNS = 500;
+const HOVERS = 6;
+
+/** The store the extension gave its server (under the workbench's storage for this folder). */
+function findStore() {
+  const base = path.join(userDataDir, 'User', 'workspaceStorage');
+  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
+    const store = path.join(base, d, 'retrace.retrace', 'store');
+    if (fs.existsSync(path.join(store, 'store.json'))) return store;
+  }
+  return undefined;
+}
+
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+await runScenario(sc, {
+  settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  env: { RETRACE_FAKE_MODEL: 'e2e' },
+  page: { viewport: { width: 1500, height: 1000 } },
+}, async ctx => {
+  let page = ctx.page;
+  let wb = ctx.wb;
+  const sidebar = () => wb.sidebar();
+  const row = text => wb.row(text);
+  const rowTexts = async () => (await sidebar().locator('.monaco-list-row').allInnerTexts()).map(r => r.replace(/\s+/g, ' ').trim());
+  const checkpointRows = async () => (await rowTexts()).filter(t => /^(edit_file|write_file|run_command): /.test(t));
+
+  // 1. A first window creates the extension's store; with everything stopped, the cached
+  // 10,000-step session replaces it.
+  await wb.icon().click({ timeout: 60000 });
+  await row('Baseline').waitFor({ timeout: 60000 });
+  const store = await waitFor('the extension\'s store', () => findStore());
+  await page.close();
+  await stopCodeServer(ctx.server);
+  const tSeed = Date.now();
+  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_long.py'), workspace, '--cached', '--store', store],
+    { encoding: 'utf8', maxBuffer: 1 << 20 }));
+  log(`session of ${seeded.checkpoints} checkpoints in place in ${Date.now() - tSeed} ms (generated once per machine)`);
+  assert.equal(seeded.checkpoints, 10000);
+
+  ctx.server = await ctx.startServer(ctx.server.port);
+  ctx.page = page = await newPage(ctx.browser, { viewport: { width: 1500, height: 1000 } });
+  wb = workbench(page, ws);
+  await openFolder(page, ctx.server, workspace);
+
+  // 2. Open: measured from the server reporting ready to the newest turn shown.
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  await wb.openRetrace();
+  await page.locator('.statusbar-item', { hasText: /Retrace: idle/ }).first().waitFor({ timeout: 180000 });
+  const tOpen = Date.now();
+  const chatHeader = sidebar().locator('.pane-header', { hasText: 'Chat' }).first();
+  if ((await chatHeader.getAttribute('aria-expanded')) === 'true') await chatHeader.click();
+  await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 120000 });
+  const openMs = Date.now() - tOpen;
+  log(`MEASURED open: 10,000-checkpoint session's newest page shown ${openMs} ms after the server reported ready`);
+  const first = await rowTexts();
+  assert.ok(first.some(t => /^Session of .*500 turns · 10,00[0-9] steps/.test(t)), `session row: ${first.slice(0, 3)}`);
+  assert.ok(first.some(t => t.startsWith('Load older…')), 'a "Load older…" row');
+  await shot(page, 'open');
+
+  // 3. Paging: "Load older…" brings the previous page (its turns appear above).
+  const oldestShown = Math.min(...first.map(t => /^(\d+)\. Turn /.exec(t)?.[1]).filter(Boolean).map(Number));
+  const olderBefore = (await row('Load older…').innerText()).replace(/\s+/g, ' ');
+  await row('Load older…').click();
+  await waitFor('the older page merged', async () => (await row('Load older…').innerText()).replace(/\s+/g, ' ') !== olderBefore, 120000);
+  await sidebar().locator('.monaco-list').last().focus();
+  await page.keyboard.press('Home');
+  await row(`${oldestShown - 1}. Turn ${oldestShown - 1}:`).waitFor({ timeout: 60000 });
+  log(`loaded older: turn ${oldestShown - 1} shown (oldest before: ${oldestShown})`);
+  await shot(page, 'older-page');
+
+  // 4. Filter by tool, by path, by text (QuickInput), described on the view; then cleared.
+  async function filterBy(kind, value) {
+    await wb.runCommand('Retrace: Filter Timeline…');
+    const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: kind }).first();
+    await pick.click();
+    const input = page.locator('.quick-input-widget input');
+    if (kind === 'Tool') {
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: value }).first().click();
+    } else {
+      await input.fill(value);
+      await input.press('Enter');
+    }
+    await page.locator('.pane-header', { hasText: `Filter: ${kind.toLowerCase()}` }).first().waitFor({ timeout: 60000 });
+  }
+  async function clearFilter() {
+    await wb.runCommand('Retrace: Clear Timeline Filter');
+    await waitFor('the filter cleared', async () => (await page.locator('.pane-header', { hasText: 'Filter:' }).count()) === 0, 30000);
+  }
+  const expandAll = async () => {
+    // Filter results keep turns collapsed except the newest: open the session's first turns.
+    for (let i = 0; i < 3; i++) {
+      const collapsed = sidebar().locator('.monaco-list-row[aria-expanded="false"]', { hasText: /^\d+\. Turn/ }).first();
+      if ((await collapsed.count()) === 0) break;
+      await collapsed.click();
+    }
+  };
+
+  await filterBy('Tool', 'write_file');
+  await row('write_file: docs/note_').waitFor({ timeout: 60000 });
+  await expandAll();
+  const byTool = await checkpointRows();
+  assert.ok(byTool.length > 0 && byTool.every(t => t.startsWith('write_file: ')), `tool filter: ${byTool.slice(0, 5)}`);
+  assert.ok((await rowTexts()).some(t => /659 steps/.test(t)), 'the session counts the matching rows');
+  await shot(page, 'filter-tool');
+  await clearFilter();
+
+  await filterBy('Path', 'mod_07');
+  await row('edit_file: src/mod_07.py').waitFor({ timeout: 60000 });
+  await expandAll();
+  const byPath = await checkpointRows();
+  assert.ok(byPath.length > 0 && byPath.every(t => t.includes('mod_07')), `path filter: ${byPath.slice(0, 5)}`);
+  await shot(page, 'filter-path');
+  await clearFilter();
+
+  await filterBy('Text', 'batch 17 ');
+  await row('17. Turn 17:').waitFor({ timeout: 60000 });
+  const byText = (await rowTexts()).filter(t => /^\d+\. Turn /.test(t));
+  assert.deepEqual(byText.map(t => t.split('.')[0]), ['17'], `text filter turns: ${byText}`);
+  await shot(page, 'filter-text');
+  await clearFilter();
+  await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 60000 });
+
+  // 5. Jump to Head: the head row is selected.
+  await wb.runCommand('Retrace: Jump to Head');
+  await sidebar().locator('.monaco-list-row.selected', { hasText: '● head' }).first().waitFor({ timeout: 30000 });
+  log('jump to head: the head row is selected');
+
+  // 6. Hover: the diff preview appears; latency from the hover to the diff block.
+  const hovers = [];
+  const candidates = sidebar().locator('.monaco-list-row', { hasText: /^(edit_file): src\/mod_/ });
+  for (let i = 0; i < HOVERS; i++) {
+    const target = candidates.nth(i);
+    await page.mouse.move(0, 0);
+    await page.keyboard.press('Escape');
+    await page.locator('.monaco-hover').first().waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+    const t = Date.now();
+    await target.hover();
+    // The diff lines ("-value_3 = 4"), not the row's gist (which the hover shows at once).
+    await page.locator('.monaco-hover', { hasText: /[-+]value_\d+ = \d+/ }).first().waitFor({ timeout: 20000 });
+    hovers.push(Date.now() - t);
+  }
+  const hoverText = await page.locator('.monaco-hover').first().innerText();
+  assert.match(hoverText, /[-+]value_\d+ = \d+/, 'the hover shows the diff');
+  await shot(page, 'hover');
+  log(`MEASURED hover preview (incl. the workbench's hover delay): p50 ${percentile(hovers, 50)} ms, p95 ${percentile(hovers, 95)} ms, all ${hovers.join(', ')} ms`);
+  log(`MEASURED summary: open ${openMs} ms; hover p95 ${percentile(hovers, 95)} ms`);
+});
