@@ -198,7 +198,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             for (const sessionId of this.openedSessions) {
                 if (tree.sessions.some(s => s.session.id === sessionId && s.outline)) {
                     const [page] = (await rpc.request(METHODS.timelineTree, { sessionId, maxRows: PAGE_ROWS })).sessions;
-                    tree = page === undefined ? tree : mergePage(tree, page);
+                    tree = page === undefined ? tree : mergePage(tree, page, null);
                 }
             }
             log.info(`timeline tree (${filter === undefined ? 'outline' : filterDescription(filter)}): ${Date.now() - started} ms`);
@@ -229,9 +229,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             const started = Date.now();
             const [page] = (await rpc.request(METHODS.timelineTree, params)).sessions;
             log.info(`timeline page of ${sessionId} before ${before ?? 'the newest'}: ${page?.rowsOmitted ?? 0} older left, ${Date.now() - started} ms`);
-            if (page !== undefined && this.data !== undefined) {
+            // A page asked for under another filter belongs to a tree no longer shown.
+            if (page !== undefined && this.data !== undefined && this.filter === filter) {
                 this.openedSessions.add(sessionId);
-                this.setData(mergePage(this.data, page));
+                this.setData(mergePage(this.data, page, before));
                 this.render();
             }
         } catch (err) {
@@ -247,6 +248,11 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         this.view.description = description;
         await vscode.commands.executeCommand('setContext', CONTEXT_FILTERED, description !== '');
         await this.refresh();
+        // The newest match is what a filter is usually for: show it (the list opens at its top).
+        const newest = filter === undefined ? undefined : this.flat?.checkpoints.at(-1);
+        if (newest !== undefined) {
+            await this.reveal(newest.id);
+        }
     }
 
     /** Ask what to filter by (tool, path or text; an argument skips the questions). */
