@@ -92,6 +92,9 @@ await runScenario(sc, {
 
   // 4. Filter by tool, by path, by text (QuickInput), described on the view; then cleared.
   async function filterBy(kind, value) {
+    // No row hover may take the focus from the quick pick.
+    await page.mouse.move(0, 0);
+    await page.keyboard.press('Escape');
     await wb.runCommand('Retrace: Filter Timeline…');
     const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: kind }).first();
     await pick.click();
@@ -120,7 +123,7 @@ await runScenario(sc, {
   await filterBy('Tool', 'write_file');
   await row('write_file: docs/note_').waitFor({ timeout: 60000 });
   await expandAll();
-  const byTool = await checkpointRows();
+  const byTool = await waitFor('rows of the tool filter', async () => { const r = await checkpointRows(); return r.length > 0 && r; }, 30000);
   assert.ok(byTool.length > 0 && byTool.every(t => t.startsWith('write_file: ')), `tool filter: ${byTool.slice(0, 5)}`);
   assert.ok((await rowTexts()).some(t => /659 steps/.test(t)), 'the session counts the matching rows');
   await shot(page, 'filter-tool');
@@ -129,7 +132,7 @@ await runScenario(sc, {
   await filterBy('Path', 'mod_07');
   await row('edit_file: src/mod_07.py').waitFor({ timeout: 60000 });
   await expandAll();
-  const byPath = await checkpointRows();
+  const byPath = await waitFor('rows of the path filter', async () => { const r = await checkpointRows(); return r.length > 0 && r; }, 30000);
   assert.ok(byPath.length > 0 && byPath.every(t => t.includes('mod_07')), `path filter: ${byPath.slice(0, 5)}`);
   await shot(page, 'filter-path');
   await clearFilter();

@@ -220,6 +220,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const rpc = this.ctx.rpc;
         const key = `${sessionId}:${before ?? ''}`;
         if (rpc === undefined || this.data === undefined || this.loading.has(key)) {
+            log.debug(`timeline page of ${sessionId} before ${before ?? 'the newest'} not asked: ${rpc === undefined ? 'no server' : this.data === undefined ? 'no timeline yet' : 'already asked'}`);
             return;
         }
         this.loading.add(key);
@@ -244,10 +245,11 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     private async setFilter(filter: TimelineFilter | undefined): Promise<void> {
         this.filter = filter;
+        await this.refresh();
+        // Described once the filtered rows are shown (the view never names a filter it does not show).
         const description = filterDescription(filter);
         this.view.description = description;
         await vscode.commands.executeCommand('setContext', CONTEXT_FILTERED, description !== '');
-        await this.refresh();
         // The newest match is what a filter is usually for: show it (the list opens at its top).
         const newest = filter === undefined ? undefined : this.flat?.checkpoints.at(-1);
         if (newest !== undefined) {
@@ -321,9 +323,15 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
     }
 
-    getChildren(element?: TimelineNode): TimelineNode[] {
-        if (element === undefined) {
+    getChildren(given?: TimelineNode): TimelineNode[] {
+        if (given === undefined) {
             return this.roots;
+        }
+        // The workbench may hand back a node object of an earlier tree with the same id (a turn
+        // shown before a filter changed): its children are those of the tree shown now.
+        const element = this.nodes.get(given.id);
+        if (element === undefined) {
+            return []; // not in the tree shown now
         }
         if (element.kind === 'session' && element.story.outline) {
             void this.loadPage(element.sessionId, null); // expanding an outline loads its newest page
