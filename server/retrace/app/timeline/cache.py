@@ -19,14 +19,19 @@ placed; a turn announced with :meth:`note_turn` becomes an empty turn of its sto
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 
-from retrace.app.timeline.facts import SessionFacts, ToolFact, facts_from_events
+from retrace.app.timeline import persist
+from retrace.app.timeline.facts import UNUSED_EVENTS, SessionFacts, ToolFact, facts_from_events
 from retrace.app.timeline.pages import StoryPages
+from retrace.app.timeline.persist import JournalMark, SessionRecord
 from retrace.app.timeline.story import build_stories, owner_of, story_row
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
+from retrace.engine.store.layout import StoreLayout
 from retrace.protocol.models import TimelineDidChange
 from retrace.protocol.timeline import SessionInfo, SessionStory, StoryTurn
 
@@ -40,7 +45,23 @@ def _no_tools(_session: str, _call: str) -> ToolFact | None:
 
 
 class TimelineCache:
-    def __init__(self) -> None:
+    def __init__(self, persisted: Path | None = None, save_every: float = 0.0) -> None:
+        """``persisted``: the file of the persisted cache (see :mod:`.persist`), read at the first
+        build and written by :meth:`snapshot` (``None``: nothing persisted); ``save_every``: at
+        most one snapshot per that many seconds."""
+        self._path = persisted
+        self._save_every = save_every
+        self._saved_at = -float("inf")
+        self._saved: dict[str, SessionRecord] | None = None
+        """The persisted records not used yet (loaded at the first build)."""
+        self._marks: dict[str, JournalMark] = {}
+        """Per session: the journal identity its facts were folded at (none: not persistable)."""
+        self._words: dict[str, dict[str, tuple[str, str]]] = {}
+        """Per session whose facts came from a record: its tool rows' words."""
+        self._tool_rows: dict[str, list[str]] = {}
+        self._unsaved = False
+        self.folds = 0
+        """How many journals were folded (tests check a warm start folds none)."""
         self._facts: dict[str, SessionFacts] = {}
         self._dirty: set[str] = set()
         self._stale = True
@@ -142,9 +163,21 @@ class TimelineCache:
         return self._pages
 
     def _build(self, engine: Engine, checkpoints: Sequence[Checkpoint], head: str | None) -> None:
-        for sid in engine.sessions():
+        layout = StoreLayout(engine.store_dir)
+        if self._saved is None:
+            self._saved = persist.load(self._path) if self._path is not None else {}
+        tool_rows: dict[str, list[str]] = {}
+        for cp in checkpoints:
+            if cp.kind == "tool":
+                tool_rows.setdefault(cp.session_id, []).append(cp.id)
+        sessions = engine.sessions()
+        for sid in sessions:
             if sid not in self._facts or sid in self._dirty:
-                self._facts[sid] = facts_from_events(sid, engine.events(sid))
+                self._facts[sid] = self._fold(engine, layout.journal(sid), sid, tool_rows.get(sid, ()))
+        for sid in [s for s in self._facts if s not in set(sessions)]:
+            del self._facts[sid]
+            self._unsaved = True
+        self._tool_rows = tool_rows
         self._dirty.clear()
         self._described = {}
         built = build_stories(checkpoints, head, self._facts, max_rows=ALL_ROWS, described=self._described)
@@ -156,6 +189,44 @@ class TimelineCache:
         self._head, self._stale = head, False
         self._pending.clear()  # the journals had them
         self.builds += 1
+
+    def _fold(self, engine: Engine, journal: Path, sid: str, tool_rows: Sequence[str]) -> SessionFacts:
+        """The facts of one session: from its persisted record when the journal is unchanged
+        since (and the record words every tool row), else folded from the journal."""
+        record = self._saved.pop(sid, None) if self._saved is not None else None
+        if record is not None and persist.unchanged(record.mark, journal):
+            if all(cid in record.rows for cid in tool_rows):
+                self._marks[sid], self._words[sid] = record.mark, dict(record.rows)
+                return record.facts
+        self._marks.pop(sid, None)
+        self._words.pop(sid, None)
+        self._unsaved = self._unsaved or self._path is not None
+        mark = persist.mark_of(journal) if self._path is not None else None
+        facts = facts_from_events(sid, engine.events(sid, skip=UNUSED_EVENTS))
+        self.folds += 1
+        if mark is not None and persist.same_size(mark, journal):
+            self._marks[sid] = mark
+        return facts
+
+    def snapshot(self, now: float | None = None) -> Callable[[], bool] | None:
+        """What writing the persisted cache takes, as a call that may run on any thread (the
+        state it writes is captured now), or ``None`` when there is nothing new to write (or the
+        last snapshot is younger than ``save_every``). Call it from the engine's thread."""
+        moment = time.monotonic() if now is None else now
+        if self._path is None or not self._unsaved or moment - self._saved_at < self._save_every:
+            return None
+        records: dict[str, SessionRecord] = {}
+        for sid, mark in self._marks.items():
+            facts = self._facts.get(sid)
+            if facts is None or sid in self._dirty:
+                continue
+            words = self._words.get(sid)
+            rows = words if words is not None else {c: self._described[c] for c in self._tool_rows.get(sid, ())}
+            records[sid] = SessionRecord(mark, facts, rows)
+        keep = dict(self._tool_rows)
+        path = self._path
+        self._unsaved, self._saved_at = False, moment
+        return lambda: persist.save(path, persist.encode(records, keep))
 
     def _story_key(self, owner: str) -> str | None:
         if owner:
@@ -173,6 +244,9 @@ class TimelineCache:
             if key is None:
                 return False
             tool = self._tool(cp, tool_of)
+            if self._inputs_missing(cp, tool):
+                self._dirty.add(cp.session_id)
+                return False
             row = story_row(cp, tool, self._described, None)
             in_turn = cp.turn_id if cp.turn_id is not None and owner == cp.session_id else None
             if not self._pages[key].append_row(row, in_turn):
@@ -191,6 +265,14 @@ class TimelineCache:
         known = self._facts.get(cp.session_id)
         fact = tool_of(cp.session_id, cp.tool_call_id)
         return fact or (known.tools.get(cp.tool_call_id) if known is not None else None)
+
+    def _inputs_missing(self, cp: Checkpoint, tool: ToolFact | None) -> bool:
+        """A tool row whose tool call is known only from the persisted cache (no input to
+        describe it from): the session's journal is folded again instead."""
+        known = self._facts.get(cp.session_id)
+        if cp.kind != "tool" or known is None or known.inputs:
+            return False
+        return tool is None or tool is known.tools.get(cp.tool_call_id or "")
 
     def _move_head(self, head: str) -> None:
         for cid, is_head in ((self._head, False), (head, True)):

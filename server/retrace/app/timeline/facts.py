@@ -42,6 +42,12 @@ class SessionFacts:
     tools: dict[str, ToolFact] = field(default_factory=dict)
     abandoned_turns: set[str] = field(default_factory=set)
     """Turns with messages, none of them on the conversation's current branch any more."""
+    words: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Checkpoint id → (title, summary) of this session's tool rows, described earlier (when the
+    inputs were known); a build uses them instead of describing those rows again."""
+    inputs: bool = True
+    """The tool calls carry their inputs (``False``: loaded from the persisted cache, which keeps
+    only their tool and status; a row is never described from these)."""
 
     @property
     def is_agent_session(self) -> bool:
@@ -57,8 +63,14 @@ def parse_time(value: object) -> datetime | None:
         return None
 
 
+UNUSED_EVENTS = frozenset({"checkpoint", "usage"})
+"""Journal event types the facts do not depend on (readers may leave them out: most of a
+journal's bytes are checkpoints)."""
+
+
 def facts_from_events(session_id: str, journal: Iterable[dict[str, Any]]) -> SessionFacts:
-    """Fold one session's journal events (in order) into :class:`SessionFacts`."""
+    """Fold one session's journal events (in order) into :class:`SessionFacts` (events of the
+    :data:`UNUSED_EVENTS` types may be left out)."""
     events = list(journal)
     facts = SessionFacts(session_id)
     fork: str | None = None
