@@ -566,7 +566,9 @@ class Engine:
         except (TypeError, ValueError) as exc:
             raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
 
-    def events(self, session_id: str | None = None, *, skip: Collection[str] = ()) -> Iterator[dict[str, Any]]:
+    def events(
+        self, session_id: str | None = None, *, skip: Collection[str] = ()
+    ) -> Iterator[dict[str, Any]]:
         """Every journal event of a session in order, validated (checkpoints included, as
         ``{"type": "checkpoint", "checkpoint": {...}}``), in their JSON form. A torn last line is
         skipped; a damaged line or a known event type that does not validate is skipped and

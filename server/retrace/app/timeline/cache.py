@@ -1,17 +1,26 @@
 """The built timeline of one engine, kept between requests and updated in place, so a page costs
 O(page) and a tool call O(1).
 
-A full build reads every session journal (validated events: the dominant cost, seconds at 10,000
-checkpoints) and describes every checkpoint. :class:`TimelineCache` does it once, keeps each
-session's facts, and afterwards only appends: checkpoints committed since the last answer are
-described (their tool call from the caller's ``tool_of``, e.g. the agent's replay buffer) and
-placed; a turn announced with :meth:`note_turn` becomes an empty turn of its story. Contracts:
+A full build folds every session journal (its events but the checkpoints, validated: the
+dominant cost, seconds at 10,000 checkpoints) and describes every checkpoint. Given a persisted
+cache (:mod:`.persist`), a journal unchanged since it was written is not read: its facts and its
+tool rows' words come from the file (a re-opened server answers its first request in a fraction
+of the time); :meth:`snapshot` writes the file again after a build folded journals, at most once
+per ``save_every`` seconds, on whatever thread the caller picks.
+
+:class:`TimelineCache` builds once, keeps each session's facts, and afterwards only appends:
+checkpoints committed since the last answer are described (their tool call from the caller's
+``tool_of``, e.g. the agent's replay buffer) and placed; a turn announced with :meth:`note_turn`
+becomes an empty turn of its story. Contracts:
 
 * anything else that changes a journal without a checkpoint (a conversation restore, a summary)
   must be announced with :meth:`invalidate` (the LSP host does, for those agent events): the next
   request rebuilds, re-reading only the journals of the sessions marked or appended to;
 * a checkpoint list that is not an extension of the one built (pruned, reloaded) rebuilds;
-* a rebuild equals the incremental result (tests compare them);
+* a rebuild equals the incremental result, and an answer from the persisted cache equals a
+  build from the journals (tests compare them);
+* a session whose facts came from the persisted cache has no tool inputs: a tool row appended
+  to it that ``tool_of`` does not know makes that journal be folded again;
 * "running" is not part of the build (it changes without any journal write):
   :func:`~retrace.app.timeline.pages.select` stamps it on what it sends;
 * call it from the engine's thread only (the engine gate): it is not locked.
@@ -19,8 +28,10 @@ placed; a turn announced with :meth:`note_turn` becomes an empty turn of its sto
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -44,6 +55,20 @@ def _no_tools(_session: str, _call: str) -> ToolFact | None:
     return None
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """No cyclic garbage collection inside: a build allocates some 10 objects per checkpoint and
+    no cycles, and each collection it would trigger walks the engine's whole heap (a third of a
+    10,000-checkpoint build's time). Collection resumes, as it was, afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class TimelineCache:
     def __init__(self, persisted: Path | None = None, save_every: float = 0.0) -> None:
         """``persisted``: the file of the persisted cache (see :mod:`.persist`), read at the first
@@ -56,7 +81,7 @@ class TimelineCache:
         """The persisted records not used yet (loaded at the first build)."""
         self._marks: dict[str, JournalMark] = {}
         """Per session: the journal identity its facts were folded at (none: not persistable)."""
-        self._words: dict[str, dict[str, tuple[str, str]]] = {}
+        self._words: dict[str, Mapping[str, tuple[str, str]]] = {}
         """Per session whose facts came from a record: its tool rows' words."""
         self._tool_rows: dict[str, list[str]] = {}
         self._unsaved = False
@@ -155,7 +180,8 @@ class TimelineCache:
         head = engine.head.id
         extends = 0 < self._count <= len(checkpoints) and checkpoints[self._count - 1].id == self._last
         if self._stale or not extends or not self._append(checkpoints[self._count :], tool_of):
-            self._build(engine, checkpoints, head)
+            with _no_collection():
+                self._build(engine, checkpoints, head)
         self._flush_turns(None)
         if head != self._head:
             self._move_head(head)
@@ -194,10 +220,10 @@ class TimelineCache:
         """The facts of one session: from its persisted record when the journal is unchanged
         since (and the record words every tool row), else folded from the journal."""
         record = self._saved.pop(sid, None) if self._saved is not None else None
-        if record is not None and persist.unchanged(record.mark, journal):
-            if all(cid in record.rows for cid in tool_rows):
-                self._marks[sid], self._words[sid] = record.mark, dict(record.rows)
-                return record.facts
+        usable = record is not None and all(cid in record.rows for cid in tool_rows)
+        if record is not None and usable and persist.unchanged(record.mark, journal):
+            self._marks[sid], self._words[sid] = record.mark, record.rows
+            return record.facts
         self._marks.pop(sid, None)
         self._words.pop(sid, None)
         self._unsaved = self._unsaved or self._path is not None
@@ -221,7 +247,9 @@ class TimelineCache:
             if facts is None or sid in self._dirty:
                 continue
             words = self._words.get(sid)
-            rows = words if words is not None else {c: self._described[c] for c in self._tool_rows.get(sid, ())}
+            rows = (
+                words if words is not None else {c: self._described[c] for c in self._tool_rows.get(sid, ())}
+            )
             records[sid] = SessionRecord(mark, facts, rows)
         keep = dict(self._tool_rows)
         path = self._path

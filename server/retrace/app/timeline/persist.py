@@ -83,7 +83,12 @@ def same_size(mark: JournalMark, path: Path) -> bool:
         st = path.stat()
     except FileNotFoundError:
         return False
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (mark.dev, mark.ino, mark.size, mark.mtime_ns)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
+        mark.dev,
+        mark.ino,
+        mark.size,
+        mark.mtime_ns,
+    )
 
 
 def unchanged(mark: JournalMark, path: Path) -> bool:
@@ -165,10 +170,14 @@ def _columns(raw: object, width: int) -> list[list[Any]]:
 def _record(sid: str, raw: Any) -> SessionRecord:
     facts = SessionFacts(sid, inputs=False)
     for turn_id, prompt, created_at, forked_from in raw["turns"]:
-        facts.turns.append(TurnFact(_str(turn_id), _str(prompt), parse_time(created_at), _opt_str(forked_from)))
+        facts.turns.append(
+            TurnFact(_str(turn_id), _str(prompt), parse_time(created_at), _opt_str(forked_from))
+        )
     facts.abandoned_turns = {_str(t) for t in raw["abandoned"]}
     ids, tools, statuses = _columns(raw["tools"], 3)
-    facts.tools = {cid: ToolFact(cid, _str(tool), {}, st) for cid, tool, st in zip(ids, tools, statuses, strict=True)}
+    facts.tools = {
+        cid: ToolFact(cid, _str(tool), {}, st) for cid, tool, st in zip(ids, tools, statuses, strict=True)
+    }
     ids, titles, summaries = _columns(raw["rows"], 3)
     rows = {cid: (_str(t), _str(s)) for cid, t, s in zip(ids, titles, summaries, strict=True)}
     facts.words = rows
