@@ -167,7 +167,7 @@ def build_long() -> tuple[Path, Path]:
     shutil.rmtree(base, ignore_errors=True)
     ws.mkdir(parents=True)
     sys.path[:0] = [str(SERVER_DIR), str(ROOT / "tests" / "e2e")]
-    from seed_long import cached, copy_to
+    from seed_long import cached, copy_to  # type: ignore[import-not-found]
 
     copy_to(cached(), ws, store)
     (base / "done").write_text("ok\n")
@@ -356,7 +356,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"store: {store} (one session of 10,000 checkpoints); server: {server}")
     else:
         ws, store = build(args.sessions, int(lo), int(hi or lo), args.files, args.big)
-        print(f"store: {store} ({args.sessions} sessions, calls {args.calls}, big {args.big}); server: {server}")
+        shape = f"{args.sessions} sessions, calls {args.calls}, big {args.big}"
+        print(f"store: {store} ({shape}); server: {server}")
     for label, removed in STATES.items():
         if args.only is not None and not label.startswith(args.only):
             continue

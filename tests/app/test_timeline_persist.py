@@ -130,34 +130,76 @@ def _journal_removed(s: Store) -> None:
 
 
 Mutation = Callable[[Store], None]
-CHANGES: dict[str, tuple[Mutation, int]] = {
-    # name: (what happens after the cache was written, how many journals a warm start folds;
-    # -1: not checked, the engine's reopen writes records of its own)
-    "appended": (_appended, 1),
-    "conversation restored": (_restored, 1),
-    "code restored": (_code_restored, 2),  # the safety and restore rows are the engine session's
-    "retention dropped checkpoints": (_retention, -1),
-    "journal replaced": (_replaced, 1),
-    "journal rewritten in place": (_rewritten_in_place, 1),
-    "journal truncated": (_truncated, -1),  # the engine records what it lost
-    "journal removed": (_journal_removed, -1),
+CHANGES: dict[str, tuple[Mutation, int, int]] = {
+    # name: (what happens after the cache was written, how many journals a warm start folds
+    # whole, how many it folds on from the file with the lines appended since; -1: not checked,
+    # the engine's reopen writes records of its own)
+    "appended": (_appended, 0, 1),
+    "conversation restored": (_restored, 0, 1),
+    "code restored": (_code_restored, 0, 2),  # the safety and restore rows are the engine session's
+    "retention dropped checkpoints": (_retention, -1, 0),
+    "journal replaced": (_replaced, 1, 0),
+    "journal rewritten in place": (_rewritten_in_place, 1, 0),
+    "journal truncated": (_truncated, -1, 0),
+    "journal removed": (_journal_removed, -1, 0),
 }
 
 
 @pytest.mark.parametrize("name", list(CHANGES))
 def test_a_warm_answer_equals_a_fresh_build_after(seeded: Store, name: str) -> None:
-    change, folds = CHANGES[name]
+    change, folds, tail_folds = CHANGES[name]
     seeded.save()
     change(seeded)
     seeded.reopen()
     warm = seeded.warm_equals_fresh()
+    assert warm.tail_folds == tail_folds
     if folds >= 0:
         assert warm.folds == folds
     rewritten = warm.snapshot()
-    assert (rewritten is None) == (warm.folds == 0)
+    assert (rewritten is None) == (warm.folds + warm.tail_folds == 0)
     if rewritten is not None:
         rewritten()
-        seeded.warm_equals_fresh()
+        again = seeded.warm_equals_fresh()
+        assert again.folds == again.tail_folds == 0, "the rewritten file covers the journals as they are"
+
+
+def _call_started(s: Store) -> None:  # the cache is written while a tool call runs
+    s.first.event({"type": "turn", "turnId": "turn_mid", "text": "Turn M: mid-call", "createdAt": None})
+    s.first.event(
+        {"type": "toolCallIntent", "id": "toolu_mid", "tool": "edit_file", "turnId": "turn_mid",
+         "input": {"path": "src/mod_00.py", "old_string": "value_0 = 0", "new_string": "value_0 = 9"}}
+    )  # fmt: skip
+
+
+def _call_ended(s: Store) -> None:  # its result and checkpoint come after: its input is not in the file
+    (s.ws / "src/mod_00.py").write_text("value_0 = 9\n", "utf-8")
+    s.first.event({"type": "toolCallResult", "id": "toolu_mid", "tool": "edit_file", "status": "ok"})
+    s.engine.checkpoint("edit_file: src/mod_00.py", ["src/mod_00.py"], kind="tool", session_id=s.first.sid,
+                        turn_id="turn_mid", tool="edit_file", tool_call_id="toolu_mid")  # fmt: skip
+
+
+def _conversation_moved(s: Store) -> None:  # the cache is written between a restore and the next turn
+    target = s.engine.timeline(s.first.sid)[5]
+    s.first.event({"type": "conversationHead", "head": None, "reason": "restore", "checkpointId": target.id})
+    s.first.head = None
+
+
+SPLIT: dict[str, tuple[Mutation, Mutation, int, int]] = {
+    # name: (before the cache is written, after it, whole folds, folds on)
+    "a tool call running when written": (_call_started, _call_ended, 1, 0),
+    "a restore with no turn yet when written": (_conversation_moved, _appended, 0, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(SPLIT))
+def test_a_fold_goes_on_from_where_the_file_stopped(seeded: Store, name: str) -> None:
+    before, after, folds, tail_folds = SPLIT[name]
+    before(seeded)
+    seeded.save()
+    after(seeded)
+    seeded.reopen()
+    warm = seeded.warm_equals_fresh()
+    assert (warm.folds, warm.tail_folds) == (folds, tail_folds)
 
 
 def _torn(path: Path) -> None:

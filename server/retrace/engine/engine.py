@@ -567,15 +567,16 @@ class Engine:
             raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
 
     def events(
-        self, session_id: str | None = None, *, skip: Collection[str] = ()
+        self, session_id: str | None = None, *, skip: Collection[str] = (), start: int = 0
     ) -> Iterator[dict[str, Any]]:
         """Every journal event of a session in order, validated (checkpoints included, as
         ``{"type": "checkpoint", "checkpoint": {...}}``), in their JSON form. A torn last line is
         skipped; a damaged line or a known event type that does not validate is skipped and
         reported in the log (the rest still loads). Events whose type is in ``skip`` are left
-        out before they are validated (a reader that needs no checkpoints saves most of the work)."""
+        out before they are validated (a reader that needs no checkpoints saves most of the work);
+        ``start``: only the lines from that byte offset (a line start) on."""
         path = self._layout.journal(session_id or self._session_id)
-        for raw in read_journal(path):
+        for raw in read_journal(path, start=start):
             if raw["type"] in skip:
                 continue
             try:

@@ -36,7 +36,7 @@ from datetime import datetime
 from pathlib import Path
 
 from retrace.app.timeline import persist
-from retrace.app.timeline.facts import UNUSED_EVENTS, SessionFacts, ToolFact, facts_from_events
+from retrace.app.timeline.facts import UNUSED_EVENTS, FactsFold, FoldState, SessionFacts, ToolFact
 from retrace.app.timeline.pages import StoryPages
 from retrace.app.timeline.persist import JournalMark, SessionRecord
 from retrace.app.timeline.story import build_stories, owner_of, story_row
@@ -79,14 +79,16 @@ class TimelineCache:
         self._saved_at = -float("inf")
         self._saved: dict[str, SessionRecord] | None = None
         """The persisted records not used yet (loaded at the first build)."""
-        self._marks: dict[str, JournalMark] = {}
+        self._marks: dict[str, tuple[JournalMark, FoldState]] = {}
         """Per session: the journal identity its facts were folded at (none: not persistable)."""
         self._words: dict[str, Mapping[str, tuple[str, str]]] = {}
         """Per session whose facts came from a record: its tool rows' words."""
-        self._tool_rows: dict[str, list[str]] = {}
+        self._tool_rows: dict[str, list[Checkpoint]] = {}
         self._unsaved = False
         self.folds = 0
-        """How many journals were folded (tests check a warm start folds none)."""
+        """How many journals were folded whole (tests check a warm start folds none)."""
+        self.tail_folds = 0
+        """How many folds went on from a persisted record with the lines appended since."""
         self._facts: dict[str, SessionFacts] = {}
         self._dirty: set[str] = set()
         self._stale = True
@@ -192,10 +194,10 @@ class TimelineCache:
         layout = StoreLayout(engine.store_dir)
         if self._saved is None:
             self._saved = persist.load(self._path) if self._path is not None else {}
-        tool_rows: dict[str, list[str]] = {}
+        tool_rows: dict[str, list[Checkpoint]] = {}
         for cp in checkpoints:
             if cp.kind == "tool":
-                tool_rows.setdefault(cp.session_id, []).append(cp.id)
+                tool_rows.setdefault(cp.session_id, []).append(cp)
         sessions = engine.sessions()
         for sid in sessions:
             if sid not in self._facts or sid in self._dirty:
@@ -216,23 +218,47 @@ class TimelineCache:
         self._pending.clear()  # the journals had them
         self.builds += 1
 
-    def _fold(self, engine: Engine, journal: Path, sid: str, tool_rows: Sequence[str]) -> SessionFacts:
+    def _fold(self, engine: Engine, journal: Path, sid: str, tool_rows: Sequence[Checkpoint]) -> SessionFacts:
         """The facts of one session: from its persisted record when the journal is unchanged
-        since (and the record words every tool row), else folded from the journal."""
+        since (and the record words every tool row); the record folded on with the lines
+        appended since when the journal only grew; else folded from the whole journal."""
         record = self._saved.pop(sid, None) if self._saved is not None else None
-        usable = record is not None and all(cid in record.rows for cid in tool_rows)
-        if record is not None and usable and persist.unchanged(record.mark, journal):
-            self._marks[sid], self._words[sid] = record.mark, record.rows
-            return record.facts
         self._marks.pop(sid, None)
         self._words.pop(sid, None)
+        if record is not None:
+            usable = all(cp.id in record.rows for cp in tool_rows)
+            if usable and persist.unchanged(record.mark, journal):
+                self._marks[sid], self._words[sid] = (record.mark, record.state), record.rows
+                return record.facts
         self._unsaved = self._unsaved or self._path is not None
         mark = persist.mark_of(journal) if self._path is not None else None
-        facts = facts_from_events(sid, engine.events(sid, skip=UNUSED_EVENTS))
-        self.folds += 1
+        fold = self._fold_on(engine, record, journal, tool_rows) if record is not None else None
+        resumed = fold is not None
+        if fold is None:
+            fold = FactsFold(sid).feed(engine.events(sid, skip=UNUSED_EVENTS))
+            self.folds += 1
+        facts = fold.facts()
+        if resumed and record is not None:  # the older tool rows keep their words
+            facts.words = dict(record.rows)
         if mark is not None and persist.same_size(mark, journal):
-            self._marks[sid] = mark
+            self._marks[sid] = (mark, fold.state())
         return facts
+
+    def _fold_on(
+        self, engine: Engine, record: SessionRecord, journal: Path, tool_rows: Sequence[Checkpoint]
+    ) -> FactsFold | None:
+        """``record``'s fold continued with the lines appended since; ``None`` when the journal
+        did not just grow, or a tool row it does not word has its call among those whose input
+        the record does not keep."""
+        if not persist.grown(record.mark, journal):
+            return None
+        fold = FactsFold.resume(record.facts, record.state)
+        fold.feed(engine.events(record.facts.session_id, skip=UNUSED_EVENTS, start=record.mark.size))
+        unworded = (cp.tool_call_id for cp in tool_rows if cp.id not in record.rows)
+        if any(call in fold.no_input for call in unworded):
+            return None
+        self.tail_folds += 1
+        return fold
 
     def snapshot(self, now: float | None = None) -> Callable[[], bool] | None:
         """What writing the persisted cache takes, as a call that may run on any thread (the
@@ -242,16 +268,14 @@ class TimelineCache:
         if self._path is None or not self._unsaved or moment - self._saved_at < self._save_every:
             return None
         records: dict[str, SessionRecord] = {}
-        for sid, mark in self._marks.items():
+        keep = {sid: [cp.id for cp in cps] for sid, cps in self._tool_rows.items()}
+        for sid, (mark, state) in self._marks.items():
             facts = self._facts.get(sid)
             if facts is None or sid in self._dirty:
                 continue
             words = self._words.get(sid)
-            rows = (
-                words if words is not None else {c: self._described[c] for c in self._tool_rows.get(sid, ())}
-            )
-            records[sid] = SessionRecord(mark, facts, rows)
-        keep = dict(self._tool_rows)
+            rows = words if words is not None else {c: self._described[c] for c in keep.get(sid, ())}
+            records[sid] = SessionRecord(mark, facts, state, rows)
         path = self._path
         self._unsaved, self._saved_at = False, moment
         return lambda: persist.save(path, persist.encode(records, keep))

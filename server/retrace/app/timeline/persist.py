@@ -5,16 +5,21 @@ Per session journal it records the journal's identity when it was folded (device
 modification time, a digest of its bytes, when it was checked) and what the story takes from
 the journal besides the checkpoints: the turns, the abandoned turns, each tool call's tool and
 final status, and the (title, summary) of the session's tool rows (the only rows whose words
-need the journal: a tool call's input). Tool inputs themselves are not kept (they can be the
-size of the files written).
+need the journal: a tool call's input); and where the fold stopped (:class:`FoldState`: the
+conversation's message graph and head, a restore not yet followed by a turn), so that a journal
+that only grew is read from there on. Tool inputs and message contents are not kept (they can
+be the size of the files written).
 
 Contracts:
 
 * The journals stay the only source of truth. A session's record is used only when its journal
   is the same file (device and inode), of the same size, and either has the recorded
   modification time, older than the check by more than :data:`RACY_NS` (no later write in the
-  same clock tick can hide), or still has the recorded digest. Anything else — a grown,
-  shrunk, replaced or rewritten journal — means that session is folded from its journal again.
+  same clock tick can hide), or still has the recorded digest. A journal that only grew (same
+  file, its recorded bytes unchanged by digest, ending a line) is folded on from the record
+  with the lines appended since, unless a tool row among them needs an input the record does
+  not keep (a call that was running when the file was written). Anything else — a shrunk,
+  replaced or rewritten journal — means that session is folded from its whole journal again.
 * Never required: a file that is missing, unreadable (a torn or partial file does not parse),
   of another version or malformed is ignored as a whole (every session is folded).
 * Facts made from a record have no tool inputs (:attr:`SessionFacts.inputs`): the cache never
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact, parse_time
+from retrace.app.timeline.facts import FoldState, SessionFacts, ToolFact, TurnFact, parse_time
 from retrace.engine.history.index import RACY_NS
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 
@@ -59,7 +64,7 @@ class JournalMark:
         return [self.dev, self.ino, self.size, self.mtime_ns, self.checked_ns, self.digest]
 
 
-def _digest(data: bytes) -> str:
+def _digest(data: bytes | memoryview) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -91,6 +96,20 @@ def same_size(mark: JournalMark, path: Path) -> bool:
     )
 
 
+def grown(mark: JournalMark, path: Path) -> bool:
+    """Whether ``path`` is the journal ``mark`` describes with lines appended: the same file,
+    longer, its first ``mark.size`` bytes unchanged (digest) and ending a line."""
+    try:
+        with path.open("rb") as f:
+            st = os.fstat(f.fileno())
+            data = f.read()
+    except FileNotFoundError:
+        return False
+    if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or not 0 < mark.size < len(data):
+        return False
+    return data[mark.size - 1] == 0x0A and _digest(memoryview(data)[: mark.size]) == mark.digest
+
+
 def unchanged(mark: JournalMark, path: Path) -> bool:
     """Whether ``path`` is still the journal ``mark`` describes (see the module contracts)."""
     try:
@@ -110,10 +129,12 @@ def unchanged(mark: JournalMark, path: Path) -> bool:
 
 @dataclass(frozen=True)
 class SessionRecord:
-    """One session's journal facts as folded at ``mark`` and its tool rows' words."""
+    """One session's journal facts as folded at ``mark``, where that fold stopped (to go on
+    from there when the journal grew) and its tool rows' words."""
 
     mark: JournalMark
     facts: SessionFacts
+    state: FoldState
     rows: Mapping[str, Described]
     """Checkpoint id → (title, summary) of the session's tool rows."""
 
@@ -130,6 +151,9 @@ class SessionRecord:
             "mark": self.mark.to_json(),
             "turns": turns,
             "abandoned": sorted(f.abandoned_turns),
+            "head": self.state.head,
+            "fork": self.state.fork,
+            "messages": [list(column) for column in zip(*self.state.messages, strict=True)] or [[]] * 5,
             "tools": [[t.call_id for t in tools], [t.tool for t in tools], [t.status for t in tools]],
             "rows": [rows, [self.rows[c][0] for c in rows], [self.rows[c][1] for c in rows]],
         }
@@ -181,7 +205,12 @@ def _record(sid: str, raw: Any) -> SessionRecord:
     ids, titles, summaries = _columns(raw["rows"], 3)
     rows = {cid: (_str(t), _str(s)) for cid, t, s in zip(ids, titles, summaries, strict=True)}
     facts.words = rows
-    return SessionRecord(_mark(raw["mark"]), facts, rows)
+    ids, parents, roles, turn_ids, kinds = _columns(raw["messages"], 5)
+    for v in (*roles, *kinds):
+        _str(v)
+    messages = tuple(zip(ids, parents, roles, turn_ids, kinds, strict=True))
+    state = FoldState(_opt_str(raw["head"]), _opt_str(raw["fork"]), messages)
+    return SessionRecord(_mark(raw["mark"]), facts, state, rows)
 
 
 def _records(raw: object) -> dict[str, SessionRecord]:
