@@ -338,6 +338,25 @@ def measure(ws: Path, store: Path, server: Path, runs: int, removed: tuple[str, 
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
 
 
+def timeline_only(ws: Path, store: Path, server: Path) -> dict[str, float]:
+    """CPU ms of the first timeline answer alone (in this process, the engine already open):
+    folding every journal vs from the persisted timeline cache."""
+    sys.path.insert(0, str(server))
+    from retrace.app.timeline import TimelineCache, select
+    from retrace.engine.engine import Engine
+    from retrace.protocol.timeline import TimelineTreeParams
+
+    params = TimelineTreeParams.model_validate(TREE)
+    out: dict[str, float] = {}
+    with Engine.open(ws, store, readonly=True) as engine:
+        for label, path in (("cold", None), ("warm", store / "cache" / "timeline.json")):
+            t0 = time.process_time()
+            pages = TimelineCache(path).stories(engine)
+            select(list(pages.values()), params)
+            out[label] = (time.process_time() - t0) * 1000
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=300)
@@ -371,6 +390,12 @@ def main(argv: list[str] | None = None) -> None:
             f"{r['session_list']:.0f} ms ({r['sessions_listed']:.0f} sessions)\n"
             f"{'':24} server CPU: up to initialize {r['cpu_initialize']:.0f} ms, initialize→first tree "
             f"{r['cpu_after_initialize']:.0f} ms, session/list {r['cpu_session_list']:.0f} ms"
+        )
+    if args.only is None:
+        t = timeline_only(ws, store, server)
+        print(
+            f"{'timeline build alone':24} CPU in process (engine open): from journals {t['cold']:.0f} ms, "
+            f"from the timeline cache {t['warm']:.0f} ms ({t['cold'] / max(t['warm'], 1e-3):.1f}x)"
         )
 
 

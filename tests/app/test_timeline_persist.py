@@ -281,3 +281,18 @@ def test_snapshots_are_spaced_by_save_every(seeded: Store) -> None:
     assert cache.snapshot(now=110.0) is None, "too soon"
     later = cache.snapshot(now=131.0)
     assert later is not None and later()
+
+
+def test_a_malformed_fold_state_folds_the_whole_journal(seeded: Store) -> None:
+    seeded.save()
+
+    def bad_role(body: dict[str, object]) -> None:
+        sessions = body["sessions"]
+        assert isinstance(sessions, dict)
+        sessions[seeded.first.sid]["messages"][2][0] = 42
+
+    _json_edit(bad_role)(seeded.path)
+    _appended(seeded)
+    seeded.reopen()
+    warm = seeded.warm_equals_fresh()
+    assert (warm.folds, warm.tail_folds) == (1, 0)

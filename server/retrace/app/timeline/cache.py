@@ -35,10 +35,19 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from retrace.app.timeline import persist
 from retrace.app.timeline.facts import UNUSED_EVENTS, FactsFold, FoldState, SessionFacts, ToolFact
 from retrace.app.timeline.pages import StoryPages
-from retrace.app.timeline.persist import JournalMark, SessionRecord
+from retrace.app.timeline.persist import (
+    JournalMark,
+    SessionRecord,
+    encode_records,
+    grown,
+    load_records,
+    mark_of,
+    same_size,
+    save_records,
+    unchanged,
+)
 from retrace.app.timeline.story import build_stories, owner_of, story_row
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
@@ -193,7 +202,7 @@ class TimelineCache:
     def _build(self, engine: Engine, checkpoints: Sequence[Checkpoint], head: str | None) -> None:
         layout = StoreLayout(engine.store_dir)
         if self._saved is None:
-            self._saved = persist.load(self._path) if self._path is not None else {}
+            self._saved = load_records(self._path) if self._path is not None else {}
         tool_rows: dict[str, list[Checkpoint]] = {}
         for cp in checkpoints:
             if cp.kind == "tool":
@@ -227,11 +236,11 @@ class TimelineCache:
         self._words.pop(sid, None)
         if record is not None:
             usable = all(cp.id in record.rows for cp in tool_rows)
-            if usable and persist.unchanged(record.mark, journal):
+            if usable and unchanged(record.mark, journal):
                 self._marks[sid], self._words[sid] = (record.mark, record.state), record.rows
                 return record.facts
         self._unsaved = self._unsaved or self._path is not None
-        mark = persist.mark_of(journal) if self._path is not None else None
+        mark = mark_of(journal) if self._path is not None else None
         fold = self._fold_on(engine, record, journal, tool_rows) if record is not None else None
         resumed = fold is not None
         if fold is None:
@@ -240,7 +249,7 @@ class TimelineCache:
         facts = fold.facts()
         if resumed and record is not None:  # the older tool rows keep their words
             facts.words = dict(record.rows)
-        if mark is not None and persist.same_size(mark, journal):
+        if mark is not None and same_size(mark, journal):
             self._marks[sid] = (mark, fold.state())
         return facts
 
@@ -250,9 +259,12 @@ class TimelineCache:
         """``record``'s fold continued with the lines appended since; ``None`` when the journal
         did not just grow, or a tool row it does not word has its call among those whose input
         the record does not keep."""
-        if not persist.grown(record.mark, journal):
+        if not grown(record.mark, journal):
             return None
-        fold = FactsFold.resume(record.facts, record.state)
+        try:
+            fold = FactsFold.resume(record.facts, record.state)
+        except ValueError:  # a malformed record: the whole journal, then
+            return None
         fold.feed(engine.events(record.facts.session_id, skip=UNUSED_EVENTS, start=record.mark.size))
         unworded = (cp.tool_call_id for cp in tool_rows if cp.id not in record.rows)
         if any(call in fold.no_input for call in unworded):
@@ -278,7 +290,7 @@ class TimelineCache:
             records[sid] = SessionRecord(mark, facts, state, rows)
         path = self._path
         self._unsaved, self._saved_at = False, moment
-        return lambda: persist.save(path, persist.encode(records, keep))
+        return lambda: save_records(path, encode_records(records, keep))
 
     def _story_key(self, owner: str) -> str | None:
         if owner:

@@ -71,8 +71,9 @@ UNUSED_EVENTS = frozenset({"checkpoint", "usage"})
 journal's bytes are checkpoints)."""
 
 
-Message = tuple[str, str | None, str, str | None, str]
-"""What the facts keep of a conversation message: (id, parent, role, turn id, kind)."""
+MessageColumns = tuple[list[Any], list[Any], list[Any], list[Any], list[Any]]
+"""What the facts keep of the conversation's messages, one list per field: ids, parents, roles,
+turn ids, kinds (as read from a file: checked when a fold resumes from them)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,13 @@ class FoldState:
 
     head: str | None
     fork: str | None
-    messages: tuple[Message, ...]
+    messages: MessageColumns
+
+
+def _strings(required: Iterable[object], optional: Iterable[object]) -> bool:
+    return all(isinstance(v, str) for v in required) and all(
+        v is None or isinstance(v, str) for v in optional
+    )
 
 
 class FactsFold:
@@ -102,15 +109,16 @@ class FactsFold:
 
     @classmethod
     def resume(cls, facts: SessionFacts, state: FoldState) -> FactsFold:
-        """A fold that goes on from ``state`` (``facts``: what it had produced there)."""
+        """A fold that goes on from ``state`` (``facts``: what it had produced there); raises
+        ValueError when ``state`` is malformed."""
         fold = cls(facts.session_id)
         fold.turns = list(facts.turns)
         fold._seen = {t.turn_id for t in fold.turns}
         fold.fork = state.fork
         conv = fold.conversation
-        for mid, parent, role, turn_id, kind in state.messages:
-            if role not in ("user", "assistant"):
-                raise ValueError(f"message {mid}: role {role!r}")
+        for mid, parent, role, turn_id, kind in zip(*state.messages, strict=True):
+            if role not in ("user", "assistant") or not _strings((mid, kind), (parent, turn_id)):
+                raise ValueError(f"message {mid!r}: malformed")
             conv.messages[mid] = StoredMessage(
                 mid, parent, "user" if role == "user" else "assistant", [], turn_id, kind, None
             )
@@ -160,8 +168,15 @@ class FactsFold:
 
     def state(self) -> FoldState:
         conv = self.conversation
-        messages = tuple((m.id, m.parent, m.role, m.turn_id, m.kind) for m in conv.messages.values())
-        return FoldState(conv.head, self.fork, messages)
+        ms = conv.messages.values()
+        columns: MessageColumns = (
+            [m.id for m in ms],
+            [m.parent for m in ms],
+            [m.role for m in ms],
+            [m.turn_id for m in ms],
+            [m.kind for m in ms],
+        )
+        return FoldState(conv.head, self.fork, columns)
 
 
 def facts_from_events(session_id: str, journal: Iterable[dict[str, Any]]) -> SessionFacts:

@@ -153,7 +153,7 @@ class SessionRecord:
             "abandoned": sorted(f.abandoned_turns),
             "head": self.state.head,
             "fork": self.state.fork,
-            "messages": [list(column) for column in zip(*self.state.messages, strict=True)] or [[]] * 5,
+            "messages": list(self.state.messages),
             "tools": [[t.call_id for t in tools], [t.tool for t in tools], [t.status for t in tools]],
             "rows": [rows, [self.rows[c][0] for c in rows], [self.rows[c][1] for c in rows]],
         }
@@ -180,14 +180,20 @@ def _mark(raw: object) -> JournalMark:
 
 def _columns(raw: object, width: int) -> list[list[Any]]:
     """``width`` equally long lists of strings (``None`` allowed after the first)."""
+    columns = _lists(raw, width)
+    if not all(isinstance(v, str) for v in columns[0]) or not all(
+        v is None or isinstance(v, str) for c in columns[1:] for v in c
+    ):
+        raise TypeError("a column holds something else than strings")
+    return columns
+
+
+def _lists(raw: object, width: int) -> list[list[Any]]:
+    """``width`` equally long lists."""
     if not isinstance(raw, list) or len(raw) != width or not all(isinstance(c, list) for c in raw):
         raise TypeError("malformed columns")
     if len({len(c) for c in raw}) != 1:
         raise ValueError("columns of different lengths")
-    if not all(isinstance(v, str) for v in raw[0]) or not all(
-        v is None or isinstance(v, str) for c in raw[1:] for v in c
-    ):
-        raise TypeError("a column holds something else than strings")
     return raw
 
 
@@ -205,11 +211,8 @@ def _record(sid: str, raw: Any) -> SessionRecord:
     ids, titles, summaries = _columns(raw["rows"], 3)
     rows = {cid: (_str(t), _str(s)) for cid, t, s in zip(ids, titles, summaries, strict=True)}
     facts.words = rows
-    ids, parents, roles, turn_ids, kinds = _columns(raw["messages"], 5)
-    for v in (*roles, *kinds):
-        _str(v)
-    messages = tuple(zip(ids, parents, roles, turn_ids, kinds, strict=True))
-    state = FoldState(_opt_str(raw["head"]), _opt_str(raw["fork"]), messages)
+    ids, parents, roles, turn_ids, kinds = _lists(raw["messages"], 5)  # checked if a fold resumes
+    state = FoldState(_opt_str(raw["head"]), _opt_str(raw["fork"]), (ids, parents, roles, turn_ids, kinds))
     return SessionRecord(_mark(raw["mark"]), facts, state, rows)
 
 
@@ -222,17 +225,19 @@ def _records(raw: object) -> dict[str, SessionRecord]:
     return {str(sid): _record(str(sid), rec) for sid, rec in sessions.items()}
 
 
-def load(path: Path) -> dict[str, SessionRecord]:
+def load_records(path: Path) -> dict[str, SessionRecord]:
     """The records at ``path``; none when the file cannot be used (every journal is folded)."""
     return read_cache_json(path, _records, WHAT) or {}
 
 
-def encode(records: Mapping[str, SessionRecord], checkpoints: Mapping[str, list[str]]) -> dict[str, object]:
+def encode_records(
+    records: Mapping[str, SessionRecord], checkpoints: Mapping[str, list[str]]
+) -> dict[str, object]:
     """The file's body (``checkpoints``: session id → its checkpoint ids now, to keep their rows)."""
     sessions = {sid: rec.to_json(checkpoints.get(sid, ())) for sid, rec in sorted(records.items())}
     return {"version": VERSION, "sessions": sessions}
 
 
-def save(path: Path, body: dict[str, object]) -> bool:
-    """Write an :func:`encode`\\ d body atomically; ``False`` (logged) when it could not be."""
+def save_records(path: Path, body: dict[str, object]) -> bool:
+    """Write an :func:`encode_records` body atomically; ``False`` (logged) when it could not be."""
     return write_cache_json(path, body, WHAT)
