@@ -296,3 +296,21 @@ def test_a_malformed_fold_state_folds_the_whole_journal(seeded: Store) -> None:
     seeded.reopen()
     warm = seeded.warm_equals_fresh()
     assert (warm.folds, warm.tail_folds) == (1, 0)
+
+
+def test_a_session_appended_to_after_the_build_is_written_as_folded(seeded: Store) -> None:
+    """A snapshot taken after rows were appended in place keeps the session's record as it was
+    folded: the next start folds on from there, and answers as a fresh build does."""
+    cache = TimelineCache(seeded.path)
+    cache.stories(seeded.engine)
+    _appended(seeded)
+    cache.stories(seeded.engine)  # appended in place (no tool lookup: folded again if need be)
+    cache.invalidate(seeded.second.sid)
+    seeded.second.turn(2, STEPS, STEPS)
+    cache.stories(seeded.engine)
+    job = cache.snapshot()
+    assert job is not None and job()
+    _appended(seeded)
+    seeded.reopen()
+    warm = seeded.warm_equals_fresh()
+    assert warm.folds == 0

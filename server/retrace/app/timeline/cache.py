@@ -211,7 +211,8 @@ class TimelineCache:
         for sid in sessions:
             if sid not in self._facts or sid in self._dirty:
                 self._facts[sid] = self._fold(engine, layout.journal(sid), sid, tool_rows.get(sid, ()))
-        for sid in [s for s in self._facts if s not in set(sessions)]:
+        present = set(sessions)
+        for sid in [s for s in self._facts if s not in present]:
             del self._facts[sid]
             self._unsaved = True
         self._tool_rows = tool_rows
@@ -282,8 +283,10 @@ class TimelineCache:
         records: dict[str, SessionRecord] = {}
         keep = {sid: [cp.id for cp in cps] for sid, cps in self._tool_rows.items()}
         for sid, (mark, state) in self._marks.items():
+            # A session appended to since is written as folded at ``mark`` all the same (its
+            # facts are not touched by appends): the next start folds on from there.
             facts = self._facts.get(sid)
-            if facts is None or sid in self._dirty:
+            if facts is None:
                 continue
             words = self._words.get(sid)
             rows = words if words is not None else {c: self._described[c] for c in keep.get(sid, ())}
@@ -302,6 +305,8 @@ class TimelineCache:
         """Place checkpoints committed since the last answer; ``False``: one cannot be placed."""
         agent = {sid for sid, p in self._pages.items() if not p.story.workspace}
         for cp in new:
+            # Its journal grew: the next rebuild reads it again (also when this append fails).
+            self._dirty.add(cp.session_id)
             self._flush_turns(cp.created_at)
             owner = self._owners[cp.id] = owner_of(cp, agent, self._owners)
             key = self._story_key(owner)
@@ -309,13 +314,11 @@ class TimelineCache:
                 return False
             tool = self._tool(cp, tool_of)
             if self._inputs_missing(cp, tool):
-                self._dirty.add(cp.session_id)
                 return False
             row = story_row(cp, tool, self._described, None)
             in_turn = cp.turn_id if cp.turn_id is not None and owner == cp.session_id else None
             if not self._pages[key].append_row(row, in_turn):
                 return False
-            self._dirty.add(cp.session_id)
         return True
 
     def story_of(self, checkpoint_id: str | None) -> str | None:
