@@ -365,3 +365,13 @@ export function workbench(page, ws) {
 
   return { icon, sidebar, row, chat, dialogButton, toast, editorText, openRetrace, dismissToasts, contextMenu, sendPrompt, runCommand, openFile };
 }
+
+/** The store the extension gave its server (under the workbench's storage for the folder). */
+export function findStore(userDataDir) {
+  const base = path.join(userDataDir, 'User', 'workspaceStorage');
+  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
+    const store = path.join(base, d, 'retrace.retrace', 'store');
+    if (fs.existsSync(path.join(store, 'store.json'))) return store;
+  }
+  return undefined;
+}

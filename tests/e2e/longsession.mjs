@@ -10,24 +10,13 @@
 // Screenshots: .e2e/screenshots/longsession-*.png. Usage: node tests/e2e/longsession.mjs [vsix]
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { root, log, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
+import { root, log, findStore, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
 
 const sc = scenario('longsession', { shots: { prefix: 'longsession-' } });
 const { userDataDir, workspace, ws, shot } = sc;
 const TURNS = 500;
 const HOVERS = 6;
-
-/** The store the extension gave its server (under the workbench's storage for this folder). */
-function findStore() {
-  const base = path.join(userDataDir, 'User', 'workspaceStorage');
-  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
-    const store = path.join(base, d, 'retrace.retrace', 'store');
-    if (fs.existsSync(path.join(store, 'store.json'))) return store;
-  }
-  return undefined;
-}
 
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -50,7 +39,7 @@ await runScenario(sc, {
   // 10,000-step session replaces it.
   await wb.icon().click({ timeout: 60000 });
   await row('Baseline').waitFor({ timeout: 60000 });
-  const store = await waitFor('the extension\'s store', () => findStore());
+  const store = await waitFor('the extension\'s store', () => findStore(userDataDir));
   await page.close();
   await stopCodeServer(ctx.server);
   const tSeed = Date.now();
