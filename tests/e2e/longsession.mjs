@@ -112,7 +112,8 @@ await runScenario(sc, {
   await filterBy('Tool', 'write_file');
   await row('write_file: docs/note_').waitFor({ timeout: 60000 });
   await expandAll();
-  const byTool = await waitFor('rows of the tool filter', async () => { const r = await checkpointRows(); return r.length > 0 && r; }, 30000);
+  // The tree re-renders after the filtered answer arrives: wait until what is shown has settled.
+  const byTool = await waitFor('rows of the tool filter', async () => { const r = await checkpointRows(); return r.length > 0 && r.every(t => t.startsWith('write_file: ')) && r; }, 30000).catch(async () => checkpointRows());
   assert.ok(byTool.length > 0 && byTool.every(t => t.startsWith('write_file: ')), `tool filter: ${byTool.slice(0, 5)}`);
   assert.ok((await rowTexts()).some(t => /659 steps/.test(t)), 'the session counts the matching rows');
   await shot(page, 'filter-tool');
@@ -121,7 +122,7 @@ await runScenario(sc, {
   await filterBy('Path', 'mod_07');
   await row('edit_file: src/mod_07.py').waitFor({ timeout: 60000 });
   await expandAll();
-  const byPath = await waitFor('rows of the path filter', async () => { const r = await checkpointRows(); return r.length > 0 && r; }, 30000);
+  const byPath = await waitFor('rows of the path filter', async () => { const r = await checkpointRows(); return r.length > 0 && r.every(t => t.includes('mod_07')) && r; }, 30000).catch(async () => checkpointRows());
   assert.ok(byPath.length > 0 && byPath.every(t => t.includes('mod_07')), `path filter: ${byPath.slice(0, 5)}`);
   await shot(page, 'filter-path');
   await clearFilter();

@@ -195,7 +195,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 METHODS.timelineTree,
                 filter === undefined ? { outline: true, focus: this.activeSessionId ?? null, maxRows: PAGE_ROWS } : { filter, maxRows: PAGE_ROWS },
             );
-            for (const sessionId of this.openedSessions) {
+            // A story that was showing its rows keeps them: a refresh never collapses what the
+            // user was looking at (the outline sends only the focused story's page).
+            const shown = new Set([...this.openedSessions, ...(this.data?.sessions ?? []).filter(s => !s.outline).map(s => s.session.id)]);
+            for (const sessionId of shown) {
                 if (tree.sessions.some(s => s.session.id === sessionId && s.outline)) {
                     const [page] = (await rpc.request(METHODS.timelineTree, { sessionId, maxRows: PAGE_ROWS })).sessions;
                     tree = page === undefined ? tree : mergePage(tree, page, null);
