@@ -68,14 +68,21 @@ def _digest(data: bytes | memoryview) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def mark_of(path: Path) -> JournalMark | None:
-    """The journal's identity now (reads it once to digest it); ``None`` when it is missing."""
+def _read(path: Path) -> tuple[os.stat_result, bytes] | None:
+    """The journal's status and bytes, both from one open file; ``None`` when it is missing."""
     try:
         with path.open("rb") as f:
-            st = os.fstat(f.fileno())
-            data = f.read()
+            return os.fstat(f.fileno()), f.read()
     except FileNotFoundError:
         return None
+
+
+def mark_of(path: Path) -> JournalMark | None:
+    """The journal's identity now (reads it once to digest it); ``None`` when it is missing."""
+    read = _read(path)
+    if read is None:
+        return None
+    st, data = read
     if len(data) != st.st_size:  # written while read: no mark (folded again next time)
         return None
     return JournalMark(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, time.time_ns(), _digest(data))
@@ -99,12 +106,10 @@ def same_size(mark: JournalMark, path: Path) -> bool:
 def grown(mark: JournalMark, path: Path) -> bool:
     """Whether ``path`` is the journal ``mark`` describes with lines appended: the same file,
     longer, its first ``mark.size`` bytes unchanged (digest) and ending a line."""
-    try:
-        with path.open("rb") as f:
-            st = os.fstat(f.fileno())
-            data = f.read()
-    except FileNotFoundError:
+    read = _read(path)
+    if read is None:
         return False
+    st, data = read
     if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or not 0 < mark.size < len(data):
         return False
     return data[mark.size - 1] == 0x0A and _digest(memoryview(data)[: mark.size]) == mark.digest
