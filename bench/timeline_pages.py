@@ -1,7 +1,10 @@
 """Timeline at scale, inside the server's process: the cost of the first tree answer (cold: every
 journal read and every checkpoint described; warm: one page from the cache), an older page, a
-filter, and one tool call's update (append + its didChange), on the cached 10,000-step session of
-``tests/e2e/seed_long.py`` (generated once per machine).
+filter, one hover preview (the server's work for ``retrace/checkpoint/diff`` from a row's parent to
+the row: file list, unified diff, truncation; without the JSON-RPC hop and the workbench's own
+hover delay) on rows spread over the whole session, and one tool call's update (append + its
+didChange), on the cached 10,000-step session of ``tests/e2e/seed_long.py`` (generated once per
+machine).
 
 ``python -m bench.timeline_pages [--turns 500] [--steps 20] [--repeat 20]`` prints p50/p95 per
 interaction and the ratio of the cold build to a warm page. Not part of the test run.
@@ -10,6 +13,7 @@ interaction and the ratio of the cold build to a warm page. Not part of the test
 from __future__ import annotations
 
 import argparse
+import random
 import shutil
 import statistics
 import sys
@@ -20,6 +24,8 @@ from pathlib import Path
 
 from retrace.app.timeline import TimelineCache, select
 from retrace.engine import Engine
+from retrace.lsp.services.timeline import truncate_patch
+from retrace.protocol.models import DiffParams
 from retrace.protocol.timeline import TimelineFilter, TimelineTreeParams, TimelineTreeResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
@@ -38,6 +44,27 @@ def _ms(fn: Callable[[], object], repeat: int) -> list[float]:
 def _line(name: str, samples: list[float]) -> str:
     p95 = sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
     return f"{name:<34} p50 {statistics.median(samples):8.1f} ms   p95 {p95:8.1f} ms   (n={len(samples)})"
+
+
+PATCH_BYTES: int = DiffParams.model_fields["max_patch_bytes"].default
+
+
+def _hover_samples(engine: Engine, count: int) -> list[float]:
+    """ms per hover preview: what the ``retrace/checkpoint/diff`` handler does for a row (its
+    parent → it, the patch cut at the handler's default size), on tool rows picked at random
+    over the whole session (old rows are as likely as new ones)."""
+    rows = [c for c in engine.timeline() if c.kind == "tool" and c.parent is not None]
+    picked = random.Random(7).sample(rows, min(count, len(rows)))
+    out: list[float] = []
+    for cp in picked:
+        assert cp.parent is not None
+        t = time.perf_counter()
+        engine.diff(cp.parent, cp.id)
+        truncate_patch(
+            engine.unified_diff(cp.parent, cp.id, None), DiffParams.model_fields["max_patch_bytes"].default
+        )
+        out.append((time.perf_counter() - t) * 1000)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             by_tool = TimelineTreeParams(filter=TimelineFilter(tool="write_file"), max_rows=500)
             by_text = TimelineTreeParams(filter=TimelineFilter(text="batch 17 "), max_rows=500)
             warm = _ms(lambda: answer(first), args.repeat)
+            hover = _hover_samples(engine, args.repeat * 5)
             rows = [
                 f"{seed['checkpoints']} checkpoints; first answer {size / 1024:.0f} KiB",
                 f"{'cold build (first answer)':<34} {cold:8.1f} ms",
@@ -74,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 _line("older page", _ms(lambda: answer(older), args.repeat)),
                 _line("filter by tool", _ms(lambda: answer(by_tool), args.repeat)),
                 _line("filter by text", _ms(lambda: answer(by_text), args.repeat)),
+                _line("hover preview (diff of one row)", hover),
             ]
             writer = start(engine, engine.workspace)
             calls: list[float] = []
