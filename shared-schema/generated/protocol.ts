@@ -249,6 +249,11 @@ export interface ConflictInfo {
   reason: 'unrecorded' | 'external' | 'unreadable' | 'unsaved';
 }
 export interface ConversationGetParams {
+  /**
+   * At most this many of the newest messages of the chain (the older ones are only counted in
+   * ``messagesOmitted``); every message when absent.
+   */
+  limit?: number | null;
   sessionId: string;
 }
 /**
@@ -258,11 +263,15 @@ export interface ConversationView {
   costUsd: number;
   head: string | null;
   messages: MessageView[];
+  /**
+   * The chain's older messages not sent (a ``limit`` was asked for).
+   */
+  messagesOmitted: number;
   running: boolean;
   sessionId: string;
   /**
-   * How each finished tool call on this branch ended (tool_use id → ok | error | denied |
-   * interrupted | cancelled), from the journal: the client shows this, never guesses it.
+   * How each finished tool call of the messages sent ended (tool_use id → ok | error | denied
+   * | interrupted | cancelled), from the journal: the client shows this, never guesses it.
    */
   toolStatuses: {
     [k: string]: string | undefined;

@@ -173,5 +173,13 @@ await runScenario(sc, {
   await earlier.click();
   await waitFor('earlier messages shown', async () => (await wb.chat().locator('.msg').count()) > shown, 60000);
   log(`chat: ${shown} newest items shown, then ${await wb.chat().locator('.msg').count()} after "Show earlier messages"`);
+  // Past the messages fetched at first (the chat asks the server for the newest ones only), the
+  // button fetches older ones: the chat keeps growing.
+  for (let i = 0; i < 3; i++) {
+    const before = await wb.chat().locator('.msg').count();
+    await earlier.click();
+    await waitFor('older messages fetched and shown', async () => (await wb.chat().locator('.msg').count()) > before, 60000);
+  }
+  log(`chat: ${await wb.chat().locator('.msg').count()} items after three more "Show earlier messages"`);
   await shot(page, 'chat');
 });

@@ -114,6 +114,20 @@ async def test_multi_turn_session_one_checkpoint_per_tool_call(editor: EditorCli
     assert stats["store"]["checkpoints"] >= 5 and stats["toolCalls"] == 4
     conversation = await editor.request("retrace/conversation/get", {"sessionId": session_id})
     assert conversation["head"] is not None and len(conversation["messages"]) >= 8
+    assert conversation["messagesOmitted"] == 0
+
+    # A long conversation is fetched as its newest messages (the chat shows a tail, and it
+    # reloads after every turn): the tail is the full answer's tail, the rest only counted.
+    everything = conversation["messages"]
+    for limit in (1, 3, len(everything) - 1, len(everything), len(everything) + 5):
+        tail = await editor.request("retrace/conversation/get", {"sessionId": session_id, "limit": limit})
+        assert tail["messages"] == everything[-limit:], limit
+        assert tail["messagesOmitted"] == max(0, len(everything) - limit)
+        assert tail["head"] == conversation["head"] and tail["usage"] == conversation["usage"]
+        sent_uses = {b["id"] for m in tail["messages"] for b in m["content"] if b.get("type") == "tool_use"}
+        assert set(tail["toolStatuses"]) <= sent_uses
+        statuses = conversation["toolStatuses"]
+        assert {k: v for k, v in statuses.items() if k in sent_uses} == tail["toolStatuses"]
 
 
 async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, workspace: Path) -> None:

@@ -11,6 +11,7 @@ import type { ChangeHighlighter } from '../diff/inlineDecorations';
 import { openChanges } from '../diff/openDiff';
 import { log } from '../logging';
 import type { ChatViewProvider } from '../views/chatView';
+import { selectedRow } from '../views/selection';
 import type { TimelineProvider } from '../views/timelineProvider';
 import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
@@ -58,8 +59,8 @@ export function registerCommands(parts: Parts): void {
         if (typeof arg === 'string' && arg !== '') {
             return timeline.checkpoint(arg) ?? (await rpc.request(METHODS.checkpointGet, { id: arg })).checkpoint;
         }
-        const selected = timeline.view.selection[0];
-        if (selected?.kind === 'checkpoint') {
+        const selected = await selectedRow(timeline.view, (n): n is CheckpointNode => n.kind === 'checkpoint');
+        if (selected !== undefined) {
             return selected.checkpoint;
         }
         throw new Error('select a checkpoint in the Retrace timeline first');

@@ -17,12 +17,18 @@ import { ReviewDocuments, reviewView } from './permissionReview';
 
 /** Chat items sent to the webview at first, and added per "Show earlier messages". */
 export const CHAT_PAGE = 200;
+/** Conversation messages fetched at first, and added when the webview wants more than were
+ * fetched (the chat reloads after every turn: a long session is not sent whole each time). */
+export const MESSAGE_PAGE = 2 * CHAT_PAGE;
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
     private view: vscode.WebviewView | undefined;
     private ready = false;
     /** How many of the newest chat items the webview is sent (grows with "Show earlier messages"). */
     private shown = CHAT_PAGE;
+    /** How many of the newest messages are fetched, and how many older ones the server has. */
+    private fetched = MESSAGE_PAGE;
+    private olderOnServer = 0;
     private readonly transcript = new ChatTranscript();
     private readonly pendingPermissions = new Map<string, { request: PermissionRequest; resolve: (r: PermissionResponse) => void }>();
     private readonly disposables: vscode.Disposable[] = [];
@@ -86,6 +92,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (id !== this.session) {
             this.session = id;
             this.shown = CHAT_PAGE;
+            this.fetched = MESSAGE_PAGE;
+            this.olderOnServer = 0;
             this.sessionEmitter.fire(id);
         }
     }
@@ -168,7 +176,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
     private reset(scroll: 'end' | 'start' = 'end'): void {
         const { items, earlier } = this.transcript.window(this.shown);
-        this.post({ type: 'reset', items, earlier, scroll, running: this.transcript.isRunning, session: this.session });
+        this.post({ type: 'reset', items, earlier: earlier + this.olderOnServer, scroll, running: this.transcript.isRunning, session: this.session });
         for (const { request } of this.pendingPermissions.values()) {
             this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined, reviewView(request)) });
         }
@@ -200,7 +208,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 return;
             case 'showEarlier':
                 this.shown += CHAT_PAGE;
-                this.reset('start');
+                if (this.transcript.window(this.shown).earlier === 0 && this.olderOnServer > 0) {
+                    this.fetched += MESSAGE_PAGE;
+                    await this.reload('start'); // older messages than were fetched
+                } else {
+                    this.reset('start');
+                }
                 return;
             case 'permission':
                 this.answer(m.requestId, m.decision);
@@ -298,16 +311,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
     }
 
-    /** Reload the conversation from the server (after restores). */
-    async reload(): Promise<void> {
+    /** Reload the conversation's newest messages from the server (after turns and restores). */
+    async reload(scroll: 'end' | 'start' = 'end'): Promise<void> {
         const rpc = this.ctx.rpc;
         if (rpc === undefined || this.session === undefined) {
             return;
         }
         try {
-            const view = await rpc.request(METHODS.conversationGet, { sessionId: this.session });
+            const view = await rpc.request(METHODS.conversationGet, { sessionId: this.session, limit: this.fetched });
+            this.olderOnServer = view.messagesOmitted;
             this.transcript.load(view);
-            this.reset();
+            this.reset(scroll);
         } catch (err) {
             log.error('reloading the conversation failed', err);
         }

@@ -11,7 +11,8 @@ import type { RestoreOutcome } from '../client/protocol';
 import { runRestore } from '../commands/restore';
 import { openChanges } from '../diff/openDiff';
 import { prompter } from '../ui';
-import { diffWithCurrent, diffWithPrevious, type DiffRequest, type VersionNode } from './fileHistoryModel';
+import { diffWithCurrent, diffWithPrevious, type DiffRequest, type FileHistoryNode, type VersionNode } from './fileHistoryModel';
+import { selectedRow } from './selection';
 import type { FileHistoryProvider } from './fileHistoryProvider';
 
 export interface FileHistoryParts {
@@ -23,8 +24,10 @@ export interface FileHistoryParts {
     onRestored(outcome: RestoreOutcome): void;
 }
 
-function versionOf(arg: unknown): VersionNode {
-    const node = arg as Partial<VersionNode> | undefined;
+/** The version a command was invoked on: its argument (a row's context menu, tests), else the
+ * row selected in the view (a click: see `selectedRow`). */
+async function versionOf(arg: unknown, view: vscode.TreeView<FileHistoryNode>): Promise<VersionNode> {
+    const node = (arg ?? (await selectedRow(view, (n): n is VersionNode => n.kind === 'version'))) as Partial<VersionNode> | undefined;
     if (typeof node?.path !== 'string' || typeof node.version?.checkpointId !== 'string') {
         throw new Error('pick a version in the Retrace File History view first');
     }
@@ -65,12 +68,12 @@ export function registerFileHistoryCommands(parts: FileHistoryParts): void {
     });
 
     ctx.registerCommand(COMMANDS.fileHistoryOpenVersion, () => async (arg: unknown) => {
-        const { path, version } = versionOf(arg);
+        const { path, version } = await versionOf(arg, fileHistory.view);
         await open(diffWithCurrent(path, version, await existsNow(path)));
     });
 
     ctx.registerCommand(COMMANDS.fileHistoryComparePrevious, () => async (arg: unknown) => {
-        const { path, version } = versionOf(arg);
+        const { path, version } = await versionOf(arg, fileHistory.view);
         const diff = diffWithPrevious(path, version);
         if (diff === undefined) {
             void prompter().notify('info', `Retrace: “${version.title}” is the first checkpoint; there is no earlier version of ${path}.`, []);
@@ -80,7 +83,7 @@ export function registerFileHistoryCommands(parts: FileHistoryParts): void {
     });
 
     ctx.registerCommand(COMMANDS.fileHistoryRestoreVersion, rpc => async (arg: unknown) => {
-        const { path, version } = versionOf(arg);
+        const { path, version } = await versionOf(arg, fileHistory.view);
         const result = await runRestore(
             rpc,
             { targetId: version.checkpointId, mode: 'code', paths: [path], targetLabel: `${path} as of “${version.title}”`, previousHead: parts.head(), confirmOverwrite: true },

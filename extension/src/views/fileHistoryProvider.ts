@@ -157,6 +157,11 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         return element === undefined ? nodesOf(this.state, this.current) : [];
     }
 
+    /** A flat list: every row is a root (the workbench needs this to reveal and select one). */
+    getParent(): FileHistoryNode | undefined {
+        return undefined;
+    }
+
     getTreeItem(node: FileHistoryNode): vscode.TreeItem {
         if (node.kind === 'message') {
             return new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
@@ -174,7 +179,10 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         item.tooltip = look.tooltip;
         item.iconPath = new vscode.ThemeIcon(look.icon);
         item.contextValue = look.contextValue;
-        item.command = { command: COMMANDS.fileHistoryOpenVersion, title: 'Compare with Current File', arguments: [node] };
+        // No arguments: the command reads the selected row. A command with arguments is held by
+        // the workbench per rendered item, so a click on a row the view just re-rendered would be
+        // lost ("command not found") while the agent keeps changing files.
+        item.command = { command: COMMANDS.fileHistoryOpenVersion, title: 'Compare with Current File' };
         return item;
     }
 

@@ -11,6 +11,7 @@ import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type AgentEvent, type Checkpoint, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewPatch } from '../diff/hunks';
+import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
 import {
     applyChange,
@@ -26,6 +27,7 @@ import {
     recoverabilityNote,
     startsExpanded,
     type CheckpointNode,
+    type MoreNode,
     type RunningTool,
     type SessionNode,
     type TimelineNode,
@@ -71,7 +73,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             ctx.onTimelineChange(change => this.onTimelineChange(change)),
             // Showing the timeline is using Retrace: the server starts then (activation is lazy).
             this.view.onDidChangeVisibility(e => e.visible && void ctx.start()),
-            vscode.commands.registerCommand(SHOW_EARLIER, (sessionId: string, before: string | null) => this.loadPage(sessionId, before ?? null)),
+            vscode.commands.registerCommand(SHOW_EARLIER, (sessionId?: string, before?: string | null) => this.showEarlier(sessionId, before)),
             vscode.commands.registerCommand(FILTER, (spec?: TimelineFilter) => this.chooseFilter(spec)),
             vscode.commands.registerCommand(CLEAR_FILTER, () => this.setFilter(undefined)),
             vscode.commands.registerCommand(JUMP_TO_HEAD, () => this.jumpToHead()),
@@ -188,6 +190,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (rpc === undefined) {
             return;
         }
+        let unchanged = false;
         try {
             const filter = this.filter;
             const started = Date.now();
@@ -205,17 +208,41 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 }
             }
             log.info(`timeline tree (${filter === undefined ? 'outline' : filterDescription(filter)}): ${Date.now() - started} ms`);
-            this.setData(tree);
+            // An answer that changes nothing is not rendered again (a re-render replaces every
+            // row under the user's pointer: turn and conversation events refetch what a
+            // didChange already showed).
+            unchanged = this.data !== undefined && JSON.stringify(tree) === JSON.stringify(this.data);
+            if (!unchanged) {
+                this.setData(tree);
+            }
         } catch (err) {
             log.error('timeline refresh failed', err);
             return;
         }
-        this.render();
+        if (!unchanged) {
+            this.render();
+        }
         const reveal = this.revealNext;
         if (reveal !== undefined) {
             this.revealNext = undefined;
             await this.reveal(reveal);
         }
+    }
+
+    /** "Load older…": the page of the given story, else of the selected "Load older…" row (as it
+     * is in the tree now: a row re-rendered since the click names the current cursor). */
+    private async showEarlier(sessionId: string | undefined, before: string | null | undefined): Promise<void> {
+        if (sessionId !== undefined) {
+            return this.loadPage(sessionId, before ?? null);
+        }
+        const clicked = await selectedRow(this.view, (n): n is MoreNode => n.kind === 'more');
+        const current = clicked === undefined ? undefined : this.nodes.get(clicked.id);
+        const more = current?.kind === 'more' ? current : clicked;
+        if (more === undefined) {
+            log.debug('"Load older…" without a selected row: nothing to load');
+            return;
+        }
+        return this.loadPage(more.sessionId, more.before);
     }
 
     /** Fetch one page of a story (`before`: older than that cursor; `null`: its newest page). */
@@ -305,7 +332,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         await this.reveal(head);
     }
 
-    private render(): void {
+    /** Build the rows from the data and have the view ask for every one again. */
+    render(): void {
         if (this.data === undefined) {
             this.roots = [];
         } else {
@@ -367,10 +395,13 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         item.contextValue = look.contextValue;
         item.iconPath = new vscode.ThemeIcon(look.icon, look.iconColor === undefined ? undefined : new vscode.ThemeColor(look.iconColor));
         if (node.kind === 'checkpoint') {
-            item.command = { command: COMMANDS.openDiff, title: 'Open Changes', arguments: [node] };
+            // No arguments: the command reads the selected row. A command with arguments is held
+            // by the workbench per rendered item, and the tree re-renders after every tool call:
+            // a click on a row just replaced would do nothing ("command not found").
+            item.command = { command: COMMANDS.openDiff, title: 'Open Changes' };
             item.accessibilityInformation = { label: `${look.label} ${look.description}` };
         } else if (node.kind === 'more') {
-            item.command = { command: SHOW_EARLIER, title: 'Load Older Steps', arguments: [node.sessionId, node.before] };
+            item.command = { command: SHOW_EARLIER, title: 'Load Older Steps' }; // the selected row's page
         } else if (node.kind === 'turn') {
             item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
         }

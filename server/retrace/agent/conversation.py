@@ -109,8 +109,10 @@ class ConversationView(CamelModel):
     withdrawn: list[WithdrawnPrompt] = Field(default_factory=list)
     """Unanswered prompts on this branch (shown as failed turns with a retry action)."""
     tool_statuses: dict[str, str] = Field(default_factory=dict)
-    """How each finished tool call on this branch ended (tool_use id → ok | error | denied |
-    interrupted | cancelled), from the journal: the client shows this, never guesses it."""
+    """How each finished tool call of the messages sent ended (tool_use id → ok | error | denied
+    | interrupted | cancelled), from the journal: the client shows this, never guesses it."""
+    messages_omitted: int = 0
+    """The chain's older messages not sent (a ``limit`` was asked for)."""
 
 
 # --------------------------------------------------------------------------- state
@@ -281,9 +283,13 @@ class Conversation:
         """Tool calls that were started but never got a result (a crash)."""
         return [r for r in self.tool_calls.values() if r.status is None]
 
-    def view(self, *, running: bool = False) -> ConversationView:
-        chain = self.chain()
-        on_branch = {m.id for m in chain}
+    def view(self, *, running: bool = False, limit: int | None = None) -> ConversationView:
+        """The chain as the client shows it; ``limit``: only its newest ``limit`` messages (the
+        rest counted in ``messages_omitted``; withdrawn prompts are judged on the whole chain)."""
+        whole = self.chain()
+        on_branch = {m.id for m in whole}
+        omitted = 0 if limit is None else max(0, len(whole) - limit)
+        chain = whole[omitted:]
         return ConversationView(
             session_id=self.session_id,
             head=self.head,
@@ -312,6 +318,7 @@ class Conversation:
                 for use in tool_uses(m.content)
                 if (record := self.tool_calls.get(use["id"])) is not None and record.status is not None
             },
+            messages_omitted=omitted,
         )
 
     def result_for(self, tool_use_id: str, missing: str) -> dict[str, Any]:

@@ -288,9 +288,10 @@ class AgentService:
         return True
 
     # ------------------------------------------------------------------ views
-    async def conversation(self, session_id: str) -> ConversationView:
+    async def conversation(self, session_id: str, limit: int | None = None) -> ConversationView:
+        """The session's conversation for the client (``limit``: its newest messages only)."""
         conv = await self._conversation(session_id)
-        return conv.view(running=self.running(session_id))
+        return conv.view(running=self.running(session_id), limit=limit)
 
     def search_tool_calls(
         self, tool: str | None = None, input_contains: str | None = None, session_id: str | None = None

@@ -258,6 +258,9 @@ class SessionListResult(CamelModel):
 
 class ConversationGetParams(CamelModel):
     session_id: str
+    limit: int | None = Field(default=None, ge=1, le=1_000_000)
+    """At most this many of the newest messages of the chain (the older ones are only counted in
+    ``messagesOmitted``); every message when absent."""
 
 
 class SummarizeParams(CamelModel):

@@ -60,6 +60,7 @@ suite('File History view', () => {
         const item = a.fileHistory.getTreeItem(rows[0] as VersionNode);
         assert.equal(item.contextValue, 'fileVersionExists');
         assert.equal(item.command?.command, COMMANDS.fileHistoryOpenVersion);
+        assert.equal(item.command?.arguments, undefined, 'a click resolves the selected row (re-rendered rows keep working)');
     });
 
     test('the view follows the active editor unless pinned', async () => {
@@ -77,7 +78,9 @@ suite('File History view', () => {
     test('clicking a version opens it ↔ the file now; compare with previous opens what it did', async () => {
         const [newest, created] = versionRows();
         assert.ok(newest && created);
-        await vscode.commands.executeCommand(COMMANDS.fileHistoryOpenVersion, created);
+        // As a click runs it: no argument, the selected row.
+        await a.fileHistory.view.reveal(created, { select: true, focus: false });
+        await vscode.commands.executeCommand(COMMANDS.fileHistoryOpenVersion);
         const withCurrent = await activeDiff('version ↔ current');
         assert.equal(withCurrent.original.scheme, CHECKPOINT_SCHEME);
         assert.match(withCurrent.original.query, new RegExp(`cp=${created.version.checkpointId}`));

@@ -7,8 +7,9 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { RetraceApi } from '../../../extension/src/extension';
 import type { Checkpoint, RestoreResult } from '../../../extension/src/client/protocol';
-import { CHECKPOINT_SCHEME, COMMANDS } from '../../../extension/src/constants';
+import { CHECKPOINT_SCHEME, COMMANDS, VIEW_TIMELINE } from '../../../extension/src/constants';
 import { checkpointUri } from '../../../extension/src/diff/contentProvider';
+import type { TimelineNode } from '../../../extension/src/views/timelineModel';
 import { ScriptedPrompter, api, nextEvent, readText, waitFor, workspaceRoot } from './support';
 
 const ORIGINAL_APP = 'def main():';
@@ -246,6 +247,38 @@ suite('Retrace in the extension host', () => {
 
     // Last: the diff views load documents for files that later restores delete, and the server
     // currently treats such lingering buffers as unsaved work (see the report).
+    test('a click on a row the tree re-rendered since (it does after every tool call) still opens its diff', async () => {
+        const edit = turnOne[1];
+        assert.ok(edit);
+        const find = (nodes: readonly TimelineNode[]): TimelineNode | undefined => {
+            for (const n of nodes) {
+                const hit = n.kind === 'checkpoint' && n.checkpoint.id === edit.id ? n : find(a.timeline.getChildren(n));
+                if (hit !== undefined) return hit;
+            }
+            return undefined;
+        };
+        const node = find(a.timeline.getChildren());
+        assert.ok(node, 'the edit row is in the tree');
+        const item = a.timeline.getTreeItem(node);
+        assert.equal(item.command?.command, COMMANDS.openDiff);
+        // A command with arguments is held by the workbench per rendered item: a re-render drops
+        // it, and the click finds "command not found". The row's command reads the selection.
+        assert.equal(item.command?.arguments, undefined);
+        await vscode.commands.executeCommand(`${VIEW_TIMELINE}.focus`);
+        await waitFor('timeline visible', () => a.timeline.view.visible);
+        await a.timeline.view.reveal(node, { select: true, focus: true });
+        await waitFor('row selected', () => a.timeline.view.selection.some(n => n.id === node.id));
+        a.timeline.render(); // every row rendered again: the click lands before the view re-asks for them
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+        await vscode.commands.executeCommand(item.command.command);
+        const diffTab = await waitFor('diff tab of the selected row', () => {
+            const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+            return tab?.input instanceof vscode.TabInputTextDiff ? tab.input : undefined;
+        });
+        assert.match(diffTab.modified.query, new RegExp(`cp=${edit.id}`));
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    });
+
     test('clicking a checkpoint opens its diff; compare with current opens the multi-file changes view', async () => {
         const edit = turnOne[1];
         assert.ok(edit);

@@ -40,6 +40,7 @@ suite('chat transcript', () => {
             sessionId: 's1',
             head: 'm4',
             running: false,
+            messagesOmitted: 0,
             usage: { inputTokens: 10, outputTokens: 5, costUsd: 0 },
             costUsd: 0,
             withdrawn: [],
@@ -110,6 +111,7 @@ suite('chat transcript', () => {
             sessionId: 's1',
             head: 'm2',
             running: false,
+            messagesOmitted: 0,
             usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
             costUsd: 0,
             toolStatuses: {},
@@ -138,6 +140,7 @@ suite('chat transcript', () => {
             sessionId: 's1',
             head: 'm3',
             running: false,
+            messagesOmitted: 0,
             usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
             costUsd: 0,
             messages: [

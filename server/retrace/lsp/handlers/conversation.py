@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 async def get(ls: RetraceServer, params: ConversationGetParams) -> ConversationView:
     services = await ls.services()
-    return await services.agent.conversation(params.session_id)
+    return await services.agent.conversation(params.session_id, params.limit)
 
 
 async def summarize(ls: RetraceServer, params: SummarizeParams) -> Checkpoint:
