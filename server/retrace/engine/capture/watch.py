@@ -191,8 +191,10 @@ class Watcher:
                 return
             self._add(d)
 
-    def drain(self) -> DirtySet:
-        """Everything touched since the last drain (non-blocking; complete while healthy)."""
+    def drain(self, log: dict[str, list[int]] | None = None) -> DirtySet:
+        """Everything touched since the last drain (non-blocking; complete while healthy).
+        With ``log``, the mask of every event about a non-directory is appended to
+        ``log[path]`` too, in the order the kernel queued them."""
         dirty = DirtySet()
         if self._fd < 0:
             self.invalidate(self.reason or "not started")
@@ -209,6 +211,8 @@ class Watcher:
                     continue
                 if not mask & IN_ISDIR:
                     self._file_event(rel, mask, dirty)
+                    if log is not None:
+                        log.setdefault(rel, []).append(mask)
                 elif mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE):
                     dirty.dirs.add(rel)
                     if mask & (IN_CREATE | IN_MOVED_TO):

@@ -52,6 +52,11 @@ WRITER_THREADS = 3
 I/O release the GIL, so a few threads overlap them even on two cores."""
 Source = Callable[[], bytes | None]
 CHUNK = 1 << 20
+PROGRESS_EVERY = 256
+"""Operations between two calls of the apply's ``progress`` callback (and at most
+:data:`PROGRESS_S` seconds while the writer threads run)."""
+PROGRESS_S = 0.05
+Progress = Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class ApplyResult:
     """Forced: entries (and everything below them) moved away that no op named."""
     damaged: bool = False
     """The apply stopped because a write's recorded bytes were missing or damaged."""
+    renames: dict[str, int] = field(default_factory=dict)
+    """Applied: path → how many renames the apply made at that name (moved there or away)."""
 
 
 def exec_mode(mode: int, executable: bool) -> int:
@@ -160,8 +167,10 @@ _Undo = tuple[_UndoKind, str, Slot | str, Identity | None]
 class DiskTransaction:
     """One disk apply below ``workspace`` with its trash directory ``trash`` (on the store)."""
 
-    def __init__(self, workspace: Path, trash: Path) -> None:
+    def __init__(self, workspace: Path, trash: Path, progress: Progress | None = None) -> None:
         self.tree = DirTree(workspace)
+        self.progress = progress
+        """Called now and then from this thread (the watcher drains its queue meanwhile)."""
         trash.mkdir(parents=True, exist_ok=True)
         self.trash_path = trash
         self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -405,7 +414,9 @@ class DiskTransaction:
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            while t.is_alive():
+                t.join(PROGRESS_S if self.progress is not None else None)
+                self._tick()
         if errors:
             self._drop_temps(staged, temps)
             raise errors[0]
@@ -422,6 +433,8 @@ class DiskTransaction:
         temps = self._temps_in_parallel(staged) if len(staged) >= PARALLEL_WRITES_FROM else {}
         try:
             for index, item in enumerate(staged):
+                if index % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                    self._tick()
                 tmp = temps.pop(index, None)
                 if tmp is None:
                     tmp = self._make_temp(item.fd, item.op, item.mode, self._data(item.op))
@@ -471,7 +484,9 @@ class DiskTransaction:
     def run(self, ops: list[DiskOp]) -> None:
         self.prepare(ops)
         deletes = [op for op in ops if op.kind == "delete"]
-        for op in deletes:
+        for index, op in enumerate(deletes):
+            if index % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                self._tick()
             self.delete(op)
         for op in deletes:
             self.prune(op.path)
@@ -479,6 +494,20 @@ class DiskTransaction:
             if op.kind == "chmod":
                 self.chmod(op)
         self.write_all([op for op in ops if op.kind == "write"])
+
+    def _tick(self) -> None:
+        if self.progress is not None:
+            self.progress()
+
+    def renames(self) -> dict[str, int]:
+        """Path → renames this apply made at that name: a new entry moved there (1), an old
+        one moved away (1), or both (2)."""
+        out: dict[str, int] = {}
+        for kind, rel, _, _ in self.undo:
+            n = {"created": 1, "replaced": 2, "moved": 1}.get(kind)
+            if n is not None:
+                out[rel] = out.get(rel, 0) + n
+        return out
 
     def verify(self) -> dict[str, str]:
         """Every entry this apply put in place is still the very one it wrote."""
@@ -614,9 +643,12 @@ def _remove_entry(fd: int, name: str) -> None:
         os.unlink(name, dir_fd=fd)
 
 
-def apply_disk(workspace: Path, trash: Path, ops: list[DiskOp]) -> ApplyResult:
-    """Apply ``ops`` (each path at most once) as one transaction: all of them, or none."""
-    tx = DiskTransaction(workspace, trash)
+def apply_disk(
+    workspace: Path, trash: Path, ops: list[DiskOp], progress: Progress | None = None
+) -> ApplyResult:
+    """Apply ``ops`` (each path at most once) as one transaction: all of them, or none.
+    ``progress`` is called now and then (from this thread) while it runs."""
+    tx = DiskTransaction(workspace, trash, progress)
     try:
         tx.run(ops)
         bad = tx.verify()
@@ -642,6 +674,6 @@ def apply_disk(workspace: Path, trash: Path, ops: list[DiskOp]) -> ApplyResult:
             rolled_back=not problems,
             damaged=isinstance(exc, SourceMissingError),
         )
-    swept = list(tx.swept)
+    swept, renames = list(tx.swept), tx.renames()
     tx.commit()
-    return ApplyResult(ok=True, swept=swept)
+    return ApplyResult(ok=True, swept=swept, renames=renames)

@@ -251,6 +251,9 @@ class Restorer:
         seen: dict[str, Seen] = {}
         rels = list(rels)
         workspace = self._host.workspace
+        cap = self._host.capturer
+        unchanged = cap.unchanged_test() if cap is not None else None
+        head = self._host.head_manifest
         with DirTree(workspace) as tree:
             for rel in rels:
                 try:
@@ -278,7 +281,11 @@ class Restorer:
                     out[rel] = (None, None if emptied else "a directory with untracked files is in the way")
                     seen[rel] = Seen(None, ident, directory=True)
                     continue
-                entry = self._current_entry(rel, st)
+                he = head.get(rel)
+                if unchanged is not None and he is not None and _agrees(he, st) and unchanged(rel):
+                    entry: FileEntry | None = he  # the watcher saw nothing touch it since the head
+                else:
+                    entry = self._current_entry(rel, st)
                 out[rel] = (entry, None)
                 seen[rel] = Seen(entry, ident)
         return out, seen
@@ -439,9 +446,11 @@ class Restorer:
         for data, bid in steps.new_blobs:
             host.blobs.put(data, bid)
         txn = RestoreTransaction(host, plan)
-        res = apply_disk(host.workspace, host.store_dir / "trash" / txn.id, steps.ops)
+        cap.begin_own_renames()
+        res = apply_disk(host.workspace, host.store_dir / "trash" / txn.id, steps.ops, cap.drain_own_renames)
         cap.touched([op.path for op in steps.ops] + res.swept)
         if not res.ok:
+            cap.settle_own_renames({})  # nothing settled: every path it touched stays pending
             if res.rolled_back:  # else the transaction stays open: the next open rolls back the rest
                 txn.rollback("conflict" if res.conflicts else "failed")
             return _apply_failure(target, plan, steps, res)
@@ -463,6 +472,9 @@ class Restorer:
             editor_state=target.editor_state if mode == "both" else None,
             meta={"mode": mode},
         )
+        # Committed: what the apply renamed into place and nobody touched since is what the
+        # head records, so the next capture does not read it again.
+        cap.settle_own_renames(res.renames)
         return RestoreApplied(
             target_id=target.id,
             mode=mode,
@@ -551,6 +563,18 @@ class Restorer:
             label="before an editor-applied restore (unsaved editor text kept)",
             editor_state=editor_state,
         )
+
+
+def _agrees(e: FileEntry, st: os.stat_result) -> bool:
+    """The recorded entry is not contradicted by the lstat (kind, size, executable bit)."""
+    if stat.S_ISLNK(st.st_mode):
+        return e.kind == "symlink"
+    return (
+        e.kind == "file"
+        and stat.S_ISREG(st.st_mode)
+        and e.size == st.st_size
+        and e.executable == bool(st.st_mode & stat.S_IXUSR)
+    )
 
 
 def _apply_failure(target: Checkpoint, plan: RestorePlan, steps: Steps, res: ApplyResult) -> RestoreOutcome:
