@@ -152,3 +152,27 @@ def test_a_restore_larger_than_the_event_queue_costs_no_walk(ws: Path, open_engi
     assert [f.path for f in cp.files] == [victim]
     assert cap.walks == walks, "the restore overflowed the watcher: a full stat walk"
     assert cap.watcher_healthy
+
+
+def test_restoring_a_changed_rule_marker_costs_no_walk(ws: Path, open_engine: Open) -> None:
+    """``pyproject.toml`` decides whether a ``build`` folder beside it is a tool's: the restore
+    replacing it changes no folder's kind, so the watcher stays trusted; a marker someone else
+    removes afterwards still makes the next capture re-evaluate with a walk."""
+    write(ws, "pyproject.toml", "[project]\nname = 'a'\n")
+    write(ws, "build/out.txt", "built\n")
+    eng = open_engine()
+    assert "build/out.txt" not in eng.head_manifest
+    base = eng.head.id
+    write(ws, "pyproject.toml", "[project]\nname = 'b'\n")
+    eng.checkpoint("edit", kind="tool")
+    cap = eng.capturer
+    assert cap is not None
+    walks = cap.walks
+    assert eng.restore(base).kind == "applied"
+    assert cap.watcher_healthy, cap.status()
+    assert not eng.checkpoint("nothing", kind="tool").files
+    assert cap.walks == walks
+    (ws / "pyproject.toml").unlink()
+    cp = eng.checkpoint("marker gone", kind="tool")
+    assert {f.path for f in cp.files} == {"pyproject.toml", "build/out.txt"}
+    assert cap.walks == walks + 1

@@ -28,7 +28,7 @@ from retrace.engine.capture.fs import at, is_real_dir, lstat_at
 from retrace.engine.capture.ignore import Ignorer
 from retrace.engine.capture.scan import read_entry, walk, walk_lists
 from retrace.engine.capture.statcache import StatCache, entry_of, matches
-from retrace.engine.capture.watch import IN_MOVED_FROM, IN_MOVED_TO, DirtySet, Watcher
+from retrace.engine.capture.watch import IN_MOVED_FROM, IN_MOVED_TO, RULE_MARKERS, DirtySet, Watcher
 from retrace.engine.config import EngineConfig
 from retrace.engine.manifest import Delta, DirIndex, Manifest, same
 from retrace.engine.models import FileEntry
@@ -241,12 +241,15 @@ class Capturer:
         return self.rules_changed(dirs, head) if dirs else {}
 
     # ------------------------------------------------------------------ the engine's own renames
-    def begin_own_renames(self) -> None:
+    def begin_own_renames(self, replacing: Iterable[str] = ()) -> None:
         """The engine is about to rename entries into place (a restore's apply). What the
         watcher reported so far is foreign and stays pending; from now on its events are
         logged per path, in order, so :meth:`settle_own_renames` can tell the engine's renames
         from anyone else's change. Call :meth:`drain_own_renames` now and then meanwhile: a
-        large restore would overflow the kernel's event queue (then the next capture walks)."""
+        large restore would overflow the kernel's event queue (then the next capture walks).
+        ``replacing``: paths the engine replaces (an entry there before and after): when one is
+        a rule marker (``pyproject.toml`` beside a ``build`` folder), its renames alone change
+        no folder's kind, so they do not cost a walk unless someone else touched it too."""
         self._own_log = None
         w = self.watcher
         if w is None or not w.healthy or self.full_next:
@@ -254,6 +257,7 @@ class Capturer:
         self._pending.update(w.drain())
         self._own_before = set(self._pending.files)
         self._own_log = {}
+        w.quiet_markers = frozenset(p for p in replacing if p.rpartition("/")[2] in RULE_MARKERS)
 
     def drain_own_renames(self) -> None:
         """Move the queued events into the pending set (and the log)."""
@@ -270,21 +274,32 @@ class Capturer:
         next capture does not read it again. Without a healthy watcher nothing is settled."""
         log, self._own_log = self._own_log, None
         w = self.watcher
-        if log is None or w is None or not w.healthy:
+        if log is None or w is None:
             return
-        self._pending.update(w.drain(log))
+        if w.healthy:
+            self._pending.update(w.drain(log))
+        quiet, w.quiet_markers = w.quiet_markers, frozenset()
         if not w.healthy:
             return
         before, files = self._own_before, self._pending.files
         self._own_before = set()
-        for rel, count in renames.items():
+
+        def own(rel: str) -> bool:
             masks = log.get(rel)
-            if (
+            return (
                 masks is not None
-                and len(masks) == count
+                and len(masks) == renames.get(rel, -1)
                 and rel not in before
                 and all(m in (IN_MOVED_FROM, IN_MOVED_TO) for m in masks)
-            ):
+            )
+
+        for rel in quiet:
+            if rel in log and not own(rel):
+                w.marker_changed(rel)  # someone else moved or removed it: as the drain would have
+        if not w.healthy:
+            return
+        for rel in renames:
+            if own(rel):
                 files.discard(rel)
 
     def unchanged_test(self) -> Callable[[str], bool] | None:

@@ -446,7 +446,7 @@ class Restorer:
         for data, bid in steps.new_blobs:
             host.blobs.put(data, bid)
         txn = RestoreTransaction(host, plan)
-        cap.begin_own_renames()
+        cap.begin_own_renames(op.path for op in steps.ops if op.kind == "write" and op.seen.entry is not None)
         res = apply_disk(host.workspace, host.store_dir / "trash" / txn.id, steps.ops, cap.drain_own_renames)
         cap.touched([op.path for op in steps.ops] + res.swept)
         if not res.ok:
