@@ -176,3 +176,23 @@ def test_restoring_a_changed_rule_marker_costs_no_walk(ws: Path, open_engine: Op
     cp = eng.checkpoint("marker gone", kind="tool")
     assert {f.path for f in cp.files} == {"pyproject.toml", "build/out.txt"}
     assert cap.walks == walks + 1
+
+
+def test_a_restore_whose_commit_fails_settles_nothing(
+    ws: Path, open_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Applied but not committed: the head does not describe the restored files, so they stay
+    pending and the next capture records what is on disk."""
+    eng, base, _tip = _populate(ws, open_engine)
+
+    def failing_commit(*_args: object, **_kwargs: object) -> None:
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(eng, "commit_delta", failing_commit)
+    with pytest.raises(OSError, match="no space"):
+        eng.restore(base)
+    monkeypatch.undo()
+    assert (ws / _paths()[0]).read_bytes() == _content(0, 1), "the apply ran before the commit"
+    eng.checkpoint("after", kind="tool")
+    for rel in _paths():
+        assert eng.head_manifest[rel].hash == blob_id((ws / rel).read_bytes()), rel

@@ -6,6 +6,11 @@
   the stat cache (re-hashing only files whose stat changed). An unhealthy watcher is rebuilt
   BEFORE the walk, so nothing slips between the walk and the next drain.
 * :meth:`Capturer.baseline` — the whole workspace (the watcher is started first).
+* :meth:`Capturer.begin_own_renames` / :meth:`Capturer.settle_own_renames` — around a
+  restore's apply: the watcher's events are logged per path in order; a path whose events are
+  exactly the apply's own renames leaves the dirty set once the restore is committed (it holds
+  what the head records), anything else stays dirty. :meth:`Capturer.unchanged_test` tells the
+  restore planner which paths nothing touched since the head (no reading needed).
 
 Blobs are stored before the delta is returned, so the journal line that commits it never
 references a missing blob. With ``store=False`` nothing is written (plans, diffs).

@@ -20,7 +20,10 @@ Contract of :func:`apply_disk`:
 * every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
   component is ever followed through a symlink, during the apply or the rollback;
 * directories created by the apply are removed by the rollback, directories emptied by its
-  deletes are recreated.
+  deletes are recreated;
+* an applied result names how many renames it made at each path (:attr:`ApplyResult.renames`),
+  so the caller can tell them from anyone else's change in the watcher's ordered events; the
+  ``progress`` callback runs on the applying thread now and then (the watcher drains its queue).
 """
 
 from __future__ import annotations

@@ -447,14 +447,43 @@ class Restorer:
             host.blobs.put(data, bid)
         txn = RestoreTransaction(host, plan)
         cap.begin_own_renames(op.path for op in steps.ops if op.kind == "write" and op.seen.entry is not None)
-        res = apply_disk(host.workspace, host.store_dir / "trash" / txn.id, steps.ops, cap.drain_own_renames)
-        cap.touched([op.path for op in steps.ops] + res.swept)
-        if not res.ok:
-            cap.settle_own_renames({})  # nothing settled: every path it touched stays pending
-            if res.rolled_back:  # else the transaction stays open: the next open rolls back the rest
-                txn.rollback("conflict" if res.conflicts else "failed")
-            return _apply_failure(target, plan, steps, res)
-        head = host.head_manifest
+        settled: Mapping[str, int] = {}
+        try:
+            trash = host.store_dir / "trash" / txn.id
+            res = apply_disk(host.workspace, trash, steps.ops, cap.drain_own_renames)
+            cap.touched([op.path for op in steps.ops] + res.swept)
+            if not res.ok:
+                if res.rolled_back:  # else the transaction stays open: the next open rolls back the rest
+                    txn.rollback("conflict" if res.conflicts else "failed")
+                return _apply_failure(target, plan, steps, res)
+            cp = txn.commit(
+                self._result(steps, res),
+                conversation=target.conversation if mode == "both" else host.head.conversation,
+                editor_state=target.editor_state if mode == "both" else None,
+                meta={"mode": mode},
+            )
+            settled = res.renames
+        finally:
+            # Only a committed apply settles its renames: what it renamed into place and nobody
+            # touched since is what the head records, so the next capture does not read it
+            # again. Otherwise every path it touched stays pending.
+            cap.settle_own_renames(settled)
+        return RestoreApplied(
+            target_id=target.id,
+            mode=mode,
+            plan=plan,
+            files=steps.outcomes,
+            skipped=skipped,
+            checkpoint=cp,
+            safety_checkpoint_id=safety.id if safety else None,
+        )
+
+    def _result(self, steps: Steps, res: ApplyResult) -> dict[str, FileEntry | None]:
+        """The restore checkpoint's delta: the planned entries, what a forced apply swept away,
+        and what rewritten ``.gitignore`` files changed in what is tracked."""
+        cap = self._host.capturer
+        assert cap is not None
+        head = self._host.head_manifest
         for gone in res.swept:
             for p in head:
                 if p == gone or p.startswith(gone + "/"):
@@ -466,24 +495,7 @@ class Restorer:
             else:
                 after[p] = e
         steps.result.update(cap.after_restore([op.path for op in steps.ops], after))
-        cp = txn.commit(
-            steps.result,
-            conversation=target.conversation if mode == "both" else host.head.conversation,
-            editor_state=target.editor_state if mode == "both" else None,
-            meta={"mode": mode},
-        )
-        # Committed: what the apply renamed into place and nobody touched since is what the
-        # head records, so the next capture does not read it again.
-        cap.settle_own_renames(res.renames)
-        return RestoreApplied(
-            target_id=target.id,
-            mode=mode,
-            plan=plan,
-            files=steps.outcomes,
-            skipped=skipped,
-            checkpoint=cp,
-            safety_checkpoint_id=safety.id if safety else None,
-        )
+        return steps.result
 
     # ------------------------------------------------------------------ editor-applied restore
     def begin(self, plan: RestorePlan) -> RestoreTransaction:
