@@ -6,13 +6,19 @@ assistant message with a ``tool_use``, intent, result, checkpoint, tool results 
 lines a real turn writes), written through the engine's own API. ``--big N`` adds one session of
 ``N`` checkpoints (the 10,000-checkpoint case).
 
+``--long`` uses instead the 10,000-checkpoint session of ``tests/e2e/seed_long.py`` (500 turns of
+20 tool calls, generated once and cached).
+
 Then it times a REAL server process (``python -m retrace serve`` over stdio JSON-RPC): spawn →
-``initialize`` → first ``retrace/timeline/tree`` answer, and then ``retrace/session/list``.
-Each is run ``--runs`` times cold (the history and session indexes removed first) and warm
-(indexes present). Reports p50 per phase: wall clock, and the server process's own CPU time
-(user + system, from ``/proc``: steadier than wall clock on a shared machine). ``--server DIR``
-runs another checkout's server (``DIR/server``) on the same store, for a before/after ratio.
-Timings are from a shared machine: compare ratios, not ms.
+``initialize`` → first ``retrace/timeline/tree`` answer (as the extension asks it: an outline
+with the newest 500 rows of the focused story), and then ``retrace/session/list``. Each is run
+``--runs`` times in three states, side by side: cold (every cache in ``<store>/cache/`` removed
+first: history index, session index, timeline cache), warm (all present) and warm without the
+timeline cache (only ``timeline.json`` removed: what the persisted timeline saves). Reports p50
+per phase: wall clock, and the server process's own CPU time (user + system, from ``/proc``:
+steadier than wall clock on a shared machine). ``--server DIR`` runs another checkout's server
+(``DIR/server``) on the same store, for a before/after ratio. Timings are from a shared machine:
+compare ratios, not ms.
 """
 
 from __future__ import annotations
@@ -152,6 +158,22 @@ def _session(engine: Any, ws: Path, files: list[str], calls: int, rng: random.Ra
     )
 
 
+def build_long() -> tuple[Path, Path]:
+    """The 10,000-checkpoint session of ``tests/e2e/seed_long.py``, copied once under ``WORK``."""
+    base = WORK / "startup-long-500x20"
+    ws, store = base / "ws", base / "store"
+    if (base / "done").exists():
+        return ws, store
+    shutil.rmtree(base, ignore_errors=True)
+    ws.mkdir(parents=True)
+    sys.path[:0] = [str(SERVER_DIR), str(ROOT / "tests" / "e2e")]
+    from seed_long import cached, copy_to  # type: ignore[import-not-found]
+
+    copy_to(cached(), ws, store)
+    (base / "done").write_text("ok\n")
+    return ws, store
+
+
 def build(sessions: int, calls_lo: int, calls_hi: int, files: int, big: int) -> tuple[Path, Path]:
     """The cached workspace and store (built when missing)."""
     shape = f"s{sessions}-c{calls_lo}_{calls_hi}-f{files}-b{big}"
@@ -265,7 +287,7 @@ def one_run(ws: Path, store: Path, server: Path) -> dict[str, float]:
         t_init = time.perf_counter()
         c_init = _cpu_ms(proc.pid)
         rpc.send("initialized", {}, notify=True)
-        tree = rpc.call("retrace/timeline/tree", {})
+        tree = rpc.call("retrace/timeline/tree", TREE)
         t_tree = time.perf_counter()
         c_tree = _cpu_ms(proc.pid)
         listed = rpc.call("retrace/session/list", {})
@@ -281,6 +303,7 @@ def one_run(ws: Path, store: Path, server: Path) -> dict[str, float]:
     return {
         "initialize": (t_init - t0) * 1000,
         "first_tree": (t_tree - t0) * 1000,
+        "tree_after_initialize": (t_tree - t_init) * 1000,
         "session_list": (t_list - t_tree) * 1000,
         "cpu_initialize": c_init,
         "cpu_first_tree": c_tree,
@@ -291,18 +314,47 @@ def one_run(ws: Path, store: Path, server: Path) -> dict[str, float]:
     }
 
 
-def index_paths(store: Path) -> list[Path]:
-    return [store / "cache" / name for name in ("history-index.json", "agent-sessions.json")]
+TREE = {"outline": True, "maxRows": 500, "focus": None}
+"""The first timeline request the extension sends."""
+CACHES = ("history-index.json", "agent-sessions.json", "timeline.json")
+STATES: dict[str, tuple[str, ...]] = {
+    # label: the cache files removed before each run
+    "cold (no cache)": CACHES,
+    "warm, no timeline cache": ("timeline.json",),
+    "warm (caches present)": (),
+}
 
 
-def measure(ws: Path, store: Path, server: Path, runs: int, cold: bool) -> dict[str, float]:
+def index_paths(store: Path, names: tuple[str, ...] = CACHES) -> list[Path]:
+    return [store / "cache" / name for name in names]
+
+
+def measure(ws: Path, store: Path, server: Path, runs: int, removed: tuple[str, ...]) -> dict[str, float]:
     rows = []
     for _ in range(runs):
-        if cold:
-            for p in index_paths(store):
-                p.unlink(missing_ok=True)
+        for p in index_paths(store, removed):
+            p.unlink(missing_ok=True)
         rows.append(one_run(ws, store, server))
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+
+def timeline_only(ws: Path, store: Path, server: Path) -> dict[str, float]:
+    """CPU ms of the first timeline answer alone (in this process, the engine already open):
+    folding every journal vs from the persisted timeline cache."""
+    sys.path.insert(0, str(server))
+    from retrace.app.timeline import TimelineCache, select
+    from retrace.engine.engine import Engine
+    from retrace.protocol.timeline import TimelineTreeParams
+
+    params = TimelineTreeParams.model_validate(TREE)
+    out: dict[str, float] = {}
+    with Engine.open(ws, store, readonly=True) as engine:
+        for label, path in (("cold", None), ("warm", store / "cache" / "timeline.json")):
+            t0 = time.process_time()
+            pages = TimelineCache(path).stories(engine)
+            select(list(pages.values()), params)
+            out[label] = (time.process_time() - t0) * 1000
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -313,24 +365,37 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--big", type=int, default=0, help="also one session of this many checkpoints")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--server", type=Path, default=ROOT, help="checkout whose server/ to run")
-    ap.add_argument("--only", choices=("cold", "warm"), help="only one of the two")
+    ap.add_argument("--only", choices=("cold", "warm"), help="only the states starting with this")
+    ap.add_argument("--long", action="store_true", help="the 10,000-checkpoint seed_long session instead")
     args = ap.parse_args(argv)
     server = args.server.resolve() / "server"
     lo, _, hi = args.calls.partition("-")
-    ws, store = build(args.sessions, int(lo), int(hi or lo), args.files, args.big)
-    print(f"store: {store} ({args.sessions} sessions, calls {args.calls}, big {args.big}); server: {server}")
-    for label, cold in (("cold (index missing)", True), ("warm (index present)", False)):
-        if args.only is not None and args.only != label[:4]:
+    if args.long:
+        ws, store = build_long()
+        print(f"store: {store} (one session of 10,000 checkpoints); server: {server}")
+    else:
+        ws, store = build(args.sessions, int(lo), int(hi or lo), args.files, args.big)
+        shape = f"{args.sessions} sessions, calls {args.calls}, big {args.big}"
+        print(f"store: {store} ({shape}); server: {server}")
+    for label, removed in STATES.items():
+        if args.only is not None and not label.startswith(args.only):
             continue
-        if not cold:
-            one_run(ws, store, server)  # make sure the indexes exist
-        r = measure(ws, store, server, args.runs, cold)
+        if removed != CACHES:
+            one_run(ws, store, server)  # make sure the caches exist
+        r = measure(ws, store, server, args.runs, removed)
         print(
-            f"{label:22} p50 of {args.runs}: wall: initialize {r['initialize']:.0f} ms, "
-            f"spawn→first timeline/tree {r['first_tree']:.0f} ms, then session/list "
+            f"{label:24} p50 of {args.runs}: wall: initialize {r['initialize']:.0f} ms, "
+            f"spawn→first timeline/tree {r['first_tree']:.0f} ms "
+            f"(initialize→tree {r['tree_after_initialize']:.0f} ms), then session/list "
             f"{r['session_list']:.0f} ms ({r['sessions_listed']:.0f} sessions)\n"
-            f"{'':22} server CPU: up to initialize {r['cpu_initialize']:.0f} ms, initialize→first tree "
+            f"{'':24} server CPU: up to initialize {r['cpu_initialize']:.0f} ms, initialize→first tree "
             f"{r['cpu_after_initialize']:.0f} ms, session/list {r['cpu_session_list']:.0f} ms"
+        )
+    if args.only is None:
+        t = timeline_only(ws, store, server)
+        print(
+            f"{'timeline build alone':24} CPU in process (engine open): from journals {t['cold']:.0f} ms, "
+            f"from the timeline cache {t['warm']:.0f} ms ({t['cold'] / max(t['warm'], 1e-3):.1f}x)"
         )
 
 

@@ -1190,7 +1190,8 @@ export interface TimelineTreeParams {
   maxRows?: number;
   /**
    * The first answer of a long history: every session's story without items (``outline: true``)
-   * except the newest agent session's (or ``focus``'s), which carries its newest page.
+   * except the newest agent session's (or ``focus``'s), which carries its newest page, and the
+   * workspace story while it is small (the baseline stays in sight).
    */
   outline?: boolean;
   /**

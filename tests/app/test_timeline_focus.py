@@ -41,7 +41,9 @@ WORKSPACE = ("ws", True, 3)
         ((WORKSPACE, LONG, ("b", False, 2)), set(), "long", "long"),
         ((WORKSPACE, LONG, ("b", False, 2)), set(), None, "b"),
         ((WORKSPACE, LONG), set(), "ws", "long"),  # the workspace story is never the focus when agents exist
-        ((WORKSPACE, FRESH), set(), None, "fresh"),
+        ((WORKSPACE, FRESH), set(), None, "ws"),  # a fresh chat never hides the baseline
+        ((WORKSPACE, FRESH), set(), "fresh", "ws"),
+        (((("ws", True, 0)), FRESH), set(), None, "fresh"),
         ((WORKSPACE,), set(), None, "ws"),
         ((), set(), None, None),
     ],

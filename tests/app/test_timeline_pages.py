@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, UnknownCursorError, select
+from retrace.app.timeline import pages as pages_module
 from retrace.app.timeline.cache import ALL_ROWS
 from retrace.engine import Engine
 from retrace.protocol.timeline import SessionStory, StoryRow, StoryTurn, TimelineFilter, TimelineTreeParams
@@ -101,18 +102,39 @@ def test_filter_pages_hold_exactly_the_matching_rows(
 
 
 def test_outline_pages_only_the_focus(engine: Engine) -> None:
+    start(engine, engine.workspace).turn(1, 2, 0)  # an older session
     sid, pages = seeded(engine)
     stories = select(list(pages.values()), TimelineTreeParams(outline=True, max_rows=4), frozenset({sid}))
     by_id = {s.session.id: s for s in stories}
     assert by_id[sid].outline is False and len(rows_of(by_id[sid])) == 4 and by_id[sid].session.running
-    others = [s for s in stories if s.session.id != sid]
+    others = [s for s in stories if s.session.id != sid and not s.workspace]
     assert others and all(s.outline and s.items == [] and s.rows_omitted == s.row_count for s in others)
-    workspace = next(s.session.id for s in stories if s.session.id != sid)
+    workspace = next(s.session.id for s in stories if s.workspace)
     for focus in ("ses_without_story", workspace):
         chosen = select(list(pages.values()), TimelineTreeParams(outline=True, focus=focus))
-        assert [s.session.id for s in chosen if not s.outline] == [sid], f"focus {focus} falls back"
+        assert [s.session.id for s in chosen if not s.outline] == [workspace, sid], (
+            f"focus {focus} falls back"
+        )
     with pytest.raises(UnknownCursorError):
         select(list(pages.values()), TimelineTreeParams(session_id=sid, before="nope"))
+
+
+def test_outline_keeps_a_small_workspace_story_in_sight(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workspace story (the baseline, changes made outside a session) is paged in an outline
+    beside the focus while it is small: whatever session is in focus, and whenever the client asks,
+    the baseline a user may want to go back to is a row, not a collapsed node."""
+    writer = start(engine, engine.workspace)
+    writer.turn(1, STEPS, 0)
+    pages = TimelineCache().stories(engine)
+    stories = select(list(pages.values()), TimelineTreeParams(outline=True, focus=writer.sid, max_rows=4))
+    workspace = next(s for s in stories if s.workspace)
+    assert not workspace.outline and rows_of(workspace)[0].checkpoint.kind == "baseline"
+    assert [s.session.id for s in stories if not s.outline] == [workspace.session.id, writer.sid]
+    monkeypatch.setattr(pages_module, "WORKSPACE_IN_SIGHT", workspace.row_count - 1)  # a grown one
+    grown = select(list(pages.values()), TimelineTreeParams(outline=True, focus=writer.sid, max_rows=4))
+    assert [s.session.id for s in grown if not s.outline] == [writer.sid]
 
 
 def dump(pages: dict[str, StoryPages]) -> list[str]:

@@ -344,12 +344,23 @@ export function workbench(page, ws) {
 
   /** Run a command by its title from the command palette. */
   async function runCommand(title) {
-    await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor();
-    await input.fill(`>${title}`);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
-    await input.press('Enter');
+    // The palette closes when the workbench moves the focus as it opens (a view re-rendering
+    // under a loaded machine): open it again rather than typing into a hidden box.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await page.keyboard.press('F1');
+        await input.waitFor({ timeout: 10000 });
+        await input.fill(`>${title}`, { timeout: 10000 });
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10000 });
+        await input.press('Enter', { timeout: 10000 });
+        return;
+      } catch (err) {
+        if (attempt === 3) throw err;
+        log(`command palette closed before "${title}" ran (attempt ${attempt}): opening it again`);
+        await page.keyboard.press('Escape');
+      }
+    }
   }
 
   async function openFile(rel) {
@@ -364,4 +375,14 @@ export function workbench(page, ws) {
   }
 
   return { icon, sidebar, row, chat, dialogButton, toast, editorText, openRetrace, dismissToasts, contextMenu, sendPrompt, runCommand, openFile };
+}
+
+/** The store the extension gave its server (under the workbench's storage for the folder). */
+export function findStore(userDataDir) {
+  const base = path.join(userDataDir, 'User', 'workspaceStorage');
+  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
+    const store = path.join(base, d, 'retrace.retrace', 'store');
+    if (fs.existsSync(path.join(store, 'store.json'))) return store;
+  }
+  return undefined;
 }

@@ -8,24 +8,13 @@
 // Screenshots: .e2e/screenshots/timeline-500-*.png. Usage: node tests/e2e/timeline.mjs [vsix]
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
-import { root, log, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
+import { root, log, findStore, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
 
 const sc = scenario('timeline', { shots: { prefix: 'timeline-500-' } });
 const { userDataDir, workspace, ws, shot } = sc;
 const TURNS = 25;
 const STEPS = 20;
-
-/** The store the extension gave its server (under the workbench's storage for this folder). */
-function findStore() {
-  const base = path.join(userDataDir, 'User', 'workspaceStorage');
-  for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
-    const store = path.join(base, d, 'retrace.retrace', 'store');
-    if (fs.existsSync(path.join(store, 'store.json'))) return store;
-  }
-  return undefined;
-}
 
 /** The value of step k's edit (0-based): line k % 10 goes from k // 10 to k // 10 + 1. */
 const gist = k => `‘x${k % 10} = ${Math.floor(k / 10)}’ → ‘x${k % 10} = ${Math.floor(k / 10) + 1}’`;
@@ -86,7 +75,7 @@ await runScenario(sc, {
   // written into it the way the agent journals it.
   await wb.icon().click({ timeout: 60000 });
   await row('Baseline').waitFor({ timeout: 60000 });
-  const store = await waitFor('the extension\'s store', () => findStore());
+  const store = await waitFor('the extension\'s store', () => findStore(userDataDir));
   await page.close();
   await stopCodeServer(ctx.server);
   const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_story.py'), workspace,

@@ -48,8 +48,28 @@ export class ChatTranscript {
         this.running = false;
     }
 
+    /** Position of the item with this kind and id (-1: none); searched from the newest end. */
+    indexOf(item: Pick<ChatItem, 'kind' | 'id'>): number {
+        for (let i = this.items.length - 1; i >= 0; i--) {
+            const x = this.items[i];
+            if (x !== undefined && x.id === item.id && x.kind === item.kind) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * The newest `limit` items and how many earlier ones are not shown: a conversation of
+     * thousands of tool calls opens as its tail (the webview renders what it is sent).
+     */
+    window(limit: number): { readonly items: readonly ChatItem[]; readonly earlier: number } {
+        const earlier = Math.max(0, this.items.length - Math.max(0, limit));
+        return { items: this.items.slice(earlier), earlier };
+    }
+
     private upsert(item: ChatItem): ChatItem {
-        const i = this.items.findIndex(x => x.id === item.id && x.kind === item.kind);
+        const i = this.indexOf(item);
         if (i >= 0) {
             this.items[i] = item;
         } else {

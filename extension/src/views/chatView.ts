@@ -15,9 +15,14 @@ import { chatBanner, isWebviewMessage, type ChatItem, type Decision, type HostMe
 import { ChatTranscript } from './chatModel';
 import { ReviewDocuments, reviewView } from './permissionReview';
 
+/** Chat items sent to the webview at first, and added per "Show earlier messages". */
+export const CHAT_PAGE = 200;
+
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
     private view: vscode.WebviewView | undefined;
     private ready = false;
+    /** How many of the newest chat items the webview is sent (grows with "Show earlier messages"). */
+    private shown = CHAT_PAGE;
     private readonly transcript = new ChatTranscript();
     private readonly pendingPermissions = new Map<string, { request: PermissionRequest; resolve: (r: PermissionResponse) => void }>();
     private readonly disposables: vscode.Disposable[] = [];
@@ -80,6 +85,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private setSession(id: string | undefined): void {
         if (id !== this.session) {
             this.session = id;
+            this.shown = CHAT_PAGE;
             this.sessionEmitter.fire(id);
         }
     }
@@ -160,8 +166,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
     }
 
-    private reset(): void {
-        this.post({ type: 'reset', items: this.transcript.all, running: this.transcript.isRunning, session: this.session });
+    private reset(scroll: 'end' | 'start' = 'end'): void {
+        const { items, earlier } = this.transcript.window(this.shown);
+        this.post({ type: 'reset', items, earlier, scroll, running: this.transcript.isRunning, session: this.session });
         for (const { request } of this.pendingPermissions.values()) {
             this.post({ type: 'upsert', item: this.transcript.permission(request.requestId, request.tool, request.summary, undefined, reviewView(request)) });
         }
@@ -190,6 +197,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 return;
             case 'newSession':
                 this.newSession();
+                return;
+            case 'showEarlier':
+                this.shown += CHAT_PAGE;
+                this.reset('start');
                 return;
             case 'permission':
                 this.answer(m.requestId, m.decision);
@@ -242,7 +253,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             return;
         }
         for (const item of this.transcript.apply(e)) {
-            this.post({ type: 'upsert', item });
+            // An update of an item older than the shown tail stays out of the webview (it would
+            // be appended at the end); the next "Show earlier messages" sends it as it is now.
+            if (this.transcript.indexOf(item) >= this.transcript.all.length - this.shown) {
+                this.post({ type: 'upsert', item });
+            }
         }
         if (e.kind === 'turnStarted' || e.kind === 'turnFinished') {
             this.post({ type: 'running', running: this.transcript.isRunning });
@@ -365,5 +380,6 @@ textarea:focus { outline: 1px solid var(--vscode-focusBorder); }
 button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 4px 12px; cursor: pointer; border-radius: 2px; }
 button:hover { background: var(--vscode-button-hoverBackground); }
 button.secondary { background: var(--vscode-button-secondaryBackground); color: var(--vscode-button-secondaryForeground); }
+button.earlier { display: block; margin: 4px auto; }
 button:disabled { opacity: 0.5; cursor: default; }
 `;

@@ -295,13 +295,19 @@ export function applyChange(tree: TimelineTreeResult, change: TimelineDidChange)
  * newest page replaces it; an older page (`before`) goes in front of what is shown, a turn cut by
  * the page boundary becoming one turn again.
  */
-export function mergePage(tree: TimelineTreeResult, page: SessionStory): TimelineTreeResult {
+export function mergePage(tree: TimelineTreeResult, page: SessionStory, before: string | null): TimelineTreeResult {
     const sessions = tree.sessions.map((s): SessionStory => {
         if (s.session.id !== page.session.id) {
             return s;
         }
-        if (s.outline) {
-            return page;
+        // Only the page the story is waiting for fits: an outline's newest page, or the page
+        // older than its cursor. A late answer (the tree was replaced or paged meanwhile) would
+        // repeat rows or mix another filter's rows in, so it changes nothing.
+        if (before === null) {
+            return s.outline ? page : s;
+        }
+        if (s.outline || s.nextBefore !== before) {
+            return s;
         }
         const older = [...page.items];
         const shown = [...s.items];

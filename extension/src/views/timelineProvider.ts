@@ -195,10 +195,13 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 METHODS.timelineTree,
                 filter === undefined ? { outline: true, focus: this.activeSessionId ?? null, maxRows: PAGE_ROWS } : { filter, maxRows: PAGE_ROWS },
             );
-            for (const sessionId of this.openedSessions) {
+            // A story that was showing its rows keeps them: a refresh never collapses what the
+            // user was looking at (the outline sends only the focused story's page).
+            const shown = new Set([...this.openedSessions, ...(this.data?.sessions ?? []).filter(s => !s.outline).map(s => s.session.id)]);
+            for (const sessionId of shown) {
                 if (tree.sessions.some(s => s.session.id === sessionId && s.outline)) {
                     const [page] = (await rpc.request(METHODS.timelineTree, { sessionId, maxRows: PAGE_ROWS })).sessions;
-                    tree = page === undefined ? tree : mergePage(tree, page);
+                    tree = page === undefined ? tree : mergePage(tree, page, null);
                 }
             }
             log.info(`timeline tree (${filter === undefined ? 'outline' : filterDescription(filter)}): ${Date.now() - started} ms`);
@@ -220,6 +223,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const rpc = this.ctx.rpc;
         const key = `${sessionId}:${before ?? ''}`;
         if (rpc === undefined || this.data === undefined || this.loading.has(key)) {
+            log.debug(`timeline page of ${sessionId} before ${before ?? 'the newest'} not asked: ${rpc === undefined ? 'no server' : this.data === undefined ? 'no timeline yet' : 'already asked'}`);
             return;
         }
         this.loading.add(key);
@@ -229,9 +233,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             const started = Date.now();
             const [page] = (await rpc.request(METHODS.timelineTree, params)).sessions;
             log.info(`timeline page of ${sessionId} before ${before ?? 'the newest'}: ${page?.rowsOmitted ?? 0} older left, ${Date.now() - started} ms`);
-            if (page !== undefined && this.data !== undefined) {
+            // A page asked for under another filter belongs to a tree no longer shown.
+            if (page !== undefined && this.data !== undefined && this.filter === filter) {
                 this.openedSessions.add(sessionId);
-                this.setData(mergePage(this.data, page));
+                this.setData(mergePage(this.data, page, before));
                 this.render();
             }
         } catch (err) {
@@ -243,10 +248,16 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     private async setFilter(filter: TimelineFilter | undefined): Promise<void> {
         this.filter = filter;
+        await this.refresh();
+        // Described once the filtered rows are shown (the view never names a filter it does not show).
         const description = filterDescription(filter);
         this.view.description = description;
         await vscode.commands.executeCommand('setContext', CONTEXT_FILTERED, description !== '');
-        await this.refresh();
+        // The newest match is what a filter is usually for: show it (the list opens at its top).
+        const newest = filter === undefined ? undefined : this.flat?.checkpoints.at(-1);
+        if (newest !== undefined) {
+            await this.reveal(newest.id);
+        }
     }
 
     /** Ask what to filter by (tool, path or text; an argument skips the questions). */
@@ -315,9 +326,15 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
     }
 
-    getChildren(element?: TimelineNode): TimelineNode[] {
-        if (element === undefined) {
+    getChildren(given?: TimelineNode): TimelineNode[] {
+        if (given === undefined) {
             return this.roots;
+        }
+        // The workbench may hand back a node object of an earlier tree with the same id (a turn
+        // shown before a filter changed): its children are those of the tree shown now.
+        const element = this.nodes.get(given.id);
+        if (element === undefined) {
+            return []; // not in the tree shown now
         }
         if (element.kind === 'session' && element.story.outline) {
             void this.loadPage(element.sessionId, null); // expanding an outline loads its newest page

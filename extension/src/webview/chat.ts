@@ -135,20 +135,41 @@ function keyOf(item: ChatItem): string {
     return `${item.kind}:${item.id}`;
 }
 
-function upsert(item: ChatItem): void {
+/** The shown items by key: an update finds its node without searching the DOM. */
+const nodes = new Map<string, HTMLElement>();
+
+function upsert(item: ChatItem, into: ParentNode = log): void {
     const node = render(item);
-    node.dataset['key'] = keyOf(item);
+    const key = keyOf(item);
+    node.dataset['key'] = key;
     node.dataset['kind'] = item.kind;
-    const existing = log.querySelector(`[data-key="${CSS.escape(keyOf(item))}"]`);
+    const existing = nodes.get(key);
     if (existing instanceof HTMLDetailsElement && node instanceof HTMLDetailsElement) {
         node.open = existing.open;
     }
-    if (existing !== null) {
+    nodes.set(key, node);
+    if (existing !== undefined) {
         existing.replaceWith(node);
     } else {
-        log.append(node);
+        into.append(node);
     }
-    log.scrollTop = log.scrollHeight;
+}
+
+/** Everything anew in one DOM write (a long conversation must not lay out once per item). */
+function resetLog(items: readonly ChatItem[], earlier: number, scroll: 'end' | 'start'): void {
+    nodes.clear();
+    const fragment = document.createDocumentFragment();
+    if (earlier > 0) {
+        const more = el('button', 'secondary earlier', `Show earlier messages (${earlier.toLocaleString()} more)`);
+        more.type = 'button';
+        more.addEventListener('click', () => vscode.postMessage({ type: 'showEarlier' }));
+        fragment.append(more);
+    }
+    for (const item of items) {
+        upsert(item, fragment);
+    }
+    log.replaceChildren(fragment);
+    log.scrollTop = scroll === 'end' ? log.scrollHeight : 0;
 }
 
 function updateButtons(): void {
@@ -160,12 +181,12 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     const m = event.data;
     switch (m.type) {
         case 'reset':
-            log.replaceChildren();
-            m.items.forEach(upsert);
+            resetLog(m.items, m.earlier, m.scroll);
             running = m.running;
             break;
         case 'upsert':
             upsert(m.item);
+            log.scrollTop = log.scrollHeight;
             break;
         case 'running':
             running = m.running;

@@ -71,7 +71,15 @@ export function chatBanner(mode: ModelModeName | undefined, trusted: boolean): B
 }
 
 export type HostMessage =
-    | { readonly type: 'reset'; readonly items: readonly ChatItem[]; readonly running: boolean; readonly session: string | undefined }
+    /** Replace everything: the newest items, how many earlier ones are not sent, where to scroll. */
+    | {
+          readonly type: 'reset';
+          readonly items: readonly ChatItem[];
+          readonly earlier: number;
+          readonly scroll: 'end' | 'start';
+          readonly running: boolean;
+          readonly session: string | undefined;
+      }
     /** Insert or replace (same id) one item. */
     | { readonly type: 'upsert'; readonly item: ChatItem }
     | { readonly type: 'running'; readonly running: boolean }
@@ -85,6 +93,8 @@ export type WebviewMessage =
     | { readonly type: 'retry'; readonly text: string }
     | { readonly type: 'cancel' }
     | { readonly type: 'newSession' }
+    /** "Show earlier messages": send a longer tail of the conversation. */
+    | { readonly type: 'showEarlier' }
     | { readonly type: 'permission'; readonly requestId: string; readonly decision: Decision }
     /** "Show all": open the complete text of a permission prompt. */
     | { readonly type: 'showReview'; readonly requestId: string }
@@ -100,5 +110,5 @@ export function isWebviewMessage(value: unknown): value is WebviewMessage {
         const command = (value as { command?: unknown }).command;
         return (BANNER_COMMANDS as readonly unknown[]).includes(command);
     }
-    return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'permission' || type === 'showReview';
+    return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'showEarlier' || type === 'permission' || type === 'showReview';
 }

@@ -29,7 +29,7 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Unpack
@@ -566,13 +566,19 @@ class Engine:
         except (TypeError, ValueError) as exc:
             raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
 
-    def events(self, session_id: str | None = None) -> Iterator[dict[str, Any]]:
+    def events(
+        self, session_id: str | None = None, *, skip: Collection[str] = (), start: int = 0
+    ) -> Iterator[dict[str, Any]]:
         """Every journal event of a session in order, validated (checkpoints included, as
         ``{"type": "checkpoint", "checkpoint": {...}}``), in their JSON form. A torn last line is
         skipped; a damaged line or a known event type that does not validate is skipped and
-        reported in the log (the rest still loads)."""
+        reported in the log (the rest still loads). Events whose type is in ``skip`` are left
+        out before they are validated (a reader that needs no checkpoints saves most of the work);
+        ``start``: only the lines from that byte offset (a line start) on."""
         path = self._layout.journal(session_id or self._session_id)
-        for raw in read_journal(path):
+        for raw in read_journal(path, start=start):
+            if raw["type"] in skip:
+                continue
             try:
                 yield event_json(raw)
             except EventSchemaError as exc:

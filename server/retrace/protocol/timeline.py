@@ -105,7 +105,8 @@ class TimelineTreeParams(CamelModel):
     Needs ``sessionId``."""
     outline: bool = False
     """The first answer of a long history: every session's story without items (``outline: true``)
-    except the newest agent session's (or ``focus``'s), which carries its newest page."""
+    except the newest agent session's (or ``focus``'s), which carries its newest page, and the
+    workspace story while it is small (the baseline stays in sight)."""
     focus: str | None = None
     """With ``outline``: the session whose page is sent (default: the running or newest agent
     session)."""

@@ -28,8 +28,27 @@ function alive(pid: number): boolean {
     }
 }
 
-/** Live `retrace serve` processes whose working directory is this workspace. */
+/** The parent pid of a process (undefined when it is gone). */
+function parentOf(pid: number): number | undefined {
+    try {
+        // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may contain spaces, so split after ')'.
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * Live `retrace serve` processes whose working directory is this workspace. A server's own child
+ * between fork and exec (a shell it starts) still shows the server's command line: not a server.
+ */
 function serverProcesses(): number[] {
+    const all = candidateServers();
+    return all.filter(pid => !all.includes(parentOf(pid) ?? -1));
+}
+
+function candidateServers(): number[] {
     const root = workspaceRoot().fsPath;
     const out: number[] = [];
     for (const entry of fs.readdirSync('/proc')) {

@@ -154,6 +154,23 @@ suite('chat transcript', () => {
         );
     });
 
+    test('a long conversation is shown as its newest items; earlier ones are counted, and an update finds its item', () => {
+        const t = new ChatTranscript();
+        for (let n = 0; n < 1000; n++) {
+            t.apply({ kind: 'toolCallStarted', toolCallId: `c${n}`, tool: 'read_file', input: { path: `f${n}` }, ...s });
+        }
+        const w = t.window(200);
+        assert.equal(w.earlier, 800);
+        assert.deepEqual([w.items[0]?.id, w.items.at(-1)?.id], ['c800', 'c999']);
+        assert.deepEqual(t.window(5000), { items: t.all, earlier: 0 });
+        assert.deepEqual(t.window(0).items, []);
+        const [updated] = t.apply({ kind: 'toolCallFinished', toolCallId: 'c3', tool: 'read_file', status: 'ok', output: 'x', durationMs: 1, changedPaths: [], ...s });
+        assert.ok(updated !== undefined);
+        assert.equal(t.indexOf(updated), 3, 'an old item is updated in place, not appended');
+        assert.equal(t.all.length, 1000);
+        assert.equal(t.indexOf({ kind: 'tool', id: 'nope' }), -1);
+    });
+
     test('tool summaries', () => {
         assert.equal(toolSummary('search_text', { pattern: 'TODO' }), 'search_text TODO');
         assert.equal(toolSummary('list_files', {}), 'list_files');

@@ -207,13 +207,18 @@ suite('timeline model', () => {
         assert.equal(startsExpanded(buildTimeline(outline, noExtras)[1] as TimelineNode, 's1'), false, 'an outline opens when asked');
         const [t1, t2, r1, t3] = full.items as [StoryTurn, StoryTurn, StoryRow, StoryTurn];
         const newest: SessionStory = { ...full, items: [{ ...t1, rows: t1.rows.slice(1) }, t2, r1, t3], rowsOmitted: 1, nextBefore: 'c2' };
-        const loaded = mergePage(outline, newest);
+        const loaded = mergePage(outline, newest, null);
         const older = buildTimeline(loaded, noExtras)[1]?.children[0];
         assert.ok(older?.kind === 'more');
         assert.deepEqual([older.before, lookOf(older).label], ['c2', 'Load older… (1 earlier step)']);
         const oldest: SessionStory = { ...full, items: [{ ...t1, rows: t1.rows.slice(0, 1) }], rowsOmitted: 0, nextBefore: null };
-        const all = mergePage(loaded, oldest);
+        const all = mergePage(loaded, oldest, 'c2');
         assert.deepEqual(all.sessions[1]?.items, full.items, 'the cut turn is one turn again, rows in order');
+        // Late or repeated answers change nothing: the newest page again, a page for a cursor the
+        // story has moved past, an older page for a story that is an outline again.
+        assert.deepEqual(mergePage(loaded, newest, null), loaded, 'a second newest page is not prepended');
+        assert.deepEqual(mergePage(all, oldest, 'c2'), all, 'a page for a used cursor is not merged twice');
+        assert.deepEqual(mergePage(outline, oldest, 'c2'), outline, 'an older page does not replace an outline');
         assert.equal(buildTimeline(all, noExtras)[1]?.children.some(c => c.kind === 'more'), false);
     });
 

@@ -1,8 +1,9 @@
 """The timeline as a story: checkpoints plus journal facts → sessions → turns → described rows.
 
-Pure (no I/O): :func:`facts_from_events` folds a session journal into the facts the story needs,
+:func:`facts_from_events` folds a session journal into the facts the story needs,
 :func:`build_stories` builds the tree the client renders, :mod:`.describe` words each row,
-:mod:`.pages` pages and filters a built story, :mod:`.cache` keeps the build between requests.
+:mod:`.pages` pages and filters a built story (all pure); :mod:`.cache` keeps the build between
+requests and :mod:`.persist` between server runs (the two that read or write files).
 """
 
 from retrace.app.timeline.cache import TimelineCache, ToolLookup

@@ -1,17 +1,26 @@
 """The built timeline of one engine, kept between requests and updated in place, so a page costs
 O(page) and a tool call O(1).
 
-A full build reads every session journal (validated events: the dominant cost, seconds at 10,000
-checkpoints) and describes every checkpoint. :class:`TimelineCache` does it once, keeps each
-session's facts, and afterwards only appends: checkpoints committed since the last answer are
-described (their tool call from the caller's ``tool_of``, e.g. the agent's replay buffer) and
-placed; a turn announced with :meth:`note_turn` becomes an empty turn of its story. Contracts:
+A full build folds every session journal (its events but the checkpoints, validated: the
+dominant cost, seconds at 10,000 checkpoints) and describes every checkpoint. Given a persisted
+cache (:mod:`.persist`), a journal unchanged since it was written is not read: its facts and its
+tool rows' words come from the file (a re-opened server answers its first request in a fraction
+of the time); :meth:`snapshot` writes the file again after a build folded journals, at most once
+per ``save_every`` seconds, on whatever thread the caller picks.
+
+:class:`TimelineCache` builds once, keeps each session's facts, and afterwards only appends:
+checkpoints committed since the last answer are described (their tool call from the caller's
+``tool_of``, e.g. the agent's replay buffer) and placed; a turn announced with :meth:`note_turn`
+becomes an empty turn of its story. Contracts:
 
 * anything else that changes a journal without a checkpoint (a conversation restore, a summary)
   must be announced with :meth:`invalidate` (the LSP host does, for those agent events): the next
   request rebuilds, re-reading only the journals of the sessions marked or appended to;
 * a checkpoint list that is not an extension of the one built (pruned, reloaded) rebuilds;
-* a rebuild equals the incremental result (tests compare them);
+* a rebuild equals the incremental result, and an answer from the persisted cache equals a
+  build from the journals (tests compare them);
+* a session whose facts came from the persisted cache has no tool inputs: a tool row appended
+  to it that ``tool_of`` does not know makes that journal be folded again;
 * "running" is not part of the build (it changes without any journal write):
   :func:`~retrace.app.timeline.pages.select` stamps it on what it sends;
 * call it from the engine's thread only (the engine gate): it is not locked.
@@ -19,14 +28,30 @@ placed; a turn announced with :meth:`note_turn` becomes an empty turn of its sto
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 
-from retrace.app.timeline.facts import SessionFacts, ToolFact, facts_from_events
+from retrace.app.timeline.facts import UNUSED_EVENTS, FactsFold, FoldState, SessionFacts, ToolFact
 from retrace.app.timeline.pages import StoryPages
+from retrace.app.timeline.persist import (
+    JournalMark,
+    SessionRecord,
+    encode_records,
+    grown,
+    load_records,
+    mark_of,
+    same_size,
+    save_records,
+    unchanged,
+)
 from retrace.app.timeline.story import build_stories, owner_of, story_row
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
+from retrace.engine.store.layout import StoreLayout
 from retrace.protocol.models import TimelineDidChange
 from retrace.protocol.timeline import SessionInfo, SessionStory, StoryTurn
 
@@ -39,8 +64,40 @@ def _no_tools(_session: str, _call: str) -> ToolFact | None:
     return None
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """No cyclic garbage collection inside: a build allocates some 10 objects per checkpoint and
+    no cycles, and each collection it would trigger walks the engine's whole heap (a third of a
+    10,000-checkpoint build's time). Collection resumes, as it was, afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class TimelineCache:
-    def __init__(self) -> None:
+    def __init__(self, persisted: Path | None = None, save_every: float = 0.0) -> None:
+        """``persisted``: the file of the persisted cache (see :mod:`.persist`), read at the first
+        build and written by :meth:`snapshot` (``None``: nothing persisted); ``save_every``: at
+        most one snapshot per that many seconds."""
+        self._path = persisted
+        self._save_every = save_every
+        self._saved_at = -float("inf")
+        self._saved: dict[str, SessionRecord] | None = None
+        """The persisted records not used yet (loaded at the first build)."""
+        self._marks: dict[str, tuple[JournalMark, FoldState]] = {}
+        """Per session: the journal identity its facts were folded at (none: not persistable)."""
+        self._words: dict[str, Mapping[str, tuple[str, str]]] = {}
+        """Per session whose facts came from a record: its tool rows' words."""
+        self._tool_rows: dict[str, list[Checkpoint]] = {}
+        self._unsaved = False
+        self.folds = 0
+        """How many journals were folded whole (tests check a warm start folds none)."""
+        self.tail_folds = 0
+        """How many folds went on from a persisted record with the lines appended since."""
         self._facts: dict[str, SessionFacts] = {}
         self._dirty: set[str] = set()
         self._stale = True
@@ -134,7 +191,8 @@ class TimelineCache:
         head = engine.head.id
         extends = 0 < self._count <= len(checkpoints) and checkpoints[self._count - 1].id == self._last
         if self._stale or not extends or not self._append(checkpoints[self._count :], tool_of):
-            self._build(engine, checkpoints, head)
+            with _no_collection():
+                self._build(engine, checkpoints, head)
         self._flush_turns(None)
         if head != self._head:
             self._move_head(head)
@@ -142,9 +200,22 @@ class TimelineCache:
         return self._pages
 
     def _build(self, engine: Engine, checkpoints: Sequence[Checkpoint], head: str | None) -> None:
-        for sid in engine.sessions():
+        layout = StoreLayout(engine.store_dir)
+        if self._saved is None:
+            self._saved = load_records(self._path) if self._path is not None else {}
+        tool_rows: dict[str, list[Checkpoint]] = {}
+        for cp in checkpoints:
+            if cp.kind == "tool":
+                tool_rows.setdefault(cp.session_id, []).append(cp)
+        sessions = engine.sessions()
+        for sid in sessions:
             if sid not in self._facts or sid in self._dirty:
-                self._facts[sid] = facts_from_events(sid, engine.events(sid))
+                self._facts[sid] = self._fold(engine, layout.journal(sid), sid, tool_rows.get(sid, ()))
+        present = set(sessions)
+        for sid in [s for s in self._facts if s not in present]:
+            del self._facts[sid]
+            self._unsaved = True
+        self._tool_rows = tool_rows
         self._dirty.clear()
         self._described = {}
         built = build_stories(checkpoints, head, self._facts, max_rows=ALL_ROWS, described=self._described)
@@ -157,6 +228,73 @@ class TimelineCache:
         self._pending.clear()  # the journals had them
         self.builds += 1
 
+    def _fold(self, engine: Engine, journal: Path, sid: str, tool_rows: Sequence[Checkpoint]) -> SessionFacts:
+        """The facts of one session: from its persisted record when the journal is unchanged
+        since (and the record words every tool row); the record folded on with the lines
+        appended since when the journal only grew; else folded from the whole journal."""
+        record = self._saved.pop(sid, None) if self._saved is not None else None
+        self._marks.pop(sid, None)
+        self._words.pop(sid, None)
+        if record is not None:
+            usable = all(cp.id in record.rows for cp in tool_rows)
+            if usable and unchanged(record.mark, journal):
+                self._marks[sid], self._words[sid] = (record.mark, record.state), record.rows
+                return record.facts
+        self._unsaved = self._unsaved or self._path is not None
+        mark = mark_of(journal) if self._path is not None else None
+        fold = self._fold_on(engine, record, journal, tool_rows) if record is not None else None
+        resumed = fold is not None
+        if fold is None:
+            fold = FactsFold(sid).feed(engine.events(sid, skip=UNUSED_EVENTS))
+            self.folds += 1
+        facts = fold.facts()
+        if resumed and record is not None:  # the older tool rows keep their words
+            facts.words = dict(record.rows)
+        if mark is not None and same_size(mark, journal):
+            self._marks[sid] = (mark, fold.state())
+        return facts
+
+    def _fold_on(
+        self, engine: Engine, record: SessionRecord, journal: Path, tool_rows: Sequence[Checkpoint]
+    ) -> FactsFold | None:
+        """``record``'s fold continued with the lines appended since; ``None`` when the journal
+        did not just grow, or a tool row it does not word has its call among those whose input
+        the record does not keep."""
+        if not grown(record.mark, journal):
+            return None
+        try:
+            fold = FactsFold.resume(record.facts, record.state)
+        except ValueError:  # a malformed record: the whole journal, then
+            return None
+        fold.feed(engine.events(record.facts.session_id, skip=UNUSED_EVENTS, start=record.mark.size))
+        unworded = (cp.tool_call_id for cp in tool_rows if cp.id not in record.rows)
+        if any(call in fold.no_input for call in unworded):
+            return None
+        self.tail_folds += 1
+        return fold
+
+    def snapshot(self, now: float | None = None) -> Callable[[], bool] | None:
+        """What writing the persisted cache takes, as a call that may run on any thread (the
+        state it writes is captured now), or ``None`` when there is nothing new to write (or the
+        last snapshot is younger than ``save_every``). Call it from the engine's thread."""
+        moment = time.monotonic() if now is None else now
+        if self._path is None or not self._unsaved or moment - self._saved_at < self._save_every:
+            return None
+        records: dict[str, SessionRecord] = {}
+        keep = {sid: [cp.id for cp in cps] for sid, cps in self._tool_rows.items()}
+        for sid, (mark, state) in self._marks.items():
+            # A session appended to since is written as folded at ``mark`` all the same (its
+            # facts are not touched by appends): the next start folds on from there.
+            facts = self._facts.get(sid)
+            if facts is None:
+                continue
+            words = self._words.get(sid)
+            rows = words if words is not None else {c: self._described[c] for c in keep.get(sid, ())}
+            records[sid] = SessionRecord(mark, facts, state, rows)
+        path = self._path
+        self._unsaved, self._saved_at = False, moment
+        return lambda: save_records(path, encode_records(records, keep))
+
     def _story_key(self, owner: str) -> str | None:
         if owner:
             return owner if owner in self._pages else None
@@ -167,17 +305,20 @@ class TimelineCache:
         """Place checkpoints committed since the last answer; ``False``: one cannot be placed."""
         agent = {sid for sid, p in self._pages.items() if not p.story.workspace}
         for cp in new:
+            # Its journal grew: the next rebuild reads it again (also when this append fails).
+            self._dirty.add(cp.session_id)
             self._flush_turns(cp.created_at)
             owner = self._owners[cp.id] = owner_of(cp, agent, self._owners)
             key = self._story_key(owner)
             if key is None:
                 return False
             tool = self._tool(cp, tool_of)
+            if self._inputs_missing(cp, tool):
+                return False
             row = story_row(cp, tool, self._described, None)
             in_turn = cp.turn_id if cp.turn_id is not None and owner == cp.session_id else None
             if not self._pages[key].append_row(row, in_turn):
                 return False
-            self._dirty.add(cp.session_id)
         return True
 
     def story_of(self, checkpoint_id: str | None) -> str | None:
@@ -191,6 +332,14 @@ class TimelineCache:
         known = self._facts.get(cp.session_id)
         fact = tool_of(cp.session_id, cp.tool_call_id)
         return fact or (known.tools.get(cp.tool_call_id) if known is not None else None)
+
+    def _inputs_missing(self, cp: Checkpoint, tool: ToolFact | None) -> bool:
+        """A tool row whose tool call is known only from the persisted cache (no input to
+        describe it from): the session's journal is folded again instead."""
+        known = self._facts.get(cp.session_id)
+        if cp.kind != "tool" or known is None or known.inputs:
+            return False
+        return tool is None or tool is known.tools.get(cp.tool_call_id or "")
 
     def _move_head(self, head: str) -> None:
         for cid, is_head in ((self._head, False), (head, True)):

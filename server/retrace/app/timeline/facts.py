@@ -8,12 +8,15 @@ same events (:class:`~retrace.agent.conversation.Conversation`), never from a se
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from retrace.agent.conversation import Conversation
+from retrace.agent.conversation import Conversation, StoredMessage, ToolCallRecord
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,12 @@ class SessionFacts:
     tools: dict[str, ToolFact] = field(default_factory=dict)
     abandoned_turns: set[str] = field(default_factory=set)
     """Turns with messages, none of them on the conversation's current branch any more."""
+    words: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Checkpoint id → (title, summary) of this session's tool rows, described earlier (when the
+    inputs were known); a build uses them instead of describing those rows again."""
+    inputs: bool = True
+    """The tool calls carry their inputs (``False``: loaded from the persisted cache, which keeps
+    only their tool and status; a row is never described from these)."""
 
     @property
     def is_agent_session(self) -> bool:
@@ -57,33 +66,120 @@ def parse_time(value: object) -> datetime | None:
         return None
 
 
+UNUSED_EVENTS = frozenset({"checkpoint", "usage"})
+"""Journal event types the facts do not depend on (readers may leave them out: most of a
+journal's bytes are checkpoints)."""
+
+
+MessageColumns = tuple[list[Any], list[Any], list[Any], list[Any], list[Any]]
+"""What the facts keep of the conversation's messages, one list per field: ids, parents, roles,
+turn ids, kinds (as read from a file: checked when a fold resumes from them)."""
+
+
+@dataclass(frozen=True)
+class FoldState:
+    """Where a fold stopped, enough to go on from there without the events before: the
+    conversation's message graph and head, each tool call's tool and status (no input), and a
+    conversation restore not yet followed by a turn."""
+
+    head: str | None
+    fork: str | None
+    messages: MessageColumns
+
+
+def _strings(required: Iterable[object], optional: Iterable[object]) -> bool:
+    return all(isinstance(v, str) for v in required) and all(
+        v is None or isinstance(v, str) for v in optional
+    )
+
+
+class FactsFold:
+    """:func:`facts_from_events`, resumable: :meth:`feed` events in order (over one or several
+    calls), :meth:`facts` at any point. The conversation is folded by the agent's own
+    :class:`~retrace.agent.conversation.Conversation` (one definition of what a journal means)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.conversation = Conversation(session_id)
+        self.turns: list[TurnFact] = []
+        self._seen: set[str] = set()
+        self.fork: str | None = None
+        self.no_input: set[str] = set()
+        """Tool calls resumed from a :class:`FoldState`: their input is not known."""
+
+    @classmethod
+    def resume(cls, facts: SessionFacts, state: FoldState) -> FactsFold:
+        """A fold that goes on from ``state`` (``facts``: what it had produced there); raises
+        ValueError when ``state`` is malformed."""
+        fold = cls(facts.session_id)
+        fold.turns = list(facts.turns)
+        fold._seen = {t.turn_id for t in fold.turns}
+        fold.fork = state.fork
+        conv = fold.conversation
+        for mid, parent, role, turn_id, kind in zip(*state.messages, strict=True):
+            if role not in ("user", "assistant") or not _strings((mid, kind), (parent, turn_id)):
+                raise ValueError(f"message {mid!r}: malformed")
+            conv.messages[mid] = StoredMessage(
+                mid, parent, "user" if role == "user" else "assistant", [], turn_id, kind, None
+            )
+        conv.head = state.head
+        for call_id, tool in facts.tools.items():
+            conv.tool_calls[call_id] = ToolCallRecord(call_id, tool.tool, {}, None, None, 0.0, tool.status)
+        fold.no_input = set(facts.tools)
+        return fold
+
+    def feed(self, events: Iterable[dict[str, Any]]) -> FactsFold:
+        for number, event in enumerate(events, 1):
+            kind = event.get("type")
+            if kind == "conversationHead" and event.get("reason") == "restore":
+                checkpoint_id = event.get("checkpointId")
+                self.fork = checkpoint_id if isinstance(checkpoint_id, str) else None
+            elif kind == "turn":
+                self._turn(event)
+            elif kind == "toolCallIntent":
+                self.no_input.discard(str(event.get("id")))
+            try:
+                self.conversation.apply(event)
+            except (KeyError, TypeError, ValueError) as exc:  # as Conversation.from_events does
+                log.warning("session %s: event %d (%s) skipped: %r", self.session_id, number, kind, exc)
+        return self
+
+    def _turn(self, event: dict[str, Any]) -> None:
+        turn_id = event.get("turnId")
+        if not isinstance(turn_id, str) or turn_id in self._seen:
+            return
+        self._seen.add(turn_id)
+        text = event.get("text")
+        prompt = text if isinstance(text, str) else ""
+        self.turns.append(TurnFact(turn_id, prompt, parse_time(event.get("createdAt")), self.fork))
+        self.fork = None
+
+    def facts(self) -> SessionFacts:
+        conversation = self.conversation
+        facts = SessionFacts(self.session_id, turns=list(self.turns), inputs=not self.no_input)
+        facts.tools = {
+            record.id: ToolFact(record.id, record.tool, record.input, record.status)
+            for record in conversation.tool_calls.values()
+        }
+        live = {m.turn_id for m in conversation.chain()}
+        turns = (m.turn_id for m in conversation.messages.values())
+        facts.abandoned_turns = {t for t in turns if t is not None and t not in live}
+        return facts
+
+    def state(self) -> FoldState:
+        conv = self.conversation
+        ms = conv.messages.values()
+        columns: MessageColumns = (
+            [m.id for m in ms],
+            [m.parent for m in ms],
+            [m.role for m in ms],
+            [m.turn_id for m in ms],
+            [m.kind for m in ms],
+        )
+        return FoldState(conv.head, self.fork, columns)
+
+
 def facts_from_events(session_id: str, journal: Iterable[dict[str, Any]]) -> SessionFacts:
-    """Fold one session's journal events (in order) into :class:`SessionFacts`."""
-    events = list(journal)
-    facts = SessionFacts(session_id)
-    fork: str | None = None
-    seen: set[str] = set()
-    for event in events:
-        kind = event.get("type")
-        if kind == "conversationHead" and event.get("reason") == "restore":
-            checkpoint_id = event.get("checkpointId")
-            fork = checkpoint_id if isinstance(checkpoint_id, str) else None
-        elif kind == "turn":
-            turn_id = event.get("turnId")
-            if not isinstance(turn_id, str) or turn_id in seen:
-                continue
-            seen.add(turn_id)
-            text = event.get("text")
-            prompt = text if isinstance(text, str) else ""
-            facts.turns.append(TurnFact(turn_id, prompt, parse_time(event.get("createdAt")), fork))
-            fork = None
-    conversation = Conversation.from_events(session_id, events)
-    facts.tools = {
-        record.id: ToolFact(record.id, record.tool, record.input, record.status)
-        for record in conversation.tool_calls.values()
-    }
-    live = {m.turn_id for m in conversation.chain()}
-    facts.abandoned_turns = {
-        m.turn_id for m in conversation.messages.values() if m.turn_id is not None and m.turn_id not in live
-    }
-    return facts
+    """Fold one session's journal events (in order) into :class:`SessionFacts` (events of the
+    :data:`UNUSED_EVENTS` types may be left out)."""
+    return FactsFold(session_id).feed(journal).facts()

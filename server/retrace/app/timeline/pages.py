@@ -207,10 +207,17 @@ class UnknownCursorError(LookupError):
     """A ``before`` cursor that names no row or turn of the story."""
 
 
+WORKSPACE_IN_SIGHT = 50
+"""An outline pages the workspace story beside the focus while it has at most this many rows: it
+holds the baseline (the state before any agent ran), the row a user goes back to; a workspace
+story grown long (many changes outside sessions) is an outline like any other."""
+
+
 def focus_of(stories: Sequence[SessionStory], running: frozenset[str], focus: str | None) -> str | None:
     """The session an outline answer pages: ``focus`` if it has an agent story with rows (a
     client's active session may have none yet, or be the workspace's), else a running agent
-    session, else the newest agent session with rows, else the newest story."""
+    session, else the newest agent session with rows, else the newest story with rows (the
+    workspace's baseline before a fresh chat's first prompt), else the newest story."""
     # A session with no rows that is not running (the chat's fresh session) shows nothing when
     # paged: it never takes the page from the story the user came to see.
     agent = [s for s in stories if not s.workspace]
@@ -218,7 +225,8 @@ def focus_of(stories: Sequence[SessionStory], running: frozenset[str], focus: st
     if focus is not None and focus in live:
         return focus
     busy = [s.session.id for s in agent if s.session.id in running]
-    candidates = busy or live or [s.session.id for s in agent] or [s.session.id for s in stories]
+    shown = [s.session.id for s in stories if s.row_count]
+    candidates = busy or live or shown or [s.session.id for s in stories]
     return candidates[-1] if candidates else None
 
 
@@ -232,14 +240,17 @@ def select(
     ``sessionId``: only that story (none when unknown); ``before``: the page older than the
     cursor (:class:`UnknownCursorError` when the story does not have it); ``filter``: matching rows
     only, stories without a match left out (``outline`` is ignored then); ``outline``: every
-    story but the focus as an outline."""
+    story but the focus (and a small workspace story) as an outline."""
     match = matcher(params.filter) if params.filter is not None else None
     chosen = [p for p in pages if params.session_id is None or p.story.session.id == params.session_id]
     focus = focus_of([p.story for p in pages], running, params.focus) if params.outline else None
     out: list[SessionStory] = []
     for story_pages in chosen:
         sid = story_pages.story.session.id
-        if params.outline and match is None and sid != focus:
+        in_sight = sid == focus or (
+            story_pages.story.workspace and story_pages.story.row_count <= WORKSPACE_IN_SIGHT
+        )
+        if params.outline and match is None and not in_sight:
             out.append(story_pages.outline())
             continue
         try:

@@ -64,11 +64,15 @@ def _owners(checkpoints: Sequence[Checkpoint], agent_sessions: set[str]) -> dict
 
 
 def story_row(
-    cp: Checkpoint, tool: ToolFact | None, described: dict[str, tuple[str, str]], head: str | None
+    cp: Checkpoint,
+    tool: ToolFact | None,
+    described: dict[str, tuple[str, str]],
+    head: str | None,
+    words: tuple[str, str] | None = None,
 ) -> StoryRow:
-    """``cp`` described as a row; records its (title, summary) in ``described`` (the rows before
-    it, in commit order: a restore names its target from there)."""
-    title, summary = described[cp.id] = describe(cp, tool, described)
+    """``cp`` described as a row (``words``: its (title, summary) already known); records them
+    in ``described`` (the rows before it, in commit order: a restore names its target there)."""
+    title, summary = described[cp.id] = words if words is not None else describe(cp, tool, described)
     return StoryRow(
         checkpoint=_slim(cp),
         title=title,
@@ -104,8 +108,11 @@ def _draft_stories(
         story_id = owners[cp.id]
         draft = drafts.setdefault(story_id, _StoryDraft(story_id))
         session_facts = facts.get(cp.session_id)
-        tool = session_facts.tools.get(cp.tool_call_id or "") if session_facts is not None else None
-        row = story_row(cp, tool, described, head)
+        tool, words = None, None
+        if session_facts is not None:
+            tool = session_facts.tools.get(cp.tool_call_id or "")
+            words = session_facts.words.get(cp.id) if cp.kind == "tool" else None
+        row = story_row(cp, tool, described, head, words)
         if draft.first is None:
             draft.first = cp.created_at
         if cp.turn_id is not None and story_id == cp.session_id:

@@ -44,10 +44,13 @@ class JournalLine:
     """The unparseable LAST line of the file (a crash tore it): expected, not damage."""
 
 
-def journal_lines(path: Path) -> Iterator[JournalLine]:
-    """Every non-blank line of a journal in order, parsed or with its parse error."""
+def journal_lines(path: Path, start: int = 0) -> Iterator[JournalLine]:
+    """Every non-blank line of a journal in order, parsed or with its parse error (``start``:
+    from that byte offset, a line start; lines are then numbered from there)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            f.seek(start)
+            data = f.read()
     except FileNotFoundError:
         return
     lines = data.split(b"\n")
@@ -70,10 +73,13 @@ def parse_line(number: int, raw: bytes, *, last: bool) -> JournalLine:
     return JournalLine(number, raw, event)
 
 
-def read_journal(path: Path, problems: JournalProblems | None = None) -> Iterator[dict[str, Any]]:
-    """Events of one journal in order. A torn or garbage LAST line is skipped silently; a bad
-    line anywhere else is skipped and reported (in ``problems`` and the log)."""
-    for line in journal_lines(path):
+def read_journal(
+    path: Path, problems: JournalProblems | None = None, start: int = 0
+) -> Iterator[dict[str, Any]]:
+    """Events of one journal in order (from byte offset ``start``, a line start). A torn or
+    garbage LAST line is skipped silently; a bad line anywhere else is skipped and reported (in
+    ``problems`` and the log)."""
+    for line in journal_lines(path, start):
         if line.event is not None:
             yield line.event
         elif line.torn_tail:

@@ -6,17 +6,22 @@ Nothing here writes.
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from weakref import WeakKeyDictionary
 
 from retrace.agent.events import ConversationChanged, TurnStarted
-from retrace.app.timeline import TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
+from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
+from retrace.app.timeline.persist import FILE_NAME
 from retrace.bootstrap import Services
 from retrace.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint
+from retrace.engine.store.layout import StoreLayout
 from retrace.protocol.models import (
     CheckpointDetail,
     DiffParams,
@@ -35,15 +40,43 @@ CURRENT = "current"
 """Pseudo checkpoint id: the workspace on disk now."""
 
 
+log = logging.getLogger(__name__)
+
 _CACHES: WeakKeyDictionary[Engine, TimelineCache] = WeakKeyDictionary()
+SAVE_EVERY = 10.0
+"""Seconds between two writes of the persisted timeline cache (a write follows a build that
+folded a journal; one made sooner waits for the next request)."""
+_SAVING = threading.Lock()
 
 
 def cache_of(engine: Engine) -> TimelineCache:
-    """The engine's built timeline (one per engine; used from the engine gate only)."""
+    """The engine's built timeline (one per engine; used from the engine gate only), persisted
+    in the store's cache folder unless the engine is read-only."""
     cache = _CACHES.get(engine)
     if cache is None:
-        cache = _CACHES[engine] = TimelineCache()
+        persisted = None if engine.readonly else StoreLayout(engine.store_dir).cache / FILE_NAME
+        cache = _CACHES[engine] = TimelineCache(persisted, save_every=SAVE_EVERY)
     return cache
+
+
+def _save(job: Callable[[], bool]) -> None:
+    with _SAVING:
+        try:
+            job()
+        except Exception:  # only a cache: the next start folds the journals
+            log.exception("writing the timeline cache failed")
+
+
+def built(services: Services, engine: Engine) -> dict[str, StoryPages]:
+    """The engine's stories now; when a build folded journals, the persisted cache is written
+    on a thread of its own (never on the engine gate). Run it in the engine gate."""
+    cache = cache_of(engine)
+    pages = cache.stories(engine, _tool_of(services))
+    job = cache.snapshot()
+    if job is not None:
+        # Not a daemon: an exit waits for a write begun (a few tens of ms), so it is not lost.
+        threading.Thread(target=_save, args=(job,), name="retrace-timeline-cache").start()
+    return pages
 
 
 def journal_changed(services: Services, event: TurnStarted | ConversationChanged) -> None:
@@ -73,7 +106,7 @@ def _tool_of(services: Services) -> ToolLookup:
 
 def _stories(services: Services, engine: Engine, params: TimelineTreeParams) -> list[SessionStory]:
     """The stories a request asks for, paged from the engine's cached build."""
-    pages = cache_of(engine).stories(engine, _tool_of(services))
+    pages = built(services, engine)
     running = frozenset(sid for sid in pages if services.agent.running(sid))
     try:
         return select(list(pages.values()), params, running)
@@ -85,7 +118,7 @@ async def sessions(services: Services) -> list[SessionInfo]:
     """Every story's session (agent sessions plus one workspace story), oldest first."""
 
     def query(engine: Engine) -> list[SessionInfo]:
-        pages = cache_of(engine).stories(engine, _tool_of(services))
+        pages = built(services, engine)
         infos = [p.story.session for p in pages.values()]
         return [i.model_copy(update={"running": services.agent.running(i.id)}) for i in infos]
 

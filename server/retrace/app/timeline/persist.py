@@ -1,0 +1,248 @@
+"""The timeline's persisted cache: what a re-opened server needs to answer its first timeline
+request without reading every session journal (``<store>/cache/timeline.json``).
+
+Per session journal it records the journal's identity when it was folded (device, inode, size,
+modification time, a digest of its bytes, when it was checked) and what the story takes from
+the journal besides the checkpoints: the turns, the abandoned turns, each tool call's tool and
+final status, and the (title, summary) of the session's tool rows (the only rows whose words
+need the journal: a tool call's input); and where the fold stopped (:class:`FoldState`: the
+conversation's message graph and head, a restore not yet followed by a turn), so that a journal
+that only grew is read from there on. Tool inputs and message contents are not kept (they can
+be the size of the files written).
+
+Contracts:
+
+* The journals stay the only source of truth. A session's record is used only when its journal
+  is the same file (device and inode), of the same size, and either has the recorded
+  modification time, older than the check by more than :data:`RACY_NS` (no later write in the
+  same clock tick can hide), or still has the recorded digest. A journal that only grew (same
+  file, its recorded bytes unchanged by digest, ending a line) is folded on from the record
+  with the lines appended since, unless a tool row among them needs an input the record does
+  not keep (a call that was running when the file was written). Anything else — a shrunk,
+  replaced or rewritten journal — means that session is folded from its whole journal again.
+* Never required: a file that is missing, unreadable (a torn or partial file does not parse),
+  of another version or malformed is ignored as a whole (every session is folded).
+* Facts made from a record have no tool inputs (:attr:`SessionFacts.inputs`): the cache never
+  describes a new row from them (it folds that journal again instead).
+* Written whole and atomically through :func:`~retrace.engine.store.cache_file.write_cache_json`;
+  a failed write is logged, never raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retrace.app.timeline.facts import FoldState, SessionFacts, ToolFact, TurnFact, parse_time
+from retrace.engine.history.index import RACY_NS
+from retrace.engine.store.cache_file import read_cache_json, write_cache_json
+
+VERSION = 1
+FILE_NAME = "timeline.json"
+WHAT = "timeline cache"
+
+Described = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class JournalMark:
+    """The identity of a journal's bytes when its facts were folded."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    checked_ns: int
+    digest: str
+
+    def to_json(self) -> list[object]:
+        return [self.dev, self.ino, self.size, self.mtime_ns, self.checked_ns, self.digest]
+
+
+def _digest(data: bytes | memoryview) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _read(path: Path) -> tuple[os.stat_result, bytes] | None:
+    """The journal's status and bytes, both from one open file; ``None`` when it is missing."""
+    try:
+        with path.open("rb") as f:
+            return os.fstat(f.fileno()), f.read()
+    except FileNotFoundError:
+        return None
+
+
+def mark_of(path: Path) -> JournalMark | None:
+    """The journal's identity now (reads it once to digest it); ``None`` when it is missing."""
+    read = _read(path)
+    if read is None:
+        return None
+    st, data = read
+    if len(data) != st.st_size:  # written while read: no mark (folded again next time)
+        return None
+    return JournalMark(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, time.time_ns(), _digest(data))
+
+
+def same_size(mark: JournalMark, path: Path) -> bool:
+    """Whether ``path`` still has the size and modification time of ``mark`` (nothing was
+    appended since it was taken)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
+        mark.dev,
+        mark.ino,
+        mark.size,
+        mark.mtime_ns,
+    )
+
+
+def grown(mark: JournalMark, path: Path) -> bool:
+    """Whether ``path`` is the journal ``mark`` describes with lines appended: the same file,
+    longer, its first ``mark.size`` bytes unchanged (digest) and ending a line."""
+    read = _read(path)
+    if read is None:
+        return False
+    st, data = read
+    if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or not 0 < mark.size < len(data):
+        return False
+    return data[mark.size - 1] == 0x0A and _digest(memoryview(data)[: mark.size]) == mark.digest
+
+
+def unchanged(mark: JournalMark, path: Path) -> bool:
+    """Whether ``path`` is still the journal ``mark`` describes (see the module contracts)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    if (st.st_dev, st.st_ino, st.st_size) != (mark.dev, mark.ino, mark.size):
+        return False
+    if st.st_mtime_ns == mark.mtime_ns and mark.mtime_ns < mark.checked_ns - RACY_NS:
+        return True
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return len(data) == mark.size and _digest(data) == mark.digest
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """One session's journal facts as folded at ``mark``, where that fold stopped (to go on
+    from there when the journal grew) and its tool rows' words."""
+
+    mark: JournalMark
+    facts: SessionFacts
+    state: FoldState
+    rows: Mapping[str, Described]
+    """Checkpoint id → (title, summary) of the session's tool rows."""
+
+    def to_json(self, keep: Iterable[str]) -> dict[str, object]:
+        """The record, with the rows of the checkpoints in ``keep`` only (retention drops some)."""
+        f = self.facts
+        turns = [
+            [t.turn_id, t.prompt, t.created_at.isoformat() if t.created_at else None, t.forked_from]
+            for t in f.turns
+        ]
+        tools = list(f.tools.values())
+        rows = [cid for cid in keep if cid in self.rows]
+        return {  # columns: one list of strings per field decodes several times faster than rows
+            "mark": self.mark.to_json(),
+            "turns": turns,
+            "abandoned": sorted(f.abandoned_turns),
+            "head": self.state.head,
+            "fork": self.state.fork,
+            "messages": list(self.state.messages),
+            "tools": [[t.call_id for t in tools], [t.tool for t in tools], [t.status for t in tools]],
+            "rows": [rows, [self.rows[c][0] for c in rows], [self.rows[c][1] for c in rows]],
+        }
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError("expected a string")
+    return value
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else _str(value)
+
+
+def _mark(raw: object) -> JournalMark:
+    if not isinstance(raw, list):
+        raise TypeError("mark is not a list")
+    dev, ino, size, mtime_ns, checked_ns, digest = raw
+    if not all(type(v) is int for v in (dev, ino, size, mtime_ns, checked_ns)):
+        raise TypeError("malformed mark")
+    return JournalMark(dev, ino, size, mtime_ns, checked_ns, _str(digest))
+
+
+def _columns(raw: object, width: int) -> list[list[Any]]:
+    """``width`` equally long lists of strings (``None`` allowed after the first)."""
+    columns = _lists(raw, width)
+    if not all(isinstance(v, str) for v in columns[0]) or not all(
+        v is None or isinstance(v, str) for c in columns[1:] for v in c
+    ):
+        raise TypeError("a column holds something else than strings")
+    return columns
+
+
+def _lists(raw: object, width: int) -> list[list[Any]]:
+    """``width`` equally long lists."""
+    if not isinstance(raw, list) or len(raw) != width or not all(isinstance(c, list) for c in raw):
+        raise TypeError("malformed columns")
+    if len({len(c) for c in raw}) != 1:
+        raise ValueError("columns of different lengths")
+    return raw
+
+
+def _record(sid: str, raw: Any) -> SessionRecord:
+    facts = SessionFacts(sid, inputs=False)
+    for turn_id, prompt, created_at, forked_from in raw["turns"]:
+        facts.turns.append(
+            TurnFact(_str(turn_id), _str(prompt), parse_time(created_at), _opt_str(forked_from))
+        )
+    facts.abandoned_turns = {_str(t) for t in raw["abandoned"]}
+    ids, tools, statuses = _columns(raw["tools"], 3)
+    facts.tools = {
+        cid: ToolFact(cid, _str(tool), {}, st) for cid, tool, st in zip(ids, tools, statuses, strict=True)
+    }
+    ids, titles, summaries = _columns(raw["rows"], 3)
+    rows = {cid: (_str(t), _str(s)) for cid, t, s in zip(ids, titles, summaries, strict=True)}
+    facts.words = rows
+    ids, parents, roles, turn_ids, kinds = _lists(raw["messages"], 5)  # checked if a fold resumes
+    state = FoldState(_opt_str(raw["head"]), _opt_str(raw["fork"]), (ids, parents, roles, turn_ids, kinds))
+    return SessionRecord(_mark(raw["mark"]), facts, state, rows)
+
+
+def _records(raw: object) -> dict[str, SessionRecord]:
+    if not isinstance(raw, dict) or raw.get("version") != VERSION:
+        raise ValueError("another timeline cache version")
+    sessions = raw["sessions"]
+    if not isinstance(sessions, dict):
+        raise TypeError("sessions is not an object")
+    return {str(sid): _record(str(sid), rec) for sid, rec in sessions.items()}
+
+
+def load_records(path: Path) -> dict[str, SessionRecord]:
+    """The records at ``path``; none when the file cannot be used (every journal is folded)."""
+    return read_cache_json(path, _records, WHAT) or {}
+
+
+def encode_records(
+    records: Mapping[str, SessionRecord], checkpoints: Mapping[str, list[str]]
+) -> dict[str, object]:
+    """The file's body (``checkpoints``: session id → its checkpoint ids now, to keep their rows)."""
+    sessions = {sid: rec.to_json(checkpoints.get(sid, ())) for sid, rec in sorted(records.items())}
+    return {"version": VERSION, "sessions": sessions}
+
+
+def save_records(path: Path, body: dict[str, object]) -> bool:
+    """Write an :func:`encode_records` body atomically; ``False`` (logged) when it could not be."""
+    return write_cache_json(path, body, WHAT)
