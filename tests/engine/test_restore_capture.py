@@ -17,6 +17,7 @@ from tests.engine.conftest import write
 from retrace.engine import Engine
 from retrace.engine.capture import capturer as capturer_module
 from retrace.engine.restore import faults
+from retrace.engine.restore import restorer as restorer_module
 from retrace.engine.store.blobs import blob_id
 
 Open = Callable[..., Engine]
@@ -127,6 +128,75 @@ def test_an_edit_during_the_apply_is_found_after_it(ws: Path, open_engine: Open)
     eng.checkpoint("after", kind="tool")
     assert (ws / first).read_bytes() == edited
     assert eng.head_manifest[first].hash == blob_id(edited)
+
+
+def _rename_save(ws: Path, rel: str, data: bytes) -> None:
+    """An editor's atomic save: a temporary file renamed over ``rel`` (mtime kept)."""
+    p = ws / rel
+    st = p.stat()
+    tmp = p.with_name(p.name + ".swp")
+    tmp.write_bytes(data)
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, p)
+
+
+def _chmod_x(ws: Path, rel: str, _data: bytes) -> None:
+    (ws / rel).chmod(0o755)
+
+
+def _remove(ws: Path, rel: str, _data: bytes) -> None:
+    (ws / rel).unlink()
+
+
+def _move_away_and_back(ws: Path, rel: str, data: bytes) -> None:
+    """Two renames by someone else (the count of the engine's own renames must not be met by
+    accident): moved away, new bytes written to the same size, moved back."""
+    p = ws / rel
+    aside = p.with_name(p.name + ".aside")
+    os.replace(p, aside)
+    st = aside.stat()
+    aside.write_bytes(data)
+    os.utime(aside, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(aside, p)
+
+
+@pytest.mark.parametrize(
+    "change", [_edit_keeping_mtime, _rename_save, _chmod_x, _remove, _move_away_and_back]
+)
+@pytest.mark.parametrize("when", ["before the commit", "after the restore"])
+def test_any_foreign_change_to_a_restored_file_is_captured(
+    ws: Path,
+    open_engine: Open,
+    monkeypatch: pytest.MonkeyPatch,
+    change: Callable[[Path, str, bytes], None],
+    when: str,
+) -> None:
+    """Whatever another writer does to a file the restore has put in place (in place, by rename,
+    mode, removal, or renames that could pass for the engine's own), after the apply checked its
+    work and before the restore is committed (where only the watcher's events can tell), or right
+    after it, the next capture records what is on disk."""
+    eng, base, _tip = _populate(ws, open_engine)
+    victim = _paths()[0]
+    edited = _content(0, 1).replace(b"version 1", b"version Q")
+    if when == "before the commit":
+        real = restorer_module.RestoreTransaction.commit
+
+        def commit(self: Any, *args: Any, **kwargs: Any) -> Any:
+            change(ws, victim, edited)
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(restorer_module.RestoreTransaction, "commit", commit)
+    assert eng.restore(base).kind == "applied"
+    if when == "after the restore":
+        change(ws, victim, edited)
+    eng.checkpoint("after", kind="tool")
+    p = ws / victim
+    if not p.exists():
+        assert victim not in eng.head_manifest
+        return
+    entry = eng.head_manifest[victim]
+    assert entry.hash == blob_id(p.read_bytes())
+    assert entry.executable == bool(p.stat().st_mode & 0o100)
 
 
 def _max_queued_events() -> int:
