@@ -28,65 +28,42 @@ Contract of :func:`apply_disk`:
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import hashlib
 import itertools
 import os
-import queue
 import shutil
 import stat
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
+from retrace.engine.restore.ops import (
+    ApplyError,
+    ApplyResult,
+    ConflictError,
+    DiskOp,
+    SourceMissingError,
+)
+from retrace.engine.restore.trash import discard_later
 from retrace.engine.store.blobs import write_all
 from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
 
-OpKind = Literal["write", "delete", "chmod"]
 PARALLEL_WRITES_FROM = 16
 WRITER_THREADS = 3
 """Threads that fetch (read, decompress, verify) and write new content: zstd, sha256 and file
 I/O release the GIL, so a few threads overlap them even on two cores."""
-Source = Callable[[], bytes | None]
 CHUNK = 1 << 20
 PROGRESS_EVERY = 256
 """Operations between two calls of the apply's ``progress`` callback (and at most
 :data:`PROGRESS_S` seconds while the writer threads run)."""
 PROGRESS_S = 0.05
 Progress = Callable[[], None]
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the plan saw at a path: ``entry`` (``None`` = nothing, or a directory when
-    ``directory``), and the stat identity it read it with, when known. Without an identity the
-    applier verifies the entry's content (streamed) before trusting the path."""
-
-    entry: FileEntry | None
-    identity: Identity | None = None
-    directory: bool = False
-    anything: bool = False
-    """Crash recovery: whatever is there now is what gets replaced (still checked again
-    immediately before each rename, so a concurrent writer is never overwritten)."""
-
-
-@dataclass
-class DiskOp:
-    path: str
-    kind: OpKind
-    entry: FileEntry | None
-    """The intended result (``None`` for a delete)."""
-    seen: Seen
-    source: Source | None = None
-    """For a file ``write``: returns the bytes (``None``: content missing from the store)."""
-    replace_directory: bool = False
-    """A directory still in the way (untracked content) may be moved to the trash (forced)."""
 
 
 @dataclass(frozen=True)
@@ -97,39 +74,6 @@ class Staged:
     name: str
     mode: int
     """Mode the new file starts from (the current file's, else 0o644)."""
-
-
-class ConflictError(Exception):
-    def __init__(self, path: str, why: str) -> None:
-        super().__init__(f"{path}: {why}")
-        self.path = path
-        self.why = why
-
-
-class ApplyError(Exception):
-    def __init__(self, path: str, msg: str) -> None:
-        super().__init__(msg)
-        self.path = path
-
-
-class SourceMissingError(ApplyError):
-    """A write's recorded bytes could not be had intact (missing or damaged in the store)."""
-
-
-@dataclass
-class ApplyResult:
-    ok: bool
-    error: str | None = None
-    failed_path: str | None = None
-    rolled_back: bool = True
-    conflicts: dict[str, str] = field(default_factory=dict)
-    """Paths that changed between the plan and the apply (then ``ok`` is false)."""
-    swept: list[str] = field(default_factory=list)
-    """Forced: entries (and everything below them) moved away that no op named."""
-    damaged: bool = False
-    """The apply stopped because a write's recorded bytes were missing or damaged."""
-    renames: dict[str, int] = field(default_factory=dict)
-    """Applied: path → how many renames the apply made at that name (moved there or away)."""
 
 
 def exec_mode(mode: int, executable: bool) -> int:
@@ -590,38 +534,7 @@ class DiskTransaction:
         if discard:
             # Unlinking what the restore replaced is not on the user's clock: a thread does it
             # (the interpreter waits for it at exit; a leftover trash directory is harmless).
-            _discard_later(self.trash_path)
-
-
-_TRASH: queue.Queue[Path] = queue.Queue()
-_TRASH_WORKER: list[threading.Thread] = []
-_TRASH_LOCK = threading.Lock()
-
-
-def _remove_trash_forever() -> None:
-    while True:
-        path = _TRASH.get()
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-        finally:
-            _TRASH.task_done()
-
-
-def _discard_later(path: Path) -> None:
-    """Hand a trash directory to the one background remover (started on first use)."""
-    with _TRASH_LOCK:
-        if not _TRASH_WORKER:
-            worker = threading.Thread(target=_remove_trash_forever, name="rt-trash", daemon=True)
-            worker.start()
-            _TRASH_WORKER.append(worker)
-            atexit.register(drain_trash)
-    _TRASH.put(path)
-
-
-def drain_trash() -> None:
-    """Wait until every trash directory handed to the background remover is gone."""
-    if _TRASH_WORKER:
-        _TRASH.join()
+            discard_later(self.trash_path)
 
 
 def blocking_ancestor(tree: DirTree, rel: str) -> str:

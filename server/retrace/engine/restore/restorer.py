@@ -46,7 +46,8 @@ from retrace.engine.models import (
     RestorePlan,
     RestorePreview,
 )
-from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor
+from retrace.engine.restore.disk import apply_disk, blocking_ancestor
+from retrace.engine.restore.ops import ApplyResult, Seen
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
 from retrace.engine.restore.recovery import RecoveryPort, begin_restore, end_restore
 from retrace.engine.restore.resolver import resolve
