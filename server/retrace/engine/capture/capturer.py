@@ -307,6 +307,16 @@ class Capturer:
             if own(rel):
                 files.discard(rel)
 
+    def rules_current(self) -> bool:
+        """Whether the ignore rules cached now are those on disk: a healthy watcher (drained
+        now) has seen no ``.gitignore`` or rule marker change since they were read (any such
+        change makes it forget them and go unhealthy until the next walk)."""
+        w = self.watcher
+        if w is None or not w.healthy or self.full_next:
+            return False
+        self._pending.update(w.drain())
+        return w.healthy
+
     def unchanged_test(self) -> Callable[[str], bool] | None:
         """With a healthy watcher (drained now): a test of whether a path is certainly as the
         head records it (nothing touched it since the last commit: the premise of

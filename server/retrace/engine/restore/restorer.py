@@ -236,7 +236,8 @@ class Restorer:
         host = self._host
         cap = host.capturer
         now = cap.ignorer if cap is not None else Ignorer(host.workspace, host.config)
-        now.forget()  # rules as they are on disk right now
+        if cap is None or not cap.rules_current():
+            now.forget()  # rules as they are on disk right now
 
         def gitignore_at_target(dir_rel: str) -> bytes | None:
             rel = f"{dir_rel}/.gitignore" if dir_rel else ".gitignore"
