@@ -243,18 +243,32 @@ def test_restore_never_deletes_a_file_ignored_at_the_target(tmp_path: Path) -> N
         assert eng.record_external() is None, "nothing changed that nobody recorded"
 
 
-def test_restore_never_deletes_a_file_ignored_now(tmp_path: Path) -> None:
+@pytest.mark.parametrize("watcher", [False, True])
+@pytest.mark.parametrize("rules", [".gitignore", "sub/.gitignore", "sub/deeper/.gitignore"])
+@pytest.mark.parametrize("how", ["created", "edited"])
+def test_restore_never_deletes_a_file_ignored_now(
+    tmp_path: Path, watcher: bool, rules: str, how: str
+) -> None:
+    """The user ignores a file the agent created, just before restoring to before it (nothing
+    captured since): whether the rules file is new or edited, at the root or nested, and whether
+    or not a watcher keeps the rules cached, the restore reads the rules as they are now."""
     ws, store = tmp_path / "ws", tmp_path / "store"
     ws.mkdir()
     (ws / "app.py").write_text("print(1)\n")
-    with Engine.open(ws, store, config=EngineConfig(watcher=False)) as eng:
+    if how == "edited":
+        (ws / "sub" / "deeper").mkdir(parents=True)
+        (ws / rules).write_text("*.log\n")
+    with Engine.open(ws, store, config=EngineConfig(watcher=watcher)) as eng:
         c1 = eng.head.id
-        (ws / "notes.txt").write_text("mine\n")
-        eng.checkpoint(changed_paths=["notes.txt"], kind="tool")
+        (ws / "sub" / "deeper").mkdir(parents=True, exist_ok=True)  # new folders: created by the agent
+        (ws / "sub" / "deeper" / "notes.txt").write_text("mine\n")
+        eng.checkpoint(changed_paths=["sub/deeper/notes.txt"], kind="tool")
+        eng.plan_restore(c1)  # rules cached by a plan before the user's change
         # The user ignores it now; nothing has been captured since.
-        (ws / ".gitignore").write_text("notes.txt\n")
+        with (ws / rules).open("a") as f:
+            f.write("notes.txt\n")
         out = eng.restore(c1, force=True)
-        assert (ws / "notes.txt").read_text() == "mine\n", out
+        assert (ws / "sub" / "deeper" / "notes.txt").read_text() == "mine\n", out
 
 
 def test_nested_gitignore_changes_make_no_phantom_changes(tmp_path: Path) -> None:

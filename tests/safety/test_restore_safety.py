@@ -125,7 +125,8 @@ def test_concurrent_writer_during_apply_is_a_conflict_and_survives(
 
 def test_concurrent_writer_without_identity_is_caught_by_content(tmp_path: Path) -> None:
     """The editor path has no stat identity from the plan: the applier checks the content."""
-    from retrace.engine.restore.disk import DiskOp, Seen, apply_disk
+    from retrace.engine.restore.disk import apply_disk
+    from retrace.engine.restore.ops import DiskOp, Seen
 
     ws = tmp_path / "ws"
     write(ws, "a.txt", "seen by the plan\n")

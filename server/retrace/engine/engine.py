@@ -67,7 +67,6 @@ from retrace.engine.models import (
     RestorePlan,
     StoreStats,
 )
-from retrace.engine.restore.disk import drain_trash
 from retrace.engine.restore.recovery import recover_interrupted_restores
 from retrace.engine.restore.restorer import (
     AppliedRestoreOptions,
@@ -75,6 +74,7 @@ from retrace.engine.restore.restorer import (
     Restorer,
     RestoreTransaction,
 )
+from retrace.engine.restore.trash import drain_trash
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.events import (
     EventSchemaError,

@@ -6,6 +6,11 @@
   the stat cache (re-hashing only files whose stat changed). An unhealthy watcher is rebuilt
   BEFORE the walk, so nothing slips between the walk and the next drain.
 * :meth:`Capturer.baseline` — the whole workspace (the watcher is started first).
+* :meth:`Capturer.begin_own_renames` / :meth:`Capturer.settle_own_renames` — around a
+  restore's apply: the watcher's events are logged per path in order; a path whose events are
+  exactly the apply's own renames leaves the dirty set once the restore is committed (it holds
+  what the head records), anything else stays dirty. :meth:`Capturer.unchanged_test` tells the
+  restore planner which paths nothing touched since the head (no reading needed).
 
 Blobs are stored before the delta is returned, so the journal line that commits it never
 references a missing blob. With ``store=False`` nothing is written (plans, diffs).
@@ -28,7 +33,7 @@ from retrace.engine.capture.fs import at, is_real_dir, lstat_at
 from retrace.engine.capture.ignore import Ignorer
 from retrace.engine.capture.scan import read_entry, walk, walk_lists
 from retrace.engine.capture.statcache import StatCache, entry_of, matches
-from retrace.engine.capture.watch import DirtySet, Watcher
+from retrace.engine.capture.watch import IN_MOVED_FROM, IN_MOVED_TO, RULE_MARKERS, DirtySet, Watcher
 from retrace.engine.config import EngineConfig
 from retrace.engine.manifest import Delta, DirIndex, Manifest, same
 from retrace.engine.models import FileEntry
@@ -80,6 +85,10 @@ class Capturer:
         self.not_captured: dict[str, str] = {}
         """Directories the captures since the last commit could not list, with the reason:
         their files are unknown (kept as they were), and the checkpoint says so."""
+        self._own_log: dict[str, list[int]] | None = None
+        """While the engine renames entries into place: every watcher event, per path, in order."""
+        self._own_before: set[str] = set()
+        """Paths already pending when the engine started renaming (foreign changes)."""
 
     def take_not_captured(self) -> dict[str, str]:
         """What could not be captured since the last call (the commit reports it)."""
@@ -235,6 +244,103 @@ class Capturer:
             p[: -len(GITIGNORE)].rstrip("/") for p in written if p == GITIGNORE or p.endswith("/" + GITIGNORE)
         ]
         return self.rules_changed(dirs, head) if dirs else {}
+
+    # ------------------------------------------------------------------ the engine's own renames
+    def begin_own_renames(self, replacing: Iterable[str] = ()) -> None:
+        """The engine is about to rename entries into place (a restore's apply). What the
+        watcher reported so far is foreign and stays pending; from now on its events are
+        logged per path, in order, so :meth:`settle_own_renames` can tell the engine's renames
+        from anyone else's change. Call :meth:`drain_own_renames` now and then meanwhile: a
+        large restore would overflow the kernel's event queue (then the next capture walks).
+        ``replacing``: paths the engine replaces (an entry there before and after): when one is
+        a rule marker (``pyproject.toml`` beside a ``build`` folder), its renames alone change
+        no folder's kind, so they do not cost a walk unless someone else touched it too."""
+        self._own_log = None
+        w = self.watcher
+        if w is None or not w.healthy or self.full_next:
+            return
+        self._pending.update(w.drain())
+        self._own_before = set(self._pending.files)
+        self._own_log = {}
+        w.quiet_markers = frozenset(p for p in replacing if p.rpartition("/")[2] in RULE_MARKERS)
+
+    def drain_own_renames(self) -> None:
+        """Move the queued events into the pending set (and the log)."""
+        w = self.watcher
+        if self._own_log is not None and w is not None and w.healthy:
+            self._pending.update(w.drain(self._own_log))
+
+    def settle_own_renames(self, renames: Mapping[str, int]) -> None:
+        """The engine's renames are done and its delta describes their result. ``renames``:
+        path → how many renames the engine made AT that name (each one an event: moved there,
+        or moved away). A path whose events since :meth:`begin_own_renames` are exactly that
+        many renames, and nothing else, holds what the engine left there (any other writer's
+        change, chmod, move or delete is one more event), so it leaves the pending set: the
+        next capture does not read it again. Without a healthy watcher nothing is settled."""
+        log, self._own_log = self._own_log, None
+        w = self.watcher
+        if log is None or w is None:
+            return
+        if w.healthy:
+            self._pending.update(w.drain(log))
+        quiet, w.quiet_markers = w.quiet_markers, frozenset()
+        if not w.healthy:
+            return
+        before, files = self._own_before, self._pending.files
+        self._own_before = set()
+
+        def own(rel: str) -> bool:
+            masks = log.get(rel)
+            return (
+                masks is not None
+                and len(masks) == renames.get(rel, -1)
+                and rel not in before
+                and all(m in (IN_MOVED_FROM, IN_MOVED_TO) for m in masks)
+            )
+
+        for rel in quiet:
+            if rel in log and not own(rel):
+                w.marker_changed(rel)  # someone else moved or removed it: as the drain would have
+        if not w.healthy:
+            return
+        for rel in renames:
+            if own(rel):
+                files.discard(rel)
+
+    def rules_current(self) -> bool:
+        """Whether the ignore rules cached now are those on disk: a healthy watcher (drained
+        now) has seen no ``.gitignore`` or rule marker change since they were read (any such
+        change makes it forget them and go unhealthy until the next walk)."""
+        w = self.watcher
+        if w is None or not w.healthy or self.full_next:
+            return False
+        self._pending.update(w.drain())
+        return w.healthy
+
+    def unchanged_test(self) -> Callable[[str], bool] | None:
+        """With a healthy watcher (drained now): a test of whether a path is certainly as the
+        head records it (nothing touched it since the last commit: the premise of
+        :meth:`detect`'s fast path). ``None`` when the watcher cannot tell."""
+        w = self.watcher
+        if w is None or not w.healthy or self.full_next:
+            return None
+        self._pending.update(w.drain())
+        if not w.healthy:
+            return None
+        files, dirs = self._pending.files, self._pending.dirs
+
+        def unchanged(rel: str) -> bool:
+            if rel in files:
+                return False
+            if dirs:
+                head = rel
+                while head:
+                    if head in dirs:
+                        return False
+                    head = head.rpartition("/")[0]
+            return True
+
+        return unchanged
 
     def touched(self, rels: Iterable[str]) -> None:
         """Paths the engine itself rewrote: forget their cached stat (they get re-hashed)."""

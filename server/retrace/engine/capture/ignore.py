@@ -98,6 +98,7 @@ class Ignorer:
         self._chains: dict[str, tuple[tuple[int, _Rules], ...]] = {}
         self._filters: dict[str, NameFilter | None] = {}
         self._tools: dict[str, bool] = {}
+        self._dirs_out: dict[str, bool] = {}
 
     def tool_folder(self, rel: str) -> bool:
         """Whether directory ``rel`` is a tool's folder (a venv, ``node_modules``, a build
@@ -138,6 +139,7 @@ class Ignorer:
         self._chains.clear()
         self._filters.clear()
         self._tools.clear()
+        self._dirs_out.clear()
 
     def _chain(self, dir_rel: str) -> tuple[tuple[int, _Rules], ...]:
         """(offset of the path part relative to it, rules) of every .gitignore from the root
@@ -199,13 +201,29 @@ class Ignorer:
 
     def excluded_path(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` or any of its ancestor directories is excluded (a tool folder
-        included)."""
-        parts = rel.split("/")
-        for i in range(1, len(parts)):
-            anc = "/".join(parts[:i])
-            if self.excluded(anc, True) or self.tool_folder(anc):
-                return True
+        included). The ancestors' verdict is cached per directory (until :meth:`forget`)."""
+        cut = rel.rfind("/")
+        if cut > 0 and self._dir_out(rel[:cut]):
+            return True
         return self.excluded(rel, is_dir) or (is_dir and self.tool_folder(rel))
+
+    def _dir_out(self, d: str) -> bool:
+        """Whether directory ``d`` or one of its ancestors is excluded (a tool folder included)."""
+        known = self._dirs_out
+        todo: list[str] = []
+        verdict = False
+        while d:
+            v = known.get(d)
+            if v is not None:
+                verdict = v
+                break
+            todo.append(d)
+            cut = d.rfind("/")
+            d = d[:cut] if cut > 0 else ""
+        for anc in reversed(todo):  # outermost first
+            verdict = verdict or self.excluded(anc, True) or self.tool_folder(anc)
+            known[anc] = verdict
+        return verdict
 
 
 def _has_tool_markers(ws: str, rel: str) -> bool:

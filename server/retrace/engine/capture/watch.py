@@ -109,6 +109,10 @@ class Watcher:
         self.available = self._lib is not None
         self.exhausted = False
         """The watch limit was hit: re-watching would fail again, so callers just stat-walk."""
+        self.quiet_markers: frozenset[str] = frozenset()
+        """Marker files the engine itself is replacing (present before and after: no folder
+        changes its kind): their rename events do not invalidate. The engine checks their
+        events afterwards and invalidates unless they were exactly its own."""
 
     def start(self, *, watch_tree: bool = True) -> bool:
         """(Re)create the inotify instance and watch every non-excluded directory (or, with
@@ -191,8 +195,10 @@ class Watcher:
                 return
             self._add(d)
 
-    def drain(self) -> DirtySet:
-        """Everything touched since the last drain (non-blocking; complete while healthy)."""
+    def drain(self, log: dict[str, list[int]] | None = None) -> DirtySet:
+        """Everything touched since the last drain (non-blocking; complete while healthy).
+        With ``log``, the mask of every event about a non-directory is appended to
+        ``log[path]`` too, in the order the kernel queued them."""
         dirty = DirtySet()
         if self._fd < 0:
             self.invalidate(self.reason or "not started")
@@ -209,6 +215,8 @@ class Watcher:
                     continue
                 if not mask & IN_ISDIR:
                     self._file_event(rel, mask, dirty)
+                    if log is not None:
+                        log.setdefault(rel, []).append(mask)
                 elif mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE):
                     dirty.dirs.add(rel)
                     if mask & (IN_CREATE | IN_MOVED_TO):
@@ -232,6 +240,11 @@ class Watcher:
                 return
             yield buf
 
+    def marker_changed(self, rel: str) -> None:
+        """A rule marker at ``rel`` may have appeared or gone: re-evaluate with a walk."""
+        self.ignorer.forget(rel.rpartition("/")[0])
+        self.invalidate(f"{rel} changed: ignore rules must be re-evaluated")
+
     def _event_path(self, wd: int, mask: int, name_b: bytes) -> str | None:
         """The workspace-relative path an event is about (``None``: nothing to record)."""
         if mask & IN_Q_OVERFLOW:
@@ -254,7 +267,9 @@ class Watcher:
         cut = rel.rfind("/")
         base, name = (rel[:cut], rel[cut + 1 :]) if cut > 0 else ("", rel)
         if name == ".gitignore" or (
-            name in RULE_MARKERS and mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+            name in RULE_MARKERS
+            and mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+            and not (mask & (IN_MOVED_FROM | IN_MOVED_TO) and rel in self.quiet_markers)
         ):
             # What is tracked under ``base`` may change: a walk re-evaluates it.
             self.ignorer.forget(base)

@@ -20,65 +20,50 @@ Contract of :func:`apply_disk`:
 * every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
   component is ever followed through a symlink, during the apply or the rollback;
 * directories created by the apply are removed by the rollback, directories emptied by its
-  deletes are recreated.
+  deletes are recreated;
+* an applied result names how many renames it made at each path (:attr:`ApplyResult.renames`),
+  so the caller can tell them from anyone else's change in the watcher's ordered events; the
+  ``progress`` callback runs on the applying thread now and then (the watcher drains its queue).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import hashlib
 import itertools
 import os
-import queue
 import shutil
 import stat
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
+from retrace.engine.restore.ops import (
+    ApplyError,
+    ApplyResult,
+    ConflictError,
+    DiskOp,
+    SourceMissingError,
+)
+from retrace.engine.restore.trash import discard_later
 from retrace.engine.store.blobs import write_all
 from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
 
-OpKind = Literal["write", "delete", "chmod"]
 PARALLEL_WRITES_FROM = 16
 WRITER_THREADS = 3
 """Threads that fetch (read, decompress, verify) and write new content: zstd, sha256 and file
 I/O release the GIL, so a few threads overlap them even on two cores."""
-Source = Callable[[], bytes | None]
 CHUNK = 1 << 20
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the plan saw at a path: ``entry`` (``None`` = nothing, or a directory when
-    ``directory``), and the stat identity it read it with, when known. Without an identity the
-    applier verifies the entry's content (streamed) before trusting the path."""
-
-    entry: FileEntry | None
-    identity: Identity | None = None
-    directory: bool = False
-    anything: bool = False
-    """Crash recovery: whatever is there now is what gets replaced (still checked again
-    immediately before each rename, so a concurrent writer is never overwritten)."""
-
-
-@dataclass
-class DiskOp:
-    path: str
-    kind: OpKind
-    entry: FileEntry | None
-    """The intended result (``None`` for a delete)."""
-    seen: Seen
-    source: Source | None = None
-    """For a file ``write``: returns the bytes (``None``: content missing from the store)."""
-    replace_directory: bool = False
-    """A directory still in the way (untracked content) may be moved to the trash (forced)."""
+PROGRESS_EVERY = 256
+"""Operations between two calls of the apply's ``progress`` callback (and at most
+:data:`PROGRESS_S` seconds while the writer threads run)."""
+PROGRESS_S = 0.05
+Progress = Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -89,37 +74,6 @@ class Staged:
     name: str
     mode: int
     """Mode the new file starts from (the current file's, else 0o644)."""
-
-
-class ConflictError(Exception):
-    def __init__(self, path: str, why: str) -> None:
-        super().__init__(f"{path}: {why}")
-        self.path = path
-        self.why = why
-
-
-class ApplyError(Exception):
-    def __init__(self, path: str, msg: str) -> None:
-        super().__init__(msg)
-        self.path = path
-
-
-class SourceMissingError(ApplyError):
-    """A write's recorded bytes could not be had intact (missing or damaged in the store)."""
-
-
-@dataclass
-class ApplyResult:
-    ok: bool
-    error: str | None = None
-    failed_path: str | None = None
-    rolled_back: bool = True
-    conflicts: dict[str, str] = field(default_factory=dict)
-    """Paths that changed between the plan and the apply (then ``ok`` is false)."""
-    swept: list[str] = field(default_factory=list)
-    """Forced: entries (and everything below them) moved away that no op named."""
-    damaged: bool = False
-    """The apply stopped because a write's recorded bytes were missing or damaged."""
 
 
 def exec_mode(mode: int, executable: bool) -> int:
@@ -160,8 +114,10 @@ _Undo = tuple[_UndoKind, str, Slot | str, Identity | None]
 class DiskTransaction:
     """One disk apply below ``workspace`` with its trash directory ``trash`` (on the store)."""
 
-    def __init__(self, workspace: Path, trash: Path) -> None:
+    def __init__(self, workspace: Path, trash: Path, progress: Progress | None = None) -> None:
         self.tree = DirTree(workspace)
+        self.progress = progress
+        """Called now and then from this thread (the watcher drains its queue meanwhile)."""
         trash.mkdir(parents=True, exist_ok=True)
         self.trash_path = trash
         self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -405,7 +361,9 @@ class DiskTransaction:
         for t in threads:
             t.start()
         for t in threads:
-            t.join()
+            while t.is_alive():
+                t.join(PROGRESS_S if self.progress is not None else None)
+                self._tick()
         if errors:
             self._drop_temps(staged, temps)
             raise errors[0]
@@ -422,6 +380,8 @@ class DiskTransaction:
         temps = self._temps_in_parallel(staged) if len(staged) >= PARALLEL_WRITES_FROM else {}
         try:
             for index, item in enumerate(staged):
+                if index % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                    self._tick()
                 tmp = temps.pop(index, None)
                 if tmp is None:
                     tmp = self._make_temp(item.fd, item.op, item.mode, self._data(item.op))
@@ -471,7 +431,9 @@ class DiskTransaction:
     def run(self, ops: list[DiskOp]) -> None:
         self.prepare(ops)
         deletes = [op for op in ops if op.kind == "delete"]
-        for op in deletes:
+        for index, op in enumerate(deletes):
+            if index % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+                self._tick()
             self.delete(op)
         for op in deletes:
             self.prune(op.path)
@@ -479,6 +441,20 @@ class DiskTransaction:
             if op.kind == "chmod":
                 self.chmod(op)
         self.write_all([op for op in ops if op.kind == "write"])
+
+    def _tick(self) -> None:
+        if self.progress is not None:
+            self.progress()
+
+    def renames(self) -> dict[str, int]:
+        """Path → renames this apply made at that name: a new entry moved there (1), an old
+        one moved away (1), or both (2)."""
+        out: dict[str, int] = {}
+        for kind, rel, _, _ in self.undo:
+            n = {"created": 1, "replaced": 2, "moved": 1}.get(kind)
+            if n is not None:
+                out[rel] = out.get(rel, 0) + n
+        return out
 
     def verify(self) -> dict[str, str]:
         """Every entry this apply put in place is still the very one it wrote."""
@@ -558,38 +534,7 @@ class DiskTransaction:
         if discard:
             # Unlinking what the restore replaced is not on the user's clock: a thread does it
             # (the interpreter waits for it at exit; a leftover trash directory is harmless).
-            _discard_later(self.trash_path)
-
-
-_TRASH: queue.Queue[Path] = queue.Queue()
-_TRASH_WORKER: list[threading.Thread] = []
-_TRASH_LOCK = threading.Lock()
-
-
-def _remove_trash_forever() -> None:
-    while True:
-        path = _TRASH.get()
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-        finally:
-            _TRASH.task_done()
-
-
-def _discard_later(path: Path) -> None:
-    """Hand a trash directory to the one background remover (started on first use)."""
-    with _TRASH_LOCK:
-        if not _TRASH_WORKER:
-            worker = threading.Thread(target=_remove_trash_forever, name="rt-trash", daemon=True)
-            worker.start()
-            _TRASH_WORKER.append(worker)
-            atexit.register(drain_trash)
-    _TRASH.put(path)
-
-
-def drain_trash() -> None:
-    """Wait until every trash directory handed to the background remover is gone."""
-    if _TRASH_WORKER:
-        _TRASH.join()
+            discard_later(self.trash_path)
 
 
 def blocking_ancestor(tree: DirTree, rel: str) -> str:
@@ -614,9 +559,12 @@ def _remove_entry(fd: int, name: str) -> None:
         os.unlink(name, dir_fd=fd)
 
 
-def apply_disk(workspace: Path, trash: Path, ops: list[DiskOp]) -> ApplyResult:
-    """Apply ``ops`` (each path at most once) as one transaction: all of them, or none."""
-    tx = DiskTransaction(workspace, trash)
+def apply_disk(
+    workspace: Path, trash: Path, ops: list[DiskOp], progress: Progress | None = None
+) -> ApplyResult:
+    """Apply ``ops`` (each path at most once) as one transaction: all of them, or none.
+    ``progress`` is called now and then (from this thread) while it runs."""
+    tx = DiskTransaction(workspace, trash, progress)
     try:
         tx.run(ops)
         bad = tx.verify()
@@ -642,6 +590,6 @@ def apply_disk(workspace: Path, trash: Path, ops: list[DiskOp]) -> ApplyResult:
             rolled_back=not problems,
             damaged=isinstance(exc, SourceMissingError),
         )
-    swept = list(tx.swept)
+    swept, renames = list(tx.swept), tx.renames()
     tx.commit()
-    return ApplyResult(ok=True, swept=swept)
+    return ApplyResult(ok=True, swept=swept, renames=renames)

@@ -28,7 +28,8 @@ from typing import Any, Protocol
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, FileEntry, RestorePlan
-from retrace.engine.restore.disk import DiskOp, Seen, apply_disk
+from retrace.engine.restore.disk import apply_disk
+from retrace.engine.restore.ops import DiskOp, Seen
 from retrace.engine.store.events import (
     EventSchemaError,
     JournalEvent,

@@ -46,7 +46,8 @@ from retrace.engine.models import (
     RestorePlan,
     RestorePreview,
 )
-from retrace.engine.restore.disk import ApplyResult, Seen, apply_disk, blocking_ancestor
+from retrace.engine.restore.disk import apply_disk, blocking_ancestor
+from retrace.engine.restore.ops import ApplyResult, Seen
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
 from retrace.engine.restore.recovery import RecoveryPort, begin_restore, end_restore
 from retrace.engine.restore.resolver import resolve
@@ -235,7 +236,8 @@ class Restorer:
         host = self._host
         cap = host.capturer
         now = cap.ignorer if cap is not None else Ignorer(host.workspace, host.config)
-        now.forget()  # rules as they are on disk right now
+        if cap is None or not cap.rules_current():
+            now.forget()  # rules as they are on disk right now
 
         def gitignore_at_target(dir_rel: str) -> bytes | None:
             rel = f"{dir_rel}/.gitignore" if dir_rel else ".gitignore"
@@ -251,6 +253,9 @@ class Restorer:
         seen: dict[str, Seen] = {}
         rels = list(rels)
         workspace = self._host.workspace
+        cap = self._host.capturer
+        unchanged = cap.unchanged_test() if cap is not None else None
+        head = self._host.head_manifest
         with DirTree(workspace) as tree:
             for rel in rels:
                 try:
@@ -278,7 +283,11 @@ class Restorer:
                     out[rel] = (None, None if emptied else "a directory with untracked files is in the way")
                     seen[rel] = Seen(None, ident, directory=True)
                     continue
-                entry = self._current_entry(rel, st)
+                he = head.get(rel)
+                if unchanged is not None and he is not None and _agrees(he, st) and unchanged(rel):
+                    entry: FileEntry | None = he  # the watcher saw nothing touch it since the head
+                else:
+                    entry = self._current_entry(rel, st)
                 out[rel] = (entry, None)
                 seen[rel] = Seen(entry, ident)
         return out, seen
@@ -439,13 +448,44 @@ class Restorer:
         for data, bid in steps.new_blobs:
             host.blobs.put(data, bid)
         txn = RestoreTransaction(host, plan)
-        res = apply_disk(host.workspace, host.store_dir / "trash" / txn.id, steps.ops)
-        cap.touched([op.path for op in steps.ops] + res.swept)
-        if not res.ok:
-            if res.rolled_back:  # else the transaction stays open: the next open rolls back the rest
-                txn.rollback("conflict" if res.conflicts else "failed")
-            return _apply_failure(target, plan, steps, res)
-        head = host.head_manifest
+        cap.begin_own_renames(op.path for op in steps.ops if op.kind == "write" and op.seen.entry is not None)
+        settled: Mapping[str, int] = {}
+        try:
+            trash = host.store_dir / "trash" / txn.id
+            res = apply_disk(host.workspace, trash, steps.ops, cap.drain_own_renames)
+            cap.touched([op.path for op in steps.ops] + res.swept)
+            if not res.ok:
+                if res.rolled_back:  # else the transaction stays open: the next open rolls back the rest
+                    txn.rollback("conflict" if res.conflicts else "failed")
+                return _apply_failure(target, plan, steps, res)
+            cp = txn.commit(
+                self._result(steps, res),
+                conversation=target.conversation if mode == "both" else host.head.conversation,
+                editor_state=target.editor_state if mode == "both" else None,
+                meta={"mode": mode},
+            )
+            settled = res.renames
+        finally:
+            # Only a committed apply settles its renames: what it renamed into place and nobody
+            # touched since is what the head records, so the next capture does not read it
+            # again. Otherwise every path it touched stays pending.
+            cap.settle_own_renames(settled)
+        return RestoreApplied(
+            target_id=target.id,
+            mode=mode,
+            plan=plan,
+            files=steps.outcomes,
+            skipped=skipped,
+            checkpoint=cp,
+            safety_checkpoint_id=safety.id if safety else None,
+        )
+
+    def _result(self, steps: Steps, res: ApplyResult) -> dict[str, FileEntry | None]:
+        """The restore checkpoint's delta: the planned entries, what a forced apply swept away,
+        and what rewritten ``.gitignore`` files changed in what is tracked."""
+        cap = self._host.capturer
+        assert cap is not None
+        head = self._host.head_manifest
         for gone in res.swept:
             for p in head:
                 if p == gone or p.startswith(gone + "/"):
@@ -457,21 +497,7 @@ class Restorer:
             else:
                 after[p] = e
         steps.result.update(cap.after_restore([op.path for op in steps.ops], after))
-        cp = txn.commit(
-            steps.result,
-            conversation=target.conversation if mode == "both" else host.head.conversation,
-            editor_state=target.editor_state if mode == "both" else None,
-            meta={"mode": mode},
-        )
-        return RestoreApplied(
-            target_id=target.id,
-            mode=mode,
-            plan=plan,
-            files=steps.outcomes,
-            skipped=skipped,
-            checkpoint=cp,
-            safety_checkpoint_id=safety.id if safety else None,
-        )
+        return steps.result
 
     # ------------------------------------------------------------------ editor-applied restore
     def begin(self, plan: RestorePlan) -> RestoreTransaction:
@@ -551,6 +577,18 @@ class Restorer:
             label="before an editor-applied restore (unsaved editor text kept)",
             editor_state=editor_state,
         )
+
+
+def _agrees(e: FileEntry, st: os.stat_result) -> bool:
+    """The recorded entry is not contradicted by the lstat (kind, size, executable bit)."""
+    if stat.S_ISLNK(st.st_mode):
+        return e.kind == "symlink"
+    return (
+        e.kind == "file"
+        and stat.S_ISREG(st.st_mode)
+        and e.size == st.st_size
+        and e.executable == bool(st.st_mode & stat.S_IXUSR)
+    )
 
 
 def _apply_failure(target: Checkpoint, plan: RestorePlan, steps: Steps, res: ApplyResult) -> RestoreOutcome:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry, FileOutcome, PlannedFile, RestorePlan
-from retrace.engine.restore.disk import DiskOp, Seen
+from retrace.engine.restore.ops import DiskOp, Seen
 from retrace.engine.restore.resolver import SKIPPED_DETAIL, Resolution
 from retrace.engine.store.blobs import blob_id
 

@@ -57,7 +57,8 @@ from retrace.engine.models import (
     RestorePlan,
     RestorePreview,
 )
-from retrace.engine.restore.disk import DiskOp, OpKind, Seen, apply_disk
+from retrace.engine.restore.disk import apply_disk
+from retrace.engine.restore.ops import DiskOp, OpKind, Seen
 from retrace.engine.restore.resolver import resolve
 from retrace.engine.restore.restorer import RestoreTransaction
 from retrace.engine.restore.steps import build_steps
