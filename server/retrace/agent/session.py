@@ -139,8 +139,7 @@ class AgentService:
         Only sessions whose journal changed since the agent last found them settled are folded
         here (:mod:`.session_index`): a session a crash interrupted always did change. Every
         other conversation is folded when first needed (prompt, view, restore, summary,
-        :meth:`load_all`)."""
-        rt = self._runtime()
+        :meth:`load_all`). The model client is made only when a session is resumed."""
         layout = StoreLayout(self.engine.store_dir)
         sids = await self.gate.call(self.engine.sessions)
 
@@ -153,7 +152,7 @@ class AgentService:
         for sid in sids:
             if index.settled(sid, stamps[sid]) is not None:
                 continue
-            if await self._resume(rt, sid):
+            if await self._resume(sid):
                 interrupted.append(sid)
             conv = self._convs.get(sid)
             stamp = await self.gate.call(lambda sid=sid: journal_stamp(layout.journal(sid)))
@@ -167,12 +166,13 @@ class AgentService:
         self._rebuild_replay()
         return interrupted
 
-    async def _resume(self, rt: Runtime, sid: str) -> bool:
+    async def _resume(self, sid: str) -> bool:
         """Fold one session (if it holds a conversation) and finish what a crash left open;
         whether it had interrupted tool calls."""
         events = await self.gate.call(lambda: list(self.engine.events(sid)))
         if not any(e.get("type") in ("message", "turn", "toolCallIntent") for e in events):
             return False
+        rt = self._runtime()
         conv = Conversation.from_events(sid, events)
         self._convs[sid] = conv
         pending = conv.pending_intents()
