@@ -19,9 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any, Literal
-
-from anthropic import AsyncAnthropic
+from typing import TYPE_CHECKING, Any, Literal
 
 from retrace.agent.conversation import (
     INTERRUPTED,
@@ -61,6 +59,9 @@ from retrace.engine.models import Checkpoint, FileChange
 from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
 
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
 log = logging.getLogger(__name__)
 
 SummaryDirection = Literal["from", "upTo"]
@@ -98,9 +99,19 @@ class AgentService:
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
+        settings = self.settings
+        return Runtime(
+            self.gate, self.host, settings, self.policy, self.replay, lambda: self._model_client(settings)
+        )
+
+    def _model_client(self, settings: AgentSettings) -> AsyncAnthropic:
+        """The client for ``settings``, made on first need (making one imports the SDK: seconds);
+        kept while they are the service's settings."""
+        if settings is not self.settings:  # replaced since that runtime was made
+            return self._client_factory(settings)
         if self._client is None:
-            self._client = self._client_factory(self.settings)
-        return Runtime(self.gate, self.host, self.settings, self.policy, self.replay, self._client)
+            self._client = self._client_factory(settings)
+        return self._client
 
     async def _conversation(
         self, session_id: str, *, create: bool = False, rebuild_replay: bool = True
@@ -139,7 +150,8 @@ class AgentService:
         Only sessions whose journal changed since the agent last found them settled are folded
         here (:mod:`.session_index`): a session a crash interrupted always did change. Every
         other conversation is folded when first needed (prompt, view, restore, summary,
-        :meth:`load_all`). The model client is made only when a session is resumed."""
+        :meth:`load_all`)."""
+        rt = self._runtime()
         layout = StoreLayout(self.engine.store_dir)
         sids = await self.gate.call(self.engine.sessions)
 
@@ -152,7 +164,7 @@ class AgentService:
         for sid in sids:
             if index.settled(sid, stamps[sid]) is not None:
                 continue
-            if await self._resume(sid):
+            if await self._resume(rt, sid):
                 interrupted.append(sid)
             conv = self._convs.get(sid)
             stamp = await self.gate.call(lambda sid=sid: journal_stamp(layout.journal(sid)))
@@ -166,13 +178,12 @@ class AgentService:
         self._rebuild_replay()
         return interrupted
 
-    async def _resume(self, sid: str) -> bool:
+    async def _resume(self, rt: Runtime, sid: str) -> bool:
         """Fold one session (if it holds a conversation) and finish what a crash left open;
         whether it had interrupted tool calls."""
         events = await self.gate.call(lambda: list(self.engine.events(sid)))
         if not any(e.get("type") in ("message", "turn", "toolCallIntent") for e in events):
             return False
-        rt = self._runtime()
         conv = Conversation.from_events(sid, events)
         self._convs[sid] = conv
         pending = conv.pending_intents()
