@@ -19,9 +19,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
-
-from anthropic import AsyncAnthropic
+from typing import TYPE_CHECKING, TypeVar
 
 from retrace import credentials
 from retrace.agent.events import AgentHost
@@ -34,6 +32,9 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
 from retrace.offline import FakeModel, load_scenario
 from retrace.protocol.models import ModelMode
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,8 @@ class ModelEndpoint:
         agent's own (reported as events), so the SDK's are off."""
 
         def make(settings: AgentSettings) -> AsyncAnthropic:
+            from anthropic import AsyncAnthropic  # imported on first use: it takes seconds
+
             base_url = settings.base_url or self.base_url
             auth_token = credentials.get(ENV_AUTH_TOKEN)
             api_key = self.api_key or (OFFLINE_API_KEY if base_url and not auth_token else None)

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 from retrace.agent.conversation import Conversation
+from retrace.agent.session import AgentService
 from retrace.agent.session_index import FILE_NAME
+from retrace.agent.settings import AgentSettings
 from retrace.engine import Engine
 from retrace.engine.store.events import MessageEvent, ToolCallIntentEvent, ToolCallResultEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
 
-from .conftest import Harness, HarnessFactory
+from .conftest import Harness, HarnessFactory, RecordingHost, settings_for
 
 
 def _turn(engine: Engine, sid: str, n: int, *, crash: bool) -> None:
@@ -157,3 +159,27 @@ async def test_a_damaged_session_index_means_every_session_is_folded(
 
 def test_the_index_lives_in_the_rebuildable_cache(tmp_path: Path) -> None:
     assert (StoreLayout(tmp_path).cache / FILE_NAME).parent == StoreLayout(tmp_path).cache
+
+
+async def test_a_start_makes_no_model_client(make_harness: HarnessFactory) -> None:
+    """Making the model client (importing the SDK) costs a start-up more than the rest of the
+    agent's load: it is made for the first model call, not on start-up, even when a crash
+    left a session to resume (that only writes journal lines)."""
+    h = await make_harness([])
+    for s in range(3):
+        _turn(h.engine, f"ses_{s}", 1, crash=s == 1)
+    made: list[AgentSettings] = []
+
+    def factory(settings: AgentSettings) -> Any:
+        made.append(settings)
+        return object()
+
+    async def start() -> list[str]:
+        nonlocal h
+        h = h.reopen()
+        h.service = AgentService(h.engine, RecordingHost(), settings_for(h.fake), factory)
+        return await h.service.load()
+
+    assert await start() == ["ses_1"]  # a crash resumed
+    assert await start() == []  # every session settled
+    assert made == []

@@ -218,3 +218,44 @@ def test_an_interrupted_restore_is_still_found_through_the_index(built: tuple[Pa
         assert eng.file_content(pre, "src/m0.py") == (ws / "src" / "m0.py").read_bytes()
     with Engine.open(ws, store, config=EngineConfig(watcher=False)) as eng:
         assert eng.recovered == []
+
+
+def _odd_checkpoint_lines(line: dict[str, Any]) -> list[dict[str, Any]]:
+    """Variants of a good checkpoint line: some still good, most malformed in one way each."""
+    cp = line["checkpoint"]
+    return [
+        {**line, "checkpoint": {**cp, "damage": "stored by mistake"}},  # good: damage is dropped
+        {**line, "checkpoint": {**cp, "surprise": 1}},  # an unknown field
+        {**line, "checkpoint": {**cp, "createdAt": "not a time"}},
+        {**line, "checkpoint": {k: v for k, v in cp.items() if k != "parent"}},
+        {**line, "delta": ["not", "an", "object"]},
+        {**line, "delta": {"a.py": {"hash": "no kind"}}},
+        {**line, "delta": None, "snapshot": None},
+        {**line, "snapshot": "NOT-A-BLOB-ID"},
+        {**line, "parentDelta": "not a copy"},  # good: only the redundancy is lost
+        {**line, "extra": {"kept": "out"}},  # good: unknown top-level keys are ignored
+    ]
+
+
+def test_checkpoint_lines_the_index_vouches_for_parse_as_in_a_full_replay(built: tuple[Path, Path]) -> None:
+    """Lines in a trusted prefix are handed to replay unparsed (a checkpoint line is parsed in one
+    pass); good, odd and malformed ones end the same as in a full replay."""
+    _, store = built
+    path = StoreLayout(store).journal("ses_3")
+    lines = path.read_bytes().splitlines()
+    at = max(i for i, raw in enumerate(lines) if b'"type":"checkpoint"' in raw)
+    odd = _odd_checkpoint_lines(json.loads(lines[at]))
+    # Each variant takes the place of the newest checkpoint line of a copy of the store.
+    for n, variant in enumerate(odd):
+        copy = store.parent / f"store{n}"
+        shutil.copytree(store, copy)
+        copied = StoreLayout(copy).journal("ses_3")
+        edited = [*lines[:at], json.dumps(variant).encode(), *lines[at + 1 :], b"{not json", b""]
+        copied.write_bytes(b"\n".join(edited))
+        _age(copy)
+        full = _replayed(copy, None)
+        first, index = _indexed(copy)
+        assert first == full
+        again, index = _indexed(copy)
+        assert index.trusted == len(StoreLayout(copy).session_ids())
+        assert again == full, variant

@@ -15,10 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
-
-import anthropic
-from anthropic.types import Message
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, tool_uses
 from retrace.agent.events import AgentError, TextDelta, Usage
@@ -28,6 +25,9 @@ from retrace.agent.tool_call import CheckpointFailedError, run_tool
 from retrace.agent.tools import tool_schemas
 from retrace.agent.validation import InvalidRequestError, validate_request
 from retrace.engine.store.events import UsageEvent
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -58,6 +58,8 @@ class ModelCallError(Exception):
 
 
 def _retryable(error: BaseException) -> bool:
+    import anthropic  # imported on first use: it takes seconds (a turn has made its client by now)
+
     if isinstance(error, anthropic.APIStatusError):
         if error.status_code in _RETRY_STATUS:
             return True
@@ -72,6 +74,8 @@ def _retryable(error: BaseException) -> bool:
 
 def describe_error(error: BaseException, base_url: str = "") -> str:
     """One line for the user; a connection failure names the URL tried and the setting."""
+    import anthropic
+
     if isinstance(error, anthropic.APIStatusError):
         body = error.body
         inner = body.get("error") if isinstance(body, dict) else None
@@ -91,6 +95,8 @@ async def with_retries(
     rt: Runtime, session_id: str, turn_id: str | None, attempt: Callable[[], Awaitable[T]]
 ) -> T:
     """Run ``attempt``, retrying transient API failures with exponential backoff."""
+    import anthropic
+
     retries = rt.settings.max_retries
     base_url = str(getattr(rt.client, "base_url", "") or "")
 

@@ -8,10 +8,8 @@ into the in-memory conversation in the same step, so the two never disagree.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
-from anthropic import AsyncAnthropic
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from retrace.agent.conversation import Conversation, new_id, now_iso, results_for_batch
 from retrace.agent.events import AgentHost
@@ -22,7 +20,10 @@ from retrace.engine.engine import Engine
 from retrace.engine.gate import EngineGate
 from retrace.engine.store.events import JournalEvent, MessageEvent, event_json
 
-ClientFactory = Callable[[AgentSettings], AsyncAnthropic]
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+ClientFactory = Callable[[AgentSettings], "AsyncAnthropic"]
 """Builds the Messages API client for the current settings (the composition root supplies the
 one that knows the configured endpoint and key)."""
 
@@ -30,8 +31,17 @@ one that knows the configured endpoint and key)."""
 def default_client_factory(settings: AgentSettings) -> AsyncAnthropic:
     """An SDK client for ``settings.base_url``; retries are ours (they are reported as events),
     so the SDK's are off. A local endpoint needs no real key."""
+    from anthropic import AsyncAnthropic  # imported on first use: it takes seconds
+
     base_url = settings.base_url
     return AsyncAnthropic(base_url=base_url, api_key="retrace-offline" if base_url else None, max_retries=0)
+
+
+def warm_sdk() -> None:
+    """Import the model SDK (seconds of CPU: its types are built on import). It is imported on
+    first use so that a start-up does not wait for it; a server calls this in the background
+    once it has started, so a first turn does not wait for it either."""
+    import anthropic  # noqa: F401
 
 
 @dataclass
@@ -43,7 +53,16 @@ class Runtime:
     settings: AgentSettings
     policy: PermissionPolicy
     replay: ReplayBuffer
-    client: AsyncAnthropic
+    client_of: Callable[[], AsyncAnthropic]
+    """Gives the Messages API client; asked on first use (a runtime that only writes journal
+    lines, as a crash resume does, makes none), then kept for this runtime's turn."""
+    _client: AsyncAnthropic | None = field(default=None, init=False, repr=False)
+
+    @property
+    def client(self) -> AsyncAnthropic:
+        if self._client is None:
+            self._client = self.client_of()
+        return self._client
 
     @property
     def engine(self) -> Engine:

@@ -19,9 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any, Literal
-
-from anthropic import AsyncAnthropic
+from typing import TYPE_CHECKING, Any, Literal
 
 from retrace.agent.conversation import (
     INTERRUPTED,
@@ -61,6 +59,9 @@ from retrace.engine.models import Checkpoint, FileChange
 from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
 
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
 log = logging.getLogger(__name__)
 
 SummaryDirection = Literal["from", "upTo"]
@@ -98,9 +99,19 @@ class AgentService:
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
+        settings = self.settings
+        return Runtime(
+            self.gate, self.host, settings, self.policy, self.replay, lambda: self._model_client(settings)
+        )
+
+    def _model_client(self, settings: AgentSettings) -> AsyncAnthropic:
+        """The client for ``settings``, made on first need (making one imports the SDK: seconds);
+        kept while they are the service's settings."""
+        if settings is not self.settings:  # replaced since that runtime was made
+            return self._client_factory(settings)
         if self._client is None:
-            self._client = self._client_factory(self.settings)
-        return Runtime(self.gate, self.host, self.settings, self.policy, self.replay, self._client)
+            self._client = self._client_factory(settings)
+        return self._client
 
     async def _conversation(
         self, session_id: str, *, create: bool = False, rebuild_replay: bool = True

@@ -1,17 +1,20 @@
 """Start and stop the per-workspace services behind the server.
 
 On ``initialize`` the server starts :func:`start_services` in the background: the composition
-root (:func:`retrace.bootstrap.open_services`) opens the engine, the model client and the agent,
-with a host that talks to the client. :func:`shutdown` closes everything (idempotent), releasing
-the store lock.
+root (:func:`retrace.bootstrap.open_services`) opens the engine and the agent, with a host that
+talks to the client. The model SDK is not imported for it (seconds of CPU before the first
+timeline answer): it is imported in the background :data:`WARM_SDK_AFTER_S` after start-up.
+:func:`shutdown` closes everything (idempotent), releasing the store lock.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrace.agent.runtime import warm_sdk
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
 from retrace.engine import EngineConfig
@@ -25,6 +28,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["Services", "agent_settings", "engine_config", "shutdown", "start_services", "stop_agent"]
+
+WARM_SDK_AFTER_S = 3.0
+"""Seconds after start-up before the model SDK is imported in the background (after the
+client's first requests, which it would slow: the import holds the interpreter for seconds)."""
 
 
 def engine_config(settings: ServerSettings) -> EngineConfig:
@@ -61,6 +68,9 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
     store_health.start_background_check(server, engine.store_dir)
+    warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
+    warm.daemon = True
+    warm.start()
     return services
 
 

@@ -88,6 +88,9 @@ class JournalScan:
 
     lines: list[JournalLine] = field(default_factory=list)
     count: int = 0
+    vouched: list[tuple[int, bytes]] = field(default_factory=list)
+    """(line number, bytes) of the needed lines the index located in a trusted prefix, not
+    parsed yet (the caller parses them: a checkpoint line in one pass); they precede ``lines``."""
 
 
 def _digest(data: bytes, size: int) -> str:
@@ -140,7 +143,8 @@ class HistoryIndex:
     # ------------------------------------------------------------------ scanning
     def scan(self, session_id: str, path: Path) -> JournalScan:
         """The needed lines of journal ``path`` (the same ones, parsed the same way, as filtering
-        :func:`~retrace.engine.store.journal.journal_lines`), refreshing its mark."""
+        :func:`~retrace.engine.store.journal.journal_lines`; those of a trusted prefix as
+        ``vouched`` bytes, for the caller to parse), refreshing its mark."""
         try:
             with path.open("rb") as f:
                 st = os.fstat(f.fileno())
@@ -158,8 +162,7 @@ class HistoryIndex:
             self._remember(session_id, st, data, complete, spans)
             return out
         self.trusted += 1
-        for off, length, num in mark.spans:
-            out.lines.append(parse_line(num, data[off : off + length], last=False))
+        out.vouched = [(num, data[off : off + length]) for off, length, num in mark.spans]
         out.count = mark.count
         if trust == "untouched":
             return out
