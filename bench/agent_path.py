@@ -10,6 +10,9 @@ the run) and the moment the host is handed the call's ``checkpointCreated`` even
 client being told: journaling the result, the checkpoint, and the event. Also timed: a fresh
 ``AgentService`` loading every session in the store and answering its first timeline query (the
 agent's share of a server start-up; the LSP server's own start-up is not included).
+
+Run alone (``python -m bench.agent_path``, see the end of this module) or from
+:mod:`bench.long_session`.
 """
 
 from __future__ import annotations
@@ -276,7 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rounds", type=int, default=1, help="runs of each server (alternating with --before)")
     p.add_argument("--before", type=Path, help="an older tree whose server/ to measure too")
-    p.add_argument("--profile", action="store_true", help="cProfile the agent calls (--work/<label>.prof)")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile the event-loop thread (--work/<label>.prof; engine calls run in the gate's thread)",
+    )
     p.add_argument("--tracemalloc", action="store_true", help="heap after the calls, top 25 lines")
     p.add_argument("--work", type=Path, default=Path(__file__).parent / ".work" / "agent_path")
     p.add_argument("--child", type=Path, help=argparse.SUPPRESS)
@@ -294,15 +301,17 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.files} files, {args.checkpoints} earlier checkpoints, {args.calls} agent edit calls; "
         f"load {os.getloadavg()[0]:.1f}"
     )
+    failed = False
     for _ in range(args.rounds):
         for label, server in (("before", args.before), ("now", None)):
             if label == "before" and server is None:
                 continue
             r = _run(label, tpl, work, args, server)
+            failed = failed or bool(r["errors"]) or r["per_call"]["count"] != r["requested"]
             print(_line(label, r), flush=True)
             for row in r.get("heap_top", []):
                 print("   ", row)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
