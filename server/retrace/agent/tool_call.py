@@ -2,10 +2,18 @@
 
 ``toolCallIntent`` is journaled → :func:`record_external` (changes made by someone else since the
 last checkpoint become an ``external`` checkpoint, never agent work) → permission → execute →
-``toolCallResult`` (written only by :func:`journal_tool_result`) → ``engine.checkpoint(kind="tool")``
+``toolCallResult`` (built only by :func:`tool_result_event`) → ``engine.checkpoint(kind="tool")``
 carrying the editor state and the conversation cursor → ``CheckpointCreated``. A denied call
 changes nothing and gets no checkpoint; a cancelled one still gets its checkpoint (the tool may
 have changed files before it stopped).
+
+The hot path (a tool's result → its ``CheckpointCreated``) is ONE engine call and ONE durable
+append: the result line is written without its own ``fdatasync`` and the checkpoint line after
+it, in the same session journal, whose ``fdatasync`` makes both durable before the client is
+told (:func:`checkpoint_tool`). A kill between the two lines leaves the result (the write
+completed) exactly as two durable appends did; a power loss before the checkpoint's sync loses
+both, which resume treats as a crash mid-call (the call is ``interrupted``, the workspace
+re-captured). If the checkpoint fails, the result becomes durable with the next durable append.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from retrace.agent.runtime import Runtime, journal
 from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint
-from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent
+from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent, event_json
 
 
 class CheckpointFailedError(Exception):
@@ -69,6 +77,31 @@ class ToolCall:
     input: dict[str, Any]
 
 
+def tool_result_event(
+    *,
+    call_id: str,
+    tool: str,
+    turn_id: str | None,
+    status: ToolCallStatus,
+    output: str,
+    is_error: bool = True,
+    duration_ms: float = 0.0,
+    changed_paths: list[str] | None = None,
+) -> ToolCallResultEvent:
+    """How a tool call ended: the one builder of ``toolCallResult`` (a finished call, a denied
+    or cancelled one, and one found interrupted by a crash)."""
+    return ToolCallResultEvent(
+        id=call_id,
+        tool=tool,
+        status=status,
+        output=output,
+        is_error=is_error,
+        duration_ms=duration_ms,
+        changed_paths=changed_paths or [],
+        turn_id=turn_id,
+    )
+
+
 async def journal_tool_result(
     rt: Runtime,
     conv: Conversation,
@@ -82,21 +115,38 @@ async def journal_tool_result(
     duration_ms: float = 0.0,
     changed_paths: list[str] | None = None,
 ) -> None:
-    """Journal how a tool call ended: the one writer of ``toolCallResult`` (a finished call, a
-    denied or cancelled one, and one found interrupted by a crash)."""
-    await journal(
-        rt,
-        conv,
-        ToolCallResultEvent(
-            id=call_id,
-            tool=tool,
-            status=status,
-            output=output,
-            is_error=is_error,
-            duration_ms=duration_ms,
-            changed_paths=changed_paths or [],
-            turn_id=turn_id,
-        ),
+    """Journal (durably) how a tool call ended that gets no checkpoint of its own here."""
+    event = tool_result_event(
+        call_id=call_id,
+        tool=tool,
+        turn_id=turn_id,
+        status=status,
+        output=output,
+        is_error=is_error,
+        duration_ms=duration_ms,
+        changed_paths=changed_paths,
+    )
+    await journal(rt, conv, event)
+
+
+def result_of(
+    call: ToolCall,
+    status: ToolCallStatus,
+    output: str,
+    *,
+    is_error: bool = True,
+    ms: float = 0.0,
+    changed_paths: list[str] | None = None,
+) -> ToolCallResultEvent:
+    return tool_result_event(
+        call_id=call.id,
+        tool=call.tool,
+        turn_id=call.turn_id,
+        status=status,
+        output=output,
+        is_error=is_error,
+        duration_ms=ms,
+        changed_paths=changed_paths,
     )
 
 
@@ -111,18 +161,10 @@ async def finish_tool_call(
     ms: float = 0.0,
     changed_paths: list[str] | None = None,
 ) -> None:
-    """Journal the result, then tell the host (``ToolCallFinished``)."""
-    await journal_tool_result(
-        rt,
-        conv,
-        call_id=call.id,
-        tool=call.tool,
-        turn_id=call.turn_id,
-        status=status,
-        output=output,
-        is_error=is_error,
-        duration_ms=ms,
-        changed_paths=changed_paths,
+    """Journal (durably) the result of a call that gets no checkpoint (denied, cancelled while
+    asking, or a tool the agent does not know)."""
+    await journal(
+        rt, conv, result_of(call, status, output, is_error=is_error, ms=ms, changed_paths=changed_paths)
     )
 
 
@@ -213,8 +255,8 @@ async def execute_tool(rt: Runtime, conv: Conversation, call: ToolCall) -> tuple
         result = await execute(call.tool, call.input, ctx)
     except asyncio.CancelledError:
         ms = (time.perf_counter() - started) * 1000
-        await finish_tool_call(rt, conv, call, "cancelled", CANCELLED, ms=ms)
-        await checkpoint_tool(rt, conv, call, ToolResult(CANCELLED, True, None))
+        ended = result_of(call, "cancelled", CANCELLED, ms=ms)
+        await checkpoint_tool(rt, conv, call, ToolResult(CANCELLED, True, None), ended)
         await emit_finished(rt, call, "cancelled", CANCELLED, ms=ms, paths=[])
         raise
     return result, (time.perf_counter() - started) * 1000
@@ -234,18 +276,15 @@ async def run_tool(
         return tool_result_block(call.id, denied, is_error=True)
     result, ms = await execute_tool(rt, conv, call)
     status: ToolCallStatus = "error" if result.is_error else "ok"
-    await finish_tool_call(
-        rt,
-        conv,
-        call,
-        status,
-        result.output,
-        is_error=result.is_error,
-        ms=ms,
-        changed_paths=result.changed_paths,
+    ended = result_of(
+        call, status, result.output, is_error=result.is_error, ms=ms, changed_paths=result.changed_paths
     )
     known = call.tool in TOOLS
-    cp = await checkpoint_tool(rt, conv, call, result) if known else None
+    if known:
+        cp = await checkpoint_tool(rt, conv, call, result, ended)
+    else:
+        await journal(rt, conv, ended)
+        cp = None
     paths = result.changed_paths
     if paths is None:  # a shell command: what changed is what the engine detected
         paths = [f.path for f in cp.files] if cp is not None else []
@@ -259,30 +298,41 @@ async def run_tool(
 
 
 async def checkpoint_tool(
-    rt: Runtime, conv: Conversation, call: ToolCall, result: ToolResult
+    rt: Runtime, conv: Conversation, call: ToolCall, result: ToolResult, ended: ToolCallResultEvent
 ) -> Checkpoint | None:
-    """The checkpoint that ends a tool call, whatever way it ended; ``None`` (reported) if the
-    engine could not record it."""
+    """Journal how the call ended (``ended``) and the checkpoint that ends it, whatever way it
+    ended, in one engine call whose checkpoint append makes both lines durable; ``None``
+    (reported) if the engine could not record the checkpoint. A failure to journal the result
+    itself is raised, as any journal write failure is."""
     spec = TOOLS.get(call.tool)
-    try:
-        cp = await rt.gate.call(
-            rt.engine.checkpoint,
-            spec.summary(call.input) if spec else call.tool,
-            result.changed_paths,
-            kind="tool",
-            session_id=conv.session_id,
-            turn_id=call.turn_id,
-            tool=call.tool,
-            tool_call_id=call.id,
-            editor_state=rt.host.editor_state(),
-            conversation=f"{call.assistant_id}#{call.id}",
-        )
-    except RetraceError as e:
+    engine, sid = rt.engine, conv.session_id
+    editor_state = rt.host.editor_state()
+
+    def commit() -> Checkpoint | RetraceError:
+        engine.append_event(ended, session_id=sid, durable=False)
+        conv.apply(event_json(ended))
+        try:
+            return engine.checkpoint(
+                spec.summary(call.input) if spec else call.tool,
+                result.changed_paths,
+                kind="tool",
+                session_id=sid,
+                turn_id=call.turn_id,
+                tool=call.tool,
+                tool_call_id=call.id,
+                editor_state=editor_state,
+                conversation=f"{call.assistant_id}#{call.id}",
+            )
+        except RetraceError as e:
+            return e
+
+    cp = await rt.gate.call(commit)
+    if isinstance(cp, RetraceError):
         await rt.host.emit(
             AgentError(
                 session_id=conv.session_id,
                 turn_id=call.turn_id,
-                message=f"checkpoint after {call.tool} failed: {e}",
+                message=f"checkpoint after {call.tool} failed: {cp}",
             )
         )
         return None
