@@ -51,7 +51,7 @@ from retrace.agent.runtime import (
 from retrace.agent.session_index import FILE_NAME as SESSION_INDEX
 from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, journal_stamp
 from retrace.agent.settings import AgentSettings
-from retrace.agent.tool_call import emit_checkpoint, journal_tool_result
+from retrace.agent.tool_call import emit_checkpoint, tool_result_event
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
@@ -188,15 +188,14 @@ class AgentService:
         self._convs[sid] = conv
         pending = conv.pending_intents()
         for record in pending:
-            await journal_tool_result(
-                rt,
-                conv,
+            ended = tool_result_event(
                 call_id=record.id,
                 tool=record.tool,
                 turn_id=record.turn_id,
                 status="interrupted",
                 output=INTERRUPTED,
             )
+            await journal(rt, conv, ended)
         if pending:
             cp = await self.gate.call(self.engine.record_external, session_id=sid, conversation=conv.head)
             if cp is not None:

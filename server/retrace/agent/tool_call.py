@@ -102,33 +102,6 @@ def tool_result_event(
     )
 
 
-async def journal_tool_result(
-    rt: Runtime,
-    conv: Conversation,
-    *,
-    call_id: str,
-    tool: str,
-    turn_id: str | None,
-    status: ToolCallStatus,
-    output: str,
-    is_error: bool = True,
-    duration_ms: float = 0.0,
-    changed_paths: list[str] | None = None,
-) -> None:
-    """Journal (durably) how a tool call ended that gets no checkpoint of its own here."""
-    event = tool_result_event(
-        call_id=call_id,
-        tool=tool,
-        turn_id=turn_id,
-        status=status,
-        output=output,
-        is_error=is_error,
-        duration_ms=duration_ms,
-        changed_paths=changed_paths,
-    )
-    await journal(rt, conv, event)
-
-
 def result_of(
     call: ToolCall,
     status: ToolCallStatus,
@@ -138,6 +111,8 @@ def result_of(
     ms: float = 0.0,
     changed_paths: list[str] | None = None,
 ) -> ToolCallResultEvent:
+    """How ``call`` ended (journaled alone when it gets no checkpoint: denied, cancelled while
+    asking, an unknown tool; else with its checkpoint, :func:`checkpoint_tool`)."""
     return tool_result_event(
         call_id=call.id,
         tool=call.tool,
@@ -147,24 +122,6 @@ def result_of(
         is_error=is_error,
         duration_ms=ms,
         changed_paths=changed_paths,
-    )
-
-
-async def finish_tool_call(
-    rt: Runtime,
-    conv: Conversation,
-    call: ToolCall,
-    status: ToolCallStatus,
-    output: str,
-    *,
-    is_error: bool = True,
-    ms: float = 0.0,
-    changed_paths: list[str] | None = None,
-) -> None:
-    """Journal (durably) the result of a call that gets no checkpoint (denied, cancelled while
-    asking, or a tool the agent does not know)."""
-    await journal(
-        rt, conv, result_of(call, status, output, is_error=is_error, ms=ms, changed_paths=changed_paths)
     )
 
 
@@ -229,13 +186,13 @@ async def refusal(rt: Runtime, conv: Conversation, call: ToolCall) -> str | None
     try:
         decision = await rt.policy.decide(rt.host, sid, call.tool, call.input, request_id=call.id)
     except asyncio.CancelledError:  # cancelled while the user was being asked: nothing ran
-        await finish_tool_call(rt, conv, call, "cancelled", CANCELLED, changed_paths=[])
+        await journal(rt, conv, result_of(call, "cancelled", CANCELLED))
         await emit_finished(rt, call, "cancelled", CANCELLED, ms=0.0, paths=[])
         raise
     if decision != "deny":
         return None
     output = f"permission denied: the user did not allow this {call.tool} call; nothing was changed"
-    await finish_tool_call(rt, conv, call, "denied", output, changed_paths=[])
+    await journal(rt, conv, result_of(call, "denied", output))
     await emit_finished(rt, call, "denied", output, ms=0.0, paths=[])
     return output
 
