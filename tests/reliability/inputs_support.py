@@ -46,9 +46,12 @@ def schema_validator(ref: str) -> jsonschema.protocols.Validator:
 
 def store_digest(store: Path) -> str:
     """Content hash of every file under ``store`` (lock files included: a rejected call must not
-    even touch them)."""
+    even touch them), except ``cache/``: derived indexes (rebuilt from the journals when in
+    doubt) that the server rewrites on its own schedule, from a background thread, whatever
+    the client sends (hashing them raced that writer's temporary files)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in store.rglob("*") if p.is_file()):
+    files = (p for p in store.rglob("*") if p.is_file() and p.relative_to(store).parts[0] != "cache")
+    for path in sorted(files):
         digest.update(path.relative_to(store).as_posix().encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
