@@ -229,15 +229,13 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
     }
 
-    /** "Load older…": the page of the given story, else of the selected "Load older…" row (as it
-     * is in the tree now: a row re-rendered since the click names the current cursor). */
+    /** "Load older…": the page of the given story, else of the selected "Load older…" row (the
+     * view names the row as it is in the tree now: a re-rendered row carries the current cursor). */
     private async showEarlier(sessionId: string | undefined, before: string | null | undefined): Promise<void> {
         if (sessionId !== undefined) {
             return this.loadPage(sessionId, before ?? null);
         }
-        const clicked = await selectedRow(this.view, (n): n is MoreNode => n.kind === 'more');
-        const current = clicked === undefined ? undefined : this.nodes.get(clicked.id);
-        const more = current?.kind === 'more' ? current : clicked;
+        const more = await selectedRow(this.view, (n): n is MoreNode => n.kind === 'more');
         if (more === undefined) {
             log.debug('"Load older…" without a selected row: nothing to load');
             return;

@@ -257,9 +257,8 @@ class Capturer:
         no folder's kind, so they do not cost a walk unless someone else touched it too."""
         self._own_log = None
         w = self.watcher
-        if w is None or not w.healthy or self.full_next:
+        if w is None or not self._vouches():
             return
-        self._pending.update(w.drain())
         self._own_before = set(self._pending.files)
         self._own_log = {}
         w.quiet_markers = frozenset(p for p in replacing if p.rpartition("/")[2] in RULE_MARKERS)
@@ -311,6 +310,11 @@ class Capturer:
         """Whether the ignore rules cached now are those on disk: a healthy watcher (drained
         now) has seen no ``.gitignore`` or rule marker change since they were read (any such
         change makes it forget them and go unhealthy until the next walk)."""
+        return self._vouches()
+
+    def _vouches(self) -> bool:
+        """Drain a healthy watcher into the pending set; whether it still vouches for
+        everything it did not report (healthy, and no full walk owed)."""
         w = self.watcher
         if w is None or not w.healthy or self.full_next:
             return False
@@ -321,11 +325,7 @@ class Capturer:
         """With a healthy watcher (drained now): a test of whether a path is certainly as the
         head records it (nothing touched it since the last commit: the premise of
         :meth:`detect`'s fast path). ``None`` when the watcher cannot tell."""
-        w = self.watcher
-        if w is None or not w.healthy or self.full_next:
-            return None
-        self._pending.update(w.drain())
-        if not w.healthy:
+        if not self._vouches():
             return None
         files, dirs = self._pending.files, self._pending.dirs
 

@@ -96,33 +96,32 @@ def _fast_checkpoint(raw: bytes) -> _Parsed | None:
     the reasons for a bad one."""
     try:
         line = _CheckpointLine.model_validate_json(raw)
-        delta = delta_from_json(line.delta) if line.delta is not None else None
+        return _checked(line.checkpoint, line.delta, line.snapshot, line.parent_delta)
     except (ValueError, KeyError, TypeError):  # ValidationError is a ValueError
         return None
-    snap = line.snapshot
-    if (snap is not None and not _BLOB_ID.fullmatch(snap)) or (delta is None and snap is None):
-        return None
-    cp = line.checkpoint
-    if cp.damage is not None:
-        cp = cp.model_copy(update={"damage": None})
-    return _Parsed(cp, delta, snap, line.parent_delta)
 
 
 def _parse_checkpoint(ev: dict[str, Any]) -> _Parsed:
     """A checkpoint event's content; ``ValueError`` (or ``KeyError``/``TypeError``) if malformed."""
-    cp = Checkpoint.model_validate(ev["checkpoint"])
-    if cp.damage is not None:
-        cp = cp.model_copy(update={"damage": None})
     raw_delta = ev.get("delta")
     if raw_delta is not None and not isinstance(raw_delta, dict):
         raise ValueError("delta is not an object")
-    delta = delta_from_json(raw_delta) if isinstance(raw_delta, dict) else None
-    snap = ev.get("snapshot")
+    return _checked(
+        Checkpoint.model_validate(ev["checkpoint"]), raw_delta, ev.get("snapshot"), ev.get("parentDelta")
+    )
+
+
+def _checked(cp: Checkpoint, raw_delta: dict[str, Any] | None, snap: object, parent_delta: Any) -> _Parsed:
+    """The rules of a checkpoint line, whichever way it was parsed: a delta and/or a snapshot
+    blob id; a damage mark is never read from a line (replay decides it)."""
+    if cp.damage is not None:
+        cp = cp.model_copy(update={"damage": None})
+    delta = delta_from_json(raw_delta) if raw_delta is not None else None
     if snap is not None and not (isinstance(snap, str) and _BLOB_ID.fullmatch(snap)):
         raise ValueError("snapshot is not a blob id")
     if delta is None and snap is None:
         raise ValueError("neither delta nor snapshot")
-    return _Parsed(cp, delta, snap, ev.get("parentDelta"))
+    return _Parsed(cp, delta, snap, parent_delta)
 
 
 def _parent_copy(raw: object) -> ParentCopy | None:
