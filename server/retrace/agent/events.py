@@ -57,6 +57,20 @@ class CheckpointCreated(EventBase):
     checkpoint: Checkpoint
 
 
+class TaskProgress(EventBase):
+    """A subagent of this session (the ``task`` call ``tool_call_id``) moved: it started, made
+    a checkpoint in its own timeline, or ended (``status``)."""
+
+    kind: Literal["taskProgress"] = "taskProgress"
+    task_id: str
+    tool_call_id: str
+    description: str
+    status: Literal["running", "merged", "conflicts", "failed", "cancelled"]
+    tool_calls: int = 0
+    """Tool calls the subagent has made so far."""
+    last_tool: str | None = None
+
+
 class PermissionRequested(EventBase):
     kind: Literal["permissionRequest"] = "permissionRequest"
     request_id: str
@@ -103,7 +117,8 @@ AgentEvent = Annotated[
     | Usage
     | AgentError
     | TurnFinished
-    | ConversationChanged,
+    | ConversationChanged
+    | TaskProgress,
     Field(discriminator="kind"),
 ]
 

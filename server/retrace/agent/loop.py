@@ -21,8 +21,11 @@ from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation,
 from retrace.agent.events import AgentError, TextDelta, Usage
 from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal
 from retrace.agent.settings import cost_usd
-from retrace.agent.tool_call import CheckpointFailedError, run_tool
+from retrace.agent.subagents.runner import Subagents
+from retrace.agent.tool_call import CheckpointFailedError, ToolCall, begin_tool, end_unrun, finish_tool
 from retrace.agent.tools import tool_schemas
+from retrace.agent.tools.task import NAME as TASK_TOOL
+from retrace.agent.tools.task import valid_task_input
 from retrace.agent.validation import InvalidRequestError, validate_request
 from retrace.engine.store.events import UsageEvent
 
@@ -136,7 +139,7 @@ def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
         "model": rt.settings.model,
         "max_tokens": rt.settings.max_tokens,
         "system": SYSTEM_PROMPT.format(workspace=rt.engine.workspace),
-        "tools": tool_schemas(),
+        "tools": tool_schemas(rt.tools),
         "messages": conv.api_messages(),
     }
     validate_request(body)
@@ -266,29 +269,64 @@ async def keep_reply(
     return assistant_id, uses
 
 
+def _task_group(uses: list[dict[str, Any]], start: int) -> list[dict[str, Any]]:
+    """The ``task`` calls from ``start`` on that come one after another (they run together)."""
+    group = []
+    for use in uses[start:]:
+        if use.get("name") != TASK_TOOL:
+            break
+        group.append(use)
+    return group
+
+
 async def run_tools(
     rt: Runtime, conv: Conversation, turn_id: str, assistant_id: str, uses: list[dict[str, Any]]
 ) -> StopReason | None:
-    """Run the reply's tool calls in order and answer them; a stop reason if the turn must end."""
-    results = []
+    """Run the reply's tool calls in order and answer them; a stop reason if the turn must end.
+
+    ``task`` calls that come one after another are begun together (journaled, allowed, their
+    children started) and then finished in order, so the children work in parallel while each
+    call still ends with its own checkpoint in call order (:mod:`retrace.agent.subagents`)."""
+    results: list[dict[str, Any]] = []
     cursor = f"{assistant_id}#"
-    for use in uses:
-        missing = workspace_missing(rt)
-        if missing is not None:
-            # Pause, never pretend: a capture now would record every file as deleted and a
-            # tool would recreate an empty workspace folder.
-            await close_open_batch(rt, conv, turn_id, f"not run: {missing}")
-            await rt.host.emit(AgentError(session_id=conv.session_id, turn_id=turn_id, message=missing))
-            return "error"
-        try:
-            results.append(
-                await run_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
-            )
-        except CheckpointFailedError as e:
-            # Pause, never pretend: the remaining calls are answered (the model learns why).
-            await close_open_batch(rt, conv, turn_id, f"not run: {e}")
-            return "error"
-        cursor = f"{assistant_id}#{use['id']}"
+    subagents = Subagents(rt, conv, turn_id, run_turn)
+    tasks = subagents if rt.may_delegate else None
+    index = 0
+    try:
+        while index < len(uses):
+            missing = workspace_missing(rt)
+            if missing is not None:
+                # Pause, never pretend: a capture now would record every file as deleted and a
+                # tool would recreate an empty workspace folder.
+                await close_open_batch(rt, conv, turn_id, f"not run: {missing}")
+                await rt.host.emit(AgentError(session_id=conv.session_id, turn_id=turn_id, message=missing))
+                return "error"
+            group = _task_group(uses, index) if tasks is not None else []
+            group = group or [uses[index]]
+            begun = [
+                await begin_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
+                for use in group
+            ]
+            for call in begun:
+                args = valid_task_input(call.input) if isinstance(call, ToolCall) and tasks else None
+                if isinstance(call, ToolCall) and args is not None:
+                    await subagents.start(call.id, args)
+            for number, call in enumerate(begun):
+                try:
+                    results.append(
+                        await finish_tool(rt, conv, call, tasks) if isinstance(call, ToolCall) else call
+                    )
+                except CheckpointFailedError as e:
+                    # Pause, never pretend: the remaining calls are answered (the model learns why).
+                    await end_unrun(
+                        rt, conv, [c for c in begun[number + 1 :] if isinstance(c, ToolCall)], str(e)
+                    )
+                    await close_open_batch(rt, conv, turn_id, f"not run: {e}")
+                    return "error"
+                cursor = f"{assistant_id}#{group[number]['id']}"
+            index += len(group)
+    finally:
+        await subagents.close()
     await append_message(rt, conv, "user", results, turn_id=turn_id, kind="toolResults")
     return None
 

@@ -1,10 +1,12 @@
 """The permission policy that runs before a tool executes.
 
-Reads are always allowed. Writes (``write_file``, ``edit_file``) and commands (``run_command``)
-follow their setting: ``auto`` allows, ``deny`` refuses, ``ask`` asks the host (the user); an
-``allowAlways`` answer allows that tool for the rest of the session (kept in memory only: a
-restart asks again, which is the safe direction). Every question carries the complete text of
-what would run (:mod:`retrace.agent.review`), so the user approves exactly what they can see.
+Reads are always allowed, and so is starting a subagent (``task``): each of its child's tool
+calls is decided under this same policy, so a child can never do more than its parent. Writes
+(``write_file``, ``edit_file``) and commands (``run_command``) follow their setting: ``auto``
+allows, ``deny`` refuses, ``ask`` asks the host (the user); an ``allowAlways`` answer allows that
+tool for the rest of the session (kept in memory only: a restart asks again, which is the safe
+direction). Every question carries the complete text of what would run
+(:mod:`retrace.agent.review`), so the user approves exactly what they can see.
 """
 
 from __future__ import annotations
@@ -36,9 +38,16 @@ class PermissionPolicy:
 
     def setting_for(self, tool: str) -> PermissionSetting:
         spec = TOOLS.get(tool)
-        if spec is None or spec.category == "read":
+        if spec is None or spec.category in ("read", "agent"):
             return "auto"
         return self.settings.write if spec.category == "write" else self.settings.command
+
+    def for_child(self, parent_session: str, child_session: str) -> PermissionPolicy:
+        """A subagent's policy: the same settings and the parent session's ``allowAlways``
+        answers, never more (answers given inside the child stay the child's)."""
+        child = PermissionPolicy(self.settings)
+        child._always[child_session] = set(self._always.get(parent_session, set()))
+        return child
 
     def remembered(self, session_id: str, tool: str) -> bool:
         """Whether the user answered ``allowAlways`` for this tool in this session."""

@@ -56,6 +56,8 @@ class Runtime:
     client_of: Callable[[], AsyncAnthropic]
     """Gives the Messages API client; asked on first use (a runtime that only writes journal
     lines, as a crash resume does, makes none), then kept for this runtime's turn."""
+    tools: frozenset[str] | None = None
+    """The tools this agent may use (``None``: all); a subagent's set never holds ``task``."""
     _client: AsyncAnthropic | None = field(default=None, init=False, repr=False)
 
     @property
@@ -63,6 +65,11 @@ class Runtime:
         if self._client is None:
             self._client = self.client_of()
         return self._client
+
+    @property
+    def may_delegate(self) -> bool:
+        """Whether this agent may start subagents (a subagent may not)."""
+        return self.tools is None or "task" in self.tools
 
     @property
     def engine(self) -> Engine:

@@ -37,6 +37,8 @@ class AgentSettings(CamelModel):
     """Retries of a rate-limited / overloaded / failed model call (exponential backoff)."""
     retry_base_delay_s: float = Field(default=1.0, ge=0)
     """First backoff delay; doubled on every retry."""
+    max_parallel_tasks: int = Field(default=3, ge=1, le=16)
+    """Subagents (``task`` calls of one reply) that work at the same time; the rest wait."""
 
 
 def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float:

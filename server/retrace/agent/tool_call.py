@@ -34,6 +34,7 @@ from retrace.agent.events import (
 )
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute
+from retrace.agent.tools.base import TaskRunner
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent, event_json
@@ -197,7 +198,9 @@ async def refusal(rt: Runtime, conv: Conversation, call: ToolCall) -> str | None
     return output
 
 
-async def execute_tool(rt: Runtime, conv: Conversation, call: ToolCall) -> tuple[ToolResult, float]:
+async def execute_tool(
+    rt: Runtime, conv: Conversation, call: ToolCall, tasks: TaskRunner | None = None
+) -> tuple[ToolResult, float]:
     """Run the tool; returns its result and duration (ms). A cancel mid-run still ends the call
     with a result and a checkpoint (the tool may have changed files before it stopped)."""
     ctx = ToolContext(
@@ -206,10 +209,15 @@ async def execute_tool(rt: Runtime, conv: Conversation, call: ToolCall) -> tuple
         dirty_paths=frozenset(rt.host.dirty_paths()),
         command_timeout_s=rt.settings.command_timeout_s,
         output_cap_bytes=rt.settings.output_cap_bytes,
+        call_id=call.id,
+        tasks=tasks,
     )
     started = time.perf_counter()
     try:
-        result = await execute(call.tool, call.input, ctx)
+        if rt.tools is not None and call.tool not in rt.tools:
+            result = ToolResult(f"tool {call.tool!r} is not available to this agent", is_error=True)
+        else:
+            result = await execute(call.tool, call.input, ctx)
     except asyncio.CancelledError:
         ms = (time.perf_counter() - started) * 1000
         ended = result_of(call, "cancelled", CANCELLED, ms=ms)
@@ -219,11 +227,19 @@ async def execute_tool(rt: Runtime, conv: Conversation, call: ToolCall) -> tuple
     return result, (time.perf_counter() - started) * 1000
 
 
-async def run_tool(
+async def end_unrun(rt: Runtime, conv: Conversation, calls: list[ToolCall], why: str) -> None:
+    """Journal that begun calls were not run after all (a checkpoint before them failed)."""
+    for call in calls:
+        await journal(rt, conv, result_of(call, "cancelled", f"not run: {why}"))
+        await emit_finished(rt, call, "cancelled", f"not run: {why}", ms=0.0, paths=[])
+
+
+async def begin_tool(
     rt: Runtime, conv: Conversation, use: dict[str, Any], *, turn_id: str, assistant_id: str, cursor: str
-) -> dict[str, Any]:
-    """Run one tool call end to end; returns its ``tool_result`` block. ``cursor``: the
-    conversation position before this call (stamped on an external checkpoint)."""
+) -> ToolCall | dict[str, Any]:
+    """Announce, journal and decide one tool call: the call to run, or (denied) its
+    ``tool_result`` block. ``cursor``: the conversation position before this call (stamped on
+    an external checkpoint)."""
     call = ToolCall(
         conv.session_id, turn_id, assistant_id, use["id"], use["name"], dict(use.get("input") or {})
     )
@@ -231,7 +247,24 @@ async def run_tool(
     denied = await refusal(rt, conv, call)
     if denied is not None:
         return tool_result_block(call.id, denied, is_error=True)
-    result, ms = await execute_tool(rt, conv, call)
+    return call
+
+
+async def run_tool(
+    rt: Runtime, conv: Conversation, use: dict[str, Any], *, turn_id: str, assistant_id: str, cursor: str
+) -> dict[str, Any]:
+    """Run one tool call end to end; returns its ``tool_result`` block."""
+    begun = await begin_tool(rt, conv, use, turn_id=turn_id, assistant_id=assistant_id, cursor=cursor)
+    if isinstance(begun, dict):
+        return begun
+    return await finish_tool(rt, conv, begun)
+
+
+async def finish_tool(
+    rt: Runtime, conv: Conversation, call: ToolCall, tasks: TaskRunner | None = None
+) -> dict[str, Any]:
+    """Run a call :func:`begin_tool` allowed, record its checkpoint; its ``tool_result`` block."""
+    result, ms = await execute_tool(rt, conv, call, tasks)
     status: ToolCallStatus = "error" if result.is_error else "ok"
     ended = result_of(
         call, status, result.output, is_error=result.is_error, ms=ms, changed_paths=result.changed_paths
@@ -279,6 +312,7 @@ async def checkpoint_tool(
                 tool_call_id=call.id,
                 editor_state=editor_state,
                 conversation=f"{call.assistant_id}#{call.id}",
+                meta=result.meta,
             )
         except RetraceError as e:
             return e

@@ -70,6 +70,11 @@ class ScriptedResponse(CamelModel):
     """Stop with ``stop_reason: refusal`` after the text."""
     chunk_delay_ms: float = 0.0
     """Pause between streamed events (lets a test cancel mid-stream)."""
+    lane: str | None = None
+    """Answer only conversations whose FIRST user message contains this text (a subagent's
+    brief names its task); each lane keeps its own place in the script, so subagents running
+    in parallel each get their own responses in order, however their requests interleave.
+    Responses without a lane answer every other conversation."""
 
     def effective_stop_reason(self) -> StopReason:
         if self.refusal:

@@ -51,29 +51,37 @@ def _tool_result_text(block: dict[str, Any]) -> str:
 
 
 class _Script:
-    """The scenario cursor; shared by the server threads, so guarded by one lock."""
+    """The scenario cursors (one per lane, see ``ScriptedResponse.lane``); shared by the server
+    threads, so guarded by one lock."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        self.cursor = 0
+        self.cursors: dict[str | None, int] = {}
         self.failures: dict[int, int] = {}  # response index -> HTTP errors already served
         self.lock = threading.Lock()
+
+    def _lane(self, body: dict[str, Any]) -> str | None:
+        messages = [m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"]
+        first = _message_text(messages[0]) if messages else ""
+        lanes = {r.lane for r in self.scenario.responses if r.lane is not None}
+        return next((lane for lane in sorted(lanes, key=len, reverse=True) if lane in first), None)
 
     def next(self, body: dict[str, Any]) -> tuple[ScriptedResponse, int | None]:
         """The response for this request and, if it must fail with an HTTP status, that status."""
         with self.lock:
+            lane = self._lane(body)
             responses = self.scenario.responses
-            for index in range(self.cursor, len(responses)):
+            for index in range(self.cursors.get(lane, 0), len(responses)):
                 response = responses[index]
-                if not _matches(response, body):
+                if response.lane != lane or not _matches(response, body):
                     continue
                 if response.status is not None and self.failures.get(index, 0) < response.times:
                     self.failures[index] = self.failures.get(index, 0) + 1
-                    self.cursor = index  # the retry must land on the same response
+                    self.cursors[lane] = index  # the retry must land on the same response
                     return response, response.status
-                self.cursor = index + 1
+                self.cursors[lane] = index + 1
                 return response, None
-            self.cursor = len(responses)
+            self.cursors[lane] = len(responses)
             return ScriptedResponse(text=FINISHED_TEXT), None
 
 

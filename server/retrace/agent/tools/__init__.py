@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from retrace.agent.tools import edit_file, list_files, read_file, run_command, search_text, write_file
+from retrace.agent.tools import edit_file, list_files, read_file, run_command, search_text, task, write_file
 from retrace.agent.tools.base import ToolCategory, ToolContext, ToolError, ToolResult, ToolSpec, safe_text
 
 TOOLS: dict[str, ToolSpec] = {
@@ -18,12 +18,14 @@ TOOLS: dict[str, ToolSpec] = {
         write_file.SPEC,
         edit_file.SPEC,
         run_command.SPEC,
+        task.SPEC,
     )
 }
 
 
-def tool_schemas() -> list[dict[str, Any]]:
-    return [spec.schema() for spec in TOOLS.values()]
+def tool_schemas(allowed: frozenset[str] | None = None) -> list[dict[str, Any]]:
+    """The ``tools`` list; ``allowed``: only these tools (a subagent's restricted set)."""
+    return [spec.schema() for spec in TOOLS.values() if allowed is None or spec.name in allowed]
 
 
 __all__ = [

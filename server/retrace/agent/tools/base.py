@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from retrace.engine.config import EngineConfig
 
-ToolCategory = Literal["read", "write", "command"]
+ToolCategory = Literal["read", "write", "command", "agent"]
+"""``agent``: the ``task`` tool; it runs no action itself (its child's tools are each asked for
+under the same policy), so the policy lets it start."""
 
 
 class ToolInput(BaseModel):
@@ -31,6 +33,15 @@ class ToolError(Exception):
     """A one-line failure to report to the model as an error result."""
 
 
+class TaskRunner(Protocol):
+    """Runs the ``task`` tool's child agent (supplied by the agent loop; tools cannot reach it)."""
+
+    async def run(self, call_id: str, args: Any) -> ToolResult:
+        """Run (or wait for, when started ahead) the child of tool call ``call_id``, merge its
+        net change into the workspace, and report it as the call's result."""
+        ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     workspace: Path
@@ -39,6 +50,10 @@ class ToolContext:
     """Workspace-relative paths with unsaved editor changes: writes refuse them."""
     command_timeout_s: float = 120.0
     output_cap_bytes: int = 30_000
+    call_id: str = ""
+    """The tool call being run (the ``task`` tool keys its child by it)."""
+    tasks: TaskRunner | None = None
+    """Where ``task`` runs its child; ``None`` for an agent that may not start subagents."""
 
 
 @dataclass
@@ -46,6 +61,8 @@ class ToolResult:
     output: str
     is_error: bool = False
     changed_paths: list[str] | None = field(default_factory=list)
+    meta: dict[str, Any] | None = None
+    """Stamped on the call's checkpoint (``meta``), e.g. the ``task`` tool's child."""
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,27 @@ class RestoreStatsEvent(_Event):
     target_id: str | None = None
 
 
+class TaskEvent(_Event):
+    """A subagent (the ``task`` tool) started or ended: the topology of a parent session's
+    children, rebuilt from its journal. ``store`` is the child's own store, relative to the
+    parent store (its workspace copy lives beside it); ``base`` the parent checkpoint the child
+    started from. A ``running`` event with no later one for the same ``task_id`` is a child a
+    crash interrupted."""
+
+    type: Literal["task"] = "task"
+    task_id: str
+    call_id: str
+    status: Literal["running", "merged", "conflicts", "failed", "cancelled", "interrupted", "discarded"]
+    description: str = ""
+    store: str = ""
+    child_session_id: str = ""
+    base: str | None = None
+    turn_id: str | None = None
+    merged: list[str] = Field(default_factory=list)
+    conflicts: list[dict[str, Any]] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+
+
 JournalEvent = Annotated[
     CheckpointEvent
     | CheckpointLostEvent
@@ -174,7 +195,8 @@ JournalEvent = Annotated[
     | ConversationHeadEvent
     | RestoreIntentEvent
     | RestoreDoneEvent
-    | RestoreStatsEvent,
+    | RestoreStatsEvent
+    | TaskEvent,
     Field(discriminator="type"),
 ]
 
@@ -193,6 +215,7 @@ KNOWN_TYPES = frozenset(
         RestoreIntentEvent,
         RestoreDoneEvent,
         RestoreStatsEvent,
+        TaskEvent,
     )
 )
 
