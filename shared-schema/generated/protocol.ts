@@ -15,7 +15,8 @@ export type AgentEventPayload =
   | Usage
   | AgentError
   | TurnFinished
-  | ConversationChanged;
+  | ConversationChanged
+  | TaskProgress;
 /**
  * What a restore did (or, with ``dryRun``, would do), tagged on ``kind``.
  */
@@ -206,6 +207,24 @@ export interface ConversationChanged {
   head: string | null;
   kind: 'conversationChanged';
   sessionId: string;
+  turnId: string | null;
+}
+/**
+ * A subagent of this session (the ``task`` call ``tool_call_id``) moved: it started, made
+ * a checkpoint in its own timeline, or ended (``status``).
+ */
+export interface TaskProgress {
+  description: string;
+  kind: 'taskProgress';
+  lastTool: string | null;
+  sessionId: string;
+  status: 'running' | 'merged' | 'conflicts' | 'failed' | 'cancelled';
+  taskId: string;
+  toolCallId: string;
+  /**
+   * Tool calls the subagent has made so far.
+   */
+  toolCalls: number;
   turnId: string | null;
 }
 export interface CancelParams {
@@ -1119,6 +1138,61 @@ export interface SummarizeParams {
    */
   id: string;
 }
+export interface TaskApplyResult {
+  /**
+   * The parent checkpoint that records the applied change (``None``: nothing was written).
+   */
+  checkpoint: Checkpoint | null;
+  conflicts: TaskConflict[];
+  written: string[];
+}
+export interface TaskConflict {
+  path: string;
+  reason: string;
+}
+export interface TaskDiscardResult {
+  discarded: boolean;
+}
+export interface TaskParams {
+  sessionId: string;
+  taskId: string;
+}
+export interface TaskTimelineResult {
+  /**
+   * The child's own checkpoints, oldest first (its baseline is the copy it started from).
+   */
+  checkpoints: Checkpoint[];
+}
+/**
+ * One child of a session: its ``task`` call, state, what it merged and its metrics.
+ */
+export interface TaskView {
+  /**
+   * The parent checkpoint the child started from.
+   */
+  base: string | null;
+  childSessionId: string;
+  conflicts: TaskConflict[];
+  description: string;
+  merged: string[];
+  /**
+   * ``toolCalls``, ``checkpoints``, ``durationMs``, ``conflicts``, ``parallel`` (children of its
+   * reply working at once), ``serverPeakRssMiB`` (children run inside the server process).
+   */
+  metrics: {
+    [k: string]: unknown | undefined;
+  };
+  status: 'running' | 'merged' | 'conflicts' | 'failed' | 'cancelled' | 'interrupted' | 'discarded';
+  taskId: string;
+  toolCallId: string;
+  turnId: string | null;
+}
+export interface TasksListParams {
+  sessionId: string;
+}
+export interface TasksListResult {
+  tasks: TaskView[];
+}
 /**
  * The head moved or a checkpoint was committed: clients refresh their timeline.
  */
@@ -1266,6 +1340,10 @@ export const METHODS = {
   timelineGet: 'retrace/timeline/get',
   timelineTree: 'retrace/timeline/tree',
   fileHistory: 'retrace/file/history',
+  tasksList: 'retrace/tasks/list',
+  taskTimeline: 'retrace/tasks/timeline',
+  taskApply: 'retrace/tasks/apply',
+  taskDiscard: 'retrace/tasks/discard',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
   checkpointFileContent: 'retrace/checkpoint/fileContent',
@@ -1296,6 +1374,10 @@ export const METHOD_DIRECTIONS = {
   'retrace/timeline/get': 'clientRequest',
   'retrace/timeline/tree': 'clientRequest',
   'retrace/file/history': 'clientRequest',
+  'retrace/tasks/list': 'clientRequest',
+  'retrace/tasks/timeline': 'clientRequest',
+  'retrace/tasks/apply': 'clientRequest',
+  'retrace/tasks/discard': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
   'retrace/checkpoint/fileContent': 'clientRequest',
@@ -1322,6 +1404,10 @@ export interface RequestParams {
   'retrace/timeline/get': TimelineGetParams;
   'retrace/timeline/tree': TimelineTreeParams;
   'retrace/file/history': FileHistoryParams;
+  'retrace/tasks/list': TasksListParams;
+  'retrace/tasks/timeline': TaskParams;
+  'retrace/tasks/apply': TaskParams;
+  'retrace/tasks/discard': TaskParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
   'retrace/checkpoint/diff': DiffParams;
@@ -1344,6 +1430,10 @@ export interface RequestResult {
   'retrace/timeline/get': TimelineGetResult;
   'retrace/timeline/tree': TimelineTreeResult;
   'retrace/file/history': FileHistoryResult;
+  'retrace/tasks/list': TasksListResult;
+  'retrace/tasks/timeline': TaskTimelineResult;
+  'retrace/tasks/apply': TaskApplyResult;
+  'retrace/tasks/discard': TaskDiscardResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;
   'retrace/checkpoint/diff': DiffResult;

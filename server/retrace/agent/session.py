@@ -51,6 +51,8 @@ from retrace.agent.runtime import (
 from retrace.agent.session_index import FILE_NAME as SESSION_INDEX
 from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, journal_stamp
 from retrace.agent.settings import AgentSettings
+from retrace.agent.subagents.service import TaskService
+from retrace.agent.subagents.topology import cut_off, fold
 from retrace.agent.tool_call import emit_checkpoint, tool_result_event
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
@@ -96,6 +98,8 @@ class AgentService:
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._index: SessionIndex | None = None
+        self.tasks = TaskService(self._runtime, self._conversation, self._require_idle)
+        """The sessions' subagents (list, timeline, apply, discard)."""
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
@@ -200,6 +204,8 @@ class AgentService:
             cp = await self.gate.call(self.engine.record_external, session_id=sid, conversation=conv.head)
             if cp is not None:
                 await emit_checkpoint(rt, sid, None, cp)
+        for task in cut_off(fold(events)):  # children the crash cut off: their timelines stay
+            await journal(rt, conv, task.model_copy(update={"status": "interrupted"}))
         await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)
         await withdraw_unanswered(rt, conv, "interrupted")
         return bool(pending)

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
 from retrace.protocol import models as m
+from retrace.protocol import tasks as t
 from retrace.protocol.file_history import FileHistoryParams, FileHistoryResult
 
 Direction = Literal["clientRequest", "clientNotification", "serverRequest", "serverNotification"]
@@ -113,6 +114,39 @@ METHODS: tuple[MethodSpec, ...] = (
         FileHistoryResult,
         "The checkpoints that changed one file, newest first, paged (cursor + limit), across "
         "sessions or in one.",
+    ),
+    MethodSpec(
+        "tasksList",
+        "retrace/tasks/list",
+        "clientRequest",
+        t.TasksListParams,
+        t.TasksListResult,
+        "A session's subagents (task calls): state, merged paths, conflicts and metrics.",
+    ),
+    MethodSpec(
+        "taskTimeline",
+        "retrace/tasks/timeline",
+        "clientRequest",
+        t.TaskParams,
+        t.TaskTimelineResult,
+        "One subagent's own checkpoints (its timeline in its own store), oldest first.",
+    ),
+    MethodSpec(
+        "taskApply",
+        "retrace/tasks/apply",
+        "clientRequest",
+        t.TaskParams,
+        t.TaskApplyResult,
+        "Merge a subagent's net change into the workspace again (three-way; conflicts reported) "
+        "as one checkpoint of the parent session.",
+    ),
+    MethodSpec(
+        "taskDiscard",
+        "retrace/tasks/discard",
+        "clientRequest",
+        t.TaskParams,
+        t.TaskDiscardResult,
+        "Delete a finished subagent's workspace copy and timeline.",
     ),
     MethodSpec(
         "timelineDidChange",

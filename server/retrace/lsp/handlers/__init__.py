@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrace.lsp.handlers import agent, checkpoint, conversation, editor, file_history, stats
+from retrace.lsp.handlers import agent, checkpoint, conversation, editor, file_history, stats, tasks
 from retrace.lsp.handlers.lifecycle import register_lifecycle
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ CLIENT_METHOD_HANDLERS: dict[str, Handler] = {
     **editor.HANDLERS,
     **file_history.HANDLERS,
     **stats.HANDLERS,
+    **tasks.HANDLERS,
 }
 
 __all__ = ["CLIENT_METHOD_HANDLERS", "register_lifecycle"]

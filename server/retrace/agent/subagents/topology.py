@@ -1,0 +1,37 @@
+"""Pure: a parent session's children as its journal tells them.
+
+Every child writes a ``task`` event when it starts (``running``) and one when it ends; the last
+event of a ``task_id`` is its state. A child still ``running`` in a journal nobody is writing
+was cut off by a crash: crash resume journals it ``interrupted`` (its parent's ``task`` call is
+interrupted too, never re-run), and its own timeline stays for the user to apply or discard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from retrace.engine.store.events import TaskEvent, parse_event
+
+
+def fold(events: Iterable[dict[str, Any]]) -> dict[str, TaskEvent]:
+    """Each child's latest ``task`` event by task id, in the order the children started."""
+    tasks: dict[str, TaskEvent] = {}
+    for raw in events:
+        if raw.get("type") != "task":
+            continue
+        try:
+            event = parse_event(raw)
+        except ValueError:  # a damaged line: that child's state is its previous event's
+            continue
+        if isinstance(event, TaskEvent):
+            previous = tasks.get(event.task_id)
+            if previous is not None and event.status == "running":
+                continue  # a start never follows an end
+            tasks[event.task_id] = event
+    return tasks
+
+
+def cut_off(tasks: dict[str, TaskEvent]) -> list[TaskEvent]:
+    """The children a crash left ``running``."""
+    return [t for t in tasks.values() if t.status == "running"]

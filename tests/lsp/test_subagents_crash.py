@@ -1,0 +1,66 @@
+"""kill -9 the real server while a subagent runs, restart it on the same store: the parent's
+``task`` call is interrupted (never re-run), the child is ``interrupted`` with its own timeline
+intact, nothing of it reached the workspace, and the user can apply its work or discard it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_kill_while_a_subagent_runs_then_apply_and_discard(workspace: Path, store: Path) -> None:
+    model = fake_model("subagents")
+    try:
+        env = model_env(model)
+        editor = await start_editor(workspace, store, env=env, settings=AUTO)
+        prompt = await editor.request("retrace/agent/prompt", {"text": "delegate"})
+        sid = prompt["sessionId"]
+        await editor.wait_for_event(lambda e: e["kind"] == "taskProgress" and e["toolCalls"] >= 1)
+        await asyncio.sleep(0.5)  # the child's long command has started
+        server = editor.client._server
+        assert server is not None
+        os.kill(server.pid, signal.SIGKILL)
+        await server.wait()
+        await editor.client.stop()
+        assert not (workspace / "made").exists()
+
+        resumed = await start_editor(workspace, store, env=env, settings=AUTO)
+        try:
+            listed = await resumed.request("retrace/tasks/list", {"sessionId": sid})
+            [task] = listed["tasks"]
+            assert task["status"] == "interrupted"
+            conv = await resumed.request("retrace/conversation/get", {"sessionId": sid})
+            assert task["toolCallId"] in conv["toolStatuses"], "the parent's task call was lost"
+            assert conv["toolStatuses"][task["toolCallId"]] == "interrupted"
+            assert len(model.requests) == 3, "a request after the restart: something ran again"
+
+            child = await resumed.request(
+                "retrace/tasks/timeline", {"sessionId": sid, "taskId": task["taskId"]}
+            )
+            tools = [c["tool"] for c in child["checkpoints"] if c["kind"] == "tool"]
+            assert tools[:1] == ["write_file"]
+
+            applied = await resumed.request("retrace/tasks/apply", {"sessionId": sid, "taskId": task["taskId"]})
+            assert applied["written"] == ["made/by-child.txt"]
+            assert applied["checkpoint"]["files"][0]["path"] == "made/by-child.txt"
+            assert (workspace / "made/by-child.txt").read_text() == "from the child\n"
+
+            await resumed.request("retrace/tasks/discard", {"sessionId": sid, "taskId": task["taskId"]})
+            listed = await resumed.request("retrace/tasks/list", {"sessionId": sid})
+            assert [t["status"] for t in listed["tasks"]] == ["discarded"]
+            gone = await resumed.request_error(
+                "retrace/tasks/timeline", {"sessionId": sid, "taskId": task["taskId"]}
+            )
+            assert "discarded" in gone.message
+            assert not any((store / "tasks").iterdir())
+        finally:
+            await stop_editor(resumed)
+    finally:
+        model.stop()
