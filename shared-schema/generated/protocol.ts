@@ -248,6 +248,18 @@ export interface CheckpointGetParams {
    * Checkpoint id or unique prefix.
    */
   id: string;
+  /**
+   * A subagent's own timeline (and workspace copy) instead of the workspace's.
+   */
+  task?: TaskRef | null;
+}
+/**
+ * A subagent, named by its parent session and its task id: given to a read or restore
+ * request, the request works on that child's own timeline and workspace copy instead.
+ */
+export interface TaskRef {
+  sessionId: string;
+  taskId: string;
 }
 /**
  * Why a planned file change would clobber work that is not the agent's.
@@ -349,6 +361,10 @@ export interface DiffParams {
    */
   paths?: string[] | null;
   /**
+   * A subagent's own timeline (and workspace copy) instead of the workspace's.
+   */
+  task?: TaskRef | null;
+  /**
    * Checkpoint id of the new side; the current workspace when absent.
    */
   to?: string | null;
@@ -435,6 +451,10 @@ export interface FileContentParams {
    * Workspace-relative path.
    */
   path: string;
+  /**
+   * A subagent's own timeline (and workspace copy) instead of the workspace's.
+   */
+  task?: TaskRef | null;
 }
 export interface FileContentResult {
   binary: boolean;
@@ -860,6 +880,11 @@ export interface RestoreParams {
    * ``skipped`` lists them); explicit ``resolutions`` still win.
    */
   skipConflicts?: boolean;
+  /**
+   * Restore inside a subagent's own timeline: its workspace copy, on disk (``code`` only; the
+   * subagent must not be running).
+   */
+  task?: TaskRef | null;
 }
 export interface RestoreResult {
   /**
@@ -1281,6 +1306,10 @@ export interface TimelineTreeParams {
    * Only this session's story; every session's when absent.
    */
   sessionId?: string | null;
+  /**
+   * A subagent's own timeline instead of the workspace's (its one session's story).
+   */
+  task?: TaskRef | null;
 }
 export interface TimelineTreeResult {
   head: string | null;

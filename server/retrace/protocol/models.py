@@ -30,6 +30,7 @@ from retrace.engine.models import (
     VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+from retrace.protocol.tasks import TaskRef
 from retrace.protocol.timeline import (
     SessionInfo,
     SessionStory,
@@ -318,6 +319,8 @@ class TimelineDidChange(CamelModel):
 class CheckpointGetParams(CamelModel):
     id: str
     """Checkpoint id or unique prefix."""
+    task: TaskRef | None = None
+    """A subagent's own timeline (and workspace copy) instead of the workspace's."""
 
 
 class CheckpointDetail(CamelModel):
@@ -333,6 +336,8 @@ class FileContentParams(CamelModel):
     """Checkpoint id or unique prefix; ``"current"`` = the workspace on disk now."""
     path: str
     """Workspace-relative path."""
+    task: TaskRef | None = None
+    """A subagent's own timeline (and workspace copy) instead of the workspace's."""
 
 
 class FileContentResult(CamelModel):
@@ -354,6 +359,8 @@ class DiffParams(CamelModel):
     paths: list[str] | None = None
     """Only these workspace-relative paths."""
     max_patch_bytes: int = Field(default=200_000, gt=0)
+    task: TaskRef | None = None
+    """A subagent's own timeline (and workspace copy) instead of the workspace's."""
 
 
 class DiffResult(CamelModel):
@@ -377,6 +384,9 @@ class RestoreParams(CamelModel):
     skip_conflicts: bool = False
     """Leave every conflicting file as it is and restore all the others (the outcome's
     ``skipped`` lists them); explicit ``resolutions`` still win."""
+    task: TaskRef | None = None
+    """Restore inside a subagent's own timeline: its workspace copy, on disk (``code`` only; the
+    subagent must not be running)."""
 
 
 class UndoLastRestoreParams(CamelModel):

@@ -15,6 +15,14 @@ from retrace.engine.models import Checkpoint
 TaskStatus = Literal["running", "merged", "conflicts", "failed", "cancelled", "interrupted", "discarded"]
 
 
+class TaskRef(CamelModel):
+    """A subagent, named by its parent session and its task id: given to a read or restore
+    request, the request works on that child's own timeline and workspace copy instead."""
+
+    session_id: str
+    task_id: str
+
+
 class TaskConflict(CamelModel):
     path: str
     reason: str

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
+from retrace.protocol.tasks import TaskRef
 
 
 class SessionInfo(CamelModel):
@@ -112,6 +113,8 @@ class TimelineTreeParams(CamelModel):
     session)."""
     filter: TimelineFilter | None = None
     """Only matching rows, paged the same way; stories without a match are left out."""
+    task: TaskRef | None = None
+    """A subagent's own timeline instead of the workspace's (its one session's story)."""
 
 
 class TimelineTreeResult(CamelModel):

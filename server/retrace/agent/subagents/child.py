@@ -5,7 +5,8 @@ client, a permission policy no wider than the parent's (:meth:`PermissionPolicy.
 and every tool but ``task`` (or the subset the parent named). Its permission questions go to
 the parent's host (the user sees them in the parent's session, marked as the subagent's); its
 other events are not the parent's conversation: the parent's host hears a :class:`TaskProgress`
-per child tool call (once it and its checkpoint are done) instead. Its engine is closed when it ends, whatever way it ends.
+per child tool call (once it and its checkpoint are done) instead. Its engine is closed when it
+ends, whatever way it ends.
 """
 
 from __future__ import annotations

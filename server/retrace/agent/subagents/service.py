@@ -17,6 +17,7 @@ import asyncio
 import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from retrace.agent.conversation import Conversation
 from retrace.agent.runtime import Runtime, journal
@@ -30,6 +31,8 @@ from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import TaskEvent
+
+T = TypeVar("T")
 
 
 class UnknownTaskError(RetraceError):
@@ -77,12 +80,31 @@ class TaskService:
 
     async def timeline(self, session_id: str, task_id: str) -> list[Checkpoint]:
         """The child's own checkpoints, oldest first."""
+        return await self.read(session_id, task_id, lambda child: child.timeline())
+
+    async def read(self, session_id: str, task_id: str, query: Callable[[Engine], T]) -> T:
+        """``query(engine)`` on the child's own store, opened read-only for it (in a thread)."""
         _, paths = await self._find(session_id, task_id)
         child = await self._open_child(paths)
         try:
-            return await asyncio.to_thread(child.timeline)
+            return await asyncio.to_thread(query, child)
         finally:
             child.close()
+
+    async def write(self, session_id: str, task_id: str, change: Callable[[Engine], T]) -> T:
+        """``change(engine)`` on the child's own store opened as its writer (a restore inside
+        the child's timeline); never while the child runs."""
+        task, paths = await self._find(session_id, task_id)
+        if task.status == "running":
+            raise RetraceError(f"subagent {task_id} is running; its workspace cannot be changed now")
+        if not paths.store.is_dir():
+            raise UnknownTaskError(f"the subagent's timeline at {paths.store} was discarded")
+
+        def run() -> T:
+            with Engine.open(paths.work, paths.store, config=EngineConfig(watcher=False)) as child:
+                return change(child)
+
+        return await asyncio.to_thread(run)
 
     async def apply(self, session_id: str, task_id: str) -> TaskApplied:
         self._require_idle(session_id)

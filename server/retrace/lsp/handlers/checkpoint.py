@@ -37,7 +37,7 @@ async def timeline_tree(ls: RetraceServer, params: TimelineTreeParams) -> Timeli
 
 
 async def checkpoint_get(ls: RetraceServer, params: CheckpointGetParams) -> CheckpointDetail:
-    return await timeline.checkpoint_detail(await ls.services(), params.id)
+    return await timeline.checkpoint_detail(await ls.services(), params.id, params.task)
 
 
 async def file_content(ls: RetraceServer, params: FileContentParams) -> FileContentResult:

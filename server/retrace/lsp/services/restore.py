@@ -74,6 +74,7 @@ from retrace.protocol.models import (
     RestoreResult,
     TimelineDidChange,
 )
+from retrace.protocol.tasks import TaskRef
 from retrace.text import decode_text
 
 if TYPE_CHECKING:
@@ -188,6 +189,8 @@ class RestoreService:
 
     # ------------------------------------------------------------------ entry points
     async def restore(self, params: RestoreParams) -> RestoreResult:
+        if params.task is not None:
+            return await self._in_task(params, params.task)
         target = await self.services.run(lambda e: e.get(params.id))
         if not params.dry_run:
             await self._refuse_while_running()
@@ -222,6 +225,25 @@ class RestoreService:
                 ),
             )
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=head)
+
+    async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:
+        """A restore inside a subagent's own timeline: its workspace copy (nobody's editor has it
+        open), on disk through its engine, with the same plan, conflicts and resolutions."""
+        if params.mode != "code":
+            raise RetraceError("inside a subagent's timeline only code can be restored")
+        request = RestoreRequest(
+            checkpoint=params.id,
+            mode="code",
+            dry_run=params.dry_run,
+            force=params.force,
+            resolutions=dict(params.resolutions or {}),
+            paths=params.paths,
+            skip_conflicts=params.skip_conflicts,
+        )
+        outcome = await self.services.agent.tasks.write(
+            task.session_id, task.task_id, lambda e: restore_code_on_disk(e, request)
+        )
+        return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=None)
 
     async def undo_last(self) -> RestoreResult:
         """Restore the code to what it was just before the last restore of this server session."""

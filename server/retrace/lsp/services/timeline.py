@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 from retrace.agent.events import ConversationChanged, TurnStarted
@@ -33,9 +34,11 @@ from retrace.protocol.models import (
     TimelineDidChange,
     TimelineGetResult,
 )
+from retrace.protocol.tasks import TaskRef
 from retrace.protocol.timeline import SessionStory, TimelineTreeParams, TimelineTreeResult
 from retrace.text import ENCODING, decode_text
 
+T = TypeVar("T")
 CURRENT = "current"
 """Pseudo checkpoint id: the workspace on disk now."""
 
@@ -104,6 +107,14 @@ def _tool_of(services: Services) -> ToolLookup:
     return lookup
 
 
+async def on_engine(services: Services, task: TaskRef | None, query: Callable[[Engine], T]) -> T:
+    """``query(engine)`` on the workspace's engine (through the gate), or on a subagent's own
+    store when ``task`` names one."""
+    if task is None:
+        return await services.run(query)
+    return await services.agent.tasks.read(task.session_id, task.task_id, query)
+
+
 def _stories(services: Services, engine: Engine, params: TimelineTreeParams) -> list[SessionStory]:
     """The stories a request asks for, paged from the engine's cached build."""
     pages = built(services, engine)
@@ -139,7 +150,7 @@ async def tree(services: Services, params: TimelineTreeParams) -> TimelineTreeRe
         holder = cache_of(engine).story_of(head)
         return TimelineTreeResult(sessions=stories, head=head, head_session_id=holder)
 
-    return await services.run(query)
+    return await on_engine(services, params.task, query)
 
 
 async def timeline(services: Services, session_id: str | None) -> TimelineGetResult:
@@ -164,8 +175,8 @@ def _detail(engine: Engine, checkpoint: Checkpoint) -> CheckpointDetail:
     )
 
 
-async def checkpoint_detail(services: Services, cp_id: str) -> CheckpointDetail:
-    return await services.run(lambda e: _detail(e, e.get(cp_id)))
+async def checkpoint_detail(services: Services, cp_id: str, task: TaskRef | None = None) -> CheckpointDetail:
+    return await on_engine(services, task, lambda e: _detail(e, e.get(cp_id)))
 
 
 def workspace_file(workspace: Path, rel: str) -> Path:
@@ -202,7 +213,10 @@ _ABSENT = FileContentResult(exists=False, text=None, binary=False, encoding=None
 
 async def file_content(services: Services, params: FileContentParams) -> FileContentResult:
     if params.id == CURRENT:
-        path = workspace_file(services.workspace, params.path)
+        root = services.workspace
+        if params.task is not None:
+            root = await on_engine(services, params.task, lambda e: e.workspace)
+        path = workspace_file(root, params.path)
 
         def read_now() -> bytes | None:
             try:
@@ -229,7 +243,7 @@ async def file_content(services: Services, params: FileContentParams) -> FileCon
             )
         return _ABSENT if data is None else _decode(data)
 
-    return await services.run(read_at)
+    return await on_engine(services, params.task, read_at)
 
 
 def truncate_patch(patch: str, max_bytes: int) -> tuple[str, bool]:
@@ -254,7 +268,7 @@ async def diff(services: Services, params: DiffParams) -> DiffResult:
         patch, truncated = truncate_patch(patch, params.max_patch_bytes)
         return DiffResult(files=files, patch=patch, truncated=truncated)
 
-    return await services.run(query)
+    return await on_engine(services, params.task, query)
 
 
 async def stats(services: Services) -> StatsResult:
