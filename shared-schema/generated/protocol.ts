@@ -1096,10 +1096,40 @@ export interface StoreStats {
   restores: number;
   restoresSucceeded: number;
   sessions: number;
+  subagents: SubagentStats;
   /**
    * Everything under the store directory.
    */
   totalBytes: number;
+}
+/**
+ * The subagents (``task`` calls) of every session, from their journaled ``task`` events.
+ */
+export interface SubagentStats {
+  /**
+   * How many children ended each way (merged, conflicts, failed, cancelled, interrupted,
+   * discarded; ``running`` while one runs).
+   */
+  byStatus: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * Disk used by the children's own stores and workspace copies.
+   */
+  bytes: number;
+  /**
+   * Paths reported as merge conflicts, over every child.
+   */
+  conflicts: number;
+  /**
+   * The most children of one reply that worked at the same time.
+   */
+  maxParallel: number;
+  /**
+   * The server's peak resident memory at a child's end (children run inside the server).
+   */
+  peakRssMib: number;
+  started: number;
 }
 /**
  * One damaged piece of the store.

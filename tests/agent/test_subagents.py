@@ -117,3 +117,29 @@ async def test_restoring_the_parent_before_the_task_takes_the_merge_back_and_kee
     assert (h.workspace / "src/util.py").read_text() == UTIL
     paths = TaskPaths.from_rel(h.store, cp.meta["task"]["store"])
     assert paths.store.is_dir() and (paths.work / "src/util.py").read_text() == "def add(a, b):\n    return b + a\n"
+
+
+async def test_subagent_metrics_reach_the_store_statistics(make_harness: HarnessFactory) -> None:
+    responses = [
+        {"toolCalls": [task("lane-M1", "one"), task("lane-M2", "two")]},
+        {"text": "done"},
+        *child("lane-M1", [edit("src/util.py", "return a + b", "return a + b  # one")], "1"),
+        *child("lane-M2", [edit("src/util.py", "return a + b", "return b + a")], "2"),
+    ]
+    h: Harness = await make_harness(responses)
+    await h.turn("two at once")
+    before = h.engine.stats()
+    sub = before.subagents
+    assert sub.started == 2
+    assert sub.by_status == {"merged": 1, "conflicts": 1}
+    assert sub.conflicts == 1
+    assert sub.max_parallel == 2
+    assert sub.peak_rss_mib > 0
+    assert sub.bytes > 0
+    # The children's copies are not the store's size (retention must never drop the parent's
+    # checkpoints to make room for them).
+    children = sum(p.stat().st_size for p in (h.store / "tasks").rglob("*") if p.is_file())
+    assert children > 0
+    assert sub.bytes >= children
+    everything = sum(p.stat().st_size for p in h.store.rglob("*") if p.is_file())
+    assert before.total_bytes <= everything - children

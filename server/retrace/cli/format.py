@@ -311,6 +311,14 @@ def stats_report(stats: StoreStats, *, store_dir: str) -> str:
         _latency("restore latency", stats.restore),
         f"  restore success: {rate}",
     ]
+    sub = stats.subagents
+    if sub.started:
+        ends = ", ".join(f"{n} {status}" for status, n in sorted(sub.by_status.items()))
+        lines.append(
+            f"  subagents: {sub.started} ({ends}); {plural(sub.conflicts, 'merge conflict')}; "
+            f"up to {sub.max_parallel} in parallel; server peak RSS {sub.peak_rss_mib:.0f} MiB; "
+            f"{human_bytes(sub.bytes)} of their own stores and copies"
+        )
     return "\n".join(lines)
 
 

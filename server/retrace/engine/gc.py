@@ -17,14 +17,15 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import RetraceError
 from retrace.engine.history import History
 from retrace.engine.manifest import Manifest, encode_snapshot
-from retrace.engine.models import GcReport, StoreStats
+from retrace.engine.models import GcReport, StoreStats, SubagentStats
 from retrace.engine.stats import summarize
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.journal import journal_lines, read_journal
@@ -48,9 +49,12 @@ class GcTarget:
     """Filled by :func:`collect`: every blob id it removed (caches must forget them)."""
 
 
-def _dir_bytes(path: str) -> int:
+def _dir_bytes(path: str, skip: str | None = None) -> int:
+    """Bytes of the files under ``path``, leaving out the folder ``skip``."""
     total = 0
-    for root, _dirs, files in os.walk(path):
+    for root, dirs, files in os.walk(path):
+        if skip is not None:
+            dirs[:] = [d for d in dirs if os.path.join(root, d) != skip]  # noqa: PTH118
         for f in files:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, f)).st_size  # noqa: PTH118
@@ -62,6 +66,7 @@ def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, session
     journal_bytes = 0
     restore_ms: list[float] = []
     restores = ok = 0
+    tasks: dict[str, dict[str, Any]] = {}
     for sid in layout.session_ids():
         jp = layout.journal(sid)
         journal_bytes += jp.stat().st_size
@@ -74,6 +79,8 @@ def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, session
                 d = ev.get("durationMs")
                 if isinstance(d, int | float):
                     restore_ms.append(float(d))
+            elif ev.get("type") == "task" and isinstance(ev.get("taskId"), str):
+                tasks[ev["taskId"]] = ev
     cps = [history.cps[c] for c in history.order]
     return StoreStats(
         checkpoints=len(cps),
@@ -82,12 +89,33 @@ def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, session
         blob_bytes=blob_bytes,
         raw_bytes=raw,
         journal_bytes=journal_bytes,
-        total_bytes=_dir_bytes(str(layout.root)),
+        total_bytes=_dir_bytes(str(layout.root), str(layout.tasks)),
         capture=summarize([cp.capture_ms for cp in cps if cp.kind != "baseline"]),
         restore=summarize(restore_ms),
         restores=restores,
         restores_succeeded=ok,
+        subagents=_subagents(tasks.values(), _dir_bytes(str(layout.tasks))),
     )
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _subagents(last_events: Iterable[dict[str, Any]], disk: int) -> SubagentStats:
+    """Sum the children's latest ``task`` events (their state and metrics)."""
+    out = SubagentStats(bytes=disk)
+    for ev in last_events:
+        out.started += 1
+        status = str(ev.get("status"))
+        out.by_status[status] = out.by_status.get(status, 0) + 1
+        conflicts = ev.get("conflicts")
+        out.conflicts += len(conflicts) if isinstance(conflicts, list) else 0
+        raw = ev.get("metrics")
+        metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        out.max_parallel = max(out.max_parallel, int(_number(metrics.get("parallel"))))
+        out.peak_rss_mib = max(out.peak_rss_mib, _number(metrics.get("serverPeakRssMiB")))
+    return out
 
 
 def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
@@ -107,7 +135,7 @@ def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
 def collect(t: GcTarget) -> GcReport:
     """Apply retention and sweep unreferenced blobs (the caller holds the writer lock and has
     closed its journal writers: journals are rewritten)."""
-    before = _dir_bytes(str(t.layout.root))
+    before = _dir_bytes(str(t.layout.root), str(t.layout.tasks))
     dropped_total = 0
     removed_total = 0
     extra = 0
@@ -117,12 +145,12 @@ def collect(t: GcTarget) -> GcReport:
             _drop_checkpoints(t, drop)
             dropped_total += len(drop)
         removed_total += _sweep_blobs(t)
-        size = _dir_bytes(str(t.layout.root))
+        size = _dir_bytes(str(t.layout.root), str(t.layout.tasks))
         if size <= t.retention.max_bytes or len(t.history.order) <= 1:
             break
         # Over the size quota: drop a further tenth of the oldest checkpoints and sweep again.
         extra = max(1, len(t.history.order) // 10)
-    after = _dir_bytes(str(t.layout.root))
+    after = _dir_bytes(str(t.layout.root), str(t.layout.tasks))
     return GcReport(
         checkpoints_dropped=dropped_total,
         blobs_removed=removed_total,

@@ -247,6 +247,23 @@ class LatencySummary(CamelModel):
     p99_ms: float = 0.0
 
 
+class SubagentStats(CamelModel):
+    """The subagents (``task`` calls) of every session, from their journaled ``task`` events."""
+
+    started: int = 0
+    by_status: dict[str, int] = Field(default_factory=dict)
+    """How many children ended each way (merged, conflicts, failed, cancelled, interrupted,
+    discarded; ``running`` while one runs)."""
+    conflicts: int = 0
+    """Paths reported as merge conflicts, over every child."""
+    max_parallel: int = 0
+    """The most children of one reply that worked at the same time."""
+    peak_rss_mib: float = 0.0
+    """The server's peak resident memory at a child's end (children run inside the server)."""
+    bytes: int = 0
+    """Disk used by the children's own stores and workspace copies."""
+
+
 class StoreStats(CamelModel):
     checkpoints: int
     sessions: int
@@ -264,6 +281,7 @@ class StoreStats(CamelModel):
     """Restores that changed or tried to change the workspace (applied or failed; conflict
     refusals and nothing-to-restore are not counted)."""
     restores_succeeded: int = 0
+    subagents: SubagentStats = Field(default_factory=SubagentStats)
 
 
 class GcReport(CamelModel):

@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrace.engine.store.layout import StoreLayout
+
 TASKS_DIR = "tasks"
+"""The name of :attr:`StoreLayout.tasks` in the journal's relative store paths."""
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,7 @@ class TaskPaths:
 
     @property
     def root(self) -> Path:
-        return self.parent_store / TASKS_DIR / self.task_id
+        return StoreLayout(self.parent_store).tasks / self.task_id
 
     @property
     def work(self) -> Path:

@@ -1,8 +1,10 @@
 """Where a store lives and what is in it.
 
 ``<store>/store.json`` (format version, workspace path), ``blobs/``, ``sessions/<id>/journal.jsonl``,
-``cache/`` (rebuildable: stat cache, history index), ``lock``. The default location is ``$RETRACE_STORE`` or
-``<user data dir>/retrace/stores/<slug>-<sha256(workspace)[:12]>`` — never inside the workspace.
+``cache/`` (rebuildable: stat cache, history index), ``lock``, and ``tasks/`` (subagents' own
+stores and workspace copies: not part of this store's history, size or retention). The default
+location is ``$RETRACE_STORE`` or ``<user data dir>/retrace/stores/<slug>-<sha256(workspace)[:12]>``
+— never inside the workspace.
 The user data dir is the platform's (``platformdirs``): ``$XDG_DATA_HOME`` (else
 ``~/.local/share``) on Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
 Windows.
@@ -50,6 +52,7 @@ class StoreLayout:
         self.stat_cache = self.cache / "stat-cache.marshal"
         self.history_index = self.cache / "history-index.json"
         self.lock = root / "lock"
+        self.tasks = root / "tasks"
 
     def journal(self, session_id: str) -> Path:
         return self.sessions / session_id / "journal.jsonl"
