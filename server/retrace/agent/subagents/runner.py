@@ -160,6 +160,7 @@ class Subagents:
             child_session_id=child.session_id,
             base=child.base,
             turn_id=self.turn_id,
+            tools=child.args.tools,
             **fields,
         )
         await journal(self.rt, self.conv, event)
