@@ -46,7 +46,13 @@ async def test_three_parallel_children_merge_disjoint_work_and_report_the_overla
     make_harness: HarnessFactory,
 ) -> None:
     responses = [
-        {"toolCalls": [task("lane-A", "comment add"), task("lane-B", "write docs"), task("lane-C", "swap add")]},
+        {
+            "toolCalls": [
+                task("lane-A", "comment add"),
+                task("lane-B", "write docs"),
+                task("lane-C", "swap add"),
+            ]
+        },
         {"text": "all three came back"},
         *child("lane-A", [edit("src/util.py", "return a + b", "return a + b  # A")], "A: commented"),
         *child("lane-B", [write("docs/b.md", "# B\n")], "B: documented"),
@@ -117,7 +123,8 @@ async def test_restoring_the_parent_before_the_task_takes_the_merge_back_and_kee
     h.engine.restore(cp.parent)
     assert (h.workspace / "src/util.py").read_text() == UTIL
     paths = TaskPaths.from_rel(h.store, cp.meta["task"]["store"])
-    assert paths.store.is_dir() and (paths.work / "src/util.py").read_text() == "def add(a, b):\n    return b + a\n"
+    assert paths.store.is_dir()
+    assert (paths.work / "src/util.py").read_text() == "def add(a, b):\n    return b + a\n"
 
 
 async def test_subagent_metrics_reach_the_store_statistics(make_harness: HarnessFactory) -> None:
@@ -167,7 +174,9 @@ async def test_children_ask_through_the_parent_and_cannot_delegate(make_harness:
     assert "task" in [t["name"] for t in parent[0]["tools"]]
 
 
-async def test_cancelling_the_turn_cancels_its_children_and_changes_nothing(make_harness: HarnessFactory) -> None:
+async def test_cancelling_the_turn_cancels_its_children_and_changes_nothing(
+    make_harness: HarnessFactory,
+) -> None:
     responses = [
         {"toolCalls": [task("lane-X", "slow")]},
         {"lane": "lane-X", "toolCalls": [write("slow.txt", "1\n")]},
