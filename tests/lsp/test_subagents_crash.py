@@ -47,7 +47,8 @@ async def test_kill_while_a_subagent_runs_then_apply_and_discard(workspace: Path
             tools = [c["tool"] for c in child["checkpoints"] if c["kind"] == "tool"]
             assert tools[:1] == ["write_file"]
 
-            applied = await resumed.request("retrace/tasks/apply", {"sessionId": sid, "taskId": task["taskId"]})
+            ref = {"sessionId": sid, "taskId": task["taskId"]}
+            applied = await resumed.request("retrace/tasks/apply", ref)
             assert applied["written"] == ["made/by-child.txt"]
             assert applied["checkpoint"]["files"][0]["path"] == "made/by-child.txt"
             assert (workspace / "made/by-child.txt").read_text() == "from the child\n"
