@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from retrace.agent.terminal import TerminalSession
 from retrace.engine.config import EngineConfig
 
 ToolCategory = Literal["read", "write", "command"]
@@ -39,6 +40,9 @@ class ToolContext:
     """Workspace-relative paths with unsaved editor changes: writes refuse them."""
     command_timeout_s: float = 120.0
     output_cap_bytes: int = 30_000
+    terminal: TerminalSession | None = None
+    """The session's persistent shell state (``run_command`` reads and updates it); ``None``:
+    every command starts at the workspace root with the base environment."""
 
 
 @dataclass
