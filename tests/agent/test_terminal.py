@@ -338,3 +338,15 @@ async def test_without_a_session_terminal_every_command_starts_fresh(tmp_path: P
     await run(ctx, "cd src; export FOO=1")
     result = await run(ctx, 'pwd; echo "[$FOO]"')
     assert result.output.splitlines()[:2] == [_real(ctx.workspace), "[]"]
+
+
+@posix_only
+async def test_a_command_that_replaces_the_exit_trap_keeps_the_previous_state(ctx: ToolContext) -> None:
+    assert ctx.terminal is not None
+    await run(ctx, "export KEEP=1")
+    result = await run(ctx, "trap 'echo bye' EXIT; cd src; export OTHER=2")
+    assert result.output.startswith("bye\n")
+    assert "[terminal: the shell's final cwd and environment were not written; kept the old ones]" in (
+        result.output
+    )
+    assert ctx.terminal.state == ShellState("", {"KEEP": "1"})
