@@ -105,22 +105,21 @@ async def test_terminal_state_persists_is_recorded_restored_and_survives_a_resta
         )
         assert restored["terminalNotes"] == ["API_TOKEN: value never recorded (secret); left unset"]
 
-        # "Restore both" to before the cd: the files and the terminal go back.
-        both = await editor.request("retrace/checkpoint/restore", {"id": cps[0]["id"], "mode": "both"})
-        assert both["outcome"]["kind"] == "applied", json.dumps(both)
-        assert both["terminalNotes"] == []
-        assert not (workspace / "sub" / "f.txt").exists()
+        # A conversation restore to before the cd: the next command starts at the root, clean.
+        back = await editor.request(
+            "retrace/checkpoint/restore", {"id": cps[0]["id"], "mode": "conversation"}
+        )
+        assert back["terminalNotes"] == []
+        await stop_editor(editor)
+
+        # ... and the restored state is what a restart continues from (journaled with the restore).
+        editor = await start_editor(workspace, store, env=env, settings=AUTO)
         after = await editor.run_turn("after restore", session_id=sid)
         (output,) = _outputs(editor, after["turnId"])
         assert output.splitlines()[:2] == [root, "FOO=[]"]
+        assert "[terminal:" not in output
         (cp,) = _tool_checkpoints(editor, after["turnId"])
         assert cp["terminal"] == DEFAULT
-        await stop_editor(editor)
-
-        # The restored state is what a restart continues from.
-        editor = await start_editor(workspace, store, env=env, settings=AUTO)
-        conversation = await editor.request("retrace/conversation/get", {"sessionId": sid})
-        assert conversation["head"] is not None
         await stop_editor(editor)
     finally:
         model.stop()
@@ -144,6 +143,17 @@ async def test_a_code_restore_leaves_the_terminal(workspace: Path, store: Path) 
         root = _real(workspace)
         assert output.splitlines()[:2] == [root, f"FOO=1 TOKEN=[{SECRET}]"]  # the live value, no restart
         assert "[terminal: `sub` is gone; this command started at the workspace root]" in output
+
+        # "Restore both" to just after the cd: files and terminal; the secret keeps its live value.
+        both = await editor.request("retrace/checkpoint/restore", {"id": cps[1]["id"], "mode": "both"})
+        assert both["outcome"]["kind"] == "applied", json.dumps(both)
+        assert both["terminalNotes"] == [
+            "API_TOKEN: value never recorded (secret); kept the session's current value"
+        ]
+        assert (workspace / "sub" / "f.txt").read_text() == "x\n"
+        last = await editor.run_turn("after both", session_id=sid)
+        (output,) = _outputs(editor, last["turnId"])
+        assert output.splitlines()[:2] == [f"{root}/sub", f"FOO=1 TOKEN=[{SECRET}]"]
         await stop_editor(editor)
     finally:
         model.stop()
