@@ -136,6 +136,11 @@ export interface Checkpoint {
   restoredFrom: string | null;
   sessionId: string;
   /**
+   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
+   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
+   */
+  terminal: TerminalState | null;
+  /**
    * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
    */
   tool: string | null;
@@ -166,6 +171,32 @@ export interface FileChange {
   oldPath: string | null;
   path: string;
   status: 'added' | 'modified' | 'deleted' | 'renamed';
+}
+/**
+ * The agent's shell at a checkpoint: where it stands and what its commands changed in its
+ * environment, relative to the server's base environment for tool commands (only that
+ * difference is recorded, never the whole environment). A variable whose name (or value) looks
+ * secret is recorded by name only, in ``hidden``: its value is never stored.
+ */
+export interface TerminalState {
+  /**
+   * Workspace-relative current directory, POSIX-style (``""``: the workspace root).
+   */
+  cwd: string;
+  /**
+   * Variables the commands set or changed, with their values (secret-looking ones excluded).
+   */
+  env: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * Variables the commands set or changed whose value is not recorded (it looks secret).
+   */
+  hidden: string[];
+  /**
+   * Variables of the base environment the commands removed.
+   */
+  unset: string[];
 }
 /**
  * A changed file whose new content could not be stored.
@@ -892,6 +923,11 @@ export interface RestoreResult {
    */
   conversationHead: string | null;
   outcome: RestoreOutcomePayload;
+  /**
+   * For ``conversation``/``both``: what of the session's terminal state could not be brought
+   * back as recorded (a secret variable: its current value kept, or left unset).
+   */
+  terminalNotes: string[];
 }
 export interface RestoreStateResult {
   restored: boolean;
@@ -989,6 +1025,11 @@ export interface StoryRow {
    */
   summary: string;
   /**
+   * The agent's terminal state after this checkpoint, when it differs from the default, e.g.
+   * "Terminal: cwd `src`, FOO=1, API_TOKEN=(hidden)" (secret values are never recorded).
+   */
+  terminal: string | null;
+  /**
    * What happened, one line: "edit_file: scale.txt", "Restored code to ‘write_file: hello.txt’".
    */
   title: string;
@@ -1043,6 +1084,11 @@ export interface Checkpoint1 {
    */
   restoredFrom: string | null;
   sessionId: string;
+  /**
+   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
+   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
+   */
+  terminal: TerminalState | null;
   /**
    * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
    */

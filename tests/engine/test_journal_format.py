@@ -40,7 +40,12 @@ def _lines() -> list[dict[str, object]]:
     ]
 
 
-ADDED_SINCE_V1: dict[str, Any] = {"approximate": False, "counted": True, "parentDelta": None}
+ADDED_SINCE_V1: dict[str, Any] = {
+    "approximate": False,
+    "counted": True,
+    "parentDelta": None,
+    "terminal": None,
+}
 """Fields added to stored models after v1, with the default an old line means."""
 
 

@@ -139,7 +139,9 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     const outcome = result.outcome;
     const conversationMoved = req.mode !== 'code' && result.conversationHead !== null && outcome.kind !== 'failed' && outcome.kind !== 'conflict';
     const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved, keptOut);
-    log.info(`restore outcome: ${outcome.kind}${conversationMoved ? ' (conversation moved)' : ''} — ${r.message}`);
+    // What of the agent's terminal could not come back as recorded (secret variables), as the server says.
+    const terminal = conversationMoved ? (result.terminalNotes ?? []).map(n => ` Terminal: ${n}.`).join('') : '';
+    log.info(`restore outcome: ${outcome.kind}${conversationMoved ? ' (conversation moved)' : ''} — ${r.message}${terminal}`);
     if (outcome.kind === 'applied' || conversationMoved) {
         hooks.onRestored(outcome);
     }
@@ -148,7 +150,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     }
     const undo = r.undoTarget;
     void prompter()
-        .notify(r.severity, `Retrace: ${r.message}`, undo !== undefined ? [UNDO] : [])
+        .notify(r.severity, `Retrace: ${r.message}${terminal}`, undo !== undefined ? [UNDO] : [])
         .then(pick => {
             if (pick === UNDO) {
                 // The server's undo brings back the safety checkpoint, unsaved editor text included.

@@ -429,6 +429,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (summary !== '') {
             md.appendMarkdown(`${escapeMd(summary)}\n\n`);
         }
+        const terminal = node.row.terminal;
+        if (terminal !== null && terminal !== '') {
+            md.appendMarkdown(`${escapeMd(terminal)}\n\n`); // the server's words: cwd and env changes
+        }
         const note = recoverabilityNote(cp);
         if (note !== '') {
             md.appendMarkdown(`**${escapeMd(note)}**\n\n`);

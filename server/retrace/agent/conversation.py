@@ -4,8 +4,10 @@ Journal events (plain JSON, appended through ``engine.append_event``):
 
 * ``message`` {id, parent, role, content: [blocks], turnId, kind, createdAt} — appending one moves
   the head to it. ``kind``: prompt | assistant | toolResults | restoreResults | summary.
-* ``conversationHead`` {head, reason, checkpointId?, noteFrom?} — the head moved (restore,
-  summary). Nothing is ever deleted: new messages hang off the new head.
+* ``conversationHead`` {head, reason, checkpointId?, noteFrom?, terminal?} — the head moved
+  (restore, summary). Nothing is ever deleted: new messages hang off the new head. A restore
+  carries the session's terminal state from then on (:mod:`retrace.agent.terminal`).
+* ``checkpoint`` — the session's terminal state as recorded by its latest checkpoint.
 * ``promptWithdrawn`` {messageId, turnId, reason, text} — a turn ended without any reply to its
   prompt (model error, cancel, crash): the head moves back to the prompt's parent, so the prompt is
   never sent again unless the user sends it again; the chat keeps showing it with a retry action.
@@ -37,8 +39,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from retrace import credentials
+from retrace.agent.terminal import TerminalSession, revive
 from retrace.agent.validation import validate_messages
 from retrace.camel import CamelModel
+from retrace.engine.models import TerminalState
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +167,11 @@ class Conversation:
     title: str | None = None
     created_at: str | None = None
     withdrawn: list[WithdrawnPrompt] = field(default_factory=list)
+    terminal: TerminalState | None = None
+    """The terminal state as last recorded (a checkpoint of this session, a restore)."""
+    shell: TerminalSession | None = None
+    """The live terminal (with the values of secret variables), made from :attr:`terminal` on
+    first use (:meth:`terminal_session`)."""
 
     @classmethod
     def from_events(cls, session_id: str, events: Iterable[dict[str, Any]]) -> Conversation:
@@ -200,6 +210,8 @@ class Conversation:
     def _head(self, event: dict[str, Any]) -> None:
         self.head = event.get("head")
         self.note_from = event.get("noteFrom")
+        if event.get("terminal") is not None:
+            self.terminal = TerminalState.model_validate(event["terminal"])
 
     def _usage(self, event: dict[str, Any]) -> None:
         self.usage = UsageTotals(
@@ -240,6 +252,8 @@ class Conversation:
         record = self.tool_calls.get(cp.get("toolCallId") or "")
         if record is not None and cp.get("kind") == "tool":
             record.checkpoint_id = cp.get("id")
+        if cp.get("terminal") is not None:
+            self.terminal = TerminalState.model_validate(cp["terminal"])
 
     def _withdraw(self, event: dict[str, Any]) -> None:
         message = self.messages[event["messageId"]]
@@ -257,6 +271,14 @@ class Conversation:
         )
 
     # ------------------------------------------------------------------ queries
+    def terminal_session(self) -> TerminalSession:
+        """The live terminal, continuing from the last recorded state (after a restart: what a
+        secret variable held is not recorded, so it starts unset, and the next command says so)."""
+        if self.shell is None:
+            state, notes = revive(self.terminal, None, credentials.child_env())
+            self.shell = TerminalSession(state, notes)
+        return self.shell
+
     def unanswered_prompt(self) -> StoredMessage | None:
         """The head, when it is a prompt that got no reply (its turn ended without one)."""
         message = self.messages.get(self.head or "")

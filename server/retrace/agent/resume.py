@@ -29,7 +29,12 @@ async def finish_interrupted(rt: Runtime, conv: Conversation) -> bool:
         )
         await journal(rt, conv, ended)
     if pending:
-        cp = await rt.gate.call(rt.engine.record_external, session_id=sid, conversation=conv.head)
+        cp = await rt.gate.call(
+            rt.engine.record_external,
+            session_id=sid,
+            conversation=conv.head,
+            terminal=conv.terminal_session().state.record(),
+        )
         if cp is not None:
             await emit_checkpoint(rt, sid, None, cp)
     await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)

@@ -19,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from retrace import credentials
 from retrace.agent.conversation import (
     NOT_RUN_RESTORED,
     Conversation,
@@ -50,11 +53,12 @@ from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, jour
 from retrace.agent.settings import AgentSettings
 from retrace.agent.subagents.service import TaskService
 from retrace.agent.subagents.topology import cut_off, fold
+from retrace.agent.terminal import revive
 from retrace.agent.tool_call import emit_checkpoint
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
-from retrace.engine.models import Checkpoint, FileChange
+from retrace.engine.models import Checkpoint, FileChange, TerminalState
 from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
 
@@ -64,12 +68,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SummaryDirection = Literal["from", "upTo"]
+_T = TypeVar("_T")
 
 SUMMARY_SYSTEM = (
     "You compress coding-agent conversations. Write a concise summary that keeps every decision "
     "made, every constraint or preference the user stated, the open tasks, and the names of the "
     "files involved (with what was done to them). Plain prose and bullet points; no preamble."
 )
+
+
+@dataclass(frozen=True)
+class SessionRestored:
+    """What a conversation restore did: the conversation, and the terminal state it moved to."""
+
+    view: ConversationView
+    terminal: TerminalState
+    terminal_notes: list[str]
+    """What could not be brought back as it was (secret variables: kept or left unset)."""
 
 
 class AgentService:
@@ -306,22 +321,36 @@ class AgentService:
         return self.search_tool_calls(tool=tool, input_contains=input_contains)
 
     # ------------------------------------------------------------------ restore
-    async def _cursor_of(self, checkpoint: Checkpoint, session_id: str) -> str | None:
-        """The conversation cursor of ``session_id`` at ``checkpoint``: the checkpoint's own, or the
-        nearest ancestor's that belongs to that session (``None``: before the conversation began)."""
+    async def _recorded_at(
+        self, checkpoint: Checkpoint, session_id: str, pick: Callable[[Checkpoint], _T | None]
+    ) -> _T | None:
+        """What ``pick`` reads of ``checkpoint`` — or of its nearest ancestor that belongs to
+        ``session_id`` and has it (``None``: from before the session began)."""
         current: Checkpoint | None = checkpoint
         while current is not None:
-            if current.conversation is not None and current.session_id == session_id:
-                return current.conversation
+            value = pick(current)
+            if value is not None and current.session_id == session_id:
+                return value
             if current.parent is None:
                 return None
             current = await self.gate.call(self.engine.get, current.parent)
         return None
 
+    async def _cursor_of(self, checkpoint: Checkpoint, session_id: str) -> str | None:
+        """The conversation cursor of ``session_id`` at ``checkpoint``."""
+        return await self._recorded_at(checkpoint, session_id, lambda c: c.conversation)
+
     async def restore_conversation(self, session_id: str, checkpoint_id: str) -> ConversationView:
-        """Move the session's conversation head to where it was at the checkpoint (non-destructive).
-        A cursor in the middle of a tool batch answers the later calls with "not run: restored";
-        a checkpoint from before the session's first message gives an empty conversation."""
+        """:meth:`restore_session`'s conversation view."""
+        return (await self.restore_session(session_id, checkpoint_id)).view
+
+    async def restore_session(self, session_id: str, checkpoint_id: str) -> SessionRestored:
+        """Move the session's conversation head, and its terminal state, to where they were at the
+        checkpoint (non-destructive). A cursor in the middle of a tool batch answers the later
+        calls with "not run: restored"; a checkpoint from before the session's first message gives
+        an empty conversation. A secret variable's value was never recorded: the session keeps
+        its current value when it has one, else it is left unset (said in ``terminal_notes``,
+        the log, and the next command's result)."""
         self._require_idle(session_id)
         checkpoint = await self.gate.call(self.engine.get, checkpoint_id)
         conv = await self._conversation(session_id, create=True)
@@ -343,9 +372,18 @@ class AgentService:
                 head = await append_message(
                     rt, conv, "user", blocks, turn_id=message.turn_id, kind="restoreResults"
                 )
-        await journal(rt, conv, _head_event(head, checkpoint.id, checkpoint.id))
+        shell = conv.terminal_session()
+        target = await self._recorded_at(checkpoint, session_id, lambda c: c.terminal) or TerminalState()
+        state, notes = revive(target, shell.state, credentials.child_env())
+        event = _head_event(head, checkpoint.id, checkpoint.id)
+        event.terminal = state.record()
+        await journal(rt, conv, event)
+        shell.state = state
+        shell.notes.extend(notes)
+        for note in notes:
+            log.info("session %s restored to %s: terminal %s", session_id, checkpoint.id, note)
         await self.host.emit(ConversationChanged(session_id=session_id, head=head))
-        return conv.view(running=False)
+        return SessionRestored(conv.view(running=False), event.terminal, notes)
 
     # ------------------------------------------------------------------ summaries
     async def summarize(self, checkpoint_id: str, direction: SummaryDirection) -> Checkpoint:
@@ -393,6 +431,7 @@ class AgentService:
             session_id=sid,
             editor_state=self.host.editor_state(),
             conversation=head,
+            terminal=conv.terminal_session().state.record(),
             meta={"summaryOf": checkpoint.id, "direction": direction},
         )
         await emit_checkpoint(rt, sid, None, cp)

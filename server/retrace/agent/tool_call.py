@@ -3,7 +3,8 @@
 ``toolCallIntent`` is journaled → :func:`record_external` (changes made by someone else since the
 last checkpoint become an ``external`` checkpoint, never agent work) → permission → execute →
 ``toolCallResult`` (built only by :func:`tool_result_event`) → ``engine.checkpoint(kind="tool")``
-carrying the editor state and the conversation cursor → ``CheckpointCreated``. A denied call
+carrying the editor state, the conversation cursor and the session's terminal state (recorded
+with secrets hidden, :mod:`retrace.agent.terminal`) → ``CheckpointCreated``. A denied call
 changes nothing and gets no checkpoint; a cancelled one still gets its checkpoint (the tool may
 have changed files before it stopped).
 
@@ -49,8 +50,9 @@ async def emit_checkpoint(rt: Runtime, session_id: str, turn_id: str | None, cp:
     await rt.host.emit(CheckpointCreated(session_id=session_id, turn_id=turn_id, checkpoint=cp))
 
 
-async def record_external(rt: Runtime, session_id: str, turn_id: str | None, cursor: str | None) -> None:
+async def record_external(rt: Runtime, conv: Conversation, turn_id: str | None, cursor: str | None) -> None:
     """Changes nobody announced become an ``external`` checkpoint before the agent acts again."""
+    session_id = conv.session_id
     try:
         cp = await rt.gate.call(
             rt.engine.record_external,
@@ -58,6 +60,7 @@ async def record_external(rt: Runtime, session_id: str, turn_id: str | None, cur
             turn_id=turn_id,
             editor_state=rt.host.editor_state(),
             conversation=cursor,
+            terminal=conv.terminal_session().state.record(),
         )
     except RetraceError as e:
         await rt.host.emit(AgentError(session_id=session_id, turn_id=turn_id, message=str(e)))
@@ -167,7 +170,7 @@ async def start_tool_call(rt: Runtime, conv: Conversation, call: ToolCall, curso
         ),
     )
     rt.replay.add(call.session_id, conv.tool_calls[call.id])
-    await record_external(rt, call.session_id, call.turn_id, cursor)
+    await record_external(rt, conv, call.turn_id, cursor)
 
 
 async def refusal(rt: Runtime, conv: Conversation, call: ToolCall) -> str | None:
@@ -211,6 +214,7 @@ async def execute_tool(
         output_cap_bytes=rt.settings.output_cap_bytes,
         call_id=call.id,
         tasks=tasks,
+        terminal=conv.terminal_session(),
     )
     started = time.perf_counter()
     try:
@@ -297,6 +301,7 @@ async def checkpoint_tool(
     spec = TOOLS.get(call.tool)
     engine, sid = rt.engine, conv.session_id
     editor_state = rt.host.editor_state()
+    terminal = conv.terminal_session().state.record()
 
     def commit() -> Checkpoint | RetraceError:
         engine.append_event(ended, session_id=sid, durable=False)
@@ -313,6 +318,7 @@ async def checkpoint_tool(
                 editor_state=editor_state,
                 conversation=f"{call.assistant_id}#{call.id}",
                 meta=result.meta,
+                terminal=terminal,
             )
         except RetraceError as e:
             return e

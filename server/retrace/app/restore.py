@@ -1,8 +1,12 @@
 """What a restore *mode* means, in one place, for every front end.
 
-``code`` restores files, ``conversation`` moves the session's conversation head, ``both`` does
-the code first and moves the conversation only when the code part applied (or had nothing to
-do). Files reach the disk through an applier — the engine's disk transaction
+``code`` restores files, ``conversation`` moves the session's conversation head AND its
+terminal state (the agent shell's cwd and environment changes, as the checkpoint recorded them),
+``both`` does the code first and moves the conversation and terminal only when the code part
+applied (or had nothing to do); a ``code`` restore leaves the terminal as it is. A secret
+variable's value is never recorded, so it cannot be restored by value: the session keeps its
+current value when it has one, else it is left unset, and the result's terminal notes say which
+(``AgentService.restore_session``). Files reach the disk through an applier — the engine's disk transaction
 (:func:`restore_code_on_disk`, used by the CLI and by the server for clients that cannot apply
 workspace edits) or the editor (the server's editor applier); the conversation through the
 agent service the caller supplies. A dry run answers with a ``preview`` outcome.

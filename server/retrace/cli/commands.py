@@ -237,12 +237,14 @@ def _restore_conversation(
 
     # No model is called by a conversation restore: the agent is built without an endpoint.
     service = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
-    view = asyncio.run(service.restore_conversation(cp.session_id, cp.id))
+    restored = asyncio.run(service.restore_session(cp.session_id, cp.id))
+    notes = "".join(f" Terminal: {note}." for note in restored.terminal_notes)
     return {
         "restored": True,
         "sessionId": cp.session_id,
-        "head": view.head,
-        "message": f"Conversation of session {cp.session_id} moved to checkpoint {cp.id}.",
+        "head": restored.view.head,
+        "terminalNotes": restored.terminal_notes,
+        "message": f"Conversation of session {cp.session_id} moved to checkpoint {cp.id}.{notes}",
     }
 
 

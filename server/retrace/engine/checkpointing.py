@@ -27,7 +27,17 @@ from retrace.engine.store.events import CheckpointEvent
 from retrace.engine.store.journal import JournalWriter
 
 CONTEXT_FIELDS = frozenset(
-    {"label", "session_id", "turn_id", "tool", "tool_call_id", "editor_state", "conversation", "meta"}
+    {
+        "label",
+        "session_id",
+        "turn_id",
+        "tool",
+        "tool_call_id",
+        "editor_state",
+        "conversation",
+        "terminal",
+        "meta",
+    }
 )
 """What a caller may stamp on a captured checkpoint (``record_foreign``'s context)."""
 

@@ -68,6 +68,22 @@ class FileChange(CamelModel):
     :meth:`Engine.count_lines <retrace.engine.engine.Engine.count_lines>` computes them."""
 
 
+class TerminalState(CamelModel):
+    """The agent's shell at a checkpoint: where it stands and what its commands changed in its
+    environment, relative to the server's base environment for tool commands (only that
+    difference is recorded, never the whole environment). A variable whose name (or value) looks
+    secret is recorded by name only, in ``hidden``: its value is never stored."""
+
+    cwd: str = ""
+    """Workspace-relative current directory, POSIX-style (``""``: the workspace root)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables the commands set or changed, with their values (secret-looking ones excluded)."""
+    hidden: list[str] = Field(default_factory=list)
+    """Variables the commands set or changed whose value is not recorded (it looks secret)."""
+    unset: list[str] = Field(default_factory=list)
+    """Variables of the base environment the commands removed."""
+
+
 class Checkpoint(CamelModel):
     """A recorded workspace state (plus the context in which it was recorded)."""
 
@@ -92,6 +108,9 @@ class Checkpoint(CamelModel):
     """Opaque editor state (open editors, selections…) supplied by the client."""
     conversation: str | None = None
     """Opaque conversation cursor (id of the last message) supplied by the agent."""
+    terminal: TerminalState | None = None
+    """The agent session's shell state (cwd, environment changes) right after this checkpoint;
+    ``None`` for checkpoints no agent session made (baseline, restore, safety, marks)."""
     capture_ms: float = 0.0
     """How long the capture took, for statistics."""
     meta: dict[str, Any] = Field(default_factory=dict)

@@ -397,6 +397,9 @@ class RestoreResult(CamelModel):
     outcome: RestoreOutcomePayload
     conversation_head: str | None
     """For ``conversation``/``both``: the conversation head after the restore."""
+    terminal_notes: list[str] = Field(default_factory=list)
+    """For ``conversation``/``both``: what of the session's terminal state could not be brought
+    back as recorded (a secret variable: its current value kept, or left unset)."""
 
 
 # --------------------------------------------------------------------------- statistics

@@ -44,6 +44,9 @@ class StoryRow(CamelModel):
     is_head: bool
     branch: bool
     """A restore: later work continues on a new branch from the restored checkpoint."""
+    terminal: str | None = None
+    """The agent's terminal state after this checkpoint, when it differs from the default, e.g.
+    "Terminal: cwd `src`, FOO=1, API_TOKEN=(hidden)" (secret values are never recorded)."""
 
 
 class StoryTurn(CamelModel):

@@ -23,6 +23,7 @@ export function checkpoint(over: Partial<Checkpoint> & { id: string }): Checkpoi
         recoverability: 'full',
         restoredFrom: null,
         sessionId: 's1',
+        terminal: null,
         tool: null,
         toolCallId: null,
         turnId: null,

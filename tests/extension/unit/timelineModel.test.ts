@@ -20,7 +20,7 @@ const noExtras = { running: [] };
 const NOW = Date.parse('2026-01-01T01:00:00Z');
 
 function row(cp: Checkpoint, title: string, summary: string, over: Partial<StoryRow> = {}): StoryRow {
-    return { kind: 'row', checkpoint: cp, title, summary, toolStatus: cp.kind === 'tool' ? 'ok' : null, isHead: false, branch: cp.kind === 'restore', ...over };
+    return { kind: 'row', checkpoint: cp, title, summary, toolStatus: cp.kind === 'tool' ? 'ok' : null, isHead: false, branch: cp.kind === 'restore', terminal: null, ...over };
 }
 
 function turn(turnId: string, number: number, prompt: string, rows: StoryRow[], over: Partial<StoryTurn> = {}): StoryTurn {

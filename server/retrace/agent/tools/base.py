@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from retrace.agent.terminal import TerminalSession
 from retrace.engine.config import EngineConfig
 
 ToolCategory = Literal["read", "write", "command", "agent"]
@@ -54,6 +55,9 @@ class ToolContext:
     """The tool call being run (the ``task`` tool keys its child by it)."""
     tasks: TaskRunner | None = None
     """Where ``task`` runs its child; ``None`` for an agent that may not start subagents."""
+    terminal: TerminalSession | None = None
+    """The session's persistent shell state (``run_command`` reads and updates it); ``None``:
+    every command starts at the workspace root with the base environment."""
 
 
 @dataclass

@@ -9,6 +9,11 @@ engine detects them. The command does not inherit the model API credentials
 (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off variables): ``env`` output is a
 tool result, and tool results are journaled and sent to the model. The server itself holds them
 where a command cannot read them (:mod:`retrace.credentials`).
+
+With a session terminal (``ctx.terminal``; bash or sh) the command starts in the session's cwd
+with its environment changes, and what it leaves (``cd``, ``export``, ``unset``) is read back for
+the next call (:mod:`retrace.agent.terminal`); a killed or timed-out command keeps the previous
+state.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import contextlib
 from pydantic import Field
 
 from retrace import credentials
+from retrace.agent import terminal
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
 from retrace.agent.tools.paths import workspace_root
 from retrace.agent.tools.shell import choose_shell, describe, kill_tree, spawn_options
@@ -79,10 +85,14 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
             proc.kill()
 
 
-async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+async def _spawn(
+    command: str, ctx: ToolContext, shell: terminal.ShellRun | None
+) -> asyncio.subprocess.Process:
+    if shell is not None:
+        command = shell.script(command)
     options = {
-        "cwd": workspace_root(ctx),
-        "env": command_env(),
+        "cwd": shell.cwd if shell is not None else workspace_root(ctx),
+        "env": shell.env if shell is not None else command_env(),
         "stdin": asyncio.subprocess.DEVNULL,
         "stdout": asyncio.subprocess.PIPE,
         "stderr": asyncio.subprocess.STDOUT,
@@ -98,7 +108,15 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     if not args.command.strip():
         raise ToolError("command is empty")
     timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
-    proc = await _spawn(args.command, ctx)
+    shell = None
+    if ctx.terminal is not None and SHELL.kind in terminal.PERSISTENT_SHELLS:
+        shell = terminal.ShellRun(ctx.terminal, workspace_root(ctx), command_env())
+    try:
+        proc = await _spawn(args.command, ctx, shell)
+    except BaseException:
+        if shell is not None:
+            shell.close()
+        raise
     buffer = _CappedBuffer(ctx.output_cap_bytes)
 
     async def pump() -> None:
@@ -122,7 +140,9 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     finally:
         # Background children that kept running after the shell exited belong to us too.
         _kill_group(proc)
-    output = buffer.text().rstrip("\n")
+        ended = not timed_out and proc.returncode is not None and proc.returncode >= 0  # not killed
+        notes = shell.finish(completed=ended) if shell is not None else []
+    output = "\n".join(p for p in (buffer.text().rstrip("\n"), terminal.note_text(notes)) if p)
     if timed_out:
         note = f"[timed out after {timeout:g}s; the command's process group was killed]"
         return ToolResult(f"{output}\n{note}".lstrip("\n"), is_error=True, changed_paths=None)

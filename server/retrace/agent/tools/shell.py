@@ -9,6 +9,10 @@
   ``shell=True`` form), not an argument vector: an argument vector is re-quoted by the C runtime
   rules (``\\"``), which cmd.exe does not understand, so a command containing quotes would change.
 
+With bash or sh a session's ``cd`` and exported variables carry over between calls
+(:mod:`retrace.agent.terminal`); cmd.exe and PowerShell commands always start at the workspace
+root with the base environment (no state is kept there).
+
 ``RETRACE_SHELL`` (``bash``, ``sh``, ``cmd``, ``powershell``/``pwsh``) overrides the choice where
 that shell exists on the platform. :func:`describe` is what the model is told, so it writes
 commands for the shell that will run them.
@@ -82,8 +86,14 @@ def describe(shell: Shell) -> str:
         "cmd": "tests, builds, git status; cmd.exe syntax: use 'dir', 'type', '&&'",
         "powershell": "tests, builds, git status; PowerShell syntax",
     }[shell.kind]
+    where = (
+        "in a persistent shell session: the working directory (starts at the workspace root) and "
+        "exported variables carry over to the next call"
+        if shell.kind in ("bash", "sh")
+        else "in the workspace root"
+    )
     return (
-        f"Run a {shell.label} command in the workspace root (e.g. {examples}). "
+        f"Run a {shell.label} command {where} (e.g. {examples}). "
         "Output is capped; the exit code is reported. Killed after timeout_s seconds."
     )
 

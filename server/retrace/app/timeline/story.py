@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrace.agent.replay import ToolCallView
+from retrace.agent.terminal import describe as describe_terminal
 from retrace.app.timeline.describe import describe
 from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact
 from retrace.engine.models import Checkpoint
@@ -80,6 +81,7 @@ def story_row(
         tool_status=tool.status if tool is not None else None,
         is_head=cp.id == head,
         branch=cp.kind == "restore",
+        terminal=describe_terminal(cp.terminal),
     )
 
 

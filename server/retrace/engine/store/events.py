@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from retrace.camel import CamelModel
-from retrace.engine.models import Checkpoint
+from retrace.engine.models import Checkpoint, TerminalState
 
 JOURNAL_VERSION = 1
 
@@ -134,6 +134,8 @@ class ConversationHeadEvent(_Event):
     reason: str
     checkpoint_id: str | None = None
     note_from: str | None = None
+    terminal: TerminalState | None = None
+    """The session's shell state from here on (a restore moves it with the conversation)."""
 
 
 class RestoreIntentEvent(_Event):

@@ -212,9 +212,10 @@ class RestoreService:
             )
             outcome = await self.services.run(lambda e: restore_code_on_disk(e, request))
         head: str | None = None
+        notes: list[str] = []
         if moves_conversation(params.mode, outcome):
-            view = await self.services.agent.restore_conversation(target.session_id, target.id)
-            head = view.head
+            restored = await self.services.agent.restore_session(target.session_id, target.id)
+            head, notes = restored.view.head, restored.terminal_notes
         if not params.dry_run and outcome.kind == "applied":
             self._remember_undo(outcome)
             await self._restore_editor_state(target)
@@ -224,7 +225,9 @@ class RestoreService:
                     head=await self.services.run(lambda e: e.head.id), checkpoint=outcome.checkpoint
                 ),
             )
-        return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=head)
+        return RestoreResult(
+            outcome=RestoreOutcomePayload(outcome), conversation_head=head, terminal_notes=notes
+        )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:
         """A restore inside a subagent's own timeline: its workspace copy (nobody's editor has it

@@ -1,0 +1,352 @@
+"""The terminal state rules (pure, table-tested) and ``run_command`` carrying them between calls
+through a real shell on a real workspace (no engine, no model)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrace.agent import terminal
+from retrace.agent.terminal import (
+    ShellState,
+    TerminalSession,
+    after_command,
+    describe,
+    looks_secret,
+    parse_env0,
+    resolve_cwd,
+    revive,
+)
+from retrace.agent.tools import ToolContext, ToolResult, execute
+from retrace.agent.tools import run_command as run_command_module
+from retrace.engine.config import EngineConfig
+from retrace.engine.models import TerminalState
+
+from .conftest import make_workspace
+
+BASE = {"HOME": "/home/u", "PATH": "/usr/bin", "LANG": "C.UTF-8", "GITHUB_TOKEN": "base-secret"}
+
+# --------------------------------------------------------------------------- secrets
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "secret"),
+    [
+        ("FOO", "1", False),
+        ("PATH", "/usr/bin", False),
+        ("API_TOKEN", "x", True),
+        ("api_key", "x", True),
+        ("AWS_SECRET_ACCESS_KEY", "x", True),
+        ("DB_PASSWORD", "x", True),
+        ("MYSQL_PWD", "x", True),
+        ("PGPASSWD", "x", True),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/k.json", True),
+        ("BASIC_AUTH", "x", True),
+        ("SSH_PRIVATE", "x", True),
+        ("SESSION_COOKIE", "x", True),
+        ("DATABASE_URL", "postgres://app:hunter2@db/app", True),
+        ("DATABASE_URL", "postgres://db/app", False),
+        ("OPENAI", "sk-abc123", True),
+        ("GH", "ghp_0123456789", True),
+        ("EDITOR", "vim", False),
+    ],
+)
+def test_which_variables_are_recorded_redacted(name: str, value: str, secret: bool) -> None:
+    assert looks_secret(name, value) is secret
+
+
+# --------------------------------------------------------------------------- the diff
+
+
+@pytest.mark.parametrize(
+    ("state", "start", "end", "expected"),
+    [
+        # export FOO=1
+        (ShellState(), BASE, {**BASE, "FOO": "1"}, ShellState("", {"FOO": "1"})),
+        # a change to a base variable, then setting it back to the base value: nothing recorded
+        (ShellState(), BASE, {**BASE, "LANG": "fr"}, ShellState("", {"LANG": "fr"})),
+        (ShellState("", {"LANG": "fr"}), {**BASE, "LANG": "fr"}, BASE, ShellState()),
+        # unset a base variable; unset one the commands had set
+        (
+            ShellState(),
+            BASE,
+            {k: v for k, v in BASE.items() if k != "LANG"},
+            ShellState("", {}, frozenset({"LANG"})),
+        ),
+        (ShellState("", {"FOO": "1"}), {**BASE, "FOO": "1"}, BASE, ShellState()),
+        # setting again what was unset
+        (
+            ShellState("", {}, frozenset({"LANG"})),
+            BASE,
+            {**BASE, "LANG": "de"},
+            ShellState("", {"LANG": "de"}),
+        ),
+        # the shell's own bookkeeping and the model credentials are never carried
+        (
+            ShellState(),
+            BASE,
+            {**BASE, "PWD": "/x", "OLDPWD": "/y", "SHLVL": "3", "_": "/bin/env"},
+            ShellState(),
+        ),
+        (ShellState(), BASE, {**BASE, "ANTHROPIC_API_KEY": "k", "RETRACE_API_KEY_FD": "5"}, ShellState()),
+        # what the login profile changed before the command (start) is not the command's change
+        (ShellState(), {**BASE, "PATH": "/p:/usr/bin"}, {**BASE, "PATH": "/p:/usr/bin"}, ShellState()),
+        # earlier changes are kept, the cwd untouched
+        (
+            ShellState("src", {"A": "1"}),
+            {**BASE, "A": "1"},
+            {**BASE, "A": "1", "B": "2"},
+            ShellState("src", {"A": "1", "B": "2"}),
+        ),
+        # a name or value that is not UTF-8 cannot be recorded: not carried
+        (ShellState(), BASE, {**BASE, "BAD": "\udcff"}, ShellState()),
+    ],
+)
+def test_after_command(
+    state: ShellState, start: dict[str, str], end: dict[str, str], expected: ShellState
+) -> None:
+    assert after_command(state, start, end, BASE) == expected
+
+
+def _real(path: Path) -> str:
+    return os.path.realpath(path)
+
+
+def test_spawn_env_applies_the_state_to_the_base() -> None:
+    state = ShellState("src", {"FOO": "1", "LANG": "fr"}, frozenset({"HOME"}))
+    assert state.spawn_env(BASE) == {
+        "PATH": "/usr/bin",
+        "LANG": "fr",
+        "GITHUB_TOKEN": "base-secret",
+        "FOO": "1",
+    }
+
+
+def test_record_hides_secret_values_and_keeps_names() -> None:
+    state = ShellState("src", {"FOO": "1", "API_TOKEN": "s3cr3t"}, frozenset({"LANG"}))
+    record = state.record()
+    assert record == TerminalState(cwd="src", env={"FOO": "1"}, hidden=["API_TOKEN"], unset=["LANG"])
+    assert "s3cr3t" not in record.model_dump_json()
+
+
+# --------------------------------------------------------------------------- cwd
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("", ""),
+        ("src", "src"),
+        ("src/deep", "src/deep"),
+        ("../outside", None),
+        ("src/../..", None),
+        ("link-out", None),
+        ("link-in", "src"),
+        ("/", None),
+    ],
+)
+def test_resolve_cwd_stays_inside_the_workspace(tmp_path: Path, where: str, expected: str | None) -> None:
+    ws = tmp_path / "ws"
+    (ws / "src" / "deep").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (ws / "link-out").symlink_to(tmp_path / "outside")
+    (ws / "link-in").symlink_to(ws / "src")
+    pwd = where if where.startswith("/") else os.path.normpath(ws / where) if where else str(ws)
+    if where in ("link-out", "link-in"):
+        pwd = str(ws / where)  # pwd -L: the logical path, through the link
+    assert resolve_cwd(ws, pwd) == expected
+
+
+# --------------------------------------------------------------------------- revive
+
+
+@pytest.mark.parametrize(
+    ("live", "expected_env", "expected_unset", "note"),
+    [
+        # no live session (a restart): the hidden variable is left unset
+        (None, {"FOO": "1"}, {"API_TOKEN"}, "API_TOKEN: value never recorded (secret); left unset"),
+        # the live session has a value: kept
+        (
+            ShellState("", {"API_TOKEN": "live"}),
+            {"FOO": "1", "API_TOKEN": "live"},
+            set(),
+            "API_TOKEN: value never recorded (secret); kept the session's current value",
+        ),
+        # the live session no longer has it: left unset
+        (ShellState(), {"FOO": "1"}, {"API_TOKEN"}, "API_TOKEN: value never recorded (secret); left unset"),
+    ],
+)
+def test_revive_a_hidden_variable(
+    live: ShellState | None, expected_env: dict[str, str], expected_unset: set[str], note: str
+) -> None:
+    record = TerminalState(cwd="src", env={"FOO": "1"}, hidden=["API_TOKEN"])
+    state, notes = revive(record, live, BASE)
+    assert state.cwd == "src"
+    assert dict(state.env) == expected_env
+    # "left unset" of a variable the base does not have needs no entry
+    assert set(state.unset) == expected_unset & set(BASE)
+    assert notes == [note]
+
+
+def test_revive_a_hidden_base_variable_the_session_still_has() -> None:
+    record = TerminalState(hidden=["GITHUB_TOKEN"])
+    state, notes = revive(record, ShellState(), BASE)
+    assert state == ShellState()
+    assert notes == ["GITHUB_TOKEN: value never recorded (secret); kept the session's current value"]
+    gone, notes = revive(record, None, BASE)
+    assert gone.unset == frozenset({"GITHUB_TOKEN"})
+    assert notes == ["GITHUB_TOKEN: value never recorded (secret); left unset"]
+
+
+def test_revive_nothing_recorded_is_the_default() -> None:
+    assert revive(None, ShellState("src", {"A": "1"}), BASE) == (ShellState(), [])
+
+
+# --------------------------------------------------------------------------- display
+
+
+@pytest.mark.parametrize(
+    ("state", "text"),
+    [
+        (None, None),
+        (TerminalState(), None),
+        (
+            TerminalState(cwd="src", env={"FOO": "1"}, hidden=["API_TOKEN"]),
+            "Terminal: cwd `src`, API_TOKEN=(hidden), FOO=1",
+        ),
+        (TerminalState(unset=["LANG"]), "Terminal: unset LANG"),
+        (TerminalState(env={"LONG": "x" * 100}), "Terminal: LONG=" + "x" * 39 + "…"),
+        (
+            TerminalState(env={f"V{i}": "1" for i in range(10)}),
+            "Terminal: " + ", ".join(f"V{i}=1" for i in range(8)) + ", +2 more",
+        ),
+    ],
+)
+def test_describe(state: TerminalState | None, text: str | None) -> None:
+    assert describe(state) == text
+
+
+def test_parse_env0() -> None:
+    data = b"A=1\0MULTI=line1\nline2\0EQ=a=b\0\0"
+    assert parse_env0(data) == {"A": "1", "MULTI": "line1\nline2", "EQ": "a=b"}
+
+
+def test_wrap_quotes_the_capture_paths(tmp_path: Path) -> None:
+    odd = tmp_path / "it's here"
+    script = terminal.wrap("echo hi", odd)
+    assert "'\"'\"'" in script  # the quote survived shlex quoting
+    assert script.endswith("echo hi\n")
+
+
+# --------------------------------------------------------------------------- through a real shell
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="cmd.exe/PowerShell keep no state")
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    ws = make_workspace(tmp_path)
+    (ws / "src" / "sub").mkdir()
+    return ToolContext(workspace=ws, engine_config=EngineConfig(), terminal=TerminalSession())
+
+
+async def run(ctx: ToolContext, command: str, **more: Any) -> ToolResult:
+    return await execute("run_command", {"command": command, **more}, ctx)
+
+
+@posix_only
+async def test_cd_and_export_persist_between_calls(ctx: ToolContext) -> None:
+    assert ctx.terminal is not None
+    first = await run(ctx, "cd src && export FOO=1 API_TOKEN=s3cr3t && unset LANG")
+    assert first.output == "[exit code 0]"
+    assert ctx.terminal.state.cwd == "src"
+    assert ctx.terminal.state.env["FOO"] == "1"
+    second = await run(ctx, 'pwd; echo "$FOO/$API_TOKEN/${LANG-none}"')
+    lines = second.output.splitlines()
+    assert lines[0] == str(Path(_real(ctx.workspace)) / "src")
+    assert lines[1] == "1/s3cr3t/none"
+    record = ctx.terminal.state.record()
+    assert record.cwd == "src" and record.env == {"FOO": "1"} and record.hidden == ["API_TOKEN"]
+
+
+@posix_only
+async def test_exit_code_and_set_e_still_record_the_state(ctx: ToolContext) -> None:
+    assert ctx.terminal is not None
+    exited = await run(ctx, "cd src; export A=1; exit 3")
+    assert exited.output == "[exit code 3]" and exited.is_error
+    assert ctx.terminal.state == ShellState("src", {"A": "1"})
+    failed = await run(ctx, "set -e; cd sub; export B=2; false; echo never")
+    assert failed.output == "[exit code 1]"
+    assert ctx.terminal.state == ShellState("src/sub", {"A": "1", "B": "2"})
+
+
+@posix_only
+async def test_a_timed_out_command_keeps_the_previous_state(ctx: ToolContext) -> None:
+    assert ctx.terminal is not None
+    await run(ctx, "cd src && export KEEP=1")
+    timed_out = await run(ctx, "cd sub; export LOST=1; sleep 30", timeout_s=0.5)
+    assert timed_out.is_error and "timed out" in timed_out.output
+    assert ctx.terminal.state == ShellState("src", {"KEEP": "1"})
+
+
+@posix_only
+async def test_leaving_the_workspace_resets_to_the_root_and_says_so(ctx: ToolContext) -> None:
+    assert ctx.terminal is not None
+    left = await run(ctx, "cd /")
+    assert "[terminal: ended outside the workspace (/); the next command starts at the root]" in left.output
+    assert ctx.terminal.state.cwd == ""
+    here = await run(ctx, "pwd")
+    assert here.output.splitlines()[0] == _real(ctx.workspace)
+
+
+@posix_only
+async def test_a_vanished_directory_starts_at_the_root(ctx: ToolContext) -> None:
+    assert ctx.terminal is not None
+    await run(ctx, "mkdir gone && cd gone")
+    assert ctx.terminal.state.cwd == "gone"
+    (ctx.workspace / "gone").rmdir()
+    result = await run(ctx, "pwd")
+    assert result.output.splitlines()[0] == _real(ctx.workspace)
+    assert "[terminal: `gone` is gone; this command started at the workspace root]" in result.output
+
+
+@posix_only
+async def test_a_login_profile_does_not_accumulate(
+    ctx: ToolContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile that prepends to PATH on every start must not make PATH grow call after call."""
+    assert ctx.terminal is not None
+    if run_command_module.SHELL.kind != "bash":
+        pytest.skip("login profiles are bash's")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bash_profile").write_text('export PATH="/opt/extra:$PATH"\n')
+    base = {**run_command_module.command_env(), "HOME": str(home)}
+    monkeypatch.setattr(run_command_module, "command_env", lambda: base)
+    for _ in range(3):
+        result = await run(ctx, "echo $PATH")
+    assert result.output.splitlines()[0].count("/opt/extra") == 1
+    assert ctx.terminal.state == ShellState()
+
+
+async def test_without_a_session_terminal_every_command_starts_fresh(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=make_workspace(tmp_path), engine_config=EngineConfig())
+    await run(ctx, "cd src; export FOO=1")
+    result = await run(ctx, 'pwd; echo "[$FOO]"')
+    assert result.output.splitlines()[:2] == [_real(ctx.workspace), "[]"]
+
+
+@posix_only
+async def test_a_command_that_replaces_the_exit_trap_keeps_the_previous_state(ctx: ToolContext) -> None:
+    assert ctx.terminal is not None
+    await run(ctx, "export KEEP=1")
+    result = await run(ctx, "trap 'echo bye' EXIT; cd src; export OTHER=2")
+    assert result.output.startswith("bye\n")
+    assert "[terminal: the shell's final cwd and environment were not written; kept the old ones]" in (
+        result.output
+    )
+    assert ctx.terminal.state == ShellState("", {"KEEP": "1"})
