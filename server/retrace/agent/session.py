@@ -21,6 +21,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Literal
 
+from retrace.agent.background import BackgroundTasks
 from retrace.agent.conversation import (
     INTERRUPTED,
     NOT_RUN_RESTORED,
@@ -51,7 +52,7 @@ from retrace.agent.runtime import (
 from retrace.agent.session_index import FILE_NAME as SESSION_INDEX
 from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, journal_stamp
 from retrace.agent.settings import AgentSettings
-from retrace.agent.tool_call import emit_checkpoint, tool_result_event
+from retrace.agent.tool_call import emit_checkpoint, record_background, tool_result_event
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
@@ -96,12 +97,20 @@ class AgentService:
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._index: SessionIndex | None = None
+        layout = StoreLayout(engine.store_dir)
+        self.background = BackgroundTasks(host, None if engine.readonly else layout.background_record)
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
         settings = self.settings
         return Runtime(
-            self.gate, self.host, settings, self.policy, self.replay, lambda: self._model_client(settings)
+            self.gate,
+            self.host,
+            settings,
+            self.policy,
+            self.replay,
+            lambda: self._model_client(settings),
+            background=self.background,
         )
 
     def _model_client(self, settings: AgentSettings) -> AsyncAnthropic:
@@ -153,6 +162,7 @@ class AgentService:
         :meth:`load_all`)."""
         rt = self._runtime()
         layout = StoreLayout(self.engine.store_dir)
+        await asyncio.to_thread(self.background.end_leftovers)
         sids = await self.gate.call(self.engine.sessions)
 
         def read_index() -> tuple[SessionIndex, dict[str, Stamp | None]]:
@@ -244,6 +254,9 @@ class AgentService:
 
     async def _prompt_blocks(self, conv: Conversation, text: str) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
+        news = self.background.news(conv.session_id)
+        if news is not None:
+            blocks.append({"type": "text", "text": news})
         if conv.note_from is not None:
             try:
                 changes = await self.gate.call(self.engine.diff, conv.note_from, None)
@@ -261,6 +274,7 @@ class AgentService:
         try:
             await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
             await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
+            await record_background(rt, sid, turn_id, conv.head)  # a turn boundary
             stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
         except asyncio.CancelledError:
             stop = "cancelled"
@@ -276,6 +290,8 @@ class AgentService:
         finally:
             with contextlib.suppress(Exception):
                 await withdraw_unanswered(rt, conv, stop, turn_id=turn_id, text=text)
+            with contextlib.suppress(Exception):
+                await record_background(rt, sid, turn_id, conv.head)  # a turn boundary
             self._tasks.pop(sid, None)
         await self.host.emit(TurnFinished(session_id=sid, turn_id=turn_id, stop_reason=stop))
 

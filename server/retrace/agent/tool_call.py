@@ -35,7 +35,7 @@ from retrace.agent.events import (
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute
 from retrace.engine.errors import RetraceError
-from retrace.engine.models import Checkpoint
+from retrace.engine.models import Checkpoint, CheckpointKind
 from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent, event_json
 
 
@@ -49,20 +49,48 @@ async def emit_checkpoint(rt: Runtime, session_id: str, turn_id: str | None, cp:
 
 
 async def record_external(rt: Runtime, session_id: str, turn_id: str | None, cursor: str | None) -> None:
-    """Changes nobody announced become an ``external`` checkpoint before the agent acts again."""
+    """Changes nobody announced become an ``external`` checkpoint before the agent acts again;
+    while background commands run (or ended since their last capture) they are theirs: a
+    ``background`` checkpoint labelled with their commands (:func:`record_background`)."""
+    if await record_background(rt, session_id, turn_id, cursor):
+        return
+    await _record_foreign(rt, session_id, turn_id, "external", {"conversation": cursor})
+
+
+async def record_background(rt: Runtime, session_id: str, turn_id: str | None, cursor: str | None) -> bool:
+    """At a boundary (turn start, before a tool call, turn end): commit what the background
+    commands changed since the last checkpoint as their own checkpoint; ``False`` when no
+    background command may have changed anything (nothing was captured)."""
+    tasks = rt.background.window() if rt.background is not None else []
+    if not tasks:
+        return False
+    assert rt.background is not None
+    context = {
+        "conversation": cursor,
+        "label": rt.background.label(tasks),
+        "meta": rt.background.meta(tasks),
+    }
+    if await _record_foreign(rt, session_id, turn_id, "background", context):
+        rt.background.settle(tasks)
+    return True
+
+
+async def _record_foreign(
+    rt: Runtime, session_id: str, turn_id: str | None, kind: CheckpointKind, context: dict[str, Any]
+) -> bool:
+    """Capture unannounced changes as a ``kind`` checkpoint; whether the capture succeeded."""
     try:
         cp = await rt.gate.call(
-            rt.engine.record_external,
-            session_id=session_id,
-            turn_id=turn_id,
-            editor_state=rt.host.editor_state(),
-            conversation=cursor,
+            rt.engine.record_foreign,
+            kind,
+            {"session_id": session_id, "turn_id": turn_id, "editor_state": rt.host.editor_state(), **context},
         )
     except RetraceError as e:
         await rt.host.emit(AgentError(session_id=session_id, turn_id=turn_id, message=str(e)))
-        return
+        return False
     if cp is not None:
         await emit_checkpoint(rt, session_id, turn_id, cp)
+    return True
 
 
 @dataclass(frozen=True)
@@ -206,6 +234,7 @@ async def execute_tool(rt: Runtime, conv: Conversation, call: ToolCall) -> tuple
         dirty_paths=frozenset(rt.host.dirty_paths()),
         command_timeout_s=rt.settings.command_timeout_s,
         output_cap_bytes=rt.settings.output_cap_bytes,
+        background=rt.background.launcher(call.session_id) if rt.background is not None else None,
     )
     started = time.perf_counter()
     try:
@@ -232,6 +261,9 @@ async def run_tool(
     if denied is not None:
         return tool_result_block(call.id, denied, is_error=True)
     result, ms = await execute_tool(rt, conv, call)
+    note = rt.background.overlap_note() if rt.background is not None else None
+    if result.changed_paths is None and note is not None:  # its checkpoint holds their changes too
+        result.output = f"{result.output}\n{note}"
     status: ToolCallStatus = "error" if result.is_error else "ok"
     ended = result_of(
         call, status, result.output, is_error=result.is_error, ms=ms, changed_paths=result.changed_paths

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
-from retrace.agent.events import AgentEvent, PermissionRequest, PermissionResponse
+from retrace.agent.events import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
 from retrace.agent.settings import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from retrace.camel import CamelModel
 from retrace.engine.config import DEFAULT_MAX_FILE_BYTES, RetentionPolicy
@@ -41,6 +41,11 @@ from retrace.protocol.timeline import (
 
 __all__ = [
     "AgentEventPayload",
+    "BackgroundListParams",
+    "BackgroundListResult",
+    "BackgroundStopParams",
+    "BackgroundStopResult",
+    "BackgroundTaskView",
     "CancelParams",
     "CancelResult",
     "CheckpointDetail",
@@ -252,6 +257,27 @@ class CancelResult(CamelModel):
     """``false`` when nothing was running."""
 
 
+class BackgroundListParams(CamelModel):
+    session_id: str | None = None
+    """Only this session's tasks (default: every session's)."""
+    include_ended: bool = False
+    """Also the tasks that ended since the server started (default: running ones only)."""
+
+
+class BackgroundListResult(CamelModel):
+    tasks: list[BackgroundTaskView]
+
+
+class BackgroundStopParams(CamelModel):
+    handle: str
+    """The task's handle (``bg-1``)."""
+
+
+class BackgroundStopResult(CamelModel):
+    task: BackgroundTaskView
+    """The task as it is now (stopped, or already ended by itself)."""
+
+
 class SessionListResult(CamelModel):
     sessions: list[SessionInfo]
 
@@ -377,16 +403,25 @@ class RestoreParams(CamelModel):
     skip_conflicts: bool = False
     """Leave every conflicting file as it is and restore all the others (the outcome's
     ``skipped`` lists them); explicit ``resolutions`` still win."""
+    background_tasks: Literal["stop", "keep"] | None = None
+    """What to do with running background commands (they may overwrite restored files): ``stop``
+    them first or ``keep`` them running. Absent while some run: a code restore is refused with
+    the error code ``backgroundTasksRunning`` (a dry run only reports them)."""
 
 
 class UndoLastRestoreParams(CamelModel):
-    """No parameters: the server remembers the last restore of this session."""
+    """The server remembers the last restore of this session."""
+
+    background_tasks: Literal["stop", "keep"] | None = None
+    """As for ``retrace/checkpoint/restore``."""
 
 
 class RestoreResult(CamelModel):
     outcome: RestoreOutcomePayload
     conversation_head: str | None
     """For ``conversation``/``both``: the conversation head after the restore."""
+    background_tasks: list[BackgroundTaskView] = Field(default_factory=list)
+    """Background commands running when the restore was planned (after ``stop``: the ones stopped)."""
 
 
 # --------------------------------------------------------------------------- statistics

@@ -9,10 +9,11 @@ result with ``is_error``; it raises :class:`ToolError` for the same purpose from
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,6 +32,21 @@ class ToolError(Exception):
     """A one-line failure to report to the model as an error result."""
 
 
+class BackgroundLauncher(Protocol):
+    """Where ``run_command`` hands a background command (the agent's background task registry,
+    bound to the calling session)."""
+
+    def identity(self) -> tuple[str, dict[str, str]]:
+        """A new task identity and the environment entries that carry it into the command."""
+        ...
+
+    async def adopt(
+        self, command: str, proc: asyncio.subprocess.Process, token: str, make_buffer: Callable[[], Any]
+    ) -> tuple[str, int]:
+        """Take over the spawned command; its (handle, pid)."""
+        ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     workspace: Path
@@ -39,6 +55,8 @@ class ToolContext:
     """Workspace-relative paths with unsaved editor changes: writes refuse them."""
     command_timeout_s: float = 120.0
     output_cap_bytes: int = 30_000
+    background: BackgroundLauncher | None = None
+    """Where background commands go (``None``: this caller runs none, e.g. a headless tool test)."""
 
 
 @dataclass

@@ -9,6 +9,10 @@ engine detects them. The command does not inherit the model API credentials
 (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off variables): ``env`` output is a
 tool result, and tool results are journaled and sent to the model. The server itself holds them
 where a command cannot read them (:mod:`retrace.credentials`).
+
+``background: true`` starts the command and returns at once with a handle: the process (in its
+own group, as always) is handed to the agent's background task registry
+(:mod:`retrace.agent.background`), which reports its output and exit status at the next turn.
 """
 
 from __future__ import annotations
@@ -28,6 +32,12 @@ SHELL = choose_shell()
 """Chosen once: the description the model saw and the shell that runs its commands agree."""
 
 
+BACKGROUND_HINT = (
+    " With background=true it starts the command (a dev server, a watcher, a long build) and "
+    "returns at once with a handle; its output and exit status are reported at the next turn."
+)
+
+
 def command_env() -> dict[str, str]:
     return credentials.child_env()
 
@@ -36,7 +46,12 @@ class RunCommandInput(ToolInput):
     command: str
     """The command line to run in the workspace root, in the shell the tool description names."""
     timeout_s: float | None = Field(default=None, gt=0)
-    """Seconds before the command is killed. Default: the configured command timeout."""
+    """Seconds before the command is killed. Default: the configured command timeout. Not for
+    background commands."""
+    background: bool = False
+    """Run it in the background (dev servers, watchers, long builds): the call returns at once
+    with a handle (bg-1…); the command's new output and its exit status are reported at the start
+    of the user's next turn. It is stopped when the user stops it or the session's server exits."""
 
 
 class _CappedBuffer:
@@ -79,10 +94,12 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
             proc.kill()
 
 
-async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+async def _spawn(
+    command: str, ctx: ToolContext, env: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
     options = {
         "cwd": workspace_root(ctx),
-        "env": command_env(),
+        "env": {**command_env(), **(env or {})},
         "stdin": asyncio.subprocess.DEVNULL,
         "stdout": asyncio.subprocess.PIPE,
         "stderr": asyncio.subprocess.STDOUT,
@@ -97,6 +114,8 @@ async def _spawn(command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
 async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     if not args.command.strip():
         raise ToolError("command is empty")
+    if args.background:
+        return await _run_in_background(args, ctx)
     timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
     proc = await _spawn(args.command, ctx)
     buffer = _CappedBuffer(ctx.output_cap_bytes)
@@ -131,9 +150,29 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"{output}\n{status}".lstrip("\n"), is_error=code != 0, changed_paths=None)
 
 
+async def _run_in_background(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
+    """Start the command and hand it to the background task registry. Its checkpoint captures
+    nothing (``changed_paths=[]``): what the command changes is recorded in background checkpoints
+    of its own at the next boundaries (:mod:`retrace.agent.background`)."""
+    if ctx.background is None:
+        raise ToolError("background commands are not available here; run it in the foreground")
+    if args.timeout_s is not None:
+        raise ToolError("timeout_s does not apply to a background command (it runs until stopped)")
+    token, env = ctx.background.identity()
+    proc = await _spawn(args.command, ctx, env)
+    handle, pid = await ctx.background.adopt(
+        args.command, proc, token, lambda: _CappedBuffer(ctx.output_cap_bytes)
+    )
+    return ToolResult(
+        f"started in the background as {handle} (pid {pid}); its output and exit status arrive at "
+        "the next turn boundary (the start of the user's next turn)",
+        changed_paths=[],
+    )
+
+
 SPEC = ToolSpec(
     name="run_command",
-    description=describe(SHELL),
+    description=describe(SHELL) + BACKGROUND_HINT,
     category="command",
     input_model=RunCommandInput,
     run=run,

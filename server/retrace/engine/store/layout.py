@@ -50,6 +50,9 @@ class StoreLayout:
         self.stat_cache = self.cache / "stat-cache.marshal"
         self.history_index = self.cache / "history-index.json"
         self.lock = root / "lock"
+        self.runtime = root / "runtime"
+        """What a running server keeps that is neither history nor cache (its background commands)."""
+        self.background_record = self.runtime / "background.json"
 
     def journal(self, session_id: str) -> Path:
         return self.sessions / session_id / "journal.jsonl"
