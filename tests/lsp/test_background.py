@@ -105,7 +105,9 @@ async def test_background_command_across_turns(
         assert listed["tasks"][0]["state"] == "running"
 
         (gate / "go1").touch()
-        await _wait_for(lambda: (workspace / "a.txt").exists() and (workspace / "a.txt").read_text() == "one\n")
+        await _wait_for(
+            lambda: (workspace / "a.txt").exists() and (workspace / "a.txt").read_text() == "one\n"
+        )
         second = await editor.run_turn("status check", session_id=sid)
         news = [t for t in prompts_sent(model) if t.startswith("[Retrace: news of background")]
         assert len(news) == 1 and "bg-1" in news[0] and "still running" in news[0], news
@@ -131,7 +133,9 @@ async def test_background_command_across_turns(
         assert background[0]["turnId"] == second["turnId"]
         tools = [paths(cp) for cp in cps if cp["kind"] == "tool"]
         assert tools == [set(), {"neighbour.txt"}, {"c.txt"}], tools
-        assert not [cp for cp in cps if cp["kind"] == "external"], "a background command's work is not external"
+        assert not [cp for cp in cps if cp["kind"] == "external"], (
+            "a background command's work is not external"
+        )
         ended = await editor.request("retrace/background/list", {"includeEnded": True})
         assert ended["tasks"][0]["exitCode"] == 3
         assert (await editor.request("retrace/background/list", {}))["tasks"] == []

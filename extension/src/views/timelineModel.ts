@@ -399,8 +399,8 @@ export function checkpointIcon(cp: Checkpoint): string {
 
 /** One line, at most 60 characters (labels of shell commands can be long scripts). */
 export function checkpointLabel(cp: Checkpoint): string {
-    if (cp.label !== '' && (cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary' || cp.kind === 'background')
-    ) {
+    const labelled = cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary' || cp.kind === 'background';
+    if (cp.label !== '' && labelled) {
         return firstLine(cp.label);
     }
     switch (cp.kind) {
