@@ -112,6 +112,9 @@ async def test_background_command_across_turns(
         news = [t for t in prompts_sent(model) if t.startswith("[Retrace: news of background")]
         assert len(news) == 1 and "bg-1" in news[0] and "still running" in news[0], news
         assert "started" in news[0]
+        foreground = editor.events_of("toolCallFinished", second["turnId"])[0]
+        assert foreground["tool"] == "run_command" and foreground["output"].startswith("one\n")
+        assert "bg-1" in foreground["output"] and "were running" in foreground["output"], foreground
 
         (gate / "go2").touch()
         await editor.wait_for_event(
@@ -132,7 +135,7 @@ async def test_background_command_across_turns(
             assert cp["meta"]["background"][0]["handle"] == "bg-1"
         assert background[0]["turnId"] == second["turnId"]
         tools = [paths(cp) for cp in cps if cp["kind"] == "tool"]
-        assert tools == [set(), {"neighbour.txt"}, {"c.txt"}], tools
+        assert tools == [set(), {"neighbour.txt"}, set(), {"c.txt"}], tools
         assert not [cp for cp in cps if cp["kind"] == "external"], (
             "a background command's work is not external"
         )
