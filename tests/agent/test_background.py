@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from retrace.agent.background import BackgroundTasks
+from retrace.agent.events import BackgroundTaskChanged, BackgroundTaskView
+from retrace.agent.headless import background_line
 from retrace.agent.leftovers import (
     TOKEN_VARIABLE,
     LeftoverRecord,
@@ -121,8 +123,23 @@ async def test_news_is_delivered_once_with_the_exit_status(tmp_path: Path) -> No
     assert news is not None and f"{handle} (printf" in news and "exited with code 4" in news
     assert "hello" in news and "elsewhere" not in news
     assert tasks.news("s1") is None, "reported once"
+    tasks.redeliver("s1")  # no news was carried by the last prompt: nothing to give back
+    assert tasks.news("s1") is None
     assert [e.task.state for e in host.events if e.task.handle == handle] == ["running", "exited"]
     assert not (tmp_path / "store" / "runtime" / "background.json").exists()
+
+
+@posix_only
+@posix_only
+async def test_news_of_a_withdrawn_prompt_is_reported_again(tmp_path: Path) -> None:
+    tasks = BackgroundTasks(Host())  # type: ignore[arg-type]
+    handle = await start(tasks, tmp_path, "printf 'once\\n'")
+    await ended(tasks, handle)
+    first = tasks.news("s1")
+    assert first is not None and "once" in first
+    tasks.redeliver("s1")
+    assert tasks.news("s1") == first
+    assert tasks.news("s1") is None
 
 
 @posix_only
@@ -240,3 +257,26 @@ def test_leftovers_are_killed_only_when_they_carry_their_token(tmp_path: Path) -
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("state", "extra", "line"),
+    [
+        ("running", {}, "   background bg-2 running (pid 7): npm run dev"),
+        ("exited", {"exit_code": 3}, "   background bg-2 exited (code 3) (pid 7): npm run dev"),
+        ("stopped", {"stopped_by": "user"}, "   background bg-2 stopped (user) (pid 7): npm run dev"),
+    ],
+)
+def test_the_headless_host_prints_background_starts_and_ends(
+    state: str, extra: dict[str, Any], line: str
+) -> None:
+    view = BackgroundTaskView(
+        handle="bg-2",
+        session_id="s",
+        command="npm run dev\nsecond line",
+        pid=7,
+        started_at="t",
+        state=state,
+        **extra,
+    )
+    assert background_line(BackgroundTaskChanged(session_id="s", task=view)) == line

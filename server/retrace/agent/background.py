@@ -7,7 +7,8 @@ its own), pumps its output into a capped buffer, and notices when it ends. Contr
 * **Delivery at turn boundaries.** :meth:`BackgroundTasks.news` is the text the next turn of a
   session prepends to the user's prompt (journaled with it): per task of that session, the output
   since it was last reported (capped: head and tail) and its exit status once it ended. It is
-  reported once; news not yet reported stays until that session's next turn.
+  reported once; news not yet reported stays until that session's next turn, and news whose
+  prompt was withdrawn unanswered (a failed model call) is reported again (:meth:`redeliver`).
 * **Checkpoints of their own.** While a task runs, or after it ended until its last changes were
   captured, unannounced changes found at a boundary (turn start, before each tool call, turn
   end) belong to the background commands: :meth:`window` names them, the caller commits a
@@ -42,6 +43,7 @@ from retrace.engine.errors import RetraceError
 
 log = logging.getLogger(__name__)
 
+NEWS_HEADER = "[Retrace: news of background commands since they were last reported]"
 POLL_EXIT_S = 0.2
 """How often a pump looks whether the shell exited (its output pipe may stay open in a child)."""
 
@@ -137,7 +139,9 @@ class BackgroundTasks:
         self._tasks: dict[str, BackgroundTask] = {}
         self._next = 1
         self._lost: dict[str, list[str]] = {}
-        """Session id → news of tasks a previous server left (killed at start-up)."""
+        """Session id → news still to report: tasks a previous server left (killed at start-up),
+        news of a prompt that was withdrawn unanswered."""
+        self._last_news: dict[str, str] = {}
 
     # ------------------------------------------------------------------ start-up
     def end_leftovers(self) -> list[LeftoverRecord]:
@@ -302,8 +306,18 @@ class BackgroundTasks:
             task.pending = task.make_buffer()
             parts.append(_news_line(task, output))
         if not parts:
+            self._last_news.pop(session_id, None)
             return None
-        return "[Retrace: news of background commands since they were last reported]\n" + "\n\n".join(parts)
+        body = "\n\n".join(parts)
+        self._last_news[session_id] = body
+        return f"{NEWS_HEADER}\n{body}"
+
+    def redeliver(self, session_id: str) -> None:
+        """The prompt that carried the last news was withdrawn (the model never answered it):
+        report that news again at the session's next turn."""
+        body = self._last_news.pop(session_id, None)
+        if body is not None:
+            self._lost.setdefault(session_id, []).insert(0, body)
 
     # ------------------------------------------------------------------ stopping
     async def stop(self, handle: str, by: str = "user") -> BackgroundTask:

@@ -289,7 +289,8 @@ class AgentService:
             )
         finally:
             with contextlib.suppress(Exception):
-                await withdraw_unanswered(rt, conv, stop, turn_id=turn_id, text=text)
+                if await withdraw_unanswered(rt, conv, stop, turn_id=turn_id, text=text):
+                    self.background.redeliver(sid)
             with contextlib.suppress(Exception):
                 await record_background(rt, sid, turn_id, conv.head)  # a turn boundary
             self._tasks.pop(sid, None)
