@@ -169,11 +169,13 @@ async def test_output_is_capped_and_only_new_output_is_reported(tmp_path: Path) 
 async def test_the_window_holds_a_task_until_its_end_was_captured(tmp_path: Path) -> None:
     tasks = BackgroundTasks(Host())  # type: ignore[arg-type]
     assert tasks.window() == []
-    handle = await start(tasks, tmp_path, "exit 0")
+    gate = tmp_path / "go"
+    handle = await start(tasks, tmp_path, f"while [ ! -e '{gate}' ]; do sleep 0.05; done")
     window = tasks.window()
     assert [t.handle for t in window] == [handle]
-    assert tasks.label(window) == "background: exit 0"
-    tasks.settle(window)  # captured while (maybe) still running: stays in the window
+    assert tasks.label(window).startswith("background: while [ ! -e ")
+    tasks.settle(window)  # captured while still running: stays in the window
+    gate.touch()
     await ended(tasks, handle)
     assert [t.handle for t in tasks.window()] == [handle]
     tasks.settle(tasks.window())

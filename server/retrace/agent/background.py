@@ -180,8 +180,8 @@ class BackgroundTasks:
         self._next += 1
         task = BackgroundTask(handle, session_id, command, proc, token, _now(), make_buffer, make_buffer())
         self._tasks[handle] = task
-        await self._save_records()
         task.pump = asyncio.create_task(self._pump(task), name=f"retrace-background-{handle}")
+        await self._save_records()
         await self._announce(task)
         return Started(handle, proc.pid)
 
@@ -261,7 +261,9 @@ class BackgroundTasks:
 
     @staticmethod
     def settle(tasks: list[BackgroundTask]) -> None:
-        """``tasks``' changes up to now are recorded: the ended ones are done."""
+        """``tasks``' changes up to now are recorded: the ones that had ended before that capture
+        began are done (pass only those: one that ended during it may have written after the
+        capture looked)."""
         for t in tasks:
             if t.ended:
                 t.settled = True

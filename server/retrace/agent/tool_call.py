@@ -65,13 +65,14 @@ async def record_background(rt: Runtime, session_id: str, turn_id: str | None, c
     if not tasks:
         return False
     assert rt.background is not None
+    ended = [t for t in tasks if t.ended]  # ended before this capture: all their writes are in it
     context = {
         "conversation": cursor,
         "label": rt.background.label(tasks),
         "meta": rt.background.meta(tasks),
     }
     if await _record_foreign(rt, session_id, turn_id, "background", context):
-        rt.background.settle(tasks)
+        rt.background.settle(ended)
     return True
 
 
