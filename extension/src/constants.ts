@@ -31,6 +31,7 @@ export const COMMANDS = {
     tryDemo: 'retrace.tryDemo',
     prompt: 'retrace.prompt',
     cancel: 'retrace.cancel',
+    backgroundStop: 'retrace.background.stop',
     newSession: 'retrace.newSession',
     restartServer: 'retrace.restartServer',
     installServer: 'retrace.installServer',

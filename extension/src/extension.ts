@@ -20,6 +20,7 @@ import { createLog, errorMessage, log } from './logging';
 import { describeIgnored, onIgnoredSettings, type IgnoredValue } from './settings';
 import { setPrompter } from './ui';
 import { ChatViewProvider } from './views/chatView';
+import { BackgroundItem } from './views/backgroundItem';
 import { StatusItem } from './views/statusItem';
 import { TimelineProvider } from './views/timelineProvider';
 import { registerFileHistoryCommands } from './views/fileHistoryCommands';
@@ -32,6 +33,7 @@ export interface RetraceApi {
     readonly chat: ChatViewProvider;
     readonly highlighter: ChangeHighlighter;
     readonly status: StatusItem;
+    readonly background: BackgroundItem;
     readonly editorState: EditorStatePusher;
     readonly contentProvider: CheckpointContentProvider;
     readonly setPrompter: typeof setPrompter;
@@ -80,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         const chat = new ChatViewProvider(ctx, context.extensionUri);
         const highlighter = new ChangeHighlighter(ctx, () => timeline.timeline, context.extensionUri);
         const status = new StatusItem(ctx);
+        const background = new BackgroundItem(ctx);
         const editorState = new EditorStatePusher(ctx);
         const contentProvider = new CheckpointContentProvider(ctx);
         ctx.handlers = {
@@ -94,6 +97,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             chat,
             highlighter,
             status,
+            background,
             editorState,
             contentProvider,
             vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, contentProvider),
@@ -105,6 +109,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             }),
         );
         registerCommands({ ctx, timeline, chat, highlighter });
+        ctx.registerCommand(COMMANDS.backgroundStop, rpc => () => background.stop(rpc));
         registerFileHistoryCommands({
             ctx,
             fileHistory,
@@ -117,7 +122,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         void startIfUsed(ctx, () => chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
         const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
-        return { ctx, timeline, fileHistory, chat, highlighter, status, editorState, contentProvider, setPrompter, changeViews };
+        return { ctx, timeline, fileHistory, chat, highlighter, status, background, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
         void vscode.window.showErrorMessage(`Cannot activate Retrace: ${errorMessage(err)}`);

@@ -182,7 +182,10 @@ class Services:
         if self.closed:
             return
         self.closed = True
-        self.engine.close()
+        try:
+            self.agent.background.kill_all()
+        finally:
+            self.engine.close()
 
 
 async def open_services(

@@ -16,7 +16,8 @@ export type AgentEventPayload =
   | AgentError
   | TurnFinished
   | ConversationChanged
-  | TaskProgress;
+  | TaskProgress
+  | BackgroundTaskChanged;
 /**
  * What a restore did (or, with ``dryRun``, would do), tagged on ``kind``.
  */
@@ -120,7 +121,7 @@ export interface Checkpoint {
    */
   files: FileChange[];
   id: string;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
   label: string;
   meta: {
     [k: string]: unknown | undefined;
@@ -257,6 +258,81 @@ export interface TaskProgress {
    */
   toolCalls: number;
   turnId: string | null;
+}
+/**
+ * A background command started or ended (clients refresh their list of running tasks).
+ */
+export interface BackgroundTaskChanged {
+  kind: 'backgroundTask';
+  sessionId: string;
+  task: BackgroundTaskView;
+  turnId: string | null;
+}
+/**
+ * A background command (``run_command`` with ``background: true``) as clients see it.
+ */
+export interface BackgroundTaskView {
+  command: string;
+  /**
+   * The shell's exit status once it ended (negative: killed by that signal).
+   */
+  exitCode: number | null;
+  /**
+   * ``bg-1``, ``bg-2``…: how the model and the user name it.
+   */
+  handle: string;
+  pid: number;
+  sessionId: string;
+  startedAt: string;
+  state: 'running' | 'exited' | 'stopped';
+  /**
+   * Who stopped it (``user``, ``restore``, ``shutdown``), when it did not end by itself.
+   */
+  stoppedBy: string | null;
+}
+export interface BackgroundListParams {
+  /**
+   * Also the tasks that ended since the server started (default: running ones only).
+   */
+  includeEnded?: boolean;
+  /**
+   * Only this session's tasks (default: every session's).
+   */
+  sessionId?: string | null;
+}
+export interface BackgroundListResult {
+  tasks: BackgroundTaskView[];
+}
+export interface BackgroundStopParams {
+  /**
+   * The task's handle (``bg-1``).
+   */
+  handle: string;
+}
+export interface BackgroundStopResult {
+  task: BackgroundTaskView1;
+}
+/**
+ * A background command (``run_command`` with ``background: true``) as clients see it.
+ */
+export interface BackgroundTaskView1 {
+  command: string;
+  /**
+   * The shell's exit status once it ended (negative: killed by that signal).
+   */
+  exitCode: number | null;
+  /**
+   * ``bg-1``, ``bg-2``…: how the model and the user name it.
+   */
+  handle: string;
+  pid: number;
+  sessionId: string;
+  startedAt: string;
+  state: 'running' | 'exited' | 'stopped';
+  /**
+   * Who stopped it (``user``, ``restore``, ``shutdown``), when it did not end by itself.
+   */
+  stoppedBy: string | null;
 }
 export interface CancelParams {
   sessionId: string;
@@ -574,7 +650,7 @@ export interface FileVersion {
    * Content hash of the file after the checkpoint (``null`` when absent or not stored).
    */
   hash: string | null;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
   /**
    * The checkpoint before it (the previous version of the file lives there); ``null`` for the
    * first baseline.
@@ -886,6 +962,12 @@ export interface RestorePreview {
   targetId: string;
 }
 export interface RestoreParams {
+  /**
+   * What to do with running background commands (they may overwrite restored files): ``stop``
+   * them first or ``keep`` them running. Absent while some run: a code restore is refused with
+   * the error code ``backgroundTasksRunning`` (a dry run only reports them).
+   */
+  backgroundTasks?: ('stop' | 'keep') | null;
   dryRun?: boolean;
   /**
    * Resolve every conflict by overwriting.
@@ -918,6 +1000,10 @@ export interface RestoreParams {
   task?: TaskRef | null;
 }
 export interface RestoreResult {
+  /**
+   * Background commands running when the restore was planned (after ``stop``: the ones stopped).
+   */
+  backgroundTasks: BackgroundTaskView[];
   /**
    * For ``conversation``/``both``: the conversation head after the restore.
    */
@@ -1069,7 +1155,7 @@ export interface Checkpoint1 {
    */
   files: FileChange[];
   id: string;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary';
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
   label: string;
   meta: {
     [k: string]: unknown | undefined;
@@ -1434,9 +1520,14 @@ export interface ToolCallView {
   turnId: string | null;
 }
 /**
- * No parameters: the server remembers the last restore of this session.
+ * The server remembers the last restore of this session.
  */
-export interface UndoLastRestoreParams {}
+export interface UndoLastRestoreParams {
+  /**
+   * As for ``retrace/checkpoint/restore``.
+   */
+  backgroundTasks?: ('stop' | 'keep') | null;
+}
 
 /** Short names for the protocol's tagged unions. */
 export type AgentEvent = AgentEventPayload;
@@ -1449,6 +1540,8 @@ export const METHODS = {
   agentEvent: 'retrace/agent/event',
   permissionRequest: 'retrace/permission/request',
   sessionList: 'retrace/session/list',
+  backgroundList: 'retrace/background/list',
+  backgroundStop: 'retrace/background/stop',
   toolCallsSearch: 'retrace/toolCalls/search',
   timelineGet: 'retrace/timeline/get',
   timelineTree: 'retrace/timeline/tree',
@@ -1484,6 +1577,8 @@ export const METHOD_DIRECTIONS = {
   'retrace/agent/event': 'serverNotification',
   'retrace/permission/request': 'serverRequest',
   'retrace/session/list': 'clientRequest',
+  'retrace/background/list': 'clientRequest',
+  'retrace/background/stop': 'clientRequest',
   'retrace/toolCalls/search': 'clientRequest',
   'retrace/timeline/get': 'clientRequest',
   'retrace/timeline/tree': 'clientRequest',
@@ -1515,6 +1610,8 @@ export interface RequestParams {
   'retrace/agent/prompt': PromptParams;
   'retrace/agent/cancel': CancelParams;
   'retrace/session/list': EmptyParams;
+  'retrace/background/list': BackgroundListParams;
+  'retrace/background/stop': BackgroundStopParams;
   'retrace/toolCalls/search': ToolCallSearchParams;
   'retrace/timeline/get': TimelineGetParams;
   'retrace/timeline/tree': TimelineTreeParams;
@@ -1542,6 +1639,8 @@ export interface RequestResult {
   'retrace/agent/prompt': PromptResult;
   'retrace/agent/cancel': CancelResult;
   'retrace/session/list': SessionListResult;
+  'retrace/background/list': BackgroundListResult;
+  'retrace/background/stop': BackgroundStopResult;
   'retrace/toolCalls/search': ToolCallSearchResult;
   'retrace/timeline/get': TimelineGetResult;
   'retrace/timeline/tree': TimelineTreeResult;

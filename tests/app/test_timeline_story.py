@@ -303,6 +303,9 @@ def test_describe_without_journal_facts_falls_back_to_the_label() -> None:
     tool = ToolFact("c", "run_command", {"command": "x"}, "ok")
     many = cp("m", 0, None, "s", tool="run_command", files=[change(f"f{i}") for i in range(5)])
     assert describe(many, tool, {}) == ("run_command", "5 files +5 −5")
+    background = cp("b", 0, "a", "s", "background", label="background: npm run dev", files=[change("a.txt")])
+    assert describe(background, None, {}) == ("background: npm run dev", "a.txt +1 −1")
+    assert describe(cp("b2", 0, "a", "s", "background"), None, {})[0] == "Background command"
 
 
 @settings(max_examples=200, deadline=None)

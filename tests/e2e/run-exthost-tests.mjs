@@ -58,6 +58,7 @@ async function launch(suite, settings) {
 const suites = {
   retrace: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   fileHistory: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  background: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
   // run_command asks, so a turn can be caught waiting while its server is killed.
   recovery: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'ask' },

@@ -9,6 +9,7 @@ import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, typ
 import { mergePreviews } from '../diff/mergePreview';
 import { log } from '../logging';
 import { prompter } from '../ui';
+import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
 import {
     MERGE_LABEL,
     OVERWRITE_LABEL,
@@ -133,7 +134,17 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             break;
         }
     }
-    log.info(`restore ${modeLabel(req.mode)} → ${req.targetId} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths })}`);
+    // Running background commands may overwrite what the restore writes: the user says what to do.
+    const running = req.mode === 'conversation' ? [] : (dry?.backgroundTasks ?? []);
+    if (running.length > 0) {
+        const q = restoreQuestion(running);
+        const background = choiceOf(await prompter().modal(q.message, q.detail, q.buttons));
+        if (background === undefined) {
+            return undefined;
+        }
+        finalParams = { ...finalParams, backgroundTasks: background };
+    }
+    log.info(`restore ${modeLabel(req.mode)} → ${req.targetId} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths, backgroundTasks: finalParams.backgroundTasks })}`);
     // `skipConflicts` belongs to the restore contract (see restoreDecision.ts).
     const result = await rpc.request(METHODS.checkpointRestore, finalParams);
     const outcome = result.outcome;
@@ -166,7 +177,21 @@ export const UNDO_LAST_METHOD = 'retrace/restore/undoLast';
 
 /** Undo the most recent restore; resolves to the server's answer. */
 export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
-    const result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, {});
+    let result: RestoreResult | null;
+    try {
+        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, {});
+    } catch (err) {
+        // Background commands run: the server's message names them; the user says what to do.
+        if (!isBackgroundRefusal(err)) {
+            throw err;
+        }
+        const message = err instanceof Error ? err.message : String(err);
+        const background: BackgroundChoice | undefined = choiceOf(await prompter().modal(message, 'Stop them and undo, undo anyway, or cancel.', [STOP_AND_RESTORE, RESTORE_ANYWAY]));
+        if (background === undefined) {
+            return undefined;
+        }
+        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { backgroundTasks: background });
+    }
     const outcome = result?.outcome;
     if (outcome === undefined) {
         void prompter().notify('info', 'Retrace: there is no restore to undo.', []);

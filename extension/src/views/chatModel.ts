@@ -125,6 +125,7 @@ export class ChatTranscript {
             case 'checkpointCreated':
             case 'usage':
             case 'conversationChanged':
+            case 'backgroundTask':
                 return [];
         }
     }

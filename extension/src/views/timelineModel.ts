@@ -387,6 +387,7 @@ const KIND_ICONS: Readonly<Record<Checkpoint['kind'], string>> = {
     restore: 'history',
     manual: 'bookmark',
     summary: 'note',
+    background: 'server-process',
 };
 
 export function checkpointIcon(cp: Checkpoint): string {
@@ -398,7 +399,8 @@ export function checkpointIcon(cp: Checkpoint): string {
 
 /** One line, at most 60 characters (labels of shell commands can be long scripts). */
 export function checkpointLabel(cp: Checkpoint): string {
-    if (cp.label !== '' && (cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary')) {
+    const labelled = cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary' || cp.kind === 'background';
+    if (cp.label !== '' && labelled) {
         return firstLine(cp.label);
     }
     switch (cp.kind) {
@@ -416,6 +418,8 @@ export function checkpointLabel(cp: Checkpoint): string {
             return 'Mark';
         case 'summary':
             return 'Summary';
+        case 'background':
+            return 'Background command';
     }
 }
 

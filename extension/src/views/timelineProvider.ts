@@ -132,6 +132,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 return;
             case 'textDelta':
             case 'permissionRequest':
+            case 'backgroundTask':
             case 'usage':
             case 'error':
                 return;

@@ -107,6 +107,32 @@ class ConversationChanged(EventBase):
     head: str | None
 
 
+BackgroundTaskState = Literal["running", "exited", "stopped"]
+
+
+class BackgroundTaskView(CamelModel):
+    """A background command (``run_command`` with ``background: true``) as clients see it."""
+
+    handle: str
+    """``bg-1``, ``bg-2``…: how the model and the user name it."""
+    session_id: str
+    command: str
+    pid: int
+    started_at: str
+    state: BackgroundTaskState
+    exit_code: int | None = None
+    """The shell's exit status once it ended (negative: killed by that signal)."""
+    stopped_by: str | None = None
+    """Who stopped it (``user``, ``restore``, ``shutdown``), when it did not end by itself."""
+
+
+class BackgroundTaskChanged(EventBase):
+    """A background command started or ended (clients refresh their list of running tasks)."""
+
+    kind: Literal["backgroundTask"] = "backgroundTask"
+    task: BackgroundTaskView
+
+
 AgentEvent = Annotated[
     TurnStarted
     | TextDelta
@@ -118,7 +144,8 @@ AgentEvent = Annotated[
     | AgentError
     | TurnFinished
     | ConversationChanged
-    | TaskProgress,
+    | TaskProgress
+    | BackgroundTaskChanged,
     Field(discriminator="kind"),
 ]
 

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from retrace.agent.events import (
     AgentError,
+    BackgroundTaskChanged,
     CheckpointCreated,
     PermissionDecision,
     PermissionRequest,
@@ -54,6 +55,8 @@ class PrintingHost:
             self._line(f"   checkpoint {cp.id} [{cp.kind}] {files}".rstrip())
         elif isinstance(event, AgentError):
             self._line(f"{'warning' if event.retrying else 'error'}: {event.message}")
+        elif isinstance(event, BackgroundTaskChanged):
+            self._line(background_line(event))
         elif isinstance(event, Usage):
             pass
         elif isinstance(event, TurnFinished):
@@ -69,3 +72,14 @@ class PrintingHost:
 
     def dirty_paths(self) -> set[str]:
         return set()
+
+
+def background_line(event: BackgroundTaskChanged) -> str:
+    """``   background bg-1 running (pid 12): npm run dev`` / ``... exited (code 0)`` / ``... stopped``."""
+    task = event.task
+    status: str = task.state
+    if task.state == "exited":
+        status = f"exited (code {task.exit_code})"
+    elif task.state == "stopped" and task.stopped_by:
+        status = f"stopped ({task.stopped_by})"
+    return f"   background {task.handle} {status} (pid {task.pid}): {task.command.splitlines()[0][:100]}"

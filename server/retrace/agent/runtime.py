@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from retrace.agent.background import BackgroundTasks
 from retrace.agent.conversation import Conversation, new_id, now_iso, results_for_batch
 from retrace.agent.events import AgentHost
 from retrace.agent.permissions import PermissionPolicy
@@ -58,6 +59,8 @@ class Runtime:
     lines, as a crash resume does, makes none), then kept for this runtime's turn."""
     tools: frozenset[str] | None = None
     """The tools this agent may use (``None``: all); a subagent's set never holds ``task``."""
+    background: BackgroundTasks | None = None
+    """The service's background commands (``None``: a runtime that starts none)."""
     _client: AsyncAnthropic | None = field(default=None, init=False, repr=False)
 
     @property

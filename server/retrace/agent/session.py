@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from retrace import credentials
+from retrace.agent.background import BackgroundTasks
 from retrace.agent.conversation import (
     NOT_RUN_RESTORED,
     Conversation,
@@ -54,7 +55,7 @@ from retrace.agent.settings import AgentSettings
 from retrace.agent.subagents.service import TaskService
 from retrace.agent.subagents.topology import cut_off, fold
 from retrace.agent.terminal import revive
-from retrace.agent.tool_call import emit_checkpoint
+from retrace.agent.tool_call import emit_checkpoint, record_background
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
@@ -112,12 +113,20 @@ class AgentService:
         self._index: SessionIndex | None = None
         self.tasks = TaskService(self._runtime, self._conversation, self._require_idle, self.running)
         """The sessions' subagents (list, timeline, apply, discard)."""
+        layout = StoreLayout(engine.store_dir)
+        self.background = BackgroundTasks(host, None if engine.readonly else layout.background_record)
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
         settings = self.settings
         return Runtime(
-            self.gate, self.host, settings, self.policy, self.replay, lambda: self._model_client(settings)
+            self.gate,
+            self.host,
+            settings,
+            self.policy,
+            self.replay,
+            lambda: self._model_client(settings),
+            background=self.background,
         )
 
     def _model_client(self, settings: AgentSettings) -> AsyncAnthropic:
@@ -169,6 +178,7 @@ class AgentService:
         :meth:`load_all`)."""
         rt = self._runtime()
         layout = StoreLayout(self.engine.store_dir)
+        await asyncio.to_thread(self.background.end_leftovers)
         sids = await self.gate.call(self.engine.sessions)
 
         def read_index() -> tuple[SessionIndex, dict[str, Stamp | None]]:
@@ -247,6 +257,9 @@ class AgentService:
 
     async def _prompt_blocks(self, conv: Conversation, text: str) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
+        news = self.background.news(conv.session_id)
+        if news is not None:
+            blocks.append({"type": "text", "text": news})
         if conv.note_from is not None:
             try:
                 changes = await self.gate.call(self.engine.diff, conv.note_from, None)
@@ -264,6 +277,7 @@ class AgentService:
         try:
             await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
             await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
+            await record_background(rt, conv, turn_id, conv.head)  # a turn boundary
             stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
         except asyncio.CancelledError:
             stop = "cancelled"
@@ -278,7 +292,10 @@ class AgentService:
             )
         finally:
             with contextlib.suppress(Exception):
-                await withdraw_unanswered(rt, conv, stop, turn_id=turn_id, text=text)
+                if await withdraw_unanswered(rt, conv, stop, turn_id=turn_id, text=text):
+                    self.background.redeliver(sid)
+            with contextlib.suppress(Exception):
+                await record_background(rt, conv, turn_id, conv.head)  # a turn boundary
             self._tasks.pop(sid, None)
         await self.host.emit(TurnFinished(session_id=sid, turn_id=turn_id, stop_reason=stop))
 

@@ -37,7 +37,7 @@ from retrace.agent.runtime import Runtime, journal
 from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute
 from retrace.agent.tools.base import TaskRunner
 from retrace.engine.errors import RetraceError
-from retrace.engine.models import Checkpoint
+from retrace.engine.models import Checkpoint, CheckpointKind
 from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent, event_json
 
 
@@ -51,22 +51,51 @@ async def emit_checkpoint(rt: Runtime, session_id: str, turn_id: str | None, cp:
 
 
 async def record_external(rt: Runtime, conv: Conversation, turn_id: str | None, cursor: str | None) -> None:
-    """Changes nobody announced become an ``external`` checkpoint before the agent acts again."""
-    session_id = conv.session_id
+    """Changes nobody announced become an ``external`` checkpoint before the agent acts again;
+    while background commands run (or ended since their last capture) they are theirs: a
+    ``background`` checkpoint labelled with their commands (:func:`record_background`)."""
+    if await record_background(rt, conv, turn_id, cursor):
+        return
+    context = {"conversation": cursor, "terminal": conv.terminal_session().state.record()}
+    await _record_foreign(rt, conv.session_id, turn_id, "external", context)
+
+
+async def record_background(rt: Runtime, conv: Conversation, turn_id: str | None, cursor: str | None) -> bool:
+    """At a boundary (turn start, before a tool call, turn end): commit what the background
+    commands changed since the last checkpoint as their own checkpoint; ``False`` when no
+    background command may have changed anything (nothing was captured)."""
+    tasks = rt.background.window() if rt.background is not None else []
+    if not tasks:
+        return False
+    assert rt.background is not None
+    ended = [t for t in tasks if t.ended]  # ended before this capture: all their writes are in it
+    context = {
+        "conversation": cursor,
+        "label": rt.background.label(tasks),
+        "meta": rt.background.meta(tasks),
+        "terminal": conv.terminal_session().state.record(),
+    }
+    if await _record_foreign(rt, conv.session_id, turn_id, "background", context):
+        rt.background.settle(ended)
+    return True
+
+
+async def _record_foreign(
+    rt: Runtime, session_id: str, turn_id: str | None, kind: CheckpointKind, context: dict[str, Any]
+) -> bool:
+    """Capture unannounced changes as a ``kind`` checkpoint; whether the capture succeeded."""
     try:
         cp = await rt.gate.call(
-            rt.engine.record_external,
-            session_id=session_id,
-            turn_id=turn_id,
-            editor_state=rt.host.editor_state(),
-            conversation=cursor,
-            terminal=conv.terminal_session().state.record(),
+            rt.engine.record_foreign,
+            kind,
+            {"session_id": session_id, "turn_id": turn_id, "editor_state": rt.host.editor_state(), **context},
         )
     except RetraceError as e:
         await rt.host.emit(AgentError(session_id=session_id, turn_id=turn_id, message=str(e)))
-        return
+        return False
     if cp is not None:
         await emit_checkpoint(rt, session_id, turn_id, cp)
+    return True
 
 
 @dataclass(frozen=True)
@@ -215,6 +244,7 @@ async def execute_tool(
         call_id=call.id,
         tasks=tasks,
         terminal=conv.terminal_session(),
+        background=rt.background.launcher(call.session_id) if rt.background is not None else None,
     )
     started = time.perf_counter()
     try:
@@ -269,6 +299,9 @@ async def finish_tool(
 ) -> dict[str, Any]:
     """Run a call :func:`begin_tool` allowed, record its checkpoint; its ``tool_result`` block."""
     result, ms = await execute_tool(rt, conv, call, tasks)
+    note = rt.background.overlap_note() if rt.background is not None else None
+    if result.changed_paths is None and note is not None:  # its checkpoint holds their changes too
+        result.output = f"{result.output}\n{note}"
     status: ToolCallStatus = "error" if result.is_error else "ok"
     ended = result_of(
         call, status, result.output, is_error=result.is_error, ms=ms, changed_paths=result.changed_paths

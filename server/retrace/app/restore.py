@@ -10,13 +10,20 @@ current value when it has one, else it is left unset, and the result's terminal 
 (:func:`restore_code_on_disk`, used by the CLI and by the server for clients that cannot apply
 workspace edits) or the editor (the server's editor applier); the conversation through the
 agent service the caller supplies. A dry run answers with a ``preview`` outcome.
+
+Background commands may overwrite restored files: a code restore while some run needs the
+caller's word on them (:func:`settle_background`: ``stop`` them first or ``keep`` them), else it
+is refused with :class:`~retrace.agent.background.BackgroundTasksRunning`; a dry run reports them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
+from retrace.agent.background import BackgroundTasks, BackgroundTasksRunning, short
+from retrace.agent.events import BackgroundTaskView
 from retrace.engine import Engine
 from retrace.engine.models import ConflictResolution, RestoreMode, RestoreOutcome
 
@@ -54,3 +61,31 @@ def restore_code_on_disk(engine: Engine, request: RestoreRequest) -> RestoreOutc
         paths=request.paths,
         skip_conflicts=request.skip_conflicts,
     )
+
+
+BackgroundChoice = Literal["stop", "keep"]
+
+
+async def settle_background(
+    tasks: BackgroundTasks, mode: RestoreMode, *, dry_run: bool, choice: BackgroundChoice | None
+) -> list[BackgroundTaskView]:
+    """Before a restore: the background commands running now (as they were when asked), after
+    doing what ``choice`` says with them. A code restore that would race them without a choice is
+    refused; a dry run or a conversation-only restore leaves them alone."""
+    running = tasks.running()
+    views = [t.view() for t in running]
+    if not running or dry_run or not touches_code(mode):
+        return views
+    if choice is None:
+        count = len(running)
+        names = ", ".join(short(t.command, 60) for t in running)
+        raise BackgroundTasksRunning(
+            f"{count} background command{'s are' if count > 1 else ' is'} running ({names}): "
+            f"{'they' if count > 1 else 'it'} may overwrite restored files. Stop "
+            f"{'them' if count > 1 else 'it'} and restore, or restore anyway "
+            '(backgroundTasks: "stop" | "keep")'
+        )
+    if choice == "stop":
+        stopped = await tasks.stop_all(by="restore")
+        views = [t.view() for t in stopped]
+    return views

@@ -2,7 +2,8 @@
 
 The model endpoint is the environment's (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``); with
 neither, the offline demo model answers only in a demo folder (:mod:`retrace.bootstrap`), and
-elsewhere the run is refused before the agent starts.
+elsewhere the run is refused before the agent starts. Background commands the turn started are
+stopped when the run ends (their starts and ends are printed).
 """
 
 from __future__ import annotations
@@ -45,5 +46,7 @@ async def run_task(
         except (KeyboardInterrupt, asyncio.CancelledError):
             await service.cancel(sid)
     finally:
+        # Its background commands end with the run (printed); nothing outlives the command.
+        await services.agent.background.stop_all(by="shutdown")
         await asyncio.to_thread(services.close)
     return EXIT_CODES.get(host.stop_reason or "error", 1)

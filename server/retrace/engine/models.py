@@ -18,7 +18,9 @@ Recoverability = Literal["full", "partial", "none"]
 """``full``: every change is stored; ``partial``: some file could not be stored (see
 ``unrecoverable``); ``none``: nothing of this checkpoint's changes can be restored."""
 
-CheckpointKind = Literal["baseline", "tool", "external", "safety", "restore", "manual", "summary"]
+CheckpointKind = Literal[
+    "baseline", "tool", "external", "safety", "restore", "manual", "summary", "background"
+]
 """Why a checkpoint exists: the session ``baseline``; after an agent ``tool`` call; changes made by
 someone else (``external``); the ``safety`` capture taken before a restore; the ``restore`` itself;
 a ``manual`` mark (CLI, user); a conversation ``summary``."""

@@ -75,11 +75,13 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
 
 
 async def stop_agent(services: Services) -> None:
-    """Cancel running turns (their commands' process groups are killed) and subagent resumes."""
+    """Cancel running turns (their commands' process groups are killed), subagent resumes, and
+    stop the background commands."""
     await services.agent.tasks.close()
     for session_id in await services.run(lambda e: e.sessions()):
         if services.agent.running(session_id):
             await services.agent.cancel(session_id)
+    await services.agent.background.stop_all(by="shutdown")
 
 
 def shutdown(server: RetraceServer) -> None:

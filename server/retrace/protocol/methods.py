@@ -82,6 +82,23 @@ METHODS: tuple[MethodSpec, ...] = (
         "Every session of the workspace, oldest first.",
     ),
     MethodSpec(
+        "backgroundList",
+        "retrace/background/list",
+        "clientRequest",
+        m.BackgroundListParams,
+        m.BackgroundListResult,
+        "The background commands (run_command with background: true): running ones, or every one "
+        "since the server started; starts and ends arrive as backgroundTask agent events.",
+    ),
+    MethodSpec(
+        "backgroundStop",
+        "retrace/background/stop",
+        "clientRequest",
+        m.BackgroundStopParams,
+        m.BackgroundStopResult,
+        "Stop a background command (its whole process group).",
+    ),
+    MethodSpec(
         "toolCallsSearch",
         "retrace/toolCalls/search",
         "clientRequest",

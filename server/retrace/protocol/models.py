@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
-from retrace.agent.events import AgentEvent, PermissionRequest, PermissionResponse
+from retrace.agent.events import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
 from retrace.agent.settings import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from retrace.camel import CamelModel
 from retrace.engine.config import DEFAULT_MAX_FILE_BYTES, RetentionPolicy
@@ -42,6 +42,11 @@ from retrace.protocol.timeline import (
 
 __all__ = [
     "AgentEventPayload",
+    "BackgroundListParams",
+    "BackgroundListResult",
+    "BackgroundStopParams",
+    "BackgroundStopResult",
+    "BackgroundTaskView",
     "CancelParams",
     "CancelResult",
     "CheckpointDetail",
@@ -253,6 +258,27 @@ class CancelResult(CamelModel):
     """``false`` when nothing was running."""
 
 
+class BackgroundListParams(CamelModel):
+    session_id: str | None = None
+    """Only this session's tasks (default: every session's)."""
+    include_ended: bool = False
+    """Also the tasks that ended since the server started (default: running ones only)."""
+
+
+class BackgroundListResult(CamelModel):
+    tasks: list[BackgroundTaskView]
+
+
+class BackgroundStopParams(CamelModel):
+    handle: str
+    """The task's handle (``bg-1``)."""
+
+
+class BackgroundStopResult(CamelModel):
+    task: BackgroundTaskView
+    """The task as it is now (stopped, or already ended by itself)."""
+
+
 class SessionListResult(CamelModel):
     sessions: list[SessionInfo]
 
@@ -387,10 +413,17 @@ class RestoreParams(CamelModel):
     task: TaskRef | None = None
     """Restore inside a subagent's own timeline: its workspace copy, on disk (``code`` only; the
     subagent must not be running)."""
+    background_tasks: Literal["stop", "keep"] | None = None
+    """What to do with running background commands (they may overwrite restored files): ``stop``
+    them first or ``keep`` them running. Absent while some run: a code restore is refused with
+    the error code ``backgroundTasksRunning`` (a dry run only reports them)."""
 
 
 class UndoLastRestoreParams(CamelModel):
-    """No parameters: the server remembers the last restore of this session."""
+    """The server remembers the last restore of this session."""
+
+    background_tasks: Literal["stop", "keep"] | None = None
+    """As for ``retrace/checkpoint/restore``."""
 
 
 class RestoreResult(CamelModel):
@@ -400,6 +433,8 @@ class RestoreResult(CamelModel):
     terminal_notes: list[str] = Field(default_factory=list)
     """For ``conversation``/``both``: what of the session's terminal state could not be brought
     back as recorded (a secret variable: its current value kept, or left unset)."""
+    background_tasks: list[BackgroundTaskView] = Field(default_factory=list)
+    """Background commands running when the restore was planned (after ``stop``: the ones stopped)."""
 
 
 # --------------------------------------------------------------------------- statistics

@@ -239,6 +239,8 @@ suite('timeline model', () => {
         assert.deepEqual(flat.checkpoints.map(c => c.id), ['base', 'c1', 'c2', 'c3', 'r1', 'c4']);
         assert.equal(flat.head, 'c4');
         assert.equal(checkpointLabel(checkpoint({ id: 'b', kind: 'baseline', label: 'baseline' })), 'Baseline');
+        assert.equal(checkpointLabel(checkpoint({ id: 'g', kind: 'background', label: 'background: npm run dev' })), 'background: npm run dev');
+        assert.equal(checkpointLabel(checkpoint({ id: 'h', kind: 'background', label: '' })), 'Background command');
         assert.equal(checkpointLabel(checkpoint({ id: 'e', kind: 'tool', tool: 'edit_file', label: 'edit_file: a.py\nmore' })), 'edit_file: a.py');
     });
 

@@ -2,7 +2,8 @@
 
 The child gets a fresh conversation holding only its brief, the parent's model settings and
 client, a permission policy no wider than the parent's (:meth:`PermissionPolicy.for_child`),
-and every tool but ``task`` (or the subset the parent named). Its permission questions go to
+and every tool but ``task`` (or the subset the parent named); it runs no background command
+(its work must be over when it ends, so nothing of it keeps changing its copy). Its permission questions go to
 the parent's host (the user sees them in the parent's session, marked as the subagent's); its
 other events are not the parent's conversation: the parent's host hears a :class:`TaskProgress`
 per child tool call (once it and its checkpoint are done) instead. Its engine is closed when it

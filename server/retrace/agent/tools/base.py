@@ -9,6 +9,7 @@ result with ``is_error``; it raises :class:`ToolError` for the same purpose from
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,20 @@ class TaskRunner(Protocol):
     async def run(self, call_id: str, args: Any) -> ToolResult:
         """Run (or wait for, when started ahead) the child of tool call ``call_id``, merge its
         net change into the workspace, and report it as the call's result."""
+
+
+class BackgroundLauncher(Protocol):
+    """Where ``run_command`` hands a background command (the agent's background task registry,
+    bound to the calling session)."""
+
+    def identity(self) -> tuple[str, dict[str, str]]:
+        """A new task identity and the environment entries that carry it into the command."""
+        ...
+
+    async def adopt(
+        self, command: str, proc: asyncio.subprocess.Process, token: str, make_buffer: Callable[[], Any]
+    ) -> tuple[str, int]:
+        """Take over the spawned command; its (handle, pid)."""
         ...
 
 
@@ -58,6 +73,8 @@ class ToolContext:
     terminal: TerminalSession | None = None
     """The session's persistent shell state (``run_command`` reads and updates it); ``None``:
     every command starts at the workspace root with the base environment."""
+    background: BackgroundLauncher | None = None
+    """Where background commands go (``None``: this caller runs none, e.g. a headless tool test)."""
 
 
 @dataclass

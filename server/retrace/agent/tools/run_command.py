@@ -14,12 +14,18 @@ With a session terminal (``ctx.terminal``; bash or sh) the command starts in the
 with its environment changes, and what it leaves (``cd``, ``export``, ``unset``) is read back for
 the next call (:mod:`retrace.agent.terminal`); a killed or timed-out command keeps the previous
 state.
+``background: true`` starts the command and returns at once with a handle: the process (in its
+own group, as always) is handed to the agent's background task registry
+(:mod:`retrace.agent.background`), which reports its output and exit status at the next turn; it
+starts in the session's cwd and environment, and what it changes of them is not read back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
+from pathlib import Path
 
 from pydantic import Field
 
@@ -34,6 +40,12 @@ SHELL = choose_shell()
 """Chosen once: the description the model saw and the shell that runs its commands agree."""
 
 
+BACKGROUND_HINT = (
+    " With background=true it starts the command (a dev server, a watcher, a long build) and "
+    "returns at once with a handle; its output and exit status are reported at the next turn."
+)
+
+
 def command_env() -> dict[str, str]:
     return credentials.child_env()
 
@@ -42,7 +54,12 @@ class RunCommandInput(ToolInput):
     command: str
     """The command line to run in the workspace root, in the shell the tool description names."""
     timeout_s: float | None = Field(default=None, gt=0)
-    """Seconds before the command is killed. Default: the configured command timeout."""
+    """Seconds before the command is killed. Default: the configured command timeout. Not for
+    background commands."""
+    background: bool = False
+    """Run it in the background (dev servers, watchers, long builds): the call returns at once
+    with a handle (bg-1…); the command's new output and its exit status are reported at the start
+    of the user's next turn. It is stopped when the user stops it or the session's server exits."""
 
 
 class _CappedBuffer:
@@ -85,14 +102,10 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
             proc.kill()
 
 
-async def _spawn(
-    command: str, ctx: ToolContext, shell: terminal.ShellRun | None
-) -> asyncio.subprocess.Process:
-    if shell is not None:
-        command = shell.script(command)
+async def _spawn(command: str, cwd: Path, env: Mapping[str, str]) -> asyncio.subprocess.Process:
     options = {
-        "cwd": shell.cwd if shell is not None else workspace_root(ctx),
-        "env": shell.env if shell is not None else command_env(),
+        "cwd": cwd,
+        "env": dict(env),
         "stdin": asyncio.subprocess.DEVNULL,
         "stdout": asyncio.subprocess.PIPE,
         "stderr": asyncio.subprocess.STDOUT,
@@ -107,12 +120,15 @@ async def _spawn(
 async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     if not args.command.strip():
         raise ToolError("command is empty")
+    if args.background:
+        return await _run_in_background(args, ctx)
     timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
-    shell = None
-    if ctx.terminal is not None and SHELL.kind in terminal.PERSISTENT_SHELLS:
-        shell = terminal.ShellRun(ctx.terminal, workspace_root(ctx), command_env())
+    shell = _shell_run(ctx)
     try:
-        proc = await _spawn(args.command, ctx, shell)
+        if shell is None:
+            proc = await _spawn(args.command, workspace_root(ctx), command_env())
+        else:
+            proc = await _spawn(shell.script(args.command), shell.cwd, shell.env)
     except BaseException:
         if shell is not None:
             shell.close()
@@ -151,9 +167,45 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"{output}\n{status}".lstrip("\n"), is_error=code != 0, changed_paths=None)
 
 
+def _shell_run(ctx: ToolContext) -> terminal.ShellRun | None:
+    if ctx.terminal is not None and SHELL.kind in terminal.PERSISTENT_SHELLS:
+        return terminal.ShellRun(ctx.terminal, workspace_root(ctx), command_env())
+    return None
+
+
+async def _run_in_background(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
+    """Start the command and hand it to the background task registry. Its checkpoint captures
+    nothing (``changed_paths=[]``): what the command changes is recorded in background checkpoints
+    of its own at the next boundaries (:mod:`retrace.agent.background`)."""
+    if ctx.background is None:
+        raise ToolError("background commands are not available here; run it in the foreground")
+    if args.timeout_s is not None:
+        raise ToolError("timeout_s does not apply to a background command (it runs until stopped)")
+    token, env = ctx.background.identity()
+    # It starts in the session's cwd and environment; what it changes of them is not read back
+    # (it outlives the call): the session's shell state stays as it was.
+    shell = _shell_run(ctx)
+    try:
+        if shell is None:
+            proc = await _spawn(args.command, workspace_root(ctx), {**command_env(), **env})
+        else:
+            proc = await _spawn(args.command, shell.cwd, {**shell.env, **env})
+    finally:
+        if shell is not None:
+            shell.finish(completed=False)
+    handle, pid = await ctx.background.adopt(
+        args.command, proc, token, lambda: _CappedBuffer(ctx.output_cap_bytes)
+    )
+    return ToolResult(
+        f"started in the background as {handle} (pid {pid}); its output and exit status arrive at "
+        "the next turn boundary (the start of the user's next turn)",
+        changed_paths=[],
+    )
+
+
 SPEC = ToolSpec(
     name="run_command",
-    description=describe(SHELL),
+    description=describe(SHELL) + BACKGROUND_HINT,
     category="command",
     input_model=RunCommandInput,
     run=run,

@@ -20,6 +20,7 @@ KIND_TITLES: Mapping[str, str] = {
     "restore": "Restored code",
     "manual": "Mark",
     "summary": "Conversation summary",
+    "background": "Background command",
 }
 
 
@@ -29,7 +30,7 @@ def clip(text: str, limit: int) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-LABELLED_KINDS = frozenset({"tool", "manual", "summary"})
+LABELLED_KINDS = frozenset({"tool", "manual", "summary", "background"})
 """Kinds whose label is written for people (a tool call's summary, a mark's name); the others'
 labels are internal ("restore 2knhzdj6bc26") and the kind says more."""
 
@@ -145,6 +146,6 @@ def describe(
         return base_title(cp), f"{count} file{'s' if count != 1 else ''}" if count else ""
     if cp.kind == "safety":
         return KIND_TITLES["safety"], files_gist(cp.files) if cp.files else "the workspace as it was"
-    if cp.kind == "external":
-        return KIND_TITLES["external"], files_gist(cp.files)
+    if cp.kind in ("external", "background"):
+        return base_title(cp), files_gist(cp.files)
     return base_title(cp), file_stats(cp.files)

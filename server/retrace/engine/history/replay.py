@@ -244,7 +244,7 @@ def _rebuild_lost(parsed: dict[str, _Parsed], report: ReplayReport) -> None:
         report.rebuilt[copy.id] = child_id
 
 
-_KINDS = ("baseline", "tool", "external", "safety", "restore", "manual", "summary")
+_KINDS = ("baseline", "tool", "external", "safety", "restore", "manual", "summary", "background")
 
 
 def _all_stored(copy: ParentCopy) -> bool:

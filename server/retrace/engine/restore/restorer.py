@@ -61,8 +61,11 @@ from retrace.engine.workspace import DirTree, EscapeError, Identity
 DAMAGED = "stored content is damaged or missing"
 """Start of a restore outcome's detail when a file's recorded bytes cannot be read intact."""
 
-EXTERNAL_KINDS = frozenset({"external", "safety"})
-"""Checkpoint kinds whose changes were not made by the agent (restore treats them as foreign work)."""
+EXTERNAL_KINDS = frozenset({"external", "safety", "background"})
+"""Checkpoint kinds whose changes were not made by the agent's own tool calls (restore treats them
+as foreign work). ``background``: what a background command changed, captured at a turn boundary
+together with anything the user changed meanwhile (the two cannot be told apart), so a restore
+asks before overwriting it."""
 
 
 class RestoreHost(RecoveryPort, Protocol):

@@ -53,6 +53,9 @@ class StoreLayout:
         self.history_index = self.cache / "history-index.json"
         self.lock = root / "lock"
         self.tasks = root / "tasks"
+        self.runtime = root / "runtime"
+        """What a running server keeps that is neither history nor cache (its background commands)."""
+        self.background_record = self.runtime / "background.json"
 
     def journal(self, session_id: str) -> Path:
         return self.sessions / session_id / "journal.jsonl"

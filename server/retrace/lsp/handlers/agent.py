@@ -1,4 +1,5 @@
-"""Handlers: ``retrace/agent/*``, ``retrace/session/list``, ``retrace/toolCalls/search``."""
+"""Handlers: ``retrace/agent/*``, ``retrace/background/*``, ``retrace/session/list``,
+``retrace/toolCalls/search``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ from typing import TYPE_CHECKING
 from retrace.lsp.services import timeline
 from retrace.lsp.trust import require_trusted
 from retrace.protocol.models import (
+    BackgroundListParams,
+    BackgroundListResult,
+    BackgroundStopParams,
+    BackgroundStopResult,
     CancelParams,
     CancelResult,
     EmptyParams,
@@ -35,6 +40,17 @@ async def cancel(ls: RetraceServer, params: CancelParams) -> CancelResult:
     return CancelResult(cancelled=bool(await services.agent.cancel(params.session_id)))
 
 
+async def background_list(ls: RetraceServer, params: BackgroundListParams) -> BackgroundListResult:
+    tasks = (await ls.services()).agent.background
+    views = tasks.views(params.session_id, running_only=not params.include_ended)
+    return BackgroundListResult(tasks=views)
+
+
+async def background_stop(ls: RetraceServer, params: BackgroundStopParams) -> BackgroundStopResult:
+    task = await (await ls.services()).agent.background.stop(params.handle)
+    return BackgroundStopResult(task=task.view())
+
+
 async def session_list(ls: RetraceServer, params: EmptyParams) -> SessionListResult:
     return SessionListResult(sessions=await timeline.sessions(await ls.services()))
 
@@ -50,6 +66,8 @@ async def tool_calls_search(ls: RetraceServer, params: ToolCallSearchParams) -> 
 HANDLERS: dict[str, Handler] = {
     "retrace/agent/prompt": prompt,
     "retrace/agent/cancel": cancel,
+    "retrace/background/list": background_list,
+    "retrace/background/stop": background_stop,
     "retrace/session/list": session_list,
     "retrace/toolCalls/search": tool_calls_search,
 }

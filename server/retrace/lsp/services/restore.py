@@ -39,7 +39,14 @@ from pydantic import ValidationError
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from retrace.app.restore import RestoreRequest, moves_conversation, restore_code_on_disk, touches_code
+from retrace.app.restore import (
+    BackgroundChoice,
+    RestoreRequest,
+    moves_conversation,
+    restore_code_on_disk,
+    settle_background,
+    touches_code,
+)
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.merge import merge3
@@ -194,6 +201,12 @@ class RestoreService:
         target = await self.services.run(lambda e: e.get(params.id))
         if not params.dry_run:
             await self._refuse_while_running()
+        background = await settle_background(
+            self.services.agent.background,
+            params.mode,
+            dry_run=params.dry_run,
+            choice=params.background_tasks,
+        )
         # Dry runs take the editor path too: unsaved buffers are conflicts in the preview as well.
         through_editor = touches_code(params.mode) and self.server.client_can_apply_edits()
         if through_editor:
@@ -226,7 +239,10 @@ class RestoreService:
                 ),
             )
         return RestoreResult(
-            outcome=RestoreOutcomePayload(outcome), conversation_head=head, terminal_notes=notes
+            outcome=RestoreOutcomePayload(outcome),
+            conversation_head=head,
+            terminal_notes=notes,
+            background_tasks=background,
         )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:
@@ -248,12 +264,12 @@ class RestoreService:
         )
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=None)
 
-    async def undo_last(self) -> RestoreResult:
+    async def undo_last(self, background_tasks: BackgroundChoice | None = None) -> RestoreResult:
         """Restore the code to what it was just before the last restore of this server session."""
         undo = UNDO_TARGETS.get(id(self.server))
         if undo is None:
             raise RetraceError("there is no restore to undo in this session")
-        return await self.restore(RestoreParams(id=undo, mode="code"))
+        return await self.restore(RestoreParams(id=undo, mode="code", background_tasks=background_tasks))
 
     def _remember_undo(self, outcome: RestoreOutcome) -> None:
         if not isinstance(outcome, RestoreApplied):
