@@ -196,6 +196,12 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         ),
         "retrace/agent/cancel": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/session/list": st.just({}),
+        "retrace/background/list": st.fixed_dictionaries(
+            {}, optional={"sessionId": st.none() | session_or_random, "includeEnded": st.booleans()}
+        ),
+        "retrace/background/stop": st.fixed_dictionaries(
+            {"handle": st.sampled_from(["bg-1", "bg-0", ""]) | st.text(max_size=12)}
+        ),
         "retrace/stats": st.just({}),
         "retrace/store/verify": st.fixed_dictionaries({}, optional={"quick": st.booleans()}),
         "retrace/toolCalls/search": st.fixed_dictionaries(
@@ -254,9 +260,12 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 "force": st.booleans(),
                 "skipConflicts": st.booleans(),
                 "paths": st.none() | st.lists(paths, max_size=3),
+                "backgroundTasks": st.none() | st.sampled_from(["stop", "keep"]),
             },
         ),
-        "retrace/restore/undoLast": st.fixed_dictionaries({}),
+        "retrace/restore/undoLast": st.fixed_dictionaries(
+            {}, optional={"backgroundTasks": st.none() | st.sampled_from(["stop", "keep"])}
+        ),
         "retrace/server/state": st.fixed_dictionaries({}),
         "retrace/conversation/get": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/conversation/summarize": st.fixed_dictionaries(
