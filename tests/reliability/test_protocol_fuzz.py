@@ -190,7 +190,15 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
     paths = st.sampled_from(["a.py", "src/b.txt", "seed.txt", "out/x.txt", "missing.txt", *HOSTILE_STRINGS])
     texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
     mode = st.sampled_from(["code", "conversation", "both"])
+    task_ids = st.sampled_from(["task_missing", "", "../../store"]) | st.text(max_size=12)
+    task = st.fixed_dictionaries({"sessionId": session_or_random, "taskId": task_ids})
+    task_or_none = st.none() | task
     builders: dict[str, st.SearchStrategy[Any]] = {
+        "retrace/tasks/list": st.fixed_dictionaries({"sessionId": session_or_random}),
+        "retrace/tasks/timeline": task,
+        "retrace/tasks/apply": task,
+        "retrace/tasks/discard": task,
+        "retrace/tasks/resume": task,
         "retrace/agent/prompt": st.fixed_dictionaries(
             {"text": texts}, optional={"sessionId": session_or_random}
         ),
@@ -222,6 +230,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 "before": st.none() | ids | st.sampled_from(HOSTILE_STRINGS),
                 "outline": st.booleans(),
                 "focus": st.none() | session_or_random,
+                "task": task_or_none,
                 "filter": st.none()
                 | st.fixed_dictionaries(
                     {},
@@ -241,9 +250,9 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 "limit": st.integers(min_value=-5, max_value=100_000),
             },
         ),
-        "retrace/checkpoint/get": st.fixed_dictionaries({"id": ids}),
+        "retrace/checkpoint/get": st.fixed_dictionaries({"id": ids}, optional={"task": task_or_none}),
         "retrace/checkpoint/fileContent": st.fixed_dictionaries(
-            {"id": ids | st.just("current"), "path": paths}
+            {"id": ids | st.just("current"), "path": paths}, optional={"task": task_or_none}
         ),
         "retrace/checkpoint/diff": st.fixed_dictionaries(
             {"from": ids},
@@ -251,6 +260,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 "to": st.none() | ids,
                 "paths": st.none() | st.lists(paths, max_size=3),
                 "maxPatchBytes": st.integers(min_value=1, max_value=10**9),
+                "task": task_or_none,
             },
         ),
         "retrace/checkpoint/restore": st.fixed_dictionaries(
@@ -261,6 +271,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 "skipConflicts": st.booleans(),
                 "paths": st.none() | st.lists(paths, max_size=3),
                 "backgroundTasks": st.none() | st.sampled_from(["stop", "keep"]),
+                "task": task_or_none,
             },
         ),
         "retrace/restore/undoLast": st.fixed_dictionaries(
@@ -491,6 +502,14 @@ def rejected_only_calls(checkpoints: list[str]) -> list[tuple[str, Any]]:
         ("retrace/conversation/summarize", {"id": checkpoints[0], "direction": "sideways"}),
         ("retrace/settings/update", {"settings": {"permissions": {"write": "always"}}}),
         ("retrace/settings/update", {"settings": {"maxTokens": "many"}}),
+        ("retrace/tasks/list", {"sessionId": "ses_does_not_exist"}),
+        ("retrace/tasks/apply", {"sessionId": "ses_does_not_exist", "taskId": "../../x"}),
+        ("retrace/tasks/discard", {"sessionId": "ses_does_not_exist", "taskId": "task_x"}),
+        ("retrace/checkpoint/restore", {"id": checkpoints[0], "mode": "code", "task": {"sessionId": "x"}}),
+        (
+            "retrace/checkpoint/get",
+            {"id": checkpoints[0], "task": {"sessionId": "ses_does_not_exist", "taskId": "t"}},
+        ),
         ("retrace/unknown/method", {}),
     ]
     return calls
