@@ -54,6 +54,8 @@ export const COMMANDS = {
     undoRestore: 'retrace.undoRestore',
     undoLastRestore: 'retrace.undoLastRestore',
     verifyStore: 'retrace.verifyStore',
+    taskApplyAgain: 'retrace.task.applyAgain',
+    taskDiscard: 'retrace.task.discard',
     fileHistoryShow: 'retrace.fileHistory.show',
     fileHistoryOpenVersion: 'retrace.fileHistory.openVersion',
     fileHistoryComparePrevious: 'retrace.fileHistory.comparePrevious',

@@ -125,6 +125,7 @@ export class ChatTranscript {
             case 'checkpointCreated':
             case 'usage':
             case 'conversationChanged':
+            case 'taskProgress': // a subagent's progress shows in the timeline's running row
                 return [];
         }
     }

@@ -9,7 +9,8 @@
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
  * target checkpoints with `viewItem == checkpoint`.
  */
-import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
+import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TaskRef, TaskView, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
+import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, childNodeId, childRows, hasTimeline, TASK_CONTEXT, taskKey, taskOf, taskStatusText, withView, type TaskInfo } from './taskModel';
 
 export interface SessionNode {
     readonly kind: 'session';
@@ -47,6 +48,12 @@ export interface CheckpointNode {
     readonly toolStatus: string | undefined;
     /** The prompt of the turn this checkpoint belongs to. */
     readonly prompt: string | undefined;
+    /** A row of a subagent's own timeline: every request about it names that child. */
+    readonly scope: TaskRef | undefined;
+    /** A `task` row: the subagent whose own timeline is nested under it. */
+    readonly task: TaskInfo | undefined;
+    /** A task row's child rows, once its timeline was loaded (else empty). */
+    readonly children: readonly CheckpointNode[];
 }
 
 /** A tool call that is running now (no checkpoint yet). */
@@ -55,6 +62,7 @@ export interface RunningToolNode {
     readonly id: string;
     readonly parentId: string;
     readonly tool: string;
+    readonly detail: string | undefined;
 }
 
 /**
@@ -77,10 +85,16 @@ export interface RunningTool {
     readonly turnId: string | undefined;
     readonly toolCallId: string;
     readonly tool: string;
+    /** What it is doing, when the server says (a subagent's progress). */
+    readonly detail?: string;
 }
 
 export interface TimelineExtras {
     readonly running: readonly RunningTool[];
+    /** `retrace/tasks/list` answers by `taskKey`. */
+    readonly tasks?: ReadonlyMap<string, TaskView>;
+    /** Loaded child timelines (`retrace/timeline/tree` with `task`) by `taskKey`. */
+    readonly children?: ReadonlyMap<string, TimelineTreeResult>;
 }
 
 export const sessionNodeId = (sessionId: string): string => `session:${sessionId}`;
@@ -107,17 +121,26 @@ export function flatTimeline(tree: TimelineTreeResult): TimelineGetResult {
     return { checkpoints: checkpointsOf(tree), head: tree.head, sessions: tree.sessions.map(s => s.session) };
 }
 
-function rowNode(row: StoryRow, parentId: string, prompt: string | undefined): CheckpointNode {
+type Extras = TimelineExtras | undefined;
+
+function rowNode(row: StoryRow, parentId: string, prompt: string | undefined, extras: Extras, scope?: TaskRef): CheckpointNode {
     const status = row.toolStatus ?? undefined;
+    const named = scope === undefined ? taskOf(row.checkpoint) : undefined; // a child's children are not nested (yet)
+    const task = named === undefined ? undefined : withView(named, extras?.tasks?.get(taskKey(named.ref)));
+    const id = scope === undefined ? checkpointNodeId(row.checkpoint.id) : childNodeId(scope, row.checkpoint.id);
+    const child = task === undefined || !hasTimeline(task) ? undefined : extras?.children?.get(taskKey(task.ref));
     return {
         kind: 'checkpoint',
-        id: checkpointNodeId(row.checkpoint.id),
+        id,
         parentId,
         checkpoint: row.checkpoint,
         row,
         isHead: row.isHead,
         toolStatus: status === 'ok' ? undefined : status,
         prompt,
+        scope,
+        task,
+        children: child === undefined || task === undefined ? [] : childRows(child).map(r => rowNode(r.row, id, r.prompt, undefined, task.ref)),
     };
 }
 
@@ -145,7 +168,7 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
         const lastTurn = story.items.filter(i => i.kind === 'turn').at(-1);
         for (const item of story.items) {
             if (item.kind === 'row') {
-                children.push(rowNode(item, id, undefined));
+                children.push(rowNode(item, id, undefined, extras));
                 continue;
             }
             const turnId = turnNodeId(item.turnId);
@@ -160,7 +183,7 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
                 title: turnTitle(item),
                 forkedFromTitle: forked === undefined ? undefined : (titles.get(forked) ?? forked.slice(0, 12)),
                 latest: item === lastTurn,
-                children: item.rows.map(r => rowNode(r, turnId, item.prompt)),
+                children: item.rows.map(r => rowNode(r, turnId, item.prompt, extras)),
             };
             turns.set(item.turnId, node);
             children.push(node);
@@ -170,7 +193,7 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
     const bySession = new Map(sessions.map(s => [s.sessionId, s]));
     for (const r of extras.running) {
         const parent = (r.turnId !== undefined ? turns.get(r.turnId) : undefined) ?? bySession.get(r.sessionId);
-        parent?.children.push({ kind: 'runningTool', id: `running:${r.toolCallId}`, parentId: parent.id, tool: r.tool });
+        parent?.children.push({ kind: 'runningTool', id: `running:${r.toolCallId}`, parentId: parent.id, tool: r.tool, detail: r.detail });
     }
     return sessions;
 }
@@ -352,7 +375,7 @@ export function indexNodes(roots: readonly SessionNode[]): Map<string, TimelineN
     const out = new Map<string, TimelineNode>();
     const visit = (n: TimelineNode): void => {
         out.set(n.id, n);
-        if (n.kind === 'session' || n.kind === 'turn') {
+        if (n.kind === 'session' || n.kind === 'turn' || n.kind === 'checkpoint') {
             n.children.forEach(visit);
         }
     };
@@ -366,11 +389,13 @@ export interface NodeLook {
     readonly icon: string;
     /** A theme color id for the icon, when not the default. */
     readonly iconColor: string | undefined;
-    readonly contextValue: TimelineNode['kind'];
+    /** The node kind; checkpoint rows: `checkpoint`, `checkpoint.task` or `checkpoint.child`. */
+    readonly contextValue: string;
     readonly collapsible: boolean;
 }
 
 const TOOL_ICONS: Readonly<Record<string, string>> = {
+    task: 'type-hierarchy-sub',
     edit_file: 'edit',
     write_file: 'edit',
     run_command: 'terminal',
@@ -490,6 +515,7 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     const parts = [
         node.isHead ? '● head' : '',
         failed ? (node.toolStatus ?? '') : '',
+        node.task === undefined ? '' : taskStatusText(node.task),
         node.row.summary,
         recoverabilityNote(cp),
         relativeTime(cp.createdAt, now),
@@ -500,8 +526,8 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
         description: parts.filter(p => p !== '').join(' · '),
         icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
-        contextValue: 'checkpoint',
-        collapsible: false,
+        contextValue: node.task !== undefined ? TASK_CONTEXT : node.scope !== undefined ? CHILD_CONTEXT : CHECKPOINT_CONTEXT,
+        collapsible: node.task !== undefined && hasTimeline(node.task),
     };
 }
 
@@ -514,7 +540,7 @@ export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
         case 'checkpoint':
             return checkpointLook(node, now);
         case 'runningTool':
-            return { label: node.tool, description: 'running…', icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
+            return { label: node.tool, description: node.detail === undefined ? 'running…' : `running… · ${node.detail}`, icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
         case 'more':
             return {
                 label: node.before === null ? `Load ${plural(node.omitted, 'step')}…` : `Load older… (${plural(node.omitted, 'earlier step')})`,

@@ -9,7 +9,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type AgentEvent, type Checkpoint, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
+import { METHODS, type AgentEvent, type Checkpoint, type TaskProgress, type TaskRef, type TaskView, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewPatch } from '../diff/hunks';
 import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
@@ -32,6 +32,7 @@ import {
     type SessionNode,
     type TimelineNode,
 } from './timelineModel';
+import { taskKey, taskOf } from './taskModel';
 
 const PREVIEW_LINES = 24;
 /** Rows per page; older rows come on demand ("Load older…"). */
@@ -56,6 +57,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private filter: TimelineFilter | undefined;
     private readonly loading = new Set<string>();
     private readonly running = new Map<string, RunningTool>();
+    /** Subagents' own timelines the user opened (by `taskKey`); fetched again when they move. */
+    private readonly childTrees = new Map<string, TimelineTreeResult>();
+    /** `retrace/tasks/list` answers (by `taskKey`): a child's state now. */
+    private readonly taskViews = new Map<string, TaskView>();
     private refreshTimer: NodeJS.Timeout | undefined;
     private refreshing: Promise<void> | undefined;
     private revealNext: string | undefined;
@@ -130,12 +135,101 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             case 'conversationChanged':
                 this.scheduleRefresh();
                 return;
+            case 'taskProgress':
+                this.onTaskProgress(e);
+                return;
             case 'textDelta':
             case 'permissionRequest':
             case 'usage':
             case 'error':
                 return;
         }
+    }
+
+    /** A subagent moved: its running row says how far it is; an open child timeline is fetched again. */
+    private onTaskProgress(e: TaskProgress): void {
+        const running = this.running.get(e.toolCallId);
+        if (running !== undefined) {
+            const calls = `${e.toolCalls} tool call${e.toolCalls === 1 ? '' : 's'}`;
+            const detail = [e.description, calls, e.lastTool ?? ''].filter(p => p !== '').join(' · ');
+            this.running.set(e.toolCallId, { ...running, detail });
+            this.render();
+        }
+        const ref = { sessionId: e.sessionId, taskId: e.taskId };
+        if (e.status !== 'running') {
+            void this.loadTaskViews([e.sessionId]);
+        }
+        if (this.childTrees.has(taskKey(ref))) {
+            void this.reloadTask(ref);
+        }
+    }
+
+    /** Fetch a subagent's own timeline (and the session's children) and show it again. */
+    async reloadTask(ref: TaskRef): Promise<void> {
+        await Promise.all([this.loadChildTree(ref), this.loadTaskViews([ref.sessionId])]);
+        this.render();
+    }
+
+    /** Forget a subagent's timeline (discarded) and show its row as the server says it is now. */
+    async forgetTask(ref: TaskRef): Promise<void> {
+        this.childTrees.delete(taskKey(ref));
+        await this.loadTaskViews([ref.sessionId]);
+        this.render();
+    }
+
+    private async loadChildTree(ref: TaskRef): Promise<void> {
+        const rpc = this.ctx.rpc;
+        if (rpc === undefined) {
+            return;
+        }
+        try {
+            const started = Date.now();
+            const tree = await rpc.request(METHODS.timelineTree, { task: ref, maxRows: PAGE_ROWS });
+            log.info(`subagent ${ref.taskId} timeline: ${tree.sessions.reduce((n, s) => n + s.rowCount, 0)} rows, ${Date.now() - started} ms`);
+            this.childTrees.set(taskKey(ref), tree);
+        } catch (err) {
+            log.warn(`subagent ${ref.taskId} timeline unavailable: ${errorMessage(err)}`);
+            this.childTrees.delete(taskKey(ref));
+        }
+    }
+
+    /** Ask the server for the children of these sessions (their state now: discarded, applied…). */
+    private async loadTaskViews(sessionIds: readonly string[]): Promise<void> {
+        const rpc = this.ctx.rpc;
+        if (rpc === undefined) {
+            return;
+        }
+        await Promise.all(
+            [...new Set(sessionIds)].map(async sessionId => {
+                try {
+                    const { tasks } = await rpc.request(METHODS.tasksList, { sessionId });
+                    for (const t of tasks) {
+                        this.taskViews.set(taskKey({ sessionId, taskId: t.taskId }), t);
+                    }
+                } catch (err) {
+                    log.debug(`subagents of ${sessionId} not listed: ${errorMessage(err)}`);
+                }
+            }),
+        );
+    }
+
+    /** Sessions whose shown rows include `task` rows. */
+    private sessionsWithTasks(): string[] {
+        return (this.data?.sessions ?? []).filter(s => s.items.some(i => (i.kind === 'turn' ? i.rows : [i]).some(r => taskOf(r.checkpoint) !== undefined))).map(s => s.session.id);
+    }
+
+    /** After new data: the children's state of the sessions showing task rows, rendered when it moved. */
+    private refreshTaskViews(): void {
+        const sessions = this.sessionsWithTasks();
+        if (sessions.length === 0) {
+            return;
+        }
+        const before = JSON.stringify([...this.taskViews]);
+        void this.loadTaskViews(sessions).then(() => {
+            if (JSON.stringify([...this.taskViews]) !== before) {
+                this.render();
+            }
+        });
     }
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
@@ -151,6 +245,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         this.setData(next);
         this.render();
+        if (change.row !== null && change.row !== undefined && taskOf(change.row.checkpoint) !== undefined) {
+            this.refreshTaskViews();
+        }
         const reveal = this.revealNext;
         if (reveal !== undefined && this.byId.has(reveal)) {
             this.revealNext = undefined;
@@ -221,6 +318,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         if (!unchanged) {
             this.render();
+            this.refreshTaskViews();
         }
         const reveal = this.revealNext;
         if (reveal !== undefined) {
@@ -335,7 +433,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (this.data === undefined) {
             this.roots = [];
         } else {
-            this.roots = buildTimeline(this.data, { running: [...this.running.values()] });
+            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.taskViews, children: this.childTrees });
         }
         this.nodes = indexNodes(this.roots);
         this.changed.fire(undefined);
@@ -352,7 +450,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
     }
 
-    getChildren(given?: TimelineNode): TimelineNode[] {
+    getChildren(given?: TimelineNode): TimelineNode[] | Promise<TimelineNode[]> {
         if (given === undefined) {
             return this.roots;
         }
@@ -365,7 +463,17 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (element.kind === 'session' && element.story.outline) {
             void this.loadPage(element.sessionId, null); // expanding an outline loads its newest page
         }
-        return element.kind === 'session' || element.kind === 'turn' ? element.children : [];
+        if (element.kind === 'checkpoint' && element.task !== undefined && !this.childTrees.has(taskKey(element.task.ref))) {
+            return this.openTask(element.id, element.task.ref); // expanding a task row loads the child's timeline
+        }
+        return element.kind === 'session' || element.kind === 'turn' || element.kind === 'checkpoint' ? [...element.children] : [];
+    }
+
+    private async openTask(nodeId: string, ref: TaskRef): Promise<TimelineNode[]> {
+        await Promise.all([this.loadChildTree(ref), this.loadTaskViews([ref.sessionId])]);
+        this.render(); // the task row's description may have moved too
+        const node = this.nodes.get(nodeId);
+        return node?.kind === 'checkpoint' ? [...node.children] : [];
     }
 
     getParent(element: TimelineNode): TimelineNode | undefined {
@@ -419,8 +527,14 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const md = new vscode.MarkdownString('', true);
         md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? ' — head' : ''}\n\n`);
         md.appendMarkdown(`${cp.kind}${cp.tool ? ` · ${escapeMd(cp.tool)}` : ''} · ${new Date(cp.createdAt).toLocaleString()} · \`${cp.id.slice(0, 12)}\`\n\n`);
+        if (node.scope !== undefined) {
+            md.appendMarkdown(`In the subagent's own copy (\`${escapeMd(node.scope.taskId)}\`)\n\n`);
+        }
+        if (node.task !== undefined) {
+            md.appendMarkdown(`Subagent “${escapeMd(node.task.description)}”: **${escapeMd(node.task.status ?? 'unknown')}**${node.task.conflicts.length > 0 ? ` — conflicts: ${node.task.conflicts.map(escapeMd).join(', ')}` : ''}\n\n`);
+        }
         if (node.prompt !== undefined && node.prompt !== '') {
-            md.appendMarkdown(`Prompt: _${escapeMd(firstLine(node.prompt, 200))}_\n\n`);
+            md.appendMarkdown(`${node.scope === undefined ? 'Prompt' : 'Brief'}: _${escapeMd(firstLine(node.prompt, 200))}_\n\n`);
         }
         if (node.toolStatus !== undefined) {
             md.appendMarkdown(`Tool call: **${escapeMd(node.toolStatus)}**\n\n`);
@@ -436,7 +550,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const rpc = this.ctx.rpc;
         if (rpc !== undefined && cp.parent !== null && cp.parent !== undefined && (cp.files ?? []).length > 0) {
             try {
-                const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.parent, to: cp.id });
+                const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.parent, to: cp.id, ...(node.scope === undefined ? {} : { task: node.scope }) });
                 if (token.isCancellationRequested) {
                     return md;
                 }
