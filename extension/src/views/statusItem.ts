@@ -89,6 +89,7 @@ export class StatusItem implements vscode.Disposable {
             case 'permissionRequest':
             case 'usage':
             case 'conversationChanged':
+            case 'taskProgress':
                 return;
         }
         void vscode.commands.executeCommand('setContext', CONTEXT_AGENT_RUNNING, this.runningSessions.size > 0);

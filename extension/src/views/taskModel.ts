@@ -78,8 +78,10 @@ export function taskStatusText(info: TaskInfo): string {
         case 'conflicts':
             return `subagent: ${n === 0 ? 'conflicts' : `${n} conflict${n === 1 ? '' : 's'}`}`;
         case 'running':
-            return 'subagent running';
-        default:
+        case 'failed':
+        case 'cancelled':
+        case 'interrupted':
+        case 'discarded':
             return `subagent ${info.status}`;
     }
 }
