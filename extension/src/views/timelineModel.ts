@@ -515,6 +515,7 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     const parts = [
         node.isHead ? '● head' : '',
         failed ? (node.toolStatus ?? '') : '',
+        node.task === undefined || node.row.title.includes(node.task.description) ? '' : node.task.description,
         node.task === undefined ? '' : taskStatusText(node.task),
         node.row.summary,
         recoverabilityNote(cp),

@@ -443,7 +443,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const node = this.nodes.get(checkpointNodeId(checkpointId));
         if (node !== undefined && this.view.visible) {
             try {
-                await this.view.reveal(node, { select: true, focus: false, expand: true });
+                // A task row stays closed: opening it loads the child's whole timeline.
+                const closed = node.kind === 'checkpoint' && node.task !== undefined;
+                await this.view.reveal(node, { select: true, focus: false, expand: !closed });
             } catch (err) {
                 log.debug(`reveal failed: ${errorMessage(err)}`);
             }

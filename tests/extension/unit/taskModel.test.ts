@@ -134,7 +134,9 @@ suite('subagents in the timeline', () => {
         assert.equal(look.collapsible, true);
         assert.equal(look.contextValue, TASK_CONTEXT);
         assert.equal(look.icon, 'type-hierarchy-sub');
-        assert.match(look.description, /^● head · subagent merged · /);
+        assert.match(look.description, /^● head · subagent merged · /, 'the title names the child already');
+        const untitled = { ...task, row: { ...task.row, title: 'task' } };
+        assert.match(lookOf(untitled, NOW).description, /^● head · two notes · subagent merged · /, 'else the description does');
         const write = lookOf(cpNode(index, 'cp:c1'), NOW);
         assert.equal(write.collapsible, false);
         assert.equal(write.contextValue, CHECKPOINT_CONTEXT);
