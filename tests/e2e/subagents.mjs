@@ -7,15 +7,18 @@
 // the child's first write goes through the dry-run/confirm flow and changes the child's copy on
 // disk, not the user's file → "Apply Subagent Result Again" now clashes with the workspace: a modal
 // names the conflict and nothing is written → "Discard Subagent Timeline" (confirmed) deletes the
-// child's copy and the row says so. Screenshots: .e2e/screenshots/subagents-*.png.
+// child's copy and the row says so → a second subagent is running (its row says how far it is)
+// when the server is killed (kill -9): after the automatic restart the child, cut off with no
+// checkpoint in the parent's timeline, is listed under its turn as interrupted; its own timeline
+// opens, and "Apply Subagent Result Again" brings its work into the workspace. Screenshots: .e2e/screenshots/subagents-*.png.
 // Usage: node tests/e2e/subagents.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { root, log, findStore, scenario, runScenario, waitFor } from './harness.mjs';
+import { root, log, findStore, scenario, runScenario, serverPids, waitFor } from './harness.mjs';
 
 const sc = scenario('subagents');
-const { userDataDir, read, shot } = sc;
+const { userDataDir, workspace, read, shot } = sc;
 const NOTE = 'notes/one.txt';
 const WRITE = `write_file: ${NOTE}`;
 
@@ -118,4 +121,35 @@ await runScenario(sc, {
   assert.ok(!fs.existsSync(path.join(store, 'tasks', taskId)), 'the child\'s folder is deleted');
   assert.equal(read(NOTE), 'one, then two\n');
   await shot(page, 'discarded');
+
+  // 8. A second subagent runs: its running row says how far it is. The server dies meanwhile.
+  await chatHeader.click(); // the chat again, for the prompt
+  await sendPrompt('Delegate a slow job');
+  await chatHeader.click();
+  const running = sidebar().locator('.monaco-list-row', { hasText: /running… · slow job · \d+ tool call/ }).first();
+  await running.waitFor({ timeout: 90000 });
+  log('running row:', (await running.innerText()).replace(/\s+/g, ' '));
+  await shot(page, 'running-subagent');
+  const [before] = serverPids(workspace);
+  assert.ok(before, 'the server runs');
+  await waitFor('the child\'s write in its own timeline', () => {
+    const tasks = fs.readdirSync(path.join(store, 'tasks'));
+    return tasks.some(t => fs.existsSync(path.join(store, 'tasks', t, 'work', 'made/by-child.txt')));
+  }, 30000);
+  process.kill(before, 'SIGKILL');
+  await waitFor('a new server', () => { const p = serverPids(workspace); return p.length === 1 && p[0] !== before; }, 60000);
+  assert.equal(read('made/by-child.txt'), undefined, 'nothing of the cut-off child reached the workspace');
+
+  // 9. The cut-off child is listed under its turn, interrupted; its timeline opens; apply it.
+  const orphan = row('subagent: slow job');
+  await orphan.waitFor({ timeout: 60000 });
+  await waitFor('it says interrupted', async () => /interrupted/.test(await orphan.innerText()), 30000);
+  log('cut-off child:', (await orphan.innerText()).replace(/\s+/g, ' '));
+  await orphan.locator('.monaco-tl-twistie').click();
+  await row('write_file: made/by-child.txt').waitFor({ timeout: 30000 });
+  await shot(page, 'interrupted-subagent');
+  await contextMenu(orphan, 'Apply Subagent Result Again');
+  await toast('wrote made/by-child.txt').waitFor({ timeout: 30000 });
+  await waitFor('the child\'s work in the workspace', () => read('made/by-child.txt') === 'from the child\n', 20000);
+  await shot(page, 'interrupted-applied');
 });

@@ -11,7 +11,7 @@ import { METHODS, type TaskRef } from '../client/protocol';
 import { log } from '../logging';
 import { selectedRow } from '../views/selection';
 import type { TimelineProvider } from '../views/timelineProvider';
-import type { CheckpointNode } from '../views/timelineModel';
+import type { CheckpointNode, SubagentNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 
 const DISCARD = 'Discard';
@@ -28,14 +28,14 @@ function isRef(value: unknown): value is TaskRef {
 
 /** The subagent of a task row (the clicked node, the selected row, or a `TaskRef` from tests). */
 async function targetOf(timeline: TimelineProvider, arg: unknown): Promise<Target> {
-    const node = arg as Partial<CheckpointNode> | undefined;
-    if (node?.kind === 'checkpoint' && node.task !== undefined) {
+    const node = arg as Partial<CheckpointNode> | Partial<SubagentNode> | undefined;
+    if ((node?.kind === 'checkpoint' || node?.kind === 'subagent') && node.task !== undefined) {
         return { ref: node.task.ref, description: node.task.description };
     }
     if (isRef(arg)) {
         return { ref: { sessionId: arg.sessionId, taskId: arg.taskId }, description: arg.taskId };
     }
-    const selected = await selectedRow(timeline.view, (n): n is CheckpointNode => n.kind === 'checkpoint' && n.task !== undefined);
+    const selected = await selectedRow(timeline.view, (n): n is CheckpointNode | SubagentNode => (n.kind === 'checkpoint' || n.kind === 'subagent') && n.task !== undefined);
     if (selected?.task !== undefined) {
         return { ref: selected.task.ref, description: selected.task.description };
     }
@@ -66,7 +66,7 @@ export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWor
                 [],
             );
         } else {
-            void prompter().notify('info', `Retrace: applied the subagent “${description}” again: ${wrote}.`, []);
+            void prompter().notify('info', `Retrace: applied the subagent “${description}”'s result: ${wrote}.`, []);
         }
         return result;
     });

@@ -7,7 +7,7 @@
  * by `retrace/tasks/list`'s when known (a child discarded or applied later). Pure (no `vscode`).
  *
  * Context values (package.json menus): a task row is `checkpoint.task`, a row of a child's own
- * timeline `checkpoint.child`, every other row `checkpoint`.
+ * timeline `checkpoint.child`, every other row `checkpoint`; a listed child without a row `subagent`.
  */
 import type { Checkpoint, StoryRow, TaskRef, TaskView, TimelineTreeResult } from '../client/protocol';
 
@@ -16,6 +16,8 @@ export type TaskStatus = TaskView['status'];
 export const CHECKPOINT_CONTEXT = 'checkpoint';
 export const TASK_CONTEXT = 'checkpoint.task';
 export const CHILD_CONTEXT = 'checkpoint.child';
+/** A listed subagent without a row of its own (see `orphanTasks`). */
+export const SUBAGENT_CONTEXT = 'subagent';
 
 /** A subagent as a task row shows it. */
 export interface TaskInfo {
@@ -104,4 +106,21 @@ export interface ChildRow {
 
 export function childRows(tree: TimelineTreeResult): ChildRow[] {
     return tree.sessions.flatMap(s => s.items.flatMap((i): ChildRow[] => (i.kind === 'turn' ? i.rows.map(row => ({ row, prompt: i.prompt })) : [{ row: i, prompt: undefined }])));
+}
+
+/** Sessions of `tree` whose shown rows include `task` rows. */
+export function sessionsWithTaskRows(tree: TimelineTreeResult): string[] {
+    return tree.sessions.filter(s => s.items.some(i => (i.kind === 'turn' ? i.rows : [i]).some(r => taskOf(r.checkpoint) !== undefined))).map(s => s.session.id);
+}
+
+/**
+ * The subagents of `sessionId` the server lists (`views`, by `taskKey`) that no row names
+ * (`named`: task ids of the story's task rows) and that are neither running (their row comes with
+ * the call's checkpoint) nor discarded: children a crash cut off, or whose call was cancelled.
+ */
+export function orphanTasks(sessionId: string, named: ReadonlySet<string>, views: ReadonlyMap<string, TaskView>): { ref: TaskRef; view: TaskView }[] {
+    return [...views.values()]
+        .map(view => ({ ref: { sessionId, taskId: view.taskId }, view }))
+        // (a view is this session's when it is filed under this session's key)
+        .filter(({ ref, view }) => views.get(taskKey(ref)) === view && !named.has(view.taskId) && view.status !== 'running' && view.status !== 'discarded');
 }

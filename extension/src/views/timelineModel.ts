@@ -10,7 +10,21 @@
  * target checkpoints with `viewItem == checkpoint`.
  */
 import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TaskRef, TaskView, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
-import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, childNodeId, childRows, hasTimeline, TASK_CONTEXT, taskKey, taskOf, taskStatusText, withView, type TaskInfo } from './taskModel';
+import {
+    CHECKPOINT_CONTEXT,
+    CHILD_CONTEXT,
+    childNodeId,
+    childRows,
+    hasTimeline,
+    orphanTasks,
+    SUBAGENT_CONTEXT,
+    TASK_CONTEXT,
+    taskKey,
+    taskOf,
+    taskStatusText,
+    withView,
+    type TaskInfo,
+} from './taskModel';
 
 export interface SessionNode {
     readonly kind: 'session';
@@ -78,7 +92,21 @@ export interface MoreNode {
     readonly before: string | null;
 }
 
-export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode;
+/**
+ * A subagent the server lists (`retrace/tasks/list`) whose `task` call made no checkpoint (a crash
+ * cut it off, its turn was cancelled): shown under its turn so its own timeline can be opened,
+ * applied or discarded.
+ */
+export interface SubagentNode {
+    readonly kind: 'subagent';
+    readonly id: string;
+    readonly parentId: string;
+    readonly task: TaskInfo;
+    readonly view: TaskView;
+    readonly children: readonly CheckpointNode[];
+}
+
+export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode | SubagentNode;
 
 export interface RunningTool {
     readonly sessionId: string;
@@ -95,6 +123,8 @@ export interface TimelineExtras {
     readonly tasks?: ReadonlyMap<string, TaskView>;
     /** Loaded child timelines (`retrace/timeline/tree` with `task`) by `taskKey`. */
     readonly children?: ReadonlyMap<string, TimelineTreeResult>;
+    /** Show listed subagents that have no row (not while a filter shows only matching rows). */
+    readonly orphans?: boolean;
 }
 
 export const sessionNodeId = (sessionId: string): string => `session:${sessionId}`;
@@ -128,7 +158,6 @@ function rowNode(row: StoryRow, parentId: string, prompt: string | undefined, ex
     const named = scope === undefined ? taskOf(row.checkpoint) : undefined; // a child's children are not nested (yet)
     const task = named === undefined ? undefined : withView(named, extras?.tasks?.get(taskKey(named.ref)));
     const id = scope === undefined ? checkpointNodeId(row.checkpoint.id) : childNodeId(scope, row.checkpoint.id);
-    const child = task === undefined || !hasTimeline(task) ? undefined : extras?.children?.get(taskKey(task.ref));
     return {
         kind: 'checkpoint',
         id,
@@ -140,8 +169,33 @@ function rowNode(row: StoryRow, parentId: string, prompt: string | undefined, ex
         prompt,
         scope,
         task,
-        children: child === undefined || task === undefined ? [] : childRows(child).map(r => rowNode(r.row, id, r.prompt, undefined, task.ref)),
+        children: task === undefined ? [] : childNodes(id, task, extras),
     };
+}
+
+/** The rows of a subagent's own timeline under `parentId`, once loaded (a discarded one has none). */
+function childNodes(parentId: string, task: TaskInfo, extras: Extras): CheckpointNode[] {
+    const tree = hasTimeline(task) ? extras?.children?.get(taskKey(task.ref)) : undefined;
+    return tree === undefined ? [] : childRows(tree).map(r => rowNode(r.row, parentId, r.prompt, undefined, task.ref));
+}
+
+/** Listed subagents of the shown stories that have no row, each under its (shown) turn. */
+function addOrphans(sessions: readonly SessionNode[], turns: ReadonlyMap<string, TurnNode>, extras: TimelineExtras): void {
+    if (extras.orphans === false || extras.tasks === undefined) {
+        return;
+    }
+    for (const session of sessions) {
+        const named = new Set(rowsOf(session.story).flatMap(r => taskOf(r.checkpoint)?.ref.taskId ?? []));
+        for (const { ref, view } of orphanTasks(session.sessionId, named, extras.tasks)) {
+            const turn = view.turnId === null || view.turnId === undefined ? undefined : turns.get(view.turnId);
+            if (turn === undefined || turn.sessionId !== session.sessionId) {
+                continue; // its turn is not shown (an outline, an older page)
+            }
+            const id = `subagent:${ref.taskId}`;
+            const task: TaskInfo = withView({ ref, description: view.description, status: undefined, conflicts: [] }, view);
+            turn.children.push({ kind: 'subagent', id, parentId: turn.id, task, view, children: childNodes(id, task, extras) });
+        }
+    }
 }
 
 function turnTitle(turn: StoryTurn): string {
@@ -190,6 +244,7 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
         }
         return { kind: 'session', id, sessionId: story.session.id, story, title: sessionTitle(story), running: story.session.running, children };
     });
+    addOrphans(sessions, turns, extras);
     const bySession = new Map(sessions.map(s => [s.sessionId, s]));
     for (const r of extras.running) {
         const parent = (r.turnId !== undefined ? turns.get(r.turnId) : undefined) ?? bySession.get(r.sessionId);
@@ -375,7 +430,7 @@ export function indexNodes(roots: readonly SessionNode[]): Map<string, TimelineN
     const out = new Map<string, TimelineNode>();
     const visit = (n: TimelineNode): void => {
         out.set(n.id, n);
-        if (n.kind === 'session' || n.kind === 'turn' || n.kind === 'checkpoint') {
+        if (n.kind === 'session' || n.kind === 'turn' || n.kind === 'checkpoint' || n.kind === 'subagent') {
             n.children.forEach(visit);
         }
     };
@@ -532,6 +587,20 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     };
 }
 
+function subagentLook(node: SubagentNode): NodeLook {
+    const calls = node.view.metrics['toolCalls'];
+    const parts = [taskStatusText(node.task), typeof calls === 'number' ? plural(calls, 'tool call') : '', 'no checkpoint in this timeline'];
+    const bad = node.task.status === 'interrupted' || node.task.status === 'failed';
+    return {
+        label: `subagent: ${firstLine(node.task.description)}`,
+        description: parts.filter(p => p !== '').join(' · '),
+        icon: 'type-hierarchy-sub',
+        iconColor: bad ? 'list.warningForeground' : undefined,
+        contextValue: SUBAGENT_CONTEXT,
+        collapsible: hasTimeline(node.task),
+    };
+}
+
 export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
     switch (node.kind) {
         case 'session':
@@ -540,6 +609,8 @@ export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
             return turnLook(node, now);
         case 'checkpoint':
             return checkpointLook(node, now);
+        case 'subagent':
+            return subagentLook(node);
         case 'runningTool':
             return { label: node.tool, description: node.detail === undefined ? 'running…' : `running… · ${node.detail}`, icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
         case 'more':

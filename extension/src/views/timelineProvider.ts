@@ -9,7 +9,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type AgentEvent, type Checkpoint, type TaskProgress, type TaskRef, type TaskView, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
+import { METHODS, type AgentEvent, type Checkpoint, type TaskProgress, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewPatch } from '../diff/hunks';
 import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
@@ -32,7 +32,8 @@ import {
     type SessionNode,
     type TimelineNode,
 } from './timelineModel';
-import { taskKey, taskOf } from './taskModel';
+import { Subagents } from './subagents';
+import { sessionsWithTaskRows, taskOf } from './taskModel';
 
 const PREVIEW_LINES = 24;
 /** Rows per page; older rows come on demand ("Load older…"). */
@@ -57,10 +58,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private filter: TimelineFilter | undefined;
     private readonly loading = new Set<string>();
     private readonly running = new Map<string, RunningTool>();
-    /** Subagents' own timelines the user opened (by `taskKey`); fetched again when they move. */
-    private readonly childTrees = new Map<string, TimelineTreeResult>();
-    /** `retrace/tasks/list` answers (by `taskKey`): a child's state now. */
-    private readonly taskViews = new Map<string, TaskView>();
+    /** Children of sessions and the own timelines the user opened; fetched again when they move. */
+    private readonly subagents: Subagents;
     private refreshTimer: NodeJS.Timeout | undefined;
     private refreshing: Promise<void> | undefined;
     private revealNext: string | undefined;
@@ -70,6 +69,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     activeSessionId: string | undefined;
 
     constructor(private readonly ctx: Ctx) {
+        this.subagents = new Subagents(() => ctx.rpc, PAGE_ROWS);
         this.view = vscode.window.createTreeView(VIEW_TIMELINE, { treeDataProvider: this, showCollapseAll: true });
         this.disposables.push(
             this.view,
@@ -156,80 +156,31 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             this.render();
         }
         const ref = { sessionId: e.sessionId, taskId: e.taskId };
-        if (e.status !== 'running') {
-            void this.loadTaskViews([e.sessionId]);
-        }
-        if (this.childTrees.has(taskKey(ref))) {
+        if (this.subagents.isOpen(ref)) {
             void this.reloadTask(ref);
+        } else if (e.status !== 'running') {
+            void this.subagents.list([e.sessionId]).then(moved => moved && this.render());
         }
     }
 
     /** Fetch a subagent's own timeline (and the session's children) and show it again. */
     async reloadTask(ref: TaskRef): Promise<void> {
-        await Promise.all([this.loadChildTree(ref), this.loadTaskViews([ref.sessionId])]);
+        await Promise.all([this.subagents.loadTree(ref), this.subagents.list([ref.sessionId])]);
         this.render();
     }
 
     /** Forget a subagent's timeline (discarded) and show its row as the server says it is now. */
     async forgetTask(ref: TaskRef): Promise<void> {
-        this.childTrees.delete(taskKey(ref));
-        await this.loadTaskViews([ref.sessionId]);
+        this.subagents.forget(ref);
+        await this.subagents.list([ref.sessionId]);
         this.render();
     }
 
-    private async loadChildTree(ref: TaskRef): Promise<void> {
-        const rpc = this.ctx.rpc;
-        if (rpc === undefined) {
-            return;
-        }
-        try {
-            const started = Date.now();
-            const tree = await rpc.request(METHODS.timelineTree, { task: ref, maxRows: PAGE_ROWS });
-            log.info(`subagent ${ref.taskId} timeline: ${tree.sessions.reduce((n, s) => n + s.rowCount, 0)} rows, ${Date.now() - started} ms`);
-            this.childTrees.set(taskKey(ref), tree);
-        } catch (err) {
-            log.warn(`subagent ${ref.taskId} timeline unavailable: ${errorMessage(err)}`);
-            this.childTrees.delete(taskKey(ref));
-        }
-    }
-
-    /** Ask the server for the children of these sessions (their state now: discarded, applied…). */
-    private async loadTaskViews(sessionIds: readonly string[]): Promise<void> {
-        const rpc = this.ctx.rpc;
-        if (rpc === undefined) {
-            return;
-        }
-        await Promise.all(
-            [...new Set(sessionIds)].map(async sessionId => {
-                try {
-                    const { tasks } = await rpc.request(METHODS.tasksList, { sessionId });
-                    for (const t of tasks) {
-                        this.taskViews.set(taskKey({ sessionId, taskId: t.taskId }), t);
-                    }
-                } catch (err) {
-                    log.debug(`subagents of ${sessionId} not listed: ${errorMessage(err)}`);
-                }
-            }),
-        );
-    }
-
-    /** Sessions whose shown rows include `task` rows. */
-    private sessionsWithTasks(): string[] {
-        return (this.data?.sessions ?? []).filter(s => s.items.some(i => (i.kind === 'turn' ? i.rows : [i]).some(r => taskOf(r.checkpoint) !== undefined))).map(s => s.session.id);
-    }
-
-    /** After new data: the children's state of the sessions showing task rows, rendered when it moved. */
+    /** After new data: the children of the sessions showing task rows (and, once, of the session
+     * in focus: a crash leaves its cut-off child without a row), rendered when they moved. */
     private refreshTaskViews(): void {
-        const sessions = this.sessionsWithTasks();
-        if (sessions.length === 0) {
-            return;
-        }
-        const before = JSON.stringify([...this.taskViews]);
-        void this.loadTaskViews(sessions).then(() => {
-            if (JSON.stringify([...this.taskViews]) !== before) {
-                this.render();
-            }
-        });
+        const focus = this.currentSessionId();
+        void this.subagents.list(this.data === undefined ? [] : sessionsWithTaskRows(this.data), focus === undefined ? [] : [focus]).then(moved => moved && this.render());
     }
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
@@ -433,7 +384,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (this.data === undefined) {
             this.roots = [];
         } else {
-            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.taskViews, children: this.childTrees });
+            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.subagents.views, children: this.subagents.trees, orphans: this.filter === undefined });
         }
         this.nodes = indexNodes(this.roots);
         this.changed.fire(undefined);
@@ -465,17 +416,17 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (element.kind === 'session' && element.story.outline) {
             void this.loadPage(element.sessionId, null); // expanding an outline loads its newest page
         }
-        if (element.kind === 'checkpoint' && element.task !== undefined && !this.childTrees.has(taskKey(element.task.ref))) {
+        if ((element.kind === 'checkpoint' || element.kind === 'subagent') && element.task !== undefined && !this.subagents.isOpen(element.task.ref)) {
             return this.openTask(element.id, element.task.ref); // expanding a task row loads the child's timeline
         }
-        return element.kind === 'session' || element.kind === 'turn' || element.kind === 'checkpoint' ? [...element.children] : [];
+        return element.kind === 'runningTool' || element.kind === 'more' ? [] : [...element.children];
     }
 
     private async openTask(nodeId: string, ref: TaskRef): Promise<TimelineNode[]> {
-        await Promise.all([this.loadChildTree(ref), this.loadTaskViews([ref.sessionId])]);
+        await Promise.all([this.subagents.loadTree(ref), this.subagents.list([ref.sessionId])]);
         this.render(); // the task row's description may have moved too
         const node = this.nodes.get(nodeId);
-        return node?.kind === 'checkpoint' ? [...node.children] : [];
+        return node?.kind === 'checkpoint' || node?.kind === 'subagent' ? [...node.children] : [];
     }
 
     getParent(element: TimelineNode): TimelineNode | undefined {
@@ -512,6 +463,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             item.command = { command: SHOW_EARLIER, title: 'Load Older Steps' }; // the selected row's page
         } else if (node.kind === 'turn') {
             item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
+        } else if (node.kind === 'subagent') {
+            item.tooltip = new vscode.MarkdownString().appendText(
+                `Subagent “${node.task.description}” (${node.task.status ?? 'unknown'}): its task call made no checkpoint here, its own timeline is kept. Apply its result or discard it from this row's menu.`,
+            );
         }
         return item;
     }

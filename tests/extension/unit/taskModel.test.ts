@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { Checkpoint, StoryRow, TaskView, TimelineTreeResult } from '../../../extension/src/client/protocol';
-import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, childNodeId, TASK_CONTEXT, taskKey, taskOf, taskStatusText, withView, type TaskInfo } from '../../../extension/src/views/taskModel';
-import { buildTimeline, indexNodes, lookOf, type CheckpointNode, type TimelineExtras, type TimelineNode } from '../../../extension/src/views/timelineModel';
+import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, childNodeId, SUBAGENT_CONTEXT, TASK_CONTEXT, taskKey, taskOf, taskStatusText, withView, type TaskInfo } from '../../../extension/src/views/taskModel';
+import { buildTimeline, indexNodes, lookOf, type CheckpointNode, type SubagentNode, type TimelineExtras, type TimelineNode } from '../../../extension/src/views/timelineModel';
 import { checkpoint, file } from './fixtures';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');
@@ -75,7 +75,11 @@ function childTree(): TimelineTreeResult {
     };
 }
 
-function view(status: TaskView['status'], conflicts: string[] = []): TaskView {
+function view(status: TaskView['status'], conflicts: string[] = [], over: Partial<TaskView> = {}): TaskView {
+    return { ...viewBase(status, conflicts), ...over };
+}
+
+function viewBase(status: TaskView['status'], conflicts: string[]): TaskView {
     return { taskId: 'task_1', toolCallId: 'tc2', description: 'two notes', status, childSessionId: 'child1', base: 'c1', turnId: 't1', merged: [], conflicts: conflicts.map(path => ({ path, reason: 'both changed' })), metrics: {} };
 }
 
@@ -169,6 +173,35 @@ suite('subagents in the timeline', () => {
         assert.deepEqual([...again.keys()], [...index.keys()], 'ids are stable across rebuilds');
         const gone = nodes({ running: [], children: new Map([[taskKey(REF), childTree()]]), tasks: new Map([[taskKey(REF), view('discarded')]]) });
         assert.deepEqual(cpNode(gone, 'cp:ct').children, [], 'a discarded child shows no rows');
+    });
+
+    test('a listed child without a row (a crash cut its call off) shows under its turn, opens like a task row', () => {
+        const cut = view('interrupted', [], { taskId: 'task_2', toolCallId: 'tc3', description: 'cut off', metrics: { toolCalls: 3 } });
+        const ref2 = { sessionId: 's1', taskId: 'task_2' };
+        const tasks = new Map([
+            [taskKey(REF), view('merged')], // has its task row: not repeated
+            [taskKey(ref2), cut],
+            [taskKey({ sessionId: 's1', taskId: 'task_3' }), view('running', [], { taskId: 'task_3' })], // its row comes with its checkpoint
+            [taskKey({ sessionId: 's1', taskId: 'task_4' }), view('discarded', [], { taskId: 'task_4' })],
+            [taskKey({ sessionId: 's1', taskId: 'task_5' }), view('interrupted', [], { taskId: 'task_5', turnId: 'not-shown' })],
+            [taskKey({ sessionId: 'other', taskId: 'task_6' }), view('interrupted', [], { taskId: 'task_6' })], // another session's
+        ]);
+        const index = nodes({ running: [], tasks, children: new Map([[taskKey(ref2), childTree()]]) });
+        const orphans = [...index.values()].filter((n): n is SubagentNode => n.kind === 'subagent');
+        assert.deepEqual(orphans.map(n => n.id), ['subagent:task_2']);
+        const [node] = orphans;
+        assert.ok(node);
+        assert.equal(node.parentId, 'turn:t1');
+        assert.deepEqual(node.task.ref, ref2);
+        assert.deepEqual(node.children.map(c => c.id), ['k0', 'k1', 'c1'].map(id => childNodeId(ref2, id)));
+        assert.ok(node.children.every(c => c.parentId === node.id && c.scope?.taskId === 'task_2'));
+        const look = lookOf(node, NOW);
+        assert.equal(look.label, 'subagent: cut off');
+        assert.equal(look.description, 'subagent interrupted · 3 tool calls · no checkpoint in this timeline');
+        assert.equal(look.contextValue, SUBAGENT_CONTEXT);
+        assert.equal(look.collapsible, true);
+        const filtered = [...nodes({ running: [], tasks, orphans: false }).values()].filter(n => n.kind === 'subagent');
+        assert.deepEqual(filtered, [], 'a filtered tree shows only the rows that match');
     });
 
     test('a running subagent says how far it is on its running row', () => {
