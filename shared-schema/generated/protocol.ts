@@ -218,7 +218,7 @@ export interface TaskProgress {
   kind: 'taskProgress';
   lastTool: string | null;
   sessionId: string;
-  status: 'running' | 'merged' | 'conflicts' | 'failed' | 'cancelled';
+  status: 'running' | 'merged' | 'conflicts' | 'finished' | 'failed' | 'cancelled';
   taskId: string;
   toolCallId: string;
   /**
@@ -1212,6 +1212,13 @@ export interface TaskParams {
   sessionId: string;
   taskId: string;
 }
+export interface TaskResumeResult {
+  /**
+   * The child runs again (progress arrives as ``taskProgress`` events; when it ends well its
+   * change is merged as ``retrace/tasks/apply`` does, or it is ``finished`` if the session was busy).
+   */
+  started: boolean;
+}
 export interface TaskTimelineResult {
   /**
    * The child's own checkpoints, oldest first (its baseline is the copy it started from).
@@ -1237,7 +1244,8 @@ export interface TaskView {
   metrics: {
     [k: string]: unknown | undefined;
   };
-  status: 'running' | 'merged' | 'conflicts' | 'failed' | 'cancelled' | 'interrupted' | 'discarded';
+  status:
+    'running' | 'merged' | 'conflicts' | 'finished' | 'failed' | 'cancelled' | 'interrupted' | 'discarded';
   taskId: string;
   toolCallId: string;
   turnId: string | null;
@@ -1402,6 +1410,7 @@ export const METHODS = {
   tasksList: 'retrace/tasks/list',
   taskTimeline: 'retrace/tasks/timeline',
   taskApply: 'retrace/tasks/apply',
+  taskResume: 'retrace/tasks/resume',
   taskDiscard: 'retrace/tasks/discard',
   timelineDidChange: 'retrace/timeline/didChange',
   checkpointGet: 'retrace/checkpoint/get',
@@ -1436,6 +1445,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/tasks/list': 'clientRequest',
   'retrace/tasks/timeline': 'clientRequest',
   'retrace/tasks/apply': 'clientRequest',
+  'retrace/tasks/resume': 'clientRequest',
   'retrace/tasks/discard': 'clientRequest',
   'retrace/timeline/didChange': 'serverNotification',
   'retrace/checkpoint/get': 'clientRequest',
@@ -1466,6 +1476,7 @@ export interface RequestParams {
   'retrace/tasks/list': TasksListParams;
   'retrace/tasks/timeline': TaskParams;
   'retrace/tasks/apply': TaskParams;
+  'retrace/tasks/resume': TaskParams;
   'retrace/tasks/discard': TaskParams;
   'retrace/checkpoint/get': CheckpointGetParams;
   'retrace/checkpoint/fileContent': FileContentParams;
@@ -1492,6 +1503,7 @@ export interface RequestResult {
   'retrace/tasks/list': TasksListResult;
   'retrace/tasks/timeline': TaskTimelineResult;
   'retrace/tasks/apply': TaskApplyResult;
+  'retrace/tasks/resume': TaskResumeResult;
   'retrace/tasks/discard': TaskDiscardResult;
   'retrace/checkpoint/get': CheckpointDetail;
   'retrace/checkpoint/fileContent': FileContentResult;

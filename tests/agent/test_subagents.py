@@ -3,6 +3,7 @@ children in isolated copies, merged into the parent as one checkpoint per call."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from retrace.agent.subagents.layout import TaskPaths
@@ -45,7 +46,13 @@ async def test_three_parallel_children_merge_disjoint_work_and_report_the_overla
     make_harness: HarnessFactory,
 ) -> None:
     responses = [
-        {"toolCalls": [task("lane-A", "comment add"), task("lane-B", "write docs"), task("lane-C", "swap add")]},
+        {
+            "toolCalls": [
+                task("lane-A", "comment add"),
+                task("lane-B", "write docs"),
+                task("lane-C", "swap add"),
+            ]
+        },
         {"text": "all three came back"},
         *child("lane-A", [edit("src/util.py", "return a + b", "return a + b  # A")], "A: commented"),
         *child("lane-B", [write("docs/b.md", "# B\n")], "B: documented"),
@@ -116,7 +123,8 @@ async def test_restoring_the_parent_before_the_task_takes_the_merge_back_and_kee
     h.engine.restore(cp.parent)
     assert (h.workspace / "src/util.py").read_text() == UTIL
     paths = TaskPaths.from_rel(h.store, cp.meta["task"]["store"])
-    assert paths.store.is_dir() and (paths.work / "src/util.py").read_text() == "def add(a, b):\n    return b + a\n"
+    assert paths.store.is_dir()
+    assert (paths.work / "src/util.py").read_text() == "def add(a, b):\n    return b + a\n"
 
 
 async def test_subagent_metrics_reach_the_store_statistics(make_harness: HarnessFactory) -> None:
@@ -143,3 +151,47 @@ async def test_subagent_metrics_reach_the_store_statistics(make_harness: Harness
     assert sub.bytes >= children
     everything = sum(p.stat().st_size for p in h.store.rglob("*") if p.is_file())
     assert before.total_bytes <= everything - children
+
+
+async def test_children_ask_through_the_parent_and_cannot_delegate(make_harness: HarnessFactory) -> None:
+    responses = [
+        {"toolCalls": [task("lane-P", "ask first")]},
+        {"text": "done"},
+        *child("lane-P", [write("asked.txt", "yes\n")], "P: wrote"),
+    ]
+    h: Harness = await make_harness(responses, permissions={"write": "ask", "command": "ask"})
+    h.host.decisions = ["allow"]
+    sid = await h.turn("go")
+    [asked] = h.host.asked
+    assert asked.session_id == sid
+    assert asked.summary.startswith("[subagent: ask first]")
+    assert (h.workspace / "asked.txt").read_text() == "yes\n"
+    child_requests = [r for r in h.fake.requests if "lane-P" in str(r["messages"][0]["content"])]
+    assert child_requests
+    for request in child_requests:
+        assert "task" not in [t["name"] for t in request["tools"]]
+    parent = [r for r in h.fake.requests if r not in child_requests]
+    assert "task" in [t["name"] for t in parent[0]["tools"]]
+
+
+async def test_cancelling_the_turn_cancels_its_children_and_changes_nothing(
+    make_harness: HarnessFactory,
+) -> None:
+    responses = [
+        {"toolCalls": [task("lane-X", "slow")]},
+        {"lane": "lane-X", "toolCalls": [write("slow.txt", "1\n")]},
+        {"lane": "lane-X", "toolCalls": [{"name": "run_command", "input": {"command": "sleep 30"}}]},
+        {"lane": "lane-X", "text": "never"},
+    ]
+    h: Harness = await make_harness(responses)
+    sid, _ = await h.service.prompt("go")
+    for _ in range(400):
+        if any(e.kind == "taskProgress" and e.tool_calls >= 1 for e in h.host.events):
+            break
+        await asyncio.sleep(0.05)
+    assert await h.service.cancel(sid)
+    assert not (h.workspace / "slow.txt").exists()
+    assert [e["status"] for e in task_events(h, sid)] == ["running", "cancelled"]
+    [cp] = [c for c in h.engine.timeline(sid) if c.kind == "tool"]
+    assert cp.tool == "task" and cp.files == []
+    assert h.stop_reasons() == ["cancelled"]

@@ -47,7 +47,8 @@ async def test_kill_while_a_subagent_runs_then_apply_and_discard(workspace: Path
             tools = [c["tool"] for c in child["checkpoints"] if c["kind"] == "tool"]
             assert tools[:1] == ["write_file"]
 
-            applied = await resumed.request("retrace/tasks/apply", {"sessionId": sid, "taskId": task["taskId"]})
+            ref = {"sessionId": sid, "taskId": task["taskId"]}
+            applied = await resumed.request("retrace/tasks/apply", ref)
             assert applied["written"] == ["made/by-child.txt"]
             assert applied["checkpoint"]["files"][0]["path"] == "made/by-child.txt"
             assert (workspace / "made/by-child.txt").read_text() == "from the child\n"
@@ -60,6 +61,46 @@ async def test_kill_while_a_subagent_runs_then_apply_and_discard(workspace: Path
             )
             assert "discarded" in gone.message
             assert not any((store / "tasks").iterdir())
+        finally:
+            await stop_editor(resumed)
+    finally:
+        model.stop()
+
+
+async def test_kill_while_a_subagent_runs_then_resume_it(workspace: Path, store: Path) -> None:
+    model = fake_model("subagents")
+    try:
+        env = model_env(model)
+        editor = await start_editor(workspace, store, env=env, settings=AUTO)
+        sid = (await editor.request("retrace/agent/prompt", {"text": "delegate"}))["sessionId"]
+        await editor.wait_for_event(lambda e: e["kind"] == "taskProgress" and e["toolCalls"] >= 1)
+        await asyncio.sleep(0.5)
+        server = editor.client._server
+        assert server is not None
+        os.kill(server.pid, signal.SIGKILL)
+        await server.wait()
+        await editor.client.stop()
+
+        resumed = await start_editor(workspace, store, env=env, settings=AUTO)
+        try:
+            [task] = (await resumed.request("retrace/tasks/list", {"sessionId": sid}))["tasks"]
+            assert task["status"] == "interrupted"
+            ref = {"sessionId": sid, "taskId": task["taskId"]}
+            assert (await resumed.request("retrace/tasks/resume", ref))["started"] is True
+            again = await resumed.request_error("retrace/tasks/resume", ref)
+            assert "running" in again.message or "already" in again.message
+            await resumed.wait_for_event(lambda e: e["kind"] == "taskProgress" and e["status"] == "merged")
+            assert (workspace / "made/by-child.txt").read_text() == "from the child\n"
+            [task] = (await resumed.request("retrace/tasks/list", {"sessionId": sid}))["tasks"]
+            assert task["status"] == "merged" and task["merged"] == ["made/by-child.txt"]
+            # The child was told it was cut off, its interrupted command answered, not re-run.
+            last = model.requests[-1]
+            texts = [str(m["content"]) for m in last["messages"]]
+            assert any("interrupted" in t for t in texts)
+            assert any("cut off" in t for t in texts)
+            child = await resumed.request("retrace/tasks/timeline", ref)
+            commands = [c for c in child["checkpoints"] if c.get("tool") == "run_command"]
+            assert len(commands) <= 1, "the interrupted command ran again"
         finally:
             await stop_editor(resumed)
     finally:

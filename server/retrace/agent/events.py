@@ -65,7 +65,7 @@ class TaskProgress(EventBase):
     task_id: str
     tool_call_id: str
     description: str
-    status: Literal["running", "merged", "conflicts", "failed", "cancelled"]
+    status: Literal["running", "merged", "conflicts", "finished", "failed", "cancelled"]
     tool_calls: int = 0
     """Tool calls the subagent has made so far."""
     last_tool: str | None = None

@@ -22,9 +22,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Literal
 
 from retrace.agent.conversation import (
-    INTERRUPTED,
     NOT_RUN_RESTORED,
-    NOT_RUN_STOPPED,
     Conversation,
     ConversationView,
     StoredMessage,
@@ -32,7 +30,6 @@ from retrace.agent.conversation import (
     new_id,
     now_iso,
     parse_cursor,
-    prompt_text,
     results_for_batch,
     tool_uses,
 )
@@ -40,11 +37,11 @@ from retrace.agent.events import AgentError, AgentHost, ConversationChanged, Tur
 from retrace.agent.loop import ModelCallError, record_usage, run_turn, stop_cleanly, with_retries
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.replay import ReplayBuffer, ToolCallView
+from retrace.agent.resume import finish_interrupted, withdraw_unanswered
 from retrace.agent.runtime import (
     ClientFactory,
     Runtime,
     append_message,
-    close_open_batch,
     default_client_factory,
     journal,
 )
@@ -53,7 +50,7 @@ from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, jour
 from retrace.agent.settings import AgentSettings
 from retrace.agent.subagents.service import TaskService
 from retrace.agent.subagents.topology import cut_off, fold
-from retrace.agent.tool_call import emit_checkpoint, tool_result_event
+from retrace.agent.tool_call import emit_checkpoint
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
@@ -98,7 +95,7 @@ class AgentService:
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._index: SessionIndex | None = None
-        self.tasks = TaskService(self._runtime, self._conversation, self._require_idle)
+        self.tasks = TaskService(self._runtime, self._conversation, self._require_idle, self.running)
         """The sessions' subagents (list, timeline, apply, discard)."""
 
     # ------------------------------------------------------------------ plumbing
@@ -190,25 +187,10 @@ class AgentService:
             return False
         conv = Conversation.from_events(sid, events)
         self._convs[sid] = conv
-        pending = conv.pending_intents()
-        for record in pending:
-            ended = tool_result_event(
-                call_id=record.id,
-                tool=record.tool,
-                turn_id=record.turn_id,
-                status="interrupted",
-                output=INTERRUPTED,
-            )
-            await journal(rt, conv, ended)
-        if pending:
-            cp = await self.gate.call(self.engine.record_external, session_id=sid, conversation=conv.head)
-            if cp is not None:
-                await emit_checkpoint(rt, sid, None, cp)
+        interrupted = await finish_interrupted(rt, conv)
         for task in cut_off(fold(events)):  # children the crash cut off: their timelines stay
             await journal(rt, conv, task.model_copy(update={"status": "interrupted"}))
-        await close_open_batch(rt, conv, None, NOT_RUN_STOPPED)
-        await withdraw_unanswered(rt, conv, "interrupted")
-        return bool(pending)
+        return interrupted
 
     async def load_all(self) -> None:
         """Fold every session not folded yet (what a search over all tool calls needs)."""
@@ -447,27 +429,6 @@ class AgentService:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-async def withdraw_unanswered(
-    rt: Runtime, conv: Conversation, reason: str, *, turn_id: str | None = None, text: str | None = None
-) -> bool:
-    """If the head is a prompt that got no reply (of ``turn_id``, when given), journal its
-    withdrawal: the head moves back to its parent, so the next request carries only what the user
-    sends then. Returns whether a prompt was withdrawn."""
-    prompt = conv.unanswered_prompt()
-    if prompt is None or (turn_id is not None and prompt.turn_id != turn_id):
-        return False
-    event: dict[str, Any] = {
-        "type": "promptWithdrawn",
-        "messageId": prompt.id,
-        "turnId": prompt.turn_id,
-        "reason": reason,
-        "text": text if text is not None else prompt_text(prompt),
-        "createdAt": now_iso(),
-    }
-    await journal(rt, conv, event)
-    return True
 
 
 def _head_event(

@@ -75,7 +75,8 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
 
 
 async def stop_agent(services: Services) -> None:
-    """Cancel running turns (their commands' process groups are killed)."""
+    """Cancel running turns (their commands' process groups are killed) and subagent resumes."""
+    await services.agent.tasks.close()
     for session_id in await services.run(lambda e: e.sessions()):
         if services.agent.running(session_id):
             await services.agent.cancel(session_id)

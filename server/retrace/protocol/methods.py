@@ -141,6 +141,15 @@ METHODS: tuple[MethodSpec, ...] = (
         "as one checkpoint of the parent session.",
     ),
     MethodSpec(
+        "taskResume",
+        "retrace/tasks/resume",
+        "clientRequest",
+        t.TaskParams,
+        t.TaskResumeResult,
+        "Continue an interrupted, failed or cancelled subagent in its own copy and timeline; when "
+        "it ends well its change is merged like retrace/tasks/apply.",
+    ),
+    MethodSpec(
         "taskDiscard",
         "retrace/tasks/discard",
         "clientRequest",

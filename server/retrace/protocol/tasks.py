@@ -12,7 +12,9 @@ from pydantic import Field
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
 
-TaskStatus = Literal["running", "merged", "conflicts", "failed", "cancelled", "interrupted", "discarded"]
+TaskStatus = Literal[
+    "running", "merged", "conflicts", "finished", "failed", "cancelled", "interrupted", "discarded"
+]
 
 
 class TaskRef(CamelModel):
@@ -69,6 +71,12 @@ class TaskApplyResult(CamelModel):
     """The parent checkpoint that records the applied change (``None``: nothing was written)."""
     written: list[str]
     conflicts: list[TaskConflict]
+
+
+class TaskResumeResult(CamelModel):
+    started: bool
+    """The child runs again (progress arrives as ``taskProgress`` events; when it ends well its
+    change is merged as ``retrace/tasks/apply`` does, or it is ``finished`` if the session was busy)."""
 
 
 class TaskDiscardResult(CamelModel):

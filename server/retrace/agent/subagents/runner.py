@@ -53,6 +53,8 @@ class _Child:
         self.base = base
         self.session_id = session_id
         self.task: asyncio.Task[ChildOutcome] | None = None
+        self.missing: list[str] = []
+        """Paths its copy lacks (their content was not stored intact)."""
 
 
 class Subagents:
@@ -87,7 +89,10 @@ class Subagents:
             self._running += 1
             self.peak_parallel = max(self.peak_parallel, self._running)
             try:
-                await self.rt.gate.call(materialise, self.rt.engine, child.base, child.paths.work)
+                engine = self.rt.engine
+                manifest = await self.rt.gate.call(engine.manifest, child.base)
+                copy = await asyncio.to_thread(materialise, engine.blobs, manifest, child.paths.work)
+                child.missing = copy.missing
                 await self.rt.host.emit(child.host.progress())
                 return await run_child(
                     self.rt,
@@ -160,6 +165,7 @@ class Subagents:
             child_session_id=child.session_id,
             base=child.base,
             turn_id=self.turn_id,
+            tools=child.args.tools,
             **fields,
         )
         await journal(self.rt, self.conv, event)
@@ -222,5 +228,8 @@ class Subagents:
                 lines.append("it changed no files")
             for conflict in merged.conflicts:
                 lines.append(f"CONFLICT, not merged: {conflict.path}: {conflict.reason}")
+        if child.missing:
+            shown = ", ".join(child.missing[:20]) + (" ..." if len(child.missing) > 20 else "")
+            lines.append(f"not in its copy of the workspace (content not stored): {shown}")
         lines += ["--- its final answer ---", outcome.answer]
         return "\n".join(lines)

@@ -15,7 +15,8 @@ from retrace.engine.store.events import TaskEvent, parse_event
 
 
 def fold(events: Iterable[dict[str, Any]]) -> dict[str, TaskEvent]:
-    """Each child's latest ``task`` event by task id, in the order the children started."""
+    """Each child's latest ``task`` event by task id, in the order the children started (a
+    resumed child's ``running`` follows its earlier end)."""
     tasks: dict[str, TaskEvent] = {}
     for raw in events:
         if raw.get("type") != "task":
@@ -25,9 +26,6 @@ def fold(events: Iterable[dict[str, Any]]) -> dict[str, TaskEvent]:
         except ValueError:  # a damaged line: that child's state is its previous event's
             continue
         if isinstance(event, TaskEvent):
-            previous = tasks.get(event.task_id)
-            if previous is not None and event.status == "running":
-                continue  # a start never follows an end
             tasks[event.task_id] = event
     return tasks
 

@@ -173,7 +173,10 @@ class TaskEvent(_Event):
     type: Literal["task"] = "task"
     task_id: str
     call_id: str
-    status: Literal["running", "merged", "conflicts", "failed", "cancelled", "interrupted", "discarded"]
+    status: Literal[
+        "running", "merged", "conflicts", "finished", "failed", "cancelled", "interrupted", "discarded"
+    ]
+    """``finished``: a resumed child ended well but was not merged (its parent was busy): apply it."""
     description: str = ""
     store: str = ""
     child_session_id: str = ""
@@ -182,6 +185,8 @@ class TaskEvent(_Event):
     merged: list[str] = Field(default_factory=list)
     conflicts: list[dict[str, Any]] = Field(default_factory=list)
     metrics: dict[str, Any] = Field(default_factory=dict)
+    tools: list[str] | None = None
+    """The tools the child may use (``None``: every tool but ``task``)."""
 
 
 JournalEvent = Annotated[

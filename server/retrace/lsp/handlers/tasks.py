@@ -10,6 +10,7 @@ from retrace.protocol.tasks import (
     TaskApplyResult,
     TaskDiscardResult,
     TaskParams,
+    TaskResumeResult,
     TasksListParams,
     TasksListResult,
     TaskTimelineResult,
@@ -60,6 +61,14 @@ async def task_apply(ls: RetraceServer, params: TaskParams) -> TaskApplyResult:
     )
 
 
+async def task_resume(ls: RetraceServer, params: TaskParams) -> TaskResumeResult:
+    require_trusted(ls, "Resuming a subagent")
+    services = await ls.services()
+    services.require_model(ls.settings.base_url)
+    await services.agent.tasks.resume(params.session_id, params.task_id)
+    return TaskResumeResult(started=True)
+
+
 async def task_discard(ls: RetraceServer, params: TaskParams) -> TaskDiscardResult:
     require_trusted(ls, "Discarding a subagent")
     services = await ls.services()
@@ -72,4 +81,5 @@ HANDLERS: dict[str, Handler] = {
     "retrace/tasks/timeline": task_timeline,
     "retrace/tasks/apply": task_apply,
     "retrace/tasks/discard": task_discard,
+    "retrace/tasks/resume": task_resume,
 }
