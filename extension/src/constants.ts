@@ -56,6 +56,7 @@ export const COMMANDS = {
     verifyStore: 'retrace.verifyStore',
     taskApplyAgain: 'retrace.task.applyAgain',
     taskDiscard: 'retrace.task.discard',
+    taskResume: 'retrace.task.resume',
     fileHistoryShow: 'retrace.fileHistory.show',
     fileHistoryOpenVersion: 'retrace.fileHistory.openVersion',
     fileHistoryComparePrevious: 'retrace.fileHistory.comparePrevious',

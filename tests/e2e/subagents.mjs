@@ -10,7 +10,8 @@
 // child's copy and the row says so → a second subagent is running (its row says how far it is)
 // when the server is killed (kill -9): after the automatic restart the child, cut off with no
 // checkpoint in the parent's timeline, is listed under its turn as interrupted; its own timeline
-// opens, and "Apply Subagent Result Again" brings its work into the workspace. Screenshots: .e2e/screenshots/subagents-*.png.
+// opens, and "Resume Subagent" runs it again until it ends and its work is merged into the
+// workspace. Screenshots: .e2e/screenshots/subagents-*.png.
 // Usage: node tests/e2e/subagents.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -140,7 +141,7 @@ await runScenario(sc, {
   await waitFor('a new server', () => { const p = serverPids(workspace); return p.length === 1 && p[0] !== before; }, 60000);
   assert.equal(read('made/by-child.txt'), undefined, 'nothing of the cut-off child reached the workspace');
 
-  // 9. The cut-off child is listed under its turn, interrupted; its timeline opens; apply it.
+  // 9. The cut-off child is listed under its turn, interrupted; its timeline opens.
   const orphan = row('subagent: slow job');
   await orphan.waitFor({ timeout: 60000 });
   await waitFor('it says interrupted', async () => /interrupted/.test(await orphan.innerText()), 30000);
@@ -148,8 +149,12 @@ await runScenario(sc, {
   await orphan.locator('.monaco-tl-twistie').click();
   await row('write_file: made/by-child.txt').waitFor({ timeout: 30000 });
   await shot(page, 'interrupted-subagent');
-  await contextMenu(orphan, 'Apply Subagent Result Again');
-  await toast('wrote made/by-child.txt').waitFor({ timeout: 30000 });
+
+  // 10. Resume it from the UI: it runs again in its own copy and, when it ends, is merged.
+  await contextMenu(orphan, 'Resume Subagent');
+  await toast('runs again').waitFor({ timeout: 30000 });
+  await waitFor('the resumed child merged', async () => /subagent merged/.test(await orphan.innerText()), 120000, 500);
+  log('resumed child:', (await orphan.innerText()).replace(/\s+/g, ' '));
   await waitFor('the child\'s work in the workspace', () => read('made/by-child.txt') === 'from the child\n', 20000);
-  await shot(page, 'interrupted-applied');
+  await shot(page, 'resumed-merged');
 });

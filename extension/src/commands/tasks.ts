@@ -3,7 +3,10 @@
  * the server merges the child's net change into the workspace again as one checkpoint and says
  * what it wrote and what conflicted; a modal only when a conflict needs the user's attention) and
  * "Discard Subagent Timeline" (`retrace/tasks/discard` after a modal confirmation: the child's
- * workspace copy and timeline are deleted). The server decides; this only asks and reports.
+ * workspace copy and timeline are deleted), and "Resume Subagent" on a child the server would
+ * resume (`retrace/tasks/resume`: it runs again in its own copy; its progress comes as
+ * `taskProgress` events, and its result is merged when it ends well). The server decides; this
+ * only asks and reports.
  */
 import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
@@ -68,6 +71,15 @@ export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWor
         } else {
             void prompter().notify('info', `Retrace: applied the subagent “${description}”'s result: ${wrote}.`, []);
         }
+        return result;
+    });
+
+    ctx.registerCommand(COMMANDS.taskResume, rpc => async (arg: unknown) => {
+        const { ref, description } = await targetOf(timeline, arg);
+        const result = await rpc.request(METHODS.taskResume, ref);
+        log.info(`subagent ${ref.taskId} resumed: ${result.started}`);
+        void timeline.reloadTask(ref);
+        void prompter().notify('info', `Retrace: the subagent “${description}” runs again in its own copy; its result is merged when it ends.`, []);
         return result;
     });
 

@@ -8,6 +8,7 @@
  *
  * Context values (package.json menus): a task row is `checkpoint.task`, a row of a child's own
  * timeline `checkpoint.child`, every other row `checkpoint`; a listed child without a row `subagent`.
+ * A child the server would resume adds `.resumable` (`checkpoint.task.resumable`, `subagent.resumable`).
  */
 import type { Checkpoint, StoryRow, TaskRef, TaskView, TimelineTreeResult } from '../client/protocol';
 
@@ -18,6 +19,12 @@ export const TASK_CONTEXT = 'checkpoint.task';
 export const CHILD_CONTEXT = 'checkpoint.child';
 /** A listed subagent without a row of its own (see `orphanTasks`). */
 export const SUBAGENT_CONTEXT = 'subagent';
+export const RESUMABLE_SUFFIX = '.resumable';
+
+/** The context value of a row naming `task`: `base`, plus `.resumable` when the server would resume it. */
+export function taskContext(base: string, task: TaskInfo): string {
+    return task.resumable ? `${base}${RESUMABLE_SUFFIX}` : base;
+}
 
 /** A subagent as a task row shows it. */
 export interface TaskInfo {
@@ -27,6 +34,8 @@ export interface TaskInfo {
     readonly status: TaskStatus | undefined;
     /** Paths the merge left alone because of a conflict. */
     readonly conflicts: readonly string[];
+    /** The server would resume it now (`retrace/tasks/list` says so; unknown before: no). */
+    readonly resumable: boolean;
 }
 
 const STATUSES: ReadonlySet<string> = new Set<TaskStatus>(['running', 'merged', 'conflicts', 'failed', 'cancelled', 'interrupted', 'discarded']);
@@ -56,6 +65,7 @@ export function taskOf(cp: Checkpoint): TaskInfo | undefined {
         description: typeof description === 'string' ? description : '',
         status: typeof status === 'string' && STATUSES.has(status) ? (status as TaskStatus) : undefined,
         conflicts: conflictPaths(meta['conflicts']),
+        resumable: false,
     };
 }
 
@@ -66,7 +76,7 @@ export function taskKey(ref: TaskRef): string {
 
 /** `info` with what `retrace/tasks/list` says of it now, when it said anything. */
 export function withView(info: TaskInfo, view: TaskView | undefined): TaskInfo {
-    return view === undefined ? info : { ...info, status: view.status, conflicts: view.conflicts.map(c => c.path) };
+    return view === undefined ? info : { ...info, status: view.status, conflicts: view.conflicts.map(c => c.path), resumable: view.resumable ?? false };
 }
 
 /** What a task row says of its child: "subagent merged", "2 conflicts", "interrupted"… */
@@ -79,6 +89,8 @@ export function taskStatusText(info: TaskInfo): string {
             return 'subagent merged';
         case 'conflicts':
             return `subagent: ${n === 0 ? 'conflicts' : `${n} conflict${n === 1 ? '' : 's'}`}`;
+        case 'finished':
+            return 'subagent finished, not applied';
         case 'running':
         case 'failed':
         case 'cancelled':
@@ -115,12 +127,18 @@ export function sessionsWithTaskRows(tree: TimelineTreeResult): string[] {
 
 /**
  * The subagents of `sessionId` the server lists (`views`, by `taskKey`) that no row names
- * (`named`: task ids of the story's task rows) and that are neither running (their row comes with
- * the call's checkpoint) nor discarded: children a crash cut off, or whose call was cancelled.
+ * (`named`: task ids of the story's task rows) and that are neither running as a tool call now
+ * (`runningCalls`: their row comes with the call's checkpoint) nor discarded: children a crash cut
+ * off, whose call was cancelled, or that were resumed later.
  */
-export function orphanTasks(sessionId: string, named: ReadonlySet<string>, views: ReadonlyMap<string, TaskView>): { ref: TaskRef; view: TaskView }[] {
+export function orphanTasks(
+    sessionId: string,
+    named: ReadonlySet<string>,
+    views: ReadonlyMap<string, TaskView>,
+    runningCalls: ReadonlySet<string> = new Set(),
+): { ref: TaskRef; view: TaskView }[] {
     return [...views.values()]
         .map(view => ({ ref: { sessionId, taskId: view.taskId }, view }))
         // (a view is this session's when it is filed under this session's key)
-        .filter(({ ref, view }) => views.get(taskKey(ref)) === view && !named.has(view.taskId) && view.status !== 'running' && view.status !== 'discarded');
+        .filter(({ ref, view }) => views.get(taskKey(ref)) === view && !named.has(view.taskId) && view.status !== 'discarded' && !runningCalls.has(view.toolCallId));
 }

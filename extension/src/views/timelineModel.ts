@@ -19,6 +19,7 @@ import {
     orphanTasks,
     SUBAGENT_CONTEXT,
     TASK_CONTEXT,
+    taskContext,
     taskKey,
     taskOf,
     taskStatusText,
@@ -186,13 +187,14 @@ function addOrphans(sessions: readonly SessionNode[], turns: ReadonlyMap<string,
     }
     for (const session of sessions) {
         const named = new Set(rowsOf(session.story).flatMap(r => taskOf(r.checkpoint)?.ref.taskId ?? []));
-        for (const { ref, view } of orphanTasks(session.sessionId, named, extras.tasks)) {
+        const calls = new Set(extras.running.map(r => r.toolCallId));
+        for (const { ref, view } of orphanTasks(session.sessionId, named, extras.tasks, calls)) {
             const turn = view.turnId === null || view.turnId === undefined ? undefined : turns.get(view.turnId);
             if (turn === undefined || turn.sessionId !== session.sessionId) {
                 continue; // its turn is not shown (an outline, an older page)
             }
             const id = `subagent:${ref.taskId}`;
-            const task: TaskInfo = withView({ ref, description: view.description, status: undefined, conflicts: [] }, view);
+            const task: TaskInfo = withView({ ref, description: view.description, status: undefined, conflicts: [], resumable: false }, view);
             turn.children.push({ kind: 'subagent', id, parentId: turn.id, task, view, children: childNodes(id, task, extras) });
         }
     }
@@ -582,21 +584,22 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
         description: parts.filter(p => p !== '').join(' · '),
         icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
-        contextValue: node.task !== undefined ? TASK_CONTEXT : node.scope !== undefined ? CHILD_CONTEXT : CHECKPOINT_CONTEXT,
+        contextValue: node.task !== undefined ? taskContext(TASK_CONTEXT, node.task) : node.scope !== undefined ? CHILD_CONTEXT : CHECKPOINT_CONTEXT,
         collapsible: node.task !== undefined && hasTimeline(node.task),
     };
 }
 
 function subagentLook(node: SubagentNode): NodeLook {
     const calls = node.view.metrics['toolCalls'];
-    const parts = [taskStatusText(node.task), typeof calls === 'number' ? plural(calls, 'tool call') : '', 'no checkpoint in this timeline'];
+    const parts = [taskStatusText(node.task), typeof calls === 'number' ? plural(calls, 'tool call') : ''];
     const bad = node.task.status === 'interrupted' || node.task.status === 'failed';
+    const running = node.task.status === 'running';
     return {
         label: `subagent: ${firstLine(node.task.description)}`,
         description: parts.filter(p => p !== '').join(' · '),
-        icon: 'type-hierarchy-sub',
+        icon: running ? 'sync~spin' : 'type-hierarchy-sub',
         iconColor: bad ? 'list.warningForeground' : undefined,
-        contextValue: SUBAGENT_CONTEXT,
+        contextValue: taskContext(SUBAGENT_CONTEXT, node.task),
         collapsible: hasTimeline(node.task),
     };
 }

@@ -158,7 +158,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const ref = { sessionId: e.sessionId, taskId: e.taskId };
         if (this.subagents.isOpen(ref)) {
             void this.reloadTask(ref);
-        } else if (e.status !== 'running') {
+        } else if (e.status !== 'running' || running === undefined) {
+            // It ended, or it is not a tool call of this turn (a resumed child): its state moved.
             void this.subagents.list([e.sessionId]).then(moved => moved && this.render());
         }
     }
@@ -465,7 +466,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
         } else if (node.kind === 'subagent') {
             item.tooltip = new vscode.MarkdownString().appendText(
-                `Subagent “${node.task.description}” (${node.task.status ?? 'unknown'}): its task call made no checkpoint here, its own timeline is kept. Apply its result or discard it from this row's menu.`,
+                `Subagent “${node.task.description}” (${node.task.status ?? 'unknown'}): its task call made no checkpoint here; its own timeline is kept. Resume it, apply its result or discard it from this row's menu.`,
             );
         }
         return item;

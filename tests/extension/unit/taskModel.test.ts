@@ -80,7 +80,7 @@ function view(status: TaskView['status'], conflicts: string[] = [], over: Partia
 }
 
 function viewBase(status: TaskView['status'], conflicts: string[]): TaskView {
-    return { taskId: 'task_1', toolCallId: 'tc2', description: 'two notes', status, childSessionId: 'child1', base: 'c1', turnId: 't1', merged: [], conflicts: conflicts.map(path => ({ path, reason: 'both changed' })), metrics: {} };
+    return { taskId: 'task_1', toolCallId: 'tc2', description: 'two notes', status, childSessionId: 'child1', base: 'c1', turnId: 't1', merged: [], conflicts: conflicts.map(path => ({ path, reason: 'both changed' })), metrics: {}, resumable: false };
 }
 
 function nodes(extras: TimelineExtras, tree = parentTree()): Map<string, TimelineNode> {
@@ -96,7 +96,7 @@ function cpNode(index: Map<string, TimelineNode>, id: string): CheckpointNode {
 suite('subagents in the timeline', () => {
     test('a task checkpoint names its child (the parent session + task id); other checkpoints and bad meta name none', () => {
         const info = taskOf(taskCheckpoint({ ...TASK_META, status: 'conflicts', conflicts: [{ path: 'a.txt', reason: 'x' }] }));
-        assert.deepEqual(info, { ref: REF, description: 'two notes', status: 'conflicts', conflicts: ['a.txt'] });
+        assert.deepEqual(info, { ref: REF, description: 'two notes', status: 'conflicts', conflicts: ['a.txt'], resumable: false });
         const cases: [string, Checkpoint][] = [
             ['another tool', checkpoint({ id: 'x', tool: 'write_file', meta: { task: TASK_META } })],
             ['no meta', checkpoint({ id: 'x', tool: 'task' })],
@@ -111,12 +111,14 @@ suite('subagents in the timeline', () => {
     });
 
     test('what a task row says of its child, from the checkpoint or the server\'s list', () => {
-        const base: TaskInfo = { ref: REF, description: 'd', status: 'merged', conflicts: [] };
+        const base: TaskInfo = { ref: REF, description: 'd', status: 'merged', conflicts: [], resumable: false };
         const cases: [TaskInfo, string][] = [
             [base, 'subagent merged'],
             [{ ...base, status: 'conflicts', conflicts: ['a', 'b'] }, 'subagent: 2 conflicts'],
             [{ ...base, status: 'conflicts', conflicts: ['a'] }, 'subagent: 1 conflict'],
             [{ ...base, status: 'failed' }, 'subagent failed'],
+            [{ ...base, status: 'finished' }, 'subagent finished, not applied'],
+            [{ ...base, status: 'running' }, 'subagent running'],
             [{ ...base, status: 'interrupted' }, 'subagent interrupted'],
             [{ ...base, status: 'discarded' }, 'subagent discarded'],
             [{ ...base, status: undefined }, 'subagent'],
@@ -147,6 +149,8 @@ suite('subagents in the timeline', () => {
         const discarded = lookOf(cpNode(nodes({ running: [], tasks: new Map([[taskKey(REF), view('discarded')]]) }), 'cp:ct'), NOW);
         assert.equal(discarded.collapsible, false, 'a discarded child has no timeline to open');
         assert.match(discarded.description, /subagent discarded/);
+        const failed = nodes({ running: [], tasks: new Map([[taskKey(REF), view('failed', [], { resumable: true })]]) });
+        assert.equal(lookOf(cpNode(failed, 'cp:ct'), NOW).contextValue, `${TASK_CONTEXT}.resumable`, 'resumable as the server says');
     });
 
     test('a loaded child timeline is nested under its task row: flat rows, own ids, scoped, parented', () => {
@@ -181,12 +185,12 @@ suite('subagents in the timeline', () => {
         const tasks = new Map([
             [taskKey(REF), view('merged')], // has its task row: not repeated
             [taskKey(ref2), cut],
-            [taskKey({ sessionId: 's1', taskId: 'task_3' }), view('running', [], { taskId: 'task_3' })], // its row comes with its checkpoint
+            [taskKey({ sessionId: 's1', taskId: 'task_3' }), view('running', [], { taskId: 'task_3', toolCallId: 'tc7' })], // a call running now: its row comes with its checkpoint
             [taskKey({ sessionId: 's1', taskId: 'task_4' }), view('discarded', [], { taskId: 'task_4' })],
             [taskKey({ sessionId: 's1', taskId: 'task_5' }), view('interrupted', [], { taskId: 'task_5', turnId: 'not-shown' })],
             [taskKey({ sessionId: 'other', taskId: 'task_6' }), view('interrupted', [], { taskId: 'task_6' })], // another session's
         ]);
-        const index = nodes({ running: [], tasks, children: new Map([[taskKey(ref2), childTree()]]) });
+        const index = nodes({ running: [{ sessionId: 's1', turnId: 't1', toolCallId: 'tc7', tool: 'task' }], tasks, children: new Map([[taskKey(ref2), childTree()]]) });
         const orphans = [...index.values()].filter((n): n is SubagentNode => n.kind === 'subagent');
         assert.deepEqual(orphans.map(n => n.id), ['subagent:task_2']);
         const [node] = orphans;
@@ -197,9 +201,16 @@ suite('subagents in the timeline', () => {
         assert.ok(node.children.every(c => c.parentId === node.id && c.scope?.taskId === 'task_2'));
         const look = lookOf(node, NOW);
         assert.equal(look.label, 'subagent: cut off');
-        assert.equal(look.description, 'subagent interrupted · 3 tool calls · no checkpoint in this timeline');
+        assert.equal(look.description, 'subagent interrupted · 3 tool calls');
         assert.equal(look.contextValue, SUBAGENT_CONTEXT);
         assert.equal(look.collapsible, true);
+        const resumed = nodes({ running: [], tasks: new Map([[taskKey(ref2), { ...cut, resumable: true }]]) }).get('subagent:task_2');
+        assert.ok(resumed);
+        assert.equal(lookOf(resumed, NOW).contextValue, `${SUBAGENT_CONTEXT}.resumable`);
+        const rerun = new Map([[taskKey(ref2), { ...cut, status: 'running' as const }]]);
+        assert.equal(nodes({ running: [], tasks: rerun }).get('subagent:task_2')?.kind, 'subagent', 'a resumed child running shows');
+        const asCall = nodes({ running: [{ sessionId: 's1', turnId: 't1', toolCallId: 'tc3', tool: 'task' }], tasks: rerun });
+        assert.equal(asCall.get('subagent:task_2'), undefined, 'a child running as a tool call of this turn has its running row');
         const filtered = [...nodes({ running: [], tasks, orphans: false }).values()].filter(n => n.kind === 'subagent');
         assert.deepEqual(filtered, [], 'a filtered tree shows only the rows that match');
     });
