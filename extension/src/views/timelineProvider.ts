@@ -4,7 +4,9 @@
  * filter results on request), rows the server adds through `retrace/timeline/didChange` (inserted
  * without a refetch), and the tool calls running now. The only state change is "update the data,
  * fire the event"; tooltips (diff previews) are filled lazily in `resolveTreeItem`. What a page or
- * a filter holds is decided by the server; this class only asks and renders.
+ * a filter holds is decided by the server; this class only asks and renders. A `task` row opens
+ * its subagent's own timeline (fetched on expand, again on the child's `taskProgress`); the
+ * children's state comes from `retrace/tasks/list` (`subagents.ts`).
  */
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
