@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import resource
 import sys
 from typing import Any
 
@@ -38,7 +37,12 @@ own timeline (the user can look at it and apply it)."""
 
 
 def _peak_rss_mib() -> float:
-    """The server process's peak resident memory (children run inside it, so they share it)."""
+    """The server process's peak resident memory (children run inside it, so they share it);
+    0 where the platform does not say (Windows has no ``resource`` module)."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return 0.0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
