@@ -1376,6 +1376,10 @@ export interface TaskView {
   metrics: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * ``retrace/tasks/resume`` accepts it now (the client offers "resume" only then).
+   */
+  resumable: boolean;
   status:
     'running' | 'merged' | 'conflicts' | 'finished' | 'failed' | 'cancelled' | 'interrupted' | 'discarded';
   taskId: string;

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS, SECRET_API_KEY, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type Checkpoint, type RestoreOutcome, type Rpc } from '../client/protocol';
+import { METHODS, type Checkpoint, type RestoreOutcome, type Rpc, type TaskRef } from '../client/protocol';
 import type { ChangeHighlighter } from '../diff/inlineDecorations';
 import { openChanges } from '../diff/openDiff';
 import { log } from '../logging';
@@ -17,6 +17,7 @@ import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 import { createDemoFolder } from './demo';
 import { runRestore, undoLastRestore } from './restore';
+import { registerTaskCommands } from './tasks';
 import { checkpointPicks, MODE_PICKS } from './restorePick';
 import { verifyStore } from './verify';
 import type { RestoreMode } from './restoreDecision';
@@ -51,19 +52,30 @@ async function tryDemo(ctx: Ctx): Promise<string | undefined> {
 export function registerCommands(parts: Parts): void {
     const { ctx, timeline, chat, highlighter } = parts;
 
-    /** The checkpoint a tree command was invoked on (node, or an id from tests and hovers). */
-    const checkpointOf = async (rpc: Rpc, arg: unknown): Promise<Checkpoint> => {
+    /**
+     * The checkpoint a tree command was invoked on (node, or an id from tests and hovers) and the
+     * subagent timeline it belongs to (`scope`, for a row nested under a `task` row).
+     */
+    const targetOf = async (rpc: Rpc, arg: unknown): Promise<{ cp: Checkpoint; scope: TaskRef | undefined }> => {
         if (isCheckpointNode(arg)) {
-            return arg.checkpoint;
+            return { cp: arg.checkpoint, scope: arg.scope };
         }
         if (typeof arg === 'string' && arg !== '') {
-            return timeline.checkpoint(arg) ?? (await rpc.request(METHODS.checkpointGet, { id: arg })).checkpoint;
+            return { cp: timeline.checkpoint(arg) ?? (await rpc.request(METHODS.checkpointGet, { id: arg })).checkpoint, scope: undefined };
         }
         const selected = await selectedRow(timeline.view, (n): n is CheckpointNode => n.kind === 'checkpoint');
         if (selected !== undefined) {
-            return selected.checkpoint;
+            return { cp: selected.checkpoint, scope: selected.scope };
         }
         throw new Error('select a checkpoint in the Retrace timeline first');
+    };
+    /** The checkpoint of a command that works on the workspace's own timeline only. */
+    const checkpointOf = async (rpc: Rpc, arg: unknown): Promise<Checkpoint> => {
+        const { cp, scope } = await targetOf(rpc, arg);
+        if (scope !== undefined) {
+            throw new Error("this works on the workspace's timeline, not inside a subagent's");
+        }
+        return cp;
     };
 
     const hooks = {
@@ -75,7 +87,14 @@ export function registerCommands(parts: Parts): void {
     };
 
     const restore = (mode: RestoreMode) => (rpc: Rpc) => async (arg: unknown) => {
-        const cp = await checkpointOf(rpc, arg);
+        const { cp, scope } = await targetOf(rpc, arg);
+        if (scope !== undefined) {
+            // Inside a subagent's own timeline: its workspace copy, on disk (the server refuses
+            // anything but code there).
+            const childHooks = { onConversationRestored: (): void => undefined, onRestored: (): void => void timeline.reloadTask(scope) };
+            const label = `“${checkpointLabel(cp)}” in the subagent's copy`;
+            return runRestore(rpc, { targetId: cp.id, mode, targetLabel: label, previousHead: undefined, confirmOverwrite: true, task: scope }, childHooks);
+        }
         const result = await runRestore(
             rpc,
             { targetId: cp.id, mode, targetLabel: `“${checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
@@ -155,22 +174,24 @@ export function registerCommands(parts: Parts): void {
     ctx.registerCommand(COMMANDS.summarizeUpTo, summarize('upTo'));
 
     ctx.registerCommand(COMMANDS.openDiff, rpc => async (arg: unknown) => {
-        const cp = await checkpointOf(rpc, arg);
+        const { cp, scope } = await targetOf(rpc, arg);
         if (cp.parent === null) {
             void prompter().notify('info', `Retrace: “${checkpointLabel(cp)}” is the first checkpoint; it has nothing to compare with.`, []);
             return;
         }
-        await openChanges(cp.files, { id: cp.parent, label: 'before' }, { id: cp.id, label: checkpointLabel(cp) }, `Retrace: ${checkpointLabel(cp)}`);
+        const where = scope === undefined ? '' : ' (subagent)';
+        await openChanges(cp.files, { id: cp.parent, label: 'before' }, { id: cp.id, label: checkpointLabel(cp) }, `Retrace: ${checkpointLabel(cp)}${where}`, scope);
     });
 
     ctx.registerCommand(COMMANDS.compareWithCurrent, rpc => async (arg: unknown) => {
-        const cp = await checkpointOf(rpc, arg);
-        const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.id });
-        await openChanges(diff.files, { id: cp.id, label: checkpointLabel(cp) }, { id: 'current', label: 'current' }, `Retrace: ${checkpointLabel(cp)} ↔ current`);
+        const { cp, scope } = await targetOf(rpc, arg);
+        const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.id, ...(scope === undefined ? {} : { task: scope }) });
+        const current = scope === undefined ? 'current' : "the subagent's copy";
+        await openChanges(diff.files, { id: cp.id, label: checkpointLabel(cp) }, { id: 'current', label: current }, `Retrace: ${checkpointLabel(cp)} ↔ ${current}`, scope);
     });
 
     ctx.registerCommand(COMMANDS.copyId, rpc => async (arg: unknown) => {
-        const cp = await checkpointOf(rpc, arg);
+        const { cp } = await targetOf(rpc, arg);
         await vscode.env.clipboard.writeText(cp.id);
         return cp.id;
     });
@@ -182,6 +203,7 @@ export function registerCommands(parts: Parts): void {
     });
 
     ctx.registerCommand(COMMANDS.timelineRefresh, () => () => timeline.refresh());
+    registerTaskCommands(ctx, timeline, () => highlighter.schedule());
     ctx.registerCommand(COMMANDS.verifyStore, rpc => () => verifyStore(rpc, ctx.output));
 
     ctx.registerCommand(COMMANDS.prompt, () => async (text: unknown) => {

@@ -1,11 +1,15 @@
 /**
  * The restore commands: dry run → confirm (counts, files, conflicts) → real restore → report
  * with "Undo restore". The server applies the edits through `workspace/applyEdit` and asks us to
- * save and to restore the editor layout (handled in editorState/restore.ts).
+ * save and to restore the editor layout (handled in editorState/restore.ts). A restore inside a
+ * subagent's own timeline (`task`) is the same flow with `task` in every request: the server
+ * restores the child's workspace copy on disk (no editor is involved, so no unsaved text of the
+ * user's conflicts with it, and the user's "undo last restore" is not offered for it).
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
-import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc } from '../client/protocol';
+import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc, type TaskRef } from '../client/protocol';
+import { checkpointUri } from '../diff/contentProvider';
 import { mergePreviews } from '../diff/mergePreview';
 import { log } from '../logging';
 import { prompter } from '../ui';
@@ -34,6 +38,8 @@ export interface RestoreRequest {
     readonly previousHead: string | undefined;
     /** Skip the overwrite confirmation (undo: the user just asked for exactly this). */
     readonly confirmOverwrite: boolean;
+    /** Restore inside this subagent's own timeline (its workspace copy) instead. */
+    readonly task?: TaskRef;
 }
 
 export interface RestoreHooks {
@@ -50,24 +56,24 @@ const SKIP = SKIP_LABEL;
 const RESTORE = 'Restore';
 const UNDO = 'Undo restore';
 
-async function showMerges(conflicts: readonly PlannedFile[]): Promise<void> {
+async function showMerges(conflicts: readonly PlannedFile[], task: TaskRef | undefined): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
     for (const f of conflicts) {
         const merged = f.conflict?.mergedText;
         if (merged === null || merged === undefined || folder === undefined) {
             continue;
         }
-        const current = vscode.Uri.joinPath(folder.uri, f.path);
+        const current = task === undefined ? vscode.Uri.joinPath(folder.uri, f.path) : checkpointUri(f.path, 'current', task);
         await vscode.commands.executeCommand('vscode.diff', current, mergePreviews.add(f.path, merged), `${f.path} (current ↔ merged)`, { preview: false });
     }
     log.info(`opened merge previews for ${conflicts.length} conflicting file(s)`);
 }
 
-async function askConflict(message: string, detail: string, conflicts: readonly PlannedFile[], mergeable: readonly string[]): Promise<ConflictChoice | undefined> {
+async function askConflict(message: string, detail: string, conflicts: readonly PlannedFile[], mergeable: readonly string[], task: TaskRef | undefined): Promise<ConflictChoice | undefined> {
     const ui = prompter();
     const first = await ui.modal(message, detail, conflictButtons(mergeable.length > 0));
     if (first === MERGE) {
-        await showMerges(conflicts);
+        await showMerges(conflicts, task);
         const second = await ui.modal(
             `Apply the merged text to ${mergeable.length} file(s)?`,
             `Files whose merge failed are skipped.\n${mergeable.join('\n')}`,
@@ -96,10 +102,12 @@ function dirtyPaths(): Set<string> {
 
 /** Run the whole flow; resolves to the server's last answer, or undefined when the user cancelled. */
 export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
-    const params: RestoreParams = { id: req.targetId, mode: req.mode, ...(req.paths ? { paths: [...req.paths] } : {}) };
+    const params: RestoreParams = { id: req.targetId, mode: req.mode, ...(req.paths ? { paths: [...req.paths] } : {}), ...(req.task ? { task: req.task } : {}) };
     // A conversation-only restore never touches files: nothing to preview or confirm.
     const dry = req.mode === 'conversation' ? undefined : await rpc.request(METHODS.checkpointRestore, { ...params, dryRun: true });
-    const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirtyPaths());
+    // The editor's unsaved text belongs to the user's workspace, never to a subagent's copy.
+    const dirty = req.task === undefined ? dirtyPaths() : new Set<string>();
+    const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirty);
     let finalParams: RestoreParams;
     let keptOut: readonly PlannedFile[] = [];
     switch (decision.kind) {
@@ -123,7 +131,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             break;
         }
         case 'conflict': {
-            const choice = await askConflict(decision.message, decision.detail, decision.conflicts, decision.mergeable);
+            const choice = await askConflict(decision.message, decision.detail, decision.conflicts, decision.mergeable, req.task);
             if (choice === undefined) {
                 return undefined;
             }
@@ -144,7 +152,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
         }
         finalParams = { ...finalParams, backgroundTasks: background };
     }
-    log.info(`restore ${modeLabel(req.mode)} → ${req.targetId} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths, backgroundTasks: finalParams.backgroundTasks })}`);
+    log.info(`restore ${modeLabel(req.mode)} → ${req.targetId}${req.task ? ` in subagent ${req.task.taskId}` : ''} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths, backgroundTasks: finalParams.backgroundTasks })}`);
     // `skipConflicts` belongs to the restore contract (see restoreDecision.ts).
     const result = await rpc.request(METHODS.checkpointRestore, finalParams);
     const outcome = result.outcome;
@@ -159,7 +167,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     if (conversationMoved) {
         hooks.onConversationRestored();
     }
-    const undo = r.undoTarget;
+    const undo = req.task === undefined ? r.undoTarget : undefined; // "undo last restore" is the workspace's
     void prompter()
         .notify(r.severity, `Retrace: ${r.message}${terminal}`, undo !== undefined ? [UNDO] : [])
         .then(pick => {

@@ -1,24 +1,30 @@
 /**
  * Read-only documents for checkpoint contents: `retrace-cp:/<path>?cp=<id>` (id `current` =
- * the workspace on disk now) → `retrace/checkpoint/fileContent`. Absent files read as empty so a
- * diff shows an addition or deletion; binary or unstored content says so in one line.
+ * the workspace on disk now) → `retrace/checkpoint/fileContent`. A subagent's own timeline adds
+ * `&session=<parent session>&task=<task id>` (its checkpoints, `current` = its workspace copy).
+ * Absent files read as empty so a diff shows an addition or deletion; binary or unstored content
+ * says so in one line.
  */
 import * as vscode from 'vscode';
 import { CHECKPOINT_SCHEME } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS } from '../client/protocol';
+import { METHODS, type TaskRef } from '../client/protocol';
 
-export function checkpointUri(path: string, checkpointId: string): vscode.Uri {
-    return vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${path}`, query: `cp=${encodeURIComponent(checkpointId)}` });
+export function checkpointUri(path: string, checkpointId: string, scope?: TaskRef): vscode.Uri {
+    const params = new URLSearchParams({ cp: checkpointId, ...(scope === undefined ? {} : { session: scope.sessionId, task: scope.taskId }) });
+    return vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${path}`, query: params.toString() });
 }
 
-export function parseCheckpointUri(uri: vscode.Uri): { path: string; checkpointId: string } {
+export function parseCheckpointUri(uri: vscode.Uri): { path: string; checkpointId: string; scope: TaskRef | undefined } {
     const params = new URLSearchParams(uri.query);
     const checkpointId = params.get('cp');
     if (checkpointId === null || checkpointId === '') {
         throw new Error(`not a checkpoint URI (no cp=…): ${uri.toString()}`);
     }
-    return { path: uri.path.replace(/^\//, ''), checkpointId };
+    const sessionId = params.get('session');
+    const taskId = params.get('task');
+    const scope = sessionId !== null && taskId !== null ? { sessionId, taskId } : undefined;
+    return { path: uri.path.replace(/^\//, ''), checkpointId, scope };
 }
 
 export class CheckpointContentProvider implements vscode.TextDocumentContentProvider {
@@ -28,9 +34,9 @@ export class CheckpointContentProvider implements vscode.TextDocumentContentProv
     constructor(private readonly ctx: Ctx) {}
 
     async provideTextDocumentContent(uri: vscode.Uri, token: vscode.CancellationToken): Promise<string> {
-        const { path, checkpointId } = parseCheckpointUri(uri);
+        const { path, checkpointId, scope } = parseCheckpointUri(uri);
         const rpc = await this.ctx.ready();
-        const r = await rpc.request(METHODS.checkpointFileContent, { id: checkpointId, path });
+        const r = await rpc.request(METHODS.checkpointFileContent, { id: checkpointId, path, ...(scope === undefined ? {} : { task: scope }) });
         if (token.isCancellationRequested || !r.exists) {
             return '';
         }

@@ -4,7 +4,7 @@
  * can edit it in place.
  */
 import * as vscode from 'vscode';
-import type { FileChange } from '../client/protocol';
+import type { FileChange, TaskRef } from '../client/protocol';
 import { checkpointUri } from './contentProvider';
 
 export interface DiffSide {
@@ -18,23 +18,27 @@ function workspaceFile(path: string): vscode.Uri | undefined {
     return folder === undefined ? undefined : vscode.Uri.joinPath(folder.uri, path);
 }
 
-function sideUri(path: string, side: DiffSide): vscode.Uri {
-    if (side.id === 'current') {
+function sideUri(path: string, side: DiffSide, scope: TaskRef | undefined): vscode.Uri {
+    if (side.id === 'current' && scope === undefined) {
         return workspaceFile(path) ?? checkpointUri(path, 'current');
     }
-    return checkpointUri(path, side.id);
+    return checkpointUri(path, side.id, scope);
 }
 
-/** Diff `files` between two states; nothing to show is said, not silently ignored. */
-export async function openChanges(files: readonly FileChange[], left: DiffSide, right: DiffSide, title: string): Promise<void> {
+/**
+ * Diff `files` between two states; nothing to show is said, not silently ignored. `scope`: the
+ * states are a subagent's (its checkpoints, `current` = its workspace copy, never the user's file).
+ */
+export async function openChanges(files: readonly FileChange[], left: DiffSide, right: DiffSide, title: string, scope?: TaskRef): Promise<void> {
     if (files.length === 0) {
         void vscode.window.showInformationMessage(`Retrace: no file changes between ${left.label} and ${right.label}.`);
         return;
     }
     const triple = (f: FileChange): [vscode.Uri, vscode.Uri, vscode.Uri] => {
         // A file deleted on the right side only exists as checkpoint content there.
-        const rightUri = f.status === 'deleted' && right.id === 'current' ? checkpointUri(f.path, 'current') : sideUri(f.path, right);
-        return [workspaceFile(f.path) ?? rightUri, checkpointUri(f.oldPath ?? f.path, left.id), rightUri];
+        const rightUri = f.status === 'deleted' && right.id === 'current' ? checkpointUri(f.path, 'current', scope) : sideUri(f.path, right, scope);
+        const resource = scope === undefined ? (workspaceFile(f.path) ?? rightUri) : rightUri;
+        return [resource, checkpointUri(f.oldPath ?? f.path, left.id, scope), rightUri];
     };
     if (files.length === 1) {
         const [, l, r] = triple(files[0] as FileChange);

@@ -126,6 +126,7 @@ export class ChatTranscript {
             case 'usage':
             case 'conversationChanged':
             case 'backgroundTask':
+            case 'taskProgress': // a subagent's progress shows in the timeline's running row
                 return [];
         }
     }

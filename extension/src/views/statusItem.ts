@@ -90,6 +90,7 @@ export class StatusItem implements vscode.Disposable {
             case 'usage':
             case 'conversationChanged':
             case 'backgroundTask':
+            case 'taskProgress':
                 return;
         }
         void vscode.commands.executeCommand('setContext', CONTEXT_AGENT_RUNNING, this.runningSessions.size > 0);

@@ -9,7 +9,23 @@
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
  * target checkpoints with `viewItem == checkpoint`.
  */
-import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
+import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TaskRef, TaskView, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
+import {
+    CHECKPOINT_CONTEXT,
+    CHILD_CONTEXT,
+    childNodeId,
+    childRows,
+    hasTimeline,
+    orphanTasks,
+    SUBAGENT_CONTEXT,
+    TASK_CONTEXT,
+    taskContext,
+    taskKey,
+    taskOf,
+    taskStatusText,
+    withView,
+    type TaskInfo,
+} from './taskModel';
 
 export interface SessionNode {
     readonly kind: 'session';
@@ -47,6 +63,12 @@ export interface CheckpointNode {
     readonly toolStatus: string | undefined;
     /** The prompt of the turn this checkpoint belongs to. */
     readonly prompt: string | undefined;
+    /** A row of a subagent's own timeline: every request about it names that child. */
+    readonly scope: TaskRef | undefined;
+    /** A `task` row: the subagent whose own timeline is nested under it. */
+    readonly task: TaskInfo | undefined;
+    /** A task row's child rows, once its timeline was loaded (else empty). */
+    readonly children: readonly CheckpointNode[];
 }
 
 /** A tool call that is running now (no checkpoint yet). */
@@ -55,6 +77,7 @@ export interface RunningToolNode {
     readonly id: string;
     readonly parentId: string;
     readonly tool: string;
+    readonly detail: string | undefined;
 }
 
 /**
@@ -70,17 +93,39 @@ export interface MoreNode {
     readonly before: string | null;
 }
 
-export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode;
+/**
+ * A subagent the server lists (`retrace/tasks/list`) whose `task` call made no checkpoint (a crash
+ * cut it off, its turn was cancelled): shown under its turn so its own timeline can be opened,
+ * applied or discarded.
+ */
+export interface SubagentNode {
+    readonly kind: 'subagent';
+    readonly id: string;
+    readonly parentId: string;
+    readonly task: TaskInfo;
+    readonly view: TaskView;
+    readonly children: readonly CheckpointNode[];
+}
+
+export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode | SubagentNode;
 
 export interface RunningTool {
     readonly sessionId: string;
     readonly turnId: string | undefined;
     readonly toolCallId: string;
     readonly tool: string;
+    /** What it is doing, when the server says (a subagent's progress). */
+    readonly detail?: string;
 }
 
 export interface TimelineExtras {
     readonly running: readonly RunningTool[];
+    /** `retrace/tasks/list` answers by `taskKey`. */
+    readonly tasks?: ReadonlyMap<string, TaskView>;
+    /** Loaded child timelines (`retrace/timeline/tree` with `task`) by `taskKey`. */
+    readonly children?: ReadonlyMap<string, TimelineTreeResult>;
+    /** Show listed subagents that have no row (not while a filter shows only matching rows). */
+    readonly orphans?: boolean;
 }
 
 export const sessionNodeId = (sessionId: string): string => `session:${sessionId}`;
@@ -107,18 +152,52 @@ export function flatTimeline(tree: TimelineTreeResult): TimelineGetResult {
     return { checkpoints: checkpointsOf(tree), head: tree.head, sessions: tree.sessions.map(s => s.session) };
 }
 
-function rowNode(row: StoryRow, parentId: string, prompt: string | undefined): CheckpointNode {
+type Extras = TimelineExtras | undefined;
+
+function rowNode(row: StoryRow, parentId: string, prompt: string | undefined, extras: Extras, scope?: TaskRef): CheckpointNode {
     const status = row.toolStatus ?? undefined;
+    const named = scope === undefined ? taskOf(row.checkpoint) : undefined; // a child's children are not nested (yet)
+    const task = named === undefined ? undefined : withView(named, extras?.tasks?.get(taskKey(named.ref)));
+    const id = scope === undefined ? checkpointNodeId(row.checkpoint.id) : childNodeId(scope, row.checkpoint.id);
     return {
         kind: 'checkpoint',
-        id: checkpointNodeId(row.checkpoint.id),
+        id,
         parentId,
         checkpoint: row.checkpoint,
         row,
         isHead: row.isHead,
         toolStatus: status === 'ok' ? undefined : status,
         prompt,
+        scope,
+        task,
+        children: task === undefined ? [] : childNodes(id, task, extras),
     };
+}
+
+/** The rows of a subagent's own timeline under `parentId`, once loaded (a discarded one has none). */
+function childNodes(parentId: string, task: TaskInfo, extras: Extras): CheckpointNode[] {
+    const tree = hasTimeline(task) ? extras?.children?.get(taskKey(task.ref)) : undefined;
+    return tree === undefined ? [] : childRows(tree).map(r => rowNode(r.row, parentId, r.prompt, undefined, task.ref));
+}
+
+/** Listed subagents of the shown stories that have no row, each under its (shown) turn. */
+function addOrphans(sessions: readonly SessionNode[], turns: ReadonlyMap<string, TurnNode>, extras: TimelineExtras): void {
+    if (extras.orphans === false || extras.tasks === undefined) {
+        return;
+    }
+    for (const session of sessions) {
+        const named = new Set(rowsOf(session.story).flatMap(r => taskOf(r.checkpoint)?.ref.taskId ?? []));
+        const calls = new Set(extras.running.map(r => r.toolCallId));
+        for (const { ref, view } of orphanTasks(session.sessionId, named, extras.tasks, calls)) {
+            const turn = view.turnId === null || view.turnId === undefined ? undefined : turns.get(view.turnId);
+            if (turn === undefined || turn.sessionId !== session.sessionId) {
+                continue; // its turn is not shown (an outline, an older page)
+            }
+            const id = `subagent:${ref.taskId}`;
+            const task: TaskInfo = withView({ ref, description: view.description, status: undefined, conflicts: [], resumable: false }, view);
+            turn.children.push({ kind: 'subagent', id, parentId: turn.id, task, view, children: childNodes(id, task, extras) });
+        }
+    }
 }
 
 function turnTitle(turn: StoryTurn): string {
@@ -145,7 +224,7 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
         const lastTurn = story.items.filter(i => i.kind === 'turn').at(-1);
         for (const item of story.items) {
             if (item.kind === 'row') {
-                children.push(rowNode(item, id, undefined));
+                children.push(rowNode(item, id, undefined, extras));
                 continue;
             }
             const turnId = turnNodeId(item.turnId);
@@ -160,17 +239,18 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
                 title: turnTitle(item),
                 forkedFromTitle: forked === undefined ? undefined : (titles.get(forked) ?? forked.slice(0, 12)),
                 latest: item === lastTurn,
-                children: item.rows.map(r => rowNode(r, turnId, item.prompt)),
+                children: item.rows.map(r => rowNode(r, turnId, item.prompt, extras)),
             };
             turns.set(item.turnId, node);
             children.push(node);
         }
         return { kind: 'session', id, sessionId: story.session.id, story, title: sessionTitle(story), running: story.session.running, children };
     });
+    addOrphans(sessions, turns, extras);
     const bySession = new Map(sessions.map(s => [s.sessionId, s]));
     for (const r of extras.running) {
         const parent = (r.turnId !== undefined ? turns.get(r.turnId) : undefined) ?? bySession.get(r.sessionId);
-        parent?.children.push({ kind: 'runningTool', id: `running:${r.toolCallId}`, parentId: parent.id, tool: r.tool });
+        parent?.children.push({ kind: 'runningTool', id: `running:${r.toolCallId}`, parentId: parent.id, tool: r.tool, detail: r.detail });
     }
     return sessions;
 }
@@ -352,7 +432,7 @@ export function indexNodes(roots: readonly SessionNode[]): Map<string, TimelineN
     const out = new Map<string, TimelineNode>();
     const visit = (n: TimelineNode): void => {
         out.set(n.id, n);
-        if (n.kind === 'session' || n.kind === 'turn') {
+        if (n.kind === 'session' || n.kind === 'turn' || n.kind === 'checkpoint' || n.kind === 'subagent') {
             n.children.forEach(visit);
         }
     };
@@ -366,11 +446,13 @@ export interface NodeLook {
     readonly icon: string;
     /** A theme color id for the icon, when not the default. */
     readonly iconColor: string | undefined;
-    readonly contextValue: TimelineNode['kind'];
+    /** The node kind; checkpoint rows: `checkpoint`, `checkpoint.task` or `checkpoint.child`. */
+    readonly contextValue: string;
     readonly collapsible: boolean;
 }
 
 const TOOL_ICONS: Readonly<Record<string, string>> = {
+    task: 'type-hierarchy-sub',
     edit_file: 'edit',
     write_file: 'edit',
     run_command: 'terminal',
@@ -494,6 +576,8 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     const parts = [
         node.isHead ? '● head' : '',
         failed ? (node.toolStatus ?? '') : '',
+        node.task === undefined || node.row.title.includes(node.task.description) ? '' : node.task.description,
+        node.task === undefined ? '' : taskStatusText(node.task),
         node.row.summary,
         recoverabilityNote(cp),
         relativeTime(cp.createdAt, now),
@@ -504,8 +588,23 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
         description: parts.filter(p => p !== '').join(' · '),
         icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
-        contextValue: 'checkpoint',
-        collapsible: false,
+        contextValue: node.task !== undefined ? taskContext(TASK_CONTEXT, node.task) : node.scope !== undefined ? CHILD_CONTEXT : CHECKPOINT_CONTEXT,
+        collapsible: node.task !== undefined && hasTimeline(node.task),
+    };
+}
+
+function subagentLook(node: SubagentNode): NodeLook {
+    const calls = node.view.metrics['toolCalls'];
+    const parts = [taskStatusText(node.task), typeof calls === 'number' ? plural(calls, 'tool call') : ''];
+    const bad = node.task.status === 'interrupted' || node.task.status === 'failed';
+    const running = node.task.status === 'running';
+    return {
+        label: `subagent: ${firstLine(node.task.description)}`,
+        description: parts.filter(p => p !== '').join(' · '),
+        icon: running ? 'sync~spin' : 'type-hierarchy-sub',
+        iconColor: bad ? 'list.warningForeground' : undefined,
+        contextValue: taskContext(SUBAGENT_CONTEXT, node.task),
+        collapsible: hasTimeline(node.task),
     };
 }
 
@@ -517,8 +616,10 @@ export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
             return turnLook(node, now);
         case 'checkpoint':
             return checkpointLook(node, now);
+        case 'subagent':
+            return subagentLook(node);
         case 'runningTool':
-            return { label: node.tool, description: 'running…', icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
+            return { label: node.tool, description: node.detail === undefined ? 'running…' : `running… · ${node.detail}`, icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
         case 'more':
             return {
                 label: node.before === null ? `Load ${plural(node.omitted, 'step')}…` : `Load older… (${plural(node.omitted, 'earlier step')})`,

@@ -4,12 +4,14 @@
  * filter results on request), rows the server adds through `retrace/timeline/didChange` (inserted
  * without a refetch), and the tool calls running now. The only state change is "update the data,
  * fire the event"; tooltips (diff previews) are filled lazily in `resolveTreeItem`. What a page or
- * a filter holds is decided by the server; this class only asks and renders.
+ * a filter holds is decided by the server; this class only asks and renders. A `task` row opens
+ * its subagent's own timeline (fetched on expand, again on the child's `taskProgress`); the
+ * children's state comes from `retrace/tasks/list` (`subagents.ts`).
  */
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type AgentEvent, type Checkpoint, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
+import { METHODS, type AgentEvent, type Checkpoint, type TaskProgress, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewPatch } from '../diff/hunks';
 import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
@@ -32,6 +34,8 @@ import {
     type SessionNode,
     type TimelineNode,
 } from './timelineModel';
+import { Subagents } from './subagents';
+import { sessionsWithTaskRows, taskOf } from './taskModel';
 
 const PREVIEW_LINES = 24;
 /** Rows per page; older rows come on demand ("Load older…"). */
@@ -56,6 +60,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private filter: TimelineFilter | undefined;
     private readonly loading = new Set<string>();
     private readonly running = new Map<string, RunningTool>();
+    /** Children of sessions and the own timelines the user opened; fetched again when they move. */
+    private readonly subagents: Subagents;
     private refreshTimer: NodeJS.Timeout | undefined;
     private refreshing: Promise<void> | undefined;
     private revealNext: string | undefined;
@@ -65,6 +71,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     activeSessionId: string | undefined;
 
     constructor(private readonly ctx: Ctx) {
+        this.subagents = new Subagents(() => ctx.rpc, PAGE_ROWS);
         this.view = vscode.window.createTreeView(VIEW_TIMELINE, { treeDataProvider: this, showCollapseAll: true });
         this.disposables.push(
             this.view,
@@ -130,6 +137,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             case 'conversationChanged':
                 this.scheduleRefresh();
                 return;
+            case 'taskProgress':
+                this.onTaskProgress(e);
+                return;
             case 'textDelta':
             case 'permissionRequest':
             case 'backgroundTask':
@@ -137,6 +147,44 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             case 'error':
                 return;
         }
+    }
+
+    /** A subagent moved: its running row says how far it is; an open child timeline is fetched again. */
+    private onTaskProgress(e: TaskProgress): void {
+        const running = this.running.get(e.toolCallId);
+        if (running !== undefined) {
+            const calls = `${e.toolCalls} tool call${e.toolCalls === 1 ? '' : 's'}`;
+            const detail = [e.description, calls, e.lastTool ?? ''].filter(p => p !== '').join(' · ');
+            this.running.set(e.toolCallId, { ...running, detail });
+            this.render();
+        }
+        const ref = { sessionId: e.sessionId, taskId: e.taskId };
+        if (this.subagents.isOpen(ref)) {
+            void this.reloadTask(ref);
+        } else if (e.status !== 'running' || running === undefined) {
+            // It ended, or it is not a tool call of this turn (a resumed child): its state moved.
+            void this.subagents.list([e.sessionId]).then(moved => moved && this.render());
+        }
+    }
+
+    /** Fetch a subagent's own timeline (and the session's children) and show it again. */
+    async reloadTask(ref: TaskRef): Promise<void> {
+        await Promise.all([this.subagents.loadTree(ref), this.subagents.list([ref.sessionId])]);
+        this.render();
+    }
+
+    /** Forget a subagent's timeline (discarded) and show its row as the server says it is now. */
+    async forgetTask(ref: TaskRef): Promise<void> {
+        this.subagents.forget(ref);
+        await this.subagents.list([ref.sessionId]);
+        this.render();
+    }
+
+    /** After new data: the children of the sessions showing task rows (and, once, of the session
+     * in focus: a crash leaves its cut-off child without a row), rendered when they moved. */
+    private refreshTaskViews(): void {
+        const focus = this.currentSessionId();
+        void this.subagents.list(this.data === undefined ? [] : sessionsWithTaskRows(this.data), focus === undefined ? [] : [focus]).then(moved => moved && this.render());
     }
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
@@ -152,6 +200,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         this.setData(next);
         this.render();
+        if (change.row !== null && change.row !== undefined && taskOf(change.row.checkpoint) !== undefined) {
+            this.refreshTaskViews();
+        }
         const reveal = this.revealNext;
         if (reveal !== undefined && this.byId.has(reveal)) {
             this.revealNext = undefined;
@@ -222,6 +273,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         if (!unchanged) {
             this.render();
+            this.refreshTaskViews();
         }
         const reveal = this.revealNext;
         if (reveal !== undefined) {
@@ -336,7 +388,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (this.data === undefined) {
             this.roots = [];
         } else {
-            this.roots = buildTimeline(this.data, { running: [...this.running.values()] });
+            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.subagents.views, children: this.subagents.trees, orphans: this.filter === undefined });
         }
         this.nodes = indexNodes(this.roots);
         this.changed.fire(undefined);
@@ -346,14 +398,16 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const node = this.nodes.get(checkpointNodeId(checkpointId));
         if (node !== undefined && this.view.visible) {
             try {
-                await this.view.reveal(node, { select: true, focus: false, expand: true });
+                // A task row stays closed: opening it loads the child's whole timeline.
+                const closed = node.kind === 'checkpoint' && node.task !== undefined;
+                await this.view.reveal(node, { select: true, focus: false, expand: !closed });
             } catch (err) {
                 log.debug(`reveal failed: ${errorMessage(err)}`);
             }
         }
     }
 
-    getChildren(given?: TimelineNode): TimelineNode[] {
+    getChildren(given?: TimelineNode): TimelineNode[] | Promise<TimelineNode[]> {
         if (given === undefined) {
             return this.roots;
         }
@@ -366,7 +420,17 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (element.kind === 'session' && element.story.outline) {
             void this.loadPage(element.sessionId, null); // expanding an outline loads its newest page
         }
-        return element.kind === 'session' || element.kind === 'turn' ? element.children : [];
+        if ((element.kind === 'checkpoint' || element.kind === 'subagent') && element.task !== undefined && !this.subagents.isOpen(element.task.ref)) {
+            return this.openTask(element.id, element.task.ref); // expanding a task row loads the child's timeline
+        }
+        return element.kind === 'runningTool' || element.kind === 'more' ? [] : [...element.children];
+    }
+
+    private async openTask(nodeId: string, ref: TaskRef): Promise<TimelineNode[]> {
+        await Promise.all([this.subagents.loadTree(ref), this.subagents.list([ref.sessionId])]);
+        this.render(); // the task row's description may have moved too
+        const node = this.nodes.get(nodeId);
+        return node?.kind === 'checkpoint' || node?.kind === 'subagent' ? [...node.children] : [];
     }
 
     getParent(element: TimelineNode): TimelineNode | undefined {
@@ -403,6 +467,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             item.command = { command: SHOW_EARLIER, title: 'Load Older Steps' }; // the selected row's page
         } else if (node.kind === 'turn') {
             item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
+        } else if (node.kind === 'subagent') {
+            item.tooltip = new vscode.MarkdownString().appendText(
+                `Subagent “${node.task.description}” (${node.task.status ?? 'unknown'}): its task call made no checkpoint here; its own timeline is kept. Resume it, apply its result or discard it from this row's menu.`,
+            );
         }
         return item;
     }
@@ -420,8 +488,14 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const md = new vscode.MarkdownString('', true);
         md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? ' — head' : ''}\n\n`);
         md.appendMarkdown(`${cp.kind}${cp.tool ? ` · ${escapeMd(cp.tool)}` : ''} · ${new Date(cp.createdAt).toLocaleString()} · \`${cp.id.slice(0, 12)}\`\n\n`);
+        if (node.scope !== undefined) {
+            md.appendMarkdown(`In the subagent's own copy (\`${escapeMd(node.scope.taskId)}\`)\n\n`);
+        }
+        if (node.task !== undefined) {
+            md.appendMarkdown(`Subagent “${escapeMd(node.task.description)}”: **${escapeMd(node.task.status ?? 'unknown')}**${node.task.conflicts.length > 0 ? ` — conflicts: ${node.task.conflicts.map(escapeMd).join(', ')}` : ''}\n\n`);
+        }
         if (node.prompt !== undefined && node.prompt !== '') {
-            md.appendMarkdown(`Prompt: _${escapeMd(firstLine(node.prompt, 200))}_\n\n`);
+            md.appendMarkdown(`${node.scope === undefined ? 'Prompt' : 'Brief'}: _${escapeMd(firstLine(node.prompt, 200))}_\n\n`);
         }
         if (node.toolStatus !== undefined) {
             md.appendMarkdown(`Tool call: **${escapeMd(node.toolStatus)}**\n\n`);
@@ -441,7 +515,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const rpc = this.ctx.rpc;
         if (rpc !== undefined && cp.parent !== null && cp.parent !== undefined && (cp.files ?? []).length > 0) {
             try {
-                const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.parent, to: cp.id });
+                const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.parent, to: cp.id, ...(node.scope === undefined ? {} : { task: node.scope }) });
                 if (token.isCancellationRequested) {
                     return md;
                 }

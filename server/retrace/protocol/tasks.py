@@ -46,6 +46,8 @@ class TaskView(CamelModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
     """``toolCalls``, ``checkpoints``, ``durationMs``, ``conflicts``, ``parallel`` (children of its
     reply working at once), ``serverPeakRssMiB`` (children run inside the server process)."""
+    resumable: bool = False
+    """``retrace/tasks/resume`` accepts it now (the client offers "resume" only then)."""
 
 
 class TasksListParams(CamelModel):

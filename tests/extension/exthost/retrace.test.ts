@@ -250,14 +250,14 @@ suite('Retrace in the extension host', () => {
     test('a click on a row the tree re-rendered since (it does after every tool call) still opens its diff', async () => {
         const edit = turnOne[1];
         assert.ok(edit);
-        const find = (nodes: readonly TimelineNode[]): TimelineNode | undefined => {
+        const find = async (nodes: readonly TimelineNode[]): Promise<TimelineNode | undefined> => {
             for (const n of nodes) {
-                const hit = n.kind === 'checkpoint' && n.checkpoint.id === edit.id ? n : find(a.timeline.getChildren(n));
+                const hit = n.kind === 'checkpoint' && n.checkpoint.id === edit.id ? n : await find(await a.timeline.getChildren(n));
                 if (hit !== undefined) return hit;
             }
             return undefined;
         };
-        const node = find(a.timeline.getChildren());
+        const node = await find(await a.timeline.getChildren());
         assert.ok(node, 'the edit row is in the tree');
         const item = a.timeline.getTreeItem(node);
         assert.equal(item.command?.command, COMMANDS.openDiff);

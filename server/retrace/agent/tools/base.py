@@ -103,7 +103,7 @@ class ToolSpec:
 
     def summary(self, raw_input: dict[str, Any]) -> str:
         """One line for permission prompts and logs, e.g. ``run_command: npm test``."""
-        key = next((k for k in ("command", "path", "pattern") if k in raw_input), None)
+        key = next((k for k in ("command", "path", "pattern", "description") if k in raw_input), None)
         detail = str(raw_input[key]) if key else ""
         detail = detail.replace("\n", " ")
         return f"{self.name}: {detail[:200]}" if detail else self.name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrace.agent.subagents.service import RESUMABLE
 from retrace.engine.store.events import TaskEvent
 from retrace.lsp.trust import require_trusted
 from retrace.protocol.tasks import (
@@ -41,6 +42,7 @@ def view(task: TaskEvent) -> TaskView:
             "merged": task.merged,
             "conflicts": task.conflicts,
             "metrics": task.metrics,
+            "resumable": task.status in RESUMABLE,
         }
     )
 

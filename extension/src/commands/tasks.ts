@@ -1,0 +1,102 @@
+/**
+ * The commands of a `task` row (a subagent): "Apply Subagent Result Again" (`retrace/tasks/apply`:
+ * the server merges the child's net change into the workspace again as one checkpoint and says
+ * what it wrote and what conflicted; a modal only when a conflict needs the user's attention) and
+ * "Discard Subagent Timeline" (`retrace/tasks/discard` after a modal confirmation: the child's
+ * workspace copy and timeline are deleted), and "Resume Subagent" on a child the server would
+ * resume (`retrace/tasks/resume`: it runs again in its own copy; its progress comes as
+ * `taskProgress` events, and its result is merged when it ends well). The server decides; this
+ * only asks and reports.
+ */
+import { COMMANDS } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS, type TaskRef } from '../client/protocol';
+import { log } from '../logging';
+import { selectedRow } from '../views/selection';
+import type { TimelineProvider } from '../views/timelineProvider';
+import type { CheckpointNode, SubagentNode } from '../views/timelineModel';
+import { prompter } from '../ui';
+
+const DISCARD = 'Discard';
+
+interface Target {
+    readonly ref: TaskRef;
+    readonly description: string;
+}
+
+function isRef(value: unknown): value is TaskRef {
+    const v = value as { sessionId?: unknown; taskId?: unknown } | null;
+    return typeof v === 'object' && v !== null && typeof v.sessionId === 'string' && typeof v.taskId === 'string';
+}
+
+/** The subagent of a task row (the clicked node, the selected row, or a `TaskRef` from tests). */
+async function targetOf(timeline: TimelineProvider, arg: unknown): Promise<Target> {
+    const node = arg as Partial<CheckpointNode> | Partial<SubagentNode> | undefined;
+    if ((node?.kind === 'checkpoint' || node?.kind === 'subagent') && node.task !== undefined) {
+        return { ref: node.task.ref, description: node.task.description };
+    }
+    if (isRef(arg)) {
+        return { ref: { sessionId: arg.sessionId, taskId: arg.taskId }, description: arg.taskId };
+    }
+    const selected = await selectedRow(timeline.view, (n): n is CheckpointNode | SubagentNode => (n.kind === 'checkpoint' || n.kind === 'subagent') && n.task !== undefined);
+    if (selected?.task !== undefined) {
+        return { ref: selected.task.ref, description: selected.task.description };
+    }
+    throw new Error('select a subagent (task) row in the Retrace timeline first');
+}
+
+function plural(n: number, what: string): string {
+    return `${n} ${what}${n === 1 ? '' : 's'}`;
+}
+
+/** `onWorkspaceChanged`: after an apply wrote files (change highlights follow). */
+export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWorkspaceChanged: () => void): void {
+    ctx.registerCommand(COMMANDS.taskApplyAgain, rpc => async (arg: unknown) => {
+        const { ref, description } = await targetOf(timeline, arg);
+        const result = await rpc.request(METHODS.taskApply, ref);
+        log.info(`subagent ${ref.taskId} applied again: wrote ${JSON.stringify(result.written)}, conflicts ${JSON.stringify(result.conflicts)}`);
+        timeline.scheduleRefresh();
+        void timeline.reloadTask(ref);
+        if (result.checkpoint !== null) {
+            onWorkspaceChanged();
+        }
+        const wrote = result.written.length === 0 ? 'nothing was written' : `wrote ${result.written.join(', ')}`;
+        if (result.conflicts.length > 0) {
+            // Conflicting files were left as they are: the user has to look at them.
+            await prompter().modal(
+                `Subagent “${description}”: ${plural(result.conflicts.length, 'file')} not applied (conflicts); ${wrote}.`,
+                result.conflicts.map(c => `${c.path}: ${c.reason}`).join('\n'),
+                [],
+            );
+        } else {
+            void prompter().notify('info', `Retrace: applied the subagent “${description}”'s result: ${wrote}.`, []);
+        }
+        return result;
+    });
+
+    ctx.registerCommand(COMMANDS.taskResume, rpc => async (arg: unknown) => {
+        const { ref, description } = await targetOf(timeline, arg);
+        const result = await rpc.request(METHODS.taskResume, ref);
+        log.info(`subagent ${ref.taskId} resumed: ${result.started}`);
+        void timeline.reloadTask(ref);
+        void prompter().notify('info', `Retrace: the subagent “${description}” runs again in its own copy; its result is merged when it ends.`, []);
+        return result;
+    });
+
+    ctx.registerCommand(COMMANDS.taskDiscard, rpc => async (arg: unknown) => {
+        const { ref, description } = await targetOf(timeline, arg);
+        const pick = await prompter().modal(
+            `Discard the subagent “${description}”'s timeline?`,
+            'Its workspace copy and its own checkpoints are deleted. What it merged into your workspace stays (restore the parent to before its task call to take that back).',
+            [DISCARD],
+        );
+        if (pick !== DISCARD) {
+            return undefined;
+        }
+        const result = await rpc.request(METHODS.taskDiscard, ref);
+        log.info(`subagent ${ref.taskId} discarded: ${result.discarded}`);
+        await timeline.forgetTask(ref);
+        void prompter().notify('info', `Retrace: discarded the subagent “${description}”'s timeline.`, []);
+        return result;
+    });
+}
