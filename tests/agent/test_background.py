@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.process_support import live_group_members
 
 from retrace.agent.background import BackgroundTasks
 from retrace.agent.events import BackgroundTaskChanged, BackgroundTaskView
@@ -40,20 +41,6 @@ class Host:
 
     async def emit(self, event: Any) -> None:
         self.events.append(event)
-
-
-def live_group(pgid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat.rpartition(")")[2].split()
-            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-                out.append(int(entry.name))
-    return out
 
 
 @pytest.mark.parametrize(
@@ -190,13 +177,13 @@ async def test_stop_and_kill_all_end_the_whole_group(tmp_path: Path) -> None:
     first = await start(tasks, tmp_path, long)
     pid = tasks.get(first).pid
     for _ in range(400):
-        if len(live_group(pid)) >= 2:
+        if len(live_group_members(pid)) >= 2:
             break
         await asyncio.sleep(0.05)
     assert read_records(record)[0].handle == first
     stopped = await tasks.stop(first)
     assert stopped.state == "stopped" and stopped.stopped_by == "user"
-    assert live_group(pid) == []
+    assert live_group_members(pid) == []
     assert tasks.overlap_note() is None
 
     second = await start(tasks, tmp_path, long)
@@ -205,7 +192,7 @@ async def test_stop_and_kill_all_end_the_whole_group(tmp_path: Path) -> None:
     pid2 = tasks.get(second).pid
     tasks.kill_all()
     await ended(tasks, second)
-    assert live_group(pid2) == []
+    assert live_group_members(pid2) == []
     assert not record.exists()
     assert tasks.get(second).stopped_by == "shutdown"
 
@@ -243,14 +230,14 @@ def test_leftovers_are_killed_only_when_they_carry_their_token(tmp_path: Path) -
         ]
         write_records(path, records)
         for _ in range(400):
-            if len(live_group(ours.pid)) >= 2:
+            if len(live_group_members(ours.pid)) >= 2:
                 break
             time.sleep(0.05)
         tasks = BackgroundTasks(Host(), path)  # type: ignore[arg-type]
         assert tasks.end_leftovers() == records
         ours.wait(timeout=30)
-        assert live_group(ours.pid) == []
-        assert stranger.poll() is None and live_group(stranger.pid), "a stranger is never killed"
+        assert live_group_members(ours.pid) == []
+        assert stranger.poll() is None and live_group_members(stranger.pid), "a stranger is never killed"
         assert not path.exists()
         news = tasks.news("s1")
         assert news is not None and "bg-3 (npm run dev" in news and "server exited" in news

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from tests.process_support import live_group_members
 
 from retrace.offline import FakeModel
 
@@ -32,22 +33,6 @@ async def _wait_for(condition: Callable[[], bool], limit_s: float = 30.0) -> Non
             return
         await asyncio.sleep(0.05)
     raise AssertionError("condition not reached in time")
-
-
-def live_group_members(pgid: int) -> list[int]:
-    """Processes of group ``pgid`` that are not zombies (a zombie's reaping is its parent's job)."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rpartition(")")[2].split()
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
 
 
 def prompts_sent(model: FakeModel) -> list[str]:
