@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,15 @@ SCHEMA = json.loads((ROOT / "shared-schema" / "protocol.schema.json").read_text(
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 APP_PY = 'def answer():\n    return 1\n\n\nprint("héllo 😀")\n'
+
+
+async def wait_until(condition: Callable[[], bool], limit_s: float = 30.0) -> None:
+    """Poll a condition on other processes or the file system (no event to wait on)."""
+    for _ in range(int(limit_s / 0.05)):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached in time")
 
 
 def fake_model(name: str) -> FakeModel:

@@ -10,29 +10,18 @@ The tests wait on files and events, never on time.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
 from tests.process_support import live_group_members
 
 from retrace.offline import FakeModel
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")]
-
-
-async def _wait_for(condition: Callable[[], bool], limit_s: float = 30.0) -> None:
-    """Poll a condition on other processes (no event to wait on)."""
-    for _ in range(int(limit_s / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def prompts_sent(model: FakeModel) -> list[str]:
@@ -90,7 +79,7 @@ async def test_background_command_across_turns(
         assert listed["tasks"][0]["state"] == "running"
 
         (gate / "go1").touch()
-        await _wait_for(
+        await wait_until(
             lambda: (workspace / "a.txt").exists() and (workspace / "a.txt").read_text() == "one\n"
         )
         second = await editor.run_turn("status check", session_id=sid)
@@ -136,7 +125,7 @@ async def _serve(editor: EditorClient, text: str, session_id: str | None = None)
     await editor.run_turn(text, session_id=session_id)
     running = (await editor.request("retrace/background/list", {}))["tasks"]
     task = running[-1]
-    await _wait_for(lambda: len(live_group_members(task["pid"])) >= 2)  # the shell and its sleep
+    await wait_until(lambda: len(live_group_members(task["pid"])) >= 2)  # the shell and its sleep
     return dict(task)
 
 

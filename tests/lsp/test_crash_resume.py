@@ -4,25 +4,14 @@ Also: a headless client (no workspace/applyEdit) restores on disk through the en
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor
+from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor, wait_until
 
 pytestmark = pytest.mark.e2e
-
-
-async def _wait_for(condition: Callable[[], bool], limit_s: float = 30.0) -> None:
-    """Poll a file-system condition (no event to wait on: the command runs in another process)."""
-    for _ in range(int(limit_s / 0.05)):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 async def test_kill_during_long_command_then_resume(workspace: Path, store: Path) -> None:
@@ -38,7 +27,7 @@ async def test_kill_during_long_command_then_resume(workspace: Path, store: Path
         )
         edit_cp = edit_event["checkpoint"]
         await editor.wait_for_event(lambda e: e["kind"] == "toolCallStarted" and e["tool"] == "run_command")
-        await _wait_for(lambda: counter.exists() and counter.read_text() == "ran\n")
+        await wait_until(lambda: counter.exists() and counter.read_text() == "ran\n")
         busy = await editor.request_error("retrace/checkpoint/restore", {"id": edit_cp["id"], "mode": "code"})
         assert "running" in busy.message
 

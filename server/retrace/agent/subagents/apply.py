@@ -41,6 +41,11 @@ class MergeOutcome:
     conflicts: list[MergeStep] = field(default_factory=list)
 
 
+def conflict_list(merged: MergeOutcome | None) -> list[dict[str, str]]:
+    """The conflicts of a merge as the journal, the checkpoint meta and the protocol carry them."""
+    return [{"path": c.path, "reason": c.reason} for c in (merged.conflicts if merged else [])]
+
+
 def _same(a: FileEntry | None, b: FileEntry | None) -> bool:
     if a is None or b is None:
         return a is b

@@ -23,7 +23,7 @@ from typing import Any
 
 from retrace.agent.conversation import Conversation, new_id
 from retrace.agent.runtime import Runtime, journal
-from retrace.agent.subagents.apply import MergeOutcome, merge_into
+from retrace.agent.subagents.apply import MergeOutcome, conflict_list, merge_into
 from retrace.agent.subagents.child import ChildHost, ChildOutcome, TurnRunner, run_child
 from retrace.agent.subagents.isolation import materialise
 from retrace.agent.subagents.layout import TaskPaths
@@ -191,7 +191,7 @@ class Subagents:
                 "durationMs": round(outcome.duration_ms, 1),
                 "stopReason": outcome.stop_reason,
             }
-        conflicts = [{"path": c.path, "reason": c.reason} for c in (merged.conflicts if merged else [])]
+        conflicts = conflict_list(merged)
         metrics["conflicts"] = len(conflicts)
         await self._journal(
             call_id,
@@ -204,7 +204,7 @@ class Subagents:
         await self.rt.host.emit(child.host.progress(status))
 
     def _meta(self, child: _Child, status: str, merged: MergeOutcome | None = None) -> dict[str, Any]:
-        conflicts = [{"path": c.path, "reason": c.reason} for c in (merged.conflicts if merged else [])]
+        conflicts = conflict_list(merged)
         return {
             "task": {
                 "id": child.host.task_id,

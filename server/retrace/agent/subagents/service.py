@@ -27,7 +27,7 @@ from retrace.agent.loop import run_turn
 from retrace.agent.replay import ReplayBuffer
 from retrace.agent.resume import finish_interrupted
 from retrace.agent.runtime import Runtime, close_open_batch, journal
-from retrace.agent.subagents.apply import MergeOutcome, NetChange, merge_into, net_change
+from retrace.agent.subagents.apply import MergeOutcome, NetChange, conflict_list, merge_into, net_change
 from retrace.agent.subagents.child import ChildHost, allowed_tools
 from retrace.agent.subagents.layout import TaskPaths
 from retrace.agent.subagents.topology import fold
@@ -172,7 +172,7 @@ class TaskService:
         merged, cp = await rt.gate.call(merge_and_record)
         if cp is not None:
             await emit_checkpoint(rt, session_id, None, cp)
-        conflicts = [{"path": c.path, "reason": c.reason} for c in merged.conflicts]
+        conflicts = conflict_list(merged)
         update: dict[str, Any] = {
             "status": "conflicts" if conflicts else "merged",
             "merged": merged.written,

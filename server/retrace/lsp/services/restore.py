@@ -189,6 +189,19 @@ def with_unsaved_conflicts(engine: Engine, plan: RestorePlan, unsaved: dict[str,
     return plan.model_copy(update={"files": files, "counts": counts})
 
 
+def disk_request(params: RestoreParams, checkpoint: str) -> RestoreRequest:
+    """The on-disk restore a request asks for (of the workspace, or inside a subagent's copy)."""
+    return RestoreRequest(
+        checkpoint=checkpoint,
+        mode=params.mode,
+        dry_run=params.dry_run,
+        force=params.force,
+        resolutions=dict(params.resolutions or {}),
+        paths=params.paths,
+        skip_conflicts=params.skip_conflicts,
+    )
+
+
 class RestoreService:
     def __init__(self, server: RetraceServer, services: Services) -> None:
         self.server = server
@@ -214,15 +227,7 @@ class RestoreService:
         else:
             # On disk: the engine journals the restore's intent itself, so a crash mid-apply is
             # rolled back when the store is next opened.
-            request = RestoreRequest(
-                checkpoint=target.id,
-                mode=params.mode,
-                dry_run=params.dry_run,
-                force=params.force,
-                resolutions=dict(params.resolutions or {}),
-                paths=params.paths,
-                skip_conflicts=params.skip_conflicts,
-            )
+            request = disk_request(params, target.id)
             outcome = await self.services.run(lambda e: restore_code_on_disk(e, request))
         head: str | None = None
         notes: list[str] = []
@@ -250,15 +255,7 @@ class RestoreService:
         open), on disk through its engine, with the same plan, conflicts and resolutions."""
         if params.mode != "code":
             raise RetraceError("inside a subagent's timeline only code can be restored")
-        request = RestoreRequest(
-            checkpoint=params.id,
-            mode="code",
-            dry_run=params.dry_run,
-            force=params.force,
-            resolutions=dict(params.resolutions or {}),
-            paths=params.paths,
-            skip_conflicts=params.skip_conflicts,
-        )
+        request = disk_request(params, params.id)
         outcome = await self.services.agent.tasks.write(
             task.session_id, task.task_id, lambda e: restore_code_on_disk(e, request)
         )
