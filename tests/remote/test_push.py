@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.remote.helpers import Machine, tree
+from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.config import RetentionPolicy
@@ -16,8 +18,6 @@ from retrace.sync.fetch import remote_journals
 from retrace.sync.keys import parse_pack, parse_segment
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import parse_index
-from tests.remote.helpers import Machine, tree
-from tests.remote.s3server import S3Server
 
 
 def work(m: Machine, session: str, n: int, *, size: int = 3000) -> list[str]:
@@ -175,7 +175,7 @@ def test_two_machines_push_concurrently_and_restore_each_other(tmp_path: Path, s
             for _round in range(3):
                 ids.setdefault(session, []).extend(work(m, session, 2))
                 svc.push()  # type: ignore[attr-defined]
-        except BaseException as exc:  # noqa: BLE001 (reported below)
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [

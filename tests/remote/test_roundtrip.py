@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from retrace.engine import Engine
-from retrace.sync.fetch import RemoteBlobs
 from tests.remote.helpers import Machine, tree
 from tests.remote.s3server import S3Server
+
+from retrace.engine import Engine
+from retrace.sync.fetch import RemoteBlobs
 
 
 def write_work(ws: Path, version: int) -> None:
