@@ -1,0 +1,1 @@
+"""Remote sync (package docstring kept by the sync core)."""
