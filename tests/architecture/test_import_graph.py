@@ -6,7 +6,8 @@ dependency. The rules:
 
 * no cycle between modules (a package ``__init__`` counts as a module);
 * layers only point down (:data:`FORBIDDEN`), bottom to top: ``text``/``camel`` → ``engine`` →
-  ``agent`` → ``protocol`` → ``app`` → ``offline`` → ``bootstrap`` → ``lsp`` → ``cli``;
+  ``sync`` (beside ``agent``: neither imports the other) → ``agent`` → ``protocol`` → ``app`` →
+  ``offline`` → ``bootstrap`` → ``lsp`` → ``cli``;
 * the fake Messages API (``retrace.offline``) is imported by nobody in production except the
   composition root ``retrace.bootstrap`` (the offline demo) and the ``fake-model`` subcommand's
   entry, which serves it and nothing else.
@@ -29,18 +30,21 @@ PACKAGE = "retrace"
 KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
 
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "text": ("camel", "engine", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "camel": ("text", "engine", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "engine": ("agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "agent": ("protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "text": ("camel", "engine", "sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "camel": ("text", "engine", "sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "engine": ("sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "sync": ("agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "agent": ("sync", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
     "protocol": ("app", "offline", "bootstrap", "lsp", "cli"),
     "app": ("offline", "bootstrap", "lsp", "cli"),
-    "offline": ("app", "bootstrap", "lsp", "cli"),
+    "offline": ("sync", "app", "bootstrap", "lsp", "cli"),
     "bootstrap": ("lsp", "cli"),
     "lsp": ("cli",),
 }
 """Per layer (``retrace.<layer>``), the layers it must not import: every arrow points down."""
 OFFLINE_IMPORTERS = frozenset({"retrace.bootstrap", "retrace.cli.commands"})
+PROTOCOL_SYNC_IMPORTS = frozenset({"retrace.sync.models"})
+"""``protocol`` may name the remote-sync models and nothing else of ``sync``."""
 
 
 def module_name(path: Path) -> str:
@@ -191,6 +195,17 @@ def test_only_the_composition_root_imports_the_fake_model() -> None:
         if layer(source) != "offline" and any(layer(t) == "offline" for t in targets)
     )
     assert set(importers) <= OFFLINE_IMPORTERS, f"production imports of retrace.offline: {importers}"
+
+
+def test_protocol_uses_only_the_sync_models() -> None:
+    found = sorted(
+        (source, target)
+        for source, targets in graph().items()
+        if layer(source) == "protocol"
+        for target in targets
+        if layer(target) == "sync" and target not in PROTOCOL_SYNC_IMPORTS
+    )
+    assert found == [], f"protocol may import only retrace.sync.models: {found}"
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import zstandard
 
@@ -49,6 +49,20 @@ RECENT_MAX_BLOB = 256 << 10
 STREAM_CHUNK = 1 << 20
 """Bytes per step of a streaming read (:meth:`BlobStore.write_to`): memory stays bounded."""
 _IDX = struct.Struct("<32sQIQ")
+
+
+class BlobSource(Protocol):
+    """Blobs kept elsewhere (a remote's cached pack indexes): the one seam the engine has for
+    remote storage. ``fetch`` returns the zstd payload exactly as this store keeps it; the store
+    verifies it like any read."""
+
+    def ids(self) -> set[str]:
+        """Blob ids the source can supply."""
+        ...
+
+    def fetch(self, bid: str) -> bytes:
+        """The stored (zstd) payload of ``bid``; raises ``RetraceError`` (one line) on failure."""
+        ...
 
 
 def write_all(fd: int, data: bytes) -> None:

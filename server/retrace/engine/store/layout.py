@@ -56,6 +56,10 @@ class StoreLayout:
         self.runtime = root / "runtime"
         """What a running server keeps that is neither history nor cache (its background commands)."""
         self.background_record = self.runtime / "background.json"
+        self.remote_config = root / "remote.json"
+        """Configured remotes (no credentials, no keys)."""
+        self.remote = root / "remote"
+        """Remote sync state, index cache and outbox: not history, like ``tasks/``."""
 
     def journal(self, session_id: str) -> Path:
         return self.sessions / session_id / "journal.jsonl"

@@ -1,0 +1,103 @@
+"""The models of remote sync (CamelModel: camelCase on the wire, in ``remote.json`` and in
+``--json`` output). No model ever holds a credential or an encryption key."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from retrace.camel import CamelModel
+
+SyncPhase = Literal["blobs", "journals", "indexes", "done"]
+
+
+class RemoteConfig(CamelModel):
+    """One configured remote (an entry of ``<store>/remote.json``)."""
+
+    name: str
+    url: str
+    """``s3://bucket/prefix`` as given (the workspace name is appended to form the key prefix)."""
+    endpoint: str | None = None
+    """S3 endpoint URL (``None``: AWS)."""
+    region: str | None = None
+    workspace_name: str
+    encrypt: bool = False
+    key_id: str | None = None
+    """Id of the encryption key (the key itself is never stored here)."""
+    every_checkpoints: int = 10
+    every_minutes: float = 5
+    local_cache_hours: float = 24
+    local_cache_bytes: int | None = None
+    retention_days: float = 30
+    max_concurrency: int = 4
+    max_bytes_per_second: int | None = None
+
+
+class SyncProgress(CamelModel):
+    remote: str
+    phase: SyncPhase
+    done: int
+    total: int
+    bytes_done: int
+    bytes_total: int
+
+
+class PushReport(CamelModel):
+    remote: str
+    packs: int
+    blobs: int
+    segments: int
+    bytes: int
+    seconds: float
+    up_to_date: bool
+
+
+class PullReport(CamelModel):
+    remote: str
+    sessions: int
+    segments: int
+    bytes: int
+
+
+class RemoteStatus(CamelModel):
+    remote: str
+    url: str
+    endpoint: str | None
+    encrypt: bool
+    last_push: str | None
+    """ISO 8601 time of the last successful push."""
+    last_error: str | None
+    pending_checkpoints: int
+    pending_bytes: int
+    outbox: int
+
+
+class RemoteSession(CamelModel):
+    session_id: str
+    store_id: str
+    machine: str
+    workspace_name: str
+    workspace_path: str
+    first_at: str | None
+    last_at: str | None
+    bytes: int
+    segments: int
+    generation: int
+    opened_locally: bool
+
+
+class OpenReport(CamelModel):
+    session_id: str
+    store_id: str
+    checkpoints: int
+    bytes: int
+
+
+class RemoteGcReport(CamelModel):
+    remote: str
+    dry_run: bool
+    sessions_expired: int
+    packs_condemned: int
+    packs_deleted: int
+    bytes_freed: int
+    local_blobs_dropped: int
+    local_bytes_freed: int
