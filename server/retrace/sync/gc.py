@@ -40,7 +40,9 @@ import zstandard
 from retrace.sync import keys, packs
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
+from retrace.sync.models import RemoteConfig, RemoteGcReport
 from retrace.sync.objects import Bucket, ObjectInfo
+from retrace.sync.state import SyncPaths
 
 log = logging.getLogger(__name__)
 
@@ -164,10 +166,11 @@ def condemned_packs(bucket: Bucket) -> set[str]:
 
 
 def server_now(bucket: Bucket) -> float:
-    """The bucket's clock: the LastModified of an object written just now."""
+    """The bucket's clock: the LastModified of an object written just now (as LIST reports it,
+    with the same precision as the listings it is compared with; HEAD's is whole seconds)."""
     bucket.put(CLOCK_KEY, json.dumps({"by": socket.gethostname(), "at": time.time()}).encode())
-    info = bucket.head(CLOCK_KEY)
-    return info.modified.timestamp() if info is not None else time.time()
+    listed = [o for o in bucket.list(CLOCK_KEY) if o.key == CLOCK_KEY]
+    return listed[0].modified.timestamp() if listed else time.time()
 
 
 @dataclass
@@ -226,6 +229,54 @@ def collect(
         _apply_sweep(bucket, sweep, now)
     result.requests = {k: v - before.get(k, 0) for k, v in bucket.requests.items()}
     return result
+
+
+def remote_gc(
+    bucket: Bucket,
+    cipher: Cipher | None,
+    config: RemoteConfig,
+    paths: SyncPaths,
+    *,
+    dry_run: bool = False,
+    grace_hours: float | None = None,
+    retention_days: float | None = None,
+) -> RemoteGcReport:
+    """:func:`collect` for a configured remote, its pack indexes read through the local index
+    cache (packs are immutable: each index is fetched once per machine)."""
+    result = collect(
+        bucket,
+        cipher,
+        grace_hours=GRACE_HOURS if grace_hours is None else grace_hours,
+        retention_days=config.retention_days if retention_days is None else retention_days,
+        dry_run=dry_run,
+        load_index=cached_index_loader(bucket, cipher, paths),
+    )
+    return RemoteGcReport(
+        remote=config.name,
+        dry_run=dry_run,
+        sessions_expired=result.sessions_expired,
+        packs_condemned=result.packs_condemned,
+        packs_deleted=result.packs_deleted,
+        bytes_freed=result.bytes_freed,
+        local_blobs_dropped=0,
+        local_bytes_freed=0,
+    )
+
+
+def cached_index_loader(bucket: Bucket, cipher: Cipher | None, paths: SyncPaths) -> IndexLoader:
+    cached = paths.cached_indexes()
+
+    def load(name: str) -> bytes:
+        if name in cached:
+            try:
+                return (paths.index / f"{name}.idx").read_bytes()
+            except OSError:
+                pass
+        plain = packs.open_index(bucket.get(keys.index(name)), name, cipher)
+        paths.write_index(name, plain)
+        return plain
+
+    return load
 
 
 def _list_segments(bucket: Bucket) -> list[SegmentState]:
