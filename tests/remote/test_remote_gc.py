@@ -13,14 +13,14 @@ import uuid
 from pathlib import Path
 
 import zstandard
+from tests.remote.helpers import Machine, tree
+from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.config import RetentionPolicy
 from retrace.sync import keys, packs
-from retrace.sync.models import RemoteConfig, RemoteGcReport
+from retrace.sync.models import RemoteGcReport
 from retrace.sync.objects import Bucket
-from tests.remote.helpers import Machine, tree
-from tests.remote.s3server import S3Server
 
 GRACE_S = 3.0
 
@@ -40,9 +40,12 @@ def orphan_pack(bucket: Bucket, text: str) -> str:
 
 
 def pack_names(s3: S3Server) -> set[str]:
-    return {
-        Path(k).stem for k in s3.objects() if k.startswith("team/proj/packs/") and k.endswith(".pack")
-    }
+    return {Path(k).stem for k in s3.objects() if k.startswith("team/proj/packs/") and k.endswith(".pack")}
+
+
+def generations(s3: S3Server) -> set[int]:
+    segs = (keys.parse_segment(k.removeprefix("team/proj/")) for k in s3.objects() if k.endswith(".seg"))
+    return {s.gen for s in segs if s is not None}
 
 
 def restore_everything(fresh: Machine, expected: dict[str, dict[str, tuple[str, bool]]]) -> int:
@@ -139,10 +142,11 @@ def test_expired_sessions_and_superseded_generations_go(tmp_path: Path, s3: S3Se
     with Engine.open(a.ws, a.store, session_id="s1", config=config) as eng:
         eng.gc()  # local retention rewrites the journal: the next push starts generation 2
     svc.push()
-    gens = {keys.parse_segment(k.removeprefix("team/proj/")) for k in s3.objects() if k.endswith(".seg")}
-    assert len({g.gen for g in gens if g}) == 2
+    assert generations(s3) == {1, 2}
     report = svc.gc(grace_hours=0)
-    gens_after = {keys.parse_segment(k.removeprefix("team/proj/")) for k in s3.objects() if k.endswith(".seg")}
+    gens_after = {
+        keys.parse_segment(k.removeprefix("team/proj/")) for k in s3.objects() if k.endswith(".seg")
+    }
     assert len({g.gen for g in gens_after if g}) == 1, "the superseded generation is deleted"
     assert report.bytes_freed > 0
     svc.gc(grace_hours=0)
@@ -172,7 +176,9 @@ def test_gc_with_a_concurrent_writer_loses_nothing(tmp_path: Path, s3: S3Server)
             for session in ("w1", "w2"):
                 with Engine.open(writer.ws, writer.store, session_id=session, config=config) as eng:
                     for i in range(8):
-                        (writer.ws / f"{session}-{i % 3}.txt").write_text(f"{session} {i} {uuid.uuid4().hex}\n")
+                        (writer.ws / f"{session}-{i % 3}.txt").write_text(
+                            f"{session} {i} {uuid.uuid4().hex}\n"
+                        )
                         if i % 4 == 0:
                             (writer.ws / "big.bin").write_bytes(os.urandom(20_000))
                         expected[eng.checkpoint(f"{session} {i}").id] = tree(writer.ws)
