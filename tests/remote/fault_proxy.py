@@ -229,29 +229,32 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body()
         req = Request(self.command, self.path)
         action = self.owner.choose(req)
-        outcome: str
+
+        def record(outcome: str) -> None:  # before answering: the client may look right after
+            self.owner.record(Logged(req.method, req.path, outcome, time.monotonic() - started))
+
         if isinstance(action, Fail):
+            record(f"fail {action.status}")
             self._send_error(action.status)
-            outcome = f"fail {action.status}"
-        elif isinstance(action, Drop) and not action.after_forward:
+            return
+        if isinstance(action, Drop) and not action.after_forward:
+            record("drop")
             self._drop()
-            outcome = "drop"
+            return
+        if isinstance(action, Delay):
+            time.sleep(action.seconds)
+        try:
+            status, headers, data = self._forward(body)
+        except OSError:
+            record("error")
+            self._send_error(502)
+            return
+        if isinstance(action, Drop):
+            record(f"drop-after {status}")
+            self._drop()
         else:
-            if isinstance(action, Delay):
-                time.sleep(action.seconds)
-            try:
-                status, headers, data = self._forward(body)
-            except OSError:
-                self._send_error(502)
-                self.owner.record(Logged(req.method, req.path, "error", time.monotonic() - started))
-                return
-            if isinstance(action, Drop):
-                self._drop()
-                outcome = f"drop-after {status}"
-            else:
-                self._send(status, headers, data)
-                outcome = f"forwarded {status}"
-        self.owner.record(Logged(req.method, req.path, outcome, time.monotonic() - started))
+            record(f"forwarded {status}")
+            self._send(status, headers, data)
 
     def _forward(self, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
         for attempt in (0, 1):

@@ -34,8 +34,8 @@ def orphan_pack(bucket: Bucket, text: str) -> str:
     data = text.encode()
     bid = hashlib.sha256(data).hexdigest()
     built = packs.build_pack([(bid, zstandard.ZstdCompressor().compress(data), len(data))], None)
-    bucket.put(keys.pack(built.name), built.data)
-    bucket.put(keys.index(built.name), built.index)
+    bucket.put(keys.pack_key(built.name), built.data)
+    bucket.put(keys.index_key(built.name), built.index)
     return built.name
 
 

@@ -272,7 +272,7 @@ def cached_index_loader(bucket: Bucket, cipher: Cipher | None, paths: SyncPaths)
                 return (paths.index / f"{name}.idx").read_bytes()
             except OSError:
                 pass
-        plain = packs.open_index(bucket.get(keys.index(name)), name, cipher)
+        plain = packs.open_index(bucket.get(keys.index_key(name)), name, cipher)
         paths.write_index(name, plain)
         return plain
 
@@ -299,7 +299,7 @@ def _marks(bucket: Bucket) -> dict[str, float]:
 
 def _index_loader(bucket: Bucket, cipher: Cipher | None) -> IndexLoader:
     def load(name: str) -> bytes:
-        return packs.open_index(bucket.get(keys.index(name)), name, cipher)
+        return packs.open_index(bucket.get(keys.index_key(name)), name, cipher)
 
     return load
 
@@ -368,7 +368,7 @@ def _snapshot_refs(bucket: Bucket, cipher: Cipher | None, sid: str, where: Locat
     if found is None:
         raise RemoteError(f"remote gc stopped before sweeping: snapshot blob {sid} is not in the remote")
     name, (off, length, _raw) = found
-    payload = packs.open_entry(bucket.get_range(keys.pack(name), off, off + length), sid, cipher)
+    payload = packs.open_entry(bucket.get_range(keys.pack_key(name), off, off + length), sid, cipher)
     try:
         data = zstandard.ZstdDecompressor().decompress(payload)
     except zstandard.ZstdError as exc:
@@ -380,15 +380,15 @@ def _snapshot_refs(bucket: Bucket, cipher: Cipher | None, sid: str, where: Locat
 
 def _apply_sweep(bucket: Bucket, sweep: SweepPlan, now: float) -> None:
     mark = json.dumps({"condemnedAt": now, "by": socket.gethostname()}).encode()
-    bucket.map_bounded(lambda name: bucket.put(keys.condemned(name), mark), list(sweep.condemn))
+    bucket.map_bounded(lambda name: bucket.put(keys.condemned_key(name), mark), list(sweep.condemn))
 
     def remove(name: str) -> None:
-        bucket.delete(keys.index(name))
-        bucket.delete(keys.pack(name))
-        bucket.delete(keys.condemned(name))
+        bucket.delete(keys.index_key(name))
+        bucket.delete(keys.pack_key(name))
+        bucket.delete(keys.condemned_key(name))
 
     bucket.map_bounded(remove, list(sweep.delete))
-    bucket.map_bounded(lambda name: bucket.delete(keys.condemned(name)), list(sweep.release))
+    bucket.map_bounded(lambda name: bucket.delete(keys.condemned_key(name)), list(sweep.release))
     if sweep.condemn or sweep.delete or sweep.release:
         log.info(
             "remote gc: %d condemned, %d deleted, %d released",
