@@ -15,7 +15,12 @@ from tests.remote.s3server import ACCESS_KEY, SECRET_KEY, S3Server
 
 def retrace(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "retrace", *args], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "retrace", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -55,7 +60,18 @@ def test_cli_round_trip(tmp_path: Path, s3: S3Server) -> None:
     b_ws, b_store = tmp_path / "b" / "elsewhere", tmp_path / "b" / "store"
     b = ["--workspace", str(b_ws), "--store", str(b_store)]
     b_ws.mkdir(parents=True)
-    retrace("remote", "add", "origin", s3.url(), "--endpoint", s3.endpoint, "--workspace-name", "proj", *b, env=env)
+    retrace(
+        "remote",
+        "add",
+        "origin",
+        s3.url(),
+        "--endpoint",
+        s3.endpoint,
+        "--workspace-name",
+        "proj",
+        *b,
+        env=env,
+    )
     sessions = json.loads(retrace("remote", "sessions", *b, "--json", env=env).stdout)
     assert [s["sessionId"] for s in sessions] == ["cli"]
     opened = json.loads(retrace("remote", "open", "cli", *b, "--json", env=env).stdout)

@@ -166,10 +166,63 @@ def open_session(
         session_id=session_id, store_id=journal.store_id, gen=journal.gen, bytes=len(data)
     )
     paths.save_imported(imported)
+    _import_ancestors(bucket, paths, cipher, journal, data)
     cache_indexes(bucket, paths, cipher)
     return OpenReport(
         session_id=session_id, store_id=journal.store_id, checkpoints=count_checkpoints(data), bytes=len(data)
     )
+
+
+def checkpoint_links(data: bytes) -> tuple[set[str], set[str]]:
+    """(checkpoint ids, their parent ids) of a journal's checkpoint lines."""
+    ids: set[str] = set()
+    parents: set[str] = set()
+    for line in data.splitlines():
+        if b'"checkpoint"' not in line:
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        cp = ev.get("checkpoint") if isinstance(ev, dict) and ev.get("type") == "checkpoint" else None
+        if isinstance(cp, dict) and isinstance(cp.get("id"), str):
+            ids.add(cp["id"])
+            if isinstance(cp.get("parent"), str):
+                parents.add(cp["parent"])
+    return ids, parents
+
+
+def _import_ancestors(
+    bucket: Bucket, paths: SyncPaths, cipher: Cipher | None, journal: RemoteJournal, data: bytes
+) -> None:
+    """Import the sessions of the same remote store that hold the parents of the opened
+    session's checkpoints (a session starts from the previous one's head), newest first, until
+    every parent is present. Local sessions are never replaced."""
+    known, parents = checkpoint_links(data)
+    local = paths.layout.session_ids()
+    for sid in local:
+        ids, _ = checkpoint_links(paths.layout.journal(sid).read_bytes())
+        known |= ids
+    if parents <= known:
+        return
+    imported = paths.load_imported()
+    others = [
+        j for j in remote_journals(bucket)
+        if j.store_id == journal.store_id and j.session_id != journal.session_id and j.session_id not in local
+    ]  # fmt: skip
+    others.sort(key=lambda j: min(s.unix_ms for s in j.segments), reverse=True)
+    for other in others:
+        if parents <= known:
+            return
+        body = download(bucket, other.segments, cipher)
+        ids, more = checkpoint_links(body)
+        write_bytes(paths.layout.journal(other.session_id), body)
+        imported[other.session_id] = Imported(
+            session_id=other.session_id, store_id=other.store_id, gen=other.gen, bytes=len(body)
+        )
+        paths.save_imported(imported)
+        known |= ids
+        parents |= more
 
 
 def count_checkpoints(data: bytes) -> int:

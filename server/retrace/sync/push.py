@@ -111,12 +111,16 @@ class Pusher:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled
 
-    def _upload(self, key: str, data: bytes) -> None:
-        """Put one object through the outbox (kept there until the PUT succeeded)."""
-        self._check_cancel()
+    def _stage(self, key: str, data: bytes) -> None:
         box = self.paths.outbox / outbox_name(key)
         if not box.exists():
             write_bytes(box, data)
+
+    def _upload(self, key: str, data: bytes) -> None:
+        """Put one object through the outbox (kept there until the PUT succeeded)."""
+        self._check_cancel()
+        self._stage(key, data)
+        box = self.paths.outbox / outbox_name(key)
         self.bucket.put(key, data)
         with self.tally.lock:
             self.tally.bytes += len(data)
@@ -204,6 +208,9 @@ class Pusher:
 
         def one(group: list[tuple[str, bytes, int]]) -> None:
             built = build_pack(group, self.cipher)
+            # Both in the outbox before either is sent: a pack never reaches the bucket
+            # without its index following it on the next push.
+            self._stage(index_key(built.name), built.index)
             self._upload(pack_key(built.name), built.data)
             self._upload(index_key(built.name), built.index)
             self.paths.write_index(built.name, built.plain_index)
@@ -226,6 +233,7 @@ class Pusher:
             js = cut.state
             pos = cut.start
             for piece in cut_segments(cut.whole[cut.start :]):
+                self._check_cancel()
                 seg = SegmentKey(
                     cut.session_id,
                     self.store_id,
@@ -235,15 +243,20 @@ class Pusher:
                     pos + len(piece),
                     int(time.time() * 1000),
                 )
-                self._upload(seg.key, seal_segment(piece, seg.key, self.cipher))
+                data = seal_segment(piece, seg.key, self.cipher)
                 pos += len(piece)
+                # Staged and recorded before it is sent: a push killed now sends this very
+                # object (same key) from the outbox next time, never a second copy of the range.
+                self._stage(seg.key, data)
                 with self._state_lock:
                     js.seq += 1
                     js.offset = pos
                     js.prefix_sha = hashlib.sha256(cut.whole[:pos]).hexdigest()
                     state.journals[cut.session_id] = js
-                    self.tally.segments += 1
                     self.paths.save_state(state)
+                self._upload(seg.key, data)
+                with self._state_lock:
+                    self.tally.segments += 1
                     done[0] += 1
                     done[1] += len(piece)
                     self._report("journals", done[0], len(cuts), done[1], total)
