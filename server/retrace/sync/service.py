@@ -205,7 +205,18 @@ class RemoteService:
         local: bool = False,
     ) -> RemoteGcReport:
         """Remote mark-and-sweep with a grace period; ``local``: the local cache policy only."""
-        raise RemoteError("remote gc is not available in this build")
+        from retrace.sync import gc
+
+        config = self._config(name)
+        return gc.remote_gc(
+            self._bucket(config),
+            self._cipher(config),
+            config,
+            self._paths(config),
+            dry_run=dry_run,
+            grace_hours=grace_hours,
+            retention_days=retention_days,
+        )
 
     def blob_source(self, name: str | None = None) -> BlobSource | None:
         """Blobs only in the remote, from the cached pack indexes (``None``: no remote). No
