@@ -158,8 +158,15 @@ class Pusher:
             data = path.read_bytes()
             self.bucket.put(key, data)
             parsed = parse_pack(key)
+            t = self.tally
+            t.bytes += len(data)
             if parsed is not None and parsed[1] == "idx":
-                self.paths.write_index(parsed[0], open_index(data, parsed[0], self.cipher))
+                plain = open_index(data, parsed[0], self.cipher)
+                self.paths.write_index(parsed[0], plain)
+                t.packs += 1
+                t.blobs += len(parse_index(plain))
+            elif key.endswith(".seg"):
+                t.segments += 1
             path.unlink(missing_ok=True)
             self._report("blobs", n + 1, len(items), 0, 0)
 
