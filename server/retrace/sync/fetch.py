@@ -278,6 +278,10 @@ class RemoteBlobs:
     def ids(self) -> set[str]:
         return set(self._where)
 
+    def ranges_supported(self) -> bool:
+        """False once the server ignored a Range request (whole packs are read then)."""
+        return self._bucket is None or self._bucket.ranges
+
     def _get_bucket(self) -> Bucket:
         with self._lock:
             if self._bucket is None:
