@@ -49,6 +49,8 @@ from retrace.sync.packs import MAX_PACK_BYTES, build_pack, cut_segments, open_in
 from retrace.sync.state import JournalState, PushState, SyncPaths, outbox_key, outbox_name, write_bytes
 
 ProgressFn = Callable[[SyncProgress], None]
+MIN_SPLIT_BYTES = 8 << 20
+"""Below this much to send, one pack (fewest requests); above, at least one pack per upload slot."""
 
 
 class Cancelled(Exception):  # noqa: N818 (a control-flow signal, not an error)
@@ -196,25 +198,23 @@ class Pusher:
         return cuts
 
     def push_blobs(self, local: BlobStore, missing: set[str], state: PushState) -> None:
-        groups: list[list[tuple[str, bytes, int]]] = [[]]
-        size = 0
-        total_bytes = 0
-        for bid in sorted(missing):
-            try:
-                payload = local.payload(bid)
-            except (BlobCorrupt, OSError):
-                continue  # removed by a local gc since the listing: not referenced any more
-            if size + len(payload) > MAX_PACK_BYTES and groups[-1]:
-                groups.append([])
-                size = 0
-            groups[-1].append((bid, payload, local.raw_size(bid)))
-            size += len(payload)
-            total_bytes += len(payload)
-        groups = [g for g in groups if g]
+        groups = plan_packs(
+            {bid: size for bid in missing if (size := _raw_size(local, bid)) is not None},
+            self.bucket.max_concurrency,
+        )
+        total_bytes = sum(size for group in groups for _bid, size in group)
         done = [0, 0]
 
-        def one(group: list[tuple[str, bytes, int]]) -> None:
-            built = build_pack(group, self.cipher)
+        def one(group: list[tuple[str, int]]) -> None:
+            entries: list[tuple[str, bytes, int]] = []
+            for bid, size in group:
+                try:
+                    entries.append((bid, local.payload(bid), size))
+                except (BlobCorrupt, OSError):
+                    continue  # removed by a local gc since the listing: not referenced any more
+            if not entries:
+                return
+            built = build_pack(entries, self.cipher)
             # Both in the outbox before either is sent: a pack never reaches the bucket
             # without its index following it on the next push.
             self._stage(index_key(built.name), built.index)
@@ -227,7 +227,7 @@ class Pusher:
                 state.packs += 1
                 self.paths.save_state(state)
                 done[0] += 1
-                done[1] += sum(len(p) for _b, p, _s in group)
+                done[1] += sum(size for _bid, size in group)
                 self._report("blobs", done[0], len(groups), done[1], total_bytes)
 
         self.bucket.map_bounded(one, groups)
@@ -269,6 +269,34 @@ class Pusher:
                     self._report("journals", done[0], len(cuts), done[1], total)
 
         self.bucket.map_bounded(one, cuts)
+
+
+def _raw_size(local: BlobStore, bid: str) -> int | None:
+    try:
+        return local.raw_size(bid)
+    except (BlobCorrupt, OSError):
+        return None  # removed by a local gc since the listing
+
+
+def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, int]]]:
+    """Blobs (id → raw size) grouped into packs of at most ``MAX_PACK_BYTES``, and into at least
+    ``concurrency`` packs when there is more than ``MIN_SPLIT_BYTES`` in all (parallel uploads),
+    in blob id order. Payloads are read only when a pack is built: memory stays bounded."""
+    total = sum(sizes.values())
+    target = MAX_PACK_BYTES
+    if total > MIN_SPLIT_BYTES:
+        target = min(
+            MAX_PACK_BYTES, max(MIN_SPLIT_BYTES // max(1, concurrency), -(-total // max(1, concurrency)))
+        )
+    groups: list[list[tuple[str, int]]] = [[]]
+    size = 0
+    for bid in sorted(sizes):
+        if size + sizes[bid] > target and groups[-1]:
+            groups.append([])
+            size = 0
+        groups[-1].append((bid, sizes[bid]))
+        size += sizes[bid]
+    return [g for g in groups if g]
 
 
 def read_new(path: Path, js: JournalState) -> tuple[JournalState, bytes] | None:
