@@ -46,7 +46,15 @@ from retrace.sync.keys import (
 from retrace.sync.models import PushReport, RemoteConfig, SyncPhase, SyncProgress
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import MAX_PACK_BYTES, build_pack, cut_segments, open_index, parse_index, seal_segment
-from retrace.sync.state import JournalState, PushState, SyncPaths, outbox_key, outbox_name, write_bytes
+from retrace.sync.state import (
+    Imported,
+    JournalState,
+    PushState,
+    SyncPaths,
+    outbox_key,
+    outbox_name,
+    write_bytes,
+)
 
 ProgressFn = Callable[[SyncProgress], None]
 MIN_SPLIT_BYTES = 8 << 20
@@ -137,7 +145,7 @@ class Pusher:
             state.store_card = True
             self.paths.save_state(state)
         present = self.refresh_index()
-        cuts = self.journal_cuts(state)
+        cuts = journal_cuts(self.paths, state)
         local = BlobStore(self.layout.blobs)
         self.push_blobs(local, set(local.local_ids()) - present, state)
         self.push_journals(cuts, state)
@@ -186,16 +194,6 @@ class Pusher:
         for name in remote_packs - condemned:
             present.update(parse_index((self.paths.index / f"{name}.idx").read_bytes()))
         return present
-
-    def journal_cuts(self, state: PushState) -> list[JournalCut]:
-        cuts: list[JournalCut] = []
-        for sid in self.layout.session_ids():
-            js = state.journals.get(sid) or JournalState()
-            cut = read_new(self.layout.journal(sid), js)
-            if cut is not None:
-                new_state, whole = cut
-                cuts.append(JournalCut(sid, new_state, new_state.offset, whole))
-        return cuts
 
     def push_blobs(self, local: BlobStore, missing: set[str], state: PushState) -> None:
         groups = plan_packs(
@@ -269,6 +267,33 @@ class Pusher:
                     self._report("journals", done[0], len(cuts), done[1], total)
 
         self.bucket.map_bounded(one, cuts)
+
+
+def journal_cuts(paths: SyncPaths, state: PushState) -> list[JournalCut]:
+    """What each journal has to push (local files only: ``status`` uses it too)."""
+    layout = paths.layout
+    cuts: list[JournalCut] = []
+    imported = paths.load_imported()
+    for sid in layout.session_ids():
+        if sid not in state.journals and not continued_here(layout.journal(sid), imported.get(sid)):
+            continue  # opened from the remote and not continued here: the remote has it
+        js = state.journals.get(sid) or JournalState()
+        cut = read_new(layout.journal(sid), js)
+        if cut is not None:
+            new_state, whole = cut
+            cuts.append(JournalCut(sid, new_state, new_state.offset, whole))
+    return cuts
+
+
+def continued_here(path: Path, imported: Imported | None) -> bool:
+    """A local session (never imported), or an imported one this store has written to since
+    (pushed whole under this store's id)."""
+    if imported is None:
+        return True
+    try:
+        return path.stat().st_size != imported.bytes
+    except FileNotFoundError:
+        return False
 
 
 def _raw_size(local: BlobStore, bid: str) -> int | None:
