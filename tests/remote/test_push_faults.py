@@ -68,7 +68,9 @@ def assert_no_duplicates(s3: S3Server) -> None:
     assert ranges and max(ranges.values()) == 1
 
 
-def restores_on_fresh_machine(tmp_path: Path, s3: S3Server, session: str, expected: dict[str, dict[str, tuple[str, bool]]]) -> None:
+def restores_on_fresh_machine(
+    tmp_path: Path, s3: S3Server, session: str, expected: dict[str, dict[str, tuple[str, bool]]]
+) -> None:
     fresh = Machine.make(tmp_path, s3, f"fresh-{uuid.uuid4().hex[:6]}")
     svc = fresh.add_remote()
     svc.open(session)
@@ -78,7 +80,9 @@ def restores_on_fresh_machine(tmp_path: Path, s3: S3Server, session: str, expect
             assert tree(fresh.ws) == want
 
 
-def test_push_survives_injected_500s_and_lost_answers(tmp_path: Path, s3: S3Server, proxy: FaultProxy) -> None:
+def test_push_survives_injected_500s_and_lost_answers(
+    tmp_path: Path, s3: S3Server, proxy: FaultProxy
+) -> None:
     a = Machine.make(tmp_path, s3, "a")
     expected = make_work(a, "s1", 6)
     svc = via_proxy(a, proxy)
@@ -104,7 +108,9 @@ def test_push_survives_injected_500s_and_lost_answers(tmp_path: Path, s3: S3Serv
     restores_on_fresh_machine(tmp_path, s3, "s1", expected)
 
 
-def test_remote_down_is_one_line_then_the_next_push_completes(tmp_path: Path, s3: S3Server, proxy: FaultProxy) -> None:
+def test_remote_down_is_one_line_then_the_next_push_completes(
+    tmp_path: Path, s3: S3Server, proxy: FaultProxy
+) -> None:
     a = Machine.make(tmp_path, s3, "a")
     expected = make_work(a, "s1", 3)
     svc = via_proxy(a, proxy)
@@ -127,7 +133,9 @@ def test_remote_down_is_one_line_then_the_next_push_completes(tmp_path: Path, s3
     restores_on_fresh_machine(tmp_path, s3, "s1", expected)
 
 
-def test_push_cut_between_packs_and_segments_resumes_without_duplicates(tmp_path: Path, s3: S3Server, proxy: FaultProxy) -> None:
+def test_push_cut_between_packs_and_segments_resumes_without_duplicates(
+    tmp_path: Path, s3: S3Server, proxy: FaultProxy
+) -> None:
     """Every segment PUT fails past the client's retries: the packs are up, the push fails; the
     next push uploads the segments only (the packs are not built or sent again)."""
     a = Machine.make(tmp_path, s3, "a")
@@ -140,8 +148,8 @@ def test_push_cut_between_packs_and_segments_resumes_without_duplicates(tmp_path
     assert packs_before >= 1
     assert not [k for k in s3.objects() if k.endswith(".seg")]
     proxy.clear()
-    report = svc.push()
-    assert report.segments >= 1
+    svc.push()
+    assert [k for k in s3.objects() if k.endswith(".seg")], "the staged segments went up"
     assert proxy.count("PUT", path=r"\.pack", outcome="forwarded") == packs_before
     assert_no_duplicates(s3)
     restores_on_fresh_machine(tmp_path, s3, "s1", expected)
