@@ -12,6 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.remote.fault_proxy import Fail as FailAction
+from tests.remote.fault_proxy import FaultProxy, Request, Rule
+from tests.remote.helpers import Machine, tree
+from tests.remote.s3server import SECRET_KEY, S3Server
 
 from retrace.engine import Engine
 from retrace.sync import keys, packs
@@ -19,10 +23,6 @@ from retrace.sync.errors import RemoteError
 from retrace.sync.models import RemoteConfig
 from retrace.sync.objects import Bucket
 from retrace.sync.service import RemoteService
-from tests.remote.fault_proxy import FaultProxy, Request, Rule
-from tests.remote.fault_proxy import Fail as FailAction
-from tests.remote.helpers import Machine, tree
-from tests.remote.s3server import SECRET_KEY, S3Server
 
 
 @pytest.fixture
@@ -54,8 +54,9 @@ def assert_no_duplicates(s3: S3Server) -> None:
     config = RemoteConfig(name="check", url=s3.url(), endpoint=s3.endpoint, workspace_name="proj")
     bucket = Bucket(config, s3.env())
     listing = bucket.list(keys.PACKS)
-    names = {p[0] for o in listing if (p := keys.parse_pack(o.key))}
-    assert {p[1] for o in listing if (p := keys.parse_pack(o.key))} <= {"pack", "idx"}
+    parsed = [p for o in listing if (p := keys.parse_pack(o.key))]
+    names = {p[0] for p in parsed}
+    assert {p[1] for p in parsed} <= {"pack", "idx"}
     blobs: Counter[str] = Counter()
     for name in names:
         blobs.update(packs.parse_index(bucket.get(keys.index_key(name))).keys())
@@ -148,8 +149,8 @@ def test_push_cut_between_packs_and_segments_resumes_without_duplicates(
     assert packs_before >= 1
     assert not [k for k in s3.objects() if k.endswith(".seg")]
     proxy.clear()
-    report = svc.push()
-    assert report.segments >= 1
+    svc.push()
+    assert [k for k in s3.objects() if k.endswith(".seg")], "the staged segments went up"
     assert proxy.count("PUT", path=r"\.pack", outcome="forwarded") == packs_before
     assert_no_duplicates(s3)
     restores_on_fresh_machine(tmp_path, s3, "s1", expected)

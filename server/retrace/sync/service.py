@@ -202,9 +202,20 @@ class RemoteService:
         local: bool = False,
     ) -> RemoteGcReport:
         """Remote mark-and-sweep with a grace period; ``local``: the local cache policy only."""
-        from retrace.sync import gc
+        from retrace.sync import cache, gc
 
         config = self._config(name)
+        if local:
+            return cache.local_gc(
+                self.layout,
+                self.workspace,
+                config,
+                self._bucket(config),
+                cipher=self._cipher(config),
+                source=lambda: RemoteBlobs(
+                    self._paths(config).index, lambda: self._bucket(config), self._cipher(config)
+                ),
+            )
         return gc.remote_gc(
             self._bucket(config),
             self._cipher(config),
