@@ -34,6 +34,7 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import zstandard
 
@@ -187,6 +188,45 @@ class GcResult:
     requests: dict[str, int] = field(default_factory=dict)
 
 
+class RefCache:
+    """What each immutable segment and snapshot references, kept between collections in a local
+    file (a segment's key names its bytes and a snapshot is content-addressed, so an entry never
+    goes stale); a warm collection downloads only new segments. Entries not used by a collection
+    are dropped when it saves."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, list[list[str]]] = {}
+        self.used: set[str] = set()
+        if path is not None:
+            try:
+                raw = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(raw, dict):
+                    self.entries = raw
+            except (OSError, ValueError):
+                self.entries = {}
+
+    def get(self, key: str) -> tuple[set[str], set[str]] | None:
+        entry = self.entries.get(key)
+        if not isinstance(entry, list) or len(entry) != 2:
+            return None
+        self.used.add(key)
+        return set(entry[0]), set(entry[1])
+
+    def put(self, key: str, refs: set[str], snapshots: set[str]) -> None:
+        self.entries[key] = [sorted(refs), sorted(snapshots)]
+        self.used.add(key)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        kept = {k: v for k, v in self.entries.items() if k in self.used}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        tmp.write_text(json.dumps(kept, separators=(",", ":")), encoding="utf-8")
+        tmp.replace(self.path)
+
+
 IndexLoader = Callable[[str], bytes]
 """Pack name → its clear index (the caller may serve it from a local cache: packs are immutable)."""
 
@@ -199,6 +239,7 @@ def collect(
     retention_days: float = 30.0,
     dry_run: bool = False,
     load_index: IndexLoader | None = None,
+    refs: RefCache | None = None,
 ) -> GcResult:
     """One collection over the bucket's workspace prefix (see the module contracts)."""
     before = dict(bucket.requests)
@@ -218,7 +259,9 @@ def collect(
     loader = load_index or _index_loader(bucket, cipher)
     states, where = _pack_states(listing, loader)
     result.packs = len(states)
-    live = _live_blobs(bucket, cipher, plan.keep, where)
+    cache = refs or RefCache(None)
+    live = _live_blobs(bucket, cipher, plan.keep, where, cache)
+    cache.save()
     result.live_blobs = len(live)
     sweep = plan_sweep(states, marks, live, now=now, grace=grace)
     result.packs_condemned = len(sweep.condemn)
@@ -250,6 +293,7 @@ def remote_gc(
         retention_days=config.retention_days if retention_days is None else retention_days,
         dry_run=dry_run,
         load_index=cached_index_loader(bucket, cipher, paths),
+        refs=RefCache(paths.dir / "gc-refs.json"),
     )
     return RemoteGcReport(
         remote=config.name,
@@ -335,13 +379,16 @@ def _pack_states(listing: list[ObjectInfo], load: IndexLoader) -> tuple[list[Pac
 
 
 def _live_blobs(
-    bucket: Bucket, cipher: Cipher | None, segments: Iterable[SegmentState], where: Located
+    bucket: Bucket, cipher: Cipher | None, segments: Iterable[SegmentState], where: Located, cache: RefCache
 ) -> set[str]:
     live: set[str] = set()
     snapshots: set[str] = set()
 
     def read(seg: SegmentState) -> tuple[set[str], set[str]]:
         key = seg.key.key
+        cached = cache.get(f"seg:{key}")
+        if cached is not None:
+            return cached
         try:
             raw = bucket.get(key)
         except RemoteError as exc:
@@ -349,12 +396,22 @@ def _live_blobs(
                 return set(), set()
             raise
         data = packs.open_segment(raw, key, cipher)
-        return _referenced(data), {m.decode() for m in _SNAPSHOT.findall(data)}
+        found = _referenced(data), {m.decode() for m in _SNAPSHOT.findall(data)}
+        cache.put(f"seg:{key}", *found)
+        return found
+
+    def snapshot(sid: str) -> set[str]:
+        cached = cache.get(f"snap:{sid}")
+        if cached is not None:
+            return cached[0]
+        found = _snapshot_refs(bucket, cipher, sid, where)
+        cache.put(f"snap:{sid}", found, set())
+        return found
 
     for refs, snaps in bucket.map_bounded(read, list(segments)):
         live |= refs
         snapshots |= snaps
-    for refs in bucket.map_bounded(lambda sid: _snapshot_refs(bucket, cipher, sid, where), sorted(snapshots)):
+    for refs in bucket.map_bounded(snapshot, sorted(snapshots)):
         live |= refs
     return live
 
