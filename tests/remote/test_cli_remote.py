@@ -76,6 +76,8 @@ def test_cli_round_trip(tmp_path: Path, s3: S3Server) -> None:
     assert [s["sessionId"] for s in sessions] == ["cli"]
     opened = json.loads(retrace("remote", "open", "cli", *b, "--json", env=env).stdout)
     assert opened["checkpoints"] >= 2
+    verified = json.loads(retrace("verify", *b, "--json", env=env).stdout)
+    assert verified["ok"] and verified["remoteBlobs"] >= 1
     retrace("restore", cp_id, *b, "--force", env=env)
     assert tree(b_ws) == expected
     remote_cfg = (b_store / "remote.json").read_text()

@@ -232,3 +232,32 @@ def test_open_refuses_to_replace_a_local_session(tmp_path: Path, s3: S3Server) -
     work(b, "s1", 1)
     with pytest.raises(RemoteError, match="already exists in this store"):
         b.add_remote().open("s1")
+
+
+def test_an_opened_session_is_pushed_back_only_once_continued(tmp_path: Path, s3: S3Server) -> None:
+    a, b = Machine.make(tmp_path, s3, "a"), Machine.make(tmp_path, s3, "b")
+    work(a, "s1", 2)
+    a.add_remote().push()
+    svc_b = b.add_remote()
+    svc_b.open("s1")
+    assert svc_b.status().pending_checkpoints == 0
+    before = s3.objects()
+    report = svc_b.push()
+    assert report.segments == 0
+    assert {k for k in s3.objects() if "/sessions/" in k} == {k for k in before if "/sessions/" in k}
+
+    with b.engine("s1", remote=True) as eng:  # continue the session on B
+        eng.restore(eng.timeline("s1")[-1].id, force=True)
+        (b.ws / "from-b.txt").write_text("continued on b\n")
+        cont = eng.checkpoint("on b").id
+    assert svc_b.status().pending_checkpoints >= 1
+    assert svc_b.push().segments >= 1
+    stores = {s.store_id for s in svc_b.sessions() if s.session_id == "s1"}
+    assert len(stores) == 2  # A's journal and B's full continuation, side by side
+
+    c = Machine.make(tmp_path, s3, "c")
+    svc_c = c.add_remote()
+    svc_c.open("s1")  # the newest: B's
+    with c.engine(remote=True) as eng:
+        eng.restore(cont, force=True)
+    assert (c.ws / "from-b.txt").read_text() == "continued on b\n"

@@ -196,3 +196,65 @@ def test_encrypted_packs_hide_ids_and_content() -> None:
 )
 def test_cut_segments_at_newlines(data: bytes, limit: int, pieces: list[bytes]) -> None:
     assert cut_segments(data, limit) == pieces
+
+
+class FakeBucket:
+    """What RemoteBlobs uses of a bucket: whole and ranged GETs; ``gone`` packs fail."""
+
+    def __init__(self, objects: dict[str, bytes], gone: set[str]) -> None:
+        self.objects = objects
+        self.gone = gone
+        self.ranges = True
+        self.gets: list[str] = []
+
+    def get(self, key: str) -> bytes:
+        self.gets.append(key)
+        if key in self.gone:
+            raise RemoteError(f"remote 'origin': {key} does not exist")
+        return self.objects[key]
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        return self.get(key)[start:end]
+
+
+def test_remote_blobs_read_a_small_pack_once_and_fall_back_to_another_copy(tmp_path: Path) -> None:
+    from retrace.sync.fetch import RemoteBlobs
+
+    items = entries(3)
+    first, second = build_pack(items[:2], None), build_pack(items, None)
+    index = tmp_path / "index"
+    index.mkdir()
+    for built in (first, second):
+        (index / f"{built.name}.idx").write_bytes(built.plain_index)
+    bucket = FakeBucket({pack_key(first.name): first.data, pack_key(second.name): second.data}, set())
+    source = RemoteBlobs(index, lambda: bucket, None)  # type: ignore[arg-type,return-value]
+    assert source.ids() == {b for b, _p, _s in items}
+    for bid, payload, _size in items:
+        assert source.fetch(bid) == payload
+    assert len(bucket.gets) == len(set(bucket.gets))  # each pack read once, whole
+
+    bucket.gone = {pack_key(first.name)}
+    again = RemoteBlobs(index, lambda: bucket, None)  # type: ignore[arg-type,return-value]
+    for bid, payload, _size in items:
+        assert again.fetch(bid) == payload  # the first copy's pack was deleted: the second serves
+
+
+@pytest.mark.parametrize(
+    ("sizes", "concurrency", "packs"),
+    [
+        ({}, 4, []),
+        ({"a": 10, "b": 10, "c": 10}, 4, [["a", "b", "c"]]),  # little to send: one pack
+        (
+            {f"{i:02d}": 3 << 20 for i in range(8)},
+            4,
+            [["00", "01"], ["02", "03"], ["04", "05"], ["06", "07"]],
+        ),
+        ({f"{i:02d}": 40 << 20 for i in range(3)}, 1, [["00"], ["01"], ["02"]]),  # never over 64 MiB
+    ],
+)
+def test_blobs_are_planned_into_packs(
+    sizes: dict[str, int], concurrency: int, packs: list[list[str]]
+) -> None:
+    from retrace.sync.push import plan_packs
+
+    assert [[bid for bid, _size in group] for group in plan_packs(sizes, concurrency)] == packs

@@ -282,7 +282,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     layout = StoreLayout(_store(args) or default_store_dir(workspace))
-    report = repair_store(layout) if args.repair else verify_store(layout, quick=args.quick).report
+    source = RemoteService(layout.root, workspace).blob_source()
+    remote = source.ids() if source is not None else set()
+    report = (
+        repair_store(layout) if args.repair else verify_store(layout, quick=args.quick, remote=remote).report
+    )
     if args.json:
         _print_json(dump(report))
     else:
