@@ -38,11 +38,24 @@ from pathlib import Path
 
 import zstandard
 
-from retrace.sync import keys, packs
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
+from retrace.sync.keys import (
+    CONDEMNED,
+    PACKS,
+    SESSIONS,
+    SegmentKey,
+    best_generation,
+    condemned_key,
+    index_key,
+    pack_key,
+    parse_condemned,
+    parse_pack,
+    parse_segment,
+)
 from retrace.sync.models import RemoteConfig, RemoteGcReport
 from retrace.sync.objects import Bucket, ObjectInfo
+from retrace.sync.packs import Location, open_entry, open_index, open_segment, parse_index
 from retrace.sync.state import SyncPaths
 
 log = logging.getLogger(__name__)
@@ -110,7 +123,7 @@ def plan_sweep(
 
 @dataclass(frozen=True)
 class SegmentState:
-    key: keys.SegmentKey
+    key: SegmentKey
     modified: float
     size: int
 
@@ -147,7 +160,7 @@ def plan_sessions(
 
 def _superseded(segs: list[SegmentState], *, now: float, grace: float) -> set[int]:
     """Generations older than the best one, once the best one's first segment is past grace."""
-    best = keys.best_generation([s.key for s in segs])
+    best = best_generation([s.key for s in segs])
     if best is None:
         return set()
     gen, chain = best
@@ -163,7 +176,7 @@ def _superseded(segs: list[SegmentState], *, now: float, grace: float) -> set[in
 def condemned_packs(bucket: Bucket) -> set[str]:
     """Names of the packs under a condemned mark: a pusher must not count their blobs as present
     in the remote (it uploads them again), and a reader should prefer another copy."""
-    return {name for m in bucket.list(keys.CONDEMNED) if (name := keys.parse_condemned(m.key))}
+    return {name for m in bucket.list(CONDEMNED) if (name := parse_condemned(m.key))}
 
 
 def server_now(bucket: Bucket) -> float:
@@ -254,7 +267,7 @@ def collect(
     result.bytes_freed += sum(s.size for s in plan.delete)
     if not dry_run:
         bucket.map_bounded(bucket.delete, [s.key.key for s in plan.delete])
-    listing = bucket.list(keys.PACKS)
+    listing = bucket.list(PACKS)
     marks = _marks(bucket)
     loader = load_index or _index_loader(bucket, cipher)
     states, where = _pack_states(listing, loader)
@@ -316,7 +329,7 @@ def cached_index_loader(bucket: Bucket, cipher: Cipher | None, paths: SyncPaths)
                 return (paths.index / f"{name}.idx").read_bytes()
             except OSError:
                 pass
-        plain = packs.open_index(bucket.get(keys.index_key(name)), name, cipher)
+        plain = open_index(bucket.get(index_key(name)), name, cipher)
         paths.write_index(name, plain)
         return plain
 
@@ -325,8 +338,8 @@ def cached_index_loader(bucket: Bucket, cipher: Cipher | None, paths: SyncPaths)
 
 def _list_segments(bucket: Bucket) -> list[SegmentState]:
     out: list[SegmentState] = []
-    for info in bucket.list(keys.SESSIONS):
-        seg = keys.parse_segment(info.key)
+    for info in bucket.list(SESSIONS):
+        seg = parse_segment(info.key)
         if seg is not None:
             out.append(SegmentState(seg, info.modified.timestamp(), info.size))
     return out
@@ -334,8 +347,8 @@ def _list_segments(bucket: Bucket) -> list[SegmentState]:
 
 def _marks(bucket: Bucket) -> dict[str, float]:
     out: dict[str, float] = {}
-    for info in bucket.list(keys.CONDEMNED):
-        name = keys.parse_condemned(info.key)
+    for info in bucket.list(CONDEMNED):
+        name = parse_condemned(info.key)
         if name is not None:
             out[name] = info.modified.timestamp()
     return out
@@ -343,19 +356,19 @@ def _marks(bucket: Bucket) -> dict[str, float]:
 
 def _index_loader(bucket: Bucket, cipher: Cipher | None) -> IndexLoader:
     def load(name: str) -> bytes:
-        return packs.open_index(bucket.get(keys.index_key(name)), name, cipher)
+        return open_index(bucket.get(index_key(name)), name, cipher)
 
     return load
 
 
-Located = dict[str, tuple[str, packs.Location]]
+Located = dict[str, tuple[str, Location]]
 """Blob id → (pack name, location in the pack object)."""
 
 
 def _pack_states(listing: list[ObjectInfo], load: IndexLoader) -> tuple[list[PackState], Located]:
     objects: dict[str, dict[str, ObjectInfo]] = {}
     for info in listing:
-        parsed = keys.parse_pack(info.key)
+        parsed = parse_pack(info.key)
         if parsed is not None:
             objects.setdefault(parsed[0], {})[parsed[1]] = info
     states: list[PackState] = []
@@ -364,7 +377,7 @@ def _pack_states(listing: list[ObjectInfo], load: IndexLoader) -> tuple[list[Pac
         blobs: frozenset[str] | None = None
         if "idx" in parts:
             try:
-                index = packs.parse_index(load(name))
+                index = parse_index(load(name))
             except RemoteError as exc:
                 if "does not exist" not in str(exc):
                     raise
@@ -395,7 +408,7 @@ def _live_blobs(
             if "does not exist" in str(exc):  # deleted meanwhile by another collection
                 return set(), set()
             raise
-        data = packs.open_segment(raw, key, cipher)
+        data = open_segment(raw, key, cipher)
         found = _referenced(data), {m.decode() for m in _SNAPSHOT.findall(data)}
         cache.put(f"seg:{key}", *found)
         return found
@@ -425,7 +438,7 @@ def _snapshot_refs(bucket: Bucket, cipher: Cipher | None, sid: str, where: Locat
     if found is None:
         raise RemoteError(f"remote gc stopped before sweeping: snapshot blob {sid} is not in the remote")
     name, (off, length, _raw) = found
-    payload = packs.open_entry(bucket.get_range(keys.pack_key(name), off, off + length), sid, cipher)
+    payload = open_entry(bucket.get_range(pack_key(name), off, off + length), sid, cipher)
     try:
         data = zstandard.ZstdDecompressor().decompress(payload)
     except zstandard.ZstdError as exc:
@@ -437,15 +450,15 @@ def _snapshot_refs(bucket: Bucket, cipher: Cipher | None, sid: str, where: Locat
 
 def _apply_sweep(bucket: Bucket, sweep: SweepPlan, now: float) -> None:
     mark = json.dumps({"condemnedAt": now, "by": socket.gethostname()}).encode()
-    bucket.map_bounded(lambda name: bucket.put(keys.condemned_key(name), mark), list(sweep.condemn))
+    bucket.map_bounded(lambda name: bucket.put(condemned_key(name), mark), list(sweep.condemn))
 
     def remove(name: str) -> None:
-        bucket.delete(keys.index_key(name))
-        bucket.delete(keys.pack_key(name))
-        bucket.delete(keys.condemned_key(name))
+        bucket.delete(index_key(name))
+        bucket.delete(pack_key(name))
+        bucket.delete(condemned_key(name))
 
     bucket.map_bounded(remove, list(sweep.delete))
-    bucket.map_bounded(lambda name: bucket.delete(keys.condemned_key(name)), list(sweep.release))
+    bucket.map_bounded(lambda name: bucket.delete(condemned_key(name)), list(sweep.release))
     if sweep.condemn or sweep.delete or sweep.release:
         log.info(
             "remote gc: %d condemned, %d deleted, %d released",
