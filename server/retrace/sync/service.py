@@ -20,6 +20,7 @@ from pathlib import Path
 
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import StoreLayout
+from retrace.sync.cache import local_gc
 from retrace.sync.config import (
     check_endpoint,
     check_name,
@@ -33,6 +34,7 @@ from retrace.sync.config import (
 from retrace.sync.crypto import Cipher, cipher_for, generate_key
 from retrace.sync.errors import RemoteError
 from retrace.sync.fetch import RemoteBlobs, count_checkpoints, list_sessions, open_session, pull
+from retrace.sync.gc import remote_gc
 from retrace.sync.models import (
     OpenReport,
     PullReport,
@@ -210,11 +212,9 @@ class RemoteService:
         local: bool = False,
     ) -> RemoteGcReport:
         """Remote mark-and-sweep with a grace period; ``local``: the local cache policy only."""
-        from retrace.sync import cache, gc
-
         config = self._config(name)
         if local:
-            return cache.local_gc(
+            return local_gc(
                 self.layout,
                 self.workspace,
                 config,
@@ -224,7 +224,7 @@ class RemoteService:
                     self._paths(config).index, lambda: self._bucket(config), self._cipher(config)
                 ),
             )
-        return gc.remote_gc(
+        return remote_gc(
             self._bucket(config),
             self._cipher(config),
             config,
