@@ -258,3 +258,21 @@ def test_blobs_are_planned_into_packs(
     from retrace.sync.push import plan_packs
 
     assert [[bid for bid, _size in group] for group in plan_packs(sizes, concurrency)] == packs
+
+
+@pytest.mark.parametrize(
+    ("message", "short"),
+    [
+        (
+            "Generic S3 error: Error performing list request: Error performing GET http://127.0.0.1:9/b?x in "
+            "331ms, after 3 retries, max_retries: 3, retry_timeout: 60s  - HTTP error: error sending request",
+            "HTTP error: error sending request (after 3 retries)",
+        ),
+        ("Generic S3 error: something odd\nDebug source: ...", "Generic S3 error: something odd"),
+        ("", "OSError"),
+    ],
+)
+def test_obstore_errors_are_cut_to_what_helps(message: str, short: str) -> None:
+    from retrace.sync.objects import reason
+
+    assert reason(OSError(message) if message else OSError()) == short
