@@ -74,14 +74,18 @@ def remote_journals(bucket: Bucket, session_id: str | None = None) -> list[Remot
     return out
 
 
-def store_card(bucket: Bucket, paths: SyncPaths, store_id: str) -> dict[str, str]:
+def store_card(
+    bucket: Bucket, paths: SyncPaths, store_id: str, cipher: Cipher | None = None
+) -> dict[str, str]:
+    """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable."""
     cached = paths.cards / f"{store_id}.json"
     try:
         return dict(json.loads(cached.read_text(encoding="utf-8")))
     except (FileNotFoundError, ValueError):
         pass
     try:
-        card = dict(json.loads(bucket.get(card_key(store_id))))
+        key = card_key(store_id)
+        card = dict(json.loads(open_segment(bucket.get(key), key, cipher)))
     except (RemoteError, ValueError):
         return {}
     write_bytes(cached, json.dumps(card).encode())
@@ -92,11 +96,11 @@ def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat()
 
 
-def list_sessions(bucket: Bucket, paths: SyncPaths) -> list[RemoteSession]:
+def list_sessions(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None = None) -> list[RemoteSession]:
     imported = paths.load_imported()
     out: list[RemoteSession] = []
     for j in remote_journals(bucket):
-        card = store_card(bucket, paths, j.store_id)
+        card = store_card(bucket, paths, j.store_id, cipher)
         imp = imported.get(j.session_id)
         out.append(
             RemoteSession(

@@ -189,7 +189,7 @@ class RemoteService:
     def sessions(self, name: str | None = None) -> list[RemoteSession]:
         """Sessions in the bucket under this workspace's prefix (one LIST), newest first."""
         config = self._config(name)
-        return list_sessions(self._bucket(config), self._paths(config))
+        return list_sessions(self._bucket(config), self._paths(config), self._cipher(config))
 
     def open(self, session_id: str, *, name: str | None = None, store_id: str | None = None) -> OpenReport:
         """Import a remote session's journal into the local store (creating the store if
