@@ -276,3 +276,24 @@ def test_obstore_errors_are_cut_to_what_helps(message: str, short: str) -> None:
     from retrace.sync.objects import reason
 
     assert reason(OSError(message) if message else OSError()) == short
+
+
+def test_uploads_are_paced_under_the_bandwidth_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrace.sync import objects
+
+    clock = [100.0]
+    slept: list[float] = []
+    monkeypatch.setattr(objects.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(objects.time, "sleep", slept.append)
+    config = RemoteConfig(name="o", url="s3://bucket/p", workspace_name="w", max_bytes_per_second=1000)
+    bucket = objects.Bucket(config, bucket_env())
+    bucket.throttle(500)  # 0.5 s of budget due: sleeps until then
+    bucket.throttle(1500)  # 2 s due in all
+    assert slept == [0.5, 2.0]
+    unlimited = objects.Bucket(config.model_copy(update={"max_bytes_per_second": None}), bucket_env())
+    unlimited.throttle(10**9)
+    assert slept == [0.5, 2.0]
+
+
+def bucket_env() -> dict[str, str]:
+    return {"AWS_ACCESS_KEY_ID": "k" * 16, "AWS_SECRET_ACCESS_KEY": "s" * 16}
