@@ -52,6 +52,10 @@ from retrace.sync.state import SyncPaths, store_id
 ProgressFn = Callable[[SyncProgress], None]
 
 
+def _where(config: RemoteConfig) -> tuple[object, ...]:
+    return (config.url.rstrip("/"), config.endpoint, config.workspace_name, config.encrypt, config.key_id)
+
+
 class RemoteService:
     """Remote sync for the store at ``store_dir`` of the workspace ``workspace``. ``env``: where
     credentials and the encryption key are read (default ``os.environ``)."""
@@ -103,9 +107,10 @@ class RemoteService:
         network. ``encrypt`` creates the key file when no key is in the environment."""
         check_name(name)
         parse_url(url)
-        ws_name = check_workspace_name(workspace_name or default_workspace_name(self.workspace))
         remotes = self.remotes()
         old = next((r for r in remotes if r.name == name), None)
+        fallback = old.workspace_name if old is not None else default_workspace_name(self.workspace)
+        ws_name = check_workspace_name(workspace_name or fallback)
         key_id = old.key_id if old is not None and old.encrypt else None
         if encrypt and key_id is None:
             key_id, _path = generate_key(self.env)
@@ -115,6 +120,9 @@ class RemoteService:
             workspace_name=ws_name, encrypt=encrypt, key_id=key_id if encrypt else None,
         )  # fmt: skip
         new = RemoteConfig.model_validate(base)
+        if old is not None and _where(old) != _where(new):
+            # Another bucket, prefix or key: what was pushed to the old place says nothing here.
+            shutil.rmtree(self.layout.remote / name, ignore_errors=True)
         save_remotes(self.layout, [r for r in remotes if r.name != name] + [new])
         return new
 
