@@ -28,8 +28,8 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import StoreLayout
 from retrace.sync.crypto import Cipher
-from retrace.sync.gc import IndexLoader, cached_index_loader
-from retrace.sync.keys import CONDEMNED, PACKS, parse_condemned, parse_pack
+from retrace.sync.gc import IndexLoader, cached_index_loader, condemned_packs
+from retrace.sync.keys import PACKS, parse_pack
 from retrace.sync.models import RemoteConfig, RemoteGcReport
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import parse_index
@@ -53,7 +53,7 @@ def confirmed_remote_ids(bucket: Bucket, load_index: IndexLoader, paths: SyncPat
         parsed = parse_pack(info.key)
         if parsed is not None:
             listed.setdefault(parsed[0], set()).add(parsed[1])
-    condemned = {n for m in bucket.list(CONDEMNED) if (n := parse_condemned(m.key))}
+    condemned = condemned_packs(bucket)
     for stale in paths.cached_indexes() - set(listed):
         (paths.index / f"{stale}.idx").unlink(missing_ok=True)
     out: set[str] = set()

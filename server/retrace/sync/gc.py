@@ -15,7 +15,8 @@ Any machine can run it; it takes no lock and needs no server of its own. Contrac
   gets a condemned mark (``gc/condemned/<pack>.json``). A pack condemned at least the grace period
   ago and still not live is deleted — index first, then pack, then its mark — so a half-done
   deletion never leaves an index naming blobs that are gone. A condemned pack that became live
-  again (a writer referenced it before it saw the mark) loses its mark. Pushers treat condemned
+  again (a writer referenced it before it saw the mark), or whose object is newer than its mark
+  (a pusher uploaded the same pack again), loses its mark. Pushers treat condemned
   packs as absent (:func:`condemned_packs`) and upload the blobs again, so a writer can only lose
   a blob if one push takes longer than the grace period.
 * **Clock.** Ages compare object ``LastModified`` times with the bucket's own clock (read from an
@@ -85,7 +86,7 @@ class SweepPlan:
     condemn: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()
     release: tuple[str, ...] = ()
-    """Marks to remove: the pack is live again, or the pack is gone."""
+    """Marks to remove: the pack is live again, was uploaded again after its mark, or is gone."""
     bytes_freed: int = 0
 
 
@@ -108,7 +109,9 @@ def plan_sweep(
         usable = p.has_pack and p.blobs is not None
         dead = not usable or not (p.blobs or frozenset()) & live
         marked = marks.get(p.name)
-        if not dead:
+        if not dead or (marked is not None and p.modified > marked):
+            # Live again, or uploaded again after the mark (a pusher that saw the mark built the
+            # same pack: its segment may be on its way): the mark goes, the clock restarts.
             if marked is not None:
                 release.append(p.name)
         elif marked is None:
