@@ -276,3 +276,20 @@ def test_pointing_a_remote_elsewhere_forgets_what_was_pushed_to_the_old_place(
     report = svc.push()
     assert report.segments == 1 and report.blobs == len(local_blobs(a))
     assert any(k.startswith("elsewhere/proj/sessions/") for k in s3.objects())
+
+
+def test_one_push_at_a_time_per_store(tmp_path: Path, s3: S3Server) -> None:
+    a = Machine.make(tmp_path, s3, "a")
+    work(a, "s1", 2)
+    svc = a.add_remote()
+    refused: list[str] = []
+
+    def second_push(p: SyncProgress) -> None:
+        if not refused:
+            with pytest.raises(RemoteError) as err:
+                a.service().push()  # e.g. the CLI while the editor's server pushes
+            refused.append(str(err.value))
+
+    svc.push(progress=second_push)
+    assert refused == ["a push to remote 'origin' is already running"]
+    assert svc.push().up_to_date  # the lock was released

@@ -140,7 +140,8 @@ class Pusher:
         t0 = time.monotonic()
         self.flush_outbox()
         if not state.store_card:
-            self.bucket.put(card_key(self.store_id), self.card)
+            key = card_key(self.store_id)
+            self.bucket.put(key, seal_segment(self.card, key, self.cipher))
             state.store_card = True
             self.paths.save_state(state)
         present = self.refresh_index()

@@ -18,8 +18,10 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from retrace.engine.errors import StoreLocked
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store.lock import StoreLock
 from retrace.sync.cache import local_gc
 from retrace.sync.config import (
     check_endpoint,
@@ -144,6 +146,24 @@ class RemoteService:
         ``cancel`` stops between objects (state saved)."""
         config = self._config(name)
         paths = self._paths(config)
+        paths.dir.mkdir(parents=True, exist_ok=True)
+        lock = StoreLock(paths.dir / "push.lock")
+        try:
+            lock.acquire()
+        except StoreLocked:
+            raise RemoteError(f"a push to remote {config.name!r} is already running") from None
+        try:
+            return self._push(config, paths, progress, cancel)
+        finally:
+            lock.release()
+
+    def _push(
+        self,
+        config: RemoteConfig,
+        paths: SyncPaths,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+    ) -> PushReport:
         state = paths.load_state()
         try:
             pusher = Pusher(
@@ -189,7 +209,7 @@ class RemoteService:
     def sessions(self, name: str | None = None) -> list[RemoteSession]:
         """Sessions in the bucket under this workspace's prefix (one LIST), newest first."""
         config = self._config(name)
-        return list_sessions(self._bucket(config), self._paths(config))
+        return list_sessions(self._bucket(config), self._paths(config), self._cipher(config))
 
     def open(self, session_id: str, *, name: str | None = None, store_id: str | None = None) -> OpenReport:
         """Import a remote session's journal into the local store (creating the store if
