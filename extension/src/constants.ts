@@ -6,6 +6,8 @@
 export const EXTENSION_ID = 'retrace.retrace';
 export const CONFIG_SECTION = 'retrace';
 export const SECRET_API_KEY = 'retrace.anthropicApiKey';
+/** The remote's credentials and encryption key (JSON: variable name → value), never in settings. */
+export const SECRET_REMOTE = 'retrace.remoteCredentials';
 
 export const VIEW_CONTAINER = 'retrace';
 export const VIEW_CHAT = 'retrace.chat';
@@ -36,6 +38,9 @@ export const COMMANDS = {
     restartServer: 'retrace.restartServer',
     installServer: 'retrace.installServer',
     setApiKey: 'retrace.setApiKey',
+    remoteSetCredentials: 'retrace.remote.setCredentials',
+    remotePush: 'retrace.remote.push',
+    remoteOpen: 'retrace.remote.openSession',
     showLogs: 'retrace.showLogs',
     timelineRefresh: 'retrace.timeline.refresh',
     timelineReveal: 'retrace.timeline.reveal',

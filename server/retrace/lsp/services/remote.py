@@ -251,8 +251,10 @@ class RemoteSync:
     async def _adopt(self, services: Services) -> None:
         """The engine replays the journals it has not loaded; the timeline shows them."""
 
+        source = self.blob_source()  # attached here too when the remote came after the engine
+
         def adopt(engine: Engine) -> str | None:
-            engine.adopt_sessions()
+            engine.adopt_sessions(blob_source=source)
             timeline.cache_of(engine).invalidate()
             return engine.head.id
 
