@@ -13,6 +13,9 @@ export const VIEW_CONTAINER = 'retrace';
 export const VIEW_CHAT = 'retrace.chat';
 export const VIEW_TIMELINE = 'retrace.timeline';
 export const VIEW_FILE_HISTORY = 'retrace.fileHistory';
+export const VIEW_REMOTE_SESSIONS = 'retrace.remoteSessions';
+/** Whether the running server has a remote (shows the Remote Sessions view). */
+export const CONTEXT_REMOTE_CONFIGURED = 'retrace.remoteConfigured';
 
 /** `retrace-cp:/<workspace-relative path>?cp=<checkpoint id | "current">` → file text at that checkpoint. */
 export const CHECKPOINT_SCHEME = 'retrace-cp';
@@ -41,6 +44,7 @@ export const COMMANDS = {
     remoteSetCredentials: 'retrace.remote.setCredentials',
     remotePush: 'retrace.remote.push',
     remoteOpen: 'retrace.remote.openSession',
+    remoteSessionsRefresh: 'retrace.remote.refreshSessions',
     showLogs: 'retrace.showLogs',
     timelineRefresh: 'retrace.timeline.refresh',
     timelineReveal: 'retrace.timeline.reveal',

@@ -74,14 +74,18 @@ export async function pickRemoteSession(rpc: Rpc, timeline: TimelineProvider): P
     return pick === undefined ? undefined : openRemoteSession(rpc, timeline, pick.sessionId, pick.storeId);
 }
 
-export function registerRemoteCommands(ctx: Ctx, timeline: TimelineProvider): void {
+/** `refreshSessions`: the Remote Sessions view lists again (after an open, on its refresh button). */
+export function registerRemoteCommands(ctx: Ctx, timeline: TimelineProvider, refreshSessions: () => void): void {
     ctx.registerCommand(COMMANDS.remotePush, rpc => () => pushToRemote(rpc));
-    ctx.registerCommand(COMMANDS.remoteOpen, rpc => (arg?: unknown) => {
+    ctx.registerCommand(COMMANDS.remoteOpen, rpc => async (arg?: unknown) => {
         const given = typeof arg === 'object' && arg !== null ? (arg as { sessionId?: unknown; storeId?: unknown }) : undefined;
-        if (given !== undefined && typeof given.sessionId === 'string') {
-            return openRemoteSession(rpc, timeline, given.sessionId, typeof given.storeId === 'string' ? given.storeId : null);
-        }
-        return pickRemoteSession(rpc, timeline);
+        const opened =
+            given !== undefined && typeof given.sessionId === 'string'
+                ? await openRemoteSession(rpc, timeline, given.sessionId, typeof given.storeId === 'string' ? given.storeId : null)
+                : await pickRemoteSession(rpc, timeline);
+        refreshSessions();
+        return opened;
     });
+    ctx.registerCommand(COMMANDS.remoteSessionsRefresh, () => () => refreshSessions());
     ctx.extension.subscriptions.push(vscode.commands.registerCommand(COMMANDS.remoteSetCredentials, () => setRemoteCredentials(ctx)));
 }
