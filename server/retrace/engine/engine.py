@@ -51,6 +51,7 @@ from retrace.engine.gc import GcTarget, collect, store_stats
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.history.index import HistoryIndex
+from retrace.engine.history.replay import adopt
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import (
     Delta,
@@ -75,7 +76,7 @@ from retrace.engine.restore.restorer import (
     RestoreTransaction,
 )
 from retrace.engine.restore.trash import drain_trash
-from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.blobs import BlobSource, BlobStore
 from retrace.engine.store.events import (
     EventSchemaError,
     JournalEvent,
@@ -150,6 +151,7 @@ class Engine:
         readonly: bool = False,
         create: bool = True,
         catch_up: bool = True,
+        blob_source: BlobSource | None = None,
     ) -> Engine:
         """Open (or with ``create``, initialise) the store for ``workspace``.
 
@@ -162,6 +164,8 @@ class Engine:
         ``session_id``: the session new checkpoints belong to by default (new id if ``None``).
         ``catch_up=False`` skips that ``external`` checkpoint: for a caller that is about to
         checkpoint the workspace itself (``retrace checkpoint``), those changes are its own.
+        ``blob_source``: blobs only a remote has (attached before the journals are replayed, so
+        an imported session whose blobs are remote-only is not damaged; read lazily).
         """
         if (unsupported := oscompat.dir_fd_missing("Retrace's checkpoint engine")) is not None:
             raise RetraceError(unsupported)
@@ -179,6 +183,7 @@ class Engine:
                 session_id=session_id,
                 create=create,
                 catch_up=catch_up,
+                blob_source=blob_source,
             )
 
     @classmethod
@@ -192,11 +197,14 @@ class Engine:
         session_id: str | None,
         create: bool,
         catch_up: bool,
+        blob_source: BlobSource | None = None,
     ) -> Engine:
         try:
             eng = cls(ws, store_dir, config or EngineConfig(), readonly)
         except OSError as exc:
             raise RetraceError(f"cannot open the store {store_dir}: {exc}") from exc
+        if blob_source is not None:
+            eng._blobs.attach_source(blob_source)
         try:
             eng._open_inner(session_id, create, catch_up)
         except OSError as exc:
@@ -294,6 +302,19 @@ class Engine:
         self.problems.extend(settle_head(self._history, present))
         for msg in self.problems:
             log.warning("%s", msg)
+
+    def adopt_sessions(self, blob_source: BlobSource | None = None) -> list[str]:
+        """Load the checkpoints journals gained since this engine loaded them (a session
+        imported or pulled from a remote: new journals, new lines of known ones). The head
+        and the workspace are unchanged. ``blob_source``: (re)attach the remote's blobs first.
+        Returns the ids of the checkpoints added."""
+        if blob_source is not None:
+            self._blobs.attach_source(blob_source)
+        present = set(self._blobs.ids())
+        added = adopt(self._layout, self._history, present, self._layout.session_ids())
+        for cid in added:
+            self._ids.observe(cid)
+        return added
 
     # ------------------------------------------------------------------ manifests
     def _manifest_at(self, cid: str) -> Manifest:

@@ -261,7 +261,7 @@ def _sweep_blobs(t: GcTarget) -> int:
                 return 0
         live.update(history.referenced_blobs(cid))
     live.update(e.hash for e in t.head.values() if e.hash)
-    dead = [b for b in t.blobs.ids() if b not in live]
+    dead = [b for b in t.blobs.local_ids() if b not in live]
     for b in dead:
         t.blobs.remove(b)
     t.blobs.compact_packs()

@@ -3,17 +3,36 @@
 Every method reads and writes files of the store (never the engine lock) and the bucket; none
 holds state between calls beyond what is on disk, so the CLI and a running server can share a
 store. ``name=None`` means the only configured remote (a one-line error when there is none or
-several). Errors are :class:`~retrace.sync.errors.RemoteError` (one line, no secrets).
+several). Errors are :class:`~retrace.sync.errors.RemoteError` (one line, no secrets); a push
+error is also recorded as the remote's ``lastError`` (``status``).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import socket
 import threading
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
 from retrace.engine.store.blobs import BlobSource
+from retrace.engine.store.layout import StoreLayout
+from retrace.sync.config import (
+    check_endpoint,
+    check_name,
+    check_workspace_name,
+    default_workspace_name,
+    load_remotes,
+    parse_url,
+    pick,
+    save_remotes,
+)
+from retrace.sync.crypto import Cipher, cipher_for, generate_key
 from retrace.sync.errors import RemoteError
+from retrace.sync.fetch import RemoteBlobs, count_checkpoints, list_sessions, open_session, pull
 from retrace.sync.models import (
     OpenReport,
     PullReport,
@@ -24,6 +43,9 @@ from retrace.sync.models import (
     RemoteStatus,
     SyncProgress,
 )
+from retrace.sync.objects import Bucket
+from retrace.sync.push import Cancelled, Pusher, read_new
+from retrace.sync.state import JournalState, SyncPaths, store_id
 
 ProgressFn = Callable[[SyncProgress], None]
 
@@ -35,11 +57,35 @@ class RemoteService:
     def __init__(self, store_dir: Path, workspace: Path, *, env: Mapping[str, str] | None = None) -> None:
         self.store_dir = store_dir
         self.workspace = workspace
-        self.env = env
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.layout = StoreLayout(store_dir)
+
+    # ------------------------------------------------------------------ plumbing
+    def _config(self, name: str | None) -> RemoteConfig:
+        return pick(self.remotes(), name)
+
+    def _bucket(self, config: RemoteConfig) -> Bucket:
+        return Bucket(config, self.env)
+
+    def _cipher(self, config: RemoteConfig) -> Cipher | None:
+        return cipher_for(config, self.env)
+
+    def _paths(self, config: RemoteConfig) -> SyncPaths:
+        return SyncPaths(self.layout, config.name)
+
+    def _card(self, config: RemoteConfig) -> bytes:
+        card = {
+            "storeId": store_id(self.layout),
+            "machine": socket.gethostname(),
+            "workspaceName": config.workspace_name,
+            "workspacePath": str(self.workspace),
+            "created": datetime.now(UTC).isoformat(),
+        }
+        return json.dumps(card).encode()
 
     def remotes(self) -> list[RemoteConfig]:
         """The configured remotes (``remote.json``; empty when none)."""
-        raise RemoteError("not built yet")
+        return load_remotes(self.layout)
 
     def add(
         self,
@@ -53,11 +99,29 @@ class RemoteService:
     ) -> RemoteConfig:
         """Configure (or reconfigure) remote ``name`` at ``url`` (``s3://bucket[/prefix]``). No
         network. ``encrypt`` creates the key file when no key is in the environment."""
-        raise RemoteError("not built yet")
+        check_name(name)
+        parse_url(url)
+        ws_name = check_workspace_name(workspace_name or default_workspace_name(self.workspace))
+        remotes = self.remotes()
+        old = next((r for r in remotes if r.name == name), None)
+        key_id = old.key_id if old is not None and old.encrypt else None
+        if encrypt and key_id is None:
+            key_id, _path = generate_key(self.env)
+        base = old.model_dump() if old is not None else {}
+        base.update(
+            name=name, url=url, endpoint=check_endpoint(endpoint), region=region,
+            workspace_name=ws_name, encrypt=encrypt, key_id=key_id if encrypt else None,
+        )  # fmt: skip
+        new = RemoteConfig.model_validate(base)
+        save_remotes(self.layout, [r for r in remotes if r.name != name] + [new])
+        return new
 
     def remove(self, name: str) -> None:
         """Forget remote ``name`` and its local state (the bucket is not touched)."""
-        raise RemoteError("not built yet")
+        remotes = self.remotes()
+        pick(remotes, name)
+        save_remotes(self.layout, [r for r in remotes if r.name != name])
+        shutil.rmtree(self.layout.remote / name, ignore_errors=True)
 
     def push(
         self,
@@ -68,24 +132,68 @@ class RemoteService:
     ) -> PushReport:
         """Upload what the remote lacks: outbox, blobs (sync packs), journal segments. Resumable;
         ``cancel`` stops between objects (state saved)."""
-        raise RemoteError("not built yet")
+        config = self._config(name)
+        paths = self._paths(config)
+        state = paths.load_state()
+        try:
+            pusher = Pusher(
+                self.layout, config, self._bucket(config), cipher=self._cipher(config),
+                store_id=store_id(self.layout), card=self._card(config), progress=progress, cancel=cancel,
+            )  # fmt: skip
+            return pusher.run(state)
+        except Cancelled:
+            t = pusher.tally
+            return PushReport(
+                remote=config.name, packs=t.packs, blobs=t.blobs, segments=t.segments, bytes=t.bytes,
+                seconds=0.0, up_to_date=False,
+            )  # fmt: skip
+        except RemoteError as exc:
+            state = paths.load_state()
+            state.last_error = str(exc)
+            paths.save_state(state)
+            raise
 
     def pull(self, name: str | None = None, *, progress: ProgressFn | None = None) -> PullReport:
         """For every session opened from the remote, append the segments pushed since."""
-        raise RemoteError("not built yet")
+        config = self._config(name)
+        return pull(self._bucket(config), self._paths(config), self._cipher(config))
 
     def status(self, name: str | None = None) -> RemoteStatus:
         """Local only (no network): last push, last error, what is pending."""
-        raise RemoteError("not built yet")
+        config = self._config(name)
+        paths = self._paths(config)
+        state = paths.load_state()
+        pending_cps = pending_bytes = 0
+        for sid in self.layout.session_ids():
+            cut = read_new(self.layout.journal(sid), state.journals.get(sid) or JournalState())
+            if cut is not None:
+                js, whole = cut
+                new = whole[js.offset :]
+                pending_bytes += len(new)
+                pending_cps += count_checkpoints(new)
+        outbox = paths.outbox_items()
+        pending_bytes += sum(p.stat().st_size for p in outbox)
+        return RemoteStatus(
+            remote=config.name, url=config.url, endpoint=config.endpoint, encrypt=config.encrypt,
+            last_push=state.last_push, last_error=state.last_error, pending_checkpoints=pending_cps,
+            pending_bytes=pending_bytes, outbox=len(outbox),
+        )  # fmt: skip
 
     def sessions(self, name: str | None = None) -> list[RemoteSession]:
         """Sessions in the bucket under this workspace's prefix (one LIST), newest first."""
-        raise RemoteError("not built yet")
+        config = self._config(name)
+        return list_sessions(self._bucket(config), self._paths(config))
 
     def open(self, session_id: str, *, name: str | None = None, store_id: str | None = None) -> OpenReport:
         """Import a remote session's journal into the local store (creating the store if
         missing) and cache the remote pack indexes; blobs are fetched lazily."""
-        raise RemoteError("not built yet")
+        config = self._config(name)
+        if not self.layout.meta.exists():
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            self.layout.init(self.workspace)
+        return open_session(
+            self._bucket(config), self._paths(config), self._cipher(config), session_id, store_id
+        )
 
     def gc(
         self,
@@ -97,8 +205,14 @@ class RemoteService:
         local: bool = False,
     ) -> RemoteGcReport:
         """Remote mark-and-sweep with a grace period; ``local``: the local cache policy only."""
-        raise RemoteError("not built yet")
+        raise RemoteError("remote gc is not available in this build")
 
     def blob_source(self, name: str | None = None) -> BlobSource | None:
-        """Blobs only in the remote, from the cached pack indexes (``None``: no remote)."""
-        raise RemoteError("not built yet")
+        """Blobs only in the remote, from the cached pack indexes (``None``: no remote). No
+        network until a blob is read; credentials are resolved then."""
+        remotes = self.remotes()
+        if not remotes:
+            return None
+        config = pick(remotes, name)
+        paths = self._paths(config)
+        return RemoteBlobs(paths.index, lambda: self._bucket(config), self._cipher(config))

@@ -162,7 +162,7 @@ class Capturer:
             if matches(head_e, key):
                 return head_e  # unchanged since the head: its blob is stored already
             e = entry_of(key)
-            if not store or e.hash is None or self.blobs.has(e.hash):
+            if not store or e.hash is None or self.blobs.has_local(e.hash):
                 return e
         r = at(self._ws, rel, lambda p, d: read_entry(p, st, self.config.max_file_bytes, d))
         if r is None:

@@ -160,10 +160,11 @@ def _scan(path: Path, sid: str, index: HistoryIndex | None) -> JournalScan:
     return scan
 
 
-def _read_all(layout: StoreLayout, report: ReplayReport, index: HistoryIndex | None) -> dict[str, _Parsed]:
+def _read_all(
+    layout: StoreLayout, report: ReplayReport, index: HistoryIndex | None, sids: list[str] | None = None
+) -> dict[str, _Parsed]:
     parsed: dict[str, _Parsed] = {}
-    sids = layout.session_ids()
-    for sid in sids:
+    for sid in layout.session_ids() if sids is None else sids:
         path = layout.journal(sid)
         scan = _scan(path, sid, index)
         report.lines += scan.count
@@ -267,16 +268,7 @@ def replay(
     if index is not None:
         index.forget_except(layout.session_ids())
     _rebuild_lost(parsed, report)
-    for cid in sorted(parsed):
-        p = parsed[cid]
-        cp = p.cp
-        parent_depth = history.snap_depth.get(cp.parent or "", 0)
-        history.add(cp, p.delta, p.snapshot, parent_depth + 1 + len(p.delta or ()))
-        reason = _damage(history, cp, p, report, present)
-        if reason is not None:
-            if cid in report.known_lost:
-                reason = f"lost (recorded by repair): {report.known_lost[cid]}"
-            history.mark_damaged(cid, reason)
+    _add_all(history, parsed, report, present)
     unknown = sorted(c for c in history.damage if c not in report.known_lost)
     if unknown:
         report.problems.append(
@@ -284,6 +276,37 @@ def replay(
             + _shown(unknown)
         )
     return report
+
+
+def _add_all(
+    history: History, parsed: dict[str, _Parsed], report: ReplayReport, present: set[str]
+) -> list[str]:
+    """Add the parsed checkpoints ``history`` does not have yet, in id order; their ids."""
+    added: list[str] = []
+    for cid in sorted(parsed):
+        if cid in history.cps:
+            continue
+        p = parsed[cid]
+        cp = p.cp
+        parent_depth = history.snap_depth.get(cp.parent or "", 0)
+        history.add(cp, p.delta, p.snapshot, parent_depth + 1 + len(p.delta or ()))
+        added.append(cid)
+        reason = _damage(history, cp, p, report, present)
+        if reason is not None:
+            if cid in report.known_lost:
+                reason = f"lost (recorded by repair): {report.known_lost[cid]}"
+            history.mark_damaged(cid, reason)
+    return added
+
+
+def adopt(layout: StoreLayout, history: History, present: set[str], sids: list[str]) -> list[str]:
+    """Add to an already replayed ``history`` the checkpoints of journals ``sids`` it does not
+    have yet (sessions imported from a remote, or lines pulled since), damage marked as on a
+    full replay; returns the ids added. The head is left alone."""
+    report = ReplayReport()
+    parsed = _read_all(layout, report, None, sids)
+    _rebuild_lost(parsed, report)
+    return _add_all(history, parsed, report, present)
 
 
 def _damage(

@@ -39,7 +39,7 @@ from typing import BinaryIO, Protocol
 
 import zstandard
 
-from retrace.engine.errors import BlobCorrupt
+from retrace.engine.errors import BlobCorrupt, RetraceError
 
 ZSTD_LEVEL = 3
 RECENT_BYTES = 8 << 20
@@ -91,7 +91,54 @@ class BlobStore:
         self._recent: OrderedDict[str, bytes] = OrderedDict()
         self._recent_bytes = 0
         self._recent_lock = threading.Lock()
+        self._source: BlobSource | None = None
+        self._source_ids: set[str] = set()
         self._load_packs()
+
+    # ------------------------------------------------------------------ remote source
+    def attach_source(self, source: BlobSource) -> None:
+        """Blobs missing here are read from ``source`` (a remote): ``has``/``ids`` include its ids;
+        the first read of one fetches the payload, verifies it and publishes it as a loose blob."""
+        self._source = source
+        self._source_ids = set(source.ids())
+
+    def remote_only(self, bid: str) -> bool:
+        """True when ``bid`` is not stored here but the attached source can supply it."""
+        return bid in self._source_ids and not self.has_local(bid)
+
+    def _fetch_remote(self, bid: str) -> bytes:
+        """Fetch, verify and publish (as a loose blob) a remote-only blob; returns its payload."""
+        assert self._source is not None
+        try:
+            payload = self._source.fetch(bid)
+        except BlobCorrupt:
+            raise
+        except RetraceError as exc:
+            raise RetraceError(f"blob {bid} is only in the remote: {exc}") from None
+        try:
+            data = zstandard.ZstdDecompressor().decompress(payload)
+        except zstandard.ZstdError as exc:
+            raise BlobCorrupt(bid, f"its remote copy cannot be decompressed ({exc})") from None
+        if blob_id(data) != bid:
+            raise BlobCorrupt(bid, "its remote copy does not match its hash")
+        self.put_payload(bid, payload)
+        self._remember(bid, data)
+        return payload
+
+    def put_payload(self, bid: str, payload: bytes) -> None:
+        """Publish an already-compressed, already-verified payload as a loose blob."""
+        dest = self._spath(bid)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        tmp = f"{dest}.{os.getpid()}.{threading.get_ident()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            write_all(fd, payload)
+            if self.durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, dest)
+        self._known.add(bid)
 
     def _remember(self, bid: str, data: bytes) -> None:
         if len(data) > RECENT_MAX_BLOB:
@@ -154,6 +201,11 @@ class BlobStore:
         return os.path.join(self._root, bid[:2], bid)
 
     def has(self, bid: str) -> bool:
+        """Stored here, or available from the attached remote source."""
+        return self.has_local(bid) or bid in self._source_ids
+
+    def has_local(self, bid: str) -> bool:
+        """Stored here (loose or packed), whatever the remote source has."""
         if bid in self._known or bid in self._packed:
             return True
         if os.path.exists(self._spath(bid)):
@@ -164,7 +216,7 @@ class BlobStore:
     def put(self, data: bytes, bid: str | None = None) -> str:
         """Store ``data`` as a loose blob (no-op when already present); returns its id."""
         bid = bid or blob_id(data)
-        if self.has(bid):
+        if self.has_local(bid):
             return bid
         dest = self._spath(bid)
         shard = os.path.dirname(dest)
@@ -203,7 +255,13 @@ class BlobStore:
             with open(self._spath(bid), "rb") as f:
                 return f.read()
         except FileNotFoundError:
+            if bid in self._source_ids:
+                return self._fetch_remote(bid)
             raise BlobCorrupt(bid, "missing from the store") from None
+
+    def payload(self, bid: str) -> bytes:
+        """The blob's stored (zstd) bytes, unverified (sync packs carry them as they are)."""
+        return self._payload(bid)
 
     def pack_of(self, bid: str) -> str | None:
         """Path of the pack holding ``bid`` (``None`` when it is not packed)."""
@@ -273,14 +331,17 @@ class BlobStore:
             try:
                 source = open(self._spath(bid), "rb")  # noqa: SIM115 (closed below)
             except FileNotFoundError:
-                raise BlobCorrupt(bid, "missing from the store") from None
+                if bid not in self._source_ids:
+                    raise BlobCorrupt(bid, "missing from the store") from None
+                source = io.BytesIO(self._fetch_remote(bid))
         with source, zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True) as r:
             while chunk := r.read(STREAM_CHUNK):
                 yield chunk
 
     def mark_known(self, ids: set[str]) -> None:
-        """Seed the existence cache (from one listing) so ``has`` needs no stat per blob."""
-        self._known |= ids
+        """Seed the existence cache (from one listing) so ``has`` needs no stat per blob (ids
+        only the remote source has are not stored here: left out)."""
+        self._known |= ids - self._source_ids if self._source_ids else ids
 
     def loose_ids(self) -> Iterator[str]:
         if not os.path.isdir(self._root):
@@ -298,12 +359,25 @@ class BlobStore:
         for bid in self._packed:
             if bid not in loose and bid not in self._dead:
                 yield bid
+        for bid in self._source_ids:
+            if bid not in loose and bid not in self._packed:
+                yield bid
+
+    def local_ids(self) -> Iterator[str]:
+        """Blob ids stored here (loose and packed, each once; never the remote source's)."""
+        loose = set(self.loose_ids())
+        yield from loose
+        for bid in self._packed:
+            if bid not in loose and bid not in self._dead:
+                yield bid
 
     def raw_size(self, bid: str) -> int:
         """Uncompressed size (0 when unknown)."""
         loc = self._packed.get(bid)
         if loc is not None:
             return loc[3]
+        if self.remote_only(bid):
+            self._fetch_remote(bid)
         with open(self._spath(bid), "rb") as f:
             head = f.read(18)
         try:

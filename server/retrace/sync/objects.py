@@ -1,0 +1,182 @@
+"""The bucket, through ``obstore`` (S3 API): put/get/get_range/list/head/delete.
+
+Contracts:
+
+* Keys are relative to the workspace prefix; nothing here knows what an object means.
+* Requests time out (connect 5 s, whole request 120 s) and transient failures are retried by
+  obstore with exponential back-off (3 retries), so a dropped connection mid-upload is retried
+  and, past that, surfaces as a :class:`RemoteError`.
+* Every failure is ONE line naming the remote, the operation and the key; the underlying message
+  is cut to its first line and never includes credentials (obstore's messages carry the URL
+  and status, not the signature).
+* ``get_range`` falls back to a whole GET (then a slice) on servers that ignore ``Range``;
+  ``map_bounded`` runs calls with at most ``max_concurrency`` in flight; ``throttle`` keeps
+  uploads under ``max_bytes_per_second`` when set.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+import obstore
+from obstore.store import S3Store
+
+from retrace.sync.config import Credentials, key_prefix, parse_url, resolve_credentials
+from retrace.sync.errors import RemoteError
+from retrace.sync.models import RemoteConfig
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    key: str
+    size: int
+    modified: datetime
+
+
+class Bucket:
+    """One remote's objects under its workspace prefix."""
+
+    def __init__(self, config: RemoteConfig, env: Mapping[str, str]) -> None:
+        self.name = config.name
+        self.max_concurrency = max(1, config.max_concurrency)
+        self.max_bytes_per_second = config.max_bytes_per_second
+        bucket, _ = parse_url(config.url)
+        self.prefix = key_prefix(config)
+        creds: Credentials = resolve_credentials(config, env)
+        endpoint = config.endpoint
+        settings: dict[str, Any] = {
+            "access_key_id": creds.access_key_id,
+            "secret_access_key": creds.secret_access_key,
+            "region": creds.region,
+        }
+        if creds.session_token:
+            settings["session_token"] = creds.session_token
+        if endpoint:
+            settings["endpoint"] = endpoint
+            settings["virtual_hosted_style_request"] = False
+        self._store = S3Store(
+            bucket,
+            prefix=self.prefix,
+            client_options={
+                "allow_http": bool(endpoint and endpoint.startswith("http://")),
+                "connect_timeout": "5s",
+                "timeout": "120s",
+            },
+            retry_config={
+                "max_retries": 3,
+                "retry_timeout": timedelta(seconds=60),
+                "backoff": {
+                    "init_backoff": timedelta(milliseconds=100),
+                    "max_backoff": timedelta(seconds=5),
+                    "base": 2,
+                },
+            },
+            **settings,
+        )
+        self.ranges = True
+        """False once the server ignored a Range request (whole objects are read then)."""
+        self._rate_lock = threading.Lock()
+        self._rate_start = time.monotonic()
+        self._rate_bytes = 0
+        self.requests = {"put": 0, "get": 0, "list": 0, "delete": 0, "head": 0}
+        """Requests made by this client (benchmarks and tests count them)."""
+
+    def _fail(self, op: str, key: str, exc: BaseException) -> RemoteError:
+        text = str(exc).strip().splitlines()
+        first = text[0] if text else type(exc).__name__
+        return RemoteError(f"remote {self.name!r}: {op} {self.prefix}/{key} failed: {first[:300]}")
+
+    def _count(self, op: str) -> None:
+        self.requests[op] += 1
+
+    def put(self, key: str, data: bytes) -> None:
+        self.throttle(len(data))
+        self._count("put")
+        try:
+            obstore.put(self._store, key, data)
+        except Exception as exc:
+            raise self._fail("PUT", key, exc) from None
+
+    def get(self, key: str) -> bytes:
+        self._count("get")
+        try:
+            return bytes(obstore.get(self._store, key).bytes())
+        except FileNotFoundError:
+            raise RemoteError(f"remote {self.name!r}: {self.prefix}/{key} does not exist") from None
+        except Exception as exc:
+            raise self._fail("GET", key, exc) from None
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of an object."""
+        if self.ranges:
+            self._count("get")
+            try:
+                return bytes(obstore.get_range(self._store, key, start=start, end=end))
+            except FileNotFoundError:
+                raise RemoteError(f"remote {self.name!r}: {self.prefix}/{key} does not exist") from None
+            except Exception as exc:
+                if "non-partial" not in str(exc):
+                    raise self._fail("GET", key, exc) from None
+                self.ranges = False  # this server ignores Range: whole objects from now on
+        return self.get(key)[start:end]
+
+    def list(self, prefix: str) -> list[ObjectInfo]:
+        self._count("list")
+        try:
+            out: list[ObjectInfo] = []
+            for chunk in obstore.list(self._store, prefix=prefix):
+                out.extend(ObjectInfo(m["path"], m["size"], m["last_modified"]) for m in chunk)
+        except Exception as exc:
+            raise self._fail("LIST", prefix, exc) from None
+        return out
+
+    def head(self, key: str) -> ObjectInfo | None:
+        self._count("head")
+        try:
+            m = obstore.head(self._store, key)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            raise self._fail("HEAD", key, exc) from None
+        return ObjectInfo(m["path"], m["size"], m["last_modified"])
+
+    def delete(self, key: str) -> None:
+        self._count("delete")
+        try:
+            obstore.delete(self._store, key)
+        except FileNotFoundError:
+            return
+        except Exception as exc:
+            raise self._fail("DELETE", key, exc) from None
+
+    def throttle(self, nbytes: int) -> None:
+        """Sleep as needed to keep uploads under ``max_bytes_per_second`` (no cap: no-op)."""
+        cap = self.max_bytes_per_second
+        if not cap:
+            return
+        with self._rate_lock:
+            self._rate_bytes += nbytes
+            due = self._rate_start + self._rate_bytes / cap
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def map_bounded(self, fn: Callable[[T], R], items: Iterable[T]) -> builtins.list[R]:
+        """``fn`` over ``items`` with at most ``max_concurrency`` calls in flight; results in
+        order; the first error is raised once every started call has finished."""
+        work = list(items)
+        if len(work) <= 1 or self.max_concurrency == 1:
+            return [fn(i) for i in work]
+        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
+            futures = [pool.submit(fn, i) for i in work]
+            return [f.result() for f in futures]

@@ -1,0 +1,269 @@
+"""Push: upload what the remote lacks, resumably, without ever taking the engine's lock.
+
+Order (each step only after the previous one):
+
+1. the outbox: objects built by an earlier push but not confirmed uploaded (a crash, a network
+   loss) are uploaded first — same key, same bytes, so nothing is duplicated;
+2. the remote index: one LIST of ``packs/`` and of ``gc/condemned/``; indexes not cached yet are
+   fetched (what other machines pushed counts as present; a condemned pack's blobs do not);
+3. the journals' sizes are read (each up to its last newline), THEN the local blobs are listed:
+   every blob a pushed journal line references is in that listing;
+4. blobs the remote lacks → sync packs (≤ 64 MiB) → ``.pack`` then ``.idx``;
+5. each journal's new bytes → sealed segments (≤ 8 MiB, cut at newlines). When a local gc
+   rewrote a journal (the sha256 of the pushed prefix no longer matches) the journal starts a new
+   generation from byte 0.
+
+Every object is written to the outbox and the state saved (atomically) before it is uploaded,
+and removed from the outbox once uploaded, so a push killed anywhere resumes where it stopped.
+Only files are read: loose blobs and published packs are immutable; a blob that vanished (a
+local gc) is skipped this round.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from retrace.engine.errors import BlobCorrupt
+from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.layout import StoreLayout
+from retrace.sync.crypto import Cipher
+from retrace.sync.keys import (
+    CONDEMNED,
+    PACKS,
+    SegmentKey,
+    card_key,
+    index_key,
+    pack_key,
+    parse_condemned,
+    parse_pack,
+)
+from retrace.sync.models import PushReport, RemoteConfig, SyncPhase, SyncProgress
+from retrace.sync.objects import Bucket
+from retrace.sync.packs import MAX_PACK_BYTES, build_pack, cut_segments, open_index, parse_index, seal_segment
+from retrace.sync.state import JournalState, PushState, SyncPaths, outbox_key, outbox_name, write_bytes
+
+ProgressFn = Callable[[SyncProgress], None]
+
+
+class Cancelled(Exception):  # noqa: N818 (a control-flow signal, not an error)
+    pass
+
+
+@dataclass
+class _Tally:
+    packs: int = 0
+    blobs: int = 0
+    segments: int = 0
+    bytes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
+class JournalCut:
+    """New bytes of one journal to push: ``whole[start:]`` (``whole`` ends at a newline)."""
+
+    session_id: str
+    state: JournalState
+    start: int
+    whole: bytes
+
+
+class Pusher:
+    def __init__(
+        self,
+        layout: StoreLayout,
+        config: RemoteConfig,
+        bucket: Bucket,
+        *,
+        cipher: Cipher | None,
+        store_id: str,
+        card: bytes,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.layout = layout
+        self.config = config
+        self.bucket = bucket
+        self.cipher = cipher
+        self.store_id = store_id
+        self.card = card
+        self.paths = SyncPaths(layout, config.name)
+        self.progress = progress
+        self.cancel = cancel
+        self.tally = _Tally()
+        self._state_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ helpers
+    def _report(self, phase: SyncPhase, done: int, total: int, bytes_done: int, bytes_total: int) -> None:
+        if self.progress is not None:
+            self.progress(SyncProgress(
+                remote=self.config.name, phase=phase, done=done, total=total,
+                bytes_done=bytes_done, bytes_total=bytes_total,
+            ))  # fmt: skip
+
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled
+
+    def _upload(self, key: str, data: bytes) -> None:
+        """Put one object through the outbox (kept there until the PUT succeeded)."""
+        self._check_cancel()
+        box = self.paths.outbox / outbox_name(key)
+        if not box.exists():
+            write_bytes(box, data)
+        self.bucket.put(key, data)
+        with self.tally.lock:
+            self.tally.bytes += len(data)
+        box.unlink(missing_ok=True)
+
+    # ------------------------------------------------------------------ the steps
+    def run(self, state: PushState) -> PushReport:
+        t0 = time.monotonic()
+        self.flush_outbox()
+        if not state.store_card:
+            self.bucket.put(card_key(self.store_id), self.card)
+            state.store_card = True
+            self.paths.save_state(state)
+        present = self.refresh_index()
+        cuts = self.journal_cuts(state)
+        local = BlobStore(self.layout.blobs)
+        self.push_blobs(local, set(local.local_ids()) - present, state)
+        self.push_journals(cuts, state)
+        state.last_push = datetime.now(UTC).isoformat()
+        state.last_error = None
+        self.paths.save_state(state)
+        t = self.tally
+        self._report("done", 1, 1, t.bytes, t.bytes)
+        return PushReport(
+            remote=self.config.name, packs=t.packs, blobs=t.blobs, segments=t.segments,
+            bytes=t.bytes, seconds=round(time.monotonic() - t0, 3),
+            up_to_date=t.packs == 0 and t.segments == 0,
+        )  # fmt: skip
+
+    def flush_outbox(self) -> None:
+        items = self.paths.outbox_items()
+        for n, path in enumerate(items):
+            self._check_cancel()
+            key = outbox_key(path)
+            data = path.read_bytes()
+            self.bucket.put(key, data)
+            parsed = parse_pack(key)
+            if parsed is not None and parsed[1] == "idx":
+                self.paths.write_index(parsed[0], open_index(data, parsed[0], self.cipher))
+            path.unlink(missing_ok=True)
+            self._report("blobs", n + 1, len(items), 0, 0)
+
+    def refresh_index(self) -> set[str]:
+        """Blob ids the remote has (cached indexes, refreshed from one LIST), minus condemned."""
+        listed = self.bucket.list(PACKS)
+        remote_packs = {p[0] for o in listed if (p := parse_pack(o.key)) and p[1] == "idx"}
+        missing = sorted(remote_packs - self.paths.cached_indexes())
+        for n, name in enumerate(missing):
+            self._check_cancel()
+            self.paths.write_index(name, open_index(self.bucket.get(index_key(name)), name, self.cipher))
+            self._report("indexes", n + 1, len(missing), 0, 0)
+        condemned = {c for o in self.bucket.list(CONDEMNED) if (c := parse_condemned(o.key))}
+        present: set[str] = set()
+        for name in remote_packs - condemned:
+            present.update(parse_index((self.paths.index / f"{name}.idx").read_bytes()))
+        return present
+
+    def journal_cuts(self, state: PushState) -> list[JournalCut]:
+        cuts: list[JournalCut] = []
+        for sid in self.layout.session_ids():
+            js = state.journals.get(sid) or JournalState()
+            cut = read_new(self.layout.journal(sid), js)
+            if cut is not None:
+                new_state, whole = cut
+                cuts.append(JournalCut(sid, new_state, new_state.offset, whole))
+        return cuts
+
+    def push_blobs(self, local: BlobStore, missing: set[str], state: PushState) -> None:
+        groups: list[list[tuple[str, bytes, int]]] = [[]]
+        size = 0
+        total_bytes = 0
+        for bid in sorted(missing):
+            try:
+                payload = local.payload(bid)
+            except (BlobCorrupt, OSError):
+                continue  # removed by a local gc since the listing: not referenced any more
+            if size + len(payload) > MAX_PACK_BYTES and groups[-1]:
+                groups.append([])
+                size = 0
+            groups[-1].append((bid, payload, local.raw_size(bid)))
+            size += len(payload)
+            total_bytes += len(payload)
+        groups = [g for g in groups if g]
+        done = [0, 0]
+
+        def one(group: list[tuple[str, bytes, int]]) -> None:
+            built = build_pack(group, self.cipher)
+            self._upload(pack_key(built.name), built.data)
+            self._upload(index_key(built.name), built.index)
+            self.paths.write_index(built.name, built.plain_index)
+            with self._state_lock:
+                self.tally.packs += 1
+                self.tally.blobs += built.blobs
+                state.packs += 1
+                self.paths.save_state(state)
+                done[0] += 1
+                done[1] += sum(len(p) for _b, p, _s in group)
+                self._report("blobs", done[0], len(groups), done[1], total_bytes)
+
+        self.bucket.map_bounded(one, groups)
+
+    def push_journals(self, cuts: list[JournalCut], state: PushState) -> None:
+        total = sum(len(c.whole) - c.start for c in cuts)
+        done = [0, 0]
+
+        def one(cut: JournalCut) -> None:
+            js = cut.state
+            pos = cut.start
+            for piece in cut_segments(cut.whole[cut.start :]):
+                seg = SegmentKey(
+                    cut.session_id,
+                    self.store_id,
+                    js.gen,
+                    js.seq,
+                    pos,
+                    pos + len(piece),
+                    int(time.time() * 1000),
+                )
+                self._upload(seg.key, seal_segment(piece, seg.key, self.cipher))
+                pos += len(piece)
+                with self._state_lock:
+                    js.seq += 1
+                    js.offset = pos
+                    js.prefix_sha = hashlib.sha256(cut.whole[:pos]).hexdigest()
+                    state.journals[cut.session_id] = js
+                    self.tally.segments += 1
+                    self.paths.save_state(state)
+                    done[0] += 1
+                    done[1] += len(piece)
+                    self._report("journals", done[0], len(cuts), done[1], total)
+
+        self.bucket.map_bounded(one, cuts)
+
+
+def read_new(path: Path, js: JournalState) -> tuple[JournalState, bytes] | None:
+    """(state to continue from — a new generation from 0 when the pushed prefix changed, as after
+    a local gc rewrote the journal —, the journal up to its last newline); ``None`` when there
+    is nothing new after the pushed offset."""
+    try:
+        with path.open("rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    end = data.rfind(b"\n") + 1
+    state = js.model_copy()
+    if js.offset and (end < js.offset or hashlib.sha256(data[: js.offset]).hexdigest() != js.prefix_sha):
+        state = JournalState(gen=js.gen + 1)
+    if end <= state.offset:
+        return None
+    return state, data[:end]
