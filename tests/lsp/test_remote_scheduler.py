@@ -47,9 +47,7 @@ def test_how_long_to_sleep(pending: Pending, expected: float | None) -> None:
     assert wait_for(pending) == expected
 
 
-@pytest.mark.parametrize(
-    ("failures", "expected"), [(1, 5.0), (2, 10.0), (3, 20.0), (8, 600.0), (30, 600.0)]
-)
+@pytest.mark.parametrize(("failures", "expected"), [(1, 5.0), (2, 10.0), (3, 20.0), (8, 600.0), (30, 600.0)])
 def test_backoff_doubles_up_to_a_bound(failures: int, expected: float) -> None:
     assert backoff(failures, 5.0, 600.0) == expected
 
@@ -79,7 +77,9 @@ class ScriptedPush:
                 if cancel.is_set():
                     raise RemoteError("cancelled")
             assert callable(progress)
-            progress(SyncProgress(remote="origin", phase="done", done=1, total=1, bytes_done=1, bytes_total=1))
+            progress(
+                SyncProgress(remote="origin", phase="done", done=1, total=1, bytes_done=1, bytes_total=1)
+            )
             outcome = self.outcomes.pop(0)
         finally:
             self.running -= 1
