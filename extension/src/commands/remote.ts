@@ -71,6 +71,7 @@ export async function pickRemoteSession(rpc: Rpc, timeline: TimelineProvider): P
         matchOnDescription: true,
         matchOnDetail: true,
     });
+    log.info(`open a remote session: ${sessions.length} listed, ${pick === undefined ? 'none picked' : `picked ${pick.sessionId}`}`);
     return pick === undefined ? undefined : openRemoteSession(rpc, timeline, pick.sessionId, pick.storeId);
 }
 

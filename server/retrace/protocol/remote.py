@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from retrace.camel import CamelModel
 from retrace.sync.models import OpenReport, PullReport, PushReport, RemoteSession, RemoteStatus, SyncProgress
@@ -36,6 +36,12 @@ class RemoteSettings(CamelModel):
     encrypt: bool = False
     every_checkpoints: int = Field(default=10, ge=1)
     every_minutes: float = Field(default=5.0, gt=0)
+
+    @field_validator("url", "endpoint", "region", "workspace_name", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        """An empty text field in the settings UI means "not set"."""
+        return None if isinstance(value, str) and not value.strip() else value
 
 
 class RemoteParams(CamelModel):

@@ -10,7 +10,7 @@ Contracts:
 * The remote is prepared before the engine opens, so the engine reads remote-only blobs through
   its blob source (:meth:`RemoteSync.blob_source`); the scheduler starts once the engine is open.
 * Pushes run on the scheduler's thread; pull and open run in a worker thread; the three share
-  one lock (one transfer writing the remote's local state at a time). None of them goes through
+  one lock with listing (one writer of the remote's local state at a time). None of them goes through
   the engine gate except the adoption of an opened session (``Engine.adopt_sessions``), after
   which the timeline cache re-reads the journals and clients are told (``timeline/didChange``).
 * A remote that is misconfigured or down never fails start-up or a turn: it is logged and
@@ -29,7 +29,7 @@ from retrace import credentials
 from retrace.bootstrap import Services
 from retrace.engine import Engine
 from retrace.engine.store.blobs import BlobSource
-from retrace.engine.store.layout import default_store_dir
+from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.lsp.services import timeline
 from retrace.lsp.services.remote_sync import NotifyFn, SyncScheduler
 from retrace.protocol.models import TimelineDidChange
@@ -234,7 +234,20 @@ class RemoteSync:
 
     async def sessions(self, name: str | None) -> RemoteSessionsResult:
         chosen = self._name(name)
-        return RemoteSessionsResult(sessions=await asyncio.to_thread(self.service.sessions, chosen))
+
+        def sessions() -> RemoteSessionsResult:
+            with self._io:  # listing caches the stores' cards: one writer at a time
+                listed = self.service.sessions(chosen)
+            # A session this store holds (its own, pushed from here, or opened) is here already.
+            here = set(StoreLayout(self.service.store_dir).session_ids())
+            return RemoteSessionsResult(
+                sessions=[
+                    s.model_copy(update={"opened_locally": s.opened_locally or s.session_id in here})
+                    for s in listed
+                ]
+            )
+
+        return await asyncio.to_thread(sessions)
 
     async def open(self, services: Services, params: RemoteOpenParams) -> RemoteOpenResult:
         chosen = self._name(params.remote)
