@@ -4,7 +4,8 @@ One machine: the remote comes from the ``retrace.remote.*`` settings and the cre
 environment; an agent turn's checkpoints are pushed by the server's scheduler (progress
 notifications, objects in the bucket, status). A second machine (another workspace and store,
 another server process) lists the session, opens it, sees it in its timeline and restores one of
-its checkpoints, whose files come from the remote. A remote that is down never holds up a turn:
+its checkpoints, whose files come from the remote; when the first machine goes on with the
+session, the second pulls the new turn. A remote that is down never holds up a turn:
 the turn completes and the status reports the error.
 """
 
@@ -90,7 +91,25 @@ async def test_a_turn_is_pushed_and_another_machine_opens_and_restores_it(
         listed = (await second.request("retrace/remote/sessions", {}))["sessions"]
         assert next(s for s in listed if s["sessionId"] == session_id)["openedLocally"] is True
         timeline = await second.request("retrace/timeline/get", {"sessionId": session_id})
-        last = [cp for cp in timeline["checkpoints"] if cp["kind"] == "tool"][-1]
+        conversation = await second.request("retrace/conversation/get", {"sessionId": session_id})
+        assert "first task" in json.dumps(conversation)
+
+        # The first machine goes on with the session; the second pulls the new turn.
+        first = await start_editor(workspace, store, env=env, settings=settings)
+        try:
+            await first.run_turn("second task", session_id=session_id)
+        finally:
+            await stop_editor(first)  # the last push is made at shutdown
+        pulled = await second.request("retrace/remote/pull", {})
+        assert pulled["report"]["segments"] >= 1, pulled
+        grown = await second.request("retrace/timeline/get", {"sessionId": session_id})
+        assert len(grown["checkpoints"]) > len(timeline["checkpoints"])
+        tree = await second.request("retrace/timeline/tree", {})
+        story = next(s for s in tree["sessions"] if s["session"]["id"] == session_id)
+        assert story["turnCount"] == 2, story
+
+        # Its newest checkpoint restored here: every file comes from the remote's blobs.
+        last = [cp for cp in grown["checkpoints"] if cp["kind"] == "tool"][-1]
         restored = await second.request(
             "retrace/checkpoint/restore", {"id": last["id"], "mode": "code", "force": True}
         )
@@ -98,6 +117,7 @@ async def test_a_turn_is_pushed_and_another_machine_opens_and_restores_it(
         assert (other_ws / "hello.txt").read_text("utf-8") == "hello 👋\n"
         assert "return 2" in (other_ws / "src" / "app.py").read_text("utf-8")
         assert (other_ws / "gen" / "out.txt").read_text("utf-8") == "out\n"
+        assert "Sample (edited)" in (other_ws / "README.md").read_text("utf-8")
     finally:
         await stop_editor(second)
 
