@@ -1459,6 +1459,10 @@ export interface VerifyReport {
    */
   quick: boolean;
   /**
+   * Referenced blobs stored only in a configured remote (fetched when needed): not damage.
+   */
+  remoteBlobs: number;
+  /**
    * With repair: one line per action (what was quarantined where, what was rebuilt).
    */
   repaired: string[];

@@ -8,9 +8,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.remote.s3server import S3Server
+
 from retrace.engine import Engine
 from retrace.sync import RemoteService
-from tests.remote.s3server import S3Server
 
 
 def tree(root: Path) -> dict[str, tuple[str, bool]]:

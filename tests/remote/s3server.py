@@ -50,8 +50,13 @@ class S3Server:
         log = open(self.data.parent / f"rclone-{self.port}.log", "ab")  # noqa: SIM115 (kept for the process)
         self.proc = subprocess.Popen(
             [
-                str(RCLONE), "serve", "s3", "--addr", f"127.0.0.1:{self.port}",
-                "--auth-key", f"{ACCESS_KEY},{SECRET_KEY}", 
+                str(RCLONE),
+                "serve",
+                "s3",
+                "--addr",
+                f"127.0.0.1:{self.port}",
+                "--auth-key",
+                f"{ACCESS_KEY},{SECRET_KEY}",
                 str(self.data),
             ],
             stdout=log,
@@ -85,6 +90,4 @@ class S3Server:
     def objects(self) -> dict[str, int]:
         """Every object in the bucket (key → size), read from the data folder."""
         root = self.data / self.bucket
-        return {
-            str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()
-        }
+        return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from retrace.engine import Engine
-from retrace.sync.fetch import RemoteBlobs
 from tests.remote.helpers import Machine, tree
 from tests.remote.s3server import S3Server
+
+from retrace.engine import Engine
+from retrace.sync.fetch import RemoteBlobs
 
 
 def write_work(ws: Path, version: int) -> None:
@@ -55,3 +56,24 @@ def test_push_open_restore_is_byte_exact_and_lazy(tmp_path: Path, s3: S3Server) 
         eng.restore(cp1, force=True)
         assert (b.ws / "src" / "main.py").read_text() == "print('version 1')\n"
         assert os.access(b.ws / "run.sh", os.X_OK)
+
+
+def test_opening_a_later_session_brings_the_sessions_it_builds_on(tmp_path: Path, s3: S3Server) -> None:
+    """A session's first checkpoint has its parent in an earlier session of that store (the
+    baseline): opening the later session alone must still give restorable checkpoints."""
+    a = Machine.make(tmp_path, s3, "a")
+    write_work(a.ws, 1)
+    with a.engine("first") as eng:
+        eng.checkpoint("one")
+    with a.engine("second") as eng:
+        write_work(a.ws, 2)
+        cp = eng.checkpoint("two").id
+    expected = tree(a.ws)
+    a.add_remote().push()
+
+    b = Machine.make(tmp_path, s3, "b")
+    b.add_remote().open("second")
+    with b.engine(remote=True) as eng:
+        assert eng.problems == []
+        eng.restore(cp, force=True)
+    assert tree(b.ws) == expected

@@ -27,6 +27,7 @@ from retrace.engine.repair import repair_store
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.verify import verify_store
 from retrace.protocol.file_history import FileHistoryParams, FileVersion
+from retrace.sync.service import RemoteService
 
 CLI_SESSION = "cli"
 """Session of every checkpoint the command line records: one group, not one session per call."""
@@ -67,8 +68,18 @@ def _store(args: argparse.Namespace) -> Path | None:
 
 def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True) -> Engine:
     session = None if readonly else CLI_SESSION
+    workspace = _workspace(args)
+    store = _store(args) or default_store_dir(workspace)
+    # Sessions opened from a remote read their blobs from it when needed (no network otherwise).
+    source = RemoteService(store, workspace).blob_source()
     return Engine.open(
-        _workspace(args), _store(args), session_id=session, readonly=readonly, create=False, catch_up=catch_up
+        workspace,
+        store,
+        session_id=session,
+        readonly=readonly,
+        create=False,
+        catch_up=catch_up,
+        blob_source=source,
     )
 
 
@@ -271,7 +282,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     layout = StoreLayout(_store(args) or default_store_dir(workspace))
-    report = repair_store(layout) if args.repair else verify_store(layout, quick=args.quick).report
+    source = RemoteService(layout.root, workspace).blob_source()
+    remote = source.ids() if source is not None else set()
+    report = (
+        repair_store(layout) if args.repair else verify_store(layout, quick=args.quick, remote=remote).report
+    )
     if args.json:
         _print_json(dump(report))
     else:

@@ -336,6 +336,8 @@ def verify_report(report: VerifyReport, *, store_dir: str) -> str:
         f"Store {store_dir}: {what} of {plural(report.journal_lines, 'journal line')}, "
         f"{plural(report.checkpoints, 'checkpoint')}, {plural(report.blobs, 'blob')}."
     ]
+    if report.remote_blobs:
+        lines.append(f"  {plural(report.remote_blobs, 'blob')} only in the remote (fetched when needed).")
     for d in report.damage:
         owner = f" (checkpoint {d.checkpoint_id})" if d.checkpoint_id else ""
         lines.append(f"  damaged {d.kind} {d.where}{owner}: {d.reason}")

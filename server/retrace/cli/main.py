@@ -2,8 +2,8 @@
 
 Contract: ``main(argv) -> exit code``. 0 success (also: nothing to restore, any dry run), 1 an
 expected error (one line ``retrace: error: <message>`` on stderr, nothing changed) or a failed
-restore, 2 a usage error, 3 a restore refused because of conflicts, 4 ``verify`` found damage,
-130 interrupted.
+restore, 2 a usage error or a remote error (``retrace remote``), 3 a restore refused because of
+conflicts, 4 ``verify`` found damage, 130 interrupted.
 Expected errors never print a traceback; anything else is a bug and does.
 """
 
@@ -16,9 +16,10 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from retrace import __version__
-from retrace.cli import commands
+from retrace.cli import commands, remote
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution
+from retrace.sync.errors import RemoteError
 
 _RESOLUTIONS: tuple[ConflictResolution, ...] = ("overwrite", "skip", "merge")
 
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
     )
     _add_agent_commands(add, common)
+    remote.add_parser(add, common, as_json)
     return parser
 
 
@@ -189,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
     except commands.CliError as exc:
         return _error(str(exc))
+    except RemoteError as exc:
+        _error(str(exc))
+        return remote.REMOTE_ERROR_EXIT
     except RetraceError as exc:
         return _error(commands.explain(exc))
     except OSError as exc:

@@ -49,12 +49,12 @@ class GcTarget:
     """Filled by :func:`collect`: every blob id it removed (caches must forget them)."""
 
 
-def _dir_bytes(path: str, skip: str | None = None) -> int:
-    """Bytes of the files under ``path``, leaving out the folder ``skip``."""
+def _dir_bytes(path: str, *skip: str) -> int:
+    """Bytes of the files under ``path``, leaving out the folders ``skip``."""
     total = 0
     for root, dirs, files in os.walk(path):
-        if skip is not None:
-            dirs[:] = [d for d in dirs if os.path.join(root, d) != skip]  # noqa: PTH118
+        if skip:
+            dirs[:] = [d for d in dirs if os.path.join(root, d) not in skip]  # noqa: PTH118
         for f in files:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, f)).st_size  # noqa: PTH118
@@ -89,7 +89,7 @@ def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, session
         blob_bytes=blob_bytes,
         raw_bytes=raw,
         journal_bytes=journal_bytes,
-        total_bytes=_dir_bytes(str(layout.root), str(layout.tasks)),
+        total_bytes=_dir_bytes(str(layout.root), str(layout.tasks), str(layout.remote)),
         capture=summarize([cp.capture_ms for cp in cps if cp.kind != "baseline"]),
         restore=summarize(restore_ms),
         restores=restores,
@@ -135,7 +135,7 @@ def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
 def collect(t: GcTarget) -> GcReport:
     """Apply retention and sweep unreferenced blobs (the caller holds the writer lock and has
     closed its journal writers: journals are rewritten)."""
-    before = _dir_bytes(str(t.layout.root), str(t.layout.tasks))
+    before = _dir_bytes(str(t.layout.root), str(t.layout.tasks), str(t.layout.remote))
     dropped_total = 0
     removed_total = 0
     extra = 0
@@ -145,12 +145,12 @@ def collect(t: GcTarget) -> GcReport:
             _drop_checkpoints(t, drop)
             dropped_total += len(drop)
         removed_total += _sweep_blobs(t)
-        size = _dir_bytes(str(t.layout.root), str(t.layout.tasks))
+        size = _dir_bytes(str(t.layout.root), str(t.layout.tasks), str(t.layout.remote))
         if size <= t.retention.max_bytes or len(t.history.order) <= 1:
             break
         # Over the size quota: drop a further tenth of the oldest checkpoints and sweep again.
         extra = max(1, len(t.history.order) // 10)
-    after = _dir_bytes(str(t.layout.root), str(t.layout.tasks))
+    after = _dir_bytes(str(t.layout.root), str(t.layout.tasks), str(t.layout.remote))
     return GcReport(
         checkpoints_dropped=dropped_total,
         blobs_removed=removed_total,

@@ -348,6 +348,8 @@ class VerifyReport(CamelModel):
     journal_lines: int = 0
     checkpoints: int = 0
     blobs: int = 0
+    remote_blobs: int = 0
+    """Referenced blobs stored only in a configured remote (fetched when needed): not damage."""
     damage: list[StoreDamage] = Field(default_factory=list)
     affected: list[AffectedCheckpoint] = Field(default_factory=list)
     repaired: list[str] = Field(default_factory=list)

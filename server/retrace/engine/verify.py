@@ -11,6 +11,7 @@ among the affected ones (information) but do not make the report fail. Repair li
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from retrace.engine.errors import RetraceError
@@ -34,12 +35,14 @@ class Findings:
     stored: set[str] = field(default_factory=set)
 
 
-def verify_store(layout: StoreLayout, *, quick: bool = False) -> Findings:
+def verify_store(layout: StoreLayout, *, quick: bool = False, remote: Set[str] = frozenset()) -> Findings:
+    """``remote``: blob ids a configured remote holds; referenced blobs stored only there are
+    counted as remote (``remoteBlobs``), not as damage."""
     layout.read_meta()
     blobs = BlobStore(layout.blobs)
     stored = set(blobs.ids())
     history = History(blobs)
-    replayed = replay(layout, history, stored)
+    replayed = replay(layout, history, stored | remote)
     damage = [
         StoreDamage(
             kind="checkpointEntry" if b.malformed_checkpoint else "journalLine",
@@ -50,9 +53,12 @@ def verify_store(layout: StoreLayout, *, quick: bool = False) -> Findings:
         for b in replayed.bad_lines
     ]
     bad = _bad_blobs(history, blobs, stored, quick)
+    remote_only = {bid for bid in bad if bid in remote and bid not in stored}
+    remote_only |= {snap for snap in history.snapshots.values() if snap in remote and snap not in stored}
+    bad = {bid: reason for bid, reason in bad.items() if bid not in remote_only}
     for bid, reason in sorted(bad.items()):
         damage.append(StoreDamage(kind="blob", where=bid, reason=reason))
-    affected = _affected(history, bad, damage, quick)
+    affected = _affected(history, bad, damage, quick, remote_only)
     unknown = [a for a in affected if a.id not in replayed.known_lost]
     report = VerifyReport(
         ok=not damage and not unknown,
@@ -60,6 +66,7 @@ def verify_store(layout: StoreLayout, *, quick: bool = False) -> Findings:
         journal_lines=replayed.lines,
         checkpoints=len(history.order),
         blobs=len(stored),
+        remote_blobs=len(remote_only),
         damage=damage,
         affected=affected,
     )
@@ -81,13 +88,19 @@ def _bad_blobs(history: History, blobs: BlobStore, stored: set[str], quick: bool
 
 
 def _affected(
-    history: History, bad: dict[str, str], damage: list[StoreDamage], quick: bool
+    history: History,
+    bad: dict[str, str],
+    damage: list[StoreDamage],
+    quick: bool,
+    remote_only: Set[str] = frozenset(),
 ) -> list[AffectedCheckpoint]:
     """Walk checkpoints in order, tracking per checkpoint only its paths whose blob is bad."""
     out: list[AffectedCheckpoint] = []
     bad_paths: dict[str, dict[str, str]] = {}
     for cid in history.order:
-        reason = history.damage.get(cid) or _snapshot_damage(history, cid, bad, damage, quick)
+        reason = history.damage.get(cid) or _snapshot_damage(
+            history, cid, bad, damage, quick or history.snapshots.get(cid) in remote_only
+        )
         if reason is not None:
             history.mark_damaged(cid, reason)
             out.append(AffectedCheckpoint(id=cid, reason=reason))

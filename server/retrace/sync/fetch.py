@@ -166,10 +166,63 @@ def open_session(
         session_id=session_id, store_id=journal.store_id, gen=journal.gen, bytes=len(data)
     )
     paths.save_imported(imported)
+    _import_ancestors(bucket, paths, cipher, journal, data)
     cache_indexes(bucket, paths, cipher)
     return OpenReport(
         session_id=session_id, store_id=journal.store_id, checkpoints=count_checkpoints(data), bytes=len(data)
     )
+
+
+def checkpoint_links(data: bytes) -> tuple[set[str], set[str]]:
+    """(checkpoint ids, their parent ids) of a journal's checkpoint lines."""
+    ids: set[str] = set()
+    parents: set[str] = set()
+    for line in data.splitlines():
+        if b'"checkpoint"' not in line:
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        cp = ev.get("checkpoint") if isinstance(ev, dict) and ev.get("type") == "checkpoint" else None
+        if isinstance(cp, dict) and isinstance(cp.get("id"), str):
+            ids.add(cp["id"])
+            if isinstance(cp.get("parent"), str):
+                parents.add(cp["parent"])
+    return ids, parents
+
+
+def _import_ancestors(
+    bucket: Bucket, paths: SyncPaths, cipher: Cipher | None, journal: RemoteJournal, data: bytes
+) -> None:
+    """Import the sessions of the same remote store that hold the parents of the opened
+    session's checkpoints (a session starts from the previous one's head), newest first, until
+    every parent is present. Local sessions are never replaced."""
+    known, parents = checkpoint_links(data)
+    local = paths.layout.session_ids()
+    for sid in local:
+        ids, _ = checkpoint_links(paths.layout.journal(sid).read_bytes())
+        known |= ids
+    if parents <= known:
+        return
+    imported = paths.load_imported()
+    others = [
+        j for j in remote_journals(bucket)
+        if j.store_id == journal.store_id and j.session_id != journal.session_id and j.session_id not in local
+    ]  # fmt: skip
+    others.sort(key=lambda j: min(s.unix_ms for s in j.segments), reverse=True)
+    for other in others:
+        if parents <= known:
+            return
+        body = download(bucket, other.segments, cipher)
+        ids, more = checkpoint_links(body)
+        write_bytes(paths.layout.journal(other.session_id), body)
+        imported[other.session_id] = Imported(
+            session_id=other.session_id, store_id=other.store_id, gen=other.gen, bytes=len(body)
+        )
+        paths.save_imported(imported)
+        known |= ids
+        parents |= more
 
 
 def count_checkpoints(data: bytes) -> int:
@@ -204,26 +257,40 @@ def pull(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> PullReport:
     return PullReport(remote=bucket.name, sessions=sessions, segments=segments, bytes=nbytes)
 
 
+WHOLE_PACK_BYTES = 8 << 20
+"""A pack up to this size is read whole on its first use (one GET serves the blobs a restore
+needs from it); a bigger one is read one entry at a time (range GETs)."""
+PACK_CACHE_BYTES = 64 << 20
+
+
 class RemoteBlobs:
     """The engine's :class:`~retrace.engine.store.blobs.BlobSource` over the cached remote pack
-    indexes: ``fetch`` reads one entry with a range GET (the whole pack once, kept in a small
-    memory cache, on servers that ignore ``Range``). ``fetched`` counts entries fetched."""
+    indexes. ``fetch`` reads a small pack whole once (kept in a bounded memory cache), one entry
+    of a big pack with a range GET (the whole pack on servers that ignore ``Range``); a blob in
+    several packs (two machines uploaded it) is tried in each. ``fetched`` counts entries."""
 
     def __init__(self, index_dir: Path, bucket_factory: BucketFactory, cipher: Cipher | None) -> None:
-        self._where: dict[str, tuple[str, int, int]] = {}
+        self._where: dict[str, list[tuple[str, int, int]]] = {}
+        self._pack_size: dict[str, int] = {}
         if index_dir.is_dir():
             for p in sorted(index_dir.glob("*.idx")):
                 for bid, (off, ln, _size) in parse_index(p.read_bytes()).items():
-                    self._where.setdefault(bid, (p.stem, off, ln))
+                    self._where.setdefault(bid, []).append((p.stem, off, ln))
+                    self._pack_size[p.stem] = max(self._pack_size.get(p.stem, 0), off + ln)
         self._factory = bucket_factory
         self._bucket: Bucket | None = None
         self._cipher = cipher
         self._lock = threading.Lock()
         self._packs: OrderedDict[str, bytes] = OrderedDict()
+        self._cached_bytes = 0
         self.fetched = 0
 
     def ids(self) -> set[str]:
         return set(self._where)
+
+    def ranges_supported(self) -> bool:
+        """False once the server ignored a Range request (whole packs are read then)."""
+        return self._bucket is None or self._bucket.ranges
 
     def _get_bucket(self) -> Bucket:
         with self._lock:
@@ -232,20 +299,40 @@ class RemoteBlobs:
             return self._bucket
 
     def fetch(self, bid: str) -> bytes:
-        loc = self._where.get(bid)
-        if loc is None:
+        places = self._where.get(bid)
+        if not places:
             raise RemoteError(f"blob {bid} is in no remote pack index")
-        name, off, ln = loc
+        error: RemoteError | None = None
+        for name, off, ln in places:
+            try:
+                data = self._read(name, off, ln)
+            except RemoteError as exc:
+                error = error or exc
+                continue
+            with self._lock:
+                self.fetched += 1
+            return open_entry(data, bid, self._cipher)
+        assert error is not None
+        raise error
+
+    def _read(self, name: str, off: int, ln: int) -> bytes:
         bucket = self._get_bucket()
         key = pack_key(name)
         with self._lock:
             whole = self._packs.get(name)
-        if whole is None and not bucket.ranges:
+            if whole is not None:
+                self._packs.move_to_end(name)
+        if whole is None and (not bucket.ranges or self._pack_size.get(name, 0) <= WHOLE_PACK_BYTES):
             whole = bucket.get(key)
-            with self._lock:
-                self._packs[name] = whole
-                while len(self._packs) > 4:
-                    self._packs.popitem(last=False)
-        data = whole[off : off + ln] if whole is not None else bucket.get_range(key, off, off + ln)
-        self.fetched += 1
-        return open_entry(data, bid, self._cipher)
+            self._keep(name, whole)
+        return whole[off : off + ln] if whole is not None else bucket.get_range(key, off, off + ln)
+
+    def _keep(self, name: str, data: bytes) -> None:
+        with self._lock:
+            if name in self._packs or len(data) > PACK_CACHE_BYTES:
+                return
+            self._packs[name] = data
+            self._cached_bytes += len(data)
+            while self._cached_bytes > PACK_CACHE_BYTES:
+                _n, old = self._packs.popitem(last=False)
+                self._cached_bytes -= len(old)

@@ -46,9 +46,19 @@ from retrace.sync.keys import (
 from retrace.sync.models import PushReport, RemoteConfig, SyncPhase, SyncProgress
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import MAX_PACK_BYTES, build_pack, cut_segments, open_index, parse_index, seal_segment
-from retrace.sync.state import JournalState, PushState, SyncPaths, outbox_key, outbox_name, write_bytes
+from retrace.sync.state import (
+    Imported,
+    JournalState,
+    PushState,
+    SyncPaths,
+    outbox_key,
+    outbox_name,
+    write_bytes,
+)
 
 ProgressFn = Callable[[SyncProgress], None]
+MIN_SPLIT_BYTES = 8 << 20
+"""Below this much to send, one pack (fewest requests); above, at least one pack per upload slot."""
 
 
 class Cancelled(Exception):  # noqa: N818 (a control-flow signal, not an error)
@@ -111,12 +121,16 @@ class Pusher:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled
 
-    def _upload(self, key: str, data: bytes) -> None:
-        """Put one object through the outbox (kept there until the PUT succeeded)."""
-        self._check_cancel()
+    def _stage(self, key: str, data: bytes) -> None:
         box = self.paths.outbox / outbox_name(key)
         if not box.exists():
             write_bytes(box, data)
+
+    def _upload(self, key: str, data: bytes) -> None:
+        """Put one object through the outbox (kept there until the PUT succeeded)."""
+        self._check_cancel()
+        self._stage(key, data)
+        box = self.paths.outbox / outbox_name(key)
         self.bucket.put(key, data)
         with self.tally.lock:
             self.tally.bytes += len(data)
@@ -131,7 +145,7 @@ class Pusher:
             state.store_card = True
             self.paths.save_state(state)
         present = self.refresh_index()
-        cuts = self.journal_cuts(state)
+        cuts = journal_cuts(self.paths, state)
         local = BlobStore(self.layout.blobs)
         self.push_blobs(local, set(local.local_ids()) - present, state)
         self.push_journals(cuts, state)
@@ -154,8 +168,15 @@ class Pusher:
             data = path.read_bytes()
             self.bucket.put(key, data)
             parsed = parse_pack(key)
+            t = self.tally
+            t.bytes += len(data)
             if parsed is not None and parsed[1] == "idx":
-                self.paths.write_index(parsed[0], open_index(data, parsed[0], self.cipher))
+                plain = open_index(data, parsed[0], self.cipher)
+                self.paths.write_index(parsed[0], plain)
+                t.packs += 1
+                t.blobs += len(parse_index(plain))
+            elif key.endswith(".seg"):
+                t.segments += 1
             path.unlink(missing_ok=True)
             self._report("blobs", n + 1, len(items), 0, 0)
 
@@ -174,36 +195,27 @@ class Pusher:
             present.update(parse_index((self.paths.index / f"{name}.idx").read_bytes()))
         return present
 
-    def journal_cuts(self, state: PushState) -> list[JournalCut]:
-        cuts: list[JournalCut] = []
-        for sid in self.layout.session_ids():
-            js = state.journals.get(sid) or JournalState()
-            cut = read_new(self.layout.journal(sid), js)
-            if cut is not None:
-                new_state, whole = cut
-                cuts.append(JournalCut(sid, new_state, new_state.offset, whole))
-        return cuts
-
     def push_blobs(self, local: BlobStore, missing: set[str], state: PushState) -> None:
-        groups: list[list[tuple[str, bytes, int]]] = [[]]
-        size = 0
-        total_bytes = 0
-        for bid in sorted(missing):
-            try:
-                payload = local.payload(bid)
-            except (BlobCorrupt, OSError):
-                continue  # removed by a local gc since the listing: not referenced any more
-            if size + len(payload) > MAX_PACK_BYTES and groups[-1]:
-                groups.append([])
-                size = 0
-            groups[-1].append((bid, payload, local.raw_size(bid)))
-            size += len(payload)
-            total_bytes += len(payload)
-        groups = [g for g in groups if g]
+        groups = plan_packs(
+            {bid: size for bid in missing if (size := _raw_size(local, bid)) is not None},
+            self.bucket.max_concurrency,
+        )
+        total_bytes = sum(size for group in groups for _bid, size in group)
         done = [0, 0]
 
-        def one(group: list[tuple[str, bytes, int]]) -> None:
-            built = build_pack(group, self.cipher)
+        def one(group: list[tuple[str, int]]) -> None:
+            entries: list[tuple[str, bytes, int]] = []
+            for bid, size in group:
+                try:
+                    entries.append((bid, local.payload(bid), size))
+                except (BlobCorrupt, OSError):
+                    continue  # removed by a local gc since the listing: not referenced any more
+            if not entries:
+                return
+            built = build_pack(entries, self.cipher)
+            # Both in the outbox before either is sent: a pack never reaches the bucket
+            # without its index following it on the next push.
+            self._stage(index_key(built.name), built.index)
             self._upload(pack_key(built.name), built.data)
             self._upload(index_key(built.name), built.index)
             self.paths.write_index(built.name, built.plain_index)
@@ -213,7 +225,7 @@ class Pusher:
                 state.packs += 1
                 self.paths.save_state(state)
                 done[0] += 1
-                done[1] += sum(len(p) for _b, p, _s in group)
+                done[1] += sum(size for _bid, size in group)
                 self._report("blobs", done[0], len(groups), done[1], total_bytes)
 
         self.bucket.map_bounded(one, groups)
@@ -226,6 +238,7 @@ class Pusher:
             js = cut.state
             pos = cut.start
             for piece in cut_segments(cut.whole[cut.start :]):
+                self._check_cancel()
                 seg = SegmentKey(
                     cut.session_id,
                     self.store_id,
@@ -235,20 +248,80 @@ class Pusher:
                     pos + len(piece),
                     int(time.time() * 1000),
                 )
-                self._upload(seg.key, seal_segment(piece, seg.key, self.cipher))
+                data = seal_segment(piece, seg.key, self.cipher)
                 pos += len(piece)
+                # Staged and recorded before it is sent: a push killed now sends this very
+                # object (same key) from the outbox next time, never a second copy of the range.
+                self._stage(seg.key, data)
                 with self._state_lock:
                     js.seq += 1
                     js.offset = pos
                     js.prefix_sha = hashlib.sha256(cut.whole[:pos]).hexdigest()
                     state.journals[cut.session_id] = js
-                    self.tally.segments += 1
                     self.paths.save_state(state)
+                self._upload(seg.key, data)
+                with self._state_lock:
+                    self.tally.segments += 1
                     done[0] += 1
                     done[1] += len(piece)
                     self._report("journals", done[0], len(cuts), done[1], total)
 
         self.bucket.map_bounded(one, cuts)
+
+
+def journal_cuts(paths: SyncPaths, state: PushState) -> list[JournalCut]:
+    """What each journal has to push (local files only: ``status`` uses it too)."""
+    layout = paths.layout
+    cuts: list[JournalCut] = []
+    imported = paths.load_imported()
+    for sid in layout.session_ids():
+        if sid not in state.journals and not continued_here(layout.journal(sid), imported.get(sid)):
+            continue  # opened from the remote and not continued here: the remote has it
+        js = state.journals.get(sid) or JournalState()
+        cut = read_new(layout.journal(sid), js)
+        if cut is not None:
+            new_state, whole = cut
+            cuts.append(JournalCut(sid, new_state, new_state.offset, whole))
+    return cuts
+
+
+def continued_here(path: Path, imported: Imported | None) -> bool:
+    """A local session (never imported), or an imported one this store has written to since
+    (pushed whole under this store's id)."""
+    if imported is None:
+        return True
+    try:
+        return path.stat().st_size != imported.bytes
+    except FileNotFoundError:
+        return False
+
+
+def _raw_size(local: BlobStore, bid: str) -> int | None:
+    try:
+        return local.raw_size(bid)
+    except (BlobCorrupt, OSError):
+        return None  # removed by a local gc since the listing
+
+
+def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, int]]]:
+    """Blobs (id → raw size) grouped into packs of at most ``MAX_PACK_BYTES``, and into at least
+    ``concurrency`` packs when there is more than ``MIN_SPLIT_BYTES`` in all (parallel uploads),
+    in blob id order. Payloads are read only when a pack is built: memory stays bounded."""
+    total = sum(sizes.values())
+    target = MAX_PACK_BYTES
+    if total > MIN_SPLIT_BYTES:
+        target = min(
+            MAX_PACK_BYTES, max(MIN_SPLIT_BYTES // max(1, concurrency), -(-total // max(1, concurrency)))
+        )
+    groups: list[list[tuple[str, int]]] = [[]]
+    size = 0
+    for bid in sorted(sizes):
+        if size + sizes[bid] > target and groups[-1]:
+            groups.append([])
+            size = 0
+        groups[-1].append((bid, sizes[bid]))
+        size += sizes[bid]
+    return [g for g in groups if g]
 
 
 def read_new(path: Path, js: JournalState) -> tuple[JournalState, bytes] | None:

@@ -44,8 +44,8 @@ from retrace.sync.models import (
     SyncProgress,
 )
 from retrace.sync.objects import Bucket
-from retrace.sync.push import Cancelled, Pusher, read_new
-from retrace.sync.state import JournalState, SyncPaths, store_id
+from retrace.sync.push import Cancelled, Pusher, journal_cuts
+from retrace.sync.state import SyncPaths, store_id
 
 ProgressFn = Callable[[SyncProgress], None]
 
@@ -164,13 +164,10 @@ class RemoteService:
         paths = self._paths(config)
         state = paths.load_state()
         pending_cps = pending_bytes = 0
-        for sid in self.layout.session_ids():
-            cut = read_new(self.layout.journal(sid), state.journals.get(sid) or JournalState())
-            if cut is not None:
-                js, whole = cut
-                new = whole[js.offset :]
-                pending_bytes += len(new)
-                pending_cps += count_checkpoints(new)
+        for cut in journal_cuts(paths, state):
+            new = cut.whole[cut.start :]
+            pending_bytes += len(new)
+            pending_cps += count_checkpoints(new)
         outbox = paths.outbox_items()
         pending_bytes += sum(p.stat().st_size for p in outbox)
         return RemoteStatus(
@@ -205,7 +202,29 @@ class RemoteService:
         local: bool = False,
     ) -> RemoteGcReport:
         """Remote mark-and-sweep with a grace period; ``local``: the local cache policy only."""
-        raise RemoteError("remote gc is not available in this build")
+        from retrace.sync import cache, gc
+
+        config = self._config(name)
+        if local:
+            return cache.local_gc(
+                self.layout,
+                self.workspace,
+                config,
+                self._bucket(config),
+                cipher=self._cipher(config),
+                source=lambda: RemoteBlobs(
+                    self._paths(config).index, lambda: self._bucket(config), self._cipher(config)
+                ),
+            )
+        return gc.remote_gc(
+            self._bucket(config),
+            self._cipher(config),
+            config,
+            self._paths(config),
+            dry_run=dry_run,
+            grace_hours=grace_hours,
+            retention_days=retention_days,
+        )
 
     def blob_source(self, name: str | None = None) -> BlobSource | None:
         """Blobs only in the remote, from the cached pack indexes (``None``: no remote). No

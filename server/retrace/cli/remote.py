@@ -1,0 +1,184 @@
+"""``retrace remote add|remove|push|pull|status|sessions|open|gc``: thin over
+:class:`~retrace.sync.service.RemoteService`.
+
+Every subcommand takes ``--json`` (the service's camelCase models) and the global ``--workspace``
+/ ``--store``; errors are one line, :class:`~retrace.sync.errors.RemoteError` exits 2.
+``remote open`` creates the workspace folder and its store when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from retrace.camel import dump
+from retrace.engine.store.layout import default_store_dir
+from retrace.sync.models import SyncProgress
+from retrace.sync.service import RemoteService
+
+REMOTE_ERROR_EXIT = 2
+
+
+def add_parser(
+    add: Callable[..., argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+) -> None:
+    p = add("remote", "sync the store with an S3-compatible bucket (push, open another machine's sessions)")
+    sub = p.add_subparsers(dest="remote_command", metavar="ACTION", required=True, parser_class=type(p))
+
+    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, parents=[common, as_json])
+
+    q = action("add", "configure a remote: NAME s3://bucket/prefix (the workspace name is appended)")
+    q.add_argument("name")
+    q.add_argument("url")
+    q.add_argument("--endpoint", default=None, help="S3 endpoint URL (MinIO, R2, GCS interop, ...)")
+    q.add_argument("--region", default=None)
+    q.add_argument(
+        "--workspace-name", default=None, help="key prefix of this workspace (default: folder name)"
+    )
+    q.add_argument(
+        "--encrypt", action="store_true", help="client-side AES-256-GCM (key file or RETRACE_REMOTE_KEY)"
+    )
+    q.set_defaults(handler=cmd_add)
+
+    q = action("remove", "forget a remote (the bucket is not touched)")
+    q.add_argument("name")
+    q.set_defaults(handler=cmd_remove)
+
+    for name, text, handler in (
+        ("push", "upload new blobs and journal segments", cmd_push),
+        ("pull", "fetch what was pushed since into the sessions opened from the remote", cmd_pull),
+        ("status", "last push, last error, what is pending (no network)", cmd_status),
+        ("sessions", "sessions in the bucket for this workspace", cmd_sessions),
+    ):
+        q = action(name, text)
+        q.add_argument("name", nargs="?", default=None, help="remote (default: the only one)")
+        q.set_defaults(handler=handler)
+
+    q = action("open", "make a remote session available here (timeline now, files fetched when needed)")
+    q.add_argument("session")
+    q.add_argument("--store-id", default=None, help="the machine's store (default: the newest)")
+    q.add_argument("--remote", default=None, help="remote name (default: the only one)")
+    q.set_defaults(handler=cmd_open)
+
+    q = action("gc", "delete what no session within retention references (safe with concurrent writers)")
+    q.add_argument("name", nargs="?", default=None)
+    q.add_argument("--dry-run", action="store_true")
+    q.add_argument("--grace-hours", type=float, default=None)
+    q.add_argument("--retention-days", type=float, default=None)
+    q.add_argument("--local", action="store_true", help="only drop local copies the remote holds")
+    q.set_defaults(handler=cmd_gc)
+
+
+def service(args: argparse.Namespace, *, create_workspace: bool = False) -> RemoteService:
+    workspace = Path(args.workspace).expanduser()
+    if create_workspace:
+        workspace.mkdir(parents=True, exist_ok=True)
+    workspace = workspace.resolve()
+    store = Path(args.store).expanduser().absolute() if args.store else default_store_dir(workspace)
+    return RemoteService(store, workspace)
+
+
+def _out(args: argparse.Namespace, value: Any, text: str) -> int:
+    if args.json:
+        print(json.dumps(value, indent=2, ensure_ascii=False))
+    else:
+        print(text)
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    config = service(args).add(
+        args.name, args.url, endpoint=args.endpoint, region=args.region,
+        workspace_name=args.workspace_name, encrypt=args.encrypt,
+    )  # fmt: skip
+    where = f"{config.url.rstrip('/')}/{config.workspace_name}"
+    extra = f", encrypted (key {config.key_id})" if config.encrypt else ""
+    return _out(args, dump(config), f"remote {config.name!r} → {where}{extra}")
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    service(args).remove(args.name)
+    return _out(args, {"removed": args.name}, f"remote {args.name!r} removed (the bucket is untouched)")
+
+
+def _progress(args: argparse.Namespace) -> Callable[[SyncProgress], None] | None:
+    if args.json or not sys.stderr.isatty():
+        return None
+
+    def show(p: SyncProgress) -> None:
+        print(
+            f"\r{p.phase}: {p.done}/{p.total} ({p.bytes_done >> 10} KiB)", end="", file=sys.stderr, flush=True
+        )
+
+    return show
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    r = service(args).push(args.name, progress=_progress(args))
+    text = (
+        f"{r.remote}: up to date"
+        if r.up_to_date
+        else f"{r.remote}: pushed {r.blobs} blob(s) in {r.packs} pack(s), {r.segments} segment(s), "
+        f"{r.bytes} bytes in {r.seconds:.2f} s"
+    )
+    return _out(args, dump(r), text)
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    r = service(args).pull(args.name)
+    return _out(
+        args,
+        dump(r),
+        f"{r.remote}: {r.sessions} session(s) updated, {r.segments} segment(s), {r.bytes} bytes",
+    )
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    s = service(args).status(args.name)
+    lines = [
+        f"remote {s.remote}: {s.url}"
+        + (f" at {s.endpoint}" if s.endpoint else "")
+        + (" (encrypted)" if s.encrypt else ""),
+        f"last push: {s.last_push or 'never'}",
+        f"pending: {s.pending_checkpoints} checkpoint(s), {s.pending_bytes} bytes; outbox: {s.outbox}",
+    ]
+    if s.last_error:
+        lines.append(f"last error: {s.last_error}")
+    return _out(args, dump(s), "\n".join(lines))
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    rows = service(args).sessions(args.name)
+    text = "\n".join(
+        f"{'*' if s.opened_locally else ' '} {s.session_id}  {s.last_at or ''}  {s.machine}  "
+        f"{s.workspace_name}  {s.bytes} bytes  (store {s.store_id}, gen {s.generation})"
+        for s in rows
+    )
+    return _out(args, [dump(s) for s in rows], text or "no sessions in the remote")
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    r = service(args, create_workspace=True).open(args.session, name=args.remote, store_id=args.store_id)
+    return _out(
+        args, dump(r), f"opened session {r.session_id} from store {r.store_id}: {r.checkpoints} checkpoint(s)"
+    )
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    r = service(args).gc(
+        args.name, dry_run=args.dry_run, grace_hours=args.grace_hours,
+        retention_days=args.retention_days, local=args.local,
+    )  # fmt: skip
+    text = (
+        f"{r.remote}{' (dry run)' if r.dry_run else ''}: {r.sessions_expired} session(s) expired, "
+        f"{r.packs_condemned} pack(s) condemned, {r.packs_deleted} deleted ({r.bytes_freed} bytes); "
+        f"local: {r.local_blobs_dropped} blob(s) dropped ({r.local_bytes_freed} bytes)"
+    )
+    return _out(args, dump(r), text)
