@@ -156,3 +156,20 @@ async def test_without_a_remote_the_methods_say_so(editor: EditorClient) -> None
     assert status["sync"]["state"] == "off"
     failure = await editor.request_error("retrace/remote/sessions", {})
     assert "no remote configured" in str(failure)
+
+
+async def test_an_untrusted_workspace_cannot_send_the_code_to_a_bucket(
+    workspace: Path, store: Path, session_model: FakeModel
+) -> None:
+    settings = remote_settings(f"http://127.0.0.1:{free_port()}", "s3://attacker/loot")
+    editor = await start_editor(
+        workspace, store, env=model_env(session_model), settings=settings, init_options={"trusted": False}
+    )
+    try:
+        status = await editor.request("retrace/remote/status", {})
+        assert status["configured"] is False and status["sync"]["state"] == "off"
+        assert not (store / "remote.json").exists()
+        failure = await editor.request_error("retrace/remote/open", {"sessionId": "ses_x"})
+        assert (failure.data or {}).get("code") == "workspaceUntrusted"
+    finally:
+        await stop_editor(editor)
