@@ -67,3 +67,9 @@ def test_no_remote_means_no_scheduler(tmp_path: Path) -> None:
     assert sync.remote is None and sync.scheduler is None
     assert views[-1].state == "off"
     assert sync.blob_source() is None
+
+
+def test_a_bad_remote_setting_turns_sync_off_and_never_fails_the_start(tmp_path: Path) -> None:
+    sync, _ = prepared(tmp_path, RemoteSettings(url="ftp://not-a-bucket"))
+    assert sync.remote is None
+    assert sync.blob_source() is None

@@ -102,8 +102,8 @@ class RemoteSync:
         self._settings = settings
         try:
             self.remote = self._configured(settings)
-        except RemoteError as exc:
-            log.error("remote sync is off: %s", exc)
+        except Exception as exc:  # a bad remote must never keep the workspace from opening
+            log.error("remote sync is off: %s", (str(exc).splitlines() or [type(exc).__name__])[0])
             self.remote = None
         if self._started:
             self._schedule()
