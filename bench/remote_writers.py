@@ -145,7 +145,7 @@ def grow_to(target: int, filler: tuple[Path, Path], svc: RemoteService, have: in
     svc.push()
 
 
-def measure_costs(svc: RemoteService, s3: S3Server) -> dict[str, Any]:
+def measure_costs(svc: RemoteService, s3: S3Server, work: Path) -> dict[str, Any]:
     config = svc.remotes()[0]
     t0 = time.perf_counter()
     listed = svc.sessions()
@@ -153,10 +153,13 @@ def measure_costs(svc: RemoteService, s3: S3Server) -> dict[str, Any]:
     bucket = Bucket(config, s3.env())
     paths = SyncPaths(svc.layout, config.name)
     shutil.rmtree(paths.index, ignore_errors=True)
+    refs = work / "gc-refs.json"
+    refs.unlink(missing_ok=True)
     out: dict[str, Any] = {"sessions": len(listed), "list_s": list_s}
     for label in ("cold", "warm"):
         t0 = time.perf_counter()
-        res = gc.collect(bucket, None, load_index=gc.cached_index_loader(bucket, None, paths))
+        loader = gc.cached_index_loader(bucket, None, paths)
+        res = gc.collect(bucket, None, load_index=loader, refs=gc.RefCache(refs))
         out[f"gc_{label}_s"] = time.perf_counter() - t0
         out[f"gc_{label}_requests"] = dict(res.requests)
         out["segments"], out["packs"], out["live"] = res.segments, res.packs, res.live_blobs
@@ -196,7 +199,8 @@ def render(args: argparse.Namespace, started: datetime, figures: dict[str, Any])
         ),
         "",
         "Cost with the number of sessions in the prefix (a GC run that deletes nothing; cold = every "
-        "pack index fetched, warm = indexes cached locally):",
+        "pack index, segment and snapshot fetched; warm = the indexes and what each segment and "
+        "snapshot references cached locally, as on the second run on a machine):",
         "",
     ]
     rows = []
@@ -318,7 +322,7 @@ def run(args: argparse.Namespace, s3: S3Server, work: Path) -> dict[str, Any]:
         if target > have:
             grow_to(target - args.writers, (filler_ws, filler_store), filler, have - args.writers)
             have = target
-        costs.append(measure_costs(observer, s3))
+        costs.append(measure_costs(observer, s3, work))
     figures["costs"] = costs
     return figures
 

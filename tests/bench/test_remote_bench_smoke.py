@@ -33,4 +33,4 @@ def test_remote_writers_reports_throughput_lag_and_costs(tmp_path: Path) -> None
     assert writers_main(argv) == 0
     text = out.read_text()
     assert "objects uploaded" in text and "sync lag" in text
-    assert "| 2 |" in text and "| 4 |" in text or "| 5 |" in text
+    assert ("| 2 |" in text and "| 4 |" in text) or "| 5 |" in text

@@ -54,6 +54,13 @@ SWEEP_CASES = [
         {"z"},
         SweepPlan(release=("p",)),
     ),
+    (
+        "uploaded again after its mark (same pack rebuilt by a pusher): released, not deleted",
+        [pack("p", {"a"}, OLD)],
+        {"p": OLD - 50},
+        set(),
+        SweepPlan(release=("p",)),
+    ),
     ("mark of a pack that is gone: released", [], {"gone": OLD}, set(), SweepPlan(release=("gone",))),
     (
         "pack without index, young: waits (upload in progress)",

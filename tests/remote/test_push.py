@@ -261,3 +261,35 @@ def test_an_opened_session_is_pushed_back_only_once_continued(tmp_path: Path, s3
     with c.engine(remote=True) as eng:
         eng.restore(cont, force=True)
     assert (c.ws / "from-b.txt").read_text() == "continued on b\n"
+
+
+def test_pointing_a_remote_elsewhere_forgets_what_was_pushed_to_the_old_place(
+    tmp_path: Path, s3: S3Server
+) -> None:
+    a = Machine.make(tmp_path, s3, "a")
+    work(a, "s1", 2)
+    svc = a.add_remote()
+    svc.push()
+    svc.add("origin", s3.url("elsewhere"), endpoint=s3.endpoint)  # keeps the workspace name
+    assert svc.remotes()[0].workspace_name == "proj"
+    assert svc.status().pending_checkpoints >= 2
+    report = svc.push()
+    assert report.segments == 1 and report.blobs == len(local_blobs(a))
+    assert any(k.startswith("elsewhere/proj/sessions/") for k in s3.objects())
+
+
+def test_one_push_at_a_time_per_store(tmp_path: Path, s3: S3Server) -> None:
+    a = Machine.make(tmp_path, s3, "a")
+    work(a, "s1", 2)
+    svc = a.add_remote()
+    refused: list[str] = []
+
+    def second_push(p: SyncProgress) -> None:
+        if not refused:
+            with pytest.raises(RemoteError) as err:
+                a.service().push()  # e.g. the CLI while the editor's server pushes
+            refused.append(str(err.value))
+
+    svc.push(progress=second_push)
+    assert refused == ["a push to remote 'origin' is already running"]
+    assert svc.push().up_to_date  # the lock was released

@@ -18,7 +18,7 @@ from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.config import RetentionPolicy
-from retrace.sync import keys, packs
+from retrace.sync import gc, keys, packs
 from retrace.sync.models import RemoteGcReport
 from retrace.sync.objects import Bucket
 
@@ -216,3 +216,29 @@ def test_gc_with_a_concurrent_writer_loses_nothing(tmp_path: Path, s3: S3Server)
     assert not orphans & pack_names(s3), "garbage was collected while the writer ran"
     restored = restore_everything(Machine.make(tmp_path, s3, "fresh"), expected)
     assert restored >= 8, restored
+
+
+def test_a_warm_collection_downloads_no_segment_again(tmp_path: Path, s3: S3Server) -> None:
+    a = Machine.make(tmp_path, s3, "a")
+    with a.engine("s1") as eng:
+        for i in range(3):
+            (a.ws / "f.txt").write_text(f"version {i}\n")
+            eng.checkpoint(f"v{i}")
+    svc = a.add_remote()
+    svc.push()
+    bucket = bucket_of(a)
+    indexes: dict[str, bytes] = {}
+
+    def load(name: str) -> bytes:
+        if name not in indexes:
+            indexes[name] = packs.open_index(bucket.get(keys.index_key(name)), name, None)
+        return indexes[name]
+
+    cache = tmp_path / "refs.json"
+    cold = gc.collect(bucket, None, load_index=load, refs=gc.RefCache(cache))
+    assert cold.requests["get"] >= cold.segments >= 1
+    warm = gc.collect(bucket, None, load_index=load, refs=gc.RefCache(cache))
+    assert warm.requests["get"] == 0 and warm.live_blobs == cold.live_blobs
+    orphan = orphan_pack(bucket, "garbage " + uuid.uuid4().hex)
+    after = gc.collect(bucket, None, load_index=load, refs=gc.RefCache(cache), grace_hours=0)
+    assert after.packs_condemned == 1 and orphan in pack_names(s3)

@@ -77,3 +77,22 @@ def test_opening_a_later_session_brings_the_sessions_it_builds_on(tmp_path: Path
         assert eng.problems == []
         eng.restore(cp, force=True)
     assert tree(b.ws) == expected
+
+
+def test_an_encrypted_remote_hides_the_store_card(tmp_path: Path, s3: S3Server) -> None:
+    import base64
+    import socket
+
+    key = base64.b64encode(os.urandom(32)).decode()
+    a = Machine.make(tmp_path, s3, "a")
+    write_work(a.ws, 1)
+    with a.engine("s1") as eng:
+        eng.checkpoint("one")
+    a.add_remote(encrypt=True, RETRACE_REMOTE_KEY=key).push()
+    cards = [p for p in (s3.data / s3.bucket).rglob("stores/*.json")]
+    assert len(cards) == 1
+    raw = cards[0].read_bytes()
+    assert str(a.ws).encode() not in raw and socket.gethostname().encode() not in raw
+    b = Machine.make(tmp_path, s3, "b")
+    listed = b.add_remote(encrypt=True, RETRACE_REMOTE_KEY=key).sessions()
+    assert [(s.machine, s.workspace_path) for s in listed] == [(socket.gethostname(), str(a.ws))]

@@ -258,3 +258,42 @@ def test_blobs_are_planned_into_packs(
     from retrace.sync.push import plan_packs
 
     assert [[bid for bid, _size in group] for group in plan_packs(sizes, concurrency)] == packs
+
+
+@pytest.mark.parametrize(
+    ("message", "short"),
+    [
+        (
+            "Generic S3 error: Error performing list request: Error performing GET http://127.0.0.1:9/b?x in "
+            "331ms, after 3 retries, max_retries: 3, retry_timeout: 60s  - HTTP error: error sending request",
+            "HTTP error: error sending request (after 3 retries)",
+        ),
+        ("Generic S3 error: something odd\nDebug source: ...", "Generic S3 error: something odd"),
+        ("", "OSError"),
+    ],
+)
+def test_obstore_errors_are_cut_to_what_helps(message: str, short: str) -> None:
+    from retrace.sync.objects import reason
+
+    assert reason(OSError(message) if message else OSError()) == short
+
+
+def test_uploads_are_paced_under_the_bandwidth_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrace.sync import objects
+
+    clock = [100.0]
+    slept: list[float] = []
+    monkeypatch.setattr(objects.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(objects.time, "sleep", slept.append)
+    config = RemoteConfig(name="o", url="s3://bucket/p", workspace_name="w", max_bytes_per_second=1000)
+    bucket = objects.Bucket(config, bucket_env())
+    bucket.throttle(500)  # 0.5 s of budget due: sleeps until then
+    bucket.throttle(1500)  # 2 s due in all
+    assert slept == [0.5, 2.0]
+    unlimited = objects.Bucket(config.model_copy(update={"max_bytes_per_second": None}), bucket_env())
+    unlimited.throttle(10**9)
+    assert slept == [0.5, 2.0]
+
+
+def bucket_env() -> dict[str, str]:
+    return {"AWS_ACCESS_KEY_ID": "k" * 16, "AWS_SECRET_ACCESS_KEY": "s" * 16}

@@ -27,11 +27,12 @@ from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import StoreLayout
-from retrace.sync import keys, packs
 from retrace.sync.crypto import Cipher
-from retrace.sync.gc import IndexLoader, cached_index_loader
+from retrace.sync.gc import IndexLoader, cached_index_loader, condemned_packs
+from retrace.sync.keys import PACKS, parse_pack
 from retrace.sync.models import RemoteConfig, RemoteGcReport
 from retrace.sync.objects import Bucket
+from retrace.sync.packs import parse_index
 from retrace.sync.state import SyncPaths
 
 _HEX64 = re.compile(rb"[0-9a-f]{64}")
@@ -48,17 +49,17 @@ def confirmed_remote_ids(bucket: Bucket, load_index: IndexLoader, paths: SyncPat
     """Blob ids in packs the remote lists now (pack and index) and has not condemned. Cached
     indexes of packs the remote no longer has (deleted by a remote GC) are forgotten."""
     listed: dict[str, set[str]] = {}
-    for info in bucket.list(keys.PACKS):
-        parsed = keys.parse_pack(info.key)
+    for info in bucket.list(PACKS):
+        parsed = parse_pack(info.key)
         if parsed is not None:
             listed.setdefault(parsed[0], set()).add(parsed[1])
-    condemned = {n for m in bucket.list(keys.CONDEMNED) if (n := keys.parse_condemned(m.key))}
+    condemned = condemned_packs(bucket)
     for stale in paths.cached_indexes() - set(listed):
         (paths.index / f"{stale}.idx").unlink(missing_ok=True)
     out: set[str] = set()
     for name, parts in listed.items():
         if parts == {"pack", "idx"} and name not in condemned:
-            out.update(packs.parse_index(load_index(name)))
+            out.update(parse_index(load_index(name)))
     return out
 
 

@@ -74,14 +74,18 @@ def remote_journals(bucket: Bucket, session_id: str | None = None) -> list[Remot
     return out
 
 
-def store_card(bucket: Bucket, paths: SyncPaths, store_id: str) -> dict[str, str]:
+def store_card(
+    bucket: Bucket, paths: SyncPaths, store_id: str, cipher: Cipher | None = None
+) -> dict[str, str]:
+    """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable."""
     cached = paths.cards / f"{store_id}.json"
     try:
         return dict(json.loads(cached.read_text(encoding="utf-8")))
     except (FileNotFoundError, ValueError):
         pass
     try:
-        card = dict(json.loads(bucket.get(card_key(store_id))))
+        key = card_key(store_id)
+        card = dict(json.loads(open_segment(bucket.get(key), key, cipher)))
     except (RemoteError, ValueError):
         return {}
     write_bytes(cached, json.dumps(card).encode())
@@ -92,11 +96,11 @@ def _iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat()
 
 
-def list_sessions(bucket: Bucket, paths: SyncPaths) -> list[RemoteSession]:
+def list_sessions(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None = None) -> list[RemoteSession]:
     imported = paths.load_imported()
     out: list[RemoteSession] = []
     for j in remote_journals(bucket):
-        card = store_card(bucket, paths, j.store_id)
+        card = store_card(bucket, paths, j.store_id, cipher)
         imp = imported.get(j.session_id)
         out.append(
             RemoteSession(
@@ -261,6 +265,8 @@ WHOLE_PACK_BYTES = 8 << 20
 """A pack up to this size is read whole on its first use (one GET serves the blobs a restore
 needs from it); a bigger one is read one entry at a time (range GETs)."""
 PACK_CACHE_BYTES = 64 << 20
+NO_RANGE_CACHE_BYTES = 320 << 20
+"""On a server that ignores ``Range`` every read is a whole pack: keep up to five big ones."""
 
 
 class RemoteBlobs:
@@ -282,6 +288,7 @@ class RemoteBlobs:
         self._cipher = cipher
         self._lock = threading.Lock()
         self._packs: OrderedDict[str, bytes] = OrderedDict()
+        self._pack_locks: dict[str, threading.Lock] = {}
         self._cached_bytes = 0
         self.fetched = 0
 
@@ -318,21 +325,37 @@ class RemoteBlobs:
     def _read(self, name: str, off: int, ln: int) -> bytes:
         bucket = self._get_bucket()
         key = pack_key(name)
-        with self._lock:
-            whole = self._packs.get(name)
-            if whole is not None:
-                self._packs.move_to_end(name)
-        if whole is None and (not bucket.ranges or self._pack_size.get(name, 0) <= WHOLE_PACK_BYTES):
-            whole = bucket.get(key)
-            self._keep(name, whole)
-        return whole[off : off + ln] if whole is not None else bucket.get_range(key, off, off + ln)
+        if bucket.ranges and self._pack_size.get(name, 0) > WHOLE_PACK_BYTES:
+            with self._lock:
+                whole = self._cached(name)
+            if whole is None:
+                data = bucket.get_range(key, off, off + ln)  # may find the server ignores Range
+                if bucket.ranges:
+                    return data
+        with self._pack_lock(name):  # one GET per pack however many threads want it
+            with self._lock:
+                whole = self._cached(name)
+            if whole is None:
+                whole = bucket.get(key)
+                self._keep(name, whole, PACK_CACHE_BYTES if bucket.ranges else NO_RANGE_CACHE_BYTES)
+        return whole[off : off + ln]
 
-    def _keep(self, name: str, data: bytes) -> None:
+    def _pack_lock(self, name: str) -> threading.Lock:
         with self._lock:
-            if name in self._packs or len(data) > PACK_CACHE_BYTES:
+            return self._pack_locks.setdefault(name, threading.Lock())
+
+    def _cached(self, name: str) -> bytes | None:
+        whole = self._packs.get(name)
+        if whole is not None:
+            self._packs.move_to_end(name)
+        return whole
+
+    def _keep(self, name: str, data: bytes, limit: int) -> None:
+        with self._lock:
+            if name in self._packs or len(data) > limit:
                 return
             self._packs[name] = data
             self._cached_bytes += len(data)
-            while self._cached_bytes > PACK_CACHE_BYTES:
+            while self._cached_bytes > limit:
                 _n, old = self._packs.popitem(last=False)
                 self._cached_bytes -= len(old)

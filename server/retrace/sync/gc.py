@@ -15,7 +15,8 @@ Any machine can run it; it takes no lock and needs no server of its own. Contrac
   gets a condemned mark (``gc/condemned/<pack>.json``). A pack condemned at least the grace period
   ago and still not live is deleted — index first, then pack, then its mark — so a half-done
   deletion never leaves an index naming blobs that are gone. A condemned pack that became live
-  again (a writer referenced it before it saw the mark) loses its mark. Pushers treat condemned
+  again (a writer referenced it before it saw the mark), or whose object is newer than its mark
+  (a pusher uploaded the same pack again), loses its mark. Pushers treat condemned
   packs as absent (:func:`condemned_packs`) and upload the blobs again, so a writer can only lose
   a blob if one push takes longer than the grace period.
 * **Clock.** Ages compare object ``LastModified`` times with the bucket's own clock (read from an
@@ -34,14 +35,28 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import zstandard
 
-from retrace.sync import keys, packs
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
+from retrace.sync.keys import (
+    CONDEMNED,
+    PACKS,
+    SESSIONS,
+    SegmentKey,
+    best_generation,
+    condemned_key,
+    index_key,
+    pack_key,
+    parse_condemned,
+    parse_pack,
+    parse_segment,
+)
 from retrace.sync.models import RemoteConfig, RemoteGcReport
 from retrace.sync.objects import Bucket, ObjectInfo
+from retrace.sync.packs import Location, open_entry, open_index, open_segment, parse_index
 from retrace.sync.state import SyncPaths
 
 log = logging.getLogger(__name__)
@@ -71,7 +86,7 @@ class SweepPlan:
     condemn: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()
     release: tuple[str, ...] = ()
-    """Marks to remove: the pack is live again, or the pack is gone."""
+    """Marks to remove: the pack is live again, was uploaded again after its mark, or is gone."""
     bytes_freed: int = 0
 
 
@@ -94,7 +109,9 @@ def plan_sweep(
         usable = p.has_pack and p.blobs is not None
         dead = not usable or not (p.blobs or frozenset()) & live
         marked = marks.get(p.name)
-        if not dead:
+        if not dead or (marked is not None and p.modified > marked):
+            # Live again, or uploaded again after the mark (a pusher that saw the mark built the
+            # same pack: its segment may be on its way): the mark goes, the clock restarts.
             if marked is not None:
                 release.append(p.name)
         elif marked is None:
@@ -109,7 +126,7 @@ def plan_sweep(
 
 @dataclass(frozen=True)
 class SegmentState:
-    key: keys.SegmentKey
+    key: SegmentKey
     modified: float
     size: int
 
@@ -146,7 +163,7 @@ def plan_sessions(
 
 def _superseded(segs: list[SegmentState], *, now: float, grace: float) -> set[int]:
     """Generations older than the best one, once the best one's first segment is past grace."""
-    best = keys.best_generation([s.key for s in segs])
+    best = best_generation([s.key for s in segs])
     if best is None:
         return set()
     gen, chain = best
@@ -162,7 +179,7 @@ def _superseded(segs: list[SegmentState], *, now: float, grace: float) -> set[in
 def condemned_packs(bucket: Bucket) -> set[str]:
     """Names of the packs under a condemned mark: a pusher must not count their blobs as present
     in the remote (it uploads them again), and a reader should prefer another copy."""
-    return {name for m in bucket.list(keys.CONDEMNED) if (name := keys.parse_condemned(m.key))}
+    return {name for m in bucket.list(CONDEMNED) if (name := parse_condemned(m.key))}
 
 
 def server_now(bucket: Bucket) -> float:
@@ -187,6 +204,45 @@ class GcResult:
     requests: dict[str, int] = field(default_factory=dict)
 
 
+class RefCache:
+    """What each immutable segment and snapshot references, kept between collections in a local
+    file (a segment's key names its bytes and a snapshot is content-addressed, so an entry never
+    goes stale); a warm collection downloads only new segments. Entries not used by a collection
+    are dropped when it saves."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, list[list[str]]] = {}
+        self.used: set[str] = set()
+        if path is not None:
+            try:
+                raw = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(raw, dict):
+                    self.entries = raw
+            except (OSError, ValueError):
+                self.entries = {}
+
+    def get(self, key: str) -> tuple[set[str], set[str]] | None:
+        entry = self.entries.get(key)
+        if not isinstance(entry, list) or len(entry) != 2:
+            return None
+        self.used.add(key)
+        return set(entry[0]), set(entry[1])
+
+    def put(self, key: str, refs: set[str], snapshots: set[str]) -> None:
+        self.entries[key] = [sorted(refs), sorted(snapshots)]
+        self.used.add(key)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        kept = {k: v for k, v in self.entries.items() if k in self.used}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        tmp.write_text(json.dumps(kept, separators=(",", ":")), encoding="utf-8")
+        tmp.replace(self.path)
+
+
 IndexLoader = Callable[[str], bytes]
 """Pack name → its clear index (the caller may serve it from a local cache: packs are immutable)."""
 
@@ -199,6 +255,7 @@ def collect(
     retention_days: float = 30.0,
     dry_run: bool = False,
     load_index: IndexLoader | None = None,
+    refs: RefCache | None = None,
 ) -> GcResult:
     """One collection over the bucket's workspace prefix (see the module contracts)."""
     before = dict(bucket.requests)
@@ -213,12 +270,14 @@ def collect(
     result.bytes_freed += sum(s.size for s in plan.delete)
     if not dry_run:
         bucket.map_bounded(bucket.delete, [s.key.key for s in plan.delete])
-    listing = bucket.list(keys.PACKS)
+    listing = bucket.list(PACKS)
     marks = _marks(bucket)
     loader = load_index or _index_loader(bucket, cipher)
     states, where = _pack_states(listing, loader)
     result.packs = len(states)
-    live = _live_blobs(bucket, cipher, plan.keep, where)
+    cache = refs or RefCache(None)
+    live = _live_blobs(bucket, cipher, plan.keep, where, cache)
+    cache.save()
     result.live_blobs = len(live)
     sweep = plan_sweep(states, marks, live, now=now, grace=grace)
     result.packs_condemned = len(sweep.condemn)
@@ -250,6 +309,7 @@ def remote_gc(
         retention_days=config.retention_days if retention_days is None else retention_days,
         dry_run=dry_run,
         load_index=cached_index_loader(bucket, cipher, paths),
+        refs=RefCache(paths.dir / "gc-refs.json"),
     )
     return RemoteGcReport(
         remote=config.name,
@@ -272,7 +332,7 @@ def cached_index_loader(bucket: Bucket, cipher: Cipher | None, paths: SyncPaths)
                 return (paths.index / f"{name}.idx").read_bytes()
             except OSError:
                 pass
-        plain = packs.open_index(bucket.get(keys.index_key(name)), name, cipher)
+        plain = open_index(bucket.get(index_key(name)), name, cipher)
         paths.write_index(name, plain)
         return plain
 
@@ -281,8 +341,8 @@ def cached_index_loader(bucket: Bucket, cipher: Cipher | None, paths: SyncPaths)
 
 def _list_segments(bucket: Bucket) -> list[SegmentState]:
     out: list[SegmentState] = []
-    for info in bucket.list(keys.SESSIONS):
-        seg = keys.parse_segment(info.key)
+    for info in bucket.list(SESSIONS):
+        seg = parse_segment(info.key)
         if seg is not None:
             out.append(SegmentState(seg, info.modified.timestamp(), info.size))
     return out
@@ -290,8 +350,8 @@ def _list_segments(bucket: Bucket) -> list[SegmentState]:
 
 def _marks(bucket: Bucket) -> dict[str, float]:
     out: dict[str, float] = {}
-    for info in bucket.list(keys.CONDEMNED):
-        name = keys.parse_condemned(info.key)
+    for info in bucket.list(CONDEMNED):
+        name = parse_condemned(info.key)
         if name is not None:
             out[name] = info.modified.timestamp()
     return out
@@ -299,19 +359,19 @@ def _marks(bucket: Bucket) -> dict[str, float]:
 
 def _index_loader(bucket: Bucket, cipher: Cipher | None) -> IndexLoader:
     def load(name: str) -> bytes:
-        return packs.open_index(bucket.get(keys.index_key(name)), name, cipher)
+        return open_index(bucket.get(index_key(name)), name, cipher)
 
     return load
 
 
-Located = dict[str, tuple[str, packs.Location]]
+Located = dict[str, tuple[str, Location]]
 """Blob id → (pack name, location in the pack object)."""
 
 
 def _pack_states(listing: list[ObjectInfo], load: IndexLoader) -> tuple[list[PackState], Located]:
     objects: dict[str, dict[str, ObjectInfo]] = {}
     for info in listing:
-        parsed = keys.parse_pack(info.key)
+        parsed = parse_pack(info.key)
         if parsed is not None:
             objects.setdefault(parsed[0], {})[parsed[1]] = info
     states: list[PackState] = []
@@ -320,7 +380,7 @@ def _pack_states(listing: list[ObjectInfo], load: IndexLoader) -> tuple[list[Pac
         blobs: frozenset[str] | None = None
         if "idx" in parts:
             try:
-                index = packs.parse_index(load(name))
+                index = parse_index(load(name))
             except RemoteError as exc:
                 if "does not exist" not in str(exc):
                     raise
@@ -335,26 +395,39 @@ def _pack_states(listing: list[ObjectInfo], load: IndexLoader) -> tuple[list[Pac
 
 
 def _live_blobs(
-    bucket: Bucket, cipher: Cipher | None, segments: Iterable[SegmentState], where: Located
+    bucket: Bucket, cipher: Cipher | None, segments: Iterable[SegmentState], where: Located, cache: RefCache
 ) -> set[str]:
     live: set[str] = set()
     snapshots: set[str] = set()
 
     def read(seg: SegmentState) -> tuple[set[str], set[str]]:
         key = seg.key.key
+        cached = cache.get(f"seg:{key}")
+        if cached is not None:
+            return cached
         try:
             raw = bucket.get(key)
         except RemoteError as exc:
             if "does not exist" in str(exc):  # deleted meanwhile by another collection
                 return set(), set()
             raise
-        data = packs.open_segment(raw, key, cipher)
-        return _referenced(data), {m.decode() for m in _SNAPSHOT.findall(data)}
+        data = open_segment(raw, key, cipher)
+        found = _referenced(data), {m.decode() for m in _SNAPSHOT.findall(data)}
+        cache.put(f"seg:{key}", *found)
+        return found
+
+    def snapshot(sid: str) -> set[str]:
+        cached = cache.get(f"snap:{sid}")
+        if cached is not None:
+            return cached[0]
+        found = _snapshot_refs(bucket, cipher, sid, where)
+        cache.put(f"snap:{sid}", found, set())
+        return found
 
     for refs, snaps in bucket.map_bounded(read, list(segments)):
         live |= refs
         snapshots |= snaps
-    for refs in bucket.map_bounded(lambda sid: _snapshot_refs(bucket, cipher, sid, where), sorted(snapshots)):
+    for refs in bucket.map_bounded(snapshot, sorted(snapshots)):
         live |= refs
     return live
 
@@ -368,7 +441,7 @@ def _snapshot_refs(bucket: Bucket, cipher: Cipher | None, sid: str, where: Locat
     if found is None:
         raise RemoteError(f"remote gc stopped before sweeping: snapshot blob {sid} is not in the remote")
     name, (off, length, _raw) = found
-    payload = packs.open_entry(bucket.get_range(keys.pack_key(name), off, off + length), sid, cipher)
+    payload = open_entry(bucket.get_range(pack_key(name), off, off + length), sid, cipher)
     try:
         data = zstandard.ZstdDecompressor().decompress(payload)
     except zstandard.ZstdError as exc:
@@ -380,15 +453,15 @@ def _snapshot_refs(bucket: Bucket, cipher: Cipher | None, sid: str, where: Locat
 
 def _apply_sweep(bucket: Bucket, sweep: SweepPlan, now: float) -> None:
     mark = json.dumps({"condemnedAt": now, "by": socket.gethostname()}).encode()
-    bucket.map_bounded(lambda name: bucket.put(keys.condemned_key(name), mark), list(sweep.condemn))
+    bucket.map_bounded(lambda name: bucket.put(condemned_key(name), mark), list(sweep.condemn))
 
     def remove(name: str) -> None:
-        bucket.delete(keys.index_key(name))
-        bucket.delete(keys.pack_key(name))
-        bucket.delete(keys.condemned_key(name))
+        bucket.delete(index_key(name))
+        bucket.delete(pack_key(name))
+        bucket.delete(condemned_key(name))
 
     bucket.map_bounded(remove, list(sweep.delete))
-    bucket.map_bounded(lambda name: bucket.delete(keys.condemned_key(name)), list(sweep.release))
+    bucket.map_bounded(lambda name: bucket.delete(condemned_key(name)), list(sweep.release))
     if sweep.condemn or sweep.delete or sweep.release:
         log.info(
             "remote gc: %d condemned, %d deleted, %d released",

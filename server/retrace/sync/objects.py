@@ -17,6 +17,7 @@ Contracts:
 from __future__ import annotations
 
 import builtins
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -43,6 +44,23 @@ class ObjectInfo:
     modified: datetime
 
 
+_RETRIES = re.compile(r"after (\d+) retries")
+
+
+def reason(exc: BaseException) -> str:
+    """The useful tail of an obstore error, one line: ``Generic S3 error: Error performing GET
+    http://… in 331ms, after 3 retries, … - HTTP error: error sending request`` becomes
+    ``HTTP error: error sending request (after 3 retries)``."""
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else type(exc).__name__
+    head, sep, tail = first.rpartition(" - ")
+    text = tail.strip() if sep and tail.strip() else first
+    retries = _RETRIES.search(head)
+    if retries and sep:
+        text += f" (after {retries.group(1)} retries)"
+    return text[:300]
+
+
 class Bucket:
     """One remote's objects under its workspace prefix."""
 
@@ -52,6 +70,7 @@ class Bucket:
         self.max_bytes_per_second = config.max_bytes_per_second
         bucket, _ = parse_url(config.url)
         self.prefix = key_prefix(config)
+        self.endpoint = config.endpoint
         creds: Credentials = resolve_credentials(config, env)
         endpoint = config.endpoint
         settings: dict[str, Any] = {
@@ -92,9 +111,8 @@ class Bucket:
         """Requests made by this client (benchmarks and tests count them)."""
 
     def _fail(self, op: str, key: str, exc: BaseException) -> RemoteError:
-        text = str(exc).strip().splitlines()
-        first = text[0] if text else type(exc).__name__
-        return RemoteError(f"remote {self.name!r}: {op} {self.prefix}/{key} failed: {first[:300]}")
+        at = f" at {self.endpoint}" if self.endpoint else ""
+        return RemoteError(f"remote {self.name!r}{at}: {op} {self.prefix}/{key} failed: {reason(exc)}")
 
     def _count(self, op: str) -> None:
         self.requests[op] += 1

@@ -33,14 +33,13 @@ from retrace.engine.errors import BlobCorrupt
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
 from retrace.sync.crypto import Cipher
+from retrace.sync.gc import condemned_packs
 from retrace.sync.keys import (
-    CONDEMNED,
     PACKS,
     SegmentKey,
     card_key,
     index_key,
     pack_key,
-    parse_condemned,
     parse_pack,
 )
 from retrace.sync.models import PushReport, RemoteConfig, SyncPhase, SyncProgress
@@ -141,7 +140,8 @@ class Pusher:
         t0 = time.monotonic()
         self.flush_outbox()
         if not state.store_card:
-            self.bucket.put(card_key(self.store_id), self.card)
+            key = card_key(self.store_id)
+            self.bucket.put(key, seal_segment(self.card, key, self.cipher))
             state.store_card = True
             self.paths.save_state(state)
         present = self.refresh_index()
@@ -189,7 +189,7 @@ class Pusher:
             self._check_cancel()
             self.paths.write_index(name, open_index(self.bucket.get(index_key(name)), name, self.cipher))
             self._report("indexes", n + 1, len(missing), 0, 0)
-        condemned = {c for o in self.bucket.list(CONDEMNED) if (c := parse_condemned(o.key))}
+        condemned = condemned_packs(self.bucket)  # their blobs must be uploaded again
         present: set[str] = set()
         for name in remote_packs - condemned:
             present.update(parse_index((self.paths.index / f"{name}.idx").read_bytes()))

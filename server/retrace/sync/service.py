@@ -18,8 +18,11 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from retrace.engine.errors import StoreLocked
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store.lock import StoreLock
+from retrace.sync.cache import local_gc
 from retrace.sync.config import (
     check_endpoint,
     check_name,
@@ -33,6 +36,7 @@ from retrace.sync.config import (
 from retrace.sync.crypto import Cipher, cipher_for, generate_key
 from retrace.sync.errors import RemoteError
 from retrace.sync.fetch import RemoteBlobs, count_checkpoints, list_sessions, open_session, pull
+from retrace.sync.gc import remote_gc
 from retrace.sync.models import (
     OpenReport,
     PullReport,
@@ -48,6 +52,10 @@ from retrace.sync.push import Cancelled, Pusher, journal_cuts
 from retrace.sync.state import SyncPaths, store_id
 
 ProgressFn = Callable[[SyncProgress], None]
+
+
+def _where(config: RemoteConfig) -> tuple[object, ...]:
+    return (config.url.rstrip("/"), config.endpoint, config.workspace_name, config.encrypt, config.key_id)
 
 
 class RemoteService:
@@ -101,9 +109,10 @@ class RemoteService:
         network. ``encrypt`` creates the key file when no key is in the environment."""
         check_name(name)
         parse_url(url)
-        ws_name = check_workspace_name(workspace_name or default_workspace_name(self.workspace))
         remotes = self.remotes()
         old = next((r for r in remotes if r.name == name), None)
+        fallback = old.workspace_name if old is not None else default_workspace_name(self.workspace)
+        ws_name = check_workspace_name(workspace_name or fallback)
         key_id = old.key_id if old is not None and old.encrypt else None
         if encrypt and key_id is None:
             key_id, _path = generate_key(self.env)
@@ -113,6 +122,9 @@ class RemoteService:
             workspace_name=ws_name, encrypt=encrypt, key_id=key_id if encrypt else None,
         )  # fmt: skip
         new = RemoteConfig.model_validate(base)
+        if old is not None and _where(old) != _where(new):
+            # Another bucket, prefix or key: what was pushed to the old place says nothing here.
+            shutil.rmtree(self.layout.remote / name, ignore_errors=True)
         save_remotes(self.layout, [r for r in remotes if r.name != name] + [new])
         return new
 
@@ -134,6 +146,24 @@ class RemoteService:
         ``cancel`` stops between objects (state saved)."""
         config = self._config(name)
         paths = self._paths(config)
+        paths.dir.mkdir(parents=True, exist_ok=True)
+        lock = StoreLock(paths.dir / "push.lock")
+        try:
+            lock.acquire()
+        except StoreLocked:
+            raise RemoteError(f"a push to remote {config.name!r} is already running") from None
+        try:
+            return self._push(config, paths, progress, cancel)
+        finally:
+            lock.release()
+
+    def _push(
+        self,
+        config: RemoteConfig,
+        paths: SyncPaths,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+    ) -> PushReport:
         state = paths.load_state()
         try:
             pusher = Pusher(
@@ -179,7 +209,7 @@ class RemoteService:
     def sessions(self, name: str | None = None) -> list[RemoteSession]:
         """Sessions in the bucket under this workspace's prefix (one LIST), newest first."""
         config = self._config(name)
-        return list_sessions(self._bucket(config), self._paths(config))
+        return list_sessions(self._bucket(config), self._paths(config), self._cipher(config))
 
     def open(self, session_id: str, *, name: str | None = None, store_id: str | None = None) -> OpenReport:
         """Import a remote session's journal into the local store (creating the store if
@@ -202,11 +232,9 @@ class RemoteService:
         local: bool = False,
     ) -> RemoteGcReport:
         """Remote mark-and-sweep with a grace period; ``local``: the local cache policy only."""
-        from retrace.sync import cache, gc
-
         config = self._config(name)
         if local:
-            return cache.local_gc(
+            return local_gc(
                 self.layout,
                 self.workspace,
                 config,
@@ -216,7 +244,7 @@ class RemoteService:
                     self._paths(config).index, lambda: self._bucket(config), self._cipher(config)
                 ),
             )
-        return gc.remote_gc(
+        return remote_gc(
             self._bucket(config),
             self._cipher(config),
             config,

@@ -3,7 +3,7 @@ import type { VerifyReport } from '../../../extension/src/client/protocol';
 import { verifyReportLines, verifySummary } from '../../../extension/src/commands/verify';
 
 function report(over: Partial<VerifyReport>): VerifyReport {
-    return { ok: true, quick: false, journalLines: 12, checkpoints: 4, blobs: 9, damage: [], affected: [], repaired: [], quarantine: null, remoteBlobs: 0, ...over };
+    return { ok: true, quick: false, journalLines: 12, checkpoints: 4, blobs: 9, remoteBlobs: 0, damage: [], affected: [], repaired: [], quarantine: null, ...over };
 }
 
 suite('verify store report', () => {
