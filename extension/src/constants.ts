@@ -6,11 +6,16 @@
 export const EXTENSION_ID = 'retrace.retrace';
 export const CONFIG_SECTION = 'retrace';
 export const SECRET_API_KEY = 'retrace.anthropicApiKey';
+/** The remote's credentials and encryption key (JSON: variable name → value), never in settings. */
+export const SECRET_REMOTE = 'retrace.remoteCredentials';
 
 export const VIEW_CONTAINER = 'retrace';
 export const VIEW_CHAT = 'retrace.chat';
 export const VIEW_TIMELINE = 'retrace.timeline';
 export const VIEW_FILE_HISTORY = 'retrace.fileHistory';
+export const VIEW_REMOTE_SESSIONS = 'retrace.remoteSessions';
+/** Whether the running server has a remote (shows the Remote Sessions view). */
+export const CONTEXT_REMOTE_CONFIGURED = 'retrace.remoteConfigured';
 
 /** `retrace-cp:/<workspace-relative path>?cp=<checkpoint id | "current">` → file text at that checkpoint. */
 export const CHECKPOINT_SCHEME = 'retrace-cp';
@@ -36,6 +41,10 @@ export const COMMANDS = {
     restartServer: 'retrace.restartServer',
     installServer: 'retrace.installServer',
     setApiKey: 'retrace.setApiKey',
+    remoteSetCredentials: 'retrace.remote.setCredentials',
+    remotePush: 'retrace.remote.push',
+    remoteOpen: 'retrace.remote.openSession',
+    remoteSessionsRefresh: 'retrace.remote.refreshSessions',
     showLogs: 'retrace.showLogs',
     timelineRefresh: 'retrace.timeline.refresh',
     timelineReveal: 'retrace.timeline.reveal',

@@ -16,7 +16,8 @@ import {
     type ClientCapabilities,
     type FeatureState,
 } from 'vscode-languageclient/node';
-import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, type CommandId } from './constants';
+import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_REMOTE, type CommandId } from './constants';
+import { parseRemoteSecrets } from './commands/remoteCredentials';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
@@ -33,6 +34,7 @@ import {
     type PermissionRequest,
     type PermissionResponse,
     type RestoreStateResult,
+    type RemoteSyncView,
     type TimelineDidChange,
 } from './client/protocol';
 import { errorMessage, log } from './logging';
@@ -78,6 +80,7 @@ export class Ctx implements vscode.Disposable {
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
     private readonly agentEventEmitter = new vscode.EventEmitter<AgentEvent>();
     private readonly timelineEmitter = new vscode.EventEmitter<TimelineDidChange>();
+    private readonly remoteEmitter = new vscode.EventEmitter<RemoteSyncView>();
     private readonly modeEmitter = new vscode.EventEmitter<ModelMode | undefined>();
     private mode: ModelMode | undefined;
     handlers: ServerRequestHandlers | undefined;
@@ -89,6 +92,8 @@ export class Ctx implements vscode.Disposable {
     readonly onDidChangeState = this.stateEmitter.event;
     readonly onAgentEvent = this.agentEventEmitter.event;
     readonly onTimelineChange = this.timelineEmitter.event;
+    /** `retrace/remote/progress`: the server's sync scheduler changed state. */
+    readonly onRemoteProgress = this.remoteEmitter.event;
     /** The server's model mode (live | demo | noKey) after each start; undefined while none runs. */
     readonly onDidChangeModelMode = this.modeEmitter.event;
 
@@ -110,6 +115,7 @@ export class Ctx implements vscode.Disposable {
             this.stateEmitter,
             this.agentEventEmitter,
             this.timelineEmitter,
+            this.remoteEmitter,
             this.modeEmitter,
             vscode.workspace.onDidChangeConfiguration(e => void this.onConfigurationChanged(e)),
             // The server learns trust at initialize: a granted trust takes effect without a reload.
@@ -281,6 +287,7 @@ export class Ctx implements vscode.Disposable {
         }
         // The key travels on an inherited pipe, never in the server's environment (tools could read it).
         const apiKey = await this.extension.secrets.get(SECRET_API_KEY);
+        const remoteSecrets = parseRemoteSecrets(await this.extension.secrets.get(SECRET_REMOTE));
         // Isolated mode: nothing in the workspace (cwd, PYTHONPATH, user site) can shadow the server.
         const args = [...SERVER_ARGS];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
@@ -311,7 +318,7 @@ export class Ctx implements vscode.Disposable {
                 },
             },
         };
-        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, clientOptions, features: [new ResourceOperationsFeature()] };
+        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, remoteSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
     }
 
     /** This workspace's Retrace store (workspace storage, else global storage). */
@@ -337,6 +344,7 @@ export class Ctx implements vscode.Disposable {
         });
         rpc.onNotification(METHODS.agentEvent, e => this.fire(this.agentEventEmitter, e, 'agent event'));
         rpc.onNotification(METHODS.timelineDidChange, e => this.fire(this.timelineEmitter, e, 'timeline change'));
+        rpc.onNotification(METHODS.remoteProgress, e => this.fire(this.remoteEmitter, e, 'remote progress'));
         rpc.onRequest(METHODS.permissionRequest, async p => {
             if (this.handlers === undefined) {
                 return { decision: 'deny' };

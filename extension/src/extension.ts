@@ -22,6 +22,9 @@ import { setPrompter } from './ui';
 import { ChatViewProvider } from './views/chatView';
 import { BackgroundItem } from './views/backgroundItem';
 import { StatusItem } from './views/statusItem';
+import { RemoteItem } from './views/remoteItem';
+import { RemoteSessionsProvider } from './views/remoteSessions';
+import { registerRemoteCommands } from './commands/remote';
 import { TimelineProvider } from './views/timelineProvider';
 import { registerFileHistoryCommands } from './views/fileHistoryCommands';
 import { FileHistoryProvider } from './views/fileHistoryProvider';
@@ -33,6 +36,8 @@ export interface RetraceApi {
     readonly chat: ChatViewProvider;
     readonly highlighter: ChangeHighlighter;
     readonly status: StatusItem;
+    readonly remote: RemoteItem;
+    readonly remoteSessions: RemoteSessionsProvider;
     readonly background: BackgroundItem;
     readonly editorState: EditorStatePusher;
     readonly contentProvider: CheckpointContentProvider;
@@ -82,6 +87,8 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         const chat = new ChatViewProvider(ctx, context.extensionUri);
         const highlighter = new ChangeHighlighter(ctx, () => timeline.timeline, context.extensionUri);
         const status = new StatusItem(ctx);
+        const remote = new RemoteItem(ctx);
+        const remoteSessions = new RemoteSessionsProvider(ctx);
         const background = new BackgroundItem(ctx);
         const editorState = new EditorStatePusher(ctx);
         const contentProvider = new CheckpointContentProvider(ctx);
@@ -97,6 +104,8 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             chat,
             highlighter,
             status,
+            remote,
+            remoteSessions,
             background,
             editorState,
             contentProvider,
@@ -109,6 +118,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             }),
         );
         registerCommands({ ctx, timeline, chat, highlighter });
+        registerRemoteCommands(ctx, timeline, () => void remoteSessions.refresh());
         ctx.registerCommand(COMMANDS.backgroundStop, rpc => () => background.stop(rpc));
         registerFileHistoryCommands({
             ctx,
@@ -122,7 +132,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         void startIfUsed(ctx, () => chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
         const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
-        return { ctx, timeline, fileHistory, chat, highlighter, status, background, editorState, contentProvider, setPrompter, changeViews };
+        return { ctx, timeline, fileHistory, chat, highlighter, status, remote, remoteSessions, background, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
         void vscode.window.showErrorMessage(`Cannot activate Retrace: ${errorMessage(err)}`);

@@ -30,6 +30,7 @@ from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
+from retrace.engine.store.blobs import BlobSource
 from retrace.offline import FakeModel, load_scenario
 from retrace.protocol.models import ModelMode
 
@@ -196,12 +197,16 @@ async def open_services(
     *,
     config: EngineConfig | None = None,
     endpoint: ModelEndpoint | None = None,
+    blob_source: BlobSource | None = None,
 ) -> Services:
     """Open the engine (creating the store and its baseline on first use), start the offline
     model in a demo folder with no real endpoint configured (or when one is forced), build the
-    agent and reload its sessions from the journals (crash resume). On failure the store is closed again."""
+    agent and reload its sessions from the journals (crash resume). On failure the store is closed again.
+    ``blob_source``: where blobs only a remote holds are read from (a configured remote's)."""
     endpoint = endpoint or ModelEndpoint.from_environment()
-    engine = await asyncio.to_thread(Engine.open, workspace, store, config=config)
+    engine = await asyncio.to_thread(
+        lambda: Engine.open(workspace, store, config=config, blob_source=blob_source)
+    )
     try:
         for line in engine.recovered:
             log.warning("%s", line)

@@ -35,7 +35,21 @@ SECRETS: dict[str, str] = {
 }
 """Secret environment variable → the variable naming the descriptor it is handed over on."""
 
-HANDOFF_VARS = frozenset(SECRETS.values())
+REMOTE_SECRETS: dict[str, str] = {
+    "AWS_ACCESS_KEY_ID": "RETRACE_AWS_ACCESS_KEY_ID_FD",
+    "AWS_SECRET_ACCESS_KEY": "RETRACE_AWS_SECRET_ACCESS_KEY_FD",
+    "AWS_SESSION_TOKEN": "RETRACE_AWS_SESSION_TOKEN_FD",
+    "RETRACE_REMOTE_KEY": "RETRACE_REMOTE_KEY_FD",
+}
+"""The remote's credentials and encryption key as the extension hands them over (from its
+SecretStorage), on pipes like the model key. Only the hand-off is taken: ``AWS_*`` variables the
+user set in the server's own environment stay there (tool commands saw them before a remote
+existed, and an ``aws`` command the agent runs may need them)."""
+
+REMOTE_KEY = "RETRACE_REMOTE_KEY"
+"""Retrace's own variable for the remote's encryption key: hidden from tool commands even when
+it comes from the environment."""
+HANDOFF_VARS = frozenset(SECRETS.values()) | frozenset(REMOTE_SECRETS.values())
 MAX_SECRET_BYTES = 16 * 1024
 """A pipe holds at least 64 KiB, so writing the secret before exec never blocks."""
 _PR_SET_DUMPABLE = 4
@@ -51,7 +65,7 @@ def get(name: str) -> str | None:
 
 def child_env() -> dict[str, str]:
     """The environment for a tool command: the server's, without any credential or hand-off."""
-    hidden = set(SECRETS) | HANDOFF_VARS
+    hidden = set(SECRETS) | HANDOFF_VARS | {REMOTE_KEY}
     return {name: value for name, value in os.environ.items() if name not in hidden}
 
 
@@ -72,8 +86,16 @@ def read_handoff(fd: int) -> str:
     return b"".join(chunks).decode("utf-8").strip()
 
 
+def remote_env() -> dict[str, str]:
+    """The environment remote sync reads its credentials and key from: the process's, with the
+    handed-off remote secrets (which win)."""
+    env = dict(os.environ)
+    env.update({name: _held[name] for name in REMOTE_SECRETS if _held.get(name)})
+    return env
+
+
 def _take_handoffs() -> None:
-    for name, fd_var in SECRETS.items():
+    for name, fd_var in {**SECRETS, **REMOTE_SECRETS}.items():
         raw = os.environ.pop(fd_var, None)
         if raw is None:
             continue

@@ -709,6 +709,7 @@ export interface ServerSettings {
   maxTokens?: number;
   model?: string;
   permissions?: PermissionSettings;
+  remote?: RemoteSettings;
   retention?: RetentionPolicy;
 }
 export interface PermissionSettings {
@@ -720,6 +721,27 @@ export interface PermissionSettings {
    * Policy for write_file and edit_file.
    */
   write?: 'ask' | 'auto' | 'deny';
+}
+/**
+ * The ``retrace.remote.*`` settings. With ``url`` set, the server configures remote ``name``
+ * in the store (``remote add`` semantics) and syncs to it; credentials and the encryption key
+ * never come from settings (the process environment, or the extension's SecretStorage).
+ */
+export interface RemoteSettings {
+  encrypt?: boolean;
+  endpoint?: string | null;
+  everyCheckpoints?: number;
+  everyMinutes?: number;
+  name?: string;
+  region?: string | null;
+  /**
+   * ``s3://bucket/prefix``; empty: no remote from settings (one added by the CLI still syncs).
+   */
+  url?: string | null;
+  /**
+   * Appended to the prefix (default: the workspace folder's name).
+   */
+  workspaceName?: string | null;
 }
 export interface RetentionPolicy {
   maxAgeDays?: number;
@@ -815,6 +837,12 @@ export interface PlannedFile {
    */
   target: FileEntry | null;
 }
+export interface OpenReport {
+  bytes: number;
+  checkpoints: number;
+  sessionId: string;
+  storeId: string;
+}
 /**
  * Server → client request ``retrace/permission/request``: may the agent run this tool?
  */
@@ -890,6 +918,126 @@ export interface PromptParams {
 export interface PromptResult {
   sessionId: string;
   turnId: string;
+}
+export interface PullReport {
+  bytes: number;
+  remote: string;
+  segments: number;
+  sessions: number;
+}
+export interface PushReport {
+  blobs: number;
+  bytes: number;
+  packs: number;
+  remote: string;
+  seconds: number;
+  segments: number;
+  upToDate: boolean;
+}
+export interface RemoteOpenParams {
+  remote?: string | null;
+  sessionId: string;
+  /**
+   * Which machine's copy (store id) to open; absent: the newest one.
+   */
+  storeId?: string | null;
+}
+export interface RemoteOpenResult {
+  report: OpenReport;
+  /**
+   * The session now in the local timeline (focus it).
+   */
+  sessionId: string;
+}
+export interface RemoteParams {
+  /**
+   * The remote's name; absent: the only configured one.
+   */
+  remote?: string | null;
+}
+export interface RemotePullResult {
+  report: PullReport;
+}
+export interface RemotePushResult {
+  report: PushReport;
+}
+export interface RemoteSession {
+  bytes: number;
+  firstAt: string | null;
+  generation: number;
+  lastAt: string | null;
+  machine: string;
+  openedLocally: boolean;
+  segments: number;
+  sessionId: string;
+  storeId: string;
+  workspaceName: string;
+  workspacePath: string;
+}
+export interface RemoteSessionsResult {
+  /**
+   * Newest first; ``openedLocally`` marks those already in this store.
+   */
+  sessions: RemoteSession[];
+}
+export interface RemoteStatus {
+  encrypt: boolean;
+  endpoint: string | null;
+  lastError: string | null;
+  /**
+   * ISO 8601 time of the last successful push.
+   */
+  lastPush: string | null;
+  outbox: number;
+  pendingBytes: number;
+  pendingCheckpoints: number;
+  remote: string;
+  url: string;
+}
+export interface RemoteStatusResult {
+  configured: boolean;
+  /**
+   * The remote's local record (last push, last error, what is pending); ``None`` when none is
+   * configured.
+   */
+  status: RemoteStatus | null;
+  sync: RemoteSyncView;
+}
+/**
+ * What this server's scheduler is doing (the status bar's source).
+ */
+export interface RemoteSyncView {
+  /**
+   * ISO 8601 time of the last change of state.
+   */
+  at: string | null;
+  /**
+   * One line; never a credential.
+   */
+  lastError: string | null;
+  lastReport: PushReport | null;
+  /**
+   * Checkpoints made since the last push began (a push is due at ``everyCheckpoints``).
+   */
+  pendingCheckpoints: number;
+  /**
+   * The running push's latest progress (``pushing`` only).
+   */
+  progress: SyncProgress | null;
+  remote: string | null;
+  /**
+   * After an error: seconds until the next automatic attempt.
+   */
+  retryInSeconds: number | null;
+  state: 'idle' | 'pushing' | 'synced' | 'error' | 'off';
+}
+export interface SyncProgress {
+  bytesDone: number;
+  bytesTotal: number;
+  done: number;
+  phase: 'blobs' | 'journals' | 'indexes' | 'done';
+  remote: string;
+  total: number;
 }
 /**
  * Everything in scope now matches the target.
@@ -1573,6 +1721,12 @@ export const METHODS = {
   stats: 'retrace/stats',
   storeVerify: 'retrace/store/verify',
   serverState: 'retrace/server/state',
+  remoteStatus: 'retrace/remote/status',
+  remotePush: 'retrace/remote/push',
+  remotePull: 'retrace/remote/pull',
+  remoteSessions: 'retrace/remote/sessions',
+  remoteOpen: 'retrace/remote/open',
+  remoteProgress: 'retrace/remote/progress',
   settingsUpdate: 'retrace/settings/update',
 } as const;
 
@@ -1610,6 +1764,12 @@ export const METHOD_DIRECTIONS = {
   'retrace/stats': 'clientRequest',
   'retrace/store/verify': 'clientRequest',
   'retrace/server/state': 'clientRequest',
+  'retrace/remote/status': 'clientRequest',
+  'retrace/remote/push': 'clientRequest',
+  'retrace/remote/pull': 'clientRequest',
+  'retrace/remote/sessions': 'clientRequest',
+  'retrace/remote/open': 'clientRequest',
+  'retrace/remote/progress': 'serverNotification',
   'retrace/settings/update': 'clientRequest',
 } as const;
 
@@ -1639,6 +1799,11 @@ export interface RequestParams {
   'retrace/stats': EmptyParams;
   'retrace/store/verify': StoreVerifyParams;
   'retrace/server/state': EmptyParams;
+  'retrace/remote/status': RemoteParams;
+  'retrace/remote/push': RemoteParams;
+  'retrace/remote/pull': RemoteParams;
+  'retrace/remote/sessions': RemoteParams;
+  'retrace/remote/open': RemoteOpenParams;
   'retrace/settings/update': SettingsUpdateParams;
 }
 
@@ -1668,6 +1833,11 @@ export interface RequestResult {
   'retrace/stats': StatsResult;
   'retrace/store/verify': StoreVerifyResult;
   'retrace/server/state': ServerStateResult;
+  'retrace/remote/status': RemoteStatusResult;
+  'retrace/remote/push': RemotePushResult;
+  'retrace/remote/pull': RemotePullResult;
+  'retrace/remote/sessions': RemoteSessionsResult;
+  'retrace/remote/open': RemoteOpenResult;
   'retrace/settings/update': SettingsUpdateResult;
 }
 
@@ -1694,4 +1864,5 @@ export interface ServerRequestResult {
 export interface ServerNotificationParams {
   'retrace/agent/event': AgentEventPayload;
   'retrace/timeline/didChange': TimelineDidChange;
+  'retrace/remote/progress': RemoteSyncView;
 }

@@ -3,7 +3,9 @@
 // only accepts through the workbench URL's `payload` parameter). The Retrace server is the real
 // one (repo .venv) with the deterministic fake model scenario `e2e`.
 // Usage: npm run test:exthost   (builds dist/ and out/tests first)
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import util from 'node:util';
 import path from 'node:path';
 import { root, log, scenario, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
@@ -14,12 +16,12 @@ if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missin
  * One workbench launch: a fresh workspace and profile, `settings` added to the user settings,
  * the mocha suite `<suite>.test.js`. Resolves to the runner's exit code.
  */
-async function launch(suite, settings) {
+async function launch(suite, settings, extraEnv = {}) {
   const { work, userDataDir, extensionsDir, workspace } = scenario(`exthost-${suite}`);
   writeUserSettings(userDataDir, settings);
   const server = await startCodeServer({
     userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),
-    env: { RETRACE_FAKE_MODEL: 'e2e', RETRACE_LOG_CONSOLE: '1', RETRACE_EXTHOST_SUITE: suite },
+    env: { RETRACE_FAKE_MODEL: 'e2e', RETRACE_LOG_CONSOLE: '1', RETRACE_EXTHOST_SUITE: suite, ...extraEnv },
   });
   log(`[${suite}] code-server up at ${server.url}`);
   const browser = await launchBrowser();
@@ -62,12 +64,46 @@ const suites = {
   serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
   // run_command asks, so a turn can be caught waiting while its server is killed.
   recovery: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'ask' },
+  // A real S3 server (rclone) holding a session another machine pushed: "Open a remote session…".
+  remote: remoteSuite,
 };
+
+/** The remote suite's S3 server and seeded bucket; its settings, environment and clean-up. */
+async function remoteSuite() {
+  const { work } = scenario('exthost-remote-s3');
+  const data = path.join(work, 's3data');
+  fs.mkdirSync(path.join(data, 'bucket'), { recursive: true });
+  const port = await new Promise(resolve => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => { const p = probe.address().port; probe.close(() => resolve(p)); });
+  });
+  const creds = { AWS_ACCESS_KEY_ID: 'retrace-e2e-access', AWS_SECRET_ACCESS_KEY: 'retrace-e2e-secret-0123456789' };
+  const rclone = spawn(path.join(root, '.venv/bin/rclone'), ['serve', 's3', '--addr', `127.0.0.1:${port}`, '--auth-key', `${creds.AWS_ACCESS_KEY_ID},${creds.AWS_SECRET_ACCESS_KEY}`, data], { stdio: 'ignore', env: { ...process.env, RCLONE_CONFIG: '/dev/null' } });
+  const endpoint = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise(resolve => { const s = net.connect(port, '127.0.0.1', () => { s.end(); resolve(true); }).on('error', () => resolve(false)); });
+    if (up) break;
+    await new Promise(r => setTimeout(r, 100));
+  }
+  const seeded = JSON.parse(execFileSync(path.join(root, '.venv/bin/python'), [path.join(root, 'tests/e2e/seed_remote.py'), path.join(work, 'other-machine'), endpoint, 's3://bucket/team'], { encoding: 'utf8', env: { ...process.env, ...creds } }));
+  log(`[remote] rclone at ${endpoint}; seeded session ${seeded.sessionId}`);
+  return {
+    settings: { 'retrace.remote.url': 's3://bucket/team', 'retrace.remote.endpoint': endpoint, 'retrace.remote.workspaceName': 'proj' },
+    env: { ...creds, RETRACE_E2E_REMOTE_SESSION: seeded.sessionId },
+    stop: () => rclone.kill('SIGKILL'),
+  };
+}
 // RETRACE_EXTHOST_ONLY=recovery,serverDown runs only those launches.
 const only = (process.env.RETRACE_EXTHOST_ONLY || '').split(',').filter(Boolean);
 let failed = 0;
 for (const [suite, settings] of Object.entries(suites)) {
   if (only.length > 0 && !only.includes(suite)) continue;
-  if ((await launch(suite, settings)) !== 0) failed++;
+  if (typeof settings === 'function') {
+    const prepared = await settings();
+    try {
+      if ((await launch(suite, prepared.settings, prepared.env)) !== 0) failed++;
+    } finally {
+      prepared.stop();
+    }
+  } else if ((await launch(suite, settings)) !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);

@@ -136,6 +136,8 @@ class EditorClient:
     workspace: Path
     events: list[dict[str, Any]] = field(default_factory=list)
     timeline_changes: list[dict[str, Any]] = field(default_factory=list)
+    remote_progress: list[dict[str, Any]] = field(default_factory=list)
+    """Every ``retrace/remote/progress`` notification (the sync scheduler's states)."""
     applied_edits: list[lsp.ApplyWorkspaceEditParams] = field(default_factory=list)
     saved: list[list[str]] = field(default_factory=list)
     restored_states: list[dict[str, Any]] = field(default_factory=list)
@@ -331,6 +333,11 @@ async def start_editor(
     def on_timeline(params: dict[str, Any]) -> None:
         validate("#/$defs/TimelineDidChange", params)
         editor.timeline_changes.append(params)
+
+    @client.feature("retrace/remote/progress")
+    def on_remote_progress(params: dict[str, Any]) -> None:
+        validate("#/$defs/RemoteSyncView", params)
+        editor.remote_progress.append(params)
 
     @client.feature("retrace/editor/save")
     def on_save(params: dict[str, Any]) -> dict[str, Any]:

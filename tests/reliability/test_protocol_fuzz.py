@@ -183,6 +183,22 @@ def id_strategy(checkpoints: list[str]) -> st.SearchStrategy[str]:
     )
 
 
+def remote_builders(session_or_random: st.SearchStrategy[str]) -> dict[str, st.SearchStrategy[Any]]:
+    """``retrace/remote/*``: this server has no remote, so each is a clear one-line error."""
+    names = st.none() | st.sampled_from(["origin", "", "../x", *HOSTILE_STRINGS]) | st.text(max_size=12)
+    remote = st.fixed_dictionaries({}, optional={"remote": names})
+    return {
+        "retrace/remote/status": remote,
+        "retrace/remote/push": remote,
+        "retrace/remote/pull": remote,
+        "retrace/remote/sessions": remote,
+        "retrace/remote/open": st.fixed_dictionaries(
+            {"sessionId": session_or_random},
+            optional={"remote": names, "storeId": st.none() | st.sampled_from(HOSTILE_STRINGS)},
+        ),
+    }
+
+
 def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) -> st.SearchStrategy[Any]:
     """Params of the right shape (they may still name things that do not exist)."""
     session = st.sampled_from(sessions) if sessions else st.just("ses_missing")
@@ -278,6 +294,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
             {}, optional={"backgroundTasks": st.none() | st.sampled_from(["stop", "keep"])}
         ),
         "retrace/server/state": st.fixed_dictionaries({}),
+        **remote_builders(session_or_random),
         "retrace/conversation/get": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/conversation/summarize": st.fixed_dictionaries(
             {"id": ids, "direction": st.sampled_from(["from", "upTo"])}

@@ -18,6 +18,18 @@ export const SECRET_HANDOFF: Readonly<Record<string, string>> = {
     ANTHROPIC_AUTH_TOKEN: 'RETRACE_AUTH_TOKEN_FD',
 };
 
+/**
+ * The remote's credentials and encryption key, kept in SecretStorage ("Retrace: Set remote
+ * credentials"), handed over like the model key. Only values from SecretStorage travel this way:
+ * `AWS_*` variables of the editor's own environment stay where the user put them.
+ */
+export const REMOTE_SECRET_HANDOFF: Readonly<Record<string, string>> = {
+    AWS_ACCESS_KEY_ID: 'RETRACE_AWS_ACCESS_KEY_ID_FD',
+    AWS_SECRET_ACCESS_KEY: 'RETRACE_AWS_SECRET_ACCESS_KEY_FD',
+    AWS_SESSION_TOKEN: 'RETRACE_AWS_SESSION_TOKEN_FD',
+    RETRACE_REMOTE_KEY: 'RETRACE_REMOTE_KEY_FD',
+};
+
 export interface ServerLaunch {
     /** The server's environment: no secret in it, only the numbers of the descriptors to read. */
     readonly env: NodeJS.ProcessEnv;
@@ -31,13 +43,25 @@ export interface ServerLaunch {
  * secret goes on its own inherited pipe, and the environment only names the descriptor. `apiKey`
  * (from SecretStorage) wins over a key in `base` (the editor's own environment).
  */
-export function serverLaunch(base: NodeJS.ProcessEnv, apiKey: string | undefined): ServerLaunch {
+export function serverLaunch(
+    base: NodeJS.ProcessEnv,
+    apiKey: string | undefined,
+    remoteSecrets: Readonly<Record<string, string>> = {},
+): ServerLaunch {
     const env: NodeJS.ProcessEnv = { ...base };
     const handoffs: string[] = [];
     for (const [name, fdVar] of Object.entries(SECRET_HANDOFF)) {
         const value = name === 'ANTHROPIC_API_KEY' && apiKey !== undefined && apiKey !== '' ? apiKey : base[name];
         delete env[name];
         delete env[fdVar];
+        if (value !== undefined && value !== '') {
+            env[fdVar] = String(3 + handoffs.length);
+            handoffs.push(value);
+        }
+    }
+    for (const [name, fdVar] of Object.entries(REMOTE_SECRET_HANDOFF)) {
+        delete env[fdVar];
+        const value = remoteSecrets[name];
         if (value !== undefined && value !== '') {
             env[fdVar] = String(3 + handoffs.length);
             handoffs.push(value);
@@ -54,9 +78,14 @@ export function serverLaunch(base: NodeJS.ProcessEnv, apiKey: string | undefined
 export function spawnServer(
     command: string,
     args: readonly string[],
-    options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly apiKey: string | undefined },
+    options: {
+        readonly cwd: string;
+        readonly env: NodeJS.ProcessEnv;
+        readonly apiKey: string | undefined;
+        readonly remoteSecrets?: Readonly<Record<string, string>> | undefined;
+    },
 ): ChildProcess {
-    const launch = serverLaunch(options.env, options.apiKey);
+    const launch = serverLaunch(options.env, options.apiKey, options.remoteSecrets);
     const stdio: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe', ...launch.handoffs.map((): 'pipe' => 'pipe')];
     const child = spawn(command, [...args], { cwd: options.cwd, env: launch.env, stdio });
     launch.handoffs.forEach((secret, i) => {

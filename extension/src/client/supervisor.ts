@@ -40,6 +40,8 @@ export interface Launch {
     readonly env: NodeJS.ProcessEnv;
     /** Handed to the server by `spawnServer` (never through the environment). */
     readonly apiKey: string | undefined;
+    /** The remote's credentials from SecretStorage, handed over like the key. */
+    readonly remoteSecrets?: Readonly<Record<string, string>>;
     readonly clientOptions: LanguageClientOptions;
     readonly features: readonly StaticFeature[];
 }
@@ -64,7 +66,12 @@ const EXIT_GRACE_MS = 3000;
 
 /** Start the server process. The single place a server process is spawned. */
 export function spawnServerProcess(launch: Launch): ChildProcess {
-    return spawnServer(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, apiKey: launch.apiKey });
+    return spawnServer(launch.command, launch.args, {
+        cwd: launch.cwd,
+        env: launch.env,
+        apiKey: launch.apiKey,
+        remoteSecrets: launch.remoteSecrets,
+    });
 }
 
 function exited(proc: ChildProcess): boolean {

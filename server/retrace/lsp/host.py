@@ -21,6 +21,7 @@ from retrace.agent.events import (
     PermissionDecision,
     PermissionRequest,
     PermissionResponse,
+    TurnFinished,
     TurnStarted,
 )
 from retrace.app.timeline import timeline_change
@@ -42,6 +43,11 @@ class LspAgentHost:
         if ready is not None and isinstance(event, TurnStarted | ConversationChanged):
             changed = event
             await ready.run(lambda _e: timeline.journal_changed(ready, changed))
+        remote = self.server.remote
+        if remote is not None and isinstance(event, CheckpointCreated):
+            remote.checkpoint_created()
+        elif remote is not None and isinstance(event, TurnFinished):
+            remote.turn_ended()
         if isinstance(event, CheckpointCreated):
             cp = event.checkpoint
             change = await ready.run(lambda e: timeline.change_of(ready, e, cp)) if ready else None

@@ -29,6 +29,8 @@ from retrace.protocol.models import ServerSettings
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
 
+    from retrace.lsp.services.remote import RemoteSync
+
 log = logging.getLogger(__name__)
 
 VERSION = __version__
@@ -101,6 +103,8 @@ class RetraceServer(LanguageServer):
         """Latest ``retrace/editor/didChangeState`` payload (plain JSON, camelCase)."""
         self.startup: asyncio.Future[Services] | None = None
         self.trusted = True
+        self.remote: RemoteSync | None = None
+        """The workspace's remote sync (built at start-up, before the engine opens)."""
         """``initializationOptions.trusted``; ``False``: a read-only timeline (:mod:`retrace.lsp.trust`)."""
 
     def dirty_paths(self) -> set[str]:

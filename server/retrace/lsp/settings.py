@@ -17,7 +17,7 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 
 from retrace.lsp.rpc import validation_message
-from retrace.lsp.startup import agent_settings
+from retrace.lsp.startup import agent_settings, remote_settings
 from retrace.protocol.models import ServerSettings, SettingsUpdateResult
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
     if services is not None:
         base_url = services.fake_model_url
         services.agent.update_settings(agent_settings(settings, base_url))
+    if server.remote is not None and previous.remote != settings.remote:
+        await asyncio.to_thread(server.remote.apply, remote_settings(server, settings))
     if restart:
         log.info("settings changed that apply after a restart: %s", ", ".join(restart))
     return SettingsUpdateResult(applied=services is not None, restart_required=restart)

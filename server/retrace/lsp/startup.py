@@ -9,6 +9,7 @@ timeline answer): it is imported in the background :data:`WARM_SDK_AFTER_S` afte
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from pathlib import Path
@@ -20,14 +21,24 @@ from retrace.bootstrap import Services, open_services
 from retrace.engine import EngineConfig
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.services import store_health
+from retrace.lsp.services.remote import RemoteSync, notifier
 from retrace.protocol.models import InitializationOptions, ServerSettings
+from retrace.protocol.remote import RemoteSettings
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Services", "agent_settings", "engine_config", "shutdown", "start_services", "stop_agent"]
+__all__ = [
+    "Services",
+    "agent_settings",
+    "engine_config",
+    "shutdown",
+    "start_services",
+    "stop_agent",
+    "stop_remote",
+]
 
 WARM_SDK_AFTER_S = 3.0
 """Seconds after start-up before the model SDK is imported in the background (after the
@@ -54,19 +65,36 @@ def agent_settings(settings: ServerSettings, base_url: str | None) -> AgentSetti
     )
 
 
+def remote_settings(server: RetraceServer, settings: ServerSettings) -> RemoteSettings:
+    """The remote settings the server follows: none from an untrusted workspace (its settings
+    could send the code to someone else's bucket); a remote added by the CLI still syncs."""
+    return settings.remote if server.trusted else RemoteSettings()
+
+
 async def start_services(server: RetraceServer, workspace: Path, options: InitializationOptions) -> Services:
     settings = options.settings
     store = Path(options.store_dir) if options.store_dir else None
     log.info("opening workspace %s (store: %s)", workspace, store or "default")
+    loop = asyncio.get_running_loop()
+    remote = server.remote = await asyncio.to_thread(
+        RemoteSync.prepare,
+        store,
+        workspace,
+        remote_settings(server, settings),
+        notifier(lambda view: server.send_notification("retrace/remote/progress", view), loop),
+        lambda change: server.send_notification("retrace/timeline/didChange", change),
+    )
     services = await open_services(
         workspace,
         store,
         LspAgentHost(server),
         agent_settings(settings, None),
         config=engine_config(settings),
+        blob_source=remote.blob_source(),
     )
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
+    remote.start()
     store_health.start_background_check(server, engine.store_dir)
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
     warm.daemon = True
@@ -84,8 +112,16 @@ async def stop_agent(services: Services) -> None:
     await services.agent.background.stop_all(by="shutdown")
 
 
+def stop_remote(server: RetraceServer, wait_s: float) -> None:
+    """Push what is pending (at most ``wait_s`` seconds; the push resumes at the next start)."""
+    remote = server.remote
+    if remote is not None:
+        remote.stop(wait_s)
+
+
 def shutdown(server: RetraceServer) -> None:
     """Close the services if they were started (safe to call more than once)."""
+    stop_remote(server, 0.0)
     services = server.services_if_ready()
     if services is None:
         return

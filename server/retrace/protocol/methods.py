@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
 from retrace.protocol import models as m
+from retrace.protocol import remote as r
 from retrace.protocol import tasks as t
 from retrace.protocol.file_history import FileHistoryParams, FileHistoryResult
 
@@ -292,6 +293,58 @@ METHODS: tuple[MethodSpec, ...] = (
         m.ServerStateResult,
         "The model mode (live | demo | noKey) and whether the workspace is trusted; the client "
         "shows a demo banner or the add-a-key welcome from it.",
+    ),
+    # ---------------------------------------------------------------- remote sync
+    MethodSpec(
+        "remoteStatus",
+        "retrace/remote/status",
+        "clientRequest",
+        r.RemoteParams,
+        r.RemoteStatusResult,
+        "The remote's local record (last push, last error, what is pending) and what this "
+        "server's scheduler is doing; no network.",
+    ),
+    MethodSpec(
+        "remotePush",
+        "retrace/remote/push",
+        "clientRequest",
+        r.RemoteParams,
+        r.RemotePushResult,
+        "Push now (one push at a time: waits for one that begins after the request); progress "
+        "arrives as retrace/remote/progress.",
+    ),
+    MethodSpec(
+        "remotePull",
+        "retrace/remote/pull",
+        "clientRequest",
+        r.RemoteParams,
+        r.RemotePullResult,
+        "Append what was pushed since to the sessions opened from the remote.",
+    ),
+    MethodSpec(
+        "remoteSessions",
+        "retrace/remote/sessions",
+        "clientRequest",
+        r.RemoteParams,
+        r.RemoteSessionsResult,
+        "The sessions in the bucket under this workspace's prefix (machine, workspace, time, size).",
+    ),
+    MethodSpec(
+        "remoteOpen",
+        "retrace/remote/open",
+        "clientRequest",
+        r.RemoteOpenParams,
+        r.RemoteOpenResult,
+        "Import a remote session into this store (timeline first; its blobs are fetched when "
+        "needed) and show it in the timeline.",
+    ),
+    MethodSpec(
+        "remoteProgress",
+        "retrace/remote/progress",
+        "serverNotification",
+        r.RemoteSyncView,
+        None,
+        "The sync scheduler's state changed: pushing (with progress), synced, error (with the next retry).",
     ),
     MethodSpec(
         "settingsUpdate",

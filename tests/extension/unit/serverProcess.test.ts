@@ -81,6 +81,34 @@ suite('server key hand-off (real processes)', function () {
         assert.match(out, /^environ-has-key False$/m, out);
     });
 
+    test('remote credentials from SecretStorage reach the server on pipes; tool commands never see them', async () => {
+        const secrets = { AWS_ACCESS_KEY_ID: 'AKIAHANDOFFTEST1', AWS_SECRET_ACCESS_KEY: 'secret-handoff-test', RETRACE_REMOTE_KEY: 'a2V5LWhhbmRvZmY=' };
+        const env = { ...process.env };
+        delete env['ANTHROPIC_API_KEY'];
+        delete env['ANTHROPIC_AUTH_TOKEN'];
+        const launch = serverLaunch(env, undefined, secrets);
+        assert.equal(launch.env['RETRACE_AWS_ACCESS_KEY_ID_FD'], '3');
+        assert.equal(launch.env['AWS_ACCESS_KEY_ID'], env['AWS_ACCESS_KEY_ID']);
+        const script = [
+            'from retrace import credentials',
+            'credentials.secure_process_start()',
+            'remote = credentials.remote_env()',
+            'print("remote", remote.get("AWS_ACCESS_KEY_ID"), remote.get("AWS_SECRET_ACCESS_KEY"), remote.get("RETRACE_REMOTE_KEY"))',
+            'child = credentials.child_env()',
+            'print("child-sees", sorted(k for k, v in child.items() if "handoff" in v.lower() or k.endswith("_FD")))',
+        ].join('\n');
+        const out = await new Promise<string>((resolve, reject) => {
+            const proc = spawnServer(python, ['-c', script], { cwd: repo, env, apiKey: undefined, remoteSecrets: secrets });
+            let text = '';
+            proc.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+            proc.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+            proc.on('error', reject);
+            proc.on('exit', () => resolve(text));
+        });
+        assert.match(out, /^remote AKIAHANDOFFTEST1 secret-handoff-test a2V5LWhhbmRvZmY=$/m, out);
+        assert.match(out, /^child-sees \[\]$/m, out);
+    });
+
     test('no key: no descriptor, nothing held', async () => {
         const env = { ...process.env };
         delete env['ANTHROPIC_API_KEY'];

@@ -17,8 +17,9 @@ from pygls.uris import to_fs_path
 from retrace import __version__
 from retrace.lsp.log import client_ready
 from retrace.lsp.rpc import NotReadyError, validation_message
+from retrace.lsp.services.remote import SHUTDOWN_WAIT_S
 from retrace.lsp.settings import parse_settings, pull_settings
-from retrace.lsp.startup import Services, shutdown, start_services, stop_agent
+from retrace.lsp.startup import Services, shutdown, start_services, stop_agent, stop_remote
 from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ def register_lifecycle(server: RetraceServer) -> None:
         services = server.services_if_ready()
         if services is not None:
             await stop_agent(services)
+        await asyncio.to_thread(stop_remote, server, SHUTDOWN_WAIT_S)
         await asyncio.to_thread(shutdown, server)
 
 

@@ -1,0 +1,68 @@
+"""Handlers: ``retrace/remote/*`` (status, push, pull, sessions, open): one call each into the
+server's remote (:mod:`retrace.lsp.services.remote`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from retrace.lsp.services.remote import NO_REMOTE
+from retrace.lsp.trust import require_trusted
+from retrace.protocol.remote import (
+    RemoteOpenParams,
+    RemoteOpenResult,
+    RemoteParams,
+    RemotePullResult,
+    RemotePushResult,
+    RemoteSessionsResult,
+    RemoteStatusResult,
+    RemoteSyncView,
+)
+from retrace.sync.errors import RemoteError
+
+if TYPE_CHECKING:
+    from retrace.lsp.rpc import Handler
+    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.remote import RemoteSync
+
+
+async def _remote(ls: RetraceServer) -> RemoteSync:
+    await ls.services()  # the remote is prepared with the store
+    if ls.remote is None:
+        raise RemoteError(NO_REMOTE)
+    return ls.remote
+
+
+async def remote_status(ls: RetraceServer, params: RemoteParams) -> RemoteStatusResult:
+    await ls.services()
+    if ls.remote is None:
+        return RemoteStatusResult(configured=False, status=None, sync=RemoteSyncView(state="off"))
+    return await ls.remote.status(params.remote)
+
+
+async def remote_push(ls: RetraceServer, params: RemoteParams) -> RemotePushResult:
+    return await (await _remote(ls)).push(params.remote)
+
+
+async def remote_pull(ls: RetraceServer, params: RemoteParams) -> RemotePullResult:
+    require_trusted(ls, "Pulling from a remote")
+    services = await ls.services()
+    return await (await _remote(ls)).pull(services, params.remote)
+
+
+async def remote_sessions(ls: RetraceServer, params: RemoteParams) -> RemoteSessionsResult:
+    return await (await _remote(ls)).sessions(params.remote)
+
+
+async def remote_open(ls: RetraceServer, params: RemoteOpenParams) -> RemoteOpenResult:
+    require_trusted(ls, "Opening a remote session")
+    services = await ls.services()
+    return await (await _remote(ls)).open(services, params)
+
+
+HANDLERS: dict[str, Handler] = {
+    "retrace/remote/status": remote_status,
+    "retrace/remote/push": remote_push,
+    "retrace/remote/pull": remote_pull,
+    "retrace/remote/sessions": remote_sessions,
+    "retrace/remote/open": remote_open,
+}
