@@ -154,3 +154,35 @@ def test_push_cut_between_packs_and_segments_resumes_without_duplicates(
     assert proxy.count("PUT", path=r"\.pack", outcome="forwarded") == packs_before
     assert_no_duplicates(s3)
     restores_on_fresh_machine(tmp_path, s3, "s1", expected)
+
+
+def test_a_segment_staged_before_a_gc_deleted_its_pack_waits_for_its_blobs(
+    tmp_path: Path, s3: S3Server, proxy: FaultProxy
+) -> None:
+    """A push cut off after its packs went up leaves its segments staged; a remote GC from another
+    machine (grace 0: the cut lasted longer than the grace period) deletes the packs nothing on the
+    bucket references yet. The resumed push must upload the blobs again BEFORE the staged
+    segments: a segment never reaches the bucket while a blob it references is missing there."""
+    a = Machine.make(tmp_path, s3, "a")
+    expected = make_work(a, "s1", 4)
+    svc = via_proxy(a, proxy)
+    proxy.fail(method="PUT", path=r"\.seg")
+    with pytest.raises(RemoteError):
+        svc.push()
+    proxy.clear()
+    gc_machine = Machine.make(tmp_path, s3, "gc")
+    gc_svc = gc_machine.add_remote()
+    gc_svc.gc(grace_hours=0)
+    assert gc_svc.gc(grace_hours=0).packs_deleted >= 1
+    assert not [k for k in s3.objects() if k.endswith(".pack")], "the GC deleted the unreferenced packs"
+
+    # The resumed push may not publish a segment while the packs cannot be uploaded.
+    proxy.fail(method="PUT", path=r"\.pack")
+    with pytest.raises(RemoteError):
+        svc.push()
+    assert not [k for k in s3.objects() if k.endswith(".seg")], "a segment went up before its blobs"
+    proxy.clear()
+    svc.push()
+    assert [k for k in s3.objects() if k.endswith(".seg")]
+    assert_no_duplicates(s3)
+    restores_on_fresh_machine(tmp_path, s3, "s1", expected)

@@ -138,7 +138,7 @@ class Pusher:
     # ------------------------------------------------------------------ the steps
     def run(self, state: PushState) -> PushReport:
         t0 = time.monotonic()
-        self.flush_outbox()
+        self.flush_outbox(segments=False)
         if not state.store_card:
             key = card_key(self.store_id)
             self.bucket.put(key, seal_segment(self.card, key, self.cipher))
@@ -148,6 +148,10 @@ class Pusher:
         cuts = journal_cuts(self.paths, state)
         local = BlobStore(self.layout.blobs)
         self.push_blobs(local, set(local.local_ids()) - present, state)
+        # Segments an earlier push staged go only now, after every local blob the remote lacks
+        # (condemned packs count as lacking) was uploaded: a push cut off for longer than the
+        # remote GC's grace period must not publish a segment whose pack was deleted meanwhile.
+        self.flush_outbox(segments=True)
         self.push_journals(cuts, state)
         state.last_push = datetime.now(UTC).isoformat()
         state.last_error = None
@@ -160,8 +164,10 @@ class Pusher:
             up_to_date=t.packs == 0 and t.segments == 0,
         )  # fmt: skip
 
-    def flush_outbox(self) -> None:
-        items = self.paths.outbox_items()
+    def flush_outbox(self, *, segments: bool) -> None:
+        """Upload what an earlier push staged: packs and indexes (``segments=False``) or the
+        journal segments (``segments=True``)."""
+        items = [p for p in self.paths.outbox_items() if outbox_key(p).endswith(".seg") == segments]
         for n, path in enumerate(items):
             self._check_cancel()
             key = outbox_key(path)
