@@ -30,8 +30,10 @@ def test_push_open_restore_is_byte_exact_and_lazy(tmp_path: Path, s3: S3Server) 
         (a.ws / "gone.txt").write_text("deleted later\n")
         cp2 = eng.checkpoint("two").id
     expected = {2: tree(a.ws)}
-    report = a.add_remote().push()
+    svc_a = a.add_remote()
+    report = svc_a.push()
     assert report.segments >= 1 and report.packs >= 1 and not report.up_to_date
+    assert svc_a.sessions()[0].opened_locally, "the machine that pushed a session holds it"
 
     b = Machine.make(tmp_path, s3, "b")
     svc_b = b.add_remote()

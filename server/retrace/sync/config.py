@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import configparser
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pydantic import ValidationError
 from retrace.camel import dump
 from retrace.engine.store.layout import StoreLayout
 from retrace.sync.errors import RemoteError
+from retrace.sync.files import write_json
 from retrace.sync.models import RemoteConfig
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
@@ -96,14 +96,6 @@ def load_remotes(layout: StoreLayout) -> list[RemoteConfig]:
 def save_remotes(layout: StoreLayout, remotes: list[RemoteConfig]) -> None:
     layout.root.mkdir(parents=True, exist_ok=True)
     write_json(layout.remote_config, {"remotes": [dump(r) for r in remotes]})
-
-
-def write_json(path: Path, data: object) -> None:
-    """Atomic JSON write (temporary file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 def pick(remotes: list[RemoteConfig], name: str | None) -> RemoteConfig:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
+from retrace.sync.files import write_atomic
 from retrace.sync.keys import (
     PACKS,
     SESSIONS,
@@ -41,7 +42,7 @@ from retrace.sync.keys import (
 from retrace.sync.models import OpenReport, PullReport, RemoteSession
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import open_entry, open_index, open_segment, parse_index
-from retrace.sync.state import Imported, SyncPaths, write_bytes
+from retrace.sync.state import Imported, SyncPaths
 
 BucketFactory = Callable[[], Bucket]
 
@@ -88,7 +89,7 @@ def store_card(
         card = dict(json.loads(open_segment(bucket.get(key), key, cipher)))
     except (RemoteError, ValueError):
         return {}
-    write_bytes(cached, json.dumps(card).encode())
+    write_atomic(cached, json.dumps(card).encode())
     return card
 
 
@@ -98,6 +99,8 @@ def _iso(ms: int) -> str:
 
 def list_sessions(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None = None) -> list[RemoteSession]:
     imported = paths.load_imported()
+    # A session this store holds (its own, pushed from here, or one opened) is here already.
+    here = set(paths.layout.session_ids())
     out: list[RemoteSession] = []
     for j in remote_journals(bucket):
         card = store_card(bucket, paths, j.store_id, cipher)
@@ -114,7 +117,7 @@ def list_sessions(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None = None
                 bytes=j.size,
                 segments=len(j.segments),
                 generation=j.gen,
-                opened_locally=imp is not None and imp.store_id == j.store_id,
+                opened_locally=(imp is not None and imp.store_id == j.store_id) or j.session_id in here,
             )
         )
     out.sort(key=lambda s: s.last_at or "", reverse=True)
@@ -165,7 +168,7 @@ def open_session(
             f"{journal.store_id}: not replaced"
         )
     data = download(bucket, journal.segments, cipher)
-    write_bytes(path, data)
+    write_atomic(path, data)
     imported[session_id] = Imported(
         session_id=session_id, store_id=journal.store_id, gen=journal.gen, bytes=len(data)
     )
@@ -220,7 +223,7 @@ def _import_ancestors(
             return
         body = download(bucket, other.segments, cipher)
         ids, more = checkpoint_links(body)
-        write_bytes(paths.layout.journal(other.session_id), body)
+        write_atomic(paths.layout.journal(other.session_id), body)
         imported[other.session_id] = Imported(
             session_id=other.session_id, store_id=other.store_id, gen=other.gen, bytes=len(body)
         )
@@ -250,7 +253,7 @@ def pull(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> PullReport:
         else:
             new = j.segments
             data = download(bucket, new, cipher)
-        write_bytes(path, data)
+        write_atomic(path, data)
         imported[sid] = Imported(session_id=sid, store_id=imp.store_id, gen=j.gen, bytes=len(data))
         paths.save_imported(imported)
         sessions += 1

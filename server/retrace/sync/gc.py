@@ -41,6 +41,7 @@ import zstandard
 
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
+from retrace.sync.files import write_json
 from retrace.sync.keys import (
     CONDEMNED,
     PACKS,
@@ -237,10 +238,7 @@ class RefCache:
         if self.path is None:
             return
         kept = {k: v for k, v in self.entries.items() if k in self.used}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        tmp.write_text(json.dumps(kept, separators=(",", ":")), encoding="utf-8")
-        tmp.replace(self.path)
+        write_json(self.path, kept, compact=True)
 
 
 IndexLoader = Callable[[str], bytes]

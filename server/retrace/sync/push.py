@@ -33,6 +33,7 @@ from retrace.engine.errors import BlobCorrupt
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
 from retrace.sync.crypto import Cipher
+from retrace.sync.files import write_atomic
 from retrace.sync.gc import condemned_packs
 from retrace.sync.keys import (
     PACKS,
@@ -52,7 +53,6 @@ from retrace.sync.state import (
     SyncPaths,
     outbox_key,
     outbox_name,
-    write_bytes,
 )
 
 ProgressFn = Callable[[SyncProgress], None]
@@ -123,7 +123,7 @@ class Pusher:
     def _stage(self, key: str, data: bytes) -> None:
         box = self.paths.outbox / outbox_name(key)
         if not box.exists():
-            write_bytes(box, data)
+            write_atomic(box, data)
 
     def _upload(self, key: str, data: bytes) -> None:
         """Put one object through the outbox (kept there until the PUT succeeded)."""

@@ -12,7 +12,6 @@ store in the bucket. Every file is written atomically.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from pydantic import Field
 
 from retrace.camel import CamelModel
 from retrace.engine.store.layout import StoreLayout
-from retrace.sync.config import write_json
+from retrace.sync.files import write_atomic, write_json
 
 
 class JournalState(CamelModel):
@@ -75,7 +74,7 @@ class SyncPaths:
         return {p.stem for p in self.index.iterdir() if p.suffix == ".idx"}
 
     def write_index(self, name: str, plain: bytes) -> None:
-        write_bytes(self.index / f"{name}.idx", plain)
+        write_atomic(self.index / f"{name}.idx", plain)
 
     def outbox_items(self) -> list[Path]:
         if not self.outbox.is_dir():
@@ -93,16 +92,6 @@ def outbox_key(path: Path) -> str:
     return path.name.replace("~", "/")
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
-
-
 def _read(path: Path, default: Any) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -118,5 +107,5 @@ def store_id(layout: StoreLayout) -> str:
     except FileNotFoundError:
         pass
     sid = "s" + secrets.token_hex(8)
-    write_bytes(path, sid.encode() + b"\n")
+    write_atomic(path, sid.encode() + b"\n")
     return path.read_text(encoding="ascii").strip()

@@ -29,7 +29,7 @@ from retrace import credentials
 from retrace.bootstrap import Services
 from retrace.engine import Engine
 from retrace.engine.store.blobs import BlobSource
-from retrace.engine.store.layout import StoreLayout, default_store_dir
+from retrace.engine.store.layout import default_store_dir
 from retrace.lsp.services import timeline
 from retrace.lsp.services.remote_sync import NotifyFn, SyncScheduler
 from retrace.protocol.models import TimelineDidChange
@@ -237,15 +237,7 @@ class RemoteSync:
 
         def sessions() -> RemoteSessionsResult:
             with self._io:  # listing caches the stores' cards: one writer at a time
-                listed = self.service.sessions(chosen)
-            # A session this store holds (its own, pushed from here, or opened) is here already.
-            here = set(StoreLayout(self.service.store_dir).session_ids())
-            return RemoteSessionsResult(
-                sessions=[
-                    s.model_copy(update={"opened_locally": s.opened_locally or s.session_id in here})
-                    for s in listed
-                ]
-            )
+                return RemoteSessionsResult(sessions=self.service.sessions(chosen))
 
         return await asyncio.to_thread(sessions)
 
