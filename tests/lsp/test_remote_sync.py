@@ -18,19 +18,15 @@ from typing import Any
 
 import pytest
 from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
-from tests.remote.s3server import S3Server, free_port
+from tests.remote.s3server import S3Server, free_port, serving
 
 from retrace.offline import FakeModel
 
 
 @pytest.fixture
 def s3(tmp_path: Path) -> Iterator[S3Server]:
-    server = S3Server(tmp_path / "s3data")
-    server.start()
-    try:
+    with serving(tmp_path / "s3data") as server:
         yield server
-    finally:
-        server.stop()
 
 
 def remote_settings(endpoint: str, url: str, **extra: Any) -> dict[str, Any]:

@@ -12,6 +12,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 RCLONE = Path(sys.executable).parent / "rclone"
@@ -91,3 +93,15 @@ class S3Server:
         """Every object in the bucket (key → size), read from the data folder."""
         root = self.data / self.bucket
         return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@contextmanager
+def serving(data: Path) -> Iterator[S3Server]:
+    """A running ``rclone serve s3`` over ``data`` on a free loopback port, bucket ``bucket``;
+    stopped on exit (the one fixture body of the remote and LSP tests)."""
+    server = S3Server(data)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -3,8 +3,6 @@ verify) and injects exactly the faults it is told to; the client retries 500s an
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from tests.remote.fault_proxy import FaultProxy
 from tests.remote.s3server import SECRET_KEY, S3Server
@@ -12,15 +10,6 @@ from tests.remote.s3server import SECRET_KEY, S3Server
 from retrace.sync.errors import RemoteError
 from retrace.sync.models import RemoteConfig
 from retrace.sync.objects import Bucket
-
-
-@pytest.fixture
-def proxy(s3: S3Server) -> Iterator[FaultProxy]:
-    p = FaultProxy(s3.port).start()
-    try:
-        yield p
-    finally:
-        p.stop()
 
 
 def bucket_via(proxy: FaultProxy, s3: S3Server) -> Bucket:

@@ -8,7 +8,6 @@ import itertools
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,15 +22,6 @@ from retrace.sync.errors import RemoteError
 from retrace.sync.models import RemoteConfig
 from retrace.sync.objects import Bucket
 from retrace.sync.service import RemoteService
-
-
-@pytest.fixture
-def proxy(s3: S3Server) -> Iterator[FaultProxy]:
-    p = FaultProxy(s3.port).start()
-    try:
-        yield p
-    finally:
-        p.stop()
 
 
 def via_proxy(m: Machine, proxy: FaultProxy) -> RemoteService:

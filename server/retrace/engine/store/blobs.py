@@ -128,7 +128,9 @@ class BlobStore:
     def put_payload(self, bid: str, payload: bytes) -> None:
         """Publish an already-compressed, already-verified payload as a loose blob."""
         dest = self._spath(bid)
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shard = os.path.dirname(dest)
+        if not os.path.isdir(shard):
+            os.makedirs(shard, exist_ok=True)
         tmp = f"{dest}.{os.getpid()}.{threading.get_ident()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
@@ -218,21 +220,7 @@ class BlobStore:
         bid = bid or blob_id(data)
         if self.has_local(bid):
             return bid
-        dest = self._spath(bid)
-        shard = os.path.dirname(dest)
-        if not os.path.isdir(shard):
-            os.makedirs(shard, exist_ok=True)
-        tmp = f"{dest}.{os.getpid()}.{threading.get_ident()}.tmp"
-        payload = self.compress(data)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-        try:
-            write_all(fd, payload)
-            if self.durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, dest)
-        self._known.add(bid)
+        self.put_payload(bid, self.compress(data))
         self._remember(bid, data)
         return bid
 
