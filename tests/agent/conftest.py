@@ -84,6 +84,15 @@ class Harness:
         return again
 
 
+def unmarked(value: Any) -> Any:
+    """A sent request part without its prompt-cache breakpoints (``cache_control``)."""
+    if isinstance(value, dict):
+        return {k: unmarked(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [unmarked(v) for v in value]
+    return value
+
+
 def settings_for(fake: FakeModel, **changes: Any) -> AgentSettings:
     base = AgentSettings(
         model="claude-test-model",

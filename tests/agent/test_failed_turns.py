@@ -13,10 +13,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.agent.conftest import Harness, HarnessFactory
+from tests.agent.conftest import Harness, HarnessFactory, unmarked
 
 from retrace.agent.conversation import Conversation, StoredMessage, api_messages
-from retrace.agent.validation import validate_messages
+from retrace.offline.validation import validate_messages
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
@@ -43,7 +43,9 @@ async def test_a_failed_turn_is_not_resent_and_stays_visible(make_harness: Harne
     await h.turn("just say hello", sid)
     assert h.stop_reasons() == ["error", "end_turn"]
     last = h.fake.requests[-1]
-    assert last["messages"] == [{"role": "user", "content": [{"type": "text", "text": "just say hello"}]}]
+    assert unmarked(last["messages"]) == [
+        {"role": "user", "content": [{"type": "text", "text": "just say hello"}]}
+    ]
     assert "run the slow migration" not in str(last)
     view = await h.service.conversation(sid)
     assert [m.role for m in view.messages] == ["user", "assistant"]

@@ -12,8 +12,8 @@ import pytest
 
 from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute, tool_schemas
 from retrace.agent.tools import search_text as search_module
-from retrace.agent.validation import validate_tools
 from retrace.engine.config import EngineConfig
+from retrace.offline.validation import validate_tools
 
 from .conftest import APP_PY, make_workspace
 

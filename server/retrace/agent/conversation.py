@@ -11,7 +11,8 @@ Journal events (plain JSON, appended through ``engine.append_event``):
 * ``promptWithdrawn`` {messageId, turnId, reason, text} — a turn ended without any reply to its
   prompt (model error, cancel, crash): the head moves back to the prompt's parent, so the prompt is
   never sent again unless the user sends it again; the chat keeps showing it with a retry action.
-* ``usage`` {turnId, inputTokens, outputTokens, costUsd} — totals that survive restores.
+* ``usage`` {turnId, inputTokens, outputTokens, cacheCreationInputTokens, cacheReadInputTokens,
+  costUsd} — totals that survive restores.
 * ``toolCallIntent`` / ``toolCallResult`` — see :mod:`retrace.agent.loop`.
 
 The history is the chain root → head. :meth:`Conversation.api_messages` turns it into what the
@@ -19,8 +20,9 @@ Messages API accepts: a prompt directly followed by another prompt (it never got
 a journal written before withdrawals existed) is left out, consecutive same-role messages are
 merged (tool results first), and a tool
 batch left open (a crash, a cancel, a restore into the middle of a batch) gets a synthetic
-result for every unanswered call. It is validated with the same rules as the fake model before
-every model call.
+result for every unanswered call. The agent does not check it against the API's rules: the real
+API judges real requests, and the fake Messages API (:mod:`retrace.offline.validation`) rejects an
+invalid one in the tests and the offline demo.
 
 A checkpoint's conversation cursor is ``"<messageId>"`` or, for a tool checkpoint,
 ``"<assistantMessageId>#<toolCallId>"``: inside that message's tool batch, just after that call
@@ -41,7 +43,6 @@ from pydantic import Field
 
 from retrace import credentials
 from retrace.agent.terminal import TerminalSession, revive
-from retrace.agent.validation import validate_messages
 from retrace.camel import CamelModel
 from retrace.engine.models import TerminalState
 
@@ -99,6 +100,8 @@ class WithdrawnPrompt(CamelModel):
 class UsageTotals(CamelModel):
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
 
 
@@ -217,6 +220,10 @@ class Conversation:
         self.usage = UsageTotals(
             input_tokens=self.usage.input_tokens + int(event.get("inputTokens", 0)),
             output_tokens=self.usage.output_tokens + int(event.get("outputTokens", 0)),
+            cache_creation_input_tokens=self.usage.cache_creation_input_tokens
+            + int(event.get("cacheCreationInputTokens", 0)),
+            cache_read_input_tokens=self.usage.cache_read_input_tokens
+            + int(event.get("cacheReadInputTokens", 0)),
             cost_usd=self.usage.cost_usd + float(event.get("costUsd", 0.0)),
         )
 
@@ -359,7 +366,7 @@ class Conversation:
         return None
 
     def api_messages(self) -> list[dict[str, Any]]:
-        """The history as the Messages API accepts it (validated; raises InvalidRequestError)."""
+        """The history as the Messages API accepts it."""
         return api_messages(self.chain(), self)
 
 
@@ -438,7 +445,7 @@ def _merge(into: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
 
 
 def api_messages(chain: list[StoredMessage], conv: Conversation) -> list[dict[str, Any]]:
-    """Merge, repair and validate a chain of stored messages into Messages API ``messages``."""
+    """Merge and repair a chain of stored messages into Messages API ``messages``."""
     out: list[dict[str, Any]] = []
     for message in _without_unanswered_prompts(chain):
         blocks = [dict(b) for b in message.content]
@@ -475,5 +482,4 @@ def api_messages(chain: list[StoredMessage], conv: Conversation) -> list[dict[st
             if b.get("type") != "tool_result" or b.get("tool_use_id") in known
         ]
         user_message["content"] = kept or [{"type": "text", "text": "(continue)"}]
-    validate_messages(out)
     return out

@@ -79,11 +79,18 @@ class PermissionRequested(EventBase):
 
 
 class Usage(EventBase):
+    """One model call's tokens (``input_tokens``: the uncached input; cache writes and reads are
+    counted apart, as the API reports them), and the session's totals."""
+
     kind: Literal["usage"] = "usage"
     input_tokens: int
     output_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
     total_input_tokens: int
     total_output_tokens: int
+    total_cache_creation_input_tokens: int = 0
+    total_cache_read_input_tokens: int = 0
     cost_usd: float
 
 

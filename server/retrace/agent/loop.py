@@ -3,11 +3,15 @@
 Each ``tool_use`` runs end to end in :mod:`retrace.agent.tool_call` (intent → external changes
 → permission → execute → result → checkpoint).
 
-Model calls: the history is validated before every call (same rules as the API); rate limits,
-overload and server errors are retried with exponential backoff (``error`` events with
-``retrying=true``) and surfaced when they persist. A broken reply (malformed or cut-off stream)
-ends the turn with a clean error and stores nothing of the partial reply, so no half tool call
-ever runs. Engine calls are blocking: they run in a thread, serialised by :class:`EngineGate`.
+Model calls: the request carries prompt-cache breakpoints (:mod:`retrace.agent.caching`) and is
+not checked locally (the API judges it; the fake one in tests and the demo checks the same rules).
+Rate limits, overload and server errors are retried (``error`` events with ``retrying=true``),
+after the wait the API asks for (``retry-after-ms`` / ``retry-after``, bounded) or with
+exponential backoff (:mod:`retrace.agent.retry`), and surfaced when they persist. Every reply's
+usage (uncached input, cache writes and reads, output) is journaled with its cost. A broken
+reply (malformed or cut-off stream) ends the turn with a clean error and stores nothing of the
+partial reply, so no half tool call ever runs. Engine calls are blocking: they run in a thread,
+serialised by :class:`EngineGate`.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from retrace.agent.caching import with_cache_breakpoints
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, tool_uses
 from retrace.agent.events import AgentError, TextDelta, Usage
+from retrace.agent.retry import asked_wait_s, retry_delay
 from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal
 from retrace.agent.settings import cost_usd
 from retrace.agent.subagents.runner import Subagents
@@ -26,11 +32,11 @@ from retrace.agent.tool_call import CheckpointFailedError, ToolCall, begin_tool,
 from retrace.agent.tools import tool_schemas
 from retrace.agent.tools.task import NAME as TASK_TOOL
 from retrace.agent.tools.task import valid_task_input
-from retrace.agent.validation import InvalidRequestError, validate_request
 from retrace.engine.store.events import UsageEvent
 
 if TYPE_CHECKING:
     from anthropic.types import Message
+    from anthropic.types import Usage as ApiUsage
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -75,6 +81,15 @@ def _retryable(error: BaseException) -> bool:
     return isinstance(error, anthropic.APIConnectionError)
 
 
+def _asked_wait(error: BaseException) -> float | None:
+    """The wait a failed call's response asks for (``retry-after-ms`` / ``retry-after``)."""
+    import anthropic
+
+    if isinstance(error, anthropic.APIStatusError):
+        return asked_wait_s(error.response.headers)
+    return None
+
+
 def describe_error(error: BaseException, base_url: str = "") -> str:
     """One line for the user; a connection failure names the URL tried and the setting."""
     import anthropic
@@ -97,7 +112,8 @@ def describe_error(error: BaseException, base_url: str = "") -> str:
 async def with_retries(
     rt: Runtime, session_id: str, turn_id: str | None, attempt: Callable[[], Awaitable[T]]
 ) -> T:
-    """Run ``attempt``, retrying transient API failures with exponential backoff."""
+    """Run ``attempt``, retrying transient API failures after the wait the API asks for, else
+    with exponential backoff. The wait is an ``asyncio.sleep``: cancelling the turn ends it."""
     import anthropic
 
     retries = rt.settings.max_retries
@@ -118,7 +134,14 @@ async def with_retries(
                 raise ModelCallError(
                     f"the model call failed after {retries} retries: {_describe(e)}", str(e)
                 ) from e
-            delay = rt.settings.retry_base_delay_s * (2**number)
+            asked = _asked_wait(e)
+            delay = retry_delay(asked, number, rt.settings.retry_base_delay_s, rt.settings.max_retry_wait_s)
+            if delay is None:
+                raise ModelCallError(
+                    f"the model call failed: {_describe(e)}; the API asks to wait {asked:g}s, longer "
+                    f"than Retrace waits ({rt.settings.max_retry_wait_s:g}s): try again later",
+                    str(e),
+                ) from e
             await rt.host.emit(
                 AgentError(
                     session_id=session_id,
@@ -135,6 +158,7 @@ async def with_retries(
 
 
 def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
+    """The next request: deterministic for a given history (so its prefixes are cached)."""
     body: dict[str, Any] = {
         "model": rt.settings.model,
         "max_tokens": rt.settings.max_tokens,
@@ -142,8 +166,7 @@ def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
         "tools": tool_schemas(rt.tools),
         "messages": conv.api_messages(),
     }
-    validate_request(body)
-    return body
+    return with_cache_breakpoints(body) if rt.settings.prompt_caching else body
 
 
 async def stream_reply(rt: Runtime, conv: Conversation, turn_id: str, body: dict[str, Any]) -> Message:
@@ -168,17 +191,21 @@ async def stream_reply(rt: Runtime, conv: Conversation, turn_id: str, body: dict
     return await with_retries(rt, conv.session_id, turn_id, attempt)
 
 
-async def record_usage(
-    rt: Runtime, conv: Conversation, turn_id: str | None, input_tokens: int, output_tokens: int
-) -> None:
-    cost = cost_usd(rt.settings.model, input_tokens, output_tokens)
+async def record_usage(rt: Runtime, conv: Conversation, turn_id: str | None, usage: ApiUsage) -> None:
+    """Journal one reply's usage (uncached input, cache writes and reads, output) and its cost,
+    and tell the client."""
+    written = usage.cache_creation_input_tokens or 0
+    read = usage.cache_read_input_tokens or 0
+    cost = cost_usd(rt.settings.model, usage.input_tokens, usage.output_tokens, written, read)
     await journal(
         rt,
         conv,
         UsageEvent(
             turn_id=turn_id,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_creation_input_tokens=written,
+            cache_read_input_tokens=read,
             cost_usd=cost,
             model=rt.settings.model,
         ),
@@ -187,10 +214,14 @@ async def record_usage(
         Usage(
             session_id=conv.session_id,
             turn_id=turn_id,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_creation_input_tokens=written,
+            cache_read_input_tokens=read,
             total_input_tokens=conv.usage.input_tokens,
             total_output_tokens=conv.usage.output_tokens,
+            total_cache_creation_input_tokens=conv.usage.cache_creation_input_tokens,
+            total_cache_read_input_tokens=conv.usage.cache_read_input_tokens,
             cost_usd=conv.usage.cost_usd,
         )
     )
@@ -227,18 +258,13 @@ def workspace_missing(rt: Runtime) -> str | None:
 async def next_reply(rt: Runtime, conv: Conversation, turn_id: str) -> Message | None:
     """One model call on the current history; ``None`` (the error already reported) if it failed."""
     sid = conv.session_id
-    try:
-        body = request_body(rt, conv)
-    except InvalidRequestError as e:
-        message = f"internal error: the conversation is not valid for the model API: {e}"
-        await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=message))
-        return None
+    body = request_body(rt, conv)
     try:
         reply = await stream_reply(rt, conv, turn_id, body)
     except ModelCallError as e:
         await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=str(e), detail=e.detail))
         return None
-    await record_usage(rt, conv, turn_id, reply.usage.input_tokens, reply.usage.output_tokens)
+    await record_usage(rt, conv, turn_id, reply.usage)
     return reply
 
 

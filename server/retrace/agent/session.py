@@ -477,7 +477,7 @@ class AgentService:
             reply = await with_retries(rt, conv.session_id, None, attempt)
         except ModelCallError as e:
             raise RetraceError(f"summary failed: {e}") from e
-        await record_usage(rt, conv, None, reply.usage.input_tokens, reply.usage.output_tokens)
+        await record_usage(rt, conv, None, reply.usage)
         text = "\n".join(b.text for b in reply.content if b.type == "text").strip()
         if not text:
             raise RetraceError("summary failed: the model returned no text")

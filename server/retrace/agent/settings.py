@@ -36,13 +36,31 @@ class AgentSettings(CamelModel):
     max_retries: int = Field(default=4, ge=0)
     """Retries of a rate-limited / overloaded / failed model call (exponential backoff)."""
     retry_base_delay_s: float = Field(default=1.0, ge=0)
-    """First backoff delay; doubled on every retry."""
+    """First backoff delay; doubled on every retry (when the API does not say how long to wait)."""
+    max_retry_wait_s: float = Field(default=60.0, ge=0)
+    """The longest wait before a retry: a ``retry-after`` asking for more ends the call (the
+    user is told how long the API asked for); a backoff is cut to it."""
+    prompt_caching: bool = True
+    """Place prompt-cache breakpoints (:mod:`retrace.agent.caching`)."""
     max_parallel_tasks: int = Field(default=3, ge=1, le=16)
     """Subagents (``task`` calls of one reply) that work at the same time; the rest wait."""
 
 
-def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float:
-    for prefix, price_in, price_out in _PRICES:
-        if model.startswith(prefix):
-            return (input_tokens * price_in + output_tokens * price_out) / 1_000_000
-    return (input_tokens * 3.0 + output_tokens * 15.0) / 1_000_000
+CACHE_WRITE_FACTOR = 1.25
+"""A prompt-cache write (5-minute entry) costs this times the input price."""
+CACHE_READ_FACTOR = 0.1
+"""A prompt-cache read costs this times the input price."""
+
+
+def prices(model: str) -> tuple[float, float]:
+    """(input, output) USD per million tokens."""
+    return next(((i, o) for prefix, i, o in _PRICES if model.startswith(prefix)), (3.0, 15.0))
+
+
+def cost_usd(
+    model: str, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0, cache_read_tokens: int = 0
+) -> float:
+    """The cost of one call; ``input_tokens`` are the uncached ones (the API's ``input_tokens``)."""
+    price_in, price_out = prices(model)
+    billed_in = input_tokens + CACHE_WRITE_FACTOR * cache_write_tokens + CACHE_READ_FACTOR * cache_read_tokens
+    return (billed_in * price_in + output_tokens * price_out) / 1_000_000

@@ -4,7 +4,8 @@ A scenario is an ordered list of responses. Each request is answered by the firs
 after the cursor whose ``match`` holds for the request (responses skipped over are dropped), so a
 scenario can branch on what the agent sent. When none is left the fake answers a plain
 "(scenario finished)" ``end_turn`` reply. Fault fields make a response fail the way the real API
-fails: an HTTP error ``status`` served ``times`` times before the response succeeds, or a broken
+fails: an HTTP error ``status`` served ``times`` times before the response succeeds (with the
+``retryAfter`` / ``retryAfterMs`` headers it asks for), or a broken
 stream (``truncateStream``, ``malformedEvent``, ``invalidToolJson``) served once instead of it.
 """
 
@@ -56,8 +57,13 @@ class ScriptedResponse(CamelModel):
     stop_reason: StopReason | None = None
     """Default: ``tool_use`` when there are tool calls, else ``end_turn``."""
     usage: ScriptedUsage = Field(default_factory=ScriptedUsage)
-    status: Literal[429, 500, 529] | None = None
+    status: Literal[429, 500, 503, 529] | None = None
     """Answer this HTTP error status ``times`` times before the response succeeds."""
+    retry_after: str | None = None
+    """The ``retry-after`` header of those errors, verbatim (seconds, or an HTTP date)."""
+    retry_after_ms: str | None = None
+    """The ``retry-after-ms`` header of those errors, verbatim. Neither given: a 429 or 529
+    carries ``retry-after-ms: 10``."""
     times: int = Field(default=1, ge=1)
     error_message: str | None = None
     truncate_stream: bool = False

@@ -1,11 +1,16 @@
 """A local fake of the Anthropic Messages API: real HTTP, real server-sent events.
 
-``POST /v1/messages`` is validated like the real API (:mod:`retrace.agent.validation`; an invalid
-request gets a 400 in the real error shape) and answered from a :class:`Scenario`, streaming
-(``"stream": true``: ``message_start``, ``ping``, ``content_block_*`` with ``text_delta`` /
-``input_json_delta``, ``message_delta`` with ``stop_reason`` and ``usage``, ``message_stop``,
-chunked transfer encoding) or as one JSON message. Every request body is recorded in
-:attr:`FakeModel.requests` for assertions, including the rejected ones.
+``POST /v1/messages`` is validated like the real API (:mod:`retrace.offline.validation`; an
+invalid request gets a 400 in the real error shape) and answered from a :class:`Scenario`,
+streaming (``"stream": true``: ``message_start``, ``ping``, ``content_block_*`` with
+``text_delta`` / ``input_json_delta``, ``message_delta`` with ``stop_reason`` and ``usage``,
+``message_stop``, chunked transfer encoding) or as one JSON message. Every request body is
+recorded in :attr:`FakeModel.requests` for assertions, including the rejected ones, with its
+arrival time (:attr:`FakeModel.times`).
+
+Input tokens are accounted by the prompt cache (:mod:`retrace.offline.prompt_cache`): ``usage``
+carries ``input_tokens``, ``cache_creation_input_tokens`` and ``cache_read_input_tokens`` as the
+API does, in the message and, streaming, in ``message_start`` and (cumulative) ``message_delta``.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from retrace.agent.validation import InvalidRequestError, validate_request
+from retrace.offline.prompt_cache import CacheUsage, PromptCache
 from retrace.offline.scenario import Scenario, ScriptedResponse
+from retrace.offline.validation import InvalidRequestError, validate_request
 
 FINISHED_TEXT = "(scenario finished)"
 _ERRORS = {
@@ -26,8 +33,13 @@ _ERRORS = {
     404: ("not_found_error", "not found"),
     429: ("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
     500: ("api_error", "Internal server error"),
+    503: ("api_error", "Service unavailable"),
     529: ("overloaded_error", "Overloaded"),
 }
+
+
+_DELTA_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+"""The cumulative counts a ``message_delta`` carries."""
 
 
 def _chunks(text: str, size: int) -> list[str]:
@@ -119,10 +131,24 @@ class FakeModel:
     ``with FakeModel(scenario) as fake: AsyncAnthropic(base_url=fake.base_url, api_key="x")``.
     """
 
-    def __init__(self, scenario: Scenario, *, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.scenario = scenario
         self.requests: list[dict[str, Any]] = []
         """Every request body received, in order (also the ones answered with an error)."""
+        self.times: list[float] = []
+        """When each recorded request arrived (``clock()``, seconds)."""
+        self.usages: list[dict[str, Any]] = []
+        """The ``usage`` answered to each successful request, in order."""
+        self.cache = PromptCache(clock)
+        """The prompt cache this API accounts input tokens with."""
+        self._clock = clock
         self.statuses: list[int] = []
         """The HTTP status answered to each recorded request."""
         self.headers: list[dict[str, str]] = []
@@ -171,13 +197,15 @@ class FakeModel:
         self.stop()
 
     # ------------------------------------------------------------------ serving
-    def _record(self, body: dict[str, Any], status: int, headers: dict[str, str]) -> None:
+    def _record(self, body: dict[str, Any], status: int, headers: dict[str, str], at: float) -> None:
         with self._script.lock:
+            self.times.append(at)
             self.requests.append(body)
             self.statuses.append(status)
             self.headers.append(headers)
 
     def handle(self, handler: _Handler, raw: bytes) -> None:
+        at = self._clock()
         headers = {name.lower(): value for name, value in handler.headers.items()}
         try:
             body = json.loads(raw or b"null")
@@ -190,23 +218,37 @@ class FakeModel:
         try:
             validate_request(body)
         except InvalidRequestError as e:
-            self._record(body, 400, headers)
+            self._record(body, 400, headers, at)
             handler.send_error_json(400, str(e))
             return
         response, status = self._script.next(body)
         if status is not None:
-            self._record(body, status, headers)
-            handler.send_error_json(status, response.error_message)
+            self._record(body, status, headers, at)
+            handler.send_error_json(status, response.error_message, _retry_headers(status, response))
             return
-        self._record(body, 200, headers)
-        message = _build_message(body, response)
+        self._record(body, 200, headers, at)
+        cached = self.cache.account(body)
+        message = _build_message(body, response, cached)
+        with self._script.lock:
+            self.usages.append(message["usage"])
         if body.get("stream"):
             _stream(handler, message, response)
         else:
             handler.send_json(200, message)
 
 
-def _build_message(body: dict[str, Any], response: ScriptedResponse) -> dict[str, Any]:
+def _retry_headers(status: int, response: ScriptedResponse) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    if response.retry_after is not None:
+        headers["retry-after"] = response.retry_after
+    if response.retry_after_ms is not None:
+        headers["retry-after-ms"] = response.retry_after_ms
+    if not headers and status in (429, 529):
+        headers["retry-after-ms"] = "10"
+    return headers
+
+
+def _build_message(body: dict[str, Any], response: ScriptedResponse, cached: CacheUsage) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if response.text:
         content.append({"type": "text", "text": response.text, "citations": None})
@@ -219,9 +261,8 @@ def _build_message(body: dict[str, Any], response: ScriptedResponse) -> dict[str
                 "input": call.input,
             }
         )
-    input_tokens = response.usage.input_tokens
-    if input_tokens is None:
-        input_tokens = max(1, len(json.dumps(body.get("messages", []))) // 4)
+    if response.usage.input_tokens is not None:  # scripted: no cache accounting
+        cached = CacheUsage(response.usage.input_tokens, 0, 0)
     output_tokens = response.usage.output_tokens
     if output_tokens is None:
         output_tokens = max(1, len(json.dumps(content)) // 4)
@@ -233,7 +274,7 @@ def _build_message(body: dict[str, Any], response: ScriptedResponse) -> dict[str
         "content": content,
         "stop_reason": response.effective_stop_reason(),
         "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "usage": cached.usage(output_tokens),
     }
 
 
@@ -249,7 +290,7 @@ def _stream(handler: _Handler, message: dict[str, Any], response: ScriptedRespon
 
     usage = message["usage"]
     start = {**message, "content": [], "stop_reason": None}
-    start["usage"] = {"input_tokens": usage["input_tokens"], "output_tokens": 1}
+    start["usage"] = {**usage, "output_tokens": 1}
     send("message_start", {"type": "message_start", "message": start})
     send("ping", {"type": "ping"})
     broken = response.truncate_stream or response.malformed_event
@@ -305,7 +346,7 @@ def _stream(handler: _Handler, message: dict[str, Any], response: ScriptedRespon
         {
             "type": "message_delta",
             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": usage["output_tokens"]},
+            "usage": {k: usage[k] for k in _DELTA_USAGE},
         },
     )
     send("message_stop", {"type": "message_stop"})
@@ -332,22 +373,25 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.send_error_json(404, f"no route for GET {self.path}")
 
-    def send_json(self, status: int, body: dict[str, Any]) -> None:
+    def send_json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
         self.send_header("connection", "close")
-        if status in (429, 529):
-            self.send_header("retry-after-ms", "10")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
         self.close_connection = True
 
-    def send_error_json(self, status: int, message: str | None) -> None:
+    def send_error_json(
+        self, status: int, message: str | None, headers: dict[str, str] | None = None
+    ) -> None:
         kind, default = _ERRORS.get(status, ("api_error", "error"))
-        self.send_json(status, {"type": "error", "error": {"type": kind, "message": message or default}})
+        error = {"type": "error", "error": {"type": kind, "message": message or default}}
+        self.send_json(status, error, headers)
 
     def start_stream(self) -> None:
         self.send_response(200)

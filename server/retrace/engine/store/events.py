@@ -90,12 +90,15 @@ class MessageEvent(_Event):
 
 
 class UsageEvent(_Event):
-    """Token usage and cost of one model call."""
+    """Token usage and cost of one model call (``input_tokens``: the uncached input tokens; prompt
+    cache writes and reads apart, as the Messages API reports them)."""
 
     type: Literal["usage"] = "usage"
     turn_id: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
     model: str | None = None
 

@@ -1,15 +1,19 @@
-"""The Messages API's request rules, checked before every model call and by the fake model.
+"""The Messages API's request rules, as the fake Messages API enforces them.
 
-One implementation for both sides: the agent validates the history it is about to send (so a
-conversation bug becomes a clear local error, never a half-sent turn), and the fake Messages
-API answers 400 with the same message, so a test that sends an invalid conversation fails.
+Used by the fake model (tests and the offline demo) only: it answers an invalid request with a
+400 in the real error shape, so a test or a demo that sends an invalid conversation, or places
+cache breakpoints badly, fails. The agent does not validate what it sends: the real API is the
+judge of real requests (a stricter local copy of its rules could only refuse valid ones).
 
 Rules (those of the real API that a conversation can break): ``model`` and a positive
 ``max_tokens`` present; ``messages`` non-empty, starting with ``user`` and alternating
 ``user``/``assistant``; every content non-empty; text blocks non-empty; ``tool_use`` only in
 assistant messages, ids unique; every ``tool_use`` answered by a ``tool_result`` in the very
 next user message, where tool results come before any text; no orphan ``tool_result``;
-``tools`` well-formed (name pattern, unique, ``input_schema`` an object schema).
+``tools`` well-formed (name pattern, unique, ``input_schema`` an object schema); prompt-cache
+breakpoints (``cache_control``): at most 4 in a request, each exactly ``{"type": "ephemeral"}``
+with an optional ``ttl`` of ``"5m"`` or ``"1h"`` (no ``"1h"`` after a ``"5m"``), only on a tool,
+a system text block or a message block that can be cached (not ``thinking`` ones).
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from typing import Any
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _USER_BLOCKS = {"text", "image", "document", "tool_result"}
 _ASSISTANT_BLOCKS = {"text", "tool_use", "thinking", "redacted_thinking"}
+_UNCACHEABLE_BLOCKS = {"thinking", "redacted_thinking"}
+MAX_BREAKPOINTS = 4
+_TTLS = ("1h", "5m")  # in the order they may appear
 
 
 class InvalidRequestError(ValueError):
@@ -45,6 +52,62 @@ def validate_request(body: Mapping[str, Any]) -> None:
     if not isinstance(messages, list):
         raise InvalidRequestError("messages: Field required")
     validate_messages(messages)
+    validate_cache_control(body)
+
+
+def _marked(body: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], object]]:
+    """(where, block, its cache_control) for every block that carries one, in prefix order
+    (tools, system, messages; a tool result's own content blocks included)."""
+    found: list[tuple[str, Mapping[str, Any], object]] = []
+
+    def visit(where: str, block: object) -> None:
+        if isinstance(block, Mapping) and "cache_control" in block:
+            found.append((where, block, block["cache_control"]))
+
+    for i, tool in enumerate(body.get("tools") or []):
+        visit(f"tools.{i}", tool)
+    system = body.get("system")
+    for j, block in enumerate(system if isinstance(system, list) else []):
+        visit(f"system.{j}", block)
+    for i, message in enumerate(body.get("messages") or []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            visit(f"messages.{i}.content.{j}", block)
+            inner = block.get("content") if isinstance(block, Mapping) else None
+            for k, sub in enumerate(inner if isinstance(inner, list) else []):
+                visit(f"messages.{i}.content.{j}.content.{k}", sub)
+    return found
+
+
+def cache_ttl(marker: Mapping[str, Any]) -> str:
+    """A valid breakpoint's time to live (``"5m"`` unless it asks for ``"1h"``)."""
+    return str(marker.get("ttl", "5m"))
+
+
+def validate_cache_control(body: Mapping[str, Any]) -> None:
+    """Raise :class:`InvalidRequestError` unless the request's cache breakpoints are valid."""
+    marked = _marked(body)
+    if len(marked) > MAX_BREAKPOINTS:
+        raise InvalidRequestError(
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(marked)}."
+        )
+    last_ttl = 0
+    for where, block, marker in marked:
+        if block.get("type") in _UNCACHEABLE_BLOCKS:
+            raise InvalidRequestError(f"{where}.cache_control: {block.get('type')!r} blocks cannot be cached")
+        if not isinstance(marker, Mapping) or marker.get("type") != "ephemeral":
+            raise InvalidRequestError(f"{where}.cache_control.type: Input should be 'ephemeral'")
+        extra = sorted(set(marker) - {"type", "ttl"})
+        if extra:
+            raise InvalidRequestError(f"{where}.cache_control.{extra[0]}: Extra inputs are not permitted")
+        ttl = cache_ttl(marker)
+        if ttl not in _TTLS:
+            raise InvalidRequestError(f"{where}.cache_control.ttl: Input should be '5m' or '1h'")
+        if _TTLS.index(ttl) < last_ttl:
+            raise InvalidRequestError(
+                f"{where}: a ttl='1h' cache_control block must not come after a ttl='5m' block"
+            )
+        last_ttl = _TTLS.index(ttl)
 
 
 def validate_tools(tools: object) -> None:
