@@ -216,12 +216,20 @@ export interface PermissionRequested {
   tool: string;
   turnId: string | null;
 }
+/**
+ * One model call's tokens (``input_tokens``: the uncached input; cache writes and reads are
+ * counted apart, as the API reports them), and the session's totals.
+ */
 export interface Usage {
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
   costUsd: number;
   inputTokens: number;
   kind: 'usage';
   outputTokens: number;
   sessionId: string;
+  totalCacheCreationInputTokens: number;
+  totalCacheReadInputTokens: number;
   totalInputTokens: number;
   totalOutputTokens: number;
   turnId: string | null;
@@ -437,6 +445,8 @@ export interface MessageView {
   turnId: string | null;
 }
 export interface UsageTotals {
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
   costUsd: number;
   inputTokens: number;
   outputTokens: number;

@@ -118,6 +118,17 @@ def test_entries_live_five_minutes_from_their_last_use() -> None:
     assert expired.cache_creation_input_tokens == total(body)
 
 
+def test_reading_a_longer_prefix_keeps_the_shorter_breakpoint_entries_alive() -> None:
+    clock = Clock()
+    cache = PromptCache(clock)
+    cache.account(request(text("one", mark=True)))  # writes the system entry and the longer one
+    clock.now += 200
+    assert cache.account(request(text("one"), text("two", mark=True))).cache_read_input_tokens > 0
+    clock.now += 250  # 450 s after the system entry was written, 250 s after it was last used
+    other = request(text("something else", mark=True))
+    assert cache.account(other).cache_read_input_tokens == prefix_blocks(other)[0].tokens
+
+
 def test_a_one_hour_entry_outlives_five_minutes() -> None:
     clock = Clock()
     cache = PromptCache(clock)

@@ -11,7 +11,8 @@ from it, or pays in full, accounted the way the API documents it.
   not cached). An entry lives 5 minutes (``ttl: "1h"``: an hour) from its last write or read.
 * A request reads the longest prefix that has a live entry among the block boundaries at each of
   its breakpoints and the 19 before it (the 20-block lookback); an entry further back than that
-  is not found.
+  is not found. The entry read, and every breakpoint's own entry within the prefix read, count
+  as used (their lifetime starts again).
 * ``usage``: ``cache_read_input_tokens`` = the prefix read; ``cache_creation_input_tokens`` = from
   there up to the last breakpoint written; ``input_tokens`` = the rest (after the last breakpoint,
   or everything when nothing is cached). The three add up to the request's input tokens.
@@ -155,9 +156,13 @@ class PromptCache:
         with self._lock:
             now = self._clock()
             read = self._longest_hit(blocks, marks, now)
+            used = [i for i in [*marks, read] if 0 <= i <= read and self._live(blocks[i].key, now)]
+            for i in used:
+                ttl = self._entries[blocks[i].key][1]
+                self._entries[blocks[i].key] = (now + TTL_SECONDS[ttl], ttl)
             written = [i for i in marks if i > read and blocks[i].tokens >= minimum]
-            for i in [read, *written] if read >= 0 else written:
-                ttl = blocks[i].ttl or self._entries[blocks[i].key][1]
+            for i in written:
+                ttl = blocks[i].ttl or "5m"
                 self._entries[blocks[i].key] = (now + TTL_SECONDS[ttl], ttl)
         read_tokens = blocks[read].tokens if read >= 0 else 0
         by_ttl = {"5m": 0, "1h": 0}
@@ -176,8 +181,8 @@ class PromptCache:
     def _longest_hit(self, blocks: list[Block], marks: list[int], now: float) -> int:
         """The last block of the longest live cached prefix within the lookback, else -1."""
         candidates = {k for m in marks for k in range(max(0, m - LOOKBACK_BLOCKS + 1), m + 1)}
-        for i in sorted(candidates, reverse=True):
-            entry = self._entries.get(blocks[i].key)
-            if entry is not None and entry[0] > now:
-                return i
-        return -1
+        return next((i for i in sorted(candidates, reverse=True) if self._live(blocks[i].key, now)), -1)
+
+    def _live(self, key: str, now: float) -> bool:
+        entry = self._entries.get(key)
+        return entry is not None and entry[0] > now
