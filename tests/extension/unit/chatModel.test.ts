@@ -41,7 +41,7 @@ suite('chat transcript', () => {
             head: 'm4',
             running: false,
             messagesOmitted: 0,
-            usage: { inputTokens: 10, outputTokens: 5, costUsd: 0 },
+            usage: { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
             costUsd: 0,
             withdrawn: [],
             toolStatuses: {},
@@ -112,7 +112,7 @@ suite('chat transcript', () => {
             head: 'm2',
             running: false,
             messagesOmitted: 0,
-            usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
             costUsd: 0,
             toolStatuses: {},
             messages: [
@@ -141,7 +141,7 @@ suite('chat transcript', () => {
             head: 'm3',
             running: false,
             messagesOmitted: 0,
-            usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
             costUsd: 0,
             messages: [
                 { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'go' }] },
