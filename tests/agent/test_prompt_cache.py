@@ -149,3 +149,26 @@ async def test_a_retry_wait_is_cancellable(make_harness: HarnessFactory) -> None
     assert await h.service.cancel(sid) is True
     assert h.stop_reasons() == ["cancelled"]
     assert h.fake.statuses == [429]
+
+
+async def test_after_a_summary_the_unchanged_prefix_is_still_read(make_harness: HarnessFactory) -> None:
+    summary_reply = {"text": "SUMMARY: created hello.txt; src/app.py annotated."}
+    after = {"match": {"lastUserTextContains": "go on"}, "text": "continuing"}
+    h: Harness = await make_harness([*e2e_responses()[:3], summary_reply, after, summary_reply, after])
+    sid = await h.turn("prompt one")
+    write_cp, _edit_cp, run_cp = tool_checkpoints(h, sid)
+
+    # "from" the first call: prompt → write → its result are kept as they were sent, so the next
+    # request reads them (the summary joins the kept last user message, after its breakpoint).
+    await h.service.summarize(write_cp.id, "from")
+    await h.turn("go on", sid)
+    body, usage = h.fake.requests[-1], h.fake.usages[-1]
+    offset = len(body["tools"]) + len(body["system"])
+    assert usage["cache_read_input_tokens"] >= prefix_blocks(body)[offset].tokens > stable_prefix_tokens(body)
+
+    # "upTo" replaces the start of the conversation: only tools + system are still the same.
+    await h.service.restore_conversation(sid, run_cp.id)
+    await h.service.summarize(run_cp.id, "upTo")
+    await h.turn("go on", sid)
+    body, usage = h.fake.requests[-1], h.fake.usages[-1]
+    assert usage["cache_read_input_tokens"] == stable_prefix_tokens(body)
