@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, tool_uses
 from retrace.agent.events import AgentError, TextDelta, Usage
+from retrace.agent.prompt import agent_system_prompt
 from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal
 from retrace.agent.settings import cost_usd
 from retrace.agent.subagents.runner import Subagents
@@ -35,12 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SYSTEM_PROMPT = (
-    "You are Retrace, a careful coding agent working in the user's workspace at {workspace}. "
-    "Use the tools to read, search, edit files and run commands; paths are relative to the "
-    "workspace root. Every tool call is checkpointed, so the user can take any step back. "
-    "Keep edits minimal and explain briefly what you did."
-)
 NOT_RUN_CUT_OFF = (
     "not run: the model's reply was cut off at max_tokens, so its tool input may be incomplete; "
     "raise retrace.maxTokens or ask for smaller steps"
@@ -138,7 +133,7 @@ def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": rt.settings.model,
         "max_tokens": rt.settings.max_tokens,
-        "system": SYSTEM_PROMPT.format(workspace=rt.engine.workspace),
+        "system": agent_system_prompt(rt.engine.workspace, conv, may_delegate=rt.may_delegate),
         "tools": tool_schemas(rt.tools),
         "messages": conv.api_messages(),
     }
