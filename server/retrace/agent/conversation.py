@@ -5,7 +5,7 @@ Journal events (plain JSON, appended through ``engine.append_event``):
 * ``message`` {id, parent, role, content: [blocks], turnId, kind, createdAt} — appending one moves
   the head to it. ``kind``: prompt | assistant | toolResults | restoreResults | summary.
 * ``conversationHead`` {head, reason, checkpointId?, noteFrom?, terminal?} — the head moved
-  (restore, summary). Nothing is ever deleted: new messages hang off the new head. A restore
+  (restore, summary, compaction). Nothing is ever deleted: new messages hang off the new head. A restore
   carries the session's terminal state from then on (:mod:`retrace.agent.terminal`).
 * ``checkpoint`` — the session's terminal state as recorded by its latest checkpoint.
 * ``promptWithdrawn`` {messageId, turnId, reason, text} — a turn ended without any reply to its
@@ -172,6 +172,9 @@ class Conversation:
     shell: TerminalSession | None = None
     """The live terminal (with the values of secret variables), made from :attr:`terminal` on
     first use (:meth:`terminal_session`)."""
+    measured: tuple[str | None, int] | None = None
+    """(head the latest model request was sent at, its input tokens as the API counted them:
+    uncached + cache reads + cache writes). In memory only: what compaction measures against."""
 
     @classmethod
     def from_events(cls, session_id: str, events: Iterable[dict[str, Any]]) -> Conversation:
