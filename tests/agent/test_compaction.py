@@ -74,8 +74,13 @@ async def test_compaction_at_the_threshold_keeps_the_tail_and_the_journal(
 
     # The journal still holds every original message.
     view = await h.service.conversation(sid)
-    assert view.messages[0].kind == "summary"
     assert summary_cp.conversation in [m.id for m in view.messages]  # the turn went on from it
+    # The chat still shows the originals, then the summary, then the rest: each call once.
+    assert [m.kind for m in view.messages][:4] == ["prompt", "assistant", "toolResults", "summary"]
+    assert "start: write a.txt" in str(view.messages[0].content)
+    shown_ids = [b["id"] for m in view.messages for b in m.content if b.get("type") == "tool_use"]
+    assert shown_ids == [*before_ids, after_ids[-1]]
+    assert set(view.tool_statuses) == set(shown_ids)
     events = list(h.engine.events(sid))
     originals = [e for e in events if e["type"] == "message" and e.get("kind") != "summary"]
     assert any("start: write a.txt" in str(e["content"]) for e in originals)

@@ -20,7 +20,8 @@ Automatic compaction, before each model call of a turn (:func:`plan_compaction`,
   the summary (a ``summary`` message, the user's current request quoted when it was summarized)
   and copies of the kept messages (same role, content, kind and turn) are appended; a
   ``summary`` checkpoint records the new head. Nothing is deleted: a restore to any earlier
-  checkpoint brings the original messages back. The user is told (``contextCompacted``).
+  checkpoint brings the original messages back, and the conversation view keeps showing them
+  before the summary (:meth:`Conversation.shown_chain`). The user is told (``contextCompacted``).
 """
 
 from __future__ import annotations
@@ -174,7 +175,9 @@ async def compact(
     """Replace the model's view of ``plan.summarized`` by ``summary`` (journaled, checkpointed,
     announced); the original messages stay in the journal."""
     sid = conv.session_id
-    await journal(rt, conv, ConversationHeadEvent(head=None, reason="compaction"))
+    await journal(
+        rt, conv, ConversationHeadEvent(head=None, reason="compaction", summarized=plan.summarized[-1].id)
+    )
     note = [{"type": "text", "text": _note(plan, summary, turn_id)}]
     head = await append_message(rt, conv, "user", note, turn_id=turn_id, kind="summary")
     for message in plan.kept:
