@@ -31,13 +31,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from retrace.agent.conversation import Conversation, StoredMessage, api_messages, prompt_text
+from retrace.agent.conversation import (
+    Conversation,
+    StoredMessage,
+    api_messages,
+    new_id,
+    now_iso,
+    prompt_text,
+)
 from retrace.agent.events import ContextCompacted
-from retrace.agent.runtime import Runtime, append_message, journal
+from retrace.agent.runtime import Runtime
 from retrace.agent.settings import AgentSettings
 from retrace.agent.tool_call import emit_checkpoint
 from retrace.engine.models import Checkpoint
-from retrace.engine.store.events import ConversationHeadEvent
+from retrace.engine.store.events import ConversationHeadEvent, MessageEvent, event_json
 
 SUMMARY_SYSTEM = (
     "You compress coding-agent conversations. Write a concise summary that keeps every decision "
@@ -169,33 +176,62 @@ def _note(plan: CompactionPlan, summary: str, turn_id: str | None) -> str:
     return note
 
 
+def _rewrite_events(
+    plan: CompactionPlan, note: str, turn_id: str | None
+) -> tuple[list[ConversationHeadEvent | MessageEvent], str]:
+    """The journal events of the rewrite, and the new head."""
+    events: list[ConversationHeadEvent | MessageEvent] = [
+        ConversationHeadEvent(head=None, reason="compaction", summarized=plan.summarized[-1].id)
+    ]
+    parent: str | None = None
+    summary = (("user", [{"type": "text", "text": note}], turn_id, "summary"),)
+    copies = tuple((m.role, m.content, m.turn_id, m.kind) for m in plan.kept)
+    for role, content, message_turn, kind in summary + copies:
+        message_id = new_id("msg")
+        events.append(
+            MessageEvent(
+                id=message_id,
+                parent=parent,
+                role=role,
+                content=content,
+                turn_id=message_turn,
+                kind=kind,
+                created_at=now_iso(),
+            )
+        )
+        parent = message_id
+    assert parent is not None
+    return events, parent
+
+
 async def compact(
     rt: Runtime, conv: Conversation, turn_id: str | None, plan: CompactionPlan, summary: str
 ) -> Checkpoint:
     """Replace the model's view of ``plan.summarized`` by ``summary`` (journaled, checkpointed,
-    announced); the original messages stay in the journal."""
+    announced); the original messages stay in the journal. The rewrite and its checkpoint are
+    one engine call: a cancel cannot leave the conversation half rewritten."""
     sid = conv.session_id
-    await journal(
-        rt, conv, ConversationHeadEvent(head=None, reason="compaction", summarized=plan.summarized[-1].id)
-    )
-    note = [{"type": "text", "text": _note(plan, summary, turn_id)}]
-    head = await append_message(rt, conv, "user", note, turn_id=turn_id, kind="summary")
-    for message in plan.kept:
-        head = await append_message(
-            rt, conv, message.role, message.content, turn_id=message.turn_id, kind=message.kind
+    events, head = _rewrite_events(plan, _note(plan, summary, turn_id), turn_id)
+    editor_state = rt.host.editor_state()
+    terminal = conv.terminal_session().state.record()
+
+    def write() -> Checkpoint:
+        for event in events:
+            rt.engine.append_event(event, session_id=sid)
+            conv.apply(event_json(event))
+        return rt.engine.checkpoint(
+            f"automatic compaction: {len(plan.summarized)} earlier messages summarized",
+            [],
+            kind="summary",
+            session_id=sid,
+            turn_id=turn_id,
+            editor_state=editor_state,
+            conversation=head,
+            terminal=terminal,
+            meta={"auto": True, "direction": "upTo", "tokensBefore": plan.size, "contextWindow": plan.window},
         )
-    cp = await rt.gate.call(
-        rt.engine.checkpoint,
-        f"automatic compaction: {len(plan.summarized)} earlier messages summarized",
-        [],
-        kind="summary",
-        session_id=sid,
-        turn_id=turn_id,
-        editor_state=rt.host.editor_state(),
-        conversation=head,
-        terminal=conv.terminal_session().state.record(),
-        meta={"auto": True, "direction": "upTo", "tokensBefore": plan.size, "contextWindow": plan.window},
-    )
+
+    cp = await rt.gate.call(write)
     await emit_checkpoint(rt, sid, turn_id, cp)
     await rt.host.emit(
         ContextCompacted(
