@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from retrace.agent.instructions import MAX_FILE_CHARS, MAX_TOTAL_CHARS, project_instructions
+from retrace.agent.instructions import (
+    MAX_FILE_CHARS,
+    MAX_FOLDERS,
+    MAX_TOTAL_CHARS,
+    folders_of,
+    project_instructions,
+)
 
 from .conftest import Harness, HarnessFactory
 
@@ -108,3 +114,18 @@ def test_the_total_cap_holds(tmp_path: Path, count: int) -> None:
     assert len(text) <= MAX_TOTAL_CHARS + 2000  # the caps plus the section's own words
     if count * MAX_FILE_CHARS > MAX_TOTAL_CHARS:
         assert "left out" in text
+
+
+def test_folders_root_first_shallow_first_and_capped(tmp_path: Path) -> None:
+    assert folders_of(tmp_path, ["b/c/d.py", "a/x.py", str(tmp_path / "z" / "y.py"), "../out"]) == [
+        "",
+        "a",
+        "b",
+        "z",
+        "a/x.py",
+        "b/c",
+        "z/y.py",
+        "b/c/d.py",
+    ]
+    many = folders_of(tmp_path, [f"deep/f{i}/x.py" for i in range(3 * MAX_FOLDERS)])
+    assert len(many) == MAX_FOLDERS and many[:2] == ["", "deep"]

@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 NAMES = ("AGENTS.md", "CLAUDE.md")
 MAX_FILE_CHARS = 12_000
 MAX_TOTAL_CHARS = 32_000
+MAX_FOLDERS = 1000
+"""Folders looked in per request at most (the shallowest first): a command that changed files
+in thousands of folders must not make every request scan them all."""
 _FILE_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
 
 
@@ -50,7 +53,7 @@ def folders_of(workspace: Path, touched: Iterable[str]) -> list[str]:
             continue  # outside the workspace, "..", or the root itself
         parts = rel.split("/")
         folders.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
-    return sorted(folders, key=lambda f: (f.count("/") + bool(f), f))
+    return sorted(folders, key=lambda f: (f.count("/") + bool(f), f))[:MAX_FOLDERS]
 
 
 def _read(tree: DirTree, root: str, rel: str) -> tuple[str, tuple[int, int]] | None:
