@@ -176,3 +176,19 @@ def test_request_size_measured_then_estimated() -> None:
     assert 50_000 < request_size(conv, lambda: 100) < 50_100
     conv.measured = ("elsewhere", 50_000)  # a restore moved away from what was measured
     assert request_size(conv, lambda: 100) == estimated
+
+
+async def test_a_compacted_conversation_reads_back_the_same_after_a_restart(
+    make_harness: HarnessFactory,
+) -> None:
+    h: Harness = await make_harness(script())
+    sid = await h.turn("start: write a.txt then b.txt")
+    await h.turn("second: now c.txt", sid)
+    before = await h.service.conversation(sid)
+    again = h.reopen([{"text": "after restart"}])
+    await again.service.load()
+    after = await again.service.conversation(sid)
+    assert after == before  # the originals, the summary, the rest
+    await again.turn("continue", sid)
+    sent = again.fake.requests[-1]["messages"]
+    assert SUMMARY in sent[0]["content"][0]["text"]  # the model still gets the compacted history
