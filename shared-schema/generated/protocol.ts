@@ -16,6 +16,7 @@ export type AgentEventPayload =
   | AgentError
   | TurnFinished
   | ConversationChanged
+  | ContextCompacted
   | TaskProgress
   | BackgroundTaskChanged;
 /**
@@ -250,6 +251,27 @@ export interface ConversationChanged {
   turnId: string | null;
 }
 /**
+ * The conversation neared the model's context window: its older part was summarized
+ * (automatic compaction) before the turn's next model call. The originals stay in the journal;
+ * a restore to a checkpoint from before brings them back.
+ */
+export interface ContextCompacted {
+  /**
+   * The ``summary`` checkpoint that records it.
+   */
+  checkpointId: string;
+  contextWindow: number;
+  keptMessages: number;
+  kind: 'contextCompacted';
+  sessionId: string;
+  summarizedMessages: number;
+  /**
+   * The conversation's size (input tokens) that triggered it.
+   */
+  tokensBefore: number;
+  turnId: string | null;
+}
+/**
  * A subagent of this session (the ``task`` call ``tool_call_id``) moved: it started, made
  * a checkpoint in its own timeline, or ended (``status``).
  */
@@ -393,6 +415,16 @@ export interface ConflictInfo {
    * the way); ``unsaved``: the file is open in the editor with unsaved changes.
    */
   reason: 'unrecorded' | 'external' | 'unreadable' | 'unsaved';
+}
+/**
+ * The ``retrace.agent.*`` settings: automatic compaction of a long conversation.
+ */
+export interface ContextOptions {
+  autoCompact?: boolean;
+  /**
+   * Share of the model's context window past which the older part is summarized.
+   */
+  compactAt?: number;
 }
 export interface ConversationGetParams {
   /**
@@ -712,6 +744,7 @@ export interface InitializationOptions {
  * may send the whole section. Defaults equal package.json's.
  */
 export interface ServerSettings {
+  agent?: ContextOptions;
   baseUrl?: string | null;
   commandTimeoutSeconds?: number;
   excludes?: string[];

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from retrace.agent.events import ContextCompacted
+from retrace.agent.headless import PrintingHost
 
 from .conftest import APP_PY, make_workspace
 
@@ -62,3 +66,18 @@ def test_headless_run_with_deny_permission_changes_nothing(tmp_path: Path) -> No
     assert not (ws / "hello.txt").exists()
     assert not (ws / "generated").exists()
     assert (ws / "src/app.py").read_text() == APP_PY
+
+
+async def test_headless_host_says_when_the_context_was_compacted() -> None:
+    out = io.StringIO()
+    host = PrintingHost(out, "auto")
+    event = ContextCompacted(
+        session_id="s",
+        checkpoint_id="cp1",
+        summarized_messages=12,
+        kept_messages=5,
+        tokens_before=170_000,
+        context_window=200_000,
+    )
+    await host.emit(event)
+    assert "context compacted: 12 earlier messages summarized (~170,000 of 200,000 tokens" in out.getvalue()

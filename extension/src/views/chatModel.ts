@@ -22,6 +22,17 @@ export function toolSummary(tool: string, input: JsonObject): string {
     return target !== undefined ? `${tool} ${target}` : tool;
 }
 
+/** What the chat says when the server compacted the conversation (automatic compaction). */
+export function compactionNotice(e: Extract<AgentEvent, { kind: 'contextCompacted' }>): string {
+    const n = (x: number): string => x.toLocaleString('en-US');
+    const messages = (x: number): string => `${n(x)} message${x === 1 ? '' : 's'}`;
+    return (
+        `Context compacted: the conversation neared the model's context window (~${n(e.tokensBefore)} of ${n(e.contextWindow)} tokens), ` +
+        `so ${messages(e.summarizedMessages)} ${e.summarizedMessages === 1 ? 'was' : 'were'} summarized for the model; the newest ${messages(e.keptMessages)} stay as they were. ` +
+        'Nothing is deleted: restoring a checkpoint from before brings the whole conversation back.'
+    );
+}
+
 /** Stop reasons of a turn that did not finish its work: its prompt gets a Retry action. */
 const FAILED_STOPS = new Set(['error', 'cancelled', 'interrupted']);
 
@@ -122,6 +133,8 @@ export class ChatTranscript {
                 }
                 return changed;
             }
+            case 'contextCompacted':
+                return [this.upsert({ kind: 'notice', id: `compacted:${e.checkpointId}`, text: compactionNotice(e) })];
             case 'checkpointCreated':
             case 'usage':
             case 'conversationChanged':

@@ -90,6 +90,7 @@ export class StatusItem implements vscode.Disposable {
             case 'usage':
             case 'conversationChanged':
             case 'backgroundTask':
+            case 'contextCompacted':
             case 'taskProgress':
                 return;
         }

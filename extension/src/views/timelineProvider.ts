@@ -143,6 +143,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             case 'textDelta':
             case 'permissionRequest':
             case 'backgroundTask':
+            case 'contextCompacted':
             case 'usage':
             case 'error':
                 return;

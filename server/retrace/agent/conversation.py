@@ -5,7 +5,7 @@ Journal events (plain JSON, appended through ``engine.append_event``):
 * ``message`` {id, parent, role, content: [blocks], turnId, kind, createdAt} — appending one moves
   the head to it. ``kind``: prompt | assistant | toolResults | restoreResults | summary.
 * ``conversationHead`` {head, reason, checkpointId?, noteFrom?, terminal?} — the head moved
-  (restore, summary). Nothing is ever deleted: new messages hang off the new head. A restore
+  (restore, summary, compaction). Nothing is ever deleted: new messages hang off the new head. A restore
   carries the session's terminal state from then on (:mod:`retrace.agent.terminal`).
 * ``checkpoint`` — the session's terminal state as recorded by its latest checkpoint.
 * ``promptWithdrawn`` {messageId, turnId, reason, text} — a turn ended without any reply to its
@@ -175,6 +175,12 @@ class Conversation:
     shell: TerminalSession | None = None
     """The live terminal (with the values of secret variables), made from :attr:`terminal` on
     first use (:meth:`terminal_session`)."""
+    compacted: dict[str, str] = field(default_factory=dict)
+    """Compaction summary message id → the last original message it stands for."""
+    _compacting: str | None = None
+    measured: tuple[str | None, int] | None = None
+    """(head the latest model request was sent at, its input tokens as the API counted them:
+    uncached + cache reads + cache writes). In memory only: what compaction measures against."""
 
     @classmethod
     def from_events(cls, session_id: str, events: Iterable[dict[str, Any]]) -> Conversation:
@@ -206,12 +212,16 @@ class Conversation:
         )
         self.messages[message.id] = message
         self.head = message.id
+        if message.kind == "summary" and message.parent is None and self._compacting is not None:
+            self.compacted[message.id] = self._compacting
+        self._compacting = None
         if message.role == "user" and message.kind == "prompt":
             message.note_from_before = self.note_from
             self.note_from = None
 
     def _head(self, event: dict[str, Any]) -> None:
         self.head = event.get("head")
+        self._compacting = event.get("summarized") if event.get("reason") == "compaction" else None
         self.note_from = event.get("noteFrom")
         if event.get("terminal") is not None:
             self.terminal = TerminalState.model_validate(event["terminal"])
@@ -308,14 +318,25 @@ class Conversation:
         out.reverse()
         return out
 
+    def shown_chain(self) -> list[StoredMessage]:
+        """The chain as people see it: before a compaction summary, the original messages it
+        stands for (the model sees only the summary; nothing is hidden from the user)."""
+        chain = self.chain()
+        expanded: set[str] = set()
+        while chain and chain[0].id in self.compacted and chain[0].id not in expanded:
+            expanded.add(chain[0].id)
+            chain = self.chain(self.compacted[chain[0].id]) + chain
+        return chain
+
     def pending_intents(self) -> list[ToolCallRecord]:
         """Tool calls that were started but never got a result (a crash)."""
         return [r for r in self.tool_calls.values() if r.status is None]
 
     def view(self, *, running: bool = False, limit: int | None = None) -> ConversationView:
-        """The chain as the client shows it; ``limit``: only its newest ``limit`` messages (the
-        rest counted in ``messages_omitted``; withdrawn prompts are judged on the whole chain)."""
-        whole = self.chain()
+        """The chain as the client shows it (:meth:`shown_chain`); ``limit``: only its newest
+        ``limit`` messages (the rest counted in ``messages_omitted``; withdrawn prompts are
+        judged on the whole chain)."""
+        whole = self.shown_chain()
         on_branch = {m.id for m in whole}
         omitted = 0 if limit is None else max(0, len(whole) - limit)
         chain = whole[omitted:]

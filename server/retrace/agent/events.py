@@ -114,6 +114,21 @@ class ConversationChanged(EventBase):
     head: str | None
 
 
+class ContextCompacted(EventBase):
+    """The conversation neared the model's context window: its older part was summarized
+    (automatic compaction) before the turn's next model call. The originals stay in the journal;
+    a restore to a checkpoint from before brings them back."""
+
+    kind: Literal["contextCompacted"] = "contextCompacted"
+    checkpoint_id: str
+    """The ``summary`` checkpoint that records it."""
+    summarized_messages: int
+    kept_messages: int
+    tokens_before: int
+    """The conversation's size (input tokens) that triggered it."""
+    context_window: int
+
+
 BackgroundTaskState = Literal["running", "exited", "stopped"]
 
 
@@ -151,6 +166,7 @@ AgentEvent = Annotated[
     | AgentError
     | TurnFinished
     | ConversationChanged
+    | ContextCompacted
     | TaskProgress
     | BackgroundTaskChanged,
     Field(discriminator="kind"),

@@ -12,6 +12,7 @@ from retrace.agent.events import (
     AgentError,
     BackgroundTaskChanged,
     CheckpointCreated,
+    ContextCompacted,
     PermissionDecision,
     PermissionRequest,
     TextDelta,
@@ -57,6 +58,12 @@ class PrintingHost:
             self._line(f"{'warning' if event.retrying else 'error'}: {event.message}")
         elif isinstance(event, BackgroundTaskChanged):
             self._line(background_line(event))
+        elif isinstance(event, ContextCompacted):
+            self._line(
+                f"   context compacted: {event.summarized_messages} earlier messages summarized "
+                f"(~{event.tokens_before:,} of {event.context_window:,} tokens; checkpoint "
+                f"{event.checkpoint_id} and the ones before keep them)"
+            )
         elif isinstance(event, Usage):
             pass
         elif isinstance(event, TurnFinished):

@@ -22,8 +22,17 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from retrace.agent.caching import with_cache_breakpoints
+from retrace.agent.compaction import (
+    SUMMARY_SYSTEM,
+    estimate_tokens,
+    plan_compaction,
+    summarized_api_messages,
+    summary_messages,
+)
+from retrace.agent.compaction import compact as compact_history
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, tool_uses
 from retrace.agent.events import AgentError, TextDelta, Usage
+from retrace.agent.prompt import agent_system_prompt
 from retrace.agent.retry import asked_wait_s, retry_delay
 from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal
 from retrace.agent.settings import cost_usd
@@ -41,12 +50,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SYSTEM_PROMPT = (
-    "You are Retrace, a careful coding agent working in the user's workspace at {workspace}. "
-    "Use the tools to read, search, edit files and run commands; paths are relative to the "
-    "workspace root. Every tool call is checkpointed, so the user can take any step back. "
-    "Keep edits minimal and explain briefly what you did."
-)
 NOT_RUN_CUT_OFF = (
     "not run: the model's reply was cut off at max_tokens, so its tool input may be incomplete; "
     "raise retrace.maxTokens or ask for smaller steps"
@@ -162,7 +165,7 @@ def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": rt.settings.model,
         "max_tokens": rt.settings.max_tokens,
-        "system": SYSTEM_PROMPT.format(workspace=rt.engine.workspace),
+        "system": agent_system_prompt(rt.engine.workspace, conv, may_delegate=rt.may_delegate),
         "tools": tool_schemas(rt.tools),
         "messages": conv.api_messages(),
     }
@@ -265,7 +268,64 @@ async def next_reply(rt: Runtime, conv: Conversation, turn_id: str) -> Message |
         await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=str(e), detail=e.detail))
         return None
     await record_usage(rt, conv, turn_id, reply.usage)
+    conv.measured = (conv.head, counted_input(reply.usage))
     return reply
+
+
+def counted_input(usage: Any) -> int:
+    """All the input a request took: uncached, read from the cache and written to it."""
+    cached = (getattr(usage, "cache_read_input_tokens", 0) or 0) + (
+        getattr(usage, "cache_creation_input_tokens", 0) or 0
+    )
+    return int(usage.input_tokens) + int(cached)
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+async def write_summary(
+    rt: Runtime, conv: Conversation, turn_id: str | None, messages: list[dict[str, Any]]
+) -> str:
+    """The model's summary of API ``messages`` (the summary mode's one model call; its usage is
+    counted); :class:`ModelCallError` when it fails or says nothing."""
+    request = summary_messages(messages, max_chars=rt.settings.window() * 2)
+
+    async def attempt() -> Any:
+        return await rt.client.messages.create(
+            model=rt.settings.model,
+            max_tokens=min(rt.settings.max_tokens, 4096),
+            system=SUMMARY_SYSTEM,
+            messages=request,  # type: ignore[arg-type]
+        )
+
+    reply = await with_retries(rt, conv.session_id, turn_id, attempt)
+    await record_usage(rt, conv, turn_id, reply.usage)
+    text = "\n".join(b.text for b in reply.content if b.type == "text").strip()
+    if not text:
+        raise ModelCallError("the model returned no text")
+    return str(text)
+
+
+async def compact_if_due(rt: Runtime, conv: Conversation, turn_id: str) -> bool:
+    """Compact the conversation when the next request would pass the threshold
+    (:mod:`retrace.agent.compaction`); ``False`` when that failed (reported; the turn goes on
+    with the whole history and tries no more)."""
+
+    def fixed_tokens() -> int:
+        system = agent_system_prompt(rt.engine.workspace, conv, may_delegate=rt.may_delegate)
+        return estimate_tokens([system, tool_schemas(rt.tools)])
+
+    plan = plan_compaction(conv, rt.settings, fixed_tokens)
+    if plan is None:
+        return True
+    try:
+        summary = await write_summary(rt, conv, turn_id, summarized_api_messages(conv, plan))
+    except ModelCallError as e:
+        message = f"automatic compaction failed ({e}); going on with the whole conversation"
+        await rt.host.emit(AgentError(session_id=conv.session_id, turn_id=turn_id, message=message))
+        return False
+    await compact_history(rt, conv, turn_id, plan, summary)
+    return True
 
 
 async def keep_reply(
@@ -360,7 +420,10 @@ async def run_tools(
 async def run_turn(rt: Runtime, conv: Conversation, turn_id: str, prompt_blocks: list[dict[str, Any]]) -> str:
     """Run one turn to its end; returns the TurnFinished stop reason. Cancellation propagates."""
     await append_message(rt, conv, "user", prompt_blocks, turn_id=turn_id, kind="prompt")
+    compacting = True
     for _ in range(rt.settings.max_iterations):
+        if compacting:
+            compacting = await compact_if_due(rt, conv, turn_id)
         reply = await next_reply(rt, conv, turn_id)
         if reply is None:
             return "error"

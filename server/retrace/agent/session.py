@@ -38,7 +38,7 @@ from retrace.agent.conversation import (
     tool_uses,
 )
 from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
-from retrace.agent.loop import ModelCallError, record_usage, run_turn, stop_cleanly, with_retries
+from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.replay import ReplayBuffer, ToolCallView
 from retrace.agent.resume import finish_interrupted, withdraw_unanswered
@@ -70,12 +70,6 @@ log = logging.getLogger(__name__)
 
 SummaryDirection = Literal["from", "upTo"]
 _T = TypeVar("_T")
-
-SUMMARY_SYSTEM = (
-    "You compress coding-agent conversations. Write a concise summary that keeps every decision "
-    "made, every constraint or preference the user stated, the open tasks, and the names of the "
-    "files involved (with what was done to them). Plain prose and bullet points; no preamble."
-)
 
 
 @dataclass(frozen=True)
@@ -456,32 +450,10 @@ class AgentService:
         return cp
 
     async def _write_summary(self, rt: Runtime, conv: Conversation, messages: list[dict[str, Any]]) -> str:
-        transcript = render_transcript(messages)
-        request = [
-            {
-                "role": "user",
-                "content": "Summarize this part of our conversation so we can continue from the "
-                f"summary alone:\n\n{transcript}",
-            }
-        ]
-
-        async def attempt() -> Any:
-            return await rt.client.messages.create(
-                model=rt.settings.model,
-                max_tokens=min(rt.settings.max_tokens, 4096),
-                system=SUMMARY_SYSTEM,
-                messages=request,  # type: ignore[arg-type]
-            )
-
         try:
-            reply = await with_retries(rt, conv.session_id, None, attempt)
+            return await write_summary(rt, conv, None, messages)
         except ModelCallError as e:
             raise RetraceError(f"summary failed: {e}") from e
-        await record_usage(rt, conv, None, reply.usage)
-        text = "\n".join(b.text for b in reply.content if b.type == "text").strip()
-        if not text:
-            raise RetraceError("summary failed: the model returned no text")
-        return str(text)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -559,22 +531,3 @@ def _assemble(before: list[Group], note: str, after: list[Group]) -> list[tuple[
         out.append(("user", [summary_block]))
     out.extend((m["role"], list(m["content"])) for m, _ in after)
     return out
-
-
-def render_transcript(messages: list[dict[str, Any]]) -> str:
-    """Plain text of API messages for the summarizer (tool outputs shortened)."""
-    lines: list[str] = []
-    for message in messages:
-        for block in message["content"]:
-            kind = block.get("type")
-            if kind == "text":
-                lines.append(f"{message['role'].upper()}: {block['text']}")
-            elif kind == "tool_use":
-                lines.append(f"TOOL CALL {block['name']}: {block['input']}")
-            elif kind == "tool_result":
-                content = block.get("content")
-                text = content if isinstance(content, str) else str(content)
-                if len(text) > 1500:
-                    text = text[:1500] + " [...]"
-                lines.append(f"TOOL RESULT{' (error)' if block.get('is_error') else ''}: {text}")
-    return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""Agent settings (the server fills them from the client's configuration) and model pricing."""
+"""Agent settings (the server fills them from the client's configuration), model pricing and
+context windows."""
 
 from __future__ import annotations
 
@@ -20,6 +21,26 @@ _PRICES: tuple[tuple[str, float, float], ...] = (
     ("claude-3-5-haiku", 0.8, 4.0),
     ("claude", 3.0, 15.0),
 )
+
+# Context window in tokens, by model-name prefix; the first match wins, else the default.
+_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (("claude", 200_000),)
+DEFAULT_CONTEXT_WINDOW = 200_000
+DEFAULT_COMPACT_AT = 0.8
+
+
+def context_window(model: str) -> int:
+    """The model's context window in tokens (from the table; 200k for a model it does not know)."""
+    return next(
+        (size for prefix, size in _CONTEXT_WINDOWS if model.startswith(prefix)), DEFAULT_CONTEXT_WINDOW
+    )
+
+
+class ContextOptions(CamelModel):
+    """The ``retrace.agent.*`` settings: automatic compaction of a long conversation."""
+
+    auto_compact: bool = True
+    compact_at: float = Field(default=DEFAULT_COMPACT_AT, ge=0.1, le=0.95)
+    """Share of the model's context window past which the older part is summarized."""
 
 
 class AgentSettings(CamelModel):
@@ -44,6 +65,18 @@ class AgentSettings(CamelModel):
     """Place prompt-cache breakpoints (:mod:`retrace.agent.caching`)."""
     max_parallel_tasks: int = Field(default=3, ge=1, le=16)
     """Subagents (``task`` calls of one reply) that work at the same time; the rest wait."""
+    auto_compact: bool = True
+    """Summarize the conversation's older part when it nears the context window
+    (:mod:`retrace.agent.compaction`)."""
+    compact_at: float = Field(default=DEFAULT_COMPACT_AT, ge=0.1, le=0.95)
+    """Share of the context window past which a request triggers compaction first."""
+    compact_keep: int = Field(default=3, ge=1)
+    """Exchanges (a model reply and what answered it) kept verbatim after the summary."""
+    context_window: int | None = Field(default=None, ge=1000)
+    """The model's context window in tokens; ``None``: :func:`context_window` of the model."""
+
+    def window(self) -> int:
+        return self.context_window or context_window(self.model)
 
 
 CACHE_WRITE_FACTOR = 1.25

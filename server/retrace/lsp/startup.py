@@ -62,6 +62,8 @@ def agent_settings(settings: ServerSettings, base_url: str | None) -> AgentSetti
         base_url=base_url or settings.base_url,
         permissions=settings.permissions,
         command_timeout_s=settings.command_timeout_seconds,
+        auto_compact=settings.agent.auto_compact,
+        compact_at=settings.agent.compact_at,
     )
 
 

@@ -17,7 +17,12 @@ from typing import Literal
 from pydantic import ConfigDict, Field, RootModel
 
 from retrace.agent.events import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
-from retrace.agent.settings import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_MODEL
+from retrace.agent.settings import (
+    DEFAULT_COMMAND_TIMEOUT_S,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    ContextOptions,
+)
 from retrace.camel import CamelModel
 from retrace.engine.config import DEFAULT_MAX_FILE_BYTES, RetentionPolicy
 from retrace.engine.models import (
@@ -194,6 +199,7 @@ class ServerSettings(CamelModel):
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0)
     command_timeout_seconds: float = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
+    agent: ContextOptions = Field(default_factory=ContextOptions)
 
 
 class InitializationOptions(CamelModel):

@@ -84,6 +84,18 @@ suite('chat transcript', () => {
         assert.equal(failed.output, 'exit 1');
     });
 
+    test('an automatic compaction is told in the chat, once per checkpoint', () => {
+        const t = new ChatTranscript();
+        t.apply({ kind: 'turnStarted', text: 'go on', ...s });
+        const e: AgentEvent = { kind: 'contextCompacted', checkpointId: 'cp9', summarizedMessages: 12, keptMessages: 6, tokensBefore: 170000, contextWindow: 200000, ...s };
+        const [notice] = t.apply(e);
+        assert.ok(notice?.kind === 'notice');
+        assert.match(notice.text, /^Context compacted: .*~170,000 of 200,000 tokens.*12 messages were summarized.*newest 6 messages.*restoring a checkpoint from before/);
+        t.apply(e);
+        assert.equal(t.all.filter(i => i.kind === 'notice').length, 1);
+        assert.equal(t.isRunning, true, 'the turn goes on');
+    });
+
     test('a failed turn keeps its prompt visible with a retry; retries are notices, not errors', () => {
         const t = new ChatTranscript();
         t.apply({ kind: 'turnStarted', text: 'run the slow thing', ...s });

@@ -130,7 +130,7 @@ class ToolCallResultEvent(_Event):
 
 
 class ConversationHeadEvent(_Event):
-    """The conversation head moved (restore, summary)."""
+    """The conversation head moved (restore, summary, compaction)."""
 
     type: Literal["conversationHead"] = "conversationHead"
     head: str | None
@@ -139,6 +139,9 @@ class ConversationHeadEvent(_Event):
     note_from: str | None = None
     terminal: TerminalState | None = None
     """The session's shell state from here on (a restore moves it with the conversation)."""
+    summarized: str | None = None
+    """Compaction: the last original message the summary appended next stands for (clients
+    still show the originals up to it before the summary)."""
 
 
 class RestoreIntentEvent(_Event):
