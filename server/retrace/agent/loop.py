@@ -139,7 +139,7 @@ def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
         "model": rt.settings.model,
         "max_tokens": rt.settings.max_tokens,
         "system": SYSTEM_PROMPT.format(workspace=rt.engine.workspace),
-        "tools": tool_schemas(rt.tools),
+        "tools": tool_schemas(rt.tools, rt.extra_tools),
         "messages": conv.api_messages(),
     }
     validate_request(body)

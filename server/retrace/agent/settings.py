@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from retrace.agent.mcp.config import McpSettings
 from retrace.agent.permissions import PermissionSettings
 from retrace.camel import CamelModel
 
@@ -37,6 +38,8 @@ class AgentSettings(CamelModel):
     """Retries of a rate-limited / overloaded / failed model call (exponential backoff)."""
     retry_base_delay_s: float = Field(default=1.0, ge=0)
     """First backoff delay; doubled on every retry."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers whose tools the agent offers (none from an untrusted workspace's settings)."""
     max_parallel_tasks: int = Field(default=3, ge=1, le=16)
     """Subagents (``task`` calls of one reply) that work at the same time; the rest wait."""
 

@@ -110,6 +110,7 @@ async def stop_agent(services: Services) -> None:
         if services.agent.running(session_id):
             await services.agent.cancel(session_id)
     await services.agent.background.stop_all(by="shutdown")
+    await services.agent.mcp.close()
 
 
 def stop_remote(server: RetraceServer, wait_s: float) -> None:
