@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrace.agent.mcp.config import McpSettings
 from retrace.agent.runtime import warm_sdk
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
@@ -53,15 +54,18 @@ def engine_config(settings: ServerSettings) -> EngineConfig:
     )
 
 
-def agent_settings(settings: ServerSettings, base_url: str | None) -> AgentSettings:
+def agent_settings(settings: ServerSettings, base_url: str | None, *, trusted: bool) -> AgentSettings:
     """The agent's settings from the client's; ``base_url``: the running offline model's, which
-    beats the configured endpoint (it was started because that one is not meant)."""
+    beats the configured endpoint (it was started because that one is not meant). No MCP
+    servers in an untrusted workspace (a stdio server is a command: it would run the folder's
+    code); the client also takes ``retrace.mcp.servers`` from user settings only."""
     return AgentSettings(
         model=settings.model,
         max_tokens=settings.max_tokens,
         base_url=base_url or settings.base_url,
         permissions=settings.permissions,
         command_timeout_s=settings.command_timeout_seconds,
+        mcp=settings.mcp if trusted else McpSettings(),
     )
 
 
@@ -88,7 +92,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
         workspace,
         store,
         LspAgentHost(server),
-        agent_settings(settings, None),
+        agent_settings(settings, None, trusted=server.trusted),
         config=engine_config(settings),
         blob_source=remote.blob_source(),
     )

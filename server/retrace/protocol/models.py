@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, RootModel
 
 from retrace.agent.events import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
+from retrace.agent.mcp.config import McpSettings
 from retrace.agent.settings import DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_MAX_TOKENS, DEFAULT_MODEL
 from retrace.camel import CamelModel
 from retrace.engine.config import DEFAULT_MAX_FILE_BYTES, RetentionPolicy
@@ -194,6 +195,8 @@ class ServerSettings(CamelModel):
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0)
     command_timeout_seconds: float = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace."""
 
 
 class InitializationOptions(CamelModel):
