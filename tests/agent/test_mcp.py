@@ -5,11 +5,17 @@ changes the engine detected (restorable like a shell command's)."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
+from pydantic import AnyUrl
+
 from retrace.agent.mcp.config import McpSettings, tool_name
+from retrace.agent.mcp.results import result_text
 from retrace.agent.validation import validate_messages
 
 from .conftest import Harness, HarnessFactory
@@ -178,3 +184,83 @@ def test_settings_accept_the_mcp_json_shape_and_names_are_valid() -> None:
         names.add(name)
     assert len(names) == len(cases)
     assert tool_name("a b", "c") != tool_name("a_b", "c")  # cleaned names never collide
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def wait_listening(port: int, proc: asyncio.subprocess.Process) -> None:
+    """Until the server accepts connections (it imports the SDK first: seconds)."""
+    while proc.returncode is None:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.1)
+            continue
+        writer.close()
+        return
+    raise AssertionError(f"the HTTP MCP server exited with {proc.returncode}")
+
+
+async def test_a_streamable_http_server(make_harness: HarnessFactory, tmp_path: Path) -> None:
+    port = free_port()
+    served = tmp_path / "served"
+    served.mkdir()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, SERVER, "http", str(port), cwd=served, stderr=asyncio.subprocess.DEVNULL
+    )
+    try:
+        await asyncio.wait_for(wait_listening(port, proc), 60)
+        h: Harness = await make_harness(
+            [
+                {"toolCalls": [{"name": "mcp__web__shout", "input": {"text": "over http"}}]},
+                {"text": "done"},
+            ],
+            mcp={"servers": {"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}},
+            permissions=AUTO,
+        )
+        try:
+            sid = await h.turn("shout")
+        finally:
+            await h.service.mcp.close()
+    finally:
+        proc.kill()
+        await proc.wait()
+    finished = h.host.of("toolCallFinished")
+    assert [(e.tool, e.status, e.output) for e in finished] == [("mcp__web__shout", "ok", "OVER HTTP")]
+    assert [c.tool for c in tool_checkpoints(h, sid)] == ["mcp__web__shout"]
+
+
+def test_results_map_every_content_kind_to_capped_text() -> None:
+    from mcp import types
+
+    png = base64.b64encode(b"\x89PNG" + bytes(96)).decode()
+    cases: list[tuple[list[Any], Any, str]] = [
+        ([types.TextContent(type="text", text="a"), types.TextContent(type="text", text="b")], None, "a\nb"),
+        (
+            [types.ImageContent(type="image", data=png, mimeType="image/png")],
+            None,
+            "[image image/png, 100 bytes: not shown]",
+        ),
+        (
+            [
+                types.EmbeddedResource(
+                    type="resource",
+                    resource=types.TextResourceContents(uri=AnyUrl("file:///w/a.txt"), text="body"),
+                )
+            ],
+            None,
+            "[resource file:///w/a.txt]\nbody",
+        ),
+        ([], {"n": 1}, '{\n "n": 1\n}'),
+        ([], None, "(no output)"),
+    ]
+    for content, structured, expected in cases:
+        result = types.CallToolResult(content=content, structuredContent=structured)
+        assert result_text(result, 30_000) == expected
+    long = types.CallToolResult(content=[types.TextContent(type="text", text="x" * 50_000)])
+    capped = result_text(long, 2000)
+    assert len(capped) < 2200 and "bytes omitted" in capped
