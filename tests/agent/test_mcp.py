@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -264,3 +266,38 @@ def test_results_map_every_content_kind_to_capped_text() -> None:
     long = types.CallToolResult(content=[types.TextContent(type="text", text="x" * 50_000)])
     capped = result_text(long, 2000)
     assert len(capped) < 2200 and "bytes omitted" in capped
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_server_killed_between_turns_is_restarted_and_new_settings_replace_it(
+    make_harness: HarnessFactory, tmp_path: Path
+) -> None:
+    shout = {"toolCalls": [{"name": "mcp__files__shout", "input": {"text": "hi"}}]}
+    pid_file = tmp_path / "server.pid"
+    h: Harness = await make_harness(
+        [shout, {"text": "one"}, shout, {"text": "two"}],
+        mcp=servers(PID_FILE=str(pid_file)),
+        permissions=AUTO,
+    )
+    try:
+        sid = await h.turn("first")
+        first = int(pid_file.read_text())
+        os.kill(first, signal.SIGTERM)
+        await h.turn("second", sid)
+        second = int(pid_file.read_text())
+        assert second != first
+        assert [e.output for e in h.host.of("toolCallFinished")] == ["HI", "HI"]
+
+        # New settings for the server: the running process is stopped.
+        h.service.update_settings(mcp=servers(PID_FILE=str(pid_file), OTHER="1"))
+        await h.service.mcp.close()  # waits for the stopped servers
+        assert not pid_alive(second)
+    finally:
+        await h.service.mcp.close()

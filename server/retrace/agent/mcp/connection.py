@@ -29,6 +29,7 @@ from retrace.agent.mcp.config import HttpServer, StdioServer
 log = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 5.0
+PING_TIMEOUT_S = 5.0
 
 
 class McpStartError(Exception):
@@ -117,6 +118,20 @@ class Connection:
             streamable_http_client(self.config.url, http_client=client)
         )
         return read, write
+
+    async def check(self, timeout_s: float = PING_TIMEOUT_S) -> bool:
+        """Whether the server still answers (a ``ping``); a server that does not is :attr:`broken`."""
+        session = self._session
+        if session is None or not self.alive:
+            return False
+        try:
+            await asyncio.wait_for(session.send_ping(), timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self.broken = True
+            return False
+        return True
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> Any:
         """``tools/call``; the ``mcp.types.CallToolResult``. Raises :class:`TimeoutError` when the

@@ -4,8 +4,9 @@ Lifecycle: nothing starts until a turn asks for the tools (:meth:`McpTools.specs
 of every turn). Then every configured server not running is started, all at once, each waiting
 at most ``startTimeoutSeconds``; a server that fails to start is reported once (log and the
 ``notice`` callback, which the service turns into a chat notice) and not tried again until its
-settings change, so it never holds up a turn twice. A server that died (a call found it gone)
-is restarted at the next turn. :meth:`configure` applies new settings (servers whose entry
+settings change, so it never holds up a turn twice. A server that died (a call found it gone,
+or it does not answer the ``ping`` every running server gets at the start of a turn) is
+restarted then. :meth:`configure` applies new settings (servers whose entry
 changed or went away are stopped); :meth:`close` stops every server.
 
 A tool call (category ``mcp``) returns its text with ``changed_paths=None``: what the server
@@ -71,8 +72,10 @@ class McpTools:
         if not self.settings.servers:
             return {}
         async with self._lock:
-            for name, conn in list(self._connections.items()):
-                if not conn.alive:
+            conns = list(self._connections.items())
+            answers = await asyncio.gather(*(conn.check() for _, conn in conns))
+            for (name, _), answered in zip(conns, answers, strict=True):
+                if not answered:
                     log.info("MCP server %r is not running; restarting it", name)
                     self._retire(name)
             todo = [
