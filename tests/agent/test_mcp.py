@@ -64,6 +64,7 @@ async def test_an_mcp_tool_call_is_offered_run_and_checkpointed(make_harness: Ha
     first, call = tool_checkpoints(h, sid)
     assert call.tool == WRITE
     assert [f.path for f in call.files] == ["notes/mcp.txt"]
+    assert call.recoverability == "full"
     finished = h.host.of("toolCallFinished")[-1]
     assert (finished.status, finished.changed_paths) == ("ok", ["notes/mcp.txt"])
     assert finished.output == "wrote 8 characters to notes/mcp.txt"
