@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import AnyUrl
 
-from retrace.agent.mcp.config import McpSettings, tool_name
+from retrace.agent.mcp.config import McpSettings, StdioServer, tool_name
+from retrace.agent.mcp.connection import Connection
 from retrace.agent.mcp.results import result_text
 from retrace.agent.validation import validate_messages
 
@@ -302,3 +303,19 @@ async def test_a_server_killed_between_turns_is_restarted_and_new_settings_repla
         assert not pid_alive(second)
     finally:
         await h.service.mcp.close()
+
+
+async def test_a_chatty_servers_stderr_file_is_kept_small(tmp_path: Path) -> None:
+    config = StdioServer(command=sys.executable, args=[SERVER])
+    conn = Connection("files", config, tmp_path)
+    try:
+        await conn.start(60)
+        await conn.call("chatter", {"kib": 1100}, 60)  # past the 1 MiB cap
+        assert conn.stderr_size() > 1100 * 1024
+        assert await conn.check()
+        assert conn.stderr_size() < 1024  # emptied (at most the ping's log line since)
+        await conn.call("chatter", {"kib": 1}, 60)
+        assert 1024 < conn.stderr_size() < 4096  # written at the new end (append mode), no hole
+        assert conn.stderr_tail() == "chatter done"
+    finally:
+        await conn.close()

@@ -8,9 +8,12 @@ calls are requests sent from the calling task over that session.
 
 Contracts: :meth:`start` returns the server's tools or raises :class:`McpStartError` (one line:
 what failed, with the last line the server wrote to stderr); it never waits longer than its
-timeout. A call on a server that died raises (the SDK answers pending requests with "Connection
-closed") and marks the connection :attr:`broken`; :meth:`close` stops the server (the stdio
-transport ends the child's process tree) and never raises.
+timeout. A stdio server's stderr goes to a temporary file (emptied at a turn once it passes
+:data:`ERRLOG_CAP`, where the file can be put in append mode: not on Windows). A call on a
+server that died raises (the SDK answers pending requests with "Connection closed") and marks
+the connection :attr:`broken`, as does a :meth:`check` (``ping``) that gets no answer;
+:meth:`close` stops the server (the stdio transport ends the child's process tree) and never
+raises.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import tempfile
 from contextlib import AsyncExitStack
 from datetime import timedelta
@@ -30,6 +34,7 @@ log = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 5.0
 PING_TIMEOUT_S = 5.0
+ERRLOG_CAP = 1 << 20
 
 
 class McpStartError(Exception):
@@ -48,6 +53,7 @@ class Connection:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._errlog: TextIO | None = None
+        self._trimmable = False
 
     @property
     def alive(self) -> bool:
@@ -103,8 +109,9 @@ class Connection:
 
             cwd = self.workspace / self.config.cwd if self.config.cwd else self.workspace
             if self._errlog is None:  # kept until close(): a failed start reports its last line
-                errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+                errlog = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")  # noqa: SIM115
                 self._errlog = cast(TextIO, errlog)  # closed by close()
+                self._trimmable = _append_only(errlog.fileno())
             params = StdioServerParameters(
                 command=self.config.command, args=self.config.args, env=self.config.env or None, cwd=cwd
             )
@@ -124,6 +131,7 @@ class Connection:
         session = self._session
         if session is None or not self.alive:
             return False
+        self._trim_errlog()
         try:
             await asyncio.wait_for(session.send_ping(), timeout_s)
         except asyncio.CancelledError:
@@ -178,6 +186,27 @@ class Connection:
         tail = self.stderr_tail()
         return f"{line} (stderr: {tail})" if tail else line
 
+    def _trim_errlog(self) -> None:
+        """Empty the stderr file of a running server past :data:`ERRLOG_CAP` bytes (a chatty
+        server must not fill the disk; only its last lines matter)."""
+        errlog = self._errlog
+        with contextlib.suppress(OSError, ValueError):
+            if (
+                self._trimmable
+                and errlog is not None
+                and not errlog.closed
+                and errlog.seek(0, 2) > ERRLOG_CAP
+            ):
+                errlog.truncate(0)
+
+    def stderr_size(self) -> int:
+        """Bytes in the stderr file now (0 without one)."""
+        errlog = self._errlog
+        with contextlib.suppress(OSError, ValueError):
+            if errlog is not None and not errlog.closed:
+                return os.fstat(errlog.fileno()).st_size
+        return 0
+
     def stderr_tail(self) -> str:
         errlog = self._errlog
         if errlog is None or errlog.closed:
@@ -203,6 +232,20 @@ async def _all_tools(session: Any) -> list[Any]:
         cursor = page.nextCursor
         if not cursor:
             return tools
+
+
+def _append_only(fd: int) -> bool:
+    """Put ``fd`` in append mode (the child then writes at the end, wherever that is after a
+    trim); whether that was possible (not on Windows: its file is not trimmed)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+    except OSError:
+        return False
+    return True
 
 
 def innermost(error: BaseException) -> BaseException:
