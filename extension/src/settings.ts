@@ -28,6 +28,8 @@ export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
     pythonPath: 'machine',
     'permissions.write': 'narrowOnly',
     'permissions.command': 'narrowOnly',
+    'permissions.mcp': 'narrowOnly',
+    'mcp.servers': 'machine',
 };
 
 /** The parts of `WorkspaceConfiguration.inspect()` the rules read. */

@@ -716,6 +716,13 @@ export interface FileOutcome {
   path: string;
   status: 'restored' | 'merged' | 'skipped' | 'conflict' | 'failed' | 'unchanged';
 }
+export interface HttpServer {
+  headers?: {
+    [k: string]: string | undefined;
+  };
+  type?: 'http';
+  url: string;
+}
 /**
  * ``initialize`` → ``initializationOptions``.
  */
@@ -750,16 +757,52 @@ export interface ServerSettings {
   excludes?: string[];
   maxFileBytes?: number;
   maxTokens?: number;
+  mcp?: McpSettings;
   model?: string;
   permissions?: PermissionSettings;
   remote?: RemoteSettings;
   retention?: RetentionPolicy;
+}
+/**
+ * MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace.
+ */
+export interface McpSettings {
+  /**
+   * How long one tool call may take before it ends with an error.
+   */
+  callTimeoutSeconds?: number;
+  /**
+   * Server name → how to reach it.
+   */
+  servers?: {
+    [k: string]: (StdioServer | HttpServer) | undefined;
+  };
+  /**
+   * How long a turn waits for a server to start before going on without its tools.
+   */
+  startTimeoutSeconds?: number;
+}
+export interface StdioServer {
+  args?: string[];
+  command: string;
+  /**
+   * Relative to the workspace root; default: the root.
+   */
+  cwd?: string | null;
+  env?: {
+    [k: string]: string | undefined;
+  };
+  type?: 'stdio';
 }
 export interface PermissionSettings {
   /**
    * Policy for run_command.
    */
   command?: 'ask' | 'auto' | 'deny';
+  /**
+   * Policy for the tools of MCP servers.
+   */
+  mcp?: 'ask' | 'auto' | 'deny';
   /**
    * Policy for write_file and edit_file.
    */
@@ -810,6 +853,25 @@ export interface LatencySummary {
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
+}
+/**
+ * The ``retrace.mcp`` settings section.
+ */
+export interface McpSettings1 {
+  /**
+   * How long one tool call may take before it ends with an error.
+   */
+  callTimeoutSeconds?: number;
+  /**
+   * Server name → how to reach it.
+   */
+  servers?: {
+    [k: string]: (StdioServer | HttpServer) | undefined;
+  };
+  /**
+   * How long a turn waits for a server to start before going on without its tools.
+   */
+  startTimeoutSeconds?: number;
 }
 /**
  * The workspace already matches the target in scope. Distinct from an empty plan.

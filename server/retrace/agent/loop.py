@@ -166,7 +166,7 @@ def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
         "model": rt.settings.model,
         "max_tokens": rt.settings.max_tokens,
         "system": agent_system_prompt(rt.engine.workspace, conv, may_delegate=rt.may_delegate),
-        "tools": tool_schemas(rt.tools),
+        "tools": tool_schemas(rt.tools, rt.extra_tools),
         "messages": conv.api_messages(),
     }
     return with_cache_breakpoints(body) if rt.settings.prompt_caching else body

@@ -3,7 +3,9 @@
 Reads are always allowed, and so is starting a subagent (``task``): each of its child's tool
 calls is decided under this same policy, so a child can never do more than its parent. Writes
 (``write_file``, ``edit_file``) and commands (``run_command``) follow their setting: ``auto``
-allows, ``deny`` refuses, ``ask`` asks the host (the user); an ``allowAlways`` answer allows that
+allows, ``deny`` refuses, ``ask`` asks the host (the user); the tools of MCP servers
+(``mcp__<server>__<tool>``) are a class of their own with its own setting (``mcp``, default
+``ask``: such a tool can do anything its server can). An ``allowAlways`` answer allows that
 tool for the rest of the session (kept in memory only: a restart asks again, which is the safe
 direction). Every question carries the complete text of what would run
 (:mod:`retrace.agent.review`), so the user approves exactly what they can see.
@@ -15,6 +17,7 @@ import uuid
 from typing import Any, Literal
 
 from retrace.agent.events import AgentHost, PermissionRequest
+from retrace.agent.mcp.config import is_mcp_tool
 from retrace.agent.review import one_line, review_for
 from retrace.agent.tools import TOOLS
 from retrace.camel import CamelModel
@@ -27,6 +30,8 @@ class PermissionSettings(CamelModel):
     """Policy for write_file and edit_file."""
     command: PermissionSetting = "ask"
     """Policy for run_command."""
+    mcp: PermissionSetting = "ask"
+    """Policy for the tools of MCP servers."""
 
 
 class PermissionPolicy:
@@ -37,6 +42,8 @@ class PermissionPolicy:
         self._always: dict[str, set[str]] = {}
 
     def setting_for(self, tool: str) -> PermissionSetting:
+        if is_mcp_tool(tool) and tool not in TOOLS:
+            return self.settings.mcp
         spec = TOOLS.get(tool)
         if spec is None or spec.category in ("read", "agent"):
             return "auto"

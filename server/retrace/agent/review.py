@@ -9,8 +9,10 @@ these fields and offer the complete ``text`` in one click; they never shorten it
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
+from retrace.agent.mcp.config import is_mcp_tool
 from retrace.agent.tools.base import safe_text
 from retrace.camel import CamelModel
 
@@ -112,6 +114,9 @@ def _text_of(tool: str, tool_input: dict[str, Any]) -> tuple[ReviewKind, str, st
         body = "".join(f"-{line}\n" for line in _lines(old_text))
         body += "".join(f"+{line}\n" for line in _lines(new_text))
         return "edit", f"Edit {path}: replace{every}", path, body, "diff"
+    if is_mcp_tool(tool):
+        text = safe_text(json.dumps(tool_input, ensure_ascii=False, indent=2))
+        return "other", f"Call the MCP tool {tool}", path, text, "json"
     text = safe_text(str(tool_input.get("command") or tool_input.get("path") or ""))
     return "other", tool, path, text, None
 

@@ -7,7 +7,7 @@ into the in-memory conversation in the same step, so the two never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from retrace.agent.events import AgentHost
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.replay import ReplayBuffer
 from retrace.agent.settings import AgentSettings
+from retrace.agent.tools import ToolSpec, spec_of
 from retrace.engine.engine import Engine
 from retrace.engine.gate import EngineGate
 from retrace.engine.store.events import JournalEvent, MessageEvent, event_json
@@ -61,6 +62,8 @@ class Runtime:
     """The tools this agent may use (``None``: all); a subagent's set never holds ``task``."""
     background: BackgroundTasks | None = None
     """The service's background commands (``None``: a runtime that starts none)."""
+    extra_tools: Mapping[str, ToolSpec] = field(default_factory=dict)
+    """Tools beyond the built-in ones for this turn (the MCP servers' tools)."""
     _client: AsyncAnthropic | None = field(default=None, init=False, repr=False)
 
     @property
@@ -68,6 +71,10 @@ class Runtime:
         if self._client is None:
             self._client = self.client_of()
         return self._client
+
+    def spec(self, tool: str) -> ToolSpec | None:
+        """The tool called ``tool`` for this runtime (built-in or extra)."""
+        return spec_of(tool, self.extra_tools)
 
     @property
     def may_delegate(self) -> bool:

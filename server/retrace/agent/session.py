@@ -39,6 +39,7 @@ from retrace.agent.conversation import (
 )
 from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
 from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
+from retrace.agent.mcp.toolset import McpTools
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.replay import ReplayBuffer, ToolCallView
 from retrace.agent.resume import finish_interrupted, withdraw_unanswered
@@ -109,6 +110,8 @@ class AgentService:
         """The sessions' subagents (list, timeline, apply, discard)."""
         layout = StoreLayout(engine.store_dir)
         self.background = BackgroundTasks(host, None if engine.readonly else layout.background_record)
+        self.mcp = McpTools(engine.workspace, self.settings.mcp)
+        """The MCP servers (started at the first turn; :meth:`McpTools.close` at shutdown)."""
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
@@ -231,6 +234,7 @@ class AgentService:
         base = settings or self.settings
         self.settings = AgentSettings.model_validate({**base.model_dump(), **changes})
         self.policy.settings = self.settings.permissions
+        self.mcp.configure(self.settings.mcp)
         self._client = None
         return self.settings
 
@@ -271,6 +275,9 @@ class AgentService:
         try:
             await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
             await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
+            rt.extra_tools = await self.mcp.specs(
+                lambda m: self.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=m))
+            )
             await record_background(rt, conv, turn_id, conv.head)  # a turn boundary
             stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
         except asyncio.CancelledError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from retrace.agent.mcp.config import McpSettings
 from retrace.agent.permissions import PermissionSettings
 from retrace.camel import CamelModel
 
@@ -63,6 +64,8 @@ class AgentSettings(CamelModel):
     user is told how long the API asked for); a backoff is cut to it."""
     prompt_caching: bool = True
     """Place prompt-cache breakpoints (:mod:`retrace.agent.caching`)."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers whose tools the agent offers (none from an untrusted workspace's settings)."""
     max_parallel_tasks: int = Field(default=3, ge=1, le=16)
     """Subagents (``task`` calls of one reply) that work at the same time; the rest wait."""
     auto_compact: bool = True

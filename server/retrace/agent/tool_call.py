@@ -34,7 +34,7 @@ from retrace.agent.events import (
     ToolCallStatus,
 )
 from retrace.agent.runtime import Runtime, journal
-from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute
+from retrace.agent.tools import ToolContext, ToolResult, execute
 from retrace.agent.tools.base import TaskRunner
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, CheckpointKind
@@ -207,7 +207,7 @@ async def refusal(rt: Runtime, conv: Conversation, call: ToolCall) -> str | None
     output (for the model) returned; ``None``: the call may run."""
     sid = call.session_id
     if (
-        call.tool in TOOLS
+        rt.spec(call.tool) is not None
         and rt.policy.setting_for(call.tool) == "ask"
         and not rt.policy.remembered(sid, call.tool)
     ):
@@ -251,7 +251,7 @@ async def execute_tool(
         if rt.tools is not None and call.tool not in rt.tools:
             result = ToolResult(f"tool {call.tool!r} is not available to this agent", is_error=True)
         else:
-            result = await execute(call.tool, call.input, ctx)
+            result = await execute(call.tool, call.input, ctx, rt.extra_tools)
     except asyncio.CancelledError:
         ms = (time.perf_counter() - started) * 1000
         ended = result_of(call, "cancelled", CANCELLED, ms=ms)
@@ -306,7 +306,7 @@ async def finish_tool(
     ended = result_of(
         call, status, result.output, is_error=result.is_error, ms=ms, changed_paths=result.changed_paths
     )
-    known = call.tool in TOOLS
+    known = rt.spec(call.tool) is not None
     if known:
         cp = await checkpoint_tool(rt, conv, call, result, ended)
     else:
@@ -331,7 +331,7 @@ async def checkpoint_tool(
     ended, in one engine call whose checkpoint append makes both lines durable; ``None``
     (reported) if the engine could not record the checkpoint. A failure to journal the result
     itself is raised, as any journal write failure is."""
-    spec = TOOLS.get(call.tool)
+    spec = rt.spec(call.tool)
     engine, sid = rt.engine, conv.session_id
     editor_state = rt.host.editor_state()
     terminal = conv.terminal_session().state.record()

@@ -44,7 +44,7 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
     services = server.services_if_ready()
     if services is not None:
         base_url = services.fake_model_url
-        services.agent.update_settings(agent_settings(settings, base_url))
+        services.agent.update_settings(agent_settings(settings, base_url, trusted=server.trusted))
     if server.remote is not None and previous.remote != settings.remote:
         await asyncio.to_thread(server.remote.apply, remote_settings(server, settings))
     if restart:

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrace.agent.mcp.config import McpSettings
 from retrace.agent.runtime import warm_sdk
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
@@ -53,9 +54,11 @@ def engine_config(settings: ServerSettings) -> EngineConfig:
     )
 
 
-def agent_settings(settings: ServerSettings, base_url: str | None) -> AgentSettings:
+def agent_settings(settings: ServerSettings, base_url: str | None, *, trusted: bool) -> AgentSettings:
     """The agent's settings from the client's; ``base_url``: the running offline model's, which
-    beats the configured endpoint (it was started because that one is not meant)."""
+    beats the configured endpoint (it was started because that one is not meant). No MCP
+    servers in an untrusted workspace (a stdio server is a command: it would run the folder's
+    code); the client also takes ``retrace.mcp.servers`` from user settings only."""
     return AgentSettings(
         model=settings.model,
         max_tokens=settings.max_tokens,
@@ -64,6 +67,7 @@ def agent_settings(settings: ServerSettings, base_url: str | None) -> AgentSetti
         command_timeout_s=settings.command_timeout_seconds,
         auto_compact=settings.agent.auto_compact,
         compact_at=settings.agent.compact_at,
+        mcp=settings.mcp if trusted else McpSettings(),
     )
 
 
@@ -90,7 +94,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
         workspace,
         store,
         LspAgentHost(server),
-        agent_settings(settings, None),
+        agent_settings(settings, None, trusted=server.trusted),
         config=engine_config(settings),
         blob_source=remote.blob_source(),
     )
@@ -112,6 +116,7 @@ async def stop_agent(services: Services) -> None:
         if services.agent.running(session_id):
             await services.agent.cancel(session_id)
     await services.agent.background.stop_all(by="shutdown")
+    await services.agent.mcp.close()
 
 
 def stop_remote(server: RetraceServer, wait_s: float) -> None:

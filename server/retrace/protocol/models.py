@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, RootModel
 
 from retrace.agent.events import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
+from retrace.agent.mcp.config import McpSettings
 from retrace.agent.settings import (
     DEFAULT_COMMAND_TIMEOUT_S,
     DEFAULT_MAX_TOKENS,
@@ -200,6 +201,8 @@ class ServerSettings(CamelModel):
     command_timeout_seconds: float = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
     agent: ContextOptions = Field(default_factory=ContextOptions)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace."""
 
 
 class InitializationOptions(CamelModel):

@@ -1,7 +1,13 @@
-"""The agent's tools: one module each; this registry builds the Messages API ``tools`` list."""
+"""The agent's tools: one module each; this registry builds the Messages API ``tools`` list.
+
+``TOOLS`` holds the built-in tools. Tools that exist only while something provides them (the
+tools of MCP servers, :mod:`retrace.agent.mcp`) are passed as ``extra`` to the functions here;
+a built-in name always wins over an extra one.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -23,9 +29,21 @@ TOOLS: dict[str, ToolSpec] = {
 }
 
 
-def tool_schemas(allowed: frozenset[str] | None = None) -> list[dict[str, Any]]:
-    """The ``tools`` list; ``allowed``: only these tools (a subagent's restricted set)."""
-    return [spec.schema() for spec in TOOLS.values() if allowed is None or spec.name in allowed]
+NO_EXTRA: Mapping[str, ToolSpec] = {}
+
+
+def spec_of(name: str, extra: Mapping[str, ToolSpec] = NO_EXTRA) -> ToolSpec | None:
+    """The tool called ``name``: a built-in one, else one of ``extra``."""
+    return TOOLS.get(name) or extra.get(name)
+
+
+def tool_schemas(
+    allowed: frozenset[str] | None = None, extra: Mapping[str, ToolSpec] = NO_EXTRA
+) -> list[dict[str, Any]]:
+    """The ``tools`` list; ``allowed``: only these tools (a subagent's restricted set);
+    ``extra``: tools beyond the built-in ones (MCP tools), listed after them."""
+    specs = [*TOOLS.values(), *(s for n, s in extra.items() if n not in TOOLS)]
+    return [spec.schema() for spec in specs if allowed is None or spec.name in allowed]
 
 
 __all__ = [
@@ -36,15 +54,19 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "execute",
+    "spec_of",
     "tool_schemas",
 ]
 
 
-async def execute(name: str, raw_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+async def execute(
+    name: str, raw_input: dict[str, Any], ctx: ToolContext, extra: Mapping[str, ToolSpec] = NO_EXTRA
+) -> ToolResult:
     """Validate the model's input and run the tool; every failure becomes an error result."""
-    spec = TOOLS.get(name)
+    spec = spec_of(name, extra)
     if spec is None:
-        return ToolResult(f"unknown tool {name!r}; available: {', '.join(TOOLS)}", is_error=True)
+        available = ", ".join([*TOOLS, *(n for n in extra if n not in TOOLS)])
+        return ToolResult(f"unknown tool {name!r}; available: {available}", is_error=True)
     try:
         args = spec.input_model.model_validate(raw_input)
     except ValidationError as e:

@@ -20,15 +20,23 @@ from pydantic import BaseModel, ConfigDict
 from retrace.agent.terminal import TerminalSession
 from retrace.engine.config import EngineConfig
 
-ToolCategory = Literal["read", "write", "command", "agent"]
+ToolCategory = Literal["read", "write", "command", "agent", "mcp"]
 """``agent``: the ``task`` tool; it runs no action itself (its child's tools are each asked for
-under the same policy), so the policy lets it start."""
+under the same policy), so the policy lets it start. ``mcp``: a tool of an MCP server
+(:mod:`retrace.agent.mcp`), its own permission class."""
 
 
 class ToolInput(BaseModel):
     """Base of tool inputs: the names the model uses (snake_case), no unknown fields."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class OpenInput(ToolInput):
+    """The input of a tool whose schema is not ours (an MCP tool's): any fields, passed through
+    (``model_extra``); the tool's own server validates them."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class ToolError(Exception):
@@ -93,9 +101,13 @@ class ToolSpec:
     category: ToolCategory
     input_model: type[ToolInput]
     run: Callable[[Any, ToolContext], Awaitable[ToolResult]]
+    input_schema: dict[str, Any] | None = None
+    """The JSON Schema the model sees when it is not ``input_model``'s (an MCP tool's own)."""
 
     def schema(self) -> dict[str, Any]:
         """The entry of the Messages API ``tools`` list."""
+        if self.input_schema is not None:
+            return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
         schema = self.input_model.model_json_schema()
         schema.pop("title", None)
         schema.pop("description", None)
