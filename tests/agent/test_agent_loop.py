@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tests.process_support import dies
+
 from retrace.offline import FINISHED_TEXT, load_scenario
 from retrace.offline.validation import validate_messages
 
@@ -243,8 +245,7 @@ async def test_cancel_kills_the_running_command_and_keeps_history_valid(make_har
     assert not h.service.running(sid)
     assert h.stop_reasons() == ["cancelled"]
     pid = int((h.workspace / "bg.pid").read_text())
-    await asyncio.sleep(0.2)
-    assert not _alive(pid), "the command's background child survived the cancel"
+    assert await dies(pid), "the command's background child survived the cancel"
     (finished,) = h.host.of("toolCallFinished")
     assert finished.status == "cancelled"
     assert [c.tool for c in tool_checkpoints(h, sid)] == ["run_command"]  # its changes are captured
@@ -256,20 +257,6 @@ async def test_cancel_kills_the_running_command_and_keeps_history_valid(make_har
         "cancelled by the user",
         "not run: the turn stopped before this call (cancelled by the user)",
     ]
-
-
-def _alive(pid: int) -> bool:
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie waiting for its parent counts as dead
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 async def test_scenario_end_reply(make_harness: HarnessFactory) -> None:

@@ -19,7 +19,7 @@ from pydantic import AnyUrl
 from retrace.agent.mcp.config import McpSettings, StdioServer, tool_name
 from retrace.agent.mcp.connection import Connection
 from retrace.agent.mcp.results import result_text
-from retrace.agent.validation import validate_messages
+from retrace.offline.validation import validate_messages
 
 from .conftest import Harness, HarnessFactory
 

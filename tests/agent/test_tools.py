@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.process_support import dies
 
 from retrace.agent.tools import TOOLS, ToolContext, ToolResult, execute, tool_schemas
 from retrace.agent.tools import search_text as search_module
@@ -196,18 +197,6 @@ async def test_run_command_output_exit_code_and_cap(ctx: ToolContext) -> None:
     assert len(big.output.encode()) < 2300
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except OSError:
-        return False
-
-
 def _read_pid(path: Path) -> int | None:
     text = path.read_text().strip() if path.exists() else ""
     return int(text) if text else None
@@ -231,8 +220,7 @@ async def test_run_command_timeout_kills_the_process_group(ctx: ToolContext) -> 
     assert result.is_error
     assert result.output == "waiting\n[timed out after 1s; the command's process group was killed]"
     pid = int((ctx.workspace / "bg.pid").read_text())
-    await asyncio.sleep(0.2)
-    assert not _alive(pid)
+    assert await dies(pid)
 
 
 async def test_run_command_cancel_kills_the_process_group(ctx: ToolContext) -> None:
@@ -241,5 +229,4 @@ async def test_run_command_cancel_kills_the_process_group(ctx: ToolContext) -> N
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await asyncio.sleep(0.2)
-    assert not _alive(pid)
+    assert await dies(pid)

@@ -8,8 +8,6 @@ tool description the model sees names cmd.exe.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -18,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from tests.portability.simulated_windows import PRELUDE
+from tests.process_support import dies
 
 from retrace.agent.tools import ToolContext, execute
 from retrace.agent.tools import run_command as run_command_module
@@ -123,15 +122,6 @@ def test_kill_tree_of_a_gone_group_is_quiet() -> None:
     kill_tree(proc.pid, platform=sys.platform)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:  # a zombie still answers kill(0)
-        return f.read().split()[2] != "Z"
-
-
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
     ws = tmp_path / "ws"
@@ -162,8 +152,7 @@ async def test_sh_fallback_still_kills_the_group_on_timeout(
     )
     assert result.is_error and "timed out" in result.output
     pid = int((ctx.workspace / "bg.pid").read_text())
-    await asyncio.sleep(0.2)
-    assert not _alive(pid)
+    assert await dies(pid)
 
 
 def test_the_model_is_told_the_shell_on_simulated_windows() -> None:
