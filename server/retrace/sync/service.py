@@ -195,9 +195,8 @@ class RemoteService:
         state = paths.load_state()
         pending_cps = pending_bytes = 0
         for cut in journal_cuts(paths, state):
-            new = cut.whole[cut.start :]
-            pending_bytes += len(new)
-            pending_cps += count_checkpoints(new)
+            pending_bytes += len(cut.new)
+            pending_cps += count_checkpoints(cut.new)
         outbox = paths.outbox_items()
         pending_bytes += sum(p.stat().st_size for p in outbox)
         return RemoteStatus(
