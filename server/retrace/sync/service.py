@@ -183,7 +183,7 @@ class RemoteService:
             paths.save_state(state)
             raise
 
-    def pull(self, name: str | None = None, *, progress: ProgressFn | None = None) -> PullReport:
+    def pull(self, name: str | None = None) -> PullReport:
         """For every session opened from the remote, append the segments pushed since."""
         config = self._config(name)
         return pull(self._bucket(config), self._paths(config), self._cipher(config))
