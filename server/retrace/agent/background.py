@@ -137,6 +137,9 @@ class BackgroundTasks:
         self.record_file = record_file
         """Where running tasks are recorded (``None``: nowhere; a read-only store)."""
         self._tasks: dict[str, BackgroundTask] = {}
+        self._records_lock = asyncio.Lock()
+        """Record writes run one at a time, each from the state at its turn: two pumps ending
+        together must not land their writes in the wrong order (a stale record left behind)."""
         self._next = 1
         self._lost: dict[str, list[str]] = {}
         """Session id → news still to report: tasks a previous server left (killed at start-up),
@@ -227,11 +230,12 @@ class BackgroundTasks:
     async def _save_records(self) -> None:
         if self.record_file is None:
             return
-        records = [t.record() for t in self._tasks.values() if not t.ended]
-        try:
-            await asyncio.to_thread(write_records, self.record_file, records)
-        except OSError as exc:
-            log.warning("could not record background tasks in %s: %s", self.record_file, exc)
+        async with self._records_lock:
+            records = [t.record() for t in self._tasks.values() if not t.ended]
+            try:
+                await asyncio.to_thread(write_records, self.record_file, records)
+            except OSError as exc:
+                log.warning("could not record background tasks in %s: %s", self.record_file, exc)
 
     def launcher(self, session_id: str) -> SessionLauncher:
         """What ``run_command`` of ``session_id`` hands its background commands to."""
