@@ -183,9 +183,11 @@ class BackgroundTasks:
         self._next += 1
         task = BackgroundTask(handle, session_id, command, proc, token, _now(), make_buffer, make_buffer())
         self._tasks[handle] = task
-        task.pump = asyncio.create_task(self._pump(task), name=f"retrace-background-{handle}")
         await self._save_records()
+        # Announced as running before its pump starts: the pump's "exited" announcement always
+        # comes after it (the pipe holds what the command writes meanwhile).
         await self._announce(task)
+        task.pump = asyncio.create_task(self._pump(task), name=f"retrace-background-{handle}")
         return Started(handle, proc.pid)
 
     async def _pump(self, task: BackgroundTask) -> None:
