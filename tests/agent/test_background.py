@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from tests.process_support import live_group_members
 
+from retrace.agent import background as background_module
 from retrace.agent.background import BackgroundTasks
 from retrace.agent.events import BackgroundTaskChanged, BackgroundTaskView
 from retrace.agent.headless import background_line
@@ -269,3 +270,26 @@ def test_the_headless_host_prints_background_starts_and_ends(
         **extra,
     )
     assert background_line(BackgroundTaskChanged(session_id="s", task=view)) == line
+
+
+@posix_only
+async def test_records_of_tasks_ending_together_are_written_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first task's record write (still naming the second, running task) is slow; the second
+    task ends meanwhile. Its write must land last, or a stale record of an ended task stays."""
+    real = background_module.write_records
+
+    def slow_while_any_runs(path: Path, records: list[Any]) -> None:
+        if records:
+            time.sleep(0.5)
+        real(path, records)
+
+    monkeypatch.setattr(background_module, "write_records", slow_while_any_runs)
+    record = tmp_path / "store" / "runtime" / "background.json"
+    tasks = BackgroundTasks(Host(), record)  # type: ignore[arg-type]
+    first = await start(tasks, tmp_path, "true")
+    second = await start(tasks, tmp_path, "sleep 0.2")
+    await ended(tasks, first)
+    await ended(tasks, second)
+    assert not record.exists(), record.read_text()

@@ -297,3 +297,36 @@ def test_uploads_are_paced_under_the_bandwidth_cap(monkeypatch: pytest.MonkeyPat
 
 def bucket_env() -> dict[str, str]:
     return {"AWS_ACCESS_KEY_ID": "k" * 16, "AWS_SECRET_ACCESS_KEY": "s" * 16}
+
+
+def test_read_new_reads_on_from_the_offset_and_starts_a_generation_when_the_prefix_changed(
+    tmp_path: Path,
+) -> None:
+    from retrace.sync.push import read_new
+    from retrace.sync.state import JournalState
+
+    journal = tmp_path / "journal.jsonl"
+    journal.write_bytes(b'{"a":1}\n{"b":2}\n{"torn"')
+    first = read_new("s", journal, JournalState())
+    assert first is not None and first.new == b'{"a":1}\n{"b":2}\n' and first.start == 0
+    pushed = first.state.model_copy(
+        update={"offset": len(first.new), "tail_sha": first.tail_sha(len(first.new))}
+    )
+    assert read_new("s", journal, pushed) is None, "nothing after the offset but a torn line"
+
+    with journal.open("ab") as f:  # appended in place: the prefix stands
+        f.write(b":3}\n")
+    more = read_new("s", journal, pushed)
+    assert more is not None and more.state.gen == pushed.gen and more.new == b'{"torn":3}\n'
+
+    with journal.open("r+b") as f:  # same file, same length, a changed byte before the offset
+        f.seek(2)
+        f.write(b"z")
+    changed = read_new("s", journal, pushed)
+    assert changed is not None and changed.state.gen == pushed.gen + 1 and changed.start == 0
+
+    replaced = tmp_path / "j2"
+    replaced.write_bytes(b'{"a":1}\n{"b":2}\n{"torn":3}\n')
+    replaced.replace(journal)  # a new file (a local gc's rename): a new generation even if equal
+    again = read_new("s", journal, pushed)
+    assert again is not None and again.state.gen == pushed.gen + 1

@@ -137,6 +137,9 @@ class BackgroundTasks:
         self.record_file = record_file
         """Where running tasks are recorded (``None``: nowhere; a read-only store)."""
         self._tasks: dict[str, BackgroundTask] = {}
+        self._records_lock = asyncio.Lock()
+        """Record writes run one at a time, each from the state at its turn: two pumps ending
+        together must not land their writes in the wrong order (a stale record left behind)."""
         self._next = 1
         self._lost: dict[str, list[str]] = {}
         """Session id → news still to report: tasks a previous server left (killed at start-up),
@@ -180,9 +183,11 @@ class BackgroundTasks:
         self._next += 1
         task = BackgroundTask(handle, session_id, command, proc, token, _now(), make_buffer, make_buffer())
         self._tasks[handle] = task
-        task.pump = asyncio.create_task(self._pump(task), name=f"retrace-background-{handle}")
         await self._save_records()
+        # Announced as running before its pump starts: the pump's "exited" announcement always
+        # comes after it (the pipe holds what the command writes meanwhile).
         await self._announce(task)
+        task.pump = asyncio.create_task(self._pump(task), name=f"retrace-background-{handle}")
         return Started(handle, proc.pid)
 
     async def _pump(self, task: BackgroundTask) -> None:
@@ -227,11 +232,12 @@ class BackgroundTasks:
     async def _save_records(self) -> None:
         if self.record_file is None:
             return
-        records = [t.record() for t in self._tasks.values() if not t.ended]
-        try:
-            await asyncio.to_thread(write_records, self.record_file, records)
-        except OSError as exc:
-            log.warning("could not record background tasks in %s: %s", self.record_file, exc)
+        async with self._records_lock:
+            records = [t.record() for t in self._tasks.values() if not t.ended]
+            try:
+                await asyncio.to_thread(write_records, self.record_file, records)
+            except OSError as exc:
+                log.warning("could not record background tasks in %s: %s", self.record_file, exc)
 
     def launcher(self, session_id: str) -> SessionLauncher:
         """What ``run_command`` of ``session_id`` hands its background commands to."""

@@ -22,12 +22,14 @@ local gc) is skipped this round.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from retrace.engine.errors import BlobCorrupt
 from retrace.engine.store.blobs import BlobStore
@@ -60,6 +62,10 @@ MIN_SPLIT_BYTES = 8 << 20
 """Below this much to send, one pack (fewest requests); above, at least one pack per upload slot."""
 
 
+TAIL_BYTES = 64 << 10
+"""How much of a journal before the pushed offset is read back to check it still stands."""
+
+
 class Cancelled(Exception):  # noqa: N818 (a control-flow signal, not an error)
     pass
 
@@ -75,12 +81,19 @@ class _Tally:
 
 @dataclass(frozen=True)
 class JournalCut:
-    """New bytes of one journal to push: ``whole[start:]`` (``whole`` ends at a newline)."""
+    """New bytes of one journal to push: ``new`` (ending at a newline) starts at byte ``start``;
+    ``before`` is the journal's last ``TAIL_BYTES`` (or fewer) bytes before ``start``."""
 
     session_id: str
     state: JournalState
     start: int
-    whole: bytes
+    new: bytes
+    before: bytes
+
+    def tail_sha(self, pos: int) -> str:
+        """The fingerprint recorded for a push that ends at byte ``pos`` of the journal."""
+        upto = self.before + self.new[: pos - self.start]
+        return hashlib.sha256(upto[-TAIL_BYTES:]).hexdigest()
 
 
 class Pusher:
@@ -237,13 +250,13 @@ class Pusher:
         self.bucket.map_bounded(one, groups)
 
     def push_journals(self, cuts: list[JournalCut], state: PushState) -> None:
-        total = sum(len(c.whole) - c.start for c in cuts)
+        total = sum(len(c.new) for c in cuts)
         done = [0, 0]
 
         def one(cut: JournalCut) -> None:
             js = cut.state
             pos = cut.start
-            for piece in cut_segments(cut.whole[cut.start :]):
+            for piece in cut_segments(cut.new):
                 self._check_cancel()
                 seg = SegmentKey(
                     cut.session_id,
@@ -262,7 +275,7 @@ class Pusher:
                 with self._state_lock:
                     js.seq += 1
                     js.offset = pos
-                    js.prefix_sha = hashlib.sha256(cut.whole[:pos]).hexdigest()
+                    js.tail_sha = cut.tail_sha(pos)
                     state.journals[cut.session_id] = js
                     self.paths.save_state(state)
                 self._upload(seg.key, data)
@@ -284,10 +297,9 @@ def journal_cuts(paths: SyncPaths, state: PushState) -> list[JournalCut]:
         if sid not in state.journals and not continued_here(layout.journal(sid), imported.get(sid)):
             continue  # opened from the remote and not continued here: the remote has it
         js = state.journals.get(sid) or JournalState()
-        cut = read_new(layout.journal(sid), js)
+        cut = read_new(sid, layout.journal(sid), js)
         if cut is not None:
-            new_state, whole = cut
-            cuts.append(JournalCut(sid, new_state, new_state.offset, whole))
+            cuts.append(cut)
     return cuts
 
 
@@ -330,19 +342,36 @@ def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, 
     return [g for g in groups if g]
 
 
-def read_new(path: Path, js: JournalState) -> tuple[JournalState, bytes] | None:
-    """(state to continue from — a new generation from 0 when the pushed prefix changed, as after
-    a local gc rewrote the journal —, the journal up to its last newline); ``None`` when there
-    is nothing new after the pushed offset."""
+def read_new(session_id: str, path: Path, js: JournalState) -> JournalCut | None:
+    """What the journal gained since the pushed offset, up to its last newline (``None``: nothing).
+
+    Only the new bytes and a short tail before the offset are read, not the whole journal: the
+    engine only appends to a journal, and a local gc rewrites one as a new file (a new inode).
+    So the pushed prefix still stands when the file is the one it was read from (same device and
+    inode), is at least as long, and the ``TAIL_BYTES`` before the offset hash as recorded;
+    otherwise the journal starts a new generation from byte 0."""
     try:
         with path.open("rb") as f:
+            st = os.fstat(f.fileno())
+            state = js.model_copy()
+            if js.offset and not _prefix_stands(f, (st.st_dev, st.st_ino), st.st_size, js):
+                state = JournalState(gen=js.gen + 1)
+            state.file_id = (st.st_dev, st.st_ino)
+            lead = max(0, state.offset - TAIL_BYTES)
+            f.seek(lead)
             data = f.read()
     except FileNotFoundError:
         return None
-    end = data.rfind(b"\n") + 1
-    state = js.model_copy()
-    if js.offset and (end < js.offset or hashlib.sha256(data[: js.offset]).hexdigest() != js.prefix_sha):
-        state = JournalState(gen=js.gen + 1)
-    if end <= state.offset:
+    before, rest = data[: state.offset - lead], data[state.offset - lead :]
+    rest = rest[: rest.rfind(b"\n") + 1]
+    if not rest:
         return None
-    return state, data[:end]
+    return JournalCut(session_id, state, state.offset, rest, before)
+
+
+def _prefix_stands(f: BinaryIO, file_id: tuple[int, int], size: int, js: JournalState) -> bool:
+    if js.file_id is None or tuple(js.file_id) != file_id or size < js.offset:
+        return False
+    lead = max(0, js.offset - TAIL_BYTES)
+    f.seek(lead)
+    return hashlib.sha256(f.read(js.offset - lead)).hexdigest() == js.tail_sha

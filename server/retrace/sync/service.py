@@ -183,7 +183,7 @@ class RemoteService:
             paths.save_state(state)
             raise
 
-    def pull(self, name: str | None = None, *, progress: ProgressFn | None = None) -> PullReport:
+    def pull(self, name: str | None = None) -> PullReport:
         """For every session opened from the remote, append the segments pushed since."""
         config = self._config(name)
         return pull(self._bucket(config), self._paths(config), self._cipher(config))
@@ -195,9 +195,8 @@ class RemoteService:
         state = paths.load_state()
         pending_cps = pending_bytes = 0
         for cut in journal_cuts(paths, state):
-            new = cut.whole[cut.start :]
-            pending_bytes += len(new)
-            pending_cps += count_checkpoints(new)
+            pending_bytes += len(cut.new)
+            pending_cps += count_checkpoints(cut.new)
         outbox = paths.outbox_items()
         pending_bytes += sum(p.stat().st_size for p in outbox)
         return RemoteStatus(

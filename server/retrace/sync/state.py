@@ -26,7 +26,11 @@ from retrace.sync.files import write_atomic, write_json
 class JournalState(CamelModel):
     gen: int = 1
     offset: int = 0
-    prefix_sha: str = ""
+    """Bytes pushed (always just after a newline)."""
+    file_id: tuple[int, int] | None = None
+    """(st_dev, st_ino) of the journal file those bytes were read from."""
+    tail_sha: str = ""
+    """sha256 of the last ``TAIL_BYTES`` (or fewer) bytes before ``offset``."""
     seq: int = 0
 
 

@@ -75,6 +75,20 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _verified(bid: str, payload: bytes, *, remote: bool = False) -> bytes:
+    """The raw bytes of a stored payload, checked against their id (``remote``: the payload is a
+    remote's copy, and the error says so)."""
+    try:
+        data = zstandard.ZstdDecompressor().decompress(payload)
+    except zstandard.ZstdError as exc:
+        which = "its remote copy " if remote else ""
+        raise BlobCorrupt(bid, f"{which}cannot be decompressed ({exc})") from None
+    if blob_id(data) != bid:
+        which = "its remote copy" if remote else "its content"
+        raise BlobCorrupt(bid, f"{which} does not match its hash")
+    return data
+
+
 class BlobStore:
     """Blobs under ``root``. ``durable`` fsyncs new blobs and packs before they are published."""
 
@@ -115,12 +129,7 @@ class BlobStore:
             raise
         except RetraceError as exc:
             raise RetraceError(f"blob {bid} is only in the remote: {exc}") from None
-        try:
-            data = zstandard.ZstdDecompressor().decompress(payload)
-        except zstandard.ZstdError as exc:
-            raise BlobCorrupt(bid, f"its remote copy cannot be decompressed ({exc})") from None
-        if blob_id(data) != bid:
-            raise BlobCorrupt(bid, "its remote copy does not match its hash")
+        data = _verified(bid, payload, remote=True)
         self.put_payload(bid, payload)
         self._remember(bid, data)
         return payload
@@ -266,13 +275,7 @@ class BlobStore:
     def get(self, bid: str) -> bytes:
         """The blob's bytes, verified against its id; :class:`BlobCorrupt` when they cannot be
         read, decompressed, or do not hash to ``bid``."""
-        payload = self._payload(bid)
-        try:
-            data = zstandard.ZstdDecompressor().decompress(payload)
-        except zstandard.ZstdError as exc:
-            raise BlobCorrupt(bid, f"cannot be decompressed ({exc})") from None
-        if blob_id(data) != bid:
-            raise BlobCorrupt(bid, "its content does not match its hash")
+        data = _verified(bid, self._payload(bid))
         self._remember(bid, data)
         return data
 
