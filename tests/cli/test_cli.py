@@ -7,15 +7,18 @@ restore → undo round trip in a workspace whose path has spaces and non-ASCII c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.cli.cli_support import RETRACE, Cli, tree
+from tests.process_support import dies
 
 from retrace.engine import Engine
 
@@ -426,3 +429,46 @@ def test_store_inside_the_workspace_is_refused(workspace: Path) -> None:
     inside = Cli(workspace, workspace / ".retrace-store")
     assert_one_error_line(inside("init", code=1), "inside the workspace")
     assert not (workspace / ".retrace-store").exists()
+
+
+def test_headless_run_offers_the_tools_of_an_mcp_config_file(initialised: Cli, tmp_path: Path) -> None:
+    """`retrace run --mcp FILE` (the `servers` map of .vscode/mcp.json): the MCP tool's write is
+    checkpointed like any call, and the server is gone when the run ends."""
+    cli = initialised
+    server = Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "files_server.py"
+    pid_file = tmp_path / "mcp.pid"
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "files": {
+                        "command": sys.executable,
+                        "args": [str(server)],
+                        "env": {"PID_FILE": str(pid_file)},
+                    }
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    scenario = tmp_path / "scenario.json"
+    call = {"name": "mcp__files__write_note", "input": {"path": "from-mcp.txt", "text": "headless"}}
+    scenario.write_text(
+        json.dumps({"responses": [{"toolCalls": [call]}, {"text": "done"}]}), encoding="utf-8"
+    )
+    cli.env = {k: v for k, v in cli.env.items() if not k.startswith("ANTHROPIC_")}
+    cli.env["RETRACE_FAKE_MODEL"] = str(scenario)
+    cli("run", "--mcp", str(config), "write through mcp")
+    assert (cli.workspace / "from-mcp.txt").read_text() == "headless"
+    (cp,) = [c for c in cli.json("log") if c.get("tool") == "mcp__files__write_note"]
+    assert cp["kind"] == "tool"
+    pid = int(pid_file.read_text())
+    assert asyncio.run(dies(pid))  # stopped when the run ended
+
+
+def test_headless_run_refuses_a_broken_mcp_config_file(initialised: Cli, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text('{"servers": {"x": {"type": "stdio"}}}', encoding="utf-8")
+    result = initialised("run", "--mcp", str(config), "hello", code=1)
+    assert "mcp.json" in result.stderr and "command" in result.stderr

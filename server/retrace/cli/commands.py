@@ -318,6 +318,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             session_id=args.session,
             permission=args.permission,
             out=sys.stdout,
+            mcp=args.mcp,
         )
     )
 

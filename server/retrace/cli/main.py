@@ -13,6 +13,7 @@ import argparse
 import io
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from retrace import __version__
@@ -167,6 +168,13 @@ def _add_agent_commands(add: Callable[..., _Parser], common: _Parser) -> None:
     p.add_argument("task", help="the prompt")
     p.add_argument("--permission", choices=("auto", "deny"), default="auto", help="writes and commands")
     p.add_argument("--session", metavar="ID", default=None, help="continue this session")
+    p.add_argument(
+        "--mcp",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="MCP servers whose tools the agent may use: a JSON file with a `servers` map (.vscode/mcp.json)",
+    )
     p.set_defaults(handler=commands.cmd_run)
 
     p = add("fake-model", "serve the local fake Messages API (offline demo and tests)")

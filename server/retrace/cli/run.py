@@ -3,22 +3,46 @@
 The model endpoint is the environment's (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``); with
 neither, the offline demo model answers only in a demo folder (:mod:`retrace.bootstrap`), and
 elsewhere the run is refused before the agent starts. Background commands the turn started are
-stopped when the run ends (their starts and ends are printed).
+stopped when the run ends (their starts and ends are printed), and so are the MCP servers of an
+``--mcp`` file (the ``servers`` map of ``.vscode/mcp.json``; only an explicitly named file is
+read — a workspace's own config would run commands its author chose). Their tools are asked for
+under the same ``--permission`` policy as writes and commands.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import TextIO
 
+from pydantic import ValidationError
+
 from retrace.agent.headless import PrintingHost
+from retrace.agent.mcp.config import McpSettings
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import open_services
 from retrace.engine.errors import RetraceError
 
 EXIT_CODES = {"end_turn": 0, "cancelled": 130}
+
+
+def load_mcp_config(path: Path) -> McpSettings:
+    """The MCP servers of a JSON file with a ``servers`` map; a clear error naming the file when it
+    cannot be read or is not that shape."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return McpSettings.model_validate(data)
+    except OSError as exc:
+        raise RetraceError(f"cannot read the MCP config {path}: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise RetraceError(f"the MCP config {path} is not JSON: {exc}") from exc
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise RetraceError(f"the MCP config {path} is not a `servers` map: {problems}") from exc
 
 
 async def run_task(
@@ -29,11 +53,15 @@ async def run_task(
     session_id: str | None,
     permission: str,
     out: TextIO,
+    mcp: Path | None = None,
 ) -> int:
     """Run one turn headless; exit code 0 when it ended normally, 130 when cancelled, else 1."""
     if permission not in ("auto", "deny", "ask"):
         raise RetraceError(f"unknown permission policy {permission!r} (auto | deny | ask)")
-    settings = AgentSettings(permissions=PermissionSettings(write=permission, command=permission))
+    servers = load_mcp_config(mcp) if mcp is not None else McpSettings()
+    settings = AgentSettings(
+        permissions=PermissionSettings(write=permission, command=permission, mcp=permission), mcp=servers
+    )
     host = PrintingHost(out, permission)
     services = await open_services(workspace, store, host, settings)
     try:
@@ -48,5 +76,6 @@ async def run_task(
     finally:
         # Its background commands end with the run (printed); nothing outlives the command.
         await services.agent.background.stop_all(by="shutdown")
+        await services.agent.mcp.close()
         await asyncio.to_thread(services.close)
     return EXIT_CODES.get(host.stop_reason or "error", 1)
