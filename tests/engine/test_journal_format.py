@@ -45,6 +45,8 @@ ADDED_SINCE_V1: dict[str, Any] = {
     "counted": True,
     "parentDelta": None,
     "terminal": None,
+    "cacheCreationInputTokens": 0,
+    "cacheReadInputTokens": 0,
 }
 """Fields added to stored models after v1, with the default an old line means."""
 
