@@ -40,17 +40,14 @@ CALLS_PER_TURN = 40
 
 
 @dataclass
-class TimingHost:
-    """An :class:`AgentHost` that timestamps each tool checkpoint's ``checkpointCreated``."""
+class AllowingHost:
+    """An :class:`AgentHost` for benchmarks: every permission allowed, no editor, errors kept."""
 
-    created_ns: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     async def emit(self, event: Any) -> None:
-        if event.kind == "checkpointCreated" and event.checkpoint.kind == "tool":
-            self.created_ns.append(time.perf_counter_ns())
-        elif event.kind == "agentError":
-            self.errors.append(str(getattr(event, "message", event)))
+        if event.kind == "error" and not getattr(event, "retrying", False):
+            self.errors.append(str(event.message))
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
         return "allow"
@@ -60,6 +57,18 @@ class TimingHost:
 
     def dirty_paths(self) -> set[str]:
         return set()
+
+
+@dataclass
+class TimingHost(AllowingHost):
+    """:class:`AllowingHost` that also timestamps each tool checkpoint's ``checkpointCreated``."""
+
+    created_ns: list[int] = field(default_factory=list)
+
+    async def emit(self, event: Any) -> None:
+        if event.kind == "checkpointCreated" and event.checkpoint.kind == "tool":
+            self.created_ns.append(time.perf_counter_ns())
+        await super().emit(event)
 
 
 def edit_calls(workspace: Path, count: int, seed: int) -> list[dict[str, Any]]:

@@ -33,13 +33,12 @@ import platform
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.agent_path import edit_calls
+from bench.agent_path import AllowingHost, edit_calls
 from bench.workspace import generate
-from retrace.agent.events import PermissionDecision, PermissionRequest
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.session import AgentService
 from retrace.agent.settings import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR, AgentSettings
@@ -51,24 +50,6 @@ from retrace.offline.prompt_cache import prefix_blocks
 INPUT_USD_PER_MTOK = 3.0
 MODEL = "claude-sonnet-5-5"
 WORK = Path(__file__).resolve().parent / ".work" / "prompt_cache"
-
-
-@dataclass
-class Host:
-    errors: list[str] = field(default_factory=list)
-
-    async def emit(self, event: Any) -> None:
-        if event.kind == "error" and not getattr(event, "retrying", False):
-            self.errors.append(str(event.message))
-
-    async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
-        return "allow"
-
-    def editor_state(self) -> dict[str, Any] | None:
-        return {"activeEditor": None, "openEditors": []}
-
-    def dirty_paths(self) -> set[str]:
-        return set()
 
 
 def script(workspace: Path, calls: int, turn_calls: int) -> list[dict[str, Any]]:
@@ -117,7 +98,7 @@ async def drive(
     holder["fake"] = fake
     fake.start()
     engine = await asyncio.to_thread(Engine.open, workspace, store, config=EngineConfig(watcher=False))
-    host = Host()
+    host = AllowingHost()
     settings = AgentSettings(
         model=MODEL,
         base_url=fake.base_url,
