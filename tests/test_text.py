@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from retrace.agent.tools.read_file import looks_binary
 from retrace.engine.merge import merge3
 from retrace.engine.stats import line_stats
-from retrace.lsp.services import restore, timeline
+from retrace.lsp.services import editor_edit, timeline
 from retrace.text import decode_text, is_text
 
 # Texts with and without NUL anywhere (also past the first 8 KiB), and raw bytes that are
@@ -49,5 +49,5 @@ def test_every_decider_agrees(data: bytes) -> None:
     assert looks_binary(data) == (not text)  # read_file / search_text
     assert (merge3(data, data, data) is not None) == text  # engine merge
     assert line_stats(data, data)[2] == (not text)  # engine line statistics
-    assert (restore._text(data) is not None) == text  # editor restore
+    assert (editor_edit.editor_text(data) is not None) == text  # editor restore
     assert timeline._decode(data).binary == (not text)  # timeline file view

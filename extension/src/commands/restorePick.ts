@@ -5,7 +5,8 @@
  * them to `showQuickPick` (commands/index.ts).
  */
 import type { Checkpoint, TimelineGetResult } from '../client/protocol';
-import { checkpointLabel, relativeTime } from '../views/timelineModel';
+import { checkpointLabel } from '../views/timelineLook';
+import { relativeTime } from '../views/timelineModel';
 import type { RestoreMode } from './restoreDecision';
 
 export interface CheckpointPickItem {

@@ -11,7 +11,7 @@ import type { Ctx } from '../ctx';
 import { METHODS, type Checkpoint, type TimelineGetResult } from '../client/protocol';
 import { errorMessage, log } from '../logging';
 import { relativePath } from '../editorState/capture';
-import { checkpointLabel } from '../views/timelineModel';
+import { checkpointLabel } from '../views/timelineLook';
 import { parseUnifiedDiff, type FileLines } from './hunks';
 
 export type HighlightScope = { readonly kind: 'lastTurn' } | { readonly kind: 'since'; readonly checkpointId: string } | { readonly kind: 'off' };

@@ -1,9 +1,8 @@
 /**
  * The timeline as data: the server's story tree (`retrace/timeline/tree`: sessions → turns →
- * described checkpoint rows) → tree nodes, and each node → how it looks (label, description,
- * icon, context value). The server decides what a row says; this module only lays it out and
- * formats times relative to "now". Pure (no `vscode` import) so the mapping is unit-tested;
- * `timelineProvider.ts` only turns these into TreeItems.
+ * described checkpoint rows) → tree nodes; how each node looks is `timelineLook.ts`. The server
+ * decides what a row says; this module only arranges it. Pure (no `vscode` import) so the mapping
+ * is unit-tested; `timelineProvider.ts` only turns these into TreeItems.
  *
  * Node ids are stable across refreshes (derived from server ids), which keeps expansion and
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
@@ -11,18 +10,12 @@
  */
 import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TaskRef, TaskView, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
 import {
-    CHECKPOINT_CONTEXT,
-    CHILD_CONTEXT,
     childNodeId,
     childRows,
     hasTimeline,
     orphanTasks,
-    SUBAGENT_CONTEXT,
-    TASK_CONTEXT,
-    taskContext,
     taskKey,
     taskOf,
-    taskStatusText,
     withView,
     type TaskInfo,
 } from './taskModel';
@@ -438,196 +431,4 @@ export function indexNodes(roots: readonly SessionNode[]): Map<string, TimelineN
     };
     roots.forEach(visit);
     return out;
-}
-
-export interface NodeLook {
-    readonly label: string;
-    readonly description: string;
-    readonly icon: string;
-    /** A theme color id for the icon, when not the default. */
-    readonly iconColor: string | undefined;
-    /** The node kind; checkpoint rows: `checkpoint`, `checkpoint.task` or `checkpoint.child`. */
-    readonly contextValue: string;
-    readonly collapsible: boolean;
-}
-
-const TOOL_ICONS: Readonly<Record<string, string>> = {
-    task: 'type-hierarchy-sub',
-    edit_file: 'edit',
-    write_file: 'edit',
-    run_command: 'terminal',
-    read_file: 'eye',
-    list_files: 'list-tree',
-    search_text: 'search',
-};
-
-const KIND_ICONS: Readonly<Record<Checkpoint['kind'], string>> = {
-    baseline: 'circle-outline',
-    tool: 'tools',
-    external: 'person',
-    safety: 'shield',
-    restore: 'history',
-    manual: 'bookmark',
-    summary: 'note',
-    background: 'server-process',
-};
-
-export function checkpointIcon(cp: Checkpoint): string {
-    if (cp.kind === 'tool' && cp.tool !== undefined && cp.tool !== null) {
-        return TOOL_ICONS[cp.tool] ?? 'tools';
-    }
-    return KIND_ICONS[cp.kind];
-}
-
-/** One line, at most 60 characters (labels of shell commands can be long scripts). */
-export function checkpointLabel(cp: Checkpoint): string {
-    const labelled = cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary' || cp.kind === 'background';
-    if (cp.label !== '' && labelled) {
-        return firstLine(cp.label);
-    }
-    switch (cp.kind) {
-        case 'tool':
-            return cp.tool ?? 'tool call';
-        case 'baseline':
-            return 'Baseline';
-        case 'external':
-            return 'External changes';
-        case 'safety':
-            return 'Before restore';
-        case 'restore':
-            return `Restored ${cp.restoredFrom?.slice(0, 8) ?? ''}`.trim();
-        case 'manual':
-            return 'Mark';
-        case 'summary':
-            return 'Summary';
-        case 'background':
-            return 'Background command';
-    }
-}
-
-/** "src/app.py +3 −1", "3 files +10 −2", "" when nothing changed. */
-export function changeSummary(cp: Checkpoint): string {
-    const files = cp.files ?? [];
-    if (files.length === 0) {
-        return '';
-    }
-    const add = files.reduce((n, f) => n + (f.additions ?? 0), 0);
-    const del = files.reduce((n, f) => n + (f.deletions ?? 0), 0);
-    const what = files.length === 1 ? (files[0]?.path ?? '') : `${files.length} files`;
-    // Big files' lines are counted on request, not at commit: never show their zeros as a figure.
-    const uncounted = files.some(f => f.counted === false) ? ' (lines not counted yet)' : '';
-    return `${what} +${add} −${del}${uncounted}`;
-}
-
-export function recoverabilityNote(cp: Checkpoint): string {
-    switch (cp.recoverability ?? 'full') {
-        case 'full':
-            return '';
-        case 'partial':
-            return `⚠ partial: ${(cp.unrecoverable ?? []).map(u => `${u.path} (${u.reason})`).join(', ') || 'some content not stored'}`;
-        case 'none':
-            return '✖ not recoverable';
-    }
-}
-
-function plural(n: number, what: string): string {
-    return `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
-}
-
-function sessionLook(node: SessionNode, now: number): NodeLook {
-    const story = node.story;
-    const parts = [
-        story.workspace ? '' : plural(story.turnCount, 'turn'),
-        plural(story.rowCount, 'step'),
-        relativeTime(story.session.createdAt, now),
-        node.running ? 'running' : '',
-    ];
-    return {
-        label: node.title,
-        description: parts.filter(p => p !== '').join(' · '),
-        icon: node.running ? 'sync~spin' : story.workspace ? 'history' : 'comment-discussion',
-        iconColor: undefined,
-        contextValue: 'session',
-        collapsible: true,
-    };
-}
-
-function turnLook(node: TurnNode, now: number): NodeLook {
-    const turn = node.turn;
-    const parts = [
-        turn.abandoned ? 'abandoned branch' : '',
-        node.forkedFromTitle !== undefined ? `⑂ from ‘${firstLine(node.forkedFromTitle, 40)}’` : '',
-        plural(turn.rows.length, 'step'),
-        relativeTime(turn.createdAt, now),
-    ];
-    return {
-        label: node.title,
-        description: parts.filter(p => p !== '').join(' · '),
-        icon: turn.abandoned ? 'git-branch' : node.forkedFromTitle !== undefined ? 'git-pull-request' : 'comment',
-        iconColor: turn.abandoned ? 'disabledForeground' : undefined,
-        contextValue: 'turn',
-        collapsible: true,
-    };
-}
-
-function checkpointLook(node: CheckpointNode, now: number): NodeLook {
-    const cp = node.checkpoint;
-    const failed = node.toolStatus !== undefined;
-    const parts = [
-        node.isHead ? '● head' : '',
-        failed ? (node.toolStatus ?? '') : '',
-        node.task === undefined || node.row.title.includes(node.task.description) ? '' : node.task.description,
-        node.task === undefined ? '' : taskStatusText(node.task),
-        node.row.summary,
-        recoverabilityNote(cp),
-        relativeTime(cp.createdAt, now),
-    ];
-    const unrecoverable = (cp.recoverability ?? 'full') !== 'full';
-    return {
-        label: node.row.title,
-        description: parts.filter(p => p !== '').join(' · '),
-        icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
-        iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
-        contextValue: node.task !== undefined ? taskContext(TASK_CONTEXT, node.task) : node.scope !== undefined ? CHILD_CONTEXT : CHECKPOINT_CONTEXT,
-        collapsible: node.task !== undefined && hasTimeline(node.task),
-    };
-}
-
-function subagentLook(node: SubagentNode): NodeLook {
-    const calls = node.view.metrics['toolCalls'];
-    const parts = [taskStatusText(node.task), typeof calls === 'number' ? plural(calls, 'tool call') : ''];
-    const bad = node.task.status === 'interrupted' || node.task.status === 'failed';
-    const running = node.task.status === 'running';
-    return {
-        label: `subagent: ${firstLine(node.task.description)}`,
-        description: parts.filter(p => p !== '').join(' · '),
-        icon: running ? 'sync~spin' : 'type-hierarchy-sub',
-        iconColor: bad ? 'list.warningForeground' : undefined,
-        contextValue: taskContext(SUBAGENT_CONTEXT, node.task),
-        collapsible: hasTimeline(node.task),
-    };
-}
-
-export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
-    switch (node.kind) {
-        case 'session':
-            return sessionLook(node, now);
-        case 'turn':
-            return turnLook(node, now);
-        case 'checkpoint':
-            return checkpointLook(node, now);
-        case 'subagent':
-            return subagentLook(node);
-        case 'runningTool':
-            return { label: node.tool, description: node.detail === undefined ? 'running…' : `running… · ${node.detail}`, icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
-        case 'more':
-            return {
-                label: node.before === null ? `Load ${plural(node.omitted, 'step')}…` : `Load older… (${plural(node.omitted, 'earlier step')})`,
-                description: '',
-                icon: 'unfold',
-                iconColor: undefined,
-                contextValue: 'more',
-                collapsible: false,
-            };
-    }
 }

@@ -24,9 +24,7 @@ import {
     firstLine,
     flatTimeline,
     indexNodes,
-    lookOf,
     mergePage,
-    recoverabilityNote,
     startsExpanded,
     type CheckpointNode,
     type MoreNode,
@@ -34,6 +32,7 @@ import {
     type SessionNode,
     type TimelineNode,
 } from './timelineModel';
+import { lookOf, recoverabilityNote } from './timelineLook';
 import { Subagents } from './subagents';
 import { sessionsWithTaskRows, taskOf } from './taskModel';
 

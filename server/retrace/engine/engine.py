@@ -28,7 +28,6 @@ import errno
 import gc
 import logging
 import os
-import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,11 +52,7 @@ from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.history.index import HistoryIndex
 from retrace.engine.history.replay import adopt
 from retrace.engine.ids import IdGenerator
-from retrace.engine.manifest import (
-    Delta,
-    DirIndex,
-    Manifest,
-)
+from retrace.engine.manifest import Delta, DirIndex, Manifest
 from retrace.engine.models import (
     Checkpoint,
     CheckpointKind,
@@ -69,21 +64,13 @@ from retrace.engine.models import (
     StoreStats,
 )
 from retrace.engine.restore.recovery import recover_interrupted_restores
-from retrace.engine.restore.restorer import (
-    AppliedRestoreOptions,
-    RestoreOptions,
-    Restorer,
-    RestoreTransaction,
-)
+from retrace.engine.restore.restorer import AppliedRestoreOptions, RestoreOptions, Restorer
+from retrace.engine.restore.transaction import RestoreTransaction
 from retrace.engine.restore.trash import drain_trash
+from retrace.engine.store import event_log
 from retrace.engine.store.blobs import BlobSource, BlobStore
-from retrace.engine.store.events import (
-    EventSchemaError,
-    JournalEvent,
-    event_json,
-    parse_event,
-)
-from retrace.engine.store.journal import JournalWriter, read_journal, repair_tail
+from retrace.engine.store.events import JournalEvent
+from retrace.engine.store.journal import JournalWriter, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
 
@@ -569,48 +556,19 @@ class Engine:
     def append_event(
         self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None, durable: bool = True
     ) -> None:
-        """Append a non-checkpoint event to the session's journal (fsynced unless ``durable`` is
-        false): turns, tool-call intents/results, messages, summaries. Pass a typed event
-        (:mod:`retrace.engine.store.events`); a plain mapping is validated the same way."""
-        raw: JournalEvent | dict[str, Any] = dict(event) if isinstance(event, Mapping) else event
-        t = raw.get("type") if isinstance(raw, dict) else raw.type
-        if not isinstance(t, str) or not t:
-            raise RetraceError("a journal event needs a string 'type'")
-        if t == "checkpoint":
-            raise RetraceError("checkpoint events are written by the engine only")
-        if isinstance(raw, dict):
-            raw.setdefault("ts", time.time())
-        try:
-            self._writer(session_id or self._session_id).append(raw, sync=durable)
-        except EventSchemaError as exc:
-            raise RetraceError(f"journal event does not match the journal format: {exc}") from None
-        except (TypeError, ValueError) as exc:
-            raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
+        """Append a non-checkpoint event (turns, tool-call intents/results, messages, summaries) to
+        the session's journal, fsynced unless ``durable`` is false (:func:`event_log.append`)."""
+        event_log.append(event, lambda: self._writer(session_id or self._session_id), durable=durable)
 
     def events(
         self, session_id: str | None = None, *, skip: Collection[str] = (), start: int = 0
     ) -> Iterator[dict[str, Any]]:
-        """Every journal event of a session in order, validated (checkpoints included, as
-        ``{"type": "checkpoint", "checkpoint": {...}}``), in their JSON form. A torn last line is
-        skipped; a damaged line or a known event type that does not validate is skipped and
-        reported in the log (the rest still loads). Events whose type is in ``skip`` are left
-        out before they are validated (a reader that needs no checkpoints saves most of the work);
-        ``start``: only the lines from that byte offset (a line start) on."""
-        path = self._layout.journal(session_id or self._session_id)
-        for raw in read_journal(path, start=start):
-            if raw["type"] in skip:
-                continue
-            try:
-                yield event_json(raw)
-            except EventSchemaError as exc:
-                log.warning("%s: journal event skipped (%s)", path, exc)
+        """Every journal event of a session in order, validated, in JSON form (:func:`event_log.read`)."""
+        return event_log.read(self._layout.journal(session_id or self._session_id), skip=skip, start=start)
 
     def typed_events(self, session_id: str | None = None) -> Iterator[JournalEvent]:
         """:meth:`events` as typed models (event types this version does not know are left out)."""
-        for raw in self.events(session_id):
-            event = parse_event(raw)
-            if event is not None:
-                yield event
+        return event_log.typed(self.events(session_id))
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:

@@ -3,17 +3,16 @@ import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineFilter, Tim
 import {
     applyChange,
     buildTimeline,
-    checkpointLabel,
     filterDescription,
     flatTimeline,
     indexNodes,
-    lookOf,
     mergePage,
     relativeTime,
     startsExpanded,
     type CheckpointNode,
     type TimelineNode,
 } from '../../../extension/src/views/timelineModel';
+import { checkpointLabel, lookOf } from '../../../extension/src/views/timelineLook';
 import { checkpoint, file } from './fixtures';
 
 const noExtras = { running: [] };

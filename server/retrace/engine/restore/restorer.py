@@ -3,13 +3,8 @@ to disk (or accept one the editor applied) inside a :class:`RestoreTransaction`,
 ``restore`` checkpoint.
 
 The engine is reached only through :class:`RestoreHost` (no import of the engine module), so
-this room depends on history and capture through a narrow, named surface.
-
-Transaction contract: a transaction is opened (its intent journaled) after the pre-restore
-state is recorded (the head, right after a safety checkpoint) and before anything is written;
-it is closed exactly once, by :meth:`RestoreTransaction.commit` (the ``restore`` checkpoint,
-then ``applied``) or :meth:`RestoreTransaction.rollback` (the outcome it ended with). An
-transaction left open by a crash is rolled back by the next open of the store.
+this room depends on history and capture through a narrow, named surface. The transaction
+contract is in :mod:`retrace.engine.restore.transaction`.
 """
 
 # String paths and os-level calls on purpose: one stat per planned path.
@@ -21,18 +16,14 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
-from typing import Any, Protocol, TypedDict
+from typing import Any, TypedDict
 
-from retrace.engine.capture import Capturer, Ignorer, kept_by_rules
+from retrace.engine.capture import Ignorer, kept_by_rules
 from retrace.engine.capture.scan import read_entry
 from retrace.engine.changes import read_disk
-from retrace.engine.config import EngineConfig
 from retrace.engine.errors import RetraceError, StoreCorrupt
-from retrace.engine.manifest import Delta, Manifest
 from retrace.engine.models import (
     Checkpoint,
-    CheckpointKind,
     ConflictResolution,
     FileEntry,
     FileOutcome,
@@ -49,13 +40,11 @@ from retrace.engine.models import (
 from retrace.engine.restore.disk import apply_disk, blocking_ancestor
 from retrace.engine.restore.ops import ApplyResult, Seen
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
-from retrace.engine.restore.recovery import RecoveryPort, begin_restore, end_restore
 from retrace.engine.restore.resolver import resolve
 from retrace.engine.restore.steps import Steps, build_steps
+from retrace.engine.restore.transaction import RestoreHost, RestoreTransaction
 from retrace.engine.restore.verify import verify_applied
-from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.events import RestoreStatsEvent
-from retrace.engine.store.journal import JournalWriter
 from retrace.engine.workspace import DirTree, EscapeError, Identity
 
 DAMAGED = "stored content is damaged or missing"
@@ -66,46 +55,6 @@ EXTERNAL_KINDS = frozenset({"external", "safety", "background"})
 as foreign work). ``background``: what a background command changed, captured at a turn boundary
 together with anything the user changed meanwhile (the two cannot be told apart), so a restore
 asks before overwriting it."""
-
-
-class RestoreHost(RecoveryPort, Protocol):
-    """Exactly what restore needs from the engine (recovery's port: a transaction journals its
-    intent and its end through it)."""
-
-    config: EngineConfig
-
-    @property
-    def head_manifest(self) -> Manifest:
-        """The head's manifest, live: read it, never mutate it."""
-        ...
-
-    @property
-    def capturer(self) -> Capturer | None: ...
-
-    @property
-    def blobs(self) -> BlobStore: ...
-
-    def get(self, cp_id: str) -> Checkpoint: ...
-
-    def rel(self, path: str | Path) -> str: ...
-
-    def entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]: ...
-
-    def changed_between(self, a: str, b: str) -> set[str]: ...
-
-    def content(self, e: FileEntry | None) -> bytes | None: ...
-
-    def last_change(self, path: str) -> Checkpoint | None:
-        """The checkpoint in the head's ancestry that last changed ``path``."""
-        ...
-
-    def commit_delta(self, kind: CheckpointKind, delta: Delta, **fields: Any) -> Checkpoint: ...
-
-    def record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None: ...
-
-    def journal_writer(self, session_id: str | None = None) -> JournalWriter: ...
-
-    def require_writer(self) -> None: ...
 
 
 class RestoreOptions(TypedDict, total=False):
@@ -133,51 +82,6 @@ def restore_mode(mode: str) -> RestoreMode:
     if mode not in ("code", "conversation", "both"):
         raise RetraceError(f"unknown restore mode {mode!r} (expected code, conversation or both)")
     return mode  # type: ignore[return-value]
-
-
-class RestoreTransaction:
-    """One restore in flight (see the module contract). Used by the disk applier and by the
-    editor-applied path alike."""
-
-    def __init__(self, host: RestoreHost, plan: RestorePlan) -> None:
-        self._host = host
-        self.plan = plan
-        self.id = begin_restore(host, plan)
-        self.outcome: str | None = None
-        """``None`` while open; then ``applied`` or the outcome the rollback recorded."""
-
-    @property
-    def open(self) -> bool:
-        return self.outcome is None
-
-    def commit(self, delta: Delta, **fields: Any) -> Checkpoint:
-        """Commit the ``restore`` checkpoint for ``delta`` and close the transaction."""
-        self._require_open()
-        target = self._host.get(self.plan.target_id)
-        cp = self._host.commit_delta(
-            "restore",
-            delta,
-            label=f"restore {target.id}",
-            session_id=target.session_id,
-            restored_from=target.id,
-            **fields,
-        )
-        self._close("applied")
-        return cp
-
-    def rollback(self, outcome: str = "rolledBack") -> None:
-        """Close the transaction without a checkpoint (the workspace is back at the pre-restore
-        state, or the outcome says why not). No-op once closed."""
-        if self.open:
-            self._close(outcome)
-
-    def _require_open(self) -> None:
-        if not self.open:
-            raise RetraceError(f"restore transaction {self.id} is already closed ({self.outcome})")
-
-    def _close(self, outcome: str) -> None:
-        end_restore(self._host, self.id, outcome)
-        self.outcome = outcome
 
 
 class Restorer:

@@ -29,7 +29,6 @@ the next start rolls those paths back to the pre-restore head (``services/recove
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -49,14 +48,11 @@ from retrace.app.restore import (
 )
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
-from retrace.engine.merge import merge3
 from retrace.engine.models import (
     Checkpoint,
-    ConflictInfo,
     ConflictResolution,
     FileEntry,
     NothingToRestore,
-    PlanCounts,
     PlannedFile,
     RestoreApplied,
     RestoreConflict,
@@ -65,11 +61,19 @@ from retrace.engine.models import (
     RestorePreview,
 )
 from retrace.engine.restore.disk import apply_disk
-from retrace.engine.restore.ops import DiskOp, OpKind, Seen
+from retrace.engine.restore.ops import Seen
 from retrace.engine.restore.resolver import resolve
-from retrace.engine.restore.restorer import RestoreTransaction
 from retrace.engine.restore.steps import build_steps
-from retrace.engine.workspace import normalize_rel, prune_empty_parents
+from retrace.engine.restore.transaction import RestoreTransaction
+from retrace.engine.workspace import normalize_rel
+from retrace.lsp.services.editor_edit import (
+    EditPlan,
+    delete_change,
+    disk_op,
+    editor_text,
+    prune_emptied_dirs,
+    with_unsaved_conflicts,
+)
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.models import (
@@ -82,7 +86,6 @@ from retrace.protocol.models import (
     TimelineDidChange,
 )
 from retrace.protocol.tasks import TaskRef
-from retrace.text import decode_text
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
@@ -94,99 +97,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class EditPlan:
-    """What one restore sends to the editor and what it writes itself."""
-
-    changes: list[lsp.TextDocumentEdit | lsp.CreateFile | lsp.RenameFile | lsp.DeleteFile] = field(
-        default_factory=list
-    )
-    save_uris: list[str] = field(default_factory=list)
-    disk_ops: list[DiskOp] = field(default_factory=list)
-    disk_reasons: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    """Workspace-relative paths the editor deletes (or renames away)."""
-
-    def disk(self, op: DiskOp, why: str) -> None:
-        self.disk_ops.append(op)
-        self.disk_reasons.append(f"{op.path} ({why})")
-
-
-def _op(pf: PlannedFile, kind: OpKind, entry: FileEntry | None, data: bytes | None = None) -> DiskOp:
-    """A disk operation the editor cannot express; checked against what the plan saw on disk."""
-    source = (lambda: data) if data is not None else None
-    forced = pf.action == "conflict"
-    return DiskOp(pf.path, kind, entry, Seen(pf.current), source=source, replace_directory=forced)
-
-
-def _delete_change(edit: EditPlan, pf: PlannedFile, file_uri: str, client_deletes: bool) -> None:
-    """A delete through the editor when it can express it (a file), else on disk."""
-    current = pf.current
-    if current is not None and current.kind == "file" and client_deletes:
-        edit.changes.append(
-            lsp.DeleteFile(uri=file_uri, options=lsp.DeleteFileOptions(ignore_if_not_exists=True))
-        )
-        edit.deleted.append(pf.path)
-        return
-    why = "symlink" if current is not None and current.kind != "file" else "client cannot delete"
-    edit.disk(_op(pf, "delete", None), why)
-
-
-def _text(data: bytes | None) -> str | None:
-    return None if data is None else decode_text(data)
-
-
-def prune_emptied_dirs(workspace: Path, deleted: list[str]) -> None:
-    """Remove directories that the editor's deletes left empty (like the engine's disk apply);
-    a directory that still holds anything, or the workspace itself, stays."""
-    root = str(workspace.resolve())
-    for rel in deleted:
-        prune_empty_parents(root, str(workspace_file(workspace, rel)))
-
-
-UNSAVED_DETAIL = "unsaved changes in the editor"
-
-
 UNDO_TARGETS: dict[int, str] = {}
 """Per server (by identity): the checkpoint that undoes its last applied restore."""
-
-
-def _merged_with_buffer(engine: Engine, pf: PlannedFile, buffer: str) -> str | None:
-    """A clean 3-way merge of the unsaved buffer into the restore (base: the file on disk)."""
-    theirs: bytes | None
-    if pf.conflict is not None and pf.conflict.merged_text is not None:
-        theirs = pf.conflict.merged_text.encode()
-    elif pf.target is not None and pf.target.kind == "file" and pf.target.hash is not None:
-        theirs = engine.read_blob(pf.target.hash)
-    else:
-        return None
-    try:
-        disk = workspace_file(engine.workspace, pf.path).read_bytes()
-    except OSError:
-        return None
-    return merge3(disk, buffer.encode(), theirs)
-
-
-def with_unsaved_conflicts(engine: Engine, plan: RestorePlan, unsaved: dict[str, str]) -> RestorePlan:
-    """``plan`` with every file that has unsaved editor changes turned into an ``unsaved``
-    conflict (so previews, dialogs and outcomes all count it), carrying a merge when one is clean."""
-    if not unsaved or not any(pf.path in unsaved for pf in plan.files):
-        return plan
-    files: list[PlannedFile] = []
-    for pf in plan.files:
-        buffer = unsaved.get(pf.path)
-        if buffer is None:
-            files.append(pf)
-            continue
-        conflict = ConflictInfo(
-            reason="unsaved", detail=UNSAVED_DETAIL, merged_text=_merged_with_buffer(engine, pf, buffer)
-        )
-        intended = pf.intended if pf.action == "conflict" else pf.action
-        files.append(pf.model_copy(update={"action": "conflict", "conflict": conflict, "intended": intended}))
-    counts = PlanCounts()
-    for f in files:
-        setattr(counts, f.action, getattr(counts, f.action) + 1)
-    return plan.model_copy(update={"files": files, "counts": counts})
 
 
 def disk_request(params: RestoreParams, checkpoint: str) -> RestoreRequest:
@@ -455,16 +367,18 @@ class RestoreService:
                 data = None
 
             if action == "delete":
-                _delete_change(edit, pf, uri(pf.path), "delete" in resource_ops)
+                delete_change(edit, pf, uri(pf.path), "delete" in resource_ops)
             elif action == "rename" and pf.from_path is not None and "rename" in resource_ops:
                 edit.changes.append(lsp.RenameFile(old_uri=uri(pf.from_path), new_uri=uri(pf.path)))
                 edit.deleted.append(pf.from_path)
             elif action == "chmod" and target is not None:
-                edit.disk(_op(pf, "chmod", target), "executable bit")
+                edit.disk(disk_op(pf, "chmod", target), "executable bit")
             elif target is None:
                 continue
             elif target.kind != "file" or data is None:
-                edit.disk(_op(pf, "write", target, data), "symlink" if target.kind != "file" else "content")
+                edit.disk(
+                    disk_op(pf, "write", target, data), "symlink" if target.kind != "file" else "content"
+                )
             else:
                 self._text_or_disk(
                     edit, pf, target, data, file_uri=uri(pf.path), codec=codec, resource_ops=resource_ops
@@ -482,16 +396,16 @@ class RestoreService:
         codec: PositionCodec,
         resource_ops: set[str],
     ) -> None:
-        new_text = _text(data)
+        new_text = editor_text(data)
         current = pf.current
         exists = current is not None and current.kind == "file"
         if new_text is None:
-            edit.disk(_op(pf, "write", target, data), "binary")
+            edit.disk(disk_op(pf, "write", target, data), "binary")
             return
         if not exists:
             if "create" not in resource_ops or target.executable:
                 edit.disk(
-                    _op(pf, "write", target, data),
+                    disk_op(pf, "write", target, data),
                     "new executable file" if target.executable else "create",
                 )
                 return
@@ -514,10 +428,10 @@ class RestoreService:
             old_text: str | None = document.source
             version = document.version
         else:
-            old_text = _text(path.read_bytes()) if path.exists() else None
+            old_text = editor_text(path.read_bytes()) if path.exists() else None
             version = None
         if old_text is None:
-            edit.disk(_op(pf, "write", target, data), "current content is binary")
+            edit.disk(disk_op(pf, "write", target, data), "current content is binary")
             return
         edits = text_edits(old_text, new_text, codec)
         if edits:
@@ -531,7 +445,7 @@ class RestoreService:
         if current is not None and current.executable != target.executable:
             # The editor may already have written the new text (or will, on save): only the mode
             # changes here, so whatever content is there is what gets its mode set.
-            chmod = _op(pf, "chmod", target)
+            chmod = disk_op(pf, "chmod", target)
             chmod.seen = Seen(None, anything=True)
             edit.disk(chmod, "executable bit")
 

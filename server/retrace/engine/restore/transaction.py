@@ -1,0 +1,109 @@
+"""A restore in flight, and the narrow surface of the engine that restore works through.
+
+Transaction contract: a transaction is opened (its intent journaled) after the pre-restore
+state is recorded (the head, right after a safety checkpoint) and before anything is written;
+it is closed exactly once, by :meth:`RestoreTransaction.commit` (the ``restore`` checkpoint,
+then ``applied``) or :meth:`RestoreTransaction.rollback` (the outcome it ended with). A
+transaction left open by a crash is rolled back by the next open of the store
+(:mod:`retrace.engine.restore.recovery`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from retrace.engine.capture import Capturer
+from retrace.engine.config import EngineConfig
+from retrace.engine.errors import RetraceError
+from retrace.engine.manifest import Delta, Manifest
+from retrace.engine.models import Checkpoint, CheckpointKind, FileEntry, RestorePlan
+from retrace.engine.restore.recovery import RecoveryPort, begin_restore, end_restore
+from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.journal import JournalWriter
+
+
+class RestoreHost(RecoveryPort, Protocol):
+    """Exactly what restore needs from the engine (recovery's port: a transaction journals its
+    intent and its end through it)."""
+
+    config: EngineConfig
+
+    @property
+    def head_manifest(self) -> Manifest:
+        """The head's manifest, live: read it, never mutate it."""
+        ...
+
+    @property
+    def capturer(self) -> Capturer | None: ...
+
+    @property
+    def blobs(self) -> BlobStore: ...
+
+    def get(self, cp_id: str) -> Checkpoint: ...
+
+    def rel(self, path: str | Path) -> str: ...
+
+    def entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]: ...
+
+    def changed_between(self, a: str, b: str) -> set[str]: ...
+
+    def content(self, e: FileEntry | None) -> bytes | None: ...
+
+    def last_change(self, path: str) -> Checkpoint | None:
+        """The checkpoint in the head's ancestry that last changed ``path``."""
+        ...
+
+    def commit_delta(self, kind: CheckpointKind, delta: Delta, **fields: Any) -> Checkpoint: ...
+
+    def record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None: ...
+
+    def journal_writer(self, session_id: str | None = None) -> JournalWriter: ...
+
+    def require_writer(self) -> None: ...
+
+
+class RestoreTransaction:
+    """One restore in flight (see the module contract). Used by the disk applier and by the
+    editor-applied path alike."""
+
+    def __init__(self, host: RestoreHost, plan: RestorePlan) -> None:
+        self._host = host
+        self.plan = plan
+        self.id = begin_restore(host, plan)
+        self.outcome: str | None = None
+        """``None`` while open; then ``applied`` or the outcome the rollback recorded."""
+
+    @property
+    def open(self) -> bool:
+        return self.outcome is None
+
+    def commit(self, delta: Delta, **fields: Any) -> Checkpoint:
+        """Commit the ``restore`` checkpoint for ``delta`` and close the transaction."""
+        self._require_open()
+        target = self._host.get(self.plan.target_id)
+        cp = self._host.commit_delta(
+            "restore",
+            delta,
+            label=f"restore {target.id}",
+            session_id=target.session_id,
+            restored_from=target.id,
+            **fields,
+        )
+        self._close("applied")
+        return cp
+
+    def rollback(self, outcome: str = "rolledBack") -> None:
+        """Close the transaction without a checkpoint (the workspace is back at the pre-restore
+        state, or the outcome says why not). No-op once closed."""
+        if self.open:
+            self._close(outcome)
+
+    def _require_open(self) -> None:
+        if not self.open:
+            raise RetraceError(f"restore transaction {self.id} is already closed ({self.outcome})")
+
+    def _close(self, outcome: str) -> None:
+        end_restore(self._host, self.id, outcome)
+        self.outcome = outcome
