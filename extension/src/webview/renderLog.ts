@@ -120,11 +120,20 @@ async function copy(button: HTMLButtonElement, text: string, post: Post): Promis
 
 /** One click handler for the whole log: links and Copy buttons inside rendered Markdown. */
 export function handleLogClicks(log: HTMLElement, post: Post): void {
+    log.addEventListener('auxclick', event => {
+        if (event.target instanceof Element && event.target.closest('a') !== null) {
+            event.preventDefault(); // a middle click opens nothing either
+            event.stopPropagation();
+        }
+    });
     log.addEventListener('click', event => {
         const target = event.target instanceof Element ? event.target : null;
         const anchor = target?.closest('a');
         if (anchor !== null && anchor !== undefined) {
-            event.preventDefault(); // the webview never navigates
+            // The webview never navigates, and the workbench's own link handler (on the window,
+            // after this one) does not open it a second time.
+            event.preventDefault();
+            event.stopPropagation();
             const href = anchor.getAttribute('href') ?? '';
             if (isAllowedLink(href)) {
                 post({ type: 'openLink', href });
