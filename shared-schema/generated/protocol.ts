@@ -224,6 +224,9 @@ export interface PermissionRequested {
 export interface Usage {
   cacheCreationInputTokens: number;
   cacheReadInputTokens: number;
+  /**
+   * The session's cost so far.
+   */
   costUsd: number;
   inputTokens: number;
   kind: 'usage';
@@ -233,7 +236,18 @@ export interface Usage {
   totalCacheReadInputTokens: number;
   totalInputTokens: number;
   totalOutputTokens: number;
+  /**
+   * This turn's sums so far (what the chat shows at its end).
+   */
+  turn: UsageTotals | null;
   turnId: string | null;
+}
+export interface UsageTotals {
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  costUsd: number;
+  inputTokens: number;
+  outputTokens: number;
 }
 export interface TurnFinished {
   kind: 'turnFinished';
@@ -448,11 +462,23 @@ export interface ConversationView {
   running: boolean;
   sessionId: string;
   /**
+   * The checkpoint each tool call of the messages sent ended in (tool_use id → checkpoint id).
+   */
+  toolCheckpoints: {
+    [k: string]: string | undefined;
+  };
+  /**
    * How each finished tool call of the messages sent ended (tool_use id → ok | error | denied
    * | interrupted | cancelled), from the journal: the client shows this, never guesses it.
    */
   toolStatuses: {
     [k: string]: string | undefined;
+  };
+  /**
+   * Tokens and cost of each turn of the messages sent (turn id → its model calls' sums).
+   */
+  turnUsage: {
+    [k: string]: UsageTotals;
   };
   usage: UsageTotals;
   /**
@@ -475,13 +501,6 @@ export interface MessageView {
   kind: string;
   role: 'user' | 'assistant';
   turnId: string | null;
-}
-export interface UsageTotals {
-  cacheCreationInputTokens: number;
-  cacheReadInputTokens: number;
-  costUsd: number;
-  inputTokens: number;
-  outputTokens: number;
 }
 /**
  * A prompt whose turn ended without a reply; it is no longer part of what the model sees.

@@ -5,6 +5,7 @@
  */
 import type { AgentEvent, ConversationView } from '../client/protocol';
 import type { ChatItem, Decision, PermissionReviewView, ToolStatus } from '../webview/messages';
+import type { TurnUsage } from '../webview/usageLine';
 
 type JsonObject = { readonly [k: string]: unknown };
 
@@ -39,6 +40,8 @@ const FAILED_STOPS = new Set(['error', 'cancelled', 'interrupted']);
 export class ChatTranscript {
     private items: ChatItem[] = [];
     private running = false;
+    /** Each live turn's usage so far (the server's sums), shown when the turn ends. */
+    private readonly turnUsage = new Map<string, TurnUsage>();
 
     get all(): readonly ChatItem[] {
         return this.items;
@@ -107,7 +110,8 @@ export class ChatTranscript {
             case 'toolCallFinished': {
                 const existing = this.items.find(x => x.kind === 'tool' && x.id === e.toolCallId);
                 const summary = existing?.kind === 'tool' ? existing.summary : e.tool;
-                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary, status: e.status, output: e.output })];
+                const checkpoint = existing?.kind === 'tool' && existing.checkpoint !== undefined ? { checkpoint: existing.checkpoint } : {};
+                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary, status: e.status, output: e.output, ...checkpoint })];
             }
             case 'permissionRequest':
                 return [this.upsert({ kind: 'permission', id: e.requestId, tool: e.tool, summary: toolSummary(e.tool, e.input), decision: undefined })];
@@ -131,12 +135,23 @@ export class ChatTranscript {
                 if (e.stopReason === 'cancelled') {
                     changed.push(this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: 'Cancelled.' }));
                 }
+                const usage = this.turnUsage.get(e.turnId ?? '');
+                if (usage !== undefined) {
+                    changed.push(this.upsert({ kind: 'usage', id: `usage:${e.turnId ?? ''}`, usage }));
+                }
                 return changed;
             }
             case 'contextCompacted':
                 return [this.upsert({ kind: 'notice', id: `compacted:${e.checkpointId}`, text: compactionNotice(e) })];
-            case 'checkpointCreated':
+            case 'checkpointCreated': {
+                const call = e.checkpoint.kind === 'tool' ? this.items.find(i => i.kind === 'tool' && i.id === e.checkpoint.toolCallId) : undefined;
+                return call?.kind === 'tool' ? [this.upsert({ ...call, checkpoint: e.checkpoint.id })] : [];
+            }
             case 'usage':
+                if (e.turnId !== null && e.turn !== null) {
+                    this.turnUsage.set(e.turnId, e.turn);
+                }
+                return [];
             case 'conversationChanged':
             case 'backgroundTask':
             case 'taskProgress': // a subagent's progress shows in the timeline's running row
@@ -170,6 +185,12 @@ export class ChatTranscript {
                 }
             }
         }
+        const lastOfTurn = new Map<string, string>();
+        for (const m of view.messages) {
+            if (m.turnId !== null && m.turnId !== undefined) {
+                lastOfTurn.set(m.turnId, m.id);
+            }
+        }
         view.messages.forEach((m, index) => {
             m.content.forEach((block, j) => {
                 const id = `${m.id}:${j}`;
@@ -186,9 +207,14 @@ export class ChatTranscript {
                     const input = typeof block['input'] === 'object' && block['input'] !== null ? (block['input'] as JsonObject) : {};
                     const result = results.get(block['id']);
                     const status = toolStatus(view.toolStatuses[block['id']], result, index === view.messages.length - 1 && running);
-                    this.items.push({ kind: 'tool', id: block['id'], tool: block['name'], summary: toolSummary(block['name'], input), status, output: result?.output ?? '' });
+                    const checkpoint = view.toolCheckpoints[block['id']];
+                    this.items.push({ kind: 'tool', id: block['id'], tool: block['name'], summary: toolSummary(block['name'], input), status, output: result?.output ?? '', ...(checkpoint === undefined ? {} : { checkpoint }) });
                 }
             });
+            const usage = m.turnId !== null && m.turnId !== undefined && lastOfTurn.get(m.turnId) === m.id ? view.turnUsage[m.turnId] : undefined;
+            if (usage !== undefined && !(running && index === view.messages.length - 1)) {
+                this.items.push({ kind: 'usage', id: `usage:${m.turnId ?? ''}`, usage });
+            }
             failedAfter(m.id);
         });
     }

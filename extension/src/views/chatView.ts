@@ -12,7 +12,9 @@ import type { Ctx } from '../ctx';
 import { METHODS, type AgentEvent, type PermissionRequest, type PermissionResponse, type PromptResult } from '../client/protocol';
 import { errorMessage, log } from '../logging';
 import { chatBanner, isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../webview/messages';
+import { onLogMessage } from './chatLogActions';
 import { ChatTranscript } from './chatModel';
+import { LOG_CSS } from './chatLogStyle';
 import { ReviewDocuments, reviewView } from './permissionReview';
 
 /** Chat items sent to the webview at first, and added per "Show earlier messages". */
@@ -133,12 +135,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${CSS}</style>
+<style nonce="${nonce}">${CSS}${LOG_CSS}</style>
 <title>Retrace Chat</title>
 </head><body>
 <div id="banner" role="note"></div>
 <div id="status" role="status"></div>
-<div id="log" role="log" aria-live="polite"></div>
+<div id="log" role="log" aria-live="off" aria-label="Conversation"></div>
 <form id="form">
   <textarea id="prompt" rows="3" placeholder="Ask the agent… (Enter to send, Shift+Enter for a new line, ↑/↓ for history)" aria-label="Prompt"></textarea>
   <div class="row">
@@ -223,6 +225,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 return;
             case 'command':
                 await vscode.commands.executeCommand(m.command);
+                return;
+            case 'openLink':
+            case 'copy':
+            case 'toolDiff':
+            case 'openCheckpoint':
+                await onLogMessage(this.ctx, m, reply => this.post(reply));
                 return;
         }
     }

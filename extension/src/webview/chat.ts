@@ -4,7 +4,10 @@
  * webview state for ↑/↓, and posts user actions to the extension.
  */
 import type { Banner, ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
+import { Announcer, LiveRegions } from './announce';
 import { permissionView } from './permissionView';
+import { handleLogClicks, renderAssistant, renderUsage, showToolDiff, toolExtras } from './renderLog';
+import { Coalescer } from './throttle';
 
 interface VsCodeApi {
     postMessage(message: WebviewMessage): void;
@@ -71,7 +74,9 @@ function render(item: ChatItem): HTMLElement {
             return box;
         }
         case 'assistant':
-            return el('div', 'msg assistant', item.text);
+            return renderAssistant(item.text);
+        case 'usage':
+            return renderUsage(item);
         case 'error':
             return el('div', 'msg error', item.text);
         case 'notice':
@@ -82,7 +87,14 @@ function render(item: ChatItem): HTMLElement {
             summary.append(el('span', `status-${item.status}`, `${STATUS_GLYPH[item.status] ?? '?'} `), document.createTextNode(item.summary));
             details.append(summary, el('pre', '', item.output === '' ? (item.status === 'running' ? 'running…' : '(no output)') : item.output));
             details.dataset['status'] = item.status;
-            return details;
+            const extras = toolExtras(item, m => vscode.postMessage(m));
+            if (extras === undefined) {
+                return details;
+            }
+            // The diff and checkpoint link sit under the call's row, outside its collapsed output.
+            const box = el('div', 'msg tool-call');
+            box.append(details, extras);
+            return box;
         }
         case 'permission': {
             const box = el('div', 'msg permission');
@@ -135,6 +147,14 @@ function keyOf(item: ChatItem): string {
     return `${item.kind}:${item.id}`;
 }
 
+/** A tool call's collapsible output (the item itself, or the first part of a call with extras). */
+function toolDetails(node: HTMLElement | undefined): HTMLDetailsElement | null {
+    if (node === undefined) {
+        return null;
+    }
+    return node instanceof HTMLDetailsElement ? node : node.querySelector<HTMLDetailsElement>(':scope > details.tool');
+}
+
 /** The shown items by key: an update finds its node without searching the DOM. */
 const nodes = new Map<string, HTMLElement>();
 
@@ -144,8 +164,10 @@ function upsert(item: ChatItem, into: ParentNode = log): void {
     node.dataset['key'] = key;
     node.dataset['kind'] = item.kind;
     const existing = nodes.get(key);
-    if (existing instanceof HTMLDetailsElement && node instanceof HTMLDetailsElement) {
-        node.open = existing.open;
+    const before = toolDetails(existing);
+    const after = toolDetails(node);
+    if (before !== null && after !== null) {
+        after.open = before.open;
     }
     nodes.set(key, node);
     if (existing !== undefined) {
@@ -157,6 +179,8 @@ function upsert(item: ChatItem, into: ParentNode = log): void {
 
 /** Everything anew in one DOM write (a long conversation must not lay out once per item). */
 function resetLog(items: readonly ChatItem[], earlier: number, scroll: 'end' | 'start'): void {
+    streaming.drop();
+    announcer.reset(items);
     nodes.clear();
     const fragment = document.createDocumentFragment();
     if (earlier > 0) {
@@ -177,6 +201,15 @@ function updateButtons(): void {
     cancel.disabled = !running;
 }
 
+/** A streamed assistant message is re-rendered at most every 100 ms (its last version always). */
+const streaming = new Coalescer<ChatItem>(100, { now: () => performance.now(), later: (fn, ms) => setTimeout(fn, ms), cancel: h => clearTimeout(h as number) }, (_key, item) => {
+    upsert(item);
+    log.scrollTop = log.scrollHeight;
+});
+const announcer = new Announcer();
+const live = new LiveRegions(document);
+handleLogClicks(log, m => vscode.postMessage(m));
+
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
     const m = event.data;
     switch (m.type) {
@@ -185,11 +218,24 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
             running = m.running;
             break;
         case 'upsert':
+            live.say(announcer.update(m.item));
+            if (m.item.kind === 'assistant') {
+                streaming.push(keyOf(m.item), m.item);
+                break;
+            }
+            streaming.flush(); // what streamed so far is shown before what follows it
             upsert(m.item);
             log.scrollTop = log.scrollHeight;
             break;
         case 'running':
             running = m.running;
+            if (!running) {
+                streaming.flush();
+            }
+            live.say(announcer.running(m.running));
+            break;
+        case 'toolDiff':
+            showToolDiff(log, m);
             break;
         case 'serverState':
             serverAccepting = m.accepting;

@@ -3,6 +3,8 @@
  * extension: the server's protocol types never reach the webview directly.
  */
 
+import { isLogWebviewMessage, type LogHostMessage, type LogWebviewMessage, type UsageItem } from './logMessages';
+
 export type ToolStatus = 'running' | 'ok' | 'error' | 'denied' | 'interrupted' | 'cancelled';
 export type Decision = 'allow' | 'deny' | 'allowAlways';
 
@@ -10,7 +12,9 @@ export type ChatItem =
     /** `failed`: the turn ended without finishing (error, cancel, crash); the chat offers Retry. */
     | { readonly kind: 'user'; readonly id: string; readonly text: string; readonly failed?: string }
     | { readonly kind: 'assistant'; readonly id: string; readonly text: string }
-    | { readonly kind: 'tool'; readonly id: string; readonly tool: string; readonly summary: string; readonly status: ToolStatus; readonly output: string }
+    /** `checkpoint`: the checkpoint the call ended in (its inline diff and link). */
+    | { readonly kind: 'tool'; readonly id: string; readonly tool: string; readonly summary: string; readonly status: ToolStatus; readonly output: string; readonly checkpoint?: string }
+    | UsageItem
     | PermissionItem
     | { readonly kind: 'error'; readonly id: string; readonly text: string }
     | { readonly kind: 'notice'; readonly id: string; readonly text: string };
@@ -84,7 +88,8 @@ export type HostMessage =
     | { readonly type: 'upsert'; readonly item: ChatItem }
     | { readonly type: 'running'; readonly running: boolean }
     | { readonly type: 'serverState'; readonly accepting: boolean; readonly message: string }
-    | { readonly type: 'banner'; readonly banner: Banner | null };
+    | { readonly type: 'banner'; readonly banner: Banner | null }
+    | LogHostMessage;
 
 export type WebviewMessage =
     | { readonly type: 'ready' }
@@ -99,13 +104,17 @@ export type WebviewMessage =
     /** "Show all": open the complete text of a permission prompt. */
     | { readonly type: 'showReview'; readonly requestId: string }
     /** A banner button. */
-    | { readonly type: 'command'; readonly command: BannerCommand };
+    | { readonly type: 'command'; readonly command: BannerCommand }
+    | LogWebviewMessage;
 
 export function isWebviewMessage(value: unknown): value is WebviewMessage {
     if (typeof value !== 'object' || value === null || !('type' in value)) {
         return false;
     }
     const type = (value).type;
+    if (isLogWebviewMessage(value)) {
+        return true;
+    }
     if (type === 'command') {
         const command = (value as { command?: unknown }).command;
         return (BANNER_COMMANDS as readonly unknown[]).includes(command);

@@ -104,6 +104,17 @@ class UsageTotals(CamelModel):
     cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
 
+    def plus(self, event: dict[str, Any]) -> UsageTotals:
+        """These sums and one journaled ``usage`` event's numbers."""
+        return UsageTotals(
+            input_tokens=self.input_tokens + int(event.get("inputTokens", 0)),
+            output_tokens=self.output_tokens + int(event.get("outputTokens", 0)),
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + int(event.get("cacheCreationInputTokens", 0)),
+            cache_read_input_tokens=self.cache_read_input_tokens + int(event.get("cacheReadInputTokens", 0)),
+            cost_usd=self.cost_usd + float(event.get("costUsd", 0.0)),
+        )
+
 
 class ConversationView(CamelModel):
     """A session's conversation as the client shows it: the chain root → head."""
@@ -121,6 +132,10 @@ class ConversationView(CamelModel):
     | interrupted | cancelled), from the journal: the client shows this, never guesses it."""
     messages_omitted: int = 0
     """The chain's older messages not sent (a ``limit`` was asked for)."""
+    turn_usage: dict[str, UsageTotals] = Field(default_factory=dict)
+    """Tokens and cost of each turn of the messages sent (turn id → its model calls' sums)."""
+    tool_checkpoints: dict[str, str] = Field(default_factory=dict)
+    """The checkpoint each tool call of the messages sent ended in (tool_use id → checkpoint id)."""
 
 
 # --------------------------------------------------------------------------- state
@@ -165,6 +180,8 @@ class Conversation:
     tool_calls: dict[str, ToolCallRecord] = field(default_factory=dict)
     """Every tool call of the session by id, in intent order."""
     usage: UsageTotals = field(default_factory=UsageTotals)
+    turn_usage: dict[str, UsageTotals] = field(default_factory=dict)
+    """Each turn's own sums (what the chat shows at the end of a turn)."""
     note_from: str | None = None
     """Checkpoint of a conversation restore whose file changes the next prompt must mention."""
     title: str | None = None
@@ -227,15 +244,10 @@ class Conversation:
             self.terminal = TerminalState.model_validate(event["terminal"])
 
     def _usage(self, event: dict[str, Any]) -> None:
-        self.usage = UsageTotals(
-            input_tokens=self.usage.input_tokens + int(event.get("inputTokens", 0)),
-            output_tokens=self.usage.output_tokens + int(event.get("outputTokens", 0)),
-            cache_creation_input_tokens=self.usage.cache_creation_input_tokens
-            + int(event.get("cacheCreationInputTokens", 0)),
-            cache_read_input_tokens=self.usage.cache_read_input_tokens
-            + int(event.get("cacheReadInputTokens", 0)),
-            cost_usd=self.usage.cost_usd + float(event.get("costUsd", 0.0)),
-        )
+        self.usage = self.usage.plus(event)
+        turn_id = event.get("turnId")
+        if isinstance(turn_id, str):
+            self.turn_usage[turn_id] = self.turn_usage.get(turn_id, UsageTotals()).plus(event)
 
     def _turn(self, event: dict[str, Any]) -> None:
         if self.title is None:
@@ -369,6 +381,17 @@ class Conversation:
                 if (record := self.tool_calls.get(use["id"])) is not None and record.status is not None
             },
             messages_omitted=omitted,
+            turn_usage={
+                m.turn_id: self.turn_usage[m.turn_id]
+                for m in chain
+                if m.turn_id is not None and m.turn_id in self.turn_usage
+            },
+            tool_checkpoints={
+                use["id"]: record.checkpoint_id
+                for m in chain
+                for use in tool_uses(m.content)
+                if (record := self.tool_calls.get(use["id"])) is not None and record.checkpoint_id is not None
+            },
         )
 
     def result_for(self, tool_use_id: str, missing: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 
+from retrace.agent.conversation import UsageTotals
 from retrace.agent.review import ReviewDetails
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
@@ -92,6 +93,9 @@ class Usage(EventBase):
     total_cache_creation_input_tokens: int = 0
     total_cache_read_input_tokens: int = 0
     cost_usd: float
+    """The session's cost so far."""
+    turn: UsageTotals | None = None
+    """This turn's sums so far (what the chat shows at its end)."""
 
 
 class AgentError(EventBase):

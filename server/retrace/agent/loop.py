@@ -226,6 +226,7 @@ async def record_usage(rt: Runtime, conv: Conversation, turn_id: str | None, usa
             total_cache_creation_input_tokens=conv.usage.cache_creation_input_tokens,
             total_cache_read_input_tokens=conv.usage.cache_read_input_tokens,
             cost_usd=conv.usage.cost_usd,
+            turn=conv.turn_usage.get(turn_id) if turn_id is not None else None,
         )
     )
 

@@ -44,6 +44,8 @@ suite('chat transcript', () => {
             usage: { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
             costUsd: 0,
             withdrawn: [],
+            toolCheckpoints: {},
+            turnUsage: {},
             toolStatuses: {},
             messages: [
                 { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'make hello' }] },
@@ -126,6 +128,8 @@ suite('chat transcript', () => {
             messagesOmitted: 0,
             usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
             costUsd: 0,
+            toolCheckpoints: {},
+            turnUsage: {},
             toolStatuses: {},
             messages: [
                 { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'first' }] },
@@ -161,6 +165,8 @@ suite('chat transcript', () => {
                 { id: 'm3', kind: 'toolResults', role: 'user', turnId: 't1', createdAt: null, content: [result('a', true), result('b', true), result('c', false)] },
             ],
             withdrawn: [],
+            toolCheckpoints: {},
+            turnUsage: {},
             toolStatuses: { a: 'interrupted', b: 'denied' },
         });
         assert.deepEqual(

@@ -1,0 +1,50 @@
+/**
+ * The line under a finished turn: its tokens and cost, e.g. `12.3k in (10.1k cached) · 850 out ·
+ * $0.012`. The numbers are the server's (`usage` events' `turn`, the conversation's `turnUsage`);
+ * this only words them. Pure. "in" counts every input token (uncached, cache writes, cache reads).
+ */
+export interface TurnUsage {
+    readonly inputTokens: number;
+    readonly outputTokens: number;
+    readonly cacheCreationInputTokens: number;
+    readonly cacheReadInputTokens: number;
+    readonly costUsd: number;
+}
+
+/** 850, 12.3k, 1.2M. */
+export function compactCount(n: number): string {
+    if (n < 1000) {
+        return String(Math.round(n));
+    }
+    if (n < 1_000_000) {
+        return `${trim((n / 1000).toFixed(n < 10_000 ? 2 : 1))}k`;
+    }
+    return `${trim((n / 1_000_000).toFixed(n < 10_000_000 ? 2 : 1))}M`;
+}
+
+function trim(fixed: string): string {
+    return fixed.includes('.') ? fixed.replace(/\.?0+$/, '') : fixed;
+}
+
+/** $0.012, $1.23, <$0.001. */
+export function compactCost(usd: number): string {
+    if (usd <= 0) {
+        return '$0';
+    }
+    if (usd < 0.001) {
+        return '<$0.001';
+    }
+    return usd < 1 ? `$${trim(usd.toFixed(3))}` : `$${usd.toFixed(2)}`;
+}
+
+export function usageLine(u: TurnUsage): string {
+    const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
+    const cached = u.cacheReadInputTokens > 0 ? ` (${compactCount(u.cacheReadInputTokens)} cached)` : '';
+    return `${compactCount(input)} in${cached} · ${compactCount(u.outputTokens)} out · ${compactCost(u.costUsd)}`;
+}
+
+/** What a screen reader hears for it (no abbreviations). */
+export function usageSpoken(u: TurnUsage): string {
+    const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
+    return `Turn used ${input.toLocaleString('en-US')} input tokens, ${u.cacheReadInputTokens.toLocaleString('en-US')} of them cached, and ${u.outputTokens.toLocaleString('en-US')} output tokens; cost ${compactCost(u.costUsd)}.`;
+}
