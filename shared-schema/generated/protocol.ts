@@ -48,6 +48,10 @@ export interface AgentError {
   turnId: string | null;
 }
 export interface TurnStarted {
+  /**
+   * What was attached to it (editor context, mentioned files), one short line each.
+   */
+  attachments: string[];
   kind: 'turnStarted';
   sessionId: string;
   /**
@@ -462,6 +466,10 @@ export interface ConversationView {
 }
 export interface MessageView {
   /**
+   * A prompt's attachments as the chat lists them (``app.py:12-20 (selection)``, ``@utils.py``).
+   */
+  attachments: string[];
+  /**
    * Content blocks exactly as sent to the model (plain JSON).
    */
   content: {
@@ -527,6 +535,45 @@ export interface DiffResult {
   truncated: boolean;
 }
 /**
+ * What the user is looking at when sending a prompt (paths workspace-relative).
+ */
+export interface EditorContext {
+  /**
+   * Its language id (``python``, ``typescript``…).
+   */
+  language?: string | null;
+  /**
+   * Other open editors' files (only when the user asked for them).
+   */
+  openEditors?: string[];
+  /**
+   * The active editor's file.
+   */
+  path: string;
+  /**
+   * Non-empty selections only.
+   */
+  selections?: EditorSelection[];
+  /**
+   * The first visible range of the active editor.
+   */
+  visible?: LineRange | null;
+}
+/**
+ * One selection of the active editor: its lines and the selected text.
+ */
+export interface EditorSelection {
+  lines: LineRange;
+  text?: string;
+}
+/**
+ * Lines ``start``..``end`` (1-based, both included).
+ */
+export interface LineRange {
+  end: number;
+  start: number;
+}
+/**
  * Zero-based line and UTF-16 character offset (VS Code ``Position``).
  */
 export interface EditorPosition {
@@ -547,7 +594,7 @@ export interface EditorSaveResult {
   failed: string[];
   saved: string[];
 }
-export interface EditorSelection {
+export interface EditorSelection1 {
   active: EditorPosition1;
   anchor: EditorPosition;
 }
@@ -582,7 +629,47 @@ export interface OpenEditor {
    * Workspace-relative path when the document is inside the workspace, else ``null``.
    */
   path: string | null;
-  selections: EditorSelection[];
+  selections: EditorSelection2[];
+  uri: string;
+  viewColumn: number | null;
+  visibleRanges: EditorRange[];
+}
+export interface EditorSelection2 {
+  active: EditorPosition2;
+  anchor: EditorPosition;
+}
+/**
+ * Zero-based line and UTF-16 character offset (VS Code ``Position``).
+ */
+export interface EditorPosition2 {
+  character: number;
+  line: number;
+}
+/**
+ * The editor layout the client pushes (debounced) and the server stamps on every checkpoint.
+ *
+ * Every field is required (nullable where it may be absent) so the same shape travels both
+ * ways: client → server in ``retrace/editor/didChangeState``, server → client in
+ * ``retrace/editor/restoreState``.
+ */
+export interface EditorState1 {
+  /**
+   * URI of the active editor.
+   */
+  activeEditor: string | null;
+  openEditors: OpenEditor1[];
+}
+/**
+ * One visible or open text editor.
+ */
+export interface OpenEditor1 {
+  isActive: boolean;
+  isDirty: boolean;
+  /**
+   * Workspace-relative path when the document is inside the workspace, else ``null``.
+   */
+  path: string | null;
+  selections: EditorSelection1[];
   uri: string;
   viewColumn: number | null;
   visibleRanges: EditorRange[];
@@ -1014,6 +1101,16 @@ export interface PermissionResponse {
   decision: 'allow' | 'deny' | 'allowAlways';
 }
 export interface PromptParams {
+  /**
+   * What the user is looking at (sent when the editor-context setting is on).
+   */
+  context?: EditorContext | null;
+  /**
+   * Workspace-relative paths the prompt mentions (``@path``): read by the server at send time.
+   *
+   * @maxItems 50
+   */
+  mentions?: string[];
   /**
    * Continue this session; a new session when absent.
    */
@@ -1789,6 +1886,19 @@ export interface UndoLastRestoreParams {
    */
   backgroundTasks?: ('stop' | 'keep') | null;
 }
+export interface WorkspaceFilesParams {
+  limit?: number;
+  /**
+   * What the user typed after ``@`` (empty: any file).
+   */
+  query?: string;
+}
+export interface WorkspaceFilesResult {
+  /**
+   * Workspace-relative POSIX paths of recorded (not ignored) files, best match first.
+   */
+  paths: string[];
+}
 
 /** Short names for the protocol's tagged unions. */
 export type AgentEvent = AgentEventPayload;
@@ -1807,6 +1917,7 @@ export const METHODS = {
   timelineGet: 'retrace/timeline/get',
   timelineTree: 'retrace/timeline/tree',
   fileHistory: 'retrace/file/history',
+  workspaceFiles: 'retrace/workspace/files',
   tasksList: 'retrace/tasks/list',
   taskTimeline: 'retrace/tasks/timeline',
   taskApply: 'retrace/tasks/apply',
@@ -1850,6 +1961,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/timeline/get': 'clientRequest',
   'retrace/timeline/tree': 'clientRequest',
   'retrace/file/history': 'clientRequest',
+  'retrace/workspace/files': 'clientRequest',
   'retrace/tasks/list': 'clientRequest',
   'retrace/tasks/timeline': 'clientRequest',
   'retrace/tasks/apply': 'clientRequest',
@@ -1889,6 +2001,7 @@ export interface RequestParams {
   'retrace/timeline/get': TimelineGetParams;
   'retrace/timeline/tree': TimelineTreeParams;
   'retrace/file/history': FileHistoryParams;
+  'retrace/workspace/files': WorkspaceFilesParams;
   'retrace/tasks/list': TasksListParams;
   'retrace/tasks/timeline': TaskParams;
   'retrace/tasks/apply': TaskParams;
@@ -1923,6 +2036,7 @@ export interface RequestResult {
   'retrace/timeline/get': TimelineGetResult;
   'retrace/timeline/tree': TimelineTreeResult;
   'retrace/file/history': FileHistoryResult;
+  'retrace/workspace/files': WorkspaceFilesResult;
   'retrace/tasks/list': TasksListResult;
   'retrace/tasks/timeline': TaskTimelineResult;
   'retrace/tasks/apply': TaskApplyResult;
@@ -1948,14 +2062,14 @@ export interface RequestResult {
 
 /** Params of client -> server notifications. */
 export interface NotificationParams {
-  'retrace/editor/didChangeState': EditorState;
+  'retrace/editor/didChangeState': EditorState-Input;
 }
 
 /** Params of server -> client requests. */
 export interface ServerRequestParams {
   'retrace/permission/request': PermissionRequest;
   'retrace/editor/save': EditorSaveParams;
-  'retrace/editor/restoreState': EditorState;
+  'retrace/editor/restoreState': EditorState-Output;
 }
 
 /** What the client answers to server -> client requests. */
