@@ -51,7 +51,7 @@ export interface TurnStarted {
   /**
    * What was attached to it (editor context, mentioned files), one short line each.
    */
-  attachments: string[];
+  attachments?: string[];
   kind: 'turnStarted';
   sessionId: string;
   /**
@@ -468,7 +468,7 @@ export interface MessageView {
   /**
    * A prompt's attachments as the chat lists them (``app.py:12-20 (selection)``, ``@utils.py``).
    */
-  attachments: string[];
+  attachments?: string[];
   /**
    * Content blocks exactly as sent to the model (plain JSON).
    */
@@ -553,7 +553,7 @@ export interface EditorContext {
   /**
    * Non-empty selections only.
    */
-  selections?: EditorSelection[];
+  selections?: SelectedText[];
   /**
    * The first visible range of the active editor.
    */
@@ -562,7 +562,7 @@ export interface EditorContext {
 /**
  * One selection of the active editor: its lines and the selected text.
  */
-export interface EditorSelection {
+export interface SelectedText {
   lines: LineRange;
   text?: string;
 }
@@ -594,7 +594,7 @@ export interface EditorSaveResult {
   failed: string[];
   saved: string[];
 }
-export interface EditorSelection1 {
+export interface EditorSelection {
   active: EditorPosition1;
   anchor: EditorPosition;
 }
@@ -629,47 +629,7 @@ export interface OpenEditor {
    * Workspace-relative path when the document is inside the workspace, else ``null``.
    */
   path: string | null;
-  selections: EditorSelection2[];
-  uri: string;
-  viewColumn: number | null;
-  visibleRanges: EditorRange[];
-}
-export interface EditorSelection2 {
-  active: EditorPosition2;
-  anchor: EditorPosition;
-}
-/**
- * Zero-based line and UTF-16 character offset (VS Code ``Position``).
- */
-export interface EditorPosition2 {
-  character: number;
-  line: number;
-}
-/**
- * The editor layout the client pushes (debounced) and the server stamps on every checkpoint.
- *
- * Every field is required (nullable where it may be absent) so the same shape travels both
- * ways: client → server in ``retrace/editor/didChangeState``, server → client in
- * ``retrace/editor/restoreState``.
- */
-export interface EditorState1 {
-  /**
-   * URI of the active editor.
-   */
-  activeEditor: string | null;
-  openEditors: OpenEditor1[];
-}
-/**
- * One visible or open text editor.
- */
-export interface OpenEditor1 {
-  isActive: boolean;
-  isDirty: boolean;
-  /**
-   * Workspace-relative path when the document is inside the workspace, else ``null``.
-   */
-  path: string | null;
-  selections: EditorSelection1[];
+  selections: EditorSelection[];
   uri: string;
   viewColumn: number | null;
   visibleRanges: EditorRange[];
@@ -2062,14 +2022,14 @@ export interface RequestResult {
 
 /** Params of client -> server notifications. */
 export interface NotificationParams {
-  'retrace/editor/didChangeState': EditorState-Input;
+  'retrace/editor/didChangeState': EditorState;
 }
 
 /** Params of server -> client requests. */
 export interface ServerRequestParams {
   'retrace/permission/request': PermissionRequest;
   'retrace/editor/save': EditorSaveParams;
-  'retrace/editor/restoreState': EditorState-Output;
+  'retrace/editor/restoreState': EditorState;
 }
 
 /** What the client answers to server -> client requests. */

@@ -32,7 +32,12 @@ SEL = {"lines": {"start": 12, "end": 20}, "text": "def f():\n    return 1"}
     ("context", "mentions", "in_block", "summary"),
     [
         (None, [], [], []),
-        (ctx(), [], ["<editor-context>", "Active file: app.py (python)", "</editor-context>"], ["app.py (active file)"]),
+        (
+            ctx(),
+            [],
+            ["<editor-context>", "Active file: app.py (python)", "</editor-context>"],
+            ["app.py (active file)"],
+        ),
         (
             ctx(visible={"start": 1, "end": 40}, selections=[SEL]),
             [],
@@ -40,7 +45,12 @@ SEL = {"lines": {"start": 12, "end": 20}, "text": "def f():\n    return 1"}
             ["app.py:12-20 (selection)"],
         ),
         (
-            ctx(selections=[{"lines": {"start": 3, "end": 3}, "text": "x = 1"}, {"lines": {"start": 9, "end": 9}, "text": "  "}]),
+            ctx(
+                selections=[
+                    {"lines": {"start": 3, "end": 3}, "text": "x = 1"},
+                    {"lines": {"start": 9, "end": 9}, "text": "  "},
+                ]
+            ),
             [],
             ["Selected lines 3:"],
             ["app.py:3 (selection)"],
@@ -51,7 +61,12 @@ SEL = {"lines": {"start": 12, "end": 20}, "text": "def f():\n    return 1"}
             ["Open editors: b.py, c.py"],
             ["app.py (active file)", "2 open editors"],
         ),
-        (None, [MentionContent("utils.py", text="def g():\n    pass\n")], ['<file path="utils.py">\ndef g():\n    pass\n</file>'], ["@utils.py"]),
+        (
+            None,
+            [MentionContent("utils.py", text="def g():\n    pass\n")],
+            ['<file path="utils.py">\ndef g():\n    pass\n</file>'],
+            ["@utils.py"],
+        ),
         (
             None,
             [MentionContent("../x", problem="outside the workspace")],

@@ -6,7 +6,14 @@ import pytest
 
 from retrace.app.workspace_files import rank_paths
 
-PATHS = ["src/app.py", "src/apple/tree.py", "docs/app-guide.md", "README.md", "tests/test_app.py", "a/p/p.txt"]
+PATHS = [
+    "src/app.py",
+    "src/apple/tree.py",
+    "docs/app-guide.md",
+    "README.md",
+    "tests/test_app.py",
+    "a/p/p.txt",
+]
 
 
 @pytest.mark.parametrize(

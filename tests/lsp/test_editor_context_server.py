@@ -23,7 +23,9 @@ SECRET = "TOP-SECRET-OUTSIDE"
 async def prompt(editor: EditorClient, params: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = await editor.request("retrace/agent/prompt", params)
     turn_id = result["turnId"]
-    await editor.wait_for_event(lambda e: e["kind"] == "turnFinished" and e.get("turnId") == turn_id, limit_s=60)
+    await editor.wait_for_event(
+        lambda e: e["kind"] == "turnFinished" and e.get("turnId") == turn_id, limit_s=60
+    )
     return result
 
 
@@ -80,7 +82,10 @@ async def test_the_model_receives_the_context_block_after_every_cached_prefix(
     # new last block (the attachment sits between the last two, so the prefix is untouched)
     stable = len(body["tools"]) + len(body["system"])
     marks = [i for i, b in enumerate(now) if b.ttl is not None]
-    assert marks == [i for i, b in enumerate(before[:stable]) if b.ttl is not None] + [len(before) - 1, len(now) - 1]
+    assert marks == [i for i, b in enumerate(before[:stable]) if b.ttl is not None] + [
+        len(before) - 1,
+        len(now) - 1,
+    ]
     assert "cache_control" in last["content"][-1]
     assert all("cache_control" not in b for b in last["content"][:-1])
 

@@ -83,7 +83,7 @@ class MessageView(CamelModel):
     content: list[dict[str, Any]]
     """Content blocks exactly as sent to the model (plain JSON)."""
     created_at: str | None = None
-    attachments: list[str] = Field(default_factory=list)
+    attachments: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """A prompt's attachments as the chat lists them (``app.py:12-20 (selection)``, ``@utils.py``)."""
 
 

@@ -44,7 +44,7 @@ class LineRange(CamelModel):
     end: int = Field(ge=1)
 
 
-class EditorSelection(CamelModel):
+class SelectedText(CamelModel):
     """One selection of the active editor: its lines and the selected text."""
 
     lines: LineRange
@@ -58,7 +58,7 @@ class EditorContext(CamelModel):
     """The active editor's file."""
     language: str | None = None
     """Its language id (``python``, ``typescript``…)."""
-    selections: list[EditorSelection] = Field(default_factory=list)
+    selections: list[SelectedText] = Field(default_factory=list)
     """Non-empty selections only."""
     visible: LineRange | None = None
     """The first visible range of the active editor."""
