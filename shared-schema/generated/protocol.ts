@@ -1072,6 +1072,11 @@ export interface PromptParams {
    */
   mentions?: string[];
   /**
+   * Send a failed prompt again (its message id or turn id): it carries the attachment that
+   * prompt carried (``context`` and ``mentions`` are then ignored).
+   */
+  retryOf?: string | null;
+  /**
    * Continue this session; a new session when absent.
    */
   sessionId?: string | null;

@@ -44,12 +44,14 @@ export class ContextFeed implements vscode.Disposable {
     }
 
     /** A prompt's parameters: the editor context (unless switched off for it) and its `@path` mentions. */
-    static params(text: string, session: string | undefined, includeEditor: boolean): PromptParams {
-        const context = includeEditor ? editorContext(contextSettings()) : undefined;
-        const mentions = parseMentions(text);
+    /** A retry (`retryOf`) carries what the failed prompt carried: the server attaches it again. */
+    static params(text: string, session: string | undefined, includeEditor: boolean, retryOf?: string): PromptParams {
+        const context = includeEditor && retryOf === undefined ? editorContext(contextSettings()) : undefined;
+        const mentions = retryOf === undefined ? parseMentions(text) : [];
         return {
             text,
             ...(session !== undefined ? { sessionId: session } : {}),
+            ...(retryOf !== undefined ? { retryOf } : {}),
             ...(context !== undefined ? { context } : {}),
             ...(mentions.length > 0 ? { mentions } : {}),
         };

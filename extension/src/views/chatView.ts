@@ -16,6 +16,7 @@ import { ChatTranscript } from './chatModel';
 import { ReviewDocuments, reviewView } from './permissionReview';
 import { ContextFeed } from '../context/contextFeed';
 import { COMPOSER_CSS, COMPOSER_HTML } from '../webview/composerView';
+import { failedPromptRef } from '../webview/composerModel';
 
 /** Chat items sent to the webview at first, and added per "Show earlier messages". */
 export const CHAT_PAGE = 200;
@@ -202,7 +203,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             case 'prompt':
             case 'retry':
                 try {
-                    await this.send(m.text, m.type === 'prompt' ? m.includeEditor !== false : false);
+                    await this.send(m.text, m.type === 'prompt' ? m.includeEditor !== false : false, m.type === 'retry' ? failedPromptRef(m.of) : undefined);
                 } catch (err) {
                     this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
                     // The webview marked itself running on submit; a refused prompt started nothing.
@@ -237,9 +238,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     /** Send a prompt in the current session (a new one when there is none). */
-    async send(text: string, includeEditor = true): Promise<PromptResult> {
+    async send(text: string, includeEditor = true, retryOf?: string): Promise<PromptResult> {
         const rpc = await this.ctx.ready();
-        const result = await rpc.request(METHODS.agentPrompt, ContextFeed.params(text, this.session, includeEditor));
+        const result = await rpc.request(METHODS.agentPrompt, ContextFeed.params(text, this.session, includeEditor, retryOf));
         this.setSession(result.sessionId);
         return result;
     }

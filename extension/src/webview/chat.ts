@@ -66,7 +66,7 @@ function render(item: ChatItem): HTMLElement {
                 retry.type = 'button';
                 retry.addEventListener('click', () => {
                     if (!send.disabled) {
-                        vscode.postMessage({ type: 'retry', text: item.text });
+                        vscode.postMessage({ type: 'retry', text: item.text, of: item.id });
                         running = true;
                         updateButtons();
                     }

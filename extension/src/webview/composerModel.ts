@@ -127,3 +127,10 @@ export function lastText(content: readonly Record<string, unknown>[]): number {
     }
     return -1;
 }
+
+/** The server's reference to a failed prompt from its chat item id (`turn:<turn id>` live,
+ * `withdrawn:<message id>` after a reload); undefined for anything else. */
+export function failedPromptRef(itemId: string | undefined): string | undefined {
+    const m = itemId === undefined ? null : /^(?:turn|withdrawn):(.+)$/.exec(itemId);
+    return m?.[1];
+}

@@ -99,7 +99,7 @@ export type WebviewMessage =
     /** The `@` completion: workspace files matching `query`. */
     | { readonly type: 'files'; readonly requestId: number; readonly query: string }
     /** Send a failed turn's prompt again (only ever on the user's click). */
-    | { readonly type: 'retry'; readonly text: string }
+    | { readonly type: 'retry'; readonly text: string; readonly of?: string }
     | { readonly type: 'cancel' }
     | { readonly type: 'newSession' }
     /** "Show earlier messages": send a longer tail of the conversation. */

@@ -22,6 +22,7 @@ mention past its line or character bound is cut at a line and ends with a visibl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import Field
 
@@ -179,3 +180,16 @@ def format_attachments(context: EditorContext | None, mentions: list[MentionCont
         parts.append(f"[{left} more mentioned files not attached (at most {MAX_MENTIONS})]")
         summary.append(f"{left} more mentions not attached")
     return Attachment(block="\n".join(parts), summary=summary)
+
+
+def is_attachment_block(text: str) -> bool:
+    """Whether a prompt's text block is the attachment :func:`format_attachments` wrote."""
+    return text.startswith(("<editor-context>", '<file path="'))
+
+
+def recorded_attachment(content: list[dict[str, Any]], summary: list[str]) -> Attachment:
+    """The attachment a journaled prompt carried (its content and summary), to send again as it
+    was: a retried prompt attaches what the failed one did, not the editor's state of now."""
+    texts = [b.get("text") for b in content if b.get("type") == "text"]
+    block = next((t for t in texts[:-1] if isinstance(t, str) and is_attachment_block(t)), "")
+    return Attachment(block=block, summary=list(summary) if block else [])

@@ -37,7 +37,7 @@ from retrace.agent.conversation import (
     results_for_batch,
     tool_uses,
 )
-from retrace.agent.editor_context import Attachment, EditorContext, format_attachments
+from retrace.agent.editor_context import Attachment, EditorContext, format_attachments, recorded_attachment
 from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
 from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
 from retrace.agent.mcp.toolset import McpTools
@@ -248,9 +248,11 @@ class AgentService:
         *,
         context: EditorContext | None = None,
         mentions: list[str] | None = None,
+        retry_of: str | None = None,
     ) -> tuple[str, str]:
         """Start a turn (as a task) and return (session id, turn id) at once. ``context`` and
-        ``mentions`` (files named ``@path``) are read now and attached to the prompt."""
+        ``mentions`` (files named ``@path``) are read now and attached to the prompt; ``retry_of``
+        (a failed prompt's message or turn id) attaches what that prompt carried instead."""
         if not text.strip():
             raise RetraceError("the prompt is empty")
         sid = session_id or new_id("ses")
@@ -259,7 +261,12 @@ class AgentService:
         # (``../../x`` would write outside the store), so an unknown id is refused, not created.
         conv = await self._conversation(sid, create=not session_id)
         turn_id = new_id("turn")
-        attachment = await self._attachment(context, mentions or [])
+        failed = _prompt_message(conv, retry_of) if retry_of else None
+        attachment = (
+            recorded_attachment(failed.content, failed.attachments)
+            if failed is not None
+            else await self._attachment(context, mentions or [])
+        )
         turn = self._turn(conv, turn_id, text, attachment)
         task = asyncio.create_task(turn, name=f"retrace-turn-{turn_id}")
         self._tasks[sid] = task
@@ -561,3 +568,11 @@ def _assemble(before: list[Group], note: str, after: list[Group]) -> list[tuple[
         out.append(("user", [summary_block]))
     out.extend((m["role"], list(m["content"])) for m, _ in after)
     return out
+
+
+def _prompt_message(conv: Conversation, ref: str) -> StoredMessage | None:
+    """The prompt message with id ``ref``, or the prompt of turn ``ref``."""
+    message = conv.messages.get(ref)
+    if message is not None and message.kind == "prompt":
+        return message
+    return next((m for m in conv.messages.values() if m.kind == "prompt" and m.turn_id == ref), None)

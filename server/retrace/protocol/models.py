@@ -259,6 +259,9 @@ class PromptParams(CamelModel):
     """What the user is looking at (sent when the editor-context setting is on)."""
     mentions: list[str] = Field(default_factory=list, max_length=50)
     """Workspace-relative paths the prompt mentions (``@path``): read by the server at send time."""
+    retry_of: str | None = None
+    """Send a failed prompt again (its message id or turn id): it carries the attachment that
+    prompt carried (``context`` and ``mentions`` are then ignored)."""
 
 
 class PromptResult(CamelModel):

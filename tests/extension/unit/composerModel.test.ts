@@ -5,6 +5,7 @@ import {
     attachedLine,
     contextChips,
     editorChipLabel,
+    failedPromptRef,
     insertMention,
     isAttachmentText,
     mentionQuery,
@@ -66,6 +67,13 @@ suite('composer model (chat input context)', () => {
         assert.equal(removeMention('explain @a.py and @b.py', 'a.py'), 'explain and @b.py');
         assert.equal(removeMention('@a.py, please', 'a.py'), ', please');
         assert.equal(removeMention('@a.pyc stays', 'a.py'), '@a.pyc stays');
+    });
+
+    test('a retry names the failed prompt by turn (live) or message (after a reload)', () => {
+        assert.equal(failedPromptRef('turn:turn_1'), 'turn_1');
+        assert.equal(failedPromptRef('withdrawn:msg_9'), 'msg_9');
+        assert.equal(failedPromptRef('m1:0'), undefined);
+        assert.equal(failedPromptRef(undefined), undefined);
     });
 
     test('the attached line and the attachment block', () => {
