@@ -220,6 +220,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
             optional={
                 "sessionId": session_or_random,
                 "mentions": st.lists(paths, max_size=3),
+                "retryOf": st.none() | ids | st.sampled_from(HOSTILE_STRINGS),
                 "context": st.none()
                 | st.fixed_dictionaries(
                     {"path": paths},
