@@ -238,7 +238,7 @@ export function serverSettings(): ServerSettings {
 export function normaliseSettings(raw: Record<string, unknown>): ServerSettings {
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(raw)) {
-        if (key === 'pythonPath' || key === 'notifications') {
+        if (key === 'pythonPath' || key === 'notifications' || key === 'context') {
             continue; // client-only keys
         }
         out[key] = value === '' ? null : value;

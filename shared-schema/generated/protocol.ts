@@ -48,6 +48,10 @@ export interface AgentError {
   turnId: string | null;
 }
 export interface TurnStarted {
+  /**
+   * What was attached to it (editor context, mentioned files), one short line each.
+   */
+  attachments?: string[];
   kind: 'turnStarted';
   sessionId: string;
   /**
@@ -488,6 +492,10 @@ export interface ConversationView {
 }
 export interface MessageView {
   /**
+   * A prompt's attachments as the chat lists them (``app.py:12-20 (selection)``, ``@utils.py``).
+   */
+  attachments?: string[];
+  /**
    * Content blocks exactly as sent to the model (plain JSON).
    */
   content: {
@@ -544,6 +552,45 @@ export interface DiffResult {
    */
   patch: string;
   truncated: boolean;
+}
+/**
+ * What the user is looking at when sending a prompt (paths workspace-relative).
+ */
+export interface EditorContext {
+  /**
+   * Its language id (``python``, ``typescript``…).
+   */
+  language?: string | null;
+  /**
+   * Other open editors' files (only when the user asked for them).
+   */
+  openEditors?: string[];
+  /**
+   * The active editor's file.
+   */
+  path: string;
+  /**
+   * Non-empty selections only.
+   */
+  selections?: SelectedText[];
+  /**
+   * The first visible range of the active editor.
+   */
+  visible?: LineRange | null;
+}
+/**
+ * One selection of the active editor: its lines and the selected text.
+ */
+export interface SelectedText {
+  lines: LineRange;
+  text?: string;
+}
+/**
+ * Lines ``start``..``end`` (1-based, both included).
+ */
+export interface LineRange {
+  end: number;
+  start: number;
 }
 /**
  * Zero-based line and UTF-16 character offset (VS Code ``Position``).
@@ -1033,6 +1080,21 @@ export interface PermissionResponse {
   decision: 'allow' | 'deny' | 'allowAlways';
 }
 export interface PromptParams {
+  /**
+   * What the user is looking at (sent when the editor-context setting is on).
+   */
+  context?: EditorContext | null;
+  /**
+   * Workspace-relative paths the prompt mentions (``@path``): read by the server at send time.
+   *
+   * @maxItems 50
+   */
+  mentions?: string[];
+  /**
+   * Send a failed prompt again (its message id or turn id): it carries the attachment that
+   * prompt carried (``context`` and ``mentions`` are then ignored).
+   */
+  retryOf?: string | null;
   /**
    * Continue this session; a new session when absent.
    */
@@ -1808,6 +1870,19 @@ export interface UndoLastRestoreParams {
    */
   backgroundTasks?: ('stop' | 'keep') | null;
 }
+export interface WorkspaceFilesParams {
+  limit?: number;
+  /**
+   * What the user typed after ``@`` (empty: any file).
+   */
+  query?: string;
+}
+export interface WorkspaceFilesResult {
+  /**
+   * Workspace-relative POSIX paths of recorded (not ignored) files, best match first.
+   */
+  paths: string[];
+}
 
 /** Short names for the protocol's tagged unions. */
 export type AgentEvent = AgentEventPayload;
@@ -1826,6 +1901,7 @@ export const METHODS = {
   timelineGet: 'retrace/timeline/get',
   timelineTree: 'retrace/timeline/tree',
   fileHistory: 'retrace/file/history',
+  workspaceFiles: 'retrace/workspace/files',
   tasksList: 'retrace/tasks/list',
   taskTimeline: 'retrace/tasks/timeline',
   taskApply: 'retrace/tasks/apply',
@@ -1869,6 +1945,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/timeline/get': 'clientRequest',
   'retrace/timeline/tree': 'clientRequest',
   'retrace/file/history': 'clientRequest',
+  'retrace/workspace/files': 'clientRequest',
   'retrace/tasks/list': 'clientRequest',
   'retrace/tasks/timeline': 'clientRequest',
   'retrace/tasks/apply': 'clientRequest',
@@ -1908,6 +1985,7 @@ export interface RequestParams {
   'retrace/timeline/get': TimelineGetParams;
   'retrace/timeline/tree': TimelineTreeParams;
   'retrace/file/history': FileHistoryParams;
+  'retrace/workspace/files': WorkspaceFilesParams;
   'retrace/tasks/list': TasksListParams;
   'retrace/tasks/timeline': TaskParams;
   'retrace/tasks/apply': TaskParams;
@@ -1942,6 +2020,7 @@ export interface RequestResult {
   'retrace/timeline/get': TimelineGetResult;
   'retrace/timeline/tree': TimelineTreeResult;
   'retrace/file/history': FileHistoryResult;
+  'retrace/workspace/files': WorkspaceFilesResult;
   'retrace/tasks/list': TasksListResult;
   'retrace/tasks/timeline': TaskTimelineResult;
   'retrace/tasks/apply': TaskApplyResult;

@@ -42,8 +42,11 @@ def _lines() -> list[dict[str, object]]:
 
 ADDED_SINCE_V1: dict[str, Any] = {
     "approximate": False,
+    "cacheCreationInputTokens": 0,
+    "cacheReadInputTokens": 0,
     "counted": True,
     "parentDelta": None,
+    "summarized": None,
     "terminal": None,
     "cacheCreationInputTokens": 0,
     "cacheReadInputTokens": 0,

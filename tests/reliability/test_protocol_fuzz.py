@@ -216,7 +216,24 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         "retrace/tasks/discard": task,
         "retrace/tasks/resume": task,
         "retrace/agent/prompt": st.fixed_dictionaries(
-            {"text": texts}, optional={"sessionId": session_or_random}
+            {"text": texts},
+            optional={
+                "sessionId": session_or_random,
+                "mentions": st.lists(paths, max_size=3),
+                "retryOf": st.none() | ids | st.sampled_from(HOSTILE_STRINGS),
+                "context": st.none()
+                | st.fixed_dictionaries(
+                    {"path": paths},
+                    optional={"selections": json_values, "visible": json_values, "openEditors": json_values},
+                ),
+            },
+        ),
+        "retrace/workspace/files": st.fixed_dictionaries(
+            {},
+            optional={
+                "query": st.sampled_from(HOSTILE_STRINGS) | st.text(max_size=20),
+                "limit": st.integers(min_value=-5, max_value=100_000),
+            },
         ),
         "retrace/agent/cancel": st.fixed_dictionaries({"sessionId": session_or_random}),
         "retrace/session/list": st.just({}),

@@ -4,6 +4,7 @@
  * those to the webview.
  */
 import type { AgentEvent, ConversationView } from '../client/protocol';
+import { isAttachmentText, lastText, withAttachments } from '../webview/composerModel';
 import type { ChatItem, Decision, PermissionReviewView, ToolStatus } from '../webview/messages';
 import type { TurnUsage } from '../webview/usageLine';
 
@@ -97,7 +98,7 @@ export class ChatTranscript {
         switch (e.kind) {
             case 'turnStarted':
                 this.running = true;
-                return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text })];
+                return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text, ...withAttachments(e.attachments) })];
             case 'textDelta': {
                 const last = this.items[this.items.length - 1];
                 if (last?.kind === 'assistant') {
@@ -196,11 +197,14 @@ export class ChatTranscript {
                 const id = `${m.id}:${j}`;
                 if (block['type'] === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') {
                     const text = block['text'];
+                    if (m.kind === 'prompt' && isAttachmentText(text)) {
+                        return; // shown as the prompt's "attached" line
+                    }
                     this.items.push(
                         m.kind === 'summary'
                             ? { kind: 'notice', id, text: `Summary: ${text}` }
                             : m.role === 'user'
-                              ? { kind: 'user', id, text }
+                              ? { kind: 'user', id, text, ...(m.kind === 'prompt' && j === lastText(m.content) ? withAttachments(m.attachments) : {}) }
                               : { kind: 'assistant', id, text },
                     );
                 } else if (block['type'] === 'tool_use' && typeof block['id'] === 'string' && typeof block['name'] === 'string') {

@@ -16,6 +16,9 @@ import { onLogMessage } from './chatLogActions';
 import { ChatTranscript } from './chatModel';
 import { LOG_CSS } from './chatLogStyle';
 import { ReviewDocuments, reviewView } from './permissionReview';
+import { ContextFeed } from '../context/contextFeed';
+import { COMPOSER_CSS, COMPOSER_HTML } from '../webview/composerView';
+import { failedPromptRef } from '../webview/composerModel';
 
 /** Chat items sent to the webview at first, and added per "Show earlier messages". */
 export const CHAT_PAGE = 200;
@@ -35,6 +38,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private readonly pendingPermissions = new Map<string, { request: PermissionRequest; resolve: (r: PermissionResponse) => void }>();
     private readonly disposables: vscode.Disposable[] = [];
     private readonly reviews = new ReviewDocuments();
+    private readonly contextFeed = new ContextFeed(editor => this.post({ type: 'context', editor }));
     private readonly sessionEmitter = new vscode.EventEmitter<string | undefined>();
     readonly onDidChangeSession = this.sessionEmitter.event;
     private session: string | undefined;
@@ -47,6 +51,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             vscode.window.registerWebviewViewProvider(VIEW_CHAT, this, { webviewOptions: { retainContextWhenHidden: true } }),
             this.sessionEmitter,
             this.reviews,
+            this.contextFeed,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
             ctx.onDidChangeState(s => void this.onServerState(s.kind === 'running')),
             ctx.onDidChangeModelMode(() => this.postBanner()),
@@ -135,13 +140,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${CSS}${LOG_CSS}</style>
+<style nonce="${nonce}">${CSS}${LOG_CSS}${COMPOSER_CSS}</style>
 <title>Retrace Chat</title>
 </head><body>
 <div id="banner" role="note"></div>
 <div id="status" role="status"></div>
 <div id="log" role="log" aria-live="off" aria-label="Conversation"></div>
 <form id="form">
+  ${COMPOSER_HTML}
   <textarea id="prompt" rows="3" placeholder="Ask the agent… (Enter to send, Shift+Enter for a new line, ↑/↓ for history)" aria-label="Prompt"></textarea>
   <div class="row">
     <button id="send" type="submit">Send</button>
@@ -191,11 +197,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
                 this.postBanner();
                 this.postServerState();
                 this.reset();
+                this.contextFeed.postNow();
+                return;
+            case 'files':
+                await this.answerFiles(m.requestId, m.query);
                 return;
             case 'prompt':
             case 'retry':
                 try {
-                    await this.send(m.text);
+                    await this.send(m.text, m.type === 'prompt' ? m.includeEditor !== false : false, m.type === 'retry' ? failedPromptRef(m.of) : undefined);
                 } catch (err) {
                     this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
                     // The webview marked itself running on submit; a refused prompt started nothing.
@@ -236,11 +246,17 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     /** Send a prompt in the current session (a new one when there is none). */
-    async send(text: string): Promise<PromptResult> {
+    async send(text: string, includeEditor = true, retryOf?: string): Promise<PromptResult> {
         const rpc = await this.ctx.ready();
-        const result = await rpc.request(METHODS.agentPrompt, this.session !== undefined ? { text, sessionId: this.session } : { text });
+        const result = await rpc.request(METHODS.agentPrompt, ContextFeed.params(text, this.session, includeEditor, retryOf));
         this.setSession(result.sessionId);
         return result;
+    }
+
+    private async answerFiles(requestId: number, query: string): Promise<void> {
+        const rpc = this.ctx.rpc;
+        const paths = rpc === undefined ? [] : await ContextFeed.files(rpc, query).catch(() => []);
+        this.post({ type: 'files', requestId, paths });
     }
 
     async cancel(): Promise<boolean> {

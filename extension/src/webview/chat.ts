@@ -8,6 +8,7 @@ import { Announcer, LiveRegions } from './announce';
 import { permissionView } from './permissionView';
 import { handleLogClicks, renderAssistant, renderUsage, showToolDiff, toolExtras } from './renderLog';
 import { Coalescer } from './throttle';
+import { attachedNode, createComposer } from './composer';
 
 interface VsCodeApi {
     postMessage(message: WebviewMessage): void;
@@ -24,6 +25,7 @@ const send = document.getElementById('send') as HTMLButtonElement;
 const cancel = document.getElementById('cancel') as HTMLButtonElement;
 const status = document.getElementById('status') as HTMLDivElement;
 const banner = document.getElementById('banner') as HTMLDivElement;
+const composer = createComposer(prompt, m => vscode.postMessage(m));
 
 interface State {
     history: string[];
@@ -55,6 +57,10 @@ function render(item: ChatItem): HTMLElement {
     switch (item.kind) {
         case 'user': {
             const box = el('div', item.failed === undefined ? 'msg user' : 'msg user failed', item.text);
+            const attached = attachedNode(item.attachments);
+            if (attached !== undefined) {
+                box.append(attached);
+            }
             if (item.failed !== undefined) {
                 // The prompt is not part of what the model sees any more: only a click sends it again.
                 const row = el('div', 'failed-row');
@@ -63,7 +69,7 @@ function render(item: ChatItem): HTMLElement {
                 retry.type = 'button';
                 retry.addEventListener('click', () => {
                     if (!send.disabled) {
-                        vscode.postMessage({ type: 'retry', text: item.text });
+                        vscode.postMessage({ type: 'retry', text: item.text, of: item.id });
                         running = true;
                         updateButtons();
                     }
@@ -244,6 +250,12 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
         case 'banner':
             showBanner(m.banner);
             break;
+        case 'context':
+            composer.setEditor(m.editor);
+            break;
+        case 'files':
+            composer.showFiles(m.requestId, m.paths);
+            break;
     }
     updateButtons();
 });
@@ -259,8 +271,9 @@ function submit(): void {
     }
     historyIndex = history.length;
     vscode.setState({ history } satisfies State);
-    vscode.postMessage({ type: 'prompt', text });
+    vscode.postMessage({ type: 'prompt', text, includeEditor: composer.includeEditor });
     prompt.value = '';
+    composer.sent();
     running = true;
     updateButtons();
 }
@@ -271,6 +284,9 @@ form.addEventListener('submit', e => {
 });
 cancel.addEventListener('click', () => vscode.postMessage({ type: 'cancel' }));
 prompt.addEventListener('keydown', e => {
+    if (composer.onKey(e)) {
+        return;
+    }
     if (e.key === 'Enter' && !e.shiftKey) {
         e.preventDefault();
         submit();

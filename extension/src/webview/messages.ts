@@ -4,13 +4,14 @@
  */
 
 import { isLogWebviewMessage, type LogHostMessage, type LogWebviewMessage, type UsageItem } from './logMessages';
+import type { EditorSnapshot } from './composerModel';
 
 export type ToolStatus = 'running' | 'ok' | 'error' | 'denied' | 'interrupted' | 'cancelled';
 export type Decision = 'allow' | 'deny' | 'allowAlways';
 
 export type ChatItem =
     /** `failed`: the turn ended without finishing (error, cancel, crash); the chat offers Retry. */
-    | { readonly kind: 'user'; readonly id: string; readonly text: string; readonly failed?: string }
+    | { readonly kind: 'user'; readonly id: string; readonly text: string; readonly failed?: string; readonly attachments?: readonly string[] }
     | { readonly kind: 'assistant'; readonly id: string; readonly text: string }
     /** `checkpoint`: the checkpoint the call ended in (its inline diff and link). */
     | { readonly kind: 'tool'; readonly id: string; readonly tool: string; readonly summary: string; readonly status: ToolStatus; readonly output: string; readonly checkpoint?: string }
@@ -89,13 +90,20 @@ export type HostMessage =
     | { readonly type: 'running'; readonly running: boolean }
     | { readonly type: 'serverState'; readonly accepting: boolean; readonly message: string }
     | { readonly type: 'banner'; readonly banner: Banner | null }
-    | LogHostMessage;
+    | LogHostMessage
+    /** The active editor as the input's context chip shows it (undefined: none, or switched off). */
+    | { readonly type: 'context'; readonly editor: EditorSnapshot | undefined }
+    /** The `@` completion's answer to the `files` request with the same id. */
+    | { readonly type: 'files'; readonly requestId: number; readonly paths: readonly string[] };
 
 export type WebviewMessage =
     | { readonly type: 'ready' }
-    | { readonly type: 'prompt'; readonly text: string }
+    /** `includeEditor: false`: the user switched the editor-context chip off for this prompt. */
+    | { readonly type: 'prompt'; readonly text: string; readonly includeEditor?: boolean }
+    /** The `@` completion: workspace files matching `query`. */
+    | { readonly type: 'files'; readonly requestId: number; readonly query: string }
     /** Send a failed turn's prompt again (only ever on the user's click). */
-    | { readonly type: 'retry'; readonly text: string }
+    | { readonly type: 'retry'; readonly text: string; readonly of?: string }
     | { readonly type: 'cancel' }
     | { readonly type: 'newSession' }
     /** "Show earlier messages": send a longer tail of the conversation. */
@@ -119,5 +127,5 @@ export function isWebviewMessage(value: unknown): value is WebviewMessage {
         const command = (value as { command?: unknown }).command;
         return (BANNER_COMMANDS as readonly unknown[]).includes(command);
     }
-    return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'showEarlier' || type === 'permission' || type === 'showReview';
+    return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'showEarlier' || type === 'permission' || type === 'showReview' || type === 'files';
 }

@@ -184,9 +184,10 @@ def _rewrite_events(
         ConversationHeadEvent(head=None, reason="compaction", summarized=plan.summarized[-1].id)
     ]
     parent: str | None = None
-    summary = (("user", [{"type": "text", "text": note}], turn_id, "summary"),)
-    copies = tuple((m.role, m.content, m.turn_id, m.kind) for m in plan.kept)
-    for role, content, message_turn, kind in summary + copies:
+    no_attachments: list[str] = []
+    summary = (("user", [{"type": "text", "text": note}], turn_id, "summary", no_attachments),)
+    copies = tuple((m.role, m.content, m.turn_id, m.kind, m.attachments) for m in plan.kept)
+    for role, content, message_turn, kind, attachments in summary + copies:
         message_id = new_id("msg")
         events.append(
             MessageEvent(
@@ -197,6 +198,7 @@ def _rewrite_events(
                 turn_id=message_turn,
                 kind=kind,
                 created_at=now_iso(),
+                attachments=attachments or None,
             )
         )
         parent = message_id

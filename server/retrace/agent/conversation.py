@@ -83,6 +83,8 @@ class MessageView(CamelModel):
     content: list[dict[str, Any]]
     """Content blocks exactly as sent to the model (plain JSON)."""
     created_at: str | None = None
+    attachments: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """A prompt's attachments as the chat lists them (``app.py:12-20 (selection)``, ``@utils.py``)."""
 
 
 class WithdrawnPrompt(CamelModel):
@@ -152,6 +154,7 @@ class StoredMessage:
     created_at: str | None
     note_from_before: str | None = None
     """For a prompt: the pending restore note it consumed (given back if it is withdrawn)."""
+    attachments: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -226,6 +229,7 @@ class Conversation:
             turn_id=event.get("turnId"),
             kind=event.get("kind", "message"),
             created_at=event.get("createdAt"),
+            attachments=list(event.get("attachments") or []),
         )
         self.messages[message.id] = message
         self.head = message.id
@@ -363,6 +367,7 @@ class Conversation:
                     kind=m.kind,
                     content=m.content,
                     created_at=m.created_at,
+                    attachments=m.attachments,
                 )
                 for m in chain
             ],

@@ -28,6 +28,8 @@ class TurnStarted(EventBase):
     kind: Literal["turnStarted"] = "turnStarted"
     text: str
     """The user's prompt."""
+    attachments: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """What was attached to it (editor context, mentioned files), one short line each."""
 
 
 class TextDelta(EventBase):

@@ -418,9 +418,17 @@ async def run_tools(
     return None
 
 
-async def run_turn(rt: Runtime, conv: Conversation, turn_id: str, prompt_blocks: list[dict[str, Any]]) -> str:
+async def run_turn(
+    rt: Runtime,
+    conv: Conversation,
+    turn_id: str,
+    prompt_blocks: list[dict[str, Any]],
+    attachments: list[str] | None = None,
+) -> str:
     """Run one turn to its end; returns the TurnFinished stop reason. Cancellation propagates."""
-    await append_message(rt, conv, "user", prompt_blocks, turn_id=turn_id, kind="prompt")
+    await append_message(
+        rt, conv, "user", prompt_blocks, turn_id=turn_id, kind="prompt", attachments=attachments
+    )
     compacting = True
     for _ in range(rt.settings.max_iterations):
         if compacting:

@@ -105,6 +105,7 @@ async def append_message(
     *,
     turn_id: str | None,
     kind: str,
+    attachments: list[str] | None = None,
 ) -> str:
     message_id = new_id("msg")
     await journal(
@@ -118,6 +119,7 @@ async def append_message(
             turn_id=turn_id,
             kind=kind,
             created_at=now_iso(),
+            attachments=attachments or None,
         ),
     )
     return message_id

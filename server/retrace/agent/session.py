@@ -37,9 +37,11 @@ from retrace.agent.conversation import (
     results_for_batch,
     tool_uses,
 )
+from retrace.agent.editor_context import Attachment, EditorContext, format_attachments, recorded_attachment
 from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
 from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
 from retrace.agent.mcp.toolset import McpTools
+from retrace.agent.mentions import read_mentions
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.replay import ReplayBuffer, ToolCallView
 from retrace.agent.resume import finish_interrupted, withdraw_unanswered
@@ -239,8 +241,18 @@ class AgentService:
         return self.settings
 
     # ------------------------------------------------------------------ turns
-    async def prompt(self, text: str, session_id: str | None = None) -> tuple[str, str]:
-        """Start a turn (as a task) and return (session id, turn id) at once."""
+    async def prompt(
+        self,
+        text: str,
+        session_id: str | None = None,
+        *,
+        context: EditorContext | None = None,
+        mentions: list[str] | None = None,
+        retry_of: str | None = None,
+    ) -> tuple[str, str]:
+        """Start a turn (as a task) and return (session id, turn id) at once. ``context`` and
+        ``mentions`` (files named ``@path``) are read now and attached to the prompt; ``retry_of``
+        (a failed prompt's message or turn id) attaches what that prompt carried instead."""
         if not text.strip():
             raise RetraceError("the prompt is empty")
         sid = session_id or new_id("ses")
@@ -249,11 +261,24 @@ class AgentService:
         # (``../../x`` would write outside the store), so an unknown id is refused, not created.
         conv = await self._conversation(sid, create=not session_id)
         turn_id = new_id("turn")
-        task = asyncio.create_task(self._turn(conv, turn_id, text), name=f"retrace-turn-{turn_id}")
+        failed = _prompt_message(conv, retry_of) if retry_of else None
+        attachment = (
+            recorded_attachment(failed.content, failed.attachments)
+            if failed is not None
+            else await self._attachment(context, mentions or [])
+        )
+        turn = self._turn(conv, turn_id, text, attachment)
+        task = asyncio.create_task(turn, name=f"retrace-turn-{turn_id}")
         self._tasks[sid] = task
         return sid, turn_id
 
-    async def _prompt_blocks(self, conv: Conversation, text: str) -> list[dict[str, Any]]:
+    async def _attachment(self, context: EditorContext | None, mentions: list[str]) -> Attachment:
+        if context is None and not mentions:
+            return Attachment(block="")
+        read = await asyncio.to_thread(read_mentions, self.engine.workspace, self.engine.config, mentions)
+        return format_attachments(context, read)
+
+    async def _prompt_blocks(self, conv: Conversation, text: str, attached: str = "") -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
         news = self.background.news(conv.session_id)
         if news is not None:
@@ -265,21 +290,26 @@ class AgentService:
                 changes = []
             if changes:
                 blocks.append({"type": "text", "text": restore_note(conv.note_from, changes)})
+        if attached:  # before the user's words, which stay the last text block (``prompt_text``)
+            blocks.append({"type": "text", "text": attached})
         blocks.append({"type": "text", "text": text})
         return blocks
 
-    async def _turn(self, conv: Conversation, turn_id: str, text: str) -> None:
+    async def _turn(self, conv: Conversation, turn_id: str, text: str, attachment: Attachment) -> None:
         rt = self._runtime()
         sid = conv.session_id
         stop: str = "error"
         try:
-            await self.host.emit(TurnStarted(session_id=sid, turn_id=turn_id, text=text))
+            await self.host.emit(
+                TurnStarted(session_id=sid, turn_id=turn_id, text=text, attachments=attachment.summary)
+            )
             await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
             rt.extra_tools = await self.mcp.specs(
                 lambda m: self.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=m))
             )
             await record_background(rt, conv, turn_id, conv.head)  # a turn boundary
-            stop = await run_turn(rt, conv, turn_id, await self._prompt_blocks(conv, text))
+            blocks = await self._prompt_blocks(conv, text, attachment.block)
+            stop = await run_turn(rt, conv, turn_id, blocks, attachment.summary)
         except asyncio.CancelledError:
             stop = "cancelled"
             await stop_cleanly(rt, conv, turn_id)
@@ -538,3 +568,11 @@ def _assemble(before: list[Group], note: str, after: list[Group]) -> list[tuple[
         out.append(("user", [summary_block]))
     out.extend((m["role"], list(m["content"])) for m, _ in after)
     return out
+
+
+def _prompt_message(conv: Conversation, ref: str) -> StoredMessage | None:
+    """The prompt message with id ``ref``, or the prompt of turn ``ref``."""
+    message = conv.messages.get(ref)
+    if message is not None and message.kind == "prompt":
+        return message
+    return next((m for m in conv.messages.values() if m.kind == "prompt" and m.turn_id == ref), None)

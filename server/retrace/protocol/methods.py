@@ -20,6 +20,7 @@ from retrace.protocol import models as m
 from retrace.protocol import remote as r
 from retrace.protocol import tasks as t
 from retrace.protocol.file_history import FileHistoryParams, FileHistoryResult
+from retrace.protocol.workspace_files import WorkspaceFilesParams, WorkspaceFilesResult
 
 Direction = Literal["clientRequest", "clientNotification", "serverRequest", "serverNotification"]
 
@@ -132,6 +133,14 @@ METHODS: tuple[MethodSpec, ...] = (
         FileHistoryResult,
         "The checkpoints that changed one file, newest first, paged (cursor + limit), across "
         "sessions or in one.",
+    ),
+    MethodSpec(
+        "workspaceFiles",
+        "retrace/workspace/files",
+        "clientRequest",
+        WorkspaceFilesParams,
+        WorkspaceFilesResult,
+        "Recorded (not ignored) workspace files matching a query, best first: the chat input's @ completion.",
     ),
     MethodSpec(
         "tasksList",

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
+from retrace.agent.editor_context import EditorContext
 from retrace.agent.events import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
 from retrace.agent.mcp.config import McpSettings
 from retrace.agent.settings import (
@@ -62,6 +63,7 @@ __all__ = [
     "ConversationView",
     "DiffParams",
     "DiffResult",
+    "EditorContext",
     "EditorSaveParams",
     "EditorSaveResult",
     "EditorState",
@@ -253,6 +255,13 @@ class PromptParams(CamelModel):
     text: str = Field(min_length=1)
     session_id: str | None = None
     """Continue this session; a new session when absent."""
+    context: EditorContext | None = None
+    """What the user is looking at (sent when the editor-context setting is on)."""
+    mentions: list[str] = Field(default_factory=list, max_length=50)
+    """Workspace-relative paths the prompt mentions (``@path``): read by the server at send time."""
+    retry_of: str | None = None
+    """Send a failed prompt again (its message id or turn id): it carries the attachment that
+    prompt carried (``context`` and ``mentions`` are then ignored)."""
 
 
 class PromptResult(CamelModel):

@@ -8,7 +8,7 @@ import { sampleTimeline } from './fixtures';
 
 suite('settings and small helpers', () => {
     test('client-only keys stay home; empty strings travel as null', () => {
-        const s = normaliseSettings({ pythonPath: '/x/python', notifications: 'always', model: 'm', baseUrl: '', permissions: { write: 'auto', command: 'ask' } });
+        const s = normaliseSettings({ pythonPath: '/x/python', notifications: 'always', context: { editor: true, openEditors: false }, model: 'm', baseUrl: '', permissions: { write: 'auto', command: 'ask' } });
         assert.deepEqual(s, { model: 'm', baseUrl: null, permissions: { write: 'auto', command: 'ask' } });
     });
 
@@ -114,6 +114,7 @@ suite('settings and small helpers', () => {
         for (const key of [
             'pythonPath', 'model', 'baseUrl', 'maxTokens', 'permissions.write', 'permissions.command', 'retention.maxCheckpoints',
             'retention.maxAgeDays', 'retention.maxBytes', 'excludes', 'maxFileBytes', 'commandTimeoutSeconds', 'notifications',
+            'context.editor', 'context.openEditors',
         ]) {
             assert.ok(props[`retrace.${key}`], `retrace.${key} contributed`);
             assert.notEqual(props[`retrace.${key}`]?.default, undefined, `retrace.${key} has a default`);

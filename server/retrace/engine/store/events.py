@@ -87,6 +87,9 @@ class MessageEvent(_Event):
     turn_id: str | None = None
     kind: str = "message"
     created_at: str | None = None
+    attachments: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A prompt's attachment summary (editor context, mentioned files) as the chat shows it; the
+    attached text itself is in ``content``. Absent in older journals and for other messages."""
 
 
 class UsageEvent(_Event):

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrace.lsp.handlers import agent, checkpoint, conversation, editor, file_history, remote, stats, tasks
+from retrace.lsp.handlers import (
+    agent,
+    checkpoint,
+    conversation,
+    editor,
+    file_history,
+    remote,
+    stats,
+    tasks,
+    workspace_files,
+)
 from retrace.lsp.handlers.lifecycle import register_lifecycle
 
 if TYPE_CHECKING:
@@ -23,6 +33,7 @@ CLIENT_METHOD_HANDLERS: dict[str, Handler] = {
     **remote.HANDLERS,
     **stats.HANDLERS,
     **tasks.HANDLERS,
+    **workspace_files.HANDLERS,
 }
 
 __all__ = ["CLIENT_METHOD_HANDLERS", "register_lifecycle"]

@@ -31,7 +31,13 @@ async def prompt(ls: RetraceServer, params: PromptParams) -> PromptResult:
     require_trusted(ls, "An agent turn")
     services = await ls.services()
     services.require_model(ls.settings.base_url)
-    session_id, turn_id = await services.agent.prompt(params.text, session_id=params.session_id)
+    session_id, turn_id = await services.agent.prompt(
+        params.text,
+        session_id=params.session_id,
+        context=params.context,
+        mentions=params.mentions,
+        retry_of=params.retry_of,
+    )
     return PromptResult(session_id=session_id, turn_id=turn_id)
 
 
