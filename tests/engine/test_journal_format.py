@@ -48,9 +48,6 @@ ADDED_SINCE_V1: dict[str, Any] = {
     "parentDelta": None,
     "summarized": None,
     "terminal": None,
-    "cacheCreationInputTokens": 0,
-    "cacheReadInputTokens": 0,
-    "summarized": None,
 }
 """Fields added to stored models after v1, with the default an old line means."""
 
