@@ -113,6 +113,8 @@ suite('composer model (chat input context)', () => {
             running: false,
             withdrawn: [],
             toolStatuses: {},
+            turnUsage: {},
+            toolCheckpoints: {},
             messagesOmitted: 0,
         } as unknown as ConversationView;
         t.load(view);
