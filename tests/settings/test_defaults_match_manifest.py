@@ -13,7 +13,8 @@ import pytest
 from retrace.protocol.models import ServerSettings
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENT_ONLY = {"pythonPath", "notifications"}
+CLIENT_ONLY = {"pythonPath", "notifications", "context.editor", "context.openEditors"}
+"""Settings only the extension reads (what it attaches to a prompt is sent with the prompt)."""
 
 
 def manifest_defaults() -> dict[str, Any]:
@@ -26,7 +27,7 @@ def server_defaults() -> dict[str, Any]:
     flat: dict[str, Any] = {}
 
     def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:  # an empty map (e.g. ``mcp.servers``) is one setting
             for key, inner in value.items():
                 walk(f"{prefix}{key}.", inner)
         else:
