@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from retrace import __version__
-from retrace.cli import commands, remote
+from retrace.cli import commands, handoff, remote
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution
 from retrace.sync.errors import RemoteError
@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_agent_commands(add, common)
     remote.add_parser(add, common, as_json)
+    handoff.add_parsers(add, common, as_json)
     return parser
 
 
