@@ -290,6 +290,16 @@ export interface BackgroundTaskView {
    */
   stoppedBy: string | null;
 }
+export interface AttributionParams {
+  /**
+   * Lines older than this checkpoint are attributed to it as ``unknown`` (default: the first).
+   */
+  fromCheckpoint?: string | null;
+  /**
+   * The state whose lines are attributed (default: the head).
+   */
+  toCheckpoint?: string | null;
+}
 export interface BackgroundListParams {
   /**
    * Also the tasks that ended since the server started (default: running ones only).
@@ -674,6 +684,46 @@ export interface FileOutcome {
   path: string;
   status: 'restored' | 'merged' | 'skipped' | 'conflict' | 'failed' | 'unchanged';
 }
+export interface GitExportParams {
+  /**
+   * ``Name <email>``; default: the user's git identity, else ``Retrace <retrace@localhost>``.
+   */
+  author?: string | null;
+  /**
+   * Parent commit (any revision); default ``HEAD`` (unborn: a root commit).
+   */
+  base?: string | null;
+  /**
+   * The new branch's name (``refs/heads/<branch>``); an existing branch is refused.
+   */
+  branch: string;
+  checkpointId: string;
+  /**
+   * Commit message; default: the session's turn prompts up to the checkpoint.
+   */
+  message?: string | null;
+}
+export interface GitExportResult {
+  /**
+   * The parent commit (``null``: a root commit).
+   */
+  base: string | null;
+  branch: string;
+  commit: string;
+  /**
+   * Files of the checkpoint written to the commit's tree.
+   */
+  files: number;
+}
+/**
+ * ``retrace.git.*`` settings.
+ */
+export interface GitSettings {
+  /**
+   * Commit each turn's end state onto ``refs/heads/retrace/<session id>`` (never checked out).
+   */
+  mirrorTurns?: boolean;
+}
 /**
  * ``initialize`` → ``initializationOptions``.
  */
@@ -705,6 +755,7 @@ export interface ServerSettings {
   baseUrl?: string | null;
   commandTimeoutSeconds?: number;
   excludes?: string[];
+  git?: GitSettings;
   maxFileBytes?: number;
   maxTokens?: number;
   model?: string;
@@ -1165,6 +1216,36 @@ export interface RestoreResult {
 }
 export interface RestoreStateResult {
   restored: boolean;
+}
+export interface RetraceCheckpointInfo {
+  createdAt: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
+  prompt: string | null;
+  sessionId: string;
+  tool: string | null;
+  turnId: string | null;
+}
+export interface RetraceTraceMeta {
+  /**
+   * Files whose line attribution hit its time budget: their ranges are coarser than exact.
+   */
+  approximate: string[];
+  /**
+   * Files at B that are not text (binary content, symlinks): no line ranges; their owner is in
+   * ``fileOwners``.
+   */
+  binary: string[];
+  checkpoints: {
+    [k: string]: RetraceCheckpointInfo;
+  };
+  /**
+   * Path → checkpoint that last wrote the file (every file at B, text or not).
+   */
+  fileOwners: {
+    [k: string]: string | undefined;
+  };
+  fromCheckpoint: string | null;
+  toCheckpoint: string;
 }
 /**
  * ``retrace/server/state``: what this server may do for this workspace.
@@ -1675,6 +1756,43 @@ export interface ToolCallView {
   tool: string;
   turnId: string | null;
 }
+export interface TraceContributor {
+  type: 'human' | 'ai' | 'mixed' | 'unknown';
+}
+export interface TraceConversation {
+  contributor: TraceContributor;
+  ranges: TraceRange[];
+  related: TraceRelated[];
+}
+export interface TraceRange {
+  end_line: number;
+  start_line: number;
+}
+export interface TraceRelated {
+  type: string;
+  url: string;
+}
+export interface TraceFile {
+  conversations: TraceConversation[];
+  path: string;
+}
+/**
+ * One Agent Trace record: the line attribution of every file at ``to_checkpoint``.
+ */
+export interface TraceRecord {
+  files: TraceFile[];
+  id: string;
+  metadata: {
+    [k: string]: RetraceTraceMeta;
+  };
+  timestamp: string;
+  tool: TraceTool;
+  version: string;
+}
+export interface TraceTool {
+  name: string;
+  version: string;
+}
 /**
  * The server remembers the last restore of this session.
  */
@@ -1702,6 +1820,8 @@ export const METHODS = {
   timelineGet: 'retrace/timeline/get',
   timelineTree: 'retrace/timeline/tree',
   fileHistory: 'retrace/file/history',
+  exportGit: 'retrace/export/git',
+  attribution: 'retrace/attribution',
   tasksList: 'retrace/tasks/list',
   taskTimeline: 'retrace/tasks/timeline',
   taskApply: 'retrace/tasks/apply',
@@ -1745,6 +1865,8 @@ export const METHOD_DIRECTIONS = {
   'retrace/timeline/get': 'clientRequest',
   'retrace/timeline/tree': 'clientRequest',
   'retrace/file/history': 'clientRequest',
+  'retrace/export/git': 'clientRequest',
+  'retrace/attribution': 'clientRequest',
   'retrace/tasks/list': 'clientRequest',
   'retrace/tasks/timeline': 'clientRequest',
   'retrace/tasks/apply': 'clientRequest',
@@ -1784,6 +1906,8 @@ export interface RequestParams {
   'retrace/timeline/get': TimelineGetParams;
   'retrace/timeline/tree': TimelineTreeParams;
   'retrace/file/history': FileHistoryParams;
+  'retrace/export/git': GitExportParams;
+  'retrace/attribution': AttributionParams;
   'retrace/tasks/list': TasksListParams;
   'retrace/tasks/timeline': TaskParams;
   'retrace/tasks/apply': TaskParams;
@@ -1818,6 +1942,8 @@ export interface RequestResult {
   'retrace/timeline/get': TimelineGetResult;
   'retrace/timeline/tree': TimelineTreeResult;
   'retrace/file/history': FileHistoryResult;
+  'retrace/export/git': GitExportResult;
+  'retrace/attribution': TraceRecord;
   'retrace/tasks/list': TasksListResult;
   'retrace/tasks/timeline': TaskTimelineResult;
   'retrace/tasks/apply': TaskApplyResult;

@@ -19,7 +19,7 @@ IDENTITY = {
 }
 
 
-def git(cwd: Path, *args: str, identity: bool = True, input: bytes | None = None) -> str:  # noqa: A002
+def git(cwd: Path, *args: str, identity: bool = True, input: bytes | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     if identity:
         env.update(IDENTITY)
@@ -81,5 +81,3 @@ def manifest_tree(cli: Cli, cp: str, root: Path) -> dict[str, tuple[str, str]]:
             oid = git(root, "hash-object", "--stdin", input=data).strip()
             out[path] = (mode, oid)
     return out
-
-

@@ -92,8 +92,16 @@ def test_author_message_and_base(repo: Path, cli: Cli) -> None:
     second = commit_all(repo, "second")
     cp = edit_and_checkpoint(repo, cli)
     out = cli.json(
-        "export", cp, "--branch", "feature/x", "--message", "Add things", "--author", "Ann Other <ann@example.org>",
-        "--base", first,
+        "export",
+        cp,
+        "--branch",
+        "feature/x",
+        "--message",
+        "Add things",
+        "--author",
+        "Ann Other <ann@example.org>",
+        "--base",
+        first,
     )
     assert out["base"] == first != second
     log = git(repo, "log", "-1", "--format=%an <%ae>|%s", out["commit"]).strip()

@@ -17,17 +17,17 @@ listed as ``approximate``. Binary files get no line ranges (their owner is in ``
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 from datetime import UTC, datetime
 
 from retrace import __version__
 from retrace.engine import Engine
+from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, CheckpointKind
 from retrace.engine.stats import line_opcodes
-from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import TurnEvent
-from retrace.text import decode_text
 from retrace.protocol.handoff import (
     ContributorType,
     RetraceCheckpointInfo,
@@ -36,10 +36,11 @@ from retrace.protocol.handoff import (
     TraceConversation,
     TraceFile,
     TraceRange,
-    TraceRelated,
     TraceRecord,
+    TraceRelated,
     TraceTool,
 )
+from retrace.text import decode_text
 
 ATTRIBUTION_BUDGET_S = 10.0
 """Time all line diffs of one attribution may take together."""
@@ -134,7 +135,7 @@ def _ranges(owners: list[str]) -> list[tuple[str, int, int]]:
 def attribution(engine: Engine, a: str | None, b: str) -> TraceRecord:
     chain = _chain(engine, a, b)
     walk = _Walk(engine, chain[0])
-    for prev, cp in zip(chain, chain[1:], strict=False):
+    for prev, cp in itertools.pairwise(chain):
         walk.step(prev.id, cp)
     files: list[TraceFile] = []
     binary: list[str] = []
@@ -151,7 +152,9 @@ def attribution(engine: Engine, a: str | None, b: str) -> TraceRecord:
         for owner, start, end in _ranges(got[1]):
             by_cp.setdefault(owner, []).append(TraceRange(start_line=start, end_line=end))
             used.add(owner)
-        files.append(TraceFile(path=path, conversations=[_conversation(engine.get(c), r) for c, r in by_cp.items()]))
+        files.append(
+            TraceFile(path=path, conversations=[_conversation(engine.get(c), r) for c, r in by_cp.items()])
+        )
     return TraceRecord(
         id=str(uuid.uuid4()),
         timestamp=datetime.now(UTC).isoformat().replace("+00:00", "Z"),

@@ -24,6 +24,13 @@ AGENT_TRACE_VERSION = "0.1.0"
 ContributorType = Literal["human", "ai", "mixed", "unknown"]
 
 
+class GitSettings(CamelModel):
+    """``retrace.git.*`` settings."""
+
+    mirror_turns: bool = False
+    """Commit each turn's end state onto ``refs/heads/retrace/<session id>`` (never checked out)."""
+
+
 class GitExportParams(CamelModel):
     checkpoint_id: str
     branch: str
@@ -63,7 +70,6 @@ class TraceRange(_Trace):
 
 class TraceContributor(_Trace):
     type: ContributorType
-    model_id: str | None = None
 
 
 class TraceRelated(_Trace):
@@ -72,7 +78,6 @@ class TraceRelated(_Trace):
 
 
 class TraceConversation(_Trace):
-    url: str | None = None
     contributor: TraceContributor
     ranges: list[TraceRange]
     related: list[TraceRelated] = Field(default_factory=list)
@@ -83,14 +88,9 @@ class TraceFile(_Trace):
     conversations: list[TraceConversation]
 
 
-class TraceVcs(_Trace):
-    type: Literal["git", "jj", "hg", "svn"]
-    revision: str
-
-
 class TraceTool(_Trace):
     name: str
-    version: str | None = None
+    version: str
 
 
 class RetraceCheckpointInfo(CamelModel):
@@ -109,7 +109,8 @@ class RetraceTraceMeta(CamelModel):
     approximate: list[str] = Field(default_factory=list)
     """Files whose line attribution hit its time budget: their ranges are coarser than exact."""
     binary: list[str] = Field(default_factory=list)
-    """Files at B that are not text: attributed whole (no lines) in ``fileOwners``."""
+    """Files at B that are not text (binary content, symlinks): no line ranges; their owner is in
+    ``fileOwners``."""
     file_owners: dict[str, str] = Field(default_factory=dict)
     """Path → checkpoint that last wrote the file (every file at B, text or not)."""
 
@@ -120,7 +121,6 @@ class TraceRecord(_Trace):
     version: str = AGENT_TRACE_VERSION
     id: str
     timestamp: str
-    vcs: TraceVcs | None = None
     tool: TraceTool
     files: list[TraceFile]
     metadata: dict[str, RetraceTraceMeta]

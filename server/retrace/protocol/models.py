@@ -30,6 +30,7 @@ from retrace.engine.models import (
     VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+from retrace.protocol.handoff import GitSettings
 from retrace.protocol.remote import RemoteSettings
 from retrace.protocol.tasks import TaskRef
 from retrace.protocol.timeline import (
@@ -194,6 +195,7 @@ class ServerSettings(CamelModel):
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0)
     command_timeout_seconds: float = Field(default=DEFAULT_COMMAND_TIMEOUT_S, gt=0)
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
+    git: GitSettings = Field(default_factory=GitSettings)
 
 
 class InitializationOptions(CamelModel):

@@ -84,7 +84,7 @@ class Repo:
         self,
         args: Sequence[str],
         *,
-        input: bytes | None = None,  # noqa: A002 (subprocess's name)
+        input: bytes | None = None,
         env: Mapping[str, str] | None = None,
     ) -> str:
         """Run ``git args`` in the workspace; its stdout (text). Failure → :class:`GitHandoffError`."""

@@ -33,7 +33,7 @@ def git_mode(entry: FileEntry) -> str:
 
 def git_blob_id(data: bytes, object_format: str) -> str:
     """The git object id of a blob holding ``data``."""
-    h = hashlib.sha256() if object_format == "sha256" else hashlib.sha1()  # noqa: S324 (git's id)
+    h = hashlib.sha256() if object_format == "sha256" else hashlib.sha1()
     h.update(b"blob %d\0" % len(data))
     h.update(data)
     return h.hexdigest()
@@ -139,7 +139,9 @@ class TreeBuilder:
             return mode, oid, None
         data = self.engine.content(entry)
         if data is None:
-            raise GitHandoffError(f"cannot export {path}: its content is not in the store (nothing was written)")
+            raise GitHandoffError(
+                f"cannot export {path}: its content is not in the store (nothing was written)"
+            )
         oid = self._oids[entry.hash] = git_blob_id(data, self.repo.object_format)
         return mode, oid, data
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrace.lsp.handlers import agent, checkpoint, conversation, editor, file_history, remote, stats, tasks
+from retrace.lsp.handlers import (
+    agent,
+    checkpoint,
+    conversation,
+    editor,
+    file_history,
+    handoff,
+    remote,
+    stats,
+    tasks,
+)
 from retrace.lsp.handlers.lifecycle import register_lifecycle
 
 if TYPE_CHECKING:
@@ -20,6 +30,7 @@ CLIENT_METHOD_HANDLERS: dict[str, Handler] = {
     **conversation.HANDLERS,
     **editor.HANDLERS,
     **file_history.HANDLERS,
+    **handoff.HANDLERS,
     **remote.HANDLERS,
     **stats.HANDLERS,
     **tasks.HANDLERS,
