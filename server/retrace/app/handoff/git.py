@@ -44,10 +44,21 @@ class Identity:
 
 def parse_author(text: str) -> Identity:
     """``"Name <email>"`` → :class:`Identity`; :class:`GitHandoffError` otherwise."""
-    m = _AUTHOR.match(text)
-    if m is None or "\n" in text:
+    m = _AUTHOR.match(checked_text(text, "author"))
+    if m is None or any(ord(c) < 32 for c in text):
         raise GitHandoffError(f"author must look like 'Name <email>', got {text!r}")
     return Identity(m.group(1), m.group(2))
+
+
+def checked_text(text: str, what: str) -> str:
+    """``text`` when git can be given it (valid UTF-8, no NUL); :class:`GitHandoffError` otherwise."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise GitHandoffError(f"{what} is not valid text") from None
+    if "\0" in text:
+        raise GitHandoffError(f"{what} contains a NUL character")
+    return text
 
 
 def _first_line(text: str) -> str:
@@ -92,6 +103,8 @@ class Repo:
         if self._index is not None:
             full_env["GIT_INDEX_FILE"] = self._index
         full_env.update(env or {})
+        for arg in args:
+            checked_text(arg, "a git argument")
         try:
             proc = subprocess.run(
                 ["git", *args],
@@ -138,7 +151,12 @@ class Repo:
 
     def branch_ref(self, name: str) -> str:
         """``refs/heads/<name>`` for a valid new branch name (``check-ref-format --branch``)."""
-        if not name or name.startswith("-") or "@{" in name:
+        if (
+            not name
+            or name.startswith("-")
+            or "@{" in name
+            or any(ord(c) < 32 for c in checked_text(name, "the branch name"))
+        ):
             raise GitHandoffError(f"invalid branch name: {name!r}")
         try:
             checked = self.run(["check-ref-format", "--branch", name]).strip()
@@ -170,7 +188,8 @@ class Repo:
         args = ["commit-tree", tree]
         if parent is not None:
             args += ["-p", parent]
-        return self.run([*args, "-F", "-"], input=message.encode("utf-8"), env=env).strip()
+        data = checked_text(message, "the commit message").encode("utf-8")
+        return self.run([*args, "-F", "-"], input=data, env=env).strip()
 
     def update_ref(self, ref: str, new: str, old: str | None, reason: str) -> None:
         """Set ``ref`` to ``new`` only if it still holds ``old`` (``None``: does not exist)."""
