@@ -16,6 +16,7 @@ import type { TimelineProvider } from '../views/timelineProvider';
 import { checkpointLabel, type CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 import { createDemoFolder } from './demo';
+import { exportToGit } from './exportGit';
 import { runRestore, undoLastRestore } from './restore';
 import { registerTaskCommands } from './tasks';
 import { checkpointPicks, MODE_PICKS } from './restorePick';
@@ -195,6 +196,8 @@ export function registerCommands(parts: Parts): void {
         await vscode.env.clipboard.writeText(cp.id);
         return cp.id;
     });
+
+    ctx.registerCommand(COMMANDS.exportGit, rpc => async (arg: unknown) => exportToGit(rpc, await checkpointOf(rpc, arg)));
 
     ctx.registerCommand(COMMANDS.showChangesSince, rpc => async (arg: unknown) => {
         const cp = await checkpointOf(rpc, arg);
