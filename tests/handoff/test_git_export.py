@@ -224,3 +224,27 @@ def test_patch_range_needs_patch_and_ancestry(repo: Path, cli: Cli, tmp_path: Pa
     (repo / "README.md").write_text("# changed\n")
     b = cli("checkpoint", "--label", "b").stdout.strip()
     one_error_line(cli("export", f"{b}..{a}", "--patch", str(tmp_path / "p"), code=1), "not an ancestor")
+
+
+def test_headless_run_mirrors_each_turn_onto_its_session_ref(repo: Path, cli: Cli) -> None:
+    cli.env = {k: v for k, v in cli.env.items() if not k.startswith("ANTHROPIC_")}
+    cli.env["RETRACE_FAKE_MODEL"] = "e2e"
+    before = untouchables(repo)
+    first = cli("run", "make the e2e changes", "--mirror-git")
+    sid = next(ln.split()[1] for ln in first.stdout.splitlines() if ln.startswith("session "))
+    ref = f"refs/heads/retrace/{sid}"
+    one = git(repo, "rev-parse", ref).strip()
+    assert f"git mirror {ref} {one}" in first.stdout
+    assert git(repo, "rev-parse", f"{one}^").strip() == git(repo, "rev-parse", "HEAD").strip()
+    assert ls_tree(repo, one) != ls_tree(repo, "HEAD")
+    (repo / "README.md").write_text("# demo\nuser edit between turns\n")
+    cli("run", "anything else", "--session", sid, "--mirror-git")
+    two = git(repo, "rev-parse", ref).strip()
+    assert two != one and git(repo, "rev-parse", f"{two}^").strip() == one
+    assert git(repo, "show", f"{two}:README.md") == "# demo\nuser edit between turns\n"
+    after = untouchables(repo)
+    assert (
+        after["index"] == before["index"]
+        and after["HEAD"] == before["HEAD"]
+        and after["ref"] == before["ref"]
+    )

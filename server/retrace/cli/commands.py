@@ -328,6 +328,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             session_id=args.session,
             permission=args.permission,
             out=sys.stdout,
+            mirror_git=args.mirror_git,
         )
     )
 

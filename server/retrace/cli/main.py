@@ -168,6 +168,11 @@ def _add_agent_commands(add: Callable[..., _Parser], common: _Parser) -> None:
     p.add_argument("task", help="the prompt")
     p.add_argument("--permission", choices=("auto", "deny"), default="auto", help="writes and commands")
     p.add_argument("--session", metavar="ID", default=None, help="continue this session")
+    p.add_argument(
+        "--mirror-git",
+        action="store_true",
+        help="commit the turn's end onto the git branch retrace/<session id> (never checked out)",
+    )
     p.set_defaults(handler=commands.cmd_run)
 
     p = add("fake-model", "serve the local fake Messages API (offline demo and tests)")

@@ -3,7 +3,8 @@
 The model endpoint is the environment's (``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``); with
 neither, the offline demo model answers only in a demo folder (:mod:`retrace.bootstrap`), and
 elsewhere the run is refused before the agent starts. Background commands the turn started are
-stopped when the run ends (their starts and ends are printed).
+stopped when the run ends (their starts and ends are printed). ``--mirror-git`` commits the turn's
+end onto ``refs/heads/retrace/<session id>`` (:func:`retrace.app.handoff.export.mirror_session`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TextIO
 from retrace.agent.headless import PrintingHost
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.settings import AgentSettings
+from retrace.app.handoff.export import mirror_session
 from retrace.bootstrap import open_services
 from retrace.engine.errors import RetraceError
 
@@ -29,6 +31,7 @@ async def run_task(
     session_id: str | None,
     permission: str,
     out: TextIO,
+    mirror_git: bool = False,
 ) -> int:
     """Run one turn headless; exit code 0 when it ended normally, 130 when cancelled, else 1."""
     if permission not in ("auto", "deny", "ask"):
@@ -45,6 +48,10 @@ async def run_task(
             await service.wait_idle(sid)
         except (KeyboardInterrupt, asyncio.CancelledError):
             await service.cancel(sid)
+        if mirror_git:
+            commit = await services.run(lambda engine: mirror_session(engine, sid))
+            if commit is not None:
+                out.write(f"git mirror refs/heads/retrace/{sid} {commit}\n")
     finally:
         # Its background commands end with the run (printed); nothing outlives the command.
         await services.agent.background.stop_all(by="shutdown")

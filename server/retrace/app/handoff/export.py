@@ -21,6 +21,7 @@ tree is built in a temporary index. Without a configured git identity the commit
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,11 @@ from pathlib import Path
 from retrace.app.handoff.git import GitHandoffError, Identity, Repo, parse_author
 from retrace.app.handoff.tree import TreeBuilder
 from retrace.engine import Engine
+from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import TurnEvent
+
+log = logging.getLogger(__name__)
 
 SUBJECT_MAX = 72
 MIRROR_PREFIX = "refs/heads/retrace/"
@@ -194,6 +198,25 @@ def export_patches(
     rng = ["--root", commits[-1]] if parent is None else [f"{parent}..{commits[-1]}"]
     listed = repo.run(["format-patch", "--binary", "--no-signature", "-o", str(out_dir.resolve()), *rng])
     return PatchResult(patches=[ln for ln in listed.splitlines() if ln], commits=commits, base=parent)
+
+
+def mirror_session(engine: Engine, session_id: str) -> str | None:
+    """:func:`mirror_turn` of the session's latest checkpoint; a failure is logged (never raised:
+    the mirror never fails a turn). The new commit, or ``None``."""
+    head = engine.head
+    if head.session_id != session_id:
+        mine = engine.timeline(session_id)
+        if not mine:
+            return None
+        head = mine[-1]
+    try:
+        commit = mirror_turn(engine, session_id, head.id)
+    except (RetraceError, OSError) as exc:
+        log.warning("git mirror of session %s skipped: %s", session_id, exc)
+        return None
+    if commit is not None:
+        log.info("git mirror: %s%s -> %s (checkpoint %s)", MIRROR_PREFIX, session_id, commit, head.id)
+    return commit
 
 
 def mirror_turn(engine: Engine, session_id: str, cp_id: str) -> str | None:
