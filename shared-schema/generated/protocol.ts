@@ -292,7 +292,8 @@ export interface BackgroundTaskView {
 }
 export interface AttributionParams {
   /**
-   * Lines older than this checkpoint are attributed to it as ``unknown`` (default: the first).
+   * Range start, excluded (as git's ``A..B``): lines present here are attributed to it as
+   * ``unknown`` (default: the root of ``toCheckpoint``'s ancestry).
    */
   fromCheckpoint?: string | null;
   /**

@@ -1,8 +1,8 @@
 """Who wrote which lines: the line attribution of every file at checkpoint B over a range A..B,
 as an Agent Trace record (:mod:`retrace.protocol.handoff`).
 
-Walk B's ancestry from A (default: its root) to B. At A every line of every file belongs to A
-(lines older than the range). At each later checkpoint the paths it changed are diffed with the
+Walk B's ancestry from A (default: its root) to B. The range is A..B as git reads it (A
+excluded): every line present at A predates the range and is attributed to A as ``unknown``. At each later checkpoint the paths it changed are diffed with the
 engine's bounded line diff (:func:`retrace.engine.stats.line_opcodes`): unchanged lines keep
 their owner, inserted or replaced lines belong to that checkpoint. The contributor type follows
 the checkpoint's kind: an agent ``tool`` call is ``ai``; ``external``, ``safety`` and ``manual``
@@ -152,9 +152,8 @@ def attribution(engine: Engine, a: str | None, b: str) -> TraceRecord:
         for owner, start, end in _ranges(got[1]):
             by_cp.setdefault(owner, []).append(TraceRange(start_line=start, end_line=end))
             used.add(owner)
-        files.append(
-            TraceFile(path=path, conversations=[_conversation(engine.get(c), r) for c, r in by_cp.items()])
-        )
+        convs = [_conversation(engine.get(c), r, before_range=c == walk.start) for c, r in by_cp.items()]
+        files.append(TraceFile(path=path, conversations=convs))
     return TraceRecord(
         id=str(uuid.uuid4()),
         timestamp=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
@@ -173,9 +172,11 @@ def attribution(engine: Engine, a: str | None, b: str) -> TraceRecord:
     )
 
 
-def _conversation(cp: Checkpoint, ranges: list[TraceRange]) -> TraceConversation:
+def _conversation(cp: Checkpoint, ranges: list[TraceRange], *, before_range: bool) -> TraceConversation:
+    """Lines already present at the range's start predate the range: their author is ``unknown``."""
+    who: ContributorType = "unknown" if before_range else CONTRIBUTOR.get(cp.kind, "unknown")
     return TraceConversation(
-        contributor=TraceContributor(type=CONTRIBUTOR.get(cp.kind, "unknown")),
+        contributor=TraceContributor(type=who),
         ranges=ranges,
         related=[TraceRelated(type="checkpoint", url=f"retrace:checkpoint/{cp.id}")],
     )

@@ -54,7 +54,8 @@ class GitExportResult(CamelModel):
 
 class AttributionParams(CamelModel):
     from_checkpoint: str | None = None
-    """Lines older than this checkpoint are attributed to it as ``unknown`` (default: the first)."""
+    """Range start, excluded (as git's ``A..B``): lines present here are attributed to it as
+    ``unknown`` (default: the root of ``toCheckpoint``'s ancestry)."""
     to_checkpoint: str | None = None
     """The state whose lines are attributed (default: the head)."""
 
