@@ -4,15 +4,17 @@ as an Agent Trace record (:mod:`retrace.protocol.handoff`).
 Walk B's ancestry from A (default: its root) to B. The range is A..B as git reads it (A
 excluded): every line present at A predates the range and is attributed to A as ``unknown``.
 At each later checkpoint the paths it changed are diffed with the engine's bounded line diff
-(:func:`retrace.engine.stats.line_opcodes`): unchanged lines keep their owner, inserted or replaced lines belong to that checkpoint. The contributor type follows
-the checkpoint's kind: an agent ``tool`` call is ``ai``; ``external``, ``safety`` and ``manual``
-checkpoints are ``human`` (someone else's edits); a ``baseline``, ``background`` command,
-``restore`` or ``summary`` is ``unknown`` (a background command's changes may hold the user's
-edits made meanwhile; a restore brings back lines whose author it does not know).
+(:func:`retrace.engine.stats.line_opcodes`): unchanged lines keep their owner, inserted or
+replaced lines belong to that checkpoint. The contributor type follows the checkpoint's kind:
+an agent ``tool`` call is ``ai``; ``external``, ``safety`` and ``manual`` checkpoints are
+``human`` (someone else's edits); a ``baseline``, ``background`` command, ``restore`` or
+``summary`` is ``unknown`` (a background command's changes may hold the user's edits made
+meanwhile; a restore brings back lines whose author it does not know).
 
 Bounded: one time budget (:data:`ATTRIBUTION_BUDGET_S`) for all line diffs; past it a changed
 file's new lines are attributed wholesale to the checkpoint that changed it and the file is
-listed as ``approximate``. Binary files get no line ranges (their owner is in ``fileOwners``).
+listed as ``approximate``. Files that are not text (binary, symlinks) get no line ranges (their
+owner is in ``fileOwners``).
 """
 
 from __future__ import annotations
