@@ -200,9 +200,9 @@ def export_patches(
     return PatchResult(patches=[ln for ln in listed.splitlines() if ln], commits=commits, base=parent)
 
 
-def mirror_session(engine: Engine, session_id: str) -> str | None:
+def mirror_session(engine: Engine, session_id: str, oids: dict[str, str] | None = None) -> str | None:
     """:func:`mirror_turn` of the session's latest checkpoint; a failure is logged (never raised:
-    the mirror never fails a turn). The new commit, or ``None``."""
+    the mirror never fails a turn). The new commit, or ``None``. ``oids``: see :class:`TreeBuilder`."""
     head = engine.head
     if head.session_id != session_id:
         mine = engine.timeline(session_id)
@@ -210,16 +210,20 @@ def mirror_session(engine: Engine, session_id: str) -> str | None:
             return None
         head = mine[-1]
     try:
-        commit = mirror_turn(engine, session_id, head.id)
+        commit = mirror_turn(engine, session_id, head.id, oids)
     except (RetraceError, OSError) as exc:
         log.warning("git mirror of session %s skipped: %s", session_id, exc)
+        if oids is not None:
+            oids.clear()  # a cached blob id may be what failed (a repository pruned or replaced)
         return None
     if commit is not None:
         log.info("git mirror: %s%s -> %s (checkpoint %s)", MIRROR_PREFIX, session_id, commit, head.id)
     return commit
 
 
-def mirror_turn(engine: Engine, session_id: str, cp_id: str) -> str | None:
+def mirror_turn(
+    engine: Engine, session_id: str, cp_id: str, oids: dict[str, str] | None = None
+) -> str | None:
     """Commit checkpoint ``cp_id`` (a turn's end) onto ``refs/heads/retrace/<session_id>``; the
     new commit, or ``None`` when the tree did not change. Raises :class:`GitHandoffError`."""
     repo = Repo(engine.workspace)
@@ -229,7 +233,7 @@ def mirror_turn(engine: Engine, session_id: str, cp_id: str) -> str | None:
     env, fallback = repo.identity(None)
     cp = engine.get(cp_id)
     with repo.temp_index():
-        builder = TreeBuilder(repo, engine)
+        builder = TreeBuilder(repo, engine, oids)
         builder.start(parent)
         before = builder.write_tree() if parent is not None else None
         builder.sync_to(cp.id)

@@ -42,12 +42,14 @@ def git_blob_id(data: bytes, object_format: str) -> str:
 class TreeBuilder:
     """A temporary index (the caller holds :meth:`Repo.temp_index`) that follows checkpoints."""
 
-    def __init__(self, repo: Repo, engine: Engine) -> None:
+    def __init__(self, repo: Repo, engine: Engine, oids: dict[str, str] | None = None) -> None:
         self.repo = repo
         self.engine = engine
         self.index: dict[str, tuple[str, str]] = {}
         """Workspace-relative path → (mode, oid) of what the index holds under the prefix."""
-        self._oids: dict[str, str] = {}  # Retrace blob id → git blob id
+        self._oids: dict[str, str] = {} if oids is None else oids
+        """Retrace blob id → git blob id; a caller exporting again (the per-turn mirror) passes the
+        same dict so unchanged files are not read again. Filled only for blobs git has."""
         self.files = 0
 
     # ------------------------------------------------------------------ start
@@ -106,15 +108,19 @@ class TreeBuilder:
         """Set ``present``, delete ``gone``: blobs first (all read before any is written)."""
         wanted: dict[str, tuple[str, str]] = {}
         missing: dict[str, bytes] = {}
+        read: dict[str, str] = {}
         for path, entry in present.items():
             if self._under_gitlink(path):
                 continue
             mode, oid, data = self._blob(path, entry)
+            if data is not None and entry.hash is not None:
+                read[entry.hash] = oid
             if self.index.get(path) != (mode, oid):
                 wanted[path] = (mode, oid)
                 if data is not None:
                     missing[oid] = data
         self._write_blobs(missing)
+        self._oids.update(read)
         prefix = self.repo.prefix
         lines: list[bytes] = []
         for path in gone:
@@ -142,8 +148,7 @@ class TreeBuilder:
             raise GitHandoffError(
                 f"cannot export {path}: its content is not in the store (nothing was written)"
             )
-        oid = self._oids[entry.hash] = git_blob_id(data, self.repo.object_format)
-        return mode, oid, data
+        return mode, git_blob_id(data, self.repo.object_format), data
 
     def _write_blobs(self, blobs: Mapping[str, bytes]) -> None:
         if not blobs:

@@ -17,11 +17,23 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_OIDS: dict[str, dict[str, str]] = {}
+"""Per store: Retrace blob id → git blob id already in the repository (unchanged files are not
+read again at the next turn end). Bounded by :data:`_OIDS_MAX` entries per store."""
+_OIDS_MAX = 200_000
+
+
+def _oids(store: str) -> dict[str, str]:
+    cache = _OIDS.setdefault(store, {})
+    if len(cache) > _OIDS_MAX:
+        cache.clear()
+    return cache
+
 
 async def turn_ended(server: RetraceServer, services: Services, session_id: str) -> None:
     if not server.settings.git.mirror_turns or not server.trusted:
         return
     try:
-        await services.run(lambda engine: mirror_session(engine, session_id))
+        await services.run(lambda engine: mirror_session(engine, session_id, _oids(str(engine.store_dir))))
     except Exception:  # the mirror never fails a turn
         log.exception("git mirror of session %s failed", session_id)
