@@ -59,6 +59,7 @@ export const COMMANDS = {
     fork: 'retrace.checkpoint.fork',
     compareWithCurrent: 'retrace.checkpoint.compareWithCurrent',
     copyId: 'retrace.checkpoint.copyId',
+    exportGit: 'retrace.checkpoint.exportGit',
     showChangesSince: 'retrace.checkpoint.showChangesSince',
     restoreFileBefore: 'retrace.restoreFileBefore',
     undoRestore: 'retrace.undoRestore',

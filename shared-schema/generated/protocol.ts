@@ -338,6 +338,17 @@ export interface BackgroundTaskView {
    */
   stoppedBy: string | null;
 }
+export interface AttributionParams {
+  /**
+   * Range start, excluded (as git's ``A..B``): lines present here are attributed to it as
+   * ``unknown`` (default: the root of ``toCheckpoint``'s ancestry).
+   */
+  fromCheckpoint?: string | null;
+  /**
+   * The state whose lines are attributed (default: the head).
+   */
+  toCheckpoint?: string | null;
+}
 export interface BackgroundListParams {
   /**
    * Also the tasks that ended since the server started (default: running ones only).
@@ -782,6 +793,46 @@ export interface FileOutcome {
   path: string;
   status: 'restored' | 'merged' | 'skipped' | 'conflict' | 'failed' | 'unchanged';
 }
+export interface GitExportParams {
+  /**
+   * ``Name <email>``; default: the user's git identity, else ``Retrace <retrace@localhost>``.
+   */
+  author?: string | null;
+  /**
+   * Parent commit (any revision); default ``HEAD`` (unborn: a root commit).
+   */
+  base?: string | null;
+  /**
+   * The new branch's name (``refs/heads/<branch>``); an existing branch is refused.
+   */
+  branch: string;
+  checkpointId: string;
+  /**
+   * Commit message; default: the session's turn prompts up to the checkpoint.
+   */
+  message?: string | null;
+}
+export interface GitExportResult {
+  /**
+   * The parent commit (``null``: a root commit).
+   */
+  base: string | null;
+  branch: string;
+  commit: string;
+  /**
+   * Files of the checkpoint written to the commit's tree.
+   */
+  files: number;
+}
+/**
+ * ``retrace.git.*`` settings.
+ */
+export interface GitSettings {
+  /**
+   * Commit each turn's end state onto ``refs/heads/retrace/<session id>`` (never checked out).
+   */
+  mirrorTurns?: boolean;
+}
 export interface HttpServer {
   headers?: {
     [k: string]: string | undefined;
@@ -821,6 +872,7 @@ export interface ServerSettings {
   baseUrl?: string | null;
   commandTimeoutSeconds?: number;
   excludes?: string[];
+  git?: GitSettings;
   maxFileBytes?: number;
   maxTokens?: number;
   mcp?: McpSettings;
@@ -1352,6 +1404,36 @@ export interface RestoreResult {
 export interface RestoreStateResult {
   restored: boolean;
 }
+export interface RetraceCheckpointInfo {
+  createdAt: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
+  prompt: string | null;
+  sessionId: string;
+  tool: string | null;
+  turnId: string | null;
+}
+export interface RetraceTraceMeta {
+  /**
+   * Files whose line attribution hit its time budget: their ranges are coarser than exact.
+   */
+  approximate: string[];
+  /**
+   * Files at B that are not text (binary content, symlinks): no line ranges; their owner is in
+   * ``fileOwners``.
+   */
+  binary: string[];
+  checkpoints: {
+    [k: string]: RetraceCheckpointInfo;
+  };
+  /**
+   * Path → checkpoint that last wrote the file (every file at B, text or not).
+   */
+  fileOwners: {
+    [k: string]: string | undefined;
+  };
+  fromCheckpoint: string | null;
+  toCheckpoint: string;
+}
 /**
  * ``retrace/server/state``: what this server may do for this workspace.
  */
@@ -1861,6 +1943,43 @@ export interface ToolCallView {
   tool: string;
   turnId: string | null;
 }
+export interface TraceContributor {
+  type: 'human' | 'ai' | 'mixed' | 'unknown';
+}
+export interface TraceConversation {
+  contributor: TraceContributor;
+  ranges: TraceRange[];
+  related: TraceRelated[];
+}
+export interface TraceRange {
+  end_line: number;
+  start_line: number;
+}
+export interface TraceRelated {
+  type: string;
+  url: string;
+}
+export interface TraceFile {
+  conversations: TraceConversation[];
+  path: string;
+}
+/**
+ * One Agent Trace record: the line attribution of every file at ``to_checkpoint``.
+ */
+export interface TraceRecord {
+  files: TraceFile[];
+  id: string;
+  metadata: {
+    [k: string]: RetraceTraceMeta;
+  };
+  timestamp: string;
+  tool: TraceTool;
+  version: string;
+}
+export interface TraceTool {
+  name: string;
+  version: string;
+}
 /**
  * The server remembers the last restore of this session.
  */
@@ -1902,6 +2021,8 @@ export const METHODS = {
   timelineTree: 'retrace/timeline/tree',
   fileHistory: 'retrace/file/history',
   workspaceFiles: 'retrace/workspace/files',
+  exportGit: 'retrace/export/git',
+  attribution: 'retrace/attribution',
   tasksList: 'retrace/tasks/list',
   taskTimeline: 'retrace/tasks/timeline',
   taskApply: 'retrace/tasks/apply',
@@ -1946,6 +2067,8 @@ export const METHOD_DIRECTIONS = {
   'retrace/timeline/tree': 'clientRequest',
   'retrace/file/history': 'clientRequest',
   'retrace/workspace/files': 'clientRequest',
+  'retrace/export/git': 'clientRequest',
+  'retrace/attribution': 'clientRequest',
   'retrace/tasks/list': 'clientRequest',
   'retrace/tasks/timeline': 'clientRequest',
   'retrace/tasks/apply': 'clientRequest',
@@ -1986,6 +2109,8 @@ export interface RequestParams {
   'retrace/timeline/tree': TimelineTreeParams;
   'retrace/file/history': FileHistoryParams;
   'retrace/workspace/files': WorkspaceFilesParams;
+  'retrace/export/git': GitExportParams;
+  'retrace/attribution': AttributionParams;
   'retrace/tasks/list': TasksListParams;
   'retrace/tasks/timeline': TaskParams;
   'retrace/tasks/apply': TaskParams;
@@ -2021,6 +2146,8 @@ export interface RequestResult {
   'retrace/timeline/tree': TimelineTreeResult;
   'retrace/file/history': FileHistoryResult;
   'retrace/workspace/files': WorkspaceFilesResult;
+  'retrace/export/git': GitExportResult;
+  'retrace/attribution': TraceRecord;
   'retrace/tasks/list': TasksListResult;
   'retrace/tasks/timeline': TaskTimelineResult;
   'retrace/tasks/apply': TaskApplyResult;

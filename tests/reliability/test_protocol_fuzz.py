@@ -283,6 +283,20 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 "limit": st.integers(min_value=-5, max_value=100_000),
             },
         ),
+        "retrace/export/git": st.fixed_dictionaries(
+            {
+                "checkpointId": ids,
+                "branch": st.sampled_from(["retrace/x", "bad..name", "-x", "", "main"]) | texts,
+            },
+            optional={
+                "message": st.none() | texts,
+                "author": st.none() | texts | st.just("A <a@b.c>"),
+                "base": st.none() | texts | st.just("HEAD"),
+            },
+        ),
+        "retrace/attribution": st.fixed_dictionaries(
+            {}, optional={"fromCheckpoint": st.none() | ids, "toCheckpoint": st.none() | ids}
+        ),
         "retrace/checkpoint/get": st.fixed_dictionaries({"id": ids}, optional={"task": task_or_none}),
         "retrace/checkpoint/fileContent": st.fixed_dictionaries(
             {"id": ids | st.just("current"), "path": paths}, optional={"task": task_or_none}
@@ -531,6 +545,10 @@ def rejected_only_calls(checkpoints: list[str]) -> list[tuple[str, Any]]:
         ("retrace/checkpoint/restore", {"id": checkpoints[0], "mode": "everything"}),
         ("retrace/checkpoint/restore", {"id": checkpoints[0], "mode": "code", "force": "maybe"}),
         ("retrace/checkpoint/restore", {"id": checkpoints[0][:1], "mode": "code"}),
+        ("retrace/export/git", {"checkpointId": "zzzz-missing", "branch": "x"}),
+        ("retrace/export/git", {"checkpointId": checkpoints[0], "branch": "bad..name"}),
+        ("retrace/export/git", {"checkpointId": checkpoints[0], "branch": "x\x00y"}),
+        ("retrace/attribution", {"fromCheckpoint": "zzzz-missing"}),
         ("retrace/conversation/get", {"sessionId": "ses_does_not_exist"}),
         ("retrace/conversation/summarize", {"id": "zzzz-missing", "direction": "from"}),
         ("retrace/conversation/summarize", {"id": checkpoints[0], "direction": "sideways"}),

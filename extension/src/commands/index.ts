@@ -17,6 +17,7 @@ import { checkpointLabel } from '../views/timelineLook';
 import type { CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 import { createDemoFolder } from './demo';
+import { exportToGit } from './exportGit';
 import { runRestore, undoLastRestore } from './restore';
 import { registerTaskCommands } from './tasks';
 import { checkpointPicks, MODE_PICKS } from './restorePick';
@@ -196,6 +197,8 @@ export function registerCommands(parts: Parts): void {
         await vscode.env.clipboard.writeText(cp.id);
         return cp.id;
     });
+
+    ctx.registerCommand(COMMANDS.exportGit, rpc => async (arg: unknown) => exportToGit(rpc, await checkpointOf(rpc, arg)));
 
     ctx.registerCommand(COMMANDS.showChangesSince, rpc => async (arg: unknown) => {
         const cp = await checkpointOf(rpc, arg);

@@ -83,6 +83,16 @@ def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True) ->
     )
 
 
+def open_readonly(args: argparse.Namespace) -> Engine:
+    """The store opened read-only (no writer lock) for a command that only reads it."""
+    return _open(args, readonly=True)
+
+
+def resolve(engine: Engine, ref: str) -> str:
+    """A checkpoint id from an id, a unique prefix, or ``head``."""
+    return _resolve(engine, ref)
+
+
 def _resolve(engine: Engine, ref: str) -> str:
     """A checkpoint id from an id, a unique prefix, or ``head``."""
     return engine.head.id if ref.lower() == "head" else engine.get(ref).id
@@ -319,6 +329,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             permission=args.permission,
             out=sys.stdout,
             mcp=args.mcp,
+            mirror_git=args.mirror_git,
         )
     )
 

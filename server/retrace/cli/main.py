@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from retrace import __version__
-from retrace.cli import commands, remote
+from retrace.cli import commands, handoff, remote
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution
 from retrace.sync.errors import RemoteError
@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_agent_commands(add, common)
     remote.add_parser(add, common, as_json)
+    handoff.add_parsers(add, common, as_json)
     return parser
 
 
@@ -174,6 +175,11 @@ def _add_agent_commands(add: Callable[..., _Parser], common: _Parser) -> None:
         type=Path,
         default=None,
         help="MCP servers whose tools the agent may use: a JSON file with a `servers` map (.vscode/mcp.json)",
+    )
+    p.add_argument(
+        "--mirror-git",
+        action="store_true",
+        help="commit the turn's end onto the git branch retrace/<session id> (never checked out)",
     )
     p.set_defaults(handler=commands.cmd_run)
 

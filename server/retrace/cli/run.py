@@ -6,7 +6,8 @@ elsewhere the run is refused before the agent starts. Background commands the tu
 stopped when the run ends (their starts and ends are printed), and so are the MCP servers of an
 ``--mcp`` file (the ``servers`` map of ``.vscode/mcp.json``; only an explicitly named file is
 read — a workspace's own config would run commands its author chose). Their tools are asked for
-under the same ``--permission`` policy as writes and commands.
+under the same ``--permission`` policy as writes and commands. ``--mirror-git`` commits the turn's
+end onto ``refs/heads/retrace/<session id>`` (:func:`retrace.app.handoff.export.mirror_session`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from retrace.agent.headless import PrintingHost
 from retrace.agent.mcp.config import McpSettings
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.settings import AgentSettings
+from retrace.app.handoff.export import mirror_session
 from retrace.bootstrap import open_services
 from retrace.engine.errors import RetraceError
 
@@ -54,6 +56,7 @@ async def run_task(
     permission: str,
     out: TextIO,
     mcp: Path | None = None,
+    mirror_git: bool = False,
 ) -> int:
     """Run one turn headless; exit code 0 when it ended normally, 130 when cancelled, else 1."""
     if permission not in ("auto", "deny", "ask"):
@@ -73,6 +76,10 @@ async def run_task(
             await service.wait_idle(sid)
         except (KeyboardInterrupt, asyncio.CancelledError):
             await service.cancel(sid)
+        if mirror_git:
+            commit = await services.run(lambda engine: mirror_session(engine, sid))
+            if commit is not None:
+                out.write(f"git mirror refs/heads/retrace/{sid} {commit}\n")
     finally:
         # Its background commands end with the run (printed); nothing outlives the command.
         await services.agent.background.stop_all(by="shutdown")

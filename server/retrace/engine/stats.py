@@ -221,6 +221,21 @@ def unified_diff_lines(
     return out, not complete
 
 
+def line_opcodes(a: list[str], b: list[str], *, deadline: float) -> tuple[list[Opcode], bool]:
+    """(difflib-style opcodes turning ``a`` into ``b``, approximate) within ``deadline``
+    (perf_counter): the same bounded line diff as the display diff; cut by the deadline the
+    opcodes are still a valid (coarser) edit script and the flag says so."""
+    if a == b:
+        return ([("equal", 0, len(a), 0, len(b))] if a else []), False
+    pre, suf = _common_ends(a, b)
+    pa, pb = a[pre : len(a) - suf], b[pre : len(b) - suf]
+    if pa and pb:
+        diffs, complete = _line_diff(pa, pb, deadline)
+    else:
+        diffs, complete = [(op, "x" * n) for op, n in ((-1, len(pa)), (1, len(pb))) if n], True
+    return _opcodes(diffs, pre, len(a), len(b)), not complete
+
+
 def _opcodes(diffs: list[tuple[int, str]], pre: int, len_a: int, len_b: int) -> list[Opcode]:
     """difflib-style opcodes for the whole sequences from the diff of their trimmed middles."""
     ops: list[Opcode] = []

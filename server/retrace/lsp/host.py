@@ -25,7 +25,7 @@ from retrace.agent.events import (
     TurnStarted,
 )
 from retrace.app.timeline import timeline_change
-from retrace.lsp.services import timeline
+from retrace.lsp.services import git_mirror, timeline
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -48,6 +48,8 @@ class LspAgentHost:
             remote.checkpoint_created()
         elif remote is not None and isinstance(event, TurnFinished):
             remote.turn_ended()
+        if ready is not None and isinstance(event, TurnFinished):
+            await git_mirror.turn_ended(self.server, ready, event.session_id)
         if isinstance(event, CheckpointCreated):
             cp = event.checkpoint
             change = await ready.run(lambda e: timeline.change_of(ready, e, cp)) if ready else None

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
+from retrace.protocol import handoff as h
 from retrace.protocol import models as m
 from retrace.protocol import remote as r
 from retrace.protocol import tasks as t
@@ -141,6 +142,24 @@ METHODS: tuple[MethodSpec, ...] = (
         WorkspaceFilesParams,
         WorkspaceFilesResult,
         "Recorded (not ignored) workspace files matching a query, best first: the chat input's @ completion.",
+    ),
+    MethodSpec(
+        "exportGit",
+        "retrace/export/git",
+        "clientRequest",
+        h.GitExportParams,
+        h.GitExportResult,
+        "A checkpoint's files as a commit on a new git branch (plumbing and a temporary index: the "
+        "user's working tree, index, HEAD and branches are untouched; an existing branch is refused).",
+    ),
+    MethodSpec(
+        "attribution",
+        "retrace/attribution",
+        "clientRequest",
+        h.AttributionParams,
+        h.TraceRecord,
+        "Who wrote which lines of every file at a checkpoint (agent, others, unknown) over a "
+        "checkpoint range, as an Agent Trace record (snake_case keys, as that format has them).",
     ),
     MethodSpec(
         "tasksList",

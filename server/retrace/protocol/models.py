@@ -37,6 +37,7 @@ from retrace.engine.models import (
     VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+from retrace.protocol.handoff import GitSettings
 from retrace.protocol.remote import RemoteSettings
 from retrace.protocol.tasks import TaskRef
 from retrace.protocol.timeline import (
@@ -205,6 +206,7 @@ class ServerSettings(CamelModel):
     agent: ContextOptions = Field(default_factory=ContextOptions)
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace."""
+    git: GitSettings = Field(default_factory=GitSettings)
 
 
 class InitializationOptions(CamelModel):
