@@ -20,6 +20,7 @@ re-captured). If the checkpoint fails, the result becomes durable with the next 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -36,9 +37,15 @@ from retrace.agent.events import (
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.tools import ToolContext, ToolResult, execute
 from retrace.agent.tools.base import TaskRunner
+from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, CheckpointKind
-from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent, event_json
+from retrace.engine.store.events import (
+    CheckpointFailedEvent,
+    ToolCallIntentEvent,
+    ToolCallResultEvent,
+    event_json,
+)
 
 
 class CheckpointFailedError(Exception):
@@ -358,6 +365,8 @@ async def checkpoint_tool(
 
     cp = await rt.gate.call(commit)
     if isinstance(cp, RetraceError):
+        failed = CheckpointFailedEvent(kind="tool", error=str(cp), tool_call_id=call.id, turn_id=call.turn_id)
+        await rt.gate.call(_record_failure, engine, failed, sid)
         await rt.host.emit(
             AgentError(
                 session_id=conv.session_id,
@@ -371,3 +380,10 @@ async def checkpoint_tool(
         record.checkpoint_id = cp.id
     await emit_checkpoint(rt, conv.session_id, call.turn_id, cp)
     return cp
+
+
+def _record_failure(engine: Engine, event: CheckpointFailedEvent, session_id: str) -> None:
+    """Put a failed checkpoint on record (for the metrics); a journal that cannot take even
+    this line leaves it unrecorded."""
+    with contextlib.suppress(RetraceError, OSError):
+        engine.append_event(event, session_id=session_id, durable=False)

@@ -14,6 +14,10 @@ agent service the caller supplies. A dry run answers with a ``preview`` outcome.
 Background commands may overwrite restored files: a code restore while some run needs the
 caller's word on them (:func:`settle_background`: ``stop`` them first or ``keep`` them), else it
 is refused with :class:`~retrace.agent.background.BackgroundTasksRunning`; a dry run reports them.
+
+A restore's reason (optional, given after it: :func:`record_reason`) is a ``restoreReason``
+journal event in the session of the checkpoint it names: the restore's own checkpoint, or the
+target of a conversation-only restore (:func:`reason_key`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from typing import Literal
 from retrace.agent.background import BackgroundTasks, BackgroundTasksRunning, short
 from retrace.agent.events import BackgroundTaskView
 from retrace.engine import Engine
-from retrace.engine.models import ConflictResolution, RestoreMode, RestoreOutcome
+from retrace.engine.models import ConflictResolution, RestoreApplied, RestoreMode, RestoreOutcome
+from retrace.engine.store.events import RestoreReason, RestoreReasonEvent
 
 
 @dataclass(frozen=True)
@@ -89,3 +94,22 @@ async def settle_background(
         stopped = await tasks.stop_all(by="restore")
         views = [t.view() for t in stopped]
     return views
+
+
+def reason_key(target_id: str, outcome: RestoreOutcome) -> str:
+    """The checkpoint a reason for this restore names: its own ``restore`` checkpoint when it
+    made one, else the target (a conversation-only restore makes none)."""
+    if isinstance(outcome, RestoreApplied) and outcome.checkpoint is not None:
+        return outcome.checkpoint.id
+    return target_id
+
+
+def record_reason(
+    engine: Engine, checkpoint_id: str, reason: RestoreReason, mode: RestoreMode | None = None
+) -> RestoreReasonEvent:
+    """Journal ``reason`` for the restore named by ``checkpoint_id`` (in that checkpoint's
+    session; an unknown checkpoint is refused)."""
+    cp = engine.get(checkpoint_id)
+    event = RestoreReasonEvent(checkpoint_id=cp.id, reason=reason, mode=mode)
+    engine.append_event(event, session_id=cp.session_id)
+    return event

@@ -17,7 +17,13 @@ from typing import Any
 
 from retrace import credentials
 from retrace.app.file_history import file_history
-from retrace.app.restore import RestoreRequest, moves_conversation, restore_code_on_disk
+from retrace.app.restore import (
+    RestoreRequest,
+    moves_conversation,
+    reason_key,
+    record_reason,
+    restore_code_on_disk,
+)
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.engine import Engine
@@ -216,10 +222,13 @@ def cmd_restore(args: argparse.Namespace) -> int:
         conversation = None
         if args.mode != "code":
             conversation = _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
+        reason = _record_reason(engine, args, target, outcome, conversation)
         if args.json:
             payload = dump(outcome)
             if conversation is not None:
                 payload["conversation"] = conversation
+            if reason is not None:
+                payload["reason"] = reason
             _print_json(payload)
         elif conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
             # The engine's "nothing to restore" only says the files were not the point.
@@ -228,9 +237,29 @@ def cmd_restore(args: argparse.Namespace) -> int:
             print(fmt.restore_report(outcome))
             if conversation is not None:
                 print(conversation["message"])
+        if reason is not None and not args.json:
+            print(f"Reason recorded: {reason['reason']}.")
         if isinstance(outcome, RestoreFailed):
             print(f"retrace: error: restore failed: {outcome.error}", file=sys.stderr)
     return fmt.restore_exit_code(outcome)
+
+
+def _record_reason(
+    engine: Engine,
+    args: argparse.Namespace,
+    target: str,
+    outcome: RestoreOutcome,
+    conversation: dict[str, Any] | None,
+) -> dict[str, Any] | None:
+    """``--reason``: journaled for a restore that happened (code applied, or the conversation
+    moved); ``None`` when none was given or nothing was restored."""
+    if getattr(args, "reason", None) is None or args.dry_run:
+        return None
+    moved = conversation is not None and conversation.get("restored") is True
+    if outcome.kind != "applied" and not moved:
+        return None
+    event = record_reason(engine, reason_key(target, outcome), args.reason, args.mode)
+    return {"checkpointId": event.checkpoint_id, "reason": event.reason}
 
 
 def _restore_conversation(

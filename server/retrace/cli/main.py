@@ -14,12 +14,13 @@ import io
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, get_args
 
 from retrace import __version__
-from retrace.cli import commands, handoff, remote
+from retrace.cli import commands, handoff, metrics, remote
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution
+from retrace.engine.store.events import RestoreReason
 from retrace.sync.errors import RemoteError
 
 _RESOLUTIONS: tuple[ConflictResolution, ...] = ("overwrite", "skip", "merge")
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_agent_commands(add, common)
     remote.add_parser(add, common, as_json)
     handoff.add_parsers(add, common, as_json)
+    metrics.add_parser(add, common, as_json)
     return parser
 
 
@@ -147,6 +149,12 @@ def _add_restore(p: _Parser) -> None:
         nargs="+",
         action="extend",
         help="restore only these paths (workspace-relative)",
+    )
+    p.add_argument(
+        "--reason",
+        choices=get_args(RestoreReason),
+        default=None,
+        help="why you restore (optional; recorded with the restore, counted in retrace metrics)",
     )
     p.set_defaults(handler=commands.cmd_restore)
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
 from retrace.protocol import handoff as h
+from retrace.protocol import metrics as mx
 from retrace.protocol import models as m
 from retrace.protocol import remote as r
 from retrace.protocol import tasks as t
@@ -373,6 +374,32 @@ METHODS: tuple[MethodSpec, ...] = (
         r.RemoteSyncView,
         None,
         "The sync scheduler's state changed: pushing (with progress), synced, error (with the next retry).",
+    ),
+    MethodSpec(
+        "metricsGet",
+        "retrace/metrics/get",
+        "clientRequest",
+        mx.MetricsGetParams,
+        mx.MetricsSnapshot,
+        "The metrics snapshot: the Prometheus text exposition and the same numbers structured, "
+        "with the storage time series and latency samples (what a health view draws).",
+    ),
+    MethodSpec(
+        "restoreReason",
+        "retrace/restore/reason",
+        "clientRequest",
+        mx.RestoreReasonParams,
+        mx.RestoreReasonResult,
+        "Record the user's optional reason for a restore (journaled with the restore's checkpoint; "
+        "counted in retrace_restores_total).",
+    ),
+    MethodSpec(
+        "storageAlert",
+        "retrace/storage/alert",
+        "serverNotification",
+        mx.StorageAlert,
+        None,
+        "Checkpoint storage rose to 80 % (warning) or 90 % (urgent) of its budget (once per crossing).",
     ),
     MethodSpec(
         "settingsUpdate",

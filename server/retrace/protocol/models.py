@@ -38,6 +38,7 @@ from retrace.engine.models import (
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
 from retrace.protocol.handoff import GitSettings
+from retrace.protocol.metrics import MetricsSettings
 from retrace.protocol.remote import RemoteSettings
 from retrace.protocol.tasks import TaskRef
 from retrace.protocol.timeline import (
@@ -207,6 +208,7 @@ class ServerSettings(CamelModel):
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace."""
     git: GitSettings = Field(default_factory=GitSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
 
 
 class InitializationOptions(CamelModel):

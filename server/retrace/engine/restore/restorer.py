@@ -256,14 +256,22 @@ class Restorer:
             # describes the disk as after any restore.
             self._host.record_foreign("external", {"label": f"changes found when restoring {target.id}"})
         else:
-            self._record_restore(t0, outcome.kind, target.id)
+            self._record_restore(t0, outcome)
         return outcome
 
-    def _record_restore(self, t0: float, kind: str, target_id: str) -> None:
+    def _record_restore(self, t0: float, outcome: RestoreOutcome) -> None:
         """The ``restore`` statistics event. Not fsynced on its own: it is informational, and
         the next durable append flushes it (a crash can lose it, never tear the journal)."""
         ms = (time.perf_counter() - t0) * 1000
-        event = RestoreStatsEvent(duration_ms=round(ms, 3), kind=kind, target_id=target_id)
+        cp = outcome.checkpoint if isinstance(outcome, RestoreApplied) else None
+        event = RestoreStatsEvent(
+            duration_ms=round(ms, 3),
+            kind=outcome.kind,
+            target_id=outcome.target_id,
+            mode=outcome.mode,
+            checkpoint_id=cp.id if cp is not None else None,
+            conflicts=conflict_endings(outcome.files),
+        )
         self._host.journal_writer().append(event, sync=False)
 
     def _decide_and_apply(
@@ -438,8 +446,7 @@ class Restorer:
         if checked.bad:
             if transaction is not None:
                 transaction.rollback("failed")
-            self._record_restore(t0, "failed", target.id)
-            return RestoreFailed(
+            failed = RestoreFailed(
                 target_id=target.id,
                 mode=plan.mode,
                 plan=plan,
@@ -447,6 +454,8 @@ class Restorer:
                 rolled_back=False,
                 error="the editor did not apply the restore exactly: " + "; ".join(checked.bad),
             )
+            self._record_restore(t0, failed)
+            return failed
         delta = {p: captured.get(p) for p in paths}
         fields: dict[str, Any] = {
             "editor_state": editor_state,
@@ -464,10 +473,11 @@ class Restorer:
                 restored_from=target.id,
                 **fields,
             )
-        self._record_restore(t0, "applied", target.id)
-        return RestoreApplied(
+        applied = RestoreApplied(
             target_id=target.id, mode=plan.mode, plan=plan, files=checked.outcomes, checkpoint=cp
         )
+        self._record_restore(t0, applied)
+        return applied
 
     def take_safety_checkpoint(self, *, editor_state: Mapping[str, Any] | None = None) -> Checkpoint | None:
         """See :meth:`retrace.engine.engine.Engine.take_safety_checkpoint`."""
@@ -484,6 +494,20 @@ class Restorer:
             label="before an editor-applied restore (unsaved editor text kept)",
             editor_state=editor_state,
         )
+
+
+_ENDINGS = {"restored": "overwrite", "merged": "merge", "skipped": "skip", "conflict": "unresolved"}
+
+
+def conflict_endings(files: Iterable[FileOutcome]) -> dict[str, int]:
+    """How the conflicting files of a restore ended, counted by resolution (``overwrite``,
+    ``merge``, ``skip``, ``unresolved``; anything else, e.g. ``failed``, under its own status)."""
+    out: dict[str, int] = {}
+    for f in files:
+        if f.action == "conflict":
+            key = _ENDINGS.get(f.status, f.status)
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def _agrees(e: FileEntry, st: os.stat_result) -> bool:

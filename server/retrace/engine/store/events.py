@@ -166,12 +166,47 @@ class RestoreDoneEvent(_Event):
 
 
 class RestoreStatsEvent(_Event):
-    """Statistics of one restore that changed (or tried to change) the workspace."""
+    """Statistics of one restore that changed (or tried to change) the workspace: ``kind`` is
+    the outcome (``applied``, ``failed``, ``conflict``: refused over unresolved conflicts)."""
 
     type: Literal["restore"] = "restore"
     duration_ms: float
     kind: str
     target_id: str | None = None
+    mode: str | None = None
+    """``code`` or ``both`` (absent on lines written before it existed)."""
+    checkpoint_id: str | None = None
+    """The ``restore`` checkpoint it committed (``applied`` only)."""
+    conflicts: dict[str, int] = Field(default_factory=dict)
+    """Conflicting files by how they ended: ``overwrite``, ``skip``, ``merge``, ``unresolved``,
+    ``failed``."""
+
+
+RestoreReason = Literal["wrongApproach", "brokeTests", "unwantedChanges", "offTrack", "other"]
+"""Why the user restored (optional, one click): the approach was wrong, it broke the tests,
+unwanted file changes, the conversation went off track, something else."""
+
+
+class RestoreReasonEvent(_Event):
+    """The user's reason for a restore, given after it (never required). ``checkpoint_id`` is
+    the restore's own checkpoint, or the target of a conversation-only restore (which makes
+    none); the event is written to that checkpoint's session journal."""
+
+    type: Literal["restoreReason"] = "restoreReason"
+    checkpoint_id: str
+    reason: RestoreReason
+    mode: str | None = None
+
+
+class CheckpointFailedEvent(_Event):
+    """A checkpoint could not be recorded (the turn paused). Best effort: when the journal
+    itself cannot be written, the failure is not on record."""
+
+    type: Literal["checkpointFailed"] = "checkpointFailed"
+    kind: str
+    error: str = ""
+    tool_call_id: str | None = None
+    turn_id: str | None = None
 
 
 class TaskEvent(_Event):
@@ -212,6 +247,8 @@ JournalEvent = Annotated[
     | RestoreIntentEvent
     | RestoreDoneEvent
     | RestoreStatsEvent
+    | RestoreReasonEvent
+    | CheckpointFailedEvent
     | TaskEvent,
     Field(discriminator="type"),
 ]
@@ -231,6 +268,8 @@ KNOWN_TYPES = frozenset(
         RestoreIntentEvent,
         RestoreDoneEvent,
         RestoreStatsEvent,
+        RestoreReasonEvent,
+        CheckpointFailedEvent,
         TaskEvent,
     )
 )

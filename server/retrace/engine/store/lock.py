@@ -6,6 +6,9 @@ Contract: :meth:`StoreLock.acquire` never waits. It either holds the lock until
 which is never inherited by child processes) or raises :class:`StoreLocked` naming the holder's
 pid. The holder writes its pid into the lock file and into ``<lock>.pid`` beside it: on Windows
 the locked range of the lock file cannot be read by another process, the side file can.
+
+Every refusal appends one byte to ``<lock>.refused`` (best effort, an ``O_APPEND`` write needs no
+lock): its size is the store's count of lock conflicts, read by :func:`refusals`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class StoreLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.pid_path = path.with_name(path.name + ".pid")
+        self.refused_path = refused_path(path)
         self._file: IO[bytes] | None = None
 
     def acquire(self) -> None:
@@ -34,6 +38,7 @@ class StoreLock:
             portalocker.lock(f, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
         except portalocker.exceptions.LockException:
             f.close()
+            self._count_refusal()
             raise StoreLocked(
                 f"store is locked: in use by another Retrace process (pid {self._holder()}): "
                 f"{self.path.parent}"
@@ -49,6 +54,10 @@ class StoreLock:
         with contextlib.suppress(OSError):  # only a better error message depends on it
             self.pid_path.write_bytes(mine)
         self._file = f
+
+    def _count_refusal(self) -> None:
+        with contextlib.suppress(OSError), self.refused_path.open("ab") as out:
+            out.write(b"x")
 
     def _holder(self) -> str:
         for source in (self.path, self.pid_path):
@@ -68,3 +77,15 @@ class StoreLock:
             portalocker.unlock(f)
         finally:
             f.close()
+
+
+def refused_path(lock_path: Path) -> Path:
+    return lock_path.with_name(lock_path.name + ".refused")
+
+
+def refusals(lock_path: Path) -> int:
+    """How many times a process was refused the store's lock (0 when never)."""
+    try:
+        return refused_path(lock_path).stat().st_size
+    except OSError:
+        return 0

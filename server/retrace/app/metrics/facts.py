@@ -1,0 +1,143 @@
+"""What the journals say happened, folded into counts and samples (pure, table-tested).
+
+The metrics are derived from what is already durable so that every reader — the server, or a
+``retrace metrics`` process that saw nothing live — gets the same numbers from the same store:
+
+* checkpoints by session and kind (``checkpoint`` lines) and failed ones (``checkpointFailed``);
+  attempts = both; capture latency from each checkpoint's ``captureMs`` (baselines left out);
+  checkpoints per turn (agent checkpoints of each ``turnId``);
+* restores (``restore`` lines: outcome, duration, mode, conflicts by resolution) and
+  conversation-only restores (``conversationHead`` with reason ``restore`` that no applied
+  ``both`` restore of the same target accounts for);
+* restore reasons (``restoreReason``) joined to their restore by checkpoint id;
+* subagents' peak memory (``task`` lines: the server's peak RSS at each child's end).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    CheckpointFailedEvent,
+    ConversationHeadEvent,
+    JournalEvent,
+    RestoreReasonEvent,
+    RestoreStatsEvent,
+    TaskEvent,
+)
+
+READ_TYPES = ("checkpoint", "checkpointFailed", "restore", "restoreReason", "conversationHead", "task")
+"""The event types the fold reads (every other line is skipped before validation)."""
+
+NO_REASON = "none"
+
+
+@dataclass(frozen=True)
+class Restore:
+    """One restore as the metrics count it."""
+
+    session: str
+    mode: str
+    outcome: str
+    """``applied``, ``failed`` or ``conflict`` (refused)."""
+    key: str
+    """The id a reason names: the restore checkpoint, else the target."""
+    duration_s: float | None
+    conflicts: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class SlowCheckpoint:
+    checkpoint_id: str
+    session: str
+    kind: str
+    capture_s: float
+
+
+@dataclass
+class Facts:
+    checkpoints: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(session, kind) → checkpoints recorded."""
+    failures: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(session, kind) → checkpoints that could not be recorded."""
+    capture_s: list[float] = field(default_factory=list)
+    per_turn: Counter[str] = field(default_factory=Counter)
+    """turn id → agent checkpoints (``tool`` and ``background``) in it."""
+    restores: list[Restore] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    """restore key → the reason the user gave (the last one given wins)."""
+    subagent_peak_rss_bytes: float | None = None
+    slowest: list[SlowCheckpoint] = field(default_factory=list)
+
+    def reason_of(self, restore: Restore) -> str:
+        return self.reasons.get(restore.key, NO_REASON)
+
+
+SLOWEST = 10
+
+
+def fold(journals: Iterable[tuple[str, Iterable[JournalEvent]]]) -> Facts:
+    """The facts of every ``(session id, typed events)`` journal."""
+    facts = Facts()
+    both_applied: Counter[str] = Counter()
+    conversation_heads: list[tuple[str, str]] = []
+    slow: list[SlowCheckpoint] = []
+    for session, events in journals:
+        for ev in events:
+            if isinstance(ev, CheckpointEvent):
+                _checkpoint(facts, session, ev, slow)
+            elif isinstance(ev, CheckpointFailedEvent):
+                facts.failures[(session, ev.kind)] += 1
+            elif isinstance(ev, RestoreStatsEvent):
+                restore = _restore(session, ev)
+                facts.restores.append(restore)
+                if restore.mode == "both" and restore.outcome == "applied" and ev.target_id:
+                    both_applied[ev.target_id] += 1
+            elif isinstance(ev, ConversationHeadEvent) and ev.reason == "restore" and ev.checkpoint_id:
+                conversation_heads.append((session, ev.checkpoint_id))
+            elif isinstance(ev, RestoreReasonEvent):
+                facts.reasons[ev.checkpoint_id] = ev.reason
+            elif isinstance(ev, TaskEvent):
+                _task(facts, ev)
+    for session, target in conversation_heads:
+        if both_applied[target] > 0:  # the conversation half of a "both" restore
+            both_applied[target] -= 1
+            continue
+        facts.restores.append(Restore(session, "conversation", "applied", target, None))
+    facts.slowest = sorted(slow, key=lambda s: -s.capture_s)[:SLOWEST]
+    return facts
+
+
+def _checkpoint(facts: Facts, session: str, ev: CheckpointEvent, slow: list[SlowCheckpoint]) -> None:
+    cp = ev.checkpoint
+    facts.checkpoints[(session, cp.kind)] += 1
+    if cp.kind in ("tool", "background") and cp.turn_id:
+        facts.per_turn[cp.turn_id] += 1
+    if cp.kind != "baseline":
+        seconds = cp.capture_ms / 1000
+        facts.capture_s.append(seconds)
+        slow.append(SlowCheckpoint(cp.id, session, cp.kind, seconds))
+        if len(slow) > 4 * SLOWEST:
+            slow.sort(key=lambda s: -s.capture_s)
+            del slow[SLOWEST:]
+
+
+def _restore(session: str, ev: RestoreStatsEvent) -> Restore:
+    return Restore(
+        session=session,
+        mode=ev.mode or "code",
+        outcome=ev.kind,
+        key=ev.checkpoint_id or ev.target_id or "",
+        duration_s=ev.duration_ms / 1000,
+        conflicts=tuple(sorted(ev.conflicts.items())),
+    )
+
+
+def _task(facts: Facts, ev: TaskEvent) -> None:
+    peak = ev.metrics.get("serverPeakRssMiB")
+    if isinstance(peak, int | float) and peak > 0:
+        value = float(peak) * 1024 * 1024
+        facts.subagent_peak_rss_bytes = max(facts.subagent_peak_rss_bytes or 0.0, value)

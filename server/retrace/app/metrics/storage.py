@@ -1,0 +1,115 @@
+"""Checkpoint storage against its budget: bytes by kind, the alert level, threshold crossings
+and the storage time series.
+
+* :func:`usage` — bytes on disk by kind (``blobs``: loose blobs, ``packs``, ``journals``,
+  ``other``: snapshots of caches and the rest), read from the files, no lock, no engine. The total
+  is what retention's ``maxBytes`` limits (subagents' ``tasks/`` and the remote cache
+  ``remote/`` are outside it, as for ``retrace stats``).
+* :func:`alert_level` — pure: ``ok`` below 80 %, ``warning`` from 80 %, ``urgent`` from 90 %.
+* :class:`Crossings` — pure: says a level once when storage crosses UP into it; it re-arms when
+  storage falls back below.
+* :class:`Series` — ``<store>/cache/storage-series.json``: (time, bytes) points, at most one a
+  minute, the last :data:`SERIES_POINTS` kept, for drawing storage over time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from retrace.engine.store.cache_file import read_cache_json, write_cache_json
+from retrace.engine.store.layout import StoreLayout
+
+AlertLevel = Literal["ok", "warning", "urgent"]
+WARNING_RATIO = 0.8
+URGENT_RATIO = 0.9
+LEVELS: tuple[AlertLevel, ...] = ("ok", "warning", "urgent")
+STORAGE_KINDS = ("blobs", "packs", "journals", "other")
+
+
+@dataclass(frozen=True)
+class Usage:
+    blobs: int = 0
+    packs: int = 0
+    journals: int = 0
+    other: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.blobs + self.packs + self.journals + self.other
+
+    def by_kind(self) -> dict[str, int]:
+        return {"blobs": self.blobs, "packs": self.packs, "journals": self.journals, "other": self.other}
+
+
+def _walk_bytes(root: Path, skip: set[str]) -> int:
+    total = 0
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if os.path.join(dirpath, d) not in skip]  # noqa: PTH118
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size  # noqa: PTH118
+    return total
+
+
+def usage(layout: StoreLayout) -> Usage:
+    packs_dir = layout.blobs / "packs"
+    packs = _walk_bytes(packs_dir, set())
+    blobs = _walk_bytes(layout.blobs, {str(packs_dir)})
+    journals = _walk_bytes(layout.sessions, set())
+    outside = {str(layout.blobs), str(layout.sessions), str(layout.tasks), str(layout.remote)}
+    other = _walk_bytes(layout.root, outside)
+    return Usage(blobs=blobs, packs=packs, journals=journals, other=other)
+
+
+def alert_level(used: int, budget: int) -> AlertLevel:
+    """``ok`` / ``warning`` (≥ 80 % of the budget) / ``urgent`` (≥ 90 %); no budget is ``ok``."""
+    if budget <= 0:
+        return "ok"
+    ratio = used / budget
+    if ratio >= URGENT_RATIO:
+        return "urgent"
+    return "warning" if ratio >= WARNING_RATIO else "ok"
+
+
+class Crossings:
+    """Turns successive levels into alerts: a level is said once when storage rises into it
+    (``ok`` → ``urgent`` says ``urgent`` only); falling below re-arms it."""
+
+    def __init__(self, start: AlertLevel = "ok") -> None:
+        self.level: AlertLevel = start
+
+    def observe(self, level: AlertLevel) -> AlertLevel | None:
+        before, self.level = self.level, level
+        return level if LEVELS.index(level) > LEVELS.index(before) else None
+
+
+SERIES_POINTS = 2000
+SERIES_STEP_S = 60.0
+
+
+class Series:
+    """The storage time series kept in the store's cache (a cache: lost or damaged means empty)."""
+
+    def __init__(self, layout: StoreLayout) -> None:
+        self.path = layout.cache / "storage-series.json"
+
+    def read(self) -> list[tuple[float, int]]:
+        def parse(raw: dict[str, list[list[float]]]) -> list[tuple[float, int]]:
+            return [(float(t), int(b)) for t, b in raw["points"]]
+
+        return read_cache_json(self.path, parse, "storage series") or []
+
+    def add(self, total: int, *, now: float | None = None) -> list[tuple[float, int]]:
+        """Record ``total`` now (unless the last point is under a minute old); the series."""
+        t = time.time() if now is None else now
+        points = self.read()
+        if points and t - points[-1][0] < SERIES_STEP_S:
+            return points
+        points = [*points, (round(t, 3), total)][-SERIES_POINTS:]
+        write_cache_json(self.path, {"points": points}, "storage series")
+        return points
