@@ -402,6 +402,18 @@ export interface CancelResult {
    */
   cancelled: boolean;
 }
+export interface CheckpointCounts {
+  attempts: number;
+  byKind: {
+    [k: string]: number | undefined;
+  };
+  failures: number;
+  /**
+   * successes / attempts (``None`` before the first attempt).
+   */
+  successRatio: number | null;
+  successes: number;
+}
 export interface CheckpointDetail {
   additions: number;
   checkpoint: Checkpoint;
@@ -793,6 +805,11 @@ export interface FileOutcome {
   path: string;
   status: 'restored' | 'merged' | 'skipped' | 'conflict' | 'failed' | 'unchanged';
 }
+export interface GcReport {
+  blobsRemoved: number;
+  bytesFreed: number;
+  checkpointsDropped: number;
+}
 export interface GitExportParams {
   /**
    * ``Name <email>``; default: the user's git identity, else ``Retrace <retrace@localhost>``.
@@ -876,6 +893,7 @@ export interface ServerSettings {
   maxFileBytes?: number;
   maxTokens?: number;
   mcp?: McpSettings;
+  metrics?: MetricsSettings;
   model?: string;
   permissions?: PermissionSettings;
   remote?: RemoteSettings;
@@ -911,6 +929,15 @@ export interface StdioServer {
     [k: string]: string | undefined;
   };
   type?: 'stdio';
+}
+/**
+ * ``retrace.metrics.*`` settings.
+ */
+export interface MetricsSettings {
+  /**
+   * Serve ``/metrics`` on 127.0.0.1 at this port for a Prometheus scraper (0: off).
+   */
+  port?: number;
 }
 export interface PermissionSettings {
   /**
@@ -990,6 +1017,86 @@ export interface McpSettings1 {
    * How long a turn waits for a server to start before going on without its tools.
    */
   startTimeoutSeconds?: number;
+}
+export interface MetricsGetParams {
+  /**
+   * Include the Prometheus text exposition (``text``).
+   */
+  text?: boolean;
+}
+export interface MetricsSnapshot {
+  /**
+   * Capture latency samples, oldest first (the last 1000).
+   */
+  captureSeconds: number[];
+  checkpoints: CheckpointCounts;
+  checkpointsPerTurn: number[];
+  conflictsByResolution: {
+    [k: string]: number | undefined;
+  };
+  lockRefusals: number;
+  remotes: RemoteLag[];
+  /**
+   * Restore latency samples, oldest first (the last 1000).
+   */
+  restoreSeconds: number[];
+  restoresByMode: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * Applied restores by the reason given (``none``: no reason given).
+   */
+  restoresByReason: {
+    [k: string]: number | undefined;
+  };
+  slowest: SlowCheckpoint[];
+  storage: StorageView;
+  subagentPeakRssBytes: number | null;
+  /**
+   * The Prometheus text exposition (format 0.0.4) of the same numbers.
+   */
+  text: string;
+  workspace: string;
+}
+export interface RemoteLag {
+  pendingBytes: number;
+  remote: string;
+  /**
+   * ``None``: never pushed.
+   */
+  secondsSincePush: number | null;
+}
+export interface SlowCheckpoint {
+  captureSeconds: number;
+  checkpointId: string;
+  kind: string;
+  sessionId: string;
+}
+export interface StorageView {
+  alert: 'ok' | 'warning' | 'urgent';
+  /**
+   * Retention's ``maxBytes``.
+   */
+  budgetBytes: number;
+  /**
+   * ``blobs`` (loose), ``packs``, ``journals``, ``other``.
+   */
+  byKind: {
+    [k: string]: number | undefined;
+  };
+  ratio: number;
+  /**
+   * Storage over time (at most one point a minute).
+   */
+  series: StoragePoint[];
+  usedBytes: number;
+}
+export interface StoragePoint {
+  bytes: number;
+  /**
+   * Seconds since the epoch.
+   */
+  ts: number;
 }
 /**
  * The workspace already matches the target in scope. Distinct from an empty plan.
@@ -1385,6 +1492,19 @@ export interface RestoreParams {
    */
   task?: TaskRef | null;
 }
+export interface RestoreReasonParams {
+  /**
+   * The restore's own checkpoint (``outcome.checkpoint.id``); for a conversation-only
+   * restore, its target.
+   */
+  checkpointId: string;
+  mode?: ('code' | 'conversation' | 'both') | null;
+  reason: 'wrongApproach' | 'brokeTests' | 'unwantedChanges' | 'offTrack' | 'other';
+}
+export interface RestoreReasonResult {
+  checkpointId: string;
+  reason: 'wrongApproach' | 'brokeTests' | 'unwantedChanges' | 'offTrack' | 'other';
+}
 export interface RestoreResult {
   /**
    * Background commands running when the restore was planned (after ``stop``: the ones stopped).
@@ -1680,6 +1800,16 @@ export interface SubagentStats {
   started: number;
 }
 /**
+ * Storage rose into ``level`` (sent once per crossing).
+ */
+export interface StorageAlert {
+  budgetBytes: number;
+  level: 'warning' | 'urgent';
+  message: string;
+  ratio: number;
+  usedBytes: number;
+}
+/**
  * One damaged piece of the store.
  */
 export interface StoreDamage {
@@ -1698,6 +1828,9 @@ export interface StoreDamage {
    * ``<journal>:<line>`` or the blob id.
    */
   where: string;
+}
+export interface StoreGcResult {
+  report: GcReport;
 }
 export interface StoreVerifyParams {
   /**
@@ -2048,6 +2181,10 @@ export const METHODS = {
   remoteSessions: 'retrace/remote/sessions',
   remoteOpen: 'retrace/remote/open',
   remoteProgress: 'retrace/remote/progress',
+  metricsGet: 'retrace/metrics/get',
+  restoreReason: 'retrace/restore/reason',
+  storeGc: 'retrace/store/gc',
+  storageAlert: 'retrace/storage/alert',
   settingsUpdate: 'retrace/settings/update',
 } as const;
 
@@ -2094,6 +2231,10 @@ export const METHOD_DIRECTIONS = {
   'retrace/remote/sessions': 'clientRequest',
   'retrace/remote/open': 'clientRequest',
   'retrace/remote/progress': 'serverNotification',
+  'retrace/metrics/get': 'clientRequest',
+  'retrace/restore/reason': 'clientRequest',
+  'retrace/store/gc': 'clientRequest',
+  'retrace/storage/alert': 'serverNotification',
   'retrace/settings/update': 'clientRequest',
 } as const;
 
@@ -2131,6 +2272,9 @@ export interface RequestParams {
   'retrace/remote/pull': RemoteParams;
   'retrace/remote/sessions': RemoteParams;
   'retrace/remote/open': RemoteOpenParams;
+  'retrace/metrics/get': MetricsGetParams;
+  'retrace/restore/reason': RestoreReasonParams;
+  'retrace/store/gc': EmptyParams;
   'retrace/settings/update': SettingsUpdateParams;
 }
 
@@ -2168,6 +2312,9 @@ export interface RequestResult {
   'retrace/remote/pull': RemotePullResult;
   'retrace/remote/sessions': RemoteSessionsResult;
   'retrace/remote/open': RemoteOpenResult;
+  'retrace/metrics/get': MetricsSnapshot;
+  'retrace/restore/reason': RestoreReasonResult;
+  'retrace/store/gc': StoreGcResult;
   'retrace/settings/update': SettingsUpdateResult;
 }
 
@@ -2195,4 +2342,5 @@ export interface ServerNotificationParams {
   'retrace/agent/event': AgentEventPayload;
   'retrace/timeline/didChange': TimelineDidChange;
   'retrace/remote/progress': RemoteSyncView;
+  'retrace/storage/alert': StorageAlert;
 }

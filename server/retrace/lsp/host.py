@@ -50,6 +50,9 @@ class LspAgentHost:
             remote.turn_ended()
         if ready is not None and isinstance(event, TurnFinished):
             await git_mirror.turn_ended(self.server, ready, event.session_id)
+            self.server.metrics.schedule_check()
+        elif isinstance(event, CheckpointCreated):
+            self.server.metrics.checkpoint_created()
         if isinstance(event, CheckpointCreated):
             cp = event.checkpoint
             change = await ready.run(lambda e: timeline.change_of(ready, e, cp)) if ready else None

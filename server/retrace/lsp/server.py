@@ -23,6 +23,7 @@ from retrace import __version__
 from retrace.bootstrap import Services
 from retrace.camel import dump
 from retrace.lsp.rpc import NotReadyError, converter_factory
+from retrace.lsp.services.metrics import ServerMetrics
 from retrace.protocol.methods import spec
 from retrace.protocol.models import ServerSettings
 
@@ -105,6 +106,8 @@ class RetraceServer(LanguageServer):
         self.trusted = True
         self.remote: RemoteSync | None = None
         """The workspace's remote sync (built at start-up, before the engine opens)."""
+        self.metrics = ServerMetrics(self)
+        """Metrics, storage alerts and the scrape endpoint (started with the services)."""
         """``initializationOptions.trusted``; ``False``: a read-only timeline (:mod:`retrace.lsp.trust`)."""
 
     def dirty_paths(self) -> set[str]:

@@ -47,6 +47,9 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
         services.agent.update_settings(agent_settings(settings, base_url, trusted=server.trusted))
     if server.remote is not None and previous.remote != settings.remote:
         await asyncio.to_thread(server.remote.apply, remote_settings(server, settings))
+    if previous.metrics != settings.metrics or previous.retention != settings.retention:
+        server.metrics.apply_port()
+        await server.metrics.check()
     if restart:
         log.info("settings changed that apply after a restart: %s", ", ".join(restart))
     return SettingsUpdateResult(applied=services is not None, restart_required=restart)

@@ -102,6 +102,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
     remote.start()
     store_health.start_background_check(server, engine.store_dir)
+    server.metrics.start(engine.store_dir, workspace)
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
     warm.daemon = True
     warm.start()
@@ -129,6 +130,7 @@ def stop_remote(server: RetraceServer, wait_s: float) -> None:
 def shutdown(server: RetraceServer) -> None:
     """Close the services if they were started (safe to call more than once)."""
     stop_remote(server, 0.0)
+    server.metrics.stop()
     services = server.services_if_ready()
     if services is None:
         return

@@ -394,6 +394,14 @@ METHODS: tuple[MethodSpec, ...] = (
         "counted in retrace_restores_total).",
     ),
     MethodSpec(
+        "storeGc",
+        "retrace/store/gc",
+        "clientRequest",
+        m.EmptyParams,
+        mx.StoreGcResult,
+        "Apply retention and delete unreferenced blobs now (refused while a turn runs).",
+    ),
+    MethodSpec(
         "storageAlert",
         "retrace/storage/alert",
         "serverNotification",

@@ -1,6 +1,7 @@
 """Metrics on the wire: ``retrace/metrics/get`` (the snapshot a health view draws: the Prometheus
 text plus the same numbers structured, the storage time series and the latency samples),
-``retrace/restore/reason`` (the user's optional reason for a restore) and the
+``retrace/restore/reason`` (the user's optional reason for a restore), ``retrace/store/gc``
+(retention and unreferenced blobs now: the alert's one-click fix) and the
 ``retrace/storage/alert`` notification (storage crossed 80 % or 90 % of its budget).
 
 Units follow the metrics: seconds and bytes. Everything here is built by ``app/metrics``.
@@ -13,6 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from retrace.camel import CamelModel
+from retrace.engine.models import GcReport
 from retrace.engine.store.events import RestoreReason
 
 AlertLevel = Literal["ok", "warning", "urgent"]
@@ -113,3 +115,7 @@ class StorageAlert(CamelModel):
     budget_bytes: int
     ratio: float
     message: str
+
+
+class StoreGcResult(CamelModel):
+    report: GcReport

@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from retrace.app.metrics.collected import Collected
 from retrace.app.metrics.facts import NO_REASON, READ_TYPES, Facts, fold
-from retrace.app.metrics.storage import Series, Usage, alert_level, usage
+from retrace.app.metrics.storage import Series, alert_level, usage
 from retrace.engine.store.events import EventSchemaError, JournalEvent, parse_event
 from retrace.engine.store.journal import read_journal
 from retrace.engine.store.layout import StoreLayout
@@ -36,17 +36,6 @@ log = logging.getLogger(__name__)
 
 SAMPLES = 1000
 """Latency samples a snapshot carries (the newest)."""
-
-
-@dataclass
-class Collected:
-    workspace: str
-    budget_bytes: int
-    facts: Facts
-    usage: Usage
-    series: list[tuple[float, int]]
-    lock_refusals: int
-    remotes: list[RemoteLag] = field(default_factory=list)
 
 
 def _events(path: Path) -> Iterator[JournalEvent]:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-    from retrace.app.metrics.collect import Collected
+    from retrace.app.metrics.collected import Collected
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,8 +93,12 @@ SERIES_POINTS = 2000
 SERIES_STEP_S = 60.0
 
 
+_SERIES_LOCK = threading.Lock()
+
+
 class Series:
-    """The storage time series kept in the store's cache (a cache: lost or damaged means empty)."""
+    """The storage time series kept in the store's cache (a cache: lost or damaged means empty).
+    Writers in one process take turns (the server writes from worker threads)."""
 
     def __init__(self, layout: StoreLayout) -> None:
         self.path = layout.cache / "storage-series.json"
@@ -107,9 +112,10 @@ class Series:
     def add(self, total: int, *, now: float | None = None) -> list[tuple[float, int]]:
         """Record ``total`` now (unless the last point is under a minute old); the series."""
         t = time.time() if now is None else now
-        points = self.read()
-        if points and t - points[-1][0] < SERIES_STEP_S:
-            return points
-        points = [*points, (round(t, 3), total)][-SERIES_POINTS:]
-        write_cache_json(self.path, {"points": points}, "storage series")
+        with _SERIES_LOCK:
+            points = self.read()
+            if points and t - points[-1][0] < SERIES_STEP_S:
+                return points
+            points = [*points, (round(t, 3), total)][-SERIES_POINTS:]
+            write_cache_json(self.path, {"points": points}, "storage series")
         return points

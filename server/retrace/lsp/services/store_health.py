@@ -1,4 +1,5 @@
-"""Store health for the server: ``retrace/store/verify`` and the quick check at start-up.
+"""Store health for the server: ``retrace/store/verify``, the quick check at start-up and
+``retrace/store/gc`` (retention now, refused while a turn runs; the timeline is rebuilt after).
 
 Verification reads the store's files on its own (no engine state, no lock), in a worker thread,
 so it never holds up the agent. Damage found at start-up is logged and shown to the user as a
@@ -14,11 +15,15 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
-from retrace.engine.models import VerifyReport
+from retrace.engine import Engine
+from retrace.engine.errors import RetraceError
+from retrace.engine.models import GcReport, VerifyReport
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.verify import verify_store
+from retrace.protocol.models import TimelineDidChange
 
 if TYPE_CHECKING:
+    from retrace.bootstrap import Services
     from retrace.lsp.server import RetraceServer
 
 log = logging.getLogger(__name__)
@@ -63,3 +68,21 @@ def start_background_check(server: RetraceServer, store_dir: Path) -> None:
     task = asyncio.get_running_loop().create_task(background_check(server, store_dir))
     _running.add(task)
     task.add_done_callback(_running.discard)
+
+
+async def collect_garbage(server: RetraceServer, services: Services) -> GcReport:
+    """Apply retention and delete unreferenced blobs through the gate; the timeline rebuilds."""
+    from retrace.lsp.services import timeline  # it imports the agent: loaded on use
+
+    for session_id in await services.run(lambda e: e.sessions()):
+        if services.agent.running(session_id):
+            raise RetraceError(f"the agent is running in session {session_id}; cancel it before collecting")
+
+    def gc(engine: Engine) -> tuple[GcReport, str]:
+        report = engine.gc()
+        timeline.cache_of(engine).invalidate()
+        return report, engine.head.id
+
+    report, head = await services.run(gc)
+    server.send_notification("retrace/timeline/didChange", TimelineDidChange(head=head))
+    return report

@@ -1,0 +1,20 @@
+"""What one collection found: the journals' facts, the storage, the lock and sync state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from retrace.app.metrics.facts import Facts
+from retrace.app.metrics.storage import Usage
+from retrace.protocol.metrics import RemoteLag
+
+
+@dataclass
+class Collected:
+    workspace: str
+    budget_bytes: int
+    facts: Facts
+    usage: Usage
+    series: list[tuple[float, int]]
+    lock_refusals: int
+    remotes: list[RemoteLag] = field(default_factory=list)
