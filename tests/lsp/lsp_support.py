@@ -138,6 +138,8 @@ class EditorClient:
     timeline_changes: list[dict[str, Any]] = field(default_factory=list)
     remote_progress: list[dict[str, Any]] = field(default_factory=list)
     """Every ``retrace/remote/progress`` notification (the sync scheduler's states)."""
+    storage_alerts: list[dict[str, Any]] = field(default_factory=list)
+    """Every ``retrace/storage/alert`` notification."""
     applied_edits: list[lsp.ApplyWorkspaceEditParams] = field(default_factory=list)
     saved: list[list[str]] = field(default_factory=list)
     restored_states: list[dict[str, Any]] = field(default_factory=list)
@@ -338,6 +340,11 @@ async def start_editor(
     def on_remote_progress(params: dict[str, Any]) -> None:
         validate("#/$defs/RemoteSyncView", params)
         editor.remote_progress.append(params)
+
+    @client.feature("retrace/storage/alert")
+    def on_storage_alert(params: dict[str, Any]) -> None:
+        validate("#/$defs/StorageAlert", params)
+        editor.storage_alerts.append(params)
 
     @client.feature("retrace/editor/save")
     def on_save(params: dict[str, Any]) -> dict[str, Any]:

@@ -228,7 +228,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             if conversation is not None:
                 payload["conversation"] = conversation
             if reason is not None:
-                payload["reason"] = reason
+                payload["restoreReason"] = reason
             _print_json(payload)
         elif conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
             # The engine's "nothing to restore" only says the files were not the point.
