@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from tests.cli.cli_support import Cli
 
 from retrace.app.metrics.collect import collect
 from retrace.app.metrics.http import serve
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import StoreLocked
-from tests.cli.cli_support import Cli
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -16,7 +16,7 @@ from retrace.app.restore import record_reason
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import RetraceError
-from retrace.engine.models import Checkpoint, FileOutcome
+from retrace.engine.models import Checkpoint, CheckpointKind, FileOutcome
 from retrace.engine.restore.restorer import conflict_endings
 from retrace.engine.store.events import (
     CheckpointEvent,
@@ -31,10 +31,16 @@ from retrace.engine.store.events import (
 from retrace.engine.store.layout import StoreLayout
 
 
-def cp(cid: str, kind: str, ms: float = 0.0, turn: str | None = None) -> CheckpointEvent:
+def cp(cid: str, kind: CheckpointKind, ms: float = 0.0, turn: str | None = None) -> CheckpointEvent:
     checkpoint = Checkpoint(
-        id=cid, parent=None, session_id="s", kind=kind, created_at=datetime.now(UTC), capture_ms=ms, turn_id=turn
-    )  # type: ignore[arg-type]
+        id=cid,
+        parent=None,
+        session_id="s",
+        kind=kind,
+        created_at=datetime.now(UTC),
+        capture_ms=ms,
+        turn_id=turn,
+    )
     return CheckpointEvent(checkpoint=checkpoint, delta=None, snapshot=None)
 
 
@@ -71,7 +77,12 @@ def test_fold_counts_what_the_journals_say() -> None:
         TaskEvent(task_id="k2", call_id="c2", status="merged", metrics={"serverPeakRssMiB": 150.0}),
     ]
     f = fold([("s", s1), ("other", [cp("o", "tool", 5.0, "turn3")])])
-    assert f.checkpoints == {("s", "baseline"): 1, ("s", "tool"): 2, ("s", "background"): 1, ("other", "tool"): 1}
+    assert f.checkpoints == {
+        ("s", "baseline"): 1,
+        ("s", "tool"): 2,
+        ("s", "background"): 1,
+        ("other", "tool"): 1,
+    }
     assert dict(f.failures) == {("s", "tool"): 1}
     assert sorted(f.capture_s) == [0.005, 0.01, 0.02, 0.03]  # baselines left out
     assert dict(f.per_turn) == {"turn1": 2, "turn2": 1, "turn3": 1}
@@ -171,6 +182,11 @@ def test_restore_reason_journal_round_trip(tmp_path: Path) -> None:
     assert reasons == [event]
     assert parse_event(reasons[0].model_dump(mode="json", by_alias=True)) == event
     [stat] = stats
-    assert (stat.kind, stat.mode, stat.checkpoint_id, stat.target_id) == ("applied", "code", restore_cp, target)
+    assert (stat.kind, stat.mode, stat.checkpoint_id, stat.target_id) == (
+        "applied",
+        "code",
+        restore_cp,
+        target,
+    )
     facts = fold([("s1", [*stats, *reasons])])
     assert [(r.mode, facts.reason_of(r)) for r in facts.restores] == [("code", "unwantedChanges")]
