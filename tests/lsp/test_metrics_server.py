@@ -1,0 +1,170 @@
+"""Metrics over a real server process with the fake Messages API: after a scripted session (two
+turns, a restore with a reason) ``retrace/metrics/get`` says what happened, the CLI beside the
+running server says the same, storage alerts fire once per crossing of 80 % / 90 % of a small
+budget, and the opt-in scrape endpoint serves on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
+from prometheus_client.parser import text_string_to_metric_families
+
+from retrace.offline import FakeModel
+
+pytestmark = pytest.mark.e2e
+
+RETRACE = Path(sys.executable).with_name("retrace")
+
+
+def cli_json(workspace: Path, store: Path, *args: str) -> Any:
+    cmd = [str(RETRACE), *args, "--json", "--workspace", str(workspace), "--store", str(store)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(proc.stdout)
+
+
+def sample_total(text: str, name: str, **labels: str) -> float:
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+                total += s.value
+    return total
+
+
+async def test_metrics_after_a_scripted_session(editor: EditorClient, workspace: Path, store: Path) -> None:
+    first = await editor.run_turn("first task")
+    sid = first["sessionId"]
+    created = [e["checkpoint"] for e in editor.events_of("checkpointCreated", first["turnId"])]
+    second = await editor.run_turn("second task", session_id=sid)
+    assert len(created) == 3 and len(editor.events_of("checkpointCreated", second["turnId"])) == 1
+
+    t0 = time.perf_counter()
+    result = await editor.request("retrace/checkpoint/restore", {"id": created[0]["id"], "mode": "code"})
+    wall_s = time.perf_counter() - t0
+    outcome = result["outcome"]
+    assert outcome["kind"] == "applied"
+    restore_cp = outcome["checkpoint"]["id"]
+    recorded = await editor.request(
+        "retrace/restore/reason", {"checkpointId": restore_cp, "reason": "wrongApproach", "mode": "code"}
+    )
+    assert recorded == {"checkpointId": restore_cp, "reason": "wrongApproach"}
+    error = await editor.request_error("retrace/restore/reason", {"checkpointId": restore_cp, "reason": "x"})
+    assert "reason" in str(error)
+
+    snap = await editor.request("retrace/metrics/get", {})
+    log = cli_json(workspace, store, "log")
+    by_kind: dict[str, int] = {}
+    for cp in log:
+        by_kind[cp["kind"]] = by_kind.get(cp["kind"], 0) + 1
+    assert by_kind["tool"] == 4 and by_kind["restore"] == 1
+    assert snap["checkpoints"] == {
+        "attempts": len(log),
+        "successes": len(log),
+        "failures": 0,
+        "successRatio": 1.0,
+        "byKind": by_kind,
+    }
+    # Latencies are the recorded samples: every checkpoint's capture time, the restore's duration
+    # (measured inside the request the client timed).
+    assert sorted(snap["captureSeconds"]) == pytest.approx(
+        sorted(cp["captureMs"] / 1000 for cp in log if cp["kind"] != "baseline")
+    )
+    [restore_s] = snap["restoreSeconds"]
+    assert 0 < restore_s <= wall_s
+    assert snap["restoresByMode"] == {"code": 1}
+    assert snap["restoresByReason"] == {"wrongApproach": 1}
+    assert sorted(snap["checkpointsPerTurn"]) == [1, 3]
+    assert snap["storage"]["alert"] == "ok" and snap["storage"]["usedBytes"] > 0
+    assert snap["storage"]["series"] and snap["storage"]["byKind"]["journals"] > 0
+
+    text = snap["text"]
+    assert sample_total(text, "retrace_checkpoints_total", kind="tool", session=sid) == 4
+    assert sample_total(text, "retrace_restores_total", reason="wrongApproach", mode="code") == 1
+    assert sample_total(text, "retrace_restore_duration_seconds_count") == 1
+    assert sample_total(text, "retrace_restore_duration_seconds_bucket", le="2.0") == 1
+    assert sample_total(text, "retrace_capture_duration_seconds_count") == len(snap["captureSeconds"])
+
+    # The CLI beside the running server (no lock taken) says the same.
+    cli = cli_json(workspace, store, "metrics")
+    for key in ("checkpoints", "captureSeconds", "restoreSeconds", "restoresByMode", "restoresByReason"):
+        assert cli[key] == snap[key], key
+    assert cli["checkpointsPerTurn"] == snap["checkpointsPerTurn"]
+
+
+@pytest.fixture
+async def watched(workspace: Path, store: Path, session_model: FakeModel) -> AsyncIterator[EditorClient]:
+    client = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
+    yield client
+    await stop_editor(client)
+
+
+async def set_budget(editor: EditorClient, ratio: float) -> None:
+    """Make the budget such that the store now fills ``ratio`` of it."""
+    used = (await editor.request("retrace/metrics/get", {"text": False}))["storage"]["usedBytes"]
+    retention = {**editor.settings.get("retention", {}), "maxBytes": int(used / ratio)}
+    await editor.request("retrace/settings/update", {"settings": {**editor.settings, "retention": retention}})
+    editor.settings = {**editor.settings, "retention": retention}
+
+
+async def test_storage_alerts_once_per_crossing(watched: EditorClient) -> None:
+    editor = watched
+    await editor.run_turn("first task")
+    await editor.request("retrace/metrics/get", {})
+    assert editor.storage_alerts == []
+    await set_budget(editor, 0.85)
+    await wait_until(lambda: len(editor.storage_alerts) == 1)
+    assert editor.storage_alerts[0]["level"] == "warning"
+    assert 0.8 <= editor.storage_alerts[0]["ratio"] < 0.9
+    # Still over 80 %: no second alert, whatever asks.
+    await editor.request("retrace/metrics/get", {})
+    snap = await editor.request("retrace/metrics/get", {})
+    assert snap["storage"]["alert"] == "warning"
+    assert len(editor.storage_alerts) == 1
+    await set_budget(editor, 0.95)
+    await wait_until(lambda: len(editor.storage_alerts) == 2)
+    assert editor.storage_alerts[1]["level"] == "urgent"
+    await set_budget(editor, 0.3)  # back below: re-armed, no alert
+    await editor.request("retrace/metrics/get", {})
+    await set_budget(editor, 0.85)
+    await wait_until(lambda: len(editor.storage_alerts) == 3)
+    assert [a["level"] for a in editor.storage_alerts] == ["warning", "urgent", "warning"]
+
+    # The one-click fix: garbage collection now.
+    gc = await editor.request("retrace/store/gc", {})
+    assert gc["report"]["checkpointsDropped"] >= 0
+
+
+async def test_scrape_endpoint_from_the_setting(
+    workspace: Path, store: Path, session_model: FakeModel
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    settings = {**AUTO, "metrics": {"port": port}}
+    editor = await start_editor(workspace, store, env=model_env(session_model), settings=settings)
+    try:
+        await editor.request("retrace/metrics/get", {"text": False})
+
+        def scrape() -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+                return str(reply.read().decode())
+
+        body = scrape()
+        assert sample_total(body, "retrace_checkpoints_total", kind="baseline") == 1
+        # Turning it off closes the port.
+        await editor.request("retrace/settings/update", {"settings": {**settings, "metrics": {"port": 0}}})
+        with pytest.raises(OSError):
+            scrape()
+    finally:
+        await stop_editor(editor)
