@@ -65,6 +65,7 @@ export const COMMANDS = {
     undoRestore: 'retrace.undoRestore',
     undoLastRestore: 'retrace.undoLastRestore',
     verifyStore: 'retrace.verifyStore',
+    collectGarbage: 'retrace.collectGarbage',
     taskApplyAgain: 'retrace.task.applyAgain',
     taskDiscard: 'retrace.task.discard',
     taskResume: 'retrace.task.resume',

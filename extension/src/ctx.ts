@@ -17,6 +17,7 @@ import {
     type FeatureState,
 } from 'vscode-languageclient/node';
 import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_REMOTE, type CommandId } from './constants';
+import { showStorageAlert } from './commands/health';
 import { parseRemoteSecrets } from './commands/remoteCredentials';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
@@ -345,6 +346,7 @@ export class Ctx implements vscode.Disposable {
         rpc.onNotification(METHODS.agentEvent, e => this.fire(this.agentEventEmitter, e, 'agent event'));
         rpc.onNotification(METHODS.timelineDidChange, e => this.fire(this.timelineEmitter, e, 'timeline change'));
         rpc.onNotification(METHODS.remoteProgress, e => this.fire(this.remoteEmitter, e, 'remote progress'));
+        rpc.onNotification(METHODS.storageAlert, a => void showStorageAlert(a));
         rpc.onRequest(METHODS.permissionRequest, async p => {
             if (this.handlers === undefined) {
                 return { decision: 'deny' };

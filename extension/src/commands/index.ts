@@ -22,6 +22,7 @@ import { runRestore, undoLastRestore } from './restore';
 import { registerTaskCommands } from './tasks';
 import { checkpointPicks, MODE_PICKS } from './restorePick';
 import { verifyStore } from './verify';
+import { collectGarbage } from './health';
 import type { RestoreMode } from './restoreDecision';
 
 export interface Parts {
@@ -209,6 +210,7 @@ export function registerCommands(parts: Parts): void {
     ctx.registerCommand(COMMANDS.timelineRefresh, () => () => timeline.refresh());
     registerTaskCommands(ctx, timeline, () => highlighter.schedule());
     ctx.registerCommand(COMMANDS.verifyStore, rpc => () => verifyStore(rpc, ctx.output));
+    ctx.registerCommand(COMMANDS.collectGarbage, rpc => () => collectGarbage(rpc));
 
     ctx.registerCommand(COMMANDS.prompt, () => async (text: unknown) => {
         const prompt = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: 'Ask the Retrace agent', placeHolder: 'What should the agent do?' });

@@ -11,6 +11,7 @@ import { COMMANDS } from '../constants';
 import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc, type TaskRef } from '../client/protocol';
 import { checkpointUri } from '../diff/contentProvider';
 import { mergePreviews } from '../diff/mergePreview';
+import { askRestoreReason } from './health';
 import { log } from '../logging';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
@@ -168,6 +169,9 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
         hooks.onConversationRestored();
     }
     const undo = req.task === undefined ? r.undoTarget : undefined; // "undo last restore" is the workspace's
+    if (req.task === undefined && (outcome.kind === 'applied' || conversationMoved)) {
+        void askRestoreReason(rpc, req.targetId, outcome, req.mode); // optional: never awaited
+    }
     void prompter()
         .notify(r.severity, `Retrace: ${r.message}${terminal}`, undo !== undefined ? [UNDO] : [])
         .then(pick => {

@@ -1,0 +1,84 @@
+/**
+ * Health actions the server asks for, and the restore reason:
+ * - after a restore, an optional one-click reason (a non-modal notification; ignoring it is
+ *   fine), recorded by the server (`retrace/restore/reason`) with the restore's checkpoint;
+ * - a storage alert (`retrace/storage/alert`: 80 % / 90 % of the retention budget) as a
+ *   notification with the fixes: collect garbage now (`retrace/store/gc`) or open the retention
+ *   settings.
+ * The tables and the key a reason names are pure (unit-tested).
+ */
+import * as vscode from 'vscode';
+import { COMMANDS } from '../constants';
+import { METHODS, type RestoreOutcome, type Rpc, type StorageAlert } from '../client/protocol';
+import { log } from '../logging';
+import { prompter } from '../ui';
+
+export type RestoreReason = 'wrongApproach' | 'brokeTests' | 'unwantedChanges' | 'offTrack' | 'other';
+export type RestoreMode = 'code' | 'conversation' | 'both';
+
+/** The reason buttons, in the order they are shown. */
+export const REASONS: readonly { readonly label: string; readonly reason: RestoreReason }[] = [
+    { label: 'Wrong approach', reason: 'wrongApproach' },
+    { label: 'Broke tests', reason: 'brokeTests' },
+    { label: 'Unwanted file changes', reason: 'unwantedChanges' },
+    { label: 'Conversation went off track', reason: 'offTrack' },
+    { label: 'Other', reason: 'other' },
+];
+
+export const REASON_QUESTION = 'Retrace: why did you restore? (optional, helps the restore statistics)';
+
+export function reasonOf(label: string | undefined): RestoreReason | undefined {
+    return REASONS.find(r => r.label === label)?.reason;
+}
+
+/** The checkpoint a reason names: the restore's own checkpoint, else its target (a
+ * conversation-only restore makes no checkpoint). */
+export function reasonKey(targetId: string, outcome: RestoreOutcome): string {
+    return outcome.kind === 'applied' && outcome.checkpoint ? outcome.checkpoint.id : targetId;
+}
+
+/** Offer the reason buttons; records the one clicked. Never blocks or fails the restore. */
+export async function askRestoreReason(rpc: Rpc, targetId: string, outcome: RestoreOutcome, mode: RestoreMode): Promise<void> {
+    const pick = await prompter().notify('info', REASON_QUESTION, REASONS.map(r => r.label));
+    const reason = reasonOf(pick);
+    if (reason === undefined) {
+        return;
+    }
+    try {
+        await rpc.request(METHODS.restoreReason, { checkpointId: reasonKey(targetId, outcome), reason, mode });
+        log.info(`restore reason recorded: ${reason}`);
+    } catch (err) {
+        log.warn(`restore reason not recorded: ${err instanceof Error ? err.message : String(err)}`);
+    }
+}
+
+export const RUN_GC = 'Collect garbage now';
+export const OPEN_RETENTION = 'Retention settings';
+
+/** How an alert is shown: its severity and buttons (pure). */
+export function alertLook(alert: StorageAlert): { severity: 'warning' | 'error'; message: string; buttons: readonly string[] } {
+    return { severity: alert.level === 'urgent' ? 'error' : 'warning', message: alert.message, buttons: [RUN_GC, OPEN_RETENTION] };
+}
+
+export async function showStorageAlert(alert: StorageAlert): Promise<void> {
+    const look = alertLook(alert);
+    const pick = await prompter().notify(look.severity, look.message, look.buttons);
+    if (pick === RUN_GC) {
+        await vscode.commands.executeCommand(COMMANDS.collectGarbage);
+    } else if (pick === OPEN_RETENTION) {
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'retrace.retention');
+    }
+}
+
+function mib(bytes: number): string {
+    return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+export async function collectGarbage(rpc: Rpc): Promise<void> {
+    const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Retrace: collecting garbage…' },
+        () => rpc.request(METHODS.storeGc, {}),
+    );
+    const r = result.report;
+    void prompter().notify('info', `Retrace: garbage collected: ${r.checkpointsDropped} checkpoint(s) dropped by retention, ${r.blobsRemoved} blob(s) removed, ${mib(r.bytesFreed)} freed.`, []);
+}
