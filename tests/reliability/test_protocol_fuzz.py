@@ -151,6 +151,7 @@ HOSTILE_STRINGS = [
     "../../fuzz-escape",
     "/tmp/retrace-fuzz-escape",
 ]
+REASONS = ["wrongApproach", "brokeTests", "unwantedChanges", "offTrack", "other"]
 ESCAPES = ("fuzz-escape", "/tmp/retrace-fuzz-escape")
 """Where a client-chosen id or path used as a file name would land outside the store."""
 scalars = (
@@ -245,6 +246,18 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         ),
         "retrace/stats": st.just({}),
         "retrace/store/verify": st.fixed_dictionaries({}, optional={"quick": st.booleans()}),
+        "retrace/store/gc": st.just({}),
+        "retrace/metrics/get": st.fixed_dictionaries({}, optional={"text": st.booleans()}),
+        "retrace/restore/reason": st.fixed_dictionaries(
+            {
+                "checkpointId": ids,
+                "reason": st.sampled_from(
+                    ["wrongApproach", "brokeTests", "unwantedChanges", "offTrack", "other"]
+                )
+                | texts,
+            },
+            optional={"mode": st.none() | st.sampled_from(["code", "conversation", "both", "all"])},
+        ),
         "retrace/toolCalls/search": st.fixed_dictionaries(
             {},
             optional={
@@ -549,6 +562,9 @@ def rejected_only_calls(checkpoints: list[str]) -> list[tuple[str, Any]]:
         ("retrace/export/git", {"checkpointId": checkpoints[0], "branch": "bad..name"}),
         ("retrace/export/git", {"checkpointId": checkpoints[0], "branch": "x\x00y"}),
         ("retrace/attribution", {"fromCheckpoint": "zzzz-missing"}),
+        ("retrace/restore/reason", {"checkpointId": "zzzz-missing", "reason": "other"}),
+        ("retrace/restore/reason", {"checkpointId": checkpoints[0], "reason": "bored"}),
+        ("retrace/restore/reason", {"checkpointId": checkpoints[0], "reason": "other", "mode": "all"}),
         ("retrace/conversation/get", {"sessionId": "ses_does_not_exist"}),
         ("retrace/conversation/summarize", {"id": "zzzz-missing", "direction": "from"}),
         ("retrace/conversation/summarize", {"id": checkpoints[0], "direction": "sideways"}),
