@@ -169,3 +169,15 @@ def test_endpoint_serves_metrics_on_loopback_only(cli: Cli) -> None:
         endpoint.close()
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=5):
         pass
+
+
+def test_remote_sync_lag_before_any_push(cli: Cli) -> None:
+    from retrace.sync.service import RemoteService
+
+    RemoteService(cli.store, cli.workspace.resolve()).add("team", "s3://bucket/prefix")
+    snap = json.loads(cli("metrics", "--json").stdout)
+    [lag] = snap["remotes"]
+    assert lag["remote"] == "team" and lag["secondsSincePush"] is None and lag["pendingBytes"] > 0
+    values = samples(cli("metrics").stdout)
+    assert values[("retrace_remote_pending_bytes", (("remote", "team"),))] == lag["pendingBytes"]
+    assert not any(name == "retrace_remote_last_push_age_seconds" for name, _ in values)
