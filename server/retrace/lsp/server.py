@@ -106,9 +106,9 @@ class RetraceServer(LanguageServer):
         self.trusted = True
         self.remote: RemoteSync | None = None
         """The workspace's remote sync (built at start-up, before the engine opens)."""
+        """``initializationOptions.trusted``; ``False``: a read-only timeline (:mod:`retrace.lsp.trust`)."""
         self.metrics = ServerMetrics(self)
         """Metrics, storage alerts and the scrape endpoint (started with the services)."""
-        """``initializationOptions.trusted``; ``False``: a read-only timeline (:mod:`retrace.lsp.trust`)."""
 
     def dirty_paths(self) -> set[str]:
         """Workspace-relative paths the client reports as having unsaved editor changes."""

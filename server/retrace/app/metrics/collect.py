@@ -133,7 +133,7 @@ def snapshot(c: Collected, *, text: bool = True) -> MetricsSnapshot:
         ),
         checkpoints=checkpoint_counts(f),
         capture_seconds=f.capture_s[-SAMPLES:],
-        restore_seconds=[r.duration_s for r in f.restores if r.duration_s is not None][-SAMPLES:],
+        restore_seconds=f.restore_latencies()[-SAMPLES:],
         restores_by_mode=dict(by_mode),
         restores_by_reason=dict(by_reason),
         conflicts_by_resolution=dict(conflicts),

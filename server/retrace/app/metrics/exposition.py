@@ -154,7 +154,7 @@ class StoreCollector:
             HistogramMetricFamily,
             "retrace_restore_duration_seconds",
             "Latency of restores that changed (or tried to change) the workspace.",
-            [r.duration_s for r in f.restores if r.duration_s is not None],
+            f.restore_latencies(),
             RESTORE_BUCKETS,
         )
         counts: Counter[tuple[str, str, str, str]] = Counter()

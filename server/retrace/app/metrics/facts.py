@@ -33,6 +33,7 @@ READ_TYPES = ("checkpoint", "checkpointFailed", "restore", "restoreReason", "con
 """The event types the fold reads (every other line is skipped before validation)."""
 
 NO_REASON = "none"
+TIMED = ("applied", "failed")
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,11 @@ class Facts:
 
     def reason_of(self, restore: Restore) -> str:
         return self.reasons.get(restore.key, NO_REASON)
+
+    def restore_latencies(self) -> list[float]:
+        """Durations of the restores that changed or tried to change the workspace (applied or
+        failed; a refusal over conflicts is not a restore's latency), as ``retrace stats``."""
+        return [r.duration_s for r in self.restores if r.duration_s is not None and r.outcome in TIMED]
 
 
 SLOWEST = 10
