@@ -181,3 +181,23 @@ def test_remote_sync_lag_before_any_push(cli: Cli) -> None:
     values = samples(cli("metrics").stdout)
     assert values[("retrace_remote_pending_bytes", (("remote", "team"),))] == lag["pendingBytes"]
     assert not any(name == "retrace_remote_last_push_age_seconds" for name, _ in values)
+
+
+def test_conflicts_are_counted_by_resolution(cli: Cli) -> None:
+    ws = cli.workspace
+    (ws / "b.txt").write_text("x\n")
+    cli("checkpoint")
+    base = json.loads(cli("log", "--json").stdout)[-1]["id"]
+    rounds = [("", 3), ("a.txt=skip", 0), ("a.txt=overwrite", 0)]
+    for n, (resolve, code) in enumerate(rounds):
+        (ws / "a.txt").write_text(f"agent {n}\n")
+        (ws / "b.txt").write_text(f"y{n}\n")
+        cli("checkpoint")
+        (ws / "a.txt").write_text(f"user {n}\n")  # unrecorded: a conflict for the restore
+        cli("restore", base, *(("--resolve", resolve) if resolve else ()), code=code)
+    values = samples(cli("metrics").stdout)
+    name = "retrace_restore_conflicts_total"
+    by_resolution = {dict(labels)["resolution"]: v for (n, labels), v in values.items() if n == name}
+    assert by_resolution == {"unresolved": 1, "skip": 1, "overwrite": 1}
+    assert total(values, "retrace_restores_total", outcome="conflict") == 1
+    assert total(values, "retrace_restores_total", outcome="applied") == 2
