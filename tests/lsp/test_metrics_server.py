@@ -168,3 +168,32 @@ async def test_scrape_endpoint_from_the_setting(
             scrape()
     finally:
         await stop_editor(editor)
+
+
+async def test_an_untrusted_workspace_serves_no_endpoint_and_records_no_reason(
+    workspace: Path, store: Path, session_model: FakeModel
+) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    settings = {**AUTO, "metrics": {"port": port}}
+    editor = await start_editor(
+        workspace, store, env=model_env(session_model), settings=settings, init_options={"trusted": False}
+    )
+    try:
+        snap = await editor.request("retrace/metrics/get", {"text": False})  # reading is fine
+        assert snap["checkpoints"]["successes"] >= 1
+        head = (await editor.request("retrace/timeline/get", {}))["head"]
+        for method, params in [
+            ("retrace/restore/reason", {"checkpointId": head, "reason": "other"}),
+            ("retrace/store/gc", {}),
+        ]:
+            error = await editor.request_error(method, params)
+            data = error.data if isinstance(error.data, dict) else {}
+            assert data.get("code") == "workspaceUntrusted", (method, error.message)
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+    finally:
+        await stop_editor(editor)
