@@ -3,6 +3,8 @@ buckets, conflict endings; the journal round trip of the new events."""
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -190,3 +192,33 @@ def test_restore_reason_journal_round_trip(tmp_path: Path) -> None:
     )
     facts = fold([("s1", [*stats, *reasons])])
     assert [(r.mode, facts.reason_of(r)) for r in facts.restores] == [("code", "unwantedChanges")]
+
+
+def test_journal_reader_reads_on_and_starts_over_when_replaced(tmp_path: Path) -> None:
+    from retrace.app.metrics.journals import JournalReader
+
+    path = tmp_path / "journal.jsonl"
+    reader = JournalReader()
+    assert reader.events(path) == []
+
+    def line(event: JournalEvent | dict[str, Any]) -> bytes:
+        raw = event if isinstance(event, dict) else event.model_dump(mode="json", by_alias=True)
+        return json.dumps(raw).encode() + b"\n"
+
+    stat1 = RestoreStatsEvent(duration_ms=5.0, kind="applied", mode="code")
+    reason = RestoreReasonEvent(checkpoint_id="r", reason="other")
+    quoted = [{"text": '"restore"'}]  # a message that quotes a wanted type is parsed, then left out
+    message = {"type": "message", "id": "m", "parent": None, "role": "user", "content": quoted}
+    path.write_bytes(line(stat1) + line(message) + line(reason)[:10])  # a torn last line
+    assert reader.events(path) == [stat1]
+    with path.open("ab") as f:
+        f.write(line(reason)[10:])
+    assert reader.events(path) == [stat1, reason]  # read on: the completed line
+    path.write_bytes(line(reason))  # shorter: read again from the start
+    assert reader.events(path) == [reason]
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(line(stat1) + line(stat1) + line(reason))
+    os.replace(replacement, path)  # another inode, longer: read again from the start
+    assert reader.events(path) == [stat1, stat1, reason]
+    path.write_bytes(line(stat1) + b'{"type": "restore", "durationMs": "slow", "kind": 1}\n' + b"garbage\n")
+    assert reader.events(path) == [stat1]  # bad lines are the verifier's business

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 from retrace.app.metrics.collected import Collected
-from retrace.app.metrics.facts import NO_REASON, READ_TYPES, Facts, fold
+from retrace.app.metrics.facts import NO_REASON, Facts, fold
+from retrace.app.metrics.journals import READER
 from retrace.app.metrics.storage import Series, alert_level, usage
-from retrace.engine.store.events import EventSchemaError, JournalEvent, parse_event
-from retrace.engine.store.journal import read_journal
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import refusals
 from retrace.protocol.metrics import (
@@ -38,24 +36,11 @@ SAMPLES = 1000
 """Latency samples a snapshot carries (the newest)."""
 
 
-def _events(path: Path) -> Iterator[JournalEvent]:
-    for raw in read_journal(path):
-        if raw.get("type") not in READ_TYPES:
-            continue
-        try:
-            event = parse_event(raw)
-        except EventSchemaError as exc:
-            log.info("%s: event left out of the metrics (%s)", path, exc)
-            continue
-        if event is not None:
-            yield event
-
-
 def collect(store_dir: Path, workspace: Path, budget_bytes: int, *, record: bool = True) -> Collected:
     """Everything the metrics say about the store at ``store_dir``; ``record`` adds the current
     storage to the time series (at most one point a minute)."""
     layout = StoreLayout(store_dir)
-    facts = fold((sid, _events(layout.journal(sid))) for sid in layout.session_ids())
+    facts = fold((sid, READER.events(layout.journal(sid))) for sid in layout.session_ids())
     used = usage(layout)
     series = Series(layout)
     points = series.add(used.total) if record else series.read()
