@@ -161,6 +161,8 @@ def test_endpoint_serves_metrics_on_loopback_only(cli: Cli) -> None:
             body = reply.read().decode()
         values = samples(body)
         assert values[("retrace_checkpoints_total", (("kind", "baseline"), ("session", "cli")))] == 1
+        if Path("/proc/self/stat").exists():
+            assert values[("process_resident_memory_bytes", ())] > 0
         outside = outside_address()
         if outside is not None:
             with pytest.raises(OSError), socket.create_connection((outside, port), timeout=5):

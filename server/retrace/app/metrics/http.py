@@ -3,7 +3,9 @@
 
 It binds 127.0.0.1 and nothing else: the address is not a parameter (a store's history is not
 for the network; a team scrapes through its own agent or tunnel). Each scrape collects afresh
-through ``provider`` (files only, no engine, no lock). Port 0 never starts anything.
+through ``provider`` (files only, no engine, no lock); the client library's process collector
+adds the serving process's own ``process_*`` metrics (resident memory, CPU; Linux). Port 0 never
+starts anything.
 """
 
 from __future__ import annotations
@@ -58,10 +60,11 @@ def serve(port: int, provider: Callable[[], Collected]) -> MetricsEndpoint | Non
     the port cannot be bound."""
     if port == 0:
         return None
-    from prometheus_client import CollectorRegistry, start_http_server
+    from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
 
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_FreshCollector(provider))
+    ProcessCollector(registry=registry)  # the serving process's memory and CPU (where /proc exists)
     server, _thread = start_http_server(port, addr=LOOPBACK, registry=registry)
     log.info("metrics served on http://%s:%d/metrics", LOOPBACK, port)
     return MetricsEndpoint(server)
