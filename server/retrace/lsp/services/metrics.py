@@ -117,10 +117,9 @@ class ServerMetrics:
         self._last_check = time.monotonic()
         try:
             used = await asyncio.to_thread(self._measure)
-        except OSError as exc:
+            self.observe(used, self.budget)
+        except Exception as exc:  # a failed check must never reach the agent or the client
             log.warning("storage check failed: %s", exc)
-            return
-        self.observe(used, self.budget)
 
     def schedule_check(self) -> None:
         if self._checking is not None and not self._checking.done():
