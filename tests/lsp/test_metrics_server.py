@@ -6,11 +6,11 @@ budget, and the opt-in scrape endpoint serves on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -100,13 +100,6 @@ async def test_metrics_after_a_scripted_session(editor: EditorClient, workspace:
     assert cli["checkpointsPerTurn"] == snap["checkpointsPerTurn"]
 
 
-@pytest.fixture
-async def watched(workspace: Path, store: Path, session_model: FakeModel) -> AsyncIterator[EditorClient]:
-    client = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
-    yield client
-    await stop_editor(client)
-
-
 async def set_budget(editor: EditorClient, ratio: float) -> None:
     """Make the budget such that the store now fills ``ratio`` of it."""
     used = (await editor.request("retrace/metrics/get", {"text": False}))["storage"]["usedBytes"]
@@ -115,8 +108,30 @@ async def set_budget(editor: EditorClient, ratio: float) -> None:
     editor.settings = {**editor.settings, "retention": retention}
 
 
-async def test_storage_alerts_once_per_crossing(watched: EditorClient) -> None:
-    editor = watched
+async def test_storage_alerts_once_per_crossing(
+    workspace: Path, store: Path, session_model: FakeModel
+) -> None:
+    # Incompressible bytes make the store big next to what a restart adds (caches, a journal).
+    (workspace / "big.bin").write_bytes(os.urandom(400_000))
+    editor = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
+    try:
+        await alerts_as_the_budget_moves(editor)
+    finally:
+        await stop_editor(editor)
+    # A restart still over 80 % does not say it again (the level said last is remembered).
+    again = await start_editor(workspace, store, env=model_env(session_model), settings=editor.settings)
+    try:
+        snap = await again.request("retrace/metrics/get", {"text": False})
+        assert snap["storage"]["alert"] == "warning"
+        assert again.storage_alerts == []
+        # The one-click fix: garbage collection now.
+        gc = await again.request("retrace/store/gc", {})
+        assert gc["report"]["checkpointsDropped"] >= 0
+    finally:
+        await stop_editor(again)
+
+
+async def alerts_as_the_budget_moves(editor: EditorClient) -> None:
     await editor.run_turn("first task")
     await editor.request("retrace/metrics/get", {})
     assert editor.storage_alerts == []
@@ -137,10 +152,6 @@ async def test_storage_alerts_once_per_crossing(watched: EditorClient) -> None:
     await set_budget(editor, 0.85)
     await wait_until(lambda: len(editor.storage_alerts) == 3)
     assert [a["level"] for a in editor.storage_alerts] == ["warning", "urgent", "warning"]
-
-    # The one-click fix: garbage collection now.
-    gc = await editor.request("retrace/store/gc", {})
-    assert gc["report"]["checkpointsDropped"] >= 0
 
 
 async def test_scrape_endpoint_from_the_setting(

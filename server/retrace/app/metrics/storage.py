@@ -7,7 +7,7 @@ and the storage time series.
   ``remote/`` are outside it, as for ``retrace stats``).
 * :func:`alert_level` — pure: ``ok`` below 80 %, ``warning`` from 80 %, ``urgent`` from 90 %.
 * :class:`Crossings` — pure: says a level once when storage crosses UP into it; it re-arms when
-  storage falls back below.
+  storage falls back below. :class:`AlertMemory` keeps the last level across restarts.
 * :class:`Series` — ``<store>/cache/storage-series.json``: (time, bytes) points, at most one a
   minute, the last :data:`SERIES_POINTS` kept, for drawing storage over time.
 """
@@ -87,6 +87,26 @@ class Crossings:
     def observe(self, level: AlertLevel) -> AlertLevel | None:
         before, self.level = self.level, level
         return level if LEVELS.index(level) > LEVELS.index(before) else None
+
+
+class AlertMemory:
+    """The last alert level, kept in ``<store>/cache/storage-alert.json`` so a restart does not
+    say again what was said (a cache: lost means ``ok``, i.e. one more alert at worst)."""
+
+    def __init__(self, layout: StoreLayout) -> None:
+        self.path = layout.cache / "storage-alert.json"
+
+    def read(self) -> AlertLevel:
+        def parse(raw: dict[str, str]) -> AlertLevel:
+            level = raw["level"]
+            if level not in LEVELS:
+                raise ValueError(level)
+            return level
+
+        return read_cache_json(self.path, parse, "storage alert level") or "ok"
+
+    def write(self, level: AlertLevel) -> None:
+        write_cache_json(self.path, {"level": level}, "storage alert level")
 
 
 SERIES_POINTS = 2000

@@ -4,7 +4,8 @@ The numbers are ``app/metrics``'s, built from the store's files in a worker thre
 engine gate), exactly as ``retrace metrics`` builds them. Storage is measured against the
 ``retrace.retention.maxBytes`` setting: at start-up, on every snapshot, on a settings change, at
 turn end and after a checkpoint (at most every :data:`CHECK_EVERY_S`); each rise into ``warning``
-(80 %) or ``urgent`` (90 %) sends one ``retrace/storage/alert`` (:class:`Crossings`). The scrape
+(80 %) or ``urgent`` (90 %) sends one ``retrace/storage/alert`` (:class:`Crossings`; the level
+said last is remembered across restarts, :class:`AlertMemory`). The scrape
 endpoint (``retrace.metrics.port``, 0 = off; never from an untrusted workspace) binds 127.0.0.1
 only (``app/metrics/http.py``).
 """
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from retrace.app.metrics.collect import Collected, collect, snapshot
 from retrace.app.metrics.http import MetricsEndpoint, serve
-from retrace.app.metrics.storage import AlertLevel, Crossings, Series, alert_level, usage
+from retrace.app.metrics.storage import AlertLevel, AlertMemory, Crossings, Series, alert_level, usage
 from retrace.engine.store.layout import StoreLayout
 from retrace.protocol.metrics import MetricsSnapshot, StorageAlert
 from retrace.protocol.models import ServerSettings
@@ -69,6 +70,7 @@ class ServerMetrics:
 
     def start(self, store_dir: Path, workspace: Path) -> None:
         self.store_dir, self.workspace = store_dir, workspace
+        self.crossings = Crossings(AlertMemory(StoreLayout(store_dir)).read())
         self.apply_port()
         self.schedule_check()
 
@@ -92,7 +94,10 @@ class ServerMetrics:
     # ------------------------------------------------------------------ alerts
     def observe(self, used: int, budget: int) -> None:
         """Feed one measurement to the crossings; alert once on a rise."""
+        before = self.crossings.level
         crossed = self.crossings.observe(alert_level(used, budget))
+        if self.crossings.level != before and self.store_dir is not None:
+            AlertMemory(StoreLayout(self.store_dir)).write(self.crossings.level)
         if crossed is None or crossed == "ok":
             return
         message = alert_message(crossed, used, budget)
