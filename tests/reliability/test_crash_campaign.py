@@ -250,10 +250,12 @@ class Campaign:
         proc = editor.client._server
         assert proc is not None
         died = False
+        killed: list[str] = []
 
         def kill(reason: str) -> None:
             if proc.returncode is None:
                 self.kills[reason] += 1
+                killed.append(reason)
                 os.kill(proc.pid, signal.SIGKILL)
 
         hooked_events = _Hooked(self.observe)
@@ -296,6 +298,9 @@ class Campaign:
         finally:
             if timer is not None:
                 timer.cancel()
+        # A timer's kill can land just as the last call answered: the server is dead all the same
+        # (a clean shutdown of it would fail), so this epoch ends as a crash.
+        died = died or bool(killed)
         if died:
             if env.get("RETRACE_KILLPOINT"):
                 self.kills[env["RETRACE_KILLPOINT"].split(":")[0]] += 1

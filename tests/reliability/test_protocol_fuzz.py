@@ -494,6 +494,10 @@ def send_batch(srv: RawServer, batch: list[tuple[str, str, Any]]) -> None:
 # --------------------------------------------------------------------------- tests
 
 
+SUPPRESSED = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+"""Big generated params and a real server are slow on purpose."""
+
+
 def test_fuzz_every_method(server: RawServer) -> None:
     checkpoints, sessions = known_ids(server)
     assert checkpoints and sessions, "the seed turn made checkpoints"
@@ -503,17 +507,29 @@ def test_fuzz_every_method(server: RawServer) -> None:
         max_examples=BATCHES,
         deadline=None,
         database=None,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.large_base_example,
-        ],
+        suppress_health_check=SUPPRESSED,
     )
     @given(st.lists(one_input(ids, sessions), min_size=2, max_size=8))
     def fuzz(batch: list[tuple[str, str, Any]]) -> None:
         send_batch(server, batch)
 
     fuzz()
+
+    # Random draws need not reach every method (more methods, same budget): a sweep then sends
+    # each request method its (possibly mutated) params, so coverage never rests on chance.
+    @settings(
+        max_examples=2,
+        deadline=None,
+        database=None,
+        suppress_health_check=SUPPRESSED,
+    )
+    @given(st.tuples(*(mutated(valid_params(m, ids, sessions)) for m in REQUESTS)))
+    def sweep(params: tuple[Any, ...]) -> None:
+        calls = [("request", m, p) for m, p in zip(REQUESTS, params, strict=True)]
+        for start in range(0, len(calls), 8):
+            send_batch(server, calls[start : start + 8])
+
+    sweep()
     server.wait_idle(120)
     # Every method was exercised, and the server still does real work afterwards.
     assert set(TALLY.requests) >= set(REQUESTS)

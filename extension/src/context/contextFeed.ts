@@ -43,8 +43,10 @@ export class ContextFeed implements vscode.Disposable {
         this.post(editorSnapshot());
     }
 
-    /** A prompt's parameters: the editor context (unless switched off for it) and its `@path` mentions. */
-    /** A retry (`retryOf`) carries what the failed prompt carried: the server attaches it again. */
+    /**
+     * A prompt's parameters: the editor context (unless switched off for it) and its `@path`
+     * mentions. A retry (`retryOf`) carries neither: the server attaches what the failed prompt carried.
+     */
     static params(text: string, session: string | undefined, includeEditor: boolean, retryOf?: string): PromptParams {
         const context = includeEditor && retryOf === undefined ? editorContext(contextSettings()) : undefined;
         const mentions = retryOf === undefined ? parseMentions(text) : [];

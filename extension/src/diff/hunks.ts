@@ -115,3 +115,19 @@ export function previewPatch(patch: string, maxLines: number): PatchPreview {
     const omittedFiles = rest.filter(l => l.startsWith('+++ ') && !filesShown.has(l.slice(4))).length;
     return { text: shown.join('\n'), omittedLines: rest.length, omittedFiles };
 }
+
+/** What a preview left out, as short phrases (`12 more lines`, `2 more files`, and the server's
+ *  cut when `truncated`); empty when the preview is the whole patch. */
+export function previewOmissions(preview: PatchPreview, truncated: boolean): string[] {
+    const more: string[] = [];
+    if (preview.omittedLines > 0) {
+        more.push(`${preview.omittedLines} more lines`);
+    }
+    if (preview.omittedFiles > 0) {
+        more.push(`${preview.omittedFiles} more files`);
+    }
+    if (truncated) {
+        more.push('patch cut by the server');
+    }
+    return more;
+}

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS } from '../client/protocol';
-import { previewPatch } from '../diff/hunks';
+import { previewOmissions, previewPatch } from '../diff/hunks';
 import { errorMessage, log } from '../logging';
 import { isAllowedLink, type LogHostMessage, type LogWebviewMessage } from '../webview/logMessages';
 
@@ -49,16 +49,7 @@ async function toolDiff(ctx: Ctx, id: string): Promise<{ text: string; note: str
         }
         const diff = await rpc.request(METHODS.checkpointDiff, { from: checkpoint.parent, to: checkpoint.id, maxPatchBytes: INLINE_DIFF_BYTES });
         const preview = previewPatch(diff.patch, INLINE_DIFF_LINES);
-        const more: string[] = [];
-        if (preview.omittedLines > 0) {
-            more.push(`${preview.omittedLines} more lines`);
-        }
-        if (preview.omittedFiles > 0) {
-            more.push(`${preview.omittedFiles} more files`);
-        }
-        if (diff.truncated) {
-            more.push('patch cut by the server');
-        }
+        const more = previewOmissions(preview, diff.truncated);
         const note = preview.text === '' ? 'No file changes.' : more.length > 0 ? `… ${more.join(' / ')} (Checkpoint opens the whole diff)` : '';
         return { text: preview.text, note };
     } catch (err) {

@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type AgentEvent, type Checkpoint, type TaskProgress, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
-import { previewPatch } from '../diff/hunks';
+import { previewOmissions, previewPatch } from '../diff/hunks';
 import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
 import {
@@ -523,16 +523,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 if (preview.text !== '') {
                     md.appendCodeblock(preview.text, 'diff');
                 }
-                const more: string[] = [];
-                if (preview.omittedLines > 0) {
-                    more.push(`${preview.omittedLines} more lines`);
-                }
-                if (preview.omittedFiles > 0) {
-                    more.push(`${preview.omittedFiles} more files`);
-                }
-                if (diff.truncated) {
-                    more.push('patch truncated by the server');
-                }
+                const more = previewOmissions(preview, diff.truncated);
                 if (more.length > 0) {
                     md.appendMarkdown(`\n… ${more.join(' / ')}`);
                 }

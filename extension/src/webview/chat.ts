@@ -5,6 +5,7 @@
  */
 import type { Banner, ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
 import { Announcer, LiveRegions } from './announce';
+import { el } from './dom';
 import { permissionView } from './permissionView';
 import { handleLogClicks, renderAssistant, renderUsage, showToolDiff, toolExtras } from './renderLog';
 import { Coalescer } from './throttle';
@@ -35,15 +36,6 @@ const history: string[] = Array.isArray(saved?.history) ? saved.history.filter((
 let historyIndex = history.length;
 let serverAccepting = false;
 let running = false;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
-    const node = document.createElement(tag);
-    node.className = cls;
-    if (text !== undefined) {
-        node.textContent = text;
-    }
-    return node;
-}
 
 const FAILED_NOTE: Record<string, string> = {
     error: 'This turn failed; the prompt was not kept in the conversation.',

@@ -6,6 +6,7 @@
  * sanitizer or `textContent`.
  */
 import DOMPurify from 'dompurify';
+import { el } from './dom';
 import { isAllowedLink, renderMarkdown } from './markdown';
 import type { ChatItem, HostMessage, WebviewMessage } from './messages';
 import { usageLine, usageSpoken } from './usageLine';
@@ -21,15 +22,6 @@ const PURIFY = {
     FORBID_ATTR: ['style', 'src', 'srcset', 'action', 'formaction'],
     ALLOW_DATA_ATTR: false,
 };
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
-    const node = document.createElement(tag);
-    node.className = cls;
-    if (text !== undefined) {
-        node.textContent = text;
-    }
-    return node;
-}
 
 /** An assistant message: Markdown → HTML → sanitized DOM. */
 export function renderAssistant(text: string): HTMLElement {

@@ -10,6 +10,7 @@ the path itself (so the order is deterministic).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 
 from retrace.engine.engine import Engine
@@ -47,9 +48,9 @@ def _score(path: str, query: str) -> tuple[int, int, int, int, str] | None:
 def rank_paths(paths: Iterable[str], query: str, limit: int) -> list[str]:
     """The ``limit`` best matches of ``query`` among ``paths`` (see the module docstring)."""
     q = query.strip().lower().lstrip("@")
-    scored = [(s, p) for p in paths if (s := _score(p, q)) is not None]
-    scored.sort()
-    return [p for _, p in scored[:limit]]
+    scored = ((s, p) for p in paths if (s := _score(p, q)) is not None)
+    # Per keystroke over every recorded path: keep the best ``limit``, never sort all matches.
+    return [p for _, p in heapq.nsmallest(limit, scored)]
 
 
 def workspace_files(engine: Engine, params: WorkspaceFilesParams) -> WorkspaceFilesResult:

@@ -34,14 +34,11 @@ UNIFIED_DIFF_BUDGET_S = 2.0
 coarser (still a correct patch), never a stalled request."""
 
 
-class ChangesHost(Protocol):
-    """Exactly what the changes room needs from the engine."""
+class CheckpointReads(Protocol):
+    """The engine's read surface over recorded history, shared by the rooms that work through a
+    narrow host (changes here, restore in :mod:`retrace.engine.restore.transaction`)."""
 
-    workspace: Path
     config: EngineConfig
-
-    @property
-    def head(self) -> Checkpoint: ...
 
     @property
     def head_manifest(self) -> Manifest:
@@ -60,6 +57,15 @@ class ChangesHost(Protocol):
     def changed_between(self, a: str, b: str) -> set[str]: ...
 
     def content(self, e: FileEntry | None) -> bytes | None: ...
+
+
+class ChangesHost(CheckpointReads, Protocol):
+    """Exactly what the changes room needs from the engine."""
+
+    workspace: Path
+
+    @property
+    def head(self) -> Checkpoint: ...
 
     def unrecorded_changes(self) -> Delta:
         """Changes on disk relative to the head, without storing or committing anything."""

@@ -10,46 +10,24 @@ transaction left open by a crash is rolled back by the next open of the store
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from retrace.engine.capture import Capturer
-from retrace.engine.config import EngineConfig
+from retrace.engine.changes import CheckpointReads
 from retrace.engine.errors import RetraceError
-from retrace.engine.manifest import Delta, Manifest
-from retrace.engine.models import Checkpoint, CheckpointKind, FileEntry, RestorePlan
+from retrace.engine.manifest import Delta
+from retrace.engine.models import Checkpoint, CheckpointKind, RestorePlan
 from retrace.engine.restore.recovery import RecoveryPort, begin_restore, end_restore
-from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.journal import JournalWriter
 
 
-class RestoreHost(RecoveryPort, Protocol):
+class RestoreHost(CheckpointReads, RecoveryPort, Protocol):
     """Exactly what restore needs from the engine (recovery's port: a transaction journals its
     intent and its end through it)."""
 
-    config: EngineConfig
-
-    @property
-    def head_manifest(self) -> Manifest:
-        """The head's manifest, live: read it, never mutate it."""
-        ...
-
     @property
     def capturer(self) -> Capturer | None: ...
-
-    @property
-    def blobs(self) -> BlobStore: ...
-
-    def get(self, cp_id: str) -> Checkpoint: ...
-
-    def rel(self, path: str | Path) -> str: ...
-
-    def entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]: ...
-
-    def changed_between(self, a: str, b: str) -> set[str]: ...
-
-    def content(self, e: FileEntry | None) -> bytes | None: ...
 
     def last_change(self, path: str) -> Checkpoint | None:
         """The checkpoint in the head's ancestry that last changed ``path``."""
