@@ -850,6 +850,140 @@ export interface GitSettings {
    */
   mirrorTurns?: boolean;
 }
+export interface HealthView {
+  capture: LatencyHealth;
+  checkpointsPerTurnP50: number | null;
+  conflictsByResolution: LabelledCount[];
+  /**
+   * No checkpoint attempted and no restore yet: a client shows a friendly empty state.
+   */
+  empty: boolean;
+  lockRefusals: number;
+  remotes: RemoteLag[];
+  restore: LatencyHealth;
+  restoresByMode: LabelledCount[];
+  /**
+   * Every reason in a fixed order (zeros kept), "No reason given" last.
+   */
+  restoresByReason: LabelledCount[];
+  /**
+   * Slowest captures first.
+   */
+  slowest: SlowRow[];
+  storage: StorageHealth;
+  subagentPeakRssBytes: number | null;
+  success: SuccessRate;
+  workspace: string;
+}
+export interface LatencyHealth {
+  buckets: HistogramBucket[];
+  p50Seconds: number | null;
+  p95Seconds: number | null;
+  p99Seconds: number | null;
+  samples: number;
+  targets: LatencyTarget[];
+  title: string;
+}
+export interface HistogramBucket {
+  count: number;
+  /**
+   * Upper edge in seconds (inclusive); ``None``: unbounded (the last bucket).
+   */
+  high: number | null;
+  /**
+   * The bucket as a person reads it (``"50–100 ms"``, ``"> 30 s"``).
+   */
+  label: string;
+  /**
+   * Lower edge in seconds (exclusive, except the first bucket's 0).
+   */
+  low: number;
+}
+export interface LatencyTarget {
+  /**
+   * The target: the quantile must stay under this.
+   */
+  limitSeconds: number;
+  /**
+   * ``None``: no sample yet.
+   */
+  met: boolean | null;
+  /**
+   * ``p95`` or ``p99``.
+   */
+  quantile: string;
+  /**
+   * ``None``: no sample yet.
+   */
+  valueSeconds: number | null;
+}
+export interface LabelledCount {
+  count: number;
+  key: string;
+  label: string;
+}
+export interface RemoteLag {
+  pendingBytes: number;
+  remote: string;
+  /**
+   * ``None``: never pushed.
+   */
+  secondsSincePush: number | null;
+}
+export interface SlowRow {
+  checkpointId: string;
+  kind: string;
+  /**
+   * What the row says (kind in words and the capture time).
+   */
+  label: string;
+  seconds: number;
+  sessionId: string;
+}
+export interface StorageHealth {
+  alert: 'ok' | 'warning' | 'urgent';
+  /**
+   * Retention's ``maxBytes`` (0: no budget, no threshold lines).
+   */
+  budgetBytes: number;
+  byKind: {
+    [k: string]: number | undefined;
+  };
+  /**
+   * Storage over time, oldest first (ends with the current measurement).
+   */
+  points: StoragePoint[];
+  ratio: number;
+  /**
+   * 90 % of the budget: the ``urgent`` line.
+   */
+  urgentBytes: number;
+  usedBytes: number;
+  /**
+   * 80 % of the budget: the ``warning`` line.
+   */
+  warningBytes: number;
+}
+export interface StoragePoint {
+  bytes: number;
+  /**
+   * Seconds since the epoch.
+   */
+  ts: number;
+}
+export interface SuccessRate {
+  attempts: number;
+  failures: number;
+  /**
+   * ``None`` before the first attempt.
+   */
+  met: boolean | null;
+  /**
+   * successes / attempts; ``None`` before the first attempt.
+   */
+  ratio: number | null;
+  target: number;
+}
 export interface HttpServer {
   headers?: {
     [k: string]: string | undefined;
@@ -1058,14 +1192,6 @@ export interface MetricsSnapshot {
   text: string;
   workspace: string;
 }
-export interface RemoteLag {
-  pendingBytes: number;
-  remote: string;
-  /**
-   * ``None``: never pushed.
-   */
-  secondsSincePush: number | null;
-}
 export interface SlowCheckpoint {
   captureSeconds: number;
   checkpointId: string;
@@ -1090,13 +1216,6 @@ export interface StorageView {
    */
   series: StoragePoint[];
   usedBytes: number;
-}
-export interface StoragePoint {
-  bytes: number;
-  /**
-   * Seconds since the epoch.
-   */
-  ts: number;
 }
 /**
  * The workspace already matches the target in scope. Distinct from an empty plan.
@@ -2182,6 +2301,7 @@ export const METHODS = {
   remoteOpen: 'retrace/remote/open',
   remoteProgress: 'retrace/remote/progress',
   metricsGet: 'retrace/metrics/get',
+  healthGet: 'retrace/health/get',
   restoreReason: 'retrace/restore/reason',
   storeGc: 'retrace/store/gc',
   storageAlert: 'retrace/storage/alert',
@@ -2232,6 +2352,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/remote/open': 'clientRequest',
   'retrace/remote/progress': 'serverNotification',
   'retrace/metrics/get': 'clientRequest',
+  'retrace/health/get': 'clientRequest',
   'retrace/restore/reason': 'clientRequest',
   'retrace/store/gc': 'clientRequest',
   'retrace/storage/alert': 'serverNotification',
@@ -2273,6 +2394,7 @@ export interface RequestParams {
   'retrace/remote/sessions': RemoteParams;
   'retrace/remote/open': RemoteOpenParams;
   'retrace/metrics/get': MetricsGetParams;
+  'retrace/health/get': EmptyParams;
   'retrace/restore/reason': RestoreReasonParams;
   'retrace/store/gc': EmptyParams;
   'retrace/settings/update': SettingsUpdateParams;
@@ -2313,6 +2435,7 @@ export interface RequestResult {
   'retrace/remote/sessions': RemoteSessionsResult;
   'retrace/remote/open': RemoteOpenResult;
   'retrace/metrics/get': MetricsSnapshot;
+  'retrace/health/get': HealthView;
   'retrace/restore/reason': RestoreReasonResult;
   'retrace/store/gc': StoreGcResult;
   'retrace/settings/update': SettingsUpdateResult;

@@ -248,6 +248,7 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         "retrace/store/verify": st.fixed_dictionaries({}, optional={"quick": st.booleans()}),
         "retrace/store/gc": st.just({}),
         "retrace/metrics/get": st.fixed_dictionaries({}, optional={"text": st.booleans()}),
+        "retrace/health/get": st.just({}),
         "retrace/restore/reason": st.fixed_dictionaries(
             {
                 "checkpointId": ids,

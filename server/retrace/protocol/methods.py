@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
 from retrace.protocol import handoff as h
+from retrace.protocol import health as hv
 from retrace.protocol import metrics as mx
 from retrace.protocol import models as m
 from retrace.protocol import remote as r
@@ -383,6 +384,16 @@ METHODS: tuple[MethodSpec, ...] = (
         mx.MetricsSnapshot,
         "The metrics snapshot: the Prometheus text exposition and the same numbers structured, "
         "with the storage time series and latency samples (what a health view draws).",
+    ),
+    MethodSpec(
+        "healthGet",
+        "retrace/health/get",
+        "clientRequest",
+        m.EmptyParams,
+        hv.HealthView,
+        "The health view: the metrics made ready to draw (storage against budget and the 80/90 % "
+        "lines, latency histograms with p50/p95/p99 against the targets, success rate, labelled "
+        "restores by reason, the slowest checkpoints).",
     ),
     MethodSpec(
         "restoreReason",

@@ -1,4 +1,4 @@
-"""Handlers: ``retrace/metrics/get``, ``retrace/restore/reason`` and ``retrace/store/gc``."""
+"""Handlers: ``retrace/metrics/get``, ``retrace/health/get``, ``retrace/restore/reason`` and ``retrace/store/gc``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from retrace.app.restore import record_reason
 from retrace.lsp.services import store_health
 from retrace.lsp.trust import require_trusted
+from retrace.protocol.health import HealthView
 from retrace.protocol.metrics import (
     MetricsGetParams,
     MetricsSnapshot,
@@ -26,6 +27,11 @@ async def metrics_get(ls: RetraceServer, params: MetricsGetParams) -> MetricsSna
     return await ls.metrics.snapshot(text=params.text)
 
 
+async def health_get(ls: RetraceServer, params: EmptyParams) -> HealthView:
+    await ls.services()
+    return await ls.metrics.health()
+
+
 async def restore_reason(ls: RetraceServer, params: RestoreReasonParams) -> RestoreReasonResult:
     require_trusted(ls, "Recording a restore reason")
     services = await ls.services()
@@ -43,6 +49,7 @@ async def store_gc(ls: RetraceServer, params: EmptyParams) -> StoreGcResult:
 
 HANDLERS: dict[str, Handler] = {
     "retrace/metrics/get": metrics_get,
+    "retrace/health/get": health_get,
     "retrace/restore/reason": restore_reason,
     "retrace/store/gc": store_gc,
 }

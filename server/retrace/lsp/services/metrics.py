@@ -1,4 +1,5 @@
-"""Metrics in the server: ``retrace/metrics/get``, the storage alerts and the scrape endpoint.
+"""Metrics in the server: ``retrace/metrics/get`` (and ``retrace/health/get``, its drawable form),
+the storage alerts and the scrape endpoint.
 
 The numbers are ``app/metrics``'s, built from the store's files in a worker thread (never the
 engine gate), exactly as ``retrace metrics`` builds them. Storage is measured against the
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from retrace.app.metrics.collect import Collected, collect, snapshot
+from retrace.app.metrics.health import build_health
 from retrace.app.metrics.http import MetricsEndpoint, serve
 from retrace.app.metrics.storage import AlertLevel, AlertMemory, Crossings, Series, alert_level, usage
 from retrace.engine.store.layout import StoreLayout
+from retrace.protocol.health import HealthView
 from retrace.protocol.metrics import MetricsSnapshot, StorageAlert
 from retrace.protocol.models import ServerSettings
 
@@ -90,6 +93,10 @@ class ServerMetrics:
         collected = await asyncio.to_thread(self._collect, record=True)
         self.observe(collected.usage.total, collected.budget_bytes)
         return snapshot(collected, text=text)
+
+    async def health(self) -> HealthView:
+        """The health view (``retrace/health/get``): the snapshot without its text, made ready to draw."""
+        return build_health(await self.snapshot(text=False))
 
     # ------------------------------------------------------------------ alerts
     def observe(self, used: int, budget: int) -> None:
