@@ -102,11 +102,19 @@ async def test_metrics_after_a_scripted_session(editor: EditorClient, workspace:
     # The health view draws the same numbers.
     health = await editor.request("retrace/health/get", {})
     assert not health["empty"]
-    assert health["success"] == {"attempts": len(log), "failures": 0, "ratio": 1.0, "target": 0.999, "met": True}
+    assert health["success"] == {
+        "attempts": len(log),
+        "failures": 0,
+        "ratio": 1.0,
+        "target": 0.999,
+        "met": True,
+    }
     assert health["restore"]["samples"] == 1 and sum(b["count"] for b in health["restore"]["buckets"]) == 1
     assert health["restore"]["p95Seconds"] == pytest.approx(restore_s)
     assert sum(b["count"] for b in health["capture"]["buckets"]) == len(snap["captureSeconds"])
-    assert [(r["key"], r["count"]) for r in health["restoresByReason"] if r["count"]] == [("wrongApproach", 1)]
+    assert [(r["key"], r["count"]) for r in health["restoresByReason"] if r["count"]] == [
+        ("wrongApproach", 1)
+    ]
     assert {r["checkpointId"] for r in health["slowest"]} <= {cp["id"] for cp in log}
     assert health["storage"]["warningBytes"] == int(0.8 * health["storage"]["budgetBytes"])
 

@@ -29,7 +29,9 @@ def snap(**kw: object) -> MetricsSnapshot:
     storage = kw.pop("storage", None) or StorageView(
         used_bytes=0, budget_bytes=100 * MIB, ratio=0.0, alert="ok", by_kind={}, series=[]
     )
-    return MetricsSnapshot.model_validate({"workspace": "/w", "storage": storage, "checkpoints": CheckpointCounts(), **kw})
+    return MetricsSnapshot.model_validate(
+        {"workspace": "/w", "storage": storage, "checkpoints": CheckpointCounts(), **kw}
+    )
 
 
 def no_nan(value: object) -> bool:
@@ -60,7 +62,10 @@ def test_one_sample_is_every_percentile() -> None:
     h = build_health(snap(restore_seconds=[0.3], capture_seconds=[0.02], restores_by_mode={"code": 1}))
     assert not h.empty
     assert (h.restore.p50_seconds, h.restore.p95_seconds, h.restore.p99_seconds) == (0.3, 0.3, 0.3)
-    assert [(t.quantile, t.limit_seconds, t.met) for t in h.restore.targets] == [("p95", 2.0, True), ("p99", 5.0, True)]
+    assert [(t.quantile, t.limit_seconds, t.met) for t in h.restore.targets] == [
+        ("p95", 2.0, True),
+        ("p99", 5.0, True),
+    ]
     assert sum(b.count for b in h.restore.buckets) == 1
     assert next(b for b in h.capture.buckets if b.count).label == "10 ms–25 ms"
 
@@ -91,7 +96,9 @@ def test_percentiles_interpolate_as_the_engine_does() -> None:
     ("attempts", "failures", "ratio", "met"),
     [(0, 0, None, None), (1000, 0, 1.0, True), (1000, 1, 0.999, True), (1000, 2, 0.998, False)],
 )
-def test_success_rate_against_target(attempts: int, failures: int, ratio: float | None, met: bool | None) -> None:
+def test_success_rate_against_target(
+    attempts: int, failures: int, ratio: float | None, met: bool | None
+) -> None:
     counts = CheckpointCounts(
         attempts=attempts,
         successes=attempts - failures,
@@ -150,7 +157,10 @@ def test_slowest_rows_are_labelled_slowest_first() -> None:
         SlowCheckpoint(checkpoint_id="b", session_id="s", kind="external", capture_seconds=2.5),
     ]
     h = build_health(snap(slowest=slow, checkpoints_per_turn=[1, 3, 5]))
-    assert [(r.checkpoint_id, r.label) for r in h.slowest] == [("b", "External change · 2.5 s"), ("a", "Tool call · 250 ms")]
+    assert [(r.checkpoint_id, r.label) for r in h.slowest] == [
+        ("b", "External change · 2.5 s"),
+        ("a", "Tool call · 250 ms"),
+    ]
     assert h.checkpoints_per_turn_p50 == 3.0
 
 

@@ -123,7 +123,9 @@ def latency(
     )
 
 
-def _labelled(table: Sequence[tuple[str, str]], counts: dict[str, int], *, keep_zeros: bool) -> list[LabelledCount]:
+def _labelled(
+    table: Sequence[tuple[str, str]], counts: dict[str, int], *, keep_zeros: bool
+) -> list[LabelledCount]:
     """The table's keys in its order, then any unknown key (its own name as label)."""
     known = [LabelledCount(key=k, label=label, count=counts.get(k, 0)) for k, label in table]
     rows = known if keep_zeros else [r for r in known if r.count > 0]

@@ -1,4 +1,5 @@
-"""Handlers: ``retrace/metrics/get``, ``retrace/health/get``, ``retrace/restore/reason`` and ``retrace/store/gc``."""
+"""Handlers: ``retrace/metrics/get``, ``retrace/health/get``, ``retrace/restore/reason`` and
+``retrace/store/gc``."""
 
 from __future__ import annotations
 
