@@ -120,7 +120,7 @@ def test_storage_thresholds_and_alert(used: int, alert: str) -> None:
         used_bytes=used * MIB,
         budget_bytes=100 * MIB,
         ratio=used / 100,
-        alert=alert,  # type: ignore[arg-type]
+        alert=alert,
         by_kind={"blobs": used * MIB},
         series=[StoragePoint(ts=1.0, bytes=MIB), StoragePoint(ts=61.0, bytes=used * MIB)],
     )
