@@ -680,6 +680,13 @@ export interface OpenEditor {
  * Params of a method that takes none (``{}`` or omitted).
  */
 export interface EmptyParams {}
+/**
+ * One more number, in words (the panel lists them).
+ */
+export interface Fact {
+  label: string;
+  value: string;
+}
 export interface FileContentParams {
   /**
    * Checkpoint id or unique prefix; ``"current"`` = the workspace on disk now.
@@ -858,6 +865,11 @@ export interface HealthView {
    * No checkpoint attempted and no restore yet: a client shows a friendly empty state.
    */
   empty: boolean;
+  /**
+   * The other numbers in words: restores by mode, conflicts, checkpoints per turn, lock
+   * refusals, subagent peak memory, each remote's sync lag.
+   */
+  facts: Fact[];
   lockRefusals: number;
   remotes: RemoteLag[];
   restore: LatencyHealth;
@@ -881,6 +893,10 @@ export interface LatencyHealth {
   p95Seconds: number | null;
   p99Seconds: number | null;
   samples: number;
+  /**
+   * In words: ``"p50 12 ms · p95 40 ms · p99 80 ms (42 samples)"`` or ``"No samples yet"``.
+   */
+  summary: string;
   targets: LatencyTarget[];
   title: string;
 }
@@ -912,6 +928,10 @@ export interface LatencyTarget {
    * ``p95`` or ``p99``.
    */
   quantile: string;
+  /**
+   * In words: ``"p95 1.2 s (target < 2 s)"``.
+   */
+  text: string;
   /**
    * ``None``: no sample yet.
    */
@@ -955,6 +975,10 @@ export interface StorageHealth {
   points: StoragePoint[];
   ratio: number;
   /**
+   * In words: ``"1.3 MiB of 1.5 MiB (87 %)"``.
+   */
+  summary: string;
+  /**
    * 90 % of the budget: the ``urgent`` line.
    */
   urgentBytes: number;
@@ -983,6 +1007,10 @@ export interface SuccessRate {
    */
   ratio: number | null;
   target: number;
+  /**
+   * In words: ``"99.95 % of 2000 (target 99.9 %)"``.
+   */
+  text: string;
 }
 export interface HttpServer {
   headers?: {

@@ -191,3 +191,23 @@ def test_restore_edges_hold_the_targets() -> None:
 )
 def test_seconds_text(s: float, text: str) -> None:
     assert seconds_text(s) == text
+
+
+def test_words_for_the_panel() -> None:
+    empty = build_health(snap())
+    assert empty.restore.summary == "No samples yet" and empty.success.text == "No checkpoint yet"
+    assert [t.text for t in empty.restore.targets] == [
+        "p95 no samples (target < 2.0 s)",
+        "p99 no samples (target < 5.0 s)",
+    ]
+    storage = StorageView(
+        used_bytes=87 * MIB, budget_bytes=100 * MIB, ratio=0.87, alert="warning", by_kind={}, series=[]
+    )
+    counts = CheckpointCounts(attempts=2000, successes=1999, failures=1, success_ratio=0.9995)
+    h = build_health(snap(storage=storage, checkpoints=counts, restore_seconds=[0.04, 1.5], lock_refusals=2))
+    assert h.storage.summary == "87.0 MiB of 100.0 MiB (87 %)"
+    assert h.success.text == "99.95 % of 2000 (target 99.9 %)"
+    assert h.restore.summary == "p50 770 ms · p95 1.4 s · p99 1.5 s (2 samples)"
+    facts = {f.label: f.value for f in h.facts}
+    assert facts["Store lock refusals"] == "2" and facts["Subagent peak memory"] == "not measured"
+    assert facts["Restores by mode"] == "Code 0 · Conversation 0 · Code and conversation 0"

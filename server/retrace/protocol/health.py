@@ -28,6 +28,8 @@ class StorageHealth(CamelModel):
     ratio: float
     alert: AlertLevel
     by_kind: dict[str, int] = Field(default_factory=dict)
+    summary: str
+    """In words: ``"1.3 MiB of 1.5 MiB (87 %)"``."""
 
 
 class HistogramBucket(CamelModel):
@@ -49,6 +51,8 @@ class LatencyTarget(CamelModel):
     """``None``: no sample yet."""
     met: bool | None
     """``None``: no sample yet."""
+    text: str
+    """In words: ``"p95 1.2 s (target < 2 s)"``."""
 
 
 class LatencyHealth(CamelModel):
@@ -59,6 +63,8 @@ class LatencyHealth(CamelModel):
     p95_seconds: float | None = None
     p99_seconds: float | None = None
     targets: list[LatencyTarget] = Field(default_factory=list)
+    summary: str
+    """In words: ``"p50 12 ms · p95 40 ms · p99 80 ms (42 samples)"`` or ``"No samples yet"``."""
 
 
 class SuccessRate(CamelModel):
@@ -69,6 +75,8 @@ class SuccessRate(CamelModel):
     target: float
     met: bool | None
     """``None`` before the first attempt."""
+    text: str
+    """In words: ``"99.95 % of 2000 (target 99.9 %)"``."""
 
 
 class LabelledCount(CamelModel):
@@ -84,6 +92,13 @@ class SlowRow(CamelModel):
     seconds: float
     label: str
     """What the row says (kind in words and the capture time)."""
+
+
+class Fact(CamelModel):
+    """One more number, in words (the panel lists them)."""
+
+    label: str
+    value: str
 
 
 class HealthView(CamelModel):
@@ -104,3 +119,6 @@ class HealthView(CamelModel):
     lock_refusals: int = 0
     subagent_peak_rss_bytes: float | None = None
     remotes: list[RemoteLag] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    """The other numbers in words: restores by mode, conflicts, checkpoints per turn, lock
+    refusals, subagent peak memory, each remote's sync lag."""

@@ -16,6 +16,7 @@ from statistics import median
 from retrace.app.metrics.storage import URGENT_RATIO, WARNING_RATIO
 from retrace.engine.stats import percentile
 from retrace.protocol.health import (
+    Fact,
     HealthView,
     HistogramBucket,
     LabelledCount,
@@ -70,6 +71,19 @@ def seconds_text(s: float) -> str:
     return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
 
 
+def bytes_text(n: float) -> str:
+    """A size as a person reads it: ``"512 B"``, ``"12.0 KiB"``, ``"1.3 MiB"``, ``"2.0 GiB"``."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _percent(ratio: float) -> str:
+    text = f"{100 * ratio:.2f}".rstrip("0").rstrip(".")
+    return f"{text} %"
+
+
 def _edge_text(s: float) -> str:
     return f"{s * 1000:g} ms" if s < 1 else f"{s:g} s"
 
@@ -104,22 +118,34 @@ def latency(
     def q(p: float) -> float | None:
         return round(percentile(ordered, p), 6) if ordered else None
 
+    def target(name: str, p: float, limit: float) -> LatencyTarget:
+        value = q(p)
+        shown = "no samples" if value is None else seconds_text(value)
+        return LatencyTarget(
+            quantile=name,
+            limit_seconds=limit,
+            value_seconds=value,
+            met=None if value is None else value < limit,
+            text=f"{name} {shown} (target < {seconds_text(limit)})",
+        )
+
+    p50, p95, p99 = q(0.5), q(0.95), q(0.99)
+    summary = "No samples yet"
+    if p50 is not None and p95 is not None and p99 is not None:
+        plural = "" if len(ordered) == 1 else "s"
+        summary = (
+            f"p50 {seconds_text(p50)} · p95 {seconds_text(p95)} · p99 {seconds_text(p99)}"
+            f" ({len(ordered)} sample{plural})"
+        )
     return LatencyHealth(
         title=title,
         samples=len(ordered),
         buckets=histogram(ordered, edges),
-        p50_seconds=q(0.5),
-        p95_seconds=q(0.95),
-        p99_seconds=q(0.99),
-        targets=[
-            LatencyTarget(
-                quantile=name,
-                limit_seconds=limit,
-                value_seconds=q(p),
-                met=None if not ordered else percentile(ordered, p) < limit,
-            )
-            for name, p, limit in targets
-        ],
+        p50_seconds=p50,
+        p95_seconds=p95,
+        p99_seconds=p99,
+        targets=[target(*t) for t in targets],
+        summary=summary,
     )
 
 
@@ -145,30 +171,80 @@ def _storage(m: MetricsSnapshot) -> StorageHealth:
         ratio=s.ratio,
         alert=s.alert,
         by_kind=s.by_kind,
+        summary=(
+            f"{bytes_text(s.used_bytes)} of {bytes_text(s.budget_bytes)} ({_percent(s.ratio)})"
+            if s.budget_bytes > 0
+            else f"{bytes_text(s.used_bytes)} (no budget)"
+        ),
     )
+
+
+def _success(m: MetricsSnapshot) -> SuccessRate:
+    c = m.checkpoints
+    ratio = c.success_ratio
+    text = "No checkpoint yet"
+    if ratio is not None:
+        text = f"{_percent(ratio)} of {c.attempts} (target {_percent(SUCCESS_TARGET)})"
+    return SuccessRate(
+        attempts=c.attempts,
+        failures=c.failures,
+        ratio=ratio,
+        target=SUCCESS_TARGET,
+        met=None if ratio is None else ratio >= SUCCESS_TARGET,
+        text=text,
+    )
+
+
+def _counts_text(rows: Sequence[LabelledCount]) -> str:
+    return " · ".join(f"{r.label} {r.count}" for r in rows) or "none"
+
+
+def _facts(
+    m: MetricsSnapshot, modes: Sequence[LabelledCount], conflicts: Sequence[LabelledCount]
+) -> list[Fact]:
+    per_turn = m.checkpoints_per_turn
+    facts = [
+        Fact(label="Restores by mode", value=_counts_text(modes)),
+        Fact(label="Conflicts by resolution", value=_counts_text(conflicts)),
+        Fact(
+            label="Checkpoints per turn (median)",
+            value=f"{median(per_turn):g} over {len(per_turn)} turns" if per_turn else "no turn yet",
+        ),
+        Fact(label="Store lock refusals", value=str(m.lock_refusals)),
+        Fact(
+            label="Subagent peak memory",
+            value="not measured"
+            if m.subagent_peak_rss_bytes is None
+            else bytes_text(m.subagent_peak_rss_bytes),
+        ),
+    ]
+    for r in m.remotes:
+        since = (
+            "never pushed"
+            if r.seconds_since_push is None
+            else f"pushed {seconds_text(r.seconds_since_push)} ago"
+        )
+        facts.append(
+            Fact(label=f"Remote {r.remote}", value=f"{since}, {bytes_text(r.pending_bytes)} pending")
+        )
+    return facts
 
 
 def build_health(m: MetricsSnapshot) -> HealthView:
     """The health view of one metrics snapshot."""
-    c = m.checkpoints
-    ratio = c.success_ratio
     restores = sum(m.restores_by_mode.values())
+    modes = _labelled(MODES, m.restores_by_mode, keep_zeros=True)
+    conflicts = _labelled(RESOLUTIONS, m.conflicts_by_resolution, keep_zeros=False)
     return HealthView(
         workspace=m.workspace,
-        empty=c.attempts == 0 and restores == 0,
+        empty=m.checkpoints.attempts == 0 and restores == 0,
         storage=_storage(m),
         capture=latency("Capture latency", m.capture_seconds, CAPTURE_EDGES),
         restore=latency("Restore latency", m.restore_seconds, RESTORE_EDGES, RESTORE_TARGETS),
-        success=SuccessRate(
-            attempts=c.attempts,
-            failures=c.failures,
-            ratio=ratio,
-            target=SUCCESS_TARGET,
-            met=None if ratio is None else ratio >= SUCCESS_TARGET,
-        ),
+        success=_success(m),
         restores_by_reason=_labelled(REASONS, m.restores_by_reason, keep_zeros=True),
-        restores_by_mode=_labelled(MODES, m.restores_by_mode, keep_zeros=True),
-        conflicts_by_resolution=_labelled(RESOLUTIONS, m.conflicts_by_resolution, keep_zeros=False),
+        restores_by_mode=modes,
+        conflicts_by_resolution=conflicts,
         slowest=[
             SlowRow(
                 checkpoint_id=s.checkpoint_id,
@@ -183,4 +259,5 @@ def build_health(m: MetricsSnapshot) -> HealthView:
         lock_refusals=m.lock_refusals,
         subagent_peak_rss_bytes=m.subagent_peak_rss_bytes,
         remotes=m.remotes,
+        facts=_facts(m, modes, conflicts),
     )
