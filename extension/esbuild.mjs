@@ -1,5 +1,5 @@
-// Bundles the extension (Node, CommonJS, `vscode` external) and the chat webview script
-// (browser, IIFE). `--tests` also bundles the unit and extension-host test suites into out/.
+// Bundles the extension (Node, CommonJS, `vscode` external) and the webview scripts, chat and
+// health (browser, IIFE). `--tests` also bundles the unit and extension-host test suites into out/.
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +24,14 @@ const builds = [
     ...common,
     entryPoints: ['extension/src/webview/chat.ts'],
     outfile: 'dist/webview/chat.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+  }),
+  esbuild.build({
+    ...common,
+    entryPoints: ['extension/src/webview/health.ts'],
+    outfile: 'dist/webview/health.js',
     platform: 'browser',
     format: 'iife',
     target: 'es2022',

@@ -109,6 +109,7 @@ async function main() {
   await Promise.all([
     esbuild.build({ ...common, entryPoints: ['extension/src/extension.ts'], outfile: path.join(stage, 'dist/extension.js'), platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] }),
     esbuild.build({ ...common, entryPoints: ['extension/src/webview/chat.ts'], outfile: path.join(stage, 'dist/webview/chat.js'), platform: 'browser', format: 'iife', target: 'es2022' }),
+    esbuild.build({ ...common, entryPoints: ['extension/src/webview/health.ts'], outfile: path.join(stage, 'dist/webview/health.js'), platform: 'browser', format: 'iife', target: 'es2022' }),
   ]);
   copy('extension/media', 'extension/media');
   const marketplaceReadme = path.join(root, 'extension/marketplace/README.md');

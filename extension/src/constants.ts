@@ -66,6 +66,7 @@ export const COMMANDS = {
     undoLastRestore: 'retrace.undoLastRestore',
     verifyStore: 'retrace.verifyStore',
     collectGarbage: 'retrace.collectGarbage',
+    showHealth: 'retrace.showHealth',
     taskApplyAgain: 'retrace.task.applyAgain',
     taskDiscard: 'retrace.task.discard',
     taskResume: 'retrace.task.resume',

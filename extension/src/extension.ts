@@ -26,6 +26,7 @@ import { RemoteItem } from './views/remoteItem';
 import { RemoteSessionsProvider } from './views/remoteSessions';
 import { registerRemoteCommands } from './commands/remote';
 import { TimelineProvider } from './views/timelineProvider';
+import { HealthPanel } from './views/healthPanel';
 import { registerFileHistoryCommands } from './views/fileHistoryCommands';
 import { FileHistoryProvider } from './views/fileHistoryProvider';
 
@@ -118,6 +119,13 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             }),
         );
         registerCommands({ ctx, timeline, chat, highlighter });
+        const health = new HealthPanel(ctx, context.extensionUri, {
+            openCheckpoint: async (id, sessionId) => {
+                await timeline.showCheckpoint(id, sessionId);
+                await vscode.commands.executeCommand(COMMANDS.openDiff, id);
+            },
+        });
+        context.subscriptions.push(health, vscode.commands.registerCommand(COMMANDS.showHealth, () => health.show()));
         registerRemoteCommands(ctx, timeline, () => void remoteSessions.refresh());
         ctx.registerCommand(COMMANDS.backgroundStop, rpc => () => background.stop(rpc));
         registerFileHistoryCommands({

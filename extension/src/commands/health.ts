@@ -5,6 +5,8 @@
  * - a storage alert (`retrace/storage/alert`: 80 % / 90 % of the retention budget) as a
  *   notification with the fixes: collect garbage now (`retrace/store/gc`) or open the retention
  *   settings.
+ * The Health panel's banner offers the same two fixes (`runGarbageCollection`,
+ * `openRetentionSettings`).
  * The tables and the key a reason names are pure (unit-tested).
  */
 import * as vscode from 'vscode';
@@ -60,13 +62,23 @@ export function alertLook(alert: StorageAlert): { severity: 'warning' | 'error';
     return { severity: alert.level === 'urgent' ? 'error' : 'warning', message: alert.message, buttons: [RUN_GC, OPEN_RETENTION] };
 }
 
+/** The alert's first fix (also the Health panel's banner button). */
+export async function runGarbageCollection(): Promise<void> {
+    await vscode.commands.executeCommand(COMMANDS.collectGarbage);
+}
+
+/** The alert's second fix (also the Health panel's banner button). */
+export async function openRetentionSettings(): Promise<void> {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'retrace.retention');
+}
+
 export async function showStorageAlert(alert: StorageAlert): Promise<void> {
     const look = alertLook(alert);
     const pick = await prompter().notify(look.severity, look.message, look.buttons);
     if (pick === RUN_GC) {
-        await vscode.commands.executeCommand(COMMANDS.collectGarbage);
+        await runGarbageCollection();
     } else if (pick === OPEN_RETENTION) {
-        await vscode.commands.executeCommand('workbench.action.openSettings', 'retrace.retention');
+        await openRetentionSettings();
     }
 }
 

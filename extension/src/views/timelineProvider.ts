@@ -394,6 +394,19 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         this.changed.fire(undefined);
     }
 
+    /** Show one checkpoint of a session: the timeline opens, the checkpoint's story page is
+     * loaded when its row is not shown yet, and the row is selected (the Health panel's links). */
+    async showCheckpoint(checkpointId: string, sessionId: string): Promise<void> {
+        await vscode.commands.executeCommand(`${VIEW_TIMELINE}.focus`);
+        if (this.data === undefined) {
+            await this.refresh();
+        }
+        if (!this.nodes.has(checkpointNodeId(checkpointId))) {
+            await this.loadPage(sessionId, null);
+        }
+        await this.reveal(checkpointId);
+    }
+
     async reveal(checkpointId: string): Promise<void> {
         const node = this.nodes.get(checkpointNodeId(checkpointId));
         if (node !== undefined && this.view.visible) {
