@@ -929,13 +929,21 @@ export interface LatencyTarget {
    */
   quantile: string;
   /**
-   * In words: ``"p95 1.2 s (target < 2 s)"``.
+   * ``"target < 2.0 s"``.
+   */
+  targetText: string;
+  /**
+   * In words: ``"p95 1.2 s (target < 2.0 s)"``.
    */
   text: string;
   /**
    * ``None``: no sample yet.
    */
   valueSeconds: number | null;
+  /**
+   * The value in words (``"1.2 s"``; ``"—"``: no sample yet).
+   */
+  valueText: string;
 }
 export interface LabelledCount {
   count: number;
@@ -954,10 +962,18 @@ export interface SlowRow {
   checkpointId: string;
   kind: string;
   /**
-   * What the row says (kind in words and the capture time).
+   * The kind in words (``"Tool call"``).
+   */
+  kindLabel: string;
+  /**
+   * Both: ``"Tool call · 250 ms"``.
    */
   label: string;
   seconds: number;
+  /**
+   * The capture time in words (``"250 ms"``).
+   */
+  secondsText: string;
   sessionId: string;
 }
 export interface StorageHealth {
@@ -969,6 +985,10 @@ export interface StorageHealth {
   byKind: {
     [k: string]: number | undefined;
   };
+  /**
+   * The share of the budget used, in whole percents rounded down (``"87 %"``; ``"—"``: no budget).
+   */
+  percentText: string;
   /**
    * Storage over time, oldest first (ends with the current measurement).
    */
@@ -1008,9 +1028,13 @@ export interface SuccessRate {
   ratio: number | null;
   target: number;
   /**
-   * In words: ``"99.95 % of 2000 (target 99.9 %)"``.
+   * In words: ``"2000 attempts, 1 failed (target 99.9 %)"``.
    */
   text: string;
+  /**
+   * ``"99.95 %"`` (``"—"`` before the first attempt).
+   */
+  valueText: string;
 }
 export interface HttpServer {
   headers?: {

@@ -67,7 +67,8 @@ def test_one_sample_is_every_percentile() -> None:
         ("p99", 5.0, True),
     ]
     assert sum(b.count for b in h.restore.buckets) == 1
-    assert next(b for b in h.capture.buckets if b.count).label == "10 ms–25 ms"
+    assert next(b for b in h.capture.buckets if b.count).label == "10–25 ms"
+    assert [b.label for b in h.restore.buckets][4:7] == ["500 ms–1 s", "1–2 s", "2–5 s"]
 
 
 @pytest.mark.parametrize(
@@ -116,6 +117,7 @@ def test_success_rate_against_target(
     [(79, "ok"), (80, "warning"), (89, "warning"), (90, "urgent"), (120, "urgent")],
 )
 def test_storage_thresholds_and_alert(used: int, alert: str) -> None:
+    """The lines sit at 80 % and 90 % of the budget; the percent shown rounds down."""
     storage = StorageView(
         used_bytes=used * MIB,
         budget_bytes=100 * MIB,
@@ -129,6 +131,7 @@ def test_storage_thresholds_and_alert(used: int, alert: str) -> None:
     assert (s.warning_bytes, s.urgent_bytes, s.budget_bytes) == (80 * MIB, 90 * MIB, 100 * MIB)
     assert s.alert == alert and s.used_bytes == used * MIB
     assert [p.bytes for p in s.points] == [MIB, used * MIB]
+    assert s.percent_text == f"{used} %"
 
 
 def test_reasons_in_fixed_order_with_labels_and_zeros() -> None:
@@ -161,6 +164,7 @@ def test_slowest_rows_are_labelled_slowest_first() -> None:
         ("b", "External change · 2.5 s"),
         ("a", "Tool call · 250 ms"),
     ]
+    assert (h.slowest[0].kind_label, h.slowest[0].seconds_text) == ("External change", "2.5 s")
     assert h.checkpoints_per_turn_p50 == 3.0
 
 
@@ -177,7 +181,7 @@ def test_histogram_buckets(samples: list[float], counts: list[int]) -> None:
     assert [b.count for b in buckets] == counts
     assert [(b.low, b.high, b.label) for b in buckets] == [
         (0.0, 1.0, "≤ 1 s"),
-        (1.0, 2.0, "1 s–2 s"),
+        (1.0, 2.0, "1–2 s"),
         (2.0, None, "> 2 s"),
     ]
 
@@ -206,7 +210,12 @@ def test_words_for_the_panel() -> None:
     counts = CheckpointCounts(attempts=2000, successes=1999, failures=1, success_ratio=0.9995)
     h = build_health(snap(storage=storage, checkpoints=counts, restore_seconds=[0.04, 1.5], lock_refusals=2))
     assert h.storage.summary == "87.0 MiB of 100.0 MiB (87 %)"
-    assert h.success.text == "99.95 % of 2000 (target 99.9 %)"
+    assert (h.success.value_text, h.success.text) == ("99.95 %", "2000 attempts, 1 failed (target 99.9 %)")
+    assert [(t.value_text, t.target_text) for t in h.restore.targets] == [
+        ("1.4 s", "target < 2.0 s"),
+        ("1.5 s", "target < 5.0 s"),
+    ]
+    assert h.storage.percent_text == "87 %"
     assert h.restore.summary == "p50 770 ms · p95 1.4 s · p99 1.5 s (2 samples)"
     facts = {f.label: f.value for f in h.facts}
     assert facts["Store lock refusals"] == "2" and facts["Subagent peak memory"] == "not measured"

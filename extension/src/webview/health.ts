@@ -81,21 +81,14 @@ function tile(title: string, value: string, detail: string, state: 'met' | 'miss
 
 const MARK = { met: '✓ on target', missed: '✗ off target', unknown: 'no data yet' } as const;
 
-function targetTile(title: string, value: number | null, detail: string, met: boolean | null): HTMLElement {
-    const v = verdict(met);
-    const shown = value === null ? '—' : value < 1 ? `${Math.round(value * 1000)} ms` : `${value.toFixed(2)} s`;
-    return tile(title, shown, `${detail} · ${MARK[v]}`, v);
-}
-
 function tiles(view: HealthView): HTMLElement {
     const row = el('div', 'tiles');
     const s = view.success;
-    const rate = s.ratio === null ? '—' : `${(100 * s.ratio).toFixed(2)} %`;
-    row.append(tile('Checkpoint success', rate, `${s.text} · ${MARK[verdict(s.met)]}`, verdict(s.met)));
+    row.append(tile('Checkpoint success', s.valueText, `${s.text} · ${MARK[verdict(s.met)]}`, verdict(s.met)));
     for (const t of view.restore.targets) {
-        row.append(targetTile(`Restore ${t.quantile}`, t.valueSeconds, t.text, t.met));
+        row.append(tile(`Restore ${t.quantile}`, t.valueText, `${t.targetText} · ${MARK[verdict(t.met)]}`, verdict(t.met)));
     }
-    row.append(tile('Storage', `${Math.round(100 * view.storage.ratio)} %`, view.storage.summary, view.storage.alert));
+    row.append(tile('Storage', view.storage.percentText, view.storage.summary, view.storage.alert));
     return row;
 }
 
@@ -120,7 +113,7 @@ function slowestCard(view: HealthView): HTMLElement {
     }
     const table = el('table', 'rows');
     const head = el('tr', '');
-    head.append(el('th', '', 'Checkpoint'), el('th', '', 'Kind and capture time'), el('th', 'num', 'Seconds'));
+    head.append(el('th', '', 'Checkpoint'), el('th', '', 'Kind'), el('th', 'num', 'Capture time'));
     table.append(head);
     for (const r of view.slowest) {
         const row = el('tr', '');
@@ -134,7 +127,7 @@ function slowestCard(view: HealthView): HTMLElement {
         });
         const cell = el('td', '');
         cell.append(link);
-        row.append(cell, el('td', '', r.label), el('td', 'num', r.seconds.toFixed(3)));
+        row.append(cell, el('td', '', r.kindLabel), el('td', 'num', r.secondsText));
         table.append(row);
     }
     section.append(table);

@@ -194,10 +194,10 @@ export function reasonsChart(view: HealthView, p: Palette): ChartConfiguration<'
     };
 }
 
-/** What a chart says in words (its aria-label). */
+/** What the reasons chart says in words (its aria-label, after the chart's title). */
 export function reasonsSummary(view: HealthView): string {
     const given = view.restoresByReason.filter(r => r.count > 0);
-    return given.length === 0 ? 'Restores by reason: no restore yet' : `Restores by reason: ${given.map(r => `${r.label} ${r.count}`).join(', ')}`;
+    return given.length === 0 ? 'no restore yet' : given.map(r => `${r.label} ${r.count}`).join(', ');
 }
 
 export type Verdict = 'met' | 'missed' | 'unknown';

@@ -28,6 +28,8 @@ class StorageHealth(CamelModel):
     ratio: float
     alert: AlertLevel
     by_kind: dict[str, int] = Field(default_factory=dict)
+    percent_text: str
+    """The share of the budget used, in whole percents rounded down (``"87 %"``; ``"—"``: no budget)."""
     summary: str
     """In words: ``"1.3 MiB of 1.5 MiB (87 %)"``."""
 
@@ -51,8 +53,12 @@ class LatencyTarget(CamelModel):
     """``None``: no sample yet."""
     met: bool | None
     """``None``: no sample yet."""
+    value_text: str
+    """The value in words (``"1.2 s"``; ``"—"``: no sample yet)."""
+    target_text: str
+    """``"target < 2.0 s"``."""
     text: str
-    """In words: ``"p95 1.2 s (target < 2 s)"``."""
+    """In words: ``"p95 1.2 s (target < 2.0 s)"``."""
 
 
 class LatencyHealth(CamelModel):
@@ -75,8 +81,10 @@ class SuccessRate(CamelModel):
     target: float
     met: bool | None
     """``None`` before the first attempt."""
+    value_text: str
+    """``"99.95 %"`` (``"—"`` before the first attempt)."""
     text: str
-    """In words: ``"99.95 % of 2000 (target 99.9 %)"``."""
+    """In words: ``"2000 attempts, 1 failed (target 99.9 %)"``."""
 
 
 class LabelledCount(CamelModel):
@@ -90,8 +98,12 @@ class SlowRow(CamelModel):
     session_id: str
     kind: str
     seconds: float
+    kind_label: str
+    """The kind in words (``"Tool call"``)."""
+    seconds_text: str
+    """The capture time in words (``"250 ms"``)."""
     label: str
-    """What the row says (kind in words and the capture time)."""
+    """Both: ``"Tool call · 250 ms"``."""
 
 
 class Fact(CamelModel):

@@ -9,10 +9,10 @@ function view(over: Partial<HealthView> = {}): HealthView {
     return {
         workspace: '/w',
         empty: false,
-        storage: { points: [{ ts: 1_700_000_000, bytes: 50 * MIB }, { ts: 1_700_000_060, bytes: 85 * MIB }], usedBytes: 85 * MIB, budgetBytes: 100 * MIB, warningBytes: 80 * MIB, urgentBytes: 90 * MIB, ratio: 0.85, alert: 'warning', byKind: {}, summary: '85.0 MiB of 100.0 MiB (85 %)' },
+        storage: { points: [{ ts: 1_700_000_000, bytes: 50 * MIB }, { ts: 1_700_000_060, bytes: 85 * MIB }], usedBytes: 85 * MIB, budgetBytes: 100 * MIB, warningBytes: 80 * MIB, urgentBytes: 90 * MIB, ratio: 0.85, alert: 'warning', byKind: {}, percentText: '85 %', summary: '85.0 MiB of 100.0 MiB (85 %)' },
         capture: { ...latency, title: 'Capture latency' },
         restore: latency,
-        success: { attempts: 0, failures: 0, ratio: null, target: 0.999, met: null, text: 'No checkpoint yet' },
+        success: { attempts: 0, failures: 0, ratio: null, target: 0.999, met: null, valueText: '—', text: 'No checkpoint yet' },
         restoresByReason: [
             { key: 'wrongApproach', label: 'Wrong approach', count: 2 },
             { key: 'none', label: 'No reason given', count: 0 },
@@ -75,8 +75,8 @@ suite('health panel model', () => {
         const r = reasonsChart(view(), p);
         assert.equal(r.options?.indexAxis, 'y');
         assert.deepEqual(r.data.labels, ['Wrong approach', 'No reason given']);
-        assert.equal(reasonsSummary(view()), 'Restores by reason: Wrong approach 2');
-        assert.equal(reasonsSummary(view({ restoresByReason: [] })), 'Restores by reason: no restore yet');
+        assert.equal(reasonsSummary(view()), 'Wrong approach 2');
+        assert.equal(reasonsSummary(view({ restoresByReason: [] })), 'no restore yet');
     });
 
     test('banner from 80 %, verdicts, message guard', () => {

@@ -10,6 +10,7 @@ labels and their fixed order. No sample means ``None``, never NaN.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from statistics import median
 
@@ -88,6 +89,19 @@ def _edge_text(s: float) -> str:
     return f"{s * 1000:g} ms" if s < 1 else f"{s:g} s"
 
 
+def _range_text(low: float, high: float) -> str:
+    """``"5–10 ms"``, ``"500 ms–1 s"``, ``"2–5 s"``: the unit said once when both ends share it."""
+    if (low < 1) == (high < 1):
+        number = f"{low * 1000:g}" if low < 1 else f"{low:g}"
+        return f"{number}–{_edge_text(high)}"
+    return f"{_edge_text(low)}–{_edge_text(high)}"
+
+
+def _storage_percent(ratio: float) -> str:
+    """Whole percents, rounded down (79.6 % is not yet the 80 % line)."""
+    return f"{math.floor(100 * ratio + 1e-9)} %"
+
+
 def histogram(samples: Sequence[float], edges: Sequence[float]) -> list[HistogramBucket]:
     """Counts per bucket: ``[0, e0]``, ``(e0, e1]``, …, ``(last, ∞)``."""
     counts = [0] * (len(edges) + 1)
@@ -99,7 +113,7 @@ def histogram(samples: Sequence[float], edges: Sequence[float]) -> list[Histogra
     for i, count in enumerate(counts):
         if i < len(edges):
             high: float | None = edges[i]
-            label = f"≤ {_edge_text(edges[i])}" if i == 0 else f"{_edge_text(low)}–{_edge_text(edges[i])}"
+            label = f"≤ {_edge_text(edges[i])}" if i == 0 else _range_text(low, edges[i])
         else:
             high, label = None, f"> {_edge_text(low)}"
         out.append(HistogramBucket(low=low, high=high, label=label, count=count))
@@ -126,6 +140,8 @@ def latency(
             limit_seconds=limit,
             value_seconds=value,
             met=None if value is None else value < limit,
+            value_text="—" if value is None else seconds_text(value),
+            target_text=f"target < {seconds_text(limit)}",
             text=f"{name} {shown} (target < {seconds_text(limit)})",
         )
 
@@ -171,8 +187,9 @@ def _storage(m: MetricsSnapshot) -> StorageHealth:
         ratio=s.ratio,
         alert=s.alert,
         by_kind=s.by_kind,
+        percent_text=_storage_percent(s.ratio) if s.budget_bytes > 0 else "—",
         summary=(
-            f"{bytes_text(s.used_bytes)} of {bytes_text(s.budget_bytes)} ({_percent(s.ratio)})"
+            f"{bytes_text(s.used_bytes)} of {bytes_text(s.budget_bytes)} ({_storage_percent(s.ratio)})"
             if s.budget_bytes > 0
             else f"{bytes_text(s.used_bytes)} (no budget)"
         ),
@@ -184,13 +201,15 @@ def _success(m: MetricsSnapshot) -> SuccessRate:
     ratio = c.success_ratio
     text = "No checkpoint yet"
     if ratio is not None:
-        text = f"{_percent(ratio)} of {c.attempts} (target {_percent(SUCCESS_TARGET)})"
+        failed = f", {c.failures} failed" if c.failures else ""
+        text = f"{c.attempts} attempts{failed} (target {_percent(SUCCESS_TARGET)})"
     return SuccessRate(
         attempts=c.attempts,
         failures=c.failures,
         ratio=ratio,
         target=SUCCESS_TARGET,
         met=None if ratio is None else ratio >= SUCCESS_TARGET,
+        value_text="—" if ratio is None else _percent(ratio),
         text=text,
     )
 
@@ -251,6 +270,8 @@ def build_health(m: MetricsSnapshot) -> HealthView:
                 session_id=s.session_id,
                 kind=s.kind,
                 seconds=s.capture_seconds,
+                kind_label=KINDS.get(s.kind, s.kind),
+                seconds_text=seconds_text(s.capture_seconds),
                 label=f"{KINDS.get(s.kind, s.kind)} · {seconds_text(s.capture_seconds)}",
             )
             for s in sorted(m.slowest, key=lambda s: -s.capture_seconds)
