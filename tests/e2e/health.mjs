@@ -94,11 +94,14 @@ await runScenario(sc, { settings: { 'workbench.colorTheme': DARK }, page: VIEWPO
 
   // 3. A light theme: the charts are drawn again in its colours.
   const before = Number(await panel.locator('body').getAttribute('data-rendered'));
-  await wb.runCommand('Preferences: Color Theme');
+  // The theme picker (the palette's exact entry: "Browse Color Themes…" would match the words too).
   const pick = page.locator('.quick-input-widget input');
-  await pick.fill(LIGHT);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: LIGHT }).first().waitFor();
-  await pick.press('Enter');
+  await page.keyboard.press('F1');
+  await pick.fill('>Preferences: Color Theme');
+  await page.locator('.quick-input-list .monaco-list-row[aria-label^="Preferences: Color Theme"]').first().click();
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Dark Modern' }).first().waitFor();
+  await pick.fill('Light Modern'); // the picker lists themes by label ("Light Modern" is "Default Light Modern")
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Light Modern' }).first().click();
   await waitFor('the panel drawn in the light theme', async () => Number(await panel.locator('body').getAttribute('data-rendered')) > before
     && (await panel.locator('body').getAttribute('data-chart-color')) !== darkColor, 30000);
   const lightColor = await panel.locator('body').getAttribute('data-chart-color');
@@ -106,6 +109,9 @@ await runScenario(sc, { settings: { 'workbench.colorTheme': DARK }, page: VIEWPO
   assert.notEqual(lightColor, darkColor);
   assert.ok(await panel.locator('body.vscode-light').count(), 'the webview is told the theme');
   await shot(page, 'light');
+  await panel.locator('dl.facts').scrollIntoViewIfNeeded();
+  await shot(page, 'light-lower');
+  await panel.locator('h1').scrollIntoViewIfNeeded();
 
   // 4. A slowest checkpoint's link: the timeline selects it and its changes open.
   const first = links.first();
