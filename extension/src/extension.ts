@@ -35,6 +35,7 @@ export interface RetraceApi {
     readonly timeline: TimelineProvider;
     readonly fileHistory: FileHistoryProvider;
     readonly chat: ChatViewProvider;
+    readonly health: HealthPanel;
     readonly highlighter: ChangeHighlighter;
     readonly status: StatusItem;
     readonly remote: RemoteItem;
@@ -140,7 +141,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         void startIfUsed(ctx, () => chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
         const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
-        return { ctx, timeline, fileHistory, chat, highlighter, status, remote, remoteSessions, background, editorState, contentProvider, setPrompter, changeViews };
+        return { ctx, timeline, fileHistory, chat, health, highlighter, status, remote, remoteSessions, background, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
         void vscode.window.showErrorMessage(`Cannot activate Retrace: ${errorMessage(err)}`);

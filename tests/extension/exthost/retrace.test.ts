@@ -310,4 +310,23 @@ suite('Retrace in the extension host', () => {
         assert.ok(!tabs().includes(label), JSON.stringify(tabs()));
         await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     });
+
+    test('Show Health opens one panel (shown again, not duplicated); a slowest checkpoint is selected in the timeline', async () => {
+        const healthTabs = (): vscode.Tab[] =>
+            vscode.window.tabGroups.all.flatMap(g => g.tabs).filter(t => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('retrace.health'));
+        await vscode.commands.executeCommand(COMMANDS.showHealth);
+        await waitFor('the health panel', () => healthTabs().length === 1);
+        await vscode.commands.executeCommand('workbench.action.files.newUntitledFile');
+        await vscode.commands.executeCommand(COMMANDS.showHealth);
+        await waitFor('the health panel active again', () => healthTabs()[0]?.isActive);
+        assert.equal(healthTabs().length, 1);
+        assert.ok(a.health.isOpen);
+
+        const edit = turnOne[1];
+        assert.ok(edit);
+        await a.timeline.showCheckpoint(edit.id, edit.sessionId);
+        await waitFor('the checkpoint selected', () => a.timeline.view.selection.some(n => n.kind === 'checkpoint' && n.checkpoint.id === edit.id));
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+        await waitFor('the panel closed', () => !a.health.isOpen);
+    });
 });
