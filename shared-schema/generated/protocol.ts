@@ -862,7 +862,8 @@ export interface HealthView {
   checkpointsPerTurnP50: number | null;
   conflictsByResolution: LabelledCount[];
   /**
-   * No checkpoint attempted and no restore yet: a client shows a friendly empty state.
+   * No checkpoint yet but the session baselines, none failed and no restore: a client shows a
+   * friendly empty state.
    */
   empty: boolean;
   /**

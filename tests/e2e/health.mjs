@@ -3,7 +3,7 @@
 // writes a real session into it (edit_file checkpoints, a 3 MiB file, code restores through the
 // `retrace` CLI with different reasons and one with none) and the retention budget is set so the
 // store fills 85 % of it. Then "Retrace: Show Health" from the command palette opens the panel.
-// Checks: every chart has drawn (its canvas holds painted pixels) with an aria-label, the storage
+// Checks: before the seed (only a baseline) the panel says "No checkpoints yet", no empty axes; every chart has drawn (its canvas holds painted pixels) with an aria-label, the storage
 // banner (≥ 80 %) offers the alert's two fixes, restores by reason and the targets are in the text
 // alternatives, the slowest-checkpoints table has rows; switching to a light theme draws again in
 // another text colour (the theme's); a slowest checkpoint's link selects it in the timeline and
@@ -20,6 +20,16 @@ const DARK = 'Default Dark Modern';
 const LIGHT = 'Default Light Modern';
 const VIEWPORT = { viewport: { width: 1500, height: 1100 } };
 
+/** The Health panel's document (inside the webview's iframes), once it has drawn. */
+function healthFrame(page) {
+  return waitFor('the health webview drawn', async () => {
+    for (const f of page.frames()) {
+      if ((await f.title().catch(() => '')) === 'Retrace Health' && (await f.locator('body[data-rendered]').count()) > 0) return f;
+    }
+    return undefined;
+  }, 60000);
+}
+
 await runScenario(sc, { settings: { 'workbench.colorTheme': DARK }, page: VIEWPORT }, async ctx => {
   let page = ctx.page;
   let wb = ctx.wb;
@@ -28,6 +38,15 @@ await runScenario(sc, { settings: { 'workbench.colorTheme': DARK }, page: VIEWPO
   await wb.openRetrace();
   await wb.row('Baseline').waitFor({ timeout: 60000 });
   const store = await waitFor("the extension's store", () => findStore(userDataDir));
+  // Nothing but the baseline yet: the panel says so instead of drawing empty axes.
+  await wb.runCommand('Retrace: Show Health');
+  const fresh = await healthFrame(page);
+  assert.ok(await fresh.locator('#empty').isVisible(), 'the empty state');
+  assert.match(await fresh.locator('#empty').innerText(), /No checkpoints yet/);
+  assert.equal(await fresh.locator('canvas').count(), 0, 'no empty axes');
+  await shot(page, 'empty');
+  await page.locator('.tab', { hasText: 'Retrace Health' }).locator('.codicon-close').click();
+  await page.locator('.tab', { hasText: 'Retrace Health' }).waitFor({ state: 'detached' });
   await page.close();
   await stopCodeServer(ctx.server);
   const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_health.py'), workspace, '--store', store], { encoding: 'utf8' }));
@@ -53,12 +72,7 @@ await runScenario(sc, { settings: { 'workbench.colorTheme': DARK }, page: VIEWPO
   // 2. The panel, from the command palette.
   await wb.runCommand('Retrace: Show Health');
   await page.locator('.tab', { hasText: 'Retrace Health' }).waitFor({ timeout: 30000 });
-  const panel = await waitFor('the health webview', async () => {
-    for (const f of page.frames()) {
-      if ((await f.title().catch(() => '')) === 'Retrace Health' && (await f.locator('body[data-rendered]').count()) > 0) return f;
-    }
-    return undefined;
-  }, 60000);
+  const panel = await healthFrame(page);
   const drawn = await panel.evaluate(() => [...document.querySelectorAll('canvas')].map(c => {
     const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     let painted = 0;

@@ -58,6 +58,26 @@ def test_empty_store_is_empty_with_no_nan_and_unknown_targets() -> None:
     json.dumps(dumped, allow_nan=False)  # strict JSON: a NaN would raise
 
 
+@pytest.mark.parametrize(
+    ("by_kind", "failures", "modes", "empty"),
+    [
+        ({}, 0, {}, True),
+        ({"baseline": 1}, 0, {}, True),  # a fresh workspace: only its baseline
+        ({"baseline": 1, "tool": 1}, 0, {}, False),
+        ({"baseline": 1}, 1, {}, False),  # a failed checkpoint is news
+        ({"baseline": 1}, 0, {"conversation": 1}, False),
+    ],
+)
+def test_empty_means_nothing_but_baselines(
+    by_kind: dict[str, int], failures: int, modes: dict[str, int], empty: bool
+) -> None:
+    attempts = sum(by_kind.values()) + failures
+    counts = CheckpointCounts(
+        attempts=attempts, successes=attempts - failures, failures=failures, by_kind=by_kind
+    )
+    assert build_health(snap(checkpoints=counts, restores_by_mode=modes)).empty is empty
+
+
 def test_one_sample_is_every_percentile() -> None:
     h = build_health(snap(restore_seconds=[0.3], capture_seconds=[0.02], restores_by_mode={"code": 1}))
     assert not h.empty

@@ -116,7 +116,8 @@ class Fact(CamelModel):
 class HealthView(CamelModel):
     workspace: str
     empty: bool
-    """No checkpoint attempted and no restore yet: a client shows a friendly empty state."""
+    """No checkpoint yet but the session baselines, none failed and no restore: a client shows a
+    friendly empty state."""
     storage: StorageHealth
     capture: LatencyHealth
     restore: LatencyHealth

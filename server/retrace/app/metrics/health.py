@@ -249,14 +249,20 @@ def _facts(
     return facts
 
 
+def _nothing_yet(m: MetricsSnapshot) -> bool:
+    """Nothing to draw: no checkpoint but the session baselines, none failed, no restore."""
+    c = m.checkpoints
+    made = sum(n for kind, n in c.by_kind.items() if kind != "baseline")
+    return made == 0 and c.failures == 0 and not m.restores_by_mode
+
+
 def build_health(m: MetricsSnapshot) -> HealthView:
     """The health view of one metrics snapshot."""
-    restores = sum(m.restores_by_mode.values())
     modes = _labelled(MODES, m.restores_by_mode, keep_zeros=True)
     conflicts = _labelled(RESOLUTIONS, m.conflicts_by_resolution, keep_zeros=False)
     return HealthView(
         workspace=m.workspace,
-        empty=m.checkpoints.attempts == 0 and restores == 0,
+        empty=_nothing_yet(m),
         storage=_storage(m),
         capture=latency("Capture latency", m.capture_seconds, CAPTURE_EDGES),
         restore=latency("Restore latency", m.restore_seconds, RESTORE_EDGES, RESTORE_TARGETS),
