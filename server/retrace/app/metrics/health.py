@@ -1,11 +1,12 @@
 """The health view: a :class:`MetricsSnapshot` made ready to draw (pure, table-tested).
 
-:func:`build_health` owns every decision a chart would otherwise make: the latency buckets
-(log-ish edges in seconds, counts per bucket — not cumulative), the percentiles (the engine's
-one definition, :func:`retrace.engine.stats.percentile`: linear interpolation between the
-closest ranks), the targets and whether they are met (restore p95 < 2 s, p99 < 5 s; checkpoint
-creation success ≥ 99.9 %), the storage threshold lines (80 % warning, 90 % urgent), the human
-labels and their fixed order. No sample means ``None``, never NaN.
+:func:`build_health` owns every decision a chart would otherwise make: the latency buckets (the
+Prometheus histogram's log-ish edges in seconds, counts per bucket, not cumulative), the
+percentiles (the engine's one definition, :func:`retrace.engine.stats.percentile`: linear
+interpolation between the closest ranks), the targets and whether they are met (restore
+p95 < 2 s, p99 < 5 s; checkpoint creation success ≥ 99.9 %), the storage threshold lines (80 %
+warning, 90 % urgent), the human labels and their fixed order, and every number in words. No
+sample means ``None``, never NaN.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from collections.abc import Sequence
 from statistics import median
 
+from retrace.app.metrics.exposition import CAPTURE_BUCKETS, RESTORE_BUCKETS
 from retrace.app.metrics.storage import URGENT_RATIO, WARNING_RATIO
 from retrace.engine.stats import percentile
 from retrace.protocol.health import (
@@ -29,9 +31,10 @@ from retrace.protocol.health import (
 )
 from retrace.protocol.metrics import MetricsSnapshot
 
-CAPTURE_EDGES = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
-"""Upper edges of the capture latency buckets (seconds); one more bucket holds the rest."""
-RESTORE_EDGES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+CAPTURE_EDGES = CAPTURE_BUCKETS
+"""Upper edges of the capture latency buckets (seconds), the Prometheus histogram's; one more
+bucket holds the rest."""
+RESTORE_EDGES = RESTORE_BUCKETS
 """Upper edges of the restore latency buckets: 2 s and 5 s (the targets) are edges."""
 RESTORE_TARGETS = (("p95", 0.95, 2.0), ("p99", 0.99, 5.0))
 """(name, quantile, limit in seconds): restore p95 under 2 s, p99 under 5 s."""
