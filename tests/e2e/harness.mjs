@@ -340,6 +340,13 @@ export function workbench(page, ws) {
     await chat().locator('#send:not([disabled])').waitFor({ timeout: 60000 });
     await box.fill(text);
     await box.press('Enter');
+    // The composer keeps the text when the prompt was not taken (the server stopped accepting for
+    // a moment as the Enter landed): wait for it to empty, pressing Enter again once Send is back.
+    await waitFor('the prompt to be sent', async () => {
+      if ((await box.inputValue()) === '') return true;
+      if (await chat().locator('#send:not([disabled])').isVisible()) await box.press('Enter');
+      return false;
+    }, 60000, 1000);
   }
 
   /** Run a command by its title from the command palette. */

@@ -240,3 +240,32 @@ def test_words_for_the_panel() -> None:
     facts = {f.label: f.value for f in h.facts}
     assert facts["Store lock refusals"] == "2" and facts["Subagent peak memory"] == "not measured"
     assert facts["Restores by mode"] == "Code 0 · Conversation 0 · Code and conversation 0"
+
+
+@pytest.mark.parametrize(
+    ("series", "now", "expected"),
+    [
+        # One recorded point: the current measurement is added, so the line (and the budget and
+        # threshold lines beside it) span two points.
+        ([(1000.0, 10)], 1030.0, [(1000.0, 10), (1030.0, 42)]),
+        # Nothing recorded yet: the current measurement alone.
+        ([], 1030.0, [(1030.0, 42)]),
+        # The newest point is the current measurement already (same time): not twice.
+        ([(1000.0, 10), (1030.0, 42)], 1030.0, [(1000.0, 10), (1030.0, 42)]),
+        # No clock given: the recorded series as it is.
+        ([(1000.0, 10)], None, [(1000.0, 10)]),
+    ],
+)
+def test_storage_line_ends_at_the_current_measurement(
+    series: list[tuple[float, int]], now: float | None, expected: list[tuple[float, int]]
+) -> None:
+    storage = StorageView(
+        used_bytes=42,
+        budget_bytes=100,
+        ratio=0.42,
+        alert="ok",
+        by_kind={},
+        series=[StoragePoint(ts=t, bytes=b) for t, b in series],
+    )
+    h = build_health(snap(storage=storage), now=now)
+    assert [(p.ts, p.bytes) for p in h.storage.points] == expected

@@ -29,7 +29,7 @@ from retrace.protocol.health import (
     StorageHealth,
     SuccessRate,
 )
-from retrace.protocol.metrics import MetricsSnapshot
+from retrace.protocol.metrics import MetricsSnapshot, StoragePoint
 
 CAPTURE_EDGES = CAPTURE_BUCKETS
 """Upper edges of the capture latency buckets (seconds), the Prometheus histogram's; one more
@@ -179,10 +179,15 @@ def _labelled(
     return rows + extra
 
 
-def _storage(m: MetricsSnapshot) -> StorageHealth:
+def _storage(m: MetricsSnapshot, now: float | None) -> StorageHealth:
     s = m.storage
+    points = list(s.series)
+    if now is not None and (not points or points[-1].ts < now):
+        # The series keeps a point a minute at most; the line ends at what was measured now
+        # (with one recorded point, the line and its threshold lines still span two).
+        points.append(StoragePoint(ts=now, bytes=s.used_bytes))
     return StorageHealth(
-        points=list(s.series),
+        points=points,
         used_bytes=s.used_bytes,
         budget_bytes=s.budget_bytes,
         warning_bytes=int(s.budget_bytes * WARNING_RATIO),
@@ -259,14 +264,15 @@ def _nothing_yet(m: MetricsSnapshot) -> bool:
     return made == 0 and c.failures == 0 and not m.restores_by_mode
 
 
-def build_health(m: MetricsSnapshot) -> HealthView:
-    """The health view of one metrics snapshot."""
+def build_health(m: MetricsSnapshot, *, now: float | None = None) -> HealthView:
+    """The health view of one metrics snapshot; ``now`` (seconds since the epoch): when its
+    storage was measured, the storage line's last point."""
     modes = _labelled(MODES, m.restores_by_mode, keep_zeros=True)
     conflicts = _labelled(RESOLUTIONS, m.conflicts_by_resolution, keep_zeros=False)
     return HealthView(
         workspace=m.workspace,
         empty=_nothing_yet(m),
-        storage=_storage(m),
+        storage=_storage(m, now),
         capture=latency("Capture latency", m.capture_seconds, CAPTURE_EDGES),
         restore=latency("Restore latency", m.restore_seconds, RESTORE_EDGES, RESTORE_TARGETS),
         success=_success(m),

@@ -96,7 +96,7 @@ class ServerMetrics:
 
     async def health(self) -> HealthView:
         """The health view (``retrace/health/get``): the snapshot without its text, made ready to draw."""
-        return build_health(await self.snapshot(text=False))
+        return build_health(await self.snapshot(text=False), now=time.time())
 
     # ------------------------------------------------------------------ alerts
     def observe(self, used: int, budget: int) -> None:
