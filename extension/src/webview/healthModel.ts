@@ -174,7 +174,7 @@ export function histogramChart(latency: LatencyHealth, color: string, p: Palette
             labels: latency.buckets.map(b => b.label),
             datasets: [{ label: 'Count', data: latency.buckets.map(b => b.count), backgroundColor: withAlpha(color, 0.75), borderColor: color, borderWidth: 1 }],
         },
-        options: { ...opts, plugins: { ...opts.plugins, legend: { display: false } }, scales: { x: axis(p, 'seconds'), y: { ...axis(p, 'count'), beginAtZero: true, ticks: { ...(axis(p, '')['ticks'] as object), precision: 0 } } } },
+        options: { ...opts, plugins: { ...opts.plugins, legend: { display: false } }, scales: { x: axis(p, 'duration'), y: { ...axis(p, 'count'), beginAtZero: true, ticks: { ...(axis(p, '')['ticks'] as object), precision: 0 } } } },
     };
 }
 
