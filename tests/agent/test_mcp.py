@@ -9,12 +9,12 @@ import asyncio
 import base64
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import AnyUrl
+from tests.net_support import free_port
 
 from retrace.agent.mcp.config import McpSettings, StdioServer, tool_name
 from retrace.agent.mcp.connection import Connection
@@ -188,12 +188,6 @@ def test_settings_accept_the_mcp_json_shape_and_names_are_valid() -> None:
         names.add(name)
     assert len(names) == len(cases)
     assert tool_name("a b", "c") != tool_name("a_b", "c")  # cleaned names never collide
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def wait_listening(port: int, proc: asyncio.subprocess.Process) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
 from prometheus_client.parser import text_string_to_metric_families
+from tests.net_support import free_port
 
 from retrace.offline import FakeModel
 
@@ -180,11 +182,7 @@ async def alerts_as_the_budget_moves(editor: EditorClient) -> None:
 async def test_scrape_endpoint_from_the_setting(
     workspace: Path, store: Path, session_model: FakeModel
 ) -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     settings = {**AUTO, "metrics": {"port": port}}
     editor = await start_editor(workspace, store, env=model_env(session_model), settings=settings)
     try:
@@ -207,11 +205,7 @@ async def test_scrape_endpoint_from_the_setting(
 async def test_an_untrusted_workspace_serves_no_endpoint_and_records_no_reason(
     workspace: Path, store: Path, session_model: FakeModel
 ) -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     settings = {**AUTO, "metrics": {"port": port}}
     editor = await start_editor(
         workspace, store, env=model_env(session_model), settings=settings, init_options={"trusted": False}

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
-from tests.remote.s3server import S3Server, free_port, serving
+from tests.net_support import free_port
+from tests.remote.s3server import S3Server, serving
 
 from retrace.offline import FakeModel
 

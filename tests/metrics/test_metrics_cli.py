@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from tests.cli.cli_support import Cli
+from tests.net_support import free_port
 
 from retrace.app.metrics.collect import collect
 from retrace.app.metrics.http import serve
@@ -113,12 +114,6 @@ def test_lock_refusals_are_counted(tmp_path: Path) -> None:
                 Engine.open(ws, store, session_id="other", config=EngineConfig())
         text = samples(Cli(ws, store)("metrics").stdout)
     assert text[("retrace_store_lock_refusals_total", ())] == 2
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def outside_address() -> str | None:

@@ -16,15 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.net_support import free_port
+
 RCLONE = Path(sys.executable).parent / "rclone"
 ACCESS_KEY = "retrace-test-access"
 SECRET_KEY = "retrace-test-secret-key-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class S3Server:
