@@ -5,7 +5,6 @@
  * `retrace/conversation/get`. The webview runs one nonce'd script (dist/webview/chat.js) under a
  * strict CSP and uses VS Code theme variables only.
  */
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { VIEW_CHAT } from '../constants';
 import type { Ctx } from '../ctx';
@@ -19,6 +18,7 @@ import { ReviewDocuments, reviewView } from './permissionReview';
 import { ContextFeed } from '../context/contextFeed';
 import { COMPOSER_CSS, COMPOSER_HTML } from '../webview/composerView';
 import { failedPromptRef } from '../webview/composerModel';
+import { webviewHtml } from './webviewPage';
 
 /** Chat items sent to the webview at first, and added per "Show earlier messages". */
 export const CHAT_PAGE = 200;
@@ -128,22 +128,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     private html(webview: vscode.Webview, script: vscode.Uri): string {
-        const nonce = randomBytes(16).toString('base64');
-        const csp = [
-            "default-src 'none'",
-            `style-src 'nonce-${nonce}'`,
-            `script-src 'nonce-${nonce}'`,
-            `font-src ${webview.cspSource}`,
-        ].join('; ');
-        return `<!DOCTYPE html>
-<html lang="en"><head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${CSS}${LOG_CSS}${COMPOSER_CSS}</style>
-<title>Retrace Chat</title>
-</head><body>
-<div id="banner" role="note"></div>
+        return webviewHtml(webview, {
+            title: 'Retrace Chat',
+            css: `${CSS}${LOG_CSS}${COMPOSER_CSS}`,
+            script,
+            body: `<div id="banner" role="note"></div>
 <div id="status" role="status"></div>
 <div id="log" role="log" aria-live="off" aria-label="Conversation"></div>
 <form id="form">
@@ -153,9 +142,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     <button id="send" type="submit">Send</button>
     <button id="cancel" type="button" class="secondary" disabled>Cancel</button>
   </div>
-</form>
-<script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
-</body></html>`;
+</form>`,
+        });
     }
 
     /** The banner for the server's model mode and the workspace's trust (none when live and trusted). */

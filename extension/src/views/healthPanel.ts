@@ -6,13 +6,13 @@
  * moved head (`retrace/timeline/didChange`). The webview's clicks come back as messages: a slowest
  * checkpoint is shown in the timeline, the storage banner's fixes are the alert's own.
  */
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
 import { METHODS } from '../client/protocol';
 import { errorMessage, log } from '../logging';
 import { isHealthWebviewMessage, type HealthHostMessage, type HealthWebviewMessage } from '../webview/healthModel';
 import { openRetentionSettings, runGarbageCollection } from '../commands/health';
+import { webviewHtml } from './webviewPage';
 
 export const HEALTH_VIEW_TYPE = 'retrace.health';
 /** The least time between two refreshes caused by the server's notifications. */
@@ -139,17 +139,11 @@ export class HealthPanel implements vscode.Disposable {
 }
 
 function html(webview: vscode.Webview, script: vscode.Uri): string {
-    const nonce = randomBytes(16).toString('base64');
-    const csp = ["default-src 'none'", `style-src 'nonce-${nonce}'`, `script-src 'nonce-${nonce}'`, `font-src ${webview.cspSource}`].join('; ');
-    return `<!DOCTYPE html>
-<html lang="en"><head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${CSS}</style>
-<title>Retrace Health</title>
-</head><body>
-<header>
+    return webviewHtml(webview, {
+        title: 'Retrace Health',
+        css: CSS,
+        script,
+        body: `<header>
   <h1>Retrace health</h1>
   <span id="status" role="status" aria-live="polite"></span>
   <button id="refresh" type="button" class="secondary">Refresh</button>
@@ -159,9 +153,8 @@ function html(webview: vscode.Webview, script: vscode.Uri): string {
   <p class="empty-title">No checkpoints yet</p>
   <p>Health shows up here once the agent has made a checkpoint: storage against its budget, how fast checkpoints and restores are, and why you restored.</p>
 </div>
-<main id="content" aria-label="Checkpoint health"></main>
-<script nonce="${nonce}" src="${webview.asWebviewUri(script).toString()}"></script>
-</body></html>`;
+<main id="content" aria-label="Checkpoint health"></main>`,
+    });
 }
 
 const CSS = `

@@ -1,0 +1,33 @@
+/**
+ * The one page shell every Retrace webview is served in, and its security policy: nothing loads
+ * but the extension's own script and the stylesheet inlined here, both carrying a fresh nonce
+ * (`default-src 'none'`; fonts from the webview's own source). Each view brings its title, CSS,
+ * body and script; none writes its own Content-Security-Policy.
+ */
+import { randomBytes } from 'node:crypto';
+import type * as vscode from 'vscode';
+
+export interface WebviewPage {
+    readonly title: string;
+    readonly css: string;
+    /** The body's markup before the script (trusted: written by the extension, never data). */
+    readonly body: string;
+    /** The bundled script under `dist/` (a local resource root of the view). */
+    readonly script: vscode.Uri;
+}
+
+export function webviewHtml(webview: vscode.Webview, page: WebviewPage): string {
+    const nonce = randomBytes(16).toString('base64');
+    const csp = ["default-src 'none'", `style-src 'nonce-${nonce}'`, `script-src 'nonce-${nonce}'`, `font-src ${webview.cspSource}`].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en"><head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<style nonce="${nonce}">${page.css}</style>
+<title>${page.title}</title>
+</head><body>
+${page.body}
+<script nonce="${nonce}" src="${webview.asWebviewUri(page.script).toString()}"></script>
+</body></html>`;
+}
