@@ -349,35 +349,37 @@ export function workbench(page, ws) {
     }, 60000, 1000);
   }
 
-  /** Run a command by its title from the command palette. */
-  async function runCommand(title) {
+  /**
+   * Open the quick input with `key`, type `text`, wait for a row showing `rowText` and take it.
+   * The quick input closes when the workbench moves the focus as it opens (a view re-rendering
+   * under a loaded machine): open it again rather than typing into a hidden box.
+   */
+  async function quickPick(key, text, rowText, what) {
     const input = page.locator('.quick-input-widget input');
-    // The palette closes when the workbench moves the focus as it opens (a view re-rendering
-    // under a loaded machine): open it again rather than typing into a hidden box.
     for (let attempt = 1; ; attempt++) {
       try {
-        await page.keyboard.press('F1');
+        await page.keyboard.press(key);
         await input.waitFor({ timeout: 10000 });
-        await input.fill(`>${title}`, { timeout: 10000 });
-        await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10000 });
+        await input.fill(text, { timeout: 10000 });
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: rowText }).first().waitFor({ timeout: 10000 });
         await input.press('Enter', { timeout: 10000 });
         return;
       } catch (err) {
         if (attempt === 3) throw err;
-        log(`command palette closed before "${title}" ran (attempt ${attempt}): opening it again`);
+        log(`quick input closed before ${what} (attempt ${attempt}): opening it again`);
         await page.keyboard.press('Escape');
       }
     }
   }
 
+  /** Run a command by its title from the command palette. */
+  async function runCommand(title) {
+    await quickPick('F1', `>${title}`, title, `"${title}" ran`);
+  }
+
   async function openFile(rel) {
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor();
     // An absolute path resolves directly (the workbench's file-search cache may not know new files yet).
-    await input.fill(ws(rel));
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(rel) }).first().waitFor();
-    await input.press('Enter');
+    await quickPick('Control+P', ws(rel), path.basename(rel), `${rel} opened`);
     await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
   }
 
