@@ -198,3 +198,10 @@ def test_conflicts_are_counted_by_resolution(cli: Cli) -> None:
     assert by_resolution == {"unresolved": 1, "skip": 1, "overwrite": 1}
     assert total(values, "retrace_restores_total", outcome="conflict") == 1
     assert total(values, "retrace_restores_total", outcome="applied") == 2
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "1.5", "lots"])
+def test_a_budget_that_is_not_a_positive_byte_count_is_refused(cli: Cli, budget: str) -> None:
+    proc = cli("metrics", f"--budget-bytes={budget}", code=2)
+    assert "--budget-bytes" in proc.stderr and "positive" in proc.stderr, proc.stderr
+    assert proc.stdout == ""

@@ -17,6 +17,16 @@ from retrace.engine.errors import StoreNotInitialised
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 
 
+def _positive_bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {text!r}")
+    return value
+
+
 def add_parser(add: Callable[..., argparse.ArgumentParser], *parents: argparse.ArgumentParser) -> None:
     p = add(
         "metrics",
@@ -25,7 +35,7 @@ def add_parser(add: Callable[..., argparse.ArgumentParser], *parents: argparse.A
     )
     p.add_argument(
         "--budget-bytes",
-        type=int,
+        type=_positive_bytes,
         default=RetentionPolicy().max_bytes,
         metavar="N",
         help="the storage budget alerts are measured against (retention maxBytes; default %(default)s)",
