@@ -10,18 +10,14 @@
 // Screenshots: .e2e/screenshots/context-*.png.
 // Usage: node tests/e2e/context.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
-import { findStore, log, root, runScenario, scenario, waitFor } from './harness.mjs';
+import { log, root, runScenario, scenario, storeEvents, waitFor } from './harness.mjs';
 
 const sc = scenario('context');
 
+/** The journals' events, one JSON text a line (what the assertions below look for). */
 function journalText(userDataDir) {
-  const store = findStore(userDataDir);
-  if (store === undefined) return '';
-  const sessions = path.join(store, 'sessions');
-  return fs.readdirSync(sessions).map(d => path.join(sessions, d, 'journal.jsonl')).filter(f => fs.existsSync(f))
-    .map(f => fs.readFileSync(f, 'utf8')).join('\n');
+  return storeEvents(userDataDir).map(e => JSON.stringify(e)).join('\n');
 }
 
 await runScenario(sc, {

@@ -2,11 +2,11 @@
 // real Retrace server (repo .venv) and the deterministic fake model scenario `e2e`.
 // Steps: prompt in the Chat view (answering the permission prompt) → one timeline entry per
 // tool call → hover preview → click opens the diff → Restore Code (confirm) → disk, editor text
-// and cursor match → Undo restore → second prompt → Restore Conversation shortens the chat →
+// and cursor match → a restore reason (one click, journaled) → Undo restore → second prompt → Restore Conversation shortens the chat →
 // Restore Both → a user edit makes Restore Code conflict: Skip keeps it, Overwrite replaces it.
 // Screenshots per step in .e2e/screenshots/. Usage: npm run test:e2e (packages first).
 import assert from 'node:assert/strict';
-import { log, scenario, runScenario, waitFor } from './harness.mjs';
+import { log, scenario, runScenario, storeEvents, waitFor } from './harness.mjs';
 
 // Its screenshots are .e2e/screenshots/NN-*.png (the folder's other pictures are removed first).
 const sc = scenario('ui', { shots: { prefix: '' } });
@@ -68,6 +68,11 @@ await runScenario(sc, {
   await waitFor('files restored on disk', () => read('generated/out.txt') === undefined && read('src/app.py') === ORIGINAL_APP);
   assert.equal(read('hello.txt'), 'Hello from Retrace\n');
   await toast('Restored code').waitFor({ timeout: 20000 });
+  // The optional reason: one click on its toast records it with the restore (metrics count it).
+  await toast('why did you restore').locator('.monaco-button', { hasText: 'Broke tests' }).click();
+  const reason = await waitFor('the reason in the journal', () => storeEvents(sc.userDataDir).find(e => e.type === 'restoreReason'), 20000);
+  assert.equal(reason.reason, 'brokeTests');
+  assert.equal(reason.mode, 'code');
   await page.locator('.tab.active', { hasText: 'app.py' }).waitFor();
   await waitFor('editor shows restored text', async () => !(await editorText()).includes('Touched by the Retrace') && (await editorText()).includes('def main'));
   const cursorAfter = await waitFor('cursor restored', async () => ((await cursorStatus()).includes('Ln 8') ? cursorStatus() : false));

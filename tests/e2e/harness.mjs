@@ -386,6 +386,22 @@ export function workbench(page, ws) {
   return { icon, sidebar, row, chat, dialogButton, toast, editorText, openRetrace, dismissToasts, contextMenu, sendPrompt, runCommand, openFile };
 }
 
+/** Every event of every session journal of the extension's store (oldest first per session). */
+export function storeEvents(userDataDir) {
+  const store = findStore(userDataDir);
+  if (store === undefined) return [];
+  const sessions = path.join(store, 'sessions');
+  const events = [];
+  for (const d of fs.readdirSync(sessions)) {
+    const file = path.join(sessions, d, 'journal.jsonl');
+    if (!fs.existsSync(file)) continue;
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      try { events.push(JSON.parse(line)); } catch { /* a blank or torn last line */ }
+    }
+  }
+  return events;
+}
+
 /** The store the extension gave its server (under the workbench's storage for the folder). */
 export function findStore(userDataDir) {
   const base = path.join(userDataDir, 'User', 'workspaceStorage');
