@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from retrace.engine import Engine, EngineConfig
-from retrace.engine.store.events import JOURNAL_VERSION, CheckpointEvent, event_json, parse_event
+from retrace.engine.store.events import LEGACY_VERSION, CheckpointEvent, event_json, parse_event
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.verify import verify_store
 
@@ -86,7 +86,7 @@ def test_every_v1_line_parses_into_the_typed_union() -> None:
     for r in raw:
         event = parse_event(r)
         assert event is not None, r["type"]
-        assert event.v == JOURNAL_VERSION  # absent on v1 lines means 1
+        assert event.v == LEGACY_VERSION  # absent on v1 lines means 1
         again = event_json(event)
         # Round trip: nothing a v1 line held is lost (only ``v`` and fields that later versions
         # added with their defaults may appear).

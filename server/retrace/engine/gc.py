@@ -13,7 +13,6 @@ head) through their public methods; the engine hands them over with its journal 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -28,8 +27,9 @@ from retrace.engine.manifest import Manifest, encode_snapshot
 from retrace.engine.models import GcReport, StoreStats, SubagentStats
 from retrace.engine.stats import summarize
 from retrace.engine.store.blobs import BlobStore
-from retrace.engine.store.journal import journal_lines, read_journal
+from retrace.engine.store.journal import journal_lines, read_journal, reencode
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store.seal import verify_line
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ def _drop_checkpoints(t: GcTarget, drop: set[str]) -> None:
 
 
 def _rewritten(
-    ev: dict[str, object], drop: set[str], new_snaps: dict[str, str], forget: set[str]
+    ev: dict[str, object], drop: set[str], new_snaps: dict[str, str], forget: set[str], *, sealed: bool
 ) -> bytes | None:
     """The new form of one checkpoint line: ``b""`` to drop it, ``None`` to keep it as it is."""
     cp = ev.get("checkpoint")
@@ -204,7 +204,7 @@ def _rewritten(
         ev.pop("parentDelta")
     if isinstance(cid, str) and cid in new_snaps:
         ev["snapshot"] = new_snaps[cid]
-    return json.dumps(ev, ensure_ascii=True, separators=(",", ":")).encode()
+    return reencode(ev, sealed=sealed)  # in its own format: a legacy prefix stays legacy
 
 
 def _rewrite_journals(
@@ -227,7 +227,7 @@ def _rewrite_journals(
             new = (
                 None
                 if ev is None or ev.get("type") != "checkpoint"
-                else _rewritten(ev, drop, new_snaps, stale)
+                else _rewritten(ev, drop, new_snaps, stale, sealed=verify_line(line.raw))
             )
             if new is None:
                 lines.append(line.raw)

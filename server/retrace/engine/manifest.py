@@ -4,7 +4,10 @@ A checkpoint stores only its DELTA (path → entry, or ``None`` for a deletion) 
 line; full manifest snapshots are blobs written at the baseline and every
 :func:`needs_snapshot` says so along an ancestry, so any checkpoint's manifest is the nearest
 snapshot plus a bounded number of deltas. Entries are built with ``model_construct`` on the hot
-paths: they come from our own code or our own journal, never from a user.
+paths. What is read back from the store is untrusted (a damaged or forged journal line, a
+snapshot from a shared bucket): :func:`stored_delta` and :func:`decode_snapshot` check every
+path with the one workspace rule (:func:`~retrace.engine.workspace.stored_rel`) and every entry's
+fields before anything is built from them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from retrace.engine.models import FileEntry
+from retrace.engine.workspace import EscapeError, stored_rel
 
 Manifest = dict[str, FileEntry]
 Delta = dict[str, FileEntry | None]
@@ -123,6 +127,71 @@ def delta_from_json(d: dict[str, Any]) -> Delta:
     return {p: (entry_from_json(e) if e is not None else None) for p, e in d.items()}
 
 
+_HEX = "0123456789abcdef"
+
+
+def fields_problem(row: tuple[object, object, object, object, object, object]) -> str | None:
+    """Why stored entry fields ``(kind, hash, size, executable, target, unstored)`` cannot
+    describe a file or symlink (``None``: they can). Decides in one expression on the hot path."""
+    kind, h, size, x, target, unstored = row
+    if (
+        (kind == "file" or (kind == "symlink" and type(target) is str))
+        and (h is None or (type(h) is str and len(h) == 64 and not h.strip(_HEX)))
+        and type(size) is int
+        and size >= 0
+        and (type(x) is bool or x in (0, 1))
+        and (target is None or type(target) is str)
+        and (unstored is None or type(unstored) is str)
+    ):
+        return None
+    reasons = [
+        (kind not in ("file", "symlink"), f"an entry of unknown kind {kind!r}"),
+        (
+            h is not None and not (type(h) is str and len(h) == 64 and not h.strip(_HEX)),
+            "a content hash that is not a blob id",
+        ),
+        (type(size) is not int or size < 0, "a size that is not a byte count"),
+        (type(x) is not bool and x not in (0, 1), "an executable flag that is not a boolean"),
+        (True, "a symlink target or unstored reason that is not a string"),
+    ]
+    return next(why for failed, why in reasons if failed)
+
+
+def stored_delta(d: dict[str, Any]) -> tuple[Delta, list[tuple[str, str]]]:
+    """A delta read back from a journal line: the entries that pass the path rule and the entry
+    checks, and ``(path, why)`` for each one that does not (dropped: damage, never applied)."""
+    out: Delta = {}
+    bad: list[tuple[str, str]] = []
+    for p, e in d.items():
+        try:
+            stored_rel(p)
+        except EscapeError as exc:
+            bad.append((p, str(exc)))
+            continue
+        if e is None:
+            out[p] = None
+            continue
+        problem = (
+            fields_problem(
+                (
+                    e.get("kind"),
+                    e.get("hash"),
+                    e.get("size", 0),
+                    e.get("executable", False),
+                    e.get("target"),
+                    e.get("unstored"),
+                )
+            )
+            if isinstance(e, dict)
+            else "an entry that is not an object"
+        )
+        if problem is not None:
+            bad.append((p, f"{p!r}: {problem}"))
+            continue
+        out[p] = entry_from_json(e)
+    return out, bad
+
+
 def encode_snapshot(m: Manifest) -> bytes:
     """JSON rows ``[path, kind, hash, size, executable, target, unstored]`` sorted by path:
     arrays decode several times faster than objects, and a 50k-file snapshot is read on open."""
@@ -136,11 +205,22 @@ def encode_snapshot(m: Manifest) -> bytes:
 def decode_snapshot(data: bytes) -> Manifest:
     raw = json.loads(data)
     if isinstance(raw, dict):  # the first snapshot format: {path: entry-json}
-        return {p: entry_from_json(e) for p, e in raw.items()}
+        delta, bad = stored_delta(raw)
+        if bad or any(e is None for e in delta.values()):
+            raise ValueError(f"manifest snapshot holds a bad entry: {bad[0][1] if bad else 'a deletion'}")
+        return {p: e for p, e in delta.items() if e is not None}
     # make_entry inlined: this loop builds every entry of a 50k-file manifest on open.
     out: Manifest = {}
     new, setattr_, fields = _new, _set, _FIELDS_SET
+    check = stored_rel
     for p, kind, h, size, x, target, unstored in raw:
+        try:
+            check(p)
+        except EscapeError as exc:
+            raise ValueError(f"manifest snapshot holds a path outside the workspace: {exc}") from None
+        problem = fields_problem((kind, h, size, x, target, unstored))
+        if problem is not None:
+            raise ValueError(f"manifest snapshot entry {p!r}: {problem}")
         e = new(FileEntry)
         setattr_(
             e,

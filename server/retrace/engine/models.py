@@ -313,7 +313,7 @@ class GcReport(CamelModel):
 
 # --------------------------------------------------------------------------- store verification
 
-DamageKind = Literal["journalLine", "checkpointEntry", "blob", "snapshot"]
+DamageKind = Literal["journalLine", "checkpointEntry", "checksum", "path", "blob", "snapshot"]
 
 
 class StoreDamage(CamelModel):
@@ -321,8 +321,11 @@ class StoreDamage(CamelModel):
 
     kind: DamageKind
     """``journalLine``: a line that is not a readable event; ``checkpointEntry``: a checkpoint line
-    with a wrong shape; ``blob``: a blob missing, truncated or not matching its hash;
-    ``snapshot``: a manifest snapshot that cannot be decoded."""
+    with a wrong shape; ``checksum``: a journal line whose checksum does not match its content
+    (a changed byte) or that lost its checksum; ``path``: a path in a journal line that is not a
+    workspace path (``..``, absolute, ``.git``, NUL…: ignored, never restored); ``blob``: a blob
+    missing, truncated or not matching its hash; ``snapshot``: a manifest snapshot that cannot be
+    decoded (or that holds such a path)."""
     where: str
     """``<journal>:<line>`` or the blob id."""
     reason: str

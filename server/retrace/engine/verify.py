@@ -45,12 +45,21 @@ def verify_store(layout: StoreLayout, *, quick: bool = False, remote: Set[str] =
     replayed = replay(layout, history, stored | remote)
     damage = [
         StoreDamage(
-            kind="checkpointEntry" if b.malformed_checkpoint else "journalLine",
+            kind="checksum" if b.checksum else "checkpointEntry" if b.malformed_checkpoint else "journalLine",
             where=f"{b.path}:{b.number}",
             reason=b.reason,
             checkpoint_id=b.checkpoint_id,
         )
         for b in replayed.bad_lines
+    ]
+    damage += [
+        StoreDamage(
+            kind="path",
+            where=f"{b.path}:{b.number}",
+            reason=f"{b.reason}: ignored, nothing is restored there",
+            checkpoint_id=b.checkpoint_id,
+        )
+        for b in replayed.bad_paths
     ]
     bad = _bad_blobs(history, blobs, stored, quick)
     remote_only = {bid for bid in bad if bid in remote and bid not in stored}
@@ -59,6 +68,7 @@ def verify_store(layout: StoreLayout, *, quick: bool = False, remote: Set[str] =
     for bid, reason in sorted(bad.items()):
         damage.append(StoreDamage(kind="blob", where=bid, reason=reason))
     affected = _affected(history, bad, damage, quick, remote_only)
+    affected += _path_affected(replayed, {a.id for a in affected})
     unknown = [a for a in affected if a.id not in replayed.known_lost]
     report = VerifyReport(
         ok=not damage and not unknown,
@@ -71,6 +81,25 @@ def verify_store(layout: StoreLayout, *, quick: bool = False, remote: Set[str] =
         affected=affected,
     )
     return Findings(report, history, replayed, bad, stored)
+
+
+def _path_affected(replayed: ReplayReport, listed: set[str]) -> list[AffectedCheckpoint]:
+    """Checkpoints a path in their journal line was dropped from (the rest still restores)."""
+    paths: dict[str, list[str]] = {}
+    for b in replayed.bad_paths:
+        if b.checkpoint_id is not None and b.checkpoint_id not in listed:
+            paths.setdefault(b.checkpoint_id, []).append(
+                b.stored if b.stored.isprintable() else repr(b.stored)
+            )
+    return [
+        AffectedCheckpoint(
+            id=cid,
+            reason=f"{len(bad)} stored path(s) are not inside the workspace and are ignored: "
+            + ", ".join(bad[:5]),
+            paths=bad,
+        )
+        for cid, bad in sorted(paths.items())
+    ]
 
 
 def _bad_blobs(history: History, blobs: BlobStore, stored: set[str], quick: bool) -> dict[str, str]:

@@ -1,7 +1,10 @@
 """What "inside the workspace" means, and file operations that cannot leave it.
 
 :func:`normalize_rel` is the one definition of a workspace-relative path: ``/``-separated, no
-empty, ``.`` or ``..`` component, not absolute. Anything else is an escape and is refused.
+empty, ``.`` or ``..`` component, not absolute, no NUL. Anything else is an escape and is refused.
+:func:`stored_rel` is the same rule for a path read back from stored or received data (a
+journal line, a manifest snapshot, a bucket object): it must already be in that normal form,
+and may not name anything in ``.git`` (which capture never records).
 
 :class:`DirTree` resolves a path's parent directories one component at a time with
 ``openat(parent_fd, name, O_DIRECTORY | O_NOFOLLOW)``, starting from a descriptor of the
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrace.engine.errors import RetraceError
-from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW
+from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, ignores_case
 
 TEMP_PREFIX = ".rt-"
 """Temporary names are ``.rt-<8 random chars>.tmp``: never derived from the target name, so a
@@ -103,13 +106,40 @@ def normalize_rel(path: str | Path, root: str | Path | None = None, *, windows: 
             raise EscapeError(f"{raw} is absolute")
         text = _under_root(raw if windows else text, root, windows=windows)
     parts = [p for p in text.split("/") if p not in ("", ".")]
-    if not parts or any(p == ".." for p in parts):
+    if not parts or any(p == ".." for p in parts) or "\x00" in text:
         raise EscapeError(f"{raw!s} is not a path inside the workspace")
     if windows:
         for part in parts:
             if (problem := windows_name_problem(part)) is not None:
                 raise EscapeError(f"{raw!s}: {part!r} is {problem}")
     return "/".join(parts)
+
+
+def _git_component(part: str, *, fold: bool) -> bool:
+    return part == ".git" or (fold and part.casefold() == ".git")
+
+
+def stored_rel(path: object, *, windows: bool | None = None) -> str:
+    """``path`` (from stored or received data) when it is a workspace-relative path in the
+    normal form :func:`normalize_rel` gives — same string back —, with no ``.git`` component
+    (any letter case where the file system ignores case); else :class:`EscapeError`. Such a
+    path is damage, never an instruction: no plan is built from it."""
+    if not isinstance(path, str):
+        raise EscapeError(f"{path!r} is not a path")
+    windows = sys.platform == "win32" if windows is None else windows
+    wrapped = f"/{path}/"
+    if not windows and "/." not in wrapped and "//" not in wrapped and "\x00" not in path:
+        return path  # the common case, decided by the rule below without splitting
+    try:
+        normal = normalize_rel(path, windows=windows)
+    except EscapeError as exc:
+        raise EscapeError(f"{path!r} is not a path inside the workspace") from exc
+    if normal != path:
+        raise EscapeError(f"{path!r} is not in normal form (an empty or '.' component)")
+    fold = windows or ignores_case()
+    if any(_git_component(part, fold=fold) for part in path.split("/")):
+        raise EscapeError(f"{path!r} names a path inside .git")
+    return path
 
 
 def disk_case(root: str | Path, rel: str) -> str:

@@ -101,7 +101,11 @@ class History:
     def snapshot(self, sid: str) -> Manifest:
         m = self._snap_cache.get(sid)
         if m is None:
-            m = decode_snapshot(self.blobs.get(sid))
+            data = self.blobs.get(sid)
+            try:
+                m = decode_snapshot(data)
+            except (ValueError, TypeError, KeyError) as exc:  # damage (or forgery), never applied
+                raise StoreCorrupt(f"manifest snapshot {sid} cannot be used: {exc}") from None
             self.remember_snapshot(sid, m, copy=False)
         else:
             self._snap_cache.move_to_end(sid)

@@ -37,10 +37,11 @@ from pathlib import Path
 
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 from retrace.engine.store.journal import JournalLine, parse_line
+from retrace.engine.store.seal import SealGuard
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 RACY_NS = 2_000_000_000
 """A modification time this close to the scan may be followed by a write with the same time."""
 NEEDED = frozenset({"checkpoint", "checkpointLost", "restoreIntent", "restoreDone"})
@@ -66,6 +67,9 @@ class JournalMark:
     count: int
     """Non-blank lines in the prefix."""
     spans: tuple[Span, ...]
+    sealed_from: int = -1
+    """Offset of the prefix's first checksummed line (-1: none): a line without a checksum
+    after it is damage (:class:`~retrace.engine.store.seal.SealGuard`)."""
 
     def to_json(self) -> list[object]:
         return [
@@ -78,6 +82,7 @@ class JournalMark:
             self.newlines,
             self.count,
             [list(s) for s in self.spans],
+            self.sealed_from,
         ]
 
 
@@ -88,9 +93,12 @@ class JournalScan:
 
     lines: list[JournalLine] = field(default_factory=list)
     count: int = 0
-    vouched: list[tuple[int, bytes]] = field(default_factory=list)
-    """(line number, bytes) of the needed lines the index located in a trusted prefix, not
-    parsed yet (the caller parses them: a checkpoint line in one pass); they precede ``lines``."""
+    vouched: list[tuple[int, bytes, bool]] = field(default_factory=list)
+    """(line number, bytes, whether it may be a legacy line without a checksum) of the needed
+    lines the index located in a trusted prefix, not parsed yet (the caller parses them: a
+    checkpoint line in one pass); they precede ``lines``."""
+    sealed_from: int = -1
+    """Offset of the journal's first checksummed line met so far (-1: none)."""
 
 
 def _digest(data: bytes, size: int) -> str:
@@ -159,19 +167,25 @@ class HistoryIndex:
         if mark is None or trust is None:
             spans: list[Span] = []
             complete = self._scan_from(data, 0, 1, out, spans)
-            self._remember(session_id, st, data, complete, spans)
+            self._remember(session_id, st, data, complete, spans, sealed_from=out.sealed_from)
             return out
         self.trusted += 1
-        out.vouched = [(num, data[off : off + length]) for off, length, num in mark.spans]
+        first = mark.sealed_from
+        out.vouched = [
+            (num, data[off : off + length], first < 0 or off < first) for off, length, num in mark.spans
+        ]
         out.count = mark.count
+        out.sealed_from = first
         if trust == "untouched":
             return out
         spans = list(mark.spans)
         complete = mark.count + self._scan_from(data, mark.size, mark.newlines + 1, out, spans)
-        self._remember(session_id, st, data, complete, spans)
+        self._remember(session_id, st, data, complete, spans, sealed_from=out.sealed_from)
         return out
 
-    def _remember(self, sid: str, st: os.stat_result, data: bytes, count: int, spans: list[Span]) -> None:
+    def _remember(
+        self, sid: str, st: os.stat_result, data: bytes, count: int, spans: list[Span], *, sealed_from: int
+    ) -> None:
         end = data.rfind(b"\n") + 1
         self.marks[sid] = JournalMark(
             st.st_dev,
@@ -183,6 +197,7 @@ class HistoryIndex:
             data.count(b"\n", 0, end),
             count,
             tuple(spans),
+            sealed_from,
         )
         self.changed = True
 
@@ -215,12 +230,15 @@ class HistoryIndex:
         newline-terminated lines it met."""
         size = len(data)
         complete = 0
+        guard = SealGuard(sealed_seen=out.sealed_from >= 0)
         while pos < size:
             nl = data.find(b"\n", pos)
             end = size if nl < 0 else nl
             raw = data[pos:end]
             if raw.strip():
-                line = parse_line(number, raw, last=nl < 0)
+                line = parse_line(number, raw, last=nl < 0, guard=guard)
+                if out.sealed_from < 0 and guard.sealed_seen:
+                    out.sealed_from = pos
                 if not line.torn_tail:
                     out.count += 1
                 complete += nl >= 0
@@ -242,8 +260,8 @@ def _marks_from_json(raw: object) -> dict[str, JournalMark]:
         raise ValueError("checksum mismatch")
     marks: dict[str, JournalMark] = {}
     for sid, row in journals.items():
-        dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, spans = row
-        ints = (dev, ino, mtime_ns, verified_ns, size, newlines, count)
+        dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, spans, sealed_from = row
+        ints = (dev, ino, mtime_ns, verified_ns, size, newlines, count, sealed_from)
         if not all(type(v) is int for v in ints) or not isinstance(digest, str):
             raise TypeError(f"journal {sid}: malformed entry")
         parsed: list[Span] = []
@@ -253,6 +271,6 @@ def _marks_from_json(raw: object) -> dict[str, JournalMark]:
                 raise TypeError(f"journal {sid}: malformed span")
             parsed.append((off, length, num))
         marks[str(sid)] = JournalMark(
-            dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, tuple(parsed)
+            dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, tuple(parsed), sealed_from
         )
     return marks

@@ -9,6 +9,13 @@ entry and its child's copy are both gone (two adjacent damaged lines, or lines w
 copies existed), or its snapshot blob is missing — stays in the timeline marked damaged with the
 reason; checkpoints after a later snapshot are intact. ``checkpointLost`` events (written by
 repair) turn such damage into a known loss: still unrestorable, reported as information.
+
+A line whose checksum does not match (or that lost it, :mod:`~retrace.engine.store.seal`) is an
+unreadable line like any other. Every path a line holds (delta entries, file changes, editor
+buffers, restore intents) passes the one workspace rule
+(:func:`~retrace.engine.workspace.stored_rel`) before anything is built from it; one that fails
+is damage, reported in :attr:`ReplayReport.bad_paths`, dropped from the delta, and its checkpoint
+is listed as ``partial`` with the path among its unrecoverable ones — never an instruction.
 """
 
 from __future__ import annotations
@@ -23,11 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrace.engine.history.graph import History
 from retrace.engine.history.index import HistoryIndex, JournalScan, needed
-from retrace.engine.manifest import Delta, delta_from_json
+from retrace.engine.history.sanitize import bad_restore_paths, sanitized
+from retrace.engine.manifest import Delta, stored_delta
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import ParentCopy
 from retrace.engine.store.journal import JournalLine, journal_lines, parse_line
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store.seal import SealGuard, check_line
 
 _ID_IN_LINE = re.compile(rb'"checkpoint"\s*:\s*\{[^{}]*?"id"\s*:\s*"([0-9a-z]{4,40})"')
 _BLOB_ID = re.compile(r"[0-9a-f]{64}")
@@ -41,6 +50,8 @@ class _Parsed:
     copy_raw: object = None
     """The copy of the parent's manifest data this line carries, as read (parsed by
     :meth:`copy` only when the parent's own line is missing: most never are)."""
+    bad_paths: list[tuple[str, str]] = field(default_factory=list)
+    """(stored path, why) of every path of the line that failed the workspace rule."""
 
     def copy(self) -> ParentCopy | None:
         """The parent copy, if present and well-formed."""
@@ -64,6 +75,8 @@ class ReplayReport:
     restore_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Session id → its ``restoreIntent``/``restoreDone`` events in journal order (what the
     recovery of interrupted restores reads)."""
+    bad_paths: list[BadPath] = field(default_factory=list)
+    """Paths in journal lines that are not workspace paths (damage, dropped)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,19 @@ class BadLine:
     reason: str
     checkpoint_id: str | None
     malformed_checkpoint: bool
+    checksum: bool = False
+    """Well-formed JSON whose checksum is wrong or missing (changed or damaged content)."""
+
+
+@dataclass(frozen=True)
+class BadPath:
+    """A path of a readable journal line that fails the workspace rule (dropped, never used)."""
+
+    path: Path
+    number: int
+    stored: str
+    reason: str
+    checkpoint_id: str | None
 
 
 class _CheckpointLine(BaseModel):
@@ -86,16 +112,22 @@ class _CheckpointLine(BaseModel):
     delta: dict[str, Any] | None = None
     snapshot: str | None = None
     parent_delta: Any = Field(default=None, alias="parentDelta")
+    v: Any = None
 
 
-def _fast_checkpoint(raw: bytes) -> _Parsed | None:
-    """A well-formed checkpoint line parsed in one pass (pydantic's JSON parser builds the
-    checkpoint with no dict in between: a 10,000-checkpoint store is read on every open);
-    ``None`` for any other line, well-formed or not: the caller then parses it as
+def _fast_checkpoint(raw: bytes, legacy_ok: bool) -> _Parsed | None:
+    """A well-formed checkpoint line whose checksum matches parsed in one pass (pydantic's JSON
+    parser builds the checkpoint with no dict in between: a 10,000-checkpoint store is read on
+    every open); ``None`` for any other line, well-formed or not: the caller then parses it as
     :func:`_parse_checkpoint` does, which gives the same result for a good checkpoint line and
-    the reasons for a bad one."""
+    the reasons for a bad one. ``legacy_ok``: a line without a checksum may stand here."""
+    seal = check_line(raw)
+    if seal == "broken" or (seal == "legacy" and not legacy_ok):
+        return None
     try:
         line = _CheckpointLine.model_validate_json(raw)
+        if seal == "legacy" and line.v not in (None, 1):
+            return None
         return _checked(line.checkpoint, line.delta, line.snapshot, line.parent_delta)
     except (ValueError, KeyError, TypeError):  # ValidationError is a ValueError
         return None
@@ -116,12 +148,16 @@ def _checked(cp: Checkpoint, raw_delta: dict[str, Any] | None, snap: object, par
     blob id; a damage mark is never read from a line (replay decides it)."""
     if cp.damage is not None:
         cp = cp.model_copy(update={"damage": None})
-    delta = delta_from_json(raw_delta) if raw_delta is not None else None
+    bad: list[tuple[str, str]] = []
+    delta = None
+    if raw_delta is not None:
+        delta, bad = stored_delta(raw_delta)
     if snap is not None and not (isinstance(snap, str) and _BLOB_ID.fullmatch(snap)):
         raise ValueError("snapshot is not a blob id")
     if delta is None and snap is None:
         raise ValueError("neither delta nor snapshot")
-    return _Parsed(cp, delta, snap, parent_delta)
+    cp, bad = sanitized(cp, bad)
+    return _Parsed(cp, delta, snap, parent_delta, bad)
 
 
 def _parent_copy(raw: object) -> ParentCopy | None:
@@ -131,9 +167,9 @@ def _parent_copy(raw: object) -> ParentCopy | None:
         return None
     try:
         copy = ParentCopy.model_validate(raw)
-        if copy.delta is not None:
-            delta_from_json(copy.delta)
-    except (ValidationError, ValueError, KeyError, TypeError):
+        if copy.delta is not None and stored_delta(copy.delta)[1]:
+            return None  # a path or entry that fails the rules: the copy is not usable
+    except (ValidationError, ValueError, KeyError, TypeError, AttributeError):
         return None
     if copy.snapshot is not None and not re.fullmatch(r"[0-9a-f]{64}", copy.snapshot):
         return None
@@ -153,7 +189,7 @@ def _scan(path: Path, sid: str, index: HistoryIndex | None) -> JournalScan:
     if index is not None:
         return index.scan(sid, path)
     scan = JournalScan()
-    for line in journal_lines(path):
+    for line in journal_lines(path, guard=SealGuard()):
         scan.count += 0 if line.torn_tail else 1
         if needed(line):
             scan.lines.append(line)
@@ -168,15 +204,23 @@ def _read_all(
         path = layout.journal(sid)
         scan = _scan(path, sid, index)
         report.lines += scan.count
-        for number, raw in scan.vouched:
-            p = _fast_checkpoint(raw)
+        for number, raw, legacy_ok in scan.vouched:
+            p = _fast_checkpoint(raw, legacy_ok)
             if p is not None:
-                parsed[p.cp.id] = p
+                _keep(p, path, number, parsed, report)
             else:
-                _take(parse_line(number, raw, last=False), sid, path, parsed, report)
+                line = parse_line(number, raw, last=False, guard=SealGuard(sealed_seen=not legacy_ok))
+                _take(line, sid, path, parsed, report)
         for line in scan.lines:
             _take(line, sid, path, parsed, report)
     return parsed
+
+
+def _keep(p: _Parsed, path: Path, number: int, parsed: dict[str, _Parsed], report: ReplayReport) -> None:
+    parsed[p.cp.id] = p
+    for stored, reason in p.bad_paths:
+        report.bad_paths.append(BadPath(path, number, stored, reason, p.cp.id))
+        report.problems.append(f"{path}:{number}: checkpoint {p.cp.id}: {reason} (ignored)")
 
 
 def _take(line: JournalLine, sid: str, path: Path, parsed: dict[str, _Parsed], report: ReplayReport) -> None:
@@ -186,22 +230,29 @@ def _take(line: JournalLine, sid: str, path: Path, parsed: dict[str, _Parsed], r
     ev = line.event
     is_cp = ev is not None and ev.get("type") == "checkpoint"
     if ev is not None and not is_cp:
-        _note_other(sid, ev, report)
+        bad = bad_restore_paths(ev)
+        for stored, reason in bad:
+            report.bad_paths.append(BadPath(path, line.number, stored, reason, None))
+            report.problems.append(f"{path}:{line.number}: {ev.get('type')} event: {reason} (ignored)")
+        if not bad:
+            _note_other(sid, ev, report)
         return
     where = f"{path}:{line.number}"
-    if ev is None:
+    if ev is None and line.checksum:
+        reason = f"damaged journal line: {line.error}"
+    elif ev is None:
         reason = f"unreadable journal line ({line.error})"
     else:
         try:
             p = _parse_checkpoint(ev)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             reason = f"malformed checkpoint entry ({str(exc).splitlines()[0]})"
         else:
-            parsed[p.cp.id] = p
+            _keep(p, path, line.number, parsed, report)
             return
     report.problems.append(f"{where}: {reason}")
     cid = _salvage_id(line.raw, ev)
-    report.bad_lines.append(BadLine(path, line.number, reason, cid, ev is not None))
+    report.bad_lines.append(BadLine(path, line.number, reason, cid, ev is not None, line.checksum))
     if cid is not None:
         report.lost[cid] = f"its journal entry is damaged ({where})"
 
@@ -240,7 +291,7 @@ def _rebuild_lost(parsed: dict[str, _Parsed], report: ReplayReport) -> None:
             recoverability="full" if _all_stored(copy) else "partial",
             meta={"rebuiltFrom": child_id, "lostEntry": where},
         )
-        delta = delta_from_json(copy.delta) if copy.delta is not None else None
+        delta = stored_delta(copy.delta)[0] if copy.delta is not None else None
         parsed[copy.id] = _Parsed(cp, delta, copy.snapshot)
         report.rebuilt[copy.id] = child_id
 

@@ -1,7 +1,8 @@
 """THE journal format: every line of a session journal is one of these events.
 
-One discriminated union on ``type``; every event carries ``v`` (format version, 1 — absent on
-lines written before it existed) and ``ts`` (seconds since the epoch). Events are written and read
+One discriminated union on ``type``; every event carries ``v`` (format version: 2 since every
+line carries its own checksum, :mod:`.seal`; 1 — or absent, on lines written before it
+existed — for legacy lines) and ``ts`` (seconds since the epoch). Events are written and read
 only through the store (``Engine.append_event`` / ``Engine.events``), which validate them here.
 
 Reading stays compatible forever (``tests/engine/test_journal_format.py`` reads a committed v1
@@ -16,18 +17,22 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint, TerminalState
+from retrace.engine.workspace import EscapeError, stored_rel
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2
+"""The version the writer stamps on every line (with the line's checksum)."""
+LEGACY_VERSION = 1
+"""What a line without ``v`` means (written before the field existed)."""
 
 
 class _Event(CamelModel):
     model_config = ConfigDict(extra="allow")
 
-    v: int = JOURNAL_VERSION
+    v: int = LEGACY_VERSION
     ts: float = Field(default_factory=time.time)
 
 
@@ -155,6 +160,18 @@ class RestoreIntentEvent(_Event):
     pre_head: str
     target_id: str
     paths: list[str]
+
+    @field_validator("paths")
+    @classmethod
+    def _inside(cls, paths: list[str]) -> list[str]:
+        """Recovery rolls these paths back: each must be a workspace path (else the event is
+        damage, skipped and reported, never an instruction)."""
+        for p in paths:
+            try:
+                stored_rel(p)
+            except EscapeError as exc:
+                raise ValueError(str(exc)) from None
+        return paths
 
 
 class RestoreDoneEvent(_Event):

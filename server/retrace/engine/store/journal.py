@@ -4,6 +4,10 @@ An append is ONE ``write`` of a complete line followed by ``fdatasync``: that is
 point of a checkpoint. After a crash the last line may be torn; readers skip it, and the next
 writer truncates it away so later appends stay line-aligned. A bad line anywhere else is real
 corruption: it is skipped and reported (never silently), the rest of the journal still loads.
+
+Every line this version writes is sealed with its own checksum (:mod:`.seal`); a line whose
+checksum does not match, or that lacks one where the legacy rule forbids it, is damage like an
+unparseable line. The checksum member is removed from the events readers get.
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
@@ -19,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from retrace.engine.store.blobs import write_all
-from retrace.engine.store.events import JournalEvent, event_json
+from retrace.engine.store.events import JOURNAL_VERSION, JournalEvent, event_json
+from retrace.engine.store.seal import SUM_KEY, SealGuard, check_line, seal_line
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +47,14 @@ class JournalLine:
     error: str | None = None
     torn_tail: bool = False
     """The unparseable LAST line of the file (a crash tore it): expected, not damage."""
+    checksum: bool = False
+    """The line is well-formed JSON but its checksum is wrong or missing (``error`` says which)."""
 
 
-def journal_lines(path: Path, start: int = 0) -> Iterator[JournalLine]:
+def journal_lines(path: Path, start: int = 0, guard: SealGuard | None = None) -> Iterator[JournalLine]:
     """Every non-blank line of a journal in order, parsed or with its parse error (``start``:
-    from that byte offset, a line start; lines are then numbered from there)."""
+    from that byte offset, a line start; lines are then numbered from there; ``guard``: the
+    legacy rule's state at ``start`` — a fresh one from the file's start)."""
     try:
         with path.open("rb") as f:
             f.seek(start)
@@ -56,20 +64,31 @@ def journal_lines(path: Path, start: int = 0) -> Iterator[JournalLine]:
     lines = data.split(b"\n")
     # A complete journal ends with "\n", so the last element is b"" unless the tail is torn.
     last = len(lines) - 1
+    guard = SealGuard() if guard is None else guard
     for i, raw in enumerate(lines):
         if raw.strip():
-            yield parse_line(i + 1, raw, last=i == last)
+            yield parse_line(i + 1, raw, last=i == last, guard=guard)
 
 
-def parse_line(number: int, raw: bytes, *, last: bool) -> JournalLine:
-    """One non-blank line (without its newline) parsed; ``last``: it is the file's final bytes
-    with no newline after them (a parse failure there is a torn tail, not damage)."""
+def parse_line(number: int, raw: bytes, *, last: bool, guard: SealGuard | None = None) -> JournalLine:
+    """One non-blank line (without its newline) parsed and its checksum checked; ``last``: it
+    is the file's final bytes with no newline after them (a parse failure there is a torn tail,
+    not damage); ``guard``: the journal's legacy-rule state (``None``: only the line's own
+    checksum is judged, as for a line read out of its journal's order)."""
     try:
         event = json.loads(raw)
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise ValueError("not an event object")
     except ValueError as exc:
+        if last and check_line(raw[:-1]) == "sealed":
+            # A complete, checksummed line whose newline was damaged: not a torn write.
+            return parse_line(number, raw[:-1], last=False, guard=guard)
         return JournalLine(number, raw, None, str(exc), torn_tail=last)
+    seal = check_line(raw)
+    problem = (guard or SealGuard()).problem(seal, event.get("v"))
+    if problem is not None:
+        return JournalLine(number, raw, None, problem, checksum=True)
+    event.pop(SUM_KEY, None)
     return JournalLine(number, raw, event)
 
 
@@ -121,6 +140,22 @@ def repair_tail(path: Path) -> None:
         os.fsync(f.fileno())
 
 
+def seal_event(wire: dict[str, Any]) -> bytes:
+    """One journal line (no newline) for the wire form of an event: this format's version and
+    the line's checksum as its last member (any checksum ``wire`` carried is dropped)."""
+    body = {k: v for k, v in wire.items() if k != SUM_KEY}
+    body["v"] = JOURNAL_VERSION
+    return seal_line(json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode())
+
+
+def reencode(event: dict[str, Any], *, sealed: bool) -> bytes:
+    """A changed journal line (``gc`` rewrites some) in the format its original had: sealed,
+    or a legacy line (so a journal's legacy prefix stays a prefix, :mod:`.seal`)."""
+    if sealed:
+        return seal_event(event)
+    return json.dumps(event, ensure_ascii=True, separators=(",", ":")).encode()
+
+
 class JournalWriter:
     """Durable appender for one journal file (kept open)."""
 
@@ -141,7 +176,7 @@ class JournalWriter:
     def append(self, event: JournalEvent | dict[str, Any], *, sync: bool = True) -> None:
         """Validate ``event`` against the journal format (:mod:`.events`; raises
         :class:`EventSchemaError`) and append it as one line."""
-        line = json.dumps(event_json(event), ensure_ascii=True, separators=(",", ":")).encode() + b"\n"
+        line = seal_event(event_json(event)) + b"\n"
         size = os.fstat(self._fd).st_size
         try:
             write_all(self._fd, line)
