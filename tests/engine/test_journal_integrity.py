@@ -382,3 +382,29 @@ def test_editor_state_paths_pass_the_rule(ws: Path, store: Path) -> None:
         state = eng.get(cid).editor_state
     assert state == {"buffers": [{"path": "ok.txt", "text": "fine"}], "activeEditor": None}
     assert len([d for d in verify_store(StoreLayout(store)).report.damage if d.kind == "path"]) == 2
+
+
+def test_repair_cleans_a_forged_path_and_quarantines_the_original(ws: Path, store: Path) -> None:
+    from retrace.engine.repair import repair_store
+
+    _make_store(ws, store)
+    cid = _forge(store, "../outside/x")
+    journal = next((store / "sessions").glob("*/journal.jsonl"))
+    with journal.open("ab") as f:
+        f.write(b'{"type":"turn","turnId":"t","text":"x"}\n')  # legacy after sealed: damage
+    report = repair_store(StoreLayout(store))
+    assert report.ok, report
+    assert report.quarantine is not None
+    kept = (Path(report.quarantine) / "bad-lines.txt").read_bytes()
+    assert b"../outside/x" in kept and b'"turnId":"t"' in kept
+    events = [json.loads(ln) for ln in journal.read_bytes().split(b"\n") if ln]
+    assert not any("../outside/x" in (ev.get("delta") or {}) for ev in events)
+    assert not any(
+        f["path"] == "../outside/x" for ev in events for f in ev.get("checkpoint", {}).get("files", [])
+    )
+    assert all(check_line(ln) == "sealed" for ln in journal.read_bytes().split(b"\n") if ln)
+    with Engine.open(ws, store, config=CONFIG, readonly=True) as eng:
+        cp = eng.get(cid)
+        assert cp.recoverability == "partial"
+        assert any("outside" in u.path and "ignored" in u.reason for u in cp.unrecoverable)
+        assert eng.problems == []

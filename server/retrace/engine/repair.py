@@ -5,6 +5,10 @@ Under the store's writer lock (a running server must be stopped first):
 
 * damaged journal lines: the whole original journal is copied to the quarantine, the bad lines
   are listed there with their locations, and the journal is rewritten without them (atomically);
+* lines holding paths that are not workspace paths (:mod:`retrace.engine.history.sanitize`): the
+  original line is kept in the quarantine and the journal holds it cleaned — those paths dropped,
+  the checkpoint listing them as unrecoverable — (a restore intent naming one is quarantined
+  whole);
 * damaged loose blobs are moved to the quarantine; a pack holding a damaged blob is copied there
   and rewritten with its intact blobs only;
 * a damaged blob whose exact bytes are still in the workspace (same hash) is stored again;
@@ -18,17 +22,22 @@ they stay listed as unrecoverable with the reason, and verify no longer counts t
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from retrace.engine.errors import RetraceError
-from retrace.engine.history.replay import BadLine
-from retrace.engine.models import VerifyReport
+from retrace.engine.history.replay import BadLine, BadPath
+from retrace.engine.history.sanitize import sanitized
+from retrace.engine.manifest import stored_delta
+from retrace.engine.models import Checkpoint, VerifyReport
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.events import CheckpointLostEvent
-from retrace.engine.store.journal import JournalWriter
+from retrace.engine.store.journal import JournalWriter, reencode
+from retrace.engine.store.seal import SUM_KEY, verify_line
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import StoreLock
 from retrace.engine.verify import Findings, verify_store
@@ -44,6 +53,9 @@ def repair_store(layout: StoreLayout) -> VerifyReport:
         qdir = layout.root / "quarantine" / time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         qdir.mkdir(parents=True, exist_ok=True)
         actions: list[str] = []
+        # Cleaning keeps every line's number (a removed line becomes blank): then the damaged
+        # lines' numbers still hold for their quarantine.
+        actions += _clean_paths(found.replayed.bad_paths, qdir)
         actions += _quarantine_lines(found.replayed.bad_lines, qdir)
         actions += _quarantine_blobs(layout, found, qdir)
         actions += _restore_from_workspace(layout, found)
@@ -81,6 +93,50 @@ def _quarantine_lines(bad: list[BadLine], qdir: Path) -> list[str]:
         _fsync_replace(tmp, path)
         actions.append(
             f"{path}: {len(numbers)} damaged line(s) moved to {copy.parent} (original kept as {copy})"
+        )
+    return actions
+
+
+def _cleaned(raw: bytes) -> bytes | None:
+    """Line ``raw`` without the paths that fail the workspace rule, in its own format (sealed or
+    legacy); ``None``: nothing of it can stay (a restore intent naming such a path)."""
+    ev: dict[str, Any] = json.loads(raw)
+    ev.pop(SUM_KEY, None)
+    if ev.get("type") != "checkpoint":
+        return None
+    bad: list[tuple[str, str]] = []
+    if isinstance(ev.get("delta"), dict):
+        kept, bad = stored_delta(ev["delta"])
+        ev["delta"] = {p: e for p, e in ev["delta"].items() if p in kept}
+    copy = ev.get("parentDelta")
+    if isinstance(copy, dict) and isinstance(copy.get("delta"), dict) and stored_delta(copy["delta"])[1]:
+        ev.pop("parentDelta")  # only redundancy: a copy holding such a path is not kept
+    cp, _ = sanitized(Checkpoint.model_validate(ev["checkpoint"]), bad)
+    ev["checkpoint"] = cp.model_dump(mode="json", by_alias=True, exclude={"damage"})
+    return reencode(ev, sealed=verify_line(raw))
+
+
+def _clean_paths(bad: list[BadPath], qdir: Path) -> list[str]:
+    """Rewrite every line a path was dropped from (the original kept in the quarantine)."""
+    by_path: dict[Path, set[int]] = {}
+    for b in bad:
+        by_path.setdefault(b.path, set()).add(b.number)
+    actions: list[str] = []
+    for n, (path, numbers) in enumerate(sorted(by_path.items())):
+        (qdir / "journals").mkdir(exist_ok=True)
+        copy = qdir / "journals" / f"paths-{n:03d}-{path.parent.name}-journal.jsonl"
+        shutil.copy2(path, copy)
+        lines = path.read_bytes().split(b"\n")
+        with (qdir / "bad-lines.txt").open("ab") as out:
+            for i in sorted(numbers):
+                out.write(f"{path}:{i}: ".encode() + lines[i - 1] + b"\n")
+                lines[i - 1] = _cleaned(lines[i - 1]) or b""
+        tmp = path.with_name(path.name + ".repair.tmp")
+        tmp.write_bytes(b"\n".join(lines))
+        _fsync_replace(tmp, path)
+        actions.append(
+            f"{path}: {len(numbers)} line(s) naming paths outside the workspace cleaned "
+            f"(originals kept in {copy} and {qdir / 'bad-lines.txt'})"
         )
     return actions
 

@@ -32,7 +32,8 @@ LEGACY_VERSION = 1
 class _Event(CamelModel):
     model_config = ConfigDict(extra="allow")
 
-    v: int = LEGACY_VERSION
+    v: int = JOURNAL_VERSION
+    """A line without ``v`` reads as :data:`LEGACY_VERSION` (:func:`parse_event`)."""
     ts: float = Field(default_factory=time.time)
 
 
@@ -301,6 +302,8 @@ def parse_event(raw: dict[str, Any]) -> JournalEvent | None:
     Raises :class:`EventSchemaError` when a known type does not validate."""
     if raw.get("type") not in KNOWN_TYPES:
         return None
+    if "v" not in raw:
+        raw = {**raw, "v": LEGACY_VERSION}
     try:
         return _ADAPTER.validate_python(raw)
     except ValidationError as exc:
