@@ -37,9 +37,9 @@ from retrace.engine.models import Checkpoint, VerifyReport
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.events import CheckpointLostEvent
 from retrace.engine.store.journal import JournalWriter, reencode
-from retrace.engine.store.seal import SUM_KEY, verify_line
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import StoreLock
+from retrace.engine.store.seal import SUM_KEY, verify_line
 from retrace.engine.verify import Findings, verify_store
 
 
