@@ -10,9 +10,17 @@ import pytest
 from retrace.agent.conversation import INTERRUPTED, NOT_RUN_RESTORED
 from retrace.app.timeline import build_stories, facts_from_events
 from retrace.engine.errors import RetraceError
+from retrace.engine.store.events import parse_event
 
 from .conftest import Harness, HarnessFactory
 from .test_agent_loop import e2e_responses, tool_checkpoints
+
+
+def append_wire(engine: Any, event: dict[str, Any], **kw: Any) -> None:
+    """Journal an event given in its wire form (the engine appends typed events only)."""
+    typed = parse_event(event)
+    assert typed is not None, event
+    engine.append_event(typed, **kw)
 
 
 def texts(message: dict[str, Any]) -> str:
@@ -144,7 +152,7 @@ async def test_crash_resume_marks_interrupted_and_never_reruns(make_harness: Har
     # was journaled, the command ran partly (a file appeared), then the process died.
     head = (await h.service.conversation(sid)).head
     prompt = [{"type": "text", "text": "make crash.txt"}]
-    h.engine.append_event(
+    append_wire(h.engine,
         {"type": "message", "id": "msg_crash", "parent": head,
          "role": "user", "content": prompt, "turnId": "t9", "kind": "prompt"},
         session_id=sid,
@@ -155,12 +163,13 @@ async def test_crash_resume_marks_interrupted_and_never_reruns(make_harness: Har
         "name": "run_command",
         "input": {"command": "touch crash.txt rerun.txt"},
     }
-    h.engine.append_event(
+    append_wire(h.engine,
         {"type": "message", "id": "msg_crash_a", "parent": "msg_crash", "role": "assistant",
          "content": [use], "turnId": "t9", "kind": "assistant"},
         session_id=sid,
     )  # fmt: skip
-    h.engine.append_event(
+    append_wire(
+        h.engine,
         {
             "type": "toolCallIntent",
             "id": "toolu_crash",
@@ -241,8 +250,8 @@ async def test_a_damaged_journal_event_is_skipped_not_fatal(make_harness: Harnes
     h: Harness = await make_harness([*e2e_responses()[:3], {"text": "still here"}])
     sid = await h.turn("prompt one")
     # The store refuses to write such events; damage on disk can still produce them.
-    with pytest.raises(RetraceError, match="journal format"):
-        h.engine.append_event({"type": "message", "role": "user"}, session_id=sid)  # no id
+    with pytest.raises(RetraceError, match="event models"):
+        h.engine.append_event({"type": "message", "role": "user"}, session_id=sid)  # type: ignore[arg-type]
     with (h.store / "sessions" / sid / "journal.jsonl").open("a") as journal:
         journal.write('{"type":"message","role":"user"}\n{"type":"usage","inputTokens":"many"}\n')
     h2 = h.reopen()

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from tests.agent.conftest import Harness, HarnessFactory, unmarked
 
 from retrace.agent.conversation import Conversation, StoredMessage, api_messages
+from retrace.engine.store.events import parse_event
 from retrace.offline.validation import validate_messages
+
+
+def append_wire(engine: Any, event: dict[str, Any], **kw: Any) -> None:
+    """Journal an event given in its wire form (the engine appends typed events only)."""
+    typed = parse_event(event)
+    assert typed is not None, event
+    engine.append_event(typed, **kw)
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:
@@ -80,8 +88,9 @@ async def test_a_prompt_interrupted_by_a_crash_is_withdrawn_on_resume(make_harne
     # A crash after the prompt was journaled, before any reply: what a kill -9 leaves behind.
     conv = Conversation.from_events(sid, list(h.engine.events(sid)))
     turn = {"type": "turn", "turnId": "turn_crashed", "text": "crashed request"}
-    h.engine.append_event(turn, session_id=sid)
-    h.engine.append_event(
+    append_wire(h.engine, turn, session_id=sid)
+    append_wire(
+        h.engine,
         {
             "type": "message",
             "id": "msg_crashed",

@@ -26,6 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from retrace.engine import Engine
+from retrace.engine.store.events import parse_event
+
+
+def _append_event(engine: Engine, event: dict[str, Any], **kw: Any) -> None:
+    """Journal a seed event given in its wire form (the engine appends typed events only)."""
+    typed = parse_event(event)
+    assert typed is not None, event["type"]
+    engine.append_event(typed, **kw)
+
 
 MODULES = 40
 
@@ -52,7 +61,7 @@ class _Writer:
 
     def event(self, event: dict[str, Any]) -> None:
         event.setdefault("createdAt", _now())
-        self.engine.append_event(event, session_id=self.sid, durable=False)
+        _append_event(self.engine, event, session_id=self.sid, durable=False)
 
     def message(self, role: str, content: list[Any], turn_id: str, kind: str) -> str:
         mid = _id("msg")

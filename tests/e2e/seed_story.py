@@ -18,6 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from retrace.engine import Engine
+from retrace.engine.store.events import parse_event
+
+
+def _append_event(engine: Engine, event: dict[str, Any], **kw: Any) -> None:
+    """Journal a seed event given in its wire form (the engine appends typed events only)."""
+    typed = parse_event(event)
+    assert typed is not None, event["type"]
+    engine.append_event(typed, **kw)
+
 
 FILE = "scale.txt"
 
@@ -35,7 +44,7 @@ def _message(
 ) -> str:
     mid = _id("msg")
     event = {"type": "message", "id": mid, "parent": parent, "role": role, "content": content, **extra}
-    engine.append_event({**event, "createdAt": _now()}, session_id=sid)
+    _append_event(engine, {**event, "createdAt": _now()}, session_id=sid)
     return mid
 
 
@@ -52,8 +61,8 @@ def seed(engine: Engine, workspace: Path, turns: int, steps: int) -> tuple[str, 
     for turn in range(1, turns + 1):
         turn_id = _id("turn")
         prompt = f"Turn {turn}: tune the scale constants, round {turn}"
-        engine.append_event(
-            {"type": "turn", "turnId": turn_id, "text": prompt, "createdAt": _now()}, session_id=sid
+        _append_event(
+            engine, {"type": "turn", "turnId": turn_id, "text": prompt, "createdAt": _now()}, session_id=sid
         )
         head = _message(
             engine, sid, head, "user", [{"type": "text", "text": prompt}], turnId=turn_id, kind="prompt"
@@ -69,14 +78,14 @@ def seed(engine: Engine, workspace: Path, turns: int, steps: int) -> tuple[str, 
         assistant = _message(engine, sid, head, "assistant", uses, turnId=turn_id, kind="assistant")
         results = []
         for call_id, tool_input in calls:
-            engine.append_event(
+            _append_event(engine,
                 {"type": "toolCallIntent", "id": call_id, "tool": "edit_file", "input": tool_input,
                  "turnId": turn_id, "messageId": assistant, "createdAt": _now()},
                 session_id=sid,
             )  # fmt: skip
             text = path.read_text("utf-8").replace(tool_input["old_string"], tool_input["new_string"], 1)
             path.write_text(text, "utf-8")
-            engine.append_event(
+            _append_event(engine,
                 {"type": "toolCallResult", "id": call_id, "tool": "edit_file", "status": "ok", "output": "ok",
                  "isError": False, "durationMs": 1.0, "changedPaths": [FILE], "turnId": turn_id},
                 session_id=sid,

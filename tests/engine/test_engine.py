@@ -325,15 +325,28 @@ def test_diff_and_unified_diff(ws: Path, open_engine: Open) -> None:
 
 
 def test_events_and_append_event(ws: Path, open_engine: Open) -> None:
+    from retrace.engine.store.event_log import EventReport
+    from retrace.engine.store.events import TurnEvent
+    from retrace.engine.store.journal import seal_event
+
     eng = open_engine(session_id="sess-1")
-    eng.append_event({"type": "turnStarted", "turnId": "t1"})
+    eng.append_event(TurnEvent(turn_id="t1", text="go"))
+    # A type this version does not know (a newer writer's) is read through, never damage.
+    with eng.journal_writer("sess-1").path.open("ab") as f:
+        f.write(seal_event({"type": "turnStarted", "turnId": "t1"}) + b"\n")
     eng.checkpoint("c", kind="tool", turn_id="t1")
     evs = list(eng.events("sess-1"))
-    assert [e["type"] for e in evs] == ["checkpoint", "turnStarted", "checkpoint"]
+    assert [e["type"] for e in evs] == ["checkpoint", "turn", "turnStarted", "checkpoint"]
     assert evs[1]["turnId"] == "t1" and "ts" in evs[1]
-    assert evs[2]["checkpoint"]["turnId"] == "t1"
-    with pytest.raises(RetraceError):
-        eng.append_event({"no": "type"})
+    assert evs[3]["checkpoint"]["turnId"] == "t1"
+    report = EventReport()
+    typed = list(eng.typed_events("sess-1", report))
+    assert [e.type for e in typed] == ["checkpoint", "turn", "checkpoint"]
+    assert report.unknown == {"turnStarted": 1} and report.damaged == []
+    # Only typed events are appended: a mapping is refused with a clear error.
+    for bad in ({"no": "type"}, {"type": "turn", "turnId": "t2", "text": "x"}):
+        with pytest.raises(RetraceError, match="event models"):
+            eng.append_event(bad)  # type: ignore[arg-type]
 
 
 def test_commit_applied_restore_verifies(ws: Path, open_engine: Open) -> None:

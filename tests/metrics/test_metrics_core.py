@@ -180,7 +180,7 @@ def test_restore_reason_journal_round_trip(tmp_path: Path) -> None:
         with pytest.raises(RetraceError):
             record_reason(engine, "nope-no-such-checkpoint", "other")
         with pytest.raises(RetraceError):
-            engine.append_event({"type": "restoreReason", "checkpointId": restore_cp, "reason": "bored"})
+            engine.append_event({"type": "restoreReason", "checkpointId": restore_cp, "reason": "bored"})  # type: ignore[arg-type]
     assert reasons == [event]
     assert parse_event(reasons[0].model_dump(mode="json", by_alias=True)) == event
     [stat] = stats

@@ -26,6 +26,7 @@ from tests.cli.cli_support import Cli
 import retrace.engine.manifest as manifest_mod
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.errors import RetraceError
+from retrace.engine.store.events import TurnEvent
 
 CONFIG = EngineConfig(watcher=False)
 DAMAGE = ("garbage", "truncate", "schema", "nul", "schema-keep-id")
@@ -65,7 +66,7 @@ def _build(root: Path) -> Template:
                     else:
                         p.write_text(f"file {i} step {step}\n")
                 if step == 7:
-                    eng.append_event({"type": "turn", "turnId": "t1", "text": "hello"})
+                    eng.append_event(TurnEvent(turn_id="t1", text="hello"))
                 session = "s2" if step % 3 == 0 else "s1"
                 cp = eng.checkpoint(label=f"step {step}", session_id=session)
                 expected[cp.id] = files(ws)

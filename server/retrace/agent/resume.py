@@ -8,11 +8,10 @@ withdrawn, so the conversation is valid for the model again.
 
 from __future__ import annotations
 
-from typing import Any
-
 from retrace.agent.conversation import INTERRUPTED, NOT_RUN_STOPPED, Conversation, now_iso, prompt_text
 from retrace.agent.runtime import Runtime, close_open_batch, journal
 from retrace.agent.tool_call import emit_checkpoint, tool_result_event
+from retrace.engine.store.events import PromptWithdrawnEvent
 
 
 async def finish_interrupted(rt: Runtime, conv: Conversation) -> bool:
@@ -51,13 +50,12 @@ async def withdraw_unanswered(
     prompt = conv.unanswered_prompt()
     if prompt is None or (turn_id is not None and prompt.turn_id != turn_id):
         return False
-    event: dict[str, Any] = {
-        "type": "promptWithdrawn",
-        "messageId": prompt.id,
-        "turnId": prompt.turn_id,
-        "reason": reason,
-        "text": text if text is not None else prompt_text(prompt),
-        "createdAt": now_iso(),
-    }
+    event = PromptWithdrawnEvent(
+        message_id=prompt.id,
+        turn_id=prompt.turn_id,
+        reason=reason,
+        text=text if text is not None else prompt_text(prompt),
+        created_at=now_iso(),
+    )
     await journal(rt, conv, event)
     return True

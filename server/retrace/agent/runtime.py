@@ -86,7 +86,7 @@ class Runtime:
         return self.gate.engine
 
 
-async def journal(rt: Runtime, conv: Conversation, event: JournalEvent | dict[str, Any]) -> None:
+async def journal(rt: Runtime, conv: Conversation, event: JournalEvent) -> None:
     """Append to the session journal and fold into the in-memory state, atomically (the
     conversation folds the event's validated wire form, exactly what a replay reads back)."""
 

@@ -554,7 +554,7 @@ class Engine:
 
     # ------------------------------------------------------------------ session journal
     def append_event(
-        self, event: JournalEvent | Mapping[str, Any], *, session_id: str | None = None, durable: bool = True
+        self, event: JournalEvent, *, session_id: str | None = None, durable: bool = True
     ) -> None:
         """Append a non-checkpoint event (turns, tool-call intents/results, messages, summaries) to
         the session's journal, fsynced unless ``durable`` is false (:func:`event_log.append`)."""
@@ -566,9 +566,12 @@ class Engine:
         """Every journal event of a session in order, validated, in JSON form (:func:`event_log.read`)."""
         return event_log.read(self._layout.journal(session_id or self._session_id), skip=skip, start=start)
 
-    def typed_events(self, session_id: str | None = None) -> Iterator[JournalEvent]:
-        """:meth:`events` as typed models (event types this version does not know are left out)."""
-        return event_log.typed(self.events(session_id))
+    def typed_events(
+        self, session_id: str | None = None, report: event_log.EventReport | None = None
+    ) -> Iterator[JournalEvent]:
+        """Every journal event of a session in order, typed (:func:`event_log.read_typed`: damaged
+        lines and types this version does not know are left out and counted in ``report``)."""
+        return event_log.read_typed(self._layout.journal(session_id or self._session_id), report)
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:

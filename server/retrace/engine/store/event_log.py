@@ -1,46 +1,86 @@
 """The session journal as an event log: appending a non-checkpoint event and reading events back.
 
-The one place that decides what an event appended from outside the commit path may be (typed, or
-a mapping that validates as one; never a checkpoint, which only the engine's commit path writes)
-and how a journal reads back as validated JSON events (a damaged line or an event that does not
-validate is skipped and logged, the rest still loads). :class:`retrace.engine.Engine` exposes
-these as ``append_event`` / ``events`` / ``typed_events``.
+The one place that decides what an event appended from outside the commit path may be (a typed
+:data:`~retrace.engine.store.events.JournalEvent` — never a mapping, never a checkpoint, which
+only the engine's commit path writes) and how a journal reads back: as typed events
+(:func:`read_typed`, damaged lines and types this version does not know reported in an
+:class:`EventReport`), or as validated JSON events for the readers not migrated yet (:func:`read`;
+a damaged line or an event that does not validate is skipped and logged, the rest still loads).
+:class:`retrace.engine.Engine` exposes these as ``append_event`` / ``typed_events`` / ``events``.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from retrace.engine.errors import RetraceError
-from retrace.engine.store.events import EventSchemaError, JournalEvent, event_json, parse_event
-from retrace.engine.store.journal import JournalWriter, read_journal
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    EventSchemaError,
+    JournalEvent,
+    event_json,
+    parse_event,
+)
+from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal
 
 log = logging.getLogger(__name__)
 
 
-def append(
-    event: JournalEvent | Mapping[str, Any], writer: Callable[[], JournalWriter], *, durable: bool
-) -> None:
-    """Append ``event`` through the writer ``writer()`` gives (asked for only once the event is
-    known to be appendable), fsynced unless ``durable`` is false."""
-    raw: JournalEvent | dict[str, Any] = dict(event) if isinstance(event, Mapping) else event
-    t = raw.get("type") if isinstance(raw, dict) else raw.type
-    if not isinstance(t, str) or not t:
-        raise RetraceError("a journal event needs a string 'type'")
-    if t == "checkpoint":
+_TYPED = tuple(get_args(get_args(JournalEvent)[0]))
+"""The event models of the journal union."""
+
+
+def append(event: JournalEvent, writer: Callable[[], JournalWriter], *, durable: bool) -> None:
+    """Append the typed ``event`` through the writer ``writer()`` gives (asked for only once the
+    event is known to be appendable), fsynced unless ``durable`` is false. A mapping is refused:
+    build the model (or :func:`~retrace.engine.store.events.parse_event` one), so every event
+    written is one this version knows and has validated."""
+    if not isinstance(event, _TYPED):
+        raise RetraceError(
+            f"a journal event must be one of the journal's event models, not {type(event).__name__} "
+            "(build one, or parse a mapping with parse_event)"
+        )
+    if isinstance(event, CheckpointEvent):
         raise RetraceError("checkpoint events are written by the engine only")
-    if isinstance(raw, dict):
-        raw.setdefault("ts", time.time())
     try:
-        writer().append(raw, sync=durable)
+        writer().append(event, sync=durable)
     except EventSchemaError as exc:
         raise RetraceError(f"journal event does not match the journal format: {exc}") from None
     except (TypeError, ValueError) as exc:
-        raise RetraceError(f"journal event of type {t!r} is not plain JSON: {exc}") from None
+        raise RetraceError(f"journal event of type {event.type!r} is not plain JSON: {exc}") from None
+
+
+@dataclass
+class EventReport:
+    """What :func:`read_typed` left out: damaged lines (``path:line: reason``), events of a known
+    type that do not validate, and how many lines of each type this version does not know."""
+
+    damaged: list[str] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)
+
+
+def read_typed(path: Path, report: EventReport | None = None, *, start: int = 0) -> Iterator[JournalEvent]:
+    """Every event of the journal at ``path`` in order, typed. A torn last line is skipped; a
+    damaged line (unparseable, wrong checksum) or a known type that does not validate is skipped
+    and reported; a type this version does not know (a newer writer's) is counted, not damage."""
+    report = EventReport() if report is None else report
+    problems = JournalProblems()
+    for raw in read_journal(path, problems, start=start):
+        try:
+            event = parse_event(raw)
+        except EventSchemaError as exc:
+            report.damaged.append(f"{path}: journal event skipped ({exc})")
+            continue
+        if event is None:
+            report.unknown[str(raw["type"])] += 1
+        else:
+            yield event
+    report.damaged.extend(problems.messages)
 
 
 def read(path: Path, *, skip: Collection[str] = (), start: int = 0) -> Iterator[dict[str, Any]]:
@@ -55,11 +95,3 @@ def read(path: Path, *, skip: Collection[str] = (), start: int = 0) -> Iterator[
             yield event_json(raw)
         except EventSchemaError as exc:
             log.warning("%s: journal event skipped (%s)", path, exc)
-
-
-def typed(events: Iterator[dict[str, Any]]) -> Iterator[JournalEvent]:
-    """``events`` as typed models (types this version does not know are left out)."""
-    for raw in events:
-        event = parse_event(raw)
-        if event is not None:
-            yield event

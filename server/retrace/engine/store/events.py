@@ -98,6 +98,18 @@ class MessageEvent(_Event):
     attached text itself is in ``content``. Absent in older journals and for other messages."""
 
 
+class PromptWithdrawnEvent(_Event):
+    """A turn ended without any reply to its prompt (an error, a stop, a crash): the
+    conversation head moves back to the prompt's parent, and clients offer its text again."""
+
+    type: Literal["promptWithdrawn"] = "promptWithdrawn"
+    message_id: str
+    turn_id: str | None = None
+    reason: str = "error"
+    text: str = ""
+    created_at: str | None = None
+
+
 class UsageEvent(_Event):
     """Token usage and cost of one model call (``input_tokens``: the uncached input tokens; prompt
     cache writes and reads apart, as the Messages API reports them)."""
@@ -258,6 +270,7 @@ JournalEvent = Annotated[
     | CheckpointLostEvent
     | TurnEvent
     | MessageEvent
+    | PromptWithdrawnEvent
     | UsageEvent
     | ToolCallIntentEvent
     | ToolCallResultEvent
@@ -279,6 +292,7 @@ KNOWN_TYPES = frozenset(
         CheckpointLostEvent,
         TurnEvent,
         MessageEvent,
+        PromptWithdrawnEvent,
         UsageEvent,
         ToolCallIntentEvent,
         ToolCallResultEvent,
