@@ -13,12 +13,14 @@ fields before anything is built from them.
 from __future__ import annotations
 
 import json
+import sys
 from bisect import bisect_left, insort
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Literal
 
 from retrace.engine.models import FileEntry
 from retrace.engine.workspace import EscapeError, stored_rel
+from retrace.oscompat import ignores_case
 
 Manifest = dict[str, FileEntry]
 Delta = dict[str, FileEntry | None]
@@ -128,6 +130,7 @@ def delta_from_json(d: dict[str, Any]) -> Delta:
 
 
 _HEX = "0123456789abcdef"
+_HEX_BYTES = _HEX.encode()
 
 
 def fields_problem(row: tuple[object, object, object, object, object, object]) -> str | None:
@@ -209,18 +212,25 @@ def decode_snapshot(data: bytes) -> Manifest:
         if bad or any(e is None for e in delta.values()):
             raise ValueError(f"manifest snapshot holds a bad entry: {bad[0][1] if bad else 'a deletion'}")
         return {p: e for p, e in delta.items() if e is not None}
-    # make_entry inlined: this loop builds every entry of a 50k-file manifest on open.
+    # make_entry inlined: this loop builds every entry of a 50k-file manifest on open. The checks
+    # are the cheap common case inline (a plain file), the hash digits and the paths in bulk after.
     out: Manifest = {}
+    hashes: list[str] = []
     new, setattr_, fields = _new, _set, _FIELDS_SET
-    check = stored_rel
     for p, kind, h, size, x, target, unstored in raw:
-        try:
-            check(p)
-        except EscapeError as exc:
-            raise ValueError(f"manifest snapshot holds a path outside the workspace: {exc}") from None
-        problem = fields_problem((kind, h, size, x, target, unstored))
-        if problem is not None:
-            raise ValueError(f"manifest snapshot entry {p!r}: {problem}")
+        if not (
+            kind == "file"
+            and type(h) is str
+            and len(h) == 64
+            and type(size) is int
+            and size >= 0
+            and x in {0, 1}
+            and target is None
+            and unstored is None
+        ):
+            _slow_row_check(p, (kind, h, size, x, target, unstored))
+        if h is not None:
+            hashes.append(h)
         e = new(FileEntry)
         setattr_(
             e,
@@ -238,7 +248,51 @@ def decode_snapshot(data: bytes) -> Manifest:
         setattr_(e, "__pydantic_extra__", None)
         setattr_(e, "__pydantic_private__", None)
         out[p] = e
+    if not _all_hex("".join(hashes)):
+        raise ValueError("manifest snapshot holds a content hash that is not a blob id")
+    _check_paths(out)
     return out
+
+
+def _all_hex(text: str) -> bool:
+    try:
+        return not text.encode("ascii").translate(None, _HEX_BYTES)
+    except UnicodeEncodeError:
+        return False
+
+
+def _slow_row_check(p: object, row: tuple[object, object, object, object, object, object]) -> None:
+    problem = fields_problem(row)
+    if problem is not None:
+        raise ValueError(f"manifest snapshot entry {p!r}: {problem}")
+
+
+def _check_paths(paths: Collection[str]) -> None:
+    """Every path passes :func:`stored_rel`, or ``ValueError``. In the common case the joined
+    paths are searched once for what only a failing path holds (an empty path or component, a
+    leading or trailing slash, NUL) and only paths with a component starting with ``.`` are
+    checked one by one (a ``.``, ``..`` or ``.git`` component): a false alarm checks them all,
+    a failing path is never missed."""
+    try:
+        joined = "\n".join(paths)
+    except TypeError:
+        joined = ""
+    if (
+        not joined
+        or ignores_case()
+        or sys.platform == "win32"
+        or any(mark in joined for mark in ("//", "\x00", "\n\n", "\n/", "/\n"))
+        or joined.startswith(("/", "\n"))
+        or joined.endswith(("/", "\n"))
+    ):
+        suspects = list(paths)
+    else:
+        suspects = [p for p in paths if p[:1] == "." or "/." in p]
+    for p in suspects:
+        try:
+            stored_rel(p)
+        except EscapeError as exc:
+            raise ValueError(f"manifest snapshot holds a path outside the workspace: {exc}") from None
 
 
 def diff_manifests(old: Manifest, new: Manifest) -> Delta:

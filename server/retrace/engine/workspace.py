@@ -127,16 +127,22 @@ def stored_rel(path: object, *, windows: bool | None = None) -> str:
     if not isinstance(path, str):
         raise EscapeError(f"{path!r} is not a path")
     windows = sys.platform == "win32" if windows is None else windows
-    wrapped = f"/{path}/"
-    if not windows and "/." not in wrapped and "//" not in wrapped and "\x00" not in path:
-        return path  # the common case, decided by the rule below without splitting
+    fold = windows or ignores_case()
+    if not windows and path and "\x00" not in path:
+        # The same rule without normalize_rel's rebuilding, for the common case (POSIX): every
+        # component a name — none empty (no leading, trailing or double slash), ".", ".." — and
+        # none ".git". Read once per stored path on every open, so it must be cheap.
+        parts = path.split("/")
+        if "" not in parts and "." not in parts and ".." not in parts:
+            if ".git" not in parts and not (fold and any(_git_component(p, fold=True) for p in parts)):
+                return path
+            raise EscapeError(f"{path!r} names a path inside .git")
     try:
         normal = normalize_rel(path, windows=windows)
     except EscapeError as exc:
         raise EscapeError(f"{path!r} is not a path inside the workspace") from exc
     if normal != path:
         raise EscapeError(f"{path!r} is not in normal form (an empty or '.' component)")
-    fold = windows or ignores_case()
     if any(_git_component(part, fold=fold) for part in path.split("/")):
         raise EscapeError(f"{path!r} names a path inside .git")
     return path
