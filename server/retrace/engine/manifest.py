@@ -174,6 +174,18 @@ def stored_delta(d: dict[str, Any]) -> tuple[Delta, list[tuple[str, str]]]:
         if e is None:
             out[p] = None
             continue
+        if type(e) is dict and e.get("kind") == "file" and len(e) <= 6:  # the common case, inline
+            h, size = e.get("hash"), e.get("size", 0)
+            if (
+                (h is None or (type(h) is str and len(h) == 64 and not h.strip(_HEX)))
+                and type(size) is int
+                and size >= 0
+                and e.get("executable", False) in {False, True}
+                and e.get("target") is None
+                and (e.get("unstored") is None or type(e.get("unstored")) is str)
+            ):
+                out[p] = entry_from_json(e)
+                continue
         problem = (
             fields_problem(
                 (
