@@ -1991,10 +1991,13 @@ export interface StoreDamage {
   checkpointId: string | null;
   /**
    * ``journalLine``: a line that is not a readable event; ``checkpointEntry``: a checkpoint line
-   * with a wrong shape; ``blob``: a blob missing, truncated or not matching its hash;
-   * ``snapshot``: a manifest snapshot that cannot be decoded.
+   * with a wrong shape; ``checksum``: a journal line whose checksum does not match its content
+   * (a changed byte) or that lost its checksum; ``path``: a path in a journal line that is not a
+   * workspace path (``..``, absolute, ``.git``, NUL…: ignored, never restored); ``blob``: a blob
+   * missing, truncated or not matching its hash; ``snapshot``: a manifest snapshot that cannot be
+   * decoded (or that holds such a path).
    */
-  kind: 'journalLine' | 'checkpointEntry' | 'blob' | 'snapshot';
+  kind: 'journalLine' | 'checkpointEntry' | 'checksum' | 'path' | 'blob' | 'snapshot';
   reason: string;
   /**
    * ``<journal>:<line>`` or the blob id.
