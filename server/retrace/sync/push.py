@@ -45,6 +45,7 @@ from retrace.sync.keys import (
     pack_key,
     parse_pack,
 )
+from retrace.sync.limits import INDEX_BYTES, INDEX_ENTRIES
 from retrace.sync.models import PushReport, RemoteConfig, SyncPhase, SyncProgress
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import MAX_PACK_BYTES, build_pack, cut_segments, open_index, parse_index, seal_segment
@@ -206,7 +207,8 @@ class Pusher:
         missing = sorted(remote_packs - self.paths.cached_indexes())
         for n, name in enumerate(missing):
             self._check_cancel()
-            self.paths.write_index(name, open_index(self.bucket.get(index_key(name)), name, self.cipher))
+            raw = self.bucket.get(index_key(name), limit=INDEX_BYTES, kind="pack index")
+            self.paths.write_index(name, open_index(raw, name, self.cipher))
             self._report("indexes", n + 1, len(missing), 0, 0)
         condemned = condemned_packs(self.bucket)  # their blobs must be uploaded again
         present: set[str] = set()
@@ -322,7 +324,8 @@ def _raw_size(local: BlobStore, bid: str) -> int | None:
 
 
 def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, int]]]:
-    """Blobs (id → raw size) grouped into packs of at most ``MAX_PACK_BYTES``, and into at least
+    """Blobs (id → raw size) grouped into packs of at most ``MAX_PACK_BYTES`` and
+    ``INDEX_ENTRIES`` blobs (what a reader accepts of an index), and into at least
     ``concurrency`` packs when there is more than ``MIN_SPLIT_BYTES`` in all (parallel uploads),
     in blob id order. Payloads are read only when a pack is built: memory stays bounded."""
     total = sum(sizes.values())
@@ -334,7 +337,7 @@ def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, 
     groups: list[list[tuple[str, int]]] = [[]]
     size = 0
     for bid in sorted(sizes):
-        if size + sizes[bid] > target and groups[-1]:
+        if (size + sizes[bid] > target or len(groups[-1]) >= INDEX_ENTRIES) and groups[-1]:
             groups.append([])
             size = 0
         groups[-1].append((bid, sizes[bid]))
