@@ -131,13 +131,22 @@ def cmd_push(args: argparse.Namespace) -> int:
     return _out(args, dump(r), text)
 
 
+def _skipped(lines: list[str]) -> int:
+    """What an open or a pull left out because it failed its checks: one line each on stderr,
+    and exit 4 (damage found) — what was intact was still brought in."""
+    for line in lines:
+        print(f"retrace: damaged, left out: {line}", file=sys.stderr)
+    return 4 if lines else 0
+
+
 def cmd_pull(args: argparse.Namespace) -> int:
     r = service(args).pull(args.name)
-    return _out(
+    _out(
         args,
         dump(r),
         f"{r.remote}: {r.sessions} session(s) updated, {r.segments} segment(s), {r.bytes} bytes",
     )
+    return _skipped(r.skipped)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -166,9 +175,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 def cmd_open(args: argparse.Namespace) -> int:
     r = service(args, create_workspace=True).open(args.session, name=args.remote, store_id=args.store_id)
-    return _out(
+    _out(
         args, dump(r), f"opened session {r.session_id} from store {r.store_id}: {r.checkpoints} checkpoint(s)"
     )
+    return _skipped(r.skipped)
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
