@@ -8,7 +8,10 @@ as a bit rot or a careless teammate's script would."""
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
+from tests.remote.test_cli_remote import base_env
 
 from retrace.sync import packs
 from retrace.sync.errors import RemoteError
@@ -185,3 +189,29 @@ def test_an_index_naming_bytes_beyond_its_pack_is_not_cached(tmp_path: Path, s3:
     report = b.add_remote().open("s1")
     assert len(report.skipped) == 1 and "names bytes" in report.skipped[0]
     assert not list((b.store / "remote" / "origin" / "index").glob("*.idx"))
+
+
+def test_remote_verify_names_every_damaged_object(tmp_path: Path, s3: S3Server) -> None:
+    """``retrace remote verify`` through the real CLI: clean, then a flipped bit in one segment
+    and in one pack (with ``--packs``) are each named; exit 4; nothing else is reported."""
+    a = pushed(tmp_path, s3, ("s1", "s2"))
+    env = base_env(tmp_path, s3)
+    where = ["--workspace", str(a.ws), "--store", str(a.store)]
+
+    def verify(*extra: str) -> tuple[int, dict[str, object], str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "retrace", "remote", "verify", "--json", *extra, *where],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+        return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+    code, report, _ = verify("--packs")
+    assert code == 0 and report["damaged"] == [] and report["segments"] == 2 and report["unsealed"] == 0
+    seg = objects(s3, "sessions/s2")[0]
+    flip(seg, 8 * (len(seg.read_bytes()) - 5))
+    (pack,) = [p for p in objects(s3, "packs") if p.suffix == ".pack"]
+    flip(pack, 3)
+    code, report, err = verify()
+    assert code == 4 and len(report["damaged"]) == 1 and "sessions/s2/" in err  # type: ignore[arg-type]
+    code, report, err = verify("--packs")
+    assert code == 4 and len(report["damaged"]) == 2 and pack.name in err  # type: ignore[arg-type]

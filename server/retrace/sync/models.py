@@ -100,6 +100,18 @@ class OpenReport(CamelModel):
     one builds on, a pack index): damaged or foreign, never opened."""
 
 
+class RemoteVerifyReport(CamelModel):
+    remote: str
+    segments: int
+    unsealed: int
+    """Segments pushed by Retrace 0.1.0, before segments were sealed (only their size is checked)."""
+    packs: int
+    packs_hashed: bool
+    """Whether every pack object was downloaded and its content hash checked (``--packs``)."""
+    damaged: list[str] = Field(default_factory=list)
+    """One line per damaged or foreign object."""
+
+
 class RemoteGcReport(CamelModel):
     remote: str
     dry_run: bool
