@@ -11,6 +11,11 @@ Contracts:
   downloaded: :class:`RemoteBlobs` fetches one entry (a range read) when the engine reads it.
 * ``pull`` appends to each imported session the bytes pushed since; a new generation re-imports
   the whole journal. A session that was continued locally after its import is left alone.
+* Nothing from the bucket is trusted (:func:`import_journal`): sizes are checked from the LIST
+  before any GET (:mod:`retrace.sync.limits`), each segment's seal and byte range on read, every
+  path its checkpoints name (:mod:`retrace.sync.journal_check`); the journal streams into a
+  temporary file, renamed into ``sessions/`` only when all hold. A session that fails is refused
+  (open) or left as it was (pull, an ancestor), named in the report's ``skipped``.
 """
 
 from __future__ import annotations
