@@ -147,3 +147,22 @@ def test_get_refuses_an_object_over_its_limit_before_reading_it(tmp_path: Path, 
     assert len(bucket.get("some/small", limit=3 << 20)) == 3 << 20  # exactly at the limit: read
     with pytest.raises(RemoteError, match="more than"):
         bucket.get("some/small", limit=(3 << 20) - 1)
+
+
+def test_a_push_goes_on_past_a_foreign_index_that_fails_its_checks(tmp_path: Path, s3: S3Server) -> None:
+    a = Machine.make(tmp_path, s3, "a")
+    with a.engine("s1") as eng:
+        (a.ws / "f.txt").write_text("one\n")
+        eng.checkpoint("one")
+    svc = a.add_remote()
+    svc.push()
+    sparse(prefix(s3) / "packs" / f"{'e' * 64}.idx", BIG)
+    (prefix(s3) / "packs" / f"{'d' * 64}.idx").write_bytes(b"7 bytes")
+    s3.restart()  # the server caches folder listings: it sees the new objects from a fresh start
+    with a.engine("s1") as eng:
+        (a.ws / "f.txt").write_text("two\n")
+        eng.checkpoint("two")
+    report = svc.push()
+    assert report.segments == 1 and report.packs == 1
+    cached = {p.stem for p in (a.store / "remote" / "origin" / "index").glob("*.idx")}
+    assert "e" * 64 not in cached and "d" * 64 not in cached

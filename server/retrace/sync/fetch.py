@@ -435,6 +435,8 @@ class RemoteBlobs:
         raise error
 
     def _read(self, name: str, off: int, ln: int) -> bytes:
+        if ln > PACK_BYTES:
+            raise RemoteError(f"remote pack {name} has an entry of {ln} bytes in its index: not read")
         bucket = self._get_bucket()
         key = pack_key(name)
         if bucket.ranges and self._pack_size.get(name, 0) > WHOLE_PACK_BYTES:
