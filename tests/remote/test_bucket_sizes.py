@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,28 @@ def test_a_push_goes_on_past_a_foreign_index_that_fails_its_checks(tmp_path: Pat
     assert report.segments == 1 and report.packs == 1
     cached = {p.stem for p in (a.store / "remote" / "origin" / "index").glob("*.idx")}
     assert "e" * 64 not in cached and "d" * 64 not in cached
+
+
+class _Lying:
+    """A GET result whose size says 10 bytes and whose body never ends (counts what was read)."""
+
+    def __init__(self) -> None:
+        self.meta = {"size": 10}
+        self.read = 0
+
+    def stream(self, min_chunk_size: int) -> Iterator[bytes]:
+        while True:
+            self.read += min_chunk_size
+            yield b"\0" * min_chunk_size
+
+
+def test_a_body_longer_than_announced_is_cut_off_at_the_limit(
+    tmp_path: Path, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Machine.make(tmp_path, s3, "a").add_remote().remotes()[0]
+    bucket = Bucket(config, {**s3.env()})
+    lying = _Lying()
+    monkeypatch.setattr("retrace.sync.objects.obstore.get", lambda _store, _key: lying)
+    with pytest.raises(RemoteError, match="more than the 4194304 a segment may hold"):
+        bucket.get("k", limit=4 << 20, kind="segment")
+    assert lying.read <= (4 << 20) + (1 << 20)
