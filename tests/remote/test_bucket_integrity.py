@@ -215,3 +215,24 @@ def test_remote_verify_names_every_damaged_object(tmp_path: Path, s3: S3Server) 
     assert code == 4 and len(report["damaged"]) == 1 and "sessions/s2/" in err  # type: ignore[arg-type]
     code, report, err = verify("--packs")
     assert code == 4 and len(report["damaged"]) == 2 and pack.name in err  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("card", "machine"),
+    [
+        (b'{"machine": "ok\\u001b[2K\\rfake line\\n", "workspaceName": 5}', "ok[2Kfake line"),
+        (b"[1, 2]", ""),
+        (b'"just a string"', ""),
+        (b'{"machine": "' + b"m" * 5000 + b'"}', "m" * 256),
+    ],
+)
+def test_a_foreign_store_card_is_reduced_to_printable_known_fields(
+    tmp_path: Path, s3: S3Server, card: bytes, machine: str
+) -> None:
+    pushed(tmp_path, s3)
+    (path,) = objects(s3, "stores")
+    key = path.relative_to(s3.data / s3.bucket / "team" / "proj").as_posix()
+    path.write_bytes(packs.seal_segment(card, key, None))
+    s3.restart()  # the server caches sizes of what it listed: a fresh start sees the new size
+    (listed,) = Machine.make(tmp_path, s3, "b").add_remote().sessions()
+    assert listed.machine == machine and listed.workspace_name == ""

@@ -91,19 +91,36 @@ def remote_journals(bucket: Bucket, session_id: str | None = None) -> list[Remot
     return out
 
 
+CARD_FIELDS = ("storeId", "machine", "workspaceName", "workspacePath", "created")
+CARD_TEXT = 256
+"""A card's fields are shown in listings: printable text only, at most this many characters."""
+
+
+def clean_card(raw: object) -> dict[str, str]:
+    """The known fields of a card as printable strings (a foreign card may hold anything: another
+    JSON type, control characters that would rewrite a terminal line, megabytes of text)."""
+    fields = raw if isinstance(raw, dict) else {}
+    out: dict[str, str] = {}
+    for name in CARD_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str):
+            out[name] = "".join(c for c in value if c.isprintable())[:CARD_TEXT]
+    return out
+
+
 def store_card(
     bucket: Bucket, paths: SyncPaths, store_id: str, cipher: Cipher | None = None
 ) -> dict[str, str]:
     """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable."""
     cached = paths.cards / f"{store_id}.json"
     try:
-        return dict(json.loads(cached.read_text(encoding="utf-8")))
+        return clean_card(json.loads(cached.read_text(encoding="utf-8")))
     except (FileNotFoundError, ValueError):
         pass
     try:
         key = card_key(store_id)
         raw = bucket.get(key, limit=CARD_BYTES, kind="store card")
-        card = dict(json.loads(open_segment(raw, key, cipher)))
+        card = clean_card(json.loads(open_segment(raw, key, cipher)))
     except (RemoteError, ValueError):
         return {}
     write_atomic(cached, json.dumps(card).encode())
