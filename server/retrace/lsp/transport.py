@@ -128,7 +128,7 @@ def serve_stdio(server: JsonRPCServer) -> None:
                 stop_event=stop,
                 reader=reader,
                 protocol=server.protocol,
-                logger=log,
+                logger=logging.getLogger("pygls.server"),  # as pygls does: lsp/log.py filters it
                 error_handler=server.report_server_error,
             )
         )
