@@ -1343,6 +1343,11 @@ export interface OpenReport {
   bytes: number;
   checkpoints: number;
   sessionId: string;
+  /**
+   * One line per object left out because it failed its checks (an earlier session the opened
+   * one builds on, a pack index): damaged or foreign, never opened.
+   */
+  skipped: string[];
   storeId: string;
 }
 /**
@@ -1441,6 +1446,11 @@ export interface PullReport {
   remote: string;
   segments: number;
   sessions: number;
+  /**
+   * One line per session (or pack index) left as it was because what the remote holds for it
+   * failed its checks.
+   */
+  skipped: string[];
 }
 export interface PushReport {
   blobs: number;

@@ -42,7 +42,7 @@ def pack_contents(bucket: Bucket) -> dict[str, set[str]]:
     for o in bucket.list("packs/"):
         p = parse_pack(o.key)
         if p and p[1] == "idx":
-            out[p[0]] = set(parse_index(bucket.get(o.key)))
+            out[p[0]] = set(parse_index(bucket.get(o.key, limit=1 << 30)))
     return out
 
 

@@ -231,7 +231,7 @@ def test_a_warm_collection_downloads_no_segment_again(tmp_path: Path, s3: S3Serv
 
     def load(name: str) -> bytes:
         if name not in indexes:
-            indexes[name] = packs.open_index(bucket.get(keys.index_key(name)), name, None)
+            indexes[name] = packs.open_index(bucket.get(keys.index_key(name), limit=1 << 30), name, None)
         return indexes[name]
 
     cache = tmp_path / "refs.json"

@@ -207,14 +207,14 @@ class FakeBucket:
         self.ranges = True
         self.gets: list[str] = []
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, limit: int, kind: str = "object") -> bytes:
         self.gets.append(key)
         if key in self.gone:
             raise RemoteError(f"remote 'origin': {key} does not exist")
         return self.objects[key]
 
-    def get_range(self, key: str, start: int, end: int) -> bytes:
-        return self.get(key)[start:end]
+    def get_range(self, key: str, start: int, end: int, *, limit: int = 0) -> bytes:
+        return self.get(key, limit=limit)[start:end]
 
 
 def test_remote_blobs_read_a_small_pack_once_and_fall_back_to_another_copy(tmp_path: Path) -> None:

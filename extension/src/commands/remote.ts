@@ -43,6 +43,11 @@ export async function openRemoteSession(rpc: Rpc, timeline: TimelineProvider, se
             () => rpc.request(METHODS.remoteOpen, { sessionId, storeId }),
         );
         log.info(`opened remote session ${report.sessionId} from store ${report.storeId}: ${report.checkpoints} checkpoint(s)`);
+        if (report.skipped.length > 0) {
+            // Damaged or foreign objects the server refused (an earlier session, a pack index).
+            for (const line of report.skipped) log.warn(`remote open left out: ${line}`);
+            void vscode.window.showWarningMessage(`Retrace: ${report.skipped.length} damaged object(s) in the remote were left out: ${report.skipped[0]}`);
+        }
         timeline.activeSessionId = report.sessionId;
         timeline.scheduleRefresh();
         await vscode.commands.executeCommand(`${VIEW_TIMELINE}.focus`);

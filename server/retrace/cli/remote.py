@@ -67,6 +67,11 @@ def add_parser(
     q.add_argument("--remote", default=None, help="remote name (default: the only one)")
     q.set_defaults(handler=cmd_open)
 
+    q = action("verify", "check every segment and pack index in the bucket as an open would")
+    q.add_argument("name", nargs="?", default=None, help="remote (default: the only one)")
+    q.add_argument("--packs", action="store_true", help="also download every pack and check its hash")
+    q.set_defaults(handler=cmd_verify)
+
     q = action("gc", "delete what no session within retention references (safe with concurrent writers)")
     q.add_argument("name", nargs="?", default=None)
     q.add_argument("--dry-run", action="store_true")
@@ -131,13 +136,22 @@ def cmd_push(args: argparse.Namespace) -> int:
     return _out(args, dump(r), text)
 
 
+def _skipped(lines: list[str], what: str = "damaged, left out") -> int:
+    """What an open or a pull left out (or verify found) because it failed its checks: one line
+    each on stderr, and exit 4 (damage found) — what was intact was still brought in."""
+    for line in lines:
+        print(f"retrace: {what}: {line}", file=sys.stderr)
+    return 4 if lines else 0
+
+
 def cmd_pull(args: argparse.Namespace) -> int:
     r = service(args).pull(args.name)
-    return _out(
+    _out(
         args,
         dump(r),
         f"{r.remote}: {r.sessions} session(s) updated, {r.segments} segment(s), {r.bytes} bytes",
     )
+    return _skipped(r.skipped)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -166,9 +180,20 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 def cmd_open(args: argparse.Namespace) -> int:
     r = service(args, create_workspace=True).open(args.session, name=args.remote, store_id=args.store_id)
-    return _out(
+    _out(
         args, dump(r), f"opened session {r.session_id} from store {r.store_id}: {r.checkpoints} checkpoint(s)"
     )
+    return _skipped(r.skipped)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    r = service(args).verify(args.name, packs=args.packs)
+    text = (
+        f"{r.remote}: {r.segments} segment(s) ({r.unsealed} unsealed, from 0.1.0), {r.packs} pack(s)"
+        f"{' hashed' if r.packs_hashed else ''}: {len(r.damaged)} damaged"
+    )
+    _out(args, dump(r), text)
+    return _skipped(r.damaged, "damaged")
 
 
 def cmd_gc(args: argparse.Namespace) -> int:

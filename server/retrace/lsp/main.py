@@ -13,6 +13,7 @@ from retrace.lsp.log import setup_logging
 from retrace.lsp.rpc import register
 from retrace.lsp.server import VERSION, RetraceServer
 from retrace.lsp.startup import shutdown
+from retrace.lsp.transport import serve_stdio
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(server)
     log.info("retrace server %s starting (stdio)", VERSION)
     try:
-        server.start_io()
+        serve_stdio(server)
     finally:
         shutdown(server)
     return 0

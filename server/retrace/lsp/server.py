@@ -24,6 +24,7 @@ from retrace.bootstrap import Services
 from retrace.camel import dump
 from retrace.lsp.rpc import NotReadyError, converter_factory
 from retrace.lsp.services.metrics import ServerMetrics
+from retrace.lsp.transport import TOO_LARGE, too_large_message
 from retrace.protocol.methods import spec
 from retrace.protocol.models import ServerSettings
 
@@ -53,11 +54,16 @@ class RetraceProtocol(LanguageServerProtocol):
             return data
         return super().structure_message(data)
 
-    def handle_message(self, message: Any) -> None:
-        if not hasattr(message, "jsonrpc"):  # a JSON-RPC batch (an array): LSP has none
-            log.warning("ignored a message that is not a JSON-RPC request or notification: %.80r", message)
-            return
-        method, msg_id = getattr(message, "method", None), getattr(message, "id", None)
+    def _answered_early(self, message: Any, method: Any, msg_id: Any) -> bool:
+        """A message dealt with before pygls sees it: the transport's stand-in for an oversized
+        body (:mod:`retrace.lsp.transport`), an id that is neither a string nor a number."""
+        if method == TOO_LARGE:
+            params = getattr(message, "params", None)
+            size = params.get("bytes", 0) if isinstance(params, dict) else getattr(params, "bytes", 0)
+            if isinstance(msg_id, int | str):
+                error = JsonRpcInvalidRequest(too_large_message(size))
+                self._send_response(msg_id, error=error.to_response_error())
+            return True
         if msg_id is not None and not isinstance(msg_id, int | str):
             # JSON-RPC ids are strings or numbers; pygls would fail hashing this one.
             if method is not None:
@@ -65,6 +71,15 @@ class RetraceProtocol(LanguageServerProtocol):
                 self._send_response(None, error=error.to_response_error())  # type: ignore[arg-type]
             else:
                 log.warning("ignored a response whose id is neither a string nor a number")
+            return True
+        return False
+
+    def handle_message(self, message: Any) -> None:
+        if not hasattr(message, "jsonrpc"):  # a JSON-RPC batch (an array): LSP has none
+            log.warning("ignored a message that is not a JSON-RPC request or notification: %.80r", message)
+            return
+        method, msg_id = getattr(message, "method", None), getattr(message, "id", None)
+        if self._answered_early(message, method, msg_id):
             return
         if method == lsp.CANCEL_REQUEST:
             cancel_id = getattr(getattr(message, "params", None), "id", None)

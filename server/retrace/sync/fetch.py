@@ -11,21 +11,32 @@ Contracts:
   downloaded: :class:`RemoteBlobs` fetches one entry (a range read) when the engine reads it.
 * ``pull`` appends to each imported session the bytes pushed since; a new generation re-imports
   the whole journal. A session that was continued locally after its import is left alone.
+* Nothing from the bucket is trusted (:func:`import_journal`): sizes are checked from the LIST
+  before any GET (:mod:`retrace.sync.limits`), each segment's seal and byte range on read, every
+  path its checkpoints name (:mod:`retrace.sync.journal_check`); the journal streams into a
+  temporary file, renamed into ``sessions/`` only when all hold. A session that fails is refused
+  (open) or left as it was (pull, an ancestor), named in the report's ``skipped``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import secrets
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
 from retrace.sync.files import write_atomic
+from retrace.sync.journal_check import JournalScan
 from retrace.sync.keys import (
     PACKS,
     SESSIONS,
@@ -39,9 +50,10 @@ from retrace.sync.keys import (
     session_prefix,
     valid_id,
 )
+from retrace.sync.limits import CARD_BYTES, INDEX_BYTES, JOURNAL_BYTES, PACK_BYTES, SEGMENT_BYTES
 from retrace.sync.models import OpenReport, PullReport, RemoteSession
 from retrace.sync.objects import Bucket
-from retrace.sync.packs import open_entry, open_index, open_segment, parse_index
+from retrace.sync.packs import check_index, object_overhead, open_entry, open_index, open_segment, parse_index
 from retrace.sync.state import Imported, SyncPaths
 
 BucketFactory = Callable[[], Bucket]
@@ -53,6 +65,8 @@ class RemoteJournal:
     store_id: str
     gen: int
     segments: list[SegmentKey]
+    sizes: dict[str, int] = field(default_factory=dict)
+    """Object key → its size as the LIST reported it."""
 
     @property
     def size(self) -> int:
@@ -63,15 +77,34 @@ def remote_journals(bucket: Bucket, session_id: str | None = None) -> list[Remot
     """Every (session, store) journal in the bucket at its best generation (one LIST)."""
     listed = bucket.list(session_prefix(session_id) if session_id else SESSIONS)
     by_journal: dict[tuple[str, str], list[SegmentKey]] = {}
+    sizes: dict[str, int] = {}
     for o in listed:
         seg = parse_segment(o.key)
         if seg is not None:
             by_journal.setdefault((seg.session_id, seg.store_id), []).append(seg)
+            sizes[o.key] = o.size
     out: list[RemoteJournal] = []
     for (sid, store), segs in sorted(by_journal.items()):
         best = best_generation(segs)
         if best is not None:
-            out.append(RemoteJournal(sid, store, best[0], best[1]))
+            out.append(RemoteJournal(sid, store, best[0], best[1], {s.key: sizes[s.key] for s in best[1]}))
+    return out
+
+
+CARD_FIELDS = ("storeId", "machine", "workspaceName", "workspacePath", "created")
+CARD_TEXT = 256
+"""A card's fields are shown in listings: printable text only, at most this many characters."""
+
+
+def clean_card(raw: object) -> dict[str, str]:
+    """The known fields of a card as printable strings (a foreign card may hold anything: another
+    JSON type, control characters that would rewrite a terminal line, megabytes of text)."""
+    fields = raw if isinstance(raw, dict) else {}
+    out: dict[str, str] = {}
+    for name in CARD_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str):
+            out[name] = "".join(c for c in value if c.isprintable())[:CARD_TEXT]
     return out
 
 
@@ -81,12 +114,13 @@ def store_card(
     """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable."""
     cached = paths.cards / f"{store_id}.json"
     try:
-        return dict(json.loads(cached.read_text(encoding="utf-8")))
+        return clean_card(json.loads(cached.read_text(encoding="utf-8")))
     except (FileNotFoundError, ValueError):
         pass
     try:
         key = card_key(store_id)
-        card = dict(json.loads(open_segment(bucket.get(key), key, cipher)))
+        raw = bucket.get(key, limit=CARD_BYTES, kind="store card")
+        card = clean_card(json.loads(open_segment(raw, key, cipher)))
     except (RemoteError, ValueError):
         return {}
     write_atomic(cached, json.dumps(card).encode())
@@ -124,26 +158,118 @@ def list_sessions(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None = None
     return out
 
 
-def download(bucket: Bucket, segments: list[SegmentKey], cipher: Cipher | None) -> bytes:
-    parts = bucket.map_bounded(lambda s: open_segment(bucket.get(s.key), s.key, cipher), segments)
-    for seg, part in zip(segments, parts, strict=True):
-        if len(part) != seg.end - seg.start:
+def check_listed(journal: RemoteJournal, segments: list[SegmentKey], cipher: Cipher | None) -> None:
+    """Refuse, before any download, a journal or segment bigger than its limit, and a segment
+    whose listed size is not what its name's byte range makes of a sealed (or 0.1.0) object."""
+    total = segments[-1].end if segments else 0  # byte ranges are offsets in the journal
+    if total > JOURNAL_BYTES:
+        raise RemoteError(
+            f"remote session {journal.session_id} from store {journal.store_id} is {total} bytes, "
+            f"more than the {JOURNAL_BYTES} a journal may hold: not opened"
+        )
+    for seg in segments:
+        n = seg.end - seg.start
+        if n > SEGMENT_BYTES:
             raise RemoteError(
-                f"remote segment {seg.key} holds {len(part)} bytes, its name says {seg.end - seg.start}"
+                f"remote segment {seg.key} holds {n} bytes, more than the {SEGMENT_BYTES} a segment "
+                "may hold: not read"
             )
-    return b"".join(parts)
+        listed = journal.sizes.get(seg.key)
+        allowed = {n + object_overhead(cipher)} if cipher is not None else {n, n + object_overhead(None)}
+        if listed is not None and listed not in allowed:
+            raise RemoteError(
+                f"remote segment {seg.key} is {listed} bytes in the bucket, its name says {n} bytes of "
+                "journal: not read (a foreign or damaged object)"
+            )
 
 
-def cache_indexes(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> int:
-    """Fetch the pack indexes not cached yet; returns how many."""
-    names = {p[0] for o in bucket.list(PACKS) if (p := parse_pack(o.key)) and p[1] == "idx"}
+def read_segment(bucket: Bucket, seg: SegmentKey, cipher: Cipher | None) -> bytes:
+    """One segment's journal bytes, its seal checked (never more than its name says is read)."""
+    n = seg.end - seg.start
+    raw = bucket.get(seg.key, limit=n + object_overhead(cipher), kind="segment")
+    body = open_segment(raw, seg.key, cipher)
+    if len(body) != n or not body.endswith(b"\n"):
+        raise RemoteError(
+            f"remote segment {seg.key} holds {len(body)} bytes, its name says {n} (whole lines): not read"
+        )
+    return body
+
+
+def download(
+    bucket: Bucket, segments: list[SegmentKey], cipher: Cipher | None, out: BinaryIO, scan: JournalScan
+) -> int:
+    """Stream ``segments`` (checked, in order) into ``out``, feeding ``scan``; at most one
+    segment per upload slot is in memory at a time. Returns the bytes written."""
+    written = 0
+    step = max(1, bucket.max_concurrency)
+    for i in range(0, len(segments), step):
+        for part in bucket.map_bounded(lambda s: read_segment(bucket, s, cipher), segments[i : i + step]):
+            scan.feed(part)
+            out.write(part)
+            written += len(part)
+    return written
+
+
+def import_journal(
+    bucket: Bucket,
+    paths: SyncPaths,
+    cipher: Cipher | None,
+    journal: RemoteJournal,
+    segments: list[SegmentKey],
+    *,
+    keep_prefix: bool = False,
+) -> tuple[int, JournalScan]:
+    """Write the journal of ``journal.session_id`` from ``segments`` (after the local journal's
+    bytes when ``keep_prefix``): checked first (sizes, seals, every path), streamed into a
+    temporary file beside the remote state, then renamed into place — on any refusal nothing
+    of it reaches the store. Returns (bytes of the journal now, what its new bytes say)."""
+    check_listed(journal, segments, cipher)
+    dest = paths.layout.journal(journal.session_id)
+    paths.dir.mkdir(parents=True, exist_ok=True)
+    tmp = paths.dir / f".import-{journal.session_id}-{secrets.token_hex(4)}.tmp"
+    scan = JournalScan()
+    try:
+        with tmp.open("wb") as out:
+            if keep_prefix:
+                with dest.open("rb") as f:
+                    shutil.copyfileobj(f, out)
+            download(bucket, segments, cipher, out, scan)
+            size = out.tell()
+            if scan.unsafe:
+                raise RemoteError(
+                    f"remote session {journal.session_id} from store {journal.store_id} names paths "
+                    f"outside the workspace: {scan.unsafe_summary()}: not opened"
+                )
+            out.flush()
+            os.fsync(out.fileno())
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp.replace(dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return size, scan
+
+
+def cache_indexes(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> list[str]:
+    """Fetch the pack indexes not cached yet, each checked (size, form, entries inside its
+    pack); returns one line per index refused (it is not cached, so its blobs stay unknown)."""
+    sizes: dict[tuple[str, str], int] = {}
+    for o in bucket.list(PACKS):
+        if (p := parse_pack(o.key)) is not None:
+            sizes[p] = o.size
+    names = {name for name, ext in sizes if ext == "idx"}
     missing = sorted(names - paths.cached_indexes())
 
-    def one(name: str) -> None:
-        paths.write_index(name, open_index(bucket.get(index_key(name)), name, cipher))
+    def one(name: str) -> str | None:
+        try:
+            data = bucket.get(index_key(name), limit=INDEX_BYTES, kind="pack index")
+            plain = open_index(data, name, cipher)
+            check_index(plain, name, sizes.get((name, "pack")))
+        except RemoteError as exc:
+            return str(exc)
+        paths.write_index(name, plain)
+        return None
 
-    bucket.map_bounded(one, missing)
-    return len(missing)
+    return [e for e in bucket.map_bounded(one, missing) if e is not None]
 
 
 def open_session(
@@ -151,6 +277,8 @@ def open_session(
 ) -> OpenReport:
     if not valid_id(session_id):
         raise RemoteError(f"invalid session id {session_id!r}")
+    if store_id is not None and not valid_id(store_id):
+        raise RemoteError(f"invalid store id {store_id!r}")
     journals = [j for j in remote_journals(bucket, session_id) if store_id in (None, j.store_id)]
     if not journals:
         where = f" from store {store_id}" if store_id else ""
@@ -167,69 +295,65 @@ def open_session(
             f"session {session_id} already exists in this store and was not opened from remote store "
             f"{journal.store_id}: not replaced"
         )
-    data = download(bucket, journal.segments, cipher)
-    write_atomic(path, data)
+    size, scan = import_journal(bucket, paths, cipher, journal, journal.segments)
     imported[session_id] = Imported(
-        session_id=session_id, store_id=journal.store_id, gen=journal.gen, bytes=len(data)
+        session_id=session_id, store_id=journal.store_id, gen=journal.gen, bytes=size
     )
     paths.save_imported(imported)
-    _import_ancestors(bucket, paths, cipher, journal, data)
-    cache_indexes(bucket, paths, cipher)
+    skipped = _import_ancestors(bucket, paths, cipher, journal, scan)
+    skipped += cache_indexes(bucket, paths, cipher)
     return OpenReport(
-        session_id=session_id, store_id=journal.store_id, checkpoints=count_checkpoints(data), bytes=len(data)
+        session_id=session_id,
+        store_id=journal.store_id,
+        checkpoints=scan.checkpoints,
+        bytes=size,
+        skipped=skipped,
     )
 
 
 def checkpoint_links(data: bytes) -> tuple[set[str], set[str]]:
     """(checkpoint ids, their parent ids) of a journal's checkpoint lines."""
-    ids: set[str] = set()
-    parents: set[str] = set()
-    for line in data.splitlines():
-        if b'"checkpoint"' not in line:
-            continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        cp = ev.get("checkpoint") if isinstance(ev, dict) and ev.get("type") == "checkpoint" else None
-        if isinstance(cp, dict) and isinstance(cp.get("id"), str):
-            ids.add(cp["id"])
-            if isinstance(cp.get("parent"), str):
-                parents.add(cp["parent"])
-    return ids, parents
+    scan = JournalScan()
+    scan.feed(data)
+    return scan.ids, scan.parents
 
 
 def _import_ancestors(
-    bucket: Bucket, paths: SyncPaths, cipher: Cipher | None, journal: RemoteJournal, data: bytes
-) -> None:
+    bucket: Bucket, paths: SyncPaths, cipher: Cipher | None, journal: RemoteJournal, scan: JournalScan
+) -> list[str]:
     """Import the sessions of the same remote store that hold the parents of the opened
     session's checkpoints (a session starts from the previous one's head), newest first, until
-    every parent is present. Local sessions are never replaced."""
-    known, parents = checkpoint_links(data)
+    every parent is present. Local sessions are never replaced; a session that fails its checks
+    is left out (one line each, returned) and the search goes on."""
+    known, parents = set(scan.ids), set(scan.parents)
     local = paths.layout.session_ids()
     for sid in local:
         ids, _ = checkpoint_links(paths.layout.journal(sid).read_bytes())
         known |= ids
     if parents <= known:
-        return
+        return []
     imported = paths.load_imported()
     others = [
         j for j in remote_journals(bucket)
         if j.store_id == journal.store_id and j.session_id != journal.session_id and j.session_id not in local
     ]  # fmt: skip
     others.sort(key=lambda j: min(s.unix_ms for s in j.segments), reverse=True)
+    skipped: list[str] = []
     for other in others:
         if parents <= known:
-            return
-        body = download(bucket, other.segments, cipher)
-        ids, more = checkpoint_links(body)
-        write_atomic(paths.layout.journal(other.session_id), body)
+            break
+        try:
+            size, found = import_journal(bucket, paths, cipher, other, other.segments)
+        except RemoteError as exc:
+            skipped.append(str(exc))
+            continue
         imported[other.session_id] = Imported(
-            session_id=other.session_id, store_id=other.store_id, gen=other.gen, bytes=len(body)
+            session_id=other.session_id, store_id=other.store_id, gen=other.gen, bytes=size
         )
         paths.save_imported(imported)
-        known |= ids
-        parents |= more
+        known |= found.ids
+        parents |= found.parents
+    return skipped
 
 
 def count_checkpoints(data: bytes) -> int:
@@ -239,29 +363,31 @@ def count_checkpoints(data: bytes) -> int:
 def pull(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> PullReport:
     imported = paths.load_imported()
     sessions = segments = nbytes = 0
+    skipped: list[str] = []
     journals = {(j.session_id, j.store_id): j for j in remote_journals(bucket)} if imported else {}
     for sid, imp in sorted(imported.items()):
         j = journals.get((sid, imp.store_id))
         path = paths.layout.journal(sid)
         if j is None or not path.exists() or path.stat().st_size != imp.bytes:
             continue  # gone from the remote, or continued here since: left alone
+        new = j.segments
         if j.gen == imp.gen:
             new = [s for s in j.segments if s.start >= imp.bytes]
             if not new or new[0].start != imp.bytes:
                 continue
-            data = path.read_bytes() + download(bucket, new, cipher)
-        else:
-            new = j.segments
-            data = download(bucket, new, cipher)
-        write_atomic(path, data)
-        imported[sid] = Imported(session_id=sid, store_id=imp.store_id, gen=j.gen, bytes=len(data))
+        try:
+            size, _scan = import_journal(bucket, paths, cipher, j, new, keep_prefix=j.gen == imp.gen)
+        except RemoteError as exc:
+            skipped.append(str(exc))  # this session stays as it was; the others go on
+            continue
+        imported[sid] = Imported(session_id=sid, store_id=imp.store_id, gen=j.gen, bytes=size)
         paths.save_imported(imported)
         sessions += 1
         segments += len(new)
         nbytes += sum(s.end - s.start for s in new)
     if imported:
-        cache_indexes(bucket, paths, cipher)
-    return PullReport(remote=bucket.name, sessions=sessions, segments=segments, bytes=nbytes)
+        skipped += cache_indexes(bucket, paths, cipher)
+    return PullReport(remote=bucket.name, sessions=sessions, segments=segments, bytes=nbytes, skipped=skipped)
 
 
 WHOLE_PACK_BYTES = 8 << 20
@@ -326,20 +452,24 @@ class RemoteBlobs:
         raise error
 
     def _read(self, name: str, off: int, ln: int) -> bytes:
+        if ln > PACK_BYTES:
+            raise RemoteError(f"remote pack {name} has an entry of {ln} bytes in its index: not read")
         bucket = self._get_bucket()
         key = pack_key(name)
         if bucket.ranges and self._pack_size.get(name, 0) > WHOLE_PACK_BYTES:
             with self._lock:
                 whole = self._cached(name)
             if whole is None:
-                data = bucket.get_range(key, off, off + ln)  # may find the server ignores Range
+                data = bucket.get_range(key, off, off + ln, limit=PACK_BYTES)  # may find no Range
                 if bucket.ranges:
                     return data
         with self._pack_lock(name):  # one GET per pack however many threads want it
             with self._lock:
                 whole = self._cached(name)
             if whole is None:
-                whole = bucket.get(key)
+                whole = bucket.get(key, limit=PACK_BYTES, kind="pack")
+                if hashlib.sha256(whole).hexdigest() != name:
+                    raise RemoteError(f"remote pack {key} does not match its name (damaged or replaced)")
                 self._keep(name, whole, PACK_CACHE_BYTES if bucket.ranges else NO_RANGE_CACHE_BYTES)
         return whole[off : off + ln]
 

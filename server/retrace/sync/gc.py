@@ -39,7 +39,7 @@ from pathlib import Path
 
 import zstandard
 
-from retrace.sync.crypto import Cipher
+from retrace.sync.crypto import OVERHEAD, Cipher
 from retrace.sync.errors import RemoteError
 from retrace.sync.files import write_json
 from retrace.sync.keys import (
@@ -55,14 +55,16 @@ from retrace.sync.keys import (
     parse_pack,
     parse_segment,
 )
+from retrace.sync.limits import INDEX_BYTES, SEGMENT_BYTES, SNAPSHOT_BYTES
 from retrace.sync.models import RemoteConfig, RemoteGcReport
 from retrace.sync.objects import Bucket, ObjectInfo
-from retrace.sync.packs import Location, open_entry, open_index, open_segment, parse_index
+from retrace.sync.packs import Location, object_overhead, open_entry, open_index, open_segment, parse_index
 from retrace.sync.state import SyncPaths
 
 log = logging.getLogger(__name__)
 
 GRACE_HOURS = 24.0
+SEAL_OVERHEAD = max(object_overhead(None), OVERHEAD)
 CLOCK_KEY = "gc/clock.json"
 _HEX64 = re.compile(rb"[0-9a-f]{64}")
 _SNAPSHOT = re.compile(rb'"snapshot"\s*:\s*"([0-9a-f]{64})"')
@@ -330,7 +332,7 @@ def cached_index_loader(bucket: Bucket, cipher: Cipher | None, paths: SyncPaths)
                 return (paths.index / f"{name}.idx").read_bytes()
             except OSError:
                 pass
-        plain = open_index(bucket.get(index_key(name)), name, cipher)
+        plain = open_index(bucket.get(index_key(name), limit=INDEX_BYTES, kind="pack index"), name, cipher)
         paths.write_index(name, plain)
         return plain
 
@@ -357,7 +359,7 @@ def _marks(bucket: Bucket) -> dict[str, float]:
 
 def _index_loader(bucket: Bucket, cipher: Cipher | None) -> IndexLoader:
     def load(name: str) -> bytes:
-        return open_index(bucket.get(index_key(name)), name, cipher)
+        return open_index(bucket.get(index_key(name), limit=INDEX_BYTES, kind="pack index"), name, cipher)
 
     return load
 
@@ -404,12 +406,17 @@ def _live_blobs(
         if cached is not None:
             return cached
         try:
-            raw = bucket.get(key)
+            raw = bucket.get(key, limit=SEGMENT_BYTES + SEAL_OVERHEAD, kind="segment")
         except RemoteError as exc:
             if "does not exist" in str(exc):  # deleted meanwhile by another collection
                 return set(), set()
             raise
-        data = open_segment(raw, key, cipher)
+        try:
+            data = open_segment(raw, key, cipher)
+        except RemoteError:
+            if cipher is not None:
+                raise  # unreadable without the key: nothing can be marked, nothing is swept
+            data = raw  # damaged but readable: every 64-hex string still counts (never fewer)
         found = _referenced(data), {m.decode() for m in _SNAPSHOT.findall(data)}
         cache.put(f"seg:{key}", *found)
         return found
@@ -439,12 +446,17 @@ def _snapshot_refs(bucket: Bucket, cipher: Cipher | None, sid: str, where: Locat
     if found is None:
         raise RemoteError(f"remote gc stopped before sweeping: snapshot blob {sid} is not in the remote")
     name, (off, length, _raw) = found
+    if length > SNAPSHOT_BYTES:
+        raise RemoteError(
+            f"remote gc stopped before sweeping: snapshot blob {sid} is {length} bytes in its pack"
+        )
     payload = open_entry(bucket.get_range(pack_key(name), off, off + length), sid, cipher)
     try:
-        data = zstandard.ZstdDecompressor().decompress(payload)
+        data = zstandard.ZstdDecompressor().decompress(payload, max_output_size=SNAPSHOT_BYTES)
     except zstandard.ZstdError as exc:
         raise RemoteError(
-            f"remote gc stopped before sweeping: snapshot blob {sid} is unreadable ({exc})"
+            f"remote gc stopped before sweeping: snapshot blob {sid} is unreadable or over "
+            f"{SNAPSHOT_BYTES} bytes ({exc})"
         ) from None
     return _referenced(data)
 

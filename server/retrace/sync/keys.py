@@ -17,9 +17,11 @@ SESSIONS = "sessions/"
 CONDEMNED = "gc/condemned/"
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 _SEG = re.compile(
-    r"^sessions/(?P<sid>[A-Za-z0-9._-]+)/(?P<store>[A-Za-z0-9._-]+)/g(?P<gen>\d{4,})/"
-    r"(?P<seq>\d{8,})-(?P<start>\d+)-(?P<end>\d+)-(?P<ms>\d+)\.seg$"
+    r"^sessions/(?P<sid>[A-Za-z0-9._-]{1,128})/(?P<store>[A-Za-z0-9._-]{1,128})/g(?P<gen>\d{4,18})/"
+    r"(?P<seq>\d{8,18})-(?P<start>\d{1,18})-(?P<end>\d{1,18})-(?P<ms>\d{1,18})\.seg$"
 )
+"""Numbers of at most 18 digits (they fit 63 bits; a longer run of digits is not a key Retrace
+writes, and would not even parse as an int past 4300 digits)."""
 _PACK = re.compile(r"^packs/(?P<name>[0-9a-f]{64})\.(?P<ext>pack|idx)$")
 
 
@@ -67,9 +69,11 @@ class SegmentKey:
 
 
 def parse_segment(key: str) -> SegmentKey | None:
+    """The segment a listed key names, or ``None`` for anything that is not a key Retrace writes:
+    every field that later names a local file (session and store ids) passes :func:`valid_id`."""
     m = _SEG.match(key)
-    if m is None:
-        return None
+    if m is None or not valid_id(m["sid"]) or not valid_id(m["store"]):
+        return None  # a session or store id of "." or "..": never a local path component
     return SegmentKey(
         m["sid"], m["store"], int(m["gen"]), int(m["seq"]), int(m["start"]), int(m["end"]), int(m["ms"])
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from retrace.camel import CamelModel
 
 SyncPhase = Literal["blobs", "journals", "indexes", "done"]
@@ -56,6 +58,9 @@ class PullReport(CamelModel):
     sessions: int
     segments: int
     bytes: int
+    skipped: list[str] = Field(default_factory=list)
+    """One line per session (or pack index) left as it was because what the remote holds for it
+    failed its checks."""
 
 
 class RemoteStatus(CamelModel):
@@ -90,6 +95,21 @@ class OpenReport(CamelModel):
     store_id: str
     checkpoints: int
     bytes: int
+    skipped: list[str] = Field(default_factory=list)
+    """One line per object left out because it failed its checks (an earlier session the opened
+    one builds on, a pack index): damaged or foreign, never opened."""
+
+
+class RemoteVerifyReport(CamelModel):
+    remote: str
+    segments: int
+    unsealed: int
+    """Segments pushed by Retrace 0.1.0, before segments were sealed (only their size is checked)."""
+    packs: int
+    packs_hashed: bool
+    """Whether every pack object was downloaded and its content hash checked (``--packs``)."""
+    damaged: list[str] = Field(default_factory=list)
+    """One line per damaged or foreign object."""
 
 
 class RemoteGcReport(CamelModel):

@@ -9,6 +9,9 @@ Contracts:
 * Every failure is ONE line naming the remote, the operation and the key; the underlying message
   is cut to its first line and never includes credentials (obstore's messages carry the URL
   and status, not the signature).
+* Nothing read is trusted for size: ``get`` takes the limit of the object's kind
+  (:mod:`retrace.sync.limits`), refuses a bigger object before reading its body and streams
+  the body so one that grows past the limit is cut off, never buffered whole.
 * ``get_range`` falls back to a whole GET (then a slice) on servers that ignore ``Range``;
   ``map_bounded`` runs calls with at most ``max_concurrency`` in flight; ``throttle`` keeps
   uploads under ``max_bytes_per_second`` when set.
@@ -31,8 +34,10 @@ from obstore.store import S3Store
 
 from retrace.sync.config import Credentials, key_prefix, parse_url, resolve_credentials
 from retrace.sync.errors import RemoteError
+from retrace.sync.limits import PACK_BYTES
 from retrace.sync.models import RemoteConfig
 
+_CHUNK = 1 << 20
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -125,17 +130,41 @@ class Bucket:
         except Exception as exc:
             raise self._fail("PUT", key, exc) from None
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, limit: int, kind: str = "object") -> bytes:
+        """The object's bytes, at most ``limit`` of them (a named limit of
+        :mod:`retrace.sync.limits`): an object the server says is bigger is refused before its
+        body is read, and one whose body runs past the limit is cut off while streaming — a
+        :class:`RemoteError` naming the ``kind``, the key and both sizes."""
         self._count("get")
         try:
-            return bytes(obstore.get(self._store, key).bytes())
+            result = obstore.get(self._store, key)
+            size = int(result.meta["size"])
+            if size > limit:
+                raise self.too_big(kind, key, size, limit)
+            parts: builtins.list[bytes] = []
+            got = 0
+            for chunk in result.stream(min_chunk_size=_CHUNK):
+                got += len(chunk)
+                if got > limit:
+                    raise self.too_big(kind, key, got, limit)
+                parts.append(bytes(chunk))
+            return b"".join(parts)
+        except RemoteError:
+            raise
         except FileNotFoundError:
             raise RemoteError(f"remote {self.name!r}: {self.prefix}/{key} does not exist") from None
         except Exception as exc:
             raise self._fail("GET", key, exc) from None
 
-    def get_range(self, key: str, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of an object."""
+    def too_big(self, kind: str, key: str, size: int, limit: int) -> RemoteError:
+        return RemoteError(
+            f"remote {self.name!r}: {kind} {self.prefix}/{key} is {size} bytes, more than the "
+            f"{limit} a {kind} may hold: not read (a foreign or damaged object)"
+        )
+
+    def get_range(self, key: str, start: int, end: int, *, limit: int = PACK_BYTES) -> bytes:
+        """Bytes ``[start, end)`` of an object (on a server that ignores ``Range``: of the whole
+        object, read only when it is at most ``limit`` bytes)."""
         if self.ranges:
             self._count("get")
             try:
@@ -146,7 +175,7 @@ class Bucket:
                 if "non-partial" not in str(exc):
                     raise self._fail("GET", key, exc) from None
                 self.ranges = False  # this server ignores Range: whole objects from now on
-        return self.get(key)[start:end]
+        return self.get(key, limit=limit, kind="pack")[start:end]
 
     def list(self, prefix: str) -> list[ObjectInfo]:
         self._count("list")

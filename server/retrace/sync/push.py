@@ -22,6 +22,7 @@ local gc) is skipped this round.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -35,6 +36,7 @@ from retrace.engine.errors import BlobCorrupt
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
 from retrace.sync.crypto import Cipher
+from retrace.sync.errors import RemoteError
 from retrace.sync.files import write_atomic
 from retrace.sync.gc import condemned_packs
 from retrace.sync.keys import (
@@ -45,9 +47,18 @@ from retrace.sync.keys import (
     pack_key,
     parse_pack,
 )
+from retrace.sync.limits import INDEX_BYTES, INDEX_ENTRIES
 from retrace.sync.models import PushReport, RemoteConfig, SyncPhase, SyncProgress
 from retrace.sync.objects import Bucket
-from retrace.sync.packs import MAX_PACK_BYTES, build_pack, cut_segments, open_index, parse_index, seal_segment
+from retrace.sync.packs import (
+    MAX_PACK_BYTES,
+    build_pack,
+    check_index,
+    cut_segments,
+    open_index,
+    parse_index,
+    seal_segment,
+)
 from retrace.sync.state import (
     Imported,
     JournalState,
@@ -57,6 +68,7 @@ from retrace.sync.state import (
     outbox_name,
 )
 
+log = logging.getLogger(__name__)
 ProgressFn = Callable[[SyncProgress], None]
 MIN_SPLIT_BYTES = 8 << 20
 """Below this much to send, one pack (fewest requests); above, at least one pack per upload slot."""
@@ -200,17 +212,27 @@ class Pusher:
             self._report("blobs", n + 1, len(items), 0, 0)
 
     def refresh_index(self) -> set[str]:
-        """Blob ids the remote has (cached indexes, refreshed from one LIST), minus condemned."""
+        """Blob ids the remote has (cached indexes, refreshed from one LIST), minus condemned. An
+        index that fails its checks (too big, not whole entries, past its pack) is not cached and
+        its pack counts as absent: its blobs are uploaded again, the push goes on."""
         listed = self.bucket.list(PACKS)
-        remote_packs = {p[0] for o in listed if (p := parse_pack(o.key)) and p[1] == "idx"}
+        sizes = {p: o.size for o in listed if (p := parse_pack(o.key))}
+        remote_packs = {name for name, ext in sizes if ext == "idx"}
         missing = sorted(remote_packs - self.paths.cached_indexes())
         for n, name in enumerate(missing):
             self._check_cancel()
-            self.paths.write_index(name, open_index(self.bucket.get(index_key(name)), name, self.cipher))
+            try:
+                raw = self.bucket.get(index_key(name), limit=INDEX_BYTES, kind="pack index")
+                plain = open_index(raw, name, self.cipher)
+                check_index(plain, name, sizes.get((name, "pack")))
+            except RemoteError as exc:
+                log.warning("push: %s", exc)
+                continue
+            self.paths.write_index(name, plain)
             self._report("indexes", n + 1, len(missing), 0, 0)
         condemned = condemned_packs(self.bucket)  # their blobs must be uploaded again
         present: set[str] = set()
-        for name in remote_packs - condemned:
+        for name in (remote_packs - condemned) & self.paths.cached_indexes():
             present.update(parse_index((self.paths.index / f"{name}.idx").read_bytes()))
         return present
 
@@ -322,7 +344,8 @@ def _raw_size(local: BlobStore, bid: str) -> int | None:
 
 
 def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, int]]]:
-    """Blobs (id → raw size) grouped into packs of at most ``MAX_PACK_BYTES``, and into at least
+    """Blobs (id → raw size) grouped into packs of at most ``MAX_PACK_BYTES`` and
+    ``INDEX_ENTRIES`` blobs (what a reader accepts of an index), and into at least
     ``concurrency`` packs when there is more than ``MIN_SPLIT_BYTES`` in all (parallel uploads),
     in blob id order. Payloads are read only when a pack is built: memory stays bounded."""
     total = sum(sizes.values())
@@ -334,7 +357,7 @@ def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, 
     groups: list[list[tuple[str, int]]] = [[]]
     size = 0
     for bid in sorted(sizes):
-        if size + sizes[bid] > target and groups[-1]:
+        if (size + sizes[bid] > target or len(groups[-1]) >= INDEX_ENTRIES) and groups[-1]:
             groups.append([])
             size = 0
         groups[-1].append((bid, sizes[bid]))

@@ -45,10 +45,12 @@ from retrace.sync.models import (
     RemoteGcReport,
     RemoteSession,
     RemoteStatus,
+    RemoteVerifyReport,
     SyncProgress,
 )
 from retrace.sync.objects import Bucket
 from retrace.sync.push import Cancelled, Pusher, journal_cuts
+from retrace.sync.remote_verify import verify_remote
 from retrace.sync.state import SyncPaths, store_id
 
 ProgressFn = Callable[[SyncProgress], None]
@@ -252,6 +254,12 @@ class RemoteService:
             grace_hours=grace_hours,
             retention_days=retention_days,
         )
+
+    def verify(self, name: str | None = None, *, packs: bool = False) -> RemoteVerifyReport:
+        """Check every segment and pack index in the bucket (and with ``packs`` every pack's
+        hash) as an open would; nothing changes anywhere."""
+        config = self._config(name)
+        return verify_remote(self._bucket(config), self._cipher(config), packs=packs)
 
     def blob_source(self, name: str | None = None) -> BlobSource | None:
         """Blobs only in the remote, from the cached pack indexes (``None``: no remote). No
