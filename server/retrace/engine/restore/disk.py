@@ -121,6 +121,10 @@ class DiskTransaction:
         trash.mkdir(parents=True, exist_ok=True)
         self.trash_path = trash
         self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self.store_trash = os.fstat(self.trash_fd).st_dev == os.fstat(self.tree.dir_fd("")).st_dev
+        """Whether entries can be moved into the store's trash (same file system). When not, they
+        go to :attr:`ws_trash`, a hidden directory at the workspace root made on first use."""
+        self.ws_trash: str | None = None
         self.undo: list[_Undo] = []
         self.identity: dict[str, Identity | None] = {}
         self._seq = 0
@@ -190,19 +194,44 @@ class DiskTransaction:
         return self.trash_fd if slot[0] is None else self.tree.dir_fd(slot[0])
 
     def _stash(self, rel: str, fd: int, name: str) -> Slot:
-        """Move the entry ``name`` (in directory ``fd``, the parent of ``rel``) out of the way:
-        into the store's trash, or, across devices, beside itself under a temporary name."""
+        """Move the entry ``name`` (in directory ``fd``, the parent of ``rel``) out of the way,
+        always within the workspace's own file system (a rename, never a copy): into the store's
+        trash when the store shares it, else into the workspace trash (:meth:`_workspace_trash`),
+        else (a mount point inside the workspace) beside itself under a temporary name."""
         self._seq += 1
-        slot: Slot = (None, f"{self._seq:06d}")
+        label = f"{self._seq:06d}"
+        if self.store_trash:
+            try:
+                DirTree.move(fd, name, self.trash_fd, label)
+                return self._stashed((None, label))
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                self.store_trash = False  # a bind mount: same device, still another mount
         try:
-            DirTree.move(fd, name, self.trash_fd, slot[1])
+            slot: Slot = (self._workspace_trash(), label)
+            DirTree.move(fd, name, self.tree.dir_fd(slot[0] or ""), label)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
             slot = (rel.rpartition("/")[0], temp_name(".old"))
             DirTree.move(fd, name, fd, slot[1])
+        return self._stashed(slot)
+
+    def _stashed(self, slot: Slot) -> Slot:
         self.stashed.append(slot)
         return slot
+
+    def _workspace_trash(self) -> str:
+        """The hidden trash directory at the workspace root (``.rt-<8 hex>.trash``, mode 0700),
+        made on first use: what a restore moves away stays on the workspace's file system, so
+        moving it back is a rename and the directories it leaves empty can be pruned. Removed
+        when the apply ends (kept only when a rollback could not put everything back)."""
+        if self.ws_trash is None:
+            name = temp_name(".trash")
+            os.mkdir(name, 0o700, dir_fd=self.tree.dir_fd(""))
+            self.ws_trash = name
+        return self.ws_trash
 
     def _to_trash(self, rel: str, fd: int, name: str) -> Slot:
         """Move the entry at ``rel`` into the trash, then prove it was the expected one."""
@@ -512,6 +541,8 @@ class DiskTransaction:
                     continue
                 problems.append(f"{rel}: {exc}")
         self.undo.clear()
+        if problems and self.ws_trash is not None:
+            problems.append(f"what could not be put back is kept in {self.ws_trash} at the workspace root")
         self.close(discard=not problems)
         return problems
 
@@ -522,11 +553,16 @@ class DiskTransaction:
 
     def close(self, *, discard: bool) -> None:
         if discard:
+            # Entries stashed in the workspace are removed now (synchronously: nothing of them
+            # may outlive the apply where a capture could see it).
             for rel_dir, name in self.stashed:
                 if rel_dir is not None:
                     with contextlib.suppress(OSError, EscapeError):
                         _remove_entry(self.tree.dir_fd(rel_dir), name)
             self.stashed.clear()
+            if self.ws_trash is not None:
+                with contextlib.suppress(OSError, EscapeError):
+                    _remove_entry(self.tree.dir_fd(""), self.ws_trash)
         self.tree.close()
         if self.trash_fd >= 0:
             os.close(self.trash_fd)
