@@ -52,7 +52,7 @@ from retrace.engine.restore.ops import (
 )
 from retrace.engine.restore.trash import discard_later
 from retrace.engine.store.blobs import write_all
-from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
+from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
 
 PARALLEL_WRITES_FROM = 16
 WRITER_THREADS = 3
@@ -599,7 +599,14 @@ def apply_disk(
     workspace: Path, trash: Path, ops: list[DiskOp], progress: Progress | None = None
 ) -> ApplyResult:
     """Apply ``ops`` (each path at most once) as one transaction: all of them, or none.
-    ``progress`` is called now and then (from this thread) while it runs."""
+    ``progress`` is called now and then (from this thread) while it runs. A path that is not a
+    plain workspace path (:func:`check_rel`: ``..``, ``.``, empty, absolute, ``.git``, NUL) fails
+    the whole apply before anything is written, whoever built the plan."""
+    for op in ops:
+        try:
+            check_rel(op.path)
+        except EscapeError as exc:
+            return ApplyResult(ok=False, error=str(exc), failed_path=op.path, rolled_back=True)
     tx = DiskTransaction(workspace, trash, progress)
     try:
         tx.run(ops)
