@@ -114,14 +114,17 @@ _Undo = tuple[_UndoKind, str, Slot | str, Identity | None]
 class DiskTransaction:
     """One disk apply below ``workspace`` with its trash directory ``trash`` (on the store)."""
 
-    def __init__(self, workspace: Path, trash: Path, progress: Progress | None = None) -> None:
+    def __init__(self, workspace: Path, trash: Path | None, progress: Progress | None = None) -> None:
         self.tree = DirTree(workspace)
         self.progress = progress
         """Called now and then from this thread (the watcher drains its queue meanwhile)."""
-        trash.mkdir(parents=True, exist_ok=True)
         self.trash_path = trash
-        self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        self.store_trash = os.fstat(self.trash_fd).st_dev == os.fstat(self.tree.dir_fd("")).st_dev
+        self.trash_fd = -1
+        self.store_trash = False
+        if trash is not None:
+            trash.mkdir(parents=True, exist_ok=True)
+            self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            self.store_trash = os.fstat(self.trash_fd).st_dev == os.fstat(self.tree.dir_fd("")).st_dev
         """Whether entries can be moved into the store's trash (same file system). When not, they
         go to :attr:`ws_trash`, a hidden directory at the workspace root made on first use."""
         self.ws_trash: str | None = None
@@ -567,7 +570,7 @@ class DiskTransaction:
         if self.trash_fd >= 0:
             os.close(self.trash_fd)
             self.trash_fd = -1
-        if discard:
+        if discard and self.trash_path is not None:
             # Unlinking what the restore replaced is not on the user's clock: a thread does it
             # (the interpreter waits for it at exit; a leftover trash directory is harmless).
             discard_later(self.trash_path)
@@ -596,9 +599,11 @@ def _remove_entry(fd: int, name: str) -> None:
 
 
 def apply_disk(
-    workspace: Path, trash: Path, ops: list[DiskOp], progress: Progress | None = None
+    workspace: Path, trash: Path | None, ops: list[DiskOp], progress: Progress | None = None
 ) -> ApplyResult:
     """Apply ``ops`` (each path at most once) as one transaction: all of them, or none.
+    ``trash``: a directory of the store for what the apply moves away (``None``: the workspace
+    trash only, for writers without a store of their own).
     ``progress`` is called now and then (from this thread) while it runs. A path that is not a
     plain workspace path (:func:`check_rel`: ``..``, ``.``, empty, absolute, ``.git``, NUL) fails
     the whole apply before anything is written, whoever built the plan."""
