@@ -70,7 +70,7 @@ def editor_may_touch(tree: DirTree, rel: str) -> bool:
     return st is None or stat.S_ISREG(st.st_mode)
 
 
-def on_disk_instead(edit: EditPlan, pf: PlannedFile, action: str, data: bytes | None) -> None:
+def on_disk_instead(edit: EditPlan, pf: PlannedFile, action: str | None, data: bytes | None) -> None:
     """``pf`` through the disk writer: a link (or a link in its parents) is in the way."""
     why = "a symbolic link in the way"
     target = pf.target
