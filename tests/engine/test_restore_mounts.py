@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -135,3 +136,48 @@ def test_a_fault_at_any_step_rolls_back_exactly(
     out = eng.restore(a, force=True)
     assert out.kind == "applied", out
     assert not _leftovers(ws)
+
+
+_KILLED_APPLY = """
+import os, sys
+from pathlib import Path
+from retrace.engine import Engine, EngineConfig
+from retrace.engine.restore import faults
+ws, store = Path(sys.argv[1]), Path(sys.argv[2])
+target, step, nth = sys.argv[3], sys.argv[4], int(sys.argv[5])
+eng = Engine.open(ws, store, config=EngineConfig(watcher=False))
+seen = []
+def hook(s, path):
+    if s == step:
+        seen.append(path)
+        if len(seen) == nth:
+            os._exit(9)
+with faults.injected(hook):
+    eng.restore(target, force=True)
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("step", ["replace", "delete", "create"])
+def test_a_restore_killed_mid_apply_is_rolled_back_by_the_next_open(
+    layout: tuple[Path, Path], opener: Open, step: str
+) -> None:
+    """Killed between two renames (the process dies, nothing of it runs again): the next open
+    puts every path back and leaves no temporary or trash entry in the workspace."""
+    ws, store = layout
+    eng = opener()
+    a = _swap_history(ws, eng)
+    eng.close()
+    before = tree_state(ws)
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_APPLY, str(ws), str(store), a, step, "1"],
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 9, done.stderr.decode()
+    eng = opener()
+    assert tree_state(ws) == before
+    assert not _leftovers(ws)
+    out = eng.restore(a, force=True)
+    assert out.kind == "applied", out
