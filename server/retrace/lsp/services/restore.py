@@ -53,18 +53,14 @@ from retrace.engine.models import (
     Checkpoint,
     ConflictResolution,
     FileEntry,
-    NothingToRestore,
     PlannedFile,
     RestoreApplied,
-    RestoreConflict,
     RestoreFailed,
     RestorePlan,
-    RestorePreview,
 )
 from retrace.engine.restore.disk import apply_disk
+from retrace.engine.restore.ladder import Choices, ToApply, climb
 from retrace.engine.restore.ops import Seen
-from retrace.engine.restore.resolver import resolve
-from retrace.engine.restore.steps import build_steps
 from retrace.engine.restore.transaction import RestoreTransaction
 from retrace.engine.workspace import DirTree, normalize_rel
 from retrace.lsp.services.editor_edit import (
@@ -206,42 +202,18 @@ class RestoreService:
                 e, e.plan_restore(target.id, mode=params.mode, paths=params.paths), unsaved
             )
         )
-        if not plan.files and not plan.unrecoverable:
-            return NothingToRestore(
-                target_id=target.id,
-                mode=params.mode,
-                dry_run=params.dry_run,
-                plan=plan,
-                reason=f"the workspace already matches checkpoint {target.id}",
-            )
-        decision = resolve(
-            plan,
+        # The one outcome ladder (engine): only its last rung reaches the editor applier.
+        choices = Choices(
+            dry_run=params.dry_run,
             force=params.force,
             resolutions=params.resolutions,
             skip_conflicts=params.skip_conflicts,
+            scoped=params.paths is not None,
         )
-        if decision.unresolved:
-            return RestoreConflict(
-                target_id=target.id,
-                mode=params.mode,
-                dry_run=params.dry_run,
-                plan=plan,
-                files=decision.unresolved,
-            )
-        outcomes = build_steps(plan, decision, {}, lambda _entry: None).outcomes
-        if params.dry_run:
-            return RestorePreview(
-                target_id=target.id, mode=params.mode, plan=plan, files=outcomes, skipped=decision.skipped
-            )
-        if all(decision.action(pf) == "skip" for pf in plan.files):
-            return NothingToRestore(
-                target_id=target.id,
-                mode=params.mode,
-                plan=plan,
-                files=outcomes,
-                skipped=decision.skipped,
-                reason="every change in scope was skipped",
-            )
+        rung = climb(plan, choices, {}, lambda _entry: None)
+        if not isinstance(rung, ToApply):
+            return rung
+        decision = rung.decision
         effective = {pf.path: res for pf in plan.files if (res := decision.action(pf)) is not None}
         state = self._safety_editor_state(unsaved)
         safety = await self.services.run(lambda e: e.take_safety_checkpoint(editor_state=state))
