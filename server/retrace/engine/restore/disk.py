@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import itertools
 import os
-import shutil
 import stat
 import threading
 from collections.abc import Callable
@@ -43,6 +41,7 @@ from typing import Literal
 
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
+from retrace.engine.restore.entries import blocking_ancestor, exec_mode, hash_fd, process_umask, remove_entry
 from retrace.engine.restore.ops import (
     ApplyError,
     ApplyResult,
@@ -74,32 +73,6 @@ class Staged:
     name: str
     mode: int
     """Mode the new file starts from (the current file's, else 0o644)."""
-
-
-def exec_mode(mode: int, executable: bool) -> int:
-    perms = stat.S_IMODE(mode)
-    if executable:
-        return perms | ((perms & 0o444) >> 2) | stat.S_IXUSR
-    return perms & ~0o111
-
-
-def process_umask() -> int | None:
-    """The process umask, read without changing it (``None`` where the kernel does not say)."""
-    try:
-        with Path("/proc/self/status").open(encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _hash_fd(fd: int) -> str:
-    h = hashlib.sha256()
-    while chunk := os.read(fd, CHUNK):
-        h.update(chunk)
-    return h.hexdigest()
 
 
 Slot = tuple[str | None, str]
@@ -171,7 +144,7 @@ class DiskTransaction:
             ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             try:
                 before = Identity.of(os.fstat(ffd))
-                digest = _hash_fd(ffd)
+                digest = hash_fd(ffd)
                 if digest != entry.hash or Identity.of(os.fstat(ffd)) != before:
                     raise ConflictError(rel, "changed on disk after the restore was planned")
             finally:
@@ -561,11 +534,11 @@ class DiskTransaction:
             for rel_dir, name in self.stashed:
                 if rel_dir is not None:
                     with contextlib.suppress(OSError, EscapeError):
-                        _remove_entry(self.tree.dir_fd(rel_dir), name)
+                        remove_entry(self.tree.dir_fd(rel_dir), name)
             self.stashed.clear()
             if self.ws_trash is not None:
                 with contextlib.suppress(OSError, EscapeError):
-                    _remove_entry(self.tree.dir_fd(""), self.ws_trash)
+                    remove_entry(self.tree.dir_fd(""), self.ws_trash)
         self.tree.close()
         if self.trash_fd >= 0:
             os.close(self.trash_fd)
@@ -574,28 +547,6 @@ class DiskTransaction:
             # Unlinking what the restore replaced is not on the user's clock: a thread does it
             # (the interpreter waits for it at exit; a leftover trash directory is harmless).
             discard_later(self.trash_path)
-
-
-def blocking_ancestor(tree: DirTree, rel: str) -> str:
-    """The first parent component of ``rel`` that is not a real directory ("" if none)."""
-    parts = rel.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        prefix = "/".join(parts[:i])
-        try:
-            st = tree.lstat(prefix)
-        except (NotADirectoryError, EscapeError):
-            continue
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            return prefix
-    return ""
-
-
-def _remove_entry(fd: int, name: str) -> None:
-    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(name, dir_fd=fd)
-    else:
-        os.unlink(name, dir_fd=fd)
 
 
 def apply_disk(

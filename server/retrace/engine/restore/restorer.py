@@ -36,7 +36,8 @@ from retrace.engine.models import (
     RestoreOutcome,
     RestorePlan,
 )
-from retrace.engine.restore.disk import apply_disk, blocking_ancestor
+from retrace.engine.restore.disk import apply_disk
+from retrace.engine.restore.entries import blocking_ancestor
 from retrace.engine.restore.ladder import Choices, ToApply, climb
 from retrace.engine.restore.ops import ApplyResult, Seen
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
