@@ -67,7 +67,8 @@ def main() -> None:
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     result = measure(args.files, args.rounds, args.store)
-    print(json.dumps(result) if args.json else f"median {result['median_ms']:.1f} ms, p90 {result['p90_ms']:.1f} ms")
+    text = f"median {result['median_ms']:.1f} ms, p90 {result['p90_ms']:.1f} ms"
+    print(json.dumps(result) if args.json else text)
 
 
 if __name__ == "__main__":
