@@ -154,3 +154,27 @@ def test_dir_tree_refuses_every_bad_component(tmp_path: Path, rel: str) -> None:
     (tmp_path / "a").mkdir()
     with DirTree(tmp_path) as tree, pytest.raises(EscapeError):
         tree.lstat(rel)
+
+
+@pytest.mark.parametrize(
+    ("name", "case_sensitive", "ignoring_case"),
+    [
+        (".git", True, True),
+        (".GIT", False, True),
+        (".Git.", False, True),
+        ("GIT~1", False, True),
+        (".g\u200cit", False, True),
+        (".gitignore", False, False),
+        ("git", False, False),
+    ],
+)
+def test_git_names_per_file_system(
+    monkeypatch: pytest.MonkeyPatch, name: str, case_sensitive: bool, ignoring_case: bool
+) -> None:
+    from retrace import oscompat
+    from retrace.engine.workspace import is_git_name
+
+    monkeypatch.setattr(oscompat, "ignores_case", lambda: False)
+    assert is_git_name(name) is case_sensitive
+    monkeypatch.setattr(oscompat, "ignores_case", lambda: True)
+    assert is_git_name(name) is ignoring_case
