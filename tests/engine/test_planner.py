@@ -70,8 +70,46 @@ CASES = [
         "unrecorded",
         id="unrecorded-edit",
     ),
+    # Creating where nothing exists loses nothing: never a conflict, whatever the history says.
+    pytest.param(PathState(f("base"), f("agent"), None), "create", None, None, id="unrecorded-delete"),
     pytest.param(
-        PathState(f("base"), f("agent"), None), "conflict", "create", "unrecorded", id="unrecorded-delete"
+        PathState(f("base"), None, None, external=True, base=f("base")),
+        "create",
+        None,
+        None,
+        id="fresh-folder-external-delete",
+    ),
+    pytest.param(PathState(link("a"), link("b"), None), "create", None, None, id="missing-link-recreated"),
+    pytest.param(
+        PathState(f("base"), f("base"), None, external=True, base=f("agent")),
+        "create",
+        None,
+        None,
+        id="missing-file-with-external-history",
+    ),
+    # ... and deleting what is already gone is nothing to do.
+    pytest.param(PathState(None, f("agent"), None), None, None, None, id="delete-already-absent"),
+    pytest.param(
+        PathState(None, f("agent"), None, external=True, base=f("base")),
+        None,
+        None,
+        None,
+        id="delete-already-absent-external",
+    ),
+    # Existing files with other content stay conflicts.
+    pytest.param(
+        PathState(f("base"), f("other"), f("other"), external=True),
+        "conflict",
+        "overwrite",
+        "external",
+        id="fresh-folder-existing-different-file",
+    ),
+    pytest.param(
+        PathState(f("base"), None, f("other")),
+        "conflict",
+        "overwrite",
+        "unrecorded",
+        id="unrecorded-file-where-target-creates",
     ),
     pytest.param(
         PathState(None, f("agent"), f("user")),

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrace import oscompat
 from retrace.engine.errors import RetraceError
 from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, ignores_case
 
@@ -43,6 +44,42 @@ _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 
 class EscapeError(RetraceError):
     """A path that would leave the workspace (absolute, ``..``, or through a symlink)."""
+
+
+_IGNORABLE = frozenset("\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff") | {
+    chr(c) for c in range(0x206A, 0x2070)
+}
+"""Code points HFS+ leaves out of a name's identity (``.g\u200cit`` is ``.git`` there)."""
+
+
+def is_git_name(name: str) -> bool:
+    """Whether the directory entry ``name`` is (or, where the file system ignores letter case,
+    names) a ``.git`` directory: ``.GIT``, ``.Git.`` (Windows drops the dot), the NTFS short name
+    ``GIT~1``, ``.g\u200cit`` (HFS+ ignores the joiner). Nothing Retrace writes may be there."""
+    if name == ".git":
+        return True
+    if not oscompat.ignores_case():
+        return False
+    folded = "".join(c for c in name if c not in _IGNORABLE).rstrip(". ").casefold()
+    return folded in (".git", "git~1")
+
+
+def check_component(name: str, rel: str) -> None:
+    """The lowest-level rule of :class:`DirTree`: ``name`` is one plain entry name below a
+    directory of the workspace, or :class:`EscapeError`. No ``..``/``.``/empty component, no
+    ``/`` or NUL inside it, no ``.git``: whatever built ``rel`` (a forged manifest, a damaged
+    journal line, a plan that bypassed :func:`normalize_rel`), no call below can leave the
+    workspace or reach into ``.git``."""
+    if name in ("", ".", "..") or "/" in name or "\x00" in name:
+        raise EscapeError(f"{rel!r} is not a path inside the workspace")
+    if is_git_name(name):
+        raise EscapeError(f"{rel} is inside a .git directory; Retrace never writes or reads there")
+
+
+def check_rel(rel: str) -> None:
+    """Every component of ``rel`` passes :func:`check_component` (else :class:`EscapeError`)."""
+    for part in rel.split("/"):
+        check_component(part, rel)
 
 
 _WINDOWS_DEVICES = frozenset(
@@ -291,7 +328,10 @@ class DirTree:
         cached = self._fds.get(rel_dir)
         if cached is not None:
             return cached
-        parent, _, name = rel_dir.rpartition("/")
+        parent, sep, name = rel_dir.rpartition("/")
+        check_component(name, rel_dir)
+        if sep and not parent:
+            check_component("", rel_dir)  # a leading "/": not relative to the workspace
         pfd = self.dir_fd(parent, create=create)
         try:
             fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
@@ -313,7 +353,10 @@ class DirTree:
 
     def parent(self, rel: str, *, create: list[str] | None = None) -> tuple[int, str]:
         """(descriptor of ``rel``'s directory, ``rel``'s last component)."""
-        head, _, name = rel.rpartition("/")
+        head, sep, name = rel.rpartition("/")
+        check_component(name, rel)
+        if sep and not head:
+            check_component("", rel)
         return self.dir_fd(head, create=create), name
 
     def lstat(self, rel: str) -> os.stat_result | None:

@@ -3,24 +3,28 @@
 :func:`net_change` reads, from the child's own store, every path that differs between the
 child's first checkpoint (the copy of the parent state it started from) and its last one.
 :func:`merge_into` then decides each path against the parent's file on disk now and writes what
-the rules allow, through the same safe writes as the agent's file tools (no ``.git``, nothing
-unsaved in the editor, no write through a directory or device). Conflicts are returned, never
-resolved: the parent's file is left exactly as it was.
+the rules allow through the one workspace writer that restores use too (links are links: a
+link the child deleted, replaced or re-pointed is deleted, replaced or re-pointed itself, never
+its target; no ``.git``; nothing outside the workspace; nothing unsaved in the editor).
+Conflicts are returned, never resolved: the parent's file is left exactly as it was.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from retrace.agent.subagents.merge import MergeStep, Version, decide
-from retrace.agent.tools.base import ToolContext, ToolError
-from retrace.agent.tools.paths import atomic_write, resolve, resolve_for_write
+from retrace.agent.tools.base import ToolContext
 from retrace.engine.engine import Engine
+from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
+from retrace.engine.restore.disk import apply_disk
+from retrace.engine.restore.ops import DiskOp, Seen
+from retrace.engine.store.blobs import blob_id
+from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, normalize_rel
+from retrace.oscompat import O_NONBLOCK
 
 Change = tuple[Version | None, Version | None]
 """(base, theirs) of one path."""
@@ -78,70 +82,96 @@ def net_change(child: Engine, start_id: str) -> NetChange:
     return out
 
 
-def _ours(root: Path, rel: str) -> Version | None:
-    """The parent's current version of ``rel``; ``LookupError`` when it is neither a file, a
-    symbolic link nor absent (a directory, a device...)."""
-    path = root / rel
+def _ours(tree: DirTree, rel: str) -> tuple[Version | None, Seen]:
+    """The parent's current version of ``rel`` and what the writer must find there when it
+    writes (the entry and its stat identity: a compare-and-swap guard). Never follows a link:
+    a link is read as a link, and a path whose parent is a link or a file holds nothing of the
+    workspace. ``LookupError`` when it is neither a file, a symbolic link nor absent."""
     try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+        st = tree.lstat(rel)
+    except (NotADirectoryError, EscapeError):
+        return None, Seen(None)  # behind a link or a file (names were checked by the caller)
+    if st is None:
+        return None, Seen(None)
+    fd, name = tree.parent(rel)
     if stat.S_ISLNK(st.st_mode):
-        return Version(os.fsencode(path.readlink()), link=True)
+        target = os.readlink(name, dir_fd=fd)
+        raw = os.fsencode(target)
+        entry = make_entry("symlink", blob_id(raw), len(raw), target=target)
+        return Version(raw, link=True), Seen(entry, Identity.of(st))
     if not stat.S_ISREG(st.st_mode):
         raise LookupError("something that is not a file is in the way here")
-    return Version(path.read_bytes(), bool(st.st_mode & 0o111))
+    ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | O_NONBLOCK, dir_fd=fd)
+    try:
+        if Identity.of(os.fstat(ffd)) != Identity.of(st):
+            raise LookupError("it changed while the merge read it")
+        data = b"".join(iter(lambda: os.read(ffd, 1 << 20), b""))
+    finally:
+        os.close(ffd)
+    executable = bool(st.st_mode & 0o111)
+    entry = make_entry("file", blob_id(data), len(data), executable=executable)
+    return Version(data, executable), Seen(entry, Identity.of(st))
 
 
-def _write(ctx: ToolContext, rel: str, version: Version) -> None:
+def _op(rel: str, step: MergeStep, seen: Seen) -> DiskOp:
+    """The workspace writer's operation for one decided step (a link stays a link)."""
+    version = step.version
+    if step.kind == "delete" or version is None:
+        return DiskOp(rel, "delete", None, seen)
+    data = version.data
     if version.link:
-        real, _ = resolve(ctx, rel)
-        with contextlib.suppress(FileNotFoundError):
-            if real.is_symlink() or real.is_file():
-                real.unlink()
-        real.parent.mkdir(parents=True, exist_ok=True)
-        real.symlink_to(os.fsdecode(version.data))
-        return
-    real, _ = resolve_for_write(ctx, rel)
-    atomic_write(real, version.data)
-    mode = real.stat().st_mode
-    want = (mode | 0o111) if version.executable else (mode & ~0o111)
-    if want != mode:
-        real.chmod(stat.S_IMODE(want))
+        target = os.fsdecode(data)
+        return DiskOp(rel, "write", make_entry("symlink", blob_id(data), len(data), target=target), seen)
+    entry = make_entry("file", blob_id(data), len(data), executable=version.executable)
+    return DiskOp(rel, "write", entry, seen, source=lambda: data)
 
 
-def _delete(ctx: ToolContext, rel: str) -> None:
-    real, _ = resolve(ctx, rel)
-    with contextlib.suppress(FileNotFoundError):
-        real.unlink()
+def _plain(rel: str) -> str | None:
+    """Why ``rel`` (from the child's store: untrusted) is not a plain workspace path, else None."""
+    try:
+        if normalize_rel(rel) != rel:
+            return "not a plain path inside the workspace"
+        check_rel(rel)
+    except EscapeError as exc:
+        return str(exc)
+    return None
 
 
 def merge_into(ctx: ToolContext, change: NetChange) -> MergeOutcome:
     """Merge ``change`` into the workspace ``ctx.workspace`` (runs on the parent engine's thread,
-    so no capture or restore interleaves with the writes)."""
+    so no capture or restore interleaves with the writes). Each path is decided by the pure
+    rules (:func:`decide`) and written by the one workspace writer
+    (:func:`~retrace.engine.restore.disk.apply_disk`): no write or delete through a link, never
+    into ``.git``, nothing outside the workspace, checked against what was read. Deletes run
+    first (a link the child replaced with a directory is gone before the directory is made)."""
     out = MergeOutcome()
     for rel in change.unstored:
         out.conflicts.append(MergeStep(rel, "conflict", reason="the subagent's version was too big to store"))
-    for rel, (base, theirs) in change.changes.items():
-        try:
-            ours = _ours(ctx.workspace, rel)
-        except (LookupError, OSError) as e:
-            out.conflicts.append(MergeStep(rel, "conflict", reason=str(e)))
-            continue
-        step = decide(rel, base, ours, theirs, unsaved=rel in ctx.dirty_paths)
-        try:
-            if step.kind == "write" and step.version is not None:
-                _write(ctx, rel, step.version)
-            elif step.kind == "delete":
-                _delete(ctx, rel)
-            else:
-                if step.kind == "conflict":
-                    out.conflicts.append(step)
+    planned: list[tuple[MergeStep, DiskOp]] = []
+    with DirTree(ctx.workspace) as tree:
+        for rel, (base, theirs) in change.changes.items():
+            why = _plain(rel)
+            if why is not None:
+                out.conflicts.append(MergeStep(rel, "conflict", reason=why))
                 continue
-        except (ToolError, OSError) as e:
-            out.conflicts.append(MergeStep(rel, "conflict", reason=f"could not be written here: {e}"))
+            try:
+                ours, seen = _ours(tree, rel)
+            except (LookupError, OSError, EscapeError) as e:
+                out.conflicts.append(MergeStep(rel, "conflict", reason=str(e)))
+                continue
+            step = decide(rel, base, ours, theirs, unsaved=rel in ctx.dirty_paths)
+            if step.kind in ("write", "delete"):
+                planned.append((step, _op(rel, step, seen)))
+            elif step.kind == "conflict":
+                out.conflicts.append(step)
+    planned.sort(key=lambda item: (item[1].kind != "delete", item[1].path))
+    for step, op in planned:
+        result = apply_disk(ctx.workspace, None, [op])
+        if not result.ok:
+            why = result.conflicts.get(op.path) or result.error or "the write failed"
+            out.conflicts.append(MergeStep(op.path, "conflict", reason=f"could not be written here: {why}"))
             continue
-        out.written.append(rel)
+        out.written.append(op.path)
         if step.reason == "merged":
-            out.merged.append(rel)
+            out.merged.append(op.path)
     return out

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from retrace import oscompat
 from retrace.agent.tools.base import ToolContext, ToolError
-from retrace.engine.workspace import disk_case, windows_name_problem
+from retrace.engine.workspace import disk_case, is_git_name, windows_name_problem
 from retrace.oscompat import O_NONBLOCK
 
 NAME_MAX_BYTES = 255
@@ -79,7 +79,7 @@ def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Pa
 def resolve_for_write(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     """Like :func:`resolve`, also refusing ``.git`` internals and files unsaved in the editor."""
     real, rel = resolve(ctx, raw)
-    if ".git" in rel.split("/"):
+    if any(is_git_name(part) for part in rel.split("/")):
         raise ToolError(f"{rel} is inside a .git directory; Retrace never writes there")
     if rel in ctx.dirty_paths:
         raise ToolError(f"{rel} has unsaved changes in the editor; not overwriting")

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import itertools
 import os
-import shutil
 import stat
 import threading
 from collections.abc import Callable
@@ -43,6 +41,7 @@ from typing import Literal
 
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
+from retrace.engine.restore.entries import blocking_ancestor, exec_mode, hash_fd, process_umask, remove_entry
 from retrace.engine.restore.ops import (
     ApplyError,
     ApplyResult,
@@ -52,7 +51,7 @@ from retrace.engine.restore.ops import (
 )
 from retrace.engine.restore.trash import discard_later
 from retrace.engine.store.blobs import write_all
-from retrace.engine.workspace import DirTree, EscapeError, Identity, temp_name
+from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
 
 PARALLEL_WRITES_FROM = 16
 WRITER_THREADS = 3
@@ -76,32 +75,6 @@ class Staged:
     """Mode the new file starts from (the current file's, else 0o644)."""
 
 
-def exec_mode(mode: int, executable: bool) -> int:
-    perms = stat.S_IMODE(mode)
-    if executable:
-        return perms | ((perms & 0o444) >> 2) | stat.S_IXUSR
-    return perms & ~0o111
-
-
-def process_umask() -> int | None:
-    """The process umask, read without changing it (``None`` where the kernel does not say)."""
-    try:
-        with Path("/proc/self/status").open(encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _hash_fd(fd: int) -> str:
-    h = hashlib.sha256()
-    while chunk := os.read(fd, CHUNK):
-        h.update(chunk)
-    return h.hexdigest()
-
-
 Slot = tuple[str | None, str]
 """Where a moved-away entry waits: (``None`` = the store's trash directory, else the
 workspace-relative directory it was moved aside in when the trash is on another device; name)."""
@@ -114,13 +87,20 @@ _Undo = tuple[_UndoKind, str, Slot | str, Identity | None]
 class DiskTransaction:
     """One disk apply below ``workspace`` with its trash directory ``trash`` (on the store)."""
 
-    def __init__(self, workspace: Path, trash: Path, progress: Progress | None = None) -> None:
+    def __init__(self, workspace: Path, trash: Path | None, progress: Progress | None = None) -> None:
         self.tree = DirTree(workspace)
         self.progress = progress
         """Called now and then from this thread (the watcher drains its queue meanwhile)."""
-        trash.mkdir(parents=True, exist_ok=True)
         self.trash_path = trash
-        self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        self.trash_fd = -1
+        self.store_trash = False
+        if trash is not None:
+            trash.mkdir(parents=True, exist_ok=True)
+            self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            self.store_trash = os.fstat(self.trash_fd).st_dev == os.fstat(self.tree.dir_fd("")).st_dev
+        """Whether entries can be moved into the store's trash (same file system). When not, they
+        go to :attr:`ws_trash`, a hidden directory at the workspace root made on first use."""
+        self.ws_trash: str | None = None
         self.undo: list[_Undo] = []
         self.identity: dict[str, Identity | None] = {}
         self._seq = 0
@@ -164,7 +144,7 @@ class DiskTransaction:
             ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             try:
                 before = Identity.of(os.fstat(ffd))
-                digest = _hash_fd(ffd)
+                digest = hash_fd(ffd)
                 if digest != entry.hash or Identity.of(os.fstat(ffd)) != before:
                     raise ConflictError(rel, "changed on disk after the restore was planned")
             finally:
@@ -190,19 +170,44 @@ class DiskTransaction:
         return self.trash_fd if slot[0] is None else self.tree.dir_fd(slot[0])
 
     def _stash(self, rel: str, fd: int, name: str) -> Slot:
-        """Move the entry ``name`` (in directory ``fd``, the parent of ``rel``) out of the way:
-        into the store's trash, or, across devices, beside itself under a temporary name."""
+        """Move the entry ``name`` (in directory ``fd``, the parent of ``rel``) out of the way,
+        always within the workspace's own file system (a rename, never a copy): into the store's
+        trash when the store shares it, else into the workspace trash (:meth:`_workspace_trash`),
+        else (a mount point inside the workspace) beside itself under a temporary name."""
         self._seq += 1
-        slot: Slot = (None, f"{self._seq:06d}")
+        label = f"{self._seq:06d}"
+        if self.store_trash:
+            try:
+                DirTree.move(fd, name, self.trash_fd, label)
+                return self._stashed((None, label))
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                self.store_trash = False  # a bind mount: same device, still another mount
         try:
-            DirTree.move(fd, name, self.trash_fd, slot[1])
+            slot: Slot = (self._workspace_trash(), label)
+            DirTree.move(fd, name, self.tree.dir_fd(slot[0] or ""), label)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
             slot = (rel.rpartition("/")[0], temp_name(".old"))
             DirTree.move(fd, name, fd, slot[1])
+        return self._stashed(slot)
+
+    def _stashed(self, slot: Slot) -> Slot:
         self.stashed.append(slot)
         return slot
+
+    def _workspace_trash(self) -> str:
+        """The hidden trash directory at the workspace root (``.rt-<8 hex>.trash``, mode 0700),
+        made on first use: what a restore moves away stays on the workspace's file system, so
+        moving it back is a rename and the directories it leaves empty can be pruned. Removed
+        when the apply ends (kept only when a rollback could not put everything back)."""
+        if self.ws_trash is None:
+            name = temp_name(".trash")
+            os.mkdir(name, 0o700, dir_fd=self.tree.dir_fd(""))
+            self.ws_trash = name
+        return self.ws_trash
 
     def _to_trash(self, rel: str, fd: int, name: str) -> Slot:
         """Move the entry at ``rel`` into the trash, then prove it was the expected one."""
@@ -512,6 +517,8 @@ class DiskTransaction:
                     continue
                 problems.append(f"{rel}: {exc}")
         self.undo.clear()
+        if problems and self.ws_trash is not None:
+            problems.append(f"what could not be put back is kept in {self.ws_trash} at the workspace root")
         self.close(discard=not problems)
         return problems
 
@@ -522,48 +529,40 @@ class DiskTransaction:
 
     def close(self, *, discard: bool) -> None:
         if discard:
+            # Entries stashed in the workspace are removed now (synchronously: nothing of them
+            # may outlive the apply where a capture could see it).
             for rel_dir, name in self.stashed:
                 if rel_dir is not None:
                     with contextlib.suppress(OSError, EscapeError):
-                        _remove_entry(self.tree.dir_fd(rel_dir), name)
+                        remove_entry(self.tree.dir_fd(rel_dir), name)
             self.stashed.clear()
+            if self.ws_trash is not None:
+                with contextlib.suppress(OSError, EscapeError):
+                    remove_entry(self.tree.dir_fd(""), self.ws_trash)
         self.tree.close()
         if self.trash_fd >= 0:
             os.close(self.trash_fd)
             self.trash_fd = -1
-        if discard:
+        if discard and self.trash_path is not None:
             # Unlinking what the restore replaced is not on the user's clock: a thread does it
             # (the interpreter waits for it at exit; a leftover trash directory is harmless).
             discard_later(self.trash_path)
 
 
-def blocking_ancestor(tree: DirTree, rel: str) -> str:
-    """The first parent component of ``rel`` that is not a real directory ("" if none)."""
-    parts = rel.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        prefix = "/".join(parts[:i])
-        try:
-            st = tree.lstat(prefix)
-        except (NotADirectoryError, EscapeError):
-            continue
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            return prefix
-    return ""
-
-
-def _remove_entry(fd: int, name: str) -> None:
-    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(name, dir_fd=fd)
-    else:
-        os.unlink(name, dir_fd=fd)
-
-
 def apply_disk(
-    workspace: Path, trash: Path, ops: list[DiskOp], progress: Progress | None = None
+    workspace: Path, trash: Path | None, ops: list[DiskOp], progress: Progress | None = None
 ) -> ApplyResult:
     """Apply ``ops`` (each path at most once) as one transaction: all of them, or none.
-    ``progress`` is called now and then (from this thread) while it runs."""
+    ``trash``: a directory of the store for what the apply moves away (``None``: the workspace
+    trash only, for writers without a store of their own).
+    ``progress`` is called now and then (from this thread) while it runs. A path that is not a
+    plain workspace path (:func:`check_rel`: ``..``, ``.``, empty, absolute, ``.git``, NUL) fails
+    the whole apply before anything is written, whoever built the plan."""
+    for op in ops:
+        try:
+            check_rel(op.path)
+        except EscapeError as exc:
+            return ApplyResult(ok=False, error=str(exc), failed_path=op.path, rolled_back=True)
     tx = DiskTransaction(workspace, trash, progress)
     try:
         tx.run(ops)

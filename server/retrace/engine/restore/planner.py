@@ -7,6 +7,9 @@ changed from). Rules:
 
 * disk already equals the target → nothing to do for that path;
 * target content never stored → ``unrecoverable`` (never pretended to be restored);
+* nothing on disk and the target has an entry → ``create``, never a conflict, whatever the
+  history says (a file the user deleted, a fresh folder on another machine): creating a file
+  where nothing exists loses nothing;
 * disk differs from the head record → conflict ``unrecorded`` (someone edited, nobody recorded);
 * disk holds content that was never stored (over the size cap) and would be deleted or
   overwritten → conflict ``unrecorded`` too: that could never be undone;
@@ -113,6 +116,8 @@ def plan_restore(
         cur = s.current
         if s.current_error is not None:
             conflict = ConflictInfo(reason="unreadable", detail=f"cannot read {path}: {s.current_error}")
+        elif cur is None:
+            pass  # a create where nothing exists: nothing can be lost
         elif cur is not None and cur.kind == "file" and cur.hash is None and intended != "chmod":
             # Its bytes are in no checkpoint: replacing them could never be undone.
             conflict = ConflictInfo(

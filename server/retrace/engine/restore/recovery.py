@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -37,7 +38,7 @@ from retrace.engine.store.events import (
     RestoreIntentEvent,
     event_json,
 )
-from retrace.engine.workspace import DirTree, EscapeError
+from retrace.engine.workspace import DirTree, EscapeError, is_temp_name
 
 LEGACY_TEMP_PREFIX = ".retrace-"
 """Temporary files of the applier before ``.rt-`` names (stores written by older versions)."""
@@ -114,6 +115,20 @@ def remove_stray_temp_files(workspace: Path, paths: list[str]) -> None:
                         os.unlink(name, dir_fd=fd)
 
 
+def remove_stray_trash(workspace: Path) -> None:
+    """Delete the workspace trash directories (``.rt-<8 hex>.trash`` at the root, never a link)
+    a killed apply left: called once its restore was rolled back from the store, so what they
+    hold is either back in place or the version the pre-restore checkpoint recorded."""
+    with DirTree(workspace) as tree:
+        fd = tree.dir_fd("")
+        for name in os.listdir(fd):  # noqa: PTH208 - a directory descriptor, not a path
+            if not (is_temp_name(name) and name.endswith(".trash")):
+                continue
+            with contextlib.suppress(OSError):
+                if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    shutil.rmtree(name, dir_fd=fd)
+
+
 RestoreEvents = Mapping[str, Iterable[dict[str, Any]]]
 """Session id → its ``restoreIntent``/``restoreDone`` events in journal order (raw)."""
 
@@ -183,6 +198,7 @@ def _roll_back(
     result = apply_disk(engine.workspace, engine.store_dir / "trash" / f"recovery-{rid}", ops)
     if not result.ok:
         return f"an interrupted restore of {target} could not be rolled back: {result.error}"
+    remove_stray_trash(engine.workspace)
     end_restore(engine, rid, "rolledBack")
     return f"an interrupted restore of {target} was rolled back ({len(rels)} path(s), to {pre_head})"
 

@@ -35,13 +35,13 @@ from retrace.engine.models import (
     RestoreMode,
     RestoreOutcome,
     RestorePlan,
-    RestorePreview,
 )
-from retrace.engine.restore.disk import apply_disk, blocking_ancestor
+from retrace.engine.restore.disk import apply_disk
+from retrace.engine.restore.entries import blocking_ancestor
+from retrace.engine.restore.ladder import Choices, ToApply, climb
 from retrace.engine.restore.ops import ApplyResult, Seen
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
-from retrace.engine.restore.resolver import resolve
-from retrace.engine.restore.steps import Steps, build_steps
+from retrace.engine.restore.steps import Steps
 from retrace.engine.restore.transaction import RestoreHost, RestoreTransaction
 from retrace.engine.restore.verify import verify_applied
 from retrace.engine.store.events import RestoreStatsEvent
@@ -286,46 +286,17 @@ class Restorer:
         scoped: bool,
         skip_conflicts: bool,
     ) -> RestoreOutcome:
-        mode = plan.mode
-        if not plan.files and not plan.unrecoverable:
-            return NothingToRestore(
-                target_id=target.id,
-                mode=mode,
-                dry_run=dry_run,
-                plan=plan,
-                reason=f"the workspace already matches checkpoint {target.id}"
-                + (" for the given paths" if scoped else ""),
-            )
-        decision = resolve(plan, force=force, resolutions=resolutions, skip_conflicts=skip_conflicts)
-        if decision.unresolved:
-            return RestoreConflict(
-                target_id=target.id, mode=mode, dry_run=dry_run, plan=plan, files=decision.unresolved
-            )
-        steps = build_steps(plan, decision, seen, self._host.content)
-        if dry_run:
-            return RestorePreview(
-                target_id=target.id, mode=mode, plan=plan, files=steps.outcomes, skipped=decision.skipped
-            )
-        failed = [o for o in steps.outcomes if o.status == "failed"]
-        if not steps.ops and failed:
-            return RestoreFailed(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=steps.outcomes,
-                rolled_back=True,
-                error="nothing could be restored: " + "; ".join(f"{o.path}: {o.detail}" for o in failed),
-            )
-        if not steps.ops:
-            return NothingToRestore(
-                target_id=target.id,
-                mode=mode,
-                plan=plan,
-                files=steps.outcomes,
-                skipped=decision.skipped,
-                reason="every change in scope was skipped",
-            )
-        return self._apply_steps(target, plan, steps, decision.skipped)
+        choices = Choices(
+            dry_run=dry_run,
+            force=force,
+            resolutions=resolutions,
+            skip_conflicts=skip_conflicts,
+            scoped=scoped,
+        )
+        rung = climb(plan, choices, seen, self._host.content)
+        if not isinstance(rung, ToApply):
+            return rung
+        return self._apply_steps(target, plan, rung.steps, rung.decision.skipped)
 
     @staticmethod
     def _never_stored(steps: Steps) -> list[tuple[str, str]]:

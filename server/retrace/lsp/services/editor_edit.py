@@ -6,6 +6,7 @@ clean 3-way merge when there is one). :mod:`retrace.lsp.services.restore` orches
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from retrace.engine import Engine
 from retrace.engine.merge import merge3
 from retrace.engine.models import ConflictInfo, FileEntry, PlanCounts, PlannedFile, RestorePlan
 from retrace.engine.restore.ops import DiskOp, OpKind, Seen
-from retrace.engine.workspace import prune_empty_parents
+from retrace.engine.workspace import DirTree, EscapeError, prune_empty_parents
 from retrace.lsp.services.timeline import workspace_file
 from retrace.text import decode_text
 
@@ -56,6 +57,30 @@ def delete_change(edit: EditPlan, pf: PlannedFile, file_uri: str, client_deletes
         return
     why = "symlink" if current is not None and current.kind != "file" else "client cannot delete"
     edit.disk(disk_op(pf, "delete", None), why)
+
+
+def editor_may_touch(tree: DirTree, rel: str) -> bool:
+    """Whether the editor may change ``rel`` itself: every parent is a real directory of the
+    workspace (or not there yet) and the entry is a regular file or absent. The editor follows
+    links when it writes; the disk writer never does, so everything else goes to it."""
+    try:
+        st = tree.lstat(rel)
+    except (OSError, EscapeError):
+        return False
+    return st is None or stat.S_ISREG(st.st_mode)
+
+
+def on_disk_instead(edit: EditPlan, pf: PlannedFile, action: str | None, data: bytes | None) -> None:
+    """``pf`` through the disk writer: a link (or a link in its parents) is in the way."""
+    why = "a symbolic link in the way"
+    target = pf.target
+    if action == "delete" or target is None:
+        edit.disk(disk_op(pf, "delete", None), why)
+        return
+    edit.disk(disk_op(pf, "chmod" if action == "chmod" else "write", target, data), why)
+    if action == "rename" and pf.from_path:
+        # The source holds the target's content (that is how the planner paired them).
+        edit.disk(DiskOp(pf.from_path, "delete", None, Seen(target)), why)
 
 
 def editor_text(data: bytes | None) -> str | None:

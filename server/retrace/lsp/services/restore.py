@@ -29,6 +29,7 @@ the next start rolls those paths back to the pre-restore head (``services/recove
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -52,25 +53,23 @@ from retrace.engine.models import (
     Checkpoint,
     ConflictResolution,
     FileEntry,
-    NothingToRestore,
     PlannedFile,
     RestoreApplied,
-    RestoreConflict,
     RestoreFailed,
     RestorePlan,
-    RestorePreview,
 )
 from retrace.engine.restore.disk import apply_disk
+from retrace.engine.restore.ladder import Choices, ToApply, climb
 from retrace.engine.restore.ops import Seen
-from retrace.engine.restore.resolver import resolve
-from retrace.engine.restore.steps import build_steps
 from retrace.engine.restore.transaction import RestoreTransaction
-from retrace.engine.workspace import normalize_rel
+from retrace.engine.workspace import DirTree, normalize_rel
 from retrace.lsp.services.editor_edit import (
     EditPlan,
     delete_change,
     disk_op,
+    editor_may_touch,
     editor_text,
+    on_disk_instead,
     prune_emptied_dirs,
     with_unsaved_conflicts,
 )
@@ -203,42 +202,18 @@ class RestoreService:
                 e, e.plan_restore(target.id, mode=params.mode, paths=params.paths), unsaved
             )
         )
-        if not plan.files and not plan.unrecoverable:
-            return NothingToRestore(
-                target_id=target.id,
-                mode=params.mode,
-                dry_run=params.dry_run,
-                plan=plan,
-                reason=f"the workspace already matches checkpoint {target.id}",
-            )
-        decision = resolve(
-            plan,
+        # The one outcome ladder (engine): only its last rung reaches the editor applier.
+        choices = Choices(
+            dry_run=params.dry_run,
             force=params.force,
             resolutions=params.resolutions,
             skip_conflicts=params.skip_conflicts,
+            scoped=params.paths is not None,
         )
-        if decision.unresolved:
-            return RestoreConflict(
-                target_id=target.id,
-                mode=params.mode,
-                dry_run=params.dry_run,
-                plan=plan,
-                files=decision.unresolved,
-            )
-        outcomes = build_steps(plan, decision, {}, lambda _entry: None).outcomes
-        if params.dry_run:
-            return RestorePreview(
-                target_id=target.id, mode=params.mode, plan=plan, files=outcomes, skipped=decision.skipped
-            )
-        if all(decision.action(pf) == "skip" for pf in plan.files):
-            return NothingToRestore(
-                target_id=target.id,
-                mode=params.mode,
-                plan=plan,
-                files=outcomes,
-                skipped=decision.skipped,
-                reason="every change in scope was skipped",
-            )
+        rung = climb(plan, choices, {}, lambda _entry: None)
+        if not isinstance(rung, ToApply):
+            return rung
+        decision = rung.decision
         effective = {pf.path: res for pf in plan.files if (res := decision.action(pf)) is not None}
         state = self._safety_editor_state(unsaved)
         safety = await self.services.run(lambda e: e.take_safety_checkpoint(editor_state=state))
@@ -352,38 +327,63 @@ class RestoreService:
         def uri(rel: str) -> str:
             return str(from_fs_path(str(workspace_file(workspace, rel))))
 
-        for pf in plan.files:
-            resolution = effective.get(pf.path)
-            no_merge = pf.conflict is None or pf.conflict.merged_text is None
-            if resolution == "skip" or (resolution == "merge" and no_merge):
-                continue  # never overwrite a conflict without a clean merge to write instead
-            action = pf.intended if pf.action == "conflict" else pf.action
-            target: FileEntry | None = pf.target
-            if resolution == "merge" and pf.conflict is not None and pf.conflict.merged_text is not None:
-                data: bytes | None = pf.conflict.merged_text.encode("utf-8")
-            elif target is not None and target.kind == "file" and target.hash is not None:
-                data = engine.read_blob(target.hash)
-            else:
-                data = None
-
-            if action == "delete":
-                delete_change(edit, pf, uri(pf.path), "delete" in resource_ops)
-            elif action == "rename" and pf.from_path is not None and "rename" in resource_ops:
-                edit.changes.append(lsp.RenameFile(old_uri=uri(pf.from_path), new_uri=uri(pf.path)))
-                edit.deleted.append(pf.from_path)
-            elif action == "chmod" and target is not None:
-                edit.disk(disk_op(pf, "chmod", target), "executable bit")
-            elif target is None:
-                continue
-            elif target.kind != "file" or data is None:
-                edit.disk(
-                    disk_op(pf, "write", target, data), "symlink" if target.kind != "file" else "content"
-                )
-            else:
-                self._text_or_disk(
-                    edit, pf, target, data, file_uri=uri(pf.path), codec=codec, resource_ops=resource_ops
+        with DirTree(workspace) as tree:
+            for pf in plan.files:
+                self._plan_one(
+                    edit,
+                    engine,
+                    tree,
+                    pf,
+                    effective.get(pf.path),
+                    uri=uri,
+                    codec=codec,
+                    resource_ops=resource_ops,
                 )
         return edit
+
+    def _plan_one(
+        self,
+        edit: EditPlan,
+        engine: Engine,
+        tree: DirTree,
+        pf: PlannedFile,
+        resolution: ConflictResolution | None,
+        *,
+        uri: Callable[[str], str],
+        codec: PositionCodec,
+        resource_ops: set[str],
+    ) -> None:
+        """One planned file into editor changes or disk operations."""
+        no_merge = pf.conflict is None or pf.conflict.merged_text is None
+        if resolution == "skip" or (resolution == "merge" and no_merge):
+            return  # never overwrite a conflict without a clean merge to write instead
+        action = pf.intended if pf.action == "conflict" else pf.action
+        target: FileEntry | None = pf.target
+        if resolution == "merge" and pf.conflict is not None and pf.conflict.merged_text is not None:
+            data: bytes | None = pf.conflict.merged_text.encode("utf-8")
+        elif target is not None and target.kind == "file" and target.hash is not None:
+            data = engine.read_blob(target.hash)
+        else:
+            data = None
+        touched = [pf.path] + ([pf.from_path] if action == "rename" and pf.from_path else [])
+        if not all(editor_may_touch(tree, rel) for rel in touched):
+            on_disk_instead(edit, pf, action, data)
+            return
+        if action == "delete":
+            delete_change(edit, pf, uri(pf.path), "delete" in resource_ops)
+        elif action == "rename" and pf.from_path is not None and "rename" in resource_ops:
+            edit.changes.append(lsp.RenameFile(old_uri=uri(pf.from_path), new_uri=uri(pf.path)))
+            edit.deleted.append(pf.from_path)
+        elif action == "chmod" and target is not None:
+            edit.disk(disk_op(pf, "chmod", target), "executable bit")
+        elif target is None:
+            return
+        elif target.kind != "file" or data is None:
+            edit.disk(disk_op(pf, "write", target, data), "symlink" if target.kind != "file" else "content")
+        else:
+            self._text_or_disk(
+                edit, pf, target, data, file_uri=uri(pf.path), codec=codec, resource_ops=resource_ops
+            )
 
     def _text_or_disk(
         self,
