@@ -31,6 +31,7 @@ from tests.reliability.conftest import FULL, record_figures
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.capture import faults
+from retrace.engine.capture.fs import NotRegularFileError, read_regular
 from retrace.engine.changes import read_disk
 from retrace.engine.models import Checkpoint
 
@@ -399,3 +400,18 @@ def test_campaign_random_type_flips_never_block_a_capture(short_tmp: Path) -> No
     )
     assert reported <= set(names), f"reports name other paths: {sorted(reported - set(names))}"
     assert settled.recoverability == "full", settled.unrecoverable
+
+
+def test_the_one_open_helper_refuses_every_special_file_without_blocking(short_tmp: Path) -> None:
+    """``read_regular`` (capture, ignore files, disk diffs, the editor restore's disk reads)."""
+    keep: list[socket.socket] = []
+    for kind in ("fifo", "socket", "dir", "symlink"):
+        p = short_tmp / kind
+        _flip(p, kind, keep)
+        with pytest.raises(NotRegularFileError):
+            guarded(short_tmp, lambda p=p: read_regular(str(p)))
+    (short_tmp / "file").write_bytes(b"12345")
+    assert read_regular(str(short_tmp / "file")) == b"12345"
+    assert read_regular(str(short_tmp / "file"), 3) == b"123"
+    for s in keep:
+        s.close()

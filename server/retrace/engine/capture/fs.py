@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -131,11 +132,13 @@ def open_regular(path: str, dir_fd: int | None = None) -> tuple[int, os.stat_res
     return fd, st
 
 
-def read_regular(path: str, limit: int, dir_fd: int | None = None) -> bytes:
-    """The bytes of the regular file ``path`` (at most ``limit``), opened by
-    :func:`open_regular` (so never blocking); its errors as it raises them."""
+def read_regular(path: str, limit: int | None = None, dir_fd: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``; all of them by default),
+    opened by :func:`open_regular` (so never blocking); its errors as it raises them: every
+    ``OSError``, :class:`NotRegularFileError` included, means "no regular file to read here"."""
     fd, st = open_regular(path, dir_fd)
-    return read_fd(fd, min(st.st_size, limit) + 1, limit)
+    cap = sys.maxsize if limit is None else limit
+    return read_fd(fd, min(st.st_size + 1, cap), cap)
 
 
 def read_open(fd: int, first: int, limit: int) -> bytes:
