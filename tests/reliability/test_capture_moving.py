@@ -398,7 +398,8 @@ def test_campaign_random_type_flips_never_block_a_capture(short_tmp: Path) -> No
             "settled checkpoint": settled.recoverability,
         },
     )
-    assert reported <= set(names), f"reports name other paths: {sorted(reported - set(names))}"
+    strays = {p for p in reported if p.split("/")[0] not in names}  # a flipped dir's file is fine
+    assert not strays, f"reports name paths nobody touched: {sorted(strays)}"
     assert settled.recoverability == "full", settled.unrecoverable
 
 

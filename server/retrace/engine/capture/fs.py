@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from retrace.engine.capture import faults
+from retrace.engine.capture.faults import fire
 from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 
 PATH_SAFE = 4000
@@ -114,7 +114,7 @@ def open_regular(path: str, dir_fd: int | None = None) -> tuple[int, os.stat_res
     Never blocks (``O_NONBLOCK``), never follows a final symlink; anything that is not a
     regular file raises :class:`NotRegularFileError` (closed already). ``FileNotFoundError`` and
     other ``OSError`` as ``os.open`` raises them."""
-    faults.fire("open", path)
+    fire("open", path)
     try:
         fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrace.engine.capture import faults
+from retrace.engine.capture.faults import fire
 from retrace.engine.capture.fs import (
     NotRegularFileError,
     kind_of,
@@ -326,7 +326,7 @@ def _one_version(
     """The bytes of ``fd`` if they are one version of the file ``st`` chose, else ``None``."""
     if identity(before) != identity(st):
         return None  # changed between the listing and the open
-    faults.fire("read", abs_path)
+    fire("read", abs_path)
     size = st.st_size
     data = read_open(fd, size + 1, max_bytes + 1)
     if identity(os.fstat(fd)) != identity(before) or len(data) != size:
