@@ -367,7 +367,21 @@ def test_campaign_random_type_flips_never_block_a_capture(short_tmp: Path) -> No
                 flips[0] += 1
             except OSError:
                 pass
-            time.sleep(r.random() * 0.003)
+            time.sleep(r.random() * 0.0005)
+
+    seam_flips = [0]
+    hook_rng = random.Random(seed + 2)
+
+    def flip_in_the_window(step: str, path: str) -> None:
+        """Also flip inside the window the race needs (between the lstat and the open), at
+        random: the background flipper alone seldom lands there."""
+        name = os.path.basename(path)
+        if step == "open" and name in names and hook_rng.random() < 0.3:
+            try:
+                _flip(ws / name, hook_rng.choice(kinds[1:]), sockets)
+                seam_flips[0] += 1
+            except OSError:
+                pass
 
     captures = 300 if FULL else 50
     reported: set[str] = set()
@@ -375,10 +389,11 @@ def test_campaign_random_type_flips_never_block_a_capture(short_tmp: Path) -> No
         t = threading.Thread(target=flipper, daemon=True)
         t.start()
         try:
-            for i in range(captures):
-                rels = rng.sample(names, 2) if i % 2 else None
-                cp = guarded(ws, lambda rels=rels, i=i: eng.checkpoint(f"c{i}", changed_paths=rels))
-                reported |= {u.path for u in cp.unrecoverable}
+            with faults.injected(flip_in_the_window):
+                for i in range(captures):
+                    rels = rng.sample(names, 2) if i % 2 else None
+                    cp = guarded(ws, lambda rels=rels, i=i: eng.checkpoint(f"c{i}", changed_paths=rels))
+                    reported |= {u.path for u in cp.unrecoverable}
         finally:
             stop.set()
             t.join(10)
@@ -394,6 +409,7 @@ def test_campaign_random_type_flips_never_block_a_capture(short_tmp: Path) -> No
             "seed": seed,
             "captures": captures + 1,
             "type flips": flips[0],
+            "flips between lstat and open": seam_flips[0],
             "paths reported not captured": sorted(reported),
             "settled checkpoint": settled.recoverability,
         },
