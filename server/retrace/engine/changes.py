@@ -6,7 +6,7 @@ The engine is reached only through :class:`ChangesHost` (no import of the engine
 """
 
 # String paths and os-level calls on purpose: one read per changed path.
-# ruff: noqa: PTH115, PTH118, PTH123
+# ruff: noqa: PTH115, PTH118
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
+from retrace.engine.capture.fs import read_regular
 from retrace.engine.commit import count_lines, file_changes
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import BlobCorrupt, RetraceError
@@ -81,8 +82,8 @@ def read_disk(workspace: Path, rel: str, max_bytes: int) -> bytes | None:
             return os.fsencode(os.readlink(p))
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
-        with open(p, "rb") as f:
-            return f.read()
+        data = read_regular(p, max_bytes + 1)  # never blocks: it may have become a FIFO
+        return data if len(data) <= max_bytes else None
     except OSError:
         return None
 

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
 from retrace.engine.history.replay import BadLine, BadPath
 from retrace.engine.history.sanitize import sanitized
@@ -185,7 +186,7 @@ def _restore_from_workspace(layout: StoreLayout, found: Findings) -> list[str]:
         if e.kind != "file" or e.hash is None or e.hash not in found.bad_blobs:
             continue
         try:
-            data = (workspace / path).read_bytes()
+            data = read_regular(str(workspace / path))  # never blocks on a FIFO
         except OSError:
             continue
         if hashlib.sha256(data).hexdigest() == e.hash and blobs.check(e.hash) is not None:

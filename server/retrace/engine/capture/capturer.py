@@ -83,8 +83,11 @@ class Capturer:
         """Full stat walks done (tests and the benchmark check the watcher fast path)."""
         self._cache_saved_at = time.monotonic()
         self.not_captured: dict[str, str] = {}
-        """Directories the captures since the last commit could not list, with the reason:
-        their files are unknown (kept as they were), and the checkpoint says so."""
+        """Directories the captures since the last commit could not list, and files they could
+        not read as one version, with the reason: they are unknown (kept as they were), and the
+        checkpoint says so."""
+        self._reread: set[str] = set()
+        """Files found unsure by the current capture: pending again once it is done."""
         self._own_log: dict[str, list[int]] | None = None
         """While the engine renames entries into place: every watcher event, per path, in order."""
         self._own_before: set[str] = set()
@@ -97,6 +100,18 @@ class Capturer:
 
     def _unlisted(self, rel: str, reason: str) -> None:
         self.not_captured[rel or "."] = reason
+
+    def _unsure(self, rel: str, reason: str) -> None:
+        """``rel`` could not be read as one version: the checkpoint names it (not ``full``) and
+        the next capture reads it again, whatever the watcher says."""
+        self.not_captured[rel] = reason
+        self._reread.add(rel)
+
+    def _requeue(self) -> None:
+        """Paths found unsure by this capture stay pending for the next one."""
+        if self._reread:
+            self._pending.files.update(self._reread)
+            self._reread = set()
 
     def _unknown(self, path: str) -> bool:
         """Whether ``path`` is, or lies in a directory, this capture could not read."""
@@ -167,9 +182,15 @@ class Capturer:
         r = at(self._ws, rel, lambda p, d: read_entry(p, st, self.config.max_file_bytes, d))
         if r is None:
             return None
+        if r.unsure is not None:
+            # No consistent version: reported, kept as recorded, read again by the next capture
+            # (never cached). A plan or diff gets the unstored entry: "changed, content unknown".
+            self._unsure(rel, r.unsure)
+            return head_e if store else r.entry
         if store and r.data is not None and r.entry.hash is not None:
             (put or self.blobs.put)(r.data, r.entry.hash)
-            self.cache.put(rel, st, r.entry)
+            if r.stat is not None:
+                self.cache.put(rel, r.stat, r.entry)
         return r.entry
 
     def peek(self, rel: str, st: os.stat_result, head_e: FileEntry | None) -> FileEntry | None:
@@ -221,6 +242,7 @@ class Capturer:
                 delta[rel] = e
         if rule_dirs:
             delta.update(self.rules_changed(rule_dirs, head, store=store))
+        self._requeue()
         return delta
 
     def rules_changed(
@@ -382,6 +404,11 @@ class Capturer:
 
     def detect(self, head: Mapping[str, FileEntry], *, full: bool = False, store: bool = True) -> Delta:
         """Every change on disk relative to ``head``."""
+        delta = self._detect(head, full, store)
+        self._requeue()
+        return delta
+
+    def _detect(self, head: Mapping[str, FileEntry], full: bool, store: bool) -> Delta:
         w = self.watcher
         self.not_captured = {}
         if self.full_next and store:
@@ -506,4 +533,5 @@ class Capturer:
         if self.watcher is not None:
             self.watcher.start(watch_tree=False)
         delta = self._walk({}, store=True, rewatch=True)
+        self._requeue()
         return {p: e for p, e in delta.items() if e is not None}

@@ -1,8 +1,16 @@
-"""Low-level file-system access for capture: paths of any depth, bounded reads.
+"""Low-level file-system access for capture: paths of any depth, bounded reads, opens that
+never block.
 
 A path longer than PATH_MAX is still the user's work: :func:`at` resolves it one component at a
 time through directory file descriptors (never following a symlink in a parent), so it can be
 listed, stat'ed, read and watched like any other.
+
+:func:`open_regular` is THE way a workspace file is opened for reading (capture, ignore files,
+diffs of the disk, instruction files): the path can turn into a FIFO, a socket or a device
+between the ``lstat`` that chose it and the open, and a blocking open of a FIFO with no writer
+never returns (a capture would hold the store lock forever). So the open never blocks, never
+follows a final symlink, never makes a terminal the controlling one, and the type is checked
+on the descriptor itself.
 """
 
 # String paths and os-level calls on purpose: hot paths, no Path object per file.
@@ -10,17 +18,23 @@ listed, stat'ed, read and watched like any other.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from retrace.oscompat import O_CLOEXEC, O_DIRECTORY
+from retrace.engine.capture.faults import fire
+from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 
 PATH_SAFE = 4000
 """Absolute paths this long (bytes) or longer are resolved relative to directory fds: the
 kernel refuses paths longer than PATH_MAX (4096), and a deep tree is still the user's work."""
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
+READ_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+"""Flags of every read of a workspace file: see :func:`open_regular`. (``O_NONBLOCK`` changes
+nothing for a regular file's reads.)"""
 T = TypeVar("T")
 
 
@@ -70,20 +84,82 @@ def is_real_dir(ws: str, rel: str) -> bool:
         return False
 
 
-def read_fd(fd: int, first: int, limit: int) -> bytes:
-    """Read to EOF (at most ``limit`` bytes) and close ``fd``; one syscall for most files."""
+class NotRegularFileError(OSError):
+    """The path holds something other than a regular file (a FIFO, a socket, a device, a
+    directory, a symlink): nothing was read."""
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, for a message (``"a FIFO"``)."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symlink"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+_NOT_REGULAR_ERRNOS = frozenset({errno.ELOOP, errno.ENXIO, errno.EISDIR, errno.ENODEV, errno.EOPNOTSUPP})
+"""What ``open`` answers for a final symlink (``O_NOFOLLOW``), a socket, a directory opened for
+writing, a device without a driver, a special file that refuses opens: not a regular file."""
+
+
+def open_regular(path: str, dir_fd: int | None = None) -> tuple[int, os.stat_result]:
+    """An fd of the regular file ``path`` (relative to ``dir_fd`` when given) and its fstat.
+    Never blocks (``O_NONBLOCK``), never follows a final symlink; anything that is not a
+    regular file raises :class:`NotRegularFileError` (closed already). ``FileNotFoundError`` and
+    other ``OSError`` as ``os.open`` raises them."""
+    fire("open", path)
     try:
-        data = os.read(fd, first)
-        if len(data) < first:
-            return data
-        parts = [data]
-        total = len(data)
-        while total < limit:
-            chunk = os.read(fd, min(1 << 20, limit - total))
-            if not chunk:
-                break
-            parts.append(chunk)
-            total += len(chunk)
-        return b"".join(parts)
+        fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in _NOT_REGULAR_ERRNOS:
+            raise NotRegularFileError(exc.errno, f"not a regular file ({exc.strerror})", path) from None
+        raise
+    try:
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRegularFileError(errno.EINVAL, f"not a regular file ({kind_of(st.st_mode)})", path)
+    return fd, st
+
+
+def read_regular(path: str, limit: int | None = None, dir_fd: int | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``; all of them by default),
+    opened by :func:`open_regular` (so never blocking); its errors as it raises them: every
+    ``OSError``, :class:`NotRegularFileError` included, means "no regular file to read here"."""
+    fd, st = open_regular(path, dir_fd)
+    cap = sys.maxsize if limit is None else limit
+    return read_fd(fd, min(st.st_size + 1, cap), cap)
+
+
+def read_open(fd: int, first: int, limit: int) -> bytes:
+    """Read ``fd`` to EOF (at most ``limit`` bytes); one syscall for most files."""
+    data = os.read(fd, first)
+    if len(data) < first:
+        return data
+    parts = [data]
+    total = len(data)
+    while total < limit:
+        chunk = os.read(fd, min(1 << 20, limit - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)
+
+
+def read_fd(fd: int, first: int, limit: int) -> bytes:
+    """:func:`read_open`, then close ``fd``."""
+    try:
+        return read_open(fd, first, limit)
     finally:
         os.close(fd)

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import pathspec
 
-from retrace.engine.capture.fs import read_fd
+from retrace.engine.capture.fs import read_regular
 from retrace.engine.config import BUILTIN_EXCLUDES, TOOL_FOLDERS, TOOL_MARKERS, EngineConfig
 
 _GLOB = set("*?[]\\!")
@@ -118,16 +118,13 @@ class Ignorer:
         if dir_rel not in self._git:
             p = os.path.join(self._ws, dir_rel, ".gitignore")  # dir_rel "" → the root's
             try:
-                # O_NOFOLLOW: a symlinked .gitignore is never followed (one syscall when absent).
-                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                # A symlinked .gitignore is never followed, a FIFO or a device never blocks
+                # (no rules then); one syscall when it is absent.
+                data = read_regular(p, 1 << 22)
             except OSError:
-                self._git[dir_rel] = None
-            else:
-                try:
-                    lines = read_fd(fd, 1 << 16, 1 << 22).decode("utf-8", errors="replace").splitlines()
-                except OSError:
-                    lines = []
-                self._git[dir_rel] = _Rules(lines) if lines else None
+                data = b""
+            lines = data.decode("utf-8", errors="replace").splitlines()
+            self._git[dir_rel] = _Rules(lines) if lines else None
         return self._git[dir_rel]
 
     def forget(self, dir_rel: str | None = None) -> None:

@@ -15,13 +15,23 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrace.engine.capture.fs import open_dir, read_fd, too_long
+from retrace.engine.capture.faults import fire
+from retrace.engine.capture.fs import (
+    NotRegularFileError,
+    kind_of,
+    open_dir,
+    open_regular,
+    read_open,
+    too_long,
+)
 from retrace.engine.capture.ignore import Ignorer, NameFilter
+from retrace.engine.capture.statcache import CTIME_RACY_NS
 from retrace.engine.config import TOOL_FOLDERS, TOOL_MARKERS
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
@@ -189,48 +199,144 @@ class ReadResult:
     entry: FileEntry
     data: bytes | None
     """Bytes to store (file content or link target); ``None`` when not stored."""
+    stat: os.stat_result | None = None
+    """The identity the bytes were read under (what the stat cache may record); ``None``: do not
+    cache this result."""
+    unsure: str | None = None
+    """Why no consistent version could be read (the file kept changing, or it is no longer a
+    regular file); then ``entry`` stores nothing and the path must be read again next time."""
+
+
+READ_ATTEMPTS = 3
+"""Reads of a file that changes while it is read, before it is reported as unsure."""
+RETRY_PAUSES_S = (0.002, 0.01)
+"""Back-off before the second and third attempt: long enough for a writer's burst to end."""
+
+
+SETTLE_NS = CTIME_RACY_NS
+"""A file whose ctime is this recent is read twice and the two reads compared. A write sets
+ctime when it STARTS, so a write that began just before the first fstat and is still copying
+its bytes leaves the identity unchanged while the read sees part of them; a second read that
+differs exposes it. Files changed longer ago than this cost one read (the statcache's
+racily-clean margin: the same notion of "too recent to trust a stat")."""
+
+
+def identity(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
+    """What a write or replacement changes: device, inode, size, mtime, ctime (which no writer
+    can set back), mode."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
 
 
 def read_entry(
     abs_path: str, st: os.stat_result, max_bytes: int, dir_fd: int | None = None
 ) -> ReadResult | None:
-    """The entry of a file or symlink (``None`` if it vanished or is another file type).
-    With ``dir_fd``, ``abs_path`` is a name relative to that directory (see :func:`at`)."""
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            target = os.readlink(abs_path, dir_fd=dir_fd)
-        except OSError:
-            return None
-        data = os.fsencode(target)
-        return ReadResult(
-            make_entry("symlink", hashlib.sha256(data).hexdigest(), len(data), target=target), data
-        )
-    if not stat.S_ISREG(st.st_mode):
+    """The entry of a file or symlink (``None`` if it vanished or ``st`` is another file type).
+    With ``dir_fd``, ``abs_path`` is a name relative to that directory (see :func:`at`).
+
+    A regular file is read only as ONE version: the open descriptor's identity before and after
+    the read must equal the ``lstat`` that chose it (``st``); otherwise (a writer rewriting it in
+    place, a replacement, a type change) it is looked at again, at most :data:`READ_ATTEMPTS`
+    times with a short back-off, and then reported ``unsure``, never stored as a mix."""
+    reason = ""
+    for attempt in range(READ_ATTEMPTS):
+        if attempt:
+            time.sleep(RETRY_PAUSES_S[min(attempt, len(RETRY_PAUSES_S)) - 1])
+            try:
+                st = os.stat(abs_path, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                return _unsure(st, f"unreadable ({exc.strerror})")
+        if stat.S_ISLNK(st.st_mode):
+            return _read_link(abs_path, dir_fd, st)
+        if not stat.S_ISREG(st.st_mode):
+            return (
+                None if not attempt else _unsure(st, f"not a regular file ({kind_of(st.st_mode)}) when read")
+            )
+        got = _read_file(abs_path, st, max_bytes, dir_fd)
+        if not isinstance(got, str):
+            return got
+        reason = got
+    return _unsure(st, f"{reason} ({READ_ATTEMPTS} attempts)")
+
+
+def _read_link(abs_path: str, dir_fd: int | None, st: os.stat_result) -> ReadResult | None:
+    try:
+        target = os.readlink(abs_path, dir_fd=dir_fd)
+    except OSError:
         return None
-    return _read_file(abs_path, st, max_bytes, dir_fd)
+    data = os.fsencode(target)
+    return ReadResult(
+        make_entry("symlink", hashlib.sha256(data).hexdigest(), len(data), target=target), data, st
+    )
 
 
 def _unstored(size: int, executable: bool, reason: str) -> ReadResult:
     return ReadResult(make_entry("file", None, size, executable=executable, unstored=reason), None)
 
 
-def _read_file(abs_path: str, st: os.stat_result, max_bytes: int, dir_fd: int | None) -> ReadResult | None:
+def _unsure(st: os.stat_result, reason: str) -> ReadResult:
+    r = _unstored(st.st_size, bool(st.st_mode & stat.S_IXUSR), reason)
+    r.unsure = reason
+    return r
+
+
+def _read_file(
+    abs_path: str, st: os.stat_result, max_bytes: int, dir_fd: int | None
+) -> ReadResult | str | None:
+    """One attempt: the result, ``None`` (vanished) or why the read was not one version."""
     executable = bool(st.st_mode & stat.S_IXUSR)
     size = st.st_size
-    if size <= max_bytes:
-        try:
-            fd = os.open(abs_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            return _unstored(size, executable, f"unreadable ({exc.strerror})")
-        try:
-            data = read_fd(fd, min(size, max_bytes) + 1, max_bytes + 1)
-        except OSError as exc:
-            return _unstored(size, executable, f"unreadable ({exc.strerror})")
-        if len(data) <= max_bytes:
-            return ReadResult(
-                make_entry("file", hashlib.sha256(data).hexdigest(), len(data), executable=executable), data
-            )
-        size = len(data)  # grew while being read
-    return _unstored(size, executable, f"over size cap ({human_size(size)} > {human_size(max_bytes)})")
+    if size > max_bytes:
+        return _unstored(size, executable, _over_cap(size, max_bytes))
+    opened = _open(abs_path, st, dir_fd)
+    if not isinstance(opened, tuple):
+        return opened
+    fd, before = opened
+    try:
+        data = _one_version(fd, abs_path, st, before, max_bytes)
+    except OSError as exc:
+        return _unstored(size, executable, f"unreadable ({exc.strerror})")
+    finally:
+        os.close(fd)
+    if data is None:
+        return "changing while it was read"
+    return ReadResult(
+        make_entry("file", hashlib.sha256(data).hexdigest(), len(data), executable=executable), data, before
+    )
+
+
+def _open(
+    abs_path: str, st: os.stat_result, dir_fd: int | None
+) -> tuple[int, os.stat_result] | ReadResult | str | None:
+    """(fd, fstat) of the regular file, or the attempt's outcome (see :func:`_read_file`)."""
+    try:
+        return open_regular(abs_path, dir_fd)
+    except FileNotFoundError:
+        return None
+    except NotRegularFileError:
+        return "its type changed while it was read"
+    except OSError as exc:
+        return _unstored(st.st_size, bool(st.st_mode & stat.S_IXUSR), f"unreadable ({exc.strerror})")
+
+
+def _one_version(
+    fd: int, abs_path: str, st: os.stat_result, before: os.stat_result, max_bytes: int
+) -> bytes | None:
+    """The bytes of ``fd`` if they are one version of the file ``st`` chose, else ``None``."""
+    if identity(before) != identity(st):
+        return None  # changed between the listing and the open
+    fire("read", abs_path)
+    size = st.st_size
+    data = read_open(fd, size + 1, max_bytes + 1)
+    if identity(os.fstat(fd)) != identity(before) or len(data) != size:
+        return None
+    if time.time_ns() - before.st_ctime_ns < SETTLE_NS and (
+        os.pread(fd, size + 1, 0) != data or identity(os.fstat(fd)) != identity(before)
+    ):
+        return None
+    return data
+
+
+def _over_cap(size: int, max_bytes: int) -> str:
+    return f"over size cap ({human_size(size)} > {human_size(max_bytes)})"

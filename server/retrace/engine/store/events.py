@@ -334,5 +334,14 @@ def event_json(event: JournalEvent | dict[str, Any]) -> dict[str, Any]:
         if typed is None:
             return dict(event)
         event = typed
-    exclude: Any = {"checkpoint": {"damage"}} if isinstance(event, CheckpointEvent) else None
-    return event.model_dump(mode="json", by_alias=True, exclude=exclude)
+    if not isinstance(event, CheckpointEvent):
+        return event.model_dump(mode="json", by_alias=True)
+    out = event.model_dump(mode="json", by_alias=True, exclude={"checkpoint": {"damage"}})
+    # The deltas are maps keyed by workspace path, already plain JSON values (delta_to_json).
+    # pydantic's JSON mode turns a key holding a lone surrogate (a file name that is not valid
+    # UTF-8, decoded with surrogateescape) into replacement characters, so the next replay
+    # would name another file; they are put back as they are (json.dumps escapes them).
+    out["delta"] = event.delta
+    if event.parent_delta is not None and out.get("parentDelta") is not None:
+        out["parentDelta"]["delta"] = event.parent_delta.delta
+    return out

@@ -13,6 +13,7 @@ from pathlib import Path
 from lsprotocol import types as lsp
 
 from retrace.engine import Engine
+from retrace.engine.capture.fs import read_regular
 from retrace.engine.merge import merge3
 from retrace.engine.models import ConflictInfo, FileEntry, PlanCounts, PlannedFile, RestorePlan
 from retrace.engine.restore.ops import DiskOp, OpKind, Seen
@@ -108,7 +109,7 @@ def _merged_with_buffer(engine: Engine, pf: PlannedFile, buffer: str) -> str | N
     else:
         return None
     try:
-        disk = workspace_file(engine.workspace, pf.path).read_bytes()
+        disk = read_regular(str(workspace_file(engine.workspace, pf.path)))
     except OSError:
         return None
     return merge3(disk, buffer.encode(), theirs)

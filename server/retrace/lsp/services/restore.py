@@ -48,6 +48,7 @@ from retrace.app.restore import (
     touches_code,
 )
 from retrace.engine import Engine
+from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import (
     Checkpoint,
@@ -242,7 +243,7 @@ class RestoreService:
                 continue
             path = workspace_file(workspace, rel)
             try:
-                disk: str | None = path.read_text("utf-8")
+                disk: str | None = read_regular(str(path)).decode("utf-8")  # a FIFO never blocks
             except (OSError, UnicodeDecodeError):
                 disk = None
             if disk is None and rel not in dirty:
@@ -428,7 +429,7 @@ class RestoreService:
             old_text: str | None = document.source
             version = document.version
         else:
-            old_text = editor_text(path.read_bytes()) if path.exists() else None
+            old_text = editor_text(read_regular(str(path))) if path.exists() else None
             version = None
         if old_text is None:
             edit.disk(disk_op(pf, "write", target, data), "current content is binary")
@@ -487,7 +488,7 @@ class RestoreService:
             # The restore just saved this file: the editor's text is the disk's (the server's
             # copy of the document may still be waiting for the editor's didChange).
             try:
-                old = file_path.read_text("utf-8")
+                old = read_regular(str(file_path)).decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
             edits = text_edits(old, text, codec)

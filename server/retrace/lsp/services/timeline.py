@@ -20,6 +20,7 @@ from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, ToolLookup
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.bootstrap import Services
 from retrace.engine import Engine
+from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.layout import StoreLayout
@@ -224,7 +225,7 @@ async def file_content(services: Services, params: FileContentParams) -> FileCon
                     return str(path.readlink()).encode()
                 if path.exists() and not path.is_file():  # a FIFO would block, a device never end
                     raise RetraceError(f"{params.path} is not a regular file")
-                return path.read_bytes()
+                return read_regular(str(path))  # never blocks: it may have become a FIFO
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 return None
             except OSError as exc:  # e.g. a name too long for the file system
