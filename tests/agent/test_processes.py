@@ -6,6 +6,7 @@ the grace (a process ignoring SIGTERM)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from pathlib import Path
@@ -156,3 +157,53 @@ def test_stop_in_flight_ends_registered_commands(tmp_path: Path) -> None:
 def test_parse_stat(line: str, parsed: tuple[str, int, int] | None) -> None:
     got = processes.parse_stat(line)
     assert (None if got is None else (got.state, got.pgid, got.sid)) == parsed
+
+
+async def test_a_background_tasks_daemons_run_with_it_and_end_with_its_stop(tmp_path: Path) -> None:
+    from retrace.agent.background import BackgroundTasks
+
+    class Host:
+        async def emit(self, event: object) -> None:
+            pass
+
+    tasks = BackgroundTasks(Host())  # type: ignore[arg-type]
+    f, cleaned = tmp_path / "ticks", tmp_path / "cleaned"
+    polite = f"trap 'echo bye > {cleaned}; exit 0' TERM; {LOOP.format(f=f)}"
+    ctx = ToolContext(workspace=tmp_path, engine_config=EngineConfig(), background=tasks.launcher("s1"))
+    started = await execute(
+        "run_command",
+        {"command": f'setsid sh -c "{polite}" >/dev/null 2>&1 & sleep 300', "background": True},
+        ctx,
+    )
+    handle = started.output.split(" as ")[1].split()[0]
+    for _ in range(250):
+        if f.exists():
+            break
+        await asyncio.sleep(0.02)
+    assert not _stops_changing(f, 0.3), "the daemon runs on while its task runs (after its call ended)"
+    await tasks.stop(handle)
+    assert _with_marker(str(f)) == [] and _stops_changing(f)
+    assert cleaned.read_text() == "bye\n"
+
+
+async def test_a_background_tasks_daemons_end_when_its_shell_exits(tmp_path: Path) -> None:
+    from retrace.agent.background import BackgroundTasks
+
+    class Host:
+        async def emit(self, event: object) -> None:
+            pass
+
+    tasks = BackgroundTasks(Host())  # type: ignore[arg-type]
+    f = tmp_path / "ticks"
+    ctx = ToolContext(workspace=tmp_path, engine_config=EngineConfig(), background=tasks.launcher("s1"))
+    started = await execute(
+        "run_command",
+        {"command": f"setsid sh -c '{LOOP.format(f=f)}' >/dev/null 2>&1 & sleep 0.5", "background": True},
+        ctx,
+    )
+    handle = started.output.split(" as ")[1].split()[0]
+    pump = tasks.get(handle).pump
+    assert pump is not None
+    await asyncio.wait({pump}, timeout=10)
+    assert tasks.get(handle).ended
+    assert _with_marker(str(f)) == [] and _stops_changing(f)

@@ -18,7 +18,13 @@ its own), pumps its output into a capped buffer, and notices when it ends. Contr
 * **Never outliving the server.** Every task's group is killed on :meth:`kill_all` (server
   shutdown); while tasks run, a record of them is kept in the store (:mod:`.leftovers`), so a
   server that died without shutting down has them killed by the next one to open the store.
-* **Stopping.** :meth:`stop` kills one task's whole group (the user, or a restore that asked to).
+* **Stopping.** :meth:`stop` ends one task (the user, or a restore that asked to).
+* **Daemons.** A task's processes are its group, its session and every process carrying its token
+  (:mod:`retrace.agent.processes`): a daemon it started (``setsid``, a double fork) belongs to the
+  task. It runs while the task's shell runs, is not touched when a turn ends (the task was asked
+  to keep running), and ends with the task: when its shell exits, on a stop, a restore that
+  stops it, ``retrace run``'s end, the server's shutdown, or the next start after a crash. Every
+  end is SIGTERM first and SIGKILL after :data:`retrace.agent.processes.STOP_GRACE_S`.
 
 Handles (``bg-1``…) are unique within a server run and continue after the leftovers of a previous
 run, so a model never sees one handle name two commands.
@@ -38,6 +44,8 @@ from typing import Any, Protocol
 
 from retrace.agent.events import AgentHost, BackgroundTaskChanged, BackgroundTaskState, BackgroundTaskView
 from retrace.agent.leftovers import TOKEN_VARIABLE, LeftoverRecord, end_leftovers, write_records
+from retrace.agent.processes import Identity, stop_in_flight
+from retrace.agent.processes import stop as stop_processes
 from retrace.agent.tools.shell import kill_tree
 from retrace.engine.errors import RetraceError
 
@@ -87,6 +95,12 @@ class BackgroundTask:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    @property
+    def identity(self) -> Identity:
+        """Its processes: its group and session, and every process carrying its token (daemons
+        that left the group included)."""
+        return Identity(TOKEN_VARIABLE, self.token, self.pid)
 
     @property
     def state(self) -> BackgroundTaskState:
@@ -206,12 +220,14 @@ class BackgroundTasks:
                 else:
                     await asyncio.wait({reader}, timeout=POLL_EXIT_S)
             code = proc.returncode
-            # The shell exited: what it left running in its group ends with it (as a foreground
-            # command's leftovers do), which also closes the pipe.
+            # The shell exited: what it left running ends with it (as a foreground command's
+            # leftovers do: SIGTERM, SIGKILL after the grace), which also closes the pipe.
+            await asyncio.to_thread(stop_processes, [task.identity])
             kill_tree(proc.pid)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(reader), 5.0)
         except asyncio.CancelledError:
+            stop_processes([task.identity], 0.0)
             kill_tree(proc.pid)
             raise
         finally:
@@ -329,10 +345,12 @@ class BackgroundTasks:
 
     # ------------------------------------------------------------------ stopping
     async def stop(self, handle: str, by: str = "user") -> BackgroundTask:
-        """Kill the task's whole group and wait until it is reaped."""
+        """End the task and everything it started (SIGTERM, SIGKILL after the grace) and wait
+        until it is reaped."""
         task = self.get(handle)
         if not task.ended:
             task.stopped_by = by
+            await asyncio.to_thread(stop_processes, [task.identity])
             kill_tree(task.pid)
             if task.pump is not None:
                 await asyncio.wait({task.pump})
@@ -342,11 +360,16 @@ class BackgroundTasks:
         return [await self.stop(t.handle, by) for t in self.running(session_id)]
 
     def kill_all(self) -> None:
-        """Kill every running task's group now and forget the records: nothing of ours outlives
-        the server. Synchronous and touching no event loop (the server's last act, from any
-        thread, after its loop may have stopped)."""
-        for task in self.running():
+        """End every running task (and the processes of any foreground command still running)
+        now — SIGTERM, SIGKILL after one shared grace — and forget the records: nothing of ours
+        outlives the server. Synchronous and touching no event loop (the server's last act, from
+        any thread, after its loop may have stopped)."""
+        running = self.running()
+        for task in running:
             task.stopped_by = task.stopped_by or "shutdown"
+        stop_in_flight()
+        stop_processes([t.identity for t in running])
+        for task in running:
             kill_tree(task.pid)
         if self.record_file is not None:
             try:

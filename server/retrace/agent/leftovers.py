@@ -10,9 +10,10 @@ Identity: every background command is started with ``RETRACE_BACKGROUND_TASK=<ra
 its environment, which its children inherit. A recorded group is killed only when one of its
 members still carries that token (read from ``/proc/<pid>/environ``): a process id reused since
 by something else cannot carry a random token it never saw, and a process group id cannot be
-reused while any member of the old group lives. Where ``/proc`` is missing (macOS, Windows) a
-leftover is reported, not killed: there is no cheap way there to read another process's
-environment, and killing on a bare process id could hit a stranger.
+reused while any member of the old group lives; a daemon that left the group is found by its
+token alone (:mod:`retrace.agent.processes`: SIGTERM, SIGKILL after the grace). Where ``/proc``
+is missing (macOS, Windows) a leftover is reported, not killed: there is no cheap way there to
+read another process's environment, and killing on a bare process id could hit a stranger.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ import os
 import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from retrace.agent.processes import Identity
+from retrace.agent.processes import stop as stop_processes
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +135,13 @@ def end_leftovers(path: Path, proc: Path = PROC) -> list[LeftoverRecord]:
                 record.pid,
             )
             continue
-        if group_is_ours(record, proc):
-            log.info("ending background command %s of a previous server (pid %d)", record.handle, record.pid)
+        # Its group only when a member still carries the token (the group id is then still the
+        # command's: it cannot be reused while a member lives); its daemons by the token alone.
+        leader = record.pid if group_is_ours(record, proc) else None
+        ended = stop_processes([Identity(TOKEN_VARIABLE, record.token, leader)], proc=proc)
+        if ended:
+            log.info("ended background command %s of a previous server (pid %d)", record.handle, record.pid)
+        if leader is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(record.pid, signal.SIGKILL)
     write_records(path, [])
