@@ -207,3 +207,66 @@ async def test_a_background_tasks_daemons_end_when_its_shell_exits(tmp_path: Pat
     await asyncio.wait({pump}, timeout=10)
     assert tasks.get(handle).ended
     assert _with_marker(str(f)) == [] and _stops_changing(f)
+
+
+RUN_SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from retrace.cli.run import run_task
+code = asyncio.run(run_task(Path(sys.argv[1]), Path(sys.argv[2]), "start things", session_id=None,
+                            permission="auto", out=sys.stdout))
+sys.exit(code)
+"""
+
+
+def test_retrace_run_leaves_no_process_behind(tmp_path: Path) -> None:
+    """Across the real boundary: ``retrace run`` in a process of its own, a model (the fake API
+    over HTTP) that daemonizes in a foreground call and starts a background command with a
+    daemon of its own; once the run exited nothing of either runs and no file changes."""
+    import os
+    import subprocess
+
+    from tests.reliability.inputs_support import scripted_model
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = tmp_path / "store"
+    fg, bg = ws / "fg-ticks.txt", ws / "bg-ticks.txt"
+    calls = [
+        {"name": "run_command", "input": {"command": _daemon_commands(fg)["setsid"] + "\nsleep 0.3"}},
+        {
+            "name": "run_command",
+            "input": {"command": _daemon_commands(bg)["double-fork"] + "\nsleep 300", "background": True},
+        },
+        {"name": "run_command", "input": {"command": "sleep 0.5"}},
+    ]
+    model = scripted_model(
+        [
+            {"match": {"lastUserTextContains": "start things"}, "text": "Starting.", "toolCalls": calls},
+            {"text": "Done."},
+        ],
+        name="daemons",
+    )
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": model.base_url,
+        "ANTHROPIC_API_KEY": "k",
+        "RETRACE_FAKE_MODEL": "",
+    }
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", RUN_SCRIPT, str(ws), str(store)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        model.stop()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert fg.exists() and bg.exists(), proc.stdout
+    assert _with_marker(str(fg)) == [] and _with_marker(str(bg)) == [], proc.stdout
+    assert _stops_changing(fg) and _stops_changing(bg)
+    journals = "".join(j.read_text() for j in store.rglob("*.jsonl"))
+    assert "process(es) the command left running" in journals, "the result said what was stopped"
