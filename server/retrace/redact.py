@@ -18,7 +18,10 @@ Formats (high confidence, so ordinary text is left alone; table-tested in
   GitLab ``glpat-``, Slack ``xox[abposr]-``, AWS access key ids ``AKIA``/``ASIA``, Google ``AIza``,
   npm ``npm_``, SendGrid ``SG.``, Twilio ``SK``+32 hex;
 * JSON Web Tokens (three base64url parts, the first two starting ``eyJ``);
-* PEM private key blocks (``-----BEGIN … PRIVATE KEY-----`` … ``END``: the whole block);
+* PEM private key blocks (``-----BEGIN … PRIVATE KEY-----``, its base64 lines, ``END``; also
+  when the lines were escaped into one string) and a line that is nothing but 40+ characters of
+  base64 mixing upper case, lower case and digits (a key's body cut from its header, e.g. by
+  ``env | sort``; hex digests and commit ids are not base64-mixed and stay);
 * a long token used as a URL's user name (a Sentry DSN ``https://<key>@o1.ingest.sentry.io/2``),
   an ``Authorization:`` header's credentials;
 * assignments to a credential-named key: a name ending in ``password``, ``passwd``,
@@ -38,8 +41,15 @@ def _mark(kind: str) -> str:
     return MARK.format(kind)
 
 
+_NL = r"(?:\r?\n|\\(?:r\\)?n)"  # a line break, or one escaped inside a string (``repr``, JSON)
 _PEM = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)", re.S
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+    rf"(?:{_NL}[ \t]*(?:[A-Za-z0-9+/]+={{0,2}}(?=[ \t]*(?:\r|\n|\\|$))|[A-Za-z-]+: [^\n\\]*))*"
+    rf"(?:{_NL}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)?"
+)
+_BASE64_LINE = re.compile(
+    r"(?m)^[ \t]*(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[0-9])"
+    r"[A-Za-z0-9+/]{40,}={0,2}[ \t]*$"
 )
 _URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*):(?P<pw>[^/\s@\"'<>]+)@")
 _WEBHOOK = re.compile(
@@ -101,6 +111,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     text = _PEM.sub(_mark("private key"), text)
+    text = _BASE64_LINE.sub(_mark("base64"), text)
     text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{_mark('password')}@", text)
     text = _WEBHOOK.sub(lambda m: f"{m.group('head')}{_mark('webhook')}", text)
     text = _QUERY_SECRET.sub(lambda m: f"{m.group('head')}{_mark('secret')}", text)

@@ -39,6 +39,14 @@ SECRETS = [
         "b3BlbnNzaC1rZXktdjEA",
     ),
     ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n(cut)", "MIIEvQIBADANBgkqhkiG9w0B"),
+    (
+        "K='-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0Bq1\\n-----END PRIVATE KEY-----'",
+        "MIIEvQIBADANBgkqhkiG9w0Bq1",
+    ),
+    (
+        "-----END RSA PRIVATE KEY-----\nLANG=C\nMIIEvQIBADANBgkqhkiG9w0Bdfc1145d814247d64b15887e\nX=1",
+        "w0Bdfc1145d8",
+    ),
     ("password=correct-horse", "correct-horse"),
     ("DB_PASSWORD: 'two words'", "two words"),
     ('{"api_key": "abc123xyz"}', "abc123xyz"),
@@ -65,6 +73,8 @@ PLAIN = [
     "sk-short",
     "PATH=/usr/local/bin:/usr/bin",
     "passed 12 tests in 0.3s",
+    "commit 0123456789abcdef0123456789abcdef01234567",
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  file.tar",
 ]
 
 
@@ -91,6 +101,11 @@ def test_a_secret_in_any_surrounding_text_is_redacted(case: tuple[str, str], noi
     text, secret = case
     for combined in (noise + sep + text, text + sep + noise, noise + sep + text + sep + noise):
         assert secret not in redact(combined)
+
+
+def test_a_key_block_takes_only_its_own_lines() -> None:
+    text = "A=1\nTLS=-----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\nZ=1\nPATH=/bin"
+    assert redact(text) == "A=1\nTLS=[redacted: private key]\nZ=1\nPATH=/bin"
 
 
 def test_json_values_are_redacted_and_keys_kept() -> None:
