@@ -270,3 +270,57 @@ def test_retrace_run_leaves_no_process_behind(tmp_path: Path) -> None:
     assert _stops_changing(fg) and _stops_changing(bg)
     journals = "".join(j.read_text() for j in store.rglob("*.jsonl"))
     assert "process(es) the command left running" in journals, "the result said what was stopped"
+
+
+CRASH_SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from retrace.agent.background import BackgroundTasks
+from retrace.agent.tools import execute
+from retrace.agent.tools.base import ToolContext
+from retrace.engine.config import EngineConfig
+
+class Host:
+    async def emit(self, event):
+        pass
+
+async def main():
+    tasks = BackgroundTasks(Host(), Path(sys.argv[2]))
+    ctx = ToolContext(workspace=Path(sys.argv[1]), engine_config=EngineConfig(),
+                      background=tasks.launcher("s1"), command_timeout_s=600)
+    await execute("run_command", {"command": sys.argv[3]}, ctx)
+
+asyncio.run(main())
+"""
+
+
+def test_a_call_running_when_the_server_dies_is_ended_by_the_next_start(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from retrace.agent.background import BackgroundTasks
+
+    class Host:
+        async def emit(self, event: object) -> None:
+            pass
+
+    f = tmp_path / "ticks"
+    record = tmp_path / "store" / "runtime" / "background.json"
+    command = _daemon_commands(f)["setsid"] + "\nsleep 300"
+    server = subprocess.Popen([sys.executable, "-c", CRASH_SCRIPT, str(tmp_path), str(record), command])
+    try:
+        deadline = time.monotonic() + 20
+        while not (f.exists() and record.exists()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert f.exists() and record.exists(), "the call runs and is recorded"
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+    assert _with_marker(str(f)) != [], "the daemon outlived the dead server"
+    tasks = BackgroundTasks(Host(), record)  # type: ignore[arg-type]
+    ended = tasks.end_leftovers()
+    assert [r.is_call for r in ended] == [True]
+    assert _with_marker(str(f)) == [] and _stops_changing(f)
+    assert not record.exists()
+    news = tasks.news("s1")
+    assert news is not None and "was still running when the Retrace server exited" in news

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 from retrace.agent.events import AgentHost, BackgroundTaskChanged, BackgroundTaskState, BackgroundTaskView
 from retrace.agent.leftovers import TOKEN_VARIABLE, LeftoverRecord, end_leftovers, write_records
-from retrace.agent.processes import Identity, stop_in_flight
+from retrace.agent.processes import Identity, start_time, stop_in_flight
 from retrace.agent.processes import stop as stop_processes
 from retrace.agent.tools.shell import kill_tree
 from retrace.engine.errors import RetraceError
@@ -91,6 +91,8 @@ class BackgroundTask:
     settled: bool = False
     """Ended, and its last changes were captured at a boundary."""
     pump: asyncio.Task[None] | None = field(default=None, repr=False)
+    since: int | None = None
+    """Its shell's start time (:attr:`retrace.agent.processes.Identity.since`)."""
 
     @property
     def pid(self) -> int:
@@ -100,7 +102,7 @@ class BackgroundTask:
     def identity(self) -> Identity:
         """Its processes: its group and session, and every process carrying its token (daemons
         that left the group included)."""
-        return Identity(TOKEN_VARIABLE, self.token, self.pid)
+        return Identity(TOKEN_VARIABLE, self.token, self.pid, self.since)
 
     @property
     def state(self) -> BackgroundTaskState:
@@ -159,6 +161,9 @@ class BackgroundTasks:
         """Session id → news still to report: tasks a previous server left (killed at start-up),
         news of a prompt that was withdrawn unanswered."""
         self._last_news: dict[str, str] = {}
+        self._calls: dict[str, LeftoverRecord] = {}
+        """Foreground commands running now (token → record): recorded with the tasks, so a server
+        that dies in the middle of one has its processes ended by the next."""
 
     # ------------------------------------------------------------------ start-up
     def end_leftovers(self) -> list[LeftoverRecord]:
@@ -168,6 +173,12 @@ class BackgroundTasks:
             return []
         records = end_leftovers(self.record_file)
         for r in records:
+            if r.is_call:
+                self._lost.setdefault(r.session_id, []).append(
+                    f"the command `{short(r.command)}` (pid {r.pid}) was still running when the Retrace "
+                    "server exited; it and everything it started were stopped at the next start."
+                )
+                continue
             self._lost.setdefault(r.session_id, []).append(
                 f"{r.handle} ({short(r.command)}, pid {r.pid}) was stopped: the Retrace server "
                 "exited while it ran; its later output and exit status are unknown."
@@ -196,6 +207,7 @@ class BackgroundTasks:
         handle = f"bg-{self._next}"
         self._next += 1
         task = BackgroundTask(handle, session_id, command, proc, token, _now(), make_buffer, make_buffer())
+        task.since = await asyncio.to_thread(start_time, proc.pid)
         self._tasks[handle] = task
         await self._save_records()
         # Announced as running before its pump starts: the pump's "exited" announcement always
@@ -249,11 +261,25 @@ class BackgroundTasks:
         if self.record_file is None:
             return
         async with self._records_lock:
-            records = [t.record() for t in self._tasks.values() if not t.ended]
+            records = [t.record() for t in self._tasks.values() if not t.ended] + list(self._calls.values())
             try:
                 await asyncio.to_thread(write_records, self.record_file, records)
             except OSError as exc:
                 log.warning("could not record background tasks in %s: %s", self.record_file, exc)
+
+    async def track_call(self, session_id: str, identity: Identity, command: str) -> None:
+        """A foreground command started: record it while it runs (see :attr:`_calls`)."""
+        if self.record_file is None:
+            return
+        self._calls[identity.token] = LeftoverRecord(
+            "call", session_id, command, identity.leader or 0, identity.token, _now(), identity.variable
+        )
+        await self._save_records()
+
+    async def untrack_call(self, identity: Identity) -> None:
+        """A foreground command ended, and everything it started with it."""
+        if self._calls.pop(identity.token, None) is not None:
+            await self._save_records()
 
     def launcher(self, session_id: str) -> SessionLauncher:
         """What ``run_command`` of ``session_id`` hands its background commands to."""
@@ -393,6 +419,12 @@ class SessionLauncher:
     ) -> tuple[str, int]:
         started = await self.tasks.adopt(self.session_id, command, proc, token, make_buffer)
         return started.handle, started.pid
+
+    async def track(self, identity: Identity, command: str) -> None:
+        await self.tasks.track_call(self.session_id, identity, command)
+
+    async def untrack(self, identity: Identity) -> None:
+        await self.tasks.untrack_call(identity)
 
 
 def _news_line(task: BackgroundTask, output: str) -> str:

@@ -2,9 +2,11 @@
 unrelated process.
 
 A background command runs in a session (process group) of its own, so it would outlive a server
-that crashed or was killed. While it runs, the server keeps a record of it in the store
-(``<store>/runtime/background.json``: :class:`LeftoverRecord` per task); the next server to open
-the store reads it and ends the groups that are still there.
+that crashed or was killed; so would a foreground ``run_command`` running at that moment (and
+whatever it started), which is recorded the same way for as long as it runs. While it runs, the
+server keeps a record of it in the store (``<store>/runtime/background.json``:
+:class:`LeftoverRecord` per task or call); the next server to open the store reads it and ends
+the groups that are still there.
 
 Identity: every background command is started with ``RETRACE_BACKGROUND_TASK=<random token>`` in
 its environment, which its children inherit. A recorded group is killed only when one of its
@@ -47,6 +49,14 @@ class LeftoverRecord:
     """Also its process group id (the command leads a group of its own)."""
     token: str
     started_at: str
+    variable: str = TOKEN_VARIABLE
+    """The environment variable that carries ``token``: a background command's, or a foreground
+    call's (:data:`retrace.agent.processes.CALL_TOKEN_VARIABLE`, recorded while the call runs)."""
+
+    @property
+    def is_call(self) -> bool:
+        """A foreground ``run_command`` that was running (not a background command)."""
+        return self.variable != TOKEN_VARIABLE
 
 
 def read_records(path: Path) -> list[LeftoverRecord]:
@@ -114,7 +124,7 @@ def group_is_ours(record: LeftoverRecord, proc: Path = PROC) -> bool:
             environ = (proc / str(pid) / "environ").read_bytes()
         except OSError:
             continue
-        if carries_token(environ, record.token):
+        if f"{record.variable}={record.token}".encode() in environ.split(b"\0"):
             return True
     return False
 
@@ -138,7 +148,7 @@ def end_leftovers(path: Path, proc: Path = PROC) -> list[LeftoverRecord]:
         # Its group only when a member still carries the token (the group id is then still the
         # command's: it cannot be reused while a member lives); its daemons by the token alone.
         leader = record.pid if group_is_ours(record, proc) else None
-        ended = stop_processes([Identity(TOKEN_VARIABLE, record.token, leader)], proc=proc)
+        ended = stop_processes([Identity(record.variable, record.token, leader)], proc=proc)
         if ended:
             log.info("ended background command %s of a previous server (pid %d)", record.handle, record.pid)
         if leader is not None:

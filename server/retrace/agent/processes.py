@@ -53,6 +53,10 @@ class Identity:
     token: str
     leader: int | None = None
     """The spawned shell's pid: its process group and session (``None``: the token alone)."""
+    since: int | None = None
+    """The leader's start time (clock ticks since boot, ``/proc/<pid>/stat``): a process that
+    started before it cannot be one of its descendants, so its environment is not read (the scan
+    then costs one small read per process). ``None``: every process is looked at."""
 
 
 @dataclass(frozen=True)
@@ -72,19 +76,31 @@ class _Stat:
     state: str
     pgid: int
     sid: int
+    start: int
 
 
 def parse_stat(line: str) -> _Stat | None:
-    """State, process group and session of a ``/proc/<pid>/stat`` line (``None`` if malformed).
-    The command name (in parentheses) may hold spaces and parentheses: fields follow the last ``)``."""
+    """State, process group, session and start time of a ``/proc/<pid>/stat`` line (``None`` if
+    malformed). The command name (in parentheses) may hold spaces and parentheses: fields follow
+    the last ``)``."""
     _, sep, rest = line.rpartition(")")
     fields = rest.split()
     if not sep or len(fields) < 4:
         return None
     try:
-        return _Stat(fields[0], int(fields[2]), int(fields[3]))
+        start = int(fields[19]) if len(fields) > 19 else 0
+        return _Stat(fields[0], int(fields[2]), int(fields[3]), start)
     except ValueError:
         return None
+
+
+def start_time(pid: int, proc: Path = PROC) -> int | None:
+    """``pid``'s start time in clock ticks since boot (``None``: unknown)."""
+    try:
+        stat = parse_stat((proc / str(pid) / "stat").read_text("utf-8", errors="replace"))
+    except OSError:
+        return None
+    return stat.start if stat is not None else None
 
 
 def carries(environ: bytes, variable: str, token: str) -> bool:
@@ -92,21 +108,37 @@ def carries(environ: bytes, variable: str, token: str) -> bool:
     return f"{variable}={token}".encode() in environ.split(b"\0")
 
 
-def _is_member(entry: Path, identities: Iterable[Identity]) -> Identity | None:
+def _read(path: str) -> bytes | None:
+    """A small ``/proc`` file's bytes (``None``: gone, or not ours to read)."""
     try:
-        stat = parse_stat((entry / "stat").read_text("utf-8", errors="replace"))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _is_member(entry: str, identities: Iterable[Identity]) -> Identity | None:
+    raw = _read(f"{entry}/stat")
+    stat = parse_stat(raw.decode("utf-8", "replace")) if raw is not None else None
     if stat is None or stat.state in ("Z", "X", "x"):
         return None  # a zombie is its parent's to reap; it runs nothing
     environ: bytes | None = None
     for identity in identities:
         if identity.leader is not None and identity.leader in (stat.pgid, stat.sid):
             return identity
+        if identity.since is not None and stat.start < identity.since:
+            continue  # older than the command: not started by it
         if environ is None:
-            try:
-                environ = (entry / "environ").read_bytes()
-            except OSError:  # another user's (or gone): never ours
+            environ = _read(f"{entry}/environ")
+            if environ is None:  # another user's (or gone): never ours
                 return None
         if carries(environ, identity.variable, identity.token):
             return identity
@@ -118,18 +150,19 @@ def members(identities: Iterable[Identity], proc: Path = PROC) -> list[int]:
     wanted = list(identities)
     if not wanted or not proc.is_dir():
         return []
-    own, uid = os.getpid(), os.getuid()
+    own, uid = str(os.getpid()), os.getuid()
     found = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == own:
-            continue
-        try:
-            if entry.stat().st_uid != uid:
+    with os.scandir(proc) as entries:
+        for entry in entries:
+            if not entry.name.isdigit() or entry.name == own:
                 continue
-        except OSError:
-            continue
-        if _is_member(entry, wanted) is not None:
-            found.append(int(entry.name))
+            try:
+                if entry.stat().st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            if _is_member(entry.path, wanted) is not None:
+                found.append(int(entry.name))
     return found
 
 
@@ -157,7 +190,7 @@ def _send(pid: int, sig: int, identities: list[Identity], proc: Path) -> bool:
     except OSError:
         return False
     try:
-        if _is_member(proc / str(pid), identities) is None:
+        if _is_member(f"{proc}/{pid}", identities) is None:
             return False
         send(fd, sig)
         return True

@@ -130,21 +130,12 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
         return await _run_in_background(args, ctx)
     timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
     shell = _shell_run(ctx)
-    identity = processes.Identity(processes.CALL_TOKEN_VARIABLE, secrets.token_hex(16))
-    mark = {identity.variable: identity.token}
-    try:
-        if shell is None:
-            proc = await _spawn(args.command, workspace_root(ctx), {**command_env(), **mark})
-        else:
-            proc = await _spawn(shell.script(args.command), shell.cwd, {**shell.env, **mark})
-    except BaseException:
-        if shell is not None:
-            shell.close()
-        raise
-    identity = processes.Identity(identity.variable, identity.token, proc.pid)
-    processes.register(identity)
+    proc, identity = await _start_call(args.command, ctx, shell)
     buffer = _CappedBuffer(ctx.output_cap_bytes)
     reader = asyncio.create_task(_read_all(proc, buffer))
+    if ctx.background is not None:
+        with contextlib.suppress(Exception):  # a record is a safety net, never a reason to fail
+            await ctx.background.track(identity, args.command)
     timed_out = cancelled = False
     try:
         await asyncio.wait_for(_shell_exit(proc, reader), timeout)
@@ -155,7 +146,7 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     # The shell ended (or timed out, or the turn was cancelled): what it started and left running
     # ends with the call, daemons that left its group included (this also closes the output pipe
     # they held). The stop is finished even when the turn is cancelled meanwhile.
-    ending = asyncio.create_task(_end_call(identity, proc, reader))
+    ending = asyncio.create_task(_end_call(identity, proc, reader, ctx))
     while not ending.done():
         try:
             await asyncio.shield(ending)
@@ -177,6 +168,28 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(f"{output}\n{status}".lstrip("\n"), is_error=code != 0, changed_paths=None)
 
 
+async def _start_call(
+    command: str, ctx: ToolContext, shell: terminal.ShellRun | None
+) -> tuple[asyncio.subprocess.Process, processes.Identity]:
+    """Spawn the command with a fresh call token in its environment; the process and the
+    identity of everything it will start (registered as in flight)."""
+    token = secrets.token_hex(16)
+    mark = {processes.CALL_TOKEN_VARIABLE: token}
+    try:
+        if shell is None:
+            proc = await _spawn(command, workspace_root(ctx), {**command_env(), **mark})
+        else:
+            proc = await _spawn(shell.script(command), shell.cwd, {**shell.env, **mark})
+    except BaseException:
+        if shell is not None:
+            shell.close()
+        raise
+    since = processes.start_time(proc.pid)
+    identity = processes.Identity(processes.CALL_TOKEN_VARIABLE, token, proc.pid, since)
+    processes.register(identity)
+    return proc, identity
+
+
 async def _read_all(proc: asyncio.subprocess.Process, buffer: _CappedBuffer) -> None:
     assert proc.stdout is not None
     while chunk := await proc.stdout.read(65536):
@@ -194,7 +207,10 @@ async def _shell_exit(proc: asyncio.subprocess.Process, reader: asyncio.Task[Non
 
 
 async def _end_call(
-    identity: processes.Identity, proc: asyncio.subprocess.Process, reader: asyncio.Task[None]
+    identity: processes.Identity,
+    proc: asyncio.subprocess.Process,
+    reader: asyncio.Task[None],
+    ctx: ToolContext,
 ) -> list[processes.Stopped]:
     """Stop every process of the call (SIGTERM, SIGKILL after the grace), reap the shell and
     drain the output; the processes that had to be stopped (the shell itself not counted)."""
@@ -211,6 +227,9 @@ async def _end_call(
         if not reader.done():
             reader.cancel()
         processes.unregister(identity)
+        if ctx.background is not None:
+            with contextlib.suppress(Exception):
+                await ctx.background.untrack(identity)
     return [s for s in stopped if s.pid != proc.pid]
 
 
