@@ -1,11 +1,19 @@
 """``run_command``: a shell command in the workspace, in its own process group.
 
 The shell is the platform's (:mod:`retrace.agent.tools.shell`: ``bash -lc``, ``/bin/sh -c``
-without bash, cmd.exe or PowerShell on Windows) and the tool description names it. The whole
-group (process tree on Windows) is killed when the command times out or the turn is cancelled,
-so no child outlives the call. Output (stdout and stderr interleaved) is capped, keeping head and tail; the
-exit code is always reported. The files it changed are unknown (``changed_paths=None``): the
-engine detects them. The command does not inherit the model API credentials
+without bash, cmd.exe or PowerShell on Windows) and the tool description names it. Nothing the
+command starts outlives the call: when its shell exits, times out or the turn is cancelled, every
+process of the call — its group, its session, and (Linux) every process carrying the call's
+random ``RETRACE_CALL_TOKEN``, so daemons that left the group (``setsid``, ``nohup``, double
+forks, ``disown``) too — gets SIGTERM, and SIGKILL after
+:data:`retrace.agent.processes.STOP_GRACE_S` (a dev server or a container gets to clean up);
+the result names what had to be stopped and points at ``background: true``. The call does not
+wait for a pipe a daemon holds open (only for its shell), and while it runs it is recorded with
+the background tasks, so a server that dies mid-call has its processes ended by the next start.
+Output (stdout and stderr interleaved) is capped, keeping head and tail; the
+exit code is always reported; it is journaled, shown and sent to the model with known secret
+formats redacted (:func:`retrace.agent.tool_call.recorded_output`). The files it changed are
+unknown (``changed_paths=None``): the engine detects them. The command does not inherit the model API credentials
 (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off variables): ``env`` output is a
 tool result, and tool results are journaled and sent to the model. The server itself holds them
 where a command cannot read them (:mod:`retrace.credentials`).
