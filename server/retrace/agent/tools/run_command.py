@@ -13,10 +13,10 @@ the background tasks, so a server that dies mid-call has its processes ended by 
 Output (stdout and stderr interleaved) is capped, keeping head and tail; the
 exit code is always reported; it is journaled, shown and sent to the model with known secret
 formats redacted (:func:`retrace.agent.tool_call.recorded_output`). The files it changed are
-unknown (``changed_paths=None``): the engine detects them. The command does not inherit the model API credentials
-(``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off variables): ``env`` output is a
-tool result, and tool results are journaled and sent to the model. The server itself holds them
-where a command cannot read them (:mod:`retrace.credentials`).
+unknown (``changed_paths=None``): the engine detects them. The command does not inherit the
+model API credentials (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off
+variables): ``env`` output is a tool result, and tool results are journaled and sent to the
+model. The server itself holds them where a command cannot read them (:mod:`retrace.credentials`).
 
 With a session terminal (``ctx.terminal``; bash or sh) the command starts in the session's cwd
 with its environment changes, and what it leaves (``cd``, ``export``, ``unset``) is read back for
