@@ -74,6 +74,8 @@ PLAIN = [
     "PATH=/usr/local/bin:/usr/bin",
     "passed 12 tests in 0.3s",
     "commit 0123456789abcdef0123456789abcdef01234567",
+    "[terminal: value not recorded (only known harmless variables' values are): API_TOKEN, DB_PASSWORD; "
+    "left unset (set it again if it is needed)]",
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  file.tar",
 ]
 

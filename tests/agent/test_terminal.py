@@ -180,21 +180,21 @@ def test_resolve_cwd_stays_inside_the_workspace(tmp_path: Path, where: str, expe
             None,
             {"FOO": "1"},
             {"API_TOKEN"},
-            f"API_TOKEN: {NOT_RECORDED}; {LEFT_UNSET}",
+            f"{NOT_RECORDED}: API_TOKEN; {LEFT_UNSET}",
         ),
         # the live session has a value: kept
         (
             ShellState("", {"API_TOKEN": "live"}),
             {"FOO": "1", "API_TOKEN": "live"},
             set(),
-            f"API_TOKEN: {NOT_RECORDED}; kept the session's current value",
+            f"{NOT_RECORDED}: API_TOKEN; kept the session's current value",
         ),
         # the live session no longer has it: left unset
         (
             ShellState(),
             {"FOO": "1"},
             {"API_TOKEN"},
-            f"API_TOKEN: {NOT_RECORDED}; {LEFT_UNSET}",
+            f"{NOT_RECORDED}: API_TOKEN; {LEFT_UNSET}",
         ),
     ],
 )
@@ -214,10 +214,10 @@ def test_revive_a_hidden_base_variable_the_session_still_has() -> None:
     record = TerminalState(hidden=["GITHUB_TOKEN"])
     state, notes = revive(record, ShellState(), BASE)
     assert state == ShellState()
-    assert notes == [f"GITHUB_TOKEN: {NOT_RECORDED}; kept the session's current value"]
+    assert notes == [f"{NOT_RECORDED}: GITHUB_TOKEN; kept the session's current value"]
     gone, notes = revive(record, None, BASE)
     assert gone.unset == frozenset({"GITHUB_TOKEN"})
-    assert notes == [f"GITHUB_TOKEN: {NOT_RECORDED}; {LEFT_UNSET}"]
+    assert notes == [f"{NOT_RECORDED}: GITHUB_TOKEN; {LEFT_UNSET}"]
 
 
 def test_revive_nothing_recorded_is_the_default() -> None:

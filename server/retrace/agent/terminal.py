@@ -188,6 +188,7 @@ def resolve_cwd(workspace: Path, pwd: str) -> str | None:
 
 
 NOT_RECORDED = "value not recorded (only known harmless variables' values are)"
+"""Notes name the variables after it (never ``NAME: …``, which reads as a secret assignment)."""
 LEFT_UNSET = "left unset (set it again if it is needed)"
 
 
@@ -214,9 +215,9 @@ def revive(
             lost.append(name)
     notes = []
     if kept:
-        notes.append(f"{', '.join(kept)}: {NOT_RECORDED}; kept the session's current value")
+        notes.append(f"{NOT_RECORDED}: {', '.join(kept)}; kept the session's current value")
     if lost:
-        notes.append(f"{', '.join(lost)}: {NOT_RECORDED}; {LEFT_UNSET}")
+        notes.append(f"{NOT_RECORDED}: {', '.join(lost)}; {LEFT_UNSET}")
     return normalized(record.cwd, env, unset, base), notes
 
 
