@@ -1830,7 +1830,8 @@ export interface StoryRow {
   summary: string;
   /**
    * The agent's terminal state after this checkpoint, when it differs from the default, e.g.
-   * "Terminal: cwd `src`, FOO=1, API_TOKEN=(hidden)" (secret values are never recorded).
+   * "Terminal: cwd `src`, NODE_ENV=test, API_TOKEN=(not recorded)" (only allowlisted variables'
+   * values are recorded).
    */
   terminal: string | null;
   /**

@@ -12,6 +12,8 @@ import pytest
 
 from retrace.agent import terminal
 from retrace.agent.terminal import (
+    LEFT_UNSET,
+    NOT_RECORDED,
     ShellState,
     TerminalSession,
     after_command,
@@ -20,6 +22,7 @@ from retrace.agent.terminal import (
     parse_env0,
     resolve_cwd,
     revive,
+    value_recorded,
 )
 from retrace.agent.tools import ToolContext, ToolResult, execute
 from retrace.agent.tools import run_command as run_command_module
@@ -34,29 +37,32 @@ BASE = {"HOME": "/home/u", "PATH": "/usr/bin", "LANG": "C.UTF-8", "GITHUB_TOKEN"
 
 
 @pytest.mark.parametrize(
-    ("name", "value", "secret"),
+    ("name", "value", "recorded"),
     [
+        # the allowlist: values of known harmless variables
+        ("PATH", "/usr/bin", True),
+        ("VIRTUAL_ENV", "/w/.venv", True),
+        ("NODE_ENV", "production", True),
+        ("LC_ALL", "C.UTF-8", True),
+        ("JAVA_HOME", "/opt/jdk", True),
+        # an allowlisted name whose value holds a secret format: name only
+        ("PATH", "https://u:hunter2@x/bin", False),
+        ("PYTHONPATH", "sk_live_abcdefghijklmnop", False),
+        # everything else: name only, however harmless it looks
         ("FOO", "1", False),
-        ("PATH", "/usr/bin", False),
-        ("API_TOKEN", "x", True),
-        ("api_key", "x", True),
-        ("AWS_SECRET_ACCESS_KEY", "x", True),
-        ("DB_PASSWORD", "x", True),
-        ("MYSQL_PWD", "x", True),
-        ("PGPASSWD", "x", True),
-        ("GOOGLE_APPLICATION_CREDENTIALS", "/k.json", True),
-        ("BASIC_AUTH", "x", True),
-        ("SSH_PRIVATE", "x", True),
-        ("SESSION_COOKIE", "x", True),
-        ("DATABASE_URL", "postgres://app:hunter2@db/app", True),
+        ("EDITORS", "vim", False),
+        ("lang", "C", False),
+        ("API_TOKEN", "x", False),
+        ("DATABASE_URL", "postgres://app:hunter2@db/app", False),
         ("DATABASE_URL", "postgres://db/app", False),
-        ("OPENAI", "sk-abc123", True),
-        ("GH", "ghp_0123456789", True),
-        ("EDITOR", "vim", False),
+        ("REDIS_URL", "redis://:pw@cache:6379", False),
+        ("SLACK_WEBHOOK", "https://hooks.slack.com/services/T/B/X", False),
+        ("SENTRY_DSN", "https://abc@o1.ingest.sentry.io/2", False),
     ],
 )
-def test_which_variables_are_recorded_redacted(name: str, value: str, secret: bool) -> None:
-    assert looks_secret(name, value) is secret
+def test_only_allowlisted_values_are_recorded(name: str, value: str, recorded: bool) -> None:
+    assert value_recorded(name, value) is recorded
+    assert looks_secret(name, value) is not recorded
 
 
 # --------------------------------------------------------------------------- the diff
@@ -127,9 +133,11 @@ def test_spawn_env_applies_the_state_to_the_base() -> None:
 
 
 def test_record_hides_secret_values_and_keeps_names() -> None:
-    state = ShellState("src", {"FOO": "1", "API_TOKEN": "s3cr3t"}, frozenset({"LANG"}))
+    state = ShellState("src", {"NODE_ENV": "1", "FOO": "2", "API_TOKEN": "s3cr3t"}, frozenset({"LANG"}))
     record = state.record()
-    assert record == TerminalState(cwd="src", env={"FOO": "1"}, hidden=["API_TOKEN"], unset=["LANG"])
+    assert record == TerminalState(
+        cwd="src", env={"NODE_ENV": "1"}, hidden=["API_TOKEN", "FOO"], unset=["LANG"]
+    )
     assert "s3cr3t" not in record.model_dump_json()
 
 
@@ -168,16 +176,26 @@ def test_resolve_cwd_stays_inside_the_workspace(tmp_path: Path, where: str, expe
     ("live", "expected_env", "expected_unset", "note"),
     [
         # no live session (a restart): the hidden variable is left unset
-        (None, {"FOO": "1"}, {"API_TOKEN"}, "API_TOKEN: value never recorded (secret); left unset"),
+        (
+            None,
+            {"FOO": "1"},
+            {"API_TOKEN"},
+            f"{NOT_RECORDED}: API_TOKEN; {LEFT_UNSET}",
+        ),
         # the live session has a value: kept
         (
             ShellState("", {"API_TOKEN": "live"}),
             {"FOO": "1", "API_TOKEN": "live"},
             set(),
-            "API_TOKEN: value never recorded (secret); kept the session's current value",
+            f"{NOT_RECORDED}: API_TOKEN; kept the session's current value",
         ),
         # the live session no longer has it: left unset
-        (ShellState(), {"FOO": "1"}, {"API_TOKEN"}, "API_TOKEN: value never recorded (secret); left unset"),
+        (
+            ShellState(),
+            {"FOO": "1"},
+            {"API_TOKEN"},
+            f"{NOT_RECORDED}: API_TOKEN; {LEFT_UNSET}",
+        ),
     ],
 )
 def test_revive_a_hidden_variable(
@@ -196,10 +214,10 @@ def test_revive_a_hidden_base_variable_the_session_still_has() -> None:
     record = TerminalState(hidden=["GITHUB_TOKEN"])
     state, notes = revive(record, ShellState(), BASE)
     assert state == ShellState()
-    assert notes == ["GITHUB_TOKEN: value never recorded (secret); kept the session's current value"]
+    assert notes == [f"{NOT_RECORDED}: GITHUB_TOKEN; kept the session's current value"]
     gone, notes = revive(record, None, BASE)
     assert gone.unset == frozenset({"GITHUB_TOKEN"})
-    assert notes == ["GITHUB_TOKEN: value never recorded (secret); left unset"]
+    assert notes == [f"{NOT_RECORDED}: GITHUB_TOKEN; {LEFT_UNSET}"]
 
 
 def test_revive_nothing_recorded_is_the_default() -> None:
@@ -216,7 +234,7 @@ def test_revive_nothing_recorded_is_the_default() -> None:
         (TerminalState(), None),
         (
             TerminalState(cwd="src", env={"FOO": "1"}, hidden=["API_TOKEN"]),
-            "Terminal: cwd `src`, API_TOKEN=(hidden), FOO=1",
+            "Terminal: cwd `src`, API_TOKEN=(not recorded), FOO=1",
         ),
         (TerminalState(unset=["LANG"]), "Terminal: unset LANG"),
         (TerminalState(env={"LONG": "x" * 100}), "Terminal: LONG=" + "x" * 39 + "…"),
@@ -270,7 +288,7 @@ async def test_cd_and_export_persist_between_calls(ctx: ToolContext) -> None:
     assert lines[0] == str(Path(_real(ctx.workspace)) / "src")
     assert lines[1] == "1/s3cr3t/none"
     record = ctx.terminal.state.record()
-    assert record.cwd == "src" and record.env == {"FOO": "1"} and record.hidden == ["API_TOKEN"]
+    assert record.cwd == "src" and record.env == {} and record.hidden == ["API_TOKEN", "FOO"]
 
 
 @posix_only

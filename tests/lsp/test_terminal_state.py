@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
 
+from retrace.agent.terminal import LEFT_UNSET, NOT_RECORDED
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(sys.platform == "win32", reason="cmd.exe/PowerShell keep no terminal state"),
@@ -47,10 +49,14 @@ def _rows(tree: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _journals(store: Path) -> str:
+    return "".join(j.read_text("utf-8") for j in store.glob("sessions/*/journal.jsonl"))
+
+
 def _recorded_terminals(store: Path) -> list[str]:
     """The ``terminal`` of every checkpoint line of the store's journals, as stored (JSON). (The
-    command text itself, secret included, is journaled as the model wrote it: the tool call's
-    input and its checkpoint's label.)"""
+    command text that set the secret, ``API_TOKEN=…``, is journaled redacted: see
+    :mod:`retrace.redact`.)"""
     found = []
     for journal in store.glob("sessions/*/journal.jsonl"):
         for line in journal.read_text("utf-8").splitlines():
@@ -75,20 +81,21 @@ async def test_terminal_state_persists_is_recorded_restored_and_survives_a_resta
         assert into_sub == "[exit code 3]"  # `exit 3` still leaves its state behind
         assert "timed out" in slow
         # Persistence: the cd and the exports of the earlier call; nothing of the killed one.
-        assert where.splitlines()[:2] == [f"{root}/sub", "FOO=1 TOKEN=6 LOST=[]"]
+        assert where.splitlines()[:2] == [f"{root}/sub", "NODE_ENV=1 T=6 LOST=[]"]
 
         cps = _tool_checkpoints(editor, turn)
         assert [cp["terminal"] for cp in cps] == [DEFAULT] + [
-            {"cwd": "sub", "env": {"FOO": "1"}, "hidden": ["API_TOKEN"], "unset": []}
+            {"cwd": "sub", "env": {"NODE_ENV": "1"}, "hidden": ["API_TOKEN"], "unset": []}
         ] * 3
         recorded = _recorded_terminals(store)
         assert any('"API_TOKEN"' in state for state in recorded)
         assert not any(SECRET in state for state in recorded), "a secret value was recorded"
+        assert SECRET not in _journals(store), "the secret reached the journal (command line or output)"
 
         tree = await editor.request("retrace/timeline/tree", {"sessionId": sid})
         terminals = {row["checkpoint"]["id"]: row["terminal"] for row in _rows(tree)}
         assert terminals[cps[0]["id"]] is None  # the default state is not worth a line
-        assert terminals[cps[1]["id"]] == "Terminal: cwd `sub`, API_TOKEN=(hidden), FOO=1"
+        assert terminals[cps[1]["id"]] == "Terminal: cwd `sub`, API_TOKEN=(not recorded), NODE_ENV=1"
         await stop_editor(editor)
 
         # A restart continues from the last checkpoint's state (a secret's value was never
@@ -96,14 +103,14 @@ async def test_terminal_state_persists_is_recorded_restored_and_survives_a_resta
         editor = await start_editor(workspace, store, env=env, settings=AUTO)
         again = await editor.run_turn("after restart", session_id=sid)
         (output,) = _outputs(editor, again["turnId"])
-        assert output.splitlines()[:2] == [f"{root}/sub", "FOO=1 TOKEN=[]"]
-        assert "[terminal: API_TOKEN: value never recorded (secret); left unset]" in output
+        assert output.splitlines()[:2] == [f"{root}/sub", "NODE_ENV=1 T=[]"]
+        assert f"[terminal: {NOT_RECORDED}: API_TOKEN; {LEFT_UNSET}]" in output
 
         # Conversation restore to a checkpoint with a hidden variable: it cannot come back by value.
         restored = await editor.request(
             "retrace/checkpoint/restore", {"id": cps[1]["id"], "mode": "conversation"}
         )
-        assert restored["terminalNotes"] == ["API_TOKEN: value never recorded (secret); left unset"]
+        assert restored["terminalNotes"] == [f"{NOT_RECORDED}: API_TOKEN; {LEFT_UNSET}"]
 
         # A conversation restore to before the cd: the next command starts at the root, clean.
         back = await editor.request(
@@ -116,7 +123,7 @@ async def test_terminal_state_persists_is_recorded_restored_and_survives_a_resta
         editor = await start_editor(workspace, store, env=env, settings=AUTO)
         after = await editor.run_turn("after restore", session_id=sid)
         (output,) = _outputs(editor, after["turnId"])
-        assert output.splitlines()[:2] == [root, "FOO=[]"]
+        assert output.splitlines()[:2] == [root, "NODE_ENV=[]"]
         assert "[terminal:" not in output
         (cp,) = _tool_checkpoints(editor, after["turnId"])
         assert cp["terminal"] == DEFAULT
@@ -137,23 +144,21 @@ async def test_a_code_restore_leaves_the_terminal(workspace: Path, store: Path) 
         assert code["outcome"]["kind"] == "applied"
         assert code["terminalNotes"] == []
         # The cwd `sub` vanished with the code restore: the next command starts at the root and
-        # says so; FOO and the secret are still set (the terminal was not restored).
+        # says so; NODE_ENV and the secret are still set (the terminal was not restored).
         after = await editor.run_turn("after restart", session_id=sid)
         (output,) = _outputs(editor, after["turnId"])
         root = _real(workspace)
-        assert output.splitlines()[:2] == [root, f"FOO=1 TOKEN=[{SECRET}]"]  # the live value, no restart
+        assert output.splitlines()[:2] == [root, f"NODE_ENV=1 T=[{SECRET}]"]  # the live value, no restart
         assert "[terminal: `sub` is gone; this command started at the workspace root]" in output
 
         # "Restore both" to just after the cd: files and terminal; the secret keeps its live value.
         both = await editor.request("retrace/checkpoint/restore", {"id": cps[1]["id"], "mode": "both"})
         assert both["outcome"]["kind"] == "applied", json.dumps(both)
-        assert both["terminalNotes"] == [
-            "API_TOKEN: value never recorded (secret); kept the session's current value"
-        ]
+        assert both["terminalNotes"] == [f"{NOT_RECORDED}: API_TOKEN; kept the session's current value"]
         assert (workspace / "sub" / "f.txt").read_text() == "x\n"
         last = await editor.run_turn("after both", session_id=sid)
         (output,) = _outputs(editor, last["turnId"])
-        assert output.splitlines()[:2] == [f"{root}/sub", f"FOO=1 TOKEN=[{SECRET}]"]
+        assert output.splitlines()[:2] == [f"{root}/sub", f"NODE_ENV=1 T=[{SECRET}]"]
         await stop_editor(editor)
     finally:
         model.stop()

@@ -219,3 +219,175 @@ def test_api_key_never_written_logged_or_shown(tmp_path: Path) -> None:
         },
     )
     assert leaks == [], f"the API key leaked into: {leaks}"
+
+
+# ----------------------------------------------------------- sourced secrets (issue 25, item 10)
+
+
+def _dot_env(rand: str) -> tuple[str, dict[str, str]]:
+    """A ``.env`` holding one secret of each known format; returns its text and, per variable,
+    the part that must never be stored."""
+    upper = rand.upper()[:16].ljust(16, "X")
+    jwt = f"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ{rand[:10]}In0.{rand}sig"
+    pem_body = f"MIIEvQIBADANBgkqhkiG9w0B{rand}"
+    secrets_of = {
+        "REDIS_URL": (f"redis://:pw-{rand}@cache.internal:6379/0", f"pw-{rand}"),
+        "DATABASE_URL": (f"postgres://app:db-{rand}@db.internal/app", f"db-{rand}"),
+        "STRIPE_KEY": (f"sk_live_{rand}", rand),
+        "OPENAI_API_KEY": (f"sk-proj-{rand}", rand),
+        "GH": (f"ghp_{rand}{rand[:4]}", rand),
+        "SLACK_WEBHOOK": (f"https://hooks.slack.com/services/T0001/B0001/{rand}", rand),
+        "SLACK_BOT": (f"xoxb-1234-{rand}", rand),
+        "AWS_ACCESS_KEY_ID": (f"AKIA{upper}", f"AKIA{upper}"),
+        "AWS_SECRET_ACCESS_KEY": (f"aws{rand}", f"aws{rand}"),
+        "SESSION_JWT": (jwt, jwt.split(".")[2]),
+        "SENTRY_DSN": (f"https://{rand}@o1.ingest.sentry.io/2", rand),
+        "DB_PASSWORD": (f"pass{rand}", f"pass{rand}"),
+        "APP_SECRET": (f"appsecret{rand}", f"appsecret{rand}"),
+        "TLS_KEY": (
+            f"-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----",
+            pem_body,
+        ),
+    }
+    lines = [f'{k}="{v}"' for k, (v, _) in secrets_of.items()]
+    return "\n".join(lines) + "\n", {k: needle for k, (_, needle) in secrets_of.items()}
+
+
+def test_sourced_secrets_are_never_stored_and_allowlisted_values_come_back(tmp_path: Path) -> None:
+    """A session sources a ``.env`` (outside the workspace) holding every known secret format,
+    prints it every way (``env``, ``cat``, ``echo``, a background command, a command line and a
+    reply carrying a secret), over the REAL server, which is restarted; then every byte of the
+    store — journals, caches, blobs decompressed: exactly what a push sends to a bucket — is
+    scanned for the secret values: zero hits. Allowlisted variables (``NODE_ENV``,
+    ``VIRTUAL_ENV``) come back after the restart; the others are said to be left unset."""
+    rand = secrets.token_hex(12)
+    env_text, needles_of = _dot_env(rand)
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / ".env").write_text(env_text)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("print('hi')\n")
+    store = tmp_path / "store"
+    venv = str(ws / ".venv")
+    jwt_literal = f"eyJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJ4In0.lit{rand}"
+    calls = [
+        {
+            "name": "run_command",
+            "input": {
+                "command": f"set -a; . {outside}/.env; set +a; export NODE_ENV=production VIRTUAL_ENV={venv}"
+            },
+        },
+        {"name": "run_command", "input": {"command": "env | sort"}},
+        {"name": "run_command", "input": {"command": f"cat {outside}/.env"}},
+        {"name": "run_command", "input": {"command": 'echo "$REDIS_URL $STRIPE_KEY $SESSION_JWT"'}},
+        {"name": "run_command", "input": {"command": 'echo "hook=$SLACK_WEBHOOK"', "background": True}},
+        {
+            "name": "run_command",
+            "input": {"command": f"echo 'Authorization: Bearer {jwt_literal}' > /dev/null; echo sent"},
+        },
+    ]
+    model = scripted_model(
+        [
+            {
+                "match": {"lastUserTextContains": "load the env"},
+                "text": f"Loading. I see the key sk_live_{rand} in there.",
+                "toolCalls": calls,
+            },
+            {
+                "match": {"lastUserTextContains": "load the env"},
+                "text": f"Loaded; REDIS_URL is redis://:pw-{rand}@x",
+            },
+            {
+                "match": {"lastUserTextContains": "check"},
+                "text": "Checking.",
+                "toolCalls": [
+                    {
+                        "name": "run_command",
+                        "input": {
+                            "command": 'echo "NODE_ENV=$NODE_ENV VENV=$VIRTUAL_ENV REDIS=${REDIS_URL:+set}"'
+                        },
+                    }
+                ],
+            },
+            {"match": {"lastUserTextContains": "check"}, "text": "Checked."},
+            {
+                "match": {"lastUserTextContains": "check"},
+                "text": "Checking.",
+                "toolCalls": [
+                    {
+                        "name": "run_command",
+                        "input": {
+                            "command": 'echo "NODE_ENV=$NODE_ENV VENV=$VIRTUAL_ENV REDIS=${REDIS_URL:+set}"'
+                        },
+                    }
+                ],
+            },
+            {"match": {"lastUserTextContains": "check"}, "text": "Checked."},
+        ],
+        name="sourced-secrets",
+    )
+    env = {"ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "k", "RETRACE_FAKE_MODEL": ""}
+    outputs: list[str] = []
+
+    def check(srv: RawServer, sid: str | None) -> str:
+        params: dict[str, Any] = {"text": "check the terminal"}
+        if sid is not None:
+            params["sessionId"] = sid
+        srv.request("retrace/agent/prompt", params)
+        srv.wait_idle()
+        finished = [
+            n["params"]
+            for n in srv.notifications
+            if n["method"] == "retrace/agent/event" and n["params"]["kind"] == "toolCallFinished"
+        ]
+        return str(finished[-1]["output"])
+
+    try:
+        srv = RawServer(ws, store, env=env, settings=AUTO, log_path=tmp_path / "s1.log")
+        try:
+            srv.initialize()
+            sid = srv.request("retrace/agent/prompt", {"text": "load the env"})["result"]["sessionId"]
+            srv.wait_idle()
+            time.sleep(0.5)  # the background command ends; its news goes with the next prompt
+            live = check(srv, sid)
+        finally:
+            srv.close()
+        srv2 = RawServer(ws, store, env=env, settings=AUTO, log_path=tmp_path / "s2.log")
+        try:
+            srv2.initialize()
+            srv2.wait_idle()
+            revived = check(srv2, sid)
+        finally:
+            srv2.close()
+    finally:
+        model.stop()
+    outputs += [live, revived]
+    # The live session had every value; after the restart only the allowlisted ones came back.
+    assert live.startswith(f"NODE_ENV=production VENV={venv} REDIS=set"), live
+    assert revived.startswith(f"NODE_ENV=production VENV={venv} REDIS="), revived
+    assert "REDIS=set" not in revived
+    assert "REDIS_URL" in revived and "left unset" in revived, revived
+
+    haystacks: dict[str, bytes] = {}
+    haystacks.update(files_under(store))
+    stored = blobs_of(store)
+    haystacks.update(stored)
+    needles = {**needles_of, "jwt literal": f"lit{rand}", "random part": rand}
+    leaks = {name: scan(haystacks, [n.encode()]) for name, n in needles.items()}
+    leaks = {k: v for k, v in leaks.items() if v}
+    journals = b"".join(v for k, v in haystacks.items() if k.endswith(".jsonl"))
+    record_figures(
+        "secrets-sourced",
+        "ci",
+        {
+            "secretFormats": len(needles_of),
+            "storeFilesScanned": len(files_under(store)),
+            "blobsScannedDecompressed": len(stored),
+            "bytesScanned": sum(len(v) for v in haystacks.values()),
+            "redactionMarksInJournals": journals.count(b"[redacted: "),
+            "leaks": leaks,
+        },
+    )
+    assert b"[redacted: " in journals, "the outputs were journaled, redacted"
+    assert leaks == {}, f"secrets stored in clear: {leaks}"

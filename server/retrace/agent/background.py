@@ -18,7 +18,13 @@ its own), pumps its output into a capped buffer, and notices when it ends. Contr
 * **Never outliving the server.** Every task's group is killed on :meth:`kill_all` (server
   shutdown); while tasks run, a record of them is kept in the store (:mod:`.leftovers`), so a
   server that died without shutting down has them killed by the next one to open the store.
-* **Stopping.** :meth:`stop` kills one task's whole group (the user, or a restore that asked to).
+* **Stopping.** :meth:`stop` ends one task (the user, or a restore that asked to).
+* **Daemons.** A task's processes are its group, its session and every process carrying its token
+  (:mod:`retrace.agent.processes`): a daemon it started (``setsid``, a double fork) belongs to the
+  task. It runs while the task's shell runs, is not touched when a turn ends (the task was asked
+  to keep running), and ends with the task: when its shell exits, on a stop, a restore that
+  stops it, ``retrace run``'s end, the server's shutdown, or the next start after a crash. Every
+  end is SIGTERM first and SIGKILL after :data:`retrace.agent.processes.STOP_GRACE_S`.
 
 Handles (``bg-1``…) are unique within a server run and continue after the leftovers of a previous
 run, so a model never sees one handle name two commands.
@@ -38,6 +44,8 @@ from typing import Any, Protocol
 
 from retrace.agent.events import AgentHost, BackgroundTaskChanged, BackgroundTaskState, BackgroundTaskView
 from retrace.agent.leftovers import TOKEN_VARIABLE, LeftoverRecord, end_leftovers, write_records
+from retrace.agent.processes import Identity, start_time, stop_in_flight
+from retrace.agent.processes import stop as stop_processes
 from retrace.agent.tools.shell import kill_tree
 from retrace.engine.errors import RetraceError
 
@@ -83,10 +91,18 @@ class BackgroundTask:
     settled: bool = False
     """Ended, and its last changes were captured at a boundary."""
     pump: asyncio.Task[None] | None = field(default=None, repr=False)
+    since: int | None = None
+    """Its shell's start time (:attr:`retrace.agent.processes.Identity.since`)."""
 
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    @property
+    def identity(self) -> Identity:
+        """Its processes: its group and session, and every process carrying its token (daemons
+        that left the group included)."""
+        return Identity(TOKEN_VARIABLE, self.token, self.pid, self.since)
 
     @property
     def state(self) -> BackgroundTaskState:
@@ -145,6 +161,9 @@ class BackgroundTasks:
         """Session id → news still to report: tasks a previous server left (killed at start-up),
         news of a prompt that was withdrawn unanswered."""
         self._last_news: dict[str, str] = {}
+        self._calls: dict[str, LeftoverRecord] = {}
+        """Foreground commands running now (token → record): recorded with the tasks, so a server
+        that dies in the middle of one has its processes ended by the next."""
 
     # ------------------------------------------------------------------ start-up
     def end_leftovers(self) -> list[LeftoverRecord]:
@@ -154,6 +173,12 @@ class BackgroundTasks:
             return []
         records = end_leftovers(self.record_file)
         for r in records:
+            if r.is_call:
+                self._lost.setdefault(r.session_id, []).append(
+                    f"the command `{short(r.command)}` (pid {r.pid}) was still running when the Retrace "
+                    "server exited; it and everything it started were stopped at the next start."
+                )
+                continue
             self._lost.setdefault(r.session_id, []).append(
                 f"{r.handle} ({short(r.command)}, pid {r.pid}) was stopped: the Retrace server "
                 "exited while it ran; its later output and exit status are unknown."
@@ -182,6 +207,7 @@ class BackgroundTasks:
         handle = f"bg-{self._next}"
         self._next += 1
         task = BackgroundTask(handle, session_id, command, proc, token, _now(), make_buffer, make_buffer())
+        task.since = await asyncio.to_thread(start_time, proc.pid)
         self._tasks[handle] = task
         await self._save_records()
         # Announced as running before its pump starts: the pump's "exited" announcement always
@@ -206,12 +232,14 @@ class BackgroundTasks:
                 else:
                     await asyncio.wait({reader}, timeout=POLL_EXIT_S)
             code = proc.returncode
-            # The shell exited: what it left running in its group ends with it (as a foreground
-            # command's leftovers do), which also closes the pipe.
+            # The shell exited: what it left running ends with it (as a foreground command's
+            # leftovers do: SIGTERM, SIGKILL after the grace), which also closes the pipe.
+            await asyncio.to_thread(stop_processes, [task.identity])
             kill_tree(proc.pid)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(reader), 5.0)
         except asyncio.CancelledError:
+            stop_processes([task.identity], 0.0)
             kill_tree(proc.pid)
             raise
         finally:
@@ -233,11 +261,25 @@ class BackgroundTasks:
         if self.record_file is None:
             return
         async with self._records_lock:
-            records = [t.record() for t in self._tasks.values() if not t.ended]
+            records = [t.record() for t in self._tasks.values() if not t.ended] + list(self._calls.values())
             try:
                 await asyncio.to_thread(write_records, self.record_file, records)
             except OSError as exc:
                 log.warning("could not record background tasks in %s: %s", self.record_file, exc)
+
+    async def track_call(self, session_id: str, identity: Identity, command: str) -> None:
+        """A foreground command started: record it while it runs (see :attr:`_calls`)."""
+        if self.record_file is None:
+            return
+        self._calls[identity.token] = LeftoverRecord(
+            "call", session_id, command, identity.leader or 0, identity.token, _now(), identity.variable
+        )
+        await self._save_records()
+
+    async def untrack_call(self, identity: Identity) -> None:
+        """A foreground command ended, and everything it started with it."""
+        if self._calls.pop(identity.token, None) is not None:
+            await self._save_records()
 
     def launcher(self, session_id: str) -> SessionLauncher:
         """What ``run_command`` of ``session_id`` hands its background commands to."""
@@ -329,10 +371,12 @@ class BackgroundTasks:
 
     # ------------------------------------------------------------------ stopping
     async def stop(self, handle: str, by: str = "user") -> BackgroundTask:
-        """Kill the task's whole group and wait until it is reaped."""
+        """End the task and everything it started (SIGTERM, SIGKILL after the grace) and wait
+        until it is reaped."""
         task = self.get(handle)
         if not task.ended:
             task.stopped_by = by
+            await asyncio.to_thread(stop_processes, [task.identity])
             kill_tree(task.pid)
             if task.pump is not None:
                 await asyncio.wait({task.pump})
@@ -342,11 +386,16 @@ class BackgroundTasks:
         return [await self.stop(t.handle, by) for t in self.running(session_id)]
 
     def kill_all(self) -> None:
-        """Kill every running task's group now and forget the records: nothing of ours outlives
-        the server. Synchronous and touching no event loop (the server's last act, from any
-        thread, after its loop may have stopped)."""
-        for task in self.running():
+        """End every running task (and the processes of any foreground command still running)
+        now — SIGTERM, SIGKILL after one shared grace — and forget the records: nothing of ours
+        outlives the server. Synchronous and touching no event loop (the server's last act, from
+        any thread, after its loop may have stopped)."""
+        running = self.running()
+        for task in running:
             task.stopped_by = task.stopped_by or "shutdown"
+        stop_in_flight()
+        stop_processes([t.identity for t in running])
+        for task in running:
             kill_tree(task.pid)
         if self.record_file is not None:
             try:
@@ -370,6 +419,12 @@ class SessionLauncher:
     ) -> tuple[str, int]:
         started = await self.tasks.adopt(self.session_id, command, proc, token, make_buffer)
         return started.handle, started.pid
+
+    async def track(self, identity: Identity, command: str) -> None:
+        await self.tasks.track_call(self.session_id, identity, command)
+
+    async def untrack(self, identity: Identity) -> None:
+        await self.tasks.untrack_call(identity)
 
 
 def _news_line(task: BackgroundTask, output: str) -> str:

@@ -2,17 +2,20 @@
 unrelated process.
 
 A background command runs in a session (process group) of its own, so it would outlive a server
-that crashed or was killed. While it runs, the server keeps a record of it in the store
-(``<store>/runtime/background.json``: :class:`LeftoverRecord` per task); the next server to open
-the store reads it and ends the groups that are still there.
+that crashed or was killed; so would a foreground ``run_command`` running at that moment (and
+whatever it started), which is recorded the same way for as long as it runs. While it runs, the
+server keeps a record of it in the store (``<store>/runtime/background.json``:
+:class:`LeftoverRecord` per task or call); the next server to open the store reads it and ends
+the groups that are still there.
 
 Identity: every background command is started with ``RETRACE_BACKGROUND_TASK=<random token>`` in
 its environment, which its children inherit. A recorded group is killed only when one of its
 members still carries that token (read from ``/proc/<pid>/environ``): a process id reused since
 by something else cannot carry a random token it never saw, and a process group id cannot be
-reused while any member of the old group lives. Where ``/proc`` is missing (macOS, Windows) a
-leftover is reported, not killed: there is no cheap way there to read another process's
-environment, and killing on a bare process id could hit a stranger.
+reused while any member of the old group lives; a daemon that left the group is found by its
+token alone (:mod:`retrace.agent.processes`: SIGTERM, SIGKILL after the grace). Where ``/proc``
+is missing (macOS, Windows) a leftover is reported, not killed: there is no cheap way there to
+read another process's environment, and killing on a bare process id could hit a stranger.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import os
 import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from retrace.agent.processes import Identity
+from retrace.agent.processes import stop as stop_processes
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +49,14 @@ class LeftoverRecord:
     """Also its process group id (the command leads a group of its own)."""
     token: str
     started_at: str
+    variable: str = TOKEN_VARIABLE
+    """The environment variable that carries ``token``: a background command's, or a foreground
+    call's (:data:`retrace.agent.processes.CALL_TOKEN_VARIABLE`, recorded while the call runs)."""
+
+    @property
+    def is_call(self) -> bool:
+        """A foreground ``run_command`` that was running (not a background command)."""
+        return self.variable != TOKEN_VARIABLE
 
 
 def read_records(path: Path) -> list[LeftoverRecord]:
@@ -110,7 +124,7 @@ def group_is_ours(record: LeftoverRecord, proc: Path = PROC) -> bool:
             environ = (proc / str(pid) / "environ").read_bytes()
         except OSError:
             continue
-        if carries_token(environ, record.token):
+        if f"{record.variable}={record.token}".encode() in environ.split(b"\0"):
             return True
     return False
 
@@ -131,8 +145,13 @@ def end_leftovers(path: Path, proc: Path = PROC) -> list[LeftoverRecord]:
                 record.pid,
             )
             continue
-        if group_is_ours(record, proc):
-            log.info("ending background command %s of a previous server (pid %d)", record.handle, record.pid)
+        # Its group only when a member still carries the token (the group id is then still the
+        # command's: it cannot be reused while a member lives); its daemons by the token alone.
+        leader = record.pid if group_is_ours(record, proc) else None
+        ended = stop_processes([Identity(record.variable, record.token, leader)], proc=proc)
+        if ended:
+            log.info("ended background command %s of a previous server (pid %d)", record.handle, record.pid)
+        if leader is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(record.pid, signal.SIGKILL)
     write_records(path, [])

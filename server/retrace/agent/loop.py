@@ -37,11 +37,19 @@ from retrace.agent.retry import asked_wait_s, retry_delay
 from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal
 from retrace.agent.settings import cost_usd
 from retrace.agent.subagents.runner import Subagents
-from retrace.agent.tool_call import CheckpointFailedError, ToolCall, begin_tool, end_unrun, finish_tool
+from retrace.agent.tool_call import (
+    CheckpointFailedError,
+    ToolCall,
+    begin_tool,
+    end_unrun,
+    finish_tool,
+    recorded_input,
+)
 from retrace.agent.tools import tool_schemas
 from retrace.agent.tools.task import NAME as TASK_TOOL
 from retrace.agent.tools.task import valid_task_input
 from retrace.engine.store.events import UsageEvent
+from retrace.redact import redact
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -231,6 +239,20 @@ async def record_usage(rt: Runtime, conv: Conversation, turn_id: str | None, usa
     )
 
 
+def redact_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A reply's blocks with known secret formats redacted in its text and tool inputs (ids,
+    names and structure untouched)."""
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        if block["type"] == "text":
+            out.append({**block, "text": redact(block["text"])})
+        elif block["type"] == "tool_use":
+            out.append({**block, "input": recorded_input(block["input"])})
+        else:
+            out.append(block)
+    return out
+
+
 def content_blocks(message: Message) -> list[dict[str, Any]]:
     """The reply as plain JSON blocks (empty text dropped: the API rejects it on the way back)."""
     blocks: list[dict[str, Any]] = []
@@ -304,7 +326,7 @@ async def write_summary(
     text = "\n".join(b.text for b in reply.content if b.type == "text").strip()
     if not text:
         raise ModelCallError("the model returned no text")
-    return str(text)
+    return redact(str(text))
 
 
 async def compact_if_due(rt: Runtime, conv: Conversation, turn_id: str) -> bool:
@@ -341,9 +363,15 @@ async def keep_reply(
         # A refused reply is shown but never acted on: its tool calls (if any) are dropped.
         blocks = [b for b in blocks if b["type"] == "text"]
         if blocks:
-            await append_message(rt, conv, "assistant", blocks, turn_id=turn_id, kind="assistant")
+            await append_message(
+                rt, conv, "assistant", redact_blocks(blocks), turn_id=turn_id, kind="assistant"
+            )
         return "refusal"
-    assistant_id = await append_message(rt, conv, "assistant", blocks, turn_id=turn_id, kind="assistant")
+    # Journaled (and kept for the next requests) with known secret formats redacted; the tool
+    # calls run with the real input.
+    assistant_id = await append_message(
+        rt, conv, "assistant", redact_blocks(blocks), turn_id=turn_id, kind="assistant"
+    )
     uses = tool_uses(blocks)
     if not uses:
         return "max_tokens" if reply.stop_reason == "max_tokens" else "end_turn"

@@ -65,6 +65,7 @@ from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, FileChange, TerminalState
 from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
+from retrace.redact import redact
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -281,8 +282,8 @@ class AgentService:
     async def _prompt_blocks(self, conv: Conversation, text: str, attached: str = "") -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
         news = self.background.news(conv.session_id)
-        if news is not None:
-            blocks.append({"type": "text", "text": news})
+        if news is not None:  # background commands' output: journaled with known secrets redacted
+            blocks.append({"type": "text", "text": redact(news)})
         if conv.note_from is not None:
             try:
                 changes = await self.gate.call(self.engine.diff, conv.note_from, None)

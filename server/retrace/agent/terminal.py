@@ -21,21 +21,22 @@ Rules (pure, table-tested in ``tests/agent/test_terminal.py``):
 * **Never carried**: the model API credentials and their hand-off variables
   (:mod:`retrace.credentials`), the shell's own bookkeeping (``PWD``, ``OLDPWD``, ``SHLVL``,
   ``_``), and variables whose name or value is not valid UTF-8 (they could not be recorded).
-* **Recorded redacted** (name kept, value never written): a variable whose NAME contains, in any
-  case, one of :data:`SECRET_NAME_PARTS` (``KEY``, ``TOKEN``, ``SECRET``, ``PASS`` — password,
-  passwd, passphrase —, ``PWD``, ``CRED``, ``AUTH``, ``PRIVATE``, ``COOKIE``, ``SESSION``,
-  ``SIGNATURE``), or whose VALUE looks like a credential (a URL with a password, a well-known
-  token prefix). The live session still has the value; only the record hides it.
-* **Restore** of a recorded state (a conversation restore, a restart): a hidden variable cannot be
-  brought back by value; the session keeps its live value when it still has one, else the
-  variable is left unset; :func:`revive` says which in its notes.
+* **Values recorded only for an allowlist** (:data:`RECORDED_VALUES`: ``PATH``, ``VIRTUAL_ENV``,
+  ``NODE_ENV``, the locale, ``JAVA_HOME``…), and only when the value holds no known secret
+  format (:mod:`retrace.redact`); every other variable is recorded by NAME only (``hidden``):
+  ``REDIS_URL``, webhook URLs, keys, DSNs and whatever name nobody foresaw never reach a
+  checkpoint, the journal or a bucket. The live session (in memory) still has every value.
+* **Restore** of a recorded state (a conversation restore, a restart): a variable recorded by
+  name cannot be brought back by value; the session keeps its live value when it still has one
+  (a conversation restore in the same server), else — after a server restart, or a conversation
+  opened on another machine — the variable is left unset; :func:`revive` says which in its
+  notes, and they reach the model with the next command's result.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
 import shutil
 import tempfile
@@ -44,39 +45,61 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from retrace import credentials
+from retrace.agent.processes import CALL_TOKEN_VARIABLE
 from retrace.engine.models import TerminalState
+from retrace.redact import has_secret
 
 SHELL_MANAGED = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 """Variables the shell maintains itself (the cwd is tracked on its own)."""
+PROCESS_TOKENS = frozenset({CALL_TOKEN_VARIABLE, "RETRACE_BACKGROUND_TASK"})
+"""Each command's own identity (:mod:`retrace.agent.processes`): set fresh for every command."""
 
-SECRET_NAME_PARTS = (
-    "KEY",
-    "TOKEN",
-    "SECRET",
-    "PASS",
-    "PWD",
-    "CRED",
-    "AUTH",
-    "PRIVATE",
-    "COOKIE",
-    "SESSION",
-    "SIGNATURE",
+RECORDED_VALUES = frozenset(
+    {
+        "PATH",
+        "VIRTUAL_ENV",
+        "VIRTUAL_ENV_PROMPT",
+        "CONDA_DEFAULT_ENV",
+        "CONDA_PREFIX",
+        "NODE_ENV",
+        "PYTHONPATH",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "GOPATH",
+        "GOROOT",
+        "JAVA_HOME",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "RUST_BACKTRACE",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TERM",
+        "EDITOR",
+        "PAGER",
+        "CI",
+    }
 )
-"""A variable whose upper-cased name contains one of these is recorded without its value."""
+"""The variables whose VALUES a checkpoint records (with the ``LC_*`` locale ones): known to be
+harmless. Every other variable is recorded by name only — an allowlist, so a secret under a name
+nobody foresaw (``REDIS_URL``, ``WEBHOOK``, ``DSN``) is never written."""
+RECORDED_PREFIXES = ("LC_",)
 
-_SECRET_VALUE = re.compile(
-    r"://[^/\s:@]+:[^/\s@]+@"  # a URL with user:password@
-    r"|^(sk-|ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza)"
-)
 
-DISPLAY_VALUE_CHARS = 40
-DISPLAY_MAX_VARS = 8
+def value_recorded(name: str, value: str) -> bool:
+    """Whether a checkpoint records this variable's value (else its name only): an allowlisted
+    name whose value holds no known secret format (a ``PATH`` with a password in a URL is not)."""
+    allowed = name in RECORDED_VALUES or name.startswith(RECORDED_PREFIXES)
+    return allowed and not has_secret(value)
 
 
 def looks_secret(name: str, value: str = "") -> bool:
-    """Whether a variable is recorded redacted (see the module documentation)."""
-    upper = name.upper()
-    return any(part in upper for part in SECRET_NAME_PARTS) or bool(_SECRET_VALUE.search(value))
+    """Whether a variable is recorded by name only (the complement of :func:`value_recorded`)."""
+    return not value_recorded(name, value)
+
+
+DISPLAY_VALUE_CHARS = 40
+DISPLAY_MAX_VARS = 8
 
 
 def _utf8(text: str) -> bool:
@@ -89,7 +112,7 @@ def _utf8(text: str) -> bool:
 
 def carried(name: str, value: str = "") -> bool:
     """Whether a change to ``name`` is kept in the session's state at all."""
-    never = SHELL_MANAGED | set(credentials.SECRETS) | credentials.HANDOFF_VARS
+    never = SHELL_MANAGED | PROCESS_TOKENS | set(credentials.SECRETS) | credentials.HANDOFF_VARS
     return name not in never and _utf8(name) and _utf8(value)
 
 
@@ -115,7 +138,8 @@ class ShellState:
         return env
 
     def record(self) -> TerminalState:
-        """What a checkpoint records: secret-looking values hidden, names sorted."""
+        """What a checkpoint records: the values of allowlisted variables, the names of the rest
+        (:func:`value_recorded`), names sorted."""
         shown = {k: v for k, v in sorted(self.env.items()) if not looks_secret(k, v)}
         hidden = sorted(k for k, v in self.env.items() if looks_secret(k, v))
         return TerminalState(cwd=self.cwd, env=shown, hidden=hidden, unset=sorted(self.unset))
@@ -163,6 +187,11 @@ def resolve_cwd(workspace: Path, pwd: str) -> str | None:
     return rel.as_posix()
 
 
+NOT_RECORDED = "value not recorded (only known harmless variables' values are)"
+"""Notes name the variables after it (never ``NAME: …``, which reads as a secret assignment)."""
+LEFT_UNSET = "left unset (set it again if it is needed)"
+
+
 def revive(
     record: TerminalState | None, live: ShellState | None, base: Mapping[str, str]
 ) -> tuple[ShellState, list[str]]:
@@ -186,14 +215,15 @@ def revive(
             lost.append(name)
     notes = []
     if kept:
-        notes.append(f"{', '.join(kept)}: value never recorded (secret); kept the session's current value")
+        notes.append(f"{NOT_RECORDED}: {', '.join(kept)}; kept the session's current value")
     if lost:
-        notes.append(f"{', '.join(lost)}: value never recorded (secret); left unset")
+        notes.append(f"{NOT_RECORDED}: {', '.join(lost)}; {LEFT_UNSET}")
     return normalized(record.cwd, env, unset, base), notes
 
 
 def describe(state: TerminalState | None) -> str | None:
-    """One line for the checkpoint details, e.g. ``Terminal: cwd `src`, FOO=1, API_TOKEN=(hidden)``;
+    """One line for the checkpoint details, e.g.
+    ``Terminal: cwd `src`, NODE_ENV=test, API_TOKEN=(not recorded)``;
     ``None`` when the state is the default one (root, no change)."""
     if state is None or not (state.cwd or state.env or state.hidden or state.unset):
         return None
@@ -208,7 +238,7 @@ def describe(state: TerminalState | None) -> str | None:
         elif name in state.unset and name not in state.hidden:
             parts.append(f"unset {name}")
         else:
-            parts.append(f"{name}=(hidden)")
+            parts.append(f"{name}=(not recorded)")
     if len(names) > DISPLAY_MAX_VARS:
         parts.append(f"+{len(names) - DISPLAY_MAX_VARS} more")
     return "Terminal: " + ", ".join(parts)

@@ -46,6 +46,7 @@ from retrace.engine.store.events import (
     ToolCallResultEvent,
     event_json,
 )
+from retrace.redact import redact, redact_json
 
 
 class CheckpointFailedError(Exception):
@@ -78,8 +79,8 @@ async def record_background(rt: Runtime, conv: Conversation, turn_id: str | None
     ended = [t for t in tasks if t.ended]  # ended before this capture: all their writes are in it
     context = {
         "conversation": cursor,
-        "label": rt.background.label(tasks),
-        "meta": rt.background.meta(tasks),
+        "label": redact(rt.background.label(tasks)),
+        "meta": redact_json(rt.background.meta(tasks)),
         "terminal": conv.terminal_session().state.record(),
     }
     if await _record_foreign(rt, conv.session_id, turn_id, "background", context):
@@ -103,6 +104,23 @@ async def _record_foreign(
     if cp is not None:
         await emit_checkpoint(rt, session_id, turn_id, cp)
     return True
+
+
+def recorded_input(tool_input: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's input as the journal keeps it: known secret formats redacted
+    (:mod:`retrace.redact`); the call itself runs with the real input."""
+    redacted = redact_json(tool_input)
+    return redacted if isinstance(redacted, dict) else tool_input
+
+
+def recorded_output(rt: Runtime, tool: str, output: str) -> str:
+    """A tool's output as it is journaled, shown and sent to the model: known secret formats
+    redacted, except the output of a ``read`` tool (workspace files, whose content the
+    checkpoint holds anyway: redacting it would only make edits of those lines fail)."""
+    spec = rt.spec(tool)
+    if spec is not None and spec.category == "read":
+        return output
+    return redact(output)
 
 
 @dataclass(frozen=True)
@@ -199,7 +217,7 @@ async def start_tool_call(rt: Runtime, conv: Conversation, call: ToolCall, curso
         ToolCallIntentEvent(
             id=call.id,
             tool=call.tool,
-            input=call.input,
+            input=recorded_input(call.input),
             turn_id=call.turn_id,
             message_id=call.assistant_id,
             created_at=now_iso(),
@@ -306,6 +324,7 @@ async def finish_tool(
 ) -> dict[str, Any]:
     """Run a call :func:`begin_tool` allowed, record its checkpoint; its ``tool_result`` block."""
     result, ms = await execute_tool(rt, conv, call, tasks)
+    result.output = recorded_output(rt, call.tool, result.output)
     note = rt.background.overlap_note() if rt.background is not None else None
     if result.changed_paths is None and note is not None:  # its checkpoint holds their changes too
         result.output = f"{result.output}\n{note}"
@@ -348,7 +367,7 @@ async def checkpoint_tool(
         conv.apply(event_json(ended))
         try:
             return engine.checkpoint(
-                spec.summary(call.input) if spec else call.tool,
+                redact(spec.summary(call.input)) if spec else call.tool,
                 result.changed_paths,
                 kind="tool",
                 session_id=sid,

@@ -46,7 +46,8 @@ class StoryRow(CamelModel):
     """A restore: later work continues on a new branch from the restored checkpoint."""
     terminal: str | None = None
     """The agent's terminal state after this checkpoint, when it differs from the default, e.g.
-    "Terminal: cwd `src`, FOO=1, API_TOKEN=(hidden)" (secret values are never recorded)."""
+    "Terminal: cwd `src`, NODE_ENV=test, API_TOKEN=(not recorded)" (only allowlisted variables'
+    values are recorded)."""
 
 
 class StoryTurn(CamelModel):

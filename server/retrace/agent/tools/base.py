@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from retrace.agent.processes import Identity
 from retrace.agent.terminal import TerminalSession
 from retrace.engine.config import EngineConfig
 
@@ -63,6 +64,15 @@ class BackgroundLauncher(Protocol):
         self, command: str, proc: asyncio.subprocess.Process, token: str, make_buffer: Callable[[], Any]
     ) -> tuple[str, int]:
         """Take over the spawned command; its (handle, pid)."""
+        ...
+
+    async def track(self, identity: Identity, command: str) -> None:
+        """A foreground command is running: record it, so a server that dies meanwhile has its
+        processes ended by the next one."""
+        ...
+
+    async def untrack(self, identity: Identity) -> None:
+        """The foreground command ended (with everything it started)."""
         ...
 
 

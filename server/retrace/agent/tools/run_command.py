@@ -1,14 +1,22 @@
 """``run_command``: a shell command in the workspace, in its own process group.
 
 The shell is the platform's (:mod:`retrace.agent.tools.shell`: ``bash -lc``, ``/bin/sh -c``
-without bash, cmd.exe or PowerShell on Windows) and the tool description names it. The whole
-group (process tree on Windows) is killed when the command times out or the turn is cancelled,
-so no child outlives the call. Output (stdout and stderr interleaved) is capped, keeping head and tail; the
-exit code is always reported. The files it changed are unknown (``changed_paths=None``): the
-engine detects them. The command does not inherit the model API credentials
-(``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off variables): ``env`` output is a
-tool result, and tool results are journaled and sent to the model. The server itself holds them
-where a command cannot read them (:mod:`retrace.credentials`).
+without bash, cmd.exe or PowerShell on Windows) and the tool description names it. Nothing the
+command starts outlives the call: when its shell exits, times out or the turn is cancelled, every
+process of the call — its group, its session, and (Linux) every process carrying the call's
+random ``RETRACE_CALL_TOKEN``, so daemons that left the group (``setsid``, ``nohup``, double
+forks, ``disown``) too — gets SIGTERM, and SIGKILL after
+:data:`retrace.agent.processes.STOP_GRACE_S` (a dev server or a container gets to clean up);
+the result names what had to be stopped and points at ``background: true``. The call does not
+wait for a pipe a daemon holds open (only for its shell), and while it runs it is recorded with
+the background tasks, so a server that dies mid-call has its processes ended by the next start.
+Output (stdout and stderr interleaved) is capped, keeping head and tail; the
+exit code is always reported; it is journaled, shown and sent to the model with known secret
+formats redacted (:func:`retrace.agent.tool_call.recorded_output`). The files it changed are
+unknown (``changed_paths=None``): the engine detects them. The command does not inherit the
+model API credentials (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, their hand-off
+variables): ``env`` output is a tool result, and tool results are journaled and sent to the
+model. The server itself holds them where a command cannot read them (:mod:`retrace.credentials`).
 
 With a session terminal (``ctx.terminal``; bash or sh) the command starts in the session's cwd
 with its environment changes, and what it leaves (``cd``, ``export``, ``unset``) is read back for
@@ -24,18 +32,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import Field
 
 from retrace import credentials
-from retrace.agent import terminal
+from retrace.agent import processes, terminal
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
 from retrace.agent.tools.paths import workspace_root
 from retrace.agent.tools.shell import choose_shell, describe, kill_tree, spawn_options
 
 MAX_TIMEOUT_S = 3600.0
+DRAIN_S = 2.0
+POLL_EXIT_S = 0.05
+REAP_S = 5.0
+"""How often a call whose output is still open looks whether its shell exited."""
+"""How long the output of a call is read on once all its processes ended (a pipe still buffered)."""
 SHELL = choose_shell()
 """Chosen once: the description the model saw and the shell that runs its commands agree."""
 
@@ -124,47 +138,121 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
         return await _run_in_background(args, ctx)
     timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
     shell = _shell_run(ctx)
-    try:
-        if shell is None:
-            proc = await _spawn(args.command, workspace_root(ctx), command_env())
-        else:
-            proc = await _spawn(shell.script(args.command), shell.cwd, shell.env)
-    except BaseException:
-        if shell is not None:
-            shell.close()
-        raise
+    proc, identity = await _start_call(args.command, ctx, shell)
     buffer = _CappedBuffer(ctx.output_cap_bytes)
-
-    async def pump() -> None:
-        assert proc.stdout is not None
-        while chunk := await proc.stdout.read(65536):
-            buffer.add(chunk)
-        await proc.wait()
-
-    timed_out = False
+    reader = asyncio.create_task(_read_all(proc, buffer))
+    if ctx.background is not None:
+        with contextlib.suppress(Exception):  # a record is a safety net, never a reason to fail
+            await ctx.background.track(identity, args.command)
+    timed_out = cancelled = False
     try:
-        await asyncio.wait_for(pump(), timeout)
+        await asyncio.wait_for(_shell_exit(proc, reader), timeout)
     except TimeoutError:
         timed_out = True
-        _kill_group(proc)
-        await proc.wait()
     except asyncio.CancelledError:
-        _kill_group(proc)
-        with contextlib.suppress(Exception):
-            await asyncio.shield(proc.wait())
-        raise
-    finally:
-        # Background children that kept running after the shell exited belong to us too.
-        _kill_group(proc)
-        ended = not timed_out and proc.returncode is not None and proc.returncode >= 0  # not killed
-        notes = shell.finish(completed=ended) if shell is not None else []
-    output = "\n".join(p for p in (buffer.text().rstrip("\n"), terminal.note_text(notes)) if p)
+        cancelled = True
+    # The shell ended (or timed out, or the turn was cancelled): what it started and left running
+    # ends with the call, daemons that left its group included (this also closes the output pipe
+    # they held). The stop is finished even when the turn is cancelled meanwhile.
+    ending = asyncio.create_task(_end_call(identity, proc, reader, ctx))
+    while not ending.done():
+        try:
+            await asyncio.shield(ending)
+        except asyncio.CancelledError:
+            cancelled = True
+    completed = not (timed_out or cancelled) and proc.returncode is not None and proc.returncode >= 0
+    notes = shell.finish(completed=completed) if shell is not None else []
+    if cancelled:
+        raise asyncio.CancelledError
+    stopped = ending.result()
+    said = _stopped_note(stopped, timed_out)
+    extra = [terminal.note_text(notes), "" if timed_out else said]
+    output = "\n".join(p for p in (buffer.text().rstrip("\n"), *extra) if p)
     if timed_out:
-        note = f"[timed out after {timeout:g}s; the command's process group was killed]"
+        note = f"[timed out after {timeout:g}s; {said}]"
         return ToolResult(f"{output}\n{note}".lstrip("\n"), is_error=True, changed_paths=None)
     code = proc.returncode
     status = f"[exit code {code}]"
     return ToolResult(f"{output}\n{status}".lstrip("\n"), is_error=code != 0, changed_paths=None)
+
+
+async def _start_call(
+    command: str, ctx: ToolContext, shell: terminal.ShellRun | None
+) -> tuple[asyncio.subprocess.Process, processes.Identity]:
+    """Spawn the command with a fresh call token in its environment; the process and the
+    identity of everything it will start (registered as in flight)."""
+    token = secrets.token_hex(16)
+    mark = {processes.CALL_TOKEN_VARIABLE: token}
+    try:
+        if shell is None:
+            proc = await _spawn(command, workspace_root(ctx), {**command_env(), **mark})
+        else:
+            proc = await _spawn(shell.script(command), shell.cwd, {**shell.env, **mark})
+    except BaseException:
+        if shell is not None:
+            shell.close()
+        raise
+    since = processes.start_time(proc.pid)
+    identity = processes.Identity(processes.CALL_TOKEN_VARIABLE, token, proc.pid, since)
+    processes.register(identity)
+    return proc, identity
+
+
+async def _read_all(proc: asyncio.subprocess.Process, buffer: _CappedBuffer) -> None:
+    assert proc.stdout is not None
+    while chunk := await proc.stdout.read(65536):
+        buffer.add(chunk)
+
+
+async def _shell_exit(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """Until the shell exited. Not ``proc.wait()``: that also waits for the output pipe to close,
+    which a daemon holding it never does."""
+    while proc.returncode is None:
+        if reader.done():  # the usual end: output closed, the exit follows at once
+            await proc.wait()
+            return
+        await asyncio.wait({reader}, timeout=POLL_EXIT_S)
+
+
+async def _end_call(
+    identity: processes.Identity,
+    proc: asyncio.subprocess.Process,
+    reader: asyncio.Task[None],
+    ctx: ToolContext,
+) -> list[processes.Stopped]:
+    """Stop every process of the call (SIGTERM, SIGKILL after the grace), reap the shell and
+    drain the output; the processes that had to be stopped (the shell itself not counted)."""
+    try:
+        stopped = await asyncio.to_thread(processes.stop, [identity], processes.STOP_GRACE_S)
+        _kill_group(proc)  # where /proc is missing: the group, as before
+        for _ in range(int(REAP_S / POLL_EXIT_S)):  # the shell is gone: its exit status follows
+            if proc.returncode is not None:
+                break
+            await asyncio.sleep(POLL_EXIT_S)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(reader), DRAIN_S)
+    finally:
+        if not reader.done():
+            reader.cancel()
+        processes.unregister(identity)
+        if ctx.background is not None:
+            with contextlib.suppress(Exception):
+                await ctx.background.untrack(identity)
+    return [s for s in stopped if s.pid != proc.pid]
+
+
+def _stopped_note(stopped: list[processes.Stopped], timed_out: bool) -> str:
+    """What the result says of the processes that had to be stopped (none: nothing)."""
+    if timed_out:
+        what = f"; stopped: {processes.summary(stopped)}" if stopped else ""
+        return f"the command and everything it started were stopped (SIGTERM, then SIGKILL){what}"
+    if not stopped:
+        return ""
+    return (
+        f"[stopped {len(stopped)} process(es) the command left running (SIGTERM, then SIGKILL after "
+        f"{processes.STOP_GRACE_S:g}s): {processes.summary(stopped)}; to keep a command running, "
+        "start it with background=true]"
+    )
 
 
 def _shell_run(ctx: ToolContext) -> terminal.ShellRun | None:
