@@ -9,6 +9,7 @@ the engine's merge and line statistics, in the timeline's file views and in an e
 
 from __future__ import annotations
 
+import re
 import shlex
 import unicodedata
 
@@ -75,10 +76,16 @@ def _escape(ch: str) -> str:
     return "".join(f"\\{b:03o}" for b in data)
 
 
+_ASCII_UNSAFE = re.compile(r'[\x00-\x1f\x7f"\\]')
+"""For an ASCII name (the common case) the whole test is this search."""
+
+
 def quote_name(name: str) -> str:
     """``name`` as a terminal may show it: unchanged when every character is safe and it holds no
     ``"`` or ``\\``; otherwise in double quotes with C-style escapes (``\\n``, ``\\t``, ``\\"``,
     ``\\\\``, the rest as octal bytes), as git quotes a path under ``core.quotePath``."""
+    if name.isascii() and _ASCII_UNSAFE.search(name) is None:
+        return name
     if not any(ch in _NAMED_ESCAPES or unsafe_char(ch) for ch in name):
         return name
     return '"' + "".join(_escape(ch) if ch in _NAMED_ESCAPES or unsafe_char(ch) else ch for ch in name) + '"'

@@ -29,6 +29,10 @@ OPERATORS = (";;&", "&&", "||", ";;", ";&", "|&", ";", "|", "&", "\n")
 
 _REDIRECT = re.compile(r"(?:\d+|&)?(?:<<<|<<-|<<|<>|<&|>>|>&|>\||<|>)")
 _WORD_END = frozenset(" \t\n;&|<>()")
+_PLAIN = re.compile(r"[^\\'\"$`#;&|<>\n0-9]+")
+"""A run of characters none of which can start a construct (skipped in one step)."""
+_PLAIN_DOUBLE = re.compile(r'[^"\\$`]+')
+"""The same inside double quotes."""
 _OPENERS = frozenset("{(!")
 _RESERVED_LEAD = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "(", "time"})
 _NOT_A_COMMAND = frozenset({"fi", "done", "esac", "}", ")", "for", "case", "select", "in", ";;", "function"})
@@ -127,7 +131,10 @@ class _Lexer:
 
     def run(self) -> _Lexer:
         while self.i < len(self.s):
-            if not (self._quoted() or self._special() or self._operator()):
+            plain = _PLAIN.match(self.s, self.i)
+            if plain is not None:
+                self.i = plain.end()
+            elif not (self._quoted() or self._special() or self._operator()):
                 self.i += 1
         self._flush()
         if self.spans or not self.parts:
@@ -166,7 +173,10 @@ class _Lexer:
         s = self.s
         self.i += 1
         while self.i < len(s) and s[self.i] != '"':
-            if s[self.i] == "\\":
+            plain = _PLAIN_DOUBLE.match(s, self.i)
+            if plain is not None:
+                self.i = plain.end()
+            elif s[self.i] == "\\":
                 self.i += 2
             elif not self._substitution():
                 self.i += 1

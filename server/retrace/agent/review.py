@@ -142,8 +142,9 @@ def review_for(tool: str, tool_input: dict[str, Any]) -> ReviewDetails:
     said: str | None = None
     if kind == "command":
         head, cut = preview(text, COMMAND_MAX_CHARS, None)
-        parts = split_command(head).parts
-        said = notice(split_command(text))
+        whole = split_command(text)
+        parts = whole.parts if cut is None else split_command(head).parts
+        said = notice(whole)
     else:
         head, cut = preview(text)
     return ReviewDetails(
