@@ -7,8 +7,12 @@
  * the API key or run code are read here with explicit rules (`SETTING_RULES`), whatever scope
  * VS Code applied:
  * - `machine`: only user (or remote) settings count; a workspace or folder value is ignored.
- * - `narrowOnly` (permissions): a workspace or folder value applies only when it is at least as
- *   strict as the value it overrides (deny > ask > auto); it can never widen to "auto".
+ * - `narrowOnly` (permissions, client-side encryption): a workspace or folder value applies only
+ *   when it is at least as strict as the value it overrides (deny > ask > auto; encryption on >
+ *   off); it can never widen to "auto" or turn encryption off.
+ * Every setting that names where data, credentials or code go is `machine` (the API endpoint, the
+ * sync bucket, its endpoint and region, the metrics port, MCP servers, the interpreter):
+ * tests/settings/test_where_data_goes.py finds them in package.json and holds this table to it.
  * Each ignored value is reported once per window: a log line and one non-modal note.
  */
 import * as fs from 'node:fs';
@@ -30,6 +34,11 @@ export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
     'permissions.command': 'narrowOnly',
     'permissions.mcp': 'narrowOnly',
     'mcp.servers': 'machine',
+    'remote.url': 'machine',
+    'remote.endpoint': 'machine',
+    'remote.region': 'machine',
+    'remote.encrypt': 'narrowOnly',
+    'metrics.port': 'machine',
 };
 
 /** The parts of `WorkspaceConfiguration.inspect()` the rules read. */
@@ -54,8 +63,14 @@ export interface EffectiveValue {
 
 const STRICTNESS: Readonly<Record<string, number>> = { auto: 0, ask: 1, deny: 2 };
 
-/** Rank of a permission policy; an unknown value ranks as "ask" (the server validates it). */
+/**
+ * Rank of a permission policy (an unknown value ranks as "ask": the server validates it) or of
+ * a safety switch (`true`, e.g. encryption on, is the strict value).
+ */
 function strictness(value: unknown): number {
+    if (typeof value === 'boolean') {
+        return value ? 2 : 0;
+    }
     return typeof value === 'string' ? (STRICTNESS[value] ?? 1) : 1;
 }
 

@@ -440,6 +440,20 @@ export interface TaskRef {
   taskId: string;
 }
 /**
+ * One piece of the command between two control operators.
+ */
+export interface CommandPart {
+  /**
+   * The control operator that ends this part (``"\n"`` for a newline); ``None`` for the last.
+   */
+  operator: string | null;
+  spans: CommandSpan[];
+}
+export interface CommandSpan {
+  kind: 'text' | 'substitution' | 'redirection' | 'comment' | 'heredoc';
+  text: string;
+}
+/**
  * Why a planned file change would clobber work that is not the agent's.
  */
 export interface ConflictInfo {
@@ -1383,6 +1397,16 @@ export interface ReviewDetails {
    * When cut: the line saying how much is hidden, e.g. ``… 1,234 more characters — Show all``.
    */
   marker: string | null;
+  /**
+   * For a compound command, the line a prompt shows above it (``This command runs 3 commands
+   * in 3 parts; redirects: > out.txt.``), counted over the whole ``text``.
+   */
+  notice: string | null;
+  /**
+   * A command's ``preview`` cut at its control operators, with substitutions and redirections
+   * marked (:mod:`retrace.agent.command_parts`); clients show each part on its own line.
+   */
+  parts: CommandPart[] | null;
   /**
    * The file a write or edit targets.
    */

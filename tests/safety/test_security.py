@@ -27,7 +27,7 @@ from tests.reliability.inputs_support import RawServer, scripted_model
 
 from retrace.agent.events import PermissionRequest
 from retrace.agent.permissions import PermissionPolicy, PermissionSettings
-from retrace.agent.review import review_for
+from retrace.agent.review import COMMAND_MAX_CHARS, review_for
 
 AUTO = {"permissions": {"write": "auto", "command": "auto"}}
 AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
@@ -269,22 +269,32 @@ async def _ask(tool: str, tool_input: dict[str, Any]) -> PermissionRequest:
     return request
 
 
-async def test_long_command_reaches_the_prompt_complete_and_marked() -> None:
+async def test_long_command_is_shown_whole_with_every_command_it_runs() -> None:
+    """A 5,000-character command whose tail is a second command: shown inline whole (no "Show
+    all" needed), cut at its operator, and said to run two commands."""
     command = "echo " + "x" * 4990 + "; rm -rf ~"
     assert len(command) > 5000
     request = await _ask("run_command", {"command": command})
     review = request.review
     assert review.text == command, "the complete command, byte for byte"
-    assert review.truncated
-    assert review.summary != command and len(review.summary) < 400
-    assert "more characters" in review.summary and "Show all" in review.summary
-    assert review.hidden_chars == len(command) - review.shown_chars
-    assert review.preview == command[: review.shown_chars]
-    assert review.marker == f"… {len(command) - 300:,} more characters — Show all"
+    assert not review.truncated and review.preview == command and review.marker is None
+    assert review.parts is not None and len(review.parts) == 2
+    assert review.parts[0].operator == ";"
+    assert "".join(s.text for s in review.parts[1].spans).strip() == "rm -rf ~"
+    assert review.notice is not None and "2 commands" in review.notice
     # The one-line summary never pretends to be the whole command.
-    assert request.summary.endswith(review.summary.splitlines()[-1]) or "more characters" in request.summary
+    assert "more characters" in request.summary
     wire = json.loads(request.model_dump_json(by_alias=True))
     assert wire["review"]["text"].endswith("; rm -rf ~")
+
+
+async def test_a_command_past_the_inline_limit_is_marked_and_still_counted() -> None:
+    command = "echo " + "x" * (COMMAND_MAX_CHARS + 2000) + "; rm -rf ~"
+    review = (await _ask("run_command", {"command": command})).review
+    assert review.text == command and review.truncated
+    assert review.preview == command[:COMMAND_MAX_CHARS]
+    assert review.marker == f"… {len(command) - COMMAND_MAX_CHARS:,} more characters — Show all"
+    assert review.notice is not None and "2 commands" in review.notice, "counted over the whole text"
 
 
 async def test_short_command_is_shown_whole_and_not_marked() -> None:
@@ -294,15 +304,16 @@ async def test_short_command_is_shown_whole_and_not_marked() -> None:
     assert "npm test" in request.review.summary and "more characters" not in request.review.summary
 
 
-async def test_multiline_command_shows_every_line_or_says_how_many_are_hidden() -> None:
+async def test_multiline_command_shows_every_line_and_every_command() -> None:
     short = "echo safe\nrm -rf ~"
     request = await _ask("run_command", {"command": short})
     assert request.review.summary == short and not request.review.truncated
     assert "more characters" in request.summary, "the one-line form drops the second line visibly"
     long = "echo safe\n" * 20 + "rm -rf ~"
     review = (await _ask("run_command", {"command": long})).review
-    assert review.text == long and review.truncated
-    assert "13 more lines" in review.summary and "rm -rf" not in review.summary
+    assert review.text == long and not review.truncated and review.preview == long
+    assert review.parts is not None and len(review.parts) == 21
+    assert review.notice is not None and "21 commands" in review.notice
 
 
 async def test_write_file_review_carries_the_complete_content(tmp_path: Path) -> None:

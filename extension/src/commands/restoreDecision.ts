@@ -42,8 +42,29 @@ export type Confirmation =
 
 const MAX_LISTED = 12;
 
+/** Characters that could break, reorder or hide a dialog line: controls, format characters
+ * (bidi overrides, zero-width), line and paragraph separators, lone surrogates. */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Cs}"\\]/u;
+
+/**
+ * A file name as a dialog may show it: unchanged when ordinary; otherwise in double quotes with
+ * every unsafe character escaped (`\n`, `\t`, `\"`, `\\`, `\u202e`), the server's
+ * `retrace.text.quote_name` rule, so a name with a newline can never add a line to a dialog.
+ */
+export function shownName(name: string): string {
+    if (!UNSAFE.test(name)) {
+        return name;
+    }
+    const named: Record<string, string> = { '\n': '\\n', '\t': '\\t', '\r': '\\r', '"': '\\"', '\\': '\\\\' };
+    let out = '';
+    for (const ch of name) {
+        out += named[ch] ?? (UNSAFE.test(ch) ? `\\u${(ch.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}` : ch);
+    }
+    return `"${out}"`;
+}
+
 function listFiles(files: readonly PlannedFile[]): string {
-    const lines = files.slice(0, MAX_LISTED).map(f => `${f.action === 'conflict' ? (f.intended ?? 'overwrite') : f.action}: ${f.path}`);
+    const lines = files.slice(0, MAX_LISTED).map(f => `${f.action === 'conflict' ? (f.intended ?? 'overwrite') : f.action}: ${shownName(f.path)}`);
     if (files.length > MAX_LISTED) {
         lines.push(`… ${files.length - MAX_LISTED} more`);
     }
@@ -78,9 +99,9 @@ export function isUnsaved(f: PlannedFile): boolean {
 
 function conflictLine(f: PlannedFile): string {
     if (isUnsaved(f)) {
-        return `${f.path}: ${UNSAVED}`;
+        return `${shownName(f.path)}: ${UNSAVED}`;
     }
-    return `${f.path}: ${f.conflict?.detail ?? 'changed outside the agent'}`;
+    return `${shownName(f.path)}: ${f.conflict?.detail ?? 'changed outside the agent'}`;
 }
 
 function conflictDecision(files: readonly PlannedFile[], target: string): Confirmation {
@@ -239,7 +260,7 @@ function skippedNote(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[
     }
     const listed = skipped.slice(0, MAX_LISTED).map(p => {
         const detail = why.get(p);
-        return detail ? `${p} (${detail})` : p;
+        return detail ? `${shownName(p)} (${detail})` : shownName(p);
     });
     const more = skipped.length > MAX_LISTED ? `, … ${skipped.length - MAX_LISTED} more` : '';
     return ` Skipped, left as they are: ${listed.join(', ')}${more}.`;
@@ -284,7 +305,7 @@ export function report(
             ].filter(p => p !== '');
             return {
                 severity: 'warning',
-                message: `Not restored: ${what.join(' and ') || 'conflicting files'} (${conflicting.map(f => f.path).slice(0, MAX_LISTED).join(', ')}). Nothing was changed.`,
+                message: `Not restored: ${what.join(' and ') || 'conflicting files'} (${conflicting.map(f => shownName(f.path)).slice(0, MAX_LISTED).join(', ')}). Nothing was changed.`,
                 undoTarget: undefined,
             };
         }

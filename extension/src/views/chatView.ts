@@ -396,7 +396,12 @@ details.tool pre { white-space: pre-wrap; max-height: 200px; overflow: auto; fon
 .status-running { color: var(--vscode-progressBar-background); }
 .permission { border: 1px solid var(--vscode-inputValidation-warningBorder); background: var(--vscode-inputValidation-warningBackground); padding: 6px; border-radius: 3px; }
 .permission-heading { font-weight: 600; }
-.permission-text { white-space: pre-wrap; word-break: break-all; max-height: 240px; overflow: auto; font-family: var(--vscode-editor-font-family); font-size: 0.9em; margin: 4px 0; }
+.permission-text { white-space: pre-wrap; word-break: break-all; max-height: 50vh; overflow: auto; font-family: var(--vscode-editor-font-family); font-size: 0.9em; margin: 4px 0; }
+.permission-notice { font-weight: 600; color: var(--vscode-editorWarning-foreground); margin-top: 4px; }
+.permission-command .cmd-line { border-left: 2px solid var(--vscode-inputValidation-warningBorder); padding-left: 6px; margin: 2px 0; }
+.permission-command .cmd-operator { font-weight: 700; color: var(--vscode-editorWarning-foreground); }
+.permission-command .cmd-substitution, .permission-command .cmd-redirection { font-weight: 600; text-decoration: underline; color: var(--vscode-editorWarning-foreground); }
+.permission-command .cmd-comment, .permission-command .cmd-heredoc { opacity: 0.75; }
 .permission-marker { display: block; background: none; border: none; padding: 0; color: var(--vscode-textLink-foreground); cursor: pointer; font-weight: 600; text-align: left; }
 .permission .buttons { margin-top: 6px; display: flex; gap: 6px; flex-wrap: wrap; }
 form { border-top: 1px solid var(--vscode-panel-border); padding-top: 6px; }

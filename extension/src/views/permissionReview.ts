@@ -17,7 +17,14 @@ export function reviewView(request: PermissionRequest): PermissionReviewView | u
     if (review === undefined) {
         return undefined;
     }
-    return { title: review.title, preview: review.preview, marker: review.marker ?? null, truncated: review.truncated };
+    return {
+        title: review.title,
+        preview: review.preview,
+        marker: review.marker ?? null,
+        truncated: review.truncated,
+        parts: review.parts ?? null,
+        notice: review.notice ?? null,
+    };
 }
 
 export class ReviewDocuments implements vscode.Disposable {

@@ -6,7 +6,7 @@
 import type { Banner, ChatItem, Decision, HostMessage, WebviewMessage } from './messages';
 import { Announcer, LiveRegions } from './announce';
 import { el } from './dom';
-import { permissionView } from './permissionView';
+import { permissionView, type CommandLine } from './permissionView';
 import { handleLogClicks, renderAssistant, renderUsage, showToolDiff, toolExtras } from './renderLog';
 import { Coalescer } from './throttle';
 import { attachedNode, createComposer } from './composer';
@@ -97,7 +97,11 @@ function render(item: ChatItem): HTMLElement {
         case 'permission': {
             const box = el('div', 'msg permission');
             const view = permissionView(item);
-            box.append(el('div', 'permission-heading', view.heading), el('pre', 'permission-text', view.body));
+            box.append(el('div', 'permission-heading', view.heading));
+            if (view.notice !== undefined) {
+                box.append(el('div', 'permission-notice', view.notice));
+            }
+            box.append(view.lines === undefined ? el('pre', 'permission-text', view.body) : commandBox(view.lines));
             if (view.marker !== undefined) {
                 // The whole marker line ("… 1,234 more characters — Show all") is the one-click way to see everything.
                 const marker = el('button', 'permission-marker', view.marker);
@@ -295,3 +299,20 @@ prompt.addEventListener('keydown', e => {
 
 updateButtons();
 vscode.postMessage({ type: 'ready' });
+
+/** A split command: one line per part, substitutions and redirections marked, the operator that
+ * ends each part highlighted at the line's end (text only: nothing is parsed as HTML). */
+function commandBox(lines: readonly CommandLine[]): HTMLElement {
+    const box = el('div', 'permission-text permission-command');
+    for (const line of lines) {
+        const row = el('div', 'cmd-line');
+        for (const span of line.spans) {
+            row.append(span.kind === 'text' ? document.createTextNode(span.text) : el('span', `cmd-${span.kind}`, span.text));
+        }
+        if (line.operator !== undefined) {
+            row.append(el('span', 'cmd-operator', ` ${line.operator}`));
+        }
+        box.append(row);
+    }
+    return box;
+}

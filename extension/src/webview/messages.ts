@@ -26,6 +26,16 @@ export interface PermissionReviewView {
     readonly preview: string;
     readonly marker: string | null;
     readonly truncated: boolean;
+    /** A command's preview cut by the server into the commands it runs (absent: show `preview`). */
+    readonly parts?: readonly CommandPartView[] | null;
+    /** The server's line above a compound command (`This command runs 2 commands in 2 parts.`). */
+    readonly notice?: string | null;
+}
+
+/** One part of a command between control operators, as the server split it. */
+export interface CommandPartView {
+    readonly spans: readonly { readonly text: string; readonly kind: string }[];
+    readonly operator: string | null;
 }
 
 export interface PermissionItem {

@@ -2,6 +2,10 @@
 
 Permissions come from the ``permission`` argument (``auto`` allows writes and commands, ``deny``
 refuses them; ``ask`` has nobody to ask and so denies too).
+
+Everything printed comes from the model, the workspace or tools: file names go through
+:func:`~retrace.text.quote_name`, every other text through :func:`~retrace.text.terminal_text`,
+so no byte of theirs can drive the terminal.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from retrace.agent.events import (
     TurnFinished,
     Usage,
 )
+from retrace.text import quote_name, terminal_text
 
 
 class PrintingHost:
@@ -36,26 +41,28 @@ class PrintingHost:
         if self._in_text:
             self.out.write("\n")
             self._in_text = False
-        self.out.write(text + "\n")
+        self.out.write(terminal_text(text, keep_newlines=True) + "\n")
         self.out.flush()
 
     async def emit(self, event: Any) -> None:
         if isinstance(event, TextDelta):
-            self.out.write(event.text)
+            self.out.write(terminal_text(event.text, keep_newlines=True))
             self.out.flush()
             self._in_text = True
         elif isinstance(event, ToolCallStarted):
-            detail = event.input.get("command") or event.input.get("path") or ""
-            self._line(f"-> {event.tool} {detail}".rstrip())
+            self._line(f"-> {terminal_text(event.tool)} {_detail(event.input)}".rstrip())
         elif isinstance(event, ToolCallFinished):
             first = event.output.strip().splitlines()[-1:] if event.status != "ok" else []
-            self._line(f"   {event.status} ({event.duration_ms:.0f} ms){': ' + first[0] if first else ''}")
+            said = f": {terminal_text(first[0])}" if first else ""
+            self._line(f"   {event.status} ({event.duration_ms:.0f} ms){said}")
         elif isinstance(event, CheckpointCreated):
             cp = event.checkpoint
-            files = ", ".join(f.path for f in cp.files[:5]) + (" ..." if len(cp.files) > 5 else "")
+            files = ", ".join(quote_name(f.path) for f in cp.files[:5]) + (
+                " ..." if len(cp.files) > 5 else ""
+            )
             self._line(f"   checkpoint {cp.id} [{cp.kind}] {files}".rstrip())
         elif isinstance(event, AgentError):
-            self._line(f"{'warning' if event.retrying else 'error'}: {event.message}")
+            self._line(f"{'warning' if event.retrying else 'error'}: {terminal_text(event.message)}")
         elif isinstance(event, BackgroundTaskChanged):
             self._line(background_line(event))
         elif isinstance(event, ContextCompacted):
@@ -71,7 +78,10 @@ class PrintingHost:
             self._line(f"[turn finished: {event.stop_reason}]")
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
-        self._line(f"   permission for {request.summary}: denied (no one to ask; use --permission auto)")
+        self._line(
+            f"   permission for {terminal_text(request.summary)}: "
+            "denied (no one to ask; use --permission auto)"
+        )
         return "deny"
 
     def editor_state(self) -> dict[str, Any] | None:
@@ -89,4 +99,14 @@ def background_line(event: BackgroundTaskChanged) -> str:
         status = f"exited (code {task.exit_code})"
     elif task.state == "stopped" and task.stopped_by:
         status = f"stopped ({task.stopped_by})"
-    return f"   background {task.handle} {status} (pid {task.pid}): {task.command.splitlines()[0][:100]}"
+    command = terminal_text((task.command.splitlines() or [""])[0][:100])
+    return f"   background {task.handle} {status} (pid {task.pid}): {command}"
+
+
+def _detail(tool_input: dict[str, Any]) -> str:
+    """What a tool call works on: its command (text) or its path (a name)."""
+    command = tool_input.get("command")
+    if isinstance(command, str) and command:
+        return terminal_text(command)
+    path = tool_input.get("path")
+    return quote_name(path) if isinstance(path, str) else ""

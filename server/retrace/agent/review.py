@@ -3,7 +3,9 @@
 A permission prompt must never let the user approve something they could not see: the
 ``text`` of a :class:`ReviewDetails` is the exact, complete command (or file content, or edit),
 and the ``summary`` (what a prompt shows inline) either IS that text or ends with a visible
-marker saying how much more there is (``… 1,234 more characters — Show all``). Clients render
+marker saying how much more there is (``… 1,234 more characters — Show all``). A command is
+shown whole up to :data:`COMMAND_MAX_CHARS`, cut into the commands it runs (``parts``, with a
+``notice`` such as ``This command runs 2 commands in 2 parts.``). Clients render
 these fields and offer the complete ``text`` in one click; they never shorten it themselves.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from retrace.agent.command_parts import CommandPart, notice, split_command
 from retrace.agent.mcp.config import is_mcp_tool
 from retrace.agent.tools.base import safe_text
 from retrace.camel import CamelModel
@@ -22,6 +25,9 @@ SUMMARY_MAX_CHARS = 300
 """At most this many characters of the text are shown inline."""
 SUMMARY_MAX_LINES = 8
 """At most this many lines of the text are shown inline."""
+COMMAND_MAX_CHARS = 10_000
+"""A command is shown inline whole up to this many characters (the prompt scrolls), with no line
+limit: a command's tail is where a second command hides."""
 ONE_LINE_MAX_CHARS = 200
 """The one-line form (logs, notifications) keeps at most this many characters of the text."""
 
@@ -50,6 +56,12 @@ class ReviewDetails(CamelModel):
     """Characters of ``text`` that ``summary`` does not show."""
     language: str | None = None
     """Language id for showing ``text`` in an editor (``shellscript``, ``diff``), when known."""
+    parts: list[CommandPart] | None = None
+    """A command's ``preview`` cut at its control operators, with substitutions and redirections
+    marked (:mod:`retrace.agent.command_parts`); clients show each part on its own line."""
+    notice: str | None = None
+    """For a compound command, the line a prompt shows above it (``This command runs 3 commands
+    in 3 parts; redirects: > out.txt.``), counted over the whole ``text``."""
 
 
 def marker(hidden_chars: int, hidden_lines: int) -> str:
@@ -59,13 +71,15 @@ def marker(hidden_chars: int, hidden_lines: int) -> str:
     return f"… {lines}{chars} — Show all"
 
 
-def preview(text: str) -> tuple[str, str | None]:
+def preview(
+    text: str, max_chars: int = SUMMARY_MAX_CHARS, max_lines: int | None = SUMMARY_MAX_LINES
+) -> tuple[str, str | None]:
     """(the head of ``text`` shown inline, the marker line when anything is cut). The head is cut
     at a line or a character limit."""
-    head = text[:SUMMARY_MAX_CHARS]
+    head = text[:max_chars]
     lines = head.split("\n")
-    if len(lines) > SUMMARY_MAX_LINES:
-        head = "\n".join(lines[:SUMMARY_MAX_LINES])
+    if max_lines is not None and len(lines) > max_lines:
+        head = "\n".join(lines[:max_lines])
     if len(head) == len(text):
         return text, None
     rest = text[len(head) :]
@@ -124,7 +138,15 @@ def _text_of(tool: str, tool_input: dict[str, Any]) -> tuple[ReviewKind, str, st
 def review_for(tool: str, tool_input: dict[str, Any]) -> ReviewDetails:
     """The review of one tool call: complete text, inline summary, and whether it was cut."""
     kind, title, path, text, language = _text_of(tool, tool_input)
-    head, cut = preview(text)
+    parts: list[CommandPart] | None = None
+    said: str | None = None
+    if kind == "command":
+        head, cut = preview(text, COMMAND_MAX_CHARS, None)
+        whole = split_command(text)
+        parts = whole.parts if cut is None else split_command(head).parts
+        said = notice(whole)
+    else:
+        head, cut = preview(text)
     return ReviewDetails(
         kind=kind,
         title=title,
@@ -137,4 +159,6 @@ def review_for(tool: str, tool_input: dict[str, Any]) -> ReviewDetails:
         shown_chars=len(head),
         hidden_chars=len(text) - len(head),
         language=language,
+        parts=parts,
+        notice=said,
     )

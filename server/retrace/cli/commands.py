@@ -121,12 +121,12 @@ def cmd_init(args: argparse.Namespace) -> int:
         if args.json:
             _print_json({"created": created, "store": str(engine.store_dir), "head": dump(head)})
         elif created:
-            print(f"Initialised a Retrace store at {engine.store_dir}")
+            fmt.say(f"Initialised a Retrace store at {fmt.quote_name(str(engine.store_dir))}")
             recorded = head.meta.get("files", len(head.files))
-            print(f"Baseline {head.id}: {fmt.plural(int(recorded), 'file')} recorded.")
+            fmt.say(f"Baseline {head.id}: {fmt.plural(int(recorded), 'file')} recorded.")
         else:
-            print(f"Already initialised: {engine.store_dir}")
-            print(f"Head {head.id} ({head.kind}): {fmt.change_summary(head.files)}")
+            fmt.say(f"Already initialised: {fmt.quote_name(str(engine.store_dir))}")
+            fmt.say(f"Head {head.id} ({head.kind}): {fmt.change_summary(head.files)}")
     return 0
 
 
@@ -138,7 +138,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(dump(cp))
         else:
-            print(cp.id)
+            fmt.say(cp.id)
     return 0
 
 
@@ -151,10 +151,10 @@ def cmd_log(args: argparse.Namespace) -> int:
         if args.json:
             _print_json([fmt.checkpoint_json(cp, is_head=cp.id == head_id) for cp in timeline])
         elif not timeline:
-            print(f"no checkpoints in session {args.session}" if args.session else "no checkpoints")
+            fmt.say(f"no checkpoints in session {args.session}" if args.session else "no checkpoints")
         else:
             for cp in timeline:
-                print(fmt.checkpoint_line(cp, is_head=cp.id == head_id))
+                fmt.say(fmt.checkpoint_line(cp, is_head=cp.id == head_id))
     return 0
 
 
@@ -173,10 +173,10 @@ def _log_path(args: argparse.Namespace) -> int:
         if args.json:
             _print_json([dump(v) for v in versions])
         elif not versions:
-            print(f"no checkpoint changed {page.path}")
+            fmt.say(f"no checkpoint changed {fmt.quote_name(page.path)}")
         else:
             for v in versions:
-                print(fmt.file_version_line(v))
+                fmt.say(fmt.file_version_line(v))
     return 0
 
 
@@ -187,7 +187,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(fmt.checkpoint_json(cp, is_head=is_head))
         else:
-            print(fmt.checkpoint_details(cp, is_head=is_head))
+            fmt.say(fmt.checkpoint_details(cp, is_head=is_head))
     return 0
 
 
@@ -200,7 +200,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             if args.json:
                 _print_json([dump(c) for c in changes])
             else:
-                print(fmt.diff_stat(changes))
+                fmt.say(fmt.diff_stat(changes))
         else:
             patch = engine.unified_diff(a, b)
             sys.stdout.write(patch if not patch or patch.endswith("\n") else patch + "\n")
@@ -232,15 +232,15 @@ def cmd_restore(args: argparse.Namespace) -> int:
             _print_json(payload)
         elif conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
             # The engine's "nothing to restore" only says the files were not the point.
-            print(f"{conversation['message']} Files were left as they are.")
+            fmt.say(f"{fmt.terminal_text(conversation['message'])} Files were left as they are.")
         else:
-            print(fmt.restore_report(outcome))
+            fmt.say(fmt.restore_report(outcome))
             if conversation is not None:
-                print(conversation["message"])
+                fmt.say(fmt.terminal_text(conversation["message"]))
         if reason is not None and not args.json:
-            print(f"Reason recorded: {reason['reason']}.")
+            fmt.say(f"Reason recorded: {reason['reason']}.")
         if isinstance(outcome, RestoreFailed):
-            print(f"retrace: error: restore failed: {outcome.error}", file=sys.stderr)
+            fmt.say(f"retrace: error: restore failed: {fmt.terminal_text(outcome.error)}", err=True)
     return fmt.restore_exit_code(outcome)
 
 
@@ -304,7 +304,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(dump(report))
         else:
-            print(fmt.gc_report(report))
+            fmt.say(fmt.gc_report(report))
     return 0
 
 
@@ -314,7 +314,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(dump(stats))
         else:
-            print(fmt.stats_report(stats, store_dir=str(engine.store_dir)))
+            fmt.say(fmt.stats_report(stats, store_dir=str(engine.store_dir)))
     return 0
 
 
@@ -329,7 +329,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(dump(report))
     else:
-        print(fmt.verify_report(report, store_dir=str(layout.root)))
+        fmt.say(fmt.verify_report(report, store_dir=str(layout.root)))
     return 0 if report.ok else VERIFY_DAMAGE_EXIT
 
 

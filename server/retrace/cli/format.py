@@ -2,11 +2,17 @@
 
 Pure functions: engine model in, text out (no I/O), so every command formats the same concept the
 same way. JSON output does not go through here: it is :func:`retrace.camel.dump` of the models.
+
+Every file name is written through :func:`quote_name` and every other text from stored or received
+data (labels, reasons, details, errors) through :func:`terminal_text` (both ``retrace.text``: git's
+``core.quotePath`` rule, printable UTF-8 kept readable); :func:`say` is how a command prints for
+people, and it escapes whatever control character is left, so nothing a file name or a journal
+holds can move the cursor, erase a line or forge one.
 """
 
 from __future__ import annotations
 
-import shlex
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, assert_never
@@ -32,8 +38,17 @@ from retrace.engine.models import (
     VerifyReport,
 )
 from retrace.protocol.file_history import FileVersion
+from retrace.text import quote_name, shell_word, terminal_text
+
+__all__ = ["quote_name", "say", "shell_word", "terminal_text"]
 
 _STATUS_LETTER: dict[FileStatus, str] = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
+
+
+def say(text: str = "", *, err: bool = False) -> None:
+    """Print one piece of human-readable output (stdout, or stderr with ``err``): its own line
+    breaks are kept, every other unsafe character is escaped (:func:`terminal_text`)."""
+    print(terminal_text(text, keep_newlines=True), file=sys.stderr if err else sys.stdout)
 
 
 def human_bytes(n: int) -> str:
@@ -77,12 +92,12 @@ def recoverability_note(cp: Checkpoint) -> str:
     """Empty for ``full``; otherwise the label with each file that cannot be restored and why
     (or, for a checkpoint the store's damage made unrecoverable, that reason)."""
     if cp.damage is not None:
-        return f"damaged, cannot be restored: {cp.damage}"
+        return f"damaged, cannot be restored: {terminal_text(cp.damage)}"
     match cp.recoverability:
         case "full":
             return ""
         case "partial" | "none":
-            what = "; ".join(f"{u.path}: {u.reason}" for u in cp.unrecoverable)
+            what = "; ".join(f"{quote_name(u.path)}: {terminal_text(u.reason)}" for u in cp.unrecoverable)
             return f"{cp.recoverability}: {what}" if what else cp.recoverability
         case other:
             assert_never(other)
@@ -91,7 +106,7 @@ def recoverability_note(cp: Checkpoint) -> str:
 def checkpoint_title(cp: Checkpoint, width: int = 72) -> str:
     """The label (else tool, else what was restored) on one line, at most ``width`` characters."""
     title = cp.label or cp.tool or (f"restore of {cp.restored_from}" if cp.restored_from else "-")
-    title = " ".join(title.split())
+    title = terminal_text(" ".join(title.split()))
     return title if len(title) <= width else title[: width - 1] + "…"
 
 
@@ -111,15 +126,20 @@ def file_version_line(version: FileVersion) -> str:
     """One line of ``retrace log --path``: id, time, kind, what happened to the file, title."""
     return (
         f"  {version.checkpoint_id}  {local_time(version.created_at)}  {version.kind:<8}  "
-        f"{version.summary or version.change:<24}  {version.title}"
+        f"{terminal_text(version.summary or version.change):<24}  {terminal_text(version.title)}"
     )
 
 
 def file_change_line(change: FileChange) -> str:
     letter = _STATUS_LETTER[change.status]
-    path = f"{change.old_path} -> {change.path}" if change.old_path else change.path
+    path = _names(change.path, change.old_path)
     counts = change_counts(change)
     return f"{letter} {path}  {counts}"
+
+
+def _names(path: str, old_path: str | None) -> str:
+    """``path``, or ``old -> new`` for a rename; each name quoted when unusual."""
+    return f"{quote_name(old_path)} -> {quote_name(path)}" if old_path else quote_name(path)
 
 
 def checkpoint_details(cp: Checkpoint, *, is_head: bool) -> str:
@@ -141,7 +161,7 @@ def checkpoint_details(cp: Checkpoint, *, is_head: bool) -> str:
     rows.append(("capture", f"{cp.capture_ms:.1f} ms"))
     width = max(len(k) for k, _ in rows) + 1
     lines = [f"checkpoint {cp.id}" + ("  (head)" if is_head else "")]
-    lines += [f"  {k + ':':<{width}} {v}" for k, v in rows]
+    lines += [f"  {k + ':':<{width}} {terminal_text(v)}" for k, v in rows]
     lines.append(f"  files: {change_summary(cp.files)}")
     lines += [f"    {file_change_line(f)}" for f in cp.files]
     return "\n".join(lines)
@@ -188,31 +208,34 @@ def outcome_counts(files: Sequence[FileOutcome]) -> str:
 
 
 def _planned_line(p: PlannedFile) -> str:
-    path = f"{p.from_path} -> {p.path}" if p.from_path else p.path
+    path = _names(p.path, p.from_path)
     if p.action == "conflict" and p.conflict is not None:
         merge = "; a clean 3-way merge is available" if p.conflict.merged_text is not None else ""
         intended = f" (would {p.intended})" if p.intended else ""
-        return f"  conflict   {path}{intended}: {p.conflict.reason}: {p.conflict.detail}{merge}"
+        detail = terminal_text(p.conflict.detail)
+        return f"  conflict   {path}{intended}: {terminal_text(p.conflict.reason)}: {detail}{merge}"
     return f"  {p.action:<10} {path}"
 
 
 def _outcome_line(f: FileOutcome) -> str:
-    detail = f"  ({f.detail})" if f.detail else ""
-    return f"  {f.action:<10} {f.status:<9} {f.path}{detail}"
+    detail = f"  ({terminal_text(f.detail)})" if f.detail else ""
+    return f"  {f.action:<10} {f.status:<9} {quote_name(f.path)}{detail}"
 
 
 def _unrecoverable_lines(plan: RestorePlan | None) -> list[str]:
     if plan is None or not plan.unrecoverable:
         return []
     lines = ["Not restorable (content was never stored):"]
-    lines += [f"  {u.path}: {u.reason}" for u in plan.unrecoverable]
+    lines += [f"  {quote_name(u.path)}: {terminal_text(u.reason)}" for u in plan.unrecoverable]
     return lines
 
 
 def _kept_lines(plan: RestorePlan | None) -> list[str]:
     if plan is None or not plan.kept:
         return []
-    return ["Left untouched on purpose:"] + [f"  {k.path}: {k.reason}" for k in plan.kept]
+    return ["Left untouched on purpose:"] + [
+        f"  {quote_name(k.path)}: {terminal_text(k.reason)}" for k in plan.kept
+    ]
 
 
 def conflict_way_out(plan: RestorePlan | None) -> str:
@@ -223,7 +246,7 @@ def conflict_way_out(plan: RestorePlan | None) -> str:
     example = conflicts[0]
     choice = "merge" if example.conflict and example.conflict.merged_text is not None else "skip"
     return (
-        f"Way out: decide per file with --resolve, e.g. --resolve {shlex.quote(f'{example.path}={choice}')} "
+        f"Way out: decide per file with --resolve, e.g. --resolve {shell_word(f'{example.path}={choice}')} "
         "(overwrite | skip | merge), or --force to overwrite every conflicting file."
     )
 
@@ -260,11 +283,12 @@ def restore_report(outcome: RestoreOutcome) -> str:
             lines += [_planned_line(p) for p in (plan.files if plan else [])]
             lines.append(conflict_way_out(plan))
         case NothingToRestore():
-            reason = f" ({outcome.reason})" if outcome.reason else ""
+            reason = f" ({terminal_text(outcome.reason)})" if outcome.reason else ""
             lines = [f"Nothing to restore: the workspace already matches {target} in scope{reason}."]
         case RestoreFailed():
             state = "rolled back" if outcome.rolled_back else "NOT rolled back"
-            lines = [f"Restore of {target} failed: {outcome.error} (the workspace was {state})."]
+            error = terminal_text(outcome.error)
+            lines = [f"Restore of {target} failed: {error} (the workspace was {state})."]
             lines += [_outcome_line(f) for f in outcome.files]
         case other:
             assert_never(other)
@@ -301,7 +325,7 @@ def stats_report(stats: StoreStats, *, store_dir: str) -> str:
     ok, total = stats.restores_succeeded, stats.restores
     rate = f"{ok}/{total} ({100.0 * ok / total:.0f} %)" if total else "no restores yet"
     lines = [
-        f"store {store_dir}",
+        f"store {quote_name(store_dir)}",
         f"  storage: {human_bytes(stats.total_bytes)} total "
         f"(blobs {human_bytes(stats.blob_bytes)} compressed from {human_bytes(stats.raw_bytes)}, "
         f"journals {human_bytes(stats.journal_bytes)})",
@@ -333,20 +357,20 @@ def verify_report(report: VerifyReport, *, store_dir: str) -> str:
     """Human summary of ``retrace verify``: what was checked, the damage, who it affects."""
     what = "quick check (journals, blob presence)" if report.quick else "full check"
     lines = [
-        f"Store {store_dir}: {what} of {plural(report.journal_lines, 'journal line')}, "
+        f"Store {quote_name(store_dir)}: {what} of {plural(report.journal_lines, 'journal line')}, "
         f"{plural(report.checkpoints, 'checkpoint')}, {plural(report.blobs, 'blob')}."
     ]
     if report.remote_blobs:
         lines.append(f"  {plural(report.remote_blobs, 'blob')} only in the remote (fetched when needed).")
     for d in report.damage:
         owner = f" (checkpoint {d.checkpoint_id})" if d.checkpoint_id else ""
-        lines.append(f"  damaged {d.kind} {d.where}{owner}: {d.reason}")
+        lines.append(f"  damaged {d.kind} {quote_name(d.where)}{owner}: {terminal_text(d.reason)}")
     if report.affected:
         lines.append(f"{plural(len(report.affected), 'checkpoint')} cannot be fully restored:")
-        lines += [f"  {a.id}: {a.reason}" for a in report.affected]
+        lines += [f"  {a.id}: {terminal_text(a.reason)}" for a in report.affected]
     if report.repaired:
-        lines.append(f"Repaired (damaged pieces kept in {report.quarantine}):")
-        lines += [f"  {r}" for r in report.repaired]
+        lines.append(f"Repaired (damaged pieces kept in {quote_name(str(report.quarantine))}):")
+        lines += [f"  {terminal_text(r)}" for r in report.repaired]
     if report.ok:
         lines.append("No damage found." if not report.repaired else "No damage remains.")
     elif not report.repaired:

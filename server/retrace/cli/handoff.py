@@ -14,6 +14,7 @@ from retrace.app.attribution import META_KEY, attribution
 from retrace.app.handoff.export import export_branch, export_patches
 from retrace.cli import commands
 from retrace.cli.commands import CliError
+from retrace.cli.format import quote_name, say
 from retrace.protocol.handoff import TraceRecord
 
 
@@ -63,9 +64,9 @@ def cmd_export(args: argparse.Namespace) -> int:
                 _print_json({"patches": res.patches, "commits": res.commits, "base": res.base})
             else:
                 for name in res.patches:
-                    print(name)
+                    say(quote_name(name))
                 if not res.patches:
-                    print("no changes between the checkpoints: no patch written")
+                    say("no changes between the checkpoints: no patch written")
             return 0
         if ".." in args.id:
             raise CliError("a range A..B needs --patch DIR")
@@ -74,7 +75,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.json:
             _print_json({"commit": out.commit, "branch": out.branch, "files": out.files, "base": out.base})
         else:
-            print(f"{out.commit} {out.branch} ({out.files} files from checkpoint {cp})")
+            say(f"{out.commit} {quote_name(out.branch)} ({out.files} files from checkpoint {cp})")
     return 0
 
 
@@ -86,7 +87,7 @@ def cmd_attribution(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(report.model_dump(mode="json", exclude_none=True))
         else:
-            print(fmt_attribution(report))
+            say(fmt_attribution(report))
     return 0
 
 
@@ -95,7 +96,7 @@ def fmt_attribution(report: TraceRecord) -> str:
     meta = report.metadata[META_KEY]
     out: list[str] = []
     for f in report.files:
-        out.append(f.path)
+        out.append(quote_name(f.path))
         rows = sorted((r.start_line, r.end_line, c) for c in f.conversations for r in c.ranges)
         for start, end, conv in rows:
             cp = conv.related[0].url.removeprefix("retrace:checkpoint/")
@@ -103,5 +104,5 @@ def fmt_attribution(report: TraceRecord) -> str:
             what = info.kind + (f" {info.tool}" if info.tool else "")
             out.append(f"  {start}-{end}  {conv.contributor.type} ({what})  {cp}")
     for path in meta.binary:
-        out.append(f"{path}  (not text: written by {meta.file_owners[path]})")
+        out.append(f"{quote_name(path)}  (not text: written by {meta.file_owners[path]})")
     return "\n".join(out) if out else "no files"

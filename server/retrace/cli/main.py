@@ -18,6 +18,7 @@ from typing import NoReturn, get_args
 
 from retrace import __version__
 from retrace.cli import commands, handoff, metrics, remote
+from retrace.cli.format import say, terminal_text
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution
 from retrace.engine.store.events import RestoreReason
@@ -199,7 +200,8 @@ def _add_agent_commands(add: Callable[..., _Parser], common: _Parser) -> None:
 
 def _error(message: str) -> int:
     first_line = message.strip().splitlines()[0] if message.strip() else "unknown error"
-    print(f"retrace: error: {first_line}", file=sys.stderr)
+    # Errors name paths and values from stored data: nothing in them may drive the terminal.
+    say(f"retrace: error: {terminal_text(first_line)}", err=True)
     return 1
 
 

@@ -15,6 +15,7 @@ from retrace.camel import dump
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import StoreNotInitialised
 from retrace.engine.store.layout import StoreLayout, default_store_dir
+from retrace.text import terminal_text
 
 
 def _positive_bytes(text: str) -> int:
@@ -54,5 +55,5 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         payload.pop("text", None)
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        print(snapshot(collected).text, end="")
+        print(terminal_text(snapshot(collected).text, keep_newlines=True), end="")
     return 0

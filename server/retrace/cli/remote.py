@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from retrace.camel import dump
+from retrace.cli.format import quote_name, say, terminal_text
 from retrace.engine.store.layout import default_store_dir
 from retrace.sync.models import SyncProgress
 from retrace.sync.service import RemoteService
@@ -94,7 +95,7 @@ def _out(args: argparse.Namespace, value: Any, text: str) -> int:
     if args.json:
         print(json.dumps(value, indent=2, ensure_ascii=False))
     else:
-        print(text)
+        say(text)
     return 0
 
 
@@ -103,14 +104,16 @@ def cmd_add(args: argparse.Namespace) -> int:
         args.name, args.url, endpoint=args.endpoint, region=args.region,
         workspace_name=args.workspace_name, encrypt=args.encrypt,
     )  # fmt: skip
-    where = f"{config.url.rstrip('/')}/{config.workspace_name}"
+    where = quote_name(f"{config.url.rstrip('/')}/{config.workspace_name}")
     extra = f", encrypted (key {config.key_id})" if config.encrypt else ""
-    return _out(args, dump(config), f"remote {config.name!r} → {where}{extra}")
+    return _out(args, dump(config), f"remote {quote_name(config.name)} → {where}{extra}")
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
     service(args).remove(args.name)
-    return _out(args, {"removed": args.name}, f"remote {args.name!r} removed (the bucket is untouched)")
+    return _out(
+        args, {"removed": args.name}, f"remote {quote_name(args.name)} removed (the bucket is untouched)"
+    )
 
 
 def _progress(args: argparse.Namespace) -> Callable[[SyncProgress], None] | None:
@@ -157,22 +160,22 @@ def cmd_pull(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     s = service(args).status(args.name)
     lines = [
-        f"remote {s.remote}: {s.url}"
-        + (f" at {s.endpoint}" if s.endpoint else "")
+        f"remote {quote_name(s.remote)}: {quote_name(s.url)}"
+        + (f" at {quote_name(s.endpoint)}" if s.endpoint else "")
         + (" (encrypted)" if s.encrypt else ""),
         f"last push: {s.last_push or 'never'}",
         f"pending: {s.pending_checkpoints} checkpoint(s), {s.pending_bytes} bytes; outbox: {s.outbox}",
     ]
     if s.last_error:
-        lines.append(f"last error: {s.last_error}")
+        lines.append(f"last error: {terminal_text(s.last_error)}")
     return _out(args, dump(s), "\n".join(lines))
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     rows = service(args).sessions(args.name)
     text = "\n".join(
-        f"{'*' if s.opened_locally else ' '} {s.session_id}  {s.last_at or ''}  {s.machine}  "
-        f"{s.workspace_name}  {s.bytes} bytes  (store {s.store_id}, gen {s.generation})"
+        f"{'*' if s.opened_locally else ' '} {s.session_id}  {s.last_at or ''}  {terminal_text(s.machine)}  "
+        f"{quote_name(s.workspace_name)}  {s.bytes} bytes  (store {s.store_id}, gen {s.generation})"
         for s in rows
     )
     return _out(args, [dump(s) for s in rows], text or "no sessions in the remote")

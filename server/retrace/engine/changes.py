@@ -26,7 +26,7 @@ from retrace.engine.manifest import Delta, Manifest, same
 from retrace.engine.models import Checkpoint, FileChange, FileEntry
 from retrace.engine.stats import unified_diff_lines
 from retrace.engine.store.blobs import BlobStore
-from retrace.text import decode_text
+from retrace.text import decode_text, quote_name
 
 log = logging.getLogger(__name__)
 
@@ -148,19 +148,21 @@ class Changes:
         old = self._side(a, src)
         new = self._side(b, ch.path)
         if ch.status == "renamed":
-            out.append(f"rename from {src}\nrename to {ch.path}\n")
+            out.append(f"rename from {quote_name(src)}\nrename to {quote_name(ch.path)}\n")
             if old == new:
                 return out
         if (old is not None and decode_text(old) is None) or (new is not None and decode_text(new) is None):
-            out.append(f"Binary files a/{src} and b/{ch.path} differ\n")
+            out.append(f"Binary files {quote_name('a/' + src)} and {quote_name('b/' + ch.path)} differ\n")
             return out
         a_lines = (old or b"").decode().splitlines(keepends=True)
         b_lines = (new or b"").decode().splitlines(keepends=True)
         lines, approximate = unified_diff_lines(
             a_lines,
             b_lines,
-            f"a/{src}" if old is not None else "/dev/null",
-            f"b/{ch.path}" if new is not None else "/dev/null",
+            # Names quoted as git quotes them in a patch (``core.quotePath``): a name's newline
+            # or escape sequence can neither break the patch nor drive a terminal.
+            quote_name(f"a/{src}") if old is not None else "/dev/null",
+            quote_name(f"b/{ch.path}") if new is not None else "/dev/null",
             timeout_s=max(deadline - time.perf_counter(), 0.0),
         )
         if approximate:

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { PlannedFile, RestoreOutcome, RestorePlan } from '../../../extension/src/client/protocol';
-import { SKIP_LABEL, conflictButtons, decide, report, resolve } from '../../../extension/src/commands/restoreDecision';
+import { SKIP_LABEL, conflictButtons, decide, report, resolve, shownName } from '../../../extension/src/commands/restoreDecision';
 import { checkpoint } from './fixtures';
 
 const entry = { kind: 'file' as const, hash: 'h', size: 3, executable: false, target: null, unstored: null };
@@ -33,6 +33,22 @@ function dry(files: PlannedFile[]): RestoreOutcome {
 }
 
 suite('restore decisions', () => {
+    test('a hostile file name cannot add or hide a line of the confirmation dialog', () => {
+        const hostile = ['evil\ndelete: you-were-tricked.txt', 'cr\rx', 'bidi\u202etxt.exe', 'esc\u001b[2K', 'q"uote', 'zw\u200bsp', 'sep\u2028x'];
+        const d = decide(dry([planned('ok.txt', 'overwrite'), ...hostile.map(h => planned(h, 'delete'))]), 'X');
+        assert.ok(d.kind === 'confirm');
+        const lines = d.detail.split('\n');
+        // One line per file, then the blank line and the undo note: nothing forged.
+        assert.equal(lines.filter(l => /^(overwrite|delete): /.test(l)).length, hostile.length + 1);
+        assert.ok(!lines.some(l => l.startsWith('delete: you-were-tricked')));
+        assert.ok(!/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200b\u202e]/u.test(d.detail));
+        assert.equal(shownName('src/app.py'), 'src/app.py');
+        assert.equal(shownName('naïve/日本.md'), 'naïve/日本.md');
+        assert.equal(shownName('a\nb'), '"a\\nb"');
+        assert.equal(shownName('\u202egnp'), '"\\u202egnp"');
+    });
+
+
     test('only creations: proceed without a dialog', () => {
         assert.deepEqual(decide(dry([planned('a.txt', 'create')]), 'X'), { kind: 'proceed' });
     });

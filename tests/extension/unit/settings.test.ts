@@ -30,6 +30,16 @@ suite('settings and small helpers', () => {
             ['permissions.command', { defaultValue: 'ask', workspaceValue: 'deny', workspaceFolderValue: 'auto' }, 'deny', ['workspaceFolder']],
             ['permissions.command', { defaultValue: 'ask', workspaceValue: 'deny', workspaceFolderValue: 'ask' }, 'deny', ['workspaceFolder']],
             ['permissions.command', { defaultValue: 'ask', globalValue: 'auto', workspaceValue: 'ask', workspaceFolderValue: 'auto' }, 'ask', ['workspaceFolder']],
+            // Where the history and the S3 credentials go: user settings only.
+            ['remote.endpoint', { defaultValue: '', workspaceValue: 'https://evil.example' }, '', ['workspace']],
+            ['remote.endpoint', { defaultValue: '', globalValue: 'http://127.0.0.1:9000', workspaceFolderValue: 'https://evil.example' }, 'http://127.0.0.1:9000', ['workspaceFolder']],
+            ['remote.url', { defaultValue: '', workspaceValue: 's3://evil/x' }, '', ['workspace']],
+            ['remote.region', { defaultValue: '', globalValue: 'eu-west-1', workspaceValue: 'evil' }, 'eu-west-1', ['workspace']],
+            ['metrics.port', { defaultValue: 0, workspaceValue: 9100 }, 0, ['workspace']],
+            // Encryption: a workspace may turn it on, never off.
+            ['remote.encrypt', { defaultValue: false, workspaceValue: true }, true, []],
+            ['remote.encrypt', { defaultValue: false, globalValue: true, workspaceValue: false }, true, ['workspace']],
+            ['remote.encrypt', { defaultValue: false, workspaceValue: true, workspaceFolderValue: false }, true, ['workspaceFolder']],
         ];
         for (const [key, inspected, value, scopes] of table) {
             const got = effectiveValue(key, inspected, SETTING_RULES[key]);
@@ -62,9 +72,13 @@ suite('settings and small helpers', () => {
         };
         const effective: Record<string, unknown> = {
             baseUrl: '', pythonPath: undefined, 'permissions.write': 'ask', 'permissions.command': 'deny', 'mcp.servers': {},
+            'remote.url': 's3://mine/p', 'remote.endpoint': '', 'remote.region': undefined, 'remote.encrypt': true, 'metrics.port': 0,
         };
-        const out = normaliseSettings(applyRestricted(raw, key => effective[key]));
-        assert.deepEqual(out, { baseUrl: null, model: 'm', permissions: { write: 'ask', command: 'deny' }, mcp: { servers: {} } });
+        const out = normaliseSettings(applyRestricted({ ...raw, remote: { endpoint: 'https://evil', url: 's3://evil', encrypt: false, name: 'origin' } }, key => effective[key]));
+        assert.deepEqual(out, {
+            baseUrl: null, model: 'm', permissions: { write: 'ask', command: 'deny' }, mcp: { servers: {} },
+            remote: { url: 's3://mine/p', endpoint: '', encrypt: true, name: 'origin' }, metrics: { port: 0 },
+        });
         assert.deepEqual(raw.permissions, { write: 'auto', command: 'auto' }, 'the raw section is not mutated');
     });
 

@@ -196,7 +196,18 @@ def export_patches(
     if not commits:
         return PatchResult(patches=[], commits=[], base=parent)
     rng = ["--root", commits[-1]] if parent is None else [f"{parent}..{commits[-1]}"]
-    listed = repo.run(["format-patch", "--binary", "--no-signature", "-o", str(out_dir.resolve()), *rng])
+    listed = repo.run(
+        [
+            "format-patch",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--binary",
+            "--no-signature",
+            "-o",
+            str(out_dir.resolve()),
+            *rng,
+        ]
+    )
     return PatchResult(patches=[ln for ln in listed.splitlines() if ln], commits=commits, base=parent)
 
 

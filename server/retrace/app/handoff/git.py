@@ -7,6 +7,19 @@ index use at all, and with ``GIT_OPTIONAL_LOCKS=0`` so no command refreshes the 
 side effect. The only ref Retrace ever writes is created or advanced by :meth:`Repo.update_ref`
 with the expected old value (compare-and-swap): an existing branch is refused, never moved.
 
+Git runs nothing of the repository's (:data:`NO_EXEC_CONFIG`): every command is given ``-c``
+settings that override the repository's and the user's config for whatever plumbing could
+execute: hooks (``core.hooksPath`` pointed at the null device: git looks a hook up as
+``<hooksPath>/<name>``, which never exists under a device; ``reference-transaction`` and
+``post-index-change`` fire from ``update-ref`` and ``read-tree``) and the fsmonitor hook. The
+environment turns off a partial clone's lazy fetch of missing objects (``GIT_NO_LAZY_FETCH``: a
+fetch could run a configured ``core.sshCommand``). The one diff Retrace asks for
+(``format-patch``) is given ``--no-ext-diff --no-textconv``, so no ``diff.external`` or textconv
+driver runs. Clean/smudge filters (``.gitattributes``) run only when git reads or writes the
+working tree; Retrace's plumbing never does (blobs enter through ``fast-import``, the index
+through ``update-index --index-info``). The system and global config are still read on
+purpose: the user's identity (``user.name``/``user.email``) lives there.
+
 Errors are :class:`GitHandoffError` (one line, the git message's first line).
 """
 
@@ -27,6 +40,15 @@ from retrace.engine.errors import RetraceError
 FALLBACK_NAME = "Retrace"
 FALLBACK_EMAIL = "retrace@localhost"
 _AUTHOR = re.compile(r"^\s*([^<>]+?)\s*<([^<>]*)>\s*$")
+
+NO_EXEC_CONFIG: tuple[str, ...] = (
+    f"core.hooksPath={os.devnull}",
+    "core.fsmonitor=false",
+)
+"""``git -c`` settings given to every command: nothing of the repository's may run (module doc)."""
+
+NO_EXEC_ENV: Mapping[str, str] = {"GIT_NO_LAZY_FETCH": "1"}
+"""Environment given to every git command, over the caller's, for the same reason."""
 
 
 class GitHandoffError(RetraceError):
@@ -68,6 +90,13 @@ def _first_line(text: str) -> str:
     return "no message"
 
 
+def _config_args() -> list[str]:
+    out: list[str] = []
+    for setting in NO_EXEC_CONFIG:
+        out += ["-c", setting]
+    return out
+
+
 class Repo:
     """The git repository holding ``workspace``; :class:`GitHandoffError` when there is none."""
 
@@ -78,6 +107,7 @@ class Repo:
         self._env = {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"}
         self._env["GIT_OPTIONAL_LOCKS"] = "0"
         self._env["GIT_TERMINAL_PROMPT"] = "0"
+        self._env.update(NO_EXEC_ENV)
         self._index: str | None = None
         try:
             out = self.run(["rev-parse", "--is-inside-work-tree", "--show-prefix"]).splitlines()
@@ -107,7 +137,7 @@ class Repo:
             checked_text(arg, "a git argument")
         try:
             proc = subprocess.run(
-                ["git", *args],
+                ["git", *_config_args(), *args],
                 cwd=self.workspace,
                 input=input,
                 capture_output=True,
