@@ -16,11 +16,11 @@ import contextlib
 import json
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrace.engine import clock
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import RetraceError
 from retrace.engine.history import History
@@ -123,7 +123,7 @@ def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
     order = t.history.order
     drop: set[str] = set()
     over = len(order) - pol.max_checkpoints
-    cutoff = time.time() - pol.max_age_days * 86400
+    cutoff = clock.now().timestamp() - pol.max_age_days * 86400
     for i, cid in enumerate(order):
         if cid == t.head_id:
             continue

@@ -7,7 +7,8 @@ process are strictly increasing even within one microsecond, so sorting ids give
 from __future__ import annotations
 
 import secrets
-import time
+
+from retrace.engine import clock
 
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _EPOCH_US = 1_704_067_200_000_000
@@ -40,7 +41,7 @@ class IdGenerator:
         self._last = max(self._last, _decode_time(existing_id))
 
     def new(self) -> str:
-        now = time.time_ns() // 1000 - _EPOCH_US
+        now = clock.now_us() - _EPOCH_US
         t = max(now, self._last + 1)
         self._last = t
         return _b32(t, 10) + _b32(secrets.randbits(10), 2)
