@@ -4,7 +4,8 @@
 The wall clock can be wrong, and can jump back or forward between two readings: nothing the
 engine orders or keeps may depend on it being right (ids and order come from the local
 creation sequence, see :mod:`retrace.engine.ids` and :mod:`retrace.engine.history.order`).
-Tests move it by monkeypatching :func:`now` on this module (callers look it up at call time).
+Tests move it by monkeypatching :func:`now` on this module: the engine reads it only through
+:func:`utc_now` and :func:`now_us`, which look :func:`now` up at call time.
 Durations use ``time.perf_counter`` and are not this module's business.
 """
 
@@ -16,6 +17,11 @@ from datetime import UTC, datetime, timedelta
 def now() -> datetime:
     """The current wall-clock time (aware, UTC)."""
     return datetime.now(UTC)
+
+
+def utc_now() -> datetime:
+    """:func:`now`, as it is at call time (the seam tests patch)."""
+    return now()
 
 
 def now_us() -> int:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrace.engine import clock
+from retrace.engine.clock import utc_now
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import RetraceError
 from retrace.engine.history import History
@@ -118,16 +118,38 @@ def _subagents(last_events: Iterable[dict[str, Any]], disk: int) -> SubagentStat
     return out
 
 
+def _effective_times(history: History) -> list[float]:
+    """Per checkpoint of ``history.order``, the time retention ages it by: the latest
+    ``createdAt`` of it and of every checkpoint of its kind (local, or from elsewhere) created
+    before it. A checkpoint made while the clock was behind is then as new as the newest made
+    before it, never older: the times only grow along the creation order, so the age quota,
+    like the count and size quotas, drops a prefix of that order (the oldest made)."""
+    latest = {True: float("-inf"), False: float("-inf")}
+    out: list[float] = []
+    for cid in history.order:
+        local = cid in history.local
+        latest[local] = max(latest[local], history.cps[cid].created_at.timestamp())
+        out.append(latest[local])
+    return out
+
+
 def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
+    """The checkpoints retention drops: the oldest by creation order (:mod:`.history.order`:
+    other machines' first, then local ones), never the head. Ages are measured back from the
+    newest local checkpoint's time when the clock reads later than it (a clock that jumped
+    forward, or a store unused for a while, does not age out the latest work at once)."""
     pol = t.retention
     order = t.history.order
     drop: set[str] = set()
     over = len(order) - pol.max_checkpoints
-    cutoff = clock.now().timestamp() - pol.max_age_days * 86400
+    times = _effective_times(t.history)
+    newest_local = max((x for c, x in zip(order, times, strict=True) if c in t.history.local), default=None)
+    now = utc_now().timestamp()
+    cutoff = (now if newest_local is None else min(now, newest_local)) - pol.max_age_days * 86400
     for i, cid in enumerate(order):
         if cid == t.head_id:
             continue
-        if i < over + extra or t.history.cps[cid].created_at.timestamp() < cutoff:
+        if i < over + extra or times[i] < cutoff:
             drop.add(cid)
     return drop
 
