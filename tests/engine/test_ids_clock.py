@@ -129,6 +129,26 @@ def test_a_foreign_session_reusing_local_ids_cannot_replace_local_checkpoints(
         assert eng.get(local[0][0]).session_id != fsid
 
 
+def test_a_foreign_checkpoint_whose_parent_id_is_a_local_one_is_damage_not_a_local_child(
+    tmp_path: Path, ws: Path, store: Path
+) -> None:
+    """Only the other machine's baseline reuses a local id: its children name a local checkpoint
+    as parent, but the copy of the parent they carry is not ours. Their manifests would be
+    built on the wrong files: they are damaged, and nothing local changes."""
+    (ws / "mine.txt").write_text("in the local baseline only\n")
+    with Engine.open(ws, store) as eng:
+        local = _local_work(eng, ws, 2, "mine")
+        baseline = eng.timeline()[0].id
+    fstore, fsid, fids = foreign_session(tmp_path, "clash", {"local.txt": "theirs"}, steps=2)
+    import_session(fstore, fsid, store, rename_ids({fids[0]: baseline}))
+    with Engine.open(ws, store) as eng:
+        assert eng.head.id == local[-1][0]
+        for cid in fids[1:]:
+            assert eng.get(cid).damage is not None
+        assert "differs from the copy" in (eng.get(fids[1]).damage or "")
+        _assert_restorable(eng, ws, local)
+
+
 def test_invalid_ids_in_a_journal_are_damage_reported_by_verify(
     tmp_path: Path, ws: Path, store: Path
 ) -> None:

@@ -13,6 +13,7 @@ smallest, random, equal to local ones, out of order), after a reopen:
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +23,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from tests.engine.conftest import tree_state
 from tests.engine.foreign import foreign_session, import_session, rename_ids
 
@@ -117,7 +117,7 @@ def test_local_history_survives_any_clock_and_any_foreign_ids(
             assert not set(ids) & (set(targets) - set(local_ids))
             assert eng.head.id == ids[-1]
             chain = [baseline, *ids]
-            for prev, cid in zip(chain, chain[1:], strict=False):
+            for prev, cid in itertools.pairwise(chain):
                 assert eng.get(cid).parent == prev
                 assert eng.get(cid).damage is None
             for cid, tree in made:

@@ -384,9 +384,14 @@ def _damage(
     history: History, cp: Checkpoint, p: _Parsed, report: ReplayReport, present: set[str]
 ) -> str | None:
     """Why ``cp``'s manifest cannot be rebuilt, or ``None`` (its ancestors are already replayed)."""
+    parent = cp.parent
+    if p.seq is None and parent in history.local and not _copy_matches(history, parent, p.copy()):
+        return (
+            f"its parent id {parent} names one of this store's checkpoints, whose data differs "
+            "from the copy its line carries (an id made on two machines)"
+        )
     if p.snapshot is not None:
         return None if p.snapshot in present else f"its manifest snapshot {p.snapshot} is missing"
-    parent = cp.parent
     if parent is None:
         return "it has no parent and no manifest snapshot"
     if parent in history.damage:
@@ -399,6 +404,16 @@ def _damage(
             + " (and no later line holds a copy of its changes)"
         )
     return None
+
+
+def _copy_matches(history: History, parent: str, copy: ParentCopy | None) -> bool:
+    """Does a foreign line's copy of its parent's data match this store's checkpoint of that
+    id? (No copy: nothing says otherwise; lines written before copies existed.)"""
+    if copy is None:
+        return True
+    if copy.id != parent or (copy.snapshot is not None and copy.snapshot != history.snapshots.get(parent)):
+        return False
+    return copy.delta is None or delta_from_json(copy.delta) == history.deltas.get(parent)
 
 
 def _shown(ids: list[str]) -> str:
