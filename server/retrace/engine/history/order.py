@@ -34,11 +34,30 @@ def creation_order(
     """(``ids`` in creation order, the ids caught in a parent loop). ``parent_of``: a
     checkpoint's parent id (possibly one not among ``ids``); ``seqs``: local creation numbers."""
     todo = set(ids)
+    key = order_key(seqs)
+    ranked = sorted(todo, key=key)
+    # The common case (every store this engine wrote): the ranking already puts parents first.
+    seen: set[str] = set()
+    for cid in ranked:
+        parent = parent_of(cid)
+        if parent is not None and parent in todo and parent not in seen:
+            break
+        seen.add(cid)
+    else:
+        return ranked, set()
+    return _placed(ranked, todo, parent_of)
+
+
+def _placed(
+    ranked: list[str], todo: set[str], parent_of: Callable[[str], str | None]
+) -> tuple[list[str], set[str]]:
+    """:func:`creation_order` when some parent ranks after its child: each checkpoint in rank
+    order, its missing ancestors placed first (an explicit stack: chains can be long)."""
     done: set[str] = set()
     on_path: set[str] = set()
     out: list[str] = []
     looped: set[str] = set()
-    for start in sorted(todo, key=order_key(seqs)):
+    for start in ranked:
         stack = [start]
         while stack:
             cid = stack[-1]

@@ -40,10 +40,15 @@ class Origins:
     key: bytes | None
     legacy: bool
 
+    def __post_init__(self) -> None:
+        # The keyed state once; each line hashes a copy of it (an open checks every line).
+        keyed = None if self.key is None else hashlib.blake2b(key=self.key, digest_size=16)
+        object.__setattr__(self, "_keyed", keyed)
+
     def _mac(self, sid: str, cid: str, seq: int) -> str:
-        assert self.key is not None
-        msg = f"{sid}\n{cid}\n{seq}".encode("utf-8", "surrogatepass")
-        return hashlib.blake2b(msg, key=self.key, digest_size=16).hexdigest()
+        h = self._keyed.copy()  # type: ignore[attr-defined]
+        h.update(f"{sid}\n{cid}\n{seq}".encode("utf-8", "surrogatepass"))
+        return str(h.hexdigest())
 
     def stamp(self, sid: str, cid: str, seq: int) -> LocalOrigin | None:
         """The origin of a line this store commits (``None`` without a key: a reader)."""
