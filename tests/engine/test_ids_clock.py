@@ -10,6 +10,7 @@ creation.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -260,3 +261,53 @@ def test_ids_stay_unique_when_the_clock_is_past_the_id_range(
         assert [c.id for c in eng.timeline()][-40:] == ids
         assert eng.head.id == ids[-1]
         _assert_restorable(eng, ws, made[-3:])
+
+
+def test_a_store_written_before_origins_keeps_its_head_and_goes_on(ws: Path, store: Path) -> None:
+    """Lines with no origin in a store that predates origins are local (legacy): the head and
+    the chain go on; lines committed since are stamped and rank after them."""
+    with Engine.open(ws, store) as eng:
+        old = _local_work(eng, ws, 2, "old")
+    layout = StoreLayout(store)
+    meta = json.loads(layout.meta.read_text())
+    del meta["originKey"]
+    layout.meta.write_text(json.dumps(meta))
+    for sid in layout.session_ids():  # as an older version wrote them: no origin
+        lines = []
+        for line in layout.journal(sid).read_bytes().splitlines():
+            ev = json.loads(line)
+            ev.pop("origin", None)
+            lines.append(json.dumps(ev, separators=(",", ":")).encode() + b"\n")
+        layout.journal(sid).write_bytes(b"".join(lines))
+    with Engine.open(ws, store) as eng:
+        assert eng.head.id == old[-1][0]
+        new = _local_work(eng, ws, 2, "new")
+        assert eng.get(new[0][0]).parent == old[-1][0]
+    assert json.loads(layout.meta.read_text())["legacyLines"] is True
+    with Engine.open(ws, store) as eng:
+        assert eng.head.id == new[-1][0]
+        _assert_restorable(eng, ws, old + new)
+
+
+def test_a_forged_origin_does_not_make_a_foreign_line_local(tmp_path: Path, ws: Path, store: Path) -> None:
+    """A bucket writer who copies our ``origin`` fields (they are in every pushed journal) onto
+    its own lines does not make them ours: the hash is bound to the journal they sit in."""
+    with Engine.open(ws, store) as eng:
+        local = _local_work(eng, ws, 2, "mine")
+    ours = [json.loads(x) for x in StoreLayout(store).journal(eng.session_id).read_bytes().splitlines()]
+    stamps = [ev["origin"] for ev in ours if ev.get("type") == "checkpoint"]
+    fstore, fsid, _ = foreign_session(tmp_path, "forger", {"local.txt": "forged"}, steps=2)
+
+    def forge(data: bytes) -> bytes:
+        out = []
+        for i, line in enumerate(data.splitlines()):
+            ev = json.loads(line)
+            if ev.get("type") == "checkpoint":
+                ev["origin"] = {"seq": 10_000 + i, "mac": stamps[i % len(stamps)]["mac"]}
+            out.append(json.dumps(ev, separators=(",", ":")).encode() + b"\n")
+        return b"".join(out)
+
+    import_session(fstore, fsid, store, forge)
+    with Engine.open(ws, store) as eng:
+        assert eng.head.id == local[-1][0]
+        assert eng.checkpoint("next").parent == local[-1][0]
