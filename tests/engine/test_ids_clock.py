@@ -311,3 +311,30 @@ def test_a_forged_origin_does_not_make_a_foreign_line_local(tmp_path: Path, ws: 
     with Engine.open(ws, store) as eng:
         assert eng.head.id == local[-1][0]
         assert eng.checkpoint("next").parent == local[-1][0]
+
+
+def test_a_journal_whose_parents_loop_is_damage_and_every_walk_ends(
+    tmp_path: Path, ws: Path, store: Path
+) -> None:
+    with Engine.open(ws, store) as eng:
+        local = _local_work(eng, ws, 1, "mine")
+    fstore, fsid, fids = foreign_session(tmp_path, "loop", {"z.txt": "z"}, steps=2)
+
+    def loop(data: bytes) -> bytes:  # the baseline's parent is the last one: b -> s2 -> s1 -> b
+        out = []
+        for line in data.splitlines():
+            ev = json.loads(line)
+            if ev.get("type") == "checkpoint" and ev["checkpoint"]["id"] == fids[0]:
+                ev["checkpoint"]["parent"] = fids[-1]
+            out.append(json.dumps(ev, separators=(",", ":")).encode() + b"\n")
+        return b"".join(out)
+
+    import_session(fstore, fsid, store, loop)
+    with Engine.open(ws, store) as eng:
+        assert eng.head.id == local[-1][0]
+        assert any("loops back" in p for p in eng.problems), eng.problems
+        assert not {c.id for c in eng.timeline()} & set(fids)
+        eng.checkpoint("still fine")
+        eng.gc()
+    report = verify_store(StoreLayout(store)).report
+    assert not report.ok and any("loops back" in d.reason for d in report.damage)

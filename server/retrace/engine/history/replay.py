@@ -348,9 +348,12 @@ def _add_all(
     ordered, looped = creation_order(
         fresh, lambda c: parsed[c].cp.parent, {c: s for c in fresh if (s := parsed[c].seq) is not None}
     )
-    for cid in sorted(looped):
-        report.problems.append(f"checkpoint {cid}: its chain of parents loops back to itself")
-        report.lost.setdefault(cid, "its chain of parents loops back to itself")
+    for cid in sorted(looped):  # left out: every walk up an ancestry must end
+        loops = "its chain of parents loops back to itself"
+        report.problems.append(f"checkpoint {cid}: {loops}")
+        report.lost.setdefault(cid, loops)
+        where, number = parsed[cid].at or (Path(), 0)
+        report.bad_lines.append(BadLine(where, number, f"checkpoint {cid}: {loops}", cid, True))
     for cid in ordered:
         p = parsed[cid]
         cp = p.cp
