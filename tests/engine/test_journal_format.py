@@ -48,6 +48,7 @@ ADDED_SINCE_V1: dict[str, Any] = {
     "conflicts": {},
     "counted": True,
     "mode": None,
+    "origin": None,
     "parentDelta": None,
     "summarized": None,
     "terminal": None,

@@ -107,6 +107,7 @@ class Committer:
         cid = host.new_id()
         parent = None if baseline else history.head_id
         sid = fields.pop("session_id", None) or host.session_id
+        seq = history.next_seq
         cp = build_checkpoint(
             cid=cid,
             parent=parent,
@@ -137,14 +138,16 @@ class Committer:
                 history.deltas.get(parent) if parent is not None else None,
                 history.snapshots.get(parent) if parent is not None else None,
             ),
+            # Proof that this store wrote it, with its local creation number (history/origin.py).
+            origin=history.origins.stamp(sid, cid, seq),
         )
         with storage_errors(f"checkpoint {cid} was not recorded"):
             host.journal_writer(sid).append(event)
-        self._advance(cp, delta, new_head, snapshot, depth)
+        self._advance(cp, delta, new_head, snapshot, depth, seq=seq)
         return cp
 
     def _advance(
-        self, cp: Checkpoint, delta: Delta, new_head: Manifest, snapshot: str | None, depth: int
+        self, cp: Checkpoint, delta: Delta, new_head: Manifest, snapshot: str | None, depth: int, *, seq: int
     ) -> None:
         """Committed: now (and only now) update memory."""
         history = self._host.history
@@ -156,7 +159,7 @@ class Committer:
             apply_delta(history.head, delta)
         else:
             history.head = new_head
-        history.add(cp, None if baseline else delta, snapshot, depth)
+        history.add(cp, None if baseline else delta, snapshot, depth, seq)
         if snapshot is not None:
             history.remember_snapshot(snapshot, history.head)
         history.head_id = cp.id

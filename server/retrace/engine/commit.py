@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from retrace.engine.clock import utc_now
 from retrace.engine.manifest import Delta, delta_to_json, same
 from retrace.engine.models import (
     Checkpoint,
@@ -205,7 +205,7 @@ def build_checkpoint(
         parent=parent,
         session_id=session_id,
         kind=kind,
-        created_at=datetime.now(UTC),
+        created_at=utc_now(),
         files=files,
         recoverability=level,
         unrecoverable=unrec,

@@ -50,6 +50,7 @@ from retrace.engine.gc import GcTarget, collect, store_stats
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.history.index import HistoryIndex
+from retrace.engine.history.origin import ensure_origin_key
 from retrace.engine.history.replay import adopt
 from retrace.engine.ids import IdGenerator
 from retrace.engine.manifest import Delta, DirIndex, Manifest
@@ -276,6 +277,8 @@ class Engine:
     def _load(self) -> None:
         """Replay the journals. Damage is reported in ``problems`` and marked on the checkpoints
         it affects; the head is the newest checkpoint whose manifest can be rebuilt."""
+        if not self.readonly:
+            ensure_origin_key(self._layout)  # a store written before origins existed
         present = set(self._blobs.ids())
         self._blobs.mark_known(present)
         index = HistoryIndex.load(self._layout.history_index)
@@ -284,7 +287,7 @@ class Engine:
             index.save()
         self._restore_events = report.restore_events
         self.problems.extend(report.problems)
-        for cid in self._order:
+        for cid in self._history.local:  # never another machine's ids: their clock is not ours
             self._ids.observe(cid)
         self.problems.extend(settle_head(self._history, present))
         for msg in self.problems:
@@ -298,10 +301,7 @@ class Engine:
         if blob_source is not None:
             self._blobs.attach_source(blob_source)
         present = set(self._blobs.ids())
-        added = adopt(self._layout, self._history, present, self._layout.session_ids())
-        for cid in added:
-            self._ids.observe(cid)
-        return added
+        return adopt(self._layout, self._history, present, self._layout.session_ids())
 
     # ------------------------------------------------------------------ manifests
     def _manifest_at(self, cid: str) -> Manifest:
@@ -420,7 +420,7 @@ class Engine:
         raise UnknownCheckpoint(cp_id, f"prefix matches {len(hits)} checkpoints" if hits else "")
 
     def timeline(self, session_id: str | None = None) -> list[Checkpoint]:
-        """Checkpoints in commit order (all sessions when ``session_id`` is ``None``)."""
+        """Checkpoints in creation order (all sessions when ``session_id`` is ``None``)."""
         cps = (self._cps[c] for c in self._order)
         if session_id is None:
             return list(cps)
@@ -542,7 +542,8 @@ class Engine:
         return self._history
 
     def new_id(self) -> str:
-        return self._ids.new()
+        """A checkpoint id no checkpoint of this store (local or opened from elsewhere) has."""
+        return self._ids.new(self._cps)
 
     def journal_writer(self, session_id: str | None = None) -> JournalWriter:
         """The journal writer of ``session_id`` (default: the current session)."""

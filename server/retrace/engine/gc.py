@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrace.engine.clock import utc_now
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import RetraceError
 from retrace.engine.history import History
@@ -118,16 +118,46 @@ def _subagents(last_events: Iterable[dict[str, Any]], disk: int) -> SubagentStat
     return out
 
 
+def _retention_rank(history: History) -> list[str]:
+    """Checkpoints oldest first as retention sees them: other machines' (a bucket still holds
+    them; in :attr:`History.order`), then this store's by local creation number. Not simply
+    ``order``: there a foreign checkpoint can pull a local parent forward."""
+    local = history.local
+    return [c for c in history.order if c not in local] + sorted(local, key=local.__getitem__)
+
+
+def _effective_times(history: History, ranked: list[str]) -> list[float]:
+    """Per checkpoint of ``ranked``, the time retention ages it by: the latest ``createdAt`` of
+    it and of every checkpoint of its kind (local, or from elsewhere) ranked before it. A
+    checkpoint made while the clock was behind is then as new as the newest made before it,
+    never older: the times only grow along the creation order, so the age quota, like the
+    count and size quotas, drops a prefix of it (the oldest made)."""
+    latest = {True: float("-inf"), False: float("-inf")}
+    out: list[float] = []
+    for cid in ranked:
+        local = cid in history.local
+        latest[local] = max(latest[local], history.cps[cid].created_at.timestamp())
+        out.append(latest[local])
+    return out
+
+
 def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
+    """The checkpoints retention drops: the oldest by :func:`_retention_rank`, never the head.
+    Ages are measured back from the newest local checkpoint's time when the clock reads later
+    than it (a clock that jumped forward, or a store unused for a while, does not age out the
+    latest work at once)."""
     pol = t.retention
-    order = t.history.order
+    ranked = _retention_rank(t.history)
     drop: set[str] = set()
-    over = len(order) - pol.max_checkpoints
-    cutoff = time.time() - pol.max_age_days * 86400
-    for i, cid in enumerate(order):
+    over = len(ranked) - pol.max_checkpoints
+    times = _effective_times(t.history, ranked)
+    newest_local = times[-1] if t.history.local else None
+    now = utc_now().timestamp()
+    cutoff = (now if newest_local is None else min(now, newest_local)) - pol.max_age_days * 86400
+    for i, cid in enumerate(ranked):
         if cid == t.head_id:
             continue
-        if i < over + extra or t.history.cps[cid].created_at.timestamp() < cutoff:
+        if i < over + extra or times[i] < cutoff:
             drop.add(cid)
     return drop
 

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 
 from retrace.engine.errors import StoreCorrupt
+from retrace.engine.history.origin import Origins
 from retrace.engine.manifest import Delta, Manifest, decode_snapshot, diff_manifests, same
 from retrace.engine.models import Checkpoint, FileEntry
 from retrace.engine.store.blobs import BlobStore
@@ -30,7 +31,15 @@ class History:
         self.blobs = blobs
         self.cps: dict[str, Checkpoint] = {}
         self.order: list[str] = []
-        """Checkpoint ids in commit order (ids sort by creation time)."""
+        """Checkpoint ids in creation order (:func:`~retrace.engine.history.order.creation_order`:
+        parents first; other machines' checkpoints, then this store's in local commit order)."""
+        self.local: dict[str, int] = {}
+        """This store's checkpoints → their local creation number (:mod:`.origin`); every other
+        checkpoint came from elsewhere and is never the head or the next one's parent."""
+        self.next_seq = 0
+        """The local creation number of the next commit."""
+        self.origins = Origins(key=None, legacy=True)
+        """The store's origin key (set by replay; a writer stamps its lines with it)."""
         self.deltas: dict[str, Delta | None] = {}
         """Per-checkpoint delta; ``None`` for a baseline (its snapshot is its whole manifest)."""
         self.snapshots: dict[str, str] = {}
@@ -47,9 +56,15 @@ class History:
         self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
 
     # ------------------------------------------------------------------ mutation
-    def add(self, cp: Checkpoint, delta: Delta | None, snapshot: str | None, depth: int) -> None:
+    def add(
+        self, cp: Checkpoint, delta: Delta | None, snapshot: str | None, depth: int, seq: int | None = None
+    ) -> None:
+        """Add ``cp`` last in :attr:`order`; ``seq``: its local creation number (``None``: foreign)."""
         self.cps[cp.id] = cp
         self.order.append(cp.id)
+        if seq is not None:
+            self.local[cp.id] = seq
+            self.next_seq = max(self.next_seq, seq + 1)
         self.deltas[cp.id] = delta
         if snapshot is not None:
             self.snapshots[cp.id] = snapshot
@@ -65,6 +80,7 @@ class History:
             self.snapshots.pop(cid, None)
             self.snap_depth.pop(cid, None)
             self.damage.pop(cid, None)
+            self.local.pop(cid, None)
         self.order[:] = [c for c in self.order if c not in cids]
 
     def set_snapshot(self, cid: str, snapshot: str) -> None:

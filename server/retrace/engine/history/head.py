@@ -1,5 +1,12 @@
-"""Choosing the head after a replay: the newest checkpoint whose manifest can be rebuilt, its
-provenance (which checkpoint last changed each path), and the missing-blob report."""
+"""Choosing the head after a replay: the newest of this store's own checkpoints whose manifest
+can be rebuilt, its provenance (which checkpoint last changed each path), and the missing-blob
+report.
+
+The head is what this workspace matches: the last checkpoint this store committed (newest by
+local creation number, :mod:`.origin`). A checkpoint from another machine (an opened session)
+is never the head, however new its id or time: restoring it commits a local ``restore``
+checkpoint, which is. A store with no usable local checkpoint has no head (a writer then takes
+a baseline of the workspace)."""
 
 from __future__ import annotations
 
@@ -11,7 +18,9 @@ def settle_head(history: History, present: set[str]) -> list[str]:
     """Set ``history.head``/``head_id``/``prov`` from the replayed graph; returns the problems
     found (damaged heads skipped, blobs missing from the store). ``present``: stored blob ids."""
     problems: list[str] = []
-    usable = [cid for cid in history.order if cid not in history.damage]
+    local = history.local
+    usable = [cid for cid in history.order if cid in local and cid not in history.damage]
+    usable.sort(key=local.__getitem__)  # newest local last (the order puts parents first)
     while usable:
         head_id = usable.pop()
         try:

@@ -30,7 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrace.engine.history.graph import History
 from retrace.engine.history.index import HistoryIndex, JournalScan, needed
+from retrace.engine.history.order import creation_order
+from retrace.engine.history.origin import Origins, load_origins
 from retrace.engine.history.sanitize import bad_restore_paths, sanitized
+from retrace.engine.ids import valid_checkpoint_id
 from retrace.engine.manifest import Delta, stored_delta
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import ParentCopy
@@ -52,6 +55,12 @@ class _Parsed:
     :meth:`copy` only when the parent's own line is missing: most never are)."""
     bad_paths: list[tuple[str, str]] = field(default_factory=list)
     """(stored path, why) of every path of the line that failed the workspace rule."""
+    origin_raw: object = None
+    """The line's ``origin`` as read (untrusted: :mod:`.origin` verifies it)."""
+    seq: int | None = None
+    """Local creation number when the line is this store's (``None``: from elsewhere)."""
+    at: tuple[Path, int] | None = None
+    """Where the line is (journal, line number)."""
 
     def copy(self) -> ParentCopy | None:
         """The parent copy, if present and well-formed."""
@@ -113,6 +122,7 @@ class _CheckpointLine(BaseModel):
     snapshot: str | None = None
     parent_delta: Any = Field(default=None, alias="parentDelta")
     v: Any = None
+    origin: Any = None
 
 
 def _fast_checkpoint(raw: bytes, legacy_ok: bool) -> _Parsed | None:
@@ -128,7 +138,7 @@ def _fast_checkpoint(raw: bytes, legacy_ok: bool) -> _Parsed | None:
         line = _CheckpointLine.model_validate_json(raw)
         if seal == "legacy" and line.v not in (None, 1):
             return None
-        return _checked(line.checkpoint, line.delta, line.snapshot, line.parent_delta)
+        return _checked(line.checkpoint, line.delta, line.snapshot, line.parent_delta, line.origin)
     except (ValueError, KeyError, TypeError):  # ValidationError is a ValueError
         return None
 
@@ -139,13 +149,24 @@ def _parse_checkpoint(ev: dict[str, Any]) -> _Parsed:
     if raw_delta is not None and not isinstance(raw_delta, dict):
         raise ValueError("delta is not an object")
     return _checked(
-        Checkpoint.model_validate(ev["checkpoint"]), raw_delta, ev.get("snapshot"), ev.get("parentDelta")
+        Checkpoint.model_validate(ev["checkpoint"]),
+        raw_delta,
+        ev.get("snapshot"),
+        ev.get("parentDelta"),
+        ev.get("origin"),
     )
 
 
-def _checked(cp: Checkpoint, raw_delta: dict[str, Any] | None, snap: object, parent_delta: Any) -> _Parsed:
-    """The rules of a checkpoint line, whichever way it was parsed: a delta and/or a snapshot
-    blob id; a damage mark is never read from a line (replay decides it)."""
+def _checked(
+    cp: Checkpoint, raw_delta: dict[str, Any] | None, snap: object, parent_delta: Any, origin: Any = None
+) -> _Parsed:
+    """The rules of a checkpoint line, whichever way it was parsed: ids of the one id format
+    (untrusted input), a delta and/or a snapshot blob id; a damage mark is never read from a
+    line (replay decides it)."""
+    if not valid_checkpoint_id(cp.id):
+        raise ValueError(f"checkpoint id {cp.id[:40]!r} is not a valid id")
+    if cp.parent is not None and not valid_checkpoint_id(cp.parent):
+        raise ValueError(f"parent checkpoint id {cp.parent[:40]!r} is not a valid id")
     if cp.damage is not None:
         cp = cp.model_copy(update={"damage": None})
     bad: list[tuple[str, str]] = []
@@ -157,7 +178,7 @@ def _checked(cp: Checkpoint, raw_delta: dict[str, Any] | None, snap: object, par
     if delta is None and snap is None:
         raise ValueError("neither delta nor snapshot")
     cp, bad = sanitized(cp, bad)
-    return _Parsed(cp, delta, snap, parent_delta, bad)
+    return _Parsed(cp, delta, snap, parent_delta, bad_paths=bad, origin_raw=origin)
 
 
 def _parent_copy(raw: object) -> ParentCopy | None:
@@ -173,16 +194,18 @@ def _parent_copy(raw: object) -> ParentCopy | None:
         return None
     if copy.snapshot is not None and not re.fullmatch(r"[0-9a-f]{64}", copy.snapshot):
         return None
+    if not valid_checkpoint_id(copy.id) or not (copy.parent is None or valid_checkpoint_id(copy.parent)):
+        return None
     return copy if copy.delta is not None or copy.snapshot is not None else None
 
 
 def _salvage_id(raw: bytes, ev: dict[str, Any] | None) -> str | None:
     if ev is not None:
         cp = ev.get("checkpoint")
-        if isinstance(cp, dict) and isinstance(cp.get("id"), str):
+        if isinstance(cp, dict) and valid_checkpoint_id(cp.get("id")):
             return str(cp["id"])
     m = _ID_IN_LINE.search(raw)
-    return m.group(1).decode() if m else None
+    return m.group(1).decode() if m and valid_checkpoint_id(m.group(1).decode()) else None
 
 
 def _scan(path: Path, sid: str, index: HistoryIndex | None) -> JournalScan:
@@ -197,34 +220,66 @@ def _scan(path: Path, sid: str, index: HistoryIndex | None) -> JournalScan:
 
 
 def _read_all(
-    layout: StoreLayout, report: ReplayReport, index: HistoryIndex | None, sids: list[str] | None = None
+    layout: StoreLayout,
+    report: ReplayReport,
+    index: HistoryIndex | None,
+    origins: Origins,
+    sids: list[str] | None = None,
 ) -> dict[str, _Parsed]:
     parsed: dict[str, _Parsed] = {}
     for sid in layout.session_ids() if sids is None else sids:
         path = layout.journal(sid)
+        journal = _Journal(sid, path, origins)
         scan = _scan(path, sid, index)
         report.lines += scan.count
         for number, raw, legacy_ok in scan.vouched:
             p = _fast_checkpoint(raw, legacy_ok)
             if p is not None:
-                _keep(p, path, number, parsed, report)
+                _put(p, journal, number, parsed, report)
             else:
                 line = parse_line(number, raw, last=False, guard=SealGuard(sealed_seen=not legacy_ok))
-                _take(line, sid, path, parsed, report)
+                _take(line, journal, parsed, report)
         for line in scan.lines:
-            _take(line, sid, path, parsed, report)
+            _take(line, journal, parsed, report)
     return parsed
 
 
-def _keep(p: _Parsed, path: Path, number: int, parsed: dict[str, _Parsed], report: ReplayReport) -> None:
-    parsed[p.cp.id] = p
+@dataclass(frozen=True)
+class _Journal:
+    """The journal being read: its session id (its folder's name), its path, and the key to
+    whose lines are this store's (:mod:`.origin`)."""
+
+    sid: str
+    path: Path
+    origins: Origins
+
+
+def _put(
+    p: _Parsed, journal: _Journal, number: int, parsed: dict[str, _Parsed], report: ReplayReport
+) -> None:
+    """Keep one parsed checkpoint line (its paths that failed the workspace rule reported as
+    damage). Another line with the same id (a collision across machines, a forged session)
+    never replaces this store's own: the local line wins, else the first read; the one set
+    aside is reported as damage."""
     for stored, reason in p.bad_paths:
-        report.bad_paths.append(BadPath(path, number, stored, reason, p.cp.id))
-        report.problems.append(f"{path}:{number}: checkpoint {p.cp.id}: {reason} (ignored)")
+        report.bad_paths.append(BadPath(journal.path, number, stored, reason, p.cp.id))
+        report.problems.append(f"{journal.path}:{number}: checkpoint {p.cp.id}: {reason} (ignored)")
+    p.seq = journal.origins.local_seq(journal.sid, p.cp.id, p.origin_raw)
+    p.at = (journal.path, number)
+    kept = parsed.get(p.cp.id)
+    if kept is not None:
+        aside = p if kept.seq is not None or p.seq is None else kept
+        reason = f"checkpoint id {p.cp.id} appears in more than one journal (this copy is ignored)"
+        where, line_no = aside.at or (journal.path, number)
+        report.problems.append(f"{where}:{line_no}: {reason}")
+        report.bad_lines.append(BadLine(where, line_no, reason, None, True))
+        p = kept if aside is p else p
+    parsed[p.cp.id] = p
 
 
-def _take(line: JournalLine, sid: str, path: Path, parsed: dict[str, _Parsed], report: ReplayReport) -> None:
-    """One needed line of journal ``path`` into ``parsed`` (a checkpoint) or ``report``."""
+def _take(line: JournalLine, journal: _Journal, parsed: dict[str, _Parsed], report: ReplayReport) -> None:
+    """One needed line of ``journal`` into ``parsed`` (a checkpoint) or ``report``."""
+    sid, path = journal.sid, journal.path
     if line.torn_tail:
         return
     ev = line.event
@@ -248,7 +303,7 @@ def _take(line: JournalLine, sid: str, path: Path, parsed: dict[str, _Parsed], r
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             reason = f"malformed checkpoint entry ({str(exc).splitlines()[0]})"
         else:
-            _keep(p, path, line.number, parsed, report)
+            _put(p, journal, line.number, parsed, report)
             return
     report.problems.append(f"{where}: {reason}")
     cid = _salvage_id(line.raw, ev)
@@ -292,7 +347,8 @@ def _rebuild_lost(parsed: dict[str, _Parsed], report: ReplayReport) -> None:
             meta={"rebuiltFrom": child_id, "lostEntry": where},
         )
         delta = stored_delta(copy.delta)[0] if copy.delta is not None else None
-        parsed[copy.id] = _Parsed(cp, delta, copy.snapshot)
+        # Its child's line says whose it is: the parent of a local line was this store's head.
+        parsed[copy.id] = _Parsed(cp, delta, copy.snapshot, seq=child.seq)
         report.rebuilt[copy.id] = child_id
 
 
@@ -315,7 +371,8 @@ def replay(
     the needed lines are (:mod:`.index`; refreshed here, saved by the caller); ``None`` reads
     every journal in full. The result is the same either way."""
     report = ReplayReport()
-    parsed = _read_all(layout, report, index)
+    history.origins = load_origins(layout)
+    parsed = _read_all(layout, report, index, history.origins)
     if index is not None:
         index.forget_except(layout.session_ids())
     _rebuild_lost(parsed, report)
@@ -332,15 +389,24 @@ def replay(
 def _add_all(
     history: History, parsed: dict[str, _Parsed], report: ReplayReport, present: set[str]
 ) -> list[str]:
-    """Add the parsed checkpoints ``history`` does not have yet, in id order; their ids."""
+    """Add the parsed checkpoints ``history`` does not have yet, in creation order (parents
+    first: :mod:`.order`); their ids. A checkpoint in a parent loop is left out, as damage."""
     added: list[str] = []
-    for cid in sorted(parsed):
-        if cid in history.cps:
-            continue
+    fresh = [cid for cid in parsed if cid not in history.cps]
+    ordered, looped = creation_order(
+        fresh, lambda c: parsed[c].cp.parent, {c: s for c in fresh if (s := parsed[c].seq) is not None}
+    )
+    for cid in sorted(looped):  # left out: every walk up an ancestry must end
+        loops = "its chain of parents loops back to itself"
+        report.problems.append(f"checkpoint {cid}: {loops}")
+        report.lost.setdefault(cid, loops)
+        where, number = parsed[cid].at or (Path(), 0)
+        report.bad_lines.append(BadLine(where, number, f"checkpoint {cid}: {loops}", cid, True))
+    for cid in ordered:
         p = parsed[cid]
         cp = p.cp
         parent_depth = history.snap_depth.get(cp.parent or "", 0)
-        history.add(cp, p.delta, p.snapshot, parent_depth + 1 + len(p.delta or ()))
+        history.add(cp, p.delta, p.snapshot, parent_depth + 1 + len(p.delta or ()), p.seq)
         added.append(cid)
         reason = _damage(history, cp, p, report, present)
         if reason is not None:
@@ -355,18 +421,28 @@ def adopt(layout: StoreLayout, history: History, present: set[str], sids: list[s
     have yet (sessions imported from a remote, or lines pulled since), damage marked as on a
     full replay; returns the ids added. The head is left alone."""
     report = ReplayReport()
-    parsed = _read_all(layout, report, None, sids)
+    parsed = _read_all(layout, report, None, history.origins, sids)
+    for cid in [c for c in parsed if c in history.cps]:
+        del parsed[cid]  # what this history holds stays as it is (an id read again is not news)
     _rebuild_lost(parsed, report)
-    return _add_all(history, parsed, report, present)
+    added = _add_all(history, parsed, report, present)
+    if added:
+        history.order[:], _ = creation_order(history.order, lambda c: history.cps[c].parent, history.local)
+    return added
 
 
 def _damage(
     history: History, cp: Checkpoint, p: _Parsed, report: ReplayReport, present: set[str]
 ) -> str | None:
     """Why ``cp``'s manifest cannot be rebuilt, or ``None`` (its ancestors are already replayed)."""
+    parent = cp.parent
+    if p.seq is None and parent in history.local and not _copy_matches(history, parent, p.copy()):
+        return (
+            f"its parent id {parent} names one of this store's checkpoints, whose data differs "
+            "from the copy its line carries (an id made on two machines)"
+        )
     if p.snapshot is not None:
         return None if p.snapshot in present else f"its manifest snapshot {p.snapshot} is missing"
-    parent = cp.parent
     if parent is None:
         return "it has no parent and no manifest snapshot"
     if parent in history.damage:
@@ -379,6 +455,16 @@ def _damage(
             + " (and no later line holds a copy of its changes)"
         )
     return None
+
+
+def _copy_matches(history: History, parent: str, copy: ParentCopy | None) -> bool:
+    """Does a foreign line's copy of its parent's data match this store's checkpoint of that
+    id? (No copy: nothing says otherwise; lines written before copies existed.)"""
+    if copy is None:
+        return True
+    if copy.id != parent or (copy.snapshot is not None and copy.snapshot != history.snapshots.get(parent)):
+        return False
+    return copy.delta is None or stored_delta(copy.delta)[0] == history.deltas.get(parent)
 
 
 def _shown(ids: list[str]) -> str:

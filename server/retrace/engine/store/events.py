@@ -52,6 +52,14 @@ class ParentCopy(CamelModel):
     snapshot: str | None = None
 
 
+class LocalOrigin(CamelModel):
+    """Stamped by this store on the checkpoint lines it commits (:mod:`retrace.engine.history.origin`):
+    its local creation number and a keyed hash proving the line is this store's."""
+
+    seq: int
+    mac: str
+
+
 class CheckpointEvent(_Event):
     """A committed checkpoint: its metadata, its delta against its parent (``None`` for a
     baseline), the blob id of a full manifest snapshot when one was written, and a copy of
@@ -62,6 +70,7 @@ class CheckpointEvent(_Event):
     delta: dict[str, Any] | None
     snapshot: str | None
     parent_delta: ParentCopy | None = None
+    origin: LocalOrigin | None = None
 
 
 class CheckpointLostEvent(_Event):

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,12 @@ class StoreLayout:
             d.mkdir(exist_ok=True)
         if self.meta.exists():
             return self.read_meta()
-        meta = {"formatVersion": FORMAT_VERSION, "workspace": str(workspace.resolve())}
+        # originKey: proves which checkpoint lines this store wrote (engine/history/origin.py).
+        meta = {
+            "formatVersion": FORMAT_VERSION,
+            "workspace": str(workspace.resolve()),
+            "originKey": secrets.token_hex(32),
+        }
         tmp = self.meta.with_suffix(".tmp")
         tmp.write_text(json.dumps(meta, indent=2) + "\n")
         os.replace(tmp, self.meta)
