@@ -4,12 +4,14 @@ machine) brought into a local store the way ``remote open`` does (its journal co
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from retrace.engine import Engine
 from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.journal import seal_event
 from retrace.engine.store.layout import StoreLayout
 
 Rewrite = Callable[[bytes], bytes]
@@ -42,7 +44,7 @@ def import_session(
     src, dst = StoreLayout(src_store), StoreLayout(dst_store)
     data = src.journal(sid).read_bytes()
     if rewrite is not None:
-        data = rewrite(data)
+        data = _resealed(rewrite(data))
     target = dst.journal(as_sid or sid)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
@@ -50,6 +52,13 @@ def import_session(
     for bid in want.local_ids():
         if not have.has_local(bid):
             have.put(want.get(bid))
+
+
+def _resealed(data: bytes) -> bytes:
+    """Every line sealed again after a rewrite: the other machine wrote these lines as they now
+    read (its own checksums), so what the tests exercise is ids and clocks, not damage."""
+    lines = [seal_event(json.loads(raw)) if raw.strip() else raw for raw in data.split(b"\n")]
+    return b"\n".join(lines)
 
 
 def rename_ids(mapping: dict[str, str]) -> Rewrite:

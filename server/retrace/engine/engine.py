@@ -570,8 +570,7 @@ class Engine:
     def typed_events(
         self, session_id: str | None = None, report: event_log.EventReport | None = None
     ) -> Iterator[JournalEvent]:
-        """Every journal event of a session in order, typed (:func:`event_log.read_typed`: damaged
-        lines and types this version does not know are left out and counted in ``report``)."""
+        """A session's events in order, typed (:func:`event_log.read_typed`; skipped: ``report``)."""
         return event_log.read_typed(self._layout.journal(session_id or self._session_id), report)
 
     # ------------------------------------------------------------------ housekeeping
