@@ -59,15 +59,17 @@ async function launch(suite, settings, extraEnv, log) {
   return exitCode;
 }
 
+// Longest first (measured: recovery takes about as long as two others together), so the two
+// workbenches of the pool finish close together.
 const suites = {
-  retrace: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
-  fileHistory: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
-  background: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
-  serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
   // run_command asks, so a turn can be caught waiting while its server is killed.
   recovery: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'ask' },
+  retrace: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  fileHistory: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   // A real S3 server (rclone) holding a session another machine pushed: "Open a remote session…".
   remote: remoteSuite,
+  background: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
 };
 
 /** The remote suite's S3 server and seeded bucket; its settings, environment and clean-up. */
