@@ -15,6 +15,7 @@ import pytest
 from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.e2e,
     pytest.mark.skipif(sys.platform == "win32", reason="cmd.exe/PowerShell keep no terminal state"),
 ]
