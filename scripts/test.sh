@@ -48,7 +48,8 @@ if [ "$fast" = 1 ]; then
   step "ruff check"
   .venv/bin/python -m ruff check server tests bench
   step "python tests not marked slow"
-  "${pytest[@]}" -m "not slow"
+  "${pytest[@]}" -m "not slow and not serial"
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m "serial and not slow" || [ $? = 5 ]
   step "extension unit tests"
   npm run --silent test:unit
   finish
@@ -65,7 +66,13 @@ step "shared-schema drift"
 bash scripts/check-schema.sh
 
 step "python tests"
-"${pytest[@]}"
+if [ "$jobs" -gt 1 ]; then
+  "${pytest[@]}" -m "not serial"
+  # Tests marked serial run alone; exit code 5: none is marked.
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m serial || [ $? = 5 ]
+else
+  "${pytest[@]}"
+fi
 
 step "extension unit tests"
 npm run --silent test:unit
