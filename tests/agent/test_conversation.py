@@ -14,6 +14,8 @@ from retrace.engine.errors import RetraceError
 from .conftest import Harness, HarnessFactory
 from .test_agent_loop import e2e_responses, tool_checkpoints
 
+pytestmark = pytest.mark.slow
+
 
 def texts(message: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")

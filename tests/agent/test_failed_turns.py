@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.agent.conftest import Harness, HarnessFactory, unmarked
 
 from retrace.agent.conversation import Conversation, StoredMessage, api_messages
 from retrace.offline.validation import validate_messages
+
+pytestmark = pytest.mark.slow
 
 
 def user_texts(body: dict[str, Any]) -> list[str]:

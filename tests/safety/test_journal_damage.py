@@ -27,6 +27,8 @@ import retrace.engine.manifest as manifest_mod
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.errors import RetraceError
 
+pytestmark = pytest.mark.slow
+
 CONFIG = EngineConfig(watcher=False)
 DAMAGE = ("garbage", "truncate", "schema", "nul", "schema-keep-id")
 
