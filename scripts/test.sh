@@ -2,14 +2,59 @@
 # The whole test suite, from a fresh machine: installs what it needs, then runs
 #   1. the static gate (npm run check: ruff, ruff format, mypy strict, eslint, tsc strict)
 #   2. the shared-schema drift check
-#   3. the Python tests (engine, CLI, agent, fake model, real server over JSON-RPC)
+#   3. the Python tests (engine, CLI, agent, fake model, real server over JSON-RPC), one test file
+#      per worker on RETRACE_TEST_JOBS workers (pytest-xdist --dist loadfile; default 2, the CI
+#      machine's cores; 1: one process as before)
 #   4. the extension unit tests (vscode stand-in)
-#   5. the extension-host tests and the real-browser UI tests (code-server + Chromium)
+#   5. the extension-host tests and the real-browser UI tests (code-server + Chromium), each launch
+#      its own workbench, RETRACE_E2E_JOBS at a time (default 2; see tests/e2e/pool.mjs)
 # Set RETRACE_SKIP_E2E=1 to skip step 5 (it needs apt packages and code-server).
+#
+# --fast: the edit-test loop (under 2 minutes): no setup and no browser; the static gate's ruff
+# check, the Python tests not marked `slow` (in parallel) and the extension unit tests. The full
+# run above is what CI runs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+fast=0
+for arg in "$@"; do
+  case "$arg" in
+    --fast) fast=1 ;;
+    *) echo "usage: bash scripts/test.sh [--fast]" >&2; exit 2 ;;
+  esac
+done
+jobs="${RETRACE_TEST_JOBS:-2}"
+case "$jobs" in
+  '' | *[!0-9]* | 0) echo "RETRACE_TEST_JOBS must be a whole number ≥ 1, not \"$jobs\"" >&2; exit 2 ;;
+esac
+started=$SECONDS
+last=$SECONDS
+timings=()
+step() {
+  [ -n "${current:-}" ] && timings+=("$(printf '%-40s %4ds' "$current" $((SECONDS - last)))")
+  current="$*"
+  last=$SECONDS
+  printf '\n\033[1m== %s\033[0m\n' "$*"
+}
+finish() {
+  step "all tests passed"
+  printf '%s\n' "${timings[@]}"
+  printf '%-40s %4ds\n' "total" $((SECONDS - started))
+}
+pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
+if [ "$jobs" -gt 1 ]; then pytest+=(-n "$jobs" --dist loadfile); fi
+
+if [ "$fast" = 1 ]; then
+  step "ruff check"
+  .venv/bin/python -m ruff check server tests bench
+  step "python tests not marked slow"
+  "${pytest[@]}" -m "not slow and not serial"
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m "serial and not slow" || [ $? = 5 ]
+  step "extension unit tests"
+  npm run --silent test:unit
+  finish
+  exit 0
+fi
 
 step "setup"
 bash scripts/setup.sh
@@ -21,7 +66,13 @@ step "shared-schema drift"
 bash scripts/check-schema.sh
 
 step "python tests"
-.venv/bin/python -m pytest -q -p no:cacheprovider
+if [ "$jobs" -gt 1 ]; then
+  "${pytest[@]}" -m "not serial"
+  # Tests marked serial run alone; exit code 5: none is marked.
+  .venv/bin/python -m pytest -q -p no:cacheprovider -m serial || [ $? = 5 ]
+else
+  "${pytest[@]}"
+fi
 
 step "extension unit tests"
 npm run --silent test:unit
@@ -32,4 +83,4 @@ if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
   step "real-browser UI tests (code-server + Chromium)"
   npm run --silent test:e2e
 fi
-step "all tests passed"
+finish

@@ -15,6 +15,8 @@ from retrace.engine.store.events import parse_event
 from .conftest import Harness, HarnessFactory
 from .test_agent_loop import e2e_responses, tool_checkpoints
 
+pytestmark = pytest.mark.slow
+
 
 def append_wire(engine: Any, event: dict[str, Any], **kw: Any) -> None:
     """Journal an event given in its wire form (the engine appends typed events only)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.agent.conftest import Harness, HarnessFactory, unmarked
@@ -18,6 +19,8 @@ from tests.agent.conftest import Harness, HarnessFactory, unmarked
 from retrace.agent.conversation import Conversation, StoredMessage, api_messages
 from retrace.engine.store.events import parse_event
 from retrace.offline.validation import validate_messages
+
+pytestmark = pytest.mark.slow
 
 
 def append_wire(engine: Any, event: dict[str, Any], **kw: Any) -> None:

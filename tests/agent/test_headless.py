@@ -8,10 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from retrace.agent.events import ContextCompacted
 from retrace.agent.headless import PrintingHost
 
 from .conftest import APP_PY, make_workspace
+
+pytestmark = pytest.mark.slow
+
 
 SCRIPT = """
 import asyncio, sys

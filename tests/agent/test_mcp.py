@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import AnyUrl
 from tests.net_support import free_port
 
@@ -22,6 +23,9 @@ from retrace.agent.mcp.results import result_text
 from retrace.offline.validation import validate_messages
 
 from .conftest import Harness, HarnessFactory
+
+pytestmark = pytest.mark.slow
+
 
 SERVER = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "files_server.py")
 WRITE = "mcp__files__write_note"

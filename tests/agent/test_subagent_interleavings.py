@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,9 @@ from retrace.engine.config import EngineConfig
 from retrace.offline import FakeModel, Scenario
 
 from .conftest import RecordingHost, make_workspace, settings_for
+
+pytestmark = pytest.mark.slow
+
 
 FILES = ["README.md", "src/app.py", "src/util.py", "notes.txt", "new/a.txt", "new/b.txt"]
 # One child: the files it writes (disjoint from the others'), its stream delay, its call count.

@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from retrace.agent.subagents.layout import TaskPaths
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 
 from .conftest import Harness, HarnessFactory
+
+pytestmark = pytest.mark.slow
+
 
 UTIL = "def add(a, b):\n    return a + b\n"
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from bench.remote_latency import main as latency_main
 from bench.remote_writers import main as writers_main
+
+pytestmark = pytest.mark.slow
 
 
 def test_remote_latency_reports_every_scenario(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ from tests.process_support import dies
 
 from retrace.engine import Engine
 
+pytestmark = pytest.mark.slow
+
 ID = re.compile(r"^[0-9a-z]{6,40}$")
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from tests.cli.cli_support import RETRACE, Cli
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:

@@ -39,11 +39,14 @@ export function copyWorkspace(dest) {
 
 /**
  * Numbered screenshots `<dir>/<prefix>NN-<label>.png` (unnumbered: `<prefix><label>.png`), each
- * logged. Earlier pictures with the prefix are removed first unless `keep` (a committed folder).
+ * logged. Earlier pictures of this series are removed first unless `keep` (a committed folder):
+ * numbered ones only `<prefix>NN-*.png`, so a series with an empty prefix does not remove the
+ * pictures of scenarios running beside it (run-scenarios.mjs runs several at a time).
  */
 export function screenshots({ dir = path.join(root, '.e2e', 'screenshots'), prefix = '', numbered = true, settleMs = 300, keep = false } = {}) {
   fs.mkdirSync(dir, { recursive: true });
-  if (!keep) for (const f of fs.readdirSync(dir)) if (f.startsWith(prefix) && f.endsWith('.png')) fs.rmSync(path.join(dir, f));
+  const ours = f => f.startsWith(prefix) && f.endsWith('.png') && (!numbered || /^\d{2}-/.test(f.slice(prefix.length)));
+  if (!keep) for (const f of fs.readdirSync(dir)) if (ours(f)) fs.rmSync(path.join(dir, f));
   let step = 0;
   return async (page, label, clip) => {
     await page.waitForTimeout(settleMs); // animations settle; for the picture only

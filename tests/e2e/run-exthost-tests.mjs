@@ -8,15 +8,17 @@ import fs from 'node:fs';
 import net from 'node:net';
 import util from 'node:util';
 import path from 'node:path';
-import { root, log, scenario, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
+import { root, scenario, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
+import { jobsFromEnv, runPool } from './pool.mjs';
 
 const testsEntry = path.join(root, 'out', 'tests', 'exthost', 'index');
 if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missing: run npm run build:tests`);
 /**
  * One workbench launch: a fresh workspace and profile, `settings` added to the user settings,
- * the mocha suite `<suite>.test.js`. Resolves to the runner's exit code.
+ * the mocha suite `<suite>.test.js`; its output goes to `log` (the pool's buffer). Resolves to the
+ * runner's exit code.
  */
-async function launch(suite, settings, extraEnv = {}) {
+async function launch(suite, settings, extraEnv, log) {
   const { work, userDataDir, extensionsDir, workspace } = scenario(`exthost-${suite}`);
   writeUserSettings(userDataDir, settings);
   const server = await startCodeServer({
@@ -33,7 +35,7 @@ async function launch(suite, settings, extraEnv = {}) {
     await page.exposeFunction('codeAutomationExit', code => resolveExit(code));
     await page.exposeFunction('codeAutomationLog', (type, args) => {
       const line = util.format(...args).replace(/^%c\s*\S+\s*color: #\w+\s*/, '');
-      if (!/ENOTFOUND|Failed to load resource|socket|connection token/.test(line)) console.log(line);
+      if (!/ENOTFOUND|Failed to load resource|socket|connection token/.test(line)) log(line);
     });
     const authority = new URL(server.url).host;
     const remote = p => `vscode-remote://${authority}${p}`;
@@ -57,19 +59,21 @@ async function launch(suite, settings, extraEnv = {}) {
   return exitCode;
 }
 
+// Longest first (measured: recovery takes about as long as two others together), so the two
+// workbenches of the pool finish close together.
 const suites = {
-  retrace: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
-  fileHistory: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
-  background: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
-  serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
   // run_command asks, so a turn can be caught waiting while its server is killed.
   recovery: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'ask' },
+  retrace: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  fileHistory: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   // A real S3 server (rclone) holding a session another machine pushed: "Open a remote session…".
   remote: remoteSuite,
+  background: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
 };
 
 /** The remote suite's S3 server and seeded bucket; its settings, environment and clean-up. */
-async function remoteSuite() {
+async function remoteSuite(log) {
   const { work } = scenario('exthost-remote-s3');
   const data = path.join(work, 's3data');
   fs.mkdirSync(path.join(data, 'bucket'), { recursive: true });
@@ -92,18 +96,23 @@ async function remoteSuite() {
     stop: () => rclone.kill('SIGKILL'),
   };
 }
-// RETRACE_EXTHOST_ONLY=recovery,serverDown runs only those launches.
+// RETRACE_EXTHOST_ONLY=recovery,serverDown runs only those launches. The launches are
+// independent (each its own scenario folder, code-server port and browser): RETRACE_E2E_JOBS at a
+// time (see pool.mjs).
 const only = (process.env.RETRACE_EXTHOST_ONLY || '').split(',').filter(Boolean);
-let failed = 0;
-for (const [suite, settings] of Object.entries(suites)) {
-  if (only.length > 0 && !only.includes(suite)) continue;
-  if (typeof settings === 'function') {
-    const prepared = await settings();
+const t0 = Date.now();
+const tasks = Object.entries(suites).filter(([suite]) => only.length === 0 || only.includes(suite)).map(([suite, settings]) => ({
+  name: `exthost-${suite}`,
+  run: async write => {
+    const log = (...a) => write(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${util.format(...a)}\n`);
+    if (typeof settings !== 'function') return (await launch(suite, settings, {}, log)) === 0;
+    const prepared = await settings(log);
     try {
-      if ((await launch(suite, prepared.settings, prepared.env)) !== 0) failed++;
+      return (await launch(suite, prepared.settings, prepared.env, log)) === 0;
     } finally {
       prepared.stop();
     }
-  } else if ((await launch(suite, settings)) !== 0) failed++;
-}
-process.exit(failed === 0 ? 0 : 1);
+  },
+}));
+const failed = await runPool(tasks, jobsFromEnv());
+process.exit(failed.length === 0 ? 0 : 1);

@@ -9,10 +9,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tests.engine.conftest import tree_state
 from tests.engine.crash_writer import state_files
 
 from retrace.engine import Engine
+
+pytestmark = pytest.mark.slow
+
 
 ROUNDS = 8
 

@@ -20,6 +20,8 @@ from retrace.engine.restore import faults
 from retrace.engine.restore import restorer as restorer_module
 from retrace.engine.store.blobs import blob_id
 
+pytestmark = pytest.mark.slow
+
 Open = Callable[..., Engine]
 N = 60
 

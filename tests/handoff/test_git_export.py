@@ -14,6 +14,8 @@ import pytest
 from tests.cli.cli_support import RETRACE, Cli
 from tests.handoff.git_support import commit_all, git, init_repo, ls_tree, manifest_tree, untouchables
 
+pytestmark = pytest.mark.slow
+
 
 def one_error_line(proc: subprocess.CompletedProcess[str], needle: str) -> None:
     lines = proc.stderr.strip().splitlines()

@@ -21,7 +21,11 @@ from tests.process_support import live_group_members
 
 from retrace.offline import FakeModel
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc"),
+]
 
 
 def prompts_sent(model: FakeModel) -> list[str]:

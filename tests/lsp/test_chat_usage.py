@@ -9,7 +9,7 @@ from lsp_support import EditorClient
 
 from retrace.offline import FakeModel
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def _sum(events: list[dict[str, object]], key: str) -> int:

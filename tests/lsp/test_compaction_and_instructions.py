@@ -14,7 +14,7 @@ from lsp_support import AUTO, model_env, start_editor, stop_editor
 
 from retrace.offline import FakeModel, Scenario
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SUMMARY = "SUMMARY: read src/app.py, wrote a.txt; next: b.txt."
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor, wait_until
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 async def test_kill_during_long_command_then_resume(workspace: Path, store: Path) -> None:

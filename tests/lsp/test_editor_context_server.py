@@ -15,7 +15,7 @@ from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from retrace.offline import FakeModel
 from retrace.offline.prompt_cache import prefix_blocks
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SECRET = "TOP-SECRET-OUTSIDE"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lsp_support import EditorClient
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 async def test_file_history_of_an_edited_file(editor: EditorClient, workspace: Path) -> None:

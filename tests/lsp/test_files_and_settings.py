@@ -11,7 +11,7 @@ import pytest
 from lsp_support import AUTO, SCENARIOS, fake_model, model_env, start_editor, stop_editor
 from lsprotocol import types as lsp
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 def tree(root: Path) -> dict[str, tuple[str, bytes, bool]]:

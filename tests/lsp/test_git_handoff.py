@@ -15,7 +15,7 @@ from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 
 from retrace.offline import FakeModel
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "T",

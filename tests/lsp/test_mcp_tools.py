@@ -9,9 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsp_support import model_env, start_editor, stop_editor, wait_until
 
 from retrace.offline import FakeModel, Scenario
+
+pytestmark = pytest.mark.slow
+
 
 SERVER = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp" / "files_server.py")
 WRITE = "mcp__files__write_note"

@@ -22,7 +22,7 @@ from tests.net_support import free_port
 
 from retrace.offline import FakeModel
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 RETRACE = Path(sys.executable).with_name("retrace")
 

@@ -12,7 +12,7 @@ from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from retrace.offline import FakeModel, Scenario
 from retrace.offline.prompt_cache import prefix_blocks
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 async def test_requests_carry_breakpoints_and_read_the_cache_across_a_restore(

@@ -10,7 +10,7 @@ from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from retrace.lsp.rpc import RETRACE_ERROR_CODE
 from retrace.offline import FakeModel
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601

@@ -23,6 +23,8 @@ from tests.remote.s3server import S3Server, serving
 
 from retrace.offline import FakeModel
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def s3(tmp_path: Path) -> Iterator[S3Server]:

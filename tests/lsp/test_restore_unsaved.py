@@ -11,7 +11,7 @@ import pytest
 from lsp_support import EditorClient
 from lsprotocol import types as lsp
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 async def restore(editor: EditorClient, cp_id: str, **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from lsp_support import APP_PY, EditorClient
 from lsprotocol import types as lsp
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 EDITOR_STATE = {
     "openEditors": [

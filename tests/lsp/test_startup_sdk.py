@@ -11,6 +11,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
 CHILD = textwrap.dedent(
     """
     import asyncio, sys

@@ -12,7 +12,7 @@ from tests.safety.store_damage import damage_blob, sha
 
 from retrace.engine import Engine, EngineConfig
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 OLD = b"old text\n" * 10
 MID = b"middle text\n" * 10

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 async def test_a_childs_timeline_reads_and_restores_in_its_own_copy(workspace: Path, store: Path) -> None:

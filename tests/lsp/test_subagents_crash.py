@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 async def test_kill_while_a_subagent_runs_then_apply_and_discard(workspace: Path, store: Path) -> None:

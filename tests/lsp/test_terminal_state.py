@@ -17,6 +17,7 @@ from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor,
 from retrace.agent.terminal import LEFT_UNSET, NOT_RECORDED
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.e2e,
     pytest.mark.skipif(sys.platform == "win32", reason="cmd.exe/PowerShell keep no terminal state"),
 ]

@@ -17,7 +17,7 @@ from retrace.app.timeline.pages import WORKSPACE_IN_SIGHT
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from seed_long import cached, copy_to
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 PAGE = 100
 FIRST_ANSWER_BYTES = 256 * 1024

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
@@ -14,6 +15,9 @@ from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor,
 from retrace.bootstrap import DEMO_MARKER, NO_KEY_MESSAGE
 from retrace.lsp.handlers.lifecycle import initialization_options
 from retrace.lsp.rpc import RETRACE_ERROR_CODE
+
+pytestmark = pytest.mark.slow
+
 
 NO_MODEL_ENV = {
     "ANTHROPIC_API_KEY": "",

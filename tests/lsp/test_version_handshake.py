@@ -18,7 +18,7 @@ import pytest
 
 import retrace
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_VERSION = version("retrace")

@@ -21,6 +21,8 @@ from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import StoreLocked
 
+pytestmark = pytest.mark.slow
+
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """(sample name, sorted labels) → value, through the official parser."""

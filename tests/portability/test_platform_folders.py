@@ -25,6 +25,8 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.store import layout
 from retrace.engine.store.layout import default_store_dir
 
+pytestmark = pytest.mark.slow
+
 
 def test_default_store_dir_is_the_platforms_user_data_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

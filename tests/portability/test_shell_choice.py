@@ -24,6 +24,8 @@ from retrace.agent.tools import shell as shell_module
 from retrace.agent.tools.shell import Shell, choose_shell, describe, kill_tree, spawn_options
 from retrace.engine.config import EngineConfig
 
+pytestmark = pytest.mark.slow
+
 
 def _which(*present: str) -> object:
     def which(name: str) -> str | None:

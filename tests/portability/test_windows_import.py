@@ -11,7 +11,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 from tests.portability.simulated_windows import PRELUDE
+
+pytestmark = pytest.mark.slow
+
 
 _IMPORT_ALL = textwrap.dedent(
     """

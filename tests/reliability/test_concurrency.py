@@ -24,7 +24,7 @@ from tests.reliability.conftest import record_figures, tree, turn_model
 from retrace.engine import Engine
 from retrace.offline import FakeModel
 
-pytestmark = [pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 FIGURES: dict[str, Any] = {}
 

@@ -29,6 +29,8 @@ from tests.reliability.inputs_support import scripted_model
 from retrace.agent.tools import ToolContext, execute
 from retrace.engine.config import EngineConfig
 
+pytestmark = pytest.mark.slow
+
 SECRET = "outside-secret-do-not-leak\n"
 ESCAPE = Path("/tmp/retrace-escape.txt")
 FIGURES: dict[str, int] = {"hostileCallsRefused": 0, "controlsAllowed": 0}

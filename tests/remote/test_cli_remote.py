@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.remote.helpers import tree
 from tests.remote.s3server import ACCESS_KEY, SECRET_KEY, S3Server
+
+pytestmark = pytest.mark.slow
 
 
 def retrace(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -19,6 +19,8 @@ from retrace.sync.keys import parse_pack, parse_segment
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import parse_index
 
+pytestmark = pytest.mark.slow
+
 
 def work(m: Machine, session: str, n: int, *, size: int = 3000) -> list[str]:
     """``n`` checkpoints, each writing a fresh binary file and editing a text file."""

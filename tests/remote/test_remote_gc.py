@@ -12,6 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
 import zstandard
 from tests.remote.helpers import Machine, tree
 from tests.remote.s3server import S3Server
@@ -21,6 +22,9 @@ from retrace.engine.config import RetentionPolicy
 from retrace.sync import gc, keys, packs
 from retrace.sync.models import RemoteGcReport
 from retrace.sync.objects import Bucket
+
+pytestmark = pytest.mark.slow
+
 
 GRACE_S = 4.0  # far above one push here: the grace period bounds how long a push may take
 

@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 
 from retrace.engine import Engine, EngineConfig
 
+pytestmark = pytest.mark.slow
+
 RETRACE = Path(sys.executable).with_name("retrace")
 HOUR_NS = 3600 * 10**9
 EXAMPLES = int(os.environ.get("RETRACE_CAPTURE_EXAMPLES", "25"))

@@ -28,6 +28,8 @@ from retrace.engine import Engine, EngineConfig
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import TurnEvent
 
+pytestmark = pytest.mark.slow
+
 CONFIG = EngineConfig(watcher=False)
 DAMAGE = ("garbage", "truncate", "schema", "nul", "schema-keep-id")
 

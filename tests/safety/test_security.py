@@ -29,6 +29,8 @@ from retrace.agent.events import PermissionRequest
 from retrace.agent.permissions import PermissionPolicy, PermissionSettings
 from retrace.agent.review import COMMAND_MAX_CHARS, review_for
 
+pytestmark = pytest.mark.slow
+
 AUTO = {"permissions": {"write": "auto", "command": "auto"}}
 AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 NOBODY_PYTHON = Path(inputs_support.__file__).with_name("as_nobody.sh")

@@ -13,6 +13,8 @@ import pytest
 from tests.cli.cli_support import Cli, tree
 from tests.safety.store_damage import BLOB_DAMAGE, damage_blob, sha
 
+pytestmark = pytest.mark.slow
+
 A1 = b"".join(b"line %d of a\n" % i for i in range(40))
 A2 = A1.replace(b"line 7 of a", b"LINE SEVEN of a")
 A3 = A2.replace(b"line 30 of a", b"LINE THIRTY of a")

@@ -10,6 +10,8 @@ import pytest
 from tests.cli.cli_support import Cli
 from tests.safety.store_damage import BLOB_DAMAGE, damage_blob, sha
 
+pytestmark = pytest.mark.slow
+
 OLD = b"old content\n" * 20
 MID = b"middle content\n" * 20
 NEW = b"new content\n" * 20

@@ -14,6 +14,8 @@ import pytest
 from retrace.protocol.export import build
 from retrace.protocol.methods import METHODS
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "shared-schema"
 REGENERATE = "npm run schema"

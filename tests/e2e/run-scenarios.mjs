@@ -1,0 +1,24 @@
+// The real-browser UI scenarios (npm run test:e2e packages the .vsix first), each its own
+// `node tests/e2e/<name>.mjs` process with its own workbench, RETRACE_E2E_JOBS at a time (see
+// pool.mjs). Usage: node tests/e2e/run-scenarios.mjs [name ...] (default: all, in the order below).
+// The order puts the longest scenarios first so two workbenches finish close together.
+import path from 'node:path';
+import { root } from './harness.mjs';
+import { jobsFromEnv, nodeTask, runPool } from './pool.mjs';
+
+export const SCENARIOS = [
+  'install', 'longsession', 'e2e', 'timeline', 'subagents', 'health', 'chat', 'editor-safety',
+  'context', 'lazy', 'trust', 'untrusted',
+];
+
+const asked = process.argv.slice(2);
+const unknown = asked.filter(n => !SCENARIOS.includes(n));
+if (unknown.length > 0) {
+  console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
+  process.exit(2);
+}
+const names = asked.length > 0 ? SCENARIOS.filter(n => asked.includes(n)) : SCENARIOS;
+const tasks = names.map(n => nodeTask(n, path.join(root, 'tests', 'e2e', `${n}.mjs`)));
+const failed = await runPool(tasks, jobsFromEnv());
+if (failed.length > 0) console.error(`\nfailed: ${failed.join(', ')}`);
+process.exit(failed.length === 0 ? 0 : 1);
