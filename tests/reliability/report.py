@@ -25,6 +25,14 @@ FRAGMENTS = (
     "report_restore.md",
     "report_security.md",
     "report_store.md",
+    "report_round3.md",
+    "report_round3_journal.md",
+    "report_round3_bucket.md",
+    "report_round3_ids.md",
+    "report_round3_writer.md",
+    "report_round3_capture.md",
+    "report_round3_procs.md",
+    "report_round3_cliux.md",
 )
 
 HEADER = """# Retrace reliability campaigns
