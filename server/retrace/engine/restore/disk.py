@@ -52,6 +52,11 @@ from retrace.engine.restore.ops import (
 from retrace.engine.restore.trash import discard_later
 from retrace.engine.store.blobs import write_all
 from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
+from retrace.oscompat import O_NONBLOCK
+
+_READ_EXISTING = os.O_RDONLY | O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+"""How the transaction opens an entry it checked a moment before: never blocking (a FIFO
+swapped in after the check opens at once, and its identity then fails the compare-and-swap)."""
 
 PARALLEL_WRITES_FROM = 16
 WRITER_THREADS = 3
@@ -141,7 +146,7 @@ class DiskTransaction:
         elif not stat.S_ISREG(st.st_mode) or entry.kind != "file":
             raise ConflictError(rel, "changed type after the restore was planned")
         elif entry.hash is not None:
-            ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            ffd = os.open(name, _READ_EXISTING, dir_fd=fd)
             try:
                 before = Identity.of(os.fstat(ffd))
                 digest = hash_fd(ffd)
@@ -266,7 +271,7 @@ class DiskTransaction:
         st = self._expect_now(op.path, fd, name)
         if st is None or not stat.S_ISREG(st.st_mode):
             return  # symlinks have no mode of their own
-        ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        ffd = os.open(name, _READ_EXISTING, dir_fd=fd)
         try:
             if Identity.of(os.fstat(ffd)) != self.identity.get(op.path):
                 raise ConflictError(op.path, "changed on disk while the restore was running")
@@ -490,7 +495,7 @@ class DiskTransaction:
             return
         fd, name = self.tree.parent(rel)
         if kind == "chmod":
-            ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            ffd = os.open(name, _READ_EXISTING, dir_fd=fd)
             try:
                 os.fchmod(ffd, int(str(arg), 8))
             finally:
