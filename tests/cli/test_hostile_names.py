@@ -165,8 +165,9 @@ def test_remote_commands_quote_names(run: Run, tmp_path: Path) -> None:
         other = Run(tmp_path / "elsewhere", tmp_path / "store2", run.env)
         other("remote", "add", "origin", s3.url(), "--endpoint", s3.endpoint, "--workspace-name", "ws")
         other("remote", "open", sid)
-        other("log")
-        other("restore", "head", "--dry-run")
+        other("log")  # a store holding only an opened session lists it (no local head yet)
+        opened = json.loads(other("log", "--json"))[-1]["id"]
+        other("restore", opened, "--dry-run")
         other("remote", "remove", "origin")
 
 

@@ -146,7 +146,10 @@ def cmd_log(args: argparse.Namespace) -> int:
     if args.path is not None:
         return _log_path(args)
     with _open(args, readonly=True) as engine:
-        head_id = engine.head.id
+        try:
+            head_id: str | None = engine.head.id
+        except RetraceError:  # only sessions opened from elsewhere: none of them is the head
+            head_id = None
         timeline = engine.timeline(args.session)
         if args.json:
             _print_json([fmt.checkpoint_json(cp, is_head=cp.id == head_id) for cp in timeline])

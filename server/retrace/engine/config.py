@@ -20,8 +20,6 @@ BUILTIN_EXCLUDES: tuple[str, ...] = (
     ".ruff_cache/",
     ".next/",
     ".DS_Store",
-    "/.rt-????????.trash/",  # a restore's workspace-side trash (engine/restore/disk.py), kept only
-    # when a rollback was incomplete: the user's own files wait there, never checkpoint them
 )
 """Never captured, whatever .gitignore says (gitignore syntax): names no real source uses.
 Nested repositories' files are captured; their ``.git`` directories never are."""
