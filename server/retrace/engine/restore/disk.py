@@ -52,9 +52,9 @@ from retrace.engine.restore.ops import (
 from retrace.engine.restore.trash import discard_later
 from retrace.engine.store.blobs import write_all
 from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
-from retrace.oscompat import O_NONBLOCK
+from retrace.oscompat import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
-_READ_EXISTING = os.O_RDONLY | O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+_READ_EXISTING = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 """How the transaction opens an entry it checked a moment before: never blocking (a FIFO
 swapped in after the check opens at once, and its identity then fails the compare-and-swap)."""
 
