@@ -8,32 +8,30 @@ only chooses how to open the store (read-only commands never take the writer loc
 from __future__ import annotations
 
 import argparse
-import asyncio
-import io
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from retrace import credentials
-from retrace.app.file_history import file_history
-from retrace.app.restore import (
-    RestoreRequest,
-    moves_conversation,
-    reason_key,
-    record_reason,
-    restore_code_on_disk,
-)
 from retrace.camel import dump
 from retrace.cli import format as fmt
-from retrace.engine import Engine
+from retrace.cli.errors import CliError, explain
+from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
-from retrace.engine.models import RestoreFailed, RestoreOutcome
-from retrace.engine.repair import repair_store
+from retrace.engine.models import RestoreFailed
 from retrace.engine.store.layout import StoreLayout, default_store_dir
-from retrace.engine.verify import verify_store
-from retrace.protocol.file_history import FileHistoryParams, FileVersion
-from retrace.sync.service import RemoteService
+
+if TYPE_CHECKING:
+    from retrace.engine.models import RestoreOutcome
+    from retrace.engine.store.blobs import BlobSource
+    from retrace.protocol.file_history import FileVersion
+
+# The checkpoint commands (init, checkpoint, log, show, stats, diff) import the engine and
+# nothing else: the application services, the protocol models, the sync code, the agent and the
+# server are imported inside the commands that need them (tests/cli/test_import_hygiene.py).
+
+__all__ = ["CliError", "explain"]
 
 CLI_SESSION = "cli"
 """Session of every checkpoint the command line records: one group, not one session per call."""
@@ -41,18 +39,6 @@ CLI_SESSION = "cli"
 
 VERIFY_DAMAGE_EXIT = 4
 """Exit code of ``retrace verify`` when the store is damaged."""
-
-
-class CliError(Exception):
-    """A bad input the engine never sees (missing workspace, missing optional component)."""
-
-
-def explain(exc: RetraceError) -> str:
-    """The engine's one-line message, plus the next step when there is an obvious one."""
-    message = str(exc) or type(exc).__name__
-    if isinstance(exc, StoreNotInitialised) and "retrace init" not in message:
-        message += "; run 'retrace init' first"
-    return message
 
 
 def _print_json(value: Any) -> None:
@@ -76,8 +62,7 @@ def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True) ->
     session = None if readonly else CLI_SESSION
     workspace = _workspace(args)
     store = _store(args) or default_store_dir(workspace)
-    # Sessions opened from a remote read their blobs from it when needed (no network otherwise).
-    source = RemoteService(store, workspace).blob_source()
+    source = _blob_source(store, workspace)
     return Engine.open(
         workspace,
         store,
@@ -87,6 +72,16 @@ def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True) ->
         catch_up=catch_up,
         blob_source=source,
     )
+
+
+def _blob_source(store: Path, workspace: Path) -> BlobSource | None:
+    """Sessions opened from a remote read their blobs from it when needed (no network otherwise).
+    Without a remote configuration there is none, and the sync code is not even imported."""
+    if not os.path.lexists(StoreLayout(store).remote_config):
+        return None
+    from retrace.sync.service import RemoteService
+
+    return RemoteService(store, workspace).blob_source()
 
 
 def open_readonly(args: argparse.Namespace) -> Engine:
@@ -163,6 +158,9 @@ def cmd_log(args: argparse.Namespace) -> int:
 
 def _log_path(args: argparse.Namespace) -> int:
     """``retrace log --path FILE``: the file's history, newest first (every page)."""
+    from retrace.app.file_history import file_history
+    from retrace.protocol.file_history import FileHistoryParams
+
     with _open(args, readonly=True) as engine:
         versions: list[FileVersion] = []
         cursor: str | None = None
@@ -211,6 +209,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    from retrace.app.restore import RestoreRequest, restore_code_on_disk
+
     with _open(args, readonly=False) as engine:
         target = _resolve(engine, args.id)
         request = RestoreRequest(
@@ -256,6 +256,8 @@ def _record_reason(
 ) -> dict[str, Any] | None:
     """``--reason``: journaled for a restore that happened (code applied, or the conversation
     moved); ``None`` when none was given or nothing was restored."""
+    from retrace.app.restore import reason_key, record_reason
+
     if getattr(args, "reason", None) is None or args.dry_run:
         return None
     moved = conversation is not None and conversation.get("restored") is True
@@ -273,6 +275,11 @@ def _restore_conversation(
     Moves the head of the checkpoint's session conversation through the agent (no model call).
     Said plainly when it cannot or should not be done, never pretended.
     """
+    import asyncio
+    import io
+
+    from retrace.app.restore import moves_conversation
+
     cp = engine.get(cp_id)
     if dry_run:
         return {
@@ -322,9 +329,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from retrace.engine.repair import repair_store
+    from retrace.engine.verify import verify_store
+
     workspace = _workspace(args)
     layout = StoreLayout(_store(args) or default_store_dir(workspace))
-    source = RemoteService(layout.root, workspace).blob_source()
+    source = _blob_source(layout.root, workspace)
     remote = source.ids() if source is not None else set()
     report = (
         repair_store(layout) if args.repair else verify_store(layout, quick=args.quick, remote=remote).report
@@ -348,6 +358,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from retrace import credentials
     from retrace.cli.run import run_task
 
     credentials.secure_process_start()  # the agent's commands must not read the model key

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from retrace.camel import dump
 from retrace.engine.models import (
@@ -37,8 +37,10 @@ from retrace.engine.models import (
     StoreStats,
     VerifyReport,
 )
-from retrace.protocol.file_history import FileVersion
 from retrace.text import quote_name, shell_word, terminal_text
+
+if TYPE_CHECKING:
+    from retrace.protocol.file_history import FileVersion
 
 __all__ = ["quote_name", "say", "shell_word", "terminal_text"]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,36 +15,6 @@ from retrace.cli import commands
 from retrace.cli.commands import CliError
 from retrace.cli.format import quote_name, say
 from retrace.protocol.handoff import TraceRecord
-
-
-def add_parsers(add: Callable[..., argparse.ArgumentParser], common: Any, as_json: Any) -> None:
-    p = add(
-        "export",
-        "export a checkpoint to a new git branch, or a range A..B as a patch series",
-        common,
-        as_json,
-    )
-    p.add_argument(
-        "id", metavar="ID|A..B", help="checkpoint (unique prefix, head), or a range A..B with --patch"
-    )
-    target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--branch", metavar="NAME", help="create this branch (refused if it exists)")
-    target.add_argument("--patch", metavar="DIR", help="write one patch per agent turn of A..B into DIR")
-    p.add_argument(
-        "--message", metavar="TEXT", default=None, help="commit message (default: the turns' prompts)"
-    )
-    p.add_argument("--author", metavar="NAME <EMAIL>", default=None, help="commit author")
-    p.add_argument("--base", metavar="REV", default=None, help="parent commit (default: HEAD)")
-    p.set_defaults(handler=cmd_export)
-
-    p = add(
-        "attribution", "which lines each file's authors wrote (agent or others) over a range", common, as_json
-    )
-    p.add_argument(
-        "--from", dest="a", metavar="A", default=None, help="start checkpoint (default: the first)"
-    )
-    p.add_argument("--to", dest="b", metavar="B", default="head", help="end checkpoint (default: head)")
-    p.set_defaults(handler=cmd_attribution)
 
 
 def _print_json(value: Any) -> None:

@@ -6,42 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from retrace.app.metrics.collect import collect, snapshot
 from retrace.camel import dump
-from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import StoreNotInitialised
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.text import terminal_text
-
-
-def _positive_bytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {text!r}")
-    return value
-
-
-def add_parser(add: Callable[..., argparse.ArgumentParser], *parents: argparse.ArgumentParser) -> None:
-    p = add(
-        "metrics",
-        "checkpoint, restore and storage metrics in the Prometheus text format (--json: structured)",
-        *parents,
-    )
-    p.add_argument(
-        "--budget-bytes",
-        type=_positive_bytes,
-        default=RetentionPolicy().max_bytes,
-        metavar="N",
-        help="the storage budget alerts are measured against (retention maxBytes; default %(default)s)",
-    )
-    p.set_defaults(handler=cmd_metrics)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:

@@ -21,66 +21,6 @@ from retrace.engine.store.layout import default_store_dir
 from retrace.sync.models import SyncProgress
 from retrace.sync.service import RemoteService
 
-REMOTE_ERROR_EXIT = 2
-
-
-def add_parser(
-    add: Callable[..., argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
-    as_json: argparse.ArgumentParser,
-) -> None:
-    p = add("remote", "sync the store with an S3-compatible bucket (push, open another machine's sessions)")
-    sub = p.add_subparsers(dest="remote_command", metavar="ACTION", required=True, parser_class=type(p))
-
-    def action(name: str, help_text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help_text, description=help_text, parents=[common, as_json])
-
-    q = action("add", "configure a remote: NAME s3://bucket/prefix (the workspace name is appended)")
-    q.add_argument("name")
-    q.add_argument("url")
-    q.add_argument("--endpoint", default=None, help="S3 endpoint URL (MinIO, R2, GCS interop, ...)")
-    q.add_argument("--region", default=None)
-    q.add_argument(
-        "--workspace-name", default=None, help="key prefix of this workspace (default: folder name)"
-    )
-    q.add_argument(
-        "--encrypt", action="store_true", help="client-side AES-256-GCM (key file or RETRACE_REMOTE_KEY)"
-    )
-    q.set_defaults(handler=cmd_add)
-
-    q = action("remove", "forget a remote (the bucket is not touched)")
-    q.add_argument("name")
-    q.set_defaults(handler=cmd_remove)
-
-    for name, text, handler in (
-        ("push", "upload new blobs and journal segments", cmd_push),
-        ("pull", "fetch what was pushed since into the sessions opened from the remote", cmd_pull),
-        ("status", "last push, last error, what is pending (no network)", cmd_status),
-        ("sessions", "sessions in the bucket for this workspace", cmd_sessions),
-    ):
-        q = action(name, text)
-        q.add_argument("name", nargs="?", default=None, help="remote (default: the only one)")
-        q.set_defaults(handler=handler)
-
-    q = action("open", "make a remote session available here (timeline now, files fetched when needed)")
-    q.add_argument("session")
-    q.add_argument("--store-id", default=None, help="the machine's store (default: the newest)")
-    q.add_argument("--remote", default=None, help="remote name (default: the only one)")
-    q.set_defaults(handler=cmd_open)
-
-    q = action("verify", "check every segment and pack index in the bucket as an open would")
-    q.add_argument("name", nargs="?", default=None, help="remote (default: the only one)")
-    q.add_argument("--packs", action="store_true", help="also download every pack and check its hash")
-    q.set_defaults(handler=cmd_verify)
-
-    q = action("gc", "delete what no session within retention references (safe with concurrent writers)")
-    q.add_argument("name", nargs="?", default=None)
-    q.add_argument("--dry-run", action="store_true")
-    q.add_argument("--grace-hours", type=float, default=None)
-    q.add_argument("--retention-days", type=float, default=None)
-    q.add_argument("--local", action="store_true", help="only drop local copies the remote holds")
-    q.set_defaults(handler=cmd_gc)
-
 
 def service(args: argparse.Namespace, *, create_workspace: bool = False) -> RemoteService:
     workspace = Path(args.workspace).expanduser()

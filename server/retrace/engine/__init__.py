@@ -1,7 +1,35 @@
-"""Checkpoint engine: store, capture, timeline, restore. Knows nothing of LSP or the model."""
+"""Checkpoint engine: store, capture, timeline, restore. Knows nothing of LSP or the model.
 
-from retrace.engine.config import EngineConfig, RetentionPolicy
-from retrace.engine.engine import Engine
-from retrace.engine.errors import RetraceError, UnknownCheckpoint
+The names below are resolved on first use (PEP 562): importing one light module of the engine
+(``retrace.engine.errors``, ``retrace.engine.store.layout``) must not import all of it, so a
+command that needs only those starts fast.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrace.engine.config import EngineConfig, RetentionPolicy
+    from retrace.engine.engine import Engine
+    from retrace.engine.errors import RetraceError, UnknownCheckpoint
 
 __all__ = ["Engine", "EngineConfig", "RetentionPolicy", "RetraceError", "UnknownCheckpoint"]
+
+_HOME = {
+    "Engine": "retrace.engine.engine",
+    "EngineConfig": "retrace.engine.config",
+    "RetentionPolicy": "retrace.engine.config",
+    "RetraceError": "retrace.engine.errors",
+    "UnknownCheckpoint": "retrace.engine.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value

@@ -4,22 +4,29 @@ The engine knows nothing of S3: this package reads the store's files (immutable 
 journals up to their last newline) and hands the engine a :class:`~retrace.engine.store.blobs.BlobSource`
 for blobs that are only in the remote. Imports ``engine``, ``text`` and ``camel`` only; ``app``,
 ``lsp``, ``cli`` and ``bootstrap`` use it (``protocol`` only its models).
+
+The names below are resolved on first use (PEP 562): importing ``retrace.sync.errors`` (what the
+command line's error policy needs) must not import the S3 client.
 """
 
 from __future__ import annotations
 
-from retrace.sync.errors import RemoteError
-from retrace.sync.models import (
-    OpenReport,
-    PullReport,
-    PushReport,
-    RemoteConfig,
-    RemoteGcReport,
-    RemoteSession,
-    RemoteStatus,
-    SyncProgress,
-)
-from retrace.sync.service import RemoteService
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrace.sync.errors import RemoteError
+    from retrace.sync.models import (
+        OpenReport,
+        PullReport,
+        PushReport,
+        RemoteConfig,
+        RemoteGcReport,
+        RemoteSession,
+        RemoteStatus,
+        SyncProgress,
+    )
+    from retrace.sync.service import RemoteService
 
 __all__ = [
     "OpenReport",
@@ -33,3 +40,17 @@ __all__ = [
     "RemoteStatus",
     "SyncProgress",
 ]
+
+_HOME = {name: "retrace.sync.models" for name in __all__} | {
+    "RemoteError": "retrace.sync.errors",
+    "RemoteService": "retrace.sync.service",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value

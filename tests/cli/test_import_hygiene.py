@@ -1,0 +1,173 @@
+"""What a ``retrace`` command imports: only what the command needs (issue 26 item 3).
+
+Other agents call the command line after every tool call, so each command's start-up is part of
+every call. These tests run the REAL entry points (``python -m retrace`` and the ``retrace``
+console script) in a subprocess under ``-X importtime`` and read the list of modules the process
+actually imported: ``--version`` and ``--help`` import no Retrace subpackage and no pydantic; the
+checkpoint commands (``checkpoint``, ``log``, ``show``, ``stats``) import no model SDK, no
+language-server code, no protocol models, no agent, no application service and no sync code (a
+store without a configured remote). Behaviour, never timings: the figures are in
+``bench/cli_start.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.cli.cli_support import RETRACE
+
+pytestmark = pytest.mark.slow
+
+# Never imported by a command that records or reads checkpoints.
+SERVER_AND_AGENT = (
+    "anthropic",
+    "httpx",
+    "lsprotocol",
+    "pygls",
+    "obstore",
+    "cryptography",
+    "retrace.protocol",
+    "retrace.lsp",
+    "retrace.agent",
+    "retrace.app",
+    "retrace.bootstrap",
+    "retrace.offline",
+    "retrace.sync.service",
+    "retrace.sync.fetch",
+    "retrace.sync.push",
+)
+# ``--version`` and ``--help`` additionally import no engine, no pydantic, no package metadata.
+START_ONLY = (
+    *SERVER_AND_AGENT,
+    "pydantic",
+    "pydantic_core",
+    "importlib.metadata",
+    "retrace.engine",
+    "retrace.sync",
+    "retrace.camel",
+    "retrace.cli.commands",
+    "retrace.cli.format",
+    "platformdirs",
+)
+
+
+def imported(
+    argv: list[str], *, cwd: Path | None = None
+) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """Modules a process running ``argv`` under ``-X importtime`` imported, and its result."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RETRACE_STORE", "PYTHONPROFILEIMPORTTIME")}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    return modules, proc
+
+
+def offending(modules: set[str], forbidden: tuple[str, ...]) -> list[str]:
+    """The imported modules that are, or lie inside, a forbidden package."""
+    return sorted(m for m in modules if any(m == f or m.startswith(f + ".") for f in forbidden))
+
+
+def test_the_importtime_reader_sees_what_a_process_imports() -> None:
+    # The reader itself must be able to fail: a process that imports the server is caught.
+    modules, proc = imported(["-c", "import retrace.lsp.server"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "retrace.lsp.server" in modules and "pygls" in modules
+    assert "retrace.lsp.server" in offending(modules, SERVER_AND_AGENT)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [["-m", "retrace"], [str(RETRACE)]],
+    ids=["python -m retrace", "console script"],
+)
+@pytest.mark.parametrize(
+    "flag", [["--version"], ["--help"], ["checkpoint", "--help"], ["remote", "push", "--help"]]
+)
+def test_version_and_help_import_no_retrace_subpackage(entry: list[str], flag: list[str]) -> None:
+    modules, proc = imported([*entry, *flag])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "retrace" in modules  # the reader saw the process (not an empty list)
+    assert offending(modules, START_ONLY) == []
+    if flag == ["--version"]:
+        assert proc.stdout.startswith("retrace ")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, Path]:
+    ws, st = tmp_path / "ws", tmp_path / "store"
+    (ws / "src").mkdir(parents=True)
+    for i in range(20):
+        (ws / "src" / f"m{i}.py").write_text(f"x = {i}\n", "utf-8")
+    init = subprocess.run(
+        [str(RETRACE), "init", "--workspace", str(ws), "--store", str(st)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert init.returncode == 0, init.stderr
+    return ws, st
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["checkpoint", "--label", "one"],
+        ["checkpoint", "--path", "src/m3.py"],
+        ["log"],
+        ["show", "head"],
+        ["stats"],
+    ],
+    ids=" ".join,
+)
+def test_checkpoint_commands_import_no_server_agent_protocol_or_sync(
+    store: tuple[Path, Path], command: list[str]
+) -> None:
+    ws, st = store
+    (ws / "src" / "m3.py").write_text("x = 'changed'\n", "utf-8")
+    modules, proc = imported(["-m", "retrace", *command, "--workspace", str(ws), "--store", str(st)])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "retrace.engine.engine" in modules  # it did open the store
+    assert offending(modules, SERVER_AND_AGENT) == []
+
+
+def test_a_store_with_a_remote_still_reads_remote_blobs(store: tuple[Path, Path]) -> None:
+    # The sync code is skipped only when no remote is configured: with one, the blob source is
+    # attached as before (sessions opened from a remote read their blobs from it).
+    ws, st = store
+    add = subprocess.run(
+        [
+            str(RETRACE),
+            "remote",
+            "add",
+            "origin",
+            "s3://bucket/prefix",
+            "--workspace",
+            str(ws),
+            "--store",
+            str(st),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert add.returncode == 0, add.stderr
+    modules, proc = imported(["-m", "retrace", "log", "--workspace", str(ws), "--store", str(st)])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "retrace.sync.service" in modules
