@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.cli.errors import CliError, explain
+from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
 from retrace.engine.models import RestoreFailed
@@ -58,7 +59,10 @@ def _store(args: argparse.Namespace) -> Path | None:
     return Path(args.store).expanduser().absolute() if args.store else None
 
 
-def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True) -> Engine:
+def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True, watcher: bool = True) -> Engine:
+    """``watcher=False``: a one-shot writer that captures once and exits gains nothing from a
+    file-system watcher (its first capture is a stat walk either way) and would pay for setting
+    one up on every directory and tearing it down."""
     session = None if readonly else CLI_SESSION
     workspace = _workspace(args)
     store = _store(args) or default_store_dir(workspace)
@@ -67,6 +71,7 @@ def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True) ->
         workspace,
         store,
         session_id=session,
+        config=None if watcher else EngineConfig(watcher=False),
         readonly=readonly,
         create=False,
         catch_up=catch_up,
@@ -128,7 +133,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_checkpoint(args: argparse.Namespace) -> int:
     # No catch-up: what changed since the last checkpoint is exactly what the caller is
     # checkpointing now (recording it as "external" would make its own restores conflict).
-    with _open(args, readonly=False, catch_up=bool(args.paths)) as engine:
+    with _open(args, readonly=False, catch_up=bool(args.paths), watcher=False) as engine:
         cp = engine.checkpoint(label=args.label, changed_paths=args.paths, kind="manual")
         if args.json:
             _print_json(dump(cp))

@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds at start-up; only the type checker needs it
     from collections.abc import Callable
     from pathlib import Path
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 RESOLUTIONS = ("overwrite", "skip", "merge")
 """``engine.models.ConflictResolution``."""
@@ -49,8 +49,30 @@ def _commands(name: str) -> Handler:
     return Handler("retrace.cli.commands", name)
 
 
+class _Width:
+    """The help text's width, asked of the terminal once per parser tree. argparse asks it on
+    every ``add_argument`` (it builds a formatter to check the metavar), ~100 times per start."""
+
+    def __init__(self) -> None:
+        self._columns: int | None = None
+
+    def __call__(self) -> int:
+        if self._columns is None:
+            import shutil  # as argparse.HelpFormatter does: its default width, computed once
+
+            self._columns = shutil.get_terminal_size().columns - 2
+        return self._columns
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line (plus where to find help) instead of argparse's usage dump."""
+
+    def __init__(self, *args: Any, width: _Width, **kwargs: Any) -> None:
+        self._width = width  # before argparse's own __init__, which adds -h through it
+        super().__init__(*args, **kwargs)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=self._width())
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -83,7 +105,8 @@ def _path(text: str) -> Path:
 
 
 def build_parser(version: str) -> argparse.ArgumentParser:
-    common = _Parser(add_help=False)
+    width = _Width()
+    common = _Parser(add_help=False, width=width)
     common.add_argument(
         "--workspace", metavar="PATH", default=".", help="workspace folder (default: current directory)"
     )
@@ -93,10 +116,11 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         default=None,
         help="store directory (default: $RETRACE_STORE, else per-workspace user data)",
     )
-    as_json = _Parser(add_help=False)
+    as_json = _Parser(add_help=False, width=width)
     as_json.add_argument("--json", action="store_true", help="print JSON (camelCase engine models)")
 
     parser = _Parser(
+        width=width,
         prog="retrace",
         description="Checkpoints after every agent tool call: list, diff and restore them headless.",
     )
@@ -104,7 +128,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
 
     def add(name: str, help_text: str, *parents: _Parser) -> _Parser:
-        return sub.add_parser(name, help=help_text, description=help_text, parents=list(parents))
+        return sub.add_parser(name, help=help_text, description=help_text, parents=list(parents), width=width)
 
     _add_engine_commands(add, common, as_json)
     _add_agent_commands(add, common)
@@ -244,7 +268,9 @@ def _add_remote(add: Callable[..., _Parser], common: _Parser, as_json: _Parser) 
     sub = p.add_subparsers(dest="remote_command", metavar="ACTION", required=True, parser_class=type(p))
 
     def action(name: str, help_text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help_text, description=help_text, parents=[common, as_json])
+        return sub.add_parser(
+            name, help=help_text, description=help_text, parents=[common, as_json], width=p._width
+        )
 
     def remote(name: str) -> Handler:
         return Handler("retrace.cli.remote", name)
