@@ -72,7 +72,8 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def _get_formatter(self) -> argparse.HelpFormatter:
-        return self.formatter_class(prog=self.prog, width=self._width())
+        # Every parser here uses argparse's default formatter class.
+        return argparse.HelpFormatter(prog=self.prog, width=self._width())
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
