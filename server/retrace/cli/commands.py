@@ -26,6 +26,7 @@ from retrace.app.restore import (
 )
 from retrace.camel import dump
 from retrace.cli import format as fmt
+from retrace.cli import forward
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
 from retrace.engine.models import RestoreFailed, RestoreOutcome
@@ -131,6 +132,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
+    if (forwarded := forward.checkpoint(args, CLI_SESSION)) is not None:  # the editor holds the store
+        return forwarded
     # No catch-up: what changed since the last checkpoint is exactly what the caller is
     # checkpointing now (recording it as "external" would make its own restores conflict).
     with _open(args, readonly=False, catch_up=bool(args.paths)) as engine:
