@@ -16,7 +16,7 @@ from retrace.relay import wire
 
 @pytest.fixture
 def relay_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    parent = Path(tempfile.mkdtemp(prefix="rr", dir="/tmp"))  # noqa: S108 - short on purpose
+    parent = Path(tempfile.mkdtemp(prefix="rr", dir="/tmp"))  # short on purpose (sun_path)
     path = parent / "relay"
     monkeypatch.setenv(wire.RELAY_DIR_ENV, str(path))
     yield path
