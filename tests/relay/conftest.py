@@ -5,6 +5,7 @@ child through ``RETRACE_RELAY_DIR``."""
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,3 +22,6 @@ def relay_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv(wire.RELAY_DIR_ENV, str(path))
     yield path
     shutil.rmtree(parent, ignore_errors=True)
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))  # the editor stand-in (lsp_support)

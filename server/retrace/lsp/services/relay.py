@@ -22,9 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from retrace.agent.events import CheckpointCreated
 from retrace.camel import CamelModel, dump
-from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
-from retrace.engine.models import Checkpoint
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.rpc import validation_message
 from retrace.relay import wire
@@ -52,22 +50,16 @@ class CheckpointParams(CamelModel):
 
 
 async def checkpoint(server: RetraceServer, services: Services, params: CheckpointParams) -> dict[str, Any]:
-    def run(engine: Engine) -> tuple[Checkpoint | None, Checkpoint]:
-        external = None
-        if params.paths:
-            # What the command line's open would catch up first: changes other than the named
-            # paths are not this checkpoint's, they are someone else's (an external checkpoint).
-            external = engine.record_foreign("external", {"session_id": params.session_id})
-        cp = engine.checkpoint(
+    """One checkpoint in the gate. Unlike the command line's own open there is no catch-up
+    first: this server records what others change at its boundaries already, and a catch-up here
+    could take a file an agent tool is writing right now as someone else's change. With
+    ``paths`` it records exactly those; without, every change since the head (as the CLI does)."""
+    cp = await services.run(
+        lambda engine: engine.checkpoint(
             label=params.label, changed_paths=params.paths, kind=params.kind, session_id=params.session_id
         )
-        return external, cp
-
-    external, cp = await services.run(run)
-    host = LspAgentHost(server)
-    for made in (external, cp):
-        if made is not None:
-            await host.emit(CheckpointCreated(session_id=params.session_id, checkpoint=made))
+    )
+    await LspAgentHost(server).emit(CheckpointCreated(session_id=params.session_id, checkpoint=cp))
     return {"checkpoint": dump(cp)}
 
 
