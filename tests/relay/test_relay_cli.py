@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -85,6 +86,16 @@ async def acli(workspace: Path, store: Path, *args: str) -> subprocess.Completed
     return await asyncio.to_thread(cli, workspace, store, *args)
 
 
+def raw(path: Path, payload: bytes) -> dict[str, Any]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(60)
+        conn.connect(str(path))
+        conn.sendall(payload)
+        answer = json.loads(wire.read_line(conn))
+    assert isinstance(answer, dict)
+    return answer
+
+
 def log_of(workspace: Path, store: Path) -> list[dict[str, Any]]:
     proc = cli(workspace, store, "log", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -136,6 +147,18 @@ async def test_paths_are_recorded_exactly_and_bad_input_is_refused_clearly(
     proc = await acli(workspace, store, "checkpoint", "--path", "a.txt", "--json")
     assert proc.returncode == 0, proc.stderr
     assert changed(json.loads(proc.stdout)) == {"a.txt"}
+
+    # Garbage, an unknown method and bad params on the real server's socket: clear errors.
+    path = wire.socket_path(store)
+    assert (await asyncio.to_thread(raw, path, b"not json\n"))["code"] == wire.INVALID_REQUEST
+    unknown = wire.encode({"v": 1, "method": "nope", "store": str(store), "params": {}})
+    assert "known: checkpoint" in (await asyncio.to_thread(raw, path, unknown))["error"]
+    bad = wire.encode({"v": 1, "method": "checkpoint", "store": str(store), "params": {"paths": "a.txt"}})
+    answer = await asyncio.to_thread(raw, path, bad)
+    assert answer["code"] == wire.INVALID_PARAMS
+    assert "paths" in answer["error"]
+    kind = wire.encode({"v": 1, "method": "checkpoint", "store": str(store), "params": {"kind": "tool"}})
+    assert (await asyncio.to_thread(raw, path, kind))["code"] == wire.INVALID_PARAMS
 
     outside = await acli(workspace, store, "checkpoint", "--path", "../escape.txt")
     assert outside.returncode == 1

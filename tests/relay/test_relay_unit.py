@@ -388,3 +388,13 @@ def test_another_user_is_refused_by_peer_credentials_even_when_the_files_let_it_
 def test_the_client_of_another_user_gets_none_not_an_error(relay: RelayServer, store: Path) -> None:
     code, out = _as_nobody(lambda: forward(store, "echo", {}))
     assert (code, json.loads(out)) == (0, None)
+
+
+def test_a_server_that_never_started_closes_cleanly(relay_dir: Path, store: Path) -> None:
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        server = RelayServer(store, {"echo": _echo})
+        server.close()
+        server.close()  # idempotent
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert forward(store, "echo", {}) is None

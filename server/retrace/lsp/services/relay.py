@@ -117,11 +117,14 @@ def start(server: RetraceServer, services: Services) -> RelayServer | None:
     relay directory does not allow it: the command line then reports the lock as before."""
     loop = asyncio.get_running_loop()
     methods = {name: _bridge(server, services, loop, name, spec) for name, spec in METHODS.items()}
+    relay = None
     try:
         relay = RelayServer(Path(services.engine.store_dir), methods)
         relay.start()
     except (wire.RelayUnavailableError, OSError) as exc:
         log.warning("relay for the command line not started: %s", exc)
+        if relay is not None:
+            relay.close()
         return None
     return relay
 
