@@ -398,3 +398,18 @@ def test_a_server_that_never_started_closes_cleanly(relay_dir: Path, store: Path
         server.close()  # idempotent
     assert len(os.listdir("/proc/self/fd")) == before
     assert forward(store, "echo", {}) is None
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.text(st.characters(blacklist_characters="/\x00"), min_size=1, max_size=60), min_size=1, max_size=40
+    )
+)
+def test_every_store_path_maps_to_one_short_socket(relay_dir: Path, parts: list[str]) -> None:
+    store = Path("/", *parts)
+    path = wire.socket_path(store)
+    assert len(os.fsencode(str(path))) < wire.SUN_PATH_MAX
+    assert path.parent == relay_dir
+    assert wire.socket_path(store) == path
+    assert wire.socket_path(store / "x") != path
