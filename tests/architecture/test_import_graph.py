@@ -5,7 +5,8 @@ and inside functions — a type-only import that forces a function-local import 
 dependency. The rules:
 
 * no cycle between modules (a package ``__init__`` counts as a module);
-* layers only point down (:data:`FORBIDDEN`), bottom to top: ``text``/``camel`` → ``engine`` →
+* layers only point down (:data:`FORBIDDEN`), bottom to top: ``text``/``camel``/``relay`` (the
+  command line's socket to a running server: standard library and ``text`` only) → ``engine`` →
   ``sync`` (beside ``agent``: neither imports the other) → ``agent`` → ``protocol`` → ``app`` →
   ``offline`` → ``bootstrap`` → ``lsp`` → ``cli``;
 * the fake Messages API (``retrace.offline``) is imported by nobody in production except the
@@ -42,6 +43,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "offline": ("sync", "app", "bootstrap", "lsp", "cli"),
     "bootstrap": ("lsp", "cli"),
     "lsp": ("cli",),
+    "relay": ("camel", "engine", "sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
 }
 """Per layer (``retrace.<layer>``), the layers it must not import: every arrow points down."""
 OFFLINE_IMPORTERS = frozenset({"retrace.bootstrap", "retrace.cli.commands"})

@@ -34,8 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CliError", "explain"]
 
-CLI_SESSION = "cli"
-"""Session of every checkpoint the command line records: one group, not one session per call."""
+from retrace.cli.forward import CLI_SESSION  # noqa: E402  (owned by the light module)
 
 
 VERIFY_DAMAGE_EXIT = 4
@@ -131,6 +130,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
+    """``retrace checkpoint`` on a store this process opens (``cli.forward.cmd_checkpoint`` runs
+    first and hands the call to a server holding the store)."""
     # No catch-up: what changed since the last checkpoint is exactly what the caller is
     # checkpointing now (recording it as "external" would make its own restores conflict).
     with _open(args, readonly=False, catch_up=bool(args.paths), watcher=False) as engine:

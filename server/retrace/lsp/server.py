@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pygls.server import ServerErrors
 
     from retrace.lsp.services.remote import RemoteSync
+    from retrace.relay.server import RelayServer
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,8 @@ class RetraceServer(LanguageServer):
         self.remote: RemoteSync | None = None
         """The workspace's remote sync (built at start-up, before the engine opens)."""
         """``initializationOptions.trusted``; ``False``: a read-only timeline (:mod:`retrace.lsp.trust`)."""
+        self.relay: RelayServer | None = None
+        """The command line's socket while the services hold the store (:mod:`retrace.lsp.services.relay`)."""
         self.metrics = ServerMetrics(self)
         """Metrics, storage alerts and the scrape endpoint (started with the services)."""
 

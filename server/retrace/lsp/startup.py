@@ -21,7 +21,7 @@ from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
 from retrace.engine import EngineConfig
 from retrace.lsp.host import LspAgentHost
-from retrace.lsp.services import store_health
+from retrace.lsp.services import relay, store_health
 from retrace.lsp.services.remote import RemoteSync, notifier
 from retrace.protocol.models import InitializationOptions, ServerSettings
 from retrace.protocol.remote import RemoteSettings
@@ -101,6 +101,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
     remote.start()
+    server.relay = relay.start(server, services)
     store_health.start_background_check(server, engine.store_dir)
     server.metrics.start(engine.store_dir, workspace)
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
@@ -130,6 +131,7 @@ def stop_remote(server: RetraceServer, wait_s: float) -> None:
 def shutdown(server: RetraceServer) -> None:
     """Close the services if they were started (safe to call more than once)."""
     stop_remote(server, 0.0)
+    relay.stop(server.relay)  # before the engine releases the store: no call reaches a closed one
     server.metrics.stop()
     services = server.services_if_ready()
     if services is None:
