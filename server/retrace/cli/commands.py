@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from retrace.camel import dump
 from retrace.cli import format as fmt
 from retrace.cli.errors import CliError, explain
+from retrace.cli.forward import CLI_SESSION
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 # server are imported inside the commands that need them (tests/cli/test_import_hygiene.py).
 
 __all__ = ["CliError", "explain"]
-
-from retrace.cli.forward import CLI_SESSION  # noqa: E402  (owned by the light module)
 
 
 VERIFY_DAMAGE_EXIT = 4
