@@ -373,19 +373,32 @@ class Engine:
             self._writer(sid)
         return sid
 
-    def rel(self, path: str | Path) -> str:
-        """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise."""
+    def rel(self, path: str | Path, _real: dict[str, str] | None = None) -> str:
+        """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise.
+        ``_real``: resolved parents to reuse within one call (see :meth:`rels`)."""
         ws = str(self.workspace)
         p = os.fspath(path)
         full = os.path.normpath(p if os.path.isabs(p) else os.path.join(ws, p))
         parent, leaf = os.path.split(full)
-        real_parent = os.path.realpath(parent)
+        real_parent = _real.get(parent) if _real is not None else None
+        if real_parent is None:
+            real_parent = os.path.realpath(parent)
+            if _real is not None:
+                _real[parent] = real_parent
         if real_parent != ws and not real_parent.startswith(ws + os.sep):
             raise PathOutsideWorkspace(str(path))
-        rel = os.path.relpath(os.path.join(real_parent, leaf), ws)
-        if rel in (".", "") or rel.startswith(".."):
+        # ``real_parent`` is ``ws`` or under it: the relative path is a slice, not a relpath.
+        rel = leaf if real_parent == ws else f"{real_parent[len(ws) + 1 :]}{os.sep}{leaf}"
+        if rel in (".", "", "..") or rel.startswith(".." + os.sep):
             raise PathOutsideWorkspace(str(path))
         return rel.replace(os.sep, "/")
+
+    def rels(self, paths: Iterable[str | Path]) -> list[str]:
+        """:meth:`rel` of each of ``paths``, each parent directory resolved once (a call that
+        reports thousands of files in a few hundred directories resolves those directories,
+        not every path's chain of components again)."""
+        real: dict[str, str] = {}
+        return [self.rel(p, real) for p in paths]
 
     def checkpoint(
         self, label: str = "", changed_paths: Iterable[str | Path] | None = None, **fields: Any
