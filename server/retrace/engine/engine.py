@@ -19,9 +19,6 @@ Any other checkpoint's entries are found by walking its ancestry back to the nea
 (bounded by :func:`needs_snapshot`).
 """
 
-# String paths and os-level calls on purpose: hot paths, no Path object per file.
-# ruff: noqa: PTH117, PTH118
-
 from __future__ import annotations
 
 import errno
@@ -39,7 +36,6 @@ from retrace.engine.changes import Changes
 from retrace.engine.checkpointing import Committer
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
-    PathOutsideWorkspace,
     RetraceError,
     StorageFull,
     StoreCorrupt,
@@ -74,6 +70,7 @@ from retrace.engine.store.events import JournalEvent
 from retrace.engine.store.journal import JournalWriter, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
+from retrace.engine.workspace import workspace_rel
 
 log = logging.getLogger(__name__)
 
@@ -373,32 +370,14 @@ class Engine:
             self._writer(sid)
         return sid
 
-    def rel(self, path: str | Path, _real: dict[str, str] | None = None) -> str:
-        """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise.
-        ``_real``: resolved parents to reuse within one call (see :meth:`rels`)."""
-        ws = str(self.workspace)
-        p = os.fspath(path)
-        full = os.path.normpath(p if os.path.isabs(p) else os.path.join(ws, p))
-        parent, leaf = os.path.split(full)
-        real_parent = _real.get(parent) if _real is not None else None
-        if real_parent is None:
-            real_parent = os.path.realpath(parent)
-            if _real is not None:
-                _real[parent] = real_parent
-        if real_parent != ws and not real_parent.startswith(ws + os.sep):
-            raise PathOutsideWorkspace(str(path))
-        # ``real_parent`` is ``ws`` or under it: the relative path is a slice, not a relpath.
-        rel = leaf if real_parent == ws else f"{real_parent[len(ws) + 1 :]}{os.sep}{leaf}"
-        if rel in (".", "", "..") or rel.startswith(".." + os.sep):
-            raise PathOutsideWorkspace(str(path))
-        return rel.replace(os.sep, "/")
+    def rel(self, path: str | Path) -> str:
+        """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise."""
+        return workspace_rel(str(self.workspace), path)
 
     def rels(self, paths: Iterable[str | Path]) -> list[str]:
-        """:meth:`rel` of each of ``paths``, each parent directory resolved once (a call that
-        reports thousands of files in a few hundred directories resolves those directories,
-        not every path's chain of components again)."""
+        """:meth:`rel` of each of ``paths``, each parent directory resolved once per call."""
         real: dict[str, str] = {}
-        return [self.rel(p, real) for p in paths]
+        return [workspace_rel(str(self.workspace), p, real) for p in paths]
 
     def checkpoint(
         self, label: str = "", changed_paths: Iterable[str | Path] | None = None, **fields: Any
