@@ -14,9 +14,11 @@ to the last), store size, peak RSS. The Markdown report is :mod:`bench.replay_re
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import math
 import os
+import pstats
 import resource
 import shutil
 import subprocess
@@ -62,9 +64,17 @@ def _restore(s: Strategy, cp_id: str, ws: Path, rules: IgnoreRules, digest: str)
 
 
 def measure(
-    name: str, variant: str, project: str, cache: Path, work: Path, count: int = 0, keep: bool = False
+    name: str,
+    variant: str,
+    project: str,
+    cache: Path,
+    work: Path,
+    count: int = 0,
+    keep: bool = False,
+    profile: Path | None = None,
 ) -> Result:
-    """Replay the last ``count`` (0: all) cached versions of ``project`` through one strategy."""
+    """Replay the last ``count`` (0: all) cached versions of ``project`` through one strategy.
+    ``profile``: write the cProfile statistics of the checkpoint calls (only) to this file."""
     vs = versions(cache, project)[-count:]
     root, store = work / f"{project}-{name}-{variant}-ws", work / f"{project}-{name}-{variant}-store"
     for d in (root, store):
@@ -83,17 +93,24 @@ def measure(
     cold_ms = ms_since(t0)
     ms: list[float] = []
     changed: list[int] = []
+    prof = cProfile.Profile() if profile is not None else None
     for i, version in enumerate(vs[1:], start=1):
         paths = [f"{project}/{p}" for p in sync(ws, cache / project / "v" / version)]
         label = f"{project} {vs[i - 1]} → {version} ({len(paths)} files)"
         tool = "run_command" if variant == "shell" else "edit_file"
         step = Step(i, tool, label, (), None if variant == "shell" else tuple(paths))
         t0 = time.perf_counter_ns()
+        if prof is not None:
+            prof.enable()
         ids.append(s.checkpoint(step))
+        if prof is not None:
+            prof.disable()
         ms.append(ms_since(t0))
         changed.append(len(paths))
         if i in (mid, len(vs) - 1):
             digests[i] = tree_digest(root, rules)
+    if prof is not None and profile is not None:
+        prof.dump_stats(profile)
     last = len(vs) - 1
     restores = {}
     for label, index in (("first", 0), ("middle", mid)):
@@ -150,6 +167,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--work", type=Path, default=BENCH_DIR / ".work" / "replay" / "run")
     p.add_argument("--out", type=Path, default=BENCH_DIR / ".work" / "REPLAY.md")
     p.add_argument("--keep", action="store_true", help="keep workspaces and stores")
+    p.add_argument(
+        "--profile",
+        type=Path,
+        help="profile the checkpoint calls of ONE --child run and print the top entries",
+    )
     p.add_argument("--child", choices=("retrace", "floor", "shadow-git"), help=argparse.SUPPRESS)
     p.add_argument("--variant", choices=("shell", "edit"), help=argparse.SUPPRESS)
     p.add_argument("--project", help=argparse.SUPPRESS)
@@ -163,8 +185,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache, work = args.cache.resolve(), args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     if args.child:
-        result = measure(args.child, args.variant, args.project, cache, work, args.count, args.keep)
-        args.result.write_text(json.dumps(result))
+        result = measure(
+            args.child, args.variant, args.project, cache, work, args.count, args.keep, args.profile
+        )
+        if args.result is not None:
+            args.result.write_text(json.dumps(result))
+        if args.profile is not None:
+            print(json.dumps(result["checkpoint"]))
+            pstats.Stats(str(args.profile)).sort_stats("cumulative").print_stats(40)
         return 0
     projects = [(p.split(":")[0], int(p.split(":")[1]) if ":" in p else 30) for p in args.projects.split(",")]
     for package, count in projects:

@@ -77,7 +77,12 @@ def test_count_lines_is_bounded_per_request(
         ([10, 10], [True, True]),
         ([commit_module.COMMIT_COUNT_FILE_BYTES + 1], [False]),
         ([commit_module.COMMIT_COUNT_BYTES // 2 - 1] * 3, [False, False, False]),  # each over the file cap
-        ([8000] * 10, [True] * 4 + [False] * 6),  # 16 KB per file (both sides): four fit in 64 KB
+        ([8000] * 4, [True] * 4),  # 16 KB per file (both sides): four fit in 64 KB
+        # Five do not: none is counted on the commit path (counting the first four would cost
+        # the commit its whole budget and still leave the change "not counted yet").
+        ([8000] * 5, [False] * 5),
+        ([8000] * 10, [False] * 10),
+        ([10, commit_module.COMMIT_COUNT_FILE_BYTES + 1], [False, False]),
     ],
 )
 def test_commit_count_bound_table(sizes: list[int], counted: list[bool]) -> None:

@@ -74,7 +74,7 @@ class CommitHost(Protocol):
 
     def require_writer(self) -> None: ...
 
-    def rel(self, path: str | Path) -> str: ...
+    def rels(self, paths: Iterable[str | Path]) -> list[str]: ...
 
     def content(self, e: FileEntry | None) -> bytes | None: ...
 
@@ -212,7 +212,7 @@ class Committer:
             raise TypeError(f"unknown checkpoint field(s): {', '.join(sorted(unknown))}")
         cap = self._capturer()
         t0 = time.perf_counter()
-        rels = None if changed_paths is None else [self._host.rel(p) for p in changed_paths]
+        rels = None if changed_paths is None else self._host.rels(changed_paths)
         with storage_errors("the checkpoint was not recorded"):
             delta = cap.capture(self._host.history.head, rels)
         return self.commit(kind, delta, label=label, capture_ms=(time.perf_counter() - t0) * 1000, **fields)

@@ -7,11 +7,14 @@ not stored and every directory the capture could not list is named, and such a c
 never ``full``. A baseline is the same commit with no parent, the whole manifest as its delta
 and no per-file list (it is the starting point, not a change).
 
-Line statistics are bounded on the commit path by work, not only by time: a commit counts the
-lines of at most :data:`COMMIT_COUNT_BYTES` of content (old and new sides together, files of
-at most :data:`COMMIT_COUNT_FILE_BYTES`) within :data:`LINE_STATS_BUDGET_S`; every other file
-is listed with ``counted=False`` (no numbers, not zeros) and counted when someone asks
-(:func:`count_lines`, bounded per request).
+Line statistics stay off the commit path of any change bigger than a small edit: a commit
+counts lines only when the WHOLE change is small — at most :data:`COMMIT_COUNT_BYTES` of
+content (old and new sides together, every file at most :data:`COMMIT_COUNT_FILE_BYTES`), within
+:data:`LINE_STATS_BUDGET_S` — and otherwise counts none of it: every file is listed with
+``counted=False`` (no numbers, not zeros) and counted when someone asks (:func:`count_lines`,
+bounded per request: the timeline's checkpoint details, the file history). Counting part of a
+big change (the first files that fit) cost a real-code checkpoint up to the whole budget and
+still left the change "not counted yet" in every display.
 """
 
 from __future__ import annotations
@@ -90,6 +93,18 @@ def _stats(
     return LineStats(0, 0, False)
 
 
+def _fits(old: Mapping[str, FileEntry | None], new: Delta, paths: list[str], max_bytes: int) -> bool:
+    """Whether counting the lines of all ``paths`` reads at most ``max_bytes`` (and no file
+    more than :data:`COMMIT_COUNT_FILE_BYTES`): a small edit, counted at once."""
+    total = 0
+    for p in paths:
+        cost = _cost(old.get(p), new[p])
+        total += cost
+        if cost > COMMIT_COUNT_FILE_BYTES or total > max_bytes:
+            return False
+    return True
+
+
 def file_changes(
     old: Mapping[str, FileEntry | None],
     new: Delta,
@@ -103,29 +118,25 @@ def file_changes(
     were listed without line counts (``counted=False``). ``disk``: the new side is the
     workspace (read through it; its content may not be stored yet). ``budget_s``: stop counting
     lines after this long so a huge shell change cannot stall a capture. ``max_bytes``: count
-    at most this much content (and no file above :data:`COMMIT_COUNT_FILE_BYTES`)."""
+    only a change whose content is at most this much (and no file above
+    :data:`COMMIT_COUNT_FILE_BYTES`); a bigger one is listed uncounted, whole."""
     omitted = 0
     deadline = time.perf_counter() + budget_s if budget_s is not None else None
-    left = max_bytes
     renamed = _pair_renames(old, new)
     gone = set(renamed.values())
+    changed = [p for p in sorted(new) if not same(old.get(p), new[p]) and not (new[p] is None and p in gone)]
+    small = max_bytes is None or _fits(old, new, [p for p in changed if p not in renamed], max_bytes)
     out: list[FileChange] = []
-    for p in sorted(new):
+    for p in changed:
         o, n = old.get(p), new[p]
-        if same(o, n) or (n is None and p in gone):
-            continue
         if p in renamed:
             out.append(FileChange(path=p, status="renamed", old_path=renamed[p]))
             continue
         status: FileStatus = "added" if o is None else "deleted" if n is None else "modified"
-        cost = _cost(o, n)
-        over = left is not None and (cost > left or cost > COMMIT_COUNT_FILE_BYTES)
-        if over or (deadline is not None and time.perf_counter() > deadline):
+        if not small or (deadline is not None and time.perf_counter() > deadline):
             omitted += 1
             out.append(FileChange(path=p, status=status, counted=False))
             continue
-        if left is not None:
-            left -= cost
         new_bytes = disk(p) if disk is not None else content(n)
         out.append(_counted_change(p, status, _stats(o, n, content(o), new_bytes, deadline)))
     return out, omitted

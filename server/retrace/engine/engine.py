@@ -19,9 +19,6 @@ Any other checkpoint's entries are found by walking its ancestry back to the nea
 (bounded by :func:`needs_snapshot`).
 """
 
-# String paths and os-level calls on purpose: hot paths, no Path object per file.
-# ruff: noqa: PTH117, PTH118
-
 from __future__ import annotations
 
 import errno
@@ -39,7 +36,6 @@ from retrace.engine.changes import Changes
 from retrace.engine.checkpointing import Committer
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import (
-    PathOutsideWorkspace,
     RetraceError,
     StorageFull,
     StoreCorrupt,
@@ -74,6 +70,7 @@ from retrace.engine.store.events import JournalEvent
 from retrace.engine.store.journal import JournalWriter, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
+from retrace.engine.workspace import workspace_rel
 
 log = logging.getLogger(__name__)
 
@@ -375,17 +372,12 @@ class Engine:
 
     def rel(self, path: str | Path) -> str:
         """Workspace-relative POSIX path of ``path``; :class:`PathOutsideWorkspace` otherwise."""
-        ws = str(self.workspace)
-        p = os.fspath(path)
-        full = os.path.normpath(p if os.path.isabs(p) else os.path.join(ws, p))
-        parent, leaf = os.path.split(full)
-        real_parent = os.path.realpath(parent)
-        if real_parent != ws and not real_parent.startswith(ws + os.sep):
-            raise PathOutsideWorkspace(str(path))
-        rel = os.path.relpath(os.path.join(real_parent, leaf), ws)
-        if rel in (".", "") or rel.startswith(".."):
-            raise PathOutsideWorkspace(str(path))
-        return rel.replace(os.sep, "/")
+        return workspace_rel(str(self.workspace), path)
+
+    def rels(self, paths: Iterable[str | Path]) -> list[str]:
+        """:meth:`rel` of each of ``paths``, each parent directory resolved once per call."""
+        real: dict[str, str] = {}
+        return [workspace_rel(str(self.workspace), p, real) for p in paths]
 
     def checkpoint(
         self, label: str = "", changed_paths: Iterable[str | Path] | None = None, **fields: Any

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrace import oscompat
-from retrace.engine.errors import RetraceError
+from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, ignores_case
 
 TEMP_PREFIX = ".rt-"
@@ -418,3 +418,25 @@ def prune_empty_parents(root: str, path: str) -> list[str]:
             removed.append(root.rstrip(os.sep) + os.sep + head)
             head = parent
     return removed
+
+
+def workspace_rel(ws: str, path: str | os.PathLike[str], real: dict[str, str] | None = None) -> str:
+    """Workspace-relative POSIX path of ``path`` (absolute, or relative to the real workspace
+    root ``ws``) with its parent's symlinks resolved; :class:`PathOutsideWorkspace` when it is
+    not inside. ``real``: parents already resolved in this call (a call reporting thousands of
+    files in a few hundred directories resolves those directories once each)."""
+    p = os.fspath(path)
+    full = os.path.normpath(p if os.path.isabs(p) else os.path.join(ws, p))  # noqa: PTH117, PTH118 (hot)
+    parent, leaf = os.path.split(full)
+    real_parent = real.get(parent) if real is not None else None
+    if real_parent is None:
+        real_parent = os.path.realpath(parent)
+        if real is not None:
+            real[parent] = real_parent
+    if real_parent != ws and not real_parent.startswith(ws + os.sep):
+        raise PathOutsideWorkspace(str(path))
+    # ``real_parent`` is ``ws`` or under it: the relative path is a slice, not a relpath.
+    rel = leaf if real_parent == ws else f"{real_parent[len(ws) + 1 :]}{os.sep}{leaf}"
+    if rel in (".", "", "..") or rel.startswith(".." + os.sep):
+        raise PathOutsideWorkspace(str(path))
+    return rel.replace(os.sep, "/")

@@ -225,7 +225,12 @@ class Capturer:
         delta: Delta = {}
         rule_dirs: list[str] = []
         self.not_captured = {}
+        misses: list[tuple[str, os.stat_result, FileEntry | None]] = []
+        listed: set[str] = set()
         for rel in rels:
+            if rel in listed:
+                continue
+            listed.add(rel)
             if rel == GITIGNORE or rel.endswith("/" + GITIGNORE):
                 rule_dirs.append(rel[: -len(GITIGNORE)].rstrip("/"))
             if is_real_dir(self._ws, rel):
@@ -235,11 +240,18 @@ class Capturer:
                 if rel in head:
                     delta[rel] = None  # newly excluded: no longer tracked
                 continue
-            e = self._current(rel, store, head.get(rel))
-            if e is None:
+            st = self._file_stat(rel)
+            if st is _UNKNOWN:
+                continue  # cannot be looked at: kept as recorded (and reported)
+            if st is None:
                 self._missing(rel, head, delta)
-            elif not same(e, head.get(rel)):
-                delta[rel] = e
+                continue
+            misses.append((rel, st, head.get(rel)))
+        # Read together: a call that reports many paths (a formatter, a checkout) stores them in
+        # one pack (from a few threads when there are very many), not one blob file each.
+        for (rel, _st, _he), e in zip(misses, self._resolve(misses, store, delta), strict=True):
+            if e is None:
+                self._missing(rel, head, delta)  # vanished (or another type) since its lstat
         if rule_dirs:
             delta.update(self.rules_changed(rule_dirs, head, store=store))
         self._requeue()
@@ -503,8 +515,9 @@ class Capturer:
         delta: Delta,
         *,
         drop_vanished: bool = False,
-    ) -> None:
-        """Entries of paths the stat cache could not vouch for, into ``delta`` when changed.
+    ) -> list[FileEntry | None]:
+        """Entries of paths the stat cache could not vouch for, into ``delta`` when changed;
+        returns them (``None``: vanished or no longer a file or symlink), in ``misses`` order.
         Many at once (a baseline, a big command) go to one pack, read by a few threads: reading,
         hashing and compressing release the GIL. The pack is published before this returns."""
         if len(misses) <= BULK:
@@ -527,6 +540,7 @@ class Capturer:
                 delta[rel] = e
             elif e is None and drop_vanished and he is not None:
                 delta[rel] = None  # gone (or no longer a file) since it was listed
+        return entries
 
     def baseline(self) -> Manifest:
         self.not_captured = {}

@@ -3,8 +3,9 @@ install a hook that runs at fixed points of every read of a workspace file (a wr
 in place mid-read, the path turning into a FIFO just before it is opened). Production never
 installs one.
 
-``hook(step, path)``: ``step`` is ``"open"`` (about to open the file) or ``"read"`` (opened and
-identified, about to read it); ``path`` is what is opened (absolute, or a name relative to a
+``hook(step, path)``: ``step`` is ``"open"`` (about to open the file), ``"read"`` (opened and
+identified, about to read it) or ``"verify"`` (read, about to read a too-recent file a second
+time to compare); ``path`` is what is opened (absolute, or a name relative to a
 directory fd for very long paths)."""
 
 from __future__ import annotations

@@ -331,10 +331,14 @@ def _one_version(
     data = read_open(fd, size + 1, max_bytes + 1)
     if identity(os.fstat(fd)) != identity(before) or len(data) != size:
         return None
-    if time.time_ns() - before.st_ctime_ns < SETTLE_NS and (
-        os.pread(fd, size + 1, 0) != data or identity(os.fstat(fd)) != identity(before)
-    ):
-        return None
+    if time.time_ns() - before.st_ctime_ns < SETTLE_NS:
+        # Too recent to trust the identity alone (a write still copying its bytes, or one in
+        # the same timestamp granule, leaves it unchanged): a second read of the SAME
+        # descriptor must see the same bytes. No third fstat: two equal reads bracketing the
+        # post-read fstat are already one version (a later write changes nothing read).
+        fire("verify", abs_path)
+        if os.pread(fd, size + 1, 0) != data:
+            return None
     return data
 
 

@@ -41,7 +41,10 @@ import zstandard
 
 from retrace.engine.errors import BlobCorrupt, RetraceError
 
-ZSTD_LEVEL = 3
+ZSTD_LEVEL = 1
+"""zstd's fastest standard level: on real source files (a few KiB each) it compresses two to
+three times faster than level 3 for about 3 % more bytes, and a checkpoint of a formatter run
+compresses every file it touched on the critical path. Any level reads back the same way."""
 RECENT_BYTES = 8 << 20
 """Raw bytes of recently stored/read blobs kept in memory: a checkpoint's line statistics read
 back what the capture just stored (and the next change of a file reads its last version)."""
