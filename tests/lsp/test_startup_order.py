@@ -10,11 +10,14 @@ recording when they run."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from retrace.engine.models import VerifyReport
 from retrace.lsp import startup
 from retrace.lsp.handlers.checkpoint import timeline_tree
 from retrace.lsp.main import create_server
@@ -111,3 +114,46 @@ async def test_without_a_tree_request_it_begins_after_the_wait(
         assert not server.first_answer.is_set()
     finally:
         startup.shutdown(server)
+
+
+def test_an_exit_does_not_wait_for_the_start_up_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's loop closes (``asyncio.run`` returns: what an ``exit`` does) while the
+    start-up check of a large store is still reading; a damage report still reaches the log."""
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow_verify(*_a: Any, **_k: Any) -> Any:
+        started.set()
+        release.wait(60)
+        raise RuntimeError("the check went on after the exit")
+
+    monkeypatch.setattr(store_health, "verify_store", slow_verify)
+    server = create_server()
+
+    async def serve_then_exit() -> None:
+        store_health.start_background_check(server, tmp_path)
+        await asyncio.to_thread(started.wait, 10)
+
+    began = time.monotonic()
+    asyncio.run(serve_then_exit())
+    assert time.monotonic() - began < 30 and not release.is_set()
+    release.set()
+
+
+async def test_the_start_up_check_reports_its_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    report = VerifyReport(ok=True, quick=True)
+
+    class Verified:
+        def __init__(self) -> None:
+            self.report = report
+
+    monkeypatch.setattr(store_health, "verify_store", lambda *_a, **_k: Verified())
+    assert await store_health.background_check(create_server(), tmp_path) == report
+
+    def broken(*_a: Any, **_k: Any) -> Any:
+        raise OSError("unreadable")
+
+    monkeypatch.setattr(store_health, "verify_store", broken)
+    assert await store_health.background_check(create_server(), tmp_path) is None
