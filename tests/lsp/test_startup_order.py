@@ -72,7 +72,7 @@ async def test_the_background_work_begins_after_the_first_tree(
         answer = await timeline_tree(server, TREE)
         began.append("tree")
         assert answer.sessions  # the baseline's story
-        for _ in range(20):
+        for _ in range(250):
             if len(began) == 4:
                 break
             await asyncio.sleep(0.02)
@@ -90,7 +90,7 @@ async def test_a_failed_first_tree_also_releases_it(
         unknown = TimelineTreeParams.model_validate({"sessionId": "ses_none", "maxRows": 5})
         with pytest.raises(Exception, match="unknown session id"):
             await timeline_tree(server, unknown)
-        for _ in range(20):
+        for _ in range(250):
             if began:
                 break
             await asyncio.sleep(0.02)
@@ -106,7 +106,7 @@ async def test_without_a_tree_request_it_begins_after_the_wait(
     server = await _start(tmp_path)
     try:
         assert began == []
-        for _ in range(100):
+        for _ in range(500):
             if len(began) == 3:
                 break
             await asyncio.sleep(0.02)
