@@ -262,8 +262,21 @@ def _cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
+def _hwm_mib(pid: int) -> float:
+    """Peak resident set size of a live process so far (``VmHWM``, Linux ``/proc``; 0 elsewhere)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    line = next((ln for ln in status.splitlines() if ln.startswith("VmHWM:")), "VmHWM: 0 kB")
+    return int(line.split()[1]) / 1024
+
+
 def one_run(ws: Path, store: Path, server: Path) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(server), "ANTHROPIC_API_KEY": "", "RETRACE_FAKE_MODEL": ""}
+    # As an editor starts it: the server's bytecode cached (a shell that sets
+    # PYTHONDONTWRITEBYTECODE would have every start compile ~200 modules, ≈ 0.4 s of CPU).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "retrace", "serve"],
@@ -293,6 +306,7 @@ def one_run(ws: Path, store: Path, server: Path) -> dict[str, float]:
         listed = rpc.call("retrace/session/list", {})
         t_list = time.perf_counter()
         c_list = _cpu_ms(proc.pid)
+        hwm_tree = _hwm_mib(proc.pid)
         rpc.call("shutdown", None)
         rpc.send("exit", None, notify=True)
         proc.wait(timeout=30)
@@ -309,6 +323,7 @@ def one_run(ws: Path, store: Path, server: Path) -> dict[str, float]:
         "cpu_first_tree": c_tree,
         "cpu_after_initialize": c_tree - c_init,
         "cpu_session_list": c_list - c_tree,
+        "peak_rss_mib": hwm_tree,
         "sessions_in_tree": float(len(tree["sessions"])),
         "sessions_listed": float(len(listed["sessions"])),
     }
@@ -365,7 +380,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--big", type=int, default=0, help="also one session of this many checkpoints")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--server", type=Path, default=ROOT, help="checkout whose server/ to run")
-    ap.add_argument("--only", choices=("cold", "warm"), help="only the states starting with this")
+    ap.add_argument(
+        "--only", choices=("cold", "warm"), help="only the states starting with this (warm: both warm ones)"
+    )
+    ap.add_argument("--cached", action="store_true", help="only the warm state with every cache present")
     ap.add_argument("--long", action="store_true", help="the 10,000-checkpoint seed_long session instead")
     args = ap.parse_args(argv)
     server = args.server.resolve() / "server"
@@ -380,6 +398,8 @@ def main(argv: list[str] | None = None) -> None:
     for label, removed in STATES.items():
         if args.only is not None and not label.startswith(args.only):
             continue
+        if args.cached and removed:
+            continue
         if removed != CACHES:
             one_run(ws, store, server)  # make sure the caches exist
         r = measure(ws, store, server, args.runs, removed)
@@ -389,7 +409,9 @@ def main(argv: list[str] | None = None) -> None:
             f"(initialize→tree {r['tree_after_initialize']:.0f} ms), then session/list "
             f"{r['session_list']:.0f} ms ({r['sessions_listed']:.0f} sessions)\n"
             f"{'':24} server CPU: up to initialize {r['cpu_initialize']:.0f} ms, initialize→first tree "
-            f"{r['cpu_after_initialize']:.0f} ms, session/list {r['cpu_session_list']:.0f} ms"
+            f"{r['cpu_after_initialize']:.0f} ms, session/list {r['cpu_session_list']:.0f} ms\n"
+            f"{'':24} server peak RSS (VmHWM) after the first tree and session/list: "
+            f"{r['peak_rss_mib']:.0f} MiB; load average {os.getloadavg()[0]:.1f}"
         )
     if args.only is None:
         t = timeline_only(ws, store, server)

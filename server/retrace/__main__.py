@@ -8,7 +8,7 @@ import sys
 
 def main() -> int:
     args = sys.argv[1:]
-    if not args:
+    if not args or args == ["serve"]:  # the server, without the command line's imports
         from retrace.lsp.main import main as serve
 
         return serve()

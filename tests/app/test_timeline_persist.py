@@ -16,7 +16,7 @@ import pytest
 
 from retrace.app.timeline import StoryPages, TimelineCache
 from retrace.app.timeline.cache import ALL_ROWS
-from retrace.app.timeline.persist import FILE_NAME
+from retrace.app.timeline.persist import FILE_NAME, load_records
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig, RetentionPolicy
 from retrace.engine.store.layout import StoreLayout
@@ -230,6 +230,12 @@ def _rows_dropped(body: dict[str, object]) -> None:  # valid shape, but a tool r
         record["rows"] = [[], [], []]
 
 
+def _message_unhashable(body: dict[str, object]) -> None:  # a column value no string could be
+    sessions = body["sessions"]
+    assert isinstance(sessions, dict)
+    next(r for r in sessions.values() if r["messages"][2])["messages"][2][0] = {"role": "user"}
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "torn": _torn,
     "not json": lambda p: p.write_bytes(b"\x00garbage"),
@@ -237,6 +243,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "columns of different lengths": _json_edit(_columns_skewed),
     "a turn of the wrong shape": _json_edit(lambda b: next(iter(b["sessions"].values())).update(turns=[[1]])),  # type: ignore[attr-defined]
     "rows without words": _json_edit(_rows_dropped),
+    "a message field that is an object": _json_edit(_message_unhashable),
     "empty": lambda p: p.write_bytes(b""),
 }
 
@@ -314,3 +321,21 @@ def test_a_session_appended_to_after_the_build_is_written_as_folded(seeded: Stor
     seeded.reopen()
     warm = seeded.warm_equals_fresh()
     assert warm.folds == 0
+
+
+def test_a_loaded_cache_holds_each_repeated_string_once(seeded: Store) -> None:
+    """Roles, kinds, turn ids, parents, tool names and statuses repeat thousands of times in a
+    long store's file: loaded, each distinct value is one object (the parents are the ids)."""
+    seeded.save()
+    records = load_records(seeded.path)
+    assert len(records) >= 2
+    ids, parents, roles, turn_ids, kinds = (
+        [v for r in records.values() for v in r.state.messages[i]] for i in range(5)
+    )
+    for column in (roles, turn_ids, kinds, parents):
+        assert len({id(v) for v in column}) == len(set(column))
+    known = {id(v) for v in ids}
+    assert all(id(p) in known for p in parents if p is not None and p in set(ids))
+    tools = [t for r in records.values() for t in r.facts.tools.values()]
+    assert tools and len({id(t.tool) for t in tools}) == len({t.tool for t in tools})
+    assert len({id(t.input) for t in tools}) == 1 and not tools[0].input

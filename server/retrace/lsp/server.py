@@ -127,6 +127,9 @@ class RetraceServer(LanguageServer):
         """The command line's socket while the services hold the store (:mod:`retrace.lsp.services.relay`)."""
         self.metrics = ServerMetrics(self)
         """Metrics, storage alerts and the scrape endpoint (started with the services)."""
+        self.first_answer = asyncio.Event()
+        """Set once a ``retrace/timeline/tree`` request was answered (or failed): start-up's
+        background work waits for it (:func:`retrace.lsp.startup.after_first_answer`)."""
 
     def dirty_paths(self) -> set[str]:
         """Workspace-relative paths the client reports as having unsaved editor changes."""

@@ -3,13 +3,15 @@
 On ``initialize`` the server starts :func:`start_services` in the background: the composition
 root (:func:`retrace.bootstrap.open_services`) opens the engine and the agent, with a host that
 talks to the client. The model SDK is not imported for it (seconds of CPU before the first
-timeline answer): it is imported in the background :data:`WARM_SDK_AFTER_S` after start-up.
+timeline answer): it is imported in the background, :data:`WARM_SDK_AFTER_S` after the first
+timeline answer (:func:`after_first_answer`), like the other start-up work that can wait.
 :func:`shutdown` closes everything (idempotent), releasing the store lock.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from pathlib import Path
@@ -42,8 +44,12 @@ __all__ = [
 ]
 
 WARM_SDK_AFTER_S = 3.0
-"""Seconds after start-up before the model SDK is imported in the background (after the
-client's first requests, which it would slow: the import holds the interpreter for seconds)."""
+"""Seconds after the background work begins (:func:`after_first_answer`) before the model SDK is
+imported (after the client's first requests, which it would slow: the import holds the
+interpreter for seconds)."""
+BACKGROUND_AFTER_S = 2.0
+"""The longest start-up's background work waits for the first timeline answer (a client that
+asks for none still gets its store checked)."""
 
 
 def engine_config(settings: ServerSettings) -> EngineConfig:
@@ -102,12 +108,29 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
     remote.start()
     server.relay = relay.start(server, services)
-    store_health.start_background_check(server, engine.store_dir)
-    server.metrics.start(engine.store_dir, workspace)
+    server.metrics.start(engine.store_dir, workspace, check=False)
+    task = loop.create_task(after_first_answer(server, engine.store_dir))
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return services
+
+
+_background: set[asyncio.Task[None]] = set()
+"""Start-ups waiting for their first answer (a reference keeps each task alive until it ends)."""
+
+
+async def after_first_answer(server: RetraceServer, store_dir: Path) -> None:
+    """Start-up's background work — the store's quick check, the storage measure, the model SDK's
+    import — begun once the first timeline answer is sent (at most :data:`BACKGROUND_AFTER_S`
+    after the services are ready): they run on threads, and before that answer they would take
+    the interpreter from the request the user is waiting for."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(server.first_answer.wait(), BACKGROUND_AFTER_S)
+    store_health.start_background_check(server, store_dir)
+    server.metrics.schedule_check()
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
     warm.daemon = True
     warm.start()
-    return services
 
 
 async def stop_agent(services: Services) -> None:

@@ -48,7 +48,7 @@ from retrace.app.timeline.persist import (
     save_records,
     unchanged,
 )
-from retrace.app.timeline.story import build_stories, owner_of, story_row
+from retrace.app.timeline.story import owner_of, row_seed, story_items
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.layout import StoreLayout
@@ -218,8 +218,8 @@ class TimelineCache:
         self._tool_rows = tool_rows
         self._dirty.clear()
         self._described = {}
-        built = build_stories(checkpoints, head, self._facts, max_rows=ALL_ROWS, described=self._described)
-        self._pages = {story.session.id: StoryPages(story) for story in built}
+        built = story_items(checkpoints, head, self._facts, described=self._described)
+        self._pages = {story.session.id: StoryPages(story, items) for story, items in built}
         agent = {sid for sid, f in self._facts.items() if f.is_agent_session}
         self._owners = {}
         for cp in checkpoints:
@@ -315,7 +315,7 @@ class TimelineCache:
             tool = self._tool(cp, tool_of)
             if self._inputs_missing(cp, tool):
                 return False
-            row = story_row(cp, tool, self._described, None)
+            row = row_seed(cp, tool, self._described, None)
             in_turn = cp.turn_id if cp.turn_id is not None and owner == cp.session_id else None
             if not self._pages[key].append_row(row, in_turn):
                 return False

@@ -1,8 +1,13 @@
 """Pages of a story: the newest rows, or the rows older than a cursor, optionally filtered.
 
-A built :class:`SessionStory` (every row, see :func:`~retrace.app.timeline.story.build_stories`)
-is flattened once into entries in story order: one per row (with the turn it sits in, if any) and
-one per turn without rows. A page is a run of consecutive entries holding at most ``max_rows``
+A built :class:`SessionStory` (every row, see :func:`~retrace.app.timeline.story.build_stories`),
+or a story's header and items with rows not made yet (:func:`~retrace.app.timeline.story.story_items`,
+what the cache builds), is flattened once into entries in story order: one per row (with the turn
+it sits in, if any) and one per turn without rows. A row kept as a
+:class:`~retrace.app.timeline.story.RowSeed` becomes a :class:`StoryRow` only when a page sends
+it (a 10,000-row story builds no 10,000 row objects for a 500-row page).
+
+A page is a run of consecutive entries holding at most ``max_rows``
 rows, regrouped into the story's items (a turn cut by the page boundary keeps the rows inside the
 page; the next older page carries the same turn with its older rows). Contracts:
 
@@ -22,14 +27,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from retrace.app.timeline.story import RowSeed, StoryItems
 from retrace.protocol.timeline import SessionStory, StoryRow, StoryTurn, TimelineFilter, TimelineTreeParams
+
+Row = StoryRow | RowSeed
+"""A row as the pages keep it: made, or its seed (both have ``checkpoint``, ``title``, ``summary``)."""
+
+
+def made(row: Row) -> StoryRow:
+    return row if isinstance(row, StoryRow) else row.row()
 
 
 @dataclass(frozen=True)
 class _Entry:
-    row: StoryRow | None
+    row: Row | None
     """``None``: a turn without rows."""
     turn: StoryTurn | None
+    """The turn the row sits in: its header (``rows`` empty; a page regroups the rows)."""
 
     @property
     def cursor(self) -> str:
@@ -39,7 +53,7 @@ class _Entry:
         return self.turn.turn_id
 
 
-Matcher = Callable[[StoryRow, StoryTurn | None], bool]
+Matcher = Callable[[Row, StoryTurn | None], bool]
 
 
 def matcher(spec: TimelineFilter) -> Matcher | None:
@@ -50,7 +64,7 @@ def matcher(spec: TimelineFilter) -> Matcher | None:
     if tool is None and path is None and text is None:
         return None
 
-    def match(row: StoryRow, turn: StoryTurn | None) -> bool:
+    def match(row: Row, turn: StoryTurn | None) -> bool:
         cp = row.checkpoint
         if tool is not None and cp.tool != tool:
             return False
@@ -69,15 +83,23 @@ def matcher(spec: TimelineFilter) -> Matcher | None:
 class StoryPages:
     """One built story, flattened for paging, kept up to date by appends (newest last)."""
 
-    def __init__(self, story: SessionStory) -> None:
-        self.story = story.model_copy(update={"items": []})
+    def __init__(self, story: SessionStory, items: StoryItems | None = None) -> None:
+        """``story``: a built story; or, with ``items``, its header (counts) and its items."""
+        self.story = story.model_copy(update={"items": []}) if story.items else story
         """The story's header: session, counts (``items`` unused)."""
         entries: list[_Entry] = []
+        if items is not None:
+            for turn, rows in items:
+                if turn is None or rows:
+                    entries.extend(_Entry(row, turn) for row in rows)
+                else:
+                    entries.append(_Entry(None, turn))
         for item in story.items:
             if isinstance(item, StoryRow):
                 entries.append(_Entry(item, None))
             elif item.rows:
-                entries.extend(_Entry(row, item) for row in item.rows)
+                header = item.model_copy(update={"rows": []})
+                entries.extend(_Entry(row, header) for row in item.rows)
             else:
                 entries.append(_Entry(None, item))
         self._entries = entries
@@ -109,7 +131,7 @@ class StoryPages:
         self._index(entry, len(self._entries) - 1)
         self.story = self.story.model_copy(update={"turn_count": self.story.turn_count + 1})
 
-    def append_row(self, row: StoryRow, turn_id: str | None) -> bool:
+    def append_row(self, row: Row, turn_id: str | None) -> bool:
         """A row just committed, newest of the story (in its turn when ``turn_id`` is given).
         ``False`` when the turn is not in the story (the caller rebuilds)."""
         if turn_id is None:
@@ -142,15 +164,20 @@ class StoryPages:
         if at is None:
             return None, None
         entry = self._entries[at]
-        return entry.row, entry.turn
+        return (made(entry.row) if entry.row is not None else None), entry.turn
 
     def set_head(self, checkpoint_id: str, is_head: bool) -> None:
         at = self._position.get(checkpoint_id)
         if at is None:
             return
         entry = self._entries[at]
-        if entry.row is not None and entry.row.is_head != is_head:
-            self._entries[at] = _Entry(entry.row.model_copy(update={"is_head": is_head}), entry.turn)
+        row = entry.row
+        if row is not None and row.is_head != is_head:
+            if isinstance(row, RowSeed):
+                moved: Row = row.with_head(is_head)
+            else:
+                moved = row.model_copy(update={"is_head": is_head})
+            self._entries[at] = _Entry(moved, entry.turn)
 
     def page(self, max_rows: int, before: str | None = None, match: Matcher | None = None) -> SessionStory:
         end = len(self._entries) if before is None else self._position[before]
@@ -191,15 +218,16 @@ class StoryPages:
 def _regroup(entries: Sequence[_Entry]) -> list[StoryTurn | StoryRow]:
     items: list[StoryTurn | StoryRow] = []
     for entry in entries:
+        row = made(entry.row) if entry.row is not None else None
         if entry.turn is None:
-            assert entry.row is not None
-            items.append(entry.row)
+            assert row is not None
+            items.append(row)
             continue
         last = items[-1] if items else None
-        if isinstance(last, StoryTurn) and last.turn_id == entry.turn.turn_id and entry.row is not None:
-            last.rows.append(entry.row)
+        if isinstance(last, StoryTurn) and last.turn_id == entry.turn.turn_id and row is not None:
+            last.rows.append(row)
         else:
-            items.append(entry.turn.model_copy(update={"rows": [entry.row] if entry.row is not None else []}))
+            items.append(entry.turn.model_copy(update={"rows": [row] if row is not None else []}))
     return items
 
 

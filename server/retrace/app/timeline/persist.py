@@ -33,9 +33,10 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from retrace.app.timeline.facts import FoldState, SessionFacts, ToolFact, TurnFact, parse_time
@@ -202,7 +203,13 @@ def _lists(raw: object, width: int) -> list[list[Any]]:
     return raw
 
 
-def _record(sid: str, raw: Any) -> SessionRecord:
+NO_INPUT: Mapping[str, Any] = MappingProxyType({})
+"""The input of a tool call known from a record (none kept): one shared empty mapping."""
+
+
+def _record(sid: str, raw: Any, share: Callable[[Any, Any], Any]) -> SessionRecord:
+    """One session's record; ``share(v, v)``: ``v``, or the equal string met before (a record
+    repeats roles, kinds, turn ids, parents, tool names and titles thousands of times: held once)."""
     facts = SessionFacts(sid, inputs=False)
     for turn_id, prompt, created_at, forked_from in raw["turns"]:
         facts.turns.append(
@@ -211,12 +218,14 @@ def _record(sid: str, raw: Any) -> SessionRecord:
     facts.abandoned_turns = {_str(t) for t in raw["abandoned"]}
     ids, tools, statuses = _columns(raw["tools"], 3)
     facts.tools = {
-        cid: ToolFact(cid, _str(tool), {}, st) for cid, tool, st in zip(ids, tools, statuses, strict=True)
+        cid: ToolFact(cid, share(tool, tool), NO_INPUT, share(st, st))
+        for cid, tool, st in zip(ids, tools, statuses, strict=True)
     }
     ids, titles, summaries = _columns(raw["rows"], 3)
-    rows = {cid: (_str(t), _str(s)) for cid, t, s in zip(ids, titles, summaries, strict=True)}
+    rows = {cid: (share(t, t), s) for cid, t, s in zip(ids, titles, summaries, strict=True)}
     facts.words = rows
-    ids, parents, roles, turn_ids, kinds = _lists(raw["messages"], 5)  # checked if a fold resumes
+    columns = _lists(raw["messages"], 5)  # their values are checked if a fold resumes
+    ids, parents, roles, turn_ids, kinds = ([share(v, v) for v in column] for column in columns)
     state = FoldState(_opt_str(raw["head"]), _opt_str(raw["fork"]), (ids, parents, roles, turn_ids, kinds))
     return SessionRecord(_mark(raw["mark"]), facts, state, rows)
 
@@ -227,7 +236,9 @@ def _records(raw: object) -> dict[str, SessionRecord]:
     sessions = raw["sessions"]
     if not isinstance(sessions, dict):
         raise TypeError("sessions is not an object")
-    return {str(sid): _record(str(sid), rec) for sid, rec in sessions.items()}
+    seen: dict[Any, Any] = {}
+    share = seen.setdefault  # an unhashable value (a malformed file) raises TypeError: ignored whole
+    return {str(sid): _record(str(sid), rec, share) for sid, rec in sessions.items()}
 
 
 def load_records(path: Path) -> dict[str, SessionRecord]:

@@ -34,14 +34,14 @@ _WORKSPACE = ""
 @dataclass
 class _TurnDraft:
     fact: TurnFact
-    rows: list[StoryRow] = field(default_factory=list)
+    rows: list[RowSeed] = field(default_factory=list)
 
 
 @dataclass
 class _StoryDraft:
     story_id: str
     turns: dict[str, _TurnDraft] = field(default_factory=dict)
-    loose: list[StoryRow] = field(default_factory=list)
+    loose: list[RowSeed] = field(default_factory=list)
     first: datetime | None = None
 
 
@@ -64,6 +64,52 @@ def _owners(checkpoints: Sequence[Checkpoint], agent_sessions: set[str]) -> dict
     return owners
 
 
+class RowSeed:
+    """A row before it is a :class:`StoryRow`: its checkpoint, words, tool status and head flag.
+    A build keeps these (one small object per checkpoint, the checkpoint shared with the
+    engine's list); a page makes :class:`StoryRow` objects of only the rows it sends
+    (:meth:`row`). Immutable by convention: a change makes a new seed (:meth:`with_head`)."""
+
+    __slots__ = ("checkpoint", "is_head", "summary", "title", "tool_status")
+
+    def __init__(
+        self, checkpoint: Checkpoint, title: str, summary: str, tool_status: str | None, is_head: bool
+    ) -> None:
+        self.checkpoint = checkpoint
+        self.title = title
+        self.summary = summary
+        self.tool_status = tool_status
+        self.is_head = is_head
+
+    def with_head(self, is_head: bool) -> RowSeed:
+        return RowSeed(self.checkpoint, self.title, self.summary, self.tool_status, is_head)
+
+    def row(self) -> StoryRow:
+        cp = self.checkpoint
+        return StoryRow(
+            checkpoint=_slim(cp),
+            title=self.title,
+            summary=self.summary,
+            tool_status=self.tool_status,
+            is_head=self.is_head,
+            branch=cp.kind == "restore",
+            terminal=describe_terminal(cp.terminal),
+        )
+
+
+def row_seed(
+    cp: Checkpoint,
+    tool: ToolFact | None,
+    described: dict[str, tuple[str, str]],
+    head: str | None,
+    words: tuple[str, str] | None = None,
+) -> RowSeed:
+    """``cp`` described as a row (``words``: its (title, summary) already known); records them
+    in ``described`` (the rows before it, in commit order: a restore names its target there)."""
+    title, summary = described[cp.id] = words if words is not None else describe(cp, tool, described)
+    return RowSeed(cp, title, summary, tool.status if tool is not None else None, cp.id == head)
+
+
 def story_row(
     cp: Checkpoint,
     tool: ToolFact | None,
@@ -71,18 +117,8 @@ def story_row(
     head: str | None,
     words: tuple[str, str] | None = None,
 ) -> StoryRow:
-    """``cp`` described as a row (``words``: its (title, summary) already known); records them
-    in ``described`` (the rows before it, in commit order: a restore names its target there)."""
-    title, summary = described[cp.id] = words if words is not None else describe(cp, tool, described)
-    return StoryRow(
-        checkpoint=_slim(cp),
-        title=title,
-        summary=summary,
-        tool_status=tool.status if tool is not None else None,
-        is_head=cp.id == head,
-        branch=cp.kind == "restore",
-        terminal=describe_terminal(cp.terminal),
-    )
+    """:func:`row_seed` made a :class:`StoryRow`."""
+    return row_seed(cp, tool, described, head, words).row()
 
 
 def _slim(cp: Checkpoint) -> Checkpoint:
@@ -114,7 +150,7 @@ def _draft_stories(
         if session_facts is not None:
             tool = session_facts.tools.get(cp.tool_call_id or "")
             words = session_facts.words.get(cp.id) if cp.kind == "tool" else None
-        row = story_row(cp, tool, described, head, words)
+        row = row_seed(cp, tool, described, head, words)
         if draft.first is None:
             draft.first = cp.created_at
         if cp.turn_id is not None and story_id == cp.session_id:
@@ -150,9 +186,17 @@ def _page(items: list[StoryTurn | StoryRow], max_rows: int) -> tuple[list[StoryT
     return kept, omitted
 
 
-def _finish(draft: _StoryDraft, facts: SessionFacts | None, running: bool, max_rows: int) -> SessionStory:
+StoryItems = list[tuple[StoryTurn | None, list[RowSeed]]]
+"""A story's items in order, rows not made yet: (a turn, its rows) — the turn's own ``rows``
+left empty — or (``None``, [one row in place])."""
+
+
+def _ordered(
+    draft: _StoryDraft, facts: SessionFacts | None, running: bool
+) -> tuple[SessionStory, StoryItems]:
+    """The story's header (every count, no items) and its items in time order."""
     abandoned = facts.abandoned_turns if facts is not None else set()
-    timed: list[tuple[tuple[int, float], int, StoryTurn | StoryRow]] = []
+    timed: list[tuple[tuple[int, float], int, StoryTurn | None, list[RowSeed]]] = []
     for number, turn in enumerate(draft.turns.values(), 1):
         moment = turn.fact.created_at or (turn.rows[0].checkpoint.created_at if turn.rows else None)
         item = StoryTurn(
@@ -162,15 +206,13 @@ def _finish(draft: _StoryDraft, facts: SessionFacts | None, running: bool, max_r
             created_at=moment,
             abandoned=turn.fact.turn_id in abandoned,
             forked_from=turn.fact.forked_from,
-            rows=turn.rows,
+            rows=[],
         )
-        timed.append((_sort_key(moment), len(timed), item))
+        timed.append((_sort_key(moment), len(timed), item, turn.rows))
     for row in draft.loose:
-        timed.append((_sort_key(row.checkpoint.created_at), len(timed), row))
+        timed.append((_sort_key(row.checkpoint.created_at), len(timed), None, [row]))
     timed.sort(key=lambda t: (t[0], t[1]))
-    items = [item for _, _, item in timed]
     row_count = sum(len(t.rows) for t in draft.turns.values()) + len(draft.loose)
-    items, omitted = _page(items, max_rows)
     turns = [t.fact for t in draft.turns.values()]
     first_prompt = next((t.prompt for t in turns if t.prompt), "")
     created = turns[0].created_at if turns and turns[0].created_at else draft.first
@@ -181,14 +223,59 @@ def _finish(draft: _StoryDraft, facts: SessionFacts | None, running: bool, max_r
         running=running,
         checkpoint_count=row_count,
     )
-    return SessionStory(
+    header = SessionStory(
         session=info,
         workspace=facts is None,
         turn_count=len(draft.turns),
         row_count=row_count,
-        rows_omitted=omitted,
-        items=items,
+        rows_omitted=0,
+        items=[],
     )
+    return header, [(turn, rows) for _, _, turn, rows in timed]
+
+
+def _finish(draft: _StoryDraft, facts: SessionFacts | None, running: bool, max_rows: int) -> SessionStory:
+    header, ordered = _ordered(draft, facts, running)
+    items: list[StoryTurn | StoryRow] = [
+        turn.model_copy(update={"rows": [r.row() for r in rows]}) if turn is not None else rows[0].row()
+        for turn, rows in ordered
+    ]
+    items, omitted = _page(items, max_rows)
+    return header.model_copy(update={"rows_omitted": omitted, "items": items})
+
+
+def _drafts(
+    checkpoints: Sequence[Checkpoint],
+    head: str | None,
+    facts: Mapping[str, SessionFacts],
+    only: str | None,
+    described: dict[str, tuple[str, str]] | None,
+) -> list[tuple[str, _StoryDraft, SessionFacts | None]]:
+    """(owner id: ``""`` for the workspace story, its draft, its session's facts) per story."""
+    drafts = _draft_stories(checkpoints, head, facts, {} if described is None else described)
+    out: list[tuple[str, _StoryDraft, SessionFacts | None]] = []
+    for story_id, draft in drafts.items():
+        session_facts = facts.get(story_id) if story_id != _WORKSPACE else None
+        if story_id == _WORKSPACE and draft.loose:  # named after the engine session that began it
+            draft.story_id = draft.loose[0].checkpoint.session_id
+        if only is None or draft.story_id == only:
+            out.append((story_id, draft, session_facts))
+    return out
+
+
+def story_items(
+    checkpoints: Sequence[Checkpoint],
+    head: str | None,
+    facts: Mapping[str, SessionFacts],
+    *,
+    described: dict[str, tuple[str, str]] | None = None,
+) -> list[tuple[SessionStory, StoryItems]]:
+    """What :func:`build_stories` builds, every row, with the rows left as :class:`RowSeed`:
+    per story (oldest first) its header and its items. A page makes rows of the seeds it sends
+    (:class:`~retrace.app.timeline.pages.StoryPages`), so a build costs no row objects."""
+    built = [_ordered(draft, f, False) for _, draft, f in _drafts(checkpoints, head, facts, None, described)]
+    built.sort(key=lambda story: _sort_key(story[0].session.created_at))
+    return built
 
 
 def build_stories(
@@ -206,15 +293,10 @@ def build_stories(
     ``checkpoints``: every checkpoint in commit order; ``facts``: per session id, from its journal;
     ``running``: sessions running a turn now; ``described``: filled with every checkpoint's
     (title, summary), for rows described later."""
-    drafts = _draft_stories(checkpoints, head, facts, {} if described is None else described)
-    stories: list[SessionStory] = []
-    for story_id, draft in drafts.items():
-        session_facts = facts.get(story_id) if story_id != _WORKSPACE else None
-        if story_id == _WORKSPACE and draft.loose:  # named after the engine session that began it
-            draft.story_id = draft.loose[0].checkpoint.session_id
-        if only is not None and draft.story_id != only:
-            continue
-        stories.append(_finish(draft, session_facts, story_id in running, max_rows))
+    stories = [
+        _finish(draft, f, owner in running, max_rows)
+        for owner, draft, f in _drafts(checkpoints, head, facts, only, described)
+    ]
     stories.sort(key=lambda s: _sort_key(s.session.created_at))
     return stories
 

@@ -33,7 +33,10 @@ async def timeline_get(ls: RetraceServer, params: TimelineGetParams) -> Timeline
 
 
 async def timeline_tree(ls: RetraceServer, params: TimelineTreeParams) -> TimelineTreeResult:
-    return await timeline.tree(await ls.services(), params)
+    try:
+        return await timeline.tree(await ls.services(), params)
+    finally:
+        ls.first_answer.set()  # start-up's background work may begin (retrace.lsp.startup)
 
 
 async def checkpoint_get(ls: RetraceServer, params: CheckpointGetParams) -> CheckpointDetail:

@@ -71,11 +71,14 @@ class ServerMetrics:
     def budget(self) -> int:
         return self.server.settings.retention.max_bytes
 
-    def start(self, store_dir: Path, workspace: Path) -> None:
+    def start(self, store_dir: Path, workspace: Path, *, check: bool = True) -> None:
+        """Serve the workspace's metrics; ``check``: measure the storage now (else the caller
+        calls :meth:`schedule_check` when the measure can no longer delay anything)."""
         self.store_dir, self.workspace = store_dir, workspace
         self.crossings = Crossings(AlertMemory(StoreLayout(store_dir)).read())
         self.apply_port()
-        self.schedule_check()
+        if check:
+            self.schedule_check()
 
     def stop(self) -> None:
         if self.endpoint is not None:

@@ -9,7 +9,9 @@ warning (``window/showMessage``; the client decides whether it pops up).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +35,33 @@ async def verify(store_dir: Path, *, quick: bool) -> VerifyReport:
     return (await asyncio.to_thread(verify_store, StoreLayout(store_dir), quick=quick)).report
 
 
+async def verify_in_background(store_dir: Path) -> VerifyReport:
+    """The quick verification on a daemon thread of its own: an exit does not wait for it (the
+    default executor's threads are joined when the server's loop closes, and this check of a
+    large store can take seconds; it only reads, so leaving it unfinished loses nothing)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[VerifyReport] = loop.create_future()
+
+    def settle(result: VerifyReport | None, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)  # type: ignore[arg-type]
+
+    def work() -> None:
+        try:
+            report, error = verify_store(StoreLayout(store_dir), quick=True).report, None
+        except BaseException as exc:  # handed to the awaiting task
+            report, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the server has exited
+            loop.call_soon_threadsafe(settle, report, error)
+
+    threading.Thread(target=work, name="retrace-store-check", daemon=True).start()
+    return await done
+
+
 def damage_summary(report: VerifyReport) -> str:
     """One line for a warning: how much damage and how many checkpoints it affects."""
     first = report.damage[0] if report.damage else None
@@ -47,7 +76,7 @@ def damage_summary(report: VerifyReport) -> str:
 async def background_check(server: RetraceServer, store_dir: Path) -> VerifyReport | None:
     """The cheap start-up verification; warns the user when it finds damage. Never raises."""
     try:
-        report = await verify(store_dir, quick=True)
+        report = await verify_in_background(store_dir)
     except Exception as exc:  # a failed check must not take the server down
         log.warning("store verification at start-up failed: %s", exc)
         return None
