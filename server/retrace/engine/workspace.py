@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrace import oscompat
-from retrace.engine.errors import RetraceError
+from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, ignores_case
 
 TEMP_PREFIX = ".rt-"
@@ -150,6 +150,22 @@ def normalize_rel(path: str | Path, root: str | Path | None = None, *, windows: 
             if (problem := windows_name_problem(part)) is not None:
                 raise EscapeError(f"{raw!s}: {part!r} is {problem}")
     return "/".join(parts)
+
+
+def workspace_rel(ws: str, path: str | Path) -> str:
+    """Workspace-relative POSIX path of ``path`` (absolute, or relative to ``ws``, the
+    workspace's real path), its parent resolved through symlinks (the leaf is not):
+    :class:`PathOutsideWorkspace` when it is not inside the workspace."""
+    p = os.fspath(path)  # string paths on purpose (a hot path): no Path object per call
+    full = os.path.normpath(p if os.path.isabs(p) else os.path.join(ws, p))  # noqa: PTH117, PTH118
+    parent, leaf = os.path.split(full)
+    real_parent = os.path.realpath(parent)
+    if real_parent != ws and not real_parent.startswith(ws + os.sep):
+        raise PathOutsideWorkspace(str(path))
+    rel = os.path.relpath(os.path.join(real_parent, leaf), ws)  # noqa: PTH118
+    if rel in (".", "") or rel.startswith(".."):
+        raise PathOutsideWorkspace(str(path))
+    return rel.replace(os.sep, "/")
 
 
 def _git_component(part: str, *, fold: bool) -> bool:
