@@ -292,8 +292,7 @@ class Engine:
             index.save()
         self._restore_events = report.restore_events
         self.problems.extend(report.problems)
-        for cid in self._history.local:  # never another machine's ids: their clock is not ours
-            self._ids.observe(cid)
+        self._ids.observe_all(self._history.local)  # never another machine's: not our clock
         self.problems.extend(settle_head(self._history, present))
         for msg in self.problems:
             log.warning("%s", msg)
