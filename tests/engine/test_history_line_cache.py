@@ -5,6 +5,7 @@ exactly what a full replay of the journals gives."""
 from __future__ import annotations
 
 import hashlib
+import json
 import marshal
 import os
 import random
@@ -16,7 +17,7 @@ from tests.engine.test_history_index import _age, _build, _replayed
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.history.index import HistoryIndex
-from retrace.engine.history.line_cache import CTIME_RACY_NS
+from retrace.engine.history.line_cache import CTIME_RACY_NS, VERSION
 from retrace.engine.store.layout import StoreLayout
 
 MAGIC = b"retrace-history-lines\n"
@@ -85,14 +86,15 @@ def _reseal(store: Path, key: bytes, edit: object) -> None:
     body = marshal.loads(data[len(MAGIC) + 32 :])
     edit(body)  # type: ignore[operator]
     raw = marshal.dumps(body)
-    seal = hashlib.blake2b(b"1\n0\n" + raw, key=key, digest_size=32).digest()
+    seal = hashlib.blake2b(f"{VERSION}\n0\n".encode() + raw, key=key, digest_size=32).digest()
     _cache(store).write_bytes(MAGIC + seal + raw)
 
 
 def _relabel(body: dict[str, tuple[int, str, int, int, dict[int, tuple[object, ...]]]]) -> None:
     for journal in body.values():
-        for entry in journal[4].values():
-            entry[0]["label"] = "forged"  # type: ignore[index]
+        for number, entry in list(journal[4].items()):
+            cp = json.loads(entry[0])  # type: ignore[arg-type]
+            journal[4][number] = (json.dumps({**cp, "label": "forged"}).encode(), *entry[1:])
 
 
 @pytest.mark.parametrize(

@@ -94,10 +94,12 @@ class JournalScan:
 
     lines: list[JournalLine] = field(default_factory=list)
     count: int = 0
-    vouched: list[tuple[int, bytes, bool]] = field(default_factory=list)
-    """(line number, bytes, whether it may be a legacy line without a checksum) of the needed
-    lines the index located in a trusted prefix, not parsed yet (the caller parses them: a
-    checkpoint line in one pass); they precede ``lines``."""
+    vouched: list[tuple[int, int, int, bool]] = field(default_factory=list)
+    """(line number, offset, length, whether it may be a legacy line without a checksum) in
+    ``data`` of the needed lines the index located in a trusted prefix, not parsed yet (the
+    caller parses them: a checkpoint line in one pass); they precede ``lines``."""
+    data: bytes = b""
+    """The journal's bytes as read (what ``vouched`` points into)."""
     sealed_from: int = -1
     """Offset of the journal's first checksummed line met so far (-1: none)."""
     prefix: tuple[int, str] | None = None
@@ -191,9 +193,8 @@ class HistoryIndex:
             return out
         self.trusted += 1
         first = mark.sealed_from
-        out.vouched = [
-            (num, data[off : off + length], first < 0 or off < first) for off, length, num in mark.spans
-        ]
+        out.vouched = [(num, off, length, first < 0 or off < first) for off, length, num in mark.spans]
+        out.data = data
         out.count = mark.count
         out.sealed_from = first
         out.prefix = (mark.size, mark.digest)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import logging
 import marshal
 import os
@@ -41,14 +42,15 @@ from retrace.engine.models import Checkpoint
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2
 CTIME_RACY_NS = 100_000_000
 """A ctime this close to the moment it was recorded may be followed by a write with the same one."""
 _MAGIC = b"retrace-history-lines\n"
 
-Entry = tuple[dict[str, Any], dict[str, Any] | None, str | None, int | None, list[tuple[str, str]], object]
-"""(checkpoint as JSON, delta as field tuples or ``None``, snapshot id, local creation number,
-bad paths, the parent copy as read)."""
+Entry = tuple[bytes, dict[str, Any] | None, str | None, int | None, list[tuple[str, str]], bytes | None]
+"""(checkpoint as JSON text, delta as field tuples or ``None``, snapshot id, local creation
+number, bad paths, the parent copy as read, as JSON text). Text rather than decoded objects: a
+10,000-checkpoint cache loads as 20,000 strings, not as a million small objects (memory)."""
 
 
 Journal = tuple[int, str, int, int, dict[int, Entry]]
@@ -79,6 +81,7 @@ class CachedLine:
     seq: int | None
     bad_paths: list[tuple[str, str]]
     copy_raw: object
+    """The parent copy as read (a decoded object, or its JSON text when from the cache)."""
 
 
 def _delta_out(delta: Delta | None) -> dict[str, Any] | None:
@@ -164,8 +167,10 @@ class LineCache:
             return None
         try:
             cp_raw, delta_raw, snapshot, seq, bad, copy_raw = entry
+            if not isinstance(copy_raw, bytes | None) or not isinstance(seq, int | None):
+                raise TypeError("malformed entry")
             line = CachedLine(
-                Checkpoint.model_validate(cp_raw),
+                Checkpoint.model_validate_json(cp_raw),
                 _delta_in(delta_raw),
                 snapshot,
                 seq,
@@ -181,13 +186,14 @@ class LineCache:
     def remember(self, sid: str, seen: Seen, number: int, line: CachedLine) -> None:
         """Keep what replay made of line ``number`` of ``sid`` for the next open, when the line
         lies inside the prefix the index now records."""
+        copy = line.copy_raw
         entry: Entry = (
-            line.cp.model_dump(mode="json", by_alias=True),
+            line.cp.model_dump_json(by_alias=True).encode(),
             _delta_out(line.delta),
             line.snapshot,
             line.seq,
             list(line.bad_paths),
-            line.copy_raw,
+            None if copy is None else copy if isinstance(copy, bytes) else json.dumps(copy).encode(),
         )
         self.changed |= self._keep(sid, seen, number, entry)
 

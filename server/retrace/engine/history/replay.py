@@ -20,6 +20,7 @@ is listed as ``partial`` with the path among its unrecoverable ones — never an
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,8 +65,15 @@ class _Parsed:
     """Where the line is (journal, line number)."""
 
     def copy(self) -> ParentCopy | None:
-        """The parent copy, if present and well-formed."""
-        return _parent_copy(self.copy_raw)
+        """The parent copy, if present and well-formed (``copy_raw`` may be its JSON text:
+        :mod:`.line_cache`)."""
+        raw = self.copy_raw
+        if isinstance(raw, bytes):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                return None
+        return _parent_copy(raw)
 
 
 @dataclass
@@ -240,11 +248,15 @@ def _read_all(
         journal = _Journal(sid, path, origins, cache if seen is not None else None, seen)
         use = cache is not None and seen is not None and cache.usable(sid, seen)
         report.lines += scan.count
-        for number, raw, legacy_ok in scan.vouched:
+        for number, off, length, legacy_ok in scan.vouched:
             hit = cache.lookup(sid, seen, number) if use and cache and seen else None
-            p = _fast_checkpoint(raw, legacy_ok) if hit is None else _from_cache(hit)
+            if hit is not None:
+                _put(_from_cache(hit), journal, number, parsed, report, cached=True)
+                continue
+            raw = scan.data[off : off + length]
+            p = _fast_checkpoint(raw, legacy_ok)
             if p is not None:
-                _put(p, journal, number, parsed, report, cached=hit is not None)
+                _put(p, journal, number, parsed, report)
             else:
                 line = parse_line(number, raw, last=False, guard=SealGuard(sealed_seen=not legacy_ok))
                 _take(line, journal, parsed, report)
