@@ -188,7 +188,7 @@ class LineCache:
         lies inside the prefix the index now records."""
         copy = line.copy_raw
         entry: Entry = (
-            line.cp.model_dump_json(by_alias=True).encode(),
+            line.cp.model_dump_json(by_alias=True, exclude_unset=True).encode(),
             _delta_out(line.delta),
             line.snapshot,
             line.seq,
