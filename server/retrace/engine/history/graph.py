@@ -33,6 +33,7 @@ def _share_field_sets(cp: Checkpoint) -> None:
         if shared is not fs:
             object.__setattr__(m, "__pydantic_fields_set__", shared)
 
+
 ManifestSource = Callable[[str], Manifest]
 EntriesSource = Callable[[str, Iterable[str]], dict[str, FileEntry | None]]
 
