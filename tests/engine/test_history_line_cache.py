@@ -184,3 +184,21 @@ def test_observe_all_is_observe_of_each(monkeypatch: pytest.MonkeyPatch) -> None
         for cid in ids:
             each.observe(cid)
         assert decode_time(one.new()) == decode_time(each.new())
+
+
+def test_a_line_naming_a_non_utf8_file_is_parsed_from_its_journal(tmp_path: Path) -> None:
+    """Its checkpoint has no JSON text of its own (a lone surrogate): it is not cached, the
+    other lines are, and replay stays the full replay's."""
+    ws, store = tmp_path / "ws", tmp_path / "store"
+    ws.mkdir()
+    _build(ws, store, sessions=1, calls=3)
+    odd = os.fsdecode(b"caf\xe9.txt")
+    (ws / odd).write_bytes(b"x\n")
+    with Engine.open(ws, store, config=EngineConfig(watcher=False)) as eng:
+        eng.checkpoint("odd name", [odd], kind="tool")
+    _aged(store)
+    full = _replayed(store, None)
+    _open(store)
+    result, index = _open(store)
+    assert result == full
+    assert index.lines is not None and index.lines.hits == _checkpoint_lines(store) - 1

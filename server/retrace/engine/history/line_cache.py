@@ -187,14 +187,17 @@ class LineCache:
         """Keep what replay made of line ``number`` of ``sid`` for the next open, when the line
         lies inside the prefix the index now records."""
         copy = line.copy_raw
-        entry: Entry = (
-            line.cp.model_dump_json(by_alias=True, exclude_unset=True).encode(),
-            _delta_out(line.delta),
-            line.snapshot,
-            line.seq,
-            list(line.bad_paths),
-            None if copy is None else copy if isinstance(copy, bytes) else json.dumps(copy).encode(),
-        )
+        try:
+            entry: Entry = (
+                line.cp.model_dump_json(by_alias=True, exclude_unset=True).encode(),
+                _delta_out(line.delta),
+                line.snapshot,
+                line.seq,
+                list(line.bad_paths),
+                None if copy is None else copy if isinstance(copy, bytes) else json.dumps(copy).encode(),
+            )
+        except (ValueError, TypeError):  # a name that is not UTF-8 (a lone surrogate): not cached
+            return
         self.changed |= self._keep(sid, seen, number, entry)
 
     def _keep(self, sid: str, seen: Seen, number: int, entry: Entry) -> bool:
