@@ -15,23 +15,22 @@ one). Sessions only group checkpoints (the server makes one per conversation).
 Internals: every journal is replayed into memory on open (checkpoints, per-checkpoint deltas,
 snapshot blob ids; the history index lets it read only the lines it needs); the head manifest
 is kept in memory and updated by each commit, so an edit checkpoint costs O(changed paths).
-Any other checkpoint's entries are found by walking its ancestry back to the nearest snapshot
-(bounded by :func:`needs_snapshot`).
+Other checkpoints' entries: walk the ancestry back to the nearest snapshot (bounded by
+:func:`needs_snapshot`). Deferred catch-up: :mod:`.catch_up`.
 """
 
 from __future__ import annotations
 
 import errno
-import gc
 import logging
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Unpack
 
 from retrace import oscompat
 from retrace.engine.capture import Capturer
+from retrace.engine.catch_up import after_catch_up, gc_paused
 from retrace.engine.changes import Changes
 from retrace.engine.checkpointing import Committer
 from retrace.engine.config import EngineConfig
@@ -75,19 +74,6 @@ from retrace.engine.workspace import workspace_rel
 log = logging.getLogger(__name__)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: an open allocates ~50k manifest entries (acyclic),
-    and the collections they trigger would traverse them over and over (half of a warm open)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 class Engine:
     """Checkpoint engine for one workspace. Not thread-safe: callers serialise access."""
 
@@ -119,6 +105,7 @@ class Engine:
         self._restore_events: dict[str, list[dict[str, Any]]] = {}
         self._session_id = ""
         self._closed = False
+        self._catch_up_pending = False
         self._capture: Capturer | None = None
         self._restorer = Restorer(self)
         self._changes = Changes(self)
@@ -137,6 +124,7 @@ class Engine:
         create: bool = True,
         catch_up: bool = True,
         blob_source: BlobSource | None = None,
+        defer_catch_up: bool = False,
     ) -> Engine:
         """Open (or with ``create``, initialise) the store for ``workspace``.
 
@@ -151,6 +139,8 @@ class Engine:
         checkpoint the workspace itself (``retrace checkpoint``), those changes are its own.
         ``blob_source``: blobs only a remote has (attached before the journals are replayed, so
         an imported session whose blobs are remote-only is not damaged; read lazily).
+        ``defer_catch_up``: return before that catch-up walk; it stays pending until
+        :meth:`catch_up` runs it, as every capture, commit and restore does first (:mod:`.catch_up`).
         """
         if (unsupported := oscompat.dir_fd_missing("Retrace's checkpoint engine")) is not None:
             raise RetraceError(unsupported)
@@ -159,17 +149,12 @@ class Engine:
             raise RetraceError(f"workspace is not a directory: {workspace}")
         store_dir = Path(store).expanduser().absolute() if store is not None else default_store_dir(ws)
         StoreLayout(store_dir).check_outside(ws)
-        with _gc_paused():
+        when = "defer" if defer_catch_up and catch_up else catch_up
+        with gc_paused():
             return cls._open_engine(
-                ws,
-                store_dir,
-                config=config,
-                readonly=readonly,
-                session_id=session_id,
-                create=create,
-                catch_up=catch_up,
-                blob_source=blob_source,
-            )
+                ws, store_dir, config=config, readonly=readonly, session_id=session_id, create=create,
+                catch_up=when, blob_source=blob_source,
+            )  # fmt: skip
 
     @classmethod
     def _open_engine(
@@ -181,7 +166,7 @@ class Engine:
         readonly: bool,
         session_id: str | None,
         create: bool,
-        catch_up: bool,
+        catch_up: bool | str,
         blob_source: BlobSource | None = None,
     ) -> Engine:
         try:
@@ -202,7 +187,7 @@ class Engine:
             raise
         return eng
 
-    def _open_inner(self, session_id: str | None, create: bool, catch_up: bool = True) -> None:
+    def _open_inner(self, session_id: str | None, create: bool, catch_up: bool | str = True) -> None:
         ws, layout = self.workspace, self._layout
         if self.readonly or not create:
             if not layout.meta.exists():
@@ -233,10 +218,10 @@ class Engine:
             self.recovered = recover_interrupted_restores(self, self._restore_events)
         if self._history.head_id is None:
             self._committer.baseline()
+        elif catch_up == "defer":
+            self._catch_up_pending = True  # the watcher starts with the catch-up walk
         elif catch_up:
-            delta = cap.detect(self._history.head, full=True)
-            if delta:
-                self._committer.commit("external", delta, label="changes made while Retrace was not running")
+            self._run_catch_up()
         else:
             cap.full_next = True
         cap.dirs = DirIndex(source=lambda: self._history.head)  # lazy: built on the first rm -r
@@ -264,6 +249,29 @@ class Engine:
         if errors:
             raise errors[0]
 
+    @property
+    def catch_up_pending(self) -> bool:
+        """Whether an open with ``defer_catch_up`` has not yet looked for external changes."""
+        return self._catch_up_pending
+
+    def catch_up(self) -> Checkpoint | None:
+        """Run the pending catch-up, if any: one walk that starts the watcher and commits what
+        changed while nobody watched as an ``external`` checkpoint (returned, else ``None``).
+        Stays pending if it fails. Every capture, commit and restore runs it first anyway."""
+        if not self._catch_up_pending or self._capture is None:
+            return None
+        with gc_paused():
+            cp = self._run_catch_up()
+        self._catch_up_pending = False
+        self._capture.save_cache()
+        return cp
+
+    def _run_catch_up(self) -> Checkpoint | None:
+        assert self._capture is not None
+        delta = self._capture.detect(self._history.head, full=True)
+        label = "changes made while Retrace was not running"
+        return self._committer.commit("external", delta, label=label) if delta else None
+
     def __enter__(self) -> Engine:
         return self
 
@@ -284,8 +292,7 @@ class Engine:
             index.save()
         self._restore_events = report.restore_events
         self.problems.extend(report.problems)
-        for cid in self._history.local:  # never another machine's ids: their clock is not ours
-            self._ids.observe(cid)
+        self._ids.observe_all(self._history.local)  # never another machine's: not our clock
         self.problems.extend(settle_head(self._history, present))
         for msg in self.problems:
             log.warning("%s", msg)
@@ -307,15 +314,6 @@ class Engine:
             return self._history.head
         return self._history.manifest_at(cid)
 
-    def _entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
-        if cid == self._history.head_id:
-            return {p: self._history.head.get(p) for p in paths}
-        return self._history.entries_at(cid, paths)
-
-    def _changed_between(self, a: str, b: str) -> set[str]:
-        """Paths whose entries differ between checkpoints ``a`` and ``b``."""
-        return self._history.changed_between(a, b, self._manifest_at, self._entries_at)
-
     # ------------------------------------------------------------------ commit
     def _writer(self, session_id: str) -> JournalWriter:
         self._require_writer()
@@ -330,17 +328,6 @@ class Engine:
             raise RetraceError("this engine was opened read-only")
         if self._closed:
             raise RetraceError("this engine is closed")
-
-    def _content(self, e: FileEntry | None) -> bytes | None:
-        """Content for line statistics (possibly from the recent-blob memory)."""
-        if e is None or e.hash is None:
-            return None
-        if e.kind == "symlink":
-            return os.fsencode(e.target or "")
-        try:
-            return self._blobs.get_cached(e.hash)
-        except StoreCorrupt:
-            return None
 
     # ------------------------------------------------------------------ capture
     @property
@@ -379,6 +366,7 @@ class Engine:
         real: dict[str, str] = {}
         return [workspace_rel(str(self.workspace), p, real) for p in paths]
 
+    @after_catch_up
     def checkpoint(
         self, label: str = "", changed_paths: Iterable[str | Path] | None = None, **fields: Any
     ) -> Checkpoint:
@@ -389,11 +377,13 @@ class Engine:
         path outside the workspace."""
         return self._committer.checkpoint(label, changed_paths, **fields)
 
+    @after_catch_up
     def record_external(self, **context: Any) -> Checkpoint | None:
         """Capture changes nobody announced since the head (user edits, other tools) as an
         ``external`` checkpoint; ``None`` when there were none. Cheap when the watcher is healthy."""
         return self._committer.record_foreign("external", context)
 
+    @after_catch_up
     def record_foreign(self, kind: CheckpointKind, context: Mapping[str, Any]) -> Checkpoint | None:
         """Capture unannounced changes since the head as a ``kind`` checkpoint (``None``: none)."""
         return self._committer.record_foreign(kind, context)
@@ -423,6 +413,7 @@ class Engine:
         ids.update(c.session_id for c in self._cps.values())
         return sorted(ids)
 
+    @after_catch_up
     def unrecorded_changes(self) -> Delta:
         """Changes on disk relative to the head, without storing or committing anything."""
         if self._capture is None:
@@ -457,6 +448,7 @@ class Engine:
         Raises :class:`RetraceError` when it existed but its content was not stored."""
         return self._changes.file_content(cp_id, path)
 
+    @after_catch_up
     def plan_restore(
         self, cp_id: str, *, mode: str = "code", paths: Iterable[str] | None = None
     ) -> RestorePlan:
@@ -464,6 +456,7 @@ class Engine:
         ``paths`` narrows the scope to those files (e.g. "restore this file")."""
         return self._restorer.plan(cp_id, mode=mode, paths=paths)
 
+    @after_catch_up
     def restore(self, cp_id: str, **options: Unpack[RestoreOptions]) -> RestoreOutcome:
         """Plan, then (unless ``dry_run`` or unresolved conflicts) apply to disk atomically per
         file, verify, and commit a ``restore`` checkpoint whose parent is the previous head
@@ -472,11 +465,13 @@ class Engine:
         the scope; ``skip_conflicts`` restores the rest."""
         return self._restorer.restore(cp_id, **options)
 
+    @after_catch_up
     def begin_restore(self, plan: RestorePlan) -> RestoreTransaction:
         """Open the restore transaction for ``plan`` applied by someone else (the editor); close
         it through :meth:`commit_applied_restore` or its ``rollback``."""
         return self._restorer.begin(plan)
 
+    @after_catch_up
     def commit_applied_restore(
         self, plan: RestorePlan, **options: Unpack[AppliedRestoreOptions]
     ) -> RestoreOutcome:
@@ -486,6 +481,7 @@ class Engine:
         listing each differing file."""
         return self._restorer.commit_applied(plan, **options)
 
+    @after_catch_up
     def take_safety_checkpoint(self, *, editor_state: Mapping[str, Any] | None = None) -> Checkpoint | None:
         """Record unrecorded changes (kind ``safety``) before an editor-applied restore. With
         ``editor_state`` (e.g. unsaved buffer texts) the checkpoint is taken even when the disk
@@ -510,20 +506,31 @@ class Engine:
 
     def entries_at(self, cid: str, paths: Iterable[str]) -> dict[str, FileEntry | None]:
         """Entries of ``paths`` at checkpoint ``cid`` (``None``: absent there)."""
-        return self._entries_at(cid, paths)
+        if cid == self._history.head_id:
+            return {p: self._history.head.get(p) for p in paths}
+        return self._history.entries_at(cid, paths)
 
     def changed_between(self, a: str, b: str) -> set[str]:
         """Paths whose entries differ between checkpoints ``a`` and ``b``."""
-        return self._changed_between(a, b)
+        return self._history.changed_between(a, b, self._manifest_at, self.entries_at)
 
     def content(self, e: FileEntry | None) -> bytes | None:
-        """Stored bytes of an entry (a symlink's target), ``None`` when not stored."""
-        return self._content(e)
+        """Stored bytes of an entry (a symlink's target; possibly from the recent-blob memory),
+        ``None`` when not stored."""
+        if e is None or e.hash is None:
+            return None
+        if e.kind == "symlink":
+            return os.fsencode(e.target or "")
+        try:
+            return self._blobs.get_cached(e.hash)
+        except StoreCorrupt:
+            return None
 
     def last_change(self, path: str) -> Checkpoint | None:
         """The checkpoint in the head's ancestry that last changed ``path``."""
         return self._cps.get(self._history.prov.get(path, ""))
 
+    @after_catch_up
     def commit_delta(self, kind: CheckpointKind, delta: Delta, **fields: Any) -> Checkpoint:
         """Commit an already captured ``delta`` on top of the head (the one commit path)."""
         return self._committer.commit(kind, delta, **fields)
@@ -569,6 +576,7 @@ class Engine:
     def stats(self) -> StoreStats:
         return store_stats(self._history, self._layout, self._blobs, len(self.sessions()))
 
+    @after_catch_up
     def gc(self) -> GcReport:
         """Apply retention (count, age, size quotas from config) and remove unreferenced blobs."""
         self._require_writer()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Container
+from collections.abc import Container, Iterable
 
 from retrace.engine.clock import now_us
 
@@ -59,6 +59,13 @@ class IdGenerator:
         """Make later ids sort after ``local_id``, an id this store made (e.g. after a clock step
         back). Never call it with another machine's id: its clock is not ours."""
         self._last = max(self._last, decode_time(local_id))
+
+    def observe_all(self, local_ids: Iterable[str]) -> None:
+        """:meth:`observe` of every id, in one pass: the alphabet is in ASCII order, so the
+        greatest time part of the valid ids is the one with the greatest time value."""
+        newest = max((c[:_TIME_CHARS] for c in local_ids if valid_checkpoint_id(c)), default=None)
+        if newest is not None:
+            self.observe(newest + ALPHABET[0] * (12 - _TIME_CHARS))
 
     def new(self, taken: Container[str] = ()) -> str:
         """A fresh id, not in ``taken`` (the ids the store already holds)."""

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrace.engine.history.line_cache import LineCache
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 from retrace.engine.store.journal import JournalLine, parse_line
 from retrace.engine.store.seal import SealGuard
@@ -93,12 +94,23 @@ class JournalScan:
 
     lines: list[JournalLine] = field(default_factory=list)
     count: int = 0
-    vouched: list[tuple[int, bytes, bool]] = field(default_factory=list)
-    """(line number, bytes, whether it may be a legacy line without a checksum) of the needed
-    lines the index located in a trusted prefix, not parsed yet (the caller parses them: a
-    checkpoint line in one pass); they precede ``lines``."""
+    vouched: list[tuple[int, int, int, bool]] = field(default_factory=list)
+    """(line number, offset, length, whether it may be a legacy line without a checksum) in
+    ``data`` of the needed lines the index located in a trusted prefix, not parsed yet (the
+    caller parses them: a checkpoint line in one pass); they precede ``lines``."""
+    data: bytes = b""
+    """The journal's bytes as read (what ``vouched`` points into)."""
     sealed_from: int = -1
     """Offset of the journal's first checksummed line met so far (-1: none)."""
+    prefix: tuple[int, str] | None = None
+    """(length, digest) of the recorded prefix ``vouched`` lies in (``None``: none trusted)."""
+    hashed: bool = False
+    """Whether this scan checked that prefix's digest (the journal grew) rather than trusting
+    an untouched journal by its identity."""
+    ctime_ns: int = -1
+    """The journal's status-change time when read (what a rewrite in place cannot keep)."""
+    read_ns: int = 0
+    """When it was read (taken before its status: a later write gets a later ctime)."""
 
 
 def _digest(data: bytes, size: int) -> str:
@@ -121,18 +133,27 @@ class HistoryIndex:
     def __init__(self, path: Path | None, marks: dict[str, JournalMark] | None = None) -> None:
         self.path = path
         self.marks: dict[str, JournalMark] = marks or {}
+        self.lines: LineCache | None = None
+        """What replay made of the lines of the trusted prefixes (:mod:`.line_cache`; set by
+        replay once the origin key is known, saved with the index)."""
         self.changed = False
         self.trusted = 0
         """Journals whose recorded prefix the scans used (for tests and tracing)."""
 
     # ------------------------------------------------------------------ persistence
+    def lines_path(self) -> Path | None:
+        return None if self.path is None else self.path.with_name("history-lines.marshal")
+
     @classmethod
     def load(cls, path: Path) -> HistoryIndex:
         """The index at ``path``; an empty one (every journal is scanned) when it cannot be used."""
         return cls(path, read_cache_json(path, _marks_from_json, "history index"))
 
     def save(self) -> None:
-        """Write the index atomically when it changed (failures are logged: it is only a cache)."""
+        """Write the index (and the line cache) atomically when it changed (failures are logged:
+        they are only caches)."""
+        if self.lines is not None:
+            self.lines.save()
         if self.path is None or not self.changed:
             return
         journals = {sid: m.to_json() for sid, m in sorted(self.marks.items())}
@@ -153,6 +174,7 @@ class HistoryIndex:
         """The needed lines of journal ``path`` (the same ones, parsed the same way, as filtering
         :func:`~retrace.engine.store.journal.journal_lines`; those of a trusted prefix as
         ``vouched`` bytes, for the caller to parse), refreshing its mark."""
+        read_ns = time.time_ns()
         try:
             with path.open("rb") as f:
                 st = os.fstat(f.fileno())
@@ -163,7 +185,7 @@ class HistoryIndex:
             return JournalScan()
         mark = self.marks.get(session_id)
         trust = self._trust(mark, st, data) if mark is not None else None
-        out = JournalScan()
+        out = JournalScan(ctime_ns=st.st_ctime_ns, read_ns=read_ns, hashed=trust == "grown")
         if mark is None or trust is None:
             spans: list[Span] = []
             complete = self._scan_from(data, 0, 1, out, spans)
@@ -171,11 +193,11 @@ class HistoryIndex:
             return out
         self.trusted += 1
         first = mark.sealed_from
-        out.vouched = [
-            (num, data[off : off + length], first < 0 or off < first) for off, length, num in mark.spans
-        ]
+        out.vouched = [(num, off, length, first < 0 or off < first) for off, length, num in mark.spans]
+        out.data = data
         out.count = mark.count
         out.sealed_from = first
+        out.prefix = (mark.size, mark.digest)
         if trust == "untouched":
             return out
         spans = list(mark.spans)

@@ -20,6 +20,7 @@ is listed as ``partial`` with the path among its unrecoverable ones — never an
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrace.engine.history.graph import History
 from retrace.engine.history.index import HistoryIndex, JournalScan, needed
+from retrace.engine.history.line_cache import CachedLine, LineCache, Seen
 from retrace.engine.history.order import creation_order
 from retrace.engine.history.origin import Origins, load_origins
 from retrace.engine.history.sanitize import bad_restore_paths, sanitized
@@ -63,8 +65,15 @@ class _Parsed:
     """Where the line is (journal, line number)."""
 
     def copy(self) -> ParentCopy | None:
-        """The parent copy, if present and well-formed."""
-        return _parent_copy(self.copy_raw)
+        """The parent copy, if present and well-formed (``copy_raw`` may be its JSON text:
+        :mod:`.line_cache`)."""
+        raw = self.copy_raw
+        if isinstance(raw, bytes):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                return None
+        return _parent_copy(raw)
 
 
 @dataclass
@@ -227,12 +236,24 @@ def _read_all(
     sids: list[str] | None = None,
 ) -> dict[str, _Parsed]:
     parsed: dict[str, _Parsed] = {}
+    cache = index.lines if index is not None else None
     for sid in layout.session_ids() if sids is None else sids:
         path = layout.journal(sid)
-        journal = _Journal(sid, path, origins)
         scan = _scan(path, sid, index)
+        mark = index.marks.get(sid) if index is not None else None
+        seen = None
+        if mark is not None:
+            now = (mark.size, mark.digest, mark.newlines)
+            seen = Seen(scan.prefix, scan.hashed, scan.ctime_ns, scan.read_ns, now)
+        journal = _Journal(sid, path, origins, cache if seen is not None else None, seen)
+        use = cache is not None and seen is not None and cache.usable(sid, seen)
         report.lines += scan.count
-        for number, raw, legacy_ok in scan.vouched:
+        for number, off, length, legacy_ok in scan.vouched:
+            hit = cache.lookup(sid, seen, number) if use and cache and seen else None
+            if hit is not None:
+                _put(_from_cache(hit), journal, number, parsed, report, cached=True)
+                continue
+            raw = scan.data[off : off + length]
             p = _fast_checkpoint(raw, legacy_ok)
             if p is not None:
                 _put(p, journal, number, parsed, report)
@@ -252,10 +273,26 @@ class _Journal:
     sid: str
     path: Path
     origins: Origins
+    cache: LineCache | None = None
+    """Where to keep what this replay makes of its lines (:mod:`.line_cache`)."""
+    seen: Seen | None = None
+    """How the history index's scan saw it (what the cache is keyed by)."""
+
+
+def _from_cache(hit: CachedLine) -> _Parsed:
+    p = _Parsed(hit.cp, hit.delta, hit.snapshot, hit.copy_raw, bad_paths=hit.bad_paths)
+    p.seq = hit.seq
+    return p
 
 
 def _put(
-    p: _Parsed, journal: _Journal, number: int, parsed: dict[str, _Parsed], report: ReplayReport
+    p: _Parsed,
+    journal: _Journal,
+    number: int,
+    parsed: dict[str, _Parsed],
+    report: ReplayReport,
+    *,
+    cached: bool = False,
 ) -> None:
     """Keep one parsed checkpoint line (its paths that failed the workspace rule reported as
     damage). Another line with the same id (a collision across machines, a forged session)
@@ -264,7 +301,11 @@ def _put(
     for stored, reason in p.bad_paths:
         report.bad_paths.append(BadPath(journal.path, number, stored, reason, p.cp.id))
         report.problems.append(f"{journal.path}:{number}: checkpoint {p.cp.id}: {reason} (ignored)")
-    p.seq = journal.origins.local_seq(journal.sid, p.cp.id, p.origin_raw)
+    if not cached:  # a cached line's number was computed under the same key when it was cached
+        p.seq = journal.origins.local_seq(journal.sid, p.cp.id, p.origin_raw)
+        if journal.cache is not None and journal.seen is not None:
+            line = CachedLine(p.cp, p.delta, p.snapshot, p.seq, p.bad_paths, p.copy_raw)
+            journal.cache.remember(journal.sid, journal.seen, number, line)
     p.at = (journal.path, number)
     kept = parsed.get(p.cp.id)
     if kept is not None:
@@ -372,6 +413,8 @@ def replay(
     every journal in full. The result is the same either way."""
     report = ReplayReport()
     history.origins = load_origins(layout)
+    if index is not None and (where := index.lines_path()) is not None:
+        index.lines = LineCache.load(where, history.origins.key, history.origins.legacy)
     parsed = _read_all(layout, report, index, history.origins)
     if index is not None:
         index.forget_except(layout.session_ids())
