@@ -23,7 +23,10 @@ Contract of :func:`apply_disk`:
   deletes are recreated;
 * an applied result names how many renames it made at each path (:attr:`ApplyResult.renames`),
   so the caller can tell them from anyone else's change in the watcher's ordered events; the
-  ``progress`` callback runs on the applying thread now and then (the watcher drains its queue).
+  ``progress`` callback runs on the applying thread now and then (the watcher drains its queue)
+  when the apply is large enough (:data:`DRAIN_FROM`) to overflow the queue otherwise;
+* what is written is verified as it is written: the sha256 of the bytes the kernel accepted
+  must be the entry's hash, else the apply fails and rolls back (no re-read afterwards).
 """
 
 from __future__ import annotations
@@ -41,7 +44,14 @@ from typing import Literal
 
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
-from retrace.engine.restore.entries import blocking_ancestor, exec_mode, hash_fd, process_umask, remove_entry
+from retrace.engine.restore.entries import (
+    blocking_ancestor,
+    exec_mode,
+    hash_fd,
+    process_umask,
+    remove_entry,
+    write_hashed,
+)
 from retrace.engine.restore.ops import (
     ApplyError,
     ApplyResult,
@@ -50,7 +60,6 @@ from retrace.engine.restore.ops import (
     SourceMissingError,
 )
 from retrace.engine.restore.trash import discard_later
-from retrace.engine.store.blobs import write_all
 from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
 from retrace.oscompat import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
@@ -67,6 +76,11 @@ PROGRESS_EVERY = 256
 """Operations between two calls of the apply's ``progress`` callback (and at most
 :data:`PROGRESS_S` seconds while the writer threads run)."""
 PROGRESS_S = 0.05
+DRAIN_FROM = 1024
+"""Operations from which the apply calls ``progress`` at all. A renamed file costs the watcher
+about eight queued events; below this many operations the kernel's queue (16,384 events by
+default) cannot overflow, so the watcher is drained ONCE, when the restore settles its renames,
+instead of while the apply runs."""
 Progress = Callable[[], None]
 
 
@@ -297,7 +311,12 @@ class DiskTransaction:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         ffd = os.open(tmp, flags, want if direct else 0o600, dir_fd=fd)
         try:
-            write_all(ffd, data)
+            written = write_hashed(ffd, data)
+            if entry.hash is not None and written != entry.hash:
+                # Verified by what was written: bytes that are not the recorded content (a
+                # flipped bit in memory after the store verified them) never reach the path.
+                why = f"the bytes written for {op.path} are not its recorded content"
+                raise SourceMissingError(op.path, why)
             if not direct:
                 os.fchmod(ffd, want)
         except BaseException:
@@ -568,7 +587,7 @@ def apply_disk(
             check_rel(op.path)
         except EscapeError as exc:
             return ApplyResult(ok=False, error=str(exc), failed_path=op.path, rolled_back=True)
-    tx = DiskTransaction(workspace, trash, progress)
+    tx = DiskTransaction(workspace, trash, progress if len(ops) >= DRAIN_FROM else None)
     try:
         tx.run(ops)
         bad = tx.verify()
