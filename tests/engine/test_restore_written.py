@@ -48,7 +48,7 @@ def test_a_wrong_byte_handed_to_the_writer_changes_nothing(
     restore fails and rolls back (sequential and threaded writes alike)."""
     eng, base = _history(ws, open_engine, n)
     victim = f"file {_paths(n).index(_paths(n)[victim_at])} version 1\n".encode() * 20
-    blobs = eng._blobs  # the fault is injected at the content source
+    blobs = eng.blobs  # the fault is injected at the content source
     real = blobs.get_cached
 
     def flipped(bid: str) -> bytes:

@@ -14,7 +14,7 @@ Contract of :func:`apply_disk`:
 * new content comes from a lazy source (which reads, decompresses and verifies it against its
   hash: one pass, no separate check before the apply), through a temporary sibling
   ``.rt-<8 random chars>.tmp`` (never derived from the target name) renamed into place; a large
-  batch is fetched and written by :data:`WRITER_THREADS` threads, each holding one file's bytes
+  batch is fetched and written by a few threads (:mod:`.writers`), each holding one file's bytes
   at a time. A source that cannot deliver intact bytes (:class:`SourceMissingError`) fails the
   apply, which then rolls back everything: a restore never half-applies for a damaged blob;
 * every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import itertools
 import os
 import stat
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +58,7 @@ from retrace.engine.restore.ops import (
     SourceMissingError,
 )
 from retrace.engine.restore.trash import discard_later
+from retrace.engine.restore.writers import PARALLEL_WRITES_FROM, make_in_parallel
 from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
 from retrace.oscompat import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
@@ -67,10 +66,6 @@ _READ_EXISTING = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os,
 """How the transaction opens an entry it checked a moment before: never blocking (a FIFO
 swapped in after the check opens at once, and its identity then fails the compare-and-swap)."""
 
-PARALLEL_WRITES_FROM = 16
-WRITER_THREADS = 3
-"""Threads that fetch (read, decompress, verify) and write new content: zstd, sha256 and file
-I/O release the GIL, so a few threads overlap them even on two cores."""
 CHUNK = 1 << 20
 PROGRESS_EVERY = 256
 """Operations between two calls of the apply's ``progress`` callback (and at most
@@ -122,6 +117,9 @@ class DiskTransaction:
         self.ws_trash: str | None = None
         self.undo: list[_Undo] = []
         self.identity: dict[str, Identity | None] = {}
+        self.prepared: dict[str, os.stat_result | None] = {}
+        """What :meth:`prepare` found at each path (the compare-and-swap identity is taken from
+        it; later steps reuse it instead of a stat of their own, then check it again)."""
         self._seq = 0
         self.stashed: list[Slot] = []
         self.swept: list[str] = []
@@ -250,6 +248,7 @@ class DiskTransaction:
                 # directory; if not, resolving it again fails and the restore rolls back.
                 st = None
             self._check_seen(op, st)
+            self.prepared[op.path] = st
 
     def delete(self, op: DiskOp) -> None:
         faults.fire("delete", op.path)
@@ -358,44 +357,27 @@ class DiskTransaction:
     def _stage(self, op: DiskOp) -> Staged:
         """Sequential part of a write: the parent directory (made if missing) and its checks."""
         fd, name = self._parent_for_write(op)
-        cur = self._lstat_at(fd, name)
+        # The entry prepare() checked (one stat less per file), unless a directory (this apply may
+        # have pruned it). Any change since fails the compare-and-swap just before the rename.
+        cur = self.prepared.get(op.path)
+        if op.path not in self.prepared or (cur is not None and stat.S_ISDIR(cur.st_mode)):
+            cur = self._lstat_at(fd, name)
         if cur is not None and stat.S_ISDIR(cur.st_mode) and not op.replace_directory:
             raise ConflictError(op.path, "a directory with files that are not tracked is in the way")
         mode = cur.st_mode if cur is not None and stat.S_ISREG(cur.st_mode) else 0o644
         return Staged(op, fd, name, mode)
 
     def _temps_in_parallel(self, staged: list[Staged]) -> dict[int, str]:
-        """Temporary files of many writes at once (fetching the content and creating the
-        files dominate a large restore). Each thread takes the next file, fetches its content
-        and writes it: at most one file's bytes per thread are in memory."""
-        temps: dict[int, str] = {}
-        errors: list[BaseException] = []
-        counter = itertools.count()
-
-        def worker() -> None:
-            while not errors:
-                index = next(counter)
-                if index >= len(staged):
-                    return
-                item = staged[index]
-                try:
-                    temps[index] = self._make_temp(item.fd, item.op, item.mode, self._data(item.op))
-                except BaseException as exc:
-                    errors.append(exc)
-
-        threads = [
-            threading.Thread(target=worker, name=f"rt-restore-{n}", daemon=True)
-            for n in range(WRITER_THREADS)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(PROGRESS_S if self.progress is not None else None)
-                self._tick()
-        if errors:
+        """Temporary files of many writes at once (:func:`make_in_parallel`)."""
+        temps, error = make_in_parallel(
+            staged,
+            lambda item: self._make_temp(item.fd, item.op, item.mode, self._data(item.op)),
+            self.progress and self._tick,
+            PROGRESS_S,
+        )
+        if error is not None:
             self._drop_temps(staged, temps)
-            raise errors[0]
+            raise error
         return temps
 
     @staticmethod
