@@ -115,3 +115,41 @@ def test_a_small_restore_drains_the_watcher_once(
     cp = eng.checkpoint("after", kind="tool")
     assert [f.path for f in cp.files] == [victim]
     assert cap.walks == walks
+
+
+def test_the_targets_ignore_rules_come_from_one_history_lookup(
+    ws: Path, open_engine: Open, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path ignored by a nested ``.gitignore`` of the target is kept (not created, not
+    deleted), whatever the depth; the target's ``.gitignore`` files are looked up in the
+    history once for the whole plan, not once per directory."""
+    write(ws, "a/b/c/.gitignore", "secret.txt\n")
+    for d in ("a", "a/b", "a/b/c", "x/y"):
+        write(ws, f"{d}/keep.txt", f"{d}\n")
+    eng = open_engine()
+    base = eng.head.id
+    (ws / "a/b/c/.gitignore").unlink()
+    write(ws, "a/b/c/secret.txt", "now tracked\n")
+    for d in ("a", "a/b", "x/y"):
+        write(ws, f"{d}/keep.txt", f"{d} v2\n")
+    eng.checkpoint(
+        "un-ignore", ["a/b/c/.gitignore", "a/b/c/secret.txt", "a/keep.txt", "a/b/keep.txt", "x/y/keep.txt"]
+    )
+    lookups: list[list[str]] = []
+    real = eng.entries_at
+
+    def counting(cid: str, paths: object) -> object:
+        wanted = list(paths)  # type: ignore[call-overload]
+        if wanted and all(p.endswith(".gitignore") for p in wanted):  # the rules, not the scope
+            lookups.append(wanted)
+        return real(cid, wanted)
+
+    monkeypatch.setattr(eng, "entries_at", counting)
+    plan = eng.plan_restore(base)
+    assert {k.path for k in plan.kept} == {"a/b/c/secret.txt"}
+    assert len(lookups) == 1, lookups
+    out = eng.restore(base)
+    assert out.kind == "applied", out
+    assert (ws / "a/b/c/secret.txt").read_text() == "now tracked\n"
+    assert (ws / "a/b/c/.gitignore").read_text() == "secret.txt\n"
+    assert (ws / "x/y/keep.txt").read_text() == "x/y\n"
