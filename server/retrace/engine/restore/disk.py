@@ -14,7 +14,7 @@ Contract of :func:`apply_disk`:
 * new content comes from a lazy source (which reads, decompresses and verifies it against its
   hash: one pass, no separate check before the apply), through a temporary sibling
   ``.rt-<8 random chars>.tmp`` (never derived from the target name) renamed into place; a large
-  batch is fetched and written by :data:`WRITER_THREADS` threads, each holding one file's bytes
+  batch is fetched and written by a few threads (:mod:`.writers`), each holding one file's bytes
   at a time. A source that cannot deliver intact bytes (:class:`SourceMissingError`) fails the
   apply, which then rolls back everything: a restore never half-applies for a damaged blob;
 * every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
@@ -23,17 +23,18 @@ Contract of :func:`apply_disk`:
   deletes are recreated;
 * an applied result names how many renames it made at each path (:attr:`ApplyResult.renames`),
   so the caller can tell them from anyone else's change in the watcher's ordered events; the
-  ``progress`` callback runs on the applying thread now and then (the watcher drains its queue).
+  ``progress`` callback runs on the applying thread now and then (the watcher drains its queue)
+  when the apply is large enough (:data:`DRAIN_FROM`) to overflow the queue otherwise;
+* what is written is verified as it is written: the sha256 of the bytes the kernel accepted
+  must be the entry's hash, else the apply fails and rolls back (no re-read afterwards).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import itertools
 import os
 import stat
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,14 @@ from typing import Literal
 
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
-from retrace.engine.restore.entries import blocking_ancestor, exec_mode, hash_fd, process_umask, remove_entry
+from retrace.engine.restore.entries import (
+    blocking_ancestor,
+    exec_mode,
+    hash_fd,
+    process_umask,
+    remove_entry,
+    write_hashed,
+)
 from retrace.engine.restore.ops import (
     ApplyError,
     ApplyResult,
@@ -50,7 +58,7 @@ from retrace.engine.restore.ops import (
     SourceMissingError,
 )
 from retrace.engine.restore.trash import discard_later
-from retrace.engine.store.blobs import write_all
+from retrace.engine.restore.writers import PARALLEL_WRITES_FROM, make_in_parallel
 from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
 from retrace.oscompat import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 
@@ -58,15 +66,16 @@ _READ_EXISTING = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os,
 """How the transaction opens an entry it checked a moment before: never blocking (a FIFO
 swapped in after the check opens at once, and its identity then fails the compare-and-swap)."""
 
-PARALLEL_WRITES_FROM = 16
-WRITER_THREADS = 3
-"""Threads that fetch (read, decompress, verify) and write new content: zstd, sha256 and file
-I/O release the GIL, so a few threads overlap them even on two cores."""
 CHUNK = 1 << 20
 PROGRESS_EVERY = 256
 """Operations between two calls of the apply's ``progress`` callback (and at most
 :data:`PROGRESS_S` seconds while the writer threads run)."""
 PROGRESS_S = 0.05
+DRAIN_FROM = 1024
+"""Operations from which the apply calls ``progress`` at all. A renamed file costs the watcher
+about eight queued events; below this many operations the kernel's queue (16,384 events by
+default) cannot overflow, so the watcher is drained ONCE, when the restore settles its renames,
+instead of while the apply runs."""
 Progress = Callable[[], None]
 
 
@@ -108,6 +117,9 @@ class DiskTransaction:
         self.ws_trash: str | None = None
         self.undo: list[_Undo] = []
         self.identity: dict[str, Identity | None] = {}
+        self.prepared: dict[str, os.stat_result | None] = {}
+        """What :meth:`prepare` found at each path (the compare-and-swap identity is taken from
+        it; later steps reuse it instead of a stat of their own, then check it again)."""
         self._seq = 0
         self.stashed: list[Slot] = []
         self.swept: list[str] = []
@@ -236,6 +248,7 @@ class DiskTransaction:
                 # directory; if not, resolving it again fails and the restore rolls back.
                 st = None
             self._check_seen(op, st)
+            self.prepared[op.path] = st
 
     def delete(self, op: DiskOp) -> None:
         faults.fire("delete", op.path)
@@ -297,7 +310,12 @@ class DiskTransaction:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         ffd = os.open(tmp, flags, want if direct else 0o600, dir_fd=fd)
         try:
-            write_all(ffd, data)
+            written = write_hashed(ffd, data)
+            if entry.hash is not None and written != entry.hash:
+                # Verified by what was written: bytes that are not the recorded content (a
+                # flipped bit in memory after the store verified them) never reach the path.
+                why = f"the bytes written for {op.path} are not its recorded content"
+                raise SourceMissingError(op.path, why)
             if not direct:
                 os.fchmod(ffd, want)
         except BaseException:
@@ -339,44 +357,27 @@ class DiskTransaction:
     def _stage(self, op: DiskOp) -> Staged:
         """Sequential part of a write: the parent directory (made if missing) and its checks."""
         fd, name = self._parent_for_write(op)
-        cur = self._lstat_at(fd, name)
+        # The entry prepare() checked (one stat less per file), unless a directory (this apply may
+        # have pruned it). Any change since fails the compare-and-swap just before the rename.
+        cur = self.prepared.get(op.path)
+        if op.path not in self.prepared or (cur is not None and stat.S_ISDIR(cur.st_mode)):
+            cur = self._lstat_at(fd, name)
         if cur is not None and stat.S_ISDIR(cur.st_mode) and not op.replace_directory:
             raise ConflictError(op.path, "a directory with files that are not tracked is in the way")
         mode = cur.st_mode if cur is not None and stat.S_ISREG(cur.st_mode) else 0o644
         return Staged(op, fd, name, mode)
 
     def _temps_in_parallel(self, staged: list[Staged]) -> dict[int, str]:
-        """Temporary files of many writes at once (fetching the content and creating the
-        files dominate a large restore). Each thread takes the next file, fetches its content
-        and writes it: at most one file's bytes per thread are in memory."""
-        temps: dict[int, str] = {}
-        errors: list[BaseException] = []
-        counter = itertools.count()
-
-        def worker() -> None:
-            while not errors:
-                index = next(counter)
-                if index >= len(staged):
-                    return
-                item = staged[index]
-                try:
-                    temps[index] = self._make_temp(item.fd, item.op, item.mode, self._data(item.op))
-                except BaseException as exc:
-                    errors.append(exc)
-
-        threads = [
-            threading.Thread(target=worker, name=f"rt-restore-{n}", daemon=True)
-            for n in range(WRITER_THREADS)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():
-                t.join(PROGRESS_S if self.progress is not None else None)
-                self._tick()
-        if errors:
+        """Temporary files of many writes at once (:func:`make_in_parallel`)."""
+        temps, error = make_in_parallel(
+            staged,
+            lambda item: self._make_temp(item.fd, item.op, item.mode, self._data(item.op)),
+            self.progress and self._tick,
+            PROGRESS_S,
+        )
+        if error is not None:
             self._drop_temps(staged, temps)
-            raise errors[0]
+            raise error
         return temps
 
     @staticmethod
@@ -568,7 +569,7 @@ def apply_disk(
             check_rel(op.path)
         except EscapeError as exc:
             return ApplyResult(ok=False, error=str(exc), failed_path=op.path, rolled_back=True)
-    tx = DiskTransaction(workspace, trash, progress)
+    tx = DiskTransaction(workspace, trash, progress if len(ops) >= DRAIN_FROM else None)
     try:
         tx.run(ops)
         bad = tx.verify()

@@ -41,6 +41,18 @@ def hash_fd(fd: int) -> str:
     return h.hexdigest()
 
 
+def write_hashed(fd: int, data: bytes) -> str:
+    """Write all of ``data`` to ``fd`` and return the sha256 of exactly the bytes the kernel
+    accepted, in order (what was WRITTEN, without reading it back)."""
+    h = hashlib.sha256()
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        h.update(view[:n])
+        view = view[n:]
+    return h.hexdigest()
+
+
 def blocking_ancestor(tree: DirTree, rel: str) -> str:
     """The first parent component of ``rel`` that is not a real directory ("" if none)."""
     parts = rel.split("/")[:-1]

@@ -146,9 +146,13 @@ class Restorer:
         if cap is None or not cap.rules_current():
             now.forget()  # rules as they are on disk right now
 
+        # Every ``.gitignore`` the target's rules can come from (those of the paths' ancestor
+        # directories), looked up in ONE walk of the history rather than one walk per directory.
+        at_target = host.entries_at(target.id, _gitignores_above(paths))
+
         def gitignore_at_target(dir_rel: str) -> bytes | None:
             rel = f"{dir_rel}/.gitignore" if dir_rel else ".gitignore"
-            e = host.entries_at(target.id, [rel])[rel]
+            e = at_target[rel] if rel in at_target else host.entries_at(target.id, [rel])[rel]
             return host.content(e) if e is not None and e.kind == "file" else None
 
         return kept_by_rules(paths, now, Ignorer(host.workspace, host.config, gitignore_at_target))
@@ -479,6 +483,19 @@ def conflict_endings(files: Iterable[FileOutcome]) -> dict[str, int]:
             key = _ENDINGS.get(f.status, f.status)
             out[key] = out.get(key, 0) + 1
     return out
+
+
+def _gitignores_above(paths: Iterable[str]) -> list[str]:
+    """The ``.gitignore`` paths of every ancestor directory of ``paths`` (the root's included)."""
+    dirs: set[str] = set()
+    for p in paths:
+        head = p.rpartition("/")[0]
+        while head not in dirs:
+            dirs.add(head)
+            if not head:
+                break
+            head = head.rpartition("/")[0]
+    return [f"{d}/.gitignore" if d else ".gitignore" for d in sorted(dirs)]
 
 
 def _agrees(e: FileEntry, st: os.stat_result) -> bool:
