@@ -49,7 +49,7 @@ _ROUND_TRIP = textwrap.dedent(
         "text_after_first": text_after_first,
         "back": [(ws / "a.txt").read_text(), (ws / "src" / "b.bin").read_bytes() == bytes(range(256)),
                  os.access(ws / "run.sh", os.X_OK), os.readlink(ws / "link")],
-        "renameat2": workspace_module._renameat2 is not None,
+        "renameat2": workspace_module.renameat2_call() is not None,
         "ignores_case": ignores_case(),
         "status": status,
     }, default=str))

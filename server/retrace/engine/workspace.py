@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import functools
 import ntpath
 import os
 import posixpath
@@ -261,7 +262,10 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
 
-def _load_renameat2() -> Callable[..., int] | None:
+@functools.cache
+def renameat2_call() -> Callable[..., int] | None:
+    """libc's ``renameat2``, looked up on first use (``find_library`` runs ``ldconfig``: a
+    subprocess no checkpoint-only process should pay at import); ``None`` where it is missing."""
     if not sys.platform.startswith("linux"):  # a Linux system call; elsewhere the checked fallback
         return None
     name = ctypes.util.find_library("c")
@@ -277,14 +281,12 @@ def _load_renameat2() -> Callable[..., int] | None:
     return fn
 
 
-_renameat2 = _load_renameat2()
-
-
 def _rename2(src_fd: int, src: str, dst_fd: int, dst: str, flags: int) -> bool:
     """``renameat2``; ``False`` when the kernel/filesystem does not support ``flags``."""
-    if _renameat2 is None:
+    call = renameat2_call()
+    if call is None:
         return False
-    rc = _renameat2(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), flags)
+    rc = call(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), flags)
     if rc == 0:
         return True
     err = ctypes.get_errno()
