@@ -14,12 +14,13 @@ from pydantic.alias_generators import to_camel
 
 
 class CamelModel(BaseModel):
-    """Base model: camelCase aliases, accepts either spelling on input, attribute docs in schema."""
+    """Base model: camelCase aliases, accepts either spelling on input. Attribute docstrings
+    become field descriptions in the generated schema only (``retrace.protocol.export``):
+    reading them here parsed every model's source at import, in every process."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
         extra="forbid",
     )
 

@@ -13,7 +13,12 @@ keeping shared models (``EditorState``) free of defaults.
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
+import inspect
+import itertools
 import json
+import textwrap
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,6 +43,54 @@ class _WireSchema(GenerateJsonSchema):
         if self.mode == "serialization":
             return field.get("serialization_exclude_if") is None
         return super().field_is_required(field, total)
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> dict[str, Any]:
+        """Each field's attribute docstring as its description (``CamelModel`` does not read
+        them at import: parsing every model's source cost every process that imports a model —
+        the command line, the server's start — for a schema only this export writes)."""
+        json_schema = super().model_schema(schema)
+        cls = schema["cls"]
+        properties = json_schema.get("properties")
+        if not isinstance(properties, dict) or not issubclass(cls, BaseModel):
+            return json_schema
+        for name, field in cls.model_fields.items():
+            prop = properties.get(field.alias or name)
+            doc = field_doc(cls, name)
+            if isinstance(prop, dict) and doc is not None and "description" not in prop:
+                prop["description"] = doc
+        return json_schema
+
+
+def field_doc(cls: type, name: str) -> str | None:
+    """The docstring under ``name``'s annotation in the class of ``cls``'s MRO that declares it
+    (pydantic's ``use_attribute_docstrings`` rule: an override without one has none)."""
+    for klass in cls.__mro__:
+        if name in vars(klass).get("__annotations__", {}):
+            return _attribute_docs(klass).get(name)
+    return None
+
+
+@functools.cache
+def _attribute_docs(klass: type) -> dict[str, str]:
+    try:
+        source = textwrap.dedent(inspect.getsource(klass))
+    except (OSError, TypeError):
+        return {}
+    body = ast.parse(source).body
+    if not body or not isinstance(body[0], ast.ClassDef):
+        return {}
+    docs: dict[str, str] = {}
+    stmts = body[0].body
+    for stmt, following in itertools.pairwise(stmts):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[stmt.target.id] = inspect.cleandoc(following.value.value)
+    return docs
 
 
 Sender = Literal["client", "server"]
