@@ -21,14 +21,41 @@ if [ "${#need_apt[@]}" -gt 0 ] && [ "${SKIP_APT:-0}" != 1 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need_apt[@]}" python3 >/dev/null
 fi
-bash scripts/setup-python.sh
-# The uv the packaged extension bundles (one per target; the host's is fetched here).
-echo "[setup] uv for packaging: $(bash scripts/fetch-uv.sh)"
+# The three installs below are independent (the venv and uv; the project's npm packages;
+# code-server under .tools/), mostly downloads and native builds: on a clean machine they run side
+# by side, each into its own log, printed in one block when it ends (a failure fails the setup).
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+pids=()
+names=()
+in_background() {
+  local name="$1"
+  shift
+  ("$@") >"$logs/$name.log" 2>&1 &
+  pids+=($!)
+  names+=("$name")
+}
+python_and_uv() {
+  bash scripts/setup-python.sh
+  # The uv the packaged extension bundles (one per target; the host's is fetched here).
+  echo "[setup] uv for packaging: $(bash scripts/fetch-uv.sh)"
+}
+in_background python python_and_uv
 if [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] npm install"
-  npm install --no-audit --no-fund --loglevel=error
+  in_background npm npm install --no-audit --no-fund --loglevel=error
 fi
 if [ "${RETRACE_SKIP_E2E:-0}" != 1 ] && [ ! -x .tools/code-server/node_modules/.bin/code-server ]; then
   echo "[setup] installing code-server into .tools/code-server (about 2 minutes)"
-  SKIP_APT=1 bash scripts/setup-e2e.sh
+  in_background code-server env SKIP_APT=1 bash scripts/setup-e2e.sh
+fi
+failed=()
+for i in "${!pids[@]}"; do
+  if wait "${pids[$i]}"; then rc=0; else rc=$?; fi
+  sed "s/^/[${names[$i]}] /" "$logs/${names[$i]}.log"
+  [ "$rc" = 0 ] || failed+=("${names[$i]} (exit $rc)")
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "[setup] failed: ${failed[*]}" >&2
+  exit 1
 fi

@@ -3,16 +3,21 @@
 #   1. the static gate (npm run check: ruff, ruff format, mypy strict, eslint, tsc strict)
 #   2. the shared-schema drift check
 #   3. the Python tests (engine, CLI, agent, fake model, real server over JSON-RPC), one test file
-#      per worker on RETRACE_TEST_JOBS workers (pytest-xdist --dist loadfile; default 2, the CI
-#      machine's cores; 1: one process as before)
+#      per worker on RETRACE_TEST_JOBS workers (pytest-xdist --dist loadfile; 1: one process as
+#      before), the slowest files first (tests/timings.json, see tests/conftest.py). Default 3 on
+#      the 2-core CI machine: the tests wait on subprocesses so much that 2 workers left the cores
+#      idle ~40% of the time (the step uses ~1,085 CPU-seconds; it took 933 s of wall, 1,866
+#      core-seconds, on the quiet CI run). The fast lane keeps 2: its tests are short and a
+#      worker's start-up (collecting every test file) costs ~5 CPU-seconds.
 #   4. the extension unit tests (vscode stand-in)
 #   5. the extension-host tests and the real-browser UI tests (code-server + Chromium), each launch
 #      its own workbench, RETRACE_E2E_JOBS at a time (default 2; see tests/e2e/pool.mjs)
 # Set RETRACE_SKIP_E2E=1 to skip step 5 (it needs apt packages and code-server).
 #
 # --fast: the edit-test loop (under 2 minutes): no setup and no browser; the static gate's ruff
-# check, the Python tests not marked `slow` (in parallel) and the extension unit tests. The full
-# run above is what CI runs.
+# check, the Python tests not marked `slow` (in parallel; a test measured at a second or more in
+# tests/timings.json counts as slow) and the extension unit tests. The full run above is what CI
+# runs. RETRACE_TEST_TIMINGS=record updates tests/timings.json from the Python tests this run runs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,7 +28,7 @@ for arg in "$@"; do
     *) echo "usage: bash scripts/test.sh [--fast]" >&2; exit 2 ;;
   esac
 done
-jobs="${RETRACE_TEST_JOBS:-2}"
+if [ "$fast" = 1 ]; then jobs="${RETRACE_TEST_JOBS:-2}"; else jobs="${RETRACE_TEST_JOBS:-3}"; fi
 case "$jobs" in
   '' | *[!0-9]* | 0) echo "RETRACE_TEST_JOBS must be a whole number ≥ 1, not \"$jobs\"" >&2; exit 2 ;;
 esac
@@ -43,16 +48,26 @@ finish() {
 }
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
 has_serial() { grep -rqsE --include='*.py' 'mark\.serial|pytestmark = .*serial' tests; }
-if [ "$jobs" -gt 1 ]; then pytest+=(-n "$jobs" --dist loadfile); fi
+# --no-loadscope-reorder: keep the slowest-first order of tests/conftest.py (xdist's own order is
+# "most tests first", which can start a file of a few long tests last).
+if [ "$jobs" -gt 1 ]; then pytest+=(-n "$jobs" --dist loadfile --no-loadscope-reorder); fi
 
 if [ "$fast" = 1 ]; then
+  # The extension unit tests (a build and mocha, mostly one process) run beside the Python tests;
+  # their output is printed after them.
+  unit_log="$(mktemp)"
+  trap 'rm -f "$unit_log"' EXIT
+  npm run --silent test:unit >"$unit_log" 2>&1 &
+  unit_pid=$!
   step "ruff check"
   .venv/bin/python -m ruff check server tests bench
   step "python tests not marked slow"
   "${pytest[@]}" -m "not slow and not serial"
   if has_serial; then .venv/bin/python -m pytest -q -p no:cacheprovider -m "serial and not slow" || [ $? = 5 ]; fi
-  step "extension unit tests"
-  npm run --silent test:unit
+  step "extension unit tests (started beside the Python tests)"
+  if wait "$unit_pid"; then unit_rc=0; else unit_rc=$?; fi
+  cat "$unit_log"
+  [ "$unit_rc" = 0 ] || exit "$unit_rc"
   finish
   exit 0
 fi
