@@ -18,6 +18,7 @@ files, never through the engine.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -25,6 +26,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import zstandard
 from tests.reliability.cli_support import (
     Cli,
     Result,
@@ -109,10 +111,27 @@ def restore_all_or_nothing(cli: Cli, target: str, expect: Tree, tally: Tally, kn
     return result
 
 
-def verify_finds(cli: Cli, tally: Tally) -> None:
+def verify_finds(cli: Cli, tally: Tally, victim: Path | None = None) -> None:
+    """``retrace verify`` reports the damage. The one exception: a flipped bit that changes no
+    byte of what the blob decodes to (a zstd frame has don't-care header bits: 11 of 1,584
+    single-bit flips of a 198-byte level-1 frame, 21 of 1,672 at level 3) is not damage of the
+    data; then the victim must still decode to exactly the content its name is the hash of."""
     result = cli.run("verify")
+    if result.code == 0 and victim is not None and intact_content(victim):
+        tally.counts["flipsChangingNoContent"] += 1
+        return
     assert result.code == DAMAGE_FOUND, f"retrace verify on a damaged store: {result.brief()}"
     tally.counts["verifyDetected"] += 1
+
+
+def intact_content(victim: Path) -> bool:
+    """Whether a (content-addressed, zstd) blob file still holds the content its name is the
+    SHA-256 of."""
+    try:
+        data = zstandard.ZstdDecompressor().decompressobj().decompress(victim.read_bytes())
+    except (zstandard.ZstdError, OSError):
+        return False
+    return hashlib.sha256(data).hexdigest() == victim.name
 
 
 # --------------------------------------------------------------------------- 5. blob damage
@@ -232,7 +251,8 @@ def blob_trial(
         history.all_ids,
     )
     if kind != "none":
-        tally.check(f"trial {history.trials - 1} verify ({kind})", verify_finds, cli, tally)
+        flipped = victim if kind == "flip" else None
+        tally.check(f"trial {history.trials - 1} verify ({kind})", verify_finds, cli, tally, flipped)
 
 
 def run_blobs(tmp_path: Path, variant: str, trials: int, seed: int) -> None:

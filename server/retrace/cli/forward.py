@@ -42,16 +42,6 @@ def _store_and_workspace(args: argparse.Namespace) -> tuple[Path, Path] | None:
     return default_store_dir(workspace), workspace
 
 
-def cmd_checkpoint(args: argparse.Namespace) -> int:
-    """``retrace checkpoint``: the server holding the store takes it when one answers (before
-    the engine is imported: this is every hook's path); otherwise this process opens the store."""
-    if (forwarded := checkpoint(args, CLI_SESSION)) is not None:
-        return forwarded
-    from retrace.cli import commands
-
-    return commands.cmd_checkpoint(args)
-
-
 def checkpoint(args: argparse.Namespace, session: str) -> int | None:
     """``retrace checkpoint`` through the server holding the store: its exit code (the
     checkpoint's id or JSON printed, or the server's refusal reported); ``None``: no server

@@ -153,7 +153,7 @@ def _add_engine_commands(add: Callable[..., _Parser], common: _Parser, as_json: 
         action="extend",
         help="capture exactly these changed paths, workspace-relative (default: detect every change)",
     )
-    p.set_defaults(handler=Handler("retrace.cli.forward", "cmd_checkpoint"))
+    p.set_defaults(handler=Handler("retrace.cli.checkpoint", "cmd_checkpoint"))
 
     p = add("log", "list checkpoints, oldest first; * marks the head", common, as_json)
     p.add_argument("--session", metavar="ID", default=None, help="only this session's checkpoints")
