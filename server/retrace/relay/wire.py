@@ -65,8 +65,12 @@ def socket_path(store_dir: str | os.PathLike[str]) -> Path:
     """The socket of the server holding ``store_dir`` (any alias of it: the real path is hashed)."""
     if not hasattr(socket, "AF_UNIX") or sys.platform == "win32":
         raise RelayUnavailableError("this platform has no Unix domain sockets")
-    real = os.path.realpath(os.fspath(store_dir))
-    name = hashlib.sha256(os.fsencode(real)).hexdigest()[:32] + ".sock"
+    try:
+        real = os.path.realpath(os.fspath(store_dir))
+        encoded = os.fsencode(real)
+    except (UnicodeEncodeError, ValueError) as exc:  # a name no file on this system can have
+        raise RelayUnavailableError(f"the store path cannot be named on this system: {exc}") from None
+    name = hashlib.sha256(encoded).hexdigest()[:32] + ".sock"
     path = relay_dir() / name
     if len(os.fsencode(str(path))) >= SUN_PATH_MAX:
         raise RelayUnavailableError(f"the relay socket path is too long ({len(str(path))} bytes): {path}")
