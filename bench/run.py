@@ -447,6 +447,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+OWN_END = "<!-- end of the bench.run report: the sections below are kept when it is rerun -->"
+
+
+def kept_sections(out: Path) -> str:
+    """What follows :data:`OWN_END` in the report file being replaced (the other benchmarks'
+    sections, pasted in by hand), with the marker; just the marker for a new file."""
+    try:
+        old = out.read_text(encoding="utf-8")
+    except OSError:
+        return OWN_END + "\n"
+    _, found, rest = old.partition(OWN_END)
+    return OWN_END + (rest if found else "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     work: Path = args.work.resolve()
@@ -492,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     load = f"{load_start:.1f} / {os.getloadavg()[0]:.1f}"
     report = render_report(by_size, f".venv/bin/{command.strip()}", started, load, fsync)
-    args.out.write_text(report, encoding="utf-8")
+    args.out.write_text(report.rstrip("\n") + "\n\n" + kept_sections(args.out), encoding="utf-8")
     (work / "results.json").write_text(json.dumps(by_size, indent=1))
     print(report)
     failed = any("crashed" in r or not r["exact"] for rs in by_size.values() for r in rs.values())
