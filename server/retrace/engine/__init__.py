@@ -7,8 +7,9 @@ command that needs only those starts fast.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from retrace.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from retrace.engine.config import EngineConfig, RetentionPolicy
@@ -26,10 +27,4 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOME)

@@ -11,8 +11,9 @@ command line's error policy needs) must not import the S3 client.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from retrace.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from retrace.sync.errors import RemoteError
@@ -47,10 +48,4 @@ _HOME = {name: "retrace.sync.models" for name in __all__} | {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOME)
