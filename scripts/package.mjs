@@ -72,6 +72,15 @@ function buildWheel(uv) {
       throw new Error('pyproject.toml has no [project] version line to set');
     }
     fs.writeFileSync(pyproject, bumped);
+    // The server's own version constant (what `initialize` and `retrace --version` report) is
+    // the same string: a package built at another version must say so when it runs.
+    const init = path.join(tmp, 'server', 'retrace', '__init__.py');
+    const initText = fs.readFileSync(init, 'utf8');
+    const initBumped = initText.replace(/^__version__ = "[^"]*"/m, `__version__ = "${version}"`);
+    if (!initBumped.includes(`__version__ = "${version}"`)) {
+      throw new Error('server/retrace/__init__.py has no __version__ line to set');
+    }
+    fs.writeFileSync(init, initBumped);
     execFileSync(uv, ['build', '--wheel', '--no-config', '--quiet', '--out-dir', path.join(tmp, 'wheelhouse'), tmp], {
       cwd: tmp,
       stdio: 'inherit',
