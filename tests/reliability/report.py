@@ -33,6 +33,11 @@ FRAGMENTS = (
     "report_round3_capture.md",
     "report_round3_procs.md",
     "report_round3_cliux.md",
+    "report_speed3_open.md",
+    "report_speed3_serve.md",
+    "report_speed3_cli.md",
+    "report_speed3_socket.md",
+    "report_speed3_realcode.md",
 )
 
 HEADER = """# Retrace reliability campaigns
