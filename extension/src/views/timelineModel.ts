@@ -395,6 +395,18 @@ export function mergePage(tree: TimelineTreeResult, page: SessionStory, before: 
     return { ...tree, sessions };
 }
 
+/**
+ * For an older page (`before`) just answered: the cursor to ask again from when the tree was
+ * replaced meanwhile (a refetch moved the story's page boundary, so `mergePage` would drop the
+ * page), else `undefined` (the page fits, the story is an outline again, or nothing older is
+ * left). Without it a "Load older…" click racing a new checkpoint did nothing.
+ */
+export function cursorMoved(tree: TimelineTreeResult, sessionId: string, before: string | null): string | undefined {
+    const story = tree.sessions.find(s => s.session.id === sessionId);
+    const now = story === undefined || story.outline ? null : (story.nextBefore ?? null);
+    return before !== null && now !== null && now !== before ? now : undefined;
+}
+
 /** What a filter shows as the view's description ("" for none). */
 export function filterDescription(filter: TimelineFilter | undefined): string {
     if (filter === undefined) {

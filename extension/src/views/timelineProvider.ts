@@ -24,6 +24,7 @@ import {
     firstLine,
     flatTimeline,
     indexNodes,
+    cursorMoved,
     mergePage,
     startsExpanded,
     type CheckpointNode,
@@ -297,7 +298,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     }
 
     /** Fetch one page of a story (`before`: older than that cursor; `null`: its newest page). */
-    async loadPage(sessionId: string, before: string | null): Promise<void> {
+    async loadPage(sessionId: string, before: string | null, retry = true): Promise<void> {
         const rpc = this.ctx.rpc;
         const key = `${sessionId}:${before ?? ''}`;
         if (rpc === undefined || this.data === undefined || this.loading.has(key)) {
@@ -313,6 +314,15 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             log.info(`timeline page of ${sessionId} before ${before ?? 'the newest'}: ${page?.rowsOmitted ?? 0} older left, ${Date.now() - started} ms`);
             // A page asked for under another filter belongs to a tree no longer shown.
             if (page !== undefined && this.data !== undefined && this.filter === filter) {
+                const again = retry ? cursorMoved(this.data, sessionId, before) : undefined;
+                if (again !== undefined) {
+                    // The tree was replaced meanwhile (a new checkpoint moved the page boundary):
+                    // this page no longer fits; the same click asks from the story's cursor now.
+                    log.info(`timeline page of ${sessionId}: the tree changed meanwhile; asking again before ${again}`);
+                    this.loading.delete(key);
+                    await this.loadPage(sessionId, again, false);
+                    return;
+                }
                 this.openedSessions.add(sessionId);
                 this.setData(mergePage(this.data, page, before));
                 this.render();

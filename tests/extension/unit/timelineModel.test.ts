@@ -6,6 +6,7 @@ import {
     filterDescription,
     flatTimeline,
     indexNodes,
+    cursorMoved,
     mergePage,
     relativeTime,
     startsExpanded,
@@ -218,6 +219,13 @@ suite('timeline model', () => {
         assert.deepEqual(mergePage(loaded, newest, null), loaded, 'a second newest page is not prepended');
         assert.deepEqual(mergePage(all, oldest, 'c2'), all, 'a page for a used cursor is not merged twice');
         assert.deepEqual(mergePage(outline, oldest, 'c2'), outline, 'an older page does not replace an outline');
+        // An older page answered for a tree replaced meanwhile: asked again from the cursor now.
+        assert.equal(cursorMoved(loaded, 's1', 'c2'), undefined, 'the page fits: merged as is');
+        const moved: TimelineTreeResult = { ...loaded, sessions: loaded.sessions.map(s => (s.session.id === 's1' ? { ...s, nextBefore: 'c3' } : s)) };
+        assert.equal(cursorMoved(moved, 's1', 'c2'), 'c3');
+        assert.equal(cursorMoved(outline, 's1', 'c2'), undefined, 'an outline again: nothing to ask');
+        assert.equal(cursorMoved(all, 's1', 'c2'), undefined, 'nothing older left');
+        assert.equal(cursorMoved(moved, 's1', null), undefined, 'a newest page is never re-asked');
         assert.equal(buildTimeline(all, noExtras)[1]?.children.some(c => c.kind === 'more'), false);
     });
 
