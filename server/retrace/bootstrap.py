@@ -198,14 +198,20 @@ async def open_services(
     config: EngineConfig | None = None,
     endpoint: ModelEndpoint | None = None,
     blob_source: BlobSource | None = None,
+    defer_catch_up: bool = False,
 ) -> Services:
     """Open the engine (creating the store and its baseline on first use), start the offline
     model in a demo folder with no real endpoint configured (or when one is forced), build the
     agent and reload its sessions from the journals (crash resume). On failure the store is closed again.
-    ``blob_source``: where blobs only a remote holds are read from (a configured remote's)."""
+    ``blob_source``: where blobs only a remote holds are read from (a configured remote's).
+    ``defer_catch_up``: leave the walk for changes made while closed pending
+    (:mod:`retrace.engine.catch_up`): the caller runs ``Engine.catch_up`` through the gate when it
+    has answered what it must answer first; anything that needs it runs it before."""
     endpoint = endpoint or ModelEndpoint.from_environment()
     engine = await asyncio.to_thread(
-        lambda: Engine.open(workspace, store, config=config, blob_source=blob_source)
+        lambda: Engine.open(
+            workspace, store, config=config, blob_source=blob_source, defer_catch_up=defer_catch_up
+        )
     )
     try:
         for line in engine.recovered:

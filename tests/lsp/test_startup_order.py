@@ -51,8 +51,9 @@ def began(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 async def _start(tmp_path: Path) -> RetraceServer:
     ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("x = 1\n")
+    if not ws.exists():
+        ws.mkdir()
+        (ws / "a.py").write_text("x = 1\n")
     server = create_server()
     options = InitializationOptions(store_dir=str(tmp_path / "store"))
     server.startup = asyncio.ensure_future(startup.start_services(server, ws, options))
@@ -157,3 +158,35 @@ async def test_the_start_up_check_reports_its_result(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(store_health, "verify_store", broken)
     assert await store_health.background_check(create_server(), tmp_path) is None
+
+
+async def test_changes_made_while_closed_are_caught_up_after_the_first_tree(
+    tmp_path: Path, began: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The open leaves the catch-up walk pending (the first answer does not wait for it); once
+    the first tree is sent, the walk records what changed while closed as its own ``external``
+    checkpoint and the client is told, exactly once."""
+    monkeypatch.setattr(startup, "BACKGROUND_AFTER_S", 30.0)
+    first = await _start(tmp_path)
+    startup.shutdown(first)
+    (tmp_path / "ws" / "a.py").write_text("x = 2  # changed while closed\n")
+    (tmp_path / "ws" / "b.py").write_text("new\n")
+    server = await _start(tmp_path)
+    sent: list[tuple[str, Any]] = []
+    monkeypatch.setattr(server, "send_notification", lambda m, p=None: sent.append((m, p)))
+    try:
+        services = await server.services()
+        assert services.engine.catch_up_pending  # the open did not walk
+        before = services.engine.head.id
+        await timeline_tree(server, TREE)
+        for _ in range(250):
+            if not services.engine.catch_up_pending and sent:
+                break
+            await asyncio.sleep(0.02)
+        head = services.engine.head
+        assert head.id != before and head.kind == "external"
+        assert sorted(f.path for f in head.files) == ["a.py", "b.py"]
+        changes = [p for m, p in sent if m == "retrace/timeline/didChange"]
+        assert len(changes) == 1 and changes[0].head == head.id
+    finally:
+        startup.shutdown(server)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, validate
+from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, validate, wait_until
 
 from retrace.offline import FakeModel
 
@@ -56,7 +56,15 @@ async def test_tree_survives_conversation_restore_and_restart(
 
     reloaded = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
     try:
+        # The first answer comes before the walk for changes made while closed; that walk's
+        # ``external`` checkpoint then reaches the client as a timeline change.
+        await tree(reloaded)
+        await wait_until(lambda: bool(reloaded.timeline_changes))
+        [caught_up] = reloaded.timeline_changes
+        validate("#/$defs/TimelineDidChange", caught_up)
+        assert caught_up["row"]["checkpoint"]["kind"] == "external"
         result = await tree(reloaded)
+        assert result["head"] == caught_up["head"]
         agent = [s for s in result["sessions"] if not s["workspace"]]
         assert [s["session"]["id"] for s in agent] == [session_id], "one story for the one agent session"
         [story] = agent

@@ -22,10 +22,12 @@ from retrace.agent.runtime import warm_sdk
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
 from retrace.engine import EngineConfig
+from retrace.engine.engine import Engine
+from retrace.engine.errors import RetraceError
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.services import relay, store_health
 from retrace.lsp.services.remote import RemoteSync, notifier
-from retrace.protocol.models import InitializationOptions, ServerSettings
+from retrace.protocol.models import InitializationOptions, ServerSettings, TimelineDidChange
 from retrace.protocol.remote import RemoteSettings
 
 if TYPE_CHECKING:
@@ -103,13 +105,14 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
         agent_settings(settings, None, trusted=server.trusted),
         config=engine_config(settings),
         blob_source=remote.blob_source(),
+        defer_catch_up=True,
     )
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
     remote.start()
     server.relay = relay.start(server, services)
     server.metrics.start(engine.store_dir, workspace, check=False)
-    task = loop.create_task(after_first_answer(server, engine.store_dir))
+    task = loop.create_task(after_first_answer(server, services))
     _background.add(task)
     task.add_done_callback(_background.discard)
     return services
@@ -119,18 +122,45 @@ _background: set[asyncio.Task[None]] = set()
 """Start-ups waiting for their first answer (a reference keeps each task alive until it ends)."""
 
 
-async def after_first_answer(server: RetraceServer, store_dir: Path) -> None:
-    """Start-up's background work — the store's quick check, the storage measure, the model SDK's
-    import — begun once the first timeline answer is sent (at most :data:`BACKGROUND_AFTER_S`
-    after the services are ready): they run on threads, and before that answer they would take
-    the interpreter from the request the user is waiting for."""
+async def after_first_answer(server: RetraceServer, services: Services) -> None:
+    """Start-up's background work — the catch-up walk (changes made while no engine watched),
+    the store's quick check, the storage measure, the model SDK's import — begun once the first
+    timeline answer is sent (at most :data:`BACKGROUND_AFTER_S` after the services are ready):
+    before that answer they would take the interpreter from the request the user is waiting for.
+    Whatever needs the catch-up before then (a checkpoint, a restore) runs it first (the engine's
+    rule, :mod:`retrace.engine.catch_up`)."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(server.first_answer.wait(), BACKGROUND_AFTER_S)
-    store_health.start_background_check(server, store_dir)
+    await catch_up(server, services)
+    store_health.start_background_check(server, services.engine.store_dir)
     server.metrics.schedule_check()
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
     warm.daemon = True
     warm.start()
+
+
+async def catch_up(server: RetraceServer, services: Services) -> None:
+    """Run the open's pending catch-up through the gate; its ``external`` checkpoint (changes made
+    while closed) reaches the timeline like any new checkpoint. A failure (a full disk) is logged
+    and stays pending: the next checkpoint or restore runs it again, and reports it."""
+    from retrace.lsp.services import timeline  # it imports the agent: loaded on use
+
+    def run(engine: Engine) -> TimelineDidChange | None:
+        if not engine.catch_up_pending:
+            return None
+        cp = engine.catch_up()
+        if cp is None:
+            return None
+        return timeline.change_of(services, engine, cp) or TimelineDidChange(head=engine.head.id)
+
+    try:
+        change = await services.run(run)
+    except (RetraceError, OSError) as exc:
+        log.warning("catch-up after start-up failed (it runs again before the next change): %s", exc)
+        return
+    if change is not None:
+        log.info("changes made while Retrace was closed: checkpoint %s", change.head)
+        server.send_notification("retrace/timeline/didChange", change)
 
 
 async def stop_agent(services: Services) -> None:
