@@ -197,7 +197,11 @@ async def test_without_a_relay_the_lock_error_is_kept(
 
 
 def _pid_of_holder(store: Path) -> int:
-    return int((store / "lock.pid").read_text().strip())
+    """The lock holder's pid, 0 while a starting server has not written it yet."""
+    try:
+        return int((store / "lock.pid").read_text().strip() or 0)
+    except FileNotFoundError:
+        return 0
 
 
 def _gone(pid: int) -> bool:
@@ -228,7 +232,7 @@ async def test_a_killed_servers_stale_socket_blocks_nothing(
 
     again = await start_editor(workspace, store, env=model_env(model), settings=AUTO)
     try:
-        await wait_until(lambda: _pid_of_holder(store) != pid)
+        await wait_until(lambda: _pid_of_holder(store) not in (0, pid))
         await wait_until(path.exists)
         (workspace / "later.txt").write_text("later\n", "utf-8")
         proc = await acli(workspace, store, "checkpoint", "--json")

@@ -52,7 +52,10 @@ class StoreLock:
         f.write(mine)
         f.flush()
         with contextlib.suppress(OSError):  # only a better error message depends on it
-            self.pid_path.write_bytes(mine)
+            # Replaced whole, never truncated in place: a reader sees the old pid or the new one.
+            tmp = self.pid_path.with_name(f"{self.pid_path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(mine)
+            os.replace(tmp, self.pid_path)
         self._file = f
 
     def _count_refusal(self) -> None:
