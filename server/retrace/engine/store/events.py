@@ -91,6 +91,33 @@ class TurnEvent(_Event):
     created_at: str | None = None
 
 
+class TurnEndEvent(_Event):
+    """A turn ended (an external agent's ``Stop`` hook; ``reason`` as the agent reported it). A
+    turn of an external session with no ``turnEnd`` is running, or its agent died mid-turn."""
+
+    type: Literal["turnEnd"] = "turnEnd"
+    turn_id: str
+    reason: str = Field(default="stop", max_length=64)
+
+
+AGENT_NAME = r"^[a-z][a-z0-9-]{0,31}$"
+"""An external agent's name as its hook adapter spells it (``claude-code``, ``gemini-cli``)."""
+
+
+class AgentSessionEvent(_Event):
+    """This session records another agent's work through its hooks: the session's first line.
+    Its checkpoints are that agent's tool calls (``kind == "tool"``, ``meta["agent"]`` set), the
+    changes others made between them (``external``), and its turns are the agent's prompts. Such a
+    session has no Retrace conversation: only its code can be restored."""
+
+    type: Literal["agentSession"] = "agentSession"
+    agent: str = Field(pattern=AGENT_NAME)
+    external_session_id: str = Field(max_length=256)
+    """The agent's own session id (Claude Code's ``session_id``)."""
+    cwd: str | None = Field(default=None, max_length=4096)
+    transcript_path: str | None = Field(default=None, max_length=4096)
+
+
 class MessageEvent(_Event):
     """A conversation message; appending one moves the conversation head to it."""
 
@@ -289,7 +316,9 @@ JournalEvent = Annotated[
     | RestoreStatsEvent
     | RestoreReasonEvent
     | CheckpointFailedEvent
-    | TaskEvent,
+    | TaskEvent
+    | TurnEndEvent
+    | AgentSessionEvent,
     Field(discriminator="type"),
 ]
 
@@ -312,6 +341,8 @@ KNOWN_TYPES = frozenset(
         RestoreReasonEvent,
         CheckpointFailedEvent,
         TaskEvent,
+        TurnEndEvent,
+        AgentSessionEvent,
     )
 )
 
