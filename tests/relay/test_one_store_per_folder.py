@@ -7,6 +7,7 @@ clear line. Every test has its own user data dir (``XDG_DATA_HOME``) and no ``$R
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -98,7 +99,7 @@ async def test_extension_server_and_command_line_share_the_folders_store(
     stopper.append(editor)
     store = await held_store(editor)
     assert store == home.store_home(workspace)
-    assert not legacy.exists()  # the server created no store at the old place
+    assert not await asyncio.to_thread(legacy.exists)  # the server created no store at the old place
     await wait_until(lambda: wire.socket_path(store).exists())
     # The command line finds the same store: the server holds it, so it takes the call.
     (workspace / "src" / "cli.py").write_text("x = 1\n", "utf-8")
@@ -117,7 +118,8 @@ async def test_old_extension_store_is_adopted_and_its_sessions_appear(
     editor = await extension_server(workspace, legacy, env)
     stopper.append(editor)
     store = await held_store(editor)
-    assert store == home.store_home(workspace) and not legacy.exists()  # moved, not copied
+    assert store == home.store_home(workspace)
+    assert not await asyncio.to_thread(legacy.exists)  # moved, not copied
     timeline = await editor.request("retrace/timeline/get", {"sessionId": "old-session"})
     assert cp_id in [c["id"] for c in timeline["checkpoints"]]
     assert "old-session" in [s["id"] for s in timeline["sessions"]]
@@ -169,7 +171,8 @@ def test_forged_pointer_is_ignored_with_a_clear_line(
     pointer.write_text(json.dumps({"store": str(foreign), "workspace": str(workspace)}))
     init = cli(env, workspace, "init")
     assert init.returncode == 0, init.stderr
-    assert "store pointer" in init.stderr and "ignored" in init.stderr and "belongs to workspace" in init.stderr
+    assert "store pointer" in init.stderr and "ignored" in init.stderr
+    assert "belongs to workspace" in init.stderr
     assert (home.store_home(workspace) / "store.json").is_file()  # the folder got its own store
     with Engine.open(other, foreign, readonly=True) as engine:
         assert engine.head.id == foreign_head  # the forged target was never written

@@ -30,7 +30,7 @@ import enum
 import errno
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,28 +82,52 @@ class Decision:
     """What the log says about it (``None``: nothing worth a line)."""
 
 
+_Rule = tuple[Callable[[Facts], bool], Action, str | None]
+
+RULES: tuple[_Rule, ...] = (
+    (lambda f: f.legacy is Legacy.MISSING, Action.DEFAULT, None),
+    (
+        lambda f: f.legacy is Legacy.INVALID,
+        Action.DEFAULT,
+        "the old store {old} is not a Retrace store of this folder: left alone",
+    ),
+    (
+        lambda f: f.explicit,
+        Action.DEFAULT,
+        "$RETRACE_STORE names the store; the old store {old} is left alone",
+    ),
+    (
+        lambda f: f.home_has_store,
+        Action.DEFAULT,
+        "this folder's store is at home; the old store {old} is left alone (not merged)",
+    ),
+    (lambda f: f.pointer == f.legacy_path, Action.DEFAULT, None),
+    (
+        lambda f: f.pointer is not None,
+        Action.DEFAULT,
+        "the store pointer names {pointer}; the old store {old} is left alone",
+    ),
+    (
+        lambda f: f.locked,
+        Action.LEGACY,
+        "the old store {old} is in use by another Retrace server: used where it is this time (not moved)",
+    ),
+    (
+        lambda f: f.legacy is Legacy.LINK,
+        Action.POINT,
+        "the old store {old} is reached through a link: pointed at, not moved",
+    ),
+)
+"""The first rule whose test holds decides; none: :attr:`Action.MOVE`."""
+
+
 def decide(f: Facts) -> Decision:
     """What to do with an old store, given what was observed. Pure."""
-    old = f.legacy_path
-    if f.legacy is Legacy.MISSING:
-        return Decision(Action.DEFAULT)
-    if f.legacy is Legacy.INVALID:
-        return Decision(Action.DEFAULT, f"the old store {old} is not a Retrace store of this folder: left alone")
-    if f.explicit:
-        return Decision(Action.DEFAULT, f"$RETRACE_STORE names the store; the old store {old} is left alone")
-    if f.home_has_store:
-        return Decision(Action.DEFAULT, f"this folder's store is at home; the old store {old} is left alone (not merged)")
-    if f.pointer is not None:
-        if f.pointer == old:
-            return Decision(Action.DEFAULT)
-        return Decision(Action.DEFAULT, f"the store pointer names {f.pointer}; the old store {old} is left alone")
-    if f.locked:
-        return Decision(
-            Action.LEGACY,
-            f"the old store {old} is in use by another Retrace server: used where it is this time (not moved)",
-        )
-    if f.legacy is Legacy.LINK:
-        return Decision(Action.POINT, f"the old store {old} is reached through a link: pointed at, not moved")
+    for test, action, note in RULES:
+        if test(f):
+            return Decision(
+                action, None if note is None else note.format(old=f.legacy_path, pointer=f.pointer)
+            )
     return Decision(Action.MOVE)
 
 
@@ -163,10 +187,11 @@ def adopt(workspace: Path, legacy: Path) -> Adoption:
     home = store_home_rule.store_home(ws)
     state = classify(legacy, ws)
     with _held(legacy, state) as locked:
+        has_store = (home / store_home_rule.META).is_file()
         facts = Facts(
             explicit=store_home_rule.explicit_store() is not None,
-            home_has_store=(home / store_home_rule.META).is_file(),
-            pointer=None if (home / store_home_rule.META).is_file() else store_home_rule.read_pointer(ws, home),
+            home_has_store=has_store,
+            pointer=store_home_rule.read_pointer(ws, home) if not has_store else None,
             legacy=state,
             legacy_path=legacy,
             locked=locked,
@@ -185,7 +210,7 @@ def _act(action: Action, ws: Path, home: Path, legacy: Path) -> Adoption:
     if action is Action.MOVE:
         try:
             home.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(legacy, home)
+            legacy.rename(home)  # one rename: the store is whole at one place or the other
         except OSError as exc:
             why = "it is on another file system" if exc.errno == errno.EXDEV else f"the move failed ({exc})"
             log.info("store: the old store %s stays where it is (%s): pointing at it", legacy, why)

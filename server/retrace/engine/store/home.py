@@ -15,9 +15,6 @@ Standard library only (plus ``platformdirs``): the command line's fast path impo
 before any store is opened.
 """
 
-# String paths and os-level calls on purpose: a few stats per call, no Path object per step.
-# ruff: noqa: PTH105
-
 from __future__ import annotations
 
 import hashlib
@@ -69,7 +66,7 @@ def default_store_dir(workspace: Path) -> Path:
         return explicit
     ws = workspace.resolve()
     home = store_home(ws)
-    if os.path.isfile(os.path.join(home, META)):
+    if (home / META).is_file():
         return home
     return read_pointer(ws, home) or home
 
@@ -82,7 +79,7 @@ def same_workspace(recorded: object, workspace: Path) -> bool:
 def store_workspace(store: Path) -> str | None:
     """The workspace ``<store>/store.json`` records; ``None`` when there is no readable one."""
     try:
-        with open(os.path.join(store, META), "rb") as f:
+        with (store / META).open("rb") as f:
             meta = json.loads(f.read(MAX_POINTER_BYTES))
     except (OSError, ValueError):
         return None
@@ -94,17 +91,18 @@ def pointer_problem(raw: Any, workspace: Path) -> tuple[Path | None, str | None]
     """A parsed pointer checked against ``workspace`` (resolved): its store, else why not."""
     if not isinstance(raw, dict) or not isinstance(raw.get("store"), str):
         return None, 'it is not {"store": "<directory>", ...}'
-    target = raw["store"]
-    if "\0" in target or not os.path.isabs(target):
-        return None, f"the store it names is not an absolute path: {target!r}"
-    if not os.path.isdir(target):
+    named: str = raw["store"]
+    if "\0" in named or not Path(named).is_absolute():
+        return None, f"the store it names is not an absolute path: {named!r}"
+    target = Path(named)
+    if not target.is_dir():
         return None, f"the store it names is not a directory: {target}"
-    recorded = store_workspace(Path(target))
+    recorded = store_workspace(target)
     if recorded is None:
         return None, f"{target} holds no readable {META}"
     if not same_workspace(recorded, workspace):
         return None, f"the store {target} belongs to workspace {recorded}, not {workspace}"
-    return Path(target), None
+    return target, None
 
 
 def read_pointer(workspace: Path, home: Path | None = None) -> Path | None:
@@ -112,7 +110,7 @@ def read_pointer(workspace: Path, home: Path | None = None) -> Path | None:
     pointer, and (logged) when it is not valid."""
     path = pointer_file(home or store_home(workspace))
     try:
-        with open(path, "rb") as f:
+        with path.open("rb") as f:
             data = f.read(MAX_POINTER_BYTES + 1)
     except FileNotFoundError:
         return None
@@ -137,11 +135,11 @@ def write_pointer(workspace: Path, store: Path, home: Path | None = None) -> Pat
     body = json.dumps({"store": str(store), "workspace": str(workspace)}, indent=2) + "\n"
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        with tmp.open("w", encoding="utf-8") as f:
             f.write(body)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
