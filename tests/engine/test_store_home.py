@@ -327,3 +327,24 @@ def test_killed_while_writing_the_pointer_leaves_no_pointer(
     pointer = home.pointer_file(home.store_home(ws))
     assert not pointer.exists() and list(pointer.parent.iterdir()) == []  # no temporary left
     assert adopt(ws, old).action == "pointed" and default_store_dir(ws) == old
+
+
+def test_a_store_created_at_home_during_the_move_is_the_one_everyone_uses(
+    data: Path, ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process (a hook's cold path) creates the home store between the decision and the
+    # rename: the rename fails (the home is not empty), the pointer is written, yet the server
+    # must open the home store like every other process, never the old one.
+    old = tmp_path / "old"
+    make_store(ws, old, "old")
+
+    def raced(src: object, dst: object) -> None:
+        make_store(ws, home.store_home(ws), "made by a hook meanwhile")
+        REAL_RENAME(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(adopt_mod.os, "rename", raced)
+    result = adopt(ws, old)
+    monkeypatch.setattr(adopt_mod.os, "rename", REAL_RENAME)
+    assert result.action == "pointed" and result.store == home.store_home(ws) == default_store_dir(ws)
+    assert (old / "store.json").is_file()  # left alone, whole
+    assert "made by a hook meanwhile" in labels(ws)

@@ -94,7 +94,10 @@ def choose_store(workspace: Path, options: InitializationOptions) -> Path:
     if options.store_dir:
         return Path(options.store_dir).expanduser().absolute()
     if options.legacy_store_dir:
-        return adopt(workspace, Path(options.legacy_store_dir)).store
+        try:
+            return adopt(workspace, Path(options.legacy_store_dir)).store
+        except (OSError, ValueError) as exc:  # never keep the folder from opening for the old store
+            log.warning("store: the old store %s was not adopted: %s", options.legacy_store_dir, exc)
     return default_store_dir(workspace)
 
 

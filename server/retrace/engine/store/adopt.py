@@ -223,4 +223,6 @@ def _act(action: Action, ws: Path, home: Path, legacy: Path) -> Adoption:
         log.warning("store: cannot write the store pointer (%s): using %s where it is this time", exc, legacy)
         return Adoption(legacy, "legacy")
     log.info("store: %s now points at the old store %s", pointer, legacy)
-    return Adoption(legacy, "pointed")
+    # The rule, not the old path: had another process just created a store at home (the reason
+    # the rename failed), everyone now uses that one, this server included.
+    return Adoption(store_home_rule.default_store_dir(ws), "pointed")
