@@ -406,6 +406,18 @@ export function storeEvents(userDataDir) {
 }
 
 /**
+ * Where extensions before the one-store-per-folder rule kept the folder's store: the workbench's
+ * storage for the scenario's (one) folder, `workspaceStorage/<id>/retrace.retrace/store`. The
+ * extension names it to its server (`legacyStoreDir`), which adopts a store found there.
+ */
+export function oldStoreDir(userDataDir) {
+  const base = path.join(userDataDir, 'User', 'workspaceStorage');
+  const ids = (fs.existsSync(base) ? fs.readdirSync(base) : []).filter(d => fs.existsSync(path.join(base, d, 'meta.json')) || fs.existsSync(path.join(base, d, 'workspace.json')));
+  if (ids.length !== 1) throw new Error(`expected one folder's workbench storage in ${base}, found: ${ids.join(', ') || 'none'}`);
+  return path.join(base, ids[0], 'retrace.retrace', 'store');
+}
+
+/**
  * The store the extension's server holds for the scenario's folder: the folder's one store under
  * the scenario's own user data dir (`XDG_DATA_HOME`, see testEnv: `<stores>/<slug>-<hash>`, or the
  * store a `<slug>-<hash>.json` pointer there names), else an old store still in the workbench's
