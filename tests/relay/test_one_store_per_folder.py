@@ -139,8 +139,11 @@ async def test_store_on_another_file_system_is_reached_through_the_pointer(
         patch.setattr(adopt_mod.os, "rename", exdev)
         assert adopt_mod.adopt(workspace, legacy).action == "pointed"
     assert home.pointer_file(home.store_home(workspace)).is_file()
-    # The command line follows the pointer.
-    assert "on the other disk" in log_labels(env, workspace)
+    # The command line follows the pointer, to read and (no server running) to write.
+    (workspace / "src" / "cold.py").write_text("z = 3\n", "utf-8")
+    cold = cli(env, workspace, "checkpoint", "--label", "no server running")
+    assert cold.returncode == 0, cold.stderr
+    assert {"on the other disk", "no server running"} <= set(log_labels(env, workspace))
     # A server started with no old store named (another client) follows it too.
     editor = await start_editor(workspace, Path("/unused"), env=env, init_options={"storeDir": None})
     stopper.append(editor)
