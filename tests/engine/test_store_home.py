@@ -197,6 +197,18 @@ def test_forged_pointer_to_another_folders_store_is_ignored(
     assert any("belongs to workspace" in r.getMessage() for r in caplog.records)
 
 
+def test_pointer_into_the_workspace_is_ignored(
+    data: Path, ws: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    inside = ws / ".hidden-store"
+    inside.mkdir()
+    (inside / "store.json").write_text(json.dumps({"formatVersion": 1, "workspace": str(ws)}))
+    home.write_pointer(ws, inside)
+    with caplog.at_level(logging.WARNING, logger=home.__name__):
+        assert default_store_dir(ws) == home.store_home(ws)
+    assert any("inside the workspace" in r.getMessage() for r in caplog.records)
+
+
 def test_home_with_a_store_beats_a_pointer(data: Path, ws: Path, tmp_path: Path) -> None:
     old = tmp_path / "old"
     make_store(ws, old)

@@ -8,8 +8,9 @@ want one place), else the folder's home ``<user data dir>/retrace/stores/<slug>-
 The pointer, ``<stores>/<slug>-<hash>.json`` = ``{"store": "<absolute dir>", "workspace": "..."}``,
 records an existing store that could not be moved home (another file system: see
 :mod:`retrace.engine.store.adopt`). It is untrusted on every read: it counts only when it names
-an absolute directory holding a ``store.json`` whose workspace is this folder; anything else is
-ignored with a log line, and the home is used. A home holding a store always wins over a pointer.
+an absolute directory outside the folder holding a ``store.json`` whose workspace is this folder;
+anything else is ignored with a log line, and the home is used. A home holding a store always
+wins over a pointer.
 
 Standard library only (plus ``platformdirs``): the command line's fast path imports this module
 before any store is opened.
@@ -95,14 +96,23 @@ def pointer_problem(raw: Any, workspace: Path) -> tuple[Path | None, str | None]
     if "\0" in named or not Path(named).is_absolute():
         return None, f"the store it names is not an absolute path: {named!r}"
     target = Path(named)
+    problem = _place_problem(target, workspace)
+    return (None, problem) if problem is not None else (target, None)
+
+
+def _place_problem(target: Path, workspace: Path) -> str | None:
+    """Why the absolute ``target`` cannot be ``workspace``'s store; ``None`` when it can."""
     if not target.is_dir():
-        return None, f"the store it names is not a directory: {target}"
+        return f"the store it names is not a directory: {target}"
+    real = target.resolve()
+    if real == workspace or workspace in real.parents:
+        return f"the store it names is inside the workspace: {target}"
     recorded = store_workspace(target)
     if recorded is None:
-        return None, f"{target} holds no readable {META}"
+        return f"{target} holds no readable {META}"
     if not same_workspace(recorded, workspace):
-        return None, f"the store {target} belongs to workspace {recorded}, not {workspace}"
-    return target, None
+        return f"the store {target} belongs to workspace {recorded}, not {workspace}"
+    return None
 
 
 def read_pointer(workspace: Path, home: Path | None = None) -> Path | None:
