@@ -24,6 +24,13 @@ export const CONTEXT_AGENT_RUNNING = 'retrace.agentRunning';
 /** `live` | `demo` | `noKey` (the server's `retrace/server/state`); unset until the server answered. */
 export const CONTEXT_MODEL_MODE = 'retrace.modelMode';
 
+/**
+ * Workspace state: the store the server last said it holds (`retrace/server/state` `storeDir`).
+ * The server owns where a folder's store lives; the extension only remembers the answer, to know
+ * at its next activation, without a server, whether this folder already has Retrace sessions.
+ */
+export const STATE_STORE_DIR = 'retrace.storeDir';
+
 /** A file at a workspace root that makes it a demo folder (the server's `DEMO_MARKER`). */
 export const DEMO_MARKER = '.retrace-demo.json';
 

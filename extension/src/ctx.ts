@@ -16,7 +16,7 @@ import {
     type ClientCapabilities,
     type FeatureState,
 } from 'vscode-languageclient/node';
-import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_REMOTE, type CommandId } from './constants';
+import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_REMOTE, STATE_STORE_DIR, type CommandId } from './constants';
 import { showStorageAlert } from './commands/health';
 import { parseRemoteSecrets } from './commands/remoteCredentials';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
@@ -199,8 +199,11 @@ export class Ctx implements vscode.Disposable {
                 { location: vscode.ProgressLocation.Window, title: 'Retrace: opening the workspace' },
                 () => rpc.request(METHODS.serverState, {}),
             );
-            log.info(`model mode: ${state.modelMode}${state.trusted ? '' : ' (untrusted workspace: read-only timeline)'}`);
+            log.info(`model mode: ${state.modelMode}${state.trusted ? '' : ' (untrusted workspace: read-only timeline)'}; store ${state.storeDir ?? '?'}`);
             this.setModelMode(state.modelMode);
+            if (typeof state.storeDir === 'string') {
+                void this.extension.workspaceState.update(STATE_STORE_DIR, state.storeDir);
+            }
         } catch (err) {
             log.warn(`server state unavailable: ${errorMessage(err)}`);
         }
@@ -292,8 +295,10 @@ export class Ctx implements vscode.Disposable {
         // Isolated mode: nothing in the workspace (cwd, PYTHONPATH, user site) can shadow the server.
         const args = [...SERVER_ARGS];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
+        // No store is named: the server opens the folder's one store (the CLI's and the agents'
+        // hooks' too), adopting the store older versions kept in this window's storage.
         const initializationOptions: InitializationOptions = {
-            storeDir: this.storeDir,
+            legacyStoreDir: this.legacyStoreDir,
             settings: serverSettings(),
             clientVersion: envLayout(this.extension).version,
             trusted: vscode.workspace.isTrusted,
@@ -322,10 +327,16 @@ export class Ctx implements vscode.Disposable {
         return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, remoteSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
     }
 
-    /** This workspace's Retrace store (workspace storage, else global storage). */
-    get storeDir(): string {
+    /** Where versions before 0.2 kept this workspace's store (workspace storage, else global storage). */
+    get legacyStoreDir(): string {
         const storage = this.extension.storageUri ?? this.extension.globalStorageUri;
         return path.join(storage.fsPath, 'store');
+    }
+
+    /** Stores that may hold this folder's sessions: the one the server last reported, the old place. */
+    get knownStoreDirs(): string[] {
+        const reported = this.extension.workspaceState.get<unknown>(STATE_STORE_DIR);
+        return [...(typeof reported === 'string' && reported !== '' ? [reported] : []), this.legacyStoreDir];
     }
 
     private wire(client: LanguageClient, rpc: Rpc): void {

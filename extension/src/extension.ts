@@ -7,7 +7,7 @@
  */
 import * as vscode from 'vscode';
 import { CHECKPOINT_SCHEME, COMMANDS } from './constants';
-import { isDemoFolder, storeHasSessions } from './commands/demo';
+import { anyStoreHasSessions, isDemoFolder } from './commands/demo';
 import { Ctx } from './ctx';
 import { registerCommands } from './commands/index';
 import { CheckpointContentProvider } from './diff/contentProvider';
@@ -69,7 +69,7 @@ async function startIfUsed(ctx: Ctx, reveal: () => Promise<void>): Promise<void>
         log.info('demo folder: starting Retrace');
         await reveal();
         await ctx.start();
-    } else if (await storeHasSessions(ctx.storeDir)) {
+    } else if (await anyStoreHasSessions(ctx.knownStoreDirs)) {
         log.info('this workspace has Retrace sessions: starting the server');
         await ctx.start();
     } else {

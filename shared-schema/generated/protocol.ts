@@ -1067,9 +1067,17 @@ export interface InitializationOptions {
    * (an environment left from another release); clients that omit it are served.
    */
   clientVersion?: string | null;
+  /**
+   * Where an older extension kept this folder's store (its workspace storage): adopted into
+   * the folder's one store at start-up (:mod:`retrace.engine.store.adopt`). Ignored with
+   * ``storeDir``.
+   */
+  legacyStoreDir?: string | null;
   settings?: ServerSettings;
   /**
-   * Store directory (the extension's workspace storage); the engine's default when absent.
+   * Store directory to use as given (tests, tools); when absent, the folder's one store
+   * (:func:`retrace.engine.store.home.default_store_dir`: the same rule as the CLI's and the
+   * agents' hooks).
    */
   storeDir?: string | null;
   /**
@@ -1765,6 +1773,11 @@ export interface RetraceTraceMeta {
  */
 export interface ServerStateResult {
   modelMode: 'live' | 'demo' | 'noKey';
+  /**
+   * The store this server holds (the extension remembers it to know at its next start,
+   * without a server, whether the folder has Retrace sessions).
+   */
+  storeDir: string | null;
   trusted: boolean;
 }
 /**

@@ -405,12 +405,40 @@ export function storeEvents(userDataDir) {
   return events;
 }
 
-/** The store the extension gave its server (under the workbench's storage for the folder). */
+/**
+ * Where extensions before the one-store-per-folder rule kept the folder's store: the workbench's
+ * storage for the scenario's (one) folder, `workspaceStorage/<id>/retrace.retrace/store`. The
+ * extension names it to its server (`legacyStoreDir`), which adopts a store found there.
+ */
+export function oldStoreDir(userDataDir) {
+  const base = path.join(userDataDir, 'User', 'workspaceStorage');
+  const ids = (fs.existsSync(base) ? fs.readdirSync(base) : []).filter(d => fs.existsSync(path.join(base, d, 'meta.json')) || fs.existsSync(path.join(base, d, 'workspace.json')));
+  if (ids.length !== 1) throw new Error(`expected one folder's workbench storage in ${base}, found: ${ids.join(', ') || 'none'}`);
+  return path.join(base, ids[0], 'retrace.retrace', 'store');
+}
+
+/**
+ * The store the extension's server holds for the scenario's folder: the folder's one store under
+ * the scenario's own user data dir (`XDG_DATA_HOME`, see testEnv: `<stores>/<slug>-<hash>`, or the
+ * store a `<slug>-<hash>.json` pointer there names), else an old store still in the workbench's
+ * storage (`workspaceStorage/<id>/retrace.retrace/store`, before adoption).
+ */
 export function findStore(userDataDir) {
+  const isStore = dir => typeof dir === 'string' && fs.existsSync(path.join(dir, 'store.json'));
+  const stores = path.join(userDataDir, '..', 'xdg-data', 'retrace', 'stores');
+  const entries = fs.existsSync(stores) ? fs.readdirSync(stores).sort() : [];
+  for (const d of entries) {
+    if (isStore(path.join(stores, d))) return path.join(stores, d);
+  }
+  for (const d of entries.filter(e => e.endsWith('.json'))) {
+    let target;
+    try { target = JSON.parse(fs.readFileSync(path.join(stores, d), 'utf8')).store; } catch { continue; }
+    if (isStore(target)) return target;
+  }
   const base = path.join(userDataDir, 'User', 'workspaceStorage');
   for (const d of fs.existsSync(base) ? fs.readdirSync(base) : []) {
     const store = path.join(base, d, 'retrace.retrace', 'store');
-    if (fs.existsSync(path.join(store, 'store.json'))) return store;
+    if (isStore(store)) return store;
   }
   return undefined;
 }

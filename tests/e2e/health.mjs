@@ -1,9 +1,11 @@
 // Real-browser E2E for the Health panel: the packaged .vsix in code-server and headless Chromium.
-// A first window creates the extension's store; with code-server stopped, tests/e2e/seed_health.py
-// writes a real session into it (edit_file checkpoints, a 3 MiB file, code restores through the
+// A first window creates the folder's store; with code-server stopped, it is moved to where older
+// extensions kept it (the workbench's storage) and tests/e2e/seed_health.py writes a real session
+// into it (edit_file checkpoints, a 3 MiB file, code restores through the
 // `retrace` CLI with different reasons and one with none) and the retention budget is set so the
 // store fills 85 % of it. Then "Retrace: Show Health" from the command palette opens the panel.
-// Checks: before the seed (only a baseline) the panel says "No checkpoints yet", no empty axes; every chart has drawn (its canvas holds painted pixels) with an aria-label, the storage
+// Checks: before the seed (only a baseline) the panel says "No checkpoints yet", no empty axes; the
+// restarted extension adopts the old store (moved back home, the old place empty); every chart has drawn (its canvas holds painted pixels) with an aria-label, the storage
 // banner (≥ 80 %) offers the alert's two fixes, restores by reason and the targets are in the text
 // alternatives, the slowest-checkpoints table has rows; switching to a light theme draws again in
 // another text colour (the theme's); a slowest checkpoint's link selects it in the timeline and
@@ -12,7 +14,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { root, log, findStore, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, writeUserSettings, PYTHON } from './harness.mjs';
+import fs from 'node:fs';
+import { root, log, findStore, oldStoreDir, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, writeUserSettings, PYTHON } from './harness.mjs';
 
 const sc = scenario('health');
 const { userDataDir, workspace, ws, shot } = sc;
@@ -49,7 +52,11 @@ await runScenario(sc, { settings: { 'workbench.colorTheme': DARK }, page: VIEWPO
   await page.locator('.tab', { hasText: 'Retrace Health' }).waitFor({ state: 'detached' });
   await page.close();
   await stopCodeServer(ctx.server);
-  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_health.py'), workspace, '--store', store], { encoding: 'utf8' }));
+  // An older extension's store: where it kept it (the workbench's storage for the folder).
+  const oldStore = oldStoreDir(userDataDir);
+  fs.mkdirSync(path.dirname(oldStore), { recursive: true });
+  fs.renameSync(store, oldStore);
+  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_health.py'), workspace, '--store', oldStore], { encoding: 'utf8' }));
   log('seeded', seeded);
   const budget = Math.max(1024 * 1024, Math.ceil(seeded.usedBytes / 0.85));
   const settings = { 'workbench.colorTheme': DARK, 'retrace.retention.maxBytes': budget };
@@ -68,6 +75,9 @@ await runScenario(sc, { settings: { 'workbench.colorTheme': DARK }, page: VIEWPO
   // The storage alert (85 % of the budget) arrives as a notification with the same fixes.
   await wb.toast('Retrace checkpoint storage').waitFor({ timeout: 30000 });
   await wb.dismissToasts();
+  // The old store was adopted: moved home in one rename (the seeded session is what the panel shows).
+  assert.equal(findStore(userDataDir), store, 'the store is back at its home');
+  assert.equal(fs.existsSync(oldStore), false, 'nothing left at the old place');
 
   // 2. The panel, from the command palette.
   await wb.runCommand('Retrace: Show Health');

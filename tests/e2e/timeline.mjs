@@ -82,8 +82,8 @@ await runScenario(sc, {
     '--turns', String(TURNS), '--steps', String(STEPS), '--store', store], { encoding: 'utf8' }));
   log('seeded', seeded, 'into', path.relative(root, store));
   assert.equal(seeded.checkpoints, TURNS * STEPS);
-  // The same port: the workbench's storage for a folder (where the extension keeps its store) is
-  // keyed by the folder's URI, which includes the server's authority.
+  // The same port: the workbench's storage for a folder is keyed by the folder's URI, which
+  // includes the server's authority (the store itself is keyed by the folder's path).
   ctx.server = await ctx.startServer(ctx.server.port);
   ctx.page = page = await newPage(ctx.browser, { viewport: { width: 1500, height: 1000 } });
   wb = workbench(page, ws);

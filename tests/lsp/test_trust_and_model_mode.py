@@ -43,7 +43,7 @@ async def test_no_key_in_a_real_folder_refuses_the_turn_untouched(workspace: Pat
     editor = await start_editor(workspace, store, env=NO_MODEL_ENV, settings=AUTO)
     try:
         state = await editor.request("retrace/server/state")
-        assert state == {"modelMode": "noKey", "trusted": True}
+        assert state == {"modelMode": "noKey", "trusted": True, "storeDir": str(store)}
         baseline = await editor.request("retrace/timeline/get", {})
         code, message = await retrace_error(editor, "retrace/agent/prompt", {"text": "do the demo"})
         assert code == "noApiKey"
@@ -72,7 +72,8 @@ async def test_a_configured_model_is_live(workspace: Path, store: Path) -> None:
     model = fake_model("session")
     editor = await start_editor(workspace, store, env=model_env(model), settings=AUTO)
     try:
-        assert await editor.request("retrace/server/state") == {"modelMode": "live", "trusted": True}
+        state = await editor.request("retrace/server/state")
+        assert state == {"modelMode": "live", "trusted": True, "storeDir": str(store)}
     finally:
         await stop_editor(editor)
         model.stop()

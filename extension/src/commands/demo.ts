@@ -56,3 +56,13 @@ export async function storeHasSessions(storeDir: string): Promise<boolean> {
         return false;
     }
 }
+
+/** Whether any of `storeDirs` holds sessions (see `storeHasSessions`). */
+export async function anyStoreHasSessions(storeDirs: readonly string[]): Promise<boolean> {
+    for (const dir of storeDirs) {
+        if (await storeHasSessions(dir)) {
+            return true;
+        }
+    }
+    return false;
+}

@@ -37,7 +37,7 @@ def _store_and_workspace(args: argparse.Namespace) -> tuple[Path, Path] | None:
     workspace = workspace.resolve()
     if args.store:
         return Path(args.store).expanduser().absolute(), workspace
-    from retrace.engine.store.layout import default_store_dir  # only without --store
+    from retrace.engine.store.home import default_store_dir  # only without --store (the pointer too)
 
     return default_store_dir(workspace), workspace
 

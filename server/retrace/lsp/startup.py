@@ -24,6 +24,8 @@ from retrace.bootstrap import Services, open_services
 from retrace.engine import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
+from retrace.engine.store.adopt import adopt
+from retrace.engine.store.home import default_store_dir
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.services import relay, store_health
 from retrace.lsp.services.remote import RemoteSync, notifier
@@ -85,10 +87,24 @@ def remote_settings(server: RetraceServer, settings: ServerSettings) -> RemoteSe
     return settings.remote if server.trusted else RemoteSettings()
 
 
+def choose_store(workspace: Path, options: InitializationOptions) -> Path:
+    """The store this server opens: the client's explicit ``storeDir``, else the folder's one
+    store (the rule the command line and the agents' hooks follow), after adopting the store an
+    older extension kept elsewhere (``legacyStoreDir``)."""
+    if options.store_dir:
+        return Path(options.store_dir).expanduser().absolute()
+    if options.legacy_store_dir:
+        try:
+            return adopt(workspace, Path(options.legacy_store_dir)).store
+        except (OSError, ValueError) as exc:  # never keep the folder from opening for the old store
+            log.warning("store: the old store %s was not adopted: %s", options.legacy_store_dir, exc)
+    return default_store_dir(workspace)
+
+
 async def start_services(server: RetraceServer, workspace: Path, options: InitializationOptions) -> Services:
     settings = options.settings
-    store = Path(options.store_dir) if options.store_dir else None
-    log.info("opening workspace %s (store: %s)", workspace, store or "default")
+    store = await asyncio.to_thread(choose_store, workspace, options)
+    log.info("opening workspace %s (store: %s)", workspace, store)
     loop = asyncio.get_running_loop()
     remote = server.remote = await asyncio.to_thread(
         RemoteSync.prepare,

@@ -217,7 +217,13 @@ class InitializationOptions(CamelModel):
     model_config = ConfigDict(extra="ignore")
 
     store_dir: str | None = None
-    """Store directory (the extension's workspace storage); the engine's default when absent."""
+    """Store directory to use as given (tests, tools); when absent, the folder's one store
+    (:func:`retrace.engine.store.home.default_store_dir`: the same rule as the CLI's and the
+    agents' hooks)."""
+    legacy_store_dir: str | None = None
+    """Where an older extension kept this folder's store (its workspace storage): adopted into
+    the folder's one store at start-up (:mod:`retrace.engine.store.adopt`). Ignored with
+    ``storeDir``."""
     settings: ServerSettings = Field(default_factory=ServerSettings)
     client_version: str | None = None
     """The extension's version. When given, ``initialize`` fails unless it equals the server's
@@ -238,6 +244,9 @@ class ServerStateResult(CamelModel):
 
     model_mode: ModelMode
     trusted: bool
+    store_dir: str | None = None
+    """The store this server holds (the extension remembers it to know at its next start,
+    without a server, whether the folder has Retrace sessions)."""
 
 
 class SettingsUpdateParams(CamelModel):

@@ -4,9 +4,11 @@
  * generated/out.txt; prompt 2: edit hello.txt). Suites run in order and share the session.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RetraceApi } from '../../../extension/src/extension';
-import type { Checkpoint, RestoreResult } from '../../../extension/src/client/protocol';
+import { METHODS, type Checkpoint, type RestoreResult } from '../../../extension/src/client/protocol';
 import { CHECKPOINT_SCHEME, COMMANDS, VIEW_TIMELINE } from '../../../extension/src/constants';
 import { checkpointUri } from '../../../extension/src/diff/contentProvider';
 import type { TimelineNode } from '../../../extension/src/views/timelineModel';
@@ -43,6 +45,16 @@ suite('Retrace in the extension host', () => {
         assert.equal(state.kind, 'running');
         assert.ok(state.kind === 'running' && state.interpreter.source === 'setting', 'interpreter from retrace.pythonPath');
         await waitFor('status text', () => a.status.text.includes('Retrace: idle') && a.status.text);
+    });
+
+    test("the server holds the folder's one store (not the workbench's storage), and the extension remembers it", async () => {
+        const state = await (await a.ctx.ready()).request(METHODS.serverState, {});
+        assert.ok(typeof state.storeDir === 'string' && path.isAbsolute(state.storeDir), 'the store is reported');
+        assert.ok(fs.existsSync(path.join(state.storeDir, 'store.json')), 'a store lives there');
+        assert.ok(state.storeDir.includes(`${path.sep}retrace${path.sep}stores${path.sep}`), `the per-user stores folder: ${state.storeDir}`);
+        assert.ok(!state.storeDir.startsWith(path.dirname(a.ctx.legacyStoreDir)), 'not in the workbench storage');
+        const known = await waitFor('the store remembered', () => a.ctx.knownStoreDirs[0] === state.storeDir && a.ctx.knownStoreDirs);
+        assert.deepEqual(known, [state.storeDir, a.ctx.legacyStoreDir]);
     });
 
     test('a prompt produces one checkpoint per tool call, carrying editor state', async () => {

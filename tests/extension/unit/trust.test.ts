@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createDemoFolder, isDemoFolder, nextDemoName, storeHasSessions } from '../../../extension/src/commands/demo';
+import { anyStoreHasSessions, createDemoFolder, isDemoFolder, nextDemoName, storeHasSessions } from '../../../extension/src/commands/demo';
 import { checkpointPicks, lineStats, MODE_PICKS } from '../../../extension/src/commands/restorePick';
 import { DEMO_MARKER } from '../../../extension/src/constants';
 import { BANNER_COMMANDS, chatBanner, isWebviewMessage } from '../../../extension/src/webview/messages';
@@ -52,6 +52,23 @@ suite('demo folder, restore pick, chat banner, palette', () => {
             assert.equal(await storeHasSessions(tmp), false);
             fs.mkdirSync(path.join(tmp, 'sessions', 's1'));
             assert.equal(await storeHasSessions(tmp), true);
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    });
+
+    test('the folder has sessions when any known store (reported by the server, or the old place) holds one', async () => {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'retrace-stores-'));
+        try {
+            const reported = path.join(tmp, 'home');
+            const legacy = path.join(tmp, 'legacy');
+            assert.equal(await anyStoreHasSessions([]), false);
+            assert.equal(await anyStoreHasSessions([reported, legacy]), false);
+            fs.mkdirSync(path.join(legacy, 'sessions', 's1'), { recursive: true });
+            assert.equal(await anyStoreHasSessions([reported, legacy]), true, 'an old store not adopted yet');
+            fs.rmSync(legacy, { recursive: true });
+            fs.mkdirSync(path.join(reported, 'sessions', 's1'), { recursive: true });
+            assert.equal(await anyStoreHasSessions([reported, legacy]), true, 'the adopted store at its home');
         } finally {
             fs.rmSync(tmp, { recursive: true, force: true });
         }

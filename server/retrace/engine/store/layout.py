@@ -3,8 +3,9 @@
 ``<store>/store.json`` (format version, workspace path), ``blobs/``, ``sessions/<id>/journal.jsonl``,
 ``cache/`` (rebuildable: stat cache, history index), ``lock``, and ``tasks/`` (subagents' own
 stores and workspace copies: not part of this store's history, size or retention). The default
-location is ``$RETRACE_STORE`` or ``<user data dir>/retrace/stores/<slug>-<sha256(workspace)[:12]>``
-— never inside the workspace.
+location (:func:`retrace.engine.store.home.default_store_dir`, re-exported here) is
+``$RETRACE_STORE`` or ``<user data dir>/retrace/stores/<slug>-<sha256(workspace)[:12]>`` (or the
+store a pointer beside it names) — never inside the workspace.
 The user data dir is the platform's (``platformdirs``): ``$XDG_DATA_HOME`` (else
 ``~/.local/share``) on Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
 Windows.
@@ -15,32 +16,18 @@ Windows.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import secrets
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from retrace.engine.errors import RetraceError, StoreCorrupt, StoreNotInitialised
+from retrace.engine.store.home import default_store_dir
+
+__all__ = ["FORMAT_VERSION", "StoreLayout", "default_store_dir"]
 
 FORMAT_VERSION = 1
-
-
-def default_store_dir(workspace: Path) -> Path:
-    env = os.environ.get("RETRACE_STORE")
-    if env:
-        return Path(env).expanduser().resolve()
-    ws = workspace.resolve()
-    base = Path(platformdirs.user_data_dir("retrace", appauthor=False))
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", ws.name).strip("-") or "root"
-    # normcase: where the file system ignores letter case (Windows), C:\Work and c:\work are
-    # one workspace and must share one store. The identity on POSIX, so Linux keys are unchanged.
-    digest = hashlib.sha256(os.path.normcase(str(ws)).encode()).hexdigest()[:12]
-    return base / "stores" / f"{slug}-{digest}"
 
 
 class StoreLayout:

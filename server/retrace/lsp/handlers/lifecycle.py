@@ -48,9 +48,10 @@ def initialization_options(raw: Any) -> InitializationOptions:
     except ValidationError as exc:
         log.error("initializationOptions: %s", validation_message("initialize", exc))
     settings = parse_settings(raw.get("settings"))
-    store_dir = raw.get("storeDir")
+    store_dir, legacy = raw.get("storeDir"), raw.get("legacyStoreDir")
     return InitializationOptions(
         store_dir=store_dir if isinstance(store_dir, str) else None,
+        legacy_store_dir=legacy if isinstance(legacy, str) else None,
         settings=settings or ServerSettings(),
         # Anything but an explicit true is distrust: a malformed flag must not unlock the agent.
         trusted=raw.get("trusted", True) is True,

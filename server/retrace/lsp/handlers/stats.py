@@ -33,7 +33,11 @@ async def store_verify(ls: RetraceServer, params: StoreVerifyParams) -> StoreVer
 
 async def server_state(ls: RetraceServer, params: EmptyParams) -> ServerStateResult:
     services = await ls.services()
-    return ServerStateResult(model_mode=services.model_mode(ls.settings.base_url), trusted=ls.trusted)
+    return ServerStateResult(
+        model_mode=services.model_mode(ls.settings.base_url),
+        trusted=ls.trusted,
+        store_dir=str(services.engine.store_dir),
+    )
 
 
 async def settings_update(ls: RetraceServer, params: SettingsUpdateParams) -> SettingsUpdateResult:
