@@ -181,6 +181,15 @@ def is_ours(hook: object, agent: str) -> bool:
     return re.search(rf"(?:^|\s)-m\s+retrace\s+hook\s+{re.escape(agent)}(?:\s|$)", command) is not None
 
 
+def interpreter_of(command: str) -> str | None:
+    """The program a hook command runs (its first shell word), ``None`` when it does not split."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return words[0] if words else None
+
+
 @dataclass(frozen=True)
 class Plan:
     """What to do with the settings file: write ``doc`` (``None``: delete the file), or nothing

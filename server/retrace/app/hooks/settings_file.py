@@ -39,6 +39,7 @@ from retrace.app.hooks.install import (
     Plan,
     hook_command,
     install_for,
+    interpreter_of,
     is_ours,
     merge,
     remove,
@@ -225,18 +226,30 @@ def interpreter() -> str:
     return str(Path(sys.executable).absolute())
 
 
-def _has_ours(doc: dict[str, Any] | None, agent: str) -> bool:
+def _our_commands(doc: dict[str, Any] | None, agent: str) -> list[str]:
     hooks = doc.get("hooks") if doc else None
     if not isinstance(hooks, dict):
-        return False
-    return any(
-        is_ours(h, agent)
+        return []
+    return [
+        h["command"]
         for groups in hooks.values()
         if isinstance(groups, list)
         for group in groups
         if isinstance(group, dict) and isinstance(group.get("hooks"), list)
         for h in group["hooks"]
-    )
+        if is_ours(h, agent)
+    ]
+
+
+def _stale(doc: dict[str, Any] | None, agent: str, python: str) -> bool:
+    """Retrace's entries are there and one of them runs this interpreter (an older shape) or an
+    interpreter that is gone (an update moved it). An entry running another live interpreter is
+    the user's choice (another Retrace install) and stays."""
+    for command in _our_commands(doc, agent):
+        program = interpreter_of(command)
+        if program is None or program == python or not os.access(program, os.X_OK):
+            return True
+    return False
 
 
 def integrate(
@@ -245,19 +258,21 @@ def integrate(
     *,
     remove_: bool = False,
     python: str | None = None,
-    only_if_present: bool = False,
+    only_if_stale: bool = False,
 ) -> AgentIntegrateResult:
     """Write (or with ``remove_`` take out) Retrace's hook entries in ``agent``'s settings of
-    ``workspace``. ``only_if_present``: touch only a file that already holds Retrace's entries."""
+    ``workspace``. ``only_if_stale``: touch only a file whose Retrace entries need this
+    interpreter (see :func:`_stale`); never create one."""
     spec = install_for(agent)
-    command = hook_command(spec, python or interpreter())
+    python = python or interpreter()
+    command = hook_command(spec, python)
     root = Path(workspace).expanduser().absolute()
     if not root.is_dir():
         raise AgentSettingsError(f"workspace folder not found: {root}")
     with DirTree(root) as tree:
         dir_fd = _settings_dir(tree, spec, create=False)
         loaded = _read(dir_fd, spec)
-        if (loaded.doc is None and remove_) or (only_if_present and not _has_ours(loaded.doc, spec.name)):
+        if (loaded.doc is None and remove_) or (only_if_stale and not _stale(loaded.doc, spec.name, python)):
             plan = Plan(loaded.doc, "unchanged")
         elif remove_:
             plan = remove(loaded.doc or {}, spec)
@@ -293,14 +308,15 @@ def _apply(tree: DirTree, dir_fd: int | None, spec: AgentInstall, plan: Plan, lo
 
 
 def refresh(workspace: Path, python: str | None = None) -> tuple[list[AgentIntegrateResult], list[str]]:
-    """At server start-up: for every agent whose settings already hold Retrace's entries, bring
-    them up to date (this interpreter). Never creates a file. Returns what was looked at and one
+    """At server start-up: for every agent whose settings hold Retrace's entries for an
+    interpreter that is gone (an extension update) or for this one in an older shape, bring them
+    up to date. Never creates a file. Returns what was looked at and one
     line per agent whose file could not be read or written (the caller logs them)."""
     results: list[AgentIntegrateResult] = []
     problems: list[str] = []
     for agent in INSTALLS:
         try:
-            results.append(integrate(workspace, agent, python=python, only_if_present=True))
+            results.append(integrate(workspace, agent, python=python, only_if_stale=True))
         except RetraceError as exc:
             problems.append(f"{agent}: {exc}")
     return results, problems
