@@ -177,6 +177,8 @@ BAD_FILES = {
     "not utf-8": (b'{"a": "\xff"}', "not UTF-8"),
     "deep": (b"[" * 100_000 + b"]" * 100_000, "not valid JSON"),
     "too big": (b'{"a": "' + b"x" * (1 << 20) + b'"}', "larger than"),
+    "infinite number": (b'{"a": 1e400}', "out of range"),
+    "huge integer": (b'{"a": ' + b"9" * 5000 + b"}", "not valid JSON"),
 }
 
 
@@ -204,7 +206,7 @@ def test_a_symlinked_settings_file_is_refused(ws: Path, tmp_path: Path) -> None:
     (ws / ".claude").mkdir()
     (ws / CLAUDE).symlink_to(target)
     proc = run(ws, "claude-code", code=1)
-    assert "symlink" in proc.stderr or "not a regular file" in proc.stderr
+    assert ".claude/settings.local.json is a symlink" in proc.stderr
     assert target.read_text() == "{}"
     assert (ws / CLAUDE).is_symlink()
 
@@ -288,3 +290,20 @@ def test_gemini_file_is_found_where_gemini_reads_it(ws: Path) -> None:
     assert doc["hooksConfig"] == {"enabled": True}
     assert [g["matcher"] for g in doc["hooks"]["AfterTool"]] == ["*"]
     assert GEMINI_CLI.settings_rel == GEMINI
+
+
+def test_a_settings_path_that_is_a_folder_is_refused(ws: Path) -> None:
+    (ws / CLAUDE).mkdir(parents=True)
+    proc = run(ws, "claude-code", code=1)
+    assert f"{CLAUDE} is not a regular file" in proc.stderr
+    assert (ws / CLAUDE).is_dir()
+
+
+def test_a_lone_surrogate_escape_survives_the_rewrite(ws: Path) -> None:
+    path = ws / CLAUDE
+    path.parent.mkdir()
+    path.write_text('{"odd": "\\ud800 caf\u00e9", "name": "caf\u00e9"}')
+    run(ws, "claude-code")
+    doc = json.loads(path.read_text())
+    assert doc["odd"] == "\ud800 caf\u00e9"
+    assert doc["name"] == "caf\u00e9"

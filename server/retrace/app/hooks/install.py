@@ -163,11 +163,12 @@ def install_for(agent: str) -> AgentInstall:
 
 def hook_command(spec: AgentInstall, python: str) -> str:
     """The command the agent runs: the absolute interpreter (quoted for a POSIX shell) running
-    ``-m retrace hook <agent>`` for the project folder the agent names in its environment (the
-    current directory when it names none), so it works without ``retrace`` on ``PATH`` and after
-    the folder moves. ``-P``: the project folder is not put on ``sys.path`` (a folder holding its
-    own ``retrace`` package cannot shadow Retrace)."""
-    project = f'"${{{spec.project_dir_variable}:-.}}"'
+    ``-m retrace hook <agent>`` for the project folder the agent names in its environment, so it
+    works without ``retrace`` on ``PATH`` and after the folder moves. When the agent names none
+    the argument is empty and ``retrace hook`` falls back to its own rule (the event's ``cwd``).
+    ``-P``: the project folder is not put on ``sys.path`` (a folder holding its own ``retrace``
+    package cannot shadow Retrace)."""
+    project = f'"${{{spec.project_dir_variable}:-}}"'
     return f"{shlex.quote(python)} -P -m retrace hook {spec.name} --workspace {project}"
 
 

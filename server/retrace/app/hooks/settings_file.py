@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import stat
 import sys
@@ -90,6 +91,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # would be written back as Infinity: not JSON
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
 def parse_settings(data: bytes, rel: str) -> tuple[dict[str, Any], bool, bool]:
     """(the document, had a byte order mark, used CRLF) of a settings file's bytes; refused with
     one line naming ``rel`` when it is not a JSON object Retrace can rewrite without loss."""
@@ -100,7 +108,7 @@ def parse_settings(data: bytes, rel: str) -> tuple[dict[str, Any], bool, bool]:
     bom = text.startswith(_BOM)
     text = text.removeprefix(_BOM)
     try:
-        doc = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant)
+        doc = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant, parse_float=_finite)
     except _DuplicateKeyError as exc:
         raise AgentSettingsError(f"{rel} has a {exc}; left untouched") from None
     except json.JSONDecodeError as exc:
@@ -117,7 +125,13 @@ def parse_settings(data: bytes, rel: str) -> tuple[dict[str, Any], bool, bool]:
 
 
 def render_settings(doc: dict[str, Any], *, bom: bool = False, crlf: bool = False) -> bytes:
+    """The document as the file's bytes: 2-space JSON, UTF-8 (a lone surrogate some string held
+    as a ``\\u`` escape cannot be UTF-8: then every non-ASCII character is escaped, same values)."""
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
     if crlf:
         text = text.replace("\n", "\r\n")
     return ((_BOM if bom else "") + text).encode("utf-8")
@@ -144,7 +158,7 @@ def _read(dir_fd: int | None, spec: AgentInstall) -> _Loaded:
         return _Loaded(None, None)
     except OSError as exc:
         raise AgentSettingsError(
-            f"{spec.settings_rel} is not a regular file (a symlink?): {exc.strerror}; left untouched"
+            f"{spec.settings_rel} {_not_regular(dir_fd, spec.settings_file, exc)}"
         ) from None
     data = read_fd(fd, min(st.st_size, MAX_SETTINGS_BYTES) + 1, MAX_SETTINGS_BYTES + 1)  # closes fd
     if len(data) > MAX_SETTINGS_BYTES:
@@ -153,6 +167,13 @@ def _read(dir_fd: int | None, spec: AgentInstall) -> _Loaded:
         )
     doc, bom, crlf = parse_settings(data, spec.settings_rel)
     return _Loaded(doc, st, bom, crlf)
+
+
+def _not_regular(dir_fd: int, name: str, exc: OSError) -> str:
+    with contextlib.suppress(OSError):
+        if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            return "is a symlink; Retrace never writes through one; left untouched"
+    return f"is not a regular file ({exc.strerror}); left untouched"
 
 
 def _still_the_one_read(dir_fd: int, name: str, st: os.stat_result | None, rel: str) -> None:
@@ -279,7 +300,7 @@ def integrate(
         else:
             plan = merge(loaded.doc or {}, spec, command)
         _apply(tree, dir_fd, spec, plan, loaded)
-        file = str(Path(tree.root) / spec.settings_rel)
+    file = str(root / spec.settings_rel)
     return AgentIntegrateResult(
         agent=spec.name,
         title=spec.title,
@@ -301,7 +322,7 @@ def _apply(tree: DirTree, dir_fd: int | None, spec: AgentInstall, plan: Plan, lo
     if dir_fd is None:
         try:
             dir_fd = _settings_dir(tree, spec, create=True)
-        except PermissionError as exc:
+        except OSError as exc:
             raise AgentSettingsError(f"cannot write {spec.settings_rel}: {exc.strerror}") from None
         assert dir_fd is not None
     _write(dir_fd, spec, render_settings(plan.doc, bom=loaded.bom, crlf=loaded.crlf), loaded.st)
