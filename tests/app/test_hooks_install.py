@@ -117,10 +117,14 @@ def test_claude_code_empty_document_gets_the_documented_shape() -> None:
     assert plan.action == "added"
     assert plan.doc == {
         "hooks": {
+            "SessionStart": [{"hooks": [hook]}],
             "UserPromptSubmit": [{"hooks": [hook]}],
             "PreToolUse": [{"matcher": "*", "hooks": [hook]}],
             "PostToolUse": [{"matcher": "*", "hooks": [hook]}],
+            "PostToolUseFailure": [{"matcher": "*", "hooks": [hook]}],
             "Stop": [{"hooks": [hook]}],
+            "StopFailure": [{"hooks": [hook]}],
+            "SessionEnd": [{"hooks": [hook]}],
         }
     }
 
@@ -129,7 +133,14 @@ def test_gemini_cli_empty_document_gets_milliseconds_a_name_and_the_hooks_switch
     plan = merge({}, GEMINI_CLI, CMD["gemini-cli"])
     assert plan.doc is not None
     assert plan.doc["hooksConfig"] == {"enabled": True}
-    assert list(plan.doc["hooks"]) == ["BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent"]
+    assert list(plan.doc["hooks"]) == [
+        "SessionStart",
+        "BeforeAgent",
+        "BeforeTool",
+        "AfterTool",
+        "AfterAgent",
+        "SessionEnd",
+    ]
     group = plan.doc["hooks"]["AfterTool"][0]
     assert group["matcher"] == "*"
     assert group["hooks"][0]["timeout"] == 10_000
@@ -154,9 +165,13 @@ def test_other_keys_events_groups_and_hooks_stay_in_order() -> None:
     assert list(plan.doc["hooks"]) == [
         "PostToolUse",
         "Notification",
+        "SessionStart",
         "UserPromptSubmit",
         "PreToolUse",
+        "PostToolUseFailure",
         "Stop",
+        "StopFailure",
+        "SessionEnd",
     ]
     assert plan.doc["hooks"]["PostToolUse"][0] == {"matcher": "Write|Edit", "hooks": [USER_HOOK]}
     assert is_ours(plan.doc["hooks"]["PostToolUse"][1]["hooks"][0], "claude-code")
@@ -197,14 +212,14 @@ def test_retrace_entry_sharing_a_users_group_leaves_the_users_hook_there() -> No
     assert plan.doc is not None
     groups = plan.doc["hooks"]["PostToolUse"]
     assert groups[0] == {"matcher": "*", "hooks": [USER_HOOK]}
-    assert len(_ours(plan.doc, CLAUDE_CODE)) == 4
+    assert len(_ours(plan.doc, CLAUDE_CODE)) == len(CLAUDE_CODE.events)
 
 
 def test_retrace_entry_under_an_event_it_no_longer_uses_is_taken_out() -> None:
-    doc = {"hooks": {"SessionStart": [{"hooks": [{"command": "py -m retrace hook claude-code"}]}]}}
+    doc = {"hooks": {"PreCompact": [{"hooks": [{"command": "py -m retrace hook claude-code"}]}]}}
     plan = merge(doc, CLAUDE_CODE, CMD["claude-code"])
     assert plan.doc is not None
-    assert "SessionStart" not in plan.doc["hooks"]
+    assert "PreCompact" not in plan.doc["hooks"]
     assert plan.action == "updated"
 
 

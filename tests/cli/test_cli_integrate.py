@@ -117,7 +117,7 @@ def test_a_stale_interpreter_path_is_replaced_not_duplicated(ws: Path) -> None:
     assert run_json(ws, "claude-code")["action"] == "updated"
     doc = json.loads(path.read_text())
     entries = ours(doc, "claude-code")
-    assert len(entries) == 4
+    assert len(entries) == len(CLAUDE_CODE.events)
     assert all("/gone/" not in command for _, command in entries)
     assert doc["model"] == "x"
 

@@ -11,7 +11,9 @@ The documented shapes (both agents use the same nesting):
 - Claude Code, ``<workspace>/.claude/settings.local.json`` (the project-local file Claude Code
   keeps out of git): ``{"hooks": {"<Event>": [{"matcher": "*", "hooks": [{"type": "command",
   "command": "...", "timeout": <seconds>}]}]}}``; ``*`` matches every tool; events without
-  tools (``UserPromptSubmit``, ``Stop``) take no matcher.
+  tools (``UserPromptSubmit``, ``Stop``) take no matcher. Retrace listens to every event its
+  hook adapter reads: the session's start and end, a prompt, before and after each tool (a
+  failed one included), the turn's end (an API error included).
 - Gemini CLI, ``<workspace>/.gemini/settings.json``: the same nesting, ``timeout`` in
   milliseconds, an optional ``name`` (``/hooks disable <name>``) and ``description``; the hook
   system is switched on by ``hooksConfig.enabled`` (set to ``true`` when absent; a user's explicit
@@ -123,10 +125,14 @@ CLAUDE_CODE = AgentInstall(
     settings_file="settings.local.json",
     project_dir_variable="CLAUDE_PROJECT_DIR",
     events=(
+        HookEvent("SessionStart", None),
         HookEvent("UserPromptSubmit", None),
         HookEvent("PreToolUse", "*"),
         HookEvent("PostToolUse", "*"),
+        HookEvent("PostToolUseFailure", "*"),  # a failed call may still have changed files
         HookEvent("Stop", None),
+        HookEvent("StopFailure", None),  # a turn ended by an API error: it is not left running
+        HookEvent("SessionEnd", None),
     ),
     timeout=HOOK_TIMEOUT_S,
     named=False,
@@ -140,10 +146,12 @@ GEMINI_CLI = AgentInstall(
     settings_file="settings.json",
     project_dir_variable="GEMINI_PROJECT_DIR",
     events=(
+        HookEvent("SessionStart", None),
         HookEvent("BeforeAgent", None),
         HookEvent("BeforeTool", "*"),
         HookEvent("AfterTool", "*"),
         HookEvent("AfterAgent", None),
+        HookEvent("SessionEnd", None),
     ),
     timeout=HOOK_TIMEOUT_S * 1000,
     named=True,
