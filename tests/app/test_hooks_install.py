@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -79,6 +80,13 @@ def test_command_names_the_project_folder_the_agent_sets_else_nothing(
     env.pop(spec.project_dir_variable)
     out = subprocess.run(["sh", "-c", command], env=env, capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == ""  # empty: ``retrace hook`` falls back to the event's cwd
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_command_survives_gemini_clis_textual_replacement_of_the_bare_variables(spec: AgentInstall) -> None:
+    # Gemini CLI rewrites `$GEMINI_PROJECT_DIR` and `$CLAUDE_PROJECT_DIR` (bare) in a hook command.
+    command = hook_command(spec, "/py")
+    assert re.search(r"\$(GEMINI|CLAUDE)_PROJECT_DIR", command) is None
 
 
 @pytest.mark.parametrize(

@@ -175,7 +175,9 @@ def hook_command(spec: AgentInstall, python: str) -> str:
     works without ``retrace`` on ``PATH`` and after the folder moves. When the agent names none
     the argument is empty and ``retrace hook`` falls back to its own rule (the event's ``cwd``).
     ``-P``: the project folder is not put on ``sys.path`` (a folder holding its own ``retrace``
-    package cannot shadow Retrace)."""
+    package cannot shadow Retrace). The braced ``${VAR:-}`` form on purpose: Gemini CLI replaces
+    a bare ``$GEMINI_PROJECT_DIR`` / ``$CLAUDE_PROJECT_DIR`` in the text with a single-quoted
+    path, which inside double quotes would keep its quotes; the braced form is left to the shell."""
     project = f'"${{{spec.project_dir_variable}:-}}"'
     return f"{shlex.quote(python)} -P -m retrace hook {spec.name} --workspace {project}"
 
