@@ -28,6 +28,7 @@ def describe(result: AgentIntegrateResult, *, removing: bool = False) -> list[st
     if result.action in ("added", "updated"):
         lines.append(f"  hook events: {', '.join(result.events)}")
         lines.append(f"  command: {result.command}")
+        lines.append(f"  {result.title} sessions started from now on use them (restart running ones)")
     elif result.action == "unchanged":
         lines.append("  Retrace's hooks are not there" if removing else "  Retrace's hooks are up to date")
     lines += [f"  note: {note}" for note in result.notes]
