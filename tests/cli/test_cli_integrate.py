@@ -307,3 +307,15 @@ def test_a_lone_surrogate_escape_survives_the_rewrite(ws: Path) -> None:
     doc = json.loads(path.read_text())
     assert doc["odd"] == "\ud800 caf\u00e9"
     assert doc["name"] == "caf\u00e9"
+
+
+def test_a_read_only_settings_file_is_refused_when_it_would_change(ws: Path) -> None:
+    run(ws, "claude-code")
+    path = ws / CLAUDE
+    path.chmod(0o444)
+    assert run_json(ws, "claude-code")["action"] == "unchanged"  # nothing to write: no complaint
+    before = path.read_bytes()
+    proc = run(ws, "claude-code", "--remove", code=1)
+    assert f"{CLAUDE} is read-only" in proc.stderr
+    assert path.read_bytes() == before
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444

@@ -16,6 +16,7 @@ Contracts:
   renamed over the file only if the file is still the one that was read (else refused: "changed
   meanwhile"), then the folder fsynced. A byte order mark and CRLF line ends are kept; the JSON
   is written with 2-space indentation. Nothing is written when the plan is ``unchanged``.
+- A read-only settings file (no owner write bit) is a "do not touch": refused when it would change.
 - A remove that leaves nothing of the user's deletes the file, and the settings folder when that
   leaves it empty.
 - :func:`refresh` (server start-up) only rewrites a file that already holds Retrace's entries
@@ -315,6 +316,8 @@ def integrate(
 def _apply(tree: DirTree, dir_fd: int | None, spec: AgentInstall, plan: Plan, loaded: _Loaded) -> None:
     if plan.action == "unchanged":
         return
+    if loaded.st is not None and not loaded.st.st_mode & stat.S_IWUSR:
+        raise AgentSettingsError(f"{spec.settings_rel} is read-only; left untouched")
     if plan.doc is None:
         if dir_fd is not None:
             _delete(tree, dir_fd, spec, loaded.st)
