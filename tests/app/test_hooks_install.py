@@ -418,3 +418,10 @@ def test_a_stale_install_anywhere_ends_as_exactly_one_current_entry_per_event(
     ours = sorted((e, h["command"]) for e, h in _ours(plan.doc, spec))
     assert ours == sorted((e, CMD[spec.name]) for e in spec.event_names)
     assert merge(plan.doc, spec, CMD[spec.name]).action == "unchanged"
+
+
+def test_claude_codes_disable_all_hooks_is_reported_and_kept() -> None:
+    plan = merge({"disableAllHooks": True}, CLAUDE_CODE, CMD["claude-code"])
+    assert plan.doc is not None and plan.doc["disableAllHooks"] is True
+    assert any("disableAllHooks is true" in n for n in plan.notes)
+    assert merge({"disableAllHooks": False}, CLAUDE_CODE, CMD["claude-code"]).notes == ()

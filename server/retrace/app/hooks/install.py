@@ -90,6 +90,8 @@ class AgentInstall:
     """The hook entry carries ``name`` and ``description`` (Gemini CLI)."""
     enable_switch: tuple[str, str] | None
     """``(object, key)`` set to ``true`` when absent so the agent runs hooks at all."""
+    disable_all_key: str | None = None
+    """A top-level key that, ``true``, turns every hook off (reported, never changed)."""
 
     @property
     def settings_rel(self) -> str:
@@ -137,6 +139,7 @@ CLAUDE_CODE = AgentInstall(
     timeout=HOOK_TIMEOUT_S,
     named=False,
     enable_switch=None,
+    disable_all_key="disableAllHooks",
 )
 
 GEMINI_CLI = AgentInstall(
@@ -289,11 +292,15 @@ def _enable(doc: dict[str, Any], spec: AgentInstall) -> tuple[bool, tuple[str, .
     return False, ()
 
 
-def _disabled_note(hooks: dict[str, Any], spec: AgentInstall) -> tuple[str, ...]:
+def _disabled_note(doc: dict[str, Any], hooks: dict[str, Any], spec: AgentInstall) -> tuple[str, ...]:
+    """What in the file keeps the agent from running Retrace's hooks (reported, never changed)."""
+    notes: tuple[str, ...] = ()
     disabled = hooks.get("disabled")
     if spec.named and isinstance(disabled, list) and HOOK_NAME in disabled:
-        return (f"hooks.disabled names {HOOK_NAME}: {spec.title} skips Retrace's hooks",)
-    return ()
+        notes += (f"hooks.disabled names {HOOK_NAME}: {spec.title} skips Retrace's hooks",)
+    if spec.disable_all_key is not None and doc.get(spec.disable_all_key) is True:
+        notes += (f"{spec.disable_all_key} is true: {spec.title} runs no hooks until it is removed",)
+    return notes
 
 
 def merge(doc: dict[str, Any], spec: AgentInstall, command: str) -> Plan:
@@ -303,14 +310,14 @@ def merge(doc: dict[str, Any], spec: AgentInstall, command: str) -> Plan:
     enabled, notes = _enable(out, spec)
     if _in_place(hooks, spec, command):
         assert hooks is not None
-        notes += _disabled_note(hooks, spec)
+        notes += _disabled_note(out, hooks, spec)
         return Plan(out, "updated" if enabled else "unchanged", notes)
     if hooks is None:
         hooks = out["hooks"] = {}
     had = _strip(hooks, spec.name)
     for event in spec.events:
         hooks.setdefault(event.name, []).append(spec.group(event, command))
-    notes += _disabled_note(hooks, spec)
+    notes += _disabled_note(out, hooks, spec)
     return Plan(out, "updated" if had else "added", notes)
 
 
