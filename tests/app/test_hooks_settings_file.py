@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from retrace.app.hooks import settings_file
 from retrace.app.hooks.install import CLAUDE_CODE, GEMINI_CLI, hook_command, is_ours
@@ -139,3 +142,52 @@ def test_refresh_updates_this_interpreters_entries_in_an_older_shape(ws: Path) -
     results, _ = refresh(ws, python="/new/python")
     assert results[0].action == "updated"
     assert _commands(path, "claude-code") == {hook_command(CLAUDE_CODE, "/new/python")}
+
+
+_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.text(max_size=6)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_user_docs = st.dictionaries(
+    st.sampled_from(["env", "model", "theme", "permissions", "ü"]), _values, max_size=4
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    doc=_user_docs,
+    indent=st.sampled_from([None, 2, 4, "\t"]),
+    crlf=st.booleans(),
+    bom=st.booleans(),
+    agent=st.sampled_from(["claude-code", "gemini-cli"]),
+)
+def test_on_disk_integrate_keeps_the_users_values_writes_once_and_remove_gives_them_back(
+    tmp_path: Path, doc: dict[str, Any], indent: Any, crlf: bool, bom: bool, agent: str
+) -> None:
+    spec = CLAUDE_CODE if agent == "claude-code" else GEMINI_CLI
+    ws = Path(tempfile.mkdtemp(dir=tmp_path))  # one folder per example (the fixture is shared)
+    (ws / spec.settings_dir).mkdir(parents=True)
+    path = ws / spec.settings_rel
+    text = json.dumps(doc, indent=indent, ensure_ascii=False)
+    path.write_bytes((("\ufeff" if bom else "") + (text.replace("\n", "\r\n") if crlf else text)).encode())
+    assert integrate(ws, agent, python="/py").action == "added"
+    written = path.read_bytes()
+    on_disk = json.loads(written.decode("utf-8-sig"))
+    assert {k: v for k, v in on_disk.items() if k not in ("hooks", "hooksConfig")} == {
+        k: v for k, v in doc.items() if k not in ("hooks", "hooksConfig")
+    }
+    assert written.startswith(b"\xef\xbb\xbf") is bom
+    assert integrate(ws, agent, python="/py").action == "unchanged"
+    assert path.read_bytes() == written
+    assert integrate(ws, agent, remove_=True, python="/py").action == "removed"
+    if path.exists():
+        back = json.loads(path.read_bytes().decode("utf-8-sig"))
+        expected = dict(doc)
+        if spec.enable_switch is not None:
+            expected.setdefault("hooksConfig", {"enabled": True})
+        assert back == expected
+    else:
+        assert doc == {}
