@@ -278,7 +278,7 @@ def test_gemini_hooks_switch(config: dict[str, Any], action: str, note: str | No
     assert plan.doc is not None
     if note is None:
         assert plan.doc["hooksConfig"] == {"notifications": True, "enabled": True}
-        assert plan.notes == ()
+        assert not [n for n in plan.notes if "hooksConfig" in n]
     else:
         assert plan.doc["hooksConfig"] == config["hooksConfig"]
         assert any(note in n for n in plan.notes)
@@ -425,3 +425,11 @@ def test_claude_codes_disable_all_hooks_is_reported_and_kept() -> None:
     assert plan.doc is not None and plan.doc["disableAllHooks"] is True
     assert any("disableAllHooks is true" in n for n in plan.notes)
     assert merge({"disableAllHooks": False}, CLAUDE_CODE, CMD["claude-code"]).notes == ()
+
+
+def test_adding_to_a_file_that_is_often_committed_says_so_once() -> None:
+    plan = merge({}, GEMINI_CLI, CMD["gemini-cli"])
+    assert any("often committed" in n for n in plan.notes)
+    assert plan.doc is not None
+    assert merge(plan.doc, GEMINI_CLI, CMD["gemini-cli"]).notes == ()
+    assert merge({}, CLAUDE_CODE, CMD["claude-code"]).notes == ()  # settings.local.json stays local

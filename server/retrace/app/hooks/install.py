@@ -92,6 +92,9 @@ class AgentInstall:
     """``(object, key)`` set to ``true`` when absent so the agent runs hooks at all."""
     disable_all_key: str | None = None
     """A top-level key that, ``true``, turns every hook off (reported, never changed)."""
+    shared_file: bool = False
+    """The settings file is usually committed (no local-only variant): adding says so, since
+    Retrace's entries name this machine's interpreter."""
 
     @property
     def settings_rel(self) -> str:
@@ -159,6 +162,7 @@ GEMINI_CLI = AgentInstall(
     timeout=HOOK_TIMEOUT_S * 1000,
     named=True,
     enable_switch=("hooksConfig", "enabled"),
+    shared_file=True,
 )
 
 INSTALLS: dict[str, AgentInstall] = {spec.name: spec for spec in (CLAUDE_CODE, GEMINI_CLI)}
@@ -318,6 +322,8 @@ def merge(doc: dict[str, Any], spec: AgentInstall, command: str) -> Plan:
     for event in spec.events:
         hooks.setdefault(event.name, []).append(spec.group(event, command))
     notes += _disabled_note(out, hooks, spec)
+    if spec.shared_file and not had:
+        notes += (f"{spec.settings_rel} is often committed: Retrace's entries name this machine's Python",)
     return Plan(out, "updated" if had else "added", notes)
 
 
