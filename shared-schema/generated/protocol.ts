@@ -338,6 +338,37 @@ export interface BackgroundTaskView {
    */
   stoppedBy: string | null;
 }
+export interface AgentIntegrateParams {
+  agent: 'claude-code' | 'gemini-cli';
+  /**
+   * Take Retrace's entries out instead of writing them.
+   */
+  remove?: boolean;
+}
+export interface AgentIntegrateResult {
+  action: 'added' | 'updated' | 'removed' | 'unchanged';
+  agent: 'claude-code' | 'gemini-cli';
+  /**
+   * The hook command Retrace writes (the interpreter, ``-m retrace hook <agent>``).
+   */
+  command: string;
+  /**
+   * The hook events Retrace listens to in that agent.
+   */
+  events: string[];
+  /**
+   * Absolute path of the settings file.
+   */
+  file: string;
+  /**
+   * Things the user should know (the agent's hook switch is off, the hook is disabled by name).
+   */
+  notes: string[];
+  /**
+   * The agent's display name (``Claude Code``).
+   */
+  title: string;
+}
 export interface AttributionParams {
   /**
    * Range start, excluded (as git's ``A..B``): lines present here are attributed to it as
@@ -2410,6 +2441,7 @@ export const METHODS = {
   storeGc: 'retrace/store/gc',
   storageAlert: 'retrace/storage/alert',
   settingsUpdate: 'retrace/settings/update',
+  agentsIntegrate: 'retrace/agents/integrate',
 } as const;
 
 export type MethodName = (typeof METHODS)[keyof typeof METHODS];
@@ -2461,6 +2493,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/store/gc': 'clientRequest',
   'retrace/storage/alert': 'serverNotification',
   'retrace/settings/update': 'clientRequest',
+  'retrace/agents/integrate': 'clientRequest',
 } as const;
 
 /** Params of client -> server requests. */
@@ -2502,6 +2535,7 @@ export interface RequestParams {
   'retrace/restore/reason': RestoreReasonParams;
   'retrace/store/gc': EmptyParams;
   'retrace/settings/update': SettingsUpdateParams;
+  'retrace/agents/integrate': AgentIntegrateParams;
 }
 
 /** Results of client -> server requests. */
@@ -2543,6 +2577,7 @@ export interface RequestResult {
   'retrace/restore/reason': RestoreReasonResult;
   'retrace/store/gc': StoreGcResult;
   'retrace/settings/update': SettingsUpdateResult;
+  'retrace/agents/integrate': AgentIntegrateResult;
 }
 
 /** Params of client -> server notifications. */

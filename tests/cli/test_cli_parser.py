@@ -22,10 +22,12 @@ from typing import Any, get_args
 import pytest
 
 import retrace
+from retrace.app.hooks.install import INSTALLS
 from retrace.cli import parser as cli_parser
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.models import ConflictResolution
 from retrace.engine.store.events import RestoreReason
+from retrace.protocol.agents import IntegratedAgent
 
 GOLDEN = Path(__file__).with_name("data") / "cli_parser.json"
 
@@ -87,7 +89,7 @@ def test_every_command_has_the_help_and_options_it_always_had() -> None:
 
 def test_every_lazily_named_handler_is_a_real_function() -> None:
     leaves = [p for p in _parsers(cli_parser.build_parser("0")) if "handler" in p._defaults]
-    assert len(leaves) == 24  # every command and remote action but the two groups
+    assert len(leaves) == 25  # every command and remote action but the two groups
     for parser in leaves:
         handler = parser._defaults["handler"]
         assert isinstance(handler, cli_parser.Handler), parser.prog
@@ -98,6 +100,7 @@ def test_the_constants_the_parser_restates_equal_their_owners() -> None:
     assert get_args(ConflictResolution) == cli_parser.RESOLUTIONS
     assert get_args(RestoreReason) == cli_parser.RESTORE_REASONS
     assert RetentionPolicy().max_bytes == cli_parser.DEFAULT_BUDGET_BYTES
+    assert get_args(IntegratedAgent) == cli_parser.INTEGRATED_AGENTS == tuple(INSTALLS)
 
 
 def test_the_version_constant_is_the_installed_distributions() -> None:

@@ -23,6 +23,7 @@ import { registerTaskCommands } from './tasks';
 import { checkpointPicks, MODE_PICKS } from './restorePick';
 import { verifyStore } from './verify';
 import { collectGarbage } from './health';
+import { AGENT_COMMANDS, integrateAgent } from './agents';
 import type { RestoreMode } from './restoreDecision';
 
 export interface Parts {
@@ -211,6 +212,9 @@ export function registerCommands(parts: Parts): void {
     registerTaskCommands(ctx, timeline, () => highlighter.schedule());
     ctx.registerCommand(COMMANDS.verifyStore, rpc => () => verifyStore(rpc, ctx.output));
     ctx.registerCommand(COMMANDS.collectGarbage, rpc => () => collectGarbage(rpc));
+    for (const { command, agent, remove } of AGENT_COMMANDS) {
+        ctx.registerCommand(command, rpc => () => integrateAgent(rpc, agent, remove));
+    }
 
     ctx.registerCommand(COMMANDS.prompt, () => async (text: unknown) => {
         const prompt = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: 'Ask the Retrace agent', placeHolder: 'What should the agent do?' });

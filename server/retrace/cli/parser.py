@@ -24,6 +24,9 @@ RESOLUTIONS = ("overwrite", "skip", "merge")
 RESTORE_REASONS = ("wrongApproach", "brokeTests", "unwantedChanges", "offTrack", "other")
 """``engine.store.events.RestoreReason``."""
 
+INTEGRATED_AGENTS = ("claude-code", "gemini-cli")
+"""``protocol.agents.IntegratedAgent`` (``app.hooks.install.INSTALLS``): ``retrace integrate``'s agents."""
+
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
 """``engine.config.RetentionPolicy().max_bytes``: the default storage budget of ``retrace metrics``."""
 
@@ -136,6 +139,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     _add_remote(add, common, as_json)
     _add_handoff(add, common, as_json)
     _add_metrics(add, common, as_json)
+    _add_integrate(add, as_json)
     return parser
 
 
@@ -368,3 +372,21 @@ def _add_metrics(add: Callable[..., _Parser], common: _Parser, as_json: _Parser)
         help="the storage budget alerts are measured against (retention maxBytes; default %(default)s)",
     )
     p.set_defaults(handler=Handler("retrace.cli.metrics", "cmd_metrics"))
+
+
+def _add_integrate(add: Callable[..., _Parser], as_json: _Parser) -> None:
+    p = add(
+        "integrate",
+        "checkpoint another agent's tool calls: write Retrace's hooks into its project settings",
+        as_json,
+    )
+    p.add_argument(
+        "agent",
+        choices=INTEGRATED_AGENTS,
+        help="claude-code: .claude/settings.local.json; gemini-cli: .gemini/settings.json",
+    )
+    p.add_argument(
+        "--workspace", metavar="PATH", default=".", help="workspace folder (default: current directory)"
+    )
+    p.add_argument("--remove", action="store_true", help="take Retrace's hooks out (nothing else is touched)")
+    p.set_defaults(handler=Handler("retrace.cli.integrate", "cmd_integrate"))

@@ -148,11 +148,32 @@ async def after_first_answer(server: RetraceServer, services: Services) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(server.first_answer.wait(), BACKGROUND_AFTER_S)
     await catch_up(server, services)
+    await refresh_integrations(server, services.workspace)
     store_health.start_background_check(server, services.engine.store_dir)
     server.metrics.schedule_check()
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
     warm.daemon = True
     warm.start()
+
+
+async def refresh_integrations(server: RetraceServer, workspace: Path) -> None:
+    """Another agent's hooks written by an earlier Retrace run an interpreter an update removed:
+    point them at this one (``app.hooks.settings_file.refresh``: never creates a settings file,
+    leaves entries that run another live interpreter). Log only; never in an untrusted workspace."""
+    if not server.trusted:
+        return
+    from retrace.app.hooks.settings_file import refresh  # loaded on use, after the first answer
+
+    try:
+        results, problems = await asyncio.to_thread(refresh, workspace)
+    except (RetraceError, OSError) as exc:
+        log.warning("could not look at other agents' hook settings: %s", exc)
+        return
+    for result in results:
+        if result.action != "unchanged":
+            log.info("%s hooks %s in %s (this interpreter)", result.title, result.action, result.file)
+    for problem in problems:
+        log.warning("other agent's hook settings left as they are: %s", problem)
 
 
 async def catch_up(server: RetraceServer, services: Services) -> None:

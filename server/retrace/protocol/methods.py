@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
+from retrace.protocol import agents as ag
 from retrace.protocol import handoff as h
 from retrace.protocol import health as hv
 from retrace.protocol import metrics as mx
@@ -427,6 +428,19 @@ METHODS: tuple[MethodSpec, ...] = (
         m.SettingsUpdateParams,
         m.SettingsUpdateResult,
         "Apply settings now (the server also pulls them on workspace/didChangeConfiguration).",
+    ),
+    # ---------------------------------------------------------------- other agents
+    MethodSpec(
+        "agentsIntegrate",
+        "retrace/agents/integrate",
+        "clientRequest",
+        ag.AgentIntegrateParams,
+        ag.AgentIntegrateResult,
+        "Write (or with remove take out) Retrace's hooks in another agent's project settings "
+        "(Claude Code: .claude/settings.local.json, Gemini CLI: .gemini/settings.json), so each of "
+        "its tool calls becomes a checkpoint; the user's other settings stay. Refused in an "
+        "untrusted workspace; a settings file Retrace cannot rewrite safely is an error "
+        "(agentSettingsInvalid) and stays untouched.",
     ),
 )
 

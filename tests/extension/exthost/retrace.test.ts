@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RetraceApi } from '../../../extension/src/extension';
-import { METHODS, type Checkpoint, type RestoreResult } from '../../../extension/src/client/protocol';
+import { METHODS, type AgentIntegrateResult, type Checkpoint, type RestoreResult } from '../../../extension/src/client/protocol';
 import { CHECKPOINT_SCHEME, COMMANDS, VIEW_TIMELINE } from '../../../extension/src/constants';
 import { checkpointUri } from '../../../extension/src/diff/contentProvider';
 import type { TimelineNode } from '../../../extension/src/views/timelineModel';
@@ -340,5 +340,23 @@ suite('Retrace in the extension host', () => {
         await waitFor('the checkpoint selected', () => a.timeline.view.selection.some(n => n.kind === 'checkpoint' && n.checkpoint.id === edit.id));
         await vscode.commands.executeCommand('workbench.action.closeAllEditors');
         await waitFor('the panel closed', () => !a.health.isOpen);
+    });
+
+    test('"Checkpoint Claude Code in this workspace" writes its hooks; the stop command takes them out', async () => {
+        const prompter = new ScriptedPrompter(() => undefined);
+        const restorePrompter = a.setPrompter(prompter);
+        try {
+            const added = (await vscode.commands.executeCommand(COMMANDS.integrateClaudeCode)) as AgentIntegrateResult | undefined;
+            assert.equal(added?.action, 'added');
+            const text = await readText('.claude/settings.local.json');
+            assert.ok(text?.includes(' -m retrace hook claude-code'), text);
+            assert.match(prompter.asked.at(-1)?.message ?? '', /every Claude Code tool call .* checkpoint/);
+            const removed = (await vscode.commands.executeCommand(COMMANDS.removeClaudeCode)) as AgentIntegrateResult | undefined;
+            assert.equal(removed?.action, 'removed');
+            assert.equal(await readText('.claude/settings.local.json'), undefined);
+            assert.match(prompter.asked.at(-1)?.message ?? '', /no longer checkpointed/);
+        } finally {
+            restorePrompter();
+        }
     });
 });
