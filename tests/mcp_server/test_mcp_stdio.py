@@ -163,8 +163,13 @@ async def test_create_checkpoint_is_a_named_manual_checkpoint(
         _, listed = await mcp.call("list_checkpoints", {"limit": 1})
         assert ids(listed) == [cp["id"]]
         assert listed["checkpoints"][0]["session"] == "mcp"
+        token = "ghp_" + "A1b2C3d4" * 5
+        _, secret = await mcp.call("create_checkpoint", {"label": f"deploy with {token}"})
+        assert token not in secret["checkpoint"]["label"]  # a model's words are redacted
+        assert "blank" in await mcp.error("create_checkpoint", {"label": "   "})
     with Engine.open(workspace, store, readonly=True) as engine:
         assert engine.get(cp["id"]).parent == seeded.manual
+        assert token not in engine.get(secret["checkpoint"]["id"]).label
 
 
 async def test_restore_is_a_dry_run_unless_confirmed(seeded: Seeded, workspace: Path, store: Path) -> None:
@@ -246,6 +251,10 @@ async def test_bad_requests_are_clear_errors_and_lose_nothing(
         assert "escape" in await mcp.error(
             "restore_checkpoint", {"id": seeded.write, "confirm": True, "paths": ["../escape.txt"]}
         )
+        assert "escape" in await mcp.error(
+            "restore_checkpoint", {"id": seeded.write, "confirm": True, "resolutions": {"../escape": "skip"}}
+        )
+        assert "paths" in await mcp.error("restore_checkpoint", {"id": seeded.write, "paths": [""]})
         assert "force" in await mcp.error(
             "restore_checkpoint", {"id": seeded.write, "confirm": True, "resolutions": {"x": "force"}}
         )

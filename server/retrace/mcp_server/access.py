@@ -30,6 +30,7 @@ from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.workspace import normalize_rel
 from retrace.mcp_server.models import RestoreArgs
 from retrace.protocol.models import RestoreOutcomePayload
+from retrace.redact import redact
 from retrace.relay.client import RelayRefusedError, RelayTimeoutError, forward
 
 T = TypeVar("T")
@@ -80,8 +81,10 @@ class StoreAccess:
         return RemoteService(self.store, self.workspace).blob_source()
 
     # ------------------------------------------------------------------ writes
-    def checkpoint(self, label: str) -> tuple[Checkpoint, Via]:
-        """A named manual checkpoint of every change since the head."""
+    def checkpoint(self, name: str) -> tuple[Checkpoint, Via]:
+        """A named manual checkpoint of every change since the head. The name came from a model,
+        not typed by the user: known secret formats in it are redacted before it is stored."""
+        label = redact(name)
         params = {"label": label, "kind": "manual", "sessionId": MCP_SESSION}
         result = self._forward("checkpoint", params, 60.0)
         if result is not None:

@@ -9,9 +9,9 @@ camelCase, as everywhere on Retrace's wire; snake_case is accepted too.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from retrace.camel import CamelModel
 from retrace.engine.models import CheckpointKind, ConflictResolution, FileChange
@@ -24,6 +24,10 @@ MIN_PATCH_BYTES = 256
 MAX_PATHS = 10_000
 MAX_FILES = 1000
 """At most this many files are listed in one ``show_checkpoint`` answer (the rest counted)."""
+
+
+Path = Annotated[str, Field(min_length=1, max_length=4096)]
+"""A path from a request (checked against the workspace by the store access, not here)."""
 
 
 class ToolInput(CamelModel):
@@ -92,6 +96,13 @@ class CreateParams(ToolInput):
         min_length=1, max_length=4096, description="The checkpoint's name, shown in the Retrace timeline."
     )
 
+    @field_validator("label")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a checkpoint's name must not be blank")
+        return value
+
 
 class RestoreArgs(ToolInput):
     id: str = Field(
@@ -101,13 +112,13 @@ class RestoreArgs(ToolInput):
         default=False,
         description="false (default): a dry run, only the plan. true: change the files as planned.",
     )
-    resolutions: dict[str, ConflictResolution] | None = Field(
+    resolutions: dict[Path, ConflictResolution] | None = Field(
         default=None,
         max_length=MAX_PATHS,
         description="Per conflicting file (workspace-relative path): overwrite, skip (leave it as it is) or "
         "merge (a clean three-way merge only). A conflict without one refuses the whole restore.",
     )
-    paths: list[str] | None = Field(
+    paths: list[Path] | None = Field(
         default=None, max_length=MAX_PATHS, description="Restore only these files (workspace-relative)."
     )
     background_tasks: Literal["stop", "keep"] | None = Field(

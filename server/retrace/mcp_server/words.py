@@ -60,8 +60,11 @@ def shown(result: ShowResult) -> str:
         names = ", ".join(f.path for f in result.files[:50])
         more = f" and {count - 50} more" if count > 50 else ""
         return f"{head}\nFirst checkpoint (no parent): {count} files recorded: {names}{more}"
-    side = "the workspace now" if result.against == "workspace" else result.against
-    lines = [head, f"Changes from {side}:" if result.against != "workspace" else f"Changes to {side}:"]
+    if result.against == "workspace":
+        intro = f"Changes from {result.checkpoint.id} to the workspace now:"
+    else:
+        intro = f"Changes from {result.against} to {result.checkpoint.id}:"
+    lines = [head, intro]
     if not result.files:
         lines.append("(no changes)")
     if result.files_omitted:
