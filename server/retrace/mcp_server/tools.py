@@ -14,10 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from retrace.camel import CamelModel
 from retrace.engine.engine import Engine
-from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, FileChange, RestoreApplied, RestoreOutcome
+from retrace.engine.store.events import AgentSessionEvent
+from retrace.engine.store.journal import parse_line
+from retrace.engine.store.layout import StoreLayout
 from retrace.mcp_server import words
 from retrace.mcp_server.access import McpToolError, StoreAccess
 from retrace.mcp_server.models import (
@@ -45,16 +49,30 @@ def resolve(engine: Engine, ref: str) -> Checkpoint:
     return engine.head if ref.lower() == "head" else engine.get(ref)
 
 
+FIRST_LINE_BYTES = 64 * 1024
+"""An ``agentSession`` line is small (bounded fields): more than this is not one."""
+
+
 def session_agents(engine: Engine, sessions: set[str]) -> dict[str, str]:
-    """Session id → the agent whose hooks recorded it (its first journal line)."""
+    """Session id → the agent whose hooks recorded it: its journal's first line, when that is a
+    sealed ``agentSession`` event (only that line is read, whatever the journal's size)."""
+    layout = StoreLayout(engine.store_dir)
     out: dict[str, str] = {}
     for sid in sorted(sessions):
         try:
-            first = next(engine.events(sid), None)
-        except (OSError, RetraceError):
+            with layout.journal(sid).open("rb") as f:
+                raw = f.readline(FIRST_LINE_BYTES)
+        except OSError:
             continue
-        if first is not None and first.get("type") == "agentSession" and isinstance(first.get("agent"), str):
-            out[sid] = first["agent"]
+        if not raw.endswith(b"\n"):
+            continue  # empty, torn, or too long to be the line sought
+        event = parse_line(1, raw[:-1], last=False).event
+        if event is None or event.get("type") != "agentSession":
+            continue
+        try:
+            out[sid] = AgentSessionEvent.model_validate(event).agent
+        except ValidationError:
+            continue
     return out
 
 
