@@ -175,6 +175,12 @@ async def test_create_checkpoint_is_a_named_manual_checkpoint(
 async def test_restore_is_a_dry_run_unless_confirmed(seeded: Seeded, workspace: Path, store: Path) -> None:
     app = workspace / "src" / "app.py"
     async with retrace_mcp(workspace, store) as mcp:
+        text, out = await mcp.call("restore_checkpoint", {"id": "HEAD", "confirm": True})
+        assert out["outcome"] == "nothingToRestore" and out["target"] == seeded.manual
+        assert "Nothing to restore" in text
+        _, out = await mcp.call("show_checkpoint", {"id": "head"})
+        assert out["checkpoint"]["id"] == seeded.manual
+
         text, out = await mcp.call("restore_checkpoint", {"id": seeded.write})
         assert out["applied"] is False
         assert out["outcome"] == "preview"

@@ -174,7 +174,9 @@ def create_checkpoint(access: StoreAccess, params: CreateParams) -> tuple[str, C
 
 
 def restore_checkpoint(access: StoreAccess, params: RestoreArgs) -> tuple[str, RestoreResult]:
-    target = access.read(lambda engine: resolve(engine, params.id).id)
+    # An id or prefix is looked up by whoever restores (the server or this process's writer);
+    # only "head" needs the store opened first to be named.
+    target = params.id if params.id.lower() != "head" else access.read(lambda e: e.head.id)
     outcome, via = access.restore(target, params)
     result = restore_result(outcome, via)
     return words.restored(result, resolutions=bool(params.resolutions)), result
