@@ -7,6 +7,8 @@ still serving and nothing lost."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -286,3 +288,17 @@ async def test_a_missing_store_or_workspace_is_explained(relay_dir: Path, tmp_pa
         assert out["checkpoint"]["label"] == "first"
         _, listed = await mcp.call("list_checkpoints", {})
         assert [c["kind"] for c in listed["checkpoints"]] == ["manual", "baseline"]
+
+
+def test_a_workspace_that_is_not_a_folder_stops_before_serving(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "retrace", "mcp", "--workspace", str(tmp_path / "missing")],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""  # stdout is the protocol's: nothing else is ever written there
+    assert proc.stderr.startswith("retrace: error: workspace is not a directory")
