@@ -193,7 +193,9 @@ def undo_of(outcome: RestoreOutcome) -> str | None:
 
 
 def restore_result(outcome: RestoreOutcome, via: str) -> RestoreResult:
-    status = {f.path: f.status for f in outcome.files}
+    # A dry run's "restored" means "would be": only what it would NOT do is worth saying.
+    hidden = ("restored", "merged") if outcome.dry_run else ()
+    status = {f.path: f.status for f in outcome.files if f.status not in hidden}
     planned = outcome.plan.files if outcome.plan is not None else []
     files = [
         PlannedChange(
