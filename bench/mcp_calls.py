@@ -7,7 +7,10 @@ out, the answer parsed): ``list_checkpoints`` (the newest 50; with a path filter
 (a tool call's diff against its parent), ``restore_checkpoint`` (a dry run) and
 ``create_checkpoint`` (one changed file each). Every read opens the store read-only for the call,
 so the list figure is mostly the store's open (journals replayed with the history index).
-Wall clock p50/p95 and the load average at start and end: a shared machine, compare ratios.
+Twice: with no server (writes open the store for the call) and while a real ``retrace serve``
+holds the store (writes go through its relay socket; it has no editor that applies edits, so it
+restores on disk). Wall clock p50/p95 and the load average at start and end: a shared machine,
+compare ratios.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from bench.relay import Server
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.store.events import AgentSessionEvent
+from retrace.relay import wire
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "bench" / ".work"
@@ -102,16 +107,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ws, store, ids = build(args.files, args.checkpoints)
     load_start = os.getloadavg()[0]
-    times = asyncio.run(run(ws, store, ids, args.runs))
+    alone = asyncio.run(run(ws, store, ids, args.runs))
+    server = Server(ws, store)
+    try:
+        for _ in range(600):
+            if wire.socket_path(store).exists():
+                break
+            time.sleep(0.05)
+        beside = asyncio.run(run(ws, store, ids, args.runs))
+    finally:
+        server.stop()
     load_end = os.getloadavg()[0]
     print(
         f"{args.files} files, {len(ids)} tool checkpoints, {args.runs} runs; "
         f"load {load_start:.2f} → {load_end:.2f}"
     )
-    print("| call | p50 ms | p95 ms |\n|---|---:|---:|")
-    for variant, samples in times.items():
+    print("| call | no server p50 ms | p95 ms | server holds the store p50 ms | p95 ms |")
+    print("|---|---:|---:|---:|---:|")
+    for variant, samples in alone.items():
         p50, p95 = summary(samples)
-        print(f"| {variant} | {p50:.1f} | {p95:.1f} |")
+        q50, q95 = summary(beside[variant])
+        print(f"| {variant} | {p50:.1f} | {p95:.1f} | {q50:.1f} | {q95:.1f} |")
     return 0
 
 
