@@ -189,3 +189,16 @@ async def test_an_untrusted_workspace_refuses_restores_from_outside(
     finally:
         await stop_editor(editor)
     assert (workspace / "src" / "app.py").read_text("utf-8").endswith("return 42\n")
+
+
+async def test_an_editor_that_refuses_the_edit_fails_the_restore_and_changes_nothing(
+    editor: EditorClient, seeded: Seeded, workspace: Path, store: Path
+) -> None:
+    editor.refuse_edits = "the user is typing"
+    async with retrace_mcp(workspace, store) as mcp:
+        text, out = await mcp.call("restore_checkpoint", {"id": seeded.write, "confirm": True})
+        assert out["outcome"] == "failed" and out["applied"] is False
+        assert out["rolledBack"] is True
+        assert "the user is typing" in out["message"] and "the user is typing" in text
+    assert (workspace / "src" / "app.py").read_text("utf-8").endswith("return 42\n")
+    assert (workspace / "notes.md").exists()

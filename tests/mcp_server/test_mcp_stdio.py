@@ -7,6 +7,7 @@ still serving and nothing lost."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -302,3 +303,33 @@ def test_a_workspace_that_is_not_a_folder_stops_before_serving(tmp_path: Path) -
     assert proc.returncode == 1
     assert proc.stdout == ""  # stdout is the protocol's: nothing else is ever written there
     assert proc.stderr.startswith("retrace: error: workspace is not a directory")
+
+
+async def test_calls_at_once_are_answered_one_by_one(seeded: Seeded, workspace: Path, store: Path) -> None:
+    (workspace / "notes.md").write_text("notes, again\n", "utf-8")
+    async with retrace_mcp(workspace, store) as mcp:
+        answers = await asyncio.gather(
+            mcp.call("list_checkpoints", {}),
+            mcp.call("create_checkpoint", {"label": "at once"}),
+            mcp.call("show_checkpoint", {"id": seeded.edit}),
+            mcp.call("restore_checkpoint", {"id": seeded.write}),
+            mcp.call("list_checkpoints", {"kind": "manual"}),
+        )
+        assert answers[1][1]["checkpoint"]["label"] == "at once"
+        _, listed = await mcp.call("list_checkpoints", {"kind": "manual"})
+        assert [c["label"] for c in listed["checkpoints"]] == ["at once", "before refactor"]
+
+
+async def test_hostile_names_stay_on_their_line(seeded: Seeded, workspace: Path, store: Path) -> None:
+    name = "evil\nname\x1b[31m.txt"
+    (workspace / name).write_text("x\n", "utf-8")
+    async with retrace_mcp(workspace, store) as mcp:
+        _, made = await mcp.call("create_checkpoint", {"label": "line one\nline two\x1b[2J"})
+        text, out = await mcp.call("show_checkpoint", {"id": made["checkpoint"]["id"]})
+        assert [f["path"] for f in out["files"]] == [name]  # exact in the structured content
+        assert "\x1b" not in text
+        assert "line one line two" in text
+        assert all("name" not in line or "evil" in line for line in text.splitlines())
+        text, _ = await mcp.call("restore_checkpoint", {"id": seeded.manual})
+        assert "\x1b" not in text
+        assert '"evil\\nname' in text

@@ -193,3 +193,5 @@ class RestoreResult(CamelModel):
     """Restore this checkpoint (with ``confirm``) to undo this restore."""
     via: Literal["server", "store"]
     message: str
+    rolled_back: bool | None = None
+    """For a failed restore: whether every file is back as it was before it."""

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from retrace.camel import CamelModel
 from retrace.engine.engine import Engine
-from retrace.engine.models import Checkpoint, FileChange, RestoreApplied, RestoreOutcome
+from retrace.engine.models import Checkpoint, FileChange, RestoreApplied, RestoreFailed, RestoreOutcome
 from retrace.engine.store.events import AgentSessionEvent
 from retrace.engine.store.journal import parse_line
 from retrace.engine.store.layout import StoreLayout
@@ -221,6 +221,7 @@ def restore_result(outcome: RestoreOutcome, via: str) -> RestoreResult:
         undo=undo_of(outcome),
         via="server" if via == "server" else "store",
         message=getattr(outcome, "error", "") or getattr(outcome, "reason", ""),
+        rolled_back=outcome.rolled_back if isinstance(outcome, RestoreFailed) else None,
     )
 
 

@@ -4,6 +4,7 @@ it) and the short text of each answer (the structured content carries the same f
 from __future__ import annotations
 
 from retrace.mcp_server.models import CheckpointRow, CreateResult, ListResult, RestoreResult, ShowResult
+from retrace.text import quote_name, terminal_text
 
 LIST = (
     "List Retrace checkpoints of this workspace, newest first. Retrace records a checkpoint after "
@@ -40,8 +41,9 @@ def _row(cp: CheckpointRow) -> str:
 
 
 def _one_line(text: str) -> str:
-    """A label on one line of the answer (the structured content keeps it as recorded)."""
-    return " ".join(text.split())
+    """A label on one line of the answer, control characters escaped (the structured content
+    keeps it as recorded)."""
+    return terminal_text(" ".join(text.split()))
 
 
 def listing(result: ListResult) -> str:
@@ -57,7 +59,7 @@ def shown(result: ShowResult) -> str:
     head = _row(result.checkpoint)
     if result.against is None:
         count = len(result.files) + result.files_omitted
-        names = ", ".join(f.path for f in result.files[:50])
+        names = ", ".join(quote_name(f.path) for f in result.files[:50])
         more = f" and {count - 50} more" if count > 50 else ""
         return f"{head}\nFirst checkpoint (no parent): {count} files recorded: {names}{more}"
     if result.against == "workspace":
@@ -70,7 +72,7 @@ def shown(result: ShowResult) -> str:
     if result.files_omitted:
         lines.append(f"({result.files_omitted} more changed files not listed)")
     if result.binary_files:
-        lines.append("Binary files (not shown): " + ", ".join(result.binary_files))
+        lines.append("Binary files (not shown): " + ", ".join(map(quote_name, result.binary_files)))
     lines.append(result.patch.rstrip("\n"))
     if result.truncated:
         lines.append("[patch truncated at maxBytes: ask for one path, or a larger maxBytes]")
@@ -85,10 +87,10 @@ def _plan(result: RestoreResult) -> list[str]:
     lines = []
     for f in result.files:
         what = f.action or "?"
-        src = f" (from {f.from_path})" if f.from_path else ""
-        note = f" — CONFLICT: {f.conflict}" if f.conflict else ""
+        src = f" (from {quote_name(f.from_path)})" if f.from_path else ""
+        note = f" — CONFLICT: {terminal_text(f.conflict)}" if f.conflict else ""
         done = f" [{f.status}]" if f.status else ""
-        lines.append(f"  {what} {f.path}{src}{note}{done}")
+        lines.append(f"  {what} {quote_name(f.path)}{src}{note}{done}")
     return lines
 
 
@@ -98,17 +100,19 @@ def restored(result: RestoreResult, *, resolutions: bool) -> str:
     if result.outcome == "applied":
         lines = [f"Restored the files to checkpoint {target} (restore checkpoint {result.checkpoint})."]
         if result.skipped:
-            lines.append("Left as they were (skip): " + ", ".join(result.skipped))
+            lines.append("Left as they were (skip): " + ", ".join(map(quote_name, result.skipped)))
         if result.undo:
             lines.append(f"To undo, restore checkpoint {result.undo} with confirm: true.")
     elif result.outcome == "nothingToRestore":
         lines = [f"Nothing to restore: the files already match checkpoint {target}. {result.message}".strip()]
     elif result.outcome == "failed":
-        lines = [f"The restore to {target} failed and was rolled back: {result.message}"]
+        back = "every file is as it was" if result.rolled_back else "SOME FILES MAY HAVE CHANGED"
+        lines = [f"The restore to {target} failed ({back}): {terminal_text(result.message)}"]
     elif result.outcome == "conflict":
         lines = [
             f"{'Dry run: the' if result.dry_run else 'Refused, nothing changed: the'} restore to {target} "
-            f"conflicts with changes someone else made to {', '.join(result.conflicts)}. Give resolutions "
+            f"conflicts with changes someone else made to {', '.join(map(quote_name, result.conflicts))}. "
+            "Give resolutions "
             '(path → "overwrite", "skip" or "merge") to decide each one.'
         ]
     else:
