@@ -89,14 +89,18 @@ async def test_reads_and_writes_beside_the_running_server(
         assert cp["session"] == "mcp" and cp["kind"] == "manual"
         await wait_until(lambda: told(editor, cp["id"]))
 
-        _, preview = await mcp.call("restore_checkpoint", {"id": seeded.write})
+        # The server may take the notes.md edit as someone else's change (its deferred catch-up
+        # can run at this first write, before the named checkpoint): then notes.md conflicts, and
+        # this resolution decides it; otherwise the resolution names no conflict and does nothing.
+        decided = {"resolutions": {"notes.md": "overwrite"}}
+        _, preview = await mcp.call("restore_checkpoint", {"id": seeded.write, **decided})
         assert preview["via"] == "server"
-        assert preview["outcome"] == "preview" and preview["applied"] is False
+        assert preview["outcome"] == "preview" and preview["applied"] is False, json.dumps(preview)
         assert {f["path"]: f["action"] for f in preview["files"]}["src/app.py"] == "overwrite"
         assert app.read_text("utf-8").endswith("return 42\n")
         assert editor.applied_edits == []  # a dry run asks nothing of the editor
 
-        text, done = await mcp.call("restore_checkpoint", {"id": seeded.write, "confirm": True})
+        text, done = await mcp.call("restore_checkpoint", {"id": seeded.write, "confirm": True, **decided})
         assert done["outcome"] == "applied", text
         assert done["via"] == "server"
         assert app.read_text("utf-8").endswith("return 1\n")
