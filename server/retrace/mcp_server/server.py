@@ -8,17 +8,17 @@ structured content. Every refusal (bad arguments, unknown id, a path outside the
 conflict, a store another workspace owns) is a tool error (``isError``) with its message; an
 unexpected exception is logged with its traceback on stderr and answered the same way. Nothing
 is ever written to stdout but the protocol.
+
+The SDK is imported when the server is built, not with this module (as ``agent/mcp`` does): on
+Windows its stdio transport needs pywin32, which only a real Windows install has.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp import types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from retrace import __version__
@@ -26,6 +26,10 @@ from retrace.camel import dump
 from retrace.engine.errors import RetraceError
 from retrace.mcp_server.access import McpToolError, StoreAccess
 from retrace.mcp_server.tools import TOOLS, Tool
+
+if TYPE_CHECKING:
+    from mcp import types
+    from mcp.server.lowlevel import Server
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +53,8 @@ def invalid(tool: str, exc: ValidationError) -> str:
 
 
 def describe(tool: Tool) -> types.Tool:
+    from mcp import types
+
     return types.Tool(
         name=tool.name,
         description=tool.description,
@@ -73,6 +79,8 @@ class Dispatcher:
     async def call(
         self, name: str, arguments: dict[str, Any]
     ) -> tuple[list[types.TextContent], dict[str, Any]]:
+        from mcp import types
+
         tool = TOOLS.get(name)
         if tool is None:
             raise McpToolError(f"unknown tool {name!r} (known: {', '.join(TOOLS)})")
@@ -92,25 +100,28 @@ class Dispatcher:
 
 
 def build(access: StoreAccess) -> Server[Any, Any]:
+    from mcp.server.lowlevel import Server
+
     server: Server[Any, Any] = Server(NAME, version=__version__, instructions=INSTRUCTIONS)
     dispatcher = Dispatcher(access)
     listed = [describe(tool) for tool in TOOLS.values()]
 
+    # The SDK reads these handlers' annotations at run time: only names this module has (Any).
     @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
-    async def list_tools() -> list[types.Tool]:
+    async def list_tools() -> list[Any]:
         return listed
 
     # The arguments are validated by each tool's model (clearer messages than the schema's).
     @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-    async def call_tool(
-        name: str, arguments: dict[str, Any]
-    ) -> tuple[list[types.TextContent], dict[str, Any]]:
+    async def call_tool(name: str, arguments: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         return await dispatcher.call(name, arguments)
 
     return server
 
 
 async def serve(access: StoreAccess) -> None:
+    from mcp.server.stdio import stdio_server
+
     server = build(access)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
