@@ -282,7 +282,10 @@ async def test_a_missing_store_or_workspace_is_explained(relay_dir: Path, tmp_pa
     empty.mkdir()
     async with retrace_mcp(empty, tmp_path / "no-store") as mcp:
         message = await mcp.error("list_checkpoints", {})
-        assert "no Retrace store" in message
+        assert "no Retrace store" in message and "create_checkpoint" in message
+        message = await mcp.error("restore_checkpoint", {"id": "abcd1234", "confirm": True})
+        assert "no Retrace store" in message and "create_checkpoint" in message
+        assert not (tmp_path / "no-store").exists()  # a refused restore creates nothing
         # A named checkpoint creates the store (its baseline first).
         (empty / "a.txt").write_text("a\n", "utf-8")
         _, out = await mcp.call("create_checkpoint", {"label": "first"})

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 from retrace.app.restore import RestoreRequest, restore_code_on_disk
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
-from retrace.engine.errors import RetraceError
+from retrace.engine.errors import RetraceError, StoreNotInitialised
 from retrace.engine.models import Checkpoint, RestoreOutcome
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import StoreLayout, default_store_dir
@@ -67,10 +67,17 @@ class StoreAccess:
 
     # ------------------------------------------------------------------ reads
     def read(self, query: Callable[[Engine], T]) -> T:
-        with Engine.open(
-            self.workspace, self.store, readonly=True, create=False, blob_source=self._blob_source()
-        ) as engine:
+        with self._open(readonly=True, blob_source=self._blob_source()) as engine:
             return query(engine)
+
+    def _open(self, **options: Any) -> Engine:
+        try:
+            return Engine.open(self.workspace, self.store, create=False, **options)
+        except StoreNotInitialised:
+            raise McpToolError(
+                f"no Retrace store at {self.store} for {self.workspace} yet: create_checkpoint makes "
+                "one (or open the folder in VS Code with Retrace, or run retrace init)"
+            ) from None
 
     def _blob_source(self) -> BlobSource | None:
         """Sessions opened from a remote read their blobs from it when needed (as the CLI does)."""
@@ -117,13 +124,7 @@ class StoreAccess:
         request = RestoreRequest(
             checkpoint=target, mode="code", dry_run=not args.confirm, resolutions=resolutions, paths=paths
         )
-        with Engine.open(
-            self.workspace,
-            self.store,
-            session_id=MCP_SESSION,
-            config=EngineConfig(watcher=False),
-            create=False,
-        ) as engine:
+        with self._open(session_id=MCP_SESSION, config=EngineConfig(watcher=False)) as engine:
             return restore_code_on_disk(engine, request), "store"
 
     def _forward(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any] | None:
