@@ -24,9 +24,9 @@ from pathlib import Path
 
 from retrace.app.timeline import TimelineCache, select
 from retrace.engine import Engine
-from retrace.lsp.services.timeline import truncate_patch
 from retrace.protocol.models import DiffParams
 from retrace.protocol.timeline import TimelineFilter, TimelineTreeParams, TimelineTreeResult
+from retrace.text import truncate_utf8_lines as truncate_patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 from seed_long import cached, copy_to, start  # type: ignore[import-not-found]  # a test fixture script

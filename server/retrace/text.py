@@ -108,3 +108,14 @@ def shell_word(text: str) -> str:
         _escape(ch) if unsafe_char(ch) or ch == "\\" else "\\'" if ch == "'" else ch for ch in text
     )
     return f"$'{body}'"
+
+
+def truncate_utf8_lines(text: str, max_bytes: int) -> tuple[str, bool]:
+    """``text`` cut at a line boundary so its UTF-8 size stays within ``max_bytes``, and whether
+    it was cut (a patch shown to the editor or to an MCP client: never half a line)."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text, False
+    cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    newline = cut.rfind("\n")
+    return (cut[: newline + 1] if newline >= 0 else ""), True

@@ -8,7 +8,9 @@ dependency. The rules:
 * layers only point down (:data:`FORBIDDEN`), bottom to top: ``text``/``camel``/``relay`` (the
   command line's socket to a running server: standard library and ``text`` only) → ``engine`` →
   ``sync`` (beside ``agent``: neither imports the other) → ``agent`` → ``protocol`` → ``app`` →
-  ``offline`` → ``bootstrap`` → ``lsp`` → ``cli``;
+  ``offline`` → ``bootstrap`` → ``lsp`` → ``cli``; ``mcp_server`` (``retrace mcp``, an edge beside
+  ``lsp``: the engine, the application services, the protocol models and the relay client) is
+  imported by ``cli`` only;
 * the fake Messages API (``retrace.offline``) is imported by nobody in production except the
   composition root ``retrace.bootstrap`` (the offline demo) and the ``fake-model`` subcommand's
   entry, which serves it and nothing else.
@@ -33,17 +35,54 @@ PACKAGE = "retrace"
 KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
 
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "text": ("camel", "engine", "sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "camel": ("text", "engine", "sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "engine": ("sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "sync": ("agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "agent": ("sync", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
-    "protocol": ("app", "offline", "bootstrap", "lsp", "cli"),
-    "app": ("offline", "bootstrap", "lsp", "cli"),
-    "offline": ("sync", "app", "bootstrap", "lsp", "cli"),
-    "bootstrap": ("lsp", "cli"),
-    "lsp": ("cli",),
-    "relay": ("camel", "engine", "sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "cli"),
+    "text": (
+        "camel",
+        "engine",
+        "sync",
+        "agent",
+        "protocol",
+        "app",
+        "offline",
+        "bootstrap",
+        "lsp",
+        "mcp_server",
+        "cli",
+    ),
+    "camel": (
+        "text",
+        "engine",
+        "sync",
+        "agent",
+        "protocol",
+        "app",
+        "offline",
+        "bootstrap",
+        "lsp",
+        "mcp_server",
+        "cli",
+    ),
+    "engine": ("sync", "agent", "protocol", "app", "offline", "bootstrap", "lsp", "mcp_server", "cli"),
+    "sync": ("agent", "protocol", "app", "offline", "bootstrap", "lsp", "mcp_server", "cli"),
+    "agent": ("sync", "protocol", "app", "offline", "bootstrap", "lsp", "mcp_server", "cli"),
+    "protocol": ("app", "offline", "bootstrap", "lsp", "mcp_server", "cli"),
+    "app": ("offline", "bootstrap", "lsp", "mcp_server", "cli"),
+    "offline": ("sync", "app", "bootstrap", "lsp", "mcp_server", "cli"),
+    "bootstrap": ("lsp", "mcp_server", "cli"),
+    "lsp": ("mcp_server", "cli"),
+    "mcp_server": ("offline", "bootstrap", "lsp", "cli"),
+    "relay": (
+        "camel",
+        "engine",
+        "sync",
+        "agent",
+        "protocol",
+        "app",
+        "offline",
+        "bootstrap",
+        "lsp",
+        "mcp_server",
+        "cli",
+    ),
 }
 """Per layer (``retrace.<layer>``), the layers it must not import: every arrow points down."""
 OFFLINE_IMPORTERS = frozenset({"retrace.bootstrap", "retrace.cli.commands"})

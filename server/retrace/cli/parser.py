@@ -262,6 +262,13 @@ def _add_agent_commands(add: Callable[..., _Parser], common: _Parser) -> None:
     )
     p.set_defaults(handler=_commands("cmd_run"))
 
+    p = add(
+        "mcp",
+        "serve the checkpoints over MCP on stdio (list, diff, checkpoint, restore: a dry run by default)",
+        common,
+    )
+    p.set_defaults(handler=Handler("retrace.cli.mcp", "cmd_mcp"))
+
     p = add("fake-model", "serve the local fake Messages API (offline demo and tests)")
     p.add_argument("--scenario", metavar="FILE|NAME", default=None)
     p.add_argument("--port", metavar="N", type=int, default=None)

@@ -25,6 +25,7 @@ from retrace.camel import CamelModel, dump
 from retrace.engine.errors import RetraceError
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.rpc import validation_message
+from retrace.lsp.services import relay_restore
 from retrace.relay import wire
 from retrace.relay.server import MethodError, RelayServer, Request
 
@@ -71,6 +72,7 @@ class RelayMethod:
 
 METHODS: dict[str, RelayMethod] = {
     "checkpoint": RelayMethod(CheckpointParams, checkpoint),
+    "restore": RelayMethod(relay_restore.RelayRestoreParams, relay_restore.restore),
 }
 
 

@@ -37,7 +37,7 @@ from retrace.protocol.models import (
 )
 from retrace.protocol.tasks import TaskRef
 from retrace.protocol.timeline import SessionStory, TimelineTreeParams, TimelineTreeResult
-from retrace.text import ENCODING, decode_text
+from retrace.text import ENCODING, decode_text, truncate_utf8_lines
 
 T = TypeVar("T")
 CURRENT = "current"
@@ -247,16 +247,6 @@ async def file_content(services: Services, params: FileContentParams) -> FileCon
     return await on_engine(services, params.task, read_at)
 
 
-def truncate_patch(patch: str, max_bytes: int) -> tuple[str, bool]:
-    """Cut a patch at a line boundary so its UTF-8 size stays within ``max_bytes``."""
-    encoded = patch.encode("utf-8")
-    if len(encoded) <= max_bytes:
-        return patch, False
-    cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
-    newline = cut.rfind("\n")
-    return (cut[: newline + 1] if newline >= 0 else ""), True
-
-
 async def diff(services: Services, params: DiffParams) -> DiffResult:
     def query(engine: Engine) -> DiffResult:
         old = engine.get(params.from_).id
@@ -266,7 +256,7 @@ async def diff(services: Services, params: DiffParams) -> DiffResult:
             wanted = set(params.paths)
             files = [f for f in files if f.path in wanted or f.old_path in wanted]
         patch = engine.unified_diff(old, new, params.paths)
-        patch, truncated = truncate_patch(patch, params.max_patch_bytes)
+        patch, truncated = truncate_utf8_lines(patch, params.max_patch_bytes)
         return DiffResult(files=files, patch=patch, truncated=truncated)
 
     return await on_engine(services, params.task, query)
