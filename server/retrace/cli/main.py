@@ -57,7 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Paths that are not valid in the terminal's encoding must not crash the output.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    args = build_parser(__version__).parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["hook"]:
+        from retrace.cli import hook  # another agent's hook: never an error exit, nothing on stdout
+
+        return hook.main(words[1:])
+    args = build_parser(__version__).parse_args(words)
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:

@@ -4,9 +4,9 @@ holds the store (:mod:`retrace.relay`).
 :data:`METHODS` is the table: a name, the params model that validates the request, and the
 coroutine that runs it on this server's engine — through the gate, serialised with the agent's
 own checkpoints — and tells the editor (the same ``retrace/agent/event`` and
-``retrace/timeline/didChange`` a checkpoint of the agent sends). A hook command of the next
-issue is one more entry. :func:`start` listens once the services are open (the engine holds the
-store's lock); :func:`stop` closes the socket before the engine releases it.
+``retrace/timeline/didChange`` a checkpoint of the agent sends). Another agent's hook event
+is one more entry (``hook``: :mod:`.relay_hooks`). :func:`start` listens once the services are
+open (the engine holds the store's lock); :func:`stop` closes the socket before the engine releases it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from retrace.camel import CamelModel, dump
 from retrace.engine.errors import RetraceError
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.rpc import validation_message
+from retrace.lsp.services import relay_hooks
 from retrace.relay import wire
 from retrace.relay.server import MethodError, RelayServer, Request
 
@@ -71,6 +72,7 @@ class RelayMethod:
 
 METHODS: dict[str, RelayMethod] = {
     "checkpoint": RelayMethod(CheckpointParams, checkpoint),
+    "hook": RelayMethod(relay_hooks.HookParams, relay_hooks.hook),
 }
 
 
