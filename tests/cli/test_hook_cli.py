@@ -235,7 +235,7 @@ def test_usage_errors_and_unknown_options_still_exit_0(hooks: Hooks) -> None:
     assert "ignored arguments: --frobnicate" in hooks.hook_log()
     assert [e["kind"] for e in hooks.log()] == ["baseline"]
     help_text = subprocess.run([str(RETRACE), "hook", "--help"], capture_output=True, text=True, check=False)
-    assert help_text.returncode == 0 and "always exits 0" in help_text.stdout.lower().replace("\n", " ")
+    assert help_text.returncode == 0 and "always exits 0" in " ".join(help_text.stdout.lower().split())
 
 
 def test_the_workspace_comes_from_the_project_variable_or_the_cwds_store(
@@ -330,3 +330,20 @@ def test_the_fast_paths_project_variables_match_the_adapters() -> None:
     from retrace.app.hooks.registry import ADAPTERS
 
     assert {n: a.project_dir_env for n, a in ADAPTERS.items()} == hook_cli.PROJECT_DIR_ENV
+
+
+@pytest.mark.parametrize(
+    ("argv", "agent", "workspace", "store", "unknown"),
+    [
+        (["claude-code"], "claude-code", None, None, []),
+        (["gemini-cli", "--workspace", "/w", "--store=/s"], "gemini-cli", "/w", "/s", []),
+        (["--store", "/s", "claude-code", "--workspace=/w"], "claude-code", "/w", "/s", []),
+        (["claude-code", "extra", "-x", "--store"], "claude-code", None, None, ["extra", "-x", "--store"]),
+        ([], "", None, None, []),
+    ],
+)
+def test_arguments_are_read_without_argparse(
+    argv: list[str], agent: str, workspace: str | None, store: str | None, unknown: list[str]
+) -> None:
+    args = hook_cli.parse_args(argv)
+    assert (args.agent, args.workspace, args.store, args.unknown) == (agent, workspace, store, unknown)

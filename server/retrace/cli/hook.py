@@ -21,7 +21,6 @@ workspace's default store.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -33,8 +32,9 @@ from retrace.relay.client import RelayRefusedError, RelayTimeoutError, forward
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
-    from typing import Any, NoReturn, TextIO
+    from typing import Any, TextIO
 
 MAX_INPUT_BYTES = 24 << 20
 """The largest hook input read (a ``Write`` carries the whole file): within the relay's 32 MiB."""
@@ -50,34 +50,55 @@ PROJECT_DIR_ENV = {
 _AGENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
-class _UsageError(Exception):
-    pass
+class HookArgs:
+    """``retrace hook``'s arguments, read by hand (argparse, even dataclasses, cost milliseconds
+    on every call)."""
+
+    __slots__ = ("agent", "store", "unknown", "workspace")
+
+    def __init__(self) -> None:
+        self.agent = ""
+        self.workspace: str | None = None
+        self.store: str | None = None
+        self.unknown: list[str] = []
 
 
-class _QuietParser(argparse.ArgumentParser):
-    """A usage error is raised (and logged), never printed with an exit code."""
+def parse_args(argv: Sequence[str]) -> HookArgs:
+    """``AGENT [--workspace DIR] [--store DIR]`` (also ``--option=value``); anything else is kept
+    in ``unknown`` (logged, never an error). ``agent`` is empty when none was given."""
+    args = HookArgs()
+    words = list(argv)
+    while words:
+        word = words.pop(0)
+        name, eq, value = word.partition("=")
+        if name in ("--workspace", "--store") and (eq or words):
+            setattr(args, name[2:], value if eq else words.pop(0))
+        elif not word.startswith("-") and not args.agent:
+            args.agent = word
+        else:
+            args.unknown.append(word)
+    return args
 
-    def error(self, message: str) -> NoReturn:
-        raise _UsageError(message)
 
+HELP = """usage: retrace hook [-h] [--workspace PATH] [--store DIR] AGENT
 
-def _parser() -> argparse.ArgumentParser:
-    p = _QuietParser(
-        prog="retrace hook",
-        description="Record one hook event of another agent (its JSON on stdin). Always exits 0 "
-        "and prints nothing; problems go to <store>/logs/hooks.log.",
-        exit_on_error=False,
-    )
-    p.add_argument("agent", metavar="AGENT", help="claude-code or gemini-cli")
-    p.add_argument("--workspace", metavar="PATH", default=None, help="workspace folder (default: see above)")
-    p.add_argument("--store", metavar="DIR", default=None, help="store directory (default: the workspace's)")
-    return p
+Record one hook event of another agent (its JSON on stdin). Always exits 0 and prints nothing;
+problems go to <store>/logs/hooks.log.
+
+positional arguments:
+  AGENT             claude-code or gemini-cli
+
+options:
+  -h, --help        show this help message and exit
+  --workspace PATH  workspace folder (default: the agent's project folder, else the event's cwd)
+  --store DIR       store directory (default: the workspace's)
+"""
 
 
 def main(argv: Sequence[str]) -> int:
     """Run one hook call; ALWAYS 0 (``--help`` prints help, as asked)."""
     if any(a in ("-h", "--help") for a in argv):
-        _parser().print_help()
+        print(HELP, end="")
         return 0
     log = HookLog("?")
     quiet: TextIO = Path(os.devnull).open("w")  # noqa: SIM115 (closed below)
@@ -93,21 +114,20 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def cmd_hook(args: argparse.Namespace) -> int:
+def cmd_hook(args: argparse.Namespace) -> int:  # pragma: no cover (main routes hook first)
     """The parser's handler (``retrace.cli.main`` routes ``hook`` to :func:`main` first)."""
     argv = [args.agent, *(["--workspace", args.workspace] if args.workspace not in (None, ".") else [])]
     return main([*argv, *(["--store", args.store] if args.store else [])])
 
 
 def _run(argv: Sequence[str], log: HookLog) -> None:
-    try:
-        args, unknown = _parser().parse_known_args(list(argv))
-    except (argparse.ArgumentError, _UsageError) as exc:
-        log.say(f"usage: {exc}: event not read")
+    args = parse_args(argv)
+    if not args.agent:
+        log.say("usage: retrace hook AGENT (the following arguments are required: AGENT): event not read")
         return
     log.agent = args.agent[:32]
-    if unknown:
-        log.say(f"ignored arguments: {' '.join(unknown)[:200]}")
+    if args.unknown:
+        log.say(f"ignored arguments: {' '.join(args.unknown)[:200]}")
     raw = _read_event(log)
     if raw is not None and isinstance(raw.get("hook_event_name"), str):
         log.hook = raw["hook_event_name"][:64]
@@ -143,7 +163,7 @@ def _read_event(log: HookLog) -> dict[str, Any] | None:
     return raw
 
 
-def _workspace(args: argparse.Namespace, raw: dict[str, Any] | None) -> Path:
+def _workspace(args: HookArgs, raw: dict[str, Any] | None) -> Path:
     if args.workspace:
         return Path(args.workspace).expanduser().absolute()
     for name in PROJECT_DIR_ENV.get(args.agent, ()):
@@ -168,7 +188,7 @@ def _with_store(start: Path) -> Path | None:
     return None
 
 
-def _store(args: argparse.Namespace, workspace: Path) -> Path:
+def _store(args: HookArgs, workspace: Path) -> Path:
     if args.store:
         return Path(args.store).expanduser().absolute()
     from retrace.engine.store.layout import default_store_dir  # the store's location rule only

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrace.app.hooks.registry import adapter_for
-from retrace.app.hooks.service import HookService
-from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreLocked
 
 if TYPE_CHECKING:
@@ -70,11 +68,16 @@ def _apply(
     ask_server: Callable[[], bool | None],
     deadline: float,
 ) -> None:
+    from retrace.app.hooks.service import HookService  # the engine: only for an event it records
+    from retrace.engine.config import EngineConfig
+    from retrace.engine.engine import Engine
+
     workspace, store = where
     wait = _FIRST_WAIT_S
     while True:
         try:
-            engine = Engine.open(workspace, store, catch_up=False)
+            # No watcher: a one-shot writer's capture is a stat walk either way (cli/commands.py).
+            engine = Engine.open(workspace, store, catch_up=False, config=EngineConfig(watcher=False))
         except StoreLocked as exc:
             if time.monotonic() >= deadline:
                 log.say(
