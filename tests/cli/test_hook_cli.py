@@ -252,7 +252,8 @@ def test_the_workspace_comes_from_the_project_variable_or_the_cwds_store(
     with Engine.open(hooks.ws, xdg_stores[0], readonly=True) as eng:
         assert [c.tool for c in eng.timeline(SID)] == ["Write"]
     event = claude_tool("PostToolUse", str(sub), "Bash", {"command": "true"}, "t2")
-    hooks.run("claude-code", event, where=False)  # cwd = src/, no variable: the project's store
+    # As `retrace integrate` writes it, with the variable unset: `--workspace ""`, cwd = src/.
+    hooks.run("claude-code", event, "--workspace", "", where=False)
     assert len(list((tmp_path / "xdg-data" / "retrace" / "stores").iterdir())) == 1
     with Engine.open(hooks.ws, xdg_stores[0], readonly=True) as eng:
         assert [c.tool for c in eng.timeline(SID)] == ["Write", "Bash"]
@@ -340,6 +341,7 @@ def test_the_fast_paths_project_variables_match_the_adapters() -> None:
         (["--store", "/s", "claude-code", "--workspace=/w"], "claude-code", "/w", "/s", []),
         (["claude-code", "extra", "-x", "--store"], "claude-code", None, None, ["extra", "-x", "--store"]),
         ([], "", None, None, []),
+        (["claude-code", "--workspace", ""], "claude-code", "", None, []),  # "${CLAUDE_PROJECT_DIR:-}" unset
     ],
 )
 def test_arguments_are_read_without_argparse(

@@ -90,6 +90,7 @@ async def test_a_claude_session_through_the_running_server(
     editor: EditorClient, workspace: Path, store: Path
 ) -> None:
     ws, cwd = workspace, str(workspace)
+    await editor.request("retrace/timeline/tree", {})  # the timeline is built: hook rows are appended live
     await ahook(ws, store, "claude-code", claude("UserPromptSubmit", cwd, prompt="Tidy up"))
     started = await editor.wait_for_event(lambda e: e["kind"] == "turnStarted" and e["sessionId"] == SID)
     assert started["text"] == "Tidy up"
@@ -134,6 +135,8 @@ async def test_a_claude_session_through_the_running_server(
         )
     )
     assert hook_log(store) == ""
+    tree = await editor.request("retrace/timeline/tree", {})
+    assert SID in json.dumps(tree)  # the external session is in the timeline the editor shows
     await stop_editor(editor)
 
     mine = {e["id"]: e for e in log_of(ws, store) if e["sessionId"] == SID}
