@@ -349,3 +349,29 @@ def test_arguments_are_read_without_argparse(
 ) -> None:
     args = hook_cli.parse_args(argv)
     assert (args.agent, args.workspace, args.store, args.unknown) == (agent, workspace, store, unknown)
+
+
+def test_concurrent_cold_calls_take_turns_and_lose_nothing(hooks: Hooks) -> None:
+    # An agent's parallel tool calls: several hook processes at once, none holding a server.
+    hooks.claude("UserPromptSubmit", prompt="p")
+    cwd = str(hooks.ws)
+    procs = [
+        subprocess.Popen(
+            [str(RETRACE), "hook", "claude-code", "--workspace", cwd, "--store", str(hooks.store)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=hooks.env,
+        )
+        for _ in range(4)
+    ]
+    for n, proc in enumerate(procs):
+        event = claude_tool("PostToolUse", cwd, "Read", {"file_path": f"{cwd}/old.txt"}, f"toolu_{n}")
+        out, err = proc.communicate(json.dumps(event).encode(), timeout=120)
+        assert (proc.returncode, out) == (0, b""), err
+    assert sorted(e["toolCallId"] for e in hooks.log() if e["sessionId"] == SID) == [
+        f"toolu_{n}" for n in range(4)
+    ]
+    assert hooks.hook_log() == ""
+    with Engine.open(hooks.ws, hooks.store, readonly=True) as eng:
+        assert [e["type"] for e in eng.events(SID, skip={"checkpoint"})] == ["agentSession", "turn"]

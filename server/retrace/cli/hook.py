@@ -38,10 +38,12 @@ if TYPE_CHECKING:
 
 MAX_INPUT_BYTES = 24 << 20
 """The largest hook input read (a ``Write`` carries the whole file): within the relay's 32 MiB."""
-RELAY_TIMEOUT_S = 20.0
-"""How long the server may take to apply one event (it may be behind an agent's capture)."""
-LOCK_WAIT_S = 5.0
-"""How long a store held by another process (and no relay answering) is waited for."""
+RELAY_TIMEOUT_S = 8.0
+"""How long the server may take to apply one event (it may be behind an agent's capture): within
+the 10 s hook timeout ``retrace integrate`` writes."""
+LOCK_WAIT_S = 6.0
+"""How long a store held by another process (and no relay answering) is waited for: a few cold
+calls in a row (an agent's parallel tool calls) each take their turn within the hook timeout."""
 PROJECT_DIR_ENV = {
     "claude-code": ("CLAUDE_PROJECT_DIR",),
     "gemini-cli": ("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
