@@ -2,9 +2,9 @@
 
 One hook call collects its lines and writes them once at the end with one append; past
 :data:`LOG_MAX_BYTES` the file is renamed ``hooks.log.1`` (the one older file kept) first. When no
-store is known the lines go to the user's state folder (``$XDG_STATE_HOME/retrace``, else
-``~/.local/state/retrace``). Writing never raises: when even the log cannot be written (a full
-disk), one line goes to stderr, never to stdout.
+store exists (yet) the lines go to the user's state folder (``$XDG_STATE_HOME/retrace``, else
+``~/.local/state/retrace``): a log line never creates a store's folder. Writing never raises:
+when even the log cannot be written (a full disk), one line goes to stderr, never to stdout.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ LOG_NAME = "hooks.log"
 
 class HookLog:
     """The lines one hook call has to say, written once at the end (``<store>/logs/hooks.log``,
-    or the user's log folder when no store is known). Writing it never raises."""
+    or the user's log folder when there is no store). Writing it never raises."""
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
@@ -37,7 +37,7 @@ class HookLog:
     def flush(self) -> None:
         if not self.lines:
             return
-        path = (self.store / "logs" if self.store is not None else _user_log_dir()) / LOG_NAME
+        path = log_path(self.store)
         text = "".join(self.lines).encode("utf-8", "backslashreplace")
         self.lines = []
         try:
@@ -55,6 +55,9 @@ class HookLog:
                 sys.__stderr__.write(f"retrace hook: cannot write {path}: {exc}\n")  # type: ignore[union-attr]
 
 
-def _user_log_dir() -> Path:
+def log_path(store: Path | None) -> Path:
+    """Where a hook call's lines go: the store's log when the store exists, else the user's."""
+    if store is not None and (store / "store.json").exists():
+        return store / "logs" / LOG_NAME
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "retrace"
+    return Path(base) / "retrace" / LOG_NAME
