@@ -199,3 +199,27 @@ def test_ignored_events_touch_nothing(engine: Engine, ws: Path) -> None:
     out = apply(HookService(), engine, claude("Notification", str(ws), message="m"))
     assert out.session_id is None and out.steps == []
     assert SID not in engine.sessions()
+
+
+@pytest.mark.parametrize("tail", [64, 1 << 16])
+def test_the_running_turn_is_read_from_the_journals_tail(
+    engine: Engine, ws: Path, monkeypatch: pytest.MonkeyPatch, tail: int
+) -> None:
+    # A fresh service (the command line's cold path) finds the running turn however far back
+    # its prompt is: the tail window grows until it holds a turn line.
+    from retrace.app.hooks import service as service_module
+
+    monkeypatch.setattr(service_module, "TAIL_BYTES", tail)
+    cwd = str(ws)
+    turn = apply(HookService(), engine, claude("UserPromptSubmit", cwd, prompt="long")).steps[-1].turn_id
+    for n in range(12):
+        (ws / f"f{n}.txt").write_text(f"{n}\n" * 50, "utf-8")
+        (cp,) = apply(
+            HookService(),
+            engine,
+            claude_tool("PostToolUse", cwd, "Write", {"file_path": f"f{n}.txt"}, f"t{n}"),
+        ).checkpoints
+        assert cp.turn_id == turn
+    assert apply(HookService(), engine, claude("Stop", cwd)).steps == [TurnClosed(turn, "stop")]
+    out = apply(HookService(), engine, claude_tool("PostToolUse", cwd, "Bash", {"command": "true"}, "tb"))
+    assert isinstance(out.steps[0], TurnBegan)  # ended: a new (implicit) turn

@@ -28,9 +28,12 @@ from retrace.engine.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import AgentSessionEvent, TurnEndEvent, TurnEvent
+from retrace.engine.store.layout import StoreLayout
 
 INTERRUPTED = "interrupted"
 """The ``turnEnd`` reason of a turn a new prompt found still running."""
+TAIL_BYTES = 64 << 10
+"""The journal tail read first for the running turn."""
 
 
 @dataclass(frozen=True)
@@ -108,15 +111,11 @@ class HookService:
         if state is not None:
             return state
         state = _Session()
-        seen_any = False
-        for raw in engine.events(sid, skip={"checkpoint"}):
-            seen_any = True
-            if raw.get("type") == "turn":
-                state.running_turn = str(raw.get("turnId"))
-            elif raw.get("type") == "turnEnd" and raw.get("turnId") == state.running_turn:
-                state.running_turn = None
+        journal = StoreLayout(engine.store_dir).journal(sid)
+        size = journal.stat().st_size if journal.exists() else 0
+        state.running_turn = running_turn(engine, sid, size)
         state.calls = {cp.tool_call_id for cp in engine.timeline(sid) if cp.tool_call_id}
-        if not seen_any and not state.calls:
+        if size == 0 and not state.calls:
             first = AgentSessionEvent(
                 agent=event.agent,
                 external_session_id=event.external_session_id,
@@ -186,6 +185,34 @@ class HookService:
         )
         state.calls.add(call_id)
         out.steps.append(Recorded(cp, turn_id))
+
+
+def running_turn(engine: Engine, sid: str, size: int) -> str | None:
+    """The session's running turn: its last ``turn`` unless a ``turnEnd`` of it came after. Read
+    from the journal's tail (a window that doubles until it holds a turn line, or is the whole
+    journal): a long session costs what its last turn appended, not what it ever did."""
+    window = TAIL_BYTES
+    while True:
+        start = max(0, size - window)
+        last: dict[str, object] | None = None
+        for raw in engine.events(sid, skip={"checkpoint"}, start=_line_start(engine, sid, start)):
+            if raw.get("type") in ("turn", "turnEnd"):
+                last = raw
+        if last is not None:
+            return str(last["turnId"]) if last["type"] == "turn" else None
+        if start == 0:
+            return None
+        window *= 4
+
+
+def _line_start(engine: Engine, sid: str, offset: int) -> int:
+    """The first line start at or after ``offset`` in the session's journal."""
+    if offset == 0:
+        return 0
+    with StoreLayout(engine.store_dir).journal(sid).open("rb") as f:
+        f.seek(offset - 1)
+        f.readline()  # the rest of the line ``offset`` falls in (nothing when it starts one)
+        return f.tell()
 
 
 def _check_cwd(engine: Engine, event: HookEvent) -> None:
