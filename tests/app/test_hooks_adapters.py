@@ -233,3 +233,10 @@ def test_registry_names_follow_the_journal_rule() -> None:
         assert adapter.title and adapter.project_dir_env
     with pytest.raises(HookInputError, match=r"unknown agent 'cursor'.*claude-code, gemini-cli"):
         adapter_for("cursor")
+
+
+def test_a_huge_prompt_is_kept_capped_and_a_tool_name_is_one_line() -> None:
+    prompt = CLAUDE.parse(claude("UserPromptSubmit", CWD, prompt="p" * 100_000)).prompt or ""
+    assert len(prompt) < 70_000 and prompt.endswith(f"[… {100_000 - (64 << 10)} more characters]")
+    odd = CLAUDE.parse(claude_tool("PostToolUse", CWD, "mcp__x\n\x1b[2Jevil", {}, "t"))
+    assert odd.tool == "mcp__x [2Jevil"

@@ -223,3 +223,19 @@ def test_the_running_turn_is_read_from_the_journals_tail(
     assert apply(HookService(), engine, claude("Stop", cwd)).steps == [TurnClosed(turn, "stop")]
     out = apply(HookService(), engine, claude_tool("PostToolUse", cwd, "Bash", {"command": "true"}, "tb"))
     assert isinstance(out.steps[0], TurnBegan)  # ended: a new (implicit) turn
+
+
+def test_session_end_closes_a_running_turn_and_labels_are_redacted(engine: Engine, ws: Path) -> None:
+    svc, cwd = HookService(), str(ws)
+    turn = apply(svc, engine, claude("UserPromptSubmit", cwd, prompt="deploy with ghp_" + "a1B2" * 9)).steps[
+        -1
+    ]
+    assert isinstance(turn, TurnBegan) and "ghp_" in turn.text  # the user's own words: never redacted
+    secret = "sk-ant-api03-" + "x" * 40
+    (cp,) = apply(
+        svc, engine, claude_tool("PostToolUse", cwd, "Bash", {"command": f"API_KEY={secret} ./go"}, "t")
+    ).checkpoints
+    assert secret not in cp.label and "[redacted" in cp.label
+    assert apply(svc, engine, claude("SessionEnd", cwd, reason="logout")).steps == [
+        TurnClosed(turn.turn_id, "logout")
+    ]

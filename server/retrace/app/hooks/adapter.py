@@ -31,6 +31,8 @@ SUMMARY_MAX = 200
 NAME_MAX = 256
 """The longest event name, tool name or tool-use id kept."""
 PATH_MAX = 4096
+PROMPT_MAX = 64 << 10
+"""The longest prompt a turn keeps (characters; the rest is counted, not stored)."""
 _SUMMARY_KEYS = (
     "command",
     "file_path",
@@ -99,8 +101,10 @@ class TableAdapter:
             return HookEvent(kind=kind, external_session_id=ext, reason="not recorded", **base)
         base["external_session_id"] = _required_text(raw, "session_id", EXTERNAL_ID_MAX)
         if kind == "prompt":
-            prompt = _optional_text(raw, "prompt", None, warnings)
-            return HookEvent(kind=kind, prompt=prompt or "", warnings=tuple(warnings), **base)
+            prompt = _optional_text(raw, "prompt", None, warnings) or ""
+            if len(prompt) > PROMPT_MAX:  # the agent's transcript keeps it whole
+                prompt = f"{prompt[:PROMPT_MAX]}\n[… {len(prompt) - PROMPT_MAX} more characters]"
+            return HookEvent(kind=kind, prompt=prompt, warnings=tuple(warnings), **base)
         if kind in ("preTool", "postTool"):
             return self._tool_event(raw, kind, base, warnings)
         reason = self.stop_reasons.get(hook_name) or _optional_text(raw, "reason", 64, warnings) or "stop"
@@ -109,7 +113,7 @@ class TableAdapter:
     def _tool_event(
         self, raw: Mapping[str, Any], kind: HookKind, base: dict[str, Any], warnings: list[str]
     ) -> HookEvent:
-        tool = _required_text(raw, "tool_name", NAME_MAX)
+        tool = one_line(_required_text(raw, "tool_name", NAME_MAX))  # a name shown in the timeline
         tool_input = raw.get("tool_input")
         if not isinstance(tool_input, Mapping):
             if tool_input is not None:
