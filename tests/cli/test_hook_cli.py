@@ -127,13 +127,24 @@ def test_a_claude_code_session_without_a_server(hooks: Hooks) -> None:
     hooks.tool("PostToolUse", "Bash", {"command": command, "description": "shuffle"}, "toolu_b")
     hooks.tool("PreToolUse", "Read", {"file_path": f"{ws}/src/app.py"}, "toolu_r")
     hooks.tool("PostToolUse", "Read", {"file_path": f"{ws}/src/app.py"}, "toolu_r")
+    multi = {"file_path": f"{ws}/src/helpers.py", "edits": [{"old_string": "x", "new_string": "y"}]}
+    hooks.tool("PreToolUse", "MultiEdit", multi, "toolu_m")
+    (ws / "src" / "helpers.py").write_text("y = 1\n", "utf-8")
+    hooks.tool("PostToolUse", "MultiEdit", multi, "toolu_m")
+    notebook = {"notebook_path": f"{ws}/nb.ipynb", "new_source": "print(1)", "cell_id": "c1"}
+    hooks.tool("PreToolUse", "NotebookEdit", notebook, "toolu_n")
+    (ws / "nb.ipynb").write_text('{"cells": []}\n', "utf-8")
+    hooks.tool("PostToolUse", "NotebookEdit", notebook, "toolu_n")
     hooks.claude("Stop", stop_hook_active=False)
 
     mine = [e for e in hooks.log() if e["sessionId"] == SID]
     assert [(e["kind"], e["tool"]) for e in mine] == [
         ("tool", "Write"), ("tool", "Edit"), ("external", None), ("tool", "Bash"), ("tool", "Read"),
+        ("tool", "MultiEdit"), ("tool", "NotebookEdit"),
     ]  # fmt: skip
-    write, edit, external, bash, read = mine
+    write, edit, external, bash, read, multi_cp, notebook_cp = mine
+    assert changed(multi_cp) == {"src/helpers.py"} and changed(notebook_cp) == {"nb.ipynb"}
+    assert notebook_cp["label"] == "nb.ipynb"
     assert changed(write) == {"src/util.py"} and write["label"] == "src/util.py"
     assert changed(edit) == {"src/app.py"}
     assert changed(external) == {"notes.md"}  # the user's edit, never the tool's
@@ -164,6 +175,10 @@ def test_a_gemini_cli_session_without_a_server(hooks: Hooks) -> None:
         "gemini-cli",
         gemini_tool("AfterTool", cwd, "write_file", {"file_path": f"{ws}/DOCS.md", "content": "# Docs\n"}),
     )
+    replace = {"file_path": f"{ws}/DOCS.md", "old_string": "# Docs", "new_string": "# Guide"}
+    hooks.run("gemini-cli", gemini_tool("BeforeTool", cwd, "replace", replace))
+    (ws / "DOCS.md").write_text("# Guide\n", "utf-8")
+    hooks.run("gemini-cli", gemini_tool("AfterTool", cwd, "replace", replace))
     hooks.run("gemini-cli", gemini_tool("BeforeTool", cwd, "run_shell_command", {"command": "rm old.txt"}))
     (ws / "old.txt").unlink()
     hooks.run("gemini-cli", gemini_tool("AfterTool", cwd, "run_shell_command", {"command": "rm old.txt"}))
@@ -172,7 +187,8 @@ def test_a_gemini_cli_session_without_a_server(hooks: Hooks) -> None:
     sid = session_id_for("gemini-cli", "g-" + SESSION)
     mine = [e for e in hooks.log() if e["sessionId"] == sid]
     assert [(e["tool"], changed(e)) for e in mine] == [
-        ("write_file", {"DOCS.md"}), ("run_shell_command", {"old.txt"}), ("read_file", set())
+        ("write_file", {"DOCS.md"}), ("replace", {"DOCS.md"}), ("run_shell_command", {"old.txt"}),
+        ("read_file", set()),
     ]  # fmt: skip
     assert all(e["meta"] == {"agent": "gemini-cli"} and e["kind"] == "tool" for e in mine)
     assert hooks.hook_log() == ""
