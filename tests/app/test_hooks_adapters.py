@@ -158,7 +158,20 @@ def test_prompt_reason_use_id_and_failure_are_carried() -> None:
     g = GEMINI.parse(
         gemini_tool("AfterTool", CWD, "run_shell_command", {"command": "x"}, tool_response={"error": "boom"})
     )
-    assert (g.failed, g.tool_use_id) == (True, None)
+    assert g.failed is True and g.tool_use_id is not None and g.tool_use_id.startswith("gemini-cli_")
+
+
+def test_an_agent_without_call_ids_gets_one_per_stamped_event() -> None:
+    # Gemini CLI sends no tool_use_id: the same event delivered twice (a retry) names one call.
+    after = gemini_tool("AfterTool", CWD, "write_file", {"file_path": f"{CWD}/a"})
+    first, again = GEMINI.parse(after).tool_use_id, GEMINI.parse(dict(after)).tool_use_id
+    later = GEMINI.parse({**after, "timestamp": "2026-12-06T07:00:00.001Z"}).tool_use_id
+    other = GEMINI.parse(gemini_tool("AfterTool", CWD, "write_file", {"file_path": f"{CWD}/b"})).tool_use_id
+    assert first == again and len({first, later, other}) == 3
+    unstamped = {
+        k: v for k, v in claude_tool("PostToolUse", CWD, "Read", {}, "x").items() if k != "tool_use_id"
+    }
+    assert CLAUDE.parse(unstamped).tool_use_id is None  # two identical calls must stay two
 
 
 def test_summary_is_one_redacted_capped_line() -> None:

@@ -191,6 +191,10 @@ def test_gemini_session(engine: Engine, ws: Path) -> None:
     assert files(cp) == {"src/a.py"} and cp.meta == {"agent": "gemini-cli"}
     assert cp.session_id == session_id_for("gemini-cli", "g-" + SESSION)
     assert cp.tool_call_id and cp.tool_call_id.startswith("gemini-cli_")
+    retry = apply(
+        svc, engine, gemini_tool("AfterTool", cwd, "replace", {"file_path": f"{cwd}/src/a.py"}), "gemini-cli"
+    )
+    assert retry.checkpoints == [] and "recorded already" in retry.notes[0]  # the same event again
     end = apply(svc, engine, gemini("AfterAgent", cwd, prompt="go", prompt_response="ok"), "gemini-cli")
     assert isinstance(end.steps[0], TurnClosed)
 

@@ -16,6 +16,8 @@ with ``name``, ``title``, ``project_dir_env`` and ``parse`` — plus one line in
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -121,11 +123,15 @@ class TableAdapter:
             tool_input = {}
         cwd = base["cwd"]
         paths = self._paths(tool, tool_input, warnings)
+        summary = summarize(tool_input, cwd)
+        use_id = _optional_text(raw, "tool_use_id", NAME_MAX, warnings) or _derived_id(
+            self.name, raw, summary
+        )
         return HookEvent(
             kind=kind,
             tool=tool,
-            tool_use_id=_optional_text(raw, "tool_use_id", NAME_MAX, warnings) or None,
-            summary=summarize(tool_input, cwd),
+            tool_use_id=use_id,
+            summary=summary,
             changed_paths=paths,
             failed=base["hook_name"] in self.failed_events or _reports_error(raw.get("tool_response")),
             warnings=tuple(warnings),
@@ -176,6 +182,24 @@ def _relative(path: str, cwd: str | None) -> str:
         if path.startswith(prefix):
             return path[len(prefix) :]
     return path
+
+
+def _derived_id(agent: str, raw: Mapping[str, Any], summary: str) -> str | None:
+    """A call id for an agent that sends none (Gemini CLI), when the event is stamped: the same
+    event delivered twice (a retry after a server died answering) names the same call, so it is
+    recorded once. Unstamped events get none (two identical calls would look like one)."""
+    stamp = raw.get("timestamp")
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    basis = [
+        raw.get("session_id"),
+        stamp,
+        raw.get("hook_event_name"),
+        raw.get("tool_name"),
+        raw.get("tool_input"),
+    ]
+    text = json.dumps(basis, sort_keys=True, ensure_ascii=True, default=str)
+    return f"{agent}_{hashlib.sha256(text.encode()).hexdigest()[:24]}"
 
 
 def _reports_error(response: object) -> bool:
