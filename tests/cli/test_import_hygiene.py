@@ -12,6 +12,7 @@ store without a configured remote). Behaviour, never timings: the figures are in
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -171,3 +172,56 @@ def test_a_store_with_a_remote_still_reads_remote_blobs(store: tuple[Path, Path]
     modules, proc = imported(["-m", "retrace", "log", "--workspace", str(ws), "--store", str(st)])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "retrace.sync.service" in modules
+
+
+ANSWERING_SERVER = """
+import sys, time
+from pathlib import Path
+from retrace.relay.server import RelayServer
+relay = RelayServer(Path(sys.argv[1]), {"hook": lambda request: {"notes": []}})
+relay.start()
+print("ready", flush=True)
+time.sleep(120)
+"""
+# ``retrace hook`` with a server answering: the standard library, the relay client and the
+# store's location rule; no pydantic, no engine beyond that rule, no application code.
+HOOK_FAST_PATH = (
+    *SERVER_AND_AGENT,
+    "pydantic",
+    "pydantic_core",
+    "retrace.engine.engine",
+    "retrace.engine.store.events",
+    "retrace.engine.capture",
+    "retrace.cli.commands",
+    "retrace.cli.format",
+    "retrace.cli.hook_cold",
+)
+
+
+def test_the_hook_fast_path_imports_only_the_standard_library_and_the_relay(tmp_path: Path) -> None:
+    ws, st, relay = tmp_path / "ws", tmp_path / "st", tmp_path / "r"
+    ws.mkdir()
+    env = {**os.environ, "RETRACE_RELAY_DIR": str(relay)}
+    server = subprocess.Popen(
+        [sys.executable, "-c", ANSWERING_SERVER, str(st)], stdout=subprocess.PIPE, env=env
+    )
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
+        event = json.dumps({"session_id": "s", "cwd": str(ws), "hook_event_name": "Stop"})
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "retrace", "hook", "claude-code",
+             "--workspace", str(ws), "--store", str(st)],
+            input=event, capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+    assert (proc.returncode, proc.stdout) == (0, "")
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    assert "retrace.relay.client" in modules  # it did take the fast path
+    assert offending(modules, HOOK_FAST_PATH) == []
+    assert not (st / "store.json").exists()  # the server took it: this process opened nothing

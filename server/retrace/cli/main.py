@@ -7,7 +7,8 @@ conflicts, 4 ``verify`` found damage, 130 interrupted.
 Expected errors never print a traceback; anything else is a bug and does.
 
 Start-up is part of every call (other agents run a command after each tool call): this module
-imports only the parser (``parser.py``, argparse alone); the chosen command's module is imported
+imports only the parser (``parser.py``, argparse alone; not even that for ``retrace hook``, which
+:mod:`retrace.cli.hook` parses itself); the chosen command's module is imported
 when it runs, and the error classes only when an error is raised.
 """
 
@@ -17,7 +18,6 @@ import io
 import sys
 
 from retrace import __version__
-from retrace.cli.parser import build_parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds at start-up; only the type checker needs it
@@ -57,7 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Paths that are not valid in the terminal's encoding must not crash the output.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    args = build_parser(__version__).parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["hook"]:
+        from retrace.cli import hook  # another agent's hook: never an error exit, nothing on stdout
+
+        return hook.main(words[1:])
+    from retrace.cli.parser import build_parser  # after the hook route: a hook never builds it
+
+    args = build_parser(__version__).parse_args(words)
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:

@@ -135,12 +135,23 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_text, description=help_text, parents=list(parents), width=width)
 
     _add_engine_commands(add, common, as_json)
+    _add_hook(add)
     _add_agent_commands(add, common)
     _add_remote(add, common, as_json)
     _add_handoff(add, common, as_json)
     _add_metrics(add, common, as_json)
     _add_integrate(add, as_json)
     return parser
+
+
+def _add_hook(add: Callable[..., _Parser]) -> None:
+    p = add("hook", "record one hook event of another agent (JSON on stdin); always exits 0, prints nothing")
+    p.add_argument("agent", metavar="AGENT", help="claude-code or gemini-cli")
+    p.add_argument(
+        "--workspace", metavar="PATH", default=None, help="workspace folder (default: the agent's project)"
+    )
+    p.add_argument("--store", metavar="DIR", default=None, help="store directory (default: the workspace's)")
+    p.set_defaults(handler=Handler("retrace.cli.hook", "cmd_hook"))
 
 
 def _add_engine_commands(add: Callable[..., _Parser], common: _Parser, as_json: _Parser) -> None:

@@ -4,9 +4,9 @@ holds the store (:mod:`retrace.relay`).
 :data:`METHODS` is the table: a name, the params model that validates the request, and the
 coroutine that runs it on this server's engine — through the gate, serialised with the agent's
 own checkpoints — and tells the editor (the same ``retrace/agent/event`` and
-``retrace/timeline/didChange`` a checkpoint of the agent sends). A hook command of the next
-issue is one more entry. :func:`start` listens once the services are open (the engine holds the
-store's lock); :func:`stop` closes the socket before the engine releases it.
+``retrace/timeline/didChange`` a checkpoint of the agent sends). Another agent's hook event
+is one more entry (``hook``: :mod:`.relay_hooks`). :func:`start` listens once the services are
+open (the engine holds the store's lock); :func:`stop` closes the socket before the engine releases it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from retrace.camel import CamelModel, dump
 from retrace.engine.errors import RetraceError
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.rpc import validation_message
-from retrace.lsp.services import relay_restore
+from retrace.lsp.services import relay_hooks, relay_restore
 from retrace.relay import wire
 from retrace.relay.server import MethodError, RelayServer, Request
 
@@ -73,6 +73,7 @@ class RelayMethod:
 METHODS: dict[str, RelayMethod] = {
     "checkpoint": RelayMethod(CheckpointParams, checkpoint),
     "restore": RelayMethod(relay_restore.RelayRestoreParams, relay_restore.restore),
+    "hook": RelayMethod(relay_hooks.HookParams, relay_hooks.hook),
 }
 
 

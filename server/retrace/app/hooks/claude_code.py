@@ -1,0 +1,55 @@
+"""Claude Code's hooks (https://docs.claude.com/en/docs/claude-code/hooks).
+
+Every event carries ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``;
+``UserPromptSubmit`` adds ``prompt``; ``PreToolUse`` / ``PostToolUse`` (and
+``PostToolUseFailure``, a call that failed) add ``tool_name``, ``tool_input`` and
+``tool_use_id`` (``PostToolUse`` also ``tool_response``); ``SessionEnd`` adds ``reason``. Hooks
+run with the project folder as working directory and ``$CLAUDE_PROJECT_DIR`` set to it.
+File-writing tools name their file in ``tool_input.file_path`` (``Write``, ``Edit``,
+``MultiEdit``) or ``tool_input.notebook_path`` (``NotebookEdit``); ``Bash`` runs
+``tool_input.command`` (what it changed is detected).
+"""
+
+from __future__ import annotations
+
+from retrace.app.hooks.adapter import TableAdapter
+
+ADAPTER = TableAdapter(
+    name="claude-code",
+    title="Claude Code",
+    project_dir_env=("CLAUDE_PROJECT_DIR",),
+    events={
+        "SessionStart": "sessionStart",
+        "UserPromptSubmit": "prompt",
+        "PreToolUse": "preTool",
+        "PostToolUse": "postTool",
+        "PostToolUseFailure": "postTool",
+        "Stop": "stop",
+        "StopFailure": "stop",
+        "SessionEnd": "sessionEnd",
+    },
+    failed_events=frozenset({"PostToolUseFailure"}),
+    stop_reasons={"Stop": "stop", "StopFailure": "error"},
+    file_tools={
+        "Write": ("file_path",),
+        "Edit": ("file_path",),
+        "MultiEdit": ("file_path",),
+        "NotebookEdit": ("notebook_path",),
+    },
+    read_only_tools=frozenset(
+        {
+            "Read",
+            "Glob",
+            "Grep",
+            "LS",
+            "NotebookRead",
+            "WebFetch",
+            "WebSearch",
+            "TodoWrite",
+            "TodoRead",
+            "BashOutput",
+            "ExitPlanMode",
+            "AskUserQuestion",
+        }
+    ),
+)
