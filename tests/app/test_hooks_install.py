@@ -15,19 +15,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from retrace.app.hooks.claude_code import INSTALL as CLAUDE_CODE
+from retrace.app.hooks.gemini_cli import INSTALL as GEMINI_CLI
 from retrace.app.hooks.install import (
-    CLAUDE_CODE,
-    GEMINI_CLI,
     HOOK_NAME,
-    INSTALLS,
     AgentInstall,
     SettingsShapeError,
     hook_command,
-    install_for,
     is_ours,
     merge,
     remove,
 )
+from retrace.app.hooks.registry import INSTALLS, install_for
 
 PY = "/opt/py env/bin/python3"
 CMD = {spec.name: hook_command(spec, PY) for spec in INSTALLS.values()}
@@ -433,3 +432,17 @@ def test_adding_to_a_file_that_is_often_committed_says_so_once() -> None:
     assert plan.doc is not None
     assert merge(plan.doc, GEMINI_CLI, CMD["gemini-cli"]).notes == ()
     assert merge({}, CLAUDE_CODE, CMD["claude-code"]).notes == ()  # settings.local.json stays local
+
+
+def test_every_event_an_agent_is_installed_for_is_one_its_adapter_records() -> None:
+    """One adapter per agent: ``retrace integrate`` registers exactly events the parser reads,
+    so no hook call is spent on an event that would be dropped as ``ignored``."""
+    from retrace.app.hooks.registry import ADAPTERS
+
+    for name, adapter in ADAPTERS.items():
+        assert adapter.install.name == name
+        assert adapter.install.title == adapter.title
+        assert adapter.install.project_dir_variable in adapter.project_dir_env
+        for registration in adapter.install.events:
+            event = adapter.parse({"hook_event_name": registration.name, "session_id": "s1", "tool_name": "Read"})
+            assert event.kind != "ignored", (name, registration.name)

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from retrace.app.hooks import settings_file
-from retrace.app.hooks.install import CLAUDE_CODE, GEMINI_CLI, hook_command, is_ours
+from retrace.app.hooks.claude_code import INSTALL as CLAUDE_CODE
+from retrace.app.hooks.gemini_cli import INSTALL as GEMINI_CLI
+from retrace.app.hooks.install import hook_command, is_ours
 from retrace.app.hooks.settings_file import AgentSettingsError, integrate, refresh
 
 

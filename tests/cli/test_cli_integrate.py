@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 from tests.cli.cli_support import RETRACE
 
-from retrace.app.hooks.install import CLAUDE_CODE, GEMINI_CLI, INSTALLS, hook_command, is_ours
+from retrace.app.hooks.claude_code import INSTALL as CLAUDE_CODE
+from retrace.app.hooks.gemini_cli import INSTALL as GEMINI_CLI
+from retrace.app.hooks.install import hook_command, is_ours
+from retrace.app.hooks.registry import INSTALLS
 
 CLAUDE = ".claude/settings.local.json"
 GEMINI = ".gemini/settings.json"

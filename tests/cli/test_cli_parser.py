@@ -22,7 +22,7 @@ from typing import Any, get_args
 import pytest
 
 import retrace
-from retrace.app.hooks.install import INSTALLS
+from retrace.app.hooks.registry import INSTALLS
 from retrace.cli import parser as cli_parser
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.models import ConflictResolution

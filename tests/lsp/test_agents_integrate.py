@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from lsp_support import start_editor, stop_editor, validate, wait_until
 
-from retrace.app.hooks.install import CLAUDE_CODE, GEMINI_CLI, hook_command, is_ours, merge
+from retrace.app.hooks.claude_code import INSTALL as CLAUDE_CODE
+from retrace.app.hooks.gemini_cli import INSTALL as GEMINI_CLI
+from retrace.app.hooks.install import hook_command, is_ours, merge
 from retrace.lsp.rpc import RETRACE_ERROR_CODE
 
 pytestmark = pytest.mark.slow

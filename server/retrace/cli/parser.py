@@ -25,7 +25,7 @@ RESTORE_REASONS = ("wrongApproach", "brokeTests", "unwantedChanges", "offTrack",
 """``engine.store.events.RestoreReason``."""
 
 INTEGRATED_AGENTS = ("claude-code", "gemini-cli")
-"""``protocol.agents.IntegratedAgent`` (``app.hooks.install.INSTALLS``): ``retrace integrate``'s agents."""
+"""``protocol.agents.IntegratedAgent`` (``app.hooks.registry.INSTALLS``): ``retrace integrate``'s agents."""
 
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
 """``engine.config.RetentionPolicy().max_bytes``: the default storage budget of ``retrace metrics``."""

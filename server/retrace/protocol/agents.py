@@ -9,7 +9,7 @@ from typing import Literal
 from retrace.camel import CamelModel
 
 IntegratedAgent = Literal["claude-code", "gemini-cli"]
-"""The agents Retrace can install its hooks into (``app.hooks.install.INSTALLS``)."""
+"""The agents Retrace can install its hooks into (``app.hooks.registry.INSTALLS``)."""
 
 IntegrateAction = Literal["added", "updated", "removed", "unchanged"]
 """``added``: the file had no Retrace entry (created when absent); ``updated``: Retrace's entries

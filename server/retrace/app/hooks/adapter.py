@@ -11,7 +11,9 @@ redacted (:mod:`retrace.redact`).
 
 A third agent is one small module building a :class:`TableAdapter` (its event names, its
 file-writing tools and the input keys naming their paths, its read-only tools) — or any object
-with ``name``, ``title``, ``project_dir_env`` and ``parse`` — plus one line in ``registry.py``.
+with ``name``, ``title``, ``project_dir_env``, ``install`` (its settings file and the hook
+events Retrace registers for: :class:`~retrace.app.hooks.install.AgentInstall`) and ``parse`` —
+plus one line in ``registry.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from retrace.app.hooks.install import AgentInstall
 from retrace.app.hooks.model import EXTERNAL_ID_MAX, HookEvent, HookInputError, HookKind
 from retrace.redact import redact
 
@@ -65,6 +68,11 @@ class AgentAdapter(Protocol):
     @property
     def project_dir_env(self) -> tuple[str, ...]: ...
 
+    @property
+    def install(self) -> AgentInstall:
+        """Where and how ``retrace integrate`` writes Retrace's hooks into the agent's settings."""
+        ...
+
     def parse(self, raw: Mapping[str, Any]) -> HookEvent: ...
 
 
@@ -81,6 +89,7 @@ class TableAdapter:
     events: Mapping[str, HookKind]
     file_tools: Mapping[str, tuple[str, ...]]
     read_only_tools: frozenset[str]
+    install: AgentInstall
     failed_events: frozenset[str] = field(default=frozenset())
     stop_reasons: Mapping[str, str] = field(default_factory=dict)
     """A fixed ``reason`` per stop-like event name (else the event's own ``reason`` field)."""

@@ -13,6 +13,30 @@ File-writing tools name their file in ``tool_input.file_path`` (``Write``, ``Edi
 from __future__ import annotations
 
 from retrace.app.hooks.adapter import TableAdapter
+from retrace.app.hooks.install import HOOK_TIMEOUT_S, AgentInstall, HookRegistration
+
+INSTALL = AgentInstall(
+    name="claude-code",
+    title="Claude Code",
+    settings_dir=".claude",
+    settings_file="settings.local.json",
+    project_dir_variable="CLAUDE_PROJECT_DIR",
+    events=(
+        HookRegistration("SessionStart", None),
+        HookRegistration("UserPromptSubmit", None),
+        HookRegistration("PreToolUse", "*"),
+        HookRegistration("PostToolUse", "*"),
+        HookRegistration("PostToolUseFailure", "*"),  # a failed call may still have changed files
+        HookRegistration("Stop", None),
+        HookRegistration("StopFailure", None),  # a turn ended by an API error: not left running
+        HookRegistration("SessionEnd", None),
+    ),
+    timeout=HOOK_TIMEOUT_S,
+    named=False,
+    enable_switch=None,
+    disable_all_key="disableAllHooks",
+)
+"""Where ``retrace integrate claude-code`` writes the hooks: the project-local settings file."""
 
 ADAPTER = TableAdapter(
     name="claude-code",
@@ -36,6 +60,7 @@ ADAPTER = TableAdapter(
         "MultiEdit": ("file_path",),
         "NotebookEdit": ("notebook_path",),
     },
+    install=INSTALL,
     read_only_tools=frozenset(
         {
             "Read",

@@ -13,6 +13,28 @@ changed is detected).
 from __future__ import annotations
 
 from retrace.app.hooks.adapter import TableAdapter
+from retrace.app.hooks.install import HOOK_TIMEOUT_S, AgentInstall, HookRegistration
+
+INSTALL = AgentInstall(
+    name="gemini-cli",
+    title="Gemini CLI",
+    settings_dir=".gemini",
+    settings_file="settings.json",
+    project_dir_variable="GEMINI_PROJECT_DIR",
+    events=(
+        HookRegistration("SessionStart", None),
+        HookRegistration("BeforeAgent", None),
+        HookRegistration("BeforeTool", "*"),
+        HookRegistration("AfterTool", "*"),
+        HookRegistration("AfterAgent", None),
+        HookRegistration("SessionEnd", None),
+    ),
+    timeout=HOOK_TIMEOUT_S * 1000,
+    named=True,
+    enable_switch=("hooksConfig", "enabled"),
+    shared_file=True,
+)
+"""Where ``retrace integrate gemini-cli`` writes the hooks (timeouts in milliseconds)."""
 
 ADAPTER = TableAdapter(
     name="gemini-cli",
@@ -31,6 +53,7 @@ ADAPTER = TableAdapter(
         "write_file": ("file_path", "absolute_path", "path"),
         "replace": ("file_path", "absolute_path", "path"),
     },
+    install=INSTALL,
     read_only_tools=frozenset(
         {
             "read_file",

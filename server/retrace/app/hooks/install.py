@@ -1,10 +1,10 @@
 """Per-agent install knowledge and the pure merge of Retrace's hook entries into an agent's settings.
 
-Each supported agent is one :class:`AgentInstall` row of :data:`INSTALLS`: where its settings
-file lives, which hook events Retrace listens to (and with which matcher), the timeout in the
-agent's own unit, the variable the agent sets to the project folder, and any switch the agent
-needs to run hooks at all. The lead joins this with the hook adapters (``parse``) into one
-``AgentAdapter``; a third agent is one more row.
+Each supported agent's adapter (:class:`~retrace.app.hooks.adapter.AgentAdapter`, in its own
+module beside its parser) carries one :class:`AgentInstall`: where its settings file lives, which
+hook events Retrace listens to (and with which matcher), the timeout in the agent's own unit, the
+variable the agent sets to the project folder, and any switch the agent needs to run hooks at
+all. ``registry.install_for`` finds it by agent name.
 
 The documented shapes (both agents use the same nesting):
 
@@ -65,7 +65,9 @@ class SettingsShapeError(RetraceError):
 
 
 @dataclass(frozen=True)
-class HookEvent:
+class HookRegistration:
+    """One hook event Retrace registers for in the agent's settings, with its matcher."""
+
     name: str
     matcher: str | None
     """``None``: the matcher group carries no ``matcher`` key (events that are not about a tool)."""
@@ -83,7 +85,7 @@ class AgentInstall:
     settings_file: str
     project_dir_variable: str
     """Environment variable the agent sets to the project folder when it runs a hook."""
-    events: tuple[HookEvent, ...]
+    events: tuple[HookRegistration, ...]
     timeout: int
     """In the agent's unit (seconds for Claude Code, milliseconds for Gemini CLI)."""
     named: bool
@@ -111,7 +113,7 @@ class AgentInstall:
             entry["description"] = "Retrace: a checkpoint of the workspace after every tool call"
         return entry
 
-    def group(self, event: HookEvent, command: str) -> dict[str, Any]:
+    def group(self, event: HookRegistration, command: str) -> dict[str, Any]:
         group: dict[str, Any] = {}
         if event.matcher is not None:
             group["matcher"] = event.matcher
@@ -121,59 +123,6 @@ class AgentInstall:
     @property
     def event_names(self) -> list[str]:
         return [e.name for e in self.events]
-
-
-CLAUDE_CODE = AgentInstall(
-    name="claude-code",
-    title="Claude Code",
-    settings_dir=".claude",
-    settings_file="settings.local.json",
-    project_dir_variable="CLAUDE_PROJECT_DIR",
-    events=(
-        HookEvent("SessionStart", None),
-        HookEvent("UserPromptSubmit", None),
-        HookEvent("PreToolUse", "*"),
-        HookEvent("PostToolUse", "*"),
-        HookEvent("PostToolUseFailure", "*"),  # a failed call may still have changed files
-        HookEvent("Stop", None),
-        HookEvent("StopFailure", None),  # a turn ended by an API error: it is not left running
-        HookEvent("SessionEnd", None),
-    ),
-    timeout=HOOK_TIMEOUT_S,
-    named=False,
-    enable_switch=None,
-    disable_all_key="disableAllHooks",
-)
-
-GEMINI_CLI = AgentInstall(
-    name="gemini-cli",
-    title="Gemini CLI",
-    settings_dir=".gemini",
-    settings_file="settings.json",
-    project_dir_variable="GEMINI_PROJECT_DIR",
-    events=(
-        HookEvent("SessionStart", None),
-        HookEvent("BeforeAgent", None),
-        HookEvent("BeforeTool", "*"),
-        HookEvent("AfterTool", "*"),
-        HookEvent("AfterAgent", None),
-        HookEvent("SessionEnd", None),
-    ),
-    timeout=HOOK_TIMEOUT_S * 1000,
-    named=True,
-    enable_switch=("hooksConfig", "enabled"),
-    shared_file=True,
-)
-
-INSTALLS: dict[str, AgentInstall] = {spec.name: spec for spec in (CLAUDE_CODE, GEMINI_CLI)}
-"""Every agent Retrace integrates with, by adapter name."""
-
-
-def install_for(agent: str) -> AgentInstall:
-    spec = INSTALLS.get(agent)
-    if spec is None:
-        raise SettingsShapeError(f"unknown agent {agent!r} (expected one of {', '.join(INSTALLS)})")
-    return spec
 
 
 def hook_command(spec: AgentInstall, python: str) -> str:

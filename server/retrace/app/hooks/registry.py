@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from retrace.app.hooks import claude_code, gemini_cli
 from retrace.app.hooks.adapter import AgentAdapter
+from retrace.app.hooks.install import AgentInstall, SettingsShapeError
 from retrace.app.hooks.model import HookInputError
 
 ADAPTERS: dict[str, AgentAdapter] = {
@@ -19,3 +20,15 @@ def adapter_for(name: str) -> AgentAdapter:
         known = ", ".join(sorted(ADAPTERS))
         raise HookInputError(f"unknown agent {name[:64]!r} (known: {known})")
     return adapter
+
+
+INSTALLS: dict[str, AgentInstall] = {name: adapter.install for name, adapter in ADAPTERS.items()}
+"""Every agent ``retrace integrate`` can install Retrace's hooks into, by adapter name."""
+
+
+def install_for(agent: str) -> AgentInstall:
+    """Agent ``agent``'s install row; :class:`SettingsShapeError` naming the known ones otherwise."""
+    spec = INSTALLS.get(agent)
+    if spec is None:
+        raise SettingsShapeError(f"unknown agent {agent!r} (expected one of {', '.join(INSTALLS)})")
+    return spec

@@ -36,16 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from retrace.app.hooks.install import (
-    INSTALLS,
     AgentInstall,
     Plan,
     hook_command,
-    install_for,
     interpreter_of,
     is_ours,
     merge,
     remove,
 )
+from retrace.app.hooks.registry import INSTALLS, install_for
 from retrace.engine.capture.fs import open_regular, read_fd
 from retrace.engine.errors import RetraceError
 from retrace.engine.workspace import DirTree, temp_name
