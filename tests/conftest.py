@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     }
     data = {"measured": measured, "tests": dict(sorted(tests.items()))}
     TIMINGS.write_text(json.dumps(data, indent=0, ensure_ascii=False) + "\n", "utf-8")
+
+
+@pytest.fixture
+def relay_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A short private relay directory for this test (a socket path must stay within
+    ``sun_path`` whatever pytest's temporary paths are), set for this process and every child
+    through ``RETRACE_RELAY_DIR``; no ``RETRACE_STORE`` leaks in from the caller."""
+    parent = Path(tempfile.mkdtemp(prefix="rr", dir="/tmp"))  # short on purpose (sun_path)
+    path = parent / "relay"
+    monkeypatch.setenv("RETRACE_RELAY_DIR", str(path))
+    monkeypatch.delenv("RETRACE_STORE", raising=False)
+    yield path
+    shutil.rmtree(parent, ignore_errors=True)

@@ -444,5 +444,7 @@ def test_every_event_an_agent_is_installed_for_is_one_its_adapter_records() -> N
         assert adapter.install.title == adapter.title
         assert adapter.install.project_dir_variable in adapter.project_dir_env
         for registration in adapter.install.events:
-            event = adapter.parse({"hook_event_name": registration.name, "session_id": "s1", "tool_name": "Read"})
+            event = adapter.parse(
+                {"hook_event_name": registration.name, "session_id": "s1", "tool_name": "Read"}
+            )
             assert event.kind != "ignored", (name, registration.name)

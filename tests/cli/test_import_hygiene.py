@@ -198,8 +198,10 @@ HOOK_FAST_PATH = (
 )
 
 
-def test_the_hook_fast_path_imports_only_the_standard_library_and_the_relay(tmp_path: Path) -> None:
-    ws, st, relay = tmp_path / "ws", tmp_path / "st", tmp_path / "r"
+def test_the_hook_fast_path_imports_only_the_standard_library_and_the_relay(
+    tmp_path: Path, relay_dir: Path
+) -> None:
+    ws, st, relay = tmp_path / "ws", tmp_path / "st", relay_dir
     ws.mkdir()
     env = {**os.environ, "RETRACE_RELAY_DIR": str(relay)}
     server = subprocess.Popen(
