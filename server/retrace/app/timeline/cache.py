@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from retrace.app.timeline.agents import first_agent
 from retrace.app.timeline.facts import UNUSED_EVENTS, FactsFold, FoldState, SessionFacts, ToolFact
 from retrace.app.timeline.pages import StoryPages
 from retrace.app.timeline.persist import (
@@ -48,7 +49,7 @@ from retrace.app.timeline.persist import (
     save_records,
     unchanged,
 )
-from retrace.app.timeline.story import owner_of, row_seed, story_items
+from retrace.app.timeline.story import owner_of, row_agent, row_seed, story_items
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.layout import StoreLayout
@@ -62,6 +63,18 @@ ToolLookup = Callable[[str, str], ToolFact | None]
 
 def _no_tools(_session: str, _call: str) -> ToolFact | None:
     return None
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _more_than_checkpoints(engine: Engine, session_id: str, start: int) -> bool:
+    """Whether the journal holds events other than checkpoints from byte ``start`` on."""
+    return any(True for _ in engine.events(session_id, skip=UNUSED_EVENTS, start=start))
 
 
 @contextmanager
@@ -110,6 +123,10 @@ class TimelineCache:
         self._pending: list[tuple[str, StoryTurn]] = []
         self.builds = 0
         """How many full builds were made (tests check appends do not rebuild)."""
+        self._sizes: dict[str, int] = {}
+        """Per other agent's session: the journal size its facts account for (see :meth:`_watch`)."""
+        self._own: set[str] = set()
+        """Sessions known to be Retrace's own (their journal does not start with ``agentSession``)."""
 
     def invalidate(self, session_id: str | None = None) -> None:
         """Journal events were written that no append covers: rebuild on the next request,
@@ -189,6 +206,8 @@ class TimelineCache:
         """Every story by session id, oldest first, as of the engine's state now."""
         checkpoints = engine.timeline()
         head = engine.head.id
+        if self.ready:
+            self._watch(engine)
         extends = 0 < self._count <= len(checkpoints) and checkpoints[self._count - 1].id == self._last
         if self._stale or not extends or not self._append(checkpoints[self._count :], tool_of):
             with _no_collection():
@@ -210,7 +229,12 @@ class TimelineCache:
         sessions = engine.sessions()
         for sid in sessions:
             if sid not in self._facts or sid in self._dirty:
-                self._facts[sid] = self._fold(engine, layout.journal(sid), sid, tool_rows.get(sid, ()))
+                journal = layout.journal(sid)
+                size = _size(journal)
+                facts = self._facts[sid] = self._fold(engine, journal, sid, tool_rows.get(sid, ()))
+                self._sizes.pop(sid, None)
+                if facts.agent is not None and size is not None:
+                    self._sizes[sid] = size
         present = set(sessions)
         for sid in [s for s in self._facts if s not in present]:
             del self._facts[sid]
@@ -273,6 +297,30 @@ class TimelineCache:
         self.tail_folds += 1
         return fold
 
+    def _watch(self, engine: Engine) -> None:
+        """Other agents write their sessions' journals through hooks, without telling this cache
+        (no :meth:`note_turn`): a session that appeared since the build, or another agent's
+        journal that grew by more than checkpoints (a prompt, a turn's end), is read again at
+        the next build. Costs a listing of the sessions and, per other agent's session, a stat
+        (and a read of what was appended)."""
+        layout = StoreLayout(engine.store_dir)
+        for sid in engine.sessions():
+            if sid in self._facts or sid in self._own:
+                continue
+            agent = first_agent(engine, sid)
+            if agent is None:
+                self._own.add(sid)
+            elif agent:
+                self.invalidate(sid)
+        for sid, known in list(self._sizes.items()):
+            size = _size(layout.journal(sid))
+            if size == known:
+                continue
+            if size is None or size < known or _more_than_checkpoints(engine, sid, known):
+                self.invalidate(sid)
+                continue
+            self._sizes[sid] = size
+
     def snapshot(self, now: float | None = None) -> Callable[[], bool] | None:
         """What writing the persisted cache takes, as a call that may run on any thread (the
         state it writes is captured now), or ``None`` when there is nothing new to write (or the
@@ -315,7 +363,9 @@ class TimelineCache:
             tool = self._tool(cp, tool_of)
             if self._inputs_missing(cp, tool):
                 return False
-            row = row_seed(cp, tool, self._described, None)
+            row = row_seed(
+                cp, tool, self._described, None, agent=row_agent(cp, self._facts.get(cp.session_id))
+            )
             in_turn = cp.turn_id if cp.turn_id is not None and owner == cp.session_id else None
             if not self._pages[key].append_row(row, in_turn):
                 return False
