@@ -1735,7 +1735,7 @@ export interface RestoreResult {
    * Other agents' turns running when the restore was planned (a dry run lists them: ask the
    * user, then send ``whileAgentRuns: "proceed"``).
    */
-  agentTurns: RunningAgentTurn[];
+  agentTurns?: RunningAgentTurn[];
   /**
    * Background commands running when the restore was planned (after ``stop``: the ones stopped).
    */
@@ -1817,11 +1817,11 @@ export interface SessionInfo {
    * The agent whose hooks recorded this session (``claude-code``, ``gemini-cli``); ``None``
    * for Retrace's own sessions and the workspace story.
    */
-  agent: string | null;
+  agent?: string | null;
   /**
    * That agent's display name ("Claude Code", "Gemini CLI").
    */
-  agentTitle: string | null;
+  agentTitle?: string | null;
   checkpointCount: number;
   createdAt: string | null;
   id: string;
@@ -1829,7 +1829,7 @@ export interface SessionInfo {
    * Another agent's session: its newest journal event or checkpoint (``running`` turns idle
    * past the limit count as interrupted).
    */
-  lastActivityAt: string | null;
+  lastActivityAt?: string | null;
   /**
    * Retrace's own session: its agent runs a turn; another agent's: its latest turn is running.
    */
@@ -1898,7 +1898,7 @@ export interface StoryTurn {
    * Another agent's turn: running, ended or interrupted; ``None`` for Retrace's own turns
    * (their session's ``running`` says it).
    */
-  state: ('running' | 'ended' | 'interrupted') | null;
+  state?: ('running' | 'ended' | 'interrupted') | null;
   turnId: string;
 }
 /**
@@ -1915,7 +1915,7 @@ export interface StoryRow {
    * conversation is that agent's): clients offer code restores only and say why. ``None``: the
    * usual modes are offered.
    */
-  conversationRestore: ConversationRestore | null;
+  conversationRestore?: ConversationRestore | null;
   isHead: boolean;
   kind: 'row';
   /**

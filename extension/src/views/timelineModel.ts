@@ -254,7 +254,9 @@ export function sessionTitle(story: SessionStory): string {
         return 'Workspace history';
     }
     const started = story.session.createdAt;
-    return started === null ? 'Session' : `Session of ${shortDate(started)}`;
+    const session = started === null ? 'Session' : `Session of ${shortDate(started)}`;
+    const agent = story.session.agentTitle ?? null; // another agent's session, as the server names it
+    return agent === null ? session : `${agent}: ${started === null ? 'session' : `session of ${shortDate(started)}`}`;
 }
 
 export function shortDate(iso: string): string {

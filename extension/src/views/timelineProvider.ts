@@ -33,6 +33,7 @@ import {
     type SessionNode,
     type TimelineNode,
 } from './timelineModel';
+import { codeOnlyReason } from './agentModel';
 import { lookOf, recoverabilityNote } from './timelineLook';
 import { Subagents } from './subagents';
 import { sessionsWithTaskRows, taskOf } from './taskModel';
@@ -530,6 +531,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const terminal = node.row.terminal;
         if (terminal !== null && terminal !== '') {
             md.appendMarkdown(`${escapeMd(terminal)}\n\n`); // the server's words: cwd and env changes
+        }
+        const codeOnly = codeOnlyReason(node.row);
+        if (codeOnly !== undefined) {
+            md.appendMarkdown(`Conversation restore not offered: ${escapeMd(codeOnly)}\n\n`); // the server's reason
         }
         const note = recoverabilityNote(cp);
         if (note !== '') {

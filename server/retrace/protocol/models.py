@@ -468,7 +468,7 @@ class RestoreResult(CamelModel):
     back as recorded (a secret variable: its current value kept, or left unset)."""
     background_tasks: list[BackgroundTaskView] = Field(default_factory=list)
     """Background commands running when the restore was planned (after ``stop``: the ones stopped)."""
-    agent_turns: list[RunningAgentTurn] = Field(default_factory=list)
+    agent_turns: list[RunningAgentTurn] = Field(default_factory=list, exclude_if=lambda v: not v)
     """Other agents' turns running when the restore was planned (a dry run lists them: ask the
     user, then send ``whileAgentRuns: "proceed"``)."""
 

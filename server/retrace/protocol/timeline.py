@@ -31,12 +31,12 @@ class SessionInfo(CamelModel):
     running: bool
     """Retrace's own session: its agent runs a turn; another agent's: its latest turn is running."""
     checkpoint_count: int
-    agent: str | None = None
+    agent: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The agent whose hooks recorded this session (``claude-code``, ``gemini-cli``); ``None``
     for Retrace's own sessions and the workspace story."""
-    agent_title: str | None = None
+    agent_title: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """That agent's display name ("Claude Code", "Gemini CLI")."""
-    last_activity_at: datetime | None = None
+    last_activity_at: datetime | None = Field(default=None, exclude_if=lambda v: v is None)
     """Another agent's session: its newest journal event or checkpoint (``running`` turns idle
     past the limit count as interrupted)."""
 
@@ -85,7 +85,7 @@ class StoryRow(CamelModel):
     """The agent's terminal state after this checkpoint, when it differs from the default, e.g.
     "Terminal: cwd `src`, NODE_ENV=test, API_TOKEN=(not recorded)" (only allowlisted variables'
     values are recorded)."""
-    conversation_restore: ConversationRestore | None = None
+    conversation_restore: ConversationRestore | None = Field(default=None, exclude_if=lambda v: v is None)
     """Set when the checkpoint's conversation cannot be restored (another agent's session: its
     conversation is that agent's): clients offer code restores only and say why. ``None``: the
     usual modes are offered."""
@@ -106,7 +106,7 @@ class StoryTurn(CamelModel):
     forked_from: str | None
     """Id of the checkpoint the conversation was restored to just before this turn (a new branch)."""
     rows: list[StoryRow]
-    state: TurnState | None = None
+    state: TurnState | None = Field(default=None, exclude_if=lambda v: v is None)
     """Another agent's turn: running, ended or interrupted; ``None`` for Retrace's own turns
     (their session's ``running`` says it)."""
 
