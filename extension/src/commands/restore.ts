@@ -221,11 +221,19 @@ async function requestRestore(rpc: Rpc, params: RestoreParams): Promise<RestoreR
 export const UNDO_LAST_METHOD = 'retrace/restore/undoLast';
 
 /** Undo the most recent restore; resolves to the server's answer. */
-export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
+export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: { readonly whileAgentRuns?: 'proceed' } = {}): Promise<RestoreResult | undefined> {
     let result: RestoreResult | null;
     try {
-        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, {});
+        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted });
     } catch (err) {
+        if (isAgentRefusal(err)) {
+            // Another agent's turn runs: the server's message names it; one modal, then again.
+            const message = err instanceof Error ? err.message : String(err);
+            if ((await prompter().modal(message, 'Wait for the turn to end, or undo anyway.', [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
+                return undefined;
+            }
+            return undoLastRestore(rpc, hooks, { whileAgentRuns: 'proceed' });
+        }
         // Background commands run: the server's message names them; the user says what to do.
         if (!isBackgroundRefusal(err)) {
             throw err;
@@ -235,7 +243,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks): Promise<Re
         if (background === undefined) {
             return undefined;
         }
-        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { backgroundTasks: background });
+        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted, backgroundTasks: background });
     }
     const outcome = result?.outcome;
     if (outcome === undefined) {
