@@ -29,6 +29,20 @@ const TOOL_ICONS: Readonly<Record<string, string>> = {
     read_file: 'eye',
     list_files: 'list-tree',
     search_text: 'search',
+    // Other agents' tools, as their hooks name them (Claude Code, Gemini CLI).
+    Write: 'edit',
+    Edit: 'edit',
+    MultiEdit: 'edit',
+    NotebookEdit: 'edit',
+    Bash: 'terminal',
+    Read: 'eye',
+    Grep: 'search',
+    Glob: 'search',
+    replace: 'edit',
+    run_shell_command: 'terminal',
+    read_many_files: 'eye',
+    glob: 'search',
+    search_file_content: 'search',
 };
 
 const KIND_ICONS: Readonly<Record<Checkpoint['kind'], string>> = {

@@ -89,6 +89,7 @@ suite('other agents in the timeline', () => {
             rows.map(n => lookOf(n, NOW).contextValue),
             [CODE_ONLY_CONTEXT, 'checkpoint'],
         );
+        assert.equal(lookOf(rows[0] as TimelineNode, NOW).icon, 'edit'); // Claude Code's Write
         const [first, second] = rows;
         assert.ok(first?.kind === 'checkpoint' && second?.kind === 'checkpoint');
         assert.equal(codeOnlyReason(first.row), REASON);
