@@ -55,7 +55,7 @@ class StoreLock:
             # Replaced whole, never truncated in place: a reader sees the old pid or the new one.
             tmp = self.pid_path.with_name(f"{self.pid_path.name}.{os.getpid()}.tmp")
             tmp.write_bytes(mine)
-            os.replace(tmp, self.pid_path)
+            tmp.replace(self.pid_path)
         self._file = f
 
     def _count_refusal(self) -> None:
