@@ -69,6 +69,8 @@ async def test_an_agent_session_in_the_tree_and_its_restores(workspace: Path, st
         assert (turn["prompt"], turn["state"]) == ("tidy up the docs", "running")
         titles = [r["title"] for r in turn["rows"]]
         assert titles == ["Write: notes.txt", "Bash: rm README.md"]
+        listed = await editor.request("retrace/timeline/get", {})
+        assert next(s for s in listed["sessions"] if s["id"] == SID)["running"] is True
         reason = "Claude Code keeps its own conversation; Retrace restores only the code"
         assert all(r["conversationRestore"] == {"available": False, "reason": reason} for r in turn["rows"])
 

@@ -301,10 +301,14 @@ class TimelineCache:
         """Other agents write their sessions' journals through hooks, without telling this cache
         (no :meth:`note_turn`): a session that appeared since the build, or another agent's
         journal that grew by more than checkpoints (a prompt, a turn's end), is read again at
-        the next build. Costs a listing of the sessions and, per other agent's session, a stat
-        (and a read of what was appended)."""
+        the next build. Costs one listing of the sessions folder and, per other agent's session,
+        a stat (and a read of what was appended): nothing that grows with the history."""
         layout = StoreLayout(engine.store_dir)
-        for sid in engine.sessions():
+        try:
+            names = [p.name for p in layout.sessions.iterdir()]  # names only: no stat per session
+        except OSError:
+            names = []
+        for sid in names:
             if sid in self._facts or sid in self._own:
                 continue
             agent = first_agent(engine, sid)
