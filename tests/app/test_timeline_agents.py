@@ -365,14 +365,50 @@ def test_a_turns_end_and_a_new_prompt_are_seen_without_announcement(store: Store
 
     assert turn_states() == {"ct1": "running"}
     builds = cache.builds
-    store.claude_write(sid, "ct1", "two.txt", "2\n")  # only a checkpoint: appended, no rebuild
+
+    def same_as_a_rebuild() -> None:
+        assert dump(cache.stories(store.engine)) == dump(TimelineCache().stories(store.engine))
+        assert cache.builds == builds, "placed in place: no rebuild"
+
+    store.claude_write(sid, "ct1", "two.txt", "2\n")  # only a checkpoint: appended
     assert turn_states() == {"ct1": "running"}
-    assert cache.builds == builds
+    same_as_a_rebuild()
     store.engine.append_event(TurnEndEvent(turn_id="ct1"), session_id=sid)
     assert turn_states() == {"ct1": "ended"}
+    same_as_a_rebuild()
     store.claude_turn(sid, "ct2", "second", first=False)
+    cache.note_turn(sid, "ct2", "second", datetime.now(UTC))  # as the server does when told
     assert turn_states() == {"ct1": "ended", "ct2": "running"}
+    same_as_a_rebuild()
+    store.claude_write(sid, "ct2", "three.txt", "3\n")
+    store.claude_turn(sid, "ct3", "third, the user interrupted the second", first=False)
+    store.claude_turn(sid, "ct3", "a repeated prompt event is one turn", first=False)
+    assert turn_states() == {"ct1": "ended", "ct2": "interrupted", "ct3": "running"}
+    same_as_a_rebuild()
+    store.engine.append_event(TurnEndEvent(turn_id="ct2"), session_id=sid)  # a late end
+    store.engine.append_event(TurnEndEvent(turn_id="ct3"), session_id=sid)
+    assert turn_states() == {"ct1": "ended", "ct2": "ended", "ct3": "ended"}
+    same_as_a_rebuild()
+    ct3 = cache.stories(store.engine)[sid].page(ALL_ROWS).items[-1]
+    assert isinstance(ct3, StoryTurn) and (ct3.number, ct3.prompt) == (
+        3,
+        "third, the user interrupted the second",
+    )
+
+
+def test_anything_else_appended_to_an_agent_journal_rebuilds(store: Store) -> None:
+    sid = "claude-code-s4"
+    store.claude_turn(sid, "ct1", "first", first=True)
+    store.claude_write(sid, "ct1", "one.txt", "1\n")
+    cache = TimelineCache()
+    cache.stories(store.engine)
+    builds = cache.builds
+    store.engine.append_event(TurnEvent(turn_id="ct2", text="second"), session_id=sid)
+    store.engine.append_event(
+        AgentSessionEvent(agent="gemini-cli", external_session_id="x"), session_id=sid
+    )  # not a first line: no meaning, but not a turn either
     assert dump(cache.stories(store.engine)) == dump(TimelineCache().stories(store.engine))
+    assert cache.builds == builds + 1
 
 
 def test_running_turns_of_a_store(store: Store) -> None:
@@ -402,3 +438,10 @@ def test_the_persisted_cache_keeps_agent_facts(store: Store) -> None:
     assert dump(warm.stories(store.engine)) == fresh
     assert warm.folds == 0
     assert warm.stories(store.engine)[sid].story.session.agent == "claude-code"
+    store.claude_turn(sid, "ct2", "second", first=False)  # placed in place; the file folds on
+    warm.stories(store.engine)
+    job = warm.snapshot(now=float("inf"))
+    assert job is None or job()
+    again = TimelineCache(path)
+    assert dump(again.stories(store.engine)) == dump(TimelineCache().stories(store.engine))
+    assert again.folds == 0 and again.tail_folds == 1

@@ -32,11 +32,21 @@ import gc
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from retrace.app.timeline.agents import first_agent
-from retrace.app.timeline.facts import UNUSED_EVENTS, FactsFold, FoldState, SessionFacts, ToolFact
+from retrace.app.timeline.agents import first_agent, from_ts, latest_activity
+from retrace.app.timeline.facts import (
+    UNUSED_EVENTS,
+    FactsFold,
+    FoldState,
+    SessionFacts,
+    ToolFact,
+    TurnFact,
+    parse_time,
+)
 from retrace.app.timeline.pages import StoryPages
 from retrace.app.timeline.persist import (
     JournalMark,
@@ -72,9 +82,60 @@ def _size(path: Path) -> int | None:
         return None
 
 
-def _more_than_checkpoints(engine: Engine, session_id: str, start: int) -> bool:
-    """Whether the journal holds events other than checkpoints from byte ``start`` on."""
-    return any(True for _ in engine.events(session_id, skip=UNUSED_EVENTS, start=start))
+class _TurnFold:
+    """Another agent's session facts, folded on with its prompts and turn ends in place."""
+
+    def __init__(self, facts: SessionFacts) -> None:
+        self.base = facts
+        self.turns = list(facts.turns)
+        self.seen = {t.turn_id for t in facts.turns}
+        self.ended = set(facts.ended_turns)
+        self.last = facts.last_event_at
+
+    def feed(self, event: Mapping[str, Any], pages: StoryPages) -> bool:
+        turn_id = str(event["turnId"])
+        moment = from_ts(event.get("ts"))
+        self.last = latest_activity(self.last, moment)
+        if event["type"] == "turnEnd":
+            if turn_id not in self.ended and turn_id in self.seen:
+                self.ended.add(turn_id)
+                if not pages.restate_turn(turn_id, "ended"):
+                    return False
+            else:
+                self.ended.add(turn_id)
+            pages.note_activity(moment)
+            return True
+        if turn_id in self.seen:  # a repeated prompt event: one turn, still a sign of life
+            pages.note_activity(moment)
+            return True
+        previous = self.turns[-1].turn_id
+        if previous not in self.ended and not pages.restate_turn(previous, "interrupted"):
+            return False
+        text = event.get("text")
+        prompt = text if isinstance(text, str) else ""
+        began = parse_time(event.get("createdAt")) or moment
+        self.turns.append(TurnFact(turn_id, prompt, began, None))
+        self.seen.add(turn_id)
+        number = pages.turn_count + 1
+        pages.append_turn(
+            StoryTurn(
+                turn_id=turn_id,
+                number=number,
+                prompt=prompt,
+                created_at=began,
+                abandoned=False,
+                forked_from=None,
+                rows=[],
+                state="ended" if turn_id in self.ended else "running",
+            )
+        )
+        pages.note_activity(moment, prompt or None)
+        return True
+
+    def facts(self) -> SessionFacts:
+        return replace(
+            self.base, turns=self.turns, ended_turns=frozenset(self.ended), last_event_at=self.last
+        )
 
 
 @contextmanager
@@ -320,10 +381,35 @@ class TimelineCache:
             size = _size(layout.journal(sid))
             if size == known:
                 continue
-            if size is None or size < known or _more_than_checkpoints(engine, sid, known):
+            if size is None or size < known:
+                self.invalidate(sid)
+                continue
+            events = list(engine.events(sid, skip=UNUSED_EVENTS, start=known))
+            if events and not self._turns_in_place(sid, events):
                 self.invalidate(sid)
                 continue
             self._sizes[sid] = size
+
+    def _turns_in_place(self, sid: str, events: Sequence[Mapping[str, Any]]) -> bool:
+        """Another agent's prompts and turn ends appended to its journal, placed in its story as
+        a rebuild would (a prompt: a new running turn, newest, the open one before it
+        interrupted; an end: its turn ended); ``False`` when something else was appended, or the
+        story cannot take them in place (the caller rebuilds)."""
+        facts, pages = self._facts.get(sid), self._pages.get(sid)
+        if facts is None or pages is None or facts.agent is None or not facts.turns:
+            return False
+        if any(
+            e.get("type") not in ("turn", "turnEnd") or not isinstance(e.get("turnId"), str) for e in events
+        ):
+            return False
+        fold = _TurnFold(facts)
+        for event in events:
+            if not fold.feed(event, pages):
+                return False
+        self._facts[sid] = fold.facts()
+        self._marks.pop(sid, None)  # not the folded journal any more: never persisted as such
+        self._dirty.add(sid)
+        return True
 
     def snapshot(self, now: float | None = None) -> Callable[[], bool] | None:
         """What writing the persisted cache takes, as a call that may run on any thread (the

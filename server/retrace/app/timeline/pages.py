@@ -30,7 +30,14 @@ from datetime import UTC, datetime
 
 from retrace.app.timeline.agents import latest_activity, turn_state
 from retrace.app.timeline.story import RowSeed, StoryItems
-from retrace.protocol.timeline import SessionStory, StoryRow, StoryTurn, TimelineFilter, TimelineTreeParams
+from retrace.protocol.timeline import (
+    SessionStory,
+    StoryRow,
+    StoryTurn,
+    TimelineFilter,
+    TimelineTreeParams,
+    TurnState,
+)
 
 Row = StoryRow | RowSeed
 """A row as the pages keep it: made, or its seed (both have ``checkpoint``, ``title``, ``summary``)."""
@@ -132,6 +139,29 @@ class StoryPages:
         self._entries.append(entry)
         self._index(entry, len(self._entries) - 1)
         self.story = self.story.model_copy(update={"turn_count": self.story.turn_count + 1})
+
+    def restate_turn(self, turn_id: str, state: TurnState) -> bool:
+        """Another agent's turn moved on (ended, or interrupted by a later prompt): its header
+        says so; ``False`` when the story has no such turn."""
+        at = self._position.get(turn_id)
+        old = self._entries[at].turn if at is not None else None
+        if at is None or old is None or old.turn_id != turn_id:
+            return False
+        new = old.model_copy(update={"state": state})
+        for index in range(at, len(self._entries)):
+            entry = self._entries[index]
+            if entry.turn is old:
+                self._entries[index] = _Entry(entry.row, new)
+        return True
+
+    def note_activity(self, moment: datetime | None, title: str | None = None) -> None:
+        """Another agent's session showed life at ``moment`` (a journal event); ``title``: its
+        first prompt, when the story had none."""
+        info = self.story.session
+        update: dict[str, object] = {"last_activity_at": latest_activity(info.last_activity_at, moment)}
+        if title is not None and not info.title:
+            update["title"] = title[:200]
+        self.story = self.story.model_copy(update={"session": info.model_copy(update=update)})
 
     def append_row(self, row: Row, turn_id: str | None) -> bool:
         """A row just committed, newest of the story (in its turn when ``turn_id`` is given).
