@@ -130,7 +130,7 @@ export function firstLine(text: string, max = 60): string {
     return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-function rowsOf(story: SessionStory): StoryRow[] {
+export function rowsOf(story: SessionStory): StoryRow[] {
     return story.items.flatMap(i => (i.kind === 'turn' ? i.rows : [i]));
 }
 

@@ -11,7 +11,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type AgentEvent, type Checkpoint, type TaskProgress, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
+import { METHODS, type AgentEvent, type Checkpoint, type StoryRow, type TaskProgress, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewOmissions, previewPatch } from '../diff/hunks';
 import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
@@ -26,6 +26,7 @@ import {
     indexNodes,
     cursorMoved,
     mergePage,
+    rowsOf,
     startsExpanded,
     type CheckpointNode,
     type MoreNode,
@@ -110,6 +111,17 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     checkpoint(id: string): Checkpoint | undefined {
         return this.byId.get(id);
+    }
+
+    /** The row the server sent for a checkpoint (undefined: not on a page shown). */
+    rowOf(id: string): StoryRow | undefined {
+        for (const story of this.data?.sessions ?? []) {
+            const found = rowsOf(story).find(r => r.checkpoint.id === id);
+            if (found !== undefined) {
+                return found;
+            }
+        }
+        return undefined;
     }
 
     get head(): string | undefined {

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunningAgentTurn, SessionStory, StoryRow, StoryTurn, TimelineTreeResult } from '../../../extension/src/client/protocol';
+import { MODE_PICKS, modePicks } from '../../../extension/src/commands/restorePick';
 import { CODE_ONLY_CONTEXT, RESTORE_WHILE_AGENT_RUNS, agentTurnQuestion, codeOnlyReason, isAgentRefusal } from '../../../extension/src/views/agentModel';
 import { isBackgroundRefusal } from '../../../extension/src/views/backgroundModel';
 import { lookOf } from '../../../extension/src/views/timelineLook';
@@ -124,6 +125,13 @@ suite('other agents in the timeline', () => {
         const two = agentTurnQuestion([TURN, { ...TURN, agent: 'gemini-cli', agentTitle: 'Gemini CLI', sessionId: 'gemini-cli-x', prompt: '', since: null }]);
         assert.match(two.message, /^2 agents are running/);
         assert.match(two.detail, /Gemini CLI — session gemini-cli-x, since an unknown time\n/);
+    });
+
+    test('the restore quick pick offers code only where the server says so, with its reason', () => {
+        assert.equal(modePicks(undefined), MODE_PICKS);
+        const picks = modePicks(REASON);
+        assert.deepEqual(picks.map(p => p.mode), ['code']);
+        assert.match(picks[0]?.detail ?? '', /Claude Code keeps its own conversation/);
     });
 
     test('the refusal is told apart by its error code', () => {
