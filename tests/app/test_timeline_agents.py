@@ -445,3 +445,17 @@ def test_the_persisted_cache_keeps_agent_facts(store: Store) -> None:
     again = TimelineCache(path)
     assert dump(again.stories(store.engine)) == dump(TimelineCache().stories(store.engine))
     assert again.folds == 0 and again.tail_folds == 1
+
+
+def test_a_removed_agent_journal_costs_one_rebuild(store: Store) -> None:
+    sid = "claude-code-s5"
+    store.claude_turn(sid, "ct1", "first", first=True)
+    cache = TimelineCache()
+    assert sid in cache.stories(store.engine)
+    builds = cache.builds
+    journal = StoreLayout(store.store).journal(sid)
+    journal.unlink()
+    journal.parent.rmdir()
+    assert sid not in cache.stories(store.engine)
+    cache.stories(store.engine)
+    assert cache.builds == builds + 1

@@ -297,6 +297,8 @@ class TimelineCache:
                 if facts.agent is not None and size is not None:
                     self._sizes[sid] = size
         present = set(sessions)
+        for sid in [s for s in self._sizes if s not in present]:
+            del self._sizes[sid]
         for sid in [s for s in self._facts if s not in present]:
             del self._facts[sid]
             self._unsaved = True
@@ -360,8 +362,9 @@ class TimelineCache:
 
     def _watch(self, engine: Engine) -> None:
         """Other agents write their sessions' journals through hooks, without telling this cache
-        (no :meth:`note_turn`): a session that appeared since the build, or another agent's
-        journal that grew by more than checkpoints (a prompt, a turn's end), is read again at
+        (:meth:`note_turn` or not): a session that appeared since the build is read at the next
+        build; what another agent's journal gained besides checkpoints is placed in place when it
+        is prompts and turn ends (:meth:`_turns_in_place`), else that journal is read again at
         the next build. Costs one listing of the sessions folder and, per other agent's session,
         a stat (and a read of what was appended): nothing that grows with the history."""
         layout = StoreLayout(engine.store_dir)
