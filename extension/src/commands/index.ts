@@ -101,7 +101,8 @@ export function registerCommands(parts: Parts): void {
         }
         const result = await runRestore(
             rpc,
-            { targetId: cp.id, mode, targetLabel: `“${checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
+            // The row's title as the server words it ("Write: notes.txt"), else the checkpoint's label.
+            { targetId: cp.id, mode, targetLabel: `“${timeline.rowOf(cp.id)?.title ?? checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
             hooks,
         );
         if (mode !== 'code' && result?.conversationHead && chat.sessionId !== cp.sessionId) {
