@@ -521,6 +521,17 @@ export interface ConversationGetParams {
   sessionId: string;
 }
 /**
+ * Whether a checkpoint's conversation can be restored (modes ``conversation`` and ``both``).
+ */
+export interface ConversationRestore {
+  available: boolean;
+  /**
+   * Why not, in words for people ("Claude Code keeps its own conversation; Retrace restores
+   * only the code").
+   */
+  reason: string | null;
+}
+/**
  * A session's conversation as the client shows it: the chain root → head.
  */
 export interface ConversationView {
@@ -1736,6 +1747,14 @@ export interface RestoreParams {
    * subagent must not be running).
    */
   task?: TaskRef | null;
+  /**
+   * The user accepted restoring code while another agent's turn runs (Claude Code, Gemini
+   * CLI: see the result's ``agentTurns``). Absent while one runs: a code restore is refused with
+   * the error code ``agentTurnRunning`` naming agent, session and since when (a dry run only
+   * reports them). A ``conversation``/``both`` restore of another agent's checkpoint is refused
+   * whatever this says (``conversationNotRestorable``).
+   */
+  whileAgentRuns?: 'proceed' | null;
 }
 export interface RestoreReasonParams {
   /**
@@ -1752,6 +1771,11 @@ export interface RestoreReasonResult {
 }
 export interface RestoreResult {
   /**
+   * Other agents' turns running when the restore was planned (a dry run lists them: ask the
+   * user, then send ``whileAgentRuns: "proceed"``).
+   */
+  agentTurns?: RunningAgentTurn[];
+  /**
    * Background commands running when the restore was planned (after ``stop``: the ones stopped).
    */
   backgroundTasks: BackgroundTaskView[];
@@ -1765,6 +1789,24 @@ export interface RestoreResult {
    * back as recorded (a secret variable: its current value kept, or left unset).
    */
   terminalNotes: string[];
+}
+/**
+ * Another agent's turn running now: a code restore would race its tools, so it asks first.
+ */
+export interface RunningAgentTurn {
+  agent: string;
+  agentTitle: string;
+  lastActivityAt: string | null;
+  /**
+   * The turn's prompt, first line, at most 200 characters.
+   */
+  prompt: string;
+  sessionId: string;
+  /**
+   * When the turn began.
+   */
+  since: string | null;
+  turnId: string;
 }
 export interface RestoreStateResult {
   restored: boolean;
@@ -1815,9 +1857,26 @@ export interface ServerStateResult {
  * One session as lists show it (the chat's session picker, the timeline's session rows).
  */
 export interface SessionInfo {
+  /**
+   * The agent whose hooks recorded this session (``claude-code``, ``gemini-cli``); ``None``
+   * for Retrace's own sessions and the workspace story.
+   */
+  agent?: string | null;
+  /**
+   * That agent's display name ("Claude Code", "Gemini CLI").
+   */
+  agentTitle?: string | null;
   checkpointCount: number;
   createdAt: string | null;
   id: string;
+  /**
+   * Another agent's session: its newest journal event or checkpoint (``running`` turns idle
+   * past the limit count as interrupted).
+   */
+  lastActivityAt?: string | null;
+  /**
+   * Retrace's own session: its agent runs a turn; another agent's: its latest turn is running.
+   */
   running: boolean;
   /**
    * The session's first prompt (empty when it has none yet).
@@ -1879,6 +1938,11 @@ export interface StoryTurn {
    */
   prompt: string;
   rows: StoryRow[];
+  /**
+   * Another agent's turn: running, ended or interrupted; ``None`` for Retrace's own turns
+   * (their session's ``running`` says it).
+   */
+  state?: ('running' | 'ended' | 'interrupted') | null;
   turnId: string;
 }
 /**
@@ -1890,6 +1954,12 @@ export interface StoryRow {
    */
   branch: boolean;
   checkpoint: Checkpoint1;
+  /**
+   * Set when the checkpoint's conversation cannot be restored (another agent's session: its
+   * conversation is that agent's): clients offer code restores only and say why. ``None``: the
+   * usual modes are offered.
+   */
+  conversationRestore?: ConversationRestore | null;
   isHead: boolean;
   kind: 'row';
   /**
@@ -2375,6 +2445,10 @@ export interface UndoLastRestoreParams {
    * As for ``retrace/checkpoint/restore``.
    */
   backgroundTasks?: ('stop' | 'keep') | null;
+  /**
+   * As for ``retrace/checkpoint/restore``.
+   */
+  whileAgentRuns?: 'proceed' | null;
 }
 export interface WorkspaceFilesParams {
   limit?: number;

@@ -8,7 +8,7 @@ import { jobsFromEnv, nodeTask, runPool } from './pool.mjs';
 
 export const SCENARIOS = [
   'install', 'longsession', 'e2e', 'timeline', 'subagents', 'health', 'chat', 'editor-safety',
-  'context', 'lazy', 'trust', 'untrusted',
+  'agents', 'context', 'lazy', 'trust', 'untrusted',
 ];
 
 const asked = process.argv.slice(2);

@@ -20,7 +20,8 @@ import { createDemoFolder } from './demo';
 import { exportToGit } from './exportGit';
 import { runRestore, undoLastRestore } from './restore';
 import { registerTaskCommands } from './tasks';
-import { checkpointPicks, MODE_PICKS } from './restorePick';
+import { checkpointPicks, modePicks } from './restorePick';
+import { codeOnlyReason } from '../views/agentModel';
 import { verifyStore } from './verify';
 import { collectGarbage } from './health';
 import { AGENT_COMMANDS, integrateAgent } from './agents';
@@ -101,7 +102,8 @@ export function registerCommands(parts: Parts): void {
         }
         const result = await runRestore(
             rpc,
-            { targetId: cp.id, mode, targetLabel: `“${checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
+            // The row's title as the server words it ("Write: notes.txt"), else the checkpoint's label.
+            { targetId: cp.id, mode, targetLabel: `“${timeline.rowOf(cp.id)?.title ?? checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
             hooks,
         );
         if (mode !== 'code' && result?.conversationHead && chat.sessionId !== cp.sessionId) {
@@ -121,7 +123,9 @@ export function registerCommands(parts: Parts): void {
         if (picked === undefined) {
             return undefined;
         }
-        const mode = await vscode.window.showQuickPick(MODE_PICKS, { title: `Retrace: restore “${picked.label}”`, placeHolder: 'What should go back?' });
+        const row = timeline.rowOf(picked.checkpointId);
+        const modes = modePicks(row === undefined ? undefined : codeOnlyReason(row));
+        const mode = await vscode.window.showQuickPick(modes, { title: `Retrace: restore “${picked.label}”`, placeHolder: 'What should go back?' });
         return mode === undefined ? undefined : restore(mode.mode)(rpc)(picked.checkpointId);
     });
 

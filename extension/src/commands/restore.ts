@@ -15,6 +15,7 @@ import { askRestoreReason } from './health';
 import { log } from '../logging';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
+import { agentTurnQuestion, isAgentRefusal, RESTORE_WHILE_AGENT_RUNS } from '../views/agentModel';
 import {
     MERGE_LABEL,
     OVERWRITE_LABEL,
@@ -153,9 +154,21 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
         }
         finalParams = { ...finalParams, backgroundTasks: background };
     }
+    // Another agent's running turn (Claude Code, Gemini CLI): one modal, the user must act.
+    const agents = req.mode === 'conversation' ? [] : (dry?.agentTurns ?? []);
+    if (agents.length > 0) {
+        const q = agentTurnQuestion(agents);
+        if ((await prompter().modal(q.message, q.detail, q.buttons)) !== RESTORE_WHILE_AGENT_RUNS) {
+            return undefined;
+        }
+        finalParams = { ...finalParams, whileAgentRuns: 'proceed' };
+    }
     log.info(`restore ${modeLabel(req.mode)} → ${req.targetId}${req.task ? ` in subagent ${req.task.taskId}` : ''} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths, backgroundTasks: finalParams.backgroundTasks })}`);
     // `skipConflicts` belongs to the restore contract (see restoreDecision.ts).
-    const result = await rpc.request(METHODS.checkpointRestore, finalParams);
+    const result = await requestRestore(rpc, finalParams);
+    if (result === undefined) {
+        return undefined;
+    }
     const outcome = result.outcome;
     const conversationMoved = req.mode !== 'code' && result.conversationHead !== null && outcome.kind !== 'failed' && outcome.kind !== 'conflict';
     const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved, keptOut);
@@ -183,16 +196,44 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     return result;
 }
 
+/**
+ * Send the restore; a turn of another agent that began after the dry run makes the server refuse
+ * (`agentTurnRunning`, its message names agent, session and since when): the user is asked with
+ * one modal and the request sent again with `whileAgentRuns: "proceed"`, or nothing happens.
+ */
+async function requestRestore(rpc: Rpc, params: RestoreParams): Promise<RestoreResult | undefined> {
+    try {
+        return await rpc.request(METHODS.checkpointRestore, params);
+    } catch (err) {
+        if (!isAgentRefusal(err) || params.whileAgentRuns === 'proceed') {
+            throw err;
+        }
+        const message = err instanceof Error ? err.message : String(err);
+        if ((await prompter().modal(message, 'Wait for the turn to end, or restore the code anyway.', [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
+            return undefined;
+        }
+        return rpc.request(METHODS.checkpointRestore, { ...params, whileAgentRuns: 'proceed' });
+    }
+}
+
 /** Method of the server's "undo the last restore" (restores its safety checkpoint, unsaved
  * editor text included). Not in the generated protocol yet: sent through the raw client. */
 export const UNDO_LAST_METHOD = 'retrace/restore/undoLast';
 
 /** Undo the most recent restore; resolves to the server's answer. */
-export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
+export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: { readonly whileAgentRuns?: 'proceed' } = {}): Promise<RestoreResult | undefined> {
     let result: RestoreResult | null;
     try {
-        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, {});
+        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted });
     } catch (err) {
+        if (isAgentRefusal(err)) {
+            // Another agent's turn runs: the server's message names it; one modal, then again.
+            const message = err instanceof Error ? err.message : String(err);
+            if ((await prompter().modal(message, 'Wait for the turn to end, or undo anyway.', [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
+                return undefined;
+            }
+            return undoLastRestore(rpc, hooks, { whileAgentRuns: 'proceed' });
+        }
         // Background commands run: the server's message names them; the user says what to do.
         if (!isBackgroundRefusal(err)) {
             throw err;
@@ -202,7 +243,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks): Promise<Re
         if (background === undefined) {
             return undefined;
         }
-        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { backgroundTasks: background });
+        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted, backgroundTasks: background });
     }
     const outcome = result?.outcome;
     if (outcome === undefined) {

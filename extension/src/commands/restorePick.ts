@@ -59,3 +59,15 @@ export const MODE_PICKS: readonly ModePickItem[] = [
     { label: 'Restore conversation', detail: 'The conversation goes back; files stay as they are.', mode: 'conversation' },
     { label: 'Restore both', detail: 'Files and conversation go back to this checkpoint.', mode: 'both' },
 ];
+
+/**
+ * The modes to pick from: every mode, or — when the server says the checkpoint's conversation
+ * cannot be restored (another agent's session: `StoryRow.conversationRestore`) — code only, with
+ * the server's reason.
+ */
+export function modePicks(codeOnlyReason: string | undefined): readonly ModePickItem[] {
+    if (codeOnlyReason === undefined) {
+        return MODE_PICKS;
+    }
+    return [{ label: 'Restore code', detail: `Files go back to this checkpoint. ${codeOnlyReason}.`, mode: 'code' }];
+}

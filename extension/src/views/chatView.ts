@@ -352,7 +352,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         }
         try {
             const { sessions } = await rpc.request(METHODS.sessionList, {});
-            const latest = [...sessions].filter(s => s.title !== '').sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '')).pop();
+            // Another agent's session (the server names its agent) has no Retrace conversation to resume.
+            const latest = [...sessions].filter(s => s.title !== '' && (s.agent ?? null) === null).sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '')).pop();
             if (latest !== undefined && this.session === undefined) {
                 await this.showSession(latest.id);
             }

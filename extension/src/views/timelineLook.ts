@@ -7,6 +7,7 @@
 import type { Checkpoint } from '../client/protocol';
 import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, hasTimeline, SUBAGENT_CONTEXT, TASK_CONTEXT, taskContext, taskStatusText } from './taskModel';
 import { firstLine, relativeTime, type CheckpointNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
+import { CODE_ONLY_CONTEXT, codeOnlyReason } from './agentModel';
 
 export interface NodeLook {
     readonly label: string;
@@ -14,7 +15,8 @@ export interface NodeLook {
     readonly icon: string;
     /** A theme color id for the icon, when not the default. */
     readonly iconColor: string | undefined;
-    /** The node kind; checkpoint rows: `checkpoint`, `checkpoint.task` or `checkpoint.child`. */
+    /** The node kind; checkpoint rows: `checkpoint`, `checkpoint.task`, `checkpoint.child` or
+     * `checkpoint.codeOnly` (another agent's: the server offers no conversation restore). */
     readonly contextValue: string;
     readonly collapsible: boolean;
 }
@@ -27,6 +29,20 @@ const TOOL_ICONS: Readonly<Record<string, string>> = {
     read_file: 'eye',
     list_files: 'list-tree',
     search_text: 'search',
+    // Other agents' tools, as their hooks name them (Claude Code, Gemini CLI).
+    Write: 'edit',
+    Edit: 'edit',
+    MultiEdit: 'edit',
+    NotebookEdit: 'edit',
+    Bash: 'terminal',
+    Read: 'eye',
+    Grep: 'search',
+    Glob: 'search',
+    replace: 'edit',
+    run_shell_command: 'terminal',
+    read_many_files: 'eye',
+    glob: 'search',
+    search_file_content: 'search',
 };
 
 const KIND_ICONS: Readonly<Record<Checkpoint['kind'], string>> = {
@@ -110,19 +126,35 @@ function sessionLook(node: SessionNode, now: number): NodeLook {
         relativeTime(story.session.createdAt, now),
         node.running ? 'running' : '',
     ];
+    const agent = story.session.agent ?? null;
     return {
         label: node.title,
         description: parts.filter(p => p !== '').join(' · '),
-        icon: node.running ? 'sync~spin' : story.workspace ? 'history' : 'comment-discussion',
+        icon: node.running ? 'sync~spin' : story.workspace ? 'history' : agent !== null ? 'hubot' : 'comment-discussion',
         iconColor: undefined,
-        contextValue: 'session',
+        contextValue: agent !== null ? 'session.agent' : 'session',
         collapsible: true,
     };
 }
 
+/** Another agent's turn: what its state adds to the description, and its icon. */
+function turnStateLook(node: TurnNode): { readonly word: string; readonly icon: string | undefined } {
+    switch (node.turn.state ?? null) {
+        case 'running':
+            return { word: 'running', icon: 'sync~spin' };
+        case 'interrupted':
+            return { word: 'interrupted', icon: 'debug-disconnect' };
+        case 'ended':
+        case null:
+            return { word: '', icon: undefined };
+    }
+}
+
 function turnLook(node: TurnNode, now: number): NodeLook {
     const turn = node.turn;
+    const state = turnStateLook(node);
     const parts = [
+        state.word,
         turn.abandoned ? 'abandoned branch' : '',
         node.forkedFromTitle !== undefined ? `⑂ from ‘${firstLine(node.forkedFromTitle, 40)}’` : '',
         plural(turn.rows.length, 'step'),
@@ -131,7 +163,7 @@ function turnLook(node: TurnNode, now: number): NodeLook {
     return {
         label: node.title,
         description: parts.filter(p => p !== '').join(' · '),
-        icon: turn.abandoned ? 'git-branch' : node.forkedFromTitle !== undefined ? 'git-pull-request' : 'comment',
+        icon: state.icon ?? (turn.abandoned ? 'git-branch' : node.forkedFromTitle !== undefined ? 'git-pull-request' : 'comment'),
         iconColor: turn.abandoned ? 'disabledForeground' : undefined,
         contextValue: 'turn',
         collapsible: true,
@@ -156,9 +188,19 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
         description: parts.filter(p => p !== '').join(' · '),
         icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
-        contextValue: node.task !== undefined ? taskContext(TASK_CONTEXT, node.task) : node.scope !== undefined ? CHILD_CONTEXT : CHECKPOINT_CONTEXT,
+        contextValue: checkpointContext(node),
         collapsible: node.task !== undefined && hasTimeline(node.task),
     };
+}
+
+function checkpointContext(node: CheckpointNode): string {
+    if (node.task !== undefined) {
+        return taskContext(TASK_CONTEXT, node.task);
+    }
+    if (node.scope !== undefined) {
+        return CHILD_CONTEXT;
+    }
+    return codeOnlyReason(node.row) !== undefined ? CODE_ONLY_CONTEXT : CHECKPOINT_CONTEXT;
 }
 
 function subagentLook(node: SubagentNode): NodeLook {

@@ -130,7 +130,7 @@ export function firstLine(text: string, max = 60): string {
     return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-function rowsOf(story: SessionStory): StoryRow[] {
+export function rowsOf(story: SessionStory): StoryRow[] {
     return story.items.flatMap(i => (i.kind === 'turn' ? i.rows : [i]));
 }
 
@@ -254,7 +254,9 @@ export function sessionTitle(story: SessionStory): string {
         return 'Workspace history';
     }
     const started = story.session.createdAt;
-    return started === null ? 'Session' : `Session of ${shortDate(started)}`;
+    const session = started === null ? 'Session' : `Session of ${shortDate(started)}`;
+    const agent = story.session.agentTitle ?? null; // another agent's session, as the server names it
+    return agent === null ? session : `${agent}: ${started === null ? 'session' : `session of ${shortDate(started)}`}`;
 }
 
 export function shortDate(iso: string): string {

@@ -11,7 +11,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type AgentEvent, type Checkpoint, type TaskProgress, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
+import { METHODS, type AgentEvent, type Checkpoint, type StoryRow, type TaskProgress, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../client/protocol';
 import { previewOmissions, previewPatch } from '../diff/hunks';
 import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
@@ -26,6 +26,7 @@ import {
     indexNodes,
     cursorMoved,
     mergePage,
+    rowsOf,
     startsExpanded,
     type CheckpointNode,
     type MoreNode,
@@ -33,6 +34,7 @@ import {
     type SessionNode,
     type TimelineNode,
 } from './timelineModel';
+import { codeOnlyReason } from './agentModel';
 import { lookOf, recoverabilityNote } from './timelineLook';
 import { Subagents } from './subagents';
 import { sessionsWithTaskRows, taskOf } from './taskModel';
@@ -109,6 +111,17 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     checkpoint(id: string): Checkpoint | undefined {
         return this.byId.get(id);
+    }
+
+    /** The row the server sent for a checkpoint (undefined: not on a page shown). */
+    rowOf(id: string): StoryRow | undefined {
+        for (const story of this.data?.sessions ?? []) {
+            const found = rowsOf(story).find(r => r.checkpoint.id === id);
+            if (found !== undefined) {
+                return found;
+            }
+        }
+        return undefined;
     }
 
     get head(): string | undefined {
@@ -530,6 +543,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const terminal = node.row.terminal;
         if (terminal !== null && terminal !== '') {
             md.appendMarkdown(`${escapeMd(terminal)}\n\n`); // the server's words: cwd and env changes
+        }
+        const codeOnly = codeOnlyReason(node.row);
+        if (codeOnly !== undefined) {
+            md.appendMarkdown(`Conversation restore not offered: ${escapeMd(codeOnly)}\n\n`); // the server's reason
         }
         const note = recoverabilityNote(cp);
         if (note !== '') {

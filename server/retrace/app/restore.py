@@ -15,6 +15,13 @@ Background commands may overwrite restored files: a code restore while some run 
 caller's word on them (:func:`settle_background`: ``stop`` them first or ``keep`` them), else it
 is refused with :class:`~retrace.agent.background.BackgroundTasksRunning`; a dry run reports them.
 
+Another agent's sessions (Claude Code, Gemini CLI, recorded through their hooks) keep their
+conversation in that agent: ``conversation`` and ``both`` on one of their checkpoints are refused
+with the reason (:func:`refuse_conversation`, :class:`ConversationNotRestorable`), for every front
+end. A code restore while such an agent's turn runs needs the caller's word
+(:func:`settle_agents`: ``whileAgentRuns: "proceed"``), else it is refused with
+:class:`AgentTurnRunning` naming the agent, the session and since when; a dry run lists them.
+
 A restore's reason (optional, given after it: :func:`record_reason`) is a ``restoreReason``
 journal event in the session of the checkpoint it names: the restore's own checkpoint, or the
 target of a conversation-only restore (:func:`reason_key`).
@@ -28,9 +35,12 @@ from typing import Literal
 
 from retrace.agent.background import BackgroundTasks, BackgroundTasksRunning, short
 from retrace.agent.events import BackgroundTaskView
+from retrace.app.timeline.agents import conversation_reason, is_external, running_turns
 from retrace.engine import Engine
+from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution, RestoreApplied, RestoreMode, RestoreOutcome
 from retrace.engine.store.events import RestoreReason, RestoreReasonEvent
+from retrace.protocol.timeline import RunningAgentTurn
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,77 @@ async def settle_background(
         stopped = await tasks.stop_all(by="restore")
         views = [t.view() for t in stopped]
     return views
+
+
+class ConversationNotRestorable(RetraceError):  # noqa: N818 (contract names)
+    """``conversation`` or ``both`` asked for on a checkpoint of another agent's session."""
+
+    code = "conversationNotRestorable"
+
+
+class AgentTurnRunning(RetraceError):  # noqa: N818 (contract names)
+    """A code restore while another agent's turn runs, without ``whileAgentRuns: "proceed"``."""
+
+    code = "agentTurnRunning"
+
+
+def checkpoint_agent(engine: Engine, checkpoint_id: str) -> str | None:
+    """The agent whose session holds a checkpoint (``None``: Retrace's own, or none)."""
+    cp = engine.get(checkpoint_id)
+    stamped = cp.meta.get("agent")
+    if isinstance(stamped, str) and stamped:
+        return stamped
+    return is_external(engine, cp.session_id)
+
+
+def refuse_conversation(engine: Engine, checkpoint_id: str, mode: RestoreMode) -> None:
+    """A conversation part on another agent's checkpoint is refused with the reason."""
+    if mode == "code":
+        return
+    agent = checkpoint_agent(engine, checkpoint_id)
+    if agent is not None:
+        raise ConversationNotRestorable(
+            f"{conversation_reason(agent)}: restore mode {mode!r} is not offered for this checkpoint "
+            "(use mode 'code')"
+        )
+
+
+WhileAgentRuns = Literal["proceed"]
+
+
+def _since(turn: RunningAgentTurn) -> str:
+    return turn.since.strftime("%H:%M:%S UTC") if turn.since is not None else "an unknown time"
+
+
+def agents_named(turns: list[RunningAgentTurn]) -> str:
+    """Which agent runs a turn where, since when: "Claude Code (claude-code) in session … since …"."""
+    return "; ".join(
+        f"{t.agent_title} ({t.agent}) in session {t.session_id} since {_since(t)}"
+        + (f" ({t.prompt[:60]!r})" if t.prompt else "")
+        for t in turns
+    )
+
+
+def agents_message(turns: list[RunningAgentTurn]) -> str:
+    """The refusal's words."""
+    many = len(turns) > 1
+    return (
+        f"{'agents are' if many else 'an agent is'} running a turn: {agents_named(turns)}. Its tools "
+        "may overwrite restored files. Wait for the turn to end, or restore anyway "
+        '(whileAgentRuns: "proceed"; command line: --while-agent-runs proceed)'
+    )
+
+
+def settle_agents(
+    engine: Engine, mode: RestoreMode, *, dry_run: bool, choice: WhileAgentRuns | None
+) -> list[RunningAgentTurn]:
+    """Before a restore: other agents' turns running now. A code restore that would race them
+    without the caller's ``proceed`` is refused (:class:`AgentTurnRunning`); a dry run or a
+    conversation-only restore only lists them. Run it where the engine may be used."""
+    turns = running_turns(engine)
+    if turns and not dry_run and touches_code(mode) and choice != "proceed":
+        raise AgentTurnRunning(agents_message(turns))
+    return turns
 
 
 def reason_key(target_id: str, outcome: RestoreOutcome) -> str:

@@ -214,10 +214,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from retrace.app.restore import RestoreRequest, restore_code_on_disk
+    from retrace.app.restore import RestoreRequest, refuse_conversation, restore_code_on_disk, settle_agents
 
     with _open(args, readonly=False) as engine:
         target = _resolve(engine, args.id)
+        refuse_conversation(engine, target, args.mode)
+        agents = settle_agents(engine, args.mode, dry_run=args.dry_run, choice=args.while_agent_runs)
         request = RestoreRequest(
             checkpoint=target,
             mode=args.mode,
@@ -237,6 +239,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
                 payload["conversation"] = conversation
             if reason is not None:
                 payload["restoreReason"] = reason
+            payload["agentTurns"] = [dump(t) for t in agents]
             _print_json(payload)
         elif conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
             # The engine's "nothing to restore" only says the files were not the point.
@@ -247,6 +250,10 @@ def cmd_restore(args: argparse.Namespace) -> int:
                 fmt.say(fmt.terminal_text(conversation["message"]))
         if reason is not None and not args.json:
             fmt.say(f"Reason recorded: {reason['reason']}.")
+        if agents and not args.json:
+            from retrace.app.restore import agents_named
+
+            fmt.say(fmt.terminal_text(f"Note: another agent is running a turn: {agents_named(agents)}."))
         if isinstance(outcome, RestoreFailed):
             fmt.say(f"retrace: error: restore failed: {fmt.terminal_text(outcome.error)}", err=True)
     return fmt.restore_exit_code(outcome)

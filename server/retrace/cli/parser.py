@@ -233,6 +233,12 @@ def _add_restore(p: _Parser) -> None:
         help="restore only these paths (workspace-relative)",
     )
     p.add_argument(
+        "--while-agent-runs",
+        choices=("proceed",),
+        default=None,
+        help="restore code even while another agent's turn (Claude Code, Gemini CLI) is running",
+    )
+    p.add_argument(
         "--reason",
         choices=RESTORE_REASONS,
         default=None,

@@ -42,6 +42,7 @@ from retrace.protocol.metrics import MetricsSettings
 from retrace.protocol.remote import RemoteSettings
 from retrace.protocol.tasks import TaskRef
 from retrace.protocol.timeline import (
+    RunningAgentTurn,
     SessionInfo,
     SessionStory,
     StoryRow,
@@ -450,12 +451,20 @@ class RestoreParams(CamelModel):
     """What to do with running background commands (they may overwrite restored files): ``stop``
     them first or ``keep`` them running. Absent while some run: a code restore is refused with
     the error code ``backgroundTasksRunning`` (a dry run only reports them)."""
+    while_agent_runs: Literal["proceed"] | None = None
+    """The user accepted restoring code while another agent's turn runs (Claude Code, Gemini
+    CLI: see the result's ``agentTurns``). Absent while one runs: a code restore is refused with
+    the error code ``agentTurnRunning`` naming agent, session and since when (a dry run only
+    reports them). A ``conversation``/``both`` restore of another agent's checkpoint is refused
+    whatever this says (``conversationNotRestorable``)."""
 
 
 class UndoLastRestoreParams(CamelModel):
     """The server remembers the last restore of this session."""
 
     background_tasks: Literal["stop", "keep"] | None = None
+    """As for ``retrace/checkpoint/restore``."""
+    while_agent_runs: Literal["proceed"] | None = None
     """As for ``retrace/checkpoint/restore``."""
 
 
@@ -468,6 +477,9 @@ class RestoreResult(CamelModel):
     back as recorded (a secret variable: its current value kept, or left unset)."""
     background_tasks: list[BackgroundTaskView] = Field(default_factory=list)
     """Background commands running when the restore was planned (after ``stop``: the ones stopped)."""
+    agent_turns: list[RunningAgentTurn] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """Other agents' turns running when the restore was planned (a dry run lists them: ask the
+    user, then send ``whileAgentRuns: "proceed"``)."""
 
 
 # --------------------------------------------------------------------------- statistics

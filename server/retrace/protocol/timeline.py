@@ -15,6 +15,11 @@ from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
 from retrace.protocol.tasks import TaskRef
 
+TurnState = Literal["running", "ended", "interrupted"]
+"""An external agent's turn: ``running`` (no ``turnEnd`` yet, the latest turn, life within the
+idle limit), ``ended`` (its agent's stop hook came), ``interrupted`` (no stop hook came: a later
+prompt did, or nothing happened for the idle limit). See ``retrace.app.timeline.agents``."""
+
 
 class SessionInfo(CamelModel):
     """One session as lists show it (the chat's session picker, the timeline's session rows)."""
@@ -24,7 +29,39 @@ class SessionInfo(CamelModel):
     """The session's first prompt (empty when it has none yet)."""
     created_at: datetime | None
     running: bool
+    """Retrace's own session: its agent runs a turn; another agent's: its latest turn is running."""
     checkpoint_count: int
+    agent: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The agent whose hooks recorded this session (``claude-code``, ``gemini-cli``); ``None``
+    for Retrace's own sessions and the workspace story."""
+    agent_title: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """That agent's display name ("Claude Code", "Gemini CLI")."""
+    last_activity_at: datetime | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Another agent's session: its newest journal event or checkpoint (``running`` turns idle
+    past the limit count as interrupted)."""
+
+
+class ConversationRestore(CamelModel):
+    """Whether a checkpoint's conversation can be restored (modes ``conversation`` and ``both``)."""
+
+    available: bool
+    reason: str | None = None
+    """Why not, in words for people ("Claude Code keeps its own conversation; Retrace restores
+    only the code")."""
+
+
+class RunningAgentTurn(CamelModel):
+    """Another agent's turn running now: a code restore would race its tools, so it asks first."""
+
+    agent: str
+    agent_title: str
+    session_id: str
+    turn_id: str
+    prompt: str
+    """The turn's prompt, first line, at most 200 characters."""
+    since: datetime | None
+    """When the turn began."""
+    last_activity_at: datetime | None
 
 
 class StoryRow(CamelModel):
@@ -48,6 +85,10 @@ class StoryRow(CamelModel):
     """The agent's terminal state after this checkpoint, when it differs from the default, e.g.
     "Terminal: cwd `src`, NODE_ENV=test, API_TOKEN=(not recorded)" (only allowlisted variables'
     values are recorded)."""
+    conversation_restore: ConversationRestore | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Set when the checkpoint's conversation cannot be restored (another agent's session: its
+    conversation is that agent's): clients offer code restores only and say why. ``None``: the
+    usual modes are offered."""
 
 
 class StoryTurn(CamelModel):
@@ -65,6 +106,9 @@ class StoryTurn(CamelModel):
     forked_from: str | None
     """Id of the checkpoint the conversation was restored to just before this turn (a new branch)."""
     rows: list[StoryRow]
+    state: TurnState | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Another agent's turn: running, ended or interrupted; ``None`` for Retrace's own turns
+    (their session's ``running`` says it)."""
 
 
 StoryItem = Annotated[StoryTurn | StoryRow, Field(discriminator="kind")]

@@ -32,10 +32,21 @@ import gc
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from retrace.app.timeline.facts import UNUSED_EVENTS, FactsFold, FoldState, SessionFacts, ToolFact
+from retrace.app.timeline.agents import first_agent, from_ts, latest_activity
+from retrace.app.timeline.facts import (
+    UNUSED_EVENTS,
+    FactsFold,
+    FoldState,
+    SessionFacts,
+    ToolFact,
+    TurnFact,
+    parse_time,
+)
 from retrace.app.timeline.pages import StoryPages
 from retrace.app.timeline.persist import (
     JournalMark,
@@ -48,7 +59,7 @@ from retrace.app.timeline.persist import (
     save_records,
     unchanged,
 )
-from retrace.app.timeline.story import owner_of, row_seed, story_items
+from retrace.app.timeline.story import owner_of, row_agent, row_seed, story_items
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.layout import StoreLayout
@@ -62,6 +73,69 @@ ToolLookup = Callable[[str, str], ToolFact | None]
 
 def _no_tools(_session: str, _call: str) -> ToolFact | None:
     return None
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+class _TurnFold:
+    """Another agent's session facts, folded on with its prompts and turn ends in place."""
+
+    def __init__(self, facts: SessionFacts) -> None:
+        self.base = facts
+        self.turns = list(facts.turns)
+        self.seen = {t.turn_id for t in facts.turns}
+        self.ended = set(facts.ended_turns)
+        self.last = facts.last_event_at
+
+    def feed(self, event: Mapping[str, Any], pages: StoryPages) -> bool:
+        turn_id = str(event["turnId"])
+        moment = from_ts(event.get("ts"))
+        self.last = latest_activity(self.last, moment)
+        if event["type"] == "turnEnd":
+            if turn_id not in self.ended and turn_id in self.seen:
+                self.ended.add(turn_id)
+                if not pages.restate_turn(turn_id, "ended"):
+                    return False
+            else:
+                self.ended.add(turn_id)
+            pages.note_activity(moment)
+            return True
+        if turn_id in self.seen:  # a repeated prompt event: one turn, still a sign of life
+            pages.note_activity(moment)
+            return True
+        previous = self.turns[-1].turn_id
+        if previous not in self.ended and not pages.restate_turn(previous, "interrupted"):
+            return False
+        text = event.get("text")
+        prompt = text if isinstance(text, str) else ""
+        began = parse_time(event.get("createdAt")) or moment
+        self.turns.append(TurnFact(turn_id, prompt, began, None))
+        self.seen.add(turn_id)
+        number = pages.turn_count + 1
+        pages.append_turn(
+            StoryTurn(
+                turn_id=turn_id,
+                number=number,
+                prompt=prompt,
+                created_at=began,
+                abandoned=False,
+                forked_from=None,
+                rows=[],
+                state="ended" if turn_id in self.ended else "running",
+            )
+        )
+        pages.note_activity(moment, prompt or None)
+        return True
+
+    def facts(self) -> SessionFacts:
+        return replace(
+            self.base, turns=self.turns, ended_turns=frozenset(self.ended), last_event_at=self.last
+        )
 
 
 @contextmanager
@@ -110,6 +184,10 @@ class TimelineCache:
         self._pending: list[tuple[str, StoryTurn]] = []
         self.builds = 0
         """How many full builds were made (tests check appends do not rebuild)."""
+        self._sizes: dict[str, int] = {}
+        """Per other agent's session: the journal size its facts account for (see :meth:`_watch`)."""
+        self._own: set[str] = set()
+        """Sessions known to be Retrace's own (their journal does not start with ``agentSession``)."""
 
     def invalidate(self, session_id: str | None = None) -> None:
         """Journal events were written that no append covers: rebuild on the next request,
@@ -189,6 +267,8 @@ class TimelineCache:
         """Every story by session id, oldest first, as of the engine's state now."""
         checkpoints = engine.timeline()
         head = engine.head.id
+        if self.ready:
+            self._watch(engine)
         extends = 0 < self._count <= len(checkpoints) and checkpoints[self._count - 1].id == self._last
         if self._stale or not extends or not self._append(checkpoints[self._count :], tool_of):
             with _no_collection():
@@ -210,8 +290,15 @@ class TimelineCache:
         sessions = engine.sessions()
         for sid in sessions:
             if sid not in self._facts or sid in self._dirty:
-                self._facts[sid] = self._fold(engine, layout.journal(sid), sid, tool_rows.get(sid, ()))
+                journal = layout.journal(sid)
+                size = _size(journal)
+                facts = self._facts[sid] = self._fold(engine, journal, sid, tool_rows.get(sid, ()))
+                self._sizes.pop(sid, None)
+                if facts.agent is not None and size is not None:
+                    self._sizes[sid] = size
         present = set(sessions)
+        for sid in [s for s in self._sizes if s not in present]:
+            del self._sizes[sid]
         for sid in [s for s in self._facts if s not in present]:
             del self._facts[sid]
             self._unsaved = True
@@ -273,6 +360,60 @@ class TimelineCache:
         self.tail_folds += 1
         return fold
 
+    def _watch(self, engine: Engine) -> None:
+        """Other agents write their sessions' journals through hooks, without telling this cache
+        (:meth:`note_turn` or not): a session that appeared since the build is read at the next
+        build; what another agent's journal gained besides checkpoints is placed in place when it
+        is prompts and turn ends (:meth:`_turns_in_place`), else that journal is read again at
+        the next build. Costs one listing of the sessions folder and, per other agent's session,
+        a stat (and a read of what was appended): nothing that grows with the history."""
+        layout = StoreLayout(engine.store_dir)
+        try:
+            names = [p.name for p in layout.sessions.iterdir()]  # names only: no stat per session
+        except OSError:
+            names = []
+        for sid in names:
+            if sid in self._facts or sid in self._own:
+                continue
+            agent = first_agent(engine, sid)
+            if agent is None:
+                self._own.add(sid)
+            elif agent:
+                self.invalidate(sid)
+        for sid, known in list(self._sizes.items()):
+            size = _size(layout.journal(sid))
+            if size == known:
+                continue
+            if size is None or size < known:
+                self.invalidate(sid)
+                continue
+            events = list(engine.events(sid, skip=UNUSED_EVENTS, start=known))
+            if events and not self._turns_in_place(sid, events):
+                self.invalidate(sid)
+                continue
+            self._sizes[sid] = size
+
+    def _turns_in_place(self, sid: str, events: Sequence[Mapping[str, Any]]) -> bool:
+        """Another agent's prompts and turn ends appended to its journal, placed in its story as
+        a rebuild would (a prompt: a new running turn, newest, the open one before it
+        interrupted; an end: its turn ended); ``False`` when something else was appended, or the
+        story cannot take them in place (the caller rebuilds)."""
+        facts, pages = self._facts.get(sid), self._pages.get(sid)
+        if facts is None or pages is None or facts.agent is None or not facts.turns:
+            return False
+        if any(
+            e.get("type") not in ("turn", "turnEnd") or not isinstance(e.get("turnId"), str) for e in events
+        ):
+            return False
+        fold = _TurnFold(facts)
+        for event in events:
+            if not fold.feed(event, pages):
+                return False
+        self._facts[sid] = fold.facts()
+        self._marks.pop(sid, None)  # not the folded journal any more: never persisted as such
+        self._dirty.add(sid)
+        return True
+
     def snapshot(self, now: float | None = None) -> Callable[[], bool] | None:
         """What writing the persisted cache takes, as a call that may run on any thread (the
         state it writes is captured now), or ``None`` when there is nothing new to write (or the
@@ -315,7 +456,9 @@ class TimelineCache:
             tool = self._tool(cp, tool_of)
             if self._inputs_missing(cp, tool):
                 return False
-            row = row_seed(cp, tool, self._described, None)
+            row = row_seed(
+                cp, tool, self._described, None, agent=row_agent(cp, self._facts.get(cp.session_id))
+            )
             in_turn = cp.turn_id if cp.turn_id is not None and owner == cp.session_id else None
             if not self._pages[key].append_row(row, in_turn):
                 return False

@@ -38,6 +38,9 @@ labels are internal ("restore 2knhzdj6bc26") and the kind says more."""
 def base_title(cp: Checkpoint) -> str:
     """What the checkpoint is, in a few words, without looking at other checkpoints."""
     label = clip(cp.label, TITLE_CHARS) if cp.kind in LABELLED_KINDS else ""
+    if cp.kind == "tool" and cp.tool and label and cp.meta.get("agent") and not label.startswith(cp.tool):
+        # Another agent's tool call: its label is the input summary alone ("notes.txt").
+        return clip(f"{cp.tool}: {label}", TITLE_CHARS)
     return label or (cp.tool if cp.kind == "tool" and cp.tool else KIND_TITLES[cp.kind])
 
 

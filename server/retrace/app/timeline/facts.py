@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from retrace.agent.conversation import Conversation, StoredMessage, ToolCallRecord
+from retrace.app.timeline.agents import from_ts, latest_activity
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +52,19 @@ class SessionFacts:
     inputs: bool = True
     """The tool calls carry their inputs (``False``: loaded from the persisted cache, which keeps
     only their tool and status; a row is never described from these)."""
+    agent: str | None = None
+    """The agent whose hooks recorded this session (its journal's first event is
+    ``agentSession``); ``None``: a session of Retrace's own."""
+    ended_turns: frozenset[str] = frozenset()
+    """Turns a ``turnEnd`` closed (another agent's session)."""
+    last_event_at: datetime | None = None
+    """When the newest event folded (checkpoints aside) was written (another agent's session:
+    a sign of life, see :mod:`.agents`)."""
 
     @property
     def is_agent_session(self) -> bool:
-        return bool(self.turns)
+        """The session has a story of its own: turns, or another agent recorded it."""
+        return bool(self.turns) or self.agent is not None
 
 
 def parse_time(value: object) -> datetime | None:
@@ -106,6 +116,11 @@ class FactsFold:
         self.fork: str | None = None
         self.no_input: set[str] = set()
         """Tool calls resumed from a :class:`FoldState`: their input is not known."""
+        self.agent: str | None = None
+        self.ended: set[str] = set()
+        self.last_event_at: datetime | None = None
+        self.fed = False
+        """An event was folded already (``agentSession`` counts only as the first)."""
 
     @classmethod
     def resume(cls, facts: SessionFacts, state: FoldState) -> FactsFold:
@@ -126,6 +141,8 @@ class FactsFold:
         for call_id, tool in facts.tools.items():
             conv.tool_calls[call_id] = ToolCallRecord(call_id, tool.tool, {}, None, None, 0.0, tool.status)
         fold.no_input = set(facts.tools)
+        fold.agent, fold.ended, fold.last_event_at = facts.agent, set(facts.ended_turns), facts.last_event_at
+        fold.fed = True
         return fold
 
     def feed(self, events: Iterable[dict[str, Any]]) -> FactsFold:
@@ -138,11 +155,23 @@ class FactsFold:
                 self._turn(event)
             elif kind == "toolCallIntent":
                 self.no_input.discard(str(event.get("id")))
+            self._external(kind, event)
             try:
                 self.conversation.apply(event)
             except (KeyError, TypeError, ValueError) as exc:  # as Conversation.from_events does
                 log.warning("session %s: event %d (%s) skipped: %r", self.session_id, number, kind, exc)
         return self
+
+    def _external(self, kind: object, event: dict[str, Any]) -> None:
+        """What another agent's session needs: who recorded it, which turns ended, when it last
+        showed life."""
+        first, self.fed = not self.fed, True
+        if kind == "agentSession" and first and isinstance(event.get("agent"), str):
+            self.agent = event["agent"]
+        elif kind == "turnEnd" and isinstance(event.get("turnId"), str):
+            self.ended.add(event["turnId"])
+        if self.agent is not None:
+            self.last_event_at = latest_activity(self.last_event_at, from_ts(event.get("ts")))
 
     def _turn(self, event: dict[str, Any]) -> None:
         turn_id = event.get("turnId")
@@ -151,12 +180,22 @@ class FactsFold:
         self._seen.add(turn_id)
         text = event.get("text")
         prompt = text if isinstance(text, str) else ""
-        self.turns.append(TurnFact(turn_id, prompt, parse_time(event.get("createdAt")), self.fork))
+        began = parse_time(event.get("createdAt"))
+        if began is None and self.agent is not None:  # a hook's turn: when it was written
+            began = from_ts(event.get("ts"))
+        self.turns.append(TurnFact(turn_id, prompt, began, self.fork))
         self.fork = None
 
     def facts(self) -> SessionFacts:
         conversation = self.conversation
-        facts = SessionFacts(self.session_id, turns=list(self.turns), inputs=not self.no_input)
+        facts = SessionFacts(
+            self.session_id,
+            turns=list(self.turns),
+            inputs=not self.no_input,
+            agent=self.agent,
+            ended_turns=frozenset(self.ended),
+            last_event_at=self.last_event_at,
+        )
         facts.tools = {
             record.id: ToolFact(record.id, record.tool, record.input, record.status)
             for record in conversation.tool_calls.values()

@@ -26,9 +26,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from retrace.app.timeline.agents import latest_activity, turn_state
 from retrace.app.timeline.story import RowSeed, StoryItems
-from retrace.protocol.timeline import SessionStory, StoryRow, StoryTurn, TimelineFilter, TimelineTreeParams
+from retrace.protocol.timeline import (
+    SessionStory,
+    StoryRow,
+    StoryTurn,
+    TimelineFilter,
+    TimelineTreeParams,
+    TurnState,
+)
 
 Row = StoryRow | RowSeed
 """A row as the pages keep it: made, or its seed (both have ``checkpoint``, ``title``, ``summary``)."""
@@ -131,6 +140,29 @@ class StoryPages:
         self._index(entry, len(self._entries) - 1)
         self.story = self.story.model_copy(update={"turn_count": self.story.turn_count + 1})
 
+    def restate_turn(self, turn_id: str, state: TurnState) -> bool:
+        """Another agent's turn moved on (ended, or interrupted by a later prompt): its header
+        says so; ``False`` when the story has no such turn."""
+        at = self._position.get(turn_id)
+        old = self._entries[at].turn if at is not None else None
+        if at is None or old is None or old.turn_id != turn_id:
+            return False
+        new = old.model_copy(update={"state": state})
+        for index in range(at, len(self._entries)):
+            entry = self._entries[index]
+            if entry.turn is old:
+                self._entries[index] = _Entry(entry.row, new)
+        return True
+
+    def note_activity(self, moment: datetime | None, title: str | None = None) -> None:
+        """Another agent's session showed life at ``moment`` (a journal event); ``title``: its
+        first prompt, when the story had none."""
+        info = self.story.session
+        update: dict[str, object] = {"last_activity_at": latest_activity(info.last_activity_at, moment)}
+        if title is not None and not info.title:
+            update["title"] = title[:200]
+        self.story = self.story.model_copy(update={"session": info.model_copy(update=update)})
+
     def append_row(self, row: Row, turn_id: str | None) -> bool:
         """A row just committed, newest of the story (in its turn when ``turn_id`` is given).
         ``False`` when the turn is not in the story (the caller rebuilds)."""
@@ -154,9 +186,29 @@ class StoryPages:
                 self._entries.insert(last + 1, _Entry(row, turn))
                 self._reindex()
         count = self.story.row_count + 1
-        info = self.story.session.model_copy(update={"checkpoint_count": count})
+        update: dict[str, object] = {"checkpoint_count": count}
+        if self.story.session.agent is not None:  # a sign of life of the agent
+            moment = row.checkpoint.created_at
+            update["last_activity_at"] = latest_activity(self.story.session.last_activity_at, moment)
+        info = self.story.session.model_copy(update=update)
         self.story = self.story.model_copy(update={"row_count": count, "session": info})
         return True
+
+    def open_turn(self) -> StoryTurn | None:
+        """Another agent's story: its latest turn when no ``turnEnd`` closed it (the newest turn
+        header is the last one in story order)."""
+        if self.story.session.agent is None:
+            return None
+        turn = next((e.turn for e in reversed(self._entries) if e.turn is not None), None)
+        return turn if turn is not None and turn.state == "running" else None
+
+    def running_agent(self, now: datetime) -> bool:
+        """Another agent's story whose latest turn runs now (open, and alive within the idle limit)."""
+        turn = self.open_turn()
+        if turn is None:
+            return False
+        last = self.story.session.last_activity_at
+        return turn_state(ended=False, latest=True, last_activity=last, now=now) == "running"
 
     def entry(self, cursor: str) -> tuple[StoryRow | None, StoryTurn | None]:
         """The row (and its turn) of a checkpoint id; (``None``, ``None``) when not in the story."""
@@ -258,18 +310,29 @@ def focus_of(stories: Sequence[SessionStory], running: frozenset[str], focus: st
     return candidates[-1] if candidates else None
 
 
+def agents_running(pages: Sequence[StoryPages], now: datetime) -> frozenset[str]:
+    """The stories of other agents whose latest turn runs now (see :mod:`.agents`)."""
+    return frozenset(p.story.session.id for p in pages if p.running_agent(now))
+
+
 def select(
     pages: Sequence[StoryPages],
     params: TimelineTreeParams,
     running: frozenset[str] = frozenset(),
+    now: datetime | None = None,
 ) -> list[SessionStory]:
     """What a ``retrace/timeline/tree`` request gets, from every built story (oldest first).
+
+    ``running``: Retrace's own sessions running a turn; other agents' running turns are found
+    here (as of ``now``, default the clock): their sessions are ``running``, and an open turn of
+    one that is not is sent ``interrupted``.
 
     ``sessionId``: only that story (none when unknown); ``before``: the page older than the
     cursor (:class:`UnknownCursorError` when the story does not have it); ``filter``: matching rows
     only, stories without a match left out (``outline`` is ignored then); ``outline``: every
     story but the focus (and a small workspace story) as an outline."""
     match = matcher(params.filter) if params.filter is not None else None
+    running = running | agents_running(pages, now or datetime.now(UTC))
     chosen = [p for p in pages if params.session_id is None or p.story.session.id == params.session_id]
     focus = focus_of([p.story for p in pages], running, params.focus) if params.outline else None
     out: list[SessionStory] = []
@@ -292,6 +355,15 @@ def select(
 
 def _stamp(story: SessionStory, running: frozenset[str]) -> SessionStory:
     now = story.session.id in running
+    if story.session.agent is not None and not now:
+        # Another agent's open turn that shows no life (or that a later prompt followed).
+        items = [
+            i.model_copy(update={"state": "interrupted"})
+            if isinstance(i, StoryTurn) and i.state == "running"
+            else i
+            for i in story.items
+        ]
+        story = story.model_copy(update={"items": items})
     if story.session.running == now:
         return story
     return story.model_copy(update={"session": story.session.model_copy(update={"running": now})})

@@ -5,7 +5,8 @@ Per session journal it records the journal's identity when it was folded (device
 modification time, a digest of its bytes, when it was checked) and what the story takes from
 the journal besides the checkpoints: the turns, the abandoned turns, each tool call's tool and
 final status, and the (title, summary) of the session's tool rows (the only rows whose words
-need the journal: a tool call's input); and where the fold stopped (:class:`FoldState`: the
+need the journal: a tool call's input); for another agent's session, the agent, the turns that
+ended and when its last event was written; and where the fold stopped (:class:`FoldState`: the
 conversation's message graph and head, a restore not yet followed by a turn), so that a journal
 that only grew is read from there on. Tool inputs and message contents are not kept (they can
 be the size of the files written).
@@ -43,7 +44,8 @@ from retrace.app.timeline.facts import FoldState, SessionFacts, ToolFact, TurnFa
 from retrace.engine.history.index import RACY_NS
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 
-VERSION = 1
+VERSION = 2
+"""2: another agent's sessions (``agent``, ended turns, last event time)."""
 FILE_NAME = "timeline.json"
 WHAT = "timeline cache"
 
@@ -162,6 +164,9 @@ class SessionRecord:
             "messages": list(self.state.messages),
             "tools": [[t.call_id for t in tools], [t.tool for t in tools], [t.status for t in tools]],
             "rows": [rows, [self.rows[c][0] for c in rows], [self.rows[c][1] for c in rows]],
+            "agent": f.agent,
+            "ended": sorted(f.ended_turns),
+            "lastEventAt": f.last_event_at.isoformat() if f.last_event_at else None,
         }
 
 
@@ -216,6 +221,9 @@ def _record(sid: str, raw: Any, share: Callable[[Any, Any], Any]) -> SessionReco
             TurnFact(_str(turn_id), _str(prompt), parse_time(created_at), _opt_str(forked_from))
         )
     facts.abandoned_turns = {_str(t) for t in raw["abandoned"]}
+    facts.agent = _opt_str(raw["agent"])
+    facts.ended_turns = frozenset(_str(t) for t in raw["ended"])
+    facts.last_event_at = parse_time(_opt_str(raw["lastEventAt"]))
     ids, tools, statuses = _columns(raw["tools"], 3)
     facts.tools = {
         cid: ToolFact(cid, share(tool, tool), NO_INPUT, share(st, st))

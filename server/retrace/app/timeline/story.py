@@ -22,11 +22,19 @@ from datetime import datetime
 
 from retrace.agent.replay import ToolCallView
 from retrace.agent.terminal import describe as describe_terminal
+from retrace.app.timeline.agents import agent_title, conversation_reason, latest_activity
 from retrace.app.timeline.describe import describe
 from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact
 from retrace.engine.models import Checkpoint
 from retrace.protocol.models import TimelineDidChange
-from retrace.protocol.timeline import SessionInfo, SessionStory, StoryRow, StoryTurn
+from retrace.protocol.timeline import (
+    ConversationRestore,
+    SessionInfo,
+    SessionStory,
+    StoryRow,
+    StoryTurn,
+    TurnState,
+)
 
 _WORKSPACE = ""
 
@@ -70,19 +78,28 @@ class RowSeed:
     engine's list); a page makes :class:`StoryRow` objects of only the rows it sends
     (:meth:`row`). Immutable by convention: a change makes a new seed (:meth:`with_head`)."""
 
-    __slots__ = ("checkpoint", "is_head", "summary", "title", "tool_status")
+    __slots__ = ("agent", "checkpoint", "is_head", "summary", "title", "tool_status")
 
     def __init__(
-        self, checkpoint: Checkpoint, title: str, summary: str, tool_status: str | None, is_head: bool
+        self,
+        checkpoint: Checkpoint,
+        title: str,
+        summary: str,
+        tool_status: str | None,
+        is_head: bool,
+        *,
+        agent: str | None = None,
     ) -> None:
         self.checkpoint = checkpoint
         self.title = title
         self.summary = summary
         self.tool_status = tool_status
         self.is_head = is_head
+        self.agent = agent
+        """The agent whose session holds the row (its conversation cannot be restored)."""
 
     def with_head(self, is_head: bool) -> RowSeed:
-        return RowSeed(self.checkpoint, self.title, self.summary, self.tool_status, is_head)
+        return RowSeed(self.checkpoint, self.title, self.summary, self.tool_status, is_head, agent=self.agent)
 
     def row(self) -> StoryRow:
         cp = self.checkpoint
@@ -94,7 +111,23 @@ class RowSeed:
             is_head=self.is_head,
             branch=cp.kind == "restore",
             terminal=describe_terminal(cp.terminal),
+            conversation_restore=conversation_restore(self.agent),
         )
+
+
+def row_agent(cp: Checkpoint, facts: SessionFacts | None) -> str | None:
+    """The agent a row's conversation belongs to: its session's, or the one stamped on it."""
+    if facts is not None and facts.agent is not None:
+        return facts.agent
+    agent = cp.meta.get("agent")
+    return agent if isinstance(agent, str) and agent else None
+
+
+def conversation_restore(agent: str | None) -> ConversationRestore | None:
+    """What a row of ``agent``'s session says about conversation restores (``None``: offered)."""
+    if agent is None:
+        return None
+    return ConversationRestore(available=False, reason=conversation_reason(agent))
 
 
 def row_seed(
@@ -103,11 +136,15 @@ def row_seed(
     described: dict[str, tuple[str, str]],
     head: str | None,
     words: tuple[str, str] | None = None,
+    *,
+    agent: str | None = None,
 ) -> RowSeed:
-    """``cp`` described as a row (``words``: its (title, summary) already known); records them
-    in ``described`` (the rows before it, in commit order: a restore names its target there)."""
+    """``cp`` described as a row (``words``: its (title, summary) already known; ``agent``: the
+    agent whose session holds it); records them in ``described`` (the rows before it, in commit
+    order: a restore names its target there)."""
     title, summary = described[cp.id] = words if words is not None else describe(cp, tool, described)
-    return RowSeed(cp, title, summary, tool.status if tool is not None else None, cp.id == head)
+    status = tool.status if tool is not None else None
+    return RowSeed(cp, title, summary, status, cp.id == head, agent=agent)
 
 
 def story_row(
@@ -150,7 +187,7 @@ def _draft_stories(
         if session_facts is not None:
             tool = session_facts.tools.get(cp.tool_call_id or "")
             words = session_facts.words.get(cp.id) if cp.kind == "tool" else None
-        row = row_seed(cp, tool, described, head, words)
+        row = row_seed(cp, tool, described, head, words, agent=row_agent(cp, session_facts))
         if draft.first is None:
             draft.first = cp.created_at
         if cp.turn_id is not None and story_id == cp.session_id:
@@ -186,6 +223,23 @@ def _page(items: list[StoryTurn | StoryRow], max_rows: int) -> tuple[list[StoryT
     return kept, omitted
 
 
+def built_state(facts: SessionFacts | None, turn_id: str, latest: str | None) -> TurnState | None:
+    """An external turn's state as the journal says (``None``: a turn of Retrace's own): its
+    latest open turn is ``running`` here; whether it is still alive is decided when a page is
+    sent (:func:`~retrace.app.timeline.pages.select`, the idle rule of :mod:`.agents`)."""
+    if facts is None or facts.agent is None:
+        return None
+    if turn_id in facts.ended_turns:
+        return "ended"
+    return "running" if turn_id == latest else "interrupted"
+
+
+def _last_activity(draft: _StoryDraft, facts: SessionFacts | None) -> datetime | None:
+    rows = [r for t in draft.turns.values() for r in t.rows] + draft.loose
+    newest = max((r.checkpoint.created_at for r in rows), default=None)
+    return latest_activity(facts.last_event_at if facts is not None else None, newest)
+
+
 StoryItems = list[tuple[StoryTurn | None, list[RowSeed]]]
 """A story's items in order, rows not made yet: (a turn, its rows) — the turn's own ``rows``
 left empty — or (``None``, [one row in place])."""
@@ -197,6 +251,7 @@ def _ordered(
     """The story's header (every count, no items) and its items in time order."""
     abandoned = facts.abandoned_turns if facts is not None else set()
     timed: list[tuple[tuple[int, float], int, StoryTurn | None, list[RowSeed]]] = []
+    latest = next(reversed(draft.turns), None)
     for number, turn in enumerate(draft.turns.values(), 1):
         moment = turn.fact.created_at or (turn.rows[0].checkpoint.created_at if turn.rows else None)
         item = StoryTurn(
@@ -207,6 +262,7 @@ def _ordered(
             abandoned=turn.fact.turn_id in abandoned,
             forked_from=turn.fact.forked_from,
             rows=[],
+            state=built_state(facts, turn.fact.turn_id, latest),
         )
         timed.append((_sort_key(moment), len(timed), item, turn.rows))
     for row in draft.loose:
@@ -216,12 +272,16 @@ def _ordered(
     turns = [t.fact for t in draft.turns.values()]
     first_prompt = next((t.prompt for t in turns if t.prompt), "")
     created = turns[0].created_at if turns and turns[0].created_at else draft.first
+    agent = facts.agent if facts is not None else None
     info = SessionInfo(
         id=draft.story_id,
         title=first_prompt[:200],  # the workspace story has no prompt: "" (clients name it)
         created_at=created,
         running=running,
         checkpoint_count=row_count,
+        agent=agent,
+        agent_title=agent_title(agent) if agent is not None else None,
+        last_activity_at=_last_activity(draft, facts) if agent is not None else None,
     )
     header = SessionStory(
         session=info,

@@ -42,8 +42,11 @@ from pygls.workspace.position_codec import PositionCodec
 from retrace.app.restore import (
     BackgroundChoice,
     RestoreRequest,
+    WhileAgentRuns,
     moves_conversation,
+    refuse_conversation,
     restore_code_on_disk,
+    settle_agents,
     settle_background,
     touches_code,
 )
@@ -124,8 +127,12 @@ class RestoreService:
         if params.task is not None:
             return await self._in_task(params, params.task)
         target = await self.services.run(lambda e: e.get(params.id))
+        await self.services.run(lambda e: refuse_conversation(e, target.id, params.mode))
         if not params.dry_run:
             await self._refuse_while_running()
+        agents = await self.services.run(
+            lambda e: settle_agents(e, params.mode, dry_run=params.dry_run, choice=params.while_agent_runs)
+        )
         background = await settle_background(
             self.services.agent.background,
             params.mode,
@@ -160,6 +167,7 @@ class RestoreService:
             conversation_head=head,
             terminal_notes=notes,
             background_tasks=background,
+            agent_turns=agents,
         )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:
@@ -173,12 +181,18 @@ class RestoreService:
         )
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=None)
 
-    async def undo_last(self, background_tasks: BackgroundChoice | None = None) -> RestoreResult:
+    async def undo_last(
+        self, background_tasks: BackgroundChoice | None = None, while_agent_runs: WhileAgentRuns | None = None
+    ) -> RestoreResult:
         """Restore the code to what it was just before the last restore of this server session."""
         undo = UNDO_TARGETS.get(id(self.server))
         if undo is None:
             raise RetraceError("there is no restore to undo in this session")
-        return await self.restore(RestoreParams(id=undo, mode="code", background_tasks=background_tasks))
+        return await self.restore(
+            RestoreParams(
+                id=undo, mode="code", background_tasks=background_tasks, while_agent_runs=while_agent_runs
+            )
+        )
 
     def _remember_undo(self, outcome: RestoreOutcome) -> None:
         if not isinstance(outcome, RestoreApplied):

@@ -17,6 +17,7 @@ from weakref import WeakKeyDictionary
 
 from retrace.agent.events import ConversationChanged, TurnStarted
 from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
+from retrace.app.timeline.pages import agents_running
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.bootstrap import Services
 from retrace.engine import Engine
@@ -132,7 +133,10 @@ async def sessions(services: Services) -> list[SessionInfo]:
     def query(engine: Engine) -> list[SessionInfo]:
         pages = built(services, engine)
         infos = [p.story.session for p in pages.values()]
-        return [i.model_copy(update={"running": services.agent.running(i.id)}) for i in infos]
+        agents = agents_running(list(pages.values()), datetime.now(UTC))  # other agents' turns
+        return [
+            i.model_copy(update={"running": services.agent.running(i.id) or i.id in agents}) for i in infos
+        ]
 
     return await services.run(query)
 
