@@ -49,6 +49,11 @@ export interface AgentError {
 }
 export interface TurnStarted {
   /**
+   * Another agent's turn recorded through its hooks (``claude-code``…); absent for Retrace's
+   * own. Clients show such a turn in the timeline, never as Retrace's chat or activity.
+   */
+  agent?: string | null;
+  /**
    * What was attached to it (editor context, mentioned files), one short line each.
    */
   attachments?: string[];
@@ -254,6 +259,10 @@ export interface UsageTotals {
   outputTokens: number;
 }
 export interface TurnFinished {
+  /**
+   * As :attr:`TurnStarted.agent`.
+   */
+  agent?: string | null;
   kind: 'turnFinished';
   sessionId: string;
   stopReason: 'end_turn' | 'max_tokens' | 'cancelled' | 'error' | 'refusal' | 'max_iterations';

@@ -29,6 +29,7 @@ def test_each_step_becomes_the_event_retrace_sends_for_its_own_sessions() -> Non
             TurnClosed("t3", "logout"),
         ],
         notes=["n"],
+        agent="claude-code",
     )
     told = agent_events(outcome)
     assert [type(e) for e in told] == [
@@ -37,6 +38,9 @@ def test_each_step_becomes_the_event_retrace_sends_for_its_own_sessions() -> Non
     assert all(e.session_id == "claude-code-s" for e in told)
     finished = [e for e in told if isinstance(e, TurnFinished)]
     assert [e.stop_reason for e in finished] == ["cancelled", "end_turn", "error", "end_turn"]
+    # Named as another agent's turns: clients keep them out of Retrace's chat and activity.
+    assert {e.agent for e in told if isinstance(e, TurnStarted | TurnFinished)} == {"claude-code"}
+    assert told[1].model_dump(by_alias=True)["agent"] == "claude-code"
     created = told[2]
     assert isinstance(created, CheckpointCreated) and (created.turn_id, created.checkpoint.id) == ("t1", "c1")
     assert answer(outcome) == {"sessionId": "claude-code-s", "checkpoints": ["c1"], "notes": ["n"]}

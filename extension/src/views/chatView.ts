@@ -263,7 +263,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     private onAgentEvent(e: AgentEvent): void {
-        if (this.session === undefined && e.kind === 'turnStarted') {
+        // Another agent's turn (its hooks) has no Retrace conversation: the chat never adopts it.
+        if (this.session === undefined && e.kind === 'turnStarted' && (e.agent ?? null) === null) {
             this.setSession(e.sessionId);
         }
         if (e.sessionId !== this.session) {

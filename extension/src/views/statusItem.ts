@@ -64,6 +64,10 @@ export class StatusItem implements vscode.Disposable {
     }
 
     private onEvent(e: AgentEvent): void {
+        // Another agent's turn (recorded through its hooks) is not Retrace's activity.
+        if ((e.kind === 'turnStarted' || e.kind === 'turnFinished') && e.agent !== undefined && e.agent !== null) {
+            return;
+        }
         switch (e.kind) {
             case 'turnStarted':
                 this.changedSinceSync.set(e.sessionId, true);

@@ -30,6 +30,9 @@ class TurnStarted(EventBase):
     """The user's prompt."""
     attachments: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """What was attached to it (editor context, mentioned files), one short line each."""
+    agent: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Another agent's turn recorded through its hooks (``claude-code``…); absent for Retrace's
+    own. Clients show such a turn in the timeline, never as Retrace's chat or activity."""
 
 
 class TextDelta(EventBase):
@@ -111,6 +114,8 @@ class AgentError(EventBase):
 class TurnFinished(EventBase):
     kind: Literal["turnFinished"] = "turnFinished"
     stop_reason: Literal["end_turn", "max_tokens", "cancelled", "error", "refusal", "max_iterations"]
+    agent: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """As :attr:`TurnStarted.agent`."""
 
 
 class ConversationChanged(EventBase):

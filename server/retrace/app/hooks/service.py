@@ -65,6 +65,8 @@ class HookOutcome:
     session_id: str | None
     steps: list[HookStep] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    agent: str | None = None
+    """The agent whose event this was (``None`` when nothing was recorded)."""
 
     @property
     def checkpoints(self) -> list[Checkpoint]:
@@ -88,7 +90,9 @@ class HookService:
             return HookOutcome(None, notes=[f"{event.agent} {event.hook_name}: not recorded"])
         _check_cwd(engine, event)
         sid = session_id_for(event.agent, event.external_session_id)
-        out = HookOutcome(sid, notes=[f"{event.agent} {event.hook_name}: {w}" for w in event.warnings])
+        out = HookOutcome(
+            sid, notes=[f"{event.agent} {event.hook_name}: {w}" for w in event.warnings], agent=event.agent
+        )
         state = self._session(engine, sid, event)
         if event.kind == "sessionStart":
             self._external(engine, sid, None, out)

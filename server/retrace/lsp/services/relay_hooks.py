@@ -6,10 +6,12 @@ it>}``; the adapter parses the event (a bad one is refused with its one-line rea
 command line logs), the :class:`~retrace.app.hooks.service.HookService` of this server's engine
 applies it in the engine gate (serialised with the agent's own checkpoints), and the editor is
 told each step as for Retrace's own sessions: ``turnStarted``, ``checkpointCreated`` (with its
-``retrace/timeline/didChange``), ``turnFinished``. The answer carries the session, the
-checkpoints made and the notes the command line writes to the hook log. :func:`apply_hook`,
-:func:`agent_events` and :func:`answer` know nothing of the language server: any process holding
-the store can serve the method with its own gate and its own way of telling the editor.
+``retrace/timeline/didChange``), ``turnFinished`` — the turn events naming the ``agent``, so the
+editor shows them in the timeline and never as Retrace's own chat or activity. The answer
+carries the session, the checkpoints made and the notes the command line writes to the hook
+log. :func:`apply_hook`, :func:`agent_events` and :func:`answer` know nothing of the language
+server: any process holding the store can serve the method with its own gate and its own way of
+telling the editor.
 """
 
 from __future__ import annotations
@@ -100,15 +102,18 @@ def answer(outcome: HookOutcome) -> dict[str, Any]:
 def agent_events(outcome: HookOutcome) -> list[CheckpointCreated | EventBase]:
     """What the editor is told, step by step (pure)."""
     sid = outcome.session_id or ""
+    agent = outcome.agent
     told: list[CheckpointCreated | EventBase] = []
     for step in outcome.steps:
         if isinstance(step, Recorded):
             told.append(CheckpointCreated(session_id=sid, turn_id=step.turn_id, checkpoint=step.checkpoint))
         elif isinstance(step, TurnBegan):
-            told.append(TurnStarted(session_id=sid, turn_id=step.turn_id, text=step.text))
+            told.append(TurnStarted(session_id=sid, turn_id=step.turn_id, text=step.text, agent=agent))
         else:
             told.append(
-                TurnFinished(session_id=sid, turn_id=step.turn_id, stop_reason=_stop_reason(step.reason))
+                TurnFinished(
+                    session_id=sid, turn_id=step.turn_id, stop_reason=_stop_reason(step.reason), agent=agent
+                )
             )
     return told
 
