@@ -206,3 +206,28 @@ async def test_an_editor_that_refuses_the_edit_fails_the_restore_and_changes_not
         assert "the user is typing" in out["message"] and "the user is typing" in text
     assert (workspace / "src" / "app.py").read_text("utf-8").endswith("return 42\n")
     assert (workspace / "notes.md").exists()
+
+
+async def test_a_relayed_restore_while_another_agents_turn_runs_needs_proceed(
+    seeded: Seeded, workspace: Path, store: Path, model: FakeModel
+) -> None:
+    from retrace.engine import Engine
+    from retrace.engine.store.events import TurnEvent
+
+    with Engine.open(workspace, store, session_id="cli") as engine:
+        engine.append_event(TurnEvent(turn_id="t-running", text="refactor"), session_id="claude-code-sess1")
+    client = await start_editor(workspace, store, env=model_env(model), settings=AUTO)
+    try:
+        await wait_until(lambda: wire.socket_path(store).exists())
+        app = workspace / "src" / "app.py"
+        async with retrace_mcp(workspace, store) as mcp:
+            message = await mcp.error("restore_checkpoint", {"id": seeded.write, "confirm": True})
+            assert "Claude Code" in message or "claude-code" in message
+            assert app.read_text("utf-8").endswith("return 42\n")
+            text, done = await mcp.call(
+                "restore_checkpoint", {"id": seeded.write, "confirm": True, "whileAgentRuns": "proceed"}
+            )
+            assert done["via"] == "server" and done["outcome"] == "applied", text
+            assert app.read_text("utf-8").endswith("return 1\n")
+    finally:
+        await stop_editor(client)

@@ -336,3 +336,27 @@ async def test_hostile_names_stay_on_their_line(seeded: Seeded, workspace: Path,
         text, _ = await mcp.call("restore_checkpoint", {"id": seeded.manual})
         assert "\x1b" not in text
         assert '"evil\\nname' in text
+
+
+async def test_a_restore_while_another_agents_turn_runs_needs_proceed(
+    seeded: Seeded, workspace: Path, store: Path
+) -> None:
+    from retrace.engine.store.events import TurnEvent
+
+    with Engine.open(workspace, store, session_id="cli") as engine:
+        engine.append_event(TurnEvent(turn_id="t-running", text="refactor the app"), session_id=AGENT_SESSION)
+    app = workspace / "src" / "app.py"
+    async with retrace_mcp(workspace, store) as mcp:
+        _, out = await mcp.call("restore_checkpoint", {"id": seeded.write})  # a dry run only lists
+        assert out["outcome"] == "preview"
+        message = await mcp.error("restore_checkpoint", {"id": seeded.write, "confirm": True})
+        assert "Claude Code" in message or "claude-code" in message
+        assert app.read_text("utf-8").endswith("return 42\n")  # refused: nothing changed
+        assert "proceed" in await mcp.error(
+            "restore_checkpoint", {"id": seeded.write, "confirm": True, "whileAgentRuns": "yes"}
+        )
+        _, out = await mcp.call(
+            "restore_checkpoint", {"id": seeded.write, "confirm": True, "whileAgentRuns": "proceed"}
+        )
+        assert out["outcome"] == "applied"
+        assert app.read_text("utf-8").endswith("return 1\n")

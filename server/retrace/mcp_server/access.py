@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from retrace.app.restore import RestoreRequest, restore_code_on_disk
+from retrace.app.restore import RestoreRequest, restore_code_on_disk, settle_agents
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
@@ -117,6 +117,7 @@ class StoreAccess:
             "resolutions": resolutions or None,
             "paths": paths,
             "backgroundTasks": args.background_tasks,
+            "whileAgentRuns": args.while_agent_runs,
         }
         result = self._forward("restore", params, RESTORE_TIMEOUT_S)
         if result is not None:
@@ -125,6 +126,7 @@ class StoreAccess:
             checkpoint=target, mode="code", dry_run=not args.confirm, resolutions=resolutions, paths=paths
         )
         with self._open(session_id=MCP_SESSION, config=EngineConfig(watcher=False)) as engine:
+            settle_agents(engine, "code", dry_run=request.dry_run, choice=args.while_agent_runs)
             return restore_code_on_disk(engine, request), "store"
 
     def _forward(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any] | None:

@@ -125,6 +125,12 @@ class RestoreArgs(ToolInput):
         default=None,
         description="When Retrace's own agent runs background commands: stop them first, or keep them.",
     )
+    while_agent_runs: Literal["proceed"] | None = Field(
+        default=None,
+        description="When another agent's turn is running (Claude Code, Gemini CLI: its tools could "
+        "overwrite what the restore brings back), a confirmed restore is refused unless this is "
+        '"proceed" — say so when the running agent is the one asking.',
+    )
 
 
 # --------------------------------------------------------------------------- outputs

@@ -2,8 +2,9 @@
 mcp``) while this server holds the store.
 
 It runs exactly as the editor's own ``retrace/checkpoint/restore`` does
-(:class:`~retrace.lsp.services.restore.RestoreService`): refused in an untrusted workspace and
-while an agent turn runs, through the engine gate, applied by the editor when it can (its unsaved
+(:class:`~retrace.lsp.services.restore.RestoreService`): refused in an untrusted workspace,
+while an agent turn of this server runs, and while another agent's turn runs unless told
+``whileAgentRuns: "proceed"``, through the engine gate, applied by the editor when it can (its unsaved
 buffers are conflicts), the same conflict rules, the timeline told. Only ``code`` can be asked,
 and there is no ``force``: a conflicting file changes only by its own resolution. A dry run
 unless ``dryRun`` is false.
@@ -35,6 +36,8 @@ class RelayRestoreParams(CamelModel):
     resolutions: dict[str, ConflictResolution] | None = Field(default=None, max_length=MAX_PATHS)
     paths: list[str] | None = Field(default=None, max_length=MAX_PATHS)
     background_tasks: Literal["stop", "keep"] | None = None
+    while_agent_runs: Literal["proceed"] | None = None
+    """Another agent's running turn: refused unless ``proceed`` (as the editor's own restore)."""
 
 
 async def restore(server: RetraceServer, services: Services, params: RelayRestoreParams) -> dict[str, Any]:
@@ -46,5 +49,6 @@ async def restore(server: RetraceServer, services: Services, params: RelayRestor
         resolutions=params.resolutions,
         paths=params.paths,
         background_tasks=params.background_tasks,
+        while_agent_runs=params.while_agent_runs,
     )
     return dump(await RestoreService(server, services).restore(request))
