@@ -39,9 +39,10 @@ class StoreLock:
         except portalocker.exceptions.LockException:
             f.close()
             self._count_refusal()
+            holder = self._holder()
             raise StoreLocked(
-                f"store is locked: in use by another Retrace process (pid {self._holder()}): "
-                f"{self.path.parent}"
+                f"store is locked: in use by another Retrace process (pid {holder}): {self.path.parent}",
+                int(holder) if holder.isdecimal() else None,
             ) from None
         except BaseException:
             f.close()
@@ -55,7 +56,7 @@ class StoreLock:
             # Replaced whole, never truncated in place: a reader sees the old pid or the new one.
             tmp = self.pid_path.with_name(f"{self.pid_path.name}.{os.getpid()}.tmp")
             tmp.write_bytes(mine)
-            os.replace(tmp, self.pid_path)
+            tmp.replace(self.pid_path)
         self._file = f
 
     def _count_refusal(self) -> None:
