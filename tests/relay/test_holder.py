@@ -26,6 +26,7 @@ import pytest
 from lsp_support import APP_PY, AUTO, fake_model, model_env, start_editor, stop_editor
 
 from retrace.relay import holder, wire
+from retrace.relay.client import RelayRefusedError, forward
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +42,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path, relay_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def store(
+    tmp_path: Path, relay_dir: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """An initialised store; every holder started for it is stopped at the end (by pid)."""
     monkeypatch.delenv(holder.NO_HOLDER_ENV, raising=False)
     monkeypatch.setenv(holder.IDLE_ENV, "60")
@@ -55,7 +58,9 @@ def store(tmp_path: Path, relay_dir: Path, workspace: Path, monkeypatch: pytest.
     wait_for(lambda: not holder_pids(path), "holders stopped at the end of the test")
 
 
-def cli(workspace: Path, store: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    workspace: Path, store: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     cmd = [str(RETRACE), *args, "--workspace", str(workspace), "--store", str(store)]
     full = {k: v for k, v in os.environ.items() if k != "RETRACE_STORE"} | (env or {})
     proc = subprocess.run(cmd, capture_output=True, text=True, env=full, timeout=120, check=False)
@@ -122,7 +127,9 @@ def log_ids(workspace: Path, store: Path) -> list[str]:
     return [e["id"] for e in json.loads(proc.stdout)]
 
 
-def test_a_cold_call_starts_a_holder_and_later_calls_are_forwarded_to_it(workspace: Path, store: Path) -> None:
+def test_a_cold_call_starts_a_holder_and_later_calls_are_forwarded_to_it(
+    workspace: Path, store: Path
+) -> None:
     assert holder_pids(store) == []
     (workspace / "a.txt").write_text("a\n", "utf-8")
     first = checkpoint(workspace, store, "--label", "cold")
@@ -272,6 +279,9 @@ async def test_an_editor_server_takes_the_store_from_a_holder(workspace: Path, s
             # a forwarded checkpoint goes to the editor, and no holder is started meanwhile.
             gc = await asyncio.to_thread(cli, workspace, store, "gc")
             assert gc.returncode == 1 and "store is locked" in gc.stderr
+            with pytest.raises(RelayRefusedError) as refused:
+                await asyncio.to_thread(forward, store, holder.RELEASE_METHOD, {})
+            assert refused.value.code == wire.NOT_HOLDER
             # Even a marker naming the editor's pid (a reused pid) gets a refusal, not a release.
             fake = holder.marker_path(store, editor_pid)
             fake.write_bytes(b"")
@@ -287,17 +297,3 @@ async def test_an_editor_server_takes_the_store_from_a_holder(workspace: Path, s
             await stop_editor(editor)
     finally:
         model.stop()
-
-
-def test_the_editor_refuses_release_on_its_socket(tmp_path: Path) -> None:
-    # The method table's ``release`` without a release ability (the editor's context).
-    from retrace.lsp.services.relay import ReleaseParams, RelayContext, release
-    from retrace.relay.server import MethodError
-
-    class Gate:
-        engine = type("E", (), {"store_dir": str(tmp_path)})()
-
-    ctx = RelayContext(Gate(), tmp_path)  # type: ignore[arg-type]
-    with pytest.raises(MethodError) as refused:
-        asyncio.run(release(ctx, ReleaseParams()))
-    assert refused.value.code == wire.NOT_HOLDER

@@ -11,8 +11,11 @@ from retrace.cli import forward
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    if (code := forward.checkpoint(args, forward.CLI_SESSION)) is not None:
-        return code
-    from retrace.cli import commands  # the workspace is unusable: the usual path reports it
+    def cold() -> int:
+        from retrace.cli import commands  # the engine: only when no server took the call
 
-    return commands.cmd_checkpoint(args)
+        return commands.cmd_checkpoint(args)
+
+    if (code := forward.checkpoint(args, forward.CLI_SESSION, cold)) is not None:
+        return code
+    return cold()  # the workspace is unusable: the usual path reports it

@@ -140,21 +140,15 @@ def _store_and_workspace(args: argparse.Namespace) -> tuple[Path, Path] | None:
     return default_store_dir(workspace), workspace
 
 
-def checkpoint(args: argparse.Namespace, session: str) -> int | None:
-    """``retrace checkpoint``: through the process holding the store, else cold in this process
-    (:func:`relayed`); its exit code (the checkpoint's id or JSON printed, or the refusal
+def checkpoint(args: argparse.Namespace, session: str, cold: Callable[[], int]) -> int | None:
+    """``retrace checkpoint``: through the process holding the store, else ``cold()`` in this
+    process (:func:`relayed`); its exit code (the checkpoint's id or JSON printed, or the refusal
     reported). ``None``: the workspace is unusable, the usual path reports it."""
     where = _store_and_workspace(args)
     if where is None:
         return None
     store, workspace = where
     params = {"label": args.label, "paths": args.paths, "kind": "manual", "sessionId": session}
-
-    def cold() -> int:
-        from retrace.cli import commands  # the engine: only when no server took the call
-
-        return commands.cmd_checkpoint(args)
-
     try:
         result, code = relayed(store, workspace, "checkpoint", params, cold)
     except RelayRefusedError as exc:
