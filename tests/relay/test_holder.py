@@ -157,6 +157,19 @@ def test_a_cold_call_starts_a_holder_and_later_calls_are_forwarded_to_it(
     assert holder_pids(store) == [pid]
 
 
+def test_a_name_that_is_not_utf8_crosses_the_relay(workspace: Path, store: Path) -> None:
+    # A file name's bytes that are no UTF-8 travel as surrogates: the answer must still be sent.
+    checkpoint(workspace, store)
+    pid = serving_holder(store)
+    name = b"bad\xff\xfe.txt"
+    Path(os.fsdecode(os.path.join(os.fsencode(workspace), name))).write_bytes(b"one\n")
+    proc = cli(workspace, store, "checkpoint", "--label", "label\x1b[2K\rx\ny")
+    assert proc.returncode == 0, proc.stderr
+    shown = cli(workspace, store, "show", proc.stdout.strip(), "--json")
+    assert [os.fsencode(f["path"]) for f in json.loads(shown.stdout)["files"]] == [name]
+    assert holder_pids(store) == [pid]
+
+
 def test_no_holder_when_opted_out(workspace: Path, store: Path) -> None:
     (workspace / "a.txt").write_text("a\n", "utf-8")
     checkpoint(workspace, store, env={holder.NO_HOLDER_ENV: "1"})
