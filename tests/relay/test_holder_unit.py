@@ -1,0 +1,106 @@
+"""The headless holder's shared rules in one process (``retrace.relay.holder``): the opt-out and
+idle settings, the markers, and the writer's open that asks only a marked lock holder to let go."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from retrace.relay import holder
+
+
+class LockedError(Exception):
+    def __init__(self, pid: int | None) -> None:
+        super().__init__(f"store is locked (pid {pid})")
+        self.pid = pid
+
+
+@pytest.mark.parametrize(
+    ("value", "enabled"), [(None, True), ("", True), ("0", True), ("1", False), ("yes", False)]
+)
+def test_the_opt_out(monkeypatch: pytest.MonkeyPatch, value: str | None, enabled: bool) -> None:
+    if value is None:
+        monkeypatch.delenv(holder.NO_HOLDER_ENV, raising=False)
+    else:
+        monkeypatch.setenv(holder.NO_HOLDER_ENV, value)
+    assert holder.enabled() is enabled
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [(None, holder.IDLE_S), ("2.5", 2.5), ("0", holder.IDLE_S), ("-3", holder.IDLE_S), ("nan", holder.IDLE_S),
+     ("soon", holder.IDLE_S), ("1e9", holder.IDLE_S)],
+)  # fmt: skip
+def test_the_idle_time(monkeypatch: pytest.MonkeyPatch, value: str | None, seconds: float) -> None:
+    if value is None:
+        monkeypatch.delenv(holder.IDLE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(holder.IDLE_ENV, value)
+    assert holder.idle_seconds() == seconds
+
+
+def _dead_pid() -> int:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
+    return int(proc.stdout)
+
+
+def test_markers_name_holders_and_dead_ones_are_cleared(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    mine = holder.mark(store)
+    assert mine == holder.marker_path(store, os.getpid()) and mine.exists()
+    assert holder.is_holder(store, os.getpid())
+    assert not holder.is_holder(store, None) and not holder.is_holder(store, 0)
+    dead = _dead_pid()
+    holder.marker_path(store, dead).write_bytes(b"")
+    (store / "runtime" / "holder-notapid").write_bytes(b"")
+    holder.clear_stale(store)
+    assert mine.exists()
+    assert not holder.marker_path(store, dead).exists()
+    assert (store / "runtime" / "holder-notapid").exists()  # not ours to judge
+    assert not holder.alive(dead) and holder.alive(os.getpid())
+
+
+def test_a_lock_held_by_anyone_but_a_holder_is_reported_at_once(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def open_store() -> str:
+        calls.append(1)
+        raise LockedError(os.getpid())  # no marker: the editor's server, or another command
+
+    with pytest.raises(LockedError):
+        holder.open_releasing(open_store, tmp_path, LockedError)
+    assert calls == [1]
+    with pytest.raises(LockedError):
+        holder.open_releasing(lambda: (_ for _ in ()).throw(LockedError(None)), tmp_path, LockedError)
+
+
+def test_a_dead_holders_lock_is_opened_again(tmp_path: Path) -> None:
+    # A marked holder that is gone by the time it is asked: its lock died with it; open again.
+    dead = _dead_pid()
+    holder.marker_path(tmp_path, dead).parent.mkdir()
+    holder.marker_path(tmp_path, dead).write_bytes(b"")
+    attempts: list[int] = []
+
+    def open_store() -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise LockedError(dead)
+        return "opened"
+
+    assert holder.open_releasing(open_store, tmp_path, LockedError) == "opened"
+    assert len(attempts) == 2
+
+
+def test_other_errors_pass_through(tmp_path: Path) -> None:
+    def open_store() -> str:
+        raise ValueError("not a lock")
+
+    with pytest.raises(ValueError, match="not a lock"):
+        holder.open_releasing(open_store, tmp_path, LockedError)
