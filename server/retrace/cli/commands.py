@@ -74,7 +74,7 @@ def _open(
     session = None if readonly else CLI_SESSION
     workspace = _workspace(args)
     store = _store(args) or default_store_dir(workspace)
-    source = _blob_source(store, workspace)
+    source = blob_source(store, workspace)
 
     def open_store() -> Engine:
         return Engine.open(
@@ -93,7 +93,7 @@ def _open(
     return holder.open_releasing(open_store, store, StoreLocked)
 
 
-def _blob_source(store: Path, workspace: Path) -> BlobSource | None:
+def blob_source(store: Path, workspace: Path) -> BlobSource | None:
     """Sessions opened from a remote read their blobs from it when needed (no network otherwise).
     Without a remote configuration there is none, and the sync code is not even imported."""
     if not os.path.lexists(StoreLayout(store).remote_config):
@@ -361,7 +361,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     workspace = _workspace(args)
     layout = StoreLayout(_store(args) or default_store_dir(workspace))
-    source = _blob_source(layout.root, workspace)
+    source = blob_source(layout.root, workspace)
     remote = source.ids() if source is not None else set()
     report = (
         repair_store(layout) if args.repair else verify_store(layout, quick=args.quick, remote=remote).report

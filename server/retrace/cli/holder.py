@@ -3,8 +3,9 @@
 Started detached (its own session, stdio on ``/dev/null``) by a cold ``retrace checkpoint`` or
 hook call once that call has done its own work (:func:`retrace.cli.forward.start_holder`), so the
 next calls are forwarded over the relay instead of opening the store each time. It opens the
-store as that command would (writer lock, session ``cli``, no catch-up: what changed since the
-head belongs to the next checkpoint, as for ``retrace checkpoint``), serves the SAME relay method
+store as that command would (writer lock, session ``cli``, a configured remote's blob source, no
+catch-up: what changed since the head belongs to the next checkpoint, as for ``retrace
+checkpoint``), serves the SAME relay method
 table as the editor's server (``lsp/services/relay.py``; no editor to tell) and logs to
 ``<store>/runtime/holder.log``. The rules (``retrace.relay.holder``):
 
@@ -30,6 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from retrace.cli.commands import blob_source
 from retrace.cli.forward import CLI_SESSION
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreLocked
@@ -111,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _hold(workspace: Path, store: Path) -> int:
     try:
-        engine = Engine.open(workspace, store, session_id=CLI_SESSION, create=False, catch_up=False)
+        source = blob_source(store, workspace)  # a store with a remote reads remote-only blobs
+        engine = Engine.open(
+            workspace, store, session_id=CLI_SESSION, create=False, catch_up=False, blob_source=source
+        )
     except StoreLocked as exc:
         log.info("not needed: %s", exc)  # another holder, the editor's server, or a command
         return 0
