@@ -104,3 +104,26 @@ def test_other_errors_pass_through(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="not a lock"):
         holder.open_releasing(open_store, tmp_path, LockedError)
+
+
+def test_a_cold_call_slipping_in_after_a_release_is_waited_for(tmp_path: Path) -> None:
+    # Released holder, then a cold command-line call holds the lock for a moment: try again.
+    dead = _dead_pid()
+    holder.marker_path(tmp_path, dead).parent.mkdir()
+    holder.marker_path(tmp_path, dead).write_bytes(b"")
+    locks = [LockedError(dead), LockedError(os.getpid()), LockedError(os.getpid())]
+
+    def open_store() -> str:
+        if locks:
+            raise locks.pop(0)
+        return "opened"
+
+    assert holder.open_releasing(open_store, tmp_path, LockedError) == "opened"
+    # ... but not forever: a lock that stays taken is reported after the timeout.
+    stuck = [LockedError(dead)]
+
+    def never() -> str:
+        raise stuck.pop(0) if stuck else LockedError(os.getpid())
+
+    with pytest.raises(LockedError):
+        holder.open_releasing(never, tmp_path, LockedError, timeout=0.3)

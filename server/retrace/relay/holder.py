@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,6 +87,8 @@ def clear_stale(store_dir: str | os.PathLike[str]) -> None:
 def alive(pid: int) -> bool:
     """Whether process ``pid`` exists and has not ended (a zombie nobody reaped has ended: its
     descriptors, the store's lock among them, are closed)."""
+    if sys.platform == "win32":  # no holder there (no relay); and os.kill(pid, 0) would end it
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -133,17 +136,25 @@ def open_releasing(
     open_store: Callable[[], T],
     store_dir: str | os.PathLike[str],
     locked: type[BaseException],
-    attempts: int = 5,
+    timeout: float = RELEASE_WAIT_S,
 ) -> T:
     """``open_store()``; when it raises ``locked`` (the store's lock error, with the holder's
     ``pid``) and that holder is headless, ask it to release and open again. A lock held by
-    anything else is raised at once, as before. ``attempts`` bounds the rare race where another
-    cold call starts a new holder between the release and the open."""
-    for attempt in range(attempts):
+    anything else is raised at once, as before — except right after a release: then a cold
+    command-line call may have taken the lock in between (it holds it for a moment, then starts
+    a new holder, which is asked in turn), so the open is tried again for up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    released = False
+    while True:
         try:
             return open_store()
         except locked as exc:
             pid = getattr(exc, "pid", None)
-            if attempt + 1 == attempts or not release(store_dir, pid):
+            if time.monotonic() >= deadline:
                 raise
-    raise AssertionError("unreachable")  # pragma: no cover
+            if release(store_dir, pid, max(0.1, deadline - time.monotonic())):
+                released = True
+            elif released:
+                time.sleep(POLL_S * 5)
+            else:
+                raise
