@@ -117,7 +117,7 @@ def serving_holder(store: Path) -> int:
         pids = holder_pids(store)
         return len(pids) == 1 and lock_pid(store) == pids[0] and wire.socket_path(store).exists()
 
-    wait_for(ready, "a holder holding the store and listening")
+    wait_for(ready, "a holder holding the store and listening", limit_s=60)
     return holder_pids(store)[0]
 
 
@@ -268,7 +268,9 @@ def test_the_holder_exits_when_what_it_holds_is_gone(
         shutil.copytree(tmp_path / "store-moved", store)  # replaced by a copy: not the same store
     else:
         wire.socket_path(store).unlink()
-    wait_for(lambda: not alive(pid), f"the holder notices its {gone} is gone", limit_s=15)
+    logs = [p / "runtime" / "holder.log" for p in (store, tmp_path / "store-moved")]
+    shown = " | ".join(p.read_text("utf-8")[-600:] for p in logs if p.exists())
+    wait_for(lambda: not alive(pid), f"the holder notices its {gone} is gone (log: {shown})", limit_s=40)
 
 
 async def test_an_editor_server_takes_the_store_from_a_holder(workspace: Path, store: Path) -> None:
