@@ -170,9 +170,17 @@ def test_a_name_that_is_not_utf8_crosses_the_relay(workspace: Path, store: Path)
     assert holder_pids(store) == [pid]
 
 
-def test_no_holder_when_opted_out(workspace: Path, store: Path) -> None:
-    (workspace / "a.txt").write_text("a\n", "utf-8")
-    checkpoint(workspace, store, env={holder.NO_HOLDER_ENV: "1"})
+@pytest.mark.parametrize("why", ["opted out", "unsafe relay directory"])
+def test_no_holder_when_opted_out_or_no_relay_could_reach_it(
+    workspace: Path, store: Path, relay_dir: Path, why: str
+) -> None:
+    env = {holder.NO_HOLDER_ENV: "1"} if why == "opted out" else {}
+    if why == "unsafe relay directory":
+        relay_dir.mkdir(mode=0o755)
+        relay_dir.chmod(0o755)
+    for n in range(2):
+        (workspace / f"{n}.txt").write_text("a\n", "utf-8")
+        assert changed(checkpoint(workspace, store, env=env)) == {f"{n}.txt"}  # cold, every time
     time.sleep(1.0)
     assert holder_pids(store) == []
     assert not wire.socket_path(store).exists()
