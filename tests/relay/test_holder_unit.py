@@ -127,3 +127,40 @@ def test_a_cold_call_slipping_in_after_a_release_is_waited_for(tmp_path: Path) -
 
     with pytest.raises(LockedError):
         holder.open_releasing(never, tmp_path, LockedError, timeout=0.3)
+
+
+async def test_a_call_reaching_a_closed_engine_is_answered_gone(tmp_path: Path) -> None:
+    # The holder closed its engine while a call was on its way: the answer says "gone" (the
+    # caller opens the store itself), even when the method wrapped the refusal in its own error.
+    import asyncio
+
+    from retrace.engine.engine import Engine
+    from retrace.engine.errors import RetraceError
+    from retrace.engine.gate import EngineGate
+    from retrace.lsp.services import relay as table
+    from retrace.relay import wire
+    from retrace.relay.server import MethodError, Request
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    engine = Engine.open(ws, tmp_path / "store")
+    ctx = table.RelayContext(EngineGate(engine), ws)
+    loop = asyncio.get_running_loop()
+
+    async def wrapping(ctx: table.RelayContext, params: table.ReleaseParams) -> dict[str, object]:
+        try:
+            await ctx.run(lambda engine: engine.head)
+        except Exception as exc:  # as a method that turns every failure into its own error
+            raise RetraceError(f"internal error: {exc}") from exc
+        return {}
+
+    methods = table.bind(ctx, loop)
+    wrapped = table._bridge(ctx, loop, "wrapped", table.RelayMethod(table.ReleaseParams, wrapping))
+    request = Request("checkpoint", {}, str(tmp_path / "store"), None)
+    assert "checkpoint" in await asyncio.to_thread(methods["checkpoint"], request)
+    await ctx.close_engine()
+    for call in (methods["checkpoint"], wrapped):
+        with pytest.raises(MethodError) as refused:
+            await asyncio.to_thread(call, request)
+        assert refused.value.code == wire.GONE
+    assert ctx.in_flight == 0

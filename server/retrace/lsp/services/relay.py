@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from retrace.agent.events import AgentEvent, CheckpointCreated
+from retrace.agent.events import CheckpointCreated, EventBase
 from retrace.camel import CamelModel, dump, validation_message
 from retrace.engine.errors import RetraceError
 from retrace.relay import wire
@@ -48,6 +48,20 @@ CALL_TIMEOUT_S = 300.0
 """How long one relayed call may wait for the engine (behind an agent's long capture)."""
 
 
+class GoneError(MethodError):
+    """The engine was closed before the call reached it: nothing was done, the caller may open
+    the store itself. Recognised even when a method wrapped it in an error of its own."""
+
+
+def _gone(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, GoneError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 class RelayContext:
     """What a relay method may use: the engine through ``gate``, ``notify`` (tell the editor;
     ``None``: no editor) and ``release`` (let go of the store; ``None``: never, the editor's
@@ -59,7 +73,7 @@ class RelayContext:
         gate: EngineGate,
         workspace: Path,
         *,
-        notify: Callable[[AgentEvent], Awaitable[None]] | None = None,
+        notify: Callable[[CheckpointCreated | EventBase], Awaitable[None]] | None = None,
         release: Callable[[], Awaitable[dict[str, Any]]] | None = None,
     ) -> None:
         self.gate = gate
@@ -89,7 +103,7 @@ class RelayContext:
 
         def guarded(engine: Engine) -> T:
             if self.closed:
-                raise MethodError(wire.GONE, "the store's holder has let go of it")
+                raise GoneError(wire.GONE, "the store's holder has let go of it")
             return call(engine)
 
         return await self.gate.run(guarded)
@@ -103,7 +117,7 @@ class RelayContext:
 
         await self.gate.run(close)
 
-    async def tell(self, event: AgentEvent) -> None:
+    async def tell(self, event: CheckpointCreated | EventBase) -> None:
         if self.notify is not None:
             await self.notify(event)
 
@@ -178,12 +192,24 @@ def _bridge(
             future = asyncio.run_coroutine_threadsafe(spec.run(ctx, params), loop)
             try:
                 return future.result(CALL_TIMEOUT_S)
-            except RetraceError as exc:
-                raise MethodError(wire.FAILED, str(exc) or type(exc).__name__) from None
+            except Exception as exc:
+                raise _refusal(exc) from None
         finally:
             ctx.ended()
 
     return call
+
+
+def _refusal(exc: Exception) -> Exception:
+    """What the relay answers for a method's failure: gone (nothing done), the method's own
+    refusal, the engine's one-line error, else the error itself (an internal error)."""
+    if _gone(exc):
+        return GoneError(wire.GONE, "the store's holder has let go of it")
+    if isinstance(exc, MethodError):
+        return exc
+    if isinstance(exc, RetraceError):
+        return MethodError(wire.FAILED, str(exc) or type(exc).__name__)
+    return exc
 
 
 def _same_workspace(ctx: RelayContext, request: Request) -> None:
