@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,7 +36,7 @@ RETRACE = Path(sys.executable).with_name("retrace")
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
+    root = tmp_path / "work space é"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text(APP_PY, "utf-8")
     return root
@@ -48,7 +49,7 @@ def store(
     """An initialised store; every holder started for it is stopped at the end (by pid)."""
     monkeypatch.delenv(holder.NO_HOLDER_ENV, raising=False)
     monkeypatch.setenv(holder.IDLE_ENV, "60")
-    path = tmp_path / "store"
+    path = tmp_path / "the store ü"
     init = cli(workspace, path, "init")
     assert init.returncode == 0, init.stderr
     yield path
@@ -148,7 +149,13 @@ def test_a_cold_call_starts_a_holder_and_later_calls_are_forwarded_to_it(
     (workspace / "d.txt").write_text("d\n", "utf-8")
     exact = checkpoint(workspace, store, "--path", "c.txt")
     assert changed(exact) == {"c.txt"}
-    # A refusal from the holder is reported like the server's, and the holder keeps serving.
+    # Garbage on the holder's socket gets a clear refusal; a refusal from the holder is reported
+    # like the server's, and the holder keeps serving.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(str(wire.socket_path(store)))
+        conn.sendall(b"not json\n")
+        assert json.loads(wire.read_line(conn))["code"] == wire.INVALID_REQUEST
     outside = cli(workspace, store, "checkpoint", "--path", "../escape.txt")
     assert outside.returncode == 1 and outside.stderr.startswith("retrace: error: ")
     assert changed(checkpoint(workspace, store)) == {"d.txt"}
