@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from retrace.relay import holder, wire
-from retrace.relay.client import RelayRefusedError, forward
+from retrace.relay.client import RelayRefusedError, answering, forward
 from retrace.text import terminal_text
 
 TYPE_CHECKING = False
@@ -103,7 +103,7 @@ def start_holder(store: Path, workspace: Path) -> None:
     """Start a headless holder for ``store`` (detached: its own session, stdio on /dev/null),
     unless :data:`retrace.relay.holder.NO_HOLDER_ENV` says not to, this platform has no relay,
     or one already answers. Never fails the caller: a holder that cannot start is only slower."""
-    if not holder.enabled() or not _relay_possible(store):
+    if not holder.enabled() or not _relay_possible(store) or answering(store):
         return
     import subprocess  # only on the cold path
 

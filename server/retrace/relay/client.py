@@ -76,6 +76,15 @@ def forward(
     raise RelayRefusedError(code, str(answer.get("error") or "the Retrace server refused the call"))
 
 
+def answering(store_dir: str | os.PathLike[str]) -> bool:
+    """Whether a live process of ours listens for ``store_dir`` (a connect, no request)."""
+    conn = _connect(store_dir, 1.0)
+    if conn is None:
+        return False
+    conn.close()
+    return True
+
+
 def _connect(store_dir: str | os.PathLike[str], timeout: float) -> socket.socket | None:
     """A connection to the store's live server, checked to run as us; ``None`` when none."""
     try:
