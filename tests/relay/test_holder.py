@@ -270,7 +270,7 @@ def test_racing_cold_calls_leave_one_holder_and_lose_nothing(workspace: Path, st
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
-@pytest.mark.parametrize("gone", ["workspace", "store", "socket"])
+@pytest.mark.parametrize("gone", ["workspace", "store", "store deleted", "socket"])
 def test_the_holder_exits_when_what_it_holds_is_gone(
     workspace: Path, store: Path, relay_dir: Path, tmp_path: Path, gone: str
 ) -> None:
@@ -278,6 +278,8 @@ def test_the_holder_exits_when_what_it_holds_is_gone(
     pid = serving_holder(store)
     if gone == "workspace":
         shutil.rmtree(workspace)
+    elif gone == "store deleted":
+        shutil.rmtree(store)
     elif gone == "store":
         store.rename(tmp_path / "store-moved")
         shutil.copytree(tmp_path / "store-moved", store)  # replaced by a copy: not the same store
@@ -286,6 +288,9 @@ def test_the_holder_exits_when_what_it_holds_is_gone(
     logs = [p / "runtime" / "holder.log" for p in (store, tmp_path / "store-moved")]
     shown = " | ".join(p.read_text("utf-8")[-600:] for p in logs if p.exists())
     wait_for(lambda: not alive(pid), f"the holder notices its {gone} is gone (log: {shown})", limit_s=40)
+    # Letting go wrote nothing back: a deleted workspace or store stays deleted.
+    assert workspace.exists() is (gone != "workspace")
+    assert store.exists() is (gone != "store deleted")
 
 
 async def test_an_editor_server_takes_the_store_from_a_holder(workspace: Path, store: Path) -> None:
