@@ -177,6 +177,29 @@ def test_a_name_that_is_not_utf8_crosses_the_relay(workspace: Path, store: Path)
     assert holder_pids(store) == [pid]
 
 
+def test_a_call_while_the_holder_opens_the_store_waits_for_it(workspace: Path, store: Path) -> None:
+    # A holder started just now (it may have the lock and no socket yet): the call waits for its
+    # relay and is forwarded, without asking the lock again and again (each refusal counts as a
+    # lock conflict). Whether the call lands in that window depends on timing.
+    refused = store / "lock.refused"
+    before = refused.stat().st_size if refused.exists() else 0
+    argv = [sys.executable, "-m", "retrace.cli.holder", "--workspace", str(workspace), "--store", str(store)]
+    started = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: lock_pid(store) == started.pid, "the holder takes the lock")
+        (workspace / "during.txt").write_text("during\n", "utf-8")
+        cp = checkpoint(workspace, store)
+        assert changed(cp) == {"during.txt"}
+        assert serving_holder(store) == started.pid  # it was forwarded: the holder still holds
+        after = refused.stat().st_size if refused.exists() else 0
+        assert after - before <= 1
+    finally:
+        started.terminate()
+        started.wait(timeout=60)
+
+
 @pytest.mark.parametrize("why", ["opted out", "unsafe relay directory"])
 def test_no_holder_when_opted_out_or_no_relay_could_reach_it(
     workspace: Path, store: Path, relay_dir: Path, why: str

@@ -59,8 +59,13 @@ def relayed(
         except Exception as exc:
             if not _locked(exc) or not _relay_possible(store) or time.monotonic() >= deadline:
                 raise
+            # A headless holder still opening the store: wait for its relay (while it lives)
+            # rather than asking the lock again (each refusal counts as a lock conflict).
+            pid = getattr(exc, "pid", None)
+            starting = holder.is_holder(store, pid)
+            until = deadline if starting else min(deadline, time.monotonic() + LOCKED_POLL_S)
             result = _await_relay(
-                store, workspace, method, params, min(deadline, time.monotonic() + LOCKED_POLL_S)
+                store, workspace, method, params, until=until, pid=pid if starting else None
             )
             if result is not None:
                 return result, None
@@ -88,11 +93,12 @@ def _relay_possible(store: Path) -> bool:
 
 
 def _await_relay(
-    store: Path, workspace: Path, method: str, params: dict[str, Any], until: float
+    store: Path, workspace: Path, method: str, params: dict[str, Any], *, until: float, pid: int | None
 ) -> dict[str, Any] | None:
-    """Forward as soon as a relay answers for ``store`` before ``until``; ``None`` if none did."""
+    """Forward as soon as a relay answers for ``store`` before ``until`` (or before process
+    ``pid``, the lock's holder, ends); ``None`` if none did."""
     path = wire.socket_path(store)
-    while time.monotonic() < until:
+    while time.monotonic() < until and (pid is None or holder.alive(pid)):
         if path.exists() and (result := forward(store, method, params, workspace=workspace)) is not None:
             return result
         time.sleep(holder.POLL_S)
