@@ -164,3 +164,37 @@ async def test_a_call_reaching_a_closed_engine_is_answered_gone(tmp_path: Path) 
             await asyncio.to_thread(call, request)
         assert refused.value.code == wire.GONE
     assert ctx.in_flight == 0
+
+
+def test_a_cold_call_on_a_store_a_holder_is_opening_waits_for_its_relay(
+    tmp_path: Path, relay_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lock's holder is marked (a holder opening the store): the cold path is tried once,
+    # then the call waits for the relay and is forwarded; no second lock attempt.
+    import threading
+
+    from retrace.cli import forward
+    from retrace.engine.errors import StoreLocked
+    from retrace.relay.server import RelayServer
+
+    monkeypatch.setenv(holder.NO_HOLDER_ENV, "1")
+    store, ws = tmp_path / "store", tmp_path / "ws"
+    store.mkdir()
+    ws.mkdir()
+    holder.mark(store)
+    attempts: list[int] = []
+
+    def cold() -> int:
+        attempts.append(1)
+        raise StoreLocked("store is locked", os.getpid())
+
+    server = RelayServer(store, {"checkpoint": lambda request: {"checkpoint": {"id": "from-the-holder"}}})
+    late = threading.Timer(0.6, server.start)  # the holder's relay comes up a moment later
+    late.start()
+    try:
+        result, value = forward.relayed(store, ws, "checkpoint", {}, cold)
+    finally:
+        late.join()
+        server.close()
+    assert result == {"checkpoint": {"id": "from-the-holder"}} and value is None
+    assert attempts == [1]
