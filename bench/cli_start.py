@@ -52,6 +52,7 @@ class Variant:
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "RETRACE_STORE")}
+        env["RETRACE_NO_HOLDER"] = "1"  # every checkpoint cold: the holder's figures are bench.holder's
         if self.server is not None:
             env["PYTHONPATH"] = str(self.server)
         else:

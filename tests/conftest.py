@@ -5,6 +5,9 @@ profile: a developer's ``~/.bashrc`` can do anything (``pyenv init`` rehashes it
 lock file, and a command our tests kill on purpose mid-profile leaves that lock behind, after which
 every login shell on the machine waits 60 s). Tests must not depend on, or damage, the profile of
 whoever runs them: with an empty HOME a login shell reads only the system profile.
+
+``RETRACE_NO_HOLDER=1`` too: a cold ``retrace checkpoint`` starts no background holder (its own
+tests, ``tests/relay/test_holder.py``, unset it).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ _HOME = tempfile.mkdtemp(prefix="retrace-test-home-")
 
 def pytest_configure() -> None:
     os.environ["HOME"] = _HOME
+    # No headless store holder outlives a test's command (retrace.relay.holder): a command-line
+    # test gets a cold process every time. The holder's own tests turn it back on.
+    os.environ["RETRACE_NO_HOLDER"] = "1"
 
 
 def pytest_unconfigure() -> None:

@@ -28,11 +28,13 @@ from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
-from retrace.engine.errors import RetraceError
+from retrace.engine.errors import RetraceError, StoreLocked
 from retrace.engine.gate import EngineGate
 from retrace.engine.store.blobs import BlobSource
+from retrace.engine.store.layout import default_store_dir
 from retrace.offline import FakeModel, load_scenario
 from retrace.protocol.models import ModelMode
+from retrace.relay import holder
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -203,16 +205,21 @@ async def open_services(
     """Open the engine (creating the store and its baseline on first use), start the offline
     model in a demo folder with no real endpoint configured (or when one is forced), build the
     agent and reload its sessions from the journals (crash resume). On failure the store is closed again.
+    A store held by a headless holder (``retrace.relay.holder``) is asked back first.
     ``blob_source``: where blobs only a remote holds are read from (a configured remote's).
     ``defer_catch_up``: leave the walk for changes made while closed pending
     (:mod:`retrace.engine.catch_up`): the caller runs ``Engine.catch_up`` through the gate when it
     has answered what it must answer first; anything that needs it runs it before."""
     endpoint = endpoint or ModelEndpoint.from_environment()
-    engine = await asyncio.to_thread(
-        lambda: Engine.open(
+
+    def open_engine() -> Engine:
+        return Engine.open(
             workspace, store, config=config, blob_source=blob_source, defer_catch_up=defer_catch_up
         )
-    )
+
+    # A headless holder (started by a command-line call while no editor ran) lets go when asked.
+    where = store if store is not None else default_store_dir(workspace)
+    engine = await asyncio.to_thread(holder.open_releasing, open_engine, where, StoreLocked)
     try:
         for line in engine.recovered:
             log.warning("%s", line)

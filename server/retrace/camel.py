@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
 
@@ -28,3 +28,13 @@ class CamelModel(BaseModel):
 def dump(model: BaseModel) -> dict[str, Any]:
     """Plain-JSON dict of a model with camelCase keys (``None`` stays ``null``)."""
     return model.model_dump(mode="json", by_alias=True)
+
+
+def validation_message(where: str, error: ValidationError) -> str:
+    """One line naming the first offending field: ``retrace/x: id: Field required (+1 more)``
+    (``where``: the method or section whose input it was)."""
+    errors = error.errors(include_url=False)
+    first = errors[0]
+    loc = ".".join(str(part) for part in first["loc"]) or "params"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"invalid params for {where}: {loc}: {first['msg']}{more}"

@@ -40,6 +40,7 @@ from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution, RestoreApplied, RestoreMode, RestoreOutcome
 from retrace.engine.store.events import RestoreReason, RestoreReasonEvent
+from retrace.protocol.models import RestoreParams
 from retrace.protocol.timeline import RunningAgentTurn
 
 
@@ -194,3 +195,16 @@ def record_reason(
     event = RestoreReasonEvent(checkpoint_id=cp.id, reason=reason, mode=mode)
     engine.append_event(event, session_id=cp.session_id)
     return event
+
+
+def disk_request(params: RestoreParams, checkpoint: str) -> RestoreRequest:
+    """The on-disk restore a request asks for (of the workspace, or inside a subagent's copy)."""
+    return RestoreRequest(
+        checkpoint=checkpoint,
+        mode=params.mode,
+        dry_run=params.dry_run,
+        force=params.force,
+        resolutions=dict(params.resolutions or {}),
+        paths=params.paths,
+        skip_conflicts=params.skip_conflicts,
+    )

@@ -20,9 +20,10 @@ from retrace.cli.errors import CliError, explain
 from retrace.cli.forward import CLI_SESSION
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
-from retrace.engine.errors import RetraceError, StoreNotInitialised
+from retrace.engine.errors import RetraceError, StoreLocked, StoreNotInitialised
 from retrace.engine.models import RestoreFailed
 from retrace.engine.store.layout import StoreLayout, default_store_dir
+from retrace.relay import holder
 
 if TYPE_CHECKING:
     from retrace.engine.models import RestoreOutcome
@@ -57,27 +58,42 @@ def _store(args: argparse.Namespace) -> Path | None:
     return Path(args.store).expanduser().absolute() if args.store else None
 
 
-def _open(args: argparse.Namespace, *, readonly: bool, catch_up: bool = True, watcher: bool = True) -> Engine:
+def _open(
+    args: argparse.Namespace,
+    *,
+    readonly: bool,
+    catch_up: bool = True,
+    watcher: bool = True,
+    release_holder: bool = True,
+) -> Engine:
     """``watcher=False``: a one-shot writer that captures once and exits gains nothing from a
     file-system watcher (its first capture is a stat walk either way) and would pay for setting
-    one up on every directory and tearing it down."""
+    one up on every directory and tearing it down. A writer finding the store held by a headless
+    holder asks it to let go first (``release_holder``; ``retrace checkpoint`` forwards to it
+    instead, :mod:`retrace.cli.forward`); an editor's server is never asked."""
     session = None if readonly else CLI_SESSION
     workspace = _workspace(args)
     store = _store(args) or default_store_dir(workspace)
-    source = _blob_source(store, workspace)
-    return Engine.open(
-        workspace,
-        store,
-        session_id=session,
-        config=None if watcher else EngineConfig(watcher=False),
-        readonly=readonly,
-        create=False,
-        catch_up=catch_up,
-        blob_source=source,
-    )
+    source = blob_source(store, workspace)
+
+    def open_store() -> Engine:
+        return Engine.open(
+            workspace,
+            store,
+            session_id=session,
+            config=None if watcher else EngineConfig(watcher=False),
+            readonly=readonly,
+            create=False,
+            catch_up=catch_up,
+            blob_source=source,
+        )
+
+    if readonly or not release_holder:
+        return open_store()
+    return holder.open_releasing(open_store, store, StoreLocked)
 
 
-def _blob_source(store: Path, workspace: Path) -> BlobSource | None:
+def blob_source(store: Path, workspace: Path) -> BlobSource | None:
     """Sessions opened from a remote read their blobs from it when needed (no network otherwise).
     Without a remote configuration there is none, and the sync code is not even imported."""
     if not os.path.lexists(StoreLayout(store).remote_config):
@@ -109,7 +125,11 @@ def cmd_init(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     store = _store(args)
     try:
-        engine = Engine.open(workspace, store, session_id=CLI_SESSION, create=False)
+        engine = holder.open_releasing(
+            lambda: Engine.open(workspace, store, session_id=CLI_SESSION, create=False),
+            store or default_store_dir(workspace),
+            StoreLocked,
+        )
         created = False
     except StoreNotInitialised:
         engine = Engine.open(workspace, store, session_id=CLI_SESSION, create=True)
@@ -133,7 +153,9 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     first and hands the call to a server holding the store)."""
     # No catch-up: what changed since the last checkpoint is exactly what the caller is
     # checkpointing now (recording it as "external" would make its own restores conflict).
-    with _open(args, readonly=False, catch_up=bool(args.paths), watcher=False) as engine:
+    with _open(
+        args, readonly=False, catch_up=bool(args.paths), watcher=False, release_holder=False
+    ) as engine:
         cp = engine.checkpoint(label=args.label, changed_paths=args.paths, kind="manual")
         if args.json:
             _print_json(dump(cp))
@@ -346,7 +368,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     workspace = _workspace(args)
     layout = StoreLayout(_store(args) or default_store_dir(workspace))
-    source = _blob_source(layout.root, workspace)
+    source = blob_source(layout.root, workspace)
     remote = source.ids() if source is not None else set()
     report = (
         repair_store(layout) if args.repair else verify_store(layout, quick=args.quick, remote=remote).report

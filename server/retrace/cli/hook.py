@@ -208,7 +208,13 @@ def deliver(agent: str, raw: dict[str, Any], workspace: Path, store: Path, log: 
     def ask_again() -> bool | None:
         return relay(agent, raw, workspace, store, log)
 
-    hook_cold.apply(agent, raw, (workspace, store), log, ask_again, deadline=time.monotonic() + LOCK_WAIT_S)
+    deadline = time.monotonic() + LOCK_WAIT_S
+    if hook_cold.apply(agent, raw, (workspace, store), log, ask_again, deadline=deadline):
+        # The agent's next calls come within seconds: a headless holder keeps the store open for
+        # them (the same as after a cold `retrace checkpoint`; RETRACE_NO_HOLDER=1 turns it off).
+        from retrace.cli.forward import start_holder
+
+        start_holder(store, workspace)
 
 
 def relay(agent: str, raw: dict[str, Any], workspace: Path, store: Path, log: HookLog) -> bool | None:

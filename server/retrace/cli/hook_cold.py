@@ -43,20 +43,22 @@ def apply(
     ask_server: Callable[[], bool | None],
     *,
     deadline: float,
-) -> None:
+) -> bool:
     """Apply ``raw`` (an ``agent`` hook event) to the store of ``where`` (workspace, store) in
     this process; every problem is logged, nothing raised for what the input or the store did.
-    ``ask_server``: hand the event to a server again (``False``: none took it)."""
+    ``ask_server``: hand the event to a server again (``False``: none took it). ``True`` when
+    this process opened the store and applied the event (a headless holder may take over)."""
     handler = _ToHookLog(log)
     root = logging.getLogger()
     root.addHandler(handler)
     try:
         event = adapter_for(agent).parse(raw)
         if event.kind == "ignored":
-            return
-        _apply(event, where, log, ask_server, deadline)
+            return False
+        return _apply(event, where, log, ask_server, deadline)
     except (RetraceError, OSError) as exc:
         log.say(f"not recorded: {exc}")
+        return False
     finally:
         root.removeHandler(handler)
 
@@ -67,7 +69,7 @@ def _apply(
     log: HookLog,
     ask_server: Callable[[], bool | None],
     deadline: float,
-) -> None:
+) -> bool:
     from retrace.app.hooks.service import HookService  # the engine: only for an event it records
     from retrace.engine.config import EngineConfig
     from retrace.engine.engine import Engine
@@ -83,14 +85,14 @@ def _apply(
                 log.say(
                     f"{exc}; no Retrace server answered: event dropped (the next checkpoint has its changes)"
                 )
-                return
+                return False
             time.sleep(wait)
             wait = min(wait * 2, 0.5)
             if ask_server() is not False:
-                return
+                return False
             continue
         with engine:
             outcome = HookService().apply(engine, event)
         for note in outcome.notes:
             log.say(note)
-        return
+        return True

@@ -22,7 +22,13 @@ class StoreNotInitialised(RetraceError):  # noqa: N818 (contract names)
 
 
 class StoreLocked(RetraceError):  # noqa: N818 (contract names)
+    """Another process holds the store's writer lock; ``pid``: the holder's, when it could be read."""
+
     code = "storeLocked"
+
+    def __init__(self, message: str, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.pid = pid
 
 
 class StoreCorrupt(RetraceError):  # noqa: N818 (contract names)

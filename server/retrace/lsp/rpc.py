@@ -31,7 +31,7 @@ from pygls.exceptions import (
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from retrace.camel import dump
+from retrace.camel import dump, validation_message
 from retrace.engine.errors import RetraceError
 from retrace.protocol.methods import METHODS, MethodSpec
 
@@ -60,15 +60,6 @@ def converter_factory() -> Converter:
     for message_cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(message_cls, keep_plain)
     return converter
-
-
-def validation_message(method: str, error: ValidationError) -> str:
-    """One line naming the first offending field: ``retrace/x: id: Field required (+1 more)``."""
-    errors = error.errors(include_url=False)
-    first = errors[0]
-    where = ".".join(str(part) for part in first["loc"]) or "params"
-    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"invalid params for {method}: {where}: {first['msg']}{more}"
 
 
 def parse_params(spec: MethodSpec, raw: Any) -> BaseModel:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 from pydantic import ValidationError
 
-from retrace.lsp.rpc import validation_message
+from retrace.camel import validation_message
 from retrace.lsp.startup import agent_settings, remote_settings
 from retrace.protocol.models import ServerSettings, SettingsUpdateResult
 

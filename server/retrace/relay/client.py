@@ -2,8 +2,9 @@
 
 :func:`forward` hands one call to the server holding a store: ``None`` when no live server does
 (no socket, a stale socket of a killed server, a relay directory that is not safely ours, a
-server of another store), the result when the server ran it, :class:`RelayRefusedError` with the
-server's own message when the server refused or the call failed there.
+server of another store, a headless holder letting go of it), the result when the server ran
+it, :class:`RelayRefusedError` with the server's own message when the server refused or the call
+failed there.
 """
 
 from __future__ import annotations
@@ -70,9 +71,18 @@ def forward(
     if answer.get("ok") is True and isinstance(result, dict):
         return result
     code = str(answer.get("code") or wire.INTERNAL)
-    if code == wire.OTHER_STORE:
+    if code in (wire.OTHER_STORE, wire.GONE):
         return None
     raise RelayRefusedError(code, str(answer.get("error") or "the Retrace server refused the call"))
+
+
+def answering(store_dir: str | os.PathLike[str]) -> bool:
+    """Whether a live process of ours listens for ``store_dir`` (a connect, no request)."""
+    conn = _connect(store_dir, 1.0)
+    if conn is None:
+        return False
+    conn.close()
+    return True
 
 
 def _connect(store_dir: str | os.PathLike[str], timeout: float) -> socket.socket | None:

@@ -21,6 +21,7 @@ import selectors
 import socket
 import stat
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,6 +119,30 @@ class RelayServer:
         self._thread = threading.Thread(target=self._serve, name="retrace-relay", daemon=True)
         self._thread.start()
         log.info("relay listening on %s", self.path)
+
+    def still_bound(self) -> bool:
+        """Whether the socket file at :attr:`path` is still the one this server bound (someone
+        may have removed the relay directory: then no client can reach this server)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return False
+        return self._bound is not None and (st.st_dev, st.st_ino) == self._bound
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until no connection is being served (their answers sent), at most ``timeout``
+        seconds; whether it got there. For a process about to exit after :meth:`close`."""
+        deadline = time.monotonic() + timeout
+        taken = 0
+        try:
+            while taken < MAX_CONNECTIONS:
+                if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                    return False
+                taken += 1
+            return True
+        finally:
+            for _ in range(taken):
+                self._slots.release()
 
     def close(self) -> None:
         """Stop listening and remove the socket (only if it is still ours). Idempotent;

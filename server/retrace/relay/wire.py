@@ -12,7 +12,7 @@ connection (``SO_PEERCRED``; ``LOCAL_PEERCRED`` on macOS): the server refuses a 
 uid, the client a server of another uid. A directory someone else made (``/tmp`` is shared)
 disables the relay; it never weakens it.
 
-**What.** One request per connection: one JSON object on one line (UTF-8, ``\\n``), at most
+**What.** One request per connection: one JSON object on one line (ASCII, ``\\n``), at most
 :data:`MAX_MESSAGE_BYTES`; one JSON object answered on one line: ``{"ok": true, "result": {...}}``
 or ``{"ok": false, "code": "...", "error": "one line"}``.
 """
@@ -45,6 +45,10 @@ TOO_LARGE = "tooLarge"
 PEER_REFUSED = "peerRefused"
 OTHER_STORE = "otherStore"
 """The server holds another store (the rule's hash collided, or the store was replaced)."""
+GONE = "gone"
+"""The process is letting go of the store (a headless holder closing): open it yourself."""
+NOT_HOLDER = "notHolder"
+"""``release`` asked of the editor's server, which keeps the store."""
 FAILED = "failed"
 """The method ran and failed (the engine's one-line message)."""
 INTERNAL = "internal"
@@ -106,7 +110,9 @@ def peer_uid(conn: socket.socket) -> int | None:
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """One line of ASCII JSON: a name whose bytes are no UTF-8 (held as surrogates, as Python
+    decodes file names) is escaped as ``\\udcXX`` and decoded back to the same string."""
+    return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 class TooLargeError(Exception):

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrace.engine import Engine
-from retrace.engine.errors import RetraceError
+from retrace.engine.errors import RetraceError, StoreLocked
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import StoreLayout
+from retrace.relay import holder
 from retrace.sync.crypto import Cipher
 from retrace.sync.gc import IndexLoader, cached_index_loader, condemned_packs
 from retrace.sync.keys import PACKS, parse_pack
@@ -140,7 +141,12 @@ def local_gc(
     paths = SyncPaths(layout, config.name)
     confirmed = confirmed_remote_ids(bucket, cached_index_loader(bucket, cipher, paths), paths)
     src = source()  # after the index cache is complete: it maps every confirmed blob
-    with Engine.open(workspace, layout.root, create=False, catch_up=False, blob_source=src) as engine:
+    opened = holder.open_releasing(  # a headless holder lets go; an editor's server never does
+        lambda: Engine.open(workspace, layout.root, create=False, catch_up=False, blob_source=src),
+        layout.root,
+        StoreLocked,
+    )
+    with opened as engine:
         result = drop_cached(
             engine,
             src,

@@ -42,7 +42,8 @@ class StoreLayout:
         self.lock = root / "lock"
         self.tasks = root / "tasks"
         self.runtime = root / "runtime"
-        """What a running server keeps that is neither history nor cache (its background commands)."""
+        """What a running server keeps that is neither history nor cache (its background commands;
+        a headless holder's marker and log, ``retrace.relay.holder``)."""
         self.background_record = self.runtime / "background.json"
         self.remote_config = root / "remote.json"
         """Configured remotes (no credentials, no keys)."""

@@ -39,9 +39,10 @@ class StoreLock:
         except portalocker.exceptions.LockException:
             f.close()
             self._count_refusal()
+            holder = self._holder()
             raise StoreLocked(
-                f"store is locked: in use by another Retrace process (pid {self._holder()}): "
-                f"{self.path.parent}"
+                f"store is locked: in use by another Retrace process (pid {holder}): {self.path.parent}",
+                int(holder) if holder.isdecimal() else None,
             ) from None
         except BaseException:
             f.close()

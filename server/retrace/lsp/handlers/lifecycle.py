@@ -15,8 +15,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.uris import to_fs_path
 
 from retrace import __version__
+from retrace.camel import validation_message
 from retrace.lsp.log import client_ready
-from retrace.lsp.rpc import NotReadyError, validation_message
+from retrace.lsp.rpc import NotReadyError
 from retrace.lsp.services.remote import SHUTDOWN_WAIT_S
 from retrace.lsp.settings import parse_settings, pull_settings
 from retrace.lsp.startup import Services, shutdown, start_services, stop_agent, stop_remote

@@ -32,8 +32,7 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import AGENT_NAME
 
 if TYPE_CHECKING:
-    from retrace.bootstrap import Services
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.relay import RelayContext
 
 log = logging.getLogger(__name__)
 
@@ -57,14 +56,11 @@ def service_of(engine: Engine) -> HookService:
     return service
 
 
-async def hook(server: RetraceServer, services: Services, params: HookParams) -> dict[str, Any]:
-    """The relay method: apply in the gate, tell the editor each step, answer."""
-    from retrace.lsp.host import LspAgentHost  # the editor's host: only where there is an editor
-
-    outcome = await apply_hook(services.run, params)
-    host = LspAgentHost(server)
+async def hook(ctx: RelayContext, params: HookParams) -> dict[str, Any]:
+    """The relay method: apply in the gate, tell the editor each step (if there is one), answer."""
+    outcome = await apply_hook(ctx.run, params)
     for told in agent_events(outcome):
-        await host.emit(told)
+        await ctx.tell(told)
     return answer(outcome)
 
 

@@ -1,30 +1,32 @@
 """Relay method ``restore``: a code restore asked by a process outside the editor (``retrace
-mcp``) while this server holds the store.
+mcp``) of whichever process holds the store.
 
-It runs exactly as the editor's own ``retrace/checkpoint/restore`` does
-(:class:`~retrace.lsp.services.restore.RestoreService`): refused in an untrusted workspace,
-while an agent turn of this server runs, and while another agent's turn runs unless told
-``whileAgentRuns: "proceed"``, through the engine gate, applied by the editor when it can (its unsaved
-buffers are conflicts), the same conflict rules, the timeline told. Only ``code`` can be asked,
-and there is no ``force``: a conflicting file changes only by its own resolution. A dry run
-unless ``dryRun`` is false.
+In the editor's server it runs exactly as the editor's own ``retrace/checkpoint/restore`` does
+(:func:`editor_restore`, :class:`~retrace.lsp.services.restore.RestoreService`): refused in an
+untrusted workspace, while an agent turn of this server runs, and while another agent's turn runs
+unless told ``whileAgentRuns: "proceed"``; through the engine gate, applied by the editor when it
+can (its unsaved buffers are conflicts), the same conflict rules, the timeline told. In a headless
+holder (no editor) it restores on disk as ``retrace restore`` does without a server (the same
+``app/restore.py`` rules). Only ``code`` can be asked, and there is no ``force``: a conflicting
+file changes only by its own resolution. A dry run unless ``dryRun`` is false.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from retrace.camel import CamelModel, dump
-from retrace.engine.models import ConflictResolution
-from retrace.lsp.services.restore import RestoreService
-from retrace.lsp.trust import require_trusted
+from retrace.engine.models import ConflictResolution, RestoreOutcome
 from retrace.protocol.models import RestoreParams
 
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
+    from retrace.engine.engine import Engine
     from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.relay import RelayContext
 
 MAX_PATHS = 10_000
 
@@ -40,9 +42,8 @@ class RelayRestoreParams(CamelModel):
     """Another agent's running turn: refused unless ``proceed`` (as the editor's own restore)."""
 
 
-async def restore(server: RetraceServer, services: Services, params: RelayRestoreParams) -> dict[str, Any]:
-    require_trusted(server, "Restoring a checkpoint")
-    request = RestoreParams(
+def _request(params: RelayRestoreParams) -> RestoreParams:
+    return RestoreParams(
         id=params.id,
         mode="code",
         dry_run=params.dry_run,
@@ -51,4 +52,35 @@ async def restore(server: RetraceServer, services: Services, params: RelayRestor
         background_tasks=params.background_tasks,
         while_agent_runs=params.while_agent_runs,
     )
-    return dump(await RestoreService(server, services).restore(request))
+
+
+async def restore(ctx: RelayContext, params: RelayRestoreParams) -> dict[str, Any]:
+    request = _request(params)
+    if ctx.restore is not None:
+        return await ctx.restore(request)
+    outcome = await ctx.run(lambda engine: _on_disk(engine, request))
+    return {"outcome": dump(outcome), "conversationHead": None}
+
+
+def _on_disk(engine: Engine, params: RestoreParams) -> RestoreOutcome:
+    """A headless holder's restore: the command line's own rules, on disk (no editor here)."""
+    from retrace.app.restore import disk_request, restore_code_on_disk, settle_agents
+
+    target = engine.get(params.id)
+    settle_agents(engine, "code", dry_run=params.dry_run, choice=params.while_agent_runs)
+    return restore_code_on_disk(engine, disk_request(params, target.id))
+
+
+def editor_restore(
+    server: RetraceServer, services: Services
+) -> Callable[[RestoreParams], Awaitable[dict[str, Any]]]:
+    """The editor's server's own restore, as the relay context's ``restore`` ability."""
+
+    async def run(request: RestoreParams) -> dict[str, Any]:
+        from retrace.lsp.services.restore import RestoreService
+        from retrace.lsp.trust import require_trusted
+
+        require_trusted(server, "Restoring a checkpoint")
+        return dump(await RestoreService(server, services).restore(request))
+
+    return run

@@ -41,8 +41,8 @@ from pygls.workspace.position_codec import PositionCodec
 
 from retrace.app.restore import (
     BackgroundChoice,
-    RestoreRequest,
     WhileAgentRuns,
+    disk_request,
     moves_conversation,
     refuse_conversation,
     restore_code_on_disk,
@@ -102,19 +102,6 @@ log = logging.getLogger(__name__)
 
 UNDO_TARGETS: dict[int, str] = {}
 """Per server (by identity): the checkpoint that undoes its last applied restore."""
-
-
-def disk_request(params: RestoreParams, checkpoint: str) -> RestoreRequest:
-    """The on-disk restore a request asks for (of the workspace, or inside a subagent's copy)."""
-    return RestoreRequest(
-        checkpoint=checkpoint,
-        mode=params.mode,
-        dry_run=params.dry_run,
-        force=params.force,
-        resolutions=dict(params.resolutions or {}),
-        paths=params.paths,
-        skip_conflicts=params.skip_conflicts,
-    )
 
 
 class RestoreService:
