@@ -38,6 +38,7 @@ from retrace.engine.errors import RetraceError, StoreLocked
 from retrace.engine.gate import EngineGate
 from retrace.lsp.services.relay import RelayContext, listen
 from retrace.relay import holder
+from retrace.relay.server import path_identity
 
 log = logging.getLogger("retrace.holder")
 
@@ -49,25 +50,17 @@ LOG_MAX_BYTES = 1 << 20
 """A log over this size at start is moved to ``holder.log.1`` (one old log kept)."""
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
 class Held:
     """What the holder holds, by identity (device, inode) at open: the workspace, the store, its
     ``store.json`` and its lock file. :meth:`lost` names the first one deleted or replaced."""
 
     def __init__(self, workspace: Path, store: Path) -> None:
         self.paths = [workspace, store, store / "store.json", store / "lock"]
-        self.ids = [_identity(p) for p in self.paths]
+        self.ids = [path_identity(p) for p in self.paths]
 
     def lost(self) -> str | None:
         for path, ident in zip(self.paths, self.ids, strict=True):
-            if ident is None or _identity(path) != ident:
+            if ident is None or path_identity(path) != ident:
                 return f"{path} was deleted or replaced"
         return None
 

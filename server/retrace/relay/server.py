@@ -92,7 +92,7 @@ class RelayServer:
         self.store_dir = store_dir
         self.methods = dict(methods)
         self.path = wire.socket_path(store_dir)
-        self._store_id = _identity(store_dir)
+        self._store_id = path_identity(store_dir)
         self._listener: socket.socket | None = None
         self._bound: tuple[int, int] | None = None
         self._wake_r, self._wake_w = socket.socketpair()
@@ -222,7 +222,7 @@ class RelayServer:
                 raise MethodError(
                     wire.UNKNOWN_METHOD, f"unknown method {request.method[:100]!r} (known: {known})"
                 )
-            if _identity(Path(request.store)) != self._store_id:
+            if path_identity(Path(request.store)) != self._store_id:
                 raise MethodError(
                     wire.OTHER_STORE, f"this server holds {self.store_dir}, not {request.store}"
                 )
@@ -239,7 +239,8 @@ def _answer(conn: socket.socket, answer: dict[str, Any]) -> None:
         conn.sendall(wire.encode(answer))
 
 
-def _identity(path: Path) -> tuple[int, int] | None:
+def path_identity(path: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of ``path`` (following links), ``None`` when it is gone."""
     try:
         st = path.stat()
     except OSError:

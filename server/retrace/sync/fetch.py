@@ -33,9 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from retrace.engine.store.atomic import write_atomic
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
-from retrace.sync.files import write_atomic
 from retrace.sync.journal_check import JournalScan
 from retrace.sync.keys import (
     PACKS,

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from retrace.engine.errors import BlobCorrupt
+from retrace.engine.store.atomic import write_atomic
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.layout import StoreLayout
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
-from retrace.sync.files import write_atomic
 from retrace.sync.gc import condemned_packs
 from retrace.sync.keys import (
     PACKS,

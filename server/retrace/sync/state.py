@@ -19,8 +19,9 @@ from typing import Any
 from pydantic import Field
 
 from retrace.camel import CamelModel
+from retrace.engine.store.atomic import write_atomic
 from retrace.engine.store.layout import StoreLayout
-from retrace.sync.files import write_atomic, write_json
+from retrace.sync.files import write_json
 
 
 class JournalState(CamelModel):

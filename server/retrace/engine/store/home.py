@@ -28,6 +28,8 @@ from typing import Any
 
 import platformdirs
 
+from retrace.engine.store.atomic import write_atomic
+
 log = logging.getLogger(__name__)
 
 META = "store.json"
@@ -141,16 +143,6 @@ def write_pointer(workspace: Path, store: Path, home: Path | None = None) -> Pat
     """Record that ``workspace``'s store is ``store`` (atomically: a reader sees the old pointer
     or the new one, never a torn file). Returns the pointer's path; ``OSError`` when it cannot."""
     path = pointer_file(home or store_home(workspace))
-    path.parent.mkdir(parents=True, exist_ok=True)
     body = json.dumps({"store": str(store), "workspace": str(workspace)}, indent=2) + "\n"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(body)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, body.encode("utf-8"))
     return path
