@@ -28,7 +28,7 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bench.relay import Server
+from bench.relay import Server, sample_tree
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.store.events import AgentSessionEvent
@@ -44,10 +44,7 @@ def build(files: int, checkpoints: int) -> tuple[Path, Path, list[str]]:
     ws, store = base / "ws", base / "store"
     if not (store / "store.json").exists():
         shutil.rmtree(base, ignore_errors=True)
-        for i in range(files):
-            p = ws / f"src/pkg{i % 20}/mod{i}.py"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text("".join(f"def f{j}(x):\n    return x + {i}\n\n" for j in range(10)))
+        sample_tree(ws, files)
         with Engine.open(ws, store, session_id="cli", config=EngineConfig(watcher=False)) as engine:
             engine.new_session(SESSION)
             engine.append_event(

@@ -42,15 +42,20 @@ RETRACE = str(Path(sys.executable).with_name("retrace"))
 TARGET_P95_MS = 60.0
 
 
+def sample_tree(ws: Path, files: int) -> None:
+    """``files`` small Python modules in 20 packages under ``ws/src`` (the benches' workspace)."""
+    for i in range(files):
+        p = ws / f"src/pkg{i % 20}/mod{i}.py"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("".join(f"def f{j}(x):\n    return x + {i}\n\n" for j in range(10)))
+
+
 def build(files: int, work: Path = WORK) -> tuple[Path, Path]:
     base = work / f"relay-{files}"
     ws, store = base / "ws", base / "store"
     if not (store / "store.json").exists():
         shutil.rmtree(base, ignore_errors=True)
-        for i in range(files):
-            p = ws / f"src/pkg{i % 20}/mod{i}.py"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text("".join(f"def f{j}(x):\n    return x + {i}\n\n" for j in range(10)))
+        sample_tree(ws, files)
         subprocess.run([RETRACE, "init", "--workspace", str(ws), "--store", str(store)], check=True)
     return ws, store
 
