@@ -247,6 +247,10 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         "retrace/stats": st.just({}),
         "retrace/store/verify": st.fixed_dictionaries({}, optional={"quick": st.booleans()}),
         "retrace/store/gc": st.just({}),
+        "retrace/agents/integrate": st.fixed_dictionaries(
+            {"agent": st.sampled_from(["claude-code", "gemini-cli", "cline", ""]) | st.text(max_size=12)},
+            optional={"remove": st.booleans()},
+        ),
         "retrace/metrics/get": st.fixed_dictionaries({}, optional={"text": st.booleans()}),
         "retrace/health/get": st.just({}),
         "retrace/restore/reason": st.fixed_dictionaries(

@@ -36,7 +36,8 @@ from retrace.cli.forward import CLI_SESSION
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreLocked
 from retrace.engine.gate import EngineGate
-from retrace.lsp.services.relay import RelayContext, listen
+from retrace.lsp.services.relay import listen
+from retrace.lsp.services.relay_context import RelayContext
 from retrace.relay import holder
 from retrace.relay.server import path_identity
 

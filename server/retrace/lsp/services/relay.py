@@ -2,8 +2,8 @@
 store (:mod:`retrace.relay`) — the editor's server, or a headless holder (``cli/holder.py``).
 
 :data:`METHODS` is the table: a name, the params model that validates the request, and the
-coroutine that runs it against a :class:`RelayContext` — the engine through the gate, serialised
-with every other engine call of that process, plus two optional abilities: ``notify`` tells the
+coroutine that runs it against a :class:`~.relay_context.RelayContext` — the engine through the gate, serialised
+with every other engine call of that process, plus optional abilities: ``notify`` tells the
 editor (the same ``retrace/agent/event`` and ``retrace/timeline/didChange`` a checkpoint of the
 agent sends; the server passes its host, a headless holder nothing) and ``release`` lets go of the
 store (only a headless holder has it: an editor server asked to release refuses and keeps
@@ -22,113 +22,29 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from retrace.agent.events import CheckpointCreated, EventBase
+from retrace.agent.events import CheckpointCreated
 from retrace.camel import CamelModel, dump, validation_message
 from retrace.engine.errors import RetraceError
 from retrace.lsp.services import relay_hooks, relay_restore
+from retrace.lsp.services.relay_context import GoneError, RelayContext, is_gone
 from retrace.relay import wire
 from retrace.relay.server import MethodError, RelayServer, Request
 
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
-    from retrace.engine.engine import Engine
-    from retrace.engine.gate import EngineGate
     from retrace.lsp.server import RetraceServer
-    from retrace.protocol.models import RestoreParams
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 CALL_TIMEOUT_S = 300.0
 """How long one relayed call may wait for the engine (behind an agent's long capture)."""
-
-
-class GoneError(MethodError):
-    """The engine was closed before the call reached it: nothing was done, the caller may open
-    the store itself. Recognised even when a method wrapped it in an error of its own."""
-
-
-def _gone(exc: BaseException | None) -> bool:
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, GoneError):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
-
-
-class RelayContext:
-    """What a relay method may use: the engine through ``gate``, ``notify`` (tell the editor;
-    ``None``: no editor) and ``release`` (let go of the store; ``None``: never, the editor's
-    server). :meth:`close_engine` closes the engine through the gate: a call that reaches the gate
-    afterwards is refused with :data:`wire.GONE` (its caller opens the store itself)."""
-
-    def __init__(
-        self,
-        gate: EngineGate,
-        workspace: Path,
-        *,
-        notify: Callable[[CheckpointCreated | EventBase], Awaitable[None]] | None = None,
-        release: Callable[[], Awaitable[dict[str, Any]]] | None = None,
-        restore: Callable[[RestoreParams], Awaitable[dict[str, Any]]] | None = None,
-    ) -> None:
-        self.gate = gate
-        self.workspace = workspace
-        self.store_dir = Path(gate.engine.store_dir)
-        self.notify = notify
-        self.release = release
-        self.restore = restore
-        """The editor's own restore (its trust rule, running turn, editor applier, unsaved
-        buffers); ``None`` in a headless holder, which restores on disk as the command line."""
-        self.closed = False
-        self.last_call = time.monotonic()
-        """When the last call arrived or ended (a headless holder's idle clock)."""
-        self.in_flight = 0
-        """Calls being served now."""
-        self._count = threading.Lock()
-
-    def began(self) -> None:
-        with self._count:
-            self.in_flight += 1
-            self.last_call = time.monotonic()
-
-    def ended(self) -> None:
-        with self._count:
-            self.in_flight -= 1
-            self.last_call = time.monotonic()
-
-    async def run(self, call: Callable[[Engine], T]) -> T:
-        """``call(engine)`` through the gate, unless the engine was closed meanwhile."""
-
-        def guarded(engine: Engine) -> T:
-            if self.closed:
-                raise GoneError(wire.GONE, "the store's holder has let go of it")
-            return call(engine)
-
-        return await self.gate.run(guarded)
-
-    async def close_engine(self) -> None:
-        """Close the engine after the calls already in the gate (releases the store's lock)."""
-
-        def close(engine: Engine) -> None:
-            self.closed = True
-            engine.close()
-
-        await self.gate.run(close)
-
-    async def tell(self, event: CheckpointCreated | EventBase) -> None:
-        if self.notify is not None:
-            await self.notify(event)
 
 
 class CheckpointParams(CamelModel):
@@ -214,7 +130,7 @@ def _bridge(
 def _refusal(exc: Exception) -> Exception:
     """What the relay answers for a method's failure: gone (nothing done), the method's own
     refusal, the engine's one-line error, else the error itself (an internal error)."""
-    if _gone(exc):
+    if is_gone(exc):
         return GoneError(wire.GONE, "the store's holder has let go of it")
     if isinstance(exc, MethodError):
         return exc

@@ -32,7 +32,7 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import AGENT_NAME
 
 if TYPE_CHECKING:
-    from retrace.lsp.services.relay import RelayContext
+    from retrace.lsp.services.relay_context import RelayContext
 
 log = logging.getLogger(__name__)
 

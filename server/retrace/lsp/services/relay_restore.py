@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from retrace.bootstrap import Services
     from retrace.engine.engine import Engine
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.services.relay import RelayContext
+    from retrace.lsp.services.relay_context import RelayContext
 
 MAX_PATHS = 10_000
 
