@@ -2,8 +2,8 @@
 store (:mod:`retrace.relay`) — the editor's server, or a headless holder (``cli/holder.py``).
 
 :data:`METHODS` is the table: a name, the params model that validates the request, and the
-coroutine that runs it against a :class:`~.relay_context.RelayContext` — the engine through the gate, serialised
-with every other engine call of that process, plus optional abilities: ``notify`` tells the
+coroutine that runs it against a :class:`~.relay_context.RelayContext` — the engine through the
+gate, serialised with every other engine call of that process, plus optional abilities: ``notify`` tells the
 editor (the same ``retrace/agent/event`` and ``retrace/timeline/didChange`` a checkpoint of the
 agent sends; the server passes its host, a headless holder nothing) and ``release`` lets go of the
 store (only a headless holder has it: an editor server asked to release refuses and keeps
