@@ -1785,6 +1785,12 @@ export interface RestoreResult {
    */
   agentTurns?: RunningAgentTurn[];
   /**
+   * The client may offer the optional reason question ("Why?") for this restore: only a code
+   * restore that changed files, never an undo or a conversation-only restore, at most once per
+   * 30 minutes (``retrace.app.restore_undo.ask_reason``).
+   */
+  askReason: boolean;
+  /**
    * Background commands running when the restore was planned (after ``stop``: the ones stopped).
    */
   backgroundTasks: BackgroundTaskView[];
@@ -1798,6 +1804,11 @@ export interface RestoreResult {
    * back as recorded (a secret variable: its current value kept, or left unset).
    */
   terminalNotes: string[];
+  /**
+   * ``retrace/restore/undoLast``: what it undid, in words ("Undid: Restore conversation to
+   * “…”", or "Redid: …" when the last restore was itself an undo).
+   */
+  undid: string | null;
 }
 /**
  * Another agent's turn running now: a code restore would race its tools, so it asks first.
@@ -2447,7 +2458,8 @@ export interface TraceTool {
   version: string;
 }
 /**
- * The server remembers the last restore of this session.
+ * Undo exactly the store's last restore, whatever its mode (code, conversation or both; an
+ * undo too, which makes this a redo), known from the journals across restarts.
  */
 export interface UndoLastRestoreParams {
   /**

@@ -84,6 +84,8 @@ class SessionRestored:
     terminal: TerminalState
     terminal_notes: list[str]
     """What could not be brought back as it was (secret variables: kept or left unset)."""
+    before: tuple[str | None, TerminalState] | None = None
+    """The head and terminal state it moved away from (what an undo moves back to)."""
 
 
 class AgentService:
@@ -403,6 +405,7 @@ class AgentService:
         self._require_idle(session_id)
         checkpoint = await self.gate.call(self.engine.get, checkpoint_id)
         conv = await self._conversation(session_id, create=True)
+        before = (conv.head, conv.terminal_session().state.record())
         rt = self._runtime()
         cursor = await self._cursor_of(checkpoint, session_id)
         head: str | None = None
@@ -432,7 +435,22 @@ class AgentService:
         for note in notes:
             log.info("session %s restored to %s: terminal %s", session_id, checkpoint.id, note)
         await self.host.emit(ConversationChanged(session_id=session_id, head=head))
-        return SessionRestored(conv.view(running=False), event.terminal, notes)
+        return SessionRestored(conv.view(running=False), event.terminal, notes, before)
+
+    async def move_head(self, session_id: str, head: str | None, terminal: TerminalState) -> SessionRestored:
+        """Put the session's head and terminal back where an earlier restore found them (its undo)."""
+        self._require_idle(session_id)
+        conv = await self._conversation(session_id)
+        if head is not None and head not in conv.messages:
+            raise RetraceError(f"message {head[:100]!r} is not in session {session_id}")
+        shell = conv.terminal_session()
+        before = (conv.head, shell.state.record())
+        state, notes = revive(terminal, shell.state, credentials.child_env())
+        event = ConversationHeadEvent(head=head, reason="undo", terminal=state.record())
+        await journal(self._runtime(), conv, event)
+        shell.state = state
+        await self.host.emit(ConversationChanged(session_id=session_id, head=head))
+        return SessionRestored(conv.view(running=False), state.record(), notes, before)
 
     # ------------------------------------------------------------------ summaries
     async def summarize(self, checkpoint_id: str, direction: SummaryDirection) -> Checkpoint:

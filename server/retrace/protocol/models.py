@@ -460,7 +460,8 @@ class RestoreParams(CamelModel):
 
 
 class UndoLastRestoreParams(CamelModel):
-    """The server remembers the last restore of this session."""
+    """Undo exactly the store's last restore, whatever its mode (code, conversation or both; an
+    undo too, which makes this a redo), known from the journals across restarts."""
 
     background_tasks: Literal["stop", "keep"] | None = None
     """As for ``retrace/checkpoint/restore``."""
@@ -480,6 +481,13 @@ class RestoreResult(CamelModel):
     agent_turns: list[RunningAgentTurn] = Field(default_factory=list, exclude_if=lambda v: not v)
     """Other agents' turns running when the restore was planned (a dry run lists them: ask the
     user, then send ``whileAgentRuns: "proceed"``)."""
+    ask_reason: bool = False
+    """The client may offer the optional reason question ("Why?") for this restore: only a code
+    restore that changed files, never an undo or a conversation-only restore, at most once per
+    30 minutes (``retrace.app.restore_undo.ask_reason``)."""
+    undid: str | None = None
+    """``retrace/restore/undoLast``: what it undid, in words ("Undid: Restore conversation to
+    “…”", or "Redid: …" when the last restore was itself an undo)."""
 
 
 # --------------------------------------------------------------------------- statistics

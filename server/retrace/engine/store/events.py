@@ -264,6 +264,26 @@ class RestoreReasonEvent(_Event):
     mode: str | None = None
 
 
+class RestoreRecordEvent(_Event):
+    """One restore as its undo needs it (any mode; an undo is a restore too): where the code
+    was before it (``code_before``: its safety checkpoint or the head it replaced; ``None``: no
+    code changed) and, when it moved a conversation, that session's head and terminal before it
+    (``session_id`` set; ``conversation_before`` ``None`` is an empty conversation).
+    ``checkpoint_id`` is the ``restore`` checkpoint it committed; ``undo``: it undid the one
+    before (so undoing it is a redo)."""
+
+    type: Literal["restoreRecord"] = "restoreRecord"
+    mode: str
+    target_id: str
+    label: str = ""
+    checkpoint_id: str | None = None
+    code_before: str | None = None
+    session_id: str | None = None
+    conversation_before: str | None = None
+    terminal_before: TerminalState | None = None
+    undo: bool = False
+
+
 class CheckpointFailedEvent(_Event):
     """A checkpoint could not be recorded (the turn paused). Best effort: when the journal
     itself cannot be written, the failure is not on record."""
@@ -315,6 +335,7 @@ JournalEvent = Annotated[
     | RestoreDoneEvent
     | RestoreStatsEvent
     | RestoreReasonEvent
+    | RestoreRecordEvent
     | CheckpointFailedEvent
     | TaskEvent
     | TurnEndEvent
@@ -339,6 +360,7 @@ KNOWN_TYPES = frozenset(
         RestoreDoneEvent,
         RestoreStatsEvent,
         RestoreReasonEvent,
+        RestoreRecordEvent,
         CheckpointFailedEvent,
         TaskEvent,
         TurnEndEvent,

@@ -43,13 +43,13 @@ from retrace.app.restore import (
     BackgroundChoice,
     WhileAgentRuns,
     disk_request,
-    moves_conversation,
     refuse_conversation,
     restore_code_on_disk,
     settle_agents,
     settle_background,
     touches_code,
 )
+from retrace.app.restore_undo import undid_words
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
@@ -66,6 +66,7 @@ from retrace.engine.restore.disk import apply_disk
 from retrace.engine.restore.ladder import Choices, ToApply, climb
 from retrace.engine.restore.ops import Seen
 from retrace.engine.restore.transaction import RestoreTransaction
+from retrace.engine.store.events import RestoreRecordEvent
 from retrace.engine.workspace import DirTree, normalize_rel
 from retrace.lsp.services.editor_edit import (
     EditPlan,
@@ -77,6 +78,7 @@ from retrace.lsp.services.editor_edit import (
     prune_emptied_dirs,
     with_unsaved_conflicts,
 )
+from retrace.lsp.services.restore_undo import move_conversation, reason_allowed, record, undo_params
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.models import (
@@ -100,17 +102,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-UNDO_TARGETS: dict[int, str] = {}
-"""Per server (by identity): the checkpoint that undoes its last applied restore."""
-
-
 class RestoreService:
     def __init__(self, server: RetraceServer, services: Services) -> None:
         self.server = server
         self.services = services
 
     # ------------------------------------------------------------------ entry points
-    async def restore(self, params: RestoreParams) -> RestoreResult:
+    async def restore(
+        self, params: RestoreParams, *, undoing: RestoreRecordEvent | None = None
+    ) -> RestoreResult:
+        """A restore; with ``undoing``, the undo of that recorded restore (its conversation goes
+        back to the head it recorded, not to the target's)."""
         if params.task is not None:
             return await self._in_task(params, params.task)
         target = await self.services.run(lambda e: e.get(params.id))
@@ -137,11 +139,11 @@ class RestoreService:
             outcome = await self.services.run(lambda e: restore_code_on_disk(e, request))
         head: str | None = None
         notes: list[str] = []
-        if moves_conversation(params.mode, outcome):
-            restored = await self.services.agent.restore_session(target.session_id, target.id)
+        restored = await move_conversation(self.services, target, params, outcome, undoing)
+        if restored is not None:
             head, notes = restored.view.head, restored.terminal_notes
+        await record(self.services, target, params.mode, outcome, restored=restored, undoing=undoing)
         if not params.dry_run and outcome.kind == "applied":
-            self._remember_undo(outcome)
             await self._restore_editor_state(target)
             self.server.send_notification(
                 "retrace/timeline/didChange",
@@ -155,6 +157,8 @@ class RestoreService:
             terminal_notes=notes,
             background_tasks=background,
             agent_turns=agents,
+            ask_reason=reason_allowed(self.server, outcome, undo=undoing is not None),
+            undid=undid_words(undoing) if undoing is not None else None,
         )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:
@@ -171,22 +175,9 @@ class RestoreService:
     async def undo_last(
         self, background_tasks: BackgroundChoice | None = None, while_agent_runs: WhileAgentRuns | None = None
     ) -> RestoreResult:
-        """Restore the code to what it was just before the last restore of this server session."""
-        undo = UNDO_TARGETS.get(id(self.server))
-        if undo is None:
-            raise RetraceError("there is no restore to undo in this session")
-        return await self.restore(
-            RestoreParams(
-                id=undo, mode="code", background_tasks=background_tasks, while_agent_runs=while_agent_runs
-            )
-        )
-
-    def _remember_undo(self, outcome: RestoreOutcome) -> None:
-        if not isinstance(outcome, RestoreApplied):
-            return
-        before = outcome.safety_checkpoint_id or (outcome.checkpoint.parent if outcome.checkpoint else None)
-        if before is not None:
-            UNDO_TARGETS[id(self.server)] = before
+        """Undo exactly the store's last restore, whatever its mode (``app/restore_undo.py``)."""
+        last, params = await undo_params(self.services, background_tasks, while_agent_runs)
+        return await self.restore(params, undoing=last)
 
     async def _refuse_while_running(self) -> None:
         """A restore under a running turn would race its tools: the user cancels first."""

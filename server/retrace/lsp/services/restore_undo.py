@@ -1,0 +1,99 @@
+"""The server's half of "undo exactly the last restore" (the rule is ``app/restore_undo.py``).
+
+:func:`undo_params` turns the store's last restore (read from the journals) into the restore
+request that undoes its code half; :func:`move_conversation` does a restore's conversation half
+(the target's position, or for an undo the head and terminal the undone restore recorded);
+:func:`record` journals every restore that changed something, so the next undo finds it; and
+:func:`reason_allowed` applies the reason rule with this server's memory of when it last asked.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from retrace.app.restore import BackgroundChoice, WhileAgentRuns, moves_conversation
+from retrace.app.restore_undo import (
+    ConversationMove,
+    ask_reason,
+    last_restore,
+    record_of,
+    restore_label,
+    undo_plan,
+)
+from retrace.engine.errors import RetraceError
+from retrace.engine.models import TerminalState
+from retrace.protocol.models import RestoreParams
+
+if TYPE_CHECKING:
+    from retrace.agent.session import SessionRestored
+    from retrace.bootstrap import Services
+    from retrace.engine.models import Checkpoint, RestoreMode, RestoreOutcome
+    from retrace.engine.store.events import RestoreRecordEvent
+    from retrace.lsp.server import RetraceServer
+
+REASON_ASKED: dict[int, float] = {}
+"""Per server (by identity): when it last let the client ask for a restore's reason."""
+
+
+async def undo_params(
+    services: Services, background: BackgroundChoice | None, while_agent_runs: WhileAgentRuns | None
+) -> tuple[RestoreRecordEvent, RestoreParams]:
+    """The last restore and the request undoing its code half (``conversation``: none)."""
+    last = await services.run(last_restore)
+    plan = undo_plan(last) if last is not None else None
+    if last is None or plan is None:
+        raise RetraceError("there is no restore to undo")
+    params = RestoreParams(
+        id=plan.code_to if plan.code_to is not None else last.target_id,
+        mode="code" if plan.code_to is not None else "conversation",
+        background_tasks=background,
+        while_agent_runs=while_agent_runs,
+    )
+    return last, params
+
+
+async def move_conversation(
+    services: Services,
+    target: Checkpoint,
+    params: RestoreParams,
+    outcome: RestoreOutcome,
+    undoing: RestoreRecordEvent | None,
+) -> SessionRestored | None:
+    """The conversation half: the target's position, or (an undo) the recorded head."""
+    if undoing is None:
+        if not moves_conversation(params.mode, outcome):
+            return None
+        return await services.agent.restore_session(target.session_id, target.id)
+    if undoing.session_id is None or not moves_conversation("conversation", outcome):
+        return None
+    terminal = undoing.terminal_before or TerminalState()
+    return await services.agent.move_head(undoing.session_id, undoing.conversation_before, terminal)
+
+
+async def record(
+    services: Services,
+    target: Checkpoint,
+    mode: RestoreMode,
+    outcome: RestoreOutcome,
+    *,
+    restored: SessionRestored | None,
+    undoing: RestoreRecordEvent | None,
+) -> None:
+    """Journal the restore for its undo (``restoreRecord``; nothing for a dry run or no change)."""
+    moved = None
+    if restored is not None and restored.before is not None:
+        session = undoing.session_id if undoing is not None and undoing.session_id else target.session_id
+        moved = ConversationMove(session, restored.before[0], restored.before[1])
+    event = record_of(target.id, outcome, moved, label=restore_label(mode, target), undoing=undoing)
+    if event is not None:
+        await services.run(lambda e: e.append_event(event))
+
+
+def reason_allowed(server: RetraceServer, outcome: RestoreOutcome, *, undo: bool) -> bool:
+    """The reason rule with this server's last question (remembered when it says yes)."""
+    now = time.monotonic()
+    ask = ask_reason(outcome, undo=undo, last_asked=REASON_ASKED.get(id(server)), now=now)
+    if ask:
+        REASON_ASKED[id(server)] = now
+    return ask
