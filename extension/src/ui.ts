@@ -9,6 +9,8 @@ export interface Prompter {
     modal(message: string, detail: string, buttons: readonly string[]): Promise<string | undefined>;
     /** A non-modal notification with optional buttons. */
     notify(severity: 'info' | 'warning' | 'error', message: string, buttons: readonly string[]): Promise<string | undefined>;
+    /** A quick pick the user opened themselves (never on its own); undefined when dismissed. */
+    choose?(placeHolder: string, items: readonly string[]): Promise<string | undefined>;
 }
 
 export const vscodePrompter: Prompter = {
@@ -19,6 +21,9 @@ export const vscodePrompter: Prompter = {
         const show =
             severity === 'error' ? vscode.window.showErrorMessage : severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
         return show(message, ...buttons);
+    },
+    async choose(placeHolder, items) {
+        return vscode.window.showQuickPick([...items], { placeHolder, ignoreFocusOut: false });
     },
 };
 

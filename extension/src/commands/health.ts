@@ -1,7 +1,9 @@
 /**
  * Health actions the server asks for, and the restore reason:
- * - after a restore, an optional one-click reason (a non-modal notification; ignoring it is
- *   fine), recorded by the server (`retrace/restore/reason`) with the restore's checkpoint;
+ * - after a restore the server says may be asked about (`askReason`), a "Why?" action on the
+ *   restore's own notification opens the reasons as a quick pick; the one chosen is recorded by
+ *   the server (`retrace/restore/reason`) with the restore's checkpoint; nothing takes focus
+ *   unless the user clicks;
  * - a storage alert (`retrace/storage/alert`: 80 % / 90 % of the retention budget) as a
  *   notification with the fixes: collect garbage now (`retrace/store/gc`) or open the retention
  *   settings.
@@ -27,7 +29,7 @@ export const REASONS: readonly { readonly label: string; readonly reason: Restor
     { label: 'Other', reason: 'other' },
 ];
 
-export const REASON_QUESTION = 'Retrace: why did you restore? (optional, helps the restore statistics)';
+export const REASON_QUESTION = 'Why did you restore? (optional, helps the restore statistics)';
 
 export function reasonOf(label: string | undefined): RestoreReason | undefined {
     return REASONS.find(r => r.label === label)?.reason;
@@ -39,9 +41,16 @@ export function reasonKey(targetId: string, outcome: RestoreOutcome): string {
     return outcome.kind === 'applied' && outcome.checkpoint ? outcome.checkpoint.id : targetId;
 }
 
-/** Offer the reason buttons; records the one clicked. Never blocks or fails the restore. */
+/** The action on a restore's own notification that opens the reasons (when the server says
+ * `askReason`: a code restore that changed files, rarely; never after an undo or a
+ * conversation-only restore). Short, so it is never cut in a normal window. */
+export const WHY = 'Why?';
+
+/** The reasons as a quick pick the user opened with "Why?"; records the one chosen (Escape or a
+ * click elsewhere records nothing). Never blocks or fails the restore. */
 export async function askRestoreReason(rpc: Rpc, targetId: string, outcome: RestoreOutcome, mode: RestoreMode): Promise<void> {
-    const pick = await prompter().notify('info', REASON_QUESTION, REASONS.map(r => r.label));
+    const ui = prompter();
+    const pick = ui.choose === undefined ? undefined : await ui.choose(REASON_QUESTION, REASONS.map(r => r.label));
     const reason = reasonOf(pick);
     if (reason === undefined) {
         return;

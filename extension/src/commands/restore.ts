@@ -11,7 +11,7 @@ import { COMMANDS } from '../constants';
 import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc, type TaskRef } from '../client/protocol';
 import { checkpointUri } from '../diff/contentProvider';
 import { mergePreviews } from '../diff/mergePreview';
-import { askRestoreReason } from './health';
+import { askRestoreReason, WHY } from './health';
 import { log } from '../logging';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
@@ -57,6 +57,7 @@ const OVERWRITE = OVERWRITE_LABEL;
 const SKIP = SKIP_LABEL;
 const RESTORE = 'Restore';
 const UNDO = 'Undo restore';
+const REDO = 'Redo';
 
 async function showMerges(conflicts: readonly PlannedFile[], task: TaskRef | undefined): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -182,15 +183,17 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
         hooks.onConversationRestored();
     }
     const undo = req.task === undefined ? r.undoTarget : undefined; // "undo last restore" is the workspace's
-    if (req.task === undefined && (outcome.kind === 'applied' || conversationMoved)) {
-        void askRestoreReason(rpc, req.targetId, outcome, req.mode); // optional: never awaited
-    }
+    // The server says when a reason may be asked (rarely); it is one "Why?" on this notification.
+    const why = req.task === undefined && result.askReason === true;
+    const buttons = [...(undo !== undefined || conversationMoved ? [UNDO] : []), ...(why ? [WHY] : [])];
     void prompter()
-        .notify(r.severity, `Retrace: ${r.message}${terminal}`, undo !== undefined ? [UNDO] : [])
+        .notify(r.severity, `Retrace: ${r.message}${terminal}`, req.task === undefined ? buttons : [])
         .then(pick => {
             if (pick === UNDO) {
-                // The server's undo brings back the safety checkpoint, unsaved editor text included.
+                // The server undoes exactly its last restore, whatever its mode.
                 void vscode.commands.executeCommand(COMMANDS.undoLastRestore);
+            } else if (pick === WHY) {
+                void askRestoreReason(rpc, req.targetId, outcome, req.mode); // optional: never awaited
             }
         });
     return result;
@@ -250,14 +253,25 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
         void prompter().notify('info', 'Retrace: there is no restore to undo.', []);
         return undefined;
     }
-    const r = report(outcome, 'the state before the last restore', undefined, (result?.conversationHead ?? null) !== null);
-    log.info(`undo last restore: ${outcome.kind} — ${r.message}`);
-    if (outcome.kind === 'applied' || (result?.conversationHead ?? null) !== null) {
+    const done = outcome.kind === 'applied' || outcome.kind === 'nothingToRestore';
+    const conversationMoved = done && ((result?.conversationHead ?? null) !== null || outcome.mode !== 'code' || (result?.undid ?? '').includes('conversation'));
+    const r = report(outcome, 'the state before the last restore', undefined, conversationMoved);
+    // The server says what it undid ("Undid: Restore conversation to …", "Redid: …").
+    const message = done && result?.undid ? `${result.undid}.` : r.message;
+    log.info(`undo last restore: ${outcome.kind} — ${message}`);
+    if (outcome.kind === 'applied' || conversationMoved) {
         hooks.onRestored(outcome);
-        if (outcome.mode !== 'code') {
-            hooks.onConversationRestored();
-        }
     }
-    void prompter().notify(r.severity, `Retrace: ${r.message.replace(/^Restored (code|conversation|code and conversation) to /, 'Undid the last restore: back to ')}`, []);
+    if (conversationMoved) {
+        hooks.onConversationRestored();
+    }
+    // An undo is a restore too: undoing it again is a redo.
+    void prompter()
+        .notify(done ? 'info' : r.severity, `Retrace: ${message}`, done ? [REDO] : [])
+        .then(pick => {
+            if (pick === REDO) {
+                void vscode.commands.executeCommand(COMMANDS.undoLastRestore);
+            }
+        });
     return result ?? undefined;
 }

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { RestoreOutcome, Rpc } from '../../../extension/src/client/protocol';
-import { OPEN_RETENTION, REASONS, REASON_QUESTION, RUN_GC, alertLook, askRestoreReason, reasonKey, reasonOf } from '../../../extension/src/commands/health';
+import { OPEN_RETENTION, REASONS, REASON_QUESTION, RUN_GC, WHY, alertLook, askRestoreReason, reasonKey, reasonOf } from '../../../extension/src/commands/health';
 import { setPrompter } from '../../../extension/src/ui';
 import { checkpoint } from './fixtures';
 
@@ -19,6 +19,10 @@ function applied(restoreId: string | null): RestoreOutcome {
 }
 
 suite('restore reasons and storage alerts', () => {
+    test('the action on the restore notification is one short word', () => {
+        assert.equal(WHY, 'Why?');
+    });
+
     test('the five reasons, in order, map to the protocol values', () => {
         assert.deepEqual(
             REASONS.map(r => r.reason),
@@ -36,14 +40,16 @@ suite('restore reasons and storage alerts', () => {
         assert.equal(reasonKey('target', nothing), 'target');
     });
 
-    test('a clicked reason is recorded; a dismissed question records nothing', async () => {
+    test('a chosen reason is recorded; a dismissed quick pick records nothing; no notification of its own', async () => {
         const sent: unknown[] = [];
         const rpc = { request: (method: string, params: unknown) => (sent.push([method, params]), Promise.resolve({})) } as unknown as Rpc;
         const asked: string[] = [];
+        const notified: string[] = [];
         let answer: string | undefined = 'Wrong approach';
         const restore = setPrompter({
             modal: () => Promise.resolve(undefined),
-            notify: (_s, message) => (asked.push(message), Promise.resolve(answer)),
+            notify: (_s, message) => (notified.push(message), Promise.resolve(undefined)),
+            choose: (placeHolder, items) => (asked.push(placeHolder), assert.deepEqual(items, REASONS.map(r => r.label)), Promise.resolve(answer)),
         });
         try {
             await askRestoreReason(rpc, 'target', applied('r1'), 'code');
@@ -53,6 +59,7 @@ suite('restore reasons and storage alerts', () => {
             restore();
         }
         assert.deepEqual(asked, [REASON_QUESTION, REASON_QUESTION]);
+        assert.deepEqual(notified, []);
         assert.deepEqual(sent, [['retrace/restore/reason', { checkpointId: 'r1', reason: 'wrongApproach', mode: 'code' }]]);
     });
 
