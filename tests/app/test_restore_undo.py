@@ -19,6 +19,7 @@ from retrace.app.restore_undo import (
     last_restore,
     newest,
     record_of,
+    restore_label,
     undid_words,
     undo_plan,
 )
@@ -147,6 +148,14 @@ def test_an_undo_record_keeps_the_label_and_flips_undo_so_undoing_it_is_a_redo()
         "t1", NothingToRestore(target_id="t1", mode="conversation"), MOVE, label="?", undoing=undo
     )
     assert redo is not None and not redo.undo
+
+
+def test_a_restore_is_named_by_its_target_cut_for_a_toast() -> None:
+    target = cp("t1").model_copy(update={"label": "run_command: " + "x" * 200})
+    label = restore_label("both", target)
+    assert label.startswith("Restore code and conversation to “run_command: xxx") and label.endswith("…”")
+    assert len(label) < 100
+    assert restore_label("code", cp("t9")) == "Restore code to “checkpoint t9”"
 
 
 def stats(ts: float, checkpoint: str | None, kind: str = "applied") -> RestoreStatsEvent:

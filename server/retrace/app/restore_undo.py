@@ -35,6 +35,9 @@ from retrace.engine.store.events import RestoreRecordEvent, RestoreStatsEvent
 REASON_INTERVAL_S = 30 * 60.0
 """At most one reason question per this many seconds (per server)."""
 
+_NAME_MAX = 60
+"""A target's name in the words of an undo is cut to this many characters (a toast's line)."""
+
 _MODE_WORDS: dict[str, str] = {
     "code": "code",
     "conversation": "conversation",
@@ -74,7 +77,9 @@ def undo_plan(record: RestoreRecordEvent) -> UndoPlan | None:
 def restore_label(mode: RestoreMode, target: Checkpoint) -> str:
     """How a restore is named to the user: "Restore conversation to “edit_file a.py”"."""
     name = target.label or (f"{target.tool} {target.id}" if target.tool else f"checkpoint {target.id}")
-    return f"Restore {_MODE_WORDS.get(mode, mode)} to “{name[:120]}”"
+    if len(name) > _NAME_MAX:
+        name = name[: _NAME_MAX - 1].rstrip() + "…"
+    return f"Restore {_MODE_WORDS.get(mode, mode)} to “{name}”"
 
 
 def undid_words(record: RestoreRecordEvent) -> str:
