@@ -292,6 +292,16 @@ def test_headless_run_then_restore_both(initialised: Cli) -> None:
     conv_only = cli("restore", tools[-1]["id"], "--mode", "conversation")
     assert "moved to checkpoint" in conv_only.stdout and "Files were left as they are." in conv_only.stdout
     assert tree(cli.workspace) == after_restore
+    # The command line's restores are journaled for the editor's "undo last restore", whatever the
+    # mode: the last one is the conversation-only restore, with the head it moved away from.
+    from retrace.app.restore_undo import last_restore
+    from retrace.engine import Engine
+
+    with Engine.open(cli.workspace, cli.store, readonly=True) as engine:
+        last = last_restore(engine)
+    assert last is not None and last.mode == "conversation" and last.code_before is None
+    assert last.session_id == tools[0]["sessionId"]
+    assert last.conversation_before == both["conversation"]["head"]
 
 
 # --------------------------------------------------------------------------- stats, gc

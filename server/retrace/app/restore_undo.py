@@ -136,6 +136,24 @@ def record_of(
     )
 
 
+def remember(
+    engine: Engine,
+    target_id: str,
+    mode: RestoreMode,
+    outcome: RestoreOutcome,
+    moved: ConversationMove | None,
+    *,
+    undoing: RestoreRecordEvent | None = None,
+) -> RestoreRecordEvent | None:
+    """Journal a finished restore for its undo, in the engine's current session (every front end:
+    the server, the command line). Nothing for a dry run or a restore that changed nothing."""
+    label = restore_label(mode, engine.get(target_id))
+    event = record_of(target_id, outcome, moved, label=label, undoing=undoing)
+    if event is not None:
+        engine.append_event(event)
+    return event
+
+
 Candidate = RestoreRecordEvent | RestoreStatsEvent
 
 

@@ -26,7 +26,7 @@ from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.relay import holder
 
 if TYPE_CHECKING:
-    from retrace.engine.models import RestoreOutcome
+    from retrace.engine.models import RestoreMode, RestoreOutcome
     from retrace.engine.store.blobs import BlobSource
     from retrace.protocol.file_history import FileVersion
 
@@ -254,6 +254,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         conversation = None
         if args.mode != "code":
             conversation = _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
+        _remember(engine, target, args.mode, outcome, conversation)
         reason = _record_reason(engine, args, target, outcome, conversation)
         if args.json:
             payload = dump(outcome)
@@ -334,12 +335,28 @@ def _restore_conversation(
     restored = asyncio.run(service.restore_session(cp.session_id, cp.id))
     notes = "".join(f" Terminal: {note}." for note in restored.terminal_notes)
     return {
+        "_before": restored.before,
         "restored": True,
         "sessionId": cp.session_id,
         "head": restored.view.head,
         "terminalNotes": restored.terminal_notes,
         "message": f"Conversation of session {cp.session_id} moved to checkpoint {cp.id}.{notes}",
     }
+
+
+def _remember(
+    engine: Engine,
+    target: str,
+    mode: RestoreMode,
+    outcome: RestoreOutcome,
+    conversation: dict[str, Any] | None,
+) -> None:
+    """Journal the restore for the editor's "undo last restore" (the conversation's head before)."""
+    from retrace.app.restore_undo import ConversationMove, remember
+
+    before = conversation.pop("_before", None) if conversation is not None else None
+    moved = ConversationMove(engine.get(target).session_id, *before) if before is not None else None
+    remember(engine, target, mode, outcome, moved)
 
 
 def cmd_gc(args: argparse.Namespace) -> int:

@@ -78,7 +78,13 @@ from retrace.lsp.services.editor_edit import (
     prune_emptied_dirs,
     with_unsaved_conflicts,
 )
-from retrace.lsp.services.restore_undo import move_conversation, reason_allowed, record, undo_params
+from retrace.lsp.services.restore_undo import (
+    move_conversation,
+    reason_allowed,
+    record,
+    undo_lock,
+    undo_params,
+)
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.models import (
@@ -176,8 +182,9 @@ class RestoreService:
         self, background_tasks: BackgroundChoice | None = None, while_agent_runs: WhileAgentRuns | None = None
     ) -> RestoreResult:
         """Undo exactly the store's last restore, whatever its mode (``app/restore_undo.py``)."""
-        last, params = await undo_params(self.services, background_tasks, while_agent_runs)
-        return await self.restore(params, undoing=last)
+        async with undo_lock(self.server):
+            last, params = await undo_params(self.services, background_tasks, while_agent_runs)
+            return await self.restore(params, undoing=last)
 
     async def _refuse_while_running(self) -> None:
         """A restore under a running turn would race its tools: the user cancels first."""

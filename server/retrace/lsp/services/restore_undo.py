@@ -9,6 +9,7 @@ request that undoes its code half; :func:`move_conversation` does a restore's co
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING
 
@@ -17,8 +18,7 @@ from retrace.app.restore_undo import (
     ConversationMove,
     ask_reason,
     last_restore,
-    record_of,
-    restore_label,
+    remember,
     undo_plan,
 )
 from retrace.engine.errors import RetraceError
@@ -34,6 +34,14 @@ if TYPE_CHECKING:
 
 REASON_ASKED: dict[int, float] = {}
 """Per server (by identity): when it last let the client ask for a restore's reason."""
+
+UNDO_LOCKS: dict[int, asyncio.Lock] = {}
+"""Per server (by identity): one undo at a time, so two quick clicks undo two restores, never
+the same one twice."""
+
+
+def undo_lock(server: RetraceServer) -> asyncio.Lock:
+    return UNDO_LOCKS.setdefault(id(server), asyncio.Lock())
 
 
 async def undo_params(
@@ -85,9 +93,7 @@ async def record(
     if restored is not None and restored.before is not None:
         session = undoing.session_id if undoing is not None and undoing.session_id else target.session_id
         moved = ConversationMove(session, restored.before[0], restored.before[1])
-    event = record_of(target.id, outcome, moved, label=restore_label(mode, target), undoing=undoing)
-    if event is not None:
-        await services.run(lambda e: e.append_event(event))
+    await services.run(lambda e: remember(e, target.id, mode, outcome, moved, undoing=undoing))
 
 
 def reason_allowed(server: RetraceServer, outcome: RestoreOutcome, *, undo: bool) -> bool:
