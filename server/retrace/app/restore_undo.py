@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, RestoreApplied, RestoreMode, RestoreOutcome, TerminalState
-from retrace.engine.store.events import RestoreRecordEvent, RestoreStatsEvent
+from retrace.engine.store.events import KNOWN_TYPES, RestoreRecordEvent, RestoreStatsEvent, parse_event
 
 REASON_INTERVAL_S = 30 * 60.0
 """At most one reason question per this many seconds (per server)."""
@@ -156,6 +156,9 @@ def remember(
 
 Candidate = RestoreRecordEvent | RestoreStatsEvent
 
+_NOT_RESTORES = KNOWN_TYPES - {"restoreRecord", "restore"}
+"""Left out before validation when the journals are read for the last restore."""
+
 
 def newest(events: Sequence[Candidate]) -> Candidate | None:
     """The last restore among ``events`` (any journals, any order): the newest record, or an
@@ -196,11 +199,10 @@ def last_restore(engine: Engine) -> RestoreRecordEvent | None:
     """The store's last restore, read from every session journal (run in the engine's gate)."""
     found: list[Candidate] = []
     for session_id in engine.sessions():
-        found.extend(
-            e
-            for e in engine.typed_events(session_id)
-            if isinstance(e, RestoreRecordEvent | RestoreStatsEvent)
-        )
+        for raw in engine.events(session_id, skip=_NOT_RESTORES):
+            event = parse_event(raw)
+            if isinstance(event, RestoreRecordEvent | RestoreStatsEvent):
+                found.append(event)
     last = newest(found)
     if isinstance(last, RestoreStatsEvent):
         return from_stats(engine, last)

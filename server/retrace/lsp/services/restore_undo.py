@@ -28,6 +28,7 @@ from retrace.protocol.models import RestoreParams
 if TYPE_CHECKING:
     from retrace.agent.session import SessionRestored
     from retrace.bootstrap import Services
+    from retrace.engine import Engine
     from retrace.engine.models import Checkpoint, RestoreMode, RestoreOutcome
     from retrace.engine.store.events import RestoreRecordEvent
     from retrace.lsp.server import RetraceServer
@@ -44,11 +45,39 @@ def undo_lock(server: RetraceServer) -> asyncio.Lock:
     return UNDO_LOCKS.setdefault(id(server), asyncio.Lock())
 
 
+LAST: dict[int, tuple[Engine, RestoreRecordEvent | None]] = {}
+"""Per open engine: its last restore, read from the journals once, then kept by :func:`record`
+(while the server holds the store, every restore of it goes through the server)."""
+
+
+def _last(engine: Engine) -> RestoreRecordEvent | None:
+    known = LAST.get(id(engine))
+    if known is not None and known[0] is engine:
+        return known[1]
+    found = last_restore(engine)
+    LAST[id(engine)] = (engine, found)
+    return found
+
+
+def _remember(
+    engine: Engine,
+    target_id: str,
+    mode: RestoreMode,
+    outcome: RestoreOutcome,
+    *,
+    moved: ConversationMove | None,
+    undoing: RestoreRecordEvent | None,
+) -> None:
+    event = remember(engine, target_id, mode, outcome, moved, undoing=undoing)
+    if event is not None:
+        LAST[id(engine)] = (engine, event)
+
+
 async def undo_params(
     services: Services, background: BackgroundChoice | None, while_agent_runs: WhileAgentRuns | None
 ) -> tuple[RestoreRecordEvent, RestoreParams]:
     """The last restore and the request undoing its code half (``conversation``: none)."""
-    last = await services.run(last_restore)
+    last = await services.run(_last)
     plan = undo_plan(last) if last is not None else None
     if last is None or plan is None:
         raise RetraceError("there is no restore to undo")
@@ -93,7 +122,7 @@ async def record(
     if restored is not None and restored.before is not None:
         session = undoing.session_id if undoing is not None and undoing.session_id else target.session_id
         moved = ConversationMove(session, restored.before[0], restored.before[1])
-    await services.run(lambda e: remember(e, target.id, mode, outcome, moved, undoing=undoing))
+    await services.run(lambda e: _remember(e, target.id, mode, outcome, moved=moved, undoing=undoing))
 
 
 def reason_allowed(server: RetraceServer, outcome: RestoreOutcome, *, undo: bool) -> bool:
