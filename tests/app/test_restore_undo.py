@@ -235,3 +235,32 @@ def test_the_last_restore_is_read_from_the_journals_after_a_reopen(engine: Engin
     with Engine.open(ws, tmp_path / "store", config=EngineConfig(watcher=False)) as reopened:
         again = last_restore(reopened)
         assert again is not None and again.mode == "conversation" and again.session_id == "s9"
+
+
+@pytest.mark.parametrize(
+    ("heads", "forked_from"),
+    [
+        ([{"reason": "restore", "checkpointId": "x1"}], "x1"),
+        # undone: the next turn continues the original conversation, no fork
+        ([{"reason": "restore", "checkpointId": "x1"}, {"reason": "undo"}], None),
+        # redone: it forks from the restore's target again
+        (
+            [
+                {"reason": "restore", "checkpointId": "x1"},
+                {"reason": "undo"},
+                {"reason": "undo", "checkpointId": "x1"},
+            ],
+            "x1",
+        ),
+    ],
+)
+def test_the_timeline_forks_a_turn_only_from_a_restore_that_still_stands(
+    heads: list[dict[str, object]], forked_from: str | None
+) -> None:
+    from retrace.app.timeline.facts import FactsFold
+
+    events = [{"type": "conversationHead", "head": None, **h} for h in heads]
+    events.append({"type": "turn", "turnId": "t9", "text": "next"})
+    fold = FactsFold("s1").feed(events)
+    [turn] = fold.turns
+    assert turn.forked_from == forked_from

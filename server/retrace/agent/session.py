@@ -437,8 +437,10 @@ class AgentService:
         await self.host.emit(ConversationChanged(session_id=session_id, head=head))
         return SessionRestored(conv.view(running=False), event.terminal, notes, before)
 
-    async def move_head(self, session_id: str, head: str | None, terminal: TerminalState) -> SessionRestored:
-        """Put the session's head and terminal back where an earlier restore found them (its undo)."""
+    async def move_head(
+        self, session_id: str, head: str | None, terminal: TerminalState, fork: str | None = None
+    ) -> SessionRestored:
+        """Put head and terminal back where a restore found them; ``fork``: a redo's target."""
         self._require_idle(session_id)
         conv = await self._conversation(session_id)
         if head is not None and head not in conv.messages:
@@ -446,7 +448,7 @@ class AgentService:
         shell = conv.terminal_session()
         before = (conv.head, shell.state.record())
         state, notes = revive(terminal, shell.state, credentials.child_env())
-        event = ConversationHeadEvent(head=head, reason="undo", terminal=state.record())
+        event = ConversationHeadEvent(head=head, reason="undo", checkpoint_id=fork, terminal=state.record())
         await journal(self._runtime(), conv, event)
         shell.state = state
         await self.host.emit(ConversationChanged(session_id=session_id, head=head))

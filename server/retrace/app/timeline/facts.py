@@ -148,7 +148,7 @@ class FactsFold:
     def feed(self, events: Iterable[dict[str, Any]]) -> FactsFold:
         for number, event in enumerate(events, 1):
             kind = event.get("type")
-            if kind == "conversationHead" and event.get("reason") == "restore":
+            if kind == "conversationHead" and event.get("reason") in ("restore", "undo"):
                 checkpoint_id = event.get("checkpointId")
                 self.fork = checkpoint_id if isinstance(checkpoint_id, str) else None
             elif kind == "turn":

@@ -105,7 +105,8 @@ async def move_conversation(
     if undoing.session_id is None or not moves_conversation("conversation", outcome):
         return None
     terminal = undoing.terminal_before or TerminalState()
-    return await services.agent.move_head(undoing.session_id, undoing.conversation_before, terminal)
+    fork = undoing.target_id if undoing.undo else None  # a redo forks from the target again
+    return await services.agent.move_head(undoing.session_id, undoing.conversation_before, terminal, fork)
 
 
 async def record(
