@@ -88,9 +88,7 @@ def find(base: str, current: str, hunk_id: str) -> Hunk:
 def check_current(current: str, expected_hash: str, path: str) -> None:
     """Refuse (:class:`HunkConflict`) when ``current`` is not the text the caller saw."""
     if text_hash(current) != expected_hash:
-        raise HunkConflict(
-            f"{path} changed since its hunks were computed: nothing was restored (look again)"
-        )
+        raise HunkConflict(f"{path} changed since its hunks were computed: nothing was restored (look again)")
 
 
 def revert(current: str, hunk: Hunk) -> str:
