@@ -5,6 +5,7 @@
 // stays), Keep on the second accepts it (its lens goes away, the file is untouched); "Retrace:
 // Undo Last Restore" brings the undone hunk back; then the first edit's row's "Restore a File as
 // It Was Here…" restores src/util.py alone as it was then (a README edit of the user's stays).
+// Last, a checkpoint's diff view (its title bar's "Restore a Hunk…") restores one hunk from it.
 // Screenshots: .e2e/screenshots/hunks-*.png.
 // Usage: node tests/e2e/hunks.mjs [vsix]   (npm run --silent package first)
 import assert from 'node:assert/strict';
@@ -56,6 +57,7 @@ await runScenario(sc, {
   // 4. Undo Last Restore brings the undone hunk back.
   await runCommand('Retrace: Undo Last Restore');
   await waitFor('the hunk is back', () => read('src/util.py') === BOTH, 30000);
+  await row('Restored code to').waitFor({ timeout: 30000 }); // the timeline settled on the undo
   await dismissToasts();
 
   // 5. Restore one file from an older checkpoint through its row; the user's README edit stays.
@@ -70,4 +72,20 @@ await runScenario(sc, {
   await waitFor('util.py as after the first edit', () => read('src/util.py') === ONLY_FIRST, 30000);
   assert.equal(read('README.md'), readme, 'only the chosen file was restored');
   await shot(page, 'file-restored');
+
+  // 6. From a checkpoint's diff view: the second edit's row opens its changes; the title bar's
+  //    "Restore a Hunk…" lists the hunks against the file now (one: edit 2) and puts it back.
+  const action = page.locator('.editor-actions .action-label[aria-label^="Restore a Hunk of This File"]').first();
+  // A click that lands while the tree re-renders after the restore is lost: click until it opens.
+  await waitFor('the checkpoint diff opens', async () => {
+    if (await action.isVisible()) return true;
+    await row('‘if ch').click({ timeout: 5000 }).catch(() => {});
+    return action.waitFor({ timeout: 3000 }).then(() => true, () => false);
+  }, 60000);
+  await shot(page, 'diff-view-actions');
+  await action.click();
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Line 12' }).first().waitFor({ timeout: 20000 });
+  await page.keyboard.press('Enter');
+  await waitFor('edit 2 restored from the diff view', () => read('src/util.py') === BOTH, 30000);
+  await shot(page, 'hunk-restored-from-diff');
 });
