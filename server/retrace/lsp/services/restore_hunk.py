@@ -22,6 +22,7 @@ A crash between 3 and 4 leaves one file edited and unrecorded: the next capture 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -87,7 +88,7 @@ class HunkRestoreService:
         rel = self._rel(params.path)
         cp_id, base = await self.services.run(lambda e: _base_text(e, params.checkpoint, rel))
         current = self._current(rel)
-        found = hk.hunks(base, current)
+        found = await asyncio.to_thread(hk.hunks, base, current)  # a big file: off the event loop
         return HunksResult(
             path=rel,
             checkpoint=cp_id,
@@ -104,7 +105,7 @@ class HunkRestoreService:
         hk.check_current(current, params.expected_hash, rel)
         if self._disk(rel) != current:
             raise hk.HunkConflict(f"{rel} has unsaved changes in the editor: save it, then restore the hunk")
-        hunk = hk.find(base, current, params.hunk)
+        hunk = await asyncio.to_thread(hk.find, base, current, params.hunk)
         new_text = hk.revert(current, hunk)
         safety = await self.services.run(lambda e: e.take_safety_checkpoint())
         before = safety.id if safety is not None else await self.services.run(lambda e: e.head.id)
