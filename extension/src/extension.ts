@@ -12,6 +12,7 @@ import { Ctx } from './ctx';
 import { registerCommands } from './commands/index';
 import { CheckpointContentProvider } from './diff/contentProvider';
 import { ChangeHighlighter } from './diff/inlineDecorations';
+import { HunkLens } from './diff/hunkLens';
 import { MERGE_SCHEME, mergePreviews } from './diff/mergePreview';
 import { closeStaleChangeViews, forgetOpenedChangeViews } from './diff/openDiff';
 import { EditorStatePusher } from './editorState/capture';
@@ -88,6 +89,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         const fileHistory = new FileHistoryProvider(ctx);
         const chat = new ChatViewProvider(ctx, context.extensionUri);
         const highlighter = new ChangeHighlighter(ctx, () => timeline.timeline, context.extensionUri);
+        const hunkLens = new HunkLens(ctx, highlighter);
         const status = new StatusItem(ctx);
         const remote = new RemoteItem(ctx);
         const remoteSessions = new RemoteSessionsProvider(ctx);
@@ -105,6 +107,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             fileHistory,
             chat,
             highlighter,
+            hunkLens,
             status,
             remote,
             remoteSessions,
@@ -119,7 +122,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
                 timeline.scheduleRefresh();
             }),
         );
-        registerCommands({ ctx, timeline, chat, highlighter });
+        registerCommands({ ctx, timeline, chat, highlighter, hunkLens });
         const health = new HealthPanel(ctx, context.extensionUri, {
             openCheckpoint: async (id, sessionId) => {
                 await timeline.showCheckpoint(id, sessionId);

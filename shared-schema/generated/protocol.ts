@@ -1109,6 +1109,50 @@ export interface HttpServer {
   type?: 'http';
   url: string;
 }
+export interface HunkView {
+  baseCount: number;
+  baseStart: number;
+  /**
+   * The checkpoint's lines (what an undo of this hunk puts back).
+   */
+  baseText: string;
+  currentCount: number;
+  /**
+   * 0-based first line of the hunk in the current text (where an insertion-less hunk sits).
+   */
+  currentStart: number;
+  currentText: string;
+  /**
+   * ``"<baseStart>,<baseCount>,<currentStart>,<currentCount>"``: valid with ``currentHash``.
+   */
+  id: string;
+}
+export interface HunksParams {
+  /**
+   * The checkpoint whose version of the file is the base (id or unique prefix).
+   */
+  checkpoint: string;
+  /**
+   * Workspace-relative path.
+   */
+  path: string;
+}
+export interface HunksResult {
+  /**
+   * The base checkpoint's full id.
+   */
+  checkpoint: string;
+  /**
+   * sha256 of the current text (the editor's buffer when open): name it when restoring.
+   */
+  currentHash: string;
+  hunks: HunkView[];
+  path: string;
+  /**
+   * More than the hunks listed (a file rewritten almost whole): restore the file instead.
+   */
+  truncated: boolean;
+}
 /**
  * ``initialize`` → ``initializationOptions``.
  */
@@ -1704,6 +1748,87 @@ export interface RestoreFailed {
   skipped: string[];
   targetId: string;
 }
+export interface RestoreHunkParams {
+  checkpoint: string;
+  /**
+   * The ``currentHash`` the hunk was computed from.
+   */
+  expectedHash: string;
+  /**
+   * A ``HunkView.id`` from ``retrace/restore/hunks``.
+   */
+  hunk: string;
+  path: string;
+}
+export interface RestoreHunkResult {
+  checkpoint: Checkpoint1;
+  /**
+   * The file's text hash now.
+   */
+  currentHash: string;
+  /**
+   * The state just before (what *Undo last restore* goes back to).
+   */
+  safetyCheckpointId: string;
+}
+/**
+ * A recorded workspace state (plus the context in which it was recorded).
+ */
+export interface Checkpoint1 {
+  /**
+   * How long the capture took, for statistics.
+   */
+  captureMs: number;
+  /**
+   * Opaque conversation cursor (id of the last message) supplied by the agent.
+   */
+  conversation: string | null;
+  createdAt: string;
+  /**
+   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
+   */
+  damage: string | null;
+  /**
+   * Opaque editor state (open editors, selections…) supplied by the client.
+   */
+  editorState: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * What changed relative to ``parent``.
+   */
+  files: FileChange[];
+  id: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
+  label: string;
+  meta: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
+   */
+  parent: string | null;
+  recoverability: 'full' | 'partial' | 'none';
+  /**
+   * For ``kind == "restore"``: the checkpoint that was restored.
+   */
+  restoredFrom: string | null;
+  sessionId: string;
+  /**
+   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
+   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
+   */
+  terminal: TerminalState | null;
+  /**
+   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
+   */
+  tool: string | null;
+  toolCallId: string | null;
+  turnId: string | null;
+  unrecoverable: Unrecoverable[];
+}
 /**
  * A dry run: what the restore would do with the given resolutions. Nothing was changed.
  */
@@ -1973,7 +2098,7 @@ export interface StoryRow {
    * A restore: later work continues on a new branch from the restored checkpoint.
    */
   branch: boolean;
-  checkpoint: Checkpoint1;
+  checkpoint: Checkpoint2;
   /**
    * Set when the checkpoint's conversation cannot be restored (another agent's session: its
    * conversation is that agent's): clients offer code restores only and say why. ``None``: the
@@ -2005,7 +2130,7 @@ export interface StoryRow {
 /**
  * A recorded workspace state (plus the context in which it was recorded).
  */
-export interface Checkpoint1 {
+export interface Checkpoint2 {
   /**
    * How long the capture took, for statistics.
    */
@@ -2516,6 +2641,8 @@ export const METHODS = {
   checkpointDiff: 'retrace/checkpoint/diff',
   checkpointRestore: 'retrace/checkpoint/restore',
   restoreUndoLast: 'retrace/restore/undoLast',
+  restoreHunks: 'retrace/restore/hunks',
+  restoreHunk: 'retrace/restore/hunk',
   conversationGet: 'retrace/conversation/get',
   conversationSummarize: 'retrace/conversation/summarize',
   editorDidChangeState: 'retrace/editor/didChangeState',
@@ -2568,6 +2695,8 @@ export const METHOD_DIRECTIONS = {
   'retrace/checkpoint/diff': 'clientRequest',
   'retrace/checkpoint/restore': 'clientRequest',
   'retrace/restore/undoLast': 'clientRequest',
+  'retrace/restore/hunks': 'clientRequest',
+  'retrace/restore/hunk': 'clientRequest',
   'retrace/conversation/get': 'clientRequest',
   'retrace/conversation/summarize': 'clientRequest',
   'retrace/editor/didChangeState': 'clientNotification',
@@ -2615,6 +2744,8 @@ export interface RequestParams {
   'retrace/checkpoint/diff': DiffParams;
   'retrace/checkpoint/restore': RestoreParams;
   'retrace/restore/undoLast': UndoLastRestoreParams;
+  'retrace/restore/hunks': HunksParams;
+  'retrace/restore/hunk': RestoreHunkParams;
   'retrace/conversation/get': ConversationGetParams;
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
@@ -2657,6 +2788,8 @@ export interface RequestResult {
   'retrace/checkpoint/diff': DiffResult;
   'retrace/checkpoint/restore': RestoreResult;
   'retrace/restore/undoLast': RestoreResult;
+  'retrace/restore/hunks': HunksResult;
+  'retrace/restore/hunk': RestoreHunkResult;
   'retrace/conversation/get': ConversationView;
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;

@@ -10,6 +10,7 @@ export const SCENARIOS = [
   'install', 'longsession', 'e2e', 'timeline', 'subagents', 'health', 'chat', 'editor-safety',
   'agents', 'context', 'lazy', 'trust', 'untrusted',
   'undo',
+  'hunks',
 ];
 
 const asked = process.argv.slice(2);

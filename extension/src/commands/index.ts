@@ -19,6 +19,8 @@ import { prompter } from '../ui';
 import { createDemoFolder } from './demo';
 import { exportToGit } from './exportGit';
 import { runRestore, undoLastRestore } from './restore';
+import { registerHunkCommands } from './hunks';
+import type { HunkLens } from '../diff/hunkLens';
 import { registerTaskCommands } from './tasks';
 import { checkpointPicks, modePicks } from './restorePick';
 import { codeOnlyReason } from '../views/agentModel';
@@ -32,6 +34,7 @@ export interface Parts {
     readonly timeline: TimelineProvider;
     readonly chat: ChatViewProvider;
     readonly highlighter: ChangeHighlighter;
+    readonly hunkLens: HunkLens;
 }
 
 function isCheckpointNode(value: unknown): value is CheckpointNode {
@@ -55,7 +58,7 @@ async function tryDemo(ctx: Ctx): Promise<string | undefined> {
 }
 
 export function registerCommands(parts: Parts): void {
-    const { ctx, timeline, chat, highlighter } = parts;
+    const { ctx, timeline, chat, highlighter, hunkLens } = parts;
 
     /**
      * The checkpoint a tree command was invoked on (node, or an id from tests and hovers) and the
@@ -83,12 +86,13 @@ export function registerCommands(parts: Parts): void {
         return cp;
     };
 
+    const afterRestore = (): void => {
+        timeline.scheduleRefresh();
+        highlighter.schedule();
+    };
     const hooks = {
         onConversationRestored: (): void => void chat.reload(),
-        onRestored: (_outcome: RestoreOutcome): void => {
-            timeline.scheduleRefresh();
-            highlighter.schedule();
-        },
+        onRestored: (_outcome: RestoreOutcome): void => afterRestore(),
     };
 
     const restore = (mode: RestoreMode) => (rpc: Rpc) => async (arg: unknown) => {
@@ -151,6 +155,7 @@ export function registerCommands(parts: Parts): void {
     });
 
     ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
+    registerHunkCommands({ ctx, lens: hunkLens, hooks, afterRestore, head: () => timeline.head, checkpointOf });
 
     ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
         if (typeof path !== 'string' || typeof checkpointId !== 'string') {

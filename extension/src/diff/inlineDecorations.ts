@@ -93,6 +93,23 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
         );
     }
 
+    /** The diff base of the highlighted changes (the state before them), when there are some. */
+    get base(): string | undefined {
+        return this.range?.from;
+    }
+
+    /** Lines the user kept (hidden from the highlight): path → new-file lines, set by the hunk lens. */
+    private hidden: (path: string) => ReadonlySet<number> = () => new Set();
+
+    setHidden(hidden: (path: string) => ReadonlySet<number>): void {
+        this.hidden = hidden;
+        this.apply();
+    }
+
+    private readonly refreshed = new vscode.EventEmitter<void>();
+    /** Fired after every refresh of the changed lines. */
+    readonly onDidRefresh = this.refreshed.event;
+
     setScope(scope: HighlightScope): void {
         this.scope = scope;
         this.schedule(0);
@@ -156,6 +173,7 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
             }
         }
         this.apply();
+        this.refreshed.fire();
     }
 
     private pathOf(uri: vscode.Uri): string | null {
@@ -166,8 +184,9 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
         for (const editor of vscode.window.visibleTextEditors) {
             const path = editor.document.uri.scheme === 'file' ? this.pathOf(editor.document.uri) : null;
             const file = path === null ? undefined : this.lines.get(path);
+            const hidden = path === null ? new Set<number>() : this.hidden(path);
             const toRanges = (lines: readonly number[]): vscode.Range[] =>
-                lines.filter(l => l < editor.document.lineCount).map(l => new vscode.Range(l, 0, l, 0));
+                lines.filter(l => l < editor.document.lineCount && !hidden.has(l)).map(l => new vscode.Range(l, 0, l, 0));
             editor.setDecorations(this.decoration, file ? toRanges(file.changed) : []);
             editor.setDecorations(this.removal, file ? toRanges(file.removedAfter) : []);
         }
@@ -201,6 +220,7 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
         if (this.timer !== undefined) {
             clearTimeout(this.timer);
         }
+        this.refreshed.dispose();
         for (const d of this.disposables) {
             d.dispose();
         }

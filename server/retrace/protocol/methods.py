@@ -19,6 +19,7 @@ from retrace.engine.models import Checkpoint
 from retrace.protocol import agents as ag
 from retrace.protocol import handoff as h
 from retrace.protocol import health as hv
+from retrace.protocol import hunks as hu
 from retrace.protocol import metrics as mx
 from retrace.protocol import models as m
 from retrace.protocol import remote as r
@@ -255,6 +256,25 @@ METHODS: tuple[MethodSpec, ...] = (
         m.RestoreResult,
         "Restore the code to the state saved just before the last restore of this server session "
         "(unsaved editor text included); an error when there was none.",
+    ),
+    MethodSpec(
+        "restoreHunks",
+        "retrace/restore/hunks",
+        "clientRequest",
+        hu.HunksParams,
+        hu.HunksResult,
+        "The hunks between a checkpoint's version of one text file and its current text (the "
+        "open buffer, else the disk), with the current text's hash a hunk restore must name.",
+    ),
+    MethodSpec(
+        "restoreHunk",
+        "retrace/restore/hunk",
+        "clientRequest",
+        hu.RestoreHunkParams,
+        hu.RestoreHunkResult,
+        "Put one hunk's checkpoint lines back through workspace/applyEdit (a restore checkpoint; "
+        "undoable with retrace/restore/undoLast); a file changed since is hunkConflict, nothing "
+        "written.",
     ),
     # ---------------------------------------------------------------- conversation
     MethodSpec(

@@ -129,6 +129,24 @@ def tool_gist(cp: Checkpoint, tool: ToolFact | None) -> str:
     return "no file changes" if cp.tool == "run_command" else ""
 
 
+def _restore_words(cp: Checkpoint, earlier: Mapping[str, tuple[str, str]]) -> tuple[str, str]:
+    target = cp.restored_from or ""
+    name, gist = earlier.get(target, ("", ""))
+    what = f"‘{name}’" if name else (target[:12] or "an earlier checkpoint")
+    gist = gist.split(" · ")[0]  # the change itself, not its line counts
+    back = f"back to {gist}" if gist and gist != "no file changes" else ""
+    files = files_gist(cp.files) if cp.files else ""
+    return f"Restored code to {what}", " · ".join(p for p in (back, files) if p)
+
+
+def hunk_restore(cp: Checkpoint) -> tuple[str, str] | None:
+    """(title, summary) of a one-hunk restore (``meta.hunk``), else ``None``."""
+    hunk = cp.meta.get("hunk") if cp.kind == "restore" else None
+    if not isinstance(hunk, dict):
+        return None
+    return f"Restored a hunk of {hunk.get('path', '')}", f"line {hunk.get('line', '?')}"
+
+
 def describe(
     cp: Checkpoint, tool: ToolFact | None, earlier: Mapping[str, tuple[str, str]]
 ) -> tuple[str, str]:
@@ -137,13 +155,7 @@ def describe(
     if cp.kind == "tool":
         return base_title(cp), tool_gist(cp, tool)
     if cp.kind == "restore":
-        target = cp.restored_from or ""
-        name, gist = earlier.get(target, ("", ""))
-        what = f"‘{name}’" if name else (target[:12] or "an earlier checkpoint")
-        gist = gist.split(" · ")[0]  # the change itself, not its line counts
-        back = f"back to {gist}" if gist and gist != "no file changes" else ""
-        files = files_gist(cp.files) if cp.files else ""
-        return f"Restored code to {what}", " · ".join(p for p in (back, files) if p)
+        return hunk_restore(cp) or _restore_words(cp, earlier)
     if cp.kind == "baseline":
         count = len(cp.files)
         return base_title(cp), f"{count} file{'s' if count != 1 else ''}" if count else ""

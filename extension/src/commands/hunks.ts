@@ -1,0 +1,117 @@
+/**
+ * Restore one hunk or one file, from the editor's Keep/Undo lenses, from a checkpoint's diff view
+ * (`retrace-cp:` documents) and from a timeline row. Hunks and patches are the server's
+ * (`retrace/restore/hunks`, `retrace/restore/hunk`: hash-checked, a restore checkpoint, undone by
+ * *Undo Last Restore*); a file goes through the ordinary restore flow with `paths`.
+ */
+import * as vscode from 'vscode';
+import { CHECKPOINT_SCHEME, COMMANDS } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS, type Checkpoint, type RestoreHunkResult, type Rpc } from '../client/protocol';
+import { parseCheckpointUri } from '../diff/contentProvider';
+import type { HunkLens } from '../diff/hunkLens';
+import { hunkPick } from '../diff/hunkModel';
+import { prompter } from '../ui';
+import { checkpointLabel } from '../views/timelineLook';
+import { runRestore, type RestoreHooks } from './restore';
+
+export interface HunkCommandParts {
+    readonly ctx: Ctx;
+    readonly lens: HunkLens;
+    readonly hooks: RestoreHooks;
+    /** Refresh what a restore moves (timeline, highlights). */
+    readonly afterRestore: () => void;
+    readonly head: () => string | undefined;
+    /** The checkpoint of a timeline row command (node, id or the selected row). */
+    readonly checkpointOf: (rpc: Rpc, arg: unknown) => Promise<Checkpoint>;
+}
+
+async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string, path: string, hunk: string, expectedHash: string): Promise<RestoreHunkResult> {
+    const result = await rpc.request(METHODS.restoreHunk, { checkpoint, path, hunk, expectedHash });
+    parts.lens.refresh();
+    parts.afterRestore();
+    void prompter()
+        .notify('info', `Retrace: restored a hunk of ${path}.`, ['Undo restore'])
+        .then(choice => (choice === 'Undo restore' ? vscode.commands.executeCommand(COMMANDS.undoLastRestore) : undefined));
+    return result;
+}
+
+/** Pick one of `path`'s hunks against `cp` and restore it. */
+async function pickAndRestoreHunk(rpc: Rpc, parts: HunkCommandParts, cp: string, path: string): Promise<RestoreHunkResult | undefined> {
+    const listed = await rpc.request(METHODS.restoreHunks, { checkpoint: cp, path });
+    if (listed.hunks.length === 0) {
+        void prompter().notify('info', `Retrace: ${path} is the same as at that checkpoint: no hunk to restore.`, []);
+        return undefined;
+    }
+    const picked = await vscode.window.showQuickPick(
+        listed.hunks.map(h => ({ ...hunkPick(h), id: h.id })),
+        { title: `Restore a hunk of ${path} as it was at ${cp.slice(0, 8)}`, placeHolder: 'Which hunk?' },
+    );
+    return picked === undefined ? undefined : restoreHunk(rpc, parts, listed.checkpoint, path, picked.id, listed.currentHash);
+}
+
+async function pickFile(cp: Checkpoint, what: string): Promise<string | undefined> {
+    const paths = [...new Set(cp.files.map(f => f.path))];
+    if (paths.length === 0) {
+        throw new Error(`“${checkpointLabel(cp)}” changed no file`);
+    }
+    return paths.length === 1 ? paths[0] : vscode.window.showQuickPick(paths, { title: `${what} as it was at “${checkpointLabel(cp)}”`, placeHolder: 'Which file?' });
+}
+
+/** The checkpoint side of the diff editor (or checkpoint document) a title-bar command came from. */
+export function diffSide(arg: unknown): { path: string; checkpointId: string } {
+    const uris: vscode.Uri[] = [];
+    if (arg instanceof vscode.Uri) {
+        uris.push(arg);
+    }
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    if (input instanceof vscode.TabInputTextDiff) {
+        uris.push(input.modified, input.original);
+    } else if (input instanceof vscode.TabInputText) {
+        uris.push(input.uri);
+    }
+    for (const uri of uris) {
+        if (uri.scheme === CHECKPOINT_SCHEME) {
+            const side = parseCheckpointUri(uri);
+            if (side.checkpointId !== 'current' && side.scope === undefined) {
+                return side;
+            }
+        }
+    }
+    throw new Error("open a checkpoint's diff first (timeline row → Open Changes or Compare with Current)");
+}
+
+export function registerHunkCommands(parts: HunkCommandParts): void {
+    const { ctx, lens, hooks } = parts;
+    const str = (v: unknown, what: string): string => {
+        if (typeof v !== 'string' || v === '') {
+            throw new Error(`missing ${what}`);
+        }
+        return v;
+    };
+    ctx.registerCommand(COMMANDS.hunkKeep, () => (_path: unknown, key: unknown) => lens.keep(str(key, 'hunk')));
+    ctx.registerCommand(COMMANDS.hunkUndo, rpc => (path: unknown, cp: unknown, hunk: unknown, hash: unknown) =>
+        restoreHunk(rpc, parts, str(cp, 'checkpoint'), str(path, 'path'), str(hunk, 'hunk'), str(hash, 'hash')),
+    );
+    const restoreFile = async (rpc: Rpc, cp: Checkpoint, path: string): Promise<unknown> =>
+        runRestore(rpc, { targetId: cp.id, mode: 'code', paths: [path], targetLabel: `“${checkpointLabel(cp)}”`, previousHead: parts.head(), confirmOverwrite: true }, hooks);
+    ctx.registerCommand(COMMANDS.rowRestoreFile, rpc => async (arg: unknown, given: unknown) => {
+        const cp = await parts.checkpointOf(rpc, arg);
+        const path = typeof given === 'string' ? given : await pickFile(cp, 'Restore a file');
+        return path === undefined ? undefined : restoreFile(rpc, cp, path);
+    });
+    ctx.registerCommand(COMMANDS.rowRestoreHunk, rpc => async (arg: unknown, given: unknown) => {
+        const cp = await parts.checkpointOf(rpc, arg);
+        const path = typeof given === 'string' ? given : await pickFile(cp, 'Restore a hunk of a file');
+        return path === undefined ? undefined : pickAndRestoreHunk(rpc, parts, cp.id, path);
+    });
+    ctx.registerCommand(COMMANDS.diffRestoreFile, rpc => async (arg: unknown) => {
+        const side = diffSide(arg);
+        const cp = (await rpc.request(METHODS.checkpointGet, { id: side.checkpointId })).checkpoint;
+        return restoreFile(rpc, cp, side.path);
+    });
+    ctx.registerCommand(COMMANDS.diffRestoreHunk, rpc => async (arg: unknown) => {
+        const side = diffSide(arg);
+        return pickAndRestoreHunk(rpc, parts, side.checkpointId, side.path);
+    });
+}
