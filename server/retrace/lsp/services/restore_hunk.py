@@ -34,7 +34,7 @@ from retrace.app import hunks as hk
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
 from retrace.engine.workspace import normalize_rel
-from retrace.lsp.services.restore import UNDO_TARGETS
+from retrace.lsp.services.restore_undo import record_code
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.hunks import (
@@ -115,7 +115,7 @@ class HunkRestoreService:
         cp = await self.services.run(
             lambda e: e.checkpoint(label, changed_paths=[rel], kind="restore", meta=meta)
         )
-        UNDO_TARGETS[id(self.server)] = before
+        await record_code(self.services, cp_id, f"a hunk of {rel}", cp.id, before)
         self.server.send_notification(
             "retrace/timeline/didChange", TimelineDidChange(head=cp.id, checkpoint=cp)
         )

@@ -23,6 +23,7 @@ from retrace.app.restore_undo import (
 )
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import TerminalState
+from retrace.engine.store.events import RestoreRecordEvent
 from retrace.protocol.models import RestoreParams
 
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from retrace.bootstrap import Services
     from retrace.engine import Engine
     from retrace.engine.models import Checkpoint, RestoreMode, RestoreOutcome
-    from retrace.engine.store.events import RestoreRecordEvent
     from retrace.lsp.server import RetraceServer
 
 REASON_ASKED: dict[int, float] = {}
@@ -124,6 +124,22 @@ async def record(
         session = undoing.session_id if undoing is not None and undoing.session_id else target.session_id
         moved = ConversationMove(session, restored.before[0], restored.before[1])
     await services.run(lambda e: _remember(e, target.id, mode, outcome, moved=moved, undoing=undoing))
+
+
+async def record_code(
+    services: Services, target_id: str, label: str, checkpoint_id: str, before: str
+) -> None:
+    """Journal a code restore made outside the restore service (one hunk: ``restore_hunk.py``) as
+    the last restore, so *Undo restore* takes it back to ``before`` like any other."""
+    event = RestoreRecordEvent(
+        mode="code", target_id=target_id, label=label, checkpoint_id=checkpoint_id, code_before=before
+    )
+
+    def append(engine: Engine) -> None:
+        engine.append_event(event)
+        LAST[id(engine)] = (engine, event)
+
+    await services.run(append)
 
 
 def reason_allowed(server: RetraceServer, outcome: RestoreOutcome, *, undo: bool) -> bool:
