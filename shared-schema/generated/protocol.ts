@@ -1794,6 +1794,11 @@ export interface RestoreResult {
   conversationHead: string | null;
   outcome: RestoreOutcomePayload;
   /**
+   * For ``conversation``/``both``: the words of the first prompt the restore left out of the
+   * conversation (the chat offers them again in its input).
+   */
+  restoredPrompt?: string | null;
+  /**
    * For ``conversation``/``both``: what of the session's terminal state could not be brought
    * back as recorded (a secret variable: its current value kept, or left unset).
    */
@@ -1819,6 +1824,101 @@ export interface RunningAgentTurn {
 }
 export interface RestoreStateResult {
   restored: boolean;
+}
+export interface RestoreToPromptParams {
+  /**
+   * What to do with running background commands (they may overwrite restored files): ``stop``
+   * them first or ``keep`` them running. Absent while some run: a code restore is refused with
+   * the error code ``backgroundTasksRunning`` (a dry run only reports them).
+   */
+  backgroundTasks?: ('stop' | 'keep') | null;
+  dryRun?: boolean;
+  /**
+   * Resolve every conflict by overwriting.
+   */
+  force?: boolean;
+  /**
+   * Ignored: the server resolves the checkpoint from ``prompt``.
+   */
+  id?: string;
+  mode: 'code' | 'conversation' | 'both';
+  /**
+   * Restore only these workspace-relative paths.
+   */
+  paths?: string[] | null;
+  /**
+   * ``before`` the prompt was sent, or the ``end`` of its turn (its final answer kept).
+   */
+  point?: 'before' | 'end';
+  /**
+   * The prompt's message id, or its turn id.
+   */
+  prompt: string;
+  /**
+   * Per-path conflict resolution.
+   */
+  resolutions?: {
+    [k: string]: ('overwrite' | 'skip' | 'merge') | undefined;
+  } | null;
+  sessionId: string;
+  /**
+   * Leave every conflicting file as it is and restore all the others (the outcome's
+   * ``skipped`` lists them); explicit ``resolutions`` still win.
+   */
+  skipConflicts?: boolean;
+  /**
+   * Restore inside a subagent's own timeline: its workspace copy, on disk (``code`` only; the
+   * subagent must not be running).
+   */
+  task?: TaskRef | null;
+  /**
+   * The user accepted restoring code while another agent's turn runs (Claude Code, Gemini
+   * CLI: see the result's ``agentTurns``). Absent while one runs: a code restore is refused with
+   * the error code ``agentTurnRunning`` naming agent, session and since when (a dry run only
+   * reports them). A ``conversation``/``both`` restore of another agent's checkpoint is refused
+   * whatever this says (``conversationNotRestorable``).
+   */
+  whileAgentRuns?: 'proceed' | null;
+}
+export interface RestoreToPromptResult {
+  /**
+   * Other agents' turns running when the restore was planned (a dry run lists them: ask the
+   * user, then send ``whileAgentRuns: "proceed"``).
+   */
+  agentTurns?: RunningAgentTurn[];
+  /**
+   * Background commands running when the restore was planned (after ``stop``: the ones stopped).
+   */
+  backgroundTasks: BackgroundTaskView[];
+  /**
+   * The code target the prompt's restore point resolved to.
+   */
+  checkpoint: string;
+  /**
+   * For ``conversation``/``both``: the conversation head after the restore.
+   */
+  conversationHead: string | null;
+  /**
+   * ``False``: the code target was derived (a session recorded before prompts had their own
+   * restore point).
+   */
+  exact: boolean;
+  outcome: RestoreOutcomePayload;
+  /**
+   * The prompt's own words (what "Edit and resend" starts from).
+   */
+  promptText: string;
+  /**
+   * For ``conversation``/``both``: the words of the first prompt the restore left out of the
+   * conversation (the chat offers them again in its input).
+   */
+  restoredPrompt?: string | null;
+  /**
+   * For ``conversation``/``both``: what of the session's terminal state could not be brought
+   * back as recorded (a secret variable: its current value kept, or left unset).
+   */
+  terminalNotes: string[];
+  turnId: string | null;
 }
 export interface RetraceCheckpointInfo {
   createdAt: string;
@@ -2504,6 +2604,7 @@ export const METHODS = {
   checkpointDiff: 'retrace/checkpoint/diff',
   checkpointRestore: 'retrace/checkpoint/restore',
   restoreUndoLast: 'retrace/restore/undoLast',
+  restoreToPrompt: 'retrace/restore/toPrompt',
   conversationGet: 'retrace/conversation/get',
   conversationSummarize: 'retrace/conversation/summarize',
   editorDidChangeState: 'retrace/editor/didChangeState',
@@ -2556,6 +2657,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/checkpoint/diff': 'clientRequest',
   'retrace/checkpoint/restore': 'clientRequest',
   'retrace/restore/undoLast': 'clientRequest',
+  'retrace/restore/toPrompt': 'clientRequest',
   'retrace/conversation/get': 'clientRequest',
   'retrace/conversation/summarize': 'clientRequest',
   'retrace/editor/didChangeState': 'clientNotification',
@@ -2603,6 +2705,7 @@ export interface RequestParams {
   'retrace/checkpoint/diff': DiffParams;
   'retrace/checkpoint/restore': RestoreParams;
   'retrace/restore/undoLast': UndoLastRestoreParams;
+  'retrace/restore/toPrompt': RestoreToPromptParams;
   'retrace/conversation/get': ConversationGetParams;
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
@@ -2645,6 +2748,7 @@ export interface RequestResult {
   'retrace/checkpoint/diff': DiffResult;
   'retrace/checkpoint/restore': RestoreResult;
   'retrace/restore/undoLast': RestoreResult;
+  'retrace/restore/toPrompt': RestoreToPromptResult;
   'retrace/conversation/get': ConversationView;
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;

@@ -86,6 +86,12 @@ class SessionRestored:
     """What could not be brought back as it was (secret variables: kept or left unset)."""
 
 
+@dataclass(frozen=True)
+class MessageAt:
+    head: str | None
+    """The conversation head to restore to (``None``: before the first message)."""
+
+
 class AgentService:
     """The agent for one workspace (one :class:`Engine`)."""
 
@@ -304,7 +310,10 @@ class AgentService:
             await self.host.emit(
                 TurnStarted(session_id=sid, turn_id=turn_id, text=text, attachments=attachment.summary)
             )
-            await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
+            head = await self.gate.call(lambda: self.engine.history.head_id)  # "before this prompt"
+            await journal(
+                rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso(), head_checkpoint=head)
+            )
             rt.extra_tools = await self.mcp.specs(
                 lambda m: self.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=m))
             )
@@ -393,19 +402,28 @@ class AgentService:
         """:meth:`restore_session`'s conversation view."""
         return (await self.restore_session(session_id, checkpoint_id)).view
 
-    async def restore_session(self, session_id: str, checkpoint_id: str) -> SessionRestored:
+    async def folded(self, session_id: str) -> Conversation:
+        """The session's conversation as folded from its journal (read it, never change it)."""
+        return await self._conversation(session_id, create=True)
+
+    async def restore_session(
+        self, session_id: str, checkpoint_id: str, at: MessageAt | None = None
+    ) -> SessionRestored:
         """Move the session's conversation head, and its terminal state, to where they were at the
         checkpoint (non-destructive). A cursor in the middle of a tool batch answers the later
         calls with "not run: restored"; a checkpoint from before the session's first message gives
         an empty conversation. A secret variable's value was never recorded: the session keeps
         its current value when it has one, else it is left unset (said in ``terminal_notes``,
-        the log, and the next command's result)."""
+        the log, and the next command's result). ``at``: this head instead of the checkpoint's
+        cursor (a prompt's restore point, :mod:`retrace.app.prompt_points`)."""
         self._require_idle(session_id)
         checkpoint = await self.gate.call(self.engine.get, checkpoint_id)
         conv = await self._conversation(session_id, create=True)
         rt = self._runtime()
-        cursor = await self._cursor_of(checkpoint, session_id)
-        head: str | None = None
+        cursor = await self._cursor_of(checkpoint, session_id) if at is None else None
+        head: str | None = None if at is None else at.head
+        if head is not None and head not in conv.messages:
+            raise RetraceError(f"message {head[:100]!r} is not in session {session_id}")
         if cursor is not None:
             message_id, call_id = parse_cursor(cursor)
             message = conv.messages.get(message_id)

@@ -21,6 +21,7 @@ from retrace.protocol import handoff as h
 from retrace.protocol import health as hv
 from retrace.protocol import metrics as mx
 from retrace.protocol import models as m
+from retrace.protocol import prompt_restore as pr
 from retrace.protocol import remote as r
 from retrace.protocol import tasks as t
 from retrace.protocol.file_history import FileHistoryParams, FileHistoryResult
@@ -255,6 +256,15 @@ METHODS: tuple[MethodSpec, ...] = (
         m.RestoreResult,
         "Restore the code to the state saved just before the last restore of this server session "
         "(unsaved editor text included); an error when there was none.",
+    ),
+    MethodSpec(
+        "restoreToPrompt",
+        "retrace/restore/toPrompt",
+        "clientRequest",
+        pr.RestoreToPromptParams,
+        pr.RestoreToPromptResult,
+        "Restore code, conversation or both to before a chat prompt, or to the end of its turn "
+        "(the server resolves the checkpoint and conversation head; dryRun previews).",
     ),
     # ---------------------------------------------------------------- conversation
     MethodSpec(

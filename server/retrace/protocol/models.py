@@ -480,6 +480,9 @@ class RestoreResult(CamelModel):
     agent_turns: list[RunningAgentTurn] = Field(default_factory=list, exclude_if=lambda v: not v)
     """Other agents' turns running when the restore was planned (a dry run lists them: ask the
     user, then send ``whileAgentRuns: "proceed"``)."""
+    restored_prompt: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """For ``conversation``/``both``: the words of the first prompt the restore left out of the
+    conversation (the chat offers them again in its input)."""
 
 
 # --------------------------------------------------------------------------- statistics

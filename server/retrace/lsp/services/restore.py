@@ -50,6 +50,7 @@ from retrace.app.restore import (
     settle_background,
     touches_code,
 )
+from retrace.app.restore_conversation import ConversationTarget, move_conversation
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
@@ -110,11 +111,16 @@ class RestoreService:
         self.services = services
 
     # ------------------------------------------------------------------ entry points
-    async def restore(self, params: RestoreParams) -> RestoreResult:
+    async def restore(
+        self, params: RestoreParams, conversation: ConversationTarget | None = None
+    ) -> RestoreResult:
+        """``conversation``: whose conversation moves and where (default: the checkpoint's own
+        session, to its cursor; another agent's checkpoint then restores code only)."""
         if params.task is not None:
             return await self._in_task(params, params.task)
         target = await self.services.run(lambda e: e.get(params.id))
-        await self.services.run(lambda e: refuse_conversation(e, target.id, params.mode))
+        if conversation is None:
+            await self.services.run(lambda e: refuse_conversation(e, target.id, params.mode))
         if not params.dry_run:
             await self._refuse_while_running()
         agents = await self.services.run(
@@ -137,9 +143,15 @@ class RestoreService:
             outcome = await self.services.run(lambda e: restore_code_on_disk(e, request))
         head: str | None = None
         notes: list[str] = []
+        left_out: str | None = None
         if moves_conversation(params.mode, outcome):
-            restored = await self.services.agent.restore_session(target.session_id, target.id)
-            head, notes = restored.view.head, restored.terminal_notes
+            whose = conversation or ConversationTarget(target.session_id)
+            moved = await move_conversation(self.services.agent, whose, target.id)
+            head, notes, left_out = (
+                moved.restored.view.head,
+                moved.restored.terminal_notes,
+                moved.restored_prompt,
+            )
         if not params.dry_run and outcome.kind == "applied":
             self._remember_undo(outcome)
             await self._restore_editor_state(target)
@@ -155,6 +167,7 @@ class RestoreService:
             terminal_notes=notes,
             background_tasks=background,
             agent_turns=agents,
+            restored_prompt=left_out,
         )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:
