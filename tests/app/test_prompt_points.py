@@ -75,7 +75,9 @@ CPS = [CheckpointRef("c1", "c0", "t1"), CheckpointRef("c3", "c1", "t3")]
         ("t3", "end", False, "c3", "e3", True),
     ],
 )
-def test_resolve(ref: str, point: Any, recorded: bool, checkpoint: str, head: str | None, exact: bool) -> None:
+def test_resolve(
+    ref: str, point: Any, recorded: bool, checkpoint: str, head: str | None, exact: bool
+) -> None:
     found = resolve(session(recorded), ref, point, CPS)
     assert (found.checkpoint, found.head, found.exact) == (checkpoint, head, exact)
 

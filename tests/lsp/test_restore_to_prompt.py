@@ -64,7 +64,9 @@ async def test_before_a_turn_without_tool_calls_is_exact(client: EditorClient, w
     assert conversation["head"] == result["conversationHead"]
 
 
-async def test_before_prompt_two_conversation_only_by_message_id(client: EditorClient, workspace: Path) -> None:
+async def test_before_prompt_two_conversation_only_by_message_id(
+    client: EditorClient, workspace: Path
+) -> None:
     sid, turns = await three_turns(client)
     view = await client.request("retrace/conversation/get", {"sessionId": sid})
     [prompt2] = [m["id"] for m in view["messages"] if m["kind"] == "prompt" and m["turnId"] == turns[1]]
@@ -75,7 +77,9 @@ async def test_before_prompt_two_conversation_only_by_message_id(client: EditorC
     assert texts(conversation)[-1] == "Turn one done."
 
 
-async def test_before_the_first_prompt_empties_the_conversation(client: EditorClient, workspace: Path) -> None:
+async def test_before_the_first_prompt_empties_the_conversation(
+    client: EditorClient, workspace: Path
+) -> None:
     sid, turns = await three_turns(client)
     result = await to_prompt(client, sid, turns[0], "both")
     assert result["outcome"]["kind"] == "applied"
@@ -132,3 +136,21 @@ async def test_bad_prompts_are_refused_and_change_nothing(
     assert len(str(err.value)) < 600
     after = await client.request("retrace/conversation/get", {"sessionId": sid})
     assert after["head"] == before["head"] and (workspace / "three.txt").exists()
+
+
+async def test_before_a_quiet_turn_after_a_restore_is_the_restored_state(
+    client: EditorClient, workspace: Path
+) -> None:
+    """The code in force when a prompt was sent, even when no checkpoint of the session shows it:
+    a code restore between turns, then a turn with no tool call, then one that writes."""
+    first = await client.run_turn("first prompt")
+    sid = first["sessionId"]
+    undone = await to_prompt(client, sid, first["turnId"], "code")
+    assert undone["outcome"]["kind"] == "applied" and not (workspace / "one.txt").exists()
+    quiet = await client.run_turn("second prompt", session_id=sid)
+    await client.run_turn("third prompt", session_id=sid)
+    assert (workspace / "three.txt").exists()
+    result = await to_prompt(client, sid, quiet["turnId"], "both")
+    assert result["outcome"]["kind"] == "applied" and result["exact"] is True
+    assert not (workspace / "three.txt").exists()
+    assert not (workspace / "one.txt").exists()  # not the files of the last turn that wrote

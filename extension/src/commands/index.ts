@@ -19,6 +19,7 @@ import { prompter } from '../ui';
 import { createDemoFolder } from './demo';
 import { exportToGit } from './exportGit';
 import { runRestore, undoLastRestore } from './restore';
+import { isPromptRef, isRestoreMode, restoreToPrompt } from './restorePrompt';
 import { registerTaskCommands } from './tasks';
 import { checkpointPicks, modePicks } from './restorePick';
 import { codeOnlyReason } from '../views/agentModel';
@@ -151,6 +152,14 @@ export function registerCommands(parts: Parts): void {
     });
 
     ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
+
+    // From the chat: a prompt's restore point (args: a PromptRef and the mode).
+    ctx.registerCommand(COMMANDS.restoreToPrompt, rpc => async (ref: unknown, mode: unknown) => {
+        if (!isPromptRef(ref) || !isRestoreMode(mode)) {
+            throw new Error('restore to a prompt needs the prompt and a mode (code, conversation or both)');
+        }
+        return restoreToPrompt(rpc, ref, mode, hooks, timeline.head);
+    });
 
     ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
         if (typeof path !== 'string' || typeof checkpointId !== 'string') {
