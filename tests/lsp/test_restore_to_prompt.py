@@ -123,6 +123,10 @@ async def test_edit_and_resend_forks_from_the_prompts_parent(client: EditorClien
         ("no-such-prompt", {}, "promptPointUnknown"),
         ("", {}, "promptPointUnknown"),
         ("x" * 5000, {}, "promptPointUnknown"),
+        ("turn", {"sessionId": "no-such-session"}, "unknown session"),
+        ("turn", {"point": "middle"}, "point"),
+        ("turn", {"mode": "everything"}, "mode"),
+        ("turn", {"task": {"sessionId": "s", "taskId": "t"}}, "subagent"),
     ],
 )
 async def test_bad_prompts_are_refused_and_change_nothing(
@@ -131,8 +135,8 @@ async def test_bad_prompts_are_refused_and_change_nothing(
     sid, _turns = await three_turns(client)
     before = await client.request("retrace/conversation/get", {"sessionId": sid})
     with pytest.raises(Exception) as err:
-        await to_prompt(client, sid, prompt, "both", **extra)
-    assert code in str(err.value) or "no prompt" in str(err.value)
+        await to_prompt(client, sid, _turns[1] if prompt == "turn" else prompt, "both", **extra)
+    assert code in str(err.value) or "no prompt" in str(err.value), str(err.value)
     assert len(str(err.value)) < 600
     after = await client.request("retrace/conversation/get", {"sessionId": sid})
     assert after["head"] == before["head"] and (workspace / "three.txt").exists()

@@ -402,9 +402,9 @@ class AgentService:
         """:meth:`restore_session`'s conversation view."""
         return (await self.restore_session(session_id, checkpoint_id)).view
 
-    async def folded(self, session_id: str) -> Conversation:
+    async def folded(self, session_id: str, *, create: bool = False) -> Conversation:
         """The session's conversation as folded from its journal (read it, never change it)."""
-        return await self._conversation(session_id, create=True)
+        return await self._conversation(session_id, create=create)
 
     async def restore_session(
         self, session_id: str, checkpoint_id: str, at: MessageAt | None = None

@@ -31,7 +31,7 @@ async def move_conversation(
     agent: AgentService, target: ConversationTarget, checkpoint_id: str
 ) -> ConversationMoved:
     """Move ``target``'s conversation (and terminal state) to ``checkpoint_id``'s."""
-    conv = await agent.folded(target.session_id)
+    conv = await agent.folded(target.session_id, create=True)
     old_head = conv.head
     restored = await agent.restore_session(target.session_id, checkpoint_id, target.at)
     return ConversationMoved(restored, restored_away_prompt(conv, old_head, restored.view.head))
