@@ -6,8 +6,9 @@
 //    and the restored-away prompt is back in the input box;
 // 2. "Edit and resend" on an earlier prompt: the conversation forks from its parent, the edited
 //    prompt gets the fake model's new answer, the old branch's messages leave the chat;
-// 3. "Restore… → Conversation only": the files stay, the prompt comes back in the input;
-// 4. a tool call's "Restore…" (code only) beside its diff;
+// 3. a tool call's "Restore…" beside its diff, conversation only (the timeline's command): the
+//    files stay, the prompt it left out comes back in the input; 4. code only, from the prompt
+//    and from the tool call;
 // 5. a turn with no tool call restored exactly: after a code restore, a quiet turn, then a turn
 //    that writes: "before the quiet prompt" is the restored state (not the older turn's files).
 // Screenshots: .e2e/screenshots/chat-restore-*.png. Usage: node tests/e2e/chat-restore.mjs [vsix]
@@ -92,22 +93,23 @@ await runScenario(sc, {
   assert.equal(read('one.txt'), 'one\n', 'edit and resend leaves the files alone');
   await shot(page, 'edited-resent');
 
-  // 3. Conversation only, to before the edited prompt: files stay, the prompt comes back.
-  await choose(prompt('just answer, edited'), 'conversation', 'before');
-  await waitFor('the chat ends with turn one', async () => (await lastAnswer()) === 'Turn one done.', 30000);
+  // 3. A tool call's "Restore… → Conversation only" (the timeline's command): the conversation
+  //    goes back to just after that call, the files stay, the prompt it left out comes back.
+  const call = chat().locator('.tool-call', { hasText: 'write_file' }).first();
+  assert.equal(await call.locator('.restore-menu > summary').count(), 1, 'the checkpoint link offers Restore');
+  await choose(call, 'conversation');
+  await waitFor('the chat ends in turn one', async () => (await lastAnswer()) === 'Writing one.', 30000);
   await waitFor('the edited prompt back in the input', async () => (await input.inputValue()) === 'just answer, edited', 20000);
   assert.equal(read('one.txt'), 'one\n');
+  await shot(page, 'tool-call-conversation');
   await input.fill('');
   await wb.dismissToasts();
 
-  // 4. A tool call's Restore… beside its diff: code only, to that checkpoint (nothing to do:
-  //    the workspace matches), then code only to before "make one" from the prompt.
-  const call = chat().locator('.tool-call', { hasText: 'write_file' }).first();
-  assert.equal(await call.locator('.restore-menu > summary').count(), 1, 'the checkpoint link offers Restore');
+  // 4. Code only to before "make one" from the prompt, back from the tool call, and again.
   await choose(prompt('make one'), 'code', 'before');
   await confirmRestore();
   await waitFor('one.txt gone', () => read('one.txt') === undefined, 30000);
-  assert.equal(await lastAnswer(), 'Turn one done.', 'a code restore leaves the chat');
+  assert.equal(await lastAnswer(), 'Writing one.', 'a code restore leaves the chat');
   await wb.dismissToasts();
   await choose(call, 'code'); // it only creates a file: no confirmation asked
   await waitFor('one.txt back from the tool call', () => read('one.txt') === 'one\n', 30000);

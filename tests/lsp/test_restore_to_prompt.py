@@ -158,3 +158,14 @@ async def test_before_a_quiet_turn_after_a_restore_is_the_restored_state(
     assert result["outcome"]["kind"] == "applied" and result["exact"] is True
     assert not (workspace / "three.txt").exists()
     assert not (workspace / "one.txt").exists()  # not the files of the last turn that wrote
+
+
+async def test_a_checkpoint_restore_names_the_prompt_it_left_out(client: EditorClient) -> None:
+    """Every conversation restore (the timeline's too), not only a prompt's: the first prompt of
+    the old branch that the new one leaves out, in the user's words."""
+    _sid, turns = await three_turns(client)
+    [cp] = [e["checkpoint"] for e in client.events_of("checkpointCreated", turns[0])]
+    result = await client.request("retrace/checkpoint/restore", {"id": cp["id"], "mode": "conversation"})
+    assert result["restoredPrompt"] == "second prompt"
+    code_only = await client.request("retrace/checkpoint/restore", {"id": cp["id"], "mode": "code"})
+    assert "restoredPrompt" not in code_only

@@ -110,6 +110,7 @@ export function registerCommands(parts: Parts): void {
         if (mode !== 'code' && result?.conversationHead && chat.sessionId !== cp.sessionId) {
             await chat.showSession(cp.sessionId);
         }
+        chat.offerPrompt(result?.restoredPrompt);
         return result;
     };
 
@@ -158,7 +159,9 @@ export function registerCommands(parts: Parts): void {
         if (!isPromptRef(ref) || !isRestoreMode(mode)) {
             throw new Error('restore to a prompt needs the prompt and a mode (code, conversation or both)');
         }
-        return restoreToPrompt(rpc, ref, mode, hooks, timeline.head);
+        const result = await restoreToPrompt(rpc, ref, mode, hooks, timeline.head);
+        chat.offerPrompt(result?.restoredPrompt);
+        return result;
     });
 
     ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {

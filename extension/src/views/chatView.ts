@@ -236,7 +236,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             case 'restoreCheckpoint':
             case 'editResend':
                 try {
-                    await onRestoreMessage(this.ctx, m, { sessionId: this.session, send: text => this.send(text), post: reply => this.post(reply) });
+                    await onRestoreMessage(this.ctx, m, { sessionId: this.session, send: text => this.send(text) });
                 } catch (err) {
                     this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
                     this.post({ type: 'running', running: this.transcript.isRunning });
@@ -333,6 +333,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             this.view.show(true);
         } else {
             await vscode.commands.executeCommand(`${VIEW_CHAT}.focus`);
+        }
+    }
+
+    /** Put a prompt a conversation restore left out back in the input (`restoredPrompt`). */
+    offerPrompt(text: string | null | undefined): void {
+        if (typeof text === 'string' && text !== '') {
+            this.post({ type: 'setPrompt', text });
         }
     }
 
