@@ -69,6 +69,7 @@ export const COMMANDS = {
     exportGit: 'retrace.checkpoint.exportGit',
     showChangesSince: 'retrace.checkpoint.showChangesSince',
     restoreFileBefore: 'retrace.restoreFileBefore',
+    restoreToPrompt: 'retrace.restoreToPrompt',
     undoRestore: 'retrace.undoRestore',
     undoLastRestore: 'retrace.undoLastRestore',
     hunkKeep: 'retrace.hunk.keep',

@@ -1925,6 +1925,11 @@ export interface RestoreResult {
   conversationHead: string | null;
   outcome: RestoreOutcomePayload;
   /**
+   * For ``conversation``/``both``: the words of the first prompt the restore left out of the
+   * conversation (the chat offers them again in its input).
+   */
+  restoredPrompt?: string | null;
+  /**
    * For ``conversation``/``both``: what of the session's terminal state could not be brought
    * back as recorded (a secret variable: its current value kept, or left unset).
    */
@@ -1955,6 +1960,112 @@ export interface RunningAgentTurn {
 }
 export interface RestoreStateResult {
   restored: boolean;
+}
+export interface RestoreToPromptParams {
+  /**
+   * What to do with running background commands (they may overwrite restored files): ``stop``
+   * them first or ``keep`` them running. Absent while some run: a code restore is refused with
+   * the error code ``backgroundTasksRunning`` (a dry run only reports them).
+   */
+  backgroundTasks?: ('stop' | 'keep') | null;
+  dryRun?: boolean;
+  /**
+   * Resolve every conflict by overwriting.
+   */
+  force?: boolean;
+  /**
+   * Ignored: the server resolves the checkpoint from ``prompt``.
+   */
+  id?: string;
+  mode: 'code' | 'conversation' | 'both';
+  /**
+   * Restore only these workspace-relative paths.
+   */
+  paths?: string[] | null;
+  /**
+   * ``before`` the prompt was sent, or the ``end`` of its turn (its final answer kept).
+   */
+  point?: 'before' | 'end';
+  /**
+   * The prompt's message id, or its turn id.
+   */
+  prompt: string;
+  /**
+   * Per-path conflict resolution.
+   */
+  resolutions?: {
+    [k: string]: ('overwrite' | 'skip' | 'merge') | undefined;
+  } | null;
+  sessionId: string;
+  /**
+   * Leave every conflicting file as it is and restore all the others (the outcome's
+   * ``skipped`` lists them); explicit ``resolutions`` still win.
+   */
+  skipConflicts?: boolean;
+  /**
+   * Restore inside a subagent's own timeline: its workspace copy, on disk (``code`` only; the
+   * subagent must not be running).
+   */
+  task?: TaskRef | null;
+  /**
+   * The user accepted restoring code while another agent's turn runs (Claude Code, Gemini
+   * CLI: see the result's ``agentTurns``). Absent while one runs: a code restore is refused with
+   * the error code ``agentTurnRunning`` naming agent, session and since when (a dry run only
+   * reports them). A ``conversation``/``both`` restore of another agent's checkpoint is refused
+   * whatever this says (``conversationNotRestorable``).
+   */
+  whileAgentRuns?: 'proceed' | null;
+}
+export interface RestoreToPromptResult {
+  /**
+   * Other agents' turns running when the restore was planned (a dry run lists them: ask the
+   * user, then send ``whileAgentRuns: "proceed"``).
+   */
+  agentTurns?: RunningAgentTurn[];
+  /**
+   * The client may offer the optional reason question ("Why?") for this restore: only a code
+   * restore that changed files, never an undo or a conversation-only restore, at most once per
+   * 30 minutes (``retrace.app.restore_undo.ask_reason``).
+   */
+  askReason: boolean;
+  /**
+   * Background commands running when the restore was planned (after ``stop``: the ones stopped).
+   */
+  backgroundTasks: BackgroundTaskView[];
+  /**
+   * The code target the prompt's restore point resolved to.
+   */
+  checkpoint: string;
+  /**
+   * For ``conversation``/``both``: the conversation head after the restore.
+   */
+  conversationHead: string | null;
+  /**
+   * ``False``: the code target was derived (a session recorded before prompts had their own
+   * restore point).
+   */
+  exact: boolean;
+  outcome: RestoreOutcomePayload;
+  /**
+   * The prompt's own words (what "Edit and resend" starts from).
+   */
+  promptText: string;
+  /**
+   * For ``conversation``/``both``: the words of the first prompt the restore left out of the
+   * conversation (the chat offers them again in its input).
+   */
+  restoredPrompt?: string | null;
+  /**
+   * For ``conversation``/``both``: what of the session's terminal state could not be brought
+   * back as recorded (a secret variable: its current value kept, or left unset).
+   */
+  terminalNotes: string[];
+  turnId: string | null;
+  /**
+   * ``retrace/restore/undoLast``: what it undid, in words ("Undid: Restore conversation to
+   * “…”", or "Redid: …" when the last restore was itself an undo).
+   */
+  undid: string | null;
 }
 export interface RetraceCheckpointInfo {
   createdAt: string;
@@ -2643,6 +2754,7 @@ export const METHODS = {
   restoreUndoLast: 'retrace/restore/undoLast',
   restoreHunks: 'retrace/restore/hunks',
   restoreHunk: 'retrace/restore/hunk',
+  restoreToPrompt: 'retrace/restore/toPrompt',
   conversationGet: 'retrace/conversation/get',
   conversationSummarize: 'retrace/conversation/summarize',
   editorDidChangeState: 'retrace/editor/didChangeState',
@@ -2697,6 +2809,7 @@ export const METHOD_DIRECTIONS = {
   'retrace/restore/undoLast': 'clientRequest',
   'retrace/restore/hunks': 'clientRequest',
   'retrace/restore/hunk': 'clientRequest',
+  'retrace/restore/toPrompt': 'clientRequest',
   'retrace/conversation/get': 'clientRequest',
   'retrace/conversation/summarize': 'clientRequest',
   'retrace/editor/didChangeState': 'clientNotification',
@@ -2746,6 +2859,7 @@ export interface RequestParams {
   'retrace/restore/undoLast': UndoLastRestoreParams;
   'retrace/restore/hunks': HunksParams;
   'retrace/restore/hunk': RestoreHunkParams;
+  'retrace/restore/toPrompt': RestoreToPromptParams;
   'retrace/conversation/get': ConversationGetParams;
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
@@ -2790,6 +2904,7 @@ export interface RequestResult {
   'retrace/restore/undoLast': RestoreResult;
   'retrace/restore/hunks': HunksResult;
   'retrace/restore/hunk': RestoreHunkResult;
+  'retrace/restore/toPrompt': RestoreToPromptResult;
   'retrace/conversation/get': ConversationView;
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;

@@ -11,6 +11,7 @@ export const SCENARIOS = [
   'agents', 'context', 'lazy', 'trust', 'untrusted',
   'undo',
   'hunks',
+  'chat-restore',
 ];
 
 const asked = process.argv.slice(2);

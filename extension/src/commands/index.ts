@@ -21,6 +21,7 @@ import { exportToGit } from './exportGit';
 import { runRestore, undoLastRestore } from './restore';
 import { registerHunkCommands } from './hunks';
 import type { HunkLens } from '../diff/hunkLens';
+import { isPromptRef, isRestoreMode, restoreToPrompt } from './restorePrompt';
 import { registerTaskCommands } from './tasks';
 import { checkpointPicks, modePicks } from './restorePick';
 import { codeOnlyReason } from '../views/agentModel';
@@ -113,6 +114,7 @@ export function registerCommands(parts: Parts): void {
         if (mode !== 'code' && result?.conversationHead && chat.sessionId !== cp.sessionId) {
             await chat.showSession(cp.sessionId);
         }
+        chat.offerPrompt(result?.restoredPrompt);
         return result;
     };
 
@@ -156,6 +158,16 @@ export function registerCommands(parts: Parts): void {
 
     ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
     registerHunkCommands({ ctx, lens: hunkLens, hooks, afterRestore, head: () => timeline.head, checkpointOf });
+
+    // From the chat: a prompt's restore point (args: a PromptRef and the mode).
+    ctx.registerCommand(COMMANDS.restoreToPrompt, rpc => async (ref: unknown, mode: unknown) => {
+        if (!isPromptRef(ref) || !isRestoreMode(mode)) {
+            throw new Error('restore to a prompt needs the prompt and a mode (code, conversation or both)');
+        }
+        const result = await restoreToPrompt(rpc, ref, mode, hooks, timeline.head);
+        chat.offerPrompt(result?.restoredPrompt);
+        return result;
+    });
 
     ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
         if (typeof path !== 'string' || typeof checkpointId !== 'string') {

@@ -42,6 +42,9 @@ export interface RestoreRequest {
     readonly confirmOverwrite: boolean;
     /** Restore inside this subagent's own timeline (its workspace copy) instead. */
     readonly task?: TaskRef;
+    /** Send each restore request (dry run and real) through another method of the same contract
+     * (a chat prompt's restore point: `retrace/restore/toPrompt`); default `retrace/checkpoint/restore`. */
+    readonly via?: (params: RestoreParams) => Promise<RestoreResult>;
 }
 
 export interface RestoreHooks {
@@ -105,9 +108,10 @@ function dirtyPaths(): Set<string> {
 
 /** Run the whole flow; resolves to the server's last answer, or undefined when the user cancelled. */
 export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
+    const send = req.via ?? ((p: RestoreParams) => rpc.request(METHODS.checkpointRestore, p));
     const params: RestoreParams = { id: req.targetId, mode: req.mode, ...(req.paths ? { paths: [...req.paths] } : {}), ...(req.task ? { task: req.task } : {}) };
     // A conversation-only restore never touches files: nothing to preview or confirm.
-    const dry = req.mode === 'conversation' ? undefined : await rpc.request(METHODS.checkpointRestore, { ...params, dryRun: true });
+    const dry = req.mode === 'conversation' ? undefined : await send({ ...params, dryRun: true });
     // The editor's unsaved text belongs to the user's workspace, never to a subagent's copy.
     const dirty = req.task === undefined ? dirtyPaths() : new Set<string>();
     const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirty);
@@ -166,12 +170,14 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     }
     log.info(`restore ${modeLabel(req.mode)} → ${req.targetId}${req.task ? ` in subagent ${req.task.taskId}` : ''} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths, backgroundTasks: finalParams.backgroundTasks })}`);
     // `skipConflicts` belongs to the restore contract (see restoreDecision.ts).
-    const result = await requestRestore(rpc, finalParams);
+    const result = await requestRestore(send, finalParams);
     if (result === undefined) {
         return undefined;
     }
     const outcome = result.outcome;
-    const conversationMoved = req.mode !== 'code' && result.conversationHead !== null && outcome.kind !== 'failed' && outcome.kind !== 'conflict';
+    // A restore to before the first prompt leaves no head, and says which prompt it left out.
+    const moved = result.conversationHead !== null || (result.restoredPrompt ?? null) !== null;
+    const conversationMoved = req.mode !== 'code' && moved && outcome.kind !== 'failed' && outcome.kind !== 'conflict';
     const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved, keptOut);
     // What of the agent's terminal could not come back as recorded (secret variables), as the server says.
     const terminal = conversationMoved ? (result.terminalNotes ?? []).map(n => ` Terminal: ${n}.`).join('') : '';
@@ -204,9 +210,9 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
  * (`agentTurnRunning`, its message names agent, session and since when): the user is asked with
  * one modal and the request sent again with `whileAgentRuns: "proceed"`, or nothing happens.
  */
-async function requestRestore(rpc: Rpc, params: RestoreParams): Promise<RestoreResult | undefined> {
+async function requestRestore(send: (p: RestoreParams) => Promise<RestoreResult>, params: RestoreParams): Promise<RestoreResult | undefined> {
     try {
-        return await rpc.request(METHODS.checkpointRestore, params);
+        return await send(params);
     } catch (err) {
         if (!isAgentRefusal(err) || params.whileAgentRuns === 'proceed') {
             throw err;
@@ -215,7 +221,7 @@ async function requestRestore(rpc: Rpc, params: RestoreParams): Promise<RestoreR
         if ((await prompter().modal(message, 'Wait for the turn to end, or restore the code anyway.', [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
             return undefined;
         }
-        return rpc.request(METHODS.checkpointRestore, { ...params, whileAgentRuns: 'proceed' });
+        return send({ ...params, whileAgentRuns: 'proceed' });
     }
 }
 

@@ -98,7 +98,7 @@ export class ChatTranscript {
         switch (e.kind) {
             case 'turnStarted':
                 this.running = true;
-                return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text, ...withAttachments(e.attachments) })];
+                return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text, ...withAttachments(e.attachments), ...(e.turnId ? { prompt: e.turnId } : {}) })];
             case 'textDelta': {
                 const last = this.items[this.items.length - 1];
                 if (last?.kind === 'assistant') {
@@ -204,7 +204,7 @@ export class ChatTranscript {
                         m.kind === 'summary'
                             ? { kind: 'notice', id, text: `Summary: ${text}` }
                             : m.role === 'user'
-                              ? { kind: 'user', id, text, ...(m.kind === 'prompt' && j === lastText(m.content) ? withAttachments(m.attachments) : {}) }
+                              ? { kind: 'user', id, text, ...(m.kind === 'prompt' && j === lastText(m.content) ? { ...withAttachments(m.attachments), prompt: m.id } : {}) }
                               : { kind: 'assistant', id, text },
                     );
                 } else if (block['type'] === 'tool_use' && typeof block['id'] === 'string' && typeof block['name'] === 'string') {

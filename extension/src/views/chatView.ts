@@ -12,6 +12,8 @@ import { METHODS, type AgentEvent, type PermissionRequest, type PermissionRespon
 import { errorMessage, log } from '../logging';
 import { chatBanner, isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../webview/messages';
 import { onLogMessage } from './chatLogActions';
+import { onRestoreMessage } from './chatRestore';
+import { PROMPT_ACTIONS_CSS } from '../webview/promptActionsStyle';
 import { ChatTranscript } from './chatModel';
 import { LOG_CSS } from './chatLogStyle';
 import { ReviewDocuments, reviewView } from './permissionReview';
@@ -130,7 +132,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private html(webview: vscode.Webview, script: vscode.Uri): string {
         return webviewHtml(webview, {
             title: 'Retrace Chat',
-            css: `${CSS}${LOG_CSS}${COMPOSER_CSS}`,
+            css: `${CSS}${LOG_CSS}${COMPOSER_CSS}${PROMPT_ACTIONS_CSS}`,
             script,
             body: `<div id="banner" role="note"></div>
 <div id="status" role="status"></div>
@@ -230,6 +232,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             case 'openCheckpoint':
                 await onLogMessage(this.ctx, m, reply => this.post(reply));
                 return;
+            case 'restorePrompt':
+            case 'restoreCheckpoint':
+            case 'editResend':
+                try {
+                    await onRestoreMessage(this.ctx, m, { sessionId: this.session, send: text => this.send(text) });
+                } catch (err) {
+                    this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
+                    this.post({ type: 'running', running: this.transcript.isRunning });
+                }
+                return;
         }
     }
 
@@ -321,6 +333,13 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             this.view.show(true);
         } else {
             await vscode.commands.executeCommand(`${VIEW_CHAT}.focus`);
+        }
+    }
+
+    /** Put a prompt a conversation restore left out back in the input (`restoredPrompt`). */
+    offerPrompt(text: string | null | undefined): void {
+        if (typeof text === 'string' && text !== '') {
+            this.post({ type: 'setPrompt', text });
         }
     }
 

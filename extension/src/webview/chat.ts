@@ -10,6 +10,7 @@ import { permissionView, type CommandLine } from './permissionView';
 import { handleLogClicks, renderAssistant, renderUsage, showToolDiff, toolExtras } from './renderLog';
 import { Coalescer } from './throttle';
 import { attachedNode, createComposer } from './composer';
+import { promptActions } from './promptActions';
 
 interface VsCodeApi {
     postMessage(message: WebviewMessage): void;
@@ -68,6 +69,12 @@ function render(item: ChatItem): HTMLElement {
                 });
                 row.append(retry);
                 box.append(row);
+            } else if (item.prompt !== undefined) {
+                const sent = (): void => {
+                    running = true;
+                    updateButtons();
+                };
+                box.append(promptActions(box, item.prompt, item.text, m => vscode.postMessage(m), () => send.disabled, sent));
             }
             return box;
         }
@@ -251,6 +258,12 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
             break;
         case 'files':
             composer.showFiles(m.requestId, m.paths);
+            break;
+        case 'setPrompt':
+            // A conversation restore left this prompt out: it is offered again, never sent.
+            prompt.value = m.text;
+            prompt.focus();
+            prompt.setSelectionRange(m.text.length, m.text.length);
             break;
     }
     updateButtons();

@@ -5,13 +5,15 @@
 
 import { isLogWebviewMessage, type LogHostMessage, type LogWebviewMessage, type UsageItem } from './logMessages';
 import type { EditorSnapshot } from './composerModel';
+import { isRestoreWebviewMessage, type RestoreHostMessage, type RestoreWebviewMessage } from './restoreMessages';
 
 export type ToolStatus = 'running' | 'ok' | 'error' | 'denied' | 'interrupted' | 'cancelled';
 export type Decision = 'allow' | 'deny' | 'allowAlways';
 
 export type ChatItem =
     /** `failed`: the turn ended without finishing (error, cancel, crash); the chat offers Retry. */
-    | { readonly kind: 'user'; readonly id: string; readonly text: string; readonly failed?: string; readonly attachments?: readonly string[] }
+    /** `prompt`: the prompt's message or turn id (its restore point: Restore and Edit and resend). */
+    | { readonly kind: 'user'; readonly id: string; readonly text: string; readonly failed?: string; readonly attachments?: readonly string[]; readonly prompt?: string }
     | { readonly kind: 'assistant'; readonly id: string; readonly text: string }
     /** `checkpoint`: the checkpoint the call ended in (its inline diff and link). */
     | { readonly kind: 'tool'; readonly id: string; readonly tool: string; readonly summary: string; readonly status: ToolStatus; readonly output: string; readonly checkpoint?: string }
@@ -101,6 +103,7 @@ export type HostMessage =
     | { readonly type: 'serverState'; readonly accepting: boolean; readonly message: string }
     | { readonly type: 'banner'; readonly banner: Banner | null }
     | LogHostMessage
+    | RestoreHostMessage
     /** The active editor as the input's context chip shows it (undefined: none, or switched off). */
     | { readonly type: 'context'; readonly editor: EditorSnapshot | undefined }
     /** The `@` completion's answer to the `files` request with the same id. */
@@ -123,14 +126,15 @@ export type WebviewMessage =
     | { readonly type: 'showReview'; readonly requestId: string }
     /** A banner button. */
     | { readonly type: 'command'; readonly command: BannerCommand }
-    | LogWebviewMessage;
+    | LogWebviewMessage
+    | RestoreWebviewMessage;
 
 export function isWebviewMessage(value: unknown): value is WebviewMessage {
     if (typeof value !== 'object' || value === null || !('type' in value)) {
         return false;
     }
     const type = (value).type;
-    if (isLogWebviewMessage(value)) {
+    if (isLogWebviewMessage(value) || isRestoreWebviewMessage(value)) {
         return true;
     }
     if (type === 'command') {

@@ -10,6 +10,7 @@ import { el } from './dom';
 import { isAllowedLink, renderMarkdown } from './markdown';
 import type { ChatItem, HostMessage, WebviewMessage } from './messages';
 import { usageLine, usageSpoken } from './usageLine';
+import { checkpointRestore } from './promptActions';
 
 type Post = (m: WebviewMessage) => void;
 type ToolItem = Extract<ChatItem, { kind: 'tool' }>;
@@ -81,7 +82,7 @@ export function toolExtras(item: ToolItem, post: Post): HTMLElement | undefined 
     link.type = 'button';
     link.setAttribute('aria-label', `Open the changes of checkpoint ${checkpoint.slice(0, 8)} (${item.summary})`);
     link.addEventListener('click', () => post({ type: 'openCheckpoint', checkpoint }));
-    box.append(changes, link);
+    box.append(changes, link, checkpointRestore(checkpoint, item.summary, post));
     return box;
 }
 

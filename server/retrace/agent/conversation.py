@@ -198,6 +198,9 @@ class Conversation:
     compacted: dict[str, str] = field(default_factory=dict)
     """Compaction summary message id → the last original message it stands for."""
     _compacting: str | None = None
+    turn_heads: dict[str, str | None] = field(default_factory=dict)
+    """Each turn (in journal order) → the store's head when its prompt was sent (``None``: not
+    recorded). What "before this prompt" restores (:mod:`retrace.app.prompt_points`)."""
     measured: tuple[str | None, int] | None = None
     """(head the latest model request was sent at, its input tokens as the API counted them:
     uncached + cache reads + cache writes). In memory only: what compaction measures against."""
@@ -254,6 +257,8 @@ class Conversation:
             self.turn_usage[turn_id] = self.turn_usage.get(turn_id, UsageTotals()).plus(event)
 
     def _turn(self, event: dict[str, Any]) -> None:
+        head = event.get("headCheckpoint")
+        self.turn_heads[str(event.get("turnId"))] = head if isinstance(head, str) else None
         if self.title is None:
             self.title = str(event.get("text", ""))[:200]
         if self.created_at is None:

@@ -21,7 +21,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from retrace import credentials
 from retrace.agent.background import BackgroundTasks
@@ -30,12 +30,10 @@ from retrace.agent.conversation import (
     Conversation,
     ConversationView,
     StoredMessage,
-    api_messages,
     new_id,
     now_iso,
     parse_cursor,
     results_for_batch,
-    tool_uses,
 )
 from retrace.agent.editor_context import Attachment, EditorContext, format_attachments, recorded_attachment
 from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
@@ -57,6 +55,7 @@ from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, jour
 from retrace.agent.settings import AgentSettings
 from retrace.agent.subagents.service import TaskService
 from retrace.agent.subagents.topology import cut_off, fold
+from retrace.agent.summary_cut import SummaryDirection, api_groups, assemble_summary, split_for_summary
 from retrace.agent.terminal import revive
 from retrace.agent.tool_call import emit_checkpoint, record_background
 from retrace.engine.engine import Engine
@@ -72,7 +71,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SummaryDirection = Literal["from", "upTo"]
 _T = TypeVar("_T")
 
 
@@ -86,6 +84,12 @@ class SessionRestored:
     """What could not be brought back as it was (secret variables: kept or left unset)."""
     before: tuple[str | None, TerminalState] | None = None
     """The head and terminal state it moved away from (what an undo moves back to)."""
+
+
+@dataclass(frozen=True)
+class MessageAt:
+    head: str | None
+    """The conversation head to restore to (``None``: before the first message)."""
 
 
 class AgentService:
@@ -306,7 +310,10 @@ class AgentService:
             await self.host.emit(
                 TurnStarted(session_id=sid, turn_id=turn_id, text=text, attachments=attachment.summary)
             )
-            await journal(rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso()))
+            head = await self.gate.call(lambda: self.engine.history.head_id)  # "before this prompt"
+            await journal(
+                rt, conv, TurnEvent(turn_id=turn_id, text=text, created_at=now_iso(), head_checkpoint=head)
+            )
             rt.extra_tools = await self.mcp.specs(
                 lambda m: self.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=m))
             )
@@ -395,20 +402,29 @@ class AgentService:
         """:meth:`restore_session`'s conversation view."""
         return (await self.restore_session(session_id, checkpoint_id)).view
 
-    async def restore_session(self, session_id: str, checkpoint_id: str) -> SessionRestored:
+    async def folded(self, session_id: str, *, create: bool = False) -> Conversation:
+        """The session's conversation as folded from its journal (read it, never change it)."""
+        return await self._conversation(session_id, create=create)
+
+    async def restore_session(
+        self, session_id: str, checkpoint_id: str, at: MessageAt | None = None
+    ) -> SessionRestored:
         """Move the session's conversation head, and its terminal state, to where they were at the
         checkpoint (non-destructive). A cursor in the middle of a tool batch answers the later
         calls with "not run: restored"; a checkpoint from before the session's first message gives
         an empty conversation. A secret variable's value was never recorded: the session keeps
         its current value when it has one, else it is left unset (said in ``terminal_notes``,
-        the log, and the next command's result)."""
+        the log, and the next command's result). ``at``: this head instead of the checkpoint's
+        cursor (a prompt's restore point, :mod:`retrace.app.prompt_points`)."""
         self._require_idle(session_id)
         checkpoint = await self.gate.call(self.engine.get, checkpoint_id)
         conv = await self._conversation(session_id, create=True)
         before = (conv.head, conv.terminal_session().state.record())
         rt = self._runtime()
-        cursor = await self._cursor_of(checkpoint, session_id)
-        head: str | None = None
+        cursor = await self._cursor_of(checkpoint, session_id) if at is None else None
+        head: str | None = None if at is None else at.head
+        if head is not None and head not in conv.messages:
+            raise RetraceError(f"message {head[:100]!r} is not in session {session_id}")
         if cursor is not None:
             message_id, call_id = parse_cursor(cursor)
             message = conv.messages.get(message_id)
@@ -476,9 +492,9 @@ class AgentService:
                 f"checkpoint {checkpoint.id} is not on the current conversation branch; "
                 "restore the conversation to it first"
             )
-        groups = _api_groups(chain, conv)
+        groups = api_groups(chain, conv)
         index = next(i for i, (_, ids) in enumerate(groups) if message_id in ids)
-        keep_before, summarized, keep_after = _split(groups, index, direction)
+        keep_before, summarized, keep_after = split_for_summary(groups, index, direction)
         if not summarized:
             where = "after" if direction == "from" else "up to"
             raise RetraceError(f"nothing to summarize {where} checkpoint {checkpoint.id}")
@@ -486,7 +502,7 @@ class AgentService:
         summary = await self._write_summary(rt, conv, [m for m, _ in summarized])
         span = "after" if direction == "from" else "up to"
         note = f"[Summary of the conversation {span} checkpoint {checkpoint.id}]\n{summary}"
-        new_chain = _assemble(keep_before, note, keep_after)
+        new_chain = assemble_summary(keep_before, note, keep_after)
         await journal(rt, conv, _head_event(None, checkpoint.id, None, reason="summary"))
         head: str | None = None
         for role, content in new_chain:
@@ -541,54 +557,6 @@ def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:
     if len(changes) > 100:
         lines.append(f"- ... and {len(changes) - 100} more")
     return "\n".join(lines) + "]"
-
-
-def _api_groups(chain: list[StoredMessage], conv: Conversation) -> list[tuple[dict[str, Any], list[str]]]:
-    """The API messages of a chain, each with the ids of the stored messages merged into it."""
-    messages = api_messages(chain, conv)
-    groups: list[tuple[dict[str, Any], list[str]]] = []
-    position = 0
-    for message in messages:
-        ids: list[str] = []
-        while position < len(chain) and chain[position].role == message["role"]:
-            ids.append(chain[position].id)
-            position += 1
-        groups.append((message, ids))
-    return groups
-
-
-Group = tuple[dict[str, Any], list[str]]
-
-
-def _split(
-    groups: list[Group], index: int, direction: SummaryDirection
-) -> tuple[list[Group], list[Group], list[Group]]:
-    """(kept before, summarized, kept after) around the API message at ``index``, cut where the
-    history stays valid: never between a tool call and its result."""
-    if direction == "upTo":
-        end = next(
-            (j for j in range(index + 1, len(groups)) if groups[j][0]["role"] == "assistant"), len(groups)
-        )
-        return [], groups[:end], groups[end:]
-    keep = index + 1
-    if (
-        groups[index][0]["role"] == "assistant"
-        and tool_uses(groups[index][0]["content"])
-        and keep < len(groups)
-    ):
-        keep += 1  # the results of the cursor's batch stay with it
-    return groups[:keep], groups[keep:], []
-
-
-def _assemble(before: list[Group], note: str, after: list[Group]) -> list[tuple[str, list[dict[str, Any]]]]:
-    out: list[tuple[str, list[dict[str, Any]]]] = [(m["role"], list(m["content"])) for m, _ in before]
-    summary_block = {"type": "text", "text": note}
-    if out and out[-1][0] == "user":
-        out[-1][1].append(summary_block)
-    else:
-        out.append(("user", [summary_block]))
-    out.extend((m["role"], list(m["content"])) for m, _ in after)
-    return out
 
 
 def _prompt_message(conv: Conversation, ref: str) -> StoredMessage | None:

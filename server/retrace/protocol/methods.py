@@ -22,6 +22,7 @@ from retrace.protocol import health as hv
 from retrace.protocol import hunks as hu
 from retrace.protocol import metrics as mx
 from retrace.protocol import models as m
+from retrace.protocol import prompt_restore as pr
 from retrace.protocol import remote as r
 from retrace.protocol import tasks as t
 from retrace.protocol.file_history import FileHistoryParams, FileHistoryResult
@@ -275,6 +276,15 @@ METHODS: tuple[MethodSpec, ...] = (
         "Put one hunk's checkpoint lines back through workspace/applyEdit (a restore checkpoint; "
         "undoable with retrace/restore/undoLast); a file changed since is hunkConflict, nothing "
         "written.",
+    ),
+    MethodSpec(
+        "restoreToPrompt",
+        "retrace/restore/toPrompt",
+        "clientRequest",
+        pr.RestoreToPromptParams,
+        pr.RestoreToPromptResult,
+        "Restore code, conversation or both to before a chat prompt, or to the end of its turn "
+        "(the server resolves the checkpoint and conversation head; dryRun previews).",
     ),
     # ---------------------------------------------------------------- conversation
     MethodSpec(

@@ -488,6 +488,9 @@ class RestoreResult(CamelModel):
     undid: str | None = None
     """``retrace/restore/undoLast``: what it undid, in words ("Undid: Restore conversation to
     “…”", or "Redid: …" when the last restore was itself an undo)."""
+    restored_prompt: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """For ``conversation``/``both``: the words of the first prompt the restore left out of the
+    conversation (the chat offers them again in its input)."""
 
 
 # --------------------------------------------------------------------------- statistics

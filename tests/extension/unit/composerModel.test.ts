@@ -88,7 +88,7 @@ suite('composer model (chat input context)', () => {
     test('the transcript shows a prompt with its attachments, live and after a reload', () => {
         const t = new ChatTranscript();
         t.apply({ kind: 'turnStarted', sessionId: 's', turnId: 't1', text: 'explain', attachments: ['app.py:1-2 (selection)'] });
-        assert.deepEqual(t.all[0], { kind: 'user', id: 'turn:t1', text: 'explain', attachments: ['app.py:1-2 (selection)'] });
+        assert.deepEqual(t.all[0], { kind: 'user', id: 'turn:t1', text: 'explain', attachments: ['app.py:1-2 (selection)'], prompt: 't1' });
 
         const view: ConversationView = {
             sessionId: 's',

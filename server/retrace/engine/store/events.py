@@ -89,6 +89,9 @@ class TurnEvent(_Event):
     turn_id: str
     text: str
     created_at: str | None = None
+    head_checkpoint: str | None = None
+    """The store's head when the prompt was sent: the code "before this prompt" (absent in
+    journals written before it was recorded)."""
 
 
 class TurnEndEvent(_Event):

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from retrace.lsp.services import timeline
 from retrace.lsp.services.restore import RestoreService
+from retrace.lsp.services.restore_prompt import restore_to_prompt
 from retrace.lsp.trust import require_trusted
 from retrace.protocol.models import (
     CheckpointDetail,
@@ -22,6 +23,7 @@ from retrace.protocol.models import (
     TimelineTreeResult,
     UndoLastRestoreParams,
 )
+from retrace.protocol.prompt_restore import RestoreToPromptParams, RestoreToPromptResult
 
 if TYPE_CHECKING:
     from retrace.lsp.rpc import Handler
@@ -63,6 +65,13 @@ async def undo_last_restore(ls: RetraceServer, params: UndoLastRestoreParams) ->
     )
 
 
+async def restore_to_prompt_handler(
+    ls: RetraceServer, params: RestoreToPromptParams
+) -> RestoreToPromptResult:
+    require_trusted(ls, "Restoring to a prompt")
+    return await restore_to_prompt(RestoreService(ls, await ls.services()), params)
+
+
 HANDLERS: dict[str, Handler] = {
     "retrace/timeline/get": timeline_get,
     "retrace/timeline/tree": timeline_tree,
@@ -71,4 +80,5 @@ HANDLERS: dict[str, Handler] = {
     "retrace/checkpoint/diff": diff,
     "retrace/checkpoint/restore": restore,
     "retrace/restore/undoLast": undo_last_restore,
+    "retrace/restore/toPrompt": restore_to_prompt_handler,
 }

@@ -43,12 +43,14 @@ from retrace.app.restore import (
     BackgroundChoice,
     WhileAgentRuns,
     disk_request,
+    moves_conversation,
     refuse_conversation,
     restore_code_on_disk,
     settle_agents,
     settle_background,
     touches_code,
 )
+from retrace.app.restore_conversation import ConversationTarget, move_conversation
 from retrace.app.restore_undo import undid_words
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
@@ -79,9 +81,9 @@ from retrace.lsp.services.editor_edit import (
     with_unsaved_conflicts,
 )
 from retrace.lsp.services.restore_undo import (
-    move_conversation,
     reason_allowed,
     record,
+    undo_conversation,
     undo_lock,
     undo_params,
 )
@@ -101,6 +103,7 @@ from retrace.protocol.tasks import TaskRef
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
+    from retrace.agent.session import SessionRestored
     from retrace.bootstrap import Services
     from retrace.engine.models import RestoreOutcome
     from retrace.lsp.server import RetraceServer
@@ -115,14 +118,21 @@ class RestoreService:
 
     # ------------------------------------------------------------------ entry points
     async def restore(
-        self, params: RestoreParams, *, undoing: RestoreRecordEvent | None = None
+        self,
+        params: RestoreParams,
+        conversation: ConversationTarget | None = None,
+        *,
+        undoing: RestoreRecordEvent | None = None,
     ) -> RestoreResult:
-        """A restore; with ``undoing``, the undo of that recorded restore (its conversation goes
-        back to the head it recorded, not to the target's)."""
+        """``conversation``: whose conversation moves and where (default: the checkpoint's own
+        session, to its cursor; another agent's checkpoint then restores code only). With
+        ``undoing``, the undo of that recorded restore (its conversation goes back to the head it
+        recorded, not to the target's)."""
         if params.task is not None:
             return await self._in_task(params, params.task)
         target = await self.services.run(lambda e: e.get(params.id))
-        await self.services.run(lambda e: refuse_conversation(e, target.id, params.mode))
+        if conversation is None:
+            await self.services.run(lambda e: refuse_conversation(e, target.id, params.mode))
         if not params.dry_run:
             await self._refuse_while_running()
         agents = await self.services.run(
@@ -145,7 +155,14 @@ class RestoreService:
             outcome = await self.services.run(lambda e: restore_code_on_disk(e, request))
         head: str | None = None
         notes: list[str] = []
-        restored = await move_conversation(self.services, target, params, outcome, undoing)
+        left_out: str | None = None
+        restored: SessionRestored | None = None
+        if undoing is not None:
+            restored = await undo_conversation(self.services, target, params, outcome, undoing)
+        elif moves_conversation(params.mode, outcome):
+            whose = conversation or ConversationTarget(target.session_id)
+            moved = await move_conversation(self.services.agent, whose, target.id)
+            restored, left_out = moved.restored, moved.restored_prompt
         if restored is not None:
             head, notes = restored.view.head, restored.terminal_notes
         await record(self.services, target, params.mode, outcome, restored=restored, undoing=undoing)
@@ -165,6 +182,7 @@ class RestoreService:
             agent_turns=agents,
             ask_reason=reason_allowed(self.server, outcome, undo=undoing is not None),
             undid=undid_words(undoing) if undoing is not None else None,
+            restored_prompt=left_out,
         )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:

@@ -90,18 +90,15 @@ async def undo_params(
     return last, params
 
 
-async def move_conversation(
+async def undo_conversation(
     services: Services,
     target: Checkpoint,
     params: RestoreParams,
     outcome: RestoreOutcome,
-    undoing: RestoreRecordEvent | None,
+    undoing: RestoreRecordEvent,
 ) -> SessionRestored | None:
-    """The conversation half: the target's position, or (an undo) the recorded head."""
-    if undoing is None:
-        if not moves_conversation(params.mode, outcome):
-            return None
-        return await services.agent.restore_session(target.session_id, target.id)
+    """An undo's conversation half: back to the head the undone restore recorded (a normal
+    restore's is ``app/restore_conversation.move_conversation``)."""
     if undoing.session_id is None or not moves_conversation("conversation", outcome):
         return None
     terminal = undoing.terminal_before or TerminalState()
