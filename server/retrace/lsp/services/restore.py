@@ -50,6 +50,7 @@ from retrace.app.restore import (
     settle_background,
     touches_code,
 )
+from retrace.app.restore_side import tell_code_restore, with_stopped
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
@@ -140,6 +141,9 @@ class RestoreService:
         if moves_conversation(params.mode, outcome):
             restored = await self.services.agent.restore_session(target.session_id, target.id)
             head, notes = restored.view.head, restored.terminal_notes
+            background = with_stopped(background, restored.stopped)  # started after the target
+        elif params.mode == "code" and not params.dry_run:
+            await tell_code_restore(self.services.agent, target, outcome)
         if not params.dry_run and outcome.kind == "applied":
             self._remember_undo(outcome)
             await self._restore_editor_state(target)
