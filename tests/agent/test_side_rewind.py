@@ -134,3 +134,29 @@ async def test_a_code_only_restore_is_told_to_the_model_at_the_next_prompt(
     await h.turn("and now?", sid)
     later = h.fake.requests[-1]["messages"][-1]["content"]
     assert not any("restored" in b.get("text", "") for b in later if b.get("type") == "text")
+
+
+async def test_a_code_restore_then_its_undo_tells_nothing(make_harness: HarnessFactory) -> None:
+    h: Harness = await make_harness(
+        [
+            call("write_file", path="a.txt", content="A"),
+            {"text": "wrote a"},
+            call("write_file", path="a.txt", content="AA"),
+            {"text": "rewrote a"},
+            {"text": "ok"},
+        ]
+    )
+    sid = await h.turn("write a")
+    target = tool_checkpoints(h, sid)[-1]
+    await h.turn("rewrite a", sid)
+    before = h.engine.head.id
+    for checkpoint in (target.id, before):  # the restore, then its undo
+        outcome = await asyncio.to_thread(
+            restore_code_on_disk, h.engine, RestoreRequest(checkpoint=checkpoint, mode="code")
+        )
+        assert outcome.kind == "applied"
+        await h.service.note_code_restore(sid, outcome)
+    assert (h.workspace / "a.txt").read_text() == "AA"
+    await h.turn("what now?", sid)
+    sent = h.fake.requests[-1]["messages"][-1]["content"]
+    assert [b["text"] for b in sent if b.get("type") == "text"] == ["what now?"]

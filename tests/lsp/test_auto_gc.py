@@ -36,8 +36,17 @@ class Services:
 
 
 @dataclass
+class Metrics:
+    checks: int = 0
+
+    async def check(self) -> None:
+        self.checks += 1
+
+
+@dataclass
 class Server:
     sent: list[tuple[str, Any]] = field(default_factory=list)
+    metrics: Metrics = field(default_factory=Metrics)
 
     def send_notification(self, method: str, params: Any) -> None:
         self.sent.append((method, params))
@@ -77,6 +86,7 @@ async def test_an_idle_stretch_collects_once_and_keeps_the_head(engine: Engine) 
     assert auto_gc.RUNS.runs == runs + 1
     assert len(engine.timeline()) <= 3 and engine.head.id == head
     assert [m for m, _ in server.sent] == ["retrace/timeline/didChange"]
+    assert server.metrics.checks == 1, "the storage alerts are measured again"
     assert await auto_gc.cleanup_if_due(server, services, "again") is None  # type: ignore[arg-type]
 
 

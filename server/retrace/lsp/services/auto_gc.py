@@ -8,7 +8,7 @@ age quotas from memory, the size quota from a walk of the store made off the gat
 while an agent turn runs (its checkpoints are in flight) — the same collection, through the same
 gate, as *Retrace: Collect Garbage* (:func:`store_health.collect_garbage`): it keeps the head,
 and a subagent's store (``<store>/tasks/``) is its own, never touched from here. What it removed
-is logged, and counted (:data:`RUNS`, for the storage status and the metrics).
+is logged and counted (:data:`RUNS`), and the storage measure (its alerts) is taken again.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ async def cleanup_if_due(server: RetraceServer, services: Services, why: str) ->
     except RetraceError as e:  # a turn started meanwhile, a store that cannot be written
         log.info("automatic cleanup (%s) skipped: %s", why, e)
         return None
+    await server.metrics.check()  # the storage measure and its alerts see the room made
     RUNS.runs += 1
     RUNS.checkpoints_dropped += report.checkpoints_dropped
     RUNS.bytes_freed += report.bytes_freed
