@@ -1279,6 +1279,11 @@ export interface RemoteSettings {
   workspaceName?: string | null;
 }
 export interface RetentionPolicy {
+  /**
+   * The editor's server applies retention on its own at start-up and after this long with
+   * no agent turn (``0``: never on its own; an explicit collection still works).
+   */
+  idleMinutes?: number;
   maxAgeDays?: number;
   /**
    * Total store size quota.

@@ -12,6 +12,7 @@ export const SCENARIOS = [
   'undo',
   'hunks',
   'chat-restore',
+  'side-rewind',
 ];
 
 const asked = process.argv.slice(2);

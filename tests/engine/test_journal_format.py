@@ -45,6 +45,7 @@ ADDED_SINCE_V1: dict[str, Any] = {
     "cacheCreationInputTokens": 0,
     "cacheReadInputTokens": 0,
     "checkpointId": None,
+    "codeFrom": None,
     "conflicts": {},
     "counted": True,
     "mode": None,

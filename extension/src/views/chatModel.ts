@@ -200,6 +200,10 @@ export class ChatTranscript {
                     if (m.kind === 'prompt' && isAttachmentText(text)) {
                         return; // shown as the prompt's "attached" line
                     }
+                    if (m.kind === 'prompt' && j !== lastText(m.content) && text.startsWith('[Retrace note:')) {
+                        this.items.push({ kind: 'notice', id, text }); // told to the model, not typed by the user
+                        return;
+                    }
                     this.items.push(
                         m.kind === 'summary'
                             ? { kind: 'notice', id, text: `Summary: ${text}` }

@@ -36,7 +36,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -93,6 +93,9 @@ class BackgroundTask:
     pump: asyncio.Task[None] | None = field(default=None, repr=False)
     since: int | None = None
     """Its shell's start time (:attr:`retrace.agent.processes.Identity.since`)."""
+    after: str | None = None
+    """The newest checkpoint when it started (a conversation restore to a checkpoint this is
+    not a strict ancestor of stops it: :mod:`retrace.agent.rewind`)."""
 
     @property
     def pid(self) -> int:
@@ -202,11 +205,15 @@ class BackgroundTasks:
         proc: asyncio.subprocess.Process,
         token: str,
         make_buffer: Callable[[], OutputBuffer],
+        *,
+        after: str | None = None,
     ) -> Started:
-        """Take over a spawned background command: pump its output, record it, announce it."""
+        """Take over a spawned background command: pump its output, record it, announce it
+        (``after``: the newest checkpoint now)."""
         handle = f"bg-{self._next}"
         self._next += 1
         task = BackgroundTask(handle, session_id, command, proc, token, _now(), make_buffer, make_buffer())
+        task.after = after
         task.since = await asyncio.to_thread(start_time, proc.pid)
         self._tasks[handle] = task
         await self._save_records()
@@ -281,9 +288,11 @@ class BackgroundTasks:
         if self._calls.pop(identity.token, None) is not None:
             await self._save_records()
 
-    def launcher(self, session_id: str) -> SessionLauncher:
+    def launcher(
+        self, session_id: str, anchor: Callable[[], Awaitable[str | None]] | None = None
+    ) -> SessionLauncher:
         """What ``run_command`` of ``session_id`` hands its background commands to."""
-        return SessionLauncher(self, session_id)
+        return SessionLauncher(self, session_id, anchor)
 
     # ------------------------------------------------------------------ views
     def tasks(self, session_id: str | None = None) -> list[BackgroundTask]:
@@ -410,6 +419,8 @@ class SessionLauncher:
 
     tasks: BackgroundTasks
     session_id: str
+    anchor: Callable[[], Awaitable[str | None]] | None = None
+    """The newest checkpoint, asked when a command starts (``None``: not known)."""
 
     def identity(self) -> tuple[str, dict[str, str]]:
         return self.tasks.new_token()
@@ -417,7 +428,8 @@ class SessionLauncher:
     async def adopt(
         self, command: str, proc: asyncio.subprocess.Process, token: str, make_buffer: Callable[[], Any]
     ) -> tuple[str, int]:
-        started = await self.tasks.adopt(self.session_id, command, proc, token, make_buffer)
+        after = await self.anchor() if self.anchor is not None else None
+        started = await self.tasks.adopt(self.session_id, command, proc, token, make_buffer, after=after)
         return started.handle, started.pid
 
     async def track(self, identity: Identity, command: str) -> None:

@@ -154,6 +154,8 @@ class StoredMessage:
     created_at: str | None
     note_from_before: str | None = None
     """For a prompt: the pending restore note it consumed (given back if it is withdrawn)."""
+    code_note_before: tuple[str, str] | None = None
+    """For a prompt: the pending code-restore note it consumed (given back if withdrawn)."""
     attachments: list[str] = field(default_factory=list)
 
 
@@ -187,6 +189,8 @@ class Conversation:
     """Each turn's own sums (what the chat shows at the end of a turn)."""
     note_from: str | None = None
     """Checkpoint of a conversation restore whose file changes the next prompt must mention."""
+    code_note: tuple[str, str] | None = None
+    """A code-only restore the next prompt must mention: (what the model last saw, target)."""
     title: str | None = None
     created_at: str | None = None
     withdrawn: list[WithdrawnPrompt] = field(default_factory=list)
@@ -242,11 +246,16 @@ class Conversation:
         if message.role == "user" and message.kind == "prompt":
             message.note_from_before = self.note_from
             self.note_from = None
+            message.code_note_before = self.code_note
+            self.code_note = None
 
     def _head(self, event: dict[str, Any]) -> None:
         self.head = event.get("head")
         self._compacting = event.get("summarized") if event.get("reason") == "compaction" else None
         self.note_from = event.get("noteFrom")
+        code_from, target = event.get("codeFrom"), event.get("checkpointId")
+        if isinstance(code_from, str) and isinstance(target, str):
+            self.code_note = (code_from, target)
         if event.get("terminal") is not None:
             self.terminal = TerminalState.model_validate(event["terminal"])
 
@@ -298,6 +307,7 @@ class Conversation:
         if self.head == message.id:
             self.head = message.parent
             self.note_from = message.note_from_before
+            self.code_note = message.code_note_before
         self.withdrawn.append(
             WithdrawnPrompt(
                 message_id=message.id,

@@ -7,13 +7,16 @@ allows, ``deny`` refuses, ``ask`` asks the host (the user); the tools of MCP ser
 (``mcp__<server>__<tool>``) are a class of their own with its own setting (``mcp``, default
 ``ask``: such a tool can do anything its server can). An ``allowAlways`` answer allows that
 tool for the rest of the session (kept in memory only: a restart asks again, which is the safe
-direction). Every question carries the complete text of what would run
+direction); each answer remembers the newest checkpoint when it was given (its *anchor*), so a
+conversation restore drops the answers given after its target (:meth:`PermissionPolicy.rewind`,
+:mod:`retrace.agent.rewind`). Every question carries the complete text of what would run
 (:mod:`retrace.agent.review`), so the user approves exactly what they can see.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any, Literal
 
 from retrace.agent.events import AgentHost, PermissionRequest
@@ -40,6 +43,8 @@ class PermissionPolicy:
     def __init__(self, settings: PermissionSettings) -> None:
         self.settings = settings
         self._always: dict[str, set[str]] = {}
+        self._anchors: dict[str, dict[str, str | None]] = {}
+        """Session → tool → the newest checkpoint when its ``allowAlways`` was given."""
 
     def setting_for(self, tool: str) -> PermissionSetting:
         if is_mcp_tool(tool) and tool not in TOOLS:
@@ -68,7 +73,9 @@ class PermissionPolicy:
         tool_input: dict[str, Any],
         *,
         request_id: str | None = None,
+        anchor: str | None = None,
     ) -> Literal["allow", "deny"]:
+        """``anchor``: the newest checkpoint now (kept with an ``allowAlways`` answer)."""
         setting = self.setting_for(tool)
         if setting == "auto" or self.remembered(session_id, tool):
             return "allow"
@@ -86,5 +93,21 @@ class PermissionPolicy:
         decision = await host.ask_permission(request)
         if decision == "allowAlways":
             self._always.setdefault(session_id, set()).add(tool)
+            self._anchors.setdefault(session_id, {})[tool] = anchor
             return "allow"
         return "allow" if decision == "allow" else "deny"
+
+    def anchors(self, session_id: str) -> dict[str, str | None]:
+        """Tool → anchor of this session's ``allowAlways`` answers (inherited ones: ``None``)."""
+        return {
+            tool: self._anchors.get(session_id, {}).get(tool) for tool in self._always.get(session_id, set())
+        }
+
+    def rewind(self, session_id: str, kept: Callable[[str | None], bool]) -> list[str]:
+        """Drop the session's ``allowAlways`` answers whose anchor ``kept`` refuses; returns the
+        tools dropped (sorted): they are asked again."""
+        dropped = sorted(tool for tool, anchor in self.anchors(session_id).items() if not kept(anchor))
+        for tool in dropped:
+            self._always[session_id].discard(tool)
+            self._anchors.get(session_id, {}).pop(tool, None)
+        return dropped

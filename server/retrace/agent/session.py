@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from retrace import credentials
@@ -36,13 +36,22 @@ from retrace.agent.conversation import (
     results_for_batch,
 )
 from retrace.agent.editor_context import Attachment, EditorContext, format_attachments, recorded_attachment
-from retrace.agent.events import AgentError, AgentHost, ConversationChanged, TurnFinished, TurnStarted
+from retrace.agent.events import (
+    AgentError,
+    AgentHost,
+    BackgroundTaskView,
+    ConversationChanged,
+    TurnFinished,
+    TurnStarted,
+)
 from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
 from retrace.agent.mcp.toolset import McpTools
 from retrace.agent.mentions import read_mentions
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.replay import ReplayBuffer, ToolCallView
+from retrace.agent.restore_notes import journal_code_restore, restore_notes
 from retrace.agent.resume import finish_interrupted, withdraw_unanswered
+from retrace.agent.rewind import rewind_side_state
 from retrace.agent.runtime import (
     ClientFactory,
     Runtime,
@@ -61,7 +70,7 @@ from retrace.agent.tool_call import emit_checkpoint, record_background
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
-from retrace.engine.models import Checkpoint, FileChange, TerminalState
+from retrace.engine.models import Checkpoint, RestoreOutcome, TerminalState
 from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
 from retrace.redact import redact
@@ -84,6 +93,10 @@ class SessionRestored:
     """What could not be brought back as it was (secret variables: kept or left unset)."""
     before: tuple[str | None, TerminalState] | None = None
     """The head and terminal state it moved away from (what an undo moves back to)."""
+    revoked: list[str] = field(default_factory=list)
+    """Tools whose ``allowAlways`` answer came after the target: asked again from now on."""
+    stopped: list[BackgroundTaskView] = field(default_factory=list)
+    """Background commands started after the target, stopped by the restore."""
 
 
 @dataclass(frozen=True)
@@ -290,13 +303,7 @@ class AgentService:
         news = self.background.news(conv.session_id)
         if news is not None:  # background commands' output: journaled with known secrets redacted
             blocks.append({"type": "text", "text": redact(news)})
-        if conv.note_from is not None:
-            try:
-                changes = await self.gate.call(self.engine.diff, conv.note_from, None)
-            except RetraceError:
-                changes = []
-            if changes:
-                blocks.append({"type": "text", "text": restore_note(conv.note_from, changes)})
+        blocks.extend(await restore_notes(self.gate, conv))
         if attached:  # before the user's words, which stay the last text block (``prompt_text``)
             blocks.append({"type": "text", "text": attached})
         blocks.append({"type": "text", "text": text})
@@ -450,8 +457,9 @@ class AgentService:
         shell.notes.extend(notes)
         for note in notes:
             log.info("session %s restored to %s: terminal %s", session_id, checkpoint.id, note)
+        revoked, stopped = await rewind_side_state(rt, conv, self.background, checkpoint.id)
         await self.host.emit(ConversationChanged(session_id=session_id, head=head))
-        return SessionRestored(conv.view(running=False), event.terminal, notes, before)
+        return SessionRestored(conv.view(running=False), event.terminal, notes, before, revoked, stopped)
 
     async def move_head(
         self, session_id: str, head: str | None, terminal: TerminalState, fork: str | None = None
@@ -469,6 +477,11 @@ class AgentService:
         shell.state = state
         await self.host.emit(ConversationChanged(session_id=session_id, head=head))
         return SessionRestored(conv.view(running=False), state.record(), notes, before)
+
+    async def note_code_restore(self, session_id: str, outcome: RestoreOutcome) -> None:
+        """After a code-only restore: the session's next prompt tells the model which files it
+        reverted (:mod:`retrace.agent.restore_notes`; nothing when it made no checkpoint)."""
+        await journal_code_restore(self._runtime(), await self._conversation(session_id), outcome)
 
     # ------------------------------------------------------------------ summaries
     async def summarize(self, checkpoint_id: str, direction: SummaryDirection) -> Checkpoint:
@@ -537,26 +550,6 @@ def _head_event(
     head: str | None, checkpoint_id: str, note_from: str | None, *, reason: str = "restore"
 ) -> ConversationHeadEvent:
     return ConversationHeadEvent(head=head, reason=reason, checkpoint_id=checkpoint_id, note_from=note_from)
-
-
-def restore_note(checkpoint_id: str, changes: list[FileChange]) -> str:
-    lines = [
-        f"[Retrace note: the conversation was restored to checkpoint {checkpoint_id}, but the "
-        "workspace files were not. These files changed since that point; read them before relying "
-        "on earlier content:"
-    ]
-    for change in changes[:100]:
-        approx = "~" if change.approximate else ""
-        stat = (
-            ""
-            if change.binary or not change.counted
-            else f" ({approx}+{change.additions} -{change.deletions})"
-        )
-        origin = f" (from {change.old_path})" if change.old_path else ""
-        lines.append(f"- {change.status} {change.path}{origin}{stat}")
-    if len(changes) > 100:
-        lines.append(f"- ... and {len(changes) - 100} more")
-    return "\n".join(lines) + "]"
 
 
 def _prompt_message(conv: Conversation, ref: str) -> StoredMessage | None:

@@ -34,6 +34,7 @@ from retrace.agent.events import (
     ToolCallStarted,
     ToolCallStatus,
 )
+from retrace.agent.rewind import newest_checkpoint
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.tools import ToolContext, ToolResult, execute
 from retrace.agent.tools.base import TaskRunner
@@ -42,6 +43,7 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, CheckpointKind
 from retrace.engine.store.events import (
     CheckpointFailedEvent,
+    PermissionAlwaysEvent,
     ToolCallIntentEvent,
     ToolCallResultEvent,
     event_json,
@@ -231,23 +233,29 @@ async def refusal(rt: Runtime, conv: Conversation, call: ToolCall) -> str | None
     """Ask the policy (and the user, when it says ``ask``). A denied call is ended here and its
     output (for the model) returned; ``None``: the call may run."""
     sid = call.session_id
+    anchor: str | None = None
     if (
         rt.spec(call.tool) is not None
         and rt.policy.setting_for(call.tool) == "ask"
         and not rt.policy.remembered(sid, call.tool)
     ):
+        anchor = await rt.gate.run(newest_checkpoint)
         await rt.host.emit(
             PermissionRequested(
                 session_id=sid, turn_id=call.turn_id, request_id=call.id, tool=call.tool, input=call.input
             )
         )
     try:
-        decision = await rt.policy.decide(rt.host, sid, call.tool, call.input, request_id=call.id)
+        decision = await rt.policy.decide(
+            rt.host, sid, call.tool, call.input, request_id=call.id, anchor=anchor
+        )
     except asyncio.CancelledError:  # cancelled while the user was being asked: nothing ran
         await journal(rt, conv, result_of(call, "cancelled", CANCELLED))
         await emit_finished(rt, call, "cancelled", CANCELLED, ms=0.0, paths=[])
         raise
     if decision != "deny":
+        if anchor is not None and rt.policy.remembered(sid, call.tool):
+            await journal(rt, conv, PermissionAlwaysEvent(tool=call.tool, after=anchor))
         return None
     output = f"permission denied: the user did not allow this {call.tool} call; nothing was changed"
     await journal(rt, conv, result_of(call, "denied", output))
@@ -269,7 +277,11 @@ async def execute_tool(
         call_id=call.id,
         tasks=tasks,
         terminal=conv.terminal_session(),
-        background=rt.background.launcher(call.session_id) if rt.background is not None else None,
+        background=(
+            rt.background.launcher(call.session_id, lambda: rt.gate.run(newest_checkpoint))
+            if rt.background is not None
+            else None
+        ),
     )
     started = time.perf_counter()
     try:

@@ -67,6 +67,9 @@ class RetentionPolicy(CamelModel):
     max_age_days: float = 30.0
     max_bytes: int = 2 * 1024**3
     """Total store size quota."""
+    idle_minutes: float = 10.0
+    """The editor's server applies retention on its own at start-up and after this long with
+    no agent turn (``0``: never on its own; an explicit collection still works)."""
 
 
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024

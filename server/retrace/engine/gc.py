@@ -141,21 +141,33 @@ def _effective_times(history: History, ranked: list[str]) -> list[float]:
     return out
 
 
-def _choose_dropped(t: GcTarget, extra: int) -> set[str]:
+def store_bytes(layout: StoreLayout) -> int:
+    """The bytes the size quota counts (the store without subagent stores and the remote cache)."""
+    return _dir_bytes(str(layout.root), str(layout.tasks), str(layout.remote))
+
+
+def retention_due(history: History, retention: RetentionPolicy, head_id: str | None, size: int) -> bool:
+    """Would a collection drop checkpoints now: the count or age quota holds one to drop, or
+    ``size`` (:func:`store_bytes`) is over the size quota (cheap: no blob is read)."""
+    if size > retention.max_bytes and len(history.order) > 1:
+        return True
+    return bool(_choose_dropped(history, retention, head_id, 0))
+
+
+def _choose_dropped(history: History, pol: RetentionPolicy, head_id: str | None, extra: int) -> set[str]:
     """The checkpoints retention drops: the oldest by :func:`_retention_rank`, never the head.
     Ages are measured back from the newest local checkpoint's time when the clock reads later
     than it (a clock that jumped forward, or a store unused for a while, does not age out the
     latest work at once)."""
-    pol = t.retention
-    ranked = _retention_rank(t.history)
+    ranked = _retention_rank(history)
     drop: set[str] = set()
     over = len(ranked) - pol.max_checkpoints
-    times = _effective_times(t.history, ranked)
-    newest_local = times[-1] if t.history.local else None
+    times = _effective_times(history, ranked)
+    newest_local = times[-1] if history.local else None
     now = utc_now().timestamp()
     cutoff = (now if newest_local is None else min(now, newest_local)) - pol.max_age_days * 86400
     for i, cid in enumerate(ranked):
-        if cid == t.head_id:
+        if cid == head_id:
             continue
         if i < over + extra or times[i] < cutoff:
             drop.add(cid)
@@ -170,7 +182,7 @@ def collect(t: GcTarget) -> GcReport:
     removed_total = 0
     extra = 0
     while True:
-        drop = _choose_dropped(t, extra)
+        drop = _choose_dropped(t.history, t.retention, t.head_id, extra)
         if drop:
             _drop_checkpoints(t, drop)
             dropped_total += len(drop)

@@ -27,7 +27,7 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.store.adopt import adopt
 from retrace.engine.store.home import default_store_dir
 from retrace.lsp.host import LspAgentHost
-from retrace.lsp.services import relay, store_health
+from retrace.lsp.services import auto_gc, relay, store_health
 from retrace.lsp.services.remote import RemoteSync, notifier
 from retrace.protocol.models import InitializationOptions, ServerSettings, TimelineDidChange
 from retrace.protocol.remote import RemoteSettings
@@ -154,6 +154,7 @@ async def after_first_answer(server: RetraceServer, services: Services) -> None:
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
     warm.daemon = True
     warm.start()
+    await auto_gc.start(server, services)
 
 
 async def refresh_integrations(server: RetraceServer, workspace: Path) -> None:

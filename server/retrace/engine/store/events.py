@@ -202,6 +202,10 @@ class ConversationHeadEvent(_Event):
     summarized: str | None = None
     """Compaction: the last original message the summary appended next stands for (clients
     still show the originals up to it before the summary)."""
+    code_from: str | None = None
+    """``reason: "codeRestore"`` (a code-only restore; the head did not move): the checkpoint the
+    model last saw the files at; the next prompt names the files that differ from it, restored
+    to ``checkpoint_id``."""
 
 
 class RestoreIntentEvent(_Event):
@@ -324,6 +328,19 @@ class TaskEvent(_Event):
     """The tools the child may use (``None``: every tool but ``task``)."""
 
 
+class PermissionAlwaysEvent(_Event):
+    """An ``allowAlways`` answer (kept in memory for the session; journaled for the record):
+    ``after`` is the newest checkpoint when it was given (a conversation restore to a checkpoint
+    that ``after`` is not a strict ancestor of drops it). ``revoked``: such a restore dropped it;
+    ``checkpoint_id`` is then that restore's target."""
+
+    type: Literal["permissionAlways"] = "permissionAlways"
+    tool: str
+    after: str | None = None
+    revoked: bool = False
+    checkpoint_id: str | None = None
+
+
 JournalEvent = Annotated[
     CheckpointEvent
     | CheckpointLostEvent
@@ -342,7 +359,8 @@ JournalEvent = Annotated[
     | CheckpointFailedEvent
     | TaskEvent
     | TurnEndEvent
-    | AgentSessionEvent,
+    | AgentSessionEvent
+    | PermissionAlwaysEvent,
     Field(discriminator="type"),
 ]
 
@@ -368,6 +386,7 @@ KNOWN_TYPES = frozenset(
         TaskEvent,
         TurnEndEvent,
         AgentSessionEvent,
+        PermissionAlwaysEvent,
     )
 )
 

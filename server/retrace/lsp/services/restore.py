@@ -51,6 +51,7 @@ from retrace.app.restore import (
     touches_code,
 )
 from retrace.app.restore_conversation import ConversationTarget, move_conversation
+from retrace.app.restore_side import tell_code_restore, with_stopped
 from retrace.app.restore_undo import undid_words
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
@@ -165,6 +166,9 @@ class RestoreService:
             restored, left_out = moved.restored, moved.restored_prompt
         if restored is not None:
             head, notes = restored.view.head, restored.terminal_notes
+            background = with_stopped(background, restored.stopped)  # started after the target
+        elif params.mode == "code" and not params.dry_run:
+            await tell_code_restore(self.services.agent, target, outcome)
         await record(self.services, target, params.mode, outcome, restored=restored, undoing=undoing)
         if not params.dry_run and outcome.kind == "applied":
             await self._restore_editor_state(target)
