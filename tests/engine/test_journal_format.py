@@ -46,6 +46,7 @@ ADDED_SINCE_V1: dict[str, Any] = {
     "cacheReadInputTokens": 0,
     "checkpointId": None,
     "codeFrom": None,
+    "headCheckpoint": None,
     "conflicts": {},
     "counted": True,
     "mode": None,
