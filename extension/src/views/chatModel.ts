@@ -25,6 +25,17 @@ export function toolSummary(tool: string, input: JsonObject): string {
 }
 
 /** What the chat says when the server compacted the conversation (automatic compaction). */
+/** A note Retrace adds to a prompt for the model ("[Retrace note: …]"), not something the user typed. */
+export function isRetraceNote(text: string): boolean {
+    return text.trimStart().startsWith('[Retrace note');
+}
+
+/** How the chat shows such a note: a system line, without the brackets meant for the model. */
+export function retraceNoteText(text: string): string {
+    const body = text.trim().replace(/^\[Retrace note:?\s*/, '').replace(/\]$/, '');
+    return `Retrace told the model: ${body}`;
+}
+
 export function compactionNotice(e: Extract<AgentEvent, { kind: 'contextCompacted' }>): string {
     const n = (x: number): string => x.toLocaleString('en-US');
     const messages = (x: number): string => `${n(x)} message${x === 1 ? '' : 's'}`;
@@ -203,7 +214,9 @@ export class ChatTranscript {
                     this.items.push(
                         m.kind === 'summary'
                             ? { kind: 'notice', id, text: `Summary: ${text}` }
-                            : m.role === 'user'
+                            : m.role === 'user' && isRetraceNote(text)
+                              ? { kind: 'notice', id, text: retraceNoteText(text) }
+                              : m.role === 'user'
                               ? { kind: 'user', id, text, ...(m.kind === 'prompt' && j === lastText(m.content) ? withAttachments(m.attachments) : {}) }
                               : { kind: 'assistant', id, text },
                     );
