@@ -194,15 +194,15 @@ export function groupDetail(group: GroupKind, rows: readonly FoldRow[], titles: 
     return what.length > 3 ? `${shown}, …` : shown;
 }
 
-/** "Abandoned: 3 steps (edit_file a.py ×2, run_command)". */
-export function abandonedLabel(titles: readonly string[]): string {
+/** "Abandoned: 3 steps" and what they were: "edit_file: a.py ×2, run_command: make". */
+export function abandonedLabel(titles: readonly string[]): { readonly label: string; readonly detail: string } {
     const counts = new Map<string, number>();
     for (const t of titles) {
         counts.set(t, (counts.get(t) ?? 0) + 1);
     }
     const named = [...counts].slice(0, 2).map(([t, n]) => (n > 1 ? `${t} ×${n}` : t));
     const more = counts.size > 2 ? ', …' : '';
-    return `Abandoned: ${count(titles.length, 'step', 'steps')} (${named.join(', ')}${more})`;
+    return { label: `Abandoned: ${count(titles.length, 'step', 'steps')}`, detail: `${named.join(', ')}${more}` };
 }
 
 /**

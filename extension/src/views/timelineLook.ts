@@ -176,21 +176,24 @@ export const HEAD_WORDS = 'you are here';
 /** The baseline's name for people ("Baseline" is jargon); its description still says "baseline". */
 export const STARTING_POINT = 'Starting point';
 
+/** A restore row names its target in at most this many characters (its label fits 300 px). */
+const RESTORE_TARGET_CHARS = 22;
 const PATH_TITLE = /^([A-Za-z_][\w.-]*): (\S+)$/;
 
 /**
  * A row title laid out for a 300 px sidebar: what matters leftmost. "edit_file: src/app/g.py" →
  * label "edit_file g.py", the folder "src/app" to the description; a restore names its target the
- * same way ("Restored code to ‘edit_file g.py’"); the baseline is the "Starting point". Other
+ * same way, shorter ("Restored to ‘edit_file g.py’"); the baseline is the "Starting point". Other
  * titles stay as the server wrote them.
  */
 export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly label: string; readonly folder: string } {
     if (kind === 'baseline') {
         return { label: STARTING_POINT, folder: '' };
     }
-    const restored = /^(Restored code to )‘(.*)’$/.exec(title);
+    const restored = /^Restored code to ‘(.*)’$/.exec(title);
     if (restored !== null) {
-        return { label: `${restored[1] ?? ''}‘${rowLabel(restored[2] ?? '', 'tool').label}’`, folder: '' };
+        const target = restored[1] ?? ''; // named like its own row, short: the full title is in the hover
+        return { label: `Restored to ‘${firstLine(rowLabel(target, target === 'Baseline' ? 'baseline' : 'tool').label, RESTORE_TARGET_CHARS)}’`, folder: '' };
     }
     const m = PATH_TITLE.exec(title);
     if (m === null) {

@@ -230,7 +230,7 @@ function restoreNode(row: CheckpointNode, safety: CheckpointNode | undefined, fo
     if (shown.length > 0) {
         const id = `abandoned:${cp.id}`;
         const copies = shown.map(r => ({ ...rowNode(r, id, undefined, fold.extras), id: `${id}:${r.checkpoint.id}`, isHead: false }));
-        children.push({ kind: 'group', id, parentId: row.id, group: 'abandoned', label: abandonedLabel(shown.map(r => r.title)), detail: '', isHead: false, children: copies });
+        children.push({ kind: 'group', id, parentId: row.id, group: 'abandoned', ...abandonedLabel(shown.map(r => r.title)), isHead: false, children: copies });
     }
     return { ...row, children };
 }

@@ -284,6 +284,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             // didChange already showed).
             unchanged = this.data !== undefined && JSON.stringify(tree) === JSON.stringify(this.data);
             if (!unchanged) {
+                this.revealHeadNext ||= this.data === undefined; // the first tree opens where the user is
                 this.setData(tree);
             }
         } catch (err) {
@@ -440,9 +441,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const node = this.nodes.get(shownNodeId(checkpointNodeId(checkpointId), this.nodes));
         if (node !== undefined && this.view.visible) {
             try {
-                // A task row stays closed: opening it loads the child's whole timeline.
-                const closed = node.kind === 'checkpoint' && node.task !== undefined;
-                await this.view.reveal(node, { select: true, focus: false, expand: !closed });
+                // The row itself stays closed (a task row would load the child's whole timeline, a
+                // restore row would open the work it left behind); its ancestors open.
+                await this.view.reveal(node, { select: true, focus: false, expand: false });
             } catch (err) {
                 log.debug(`reveal failed: ${errorMessage(err)}`);
             }

@@ -80,14 +80,16 @@ suite('timeline folding (issue 28)', () => {
     test('labels: verb and file name first', () => {
         assert.equal(groupLabel('repeat', [edit('a', 'src/deep/g.py'), edit('b', 'src/deep/g.py')].map(c => fr(c))), 'edit_file g.py ×2');
         assert.equal(groupLabel('reads', [read('a'), read('b'), read('c', 'list_files'), read('d', 'Grep')].map(c => fr(c))), 'read 2 files · 1 listing · 1 search');
-        assert.equal(abandonedLabel(['edit_file: a.py', 'edit_file: a.py', 'run_command: make', 'x']), 'Abandoned: 4 steps (edit_file: a.py ×2, run_command: make, …)');
-        assert.equal(abandonedLabel(['edit_file: a.py']), 'Abandoned: 1 step (edit_file: a.py)');
+        assert.deepEqual(abandonedLabel(['edit_file: a.py', 'edit_file: a.py', 'run_command: make', 'x']), { label: 'Abandoned: 4 steps', detail: 'edit_file: a.py ×2, run_command: make, …' });
+        assert.deepEqual(abandonedLabel(['edit_file: a.py']), { label: 'Abandoned: 1 step', detail: 'edit_file: a.py' });
         const cases: [string, StoryRow['checkpoint']['kind'], string, string][] = [
             ['write_file: src/generated/g.py', 'tool', 'write_file g.py', 'src/generated'],
             ['edit_file: scale.txt', 'tool', 'edit_file scale.txt', ''],
             ['Write: notes/todo.md', 'tool', 'Write todo.md', 'notes'],
             ['run_command: make test', 'tool', 'run_command: make test', ''],
-            ['Restored code to ‘edit_file: src/a.py’', 'restore', 'Restored code to ‘edit_file a.py’', ''],
+            ['Restored code to ‘edit_file: src/a.py’', 'restore', 'Restored to ‘edit_file a.py’', ''],
+            ['Restored code to ‘search_file_content: src/components/form.tsx’', 'restore', 'Restored to ‘search_file_content f…’', ''],
+            ['Restored code to ‘Baseline’', 'restore', `Restored to ‘${STARTING_POINT}’`, ''],
             ['Baseline', 'baseline', STARTING_POINT, ''],
             ['Before restore', 'safety', 'Before restore', ''],
         ];
@@ -142,16 +144,16 @@ suite('timeline folding (issue 28)', () => {
         assert.deepEqual(top, [
             `checkpoint:${STARTING_POINT}`,
             'turn:1. p1',
-            'checkpoint:Restored code to ‘edit_file a.py’',
+            'checkpoint:Restored to ‘edit_file a.py’',
             'turn:2. p2',
-            'checkpoint:Restored code to ‘Restored code to ‘edit_file a.py’’',
-            'checkpoint:● Restored code to ‘Baseline’',
+            'checkpoint:Restored to ‘Restored to ‘edit_fil…’',
+            `checkpoint:● Restored to ‘${STARTING_POINT}’`,
         ]);
         const turn1 = session.children[1] as TimelineNode & { children: TimelineNode[] };
         assert.deepEqual(turn1.children.map(n => `${n.kind}:${lookOf(n, NOW).label}`), ['group:edit_file a.py ×4']);
         const restore1 = session.children[2] as CheckpointNode;
         assert.ok(lookOf(restore1, NOW).collapsible, 'the restore row opens');
-        assert.deepEqual(restore1.children.map(n => n.kind === 'checkpoint' ? n.checkpoint.kind : n.label), ['safety', 'Abandoned: 3 steps (edit_file: src/a.py ×3)']);
+        assert.deepEqual(restore1.children.map(n => n.kind === 'checkpoint' ? n.checkpoint.kind : n.label), ['safety', 'Abandoned: 3 steps']);
         const abandoned = restore1.children[1] as GroupNode;
         assert.deepEqual(abandoned.children.map(c => c.checkpoint.id), ['e2', 'e3', 'e4']);
         assert.ok(abandoned.children.every(c => c.id.startsWith('abandoned:r1:')), 'copies have ids of their own');
