@@ -87,14 +87,28 @@ await runScenario(sc, {
    * restore naming `expected` — is in view. */
   async function restoreTo(target, n, expected) {
     await wb.contextMenu(target, 'Restore Code');
-    await wb.dialogButton('Restore').waitFor({ timeout: 20000 });
-    await wb.dialogButton('Restore').click();
+    // The confirmation, or (README.md was changed by hand after the agent's work) the conflict
+    // question: Overwrite (the seeded safety capture keeps the hand edit).
+    const confirm = page.locator('.monaco-dialog-box .monaco-button').filter({ hasText: /^(Restore|Overwrite)$/ }).first();
+    await confirm.waitFor({ timeout: 20000 });
+    await confirm.click();
     const head = await waitFor(`restore ${n}: the head row in view`, async () => {
       const h = await headInView();
       return h !== false && expected.test(await labelOf(h)) ? h : false;
     }, 30000);
     log(`restore ${n}: head row "${await labelOf(head)}" in view`);
     await wb.dismissToasts();
+  }
+
+  /** Open or close the (last) row with `text` through its twistie, until it says so (a click
+   * landing while the tree re-renders is lost). */
+  async function setExpanded(text, open, fromTop = false) {
+    await waitFor(`"${text}" ${open ? 'open' : 'closed'}`, async () => {
+      const r = await scrollTo(text, { fromTop });
+      if ((await r.getAttribute('aria-expanded')) === String(open)) return true;
+      await r.locator('.monaco-tl-twistie').click();
+      return false;
+    }, 20000, 500);
   }
 
   // 1. A first window creates the store; with everything stopped the session is written into it.
@@ -123,29 +137,29 @@ await runScenario(sc, {
   const restoreRow = await scrollTo('Restored to', { fromTop: false });
   assert.equal(await sidebar().locator('.monaco-list-row', { hasText: 'Before restore' }).count(), 0, 'no "Before restore" row between turns');
   assert.equal(await restoreRow.getAttribute('aria-expanded'), 'false', 'the restore row opens on demand');
-  await restoreRow.locator('.monaco-tl-twistie').click();
+  await setExpanded('Restored to', true);
   await scrollTo('Before restore', { fromTop: false });
   const abandoned = await scrollTo('Abandoned:', { fromTop: false });
   assert.equal(await labelOf(abandoned), 'Abandoned: 74 steps');
   assert.equal(await abandoned.getAttribute('aria-expanded'), 'false', 'abandoned work is one collapsed node');
   await shot(page, '300px-restore-open');
-  await (await scrollTo('Restored to', { fromTop: false })).locator('.monaco-tl-twistie').click();
+  await setExpanded('Restored to', false);
 
   // 3. 50 edits of one file are one row; the two read-only calls one compact row.
-  await (await scrollTo('2. Tune the scale')).click();
+  await setExpanded('2. Tune the scale', true, true);
   const repeated = await scrollTo('edit_file scale.py ×50');
   assert.equal(await sidebar().locator('.monaco-list-row', { hasText: /edit_file scale\.py$/ }).count(), 0, 'no single scale.py rows');
   assert.equal(await repeated.getAttribute('aria-expanded'), 'false');
-  await (await scrollTo('1. Create the app')).click();
+  await setExpanded('1. Create the app', true, true);
   await scrollTo('read 1 file · 1 listing');
   await labelsNotCut();
 
   // 4. Three restores from the timeline, each picked after scrolling away from the head: the new
   // head (one "Restored to …" row) comes into view every time.
-  await restoreTo(await scrollTo('write_file main.py'), 1, /^● Restored to ‘write_file main\.py’$/);
+  await restoreTo(await scrollTo('Starting point'), 1, /^● Restored to ‘Starting point’$/);
   await labelsNotCut();
-  await restoreTo(await scrollTo('Starting point'), 2, /^● Restored to ‘Starting point’$/);
-  await restoreTo(await scrollTo('edit_file alpha.py'), 3, /^● Restored to ‘edit_file alpha\.py’$/);
+  await restoreTo(await scrollTo('edit_file alpha.py'), 2, /^● Restored to ‘edit_file alpha\.py’$/);
+  await restoreTo(await scrollTo('write_file main.py'), 3, /^● Restored to ‘write_file main\.py’$/);
   const labels = await topLabels();
   log('rows after three restores:', labels.map(l => `${l.level}:${l.label}`));
   assert.equal(labels.filter(l => /^Before restore/.test(l.label) && l.level === '2').length, 0, 'no safety capture row at the top level');

@@ -207,6 +207,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
     private onTimelineChange(change: TimelineDidChange): void {
+        this.revealHeadNext ||= change.head !== null && change.head !== undefined; // a restore's change has no row: after the refetch
         if (this.filter !== undefined) {
             this.scheduleRefresh(); // which rows match is the server's decision: one filtered page
             return;
