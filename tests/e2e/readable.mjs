@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { root, log, findStore, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
 
-const sc = scenario('readable');
+const sc = scenario('readable', { shots: { numbered: false } });
 const { userDataDir, workspace, ws, shot } = sc;
 const VIEWPORT = { width: 1280, height: 720 };
 const SIDEBAR = 300;
@@ -158,8 +158,8 @@ await runScenario(sc, {
   // head (one "Restored to …" row) comes into view every time.
   await restoreTo(await scrollTo('Starting point'), 1, /^● Restored to ‘Starting point’$/);
   await labelsNotCut();
-  await restoreTo(await scrollTo('edit_file alpha.py'), 2, /^● Restored to ‘edit_file alpha\.py’$/);
-  await restoreTo(await scrollTo('write_file main.py'), 3, /^● Restored to ‘write_file main\.py’$/);
+  await restoreTo(await scrollTo('edit_file: alpha.py'), 2, /^● Restored to ‘edit_file: alpha\.py’$/);
+  await restoreTo(await scrollTo('write_file: main.py'), 3, /^● Restored to ‘write_file: main\.py’$/);
   const labels = await topLabels();
   log('rows after three restores:', labels.map(l => `${l.level}:${l.label}`));
   assert.equal(labels.filter(l => /^Before restore/.test(l.label) && l.level === '2').length, 0, 'no safety capture row at the top level');

@@ -182,8 +182,8 @@ const PATH_TITLE = /^([A-Za-z_][\w.-]*): (\S+)$/;
 
 /**
  * A row title laid out for a 300 px sidebar: what matters leftmost. "edit_file: src/app/g.py" →
- * label "edit_file g.py", the folder "src/app" to the description; a restore names its target the
- * same way, shorter ("Restored to ‘edit_file g.py’"); the baseline is the "Starting point". Other
+ * label "edit_file: g.py", the folder "src/app" to the description; a restore names its target the
+ * same way, shorter ("Restored to ‘edit_file: g.py’"); the baseline is the "Starting point". Other
  * titles stay as the server wrote them.
  */
 export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly label: string; readonly folder: string } {
@@ -201,7 +201,7 @@ export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly la
     }
     const path = m[2] ?? '';
     const cut = path.lastIndexOf('/');
-    return { label: `${m[1] ?? ''} ${path.slice(cut + 1)}`, folder: cut > 0 ? path.slice(0, cut) : '' };
+    return { label: `${m[1] ?? ''}: ${path.slice(cut + 1)}`, folder: cut > 0 ? path.slice(0, cut) : '' };
 }
 
 function checkpointLook(node: CheckpointNode, now: number): NodeLook {

@@ -138,6 +138,8 @@ export interface TimelineExtras {
     readonly children?: ReadonlyMap<string, TimelineTreeResult>;
     /** Show listed subagents that have no row (not while a filter shows only matching rows). */
     readonly orphans?: boolean;
+    /** Fold rows (`timelineFold.ts`; default: yes). Not while a filter shows every matching row. */
+    readonly fold?: boolean;
 }
 
 export const sessionNodeId = (sessionId: string): string => `session:${sessionId}`;
@@ -237,6 +239,9 @@ function restoreNode(row: CheckpointNode, safety: CheckpointNode | undefined, fo
 
 /** A list of rows folded (`timelineFold.ts`): restores with their safety capture, runs grouped. */
 function folded(rows: readonly CheckpointNode[], parentId: string, fold: FoldContext): TimelineNode[] {
+    if (fold.extras?.fold === false) {
+        return [...rows];
+    }
     return foldRows(rows.map(r => ({ ...r, nested: r.task !== undefined || r.scope !== undefined }))).map((f): TimelineNode => {
         const strip = ({ nested: _nested, ...node }: CheckpointNode & { nested: boolean }): CheckpointNode => node;
         if (f.kind === 'row') {

@@ -418,7 +418,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (this.data === undefined) {
             this.roots = [];
         } else {
-            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.subagents.views, children: this.subagents.trees, orphans: this.filter === undefined });
+            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.subagents.views, children: this.subagents.trees, orphans: this.filter === undefined, fold: this.filter === undefined });
         }
         this.nodes = indexNodes(this.roots);
         this.changed.fire(undefined);

@@ -83,12 +83,12 @@ suite('timeline folding (issue 28)', () => {
         assert.deepEqual(abandonedLabel(['edit_file: a.py', 'edit_file: a.py', 'run_command: make', 'x']), { label: 'Abandoned: 4 steps', detail: 'edit_file: a.py ×2, run_command: make, …' });
         assert.deepEqual(abandonedLabel(['edit_file: a.py']), { label: 'Abandoned: 1 step', detail: 'edit_file: a.py' });
         const cases: [string, StoryRow['checkpoint']['kind'], string, string][] = [
-            ['write_file: src/generated/g.py', 'tool', 'write_file g.py', 'src/generated'],
-            ['edit_file: scale.txt', 'tool', 'edit_file scale.txt', ''],
-            ['Write: notes/todo.md', 'tool', 'Write todo.md', 'notes'],
+            ['write_file: src/generated/g.py', 'tool', 'write_file: g.py', 'src/generated'],
+            ['edit_file: scale.txt', 'tool', 'edit_file: scale.txt', ''],
+            ['Write: notes/todo.md', 'tool', 'Write: todo.md', 'notes'],
             ['run_command: make test', 'tool', 'run_command: make test', ''],
-            ['Restored code to ‘edit_file: src/a.py’', 'restore', 'Restored to ‘edit_file a.py’', ''],
-            ['Restored code to ‘search_file_content: src/components/form.tsx’', 'restore', 'Restored to ‘search_file_content f…’', ''],
+            ['Restored code to ‘edit_file: src/a.py’', 'restore', 'Restored to ‘edit_file: a.py’', ''],
+            ['Restored code to ‘search_file_content: src/components/form.tsx’', 'restore', 'Restored to ‘search_file_content: …’', ''],
             ['Restored code to ‘Baseline’', 'restore', `Restored to ‘${STARTING_POINT}’`, ''],
             ['Baseline', 'baseline', STARTING_POINT, ''],
             ['Before restore', 'safety', 'Before restore', ''],
@@ -144,7 +144,7 @@ suite('timeline folding (issue 28)', () => {
         assert.deepEqual(top, [
             `checkpoint:${STARTING_POINT}`,
             'turn:1. p1',
-            'checkpoint:Restored to ‘edit_file a.py’',
+            'checkpoint:Restored to ‘edit_file: a.py’',
             'turn:2. p2',
             'checkpoint:Restored to ‘Restored to ‘edit_fil…’',
             `checkpoint:● Restored to ‘${STARTING_POINT}’`,
@@ -158,7 +158,7 @@ suite('timeline folding (issue 28)', () => {
         assert.deepEqual(abandoned.children.map(c => c.checkpoint.id), ['e2', 'e3', 'e4']);
         assert.ok(abandoned.children.every(c => c.id.startsWith('abandoned:r1:')), 'copies have ids of their own');
         const turn2 = session.children[3] as TimelineNode & { children: TimelineNode[] };
-        assert.deepEqual(turn2.children.map(n => `${n.kind}:${lookOf(n, NOW).label}`), ['group:read 2 files', 'checkpoint:write_file b.py']);
+        assert.deepEqual(turn2.children.map(n => `${n.kind}:${lookOf(n, NOW).label}`), ['group:read 2 files', 'checkpoint:write_file: b.py']);
         // Every row stays reachable, once under its own id; the head is shown (not folded).
         const nodes = indexNodes([session]);
         for (const id of ['b', 'e1', 'e2', 'e3', 'e4', 's1x', 'r1', 'q1', 'q2', 'w1', 'r2', 'r3']) {

@@ -95,13 +95,13 @@ suite('timeline model', () => {
         const index = indexNodes(buildTimeline(sampleTree(), noExtras));
         const look = (id: string) => lookOf(index.get(id) as TimelineNode, NOW);
         assert.equal(look('cp:c1').icon, 'edit');
-        assert.equal(look('cp:c1').label, 'write_file hello.txt'); // verb and file name first (300 px)
+        assert.equal(look('cp:c1').label, 'write_file: hello.txt'); // verb and file name first (300 px)
         assert.equal(look('cp:c2').description, 'error · ‘x = 1’ → ‘x = 2’ · +1 −1 · 1 h ago');
         assert.equal(look('cp:c2').icon, 'error');
         assert.equal(look('cp:c2').iconColor, 'list.errorForeground');
         assert.match(look('cp:c4').description, /^you are here · ‘x = 2’ → ‘x = 3’/);
-        assert.equal(look('cp:c4').label, '● edit_file scale.txt');
-        assert.equal(look('cp:r1').label, 'Restored to ‘write_file hello.txt’');
+        assert.equal(look('cp:c4').label, '● edit_file: scale.txt');
+        assert.equal(look('cp:r1').label, 'Restored to ‘write_file: hello.txt’');
         assert.equal(look('cp:r1').collapsible, true, 'the work it left behind opens under it');
         assert.equal(look('cp:r1').icon, 'git-branch');
         assert.equal(look('turn:t2').description, 'abandoned branch · 1 step · 1 h ago');
