@@ -56,16 +56,17 @@ await runScenario(sc, {
     return box !== null && view !== null && box.y >= view.y - 1 && box.y + box.height <= view.y + view.height + 1 ? head : false;
   }
 
-  /** Every rendered row's label fits: its text is not cut (no ellipsis, no overflow past the row). */
+  /** Every rendered row's label fits: its text ends inside the part of the row the workbench
+   * gives the label (which shrinks for the row's inline actions on the selected row). */
   async function labelsNotCut() {
     const cut = await sidebar().locator('.monaco-list-row').evaluateAll(rows => rows.flatMap(r => {
       const name = r.querySelector('.label-name');
       if (name === null) return [];
-      const rowBox = r.getBoundingClientRect();
-      const nameBox = name.getBoundingClientRect();
-      const inner = name.querySelector('.monaco-highlighted-label') ?? name;
-      const over = nameBox.right > rowBox.right + 0.5 || inner.scrollWidth > inner.clientWidth + 1 || name.scrollWidth > name.clientWidth + 1;
-      return over ? [`${name.textContent} (${Math.round(nameBox.right)} > ${Math.round(rowBox.right)})`] : [];
+      const room = (name.closest('.monaco-icon-label-container') ?? r).getBoundingClientRect();
+      const text = document.createRange();
+      text.selectNodeContents(name);
+      const right = text.getBoundingClientRect().right;
+      return right > room.right + 0.5 ? [`${name.textContent} (${Math.round(right)} > ${Math.round(room.right)})`] : [];
     }));
     assert.deepEqual(cut, [], `labels cut at ${SIDEBAR} px`);
   }
@@ -134,16 +135,16 @@ await runScenario(sc, {
 
   // 2. The seeded restore is one row, its safety capture inside it; the head is in view.
   await waitFor('the head row in view on open', () => headInView(), 20000);
-  const restoreRow = await scrollTo('Restored to', { fromTop: false });
+  const restoreRow = await scrollTo('Back to', { fromTop: false });
   assert.equal(await sidebar().locator('.monaco-list-row', { hasText: 'Before restore' }).count(), 0, 'no "Before restore" row between turns');
   assert.equal(await restoreRow.getAttribute('aria-expanded'), 'false', 'the restore row opens on demand');
-  await setExpanded('Restored to', true);
+  await setExpanded('Back to', true);
   await scrollTo('Before restore', { fromTop: false });
   const abandoned = await scrollTo('Abandoned:', { fromTop: false });
   assert.equal(await labelOf(abandoned), 'Abandoned: 74 steps');
   assert.equal(await abandoned.getAttribute('aria-expanded'), 'false', 'abandoned work is one collapsed node');
   await shot(page, '300px-restore-open');
-  await setExpanded('Restored to', false);
+  await setExpanded('Back to', false);
 
   // 3. 50 edits of one file are one row; the two read-only calls one compact row.
   await setExpanded('2. Tune the scale', true, true);
@@ -155,11 +156,11 @@ await runScenario(sc, {
   await labelsNotCut();
 
   // 4. Three restores from the timeline, each picked after scrolling away from the head: the new
-  // head (one "Restored to …" row) comes into view every time.
-  await restoreTo(await scrollTo('Starting point'), 1, /^● Restored to ‘Starting point’$/);
+  // head (one "Back to ‘…’" row) comes into view every time.
+  await restoreTo(await scrollTo('Starting point'), 1, /^● Back to ‘Starting point’$/);
   await labelsNotCut();
-  await restoreTo(await scrollTo('edit_file: alpha.py'), 2, /^● Restored to ‘edit_file: alpha\.py’$/);
-  await restoreTo(await scrollTo('write_file: main.py'), 3, /^● Restored to ‘write_file: main\.py’$/);
+  await restoreTo(await scrollTo('edit_file: alpha.py'), 2, /^● Back to ‘alpha\.py’$/);
+  await restoreTo(await scrollTo('write_file: main.py'), 3, /^● Back to ‘main\.py’$/);
   const labels = await topLabels();
   log('rows after three restores:', labels.map(l => `${l.level}:${l.label}`));
   assert.equal(labels.filter(l => /^Before restore/.test(l.label) && l.level === '2').length, 0, 'no safety capture row at the top level');

@@ -102,7 +102,7 @@ await runScenario(sc, {
   const childNote = path.join(store, 'tasks', taskId, 'work', NOTE);
   await waitFor('the child\'s copy restored', () => fs.readFileSync(childNote, 'utf8') === 'one\n', 20000);
   assert.equal(read(NOTE), 'one, then two\n', 'the user\'s file did not move');
-  await row('Restored to').waitFor({ timeout: 20000 });
+  await row('Back to').waitFor({ timeout: 20000 });
   await shot(page, 'child-restored');
 
   // 6. Apply the child's result again: its note now clashes with the workspace's; a modal says so.

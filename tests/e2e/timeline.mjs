@@ -108,8 +108,8 @@ await runScenario(sc, {
   // The turn's 20 edits of scale.txt are one row (issue 28), its description the newest step's gist.
   assert.match(await last.innerText(), new RegExp(`edit_file scale\\.txt ×${STEPS}`));
   assert.match((await last.innerText()).replace(/\s+/g, ' '), /(just now|min ago)/);
-  const restore = await scrollTo('Restored to ‘edit_file: scale.txt’', { fromTop: false });
-  assert.match((await restore.innerText()).replace(/\s+/g, ' '), /● Restored to .*you are here/);
+  const restore = await scrollTo('Back to ‘scale.txt’', { fromTop: false });
+  assert.match((await restore.innerText()).replace(/\s+/g, ' '), /● Back to .*you are here/);
   await shot(page, 'end-with-restore');
 
   // Older turns start collapsed: the story reads as a list of prompts. Open turn 12.

@@ -177,13 +177,13 @@ export const HEAD_WORDS = 'you are here';
 export const STARTING_POINT = 'Starting point';
 
 /** A restore row names its target in at most this many characters (its label fits 300 px). */
-const RESTORE_TARGET_CHARS = 22;
+const RESTORE_TARGET_CHARS = 18;
 const PATH_TITLE = /^([A-Za-z_][\w.-]*): (\S+)$/;
 
 /**
  * A row title laid out for a 300 px sidebar: what matters leftmost. "edit_file: src/app/g.py" →
  * label "edit_file: g.py", the folder "src/app" to the description; a restore names its target the
- * same way, shorter ("Restored to ‘edit_file: g.py’"); the baseline is the "Starting point". Other
+ * by its file ("Back to ‘g.py’", "restored code" in the description, the full title in the hover); the baseline is the "Starting point". Other
  * titles stay as the server wrote them.
  */
 export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly label: string; readonly folder: string } {
@@ -193,7 +193,9 @@ export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly la
     const restored = /^Restored code to ‘(.*)’$/.exec(title);
     if (restored !== null) {
         const target = restored[1] ?? ''; // named like its own row, short: the full title is in the hover
-        return { label: `Restored to ‘${firstLine(rowLabel(target, target === 'Baseline' ? 'baseline' : 'tool').label, RESTORE_TARGET_CHARS)}’`, folder: '' };
+        const onFile = PATH_TITLE.exec(target)?.[2]; // a tool call on one file: the file's name says it
+        const name = onFile !== undefined ? (onFile.split('/').at(-1) ?? onFile) : rowLabel(target, target === 'Baseline' ? 'baseline' : 'tool').label;
+        return { label: `Back to ‘${firstLine(name, RESTORE_TARGET_CHARS)}’`, folder: 'restored code' };
     }
     const m = PATH_TITLE.exec(title);
     if (m === null) {

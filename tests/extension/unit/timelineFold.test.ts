@@ -87,9 +87,9 @@ suite('timeline folding (issue 28)', () => {
             ['edit_file: scale.txt', 'tool', 'edit_file: scale.txt', ''],
             ['Write: notes/todo.md', 'tool', 'Write: todo.md', 'notes'],
             ['run_command: make test', 'tool', 'run_command: make test', ''],
-            ['Restored code to ‘edit_file: src/a.py’', 'restore', 'Restored to ‘edit_file: a.py’', ''],
-            ['Restored code to ‘search_file_content: src/components/form.tsx’', 'restore', 'Restored to ‘search_file_content: …’', ''],
-            ['Restored code to ‘Baseline’', 'restore', `Restored to ‘${STARTING_POINT}’`, ''],
+            ['Restored code to ‘edit_file: src/a.py’', 'restore', 'Back to ‘a.py’', 'restored code'],
+            ['Restored code to ‘search_file_content: src/components/form.tsx’', 'restore', 'Back to ‘form.tsx’', 'restored code'],
+            ['Restored code to ‘Baseline’', 'restore', `Back to ‘${STARTING_POINT}’`, 'restored code'],
             ['Baseline', 'baseline', STARTING_POINT, ''],
             ['Before restore', 'safety', 'Before restore', ''],
         ];
@@ -144,10 +144,10 @@ suite('timeline folding (issue 28)', () => {
         assert.deepEqual(top, [
             `checkpoint:${STARTING_POINT}`,
             'turn:1. p1',
-            'checkpoint:Restored to ‘edit_file: a.py’',
+            'checkpoint:Back to ‘a.py’',
             'turn:2. p2',
-            'checkpoint:Restored to ‘Restored to ‘edit_fil…’',
-            `checkpoint:● Restored to ‘${STARTING_POINT}’`,
+            'checkpoint:Back to ‘Back to ‘a.py’’',
+            `checkpoint:● Back to ‘${STARTING_POINT}’`,
         ]);
         const turn1 = session.children[1] as TimelineNode & { children: TimelineNode[] };
         assert.deepEqual(turn1.children.map(n => `${n.kind}:${lookOf(n, NOW).label}`), ['group:edit_file a.py ×4']);

@@ -101,7 +101,7 @@ suite('timeline model', () => {
         assert.equal(look('cp:c2').iconColor, 'list.errorForeground');
         assert.match(look('cp:c4').description, /^you are here · ‘x = 2’ → ‘x = 3’/);
         assert.equal(look('cp:c4').label, '● edit_file: scale.txt');
-        assert.equal(look('cp:r1').label, 'Restored to ‘write_file: hello.txt’');
+        assert.equal(look('cp:r1').label, 'Back to ‘hello.txt’');
         assert.equal(look('cp:r1').collapsible, true, 'the work it left behind opens under it');
         assert.equal(look('cp:r1').icon, 'git-branch');
         assert.equal(look('turn:t2').description, 'abandoned branch · 1 step · 1 h ago');
