@@ -115,6 +115,6 @@ await runScenario(sc, {
     return read(DELETED) === original;
   }, 30000);
   assert.equal(read(WRITTEN), content, 'the Write is kept (restored to just after it)');
-  await row('Restored code to').waitFor({ timeout: 30000 });
+  await row('Back to').waitFor({ timeout: 30000 });
   await shot(page, 'restored');
 });

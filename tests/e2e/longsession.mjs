@@ -113,7 +113,7 @@ await runScenario(sc, {
   };
 
   await filterBy('Tool', 'write_file');
-  await row('write_file: docs/note_').waitFor({ timeout: 60000 });
+  await row('write_file: note_').waitFor({ timeout: 60000 });
   await expandAll();
   // The tree re-renders after the filtered answer arrives: wait until what is shown has settled.
   const byTool = await waitFor('rows of the tool filter', async () => { const r = await checkpointRows(); return r.length > 0 && r.every(t => t.startsWith('write_file: ')) && r; }, 30000).catch(async () => checkpointRows());
@@ -123,7 +123,7 @@ await runScenario(sc, {
   await clearFilter();
 
   await filterBy('Path', 'mod_07');
-  await row('edit_file: src/mod_07.py').waitFor({ timeout: 60000 });
+  await row('edit_file: mod_07.py').waitFor({ timeout: 60000 });
   await expandAll();
   const byPath = await waitFor('rows of the path filter', async () => { const r = await checkpointRows(); return r.length > 0 && r.every(t => t.includes('mod_07')) && r; }, 30000).catch(async () => checkpointRows());
   assert.ok(byPath.length > 0 && byPath.every(t => t.includes('mod_07')), `path filter: ${byPath.slice(0, 5)}`);
@@ -140,7 +140,7 @@ await runScenario(sc, {
 
   // 5. Jump to Head: the head row is selected.
   await wb.runCommand('Retrace: Jump to Head');
-  await sidebar().locator('.monaco-list-row.selected', { hasText: '● head' }).first().waitFor({ timeout: 30000 });
+  await sidebar().locator('.monaco-list-row.selected', { hasText: 'you are here' }).first().waitFor({ timeout: 30000 });
   log('jump to head: the head row is selected');
 
   // 6. Hover: the diff preview appears; latency from the hover to the diff block.

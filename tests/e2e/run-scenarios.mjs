@@ -13,6 +13,7 @@ export const SCENARIOS = [
   'hunks',
   'chat-restore',
   'side-rewind',
+  'readable',
 ];
 
 const asked = process.argv.slice(2);

@@ -64,7 +64,7 @@ await runScenario(sc, {
   const taskAt = texts.findIndex(t => t.includes('subagent merged'));
   const writes = texts.map((t, i) => (t.includes(WRITE) ? i : -1)).filter(i => i >= 0);
   assert.ok(writes.every(i => i > taskAt), 'the child rows come after (under) the task row');
-  assert.match(texts[writes[1]], /● head/, 'the child\'s own head is its second write');
+  assert.match(texts[writes[1]], /you are here/, 'the child\'s own head is its second write');
   await shot(page, 'child-timeline');
 
   // 3. Hover the child's second write: the preview is the child's own diff.
@@ -102,7 +102,7 @@ await runScenario(sc, {
   const childNote = path.join(store, 'tasks', taskId, 'work', NOTE);
   await waitFor('the child\'s copy restored', () => fs.readFileSync(childNote, 'utf8') === 'one\n', 20000);
   assert.equal(read(NOTE), 'one, then two\n', 'the user\'s file did not move');
-  await row('Restored code').waitFor({ timeout: 20000 });
+  await row('Back to').waitFor({ timeout: 20000 });
   await shot(page, 'child-restored');
 
   // 6. Apply the child's result again: its note now clashes with the workspace's; a modal says so.
@@ -147,7 +147,7 @@ await runScenario(sc, {
   await waitFor('it says interrupted', async () => /interrupted/.test(await orphan.innerText()), 30000);
   log('cut-off child:', (await orphan.innerText()).replace(/\s+/g, ' '));
   await orphan.locator('.monaco-tl-twistie').click();
-  await row('write_file: made/by-child.txt').waitFor({ timeout: 30000 });
+  await row('write_file: by-child.txt').waitFor({ timeout: 30000 });
   await shot(page, 'interrupted-subagent');
 
   // 10. Resume it from the UI: it runs again in its own copy and, when it ends, is merged.

@@ -105,16 +105,18 @@ await runScenario(sc, {
   const tScroll = Date.now();
   const last = await scrollTo(gist(TURNS * STEPS - 1), { fromTop: false });
   log(`scrolled to the last step in ${Date.now() - tScroll} ms`);
-  assert.match(await last.innerText(), /edit_file: scale\.txt/);
+  // The turn's 20 edits of scale.txt are one row (issue 28), its description the newest step's gist.
+  assert.match(await last.innerText(), new RegExp(`edit_file scale\\.txt ×${STEPS}`));
   assert.match((await last.innerText()).replace(/\s+/g, ' '), /(just now|min ago)/);
-  const restore = await scrollTo('Restored code to ‘edit_file: scale.txt’', { fromTop: false });
-  assert.match((await restore.innerText()).replace(/\s+/g, ' '), /● head/);
+  const restore = await scrollTo('Back to ‘scale.txt’', { fromTop: false });
+  assert.match((await restore.innerText()).replace(/\s+/g, ' '), /● Back to .*you are here/);
   await shot(page, 'end-with-restore');
 
   // Older turns start collapsed: the story reads as a list of prompts. Open turn 12.
   for (const n of [1, 12, 24]) assert.ok((await scrollTo(`${n}. Turn ${n}:`)).isVisible());
   assert.equal(await row(gist(12 * STEPS - 15)).count(), 0, 'turn 12 starts collapsed');
   await (await scrollTo('12. Turn 12:')).click();
+  await (await scrollTo(`edit_file scale.txt ×${STEPS}`)).click(); // its 20 edits, folded into one row
   const tTop = Date.now();
   const middle = await scrollTo(gist(12 * STEPS - 15));
   log(`opened turn 12 and moved to step ${12 * STEPS - 15} in ${Date.now() - tTop} ms`);

@@ -120,7 +120,7 @@ export function registerCommands(parts: Parts): void {
 
     ctx.registerCommand(COMMANDS.restoreToCheckpoint, rpc => async () => {
         const data = timeline.timeline ?? (await rpc.request(METHODS.timelineGet, {}));
-        const picked = await vscode.window.showQuickPick(checkpointPicks(data, Date.now()), {
+        const picked = await vscode.window.showQuickPick(checkpointPicks(data, Date.now(), id => timeline.rowOf(id)?.title), {
             title: 'Retrace: Restore to Checkpoint',
             placeHolder: 'Pick a checkpoint (newest first)',
             matchOnDescription: true,

@@ -37,18 +37,22 @@ export function lineStats(cp: Checkpoint): string {
     return `${approx}+${added} −${removed} · ${files}`;
 }
 
-/** Newest first; the head is marked "current", checkpoints that cannot be restored are left out. */
-export function checkpointPicks(timeline: TimelineGetResult, now: number): CheckpointPickItem[] {
+/**
+ * Newest first; the head is marked "you are here", checkpoints that cannot be restored are left
+ * out. Each is named by its timeline row's title (`titleOf`: the server's words, "Restored code to
+ * ‘edit_file: a.py’"), else by its label, never by a raw id.
+ */
+export function checkpointPicks(timeline: TimelineGetResult, now: number, titleOf: (id: string) => string | undefined = () => undefined): CheckpointPickItem[] {
     return [...timeline.checkpoints]
         .reverse()
         .filter(cp => cp.recoverability !== 'none')
         .map(cp => {
             const when = relativeTime(cp.createdAt, now);
-            const current = cp.id === timeline.head ? ' · current' : '';
+            const current = cp.id === timeline.head ? ' · ● you are here' : '';
             return {
-                label: checkpointLabel(cp),
+                label: titleOf(cp.id) ?? checkpointLabel(cp),
                 description: `${when}${current}`,
-                detail: `${lineStats(cp)} · ${cp.id.slice(0, 8)}`,
+                detail: lineStats(cp),
                 checkpointId: cp.id,
             };
         });

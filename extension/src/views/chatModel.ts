@@ -25,6 +25,17 @@ export function toolSummary(tool: string, input: JsonObject): string {
 }
 
 /** What the chat says when the server compacted the conversation (automatic compaction). */
+/** A note Retrace adds to a prompt for the model ("[Retrace note: …]"), not something the user typed. */
+export function isRetraceNote(text: string): boolean {
+    return text.trimStart().startsWith('[Retrace note');
+}
+
+/** How the chat shows such a note: a system line, without the brackets meant for the model. */
+export function retraceNoteText(text: string): string {
+    const body = text.trim().replace(/^\[Retrace note:?\s*/, '').replace(/\]$/, '');
+    return `Retrace told the model: ${body}`;
+}
+
 export function compactionNotice(e: Extract<AgentEvent, { kind: 'contextCompacted' }>): string {
     const n = (x: number): string => x.toLocaleString('en-US');
     const messages = (x: number): string => `${n(x)} message${x === 1 ? '' : 's'}`;
@@ -200,8 +211,10 @@ export class ChatTranscript {
                     if (m.kind === 'prompt' && isAttachmentText(text)) {
                         return; // shown as the prompt's "attached" line
                     }
-                    if (m.kind === 'prompt' && j !== lastText(m.content) && text.startsWith('[Retrace note:')) {
-                        this.items.push({ kind: 'notice', id, text }); // told to the model, not typed by the user
+                    // A note Retrace told the model is a notice; the prompt's own words (its last
+                    // text) stay the user's even when they happen to look like one.
+                    if (m.role === 'user' && isRetraceNote(text) && !(m.kind === 'prompt' && j === lastText(m.content))) {
+                        this.items.push({ kind: 'notice', id, text: retraceNoteText(text) });
                         return;
                     }
                     this.items.push(

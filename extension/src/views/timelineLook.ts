@@ -6,7 +6,7 @@
  */
 import type { Checkpoint } from '../client/protocol';
 import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, hasTimeline, SUBAGENT_CONTEXT, TASK_CONTEXT, taskContext, taskStatusText } from './taskModel';
-import { firstLine, relativeTime, type CheckpointNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
+import { firstLine, relativeTime, type CheckpointNode, type GroupNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
 import { CODE_ONLY_CONTEXT, codeOnlyReason } from './agentModel';
 
 export interface NodeLook {
@@ -73,13 +73,13 @@ export function checkpointLabel(cp: Checkpoint): string {
         case 'tool':
             return cp.tool ?? 'tool call';
         case 'baseline':
-            return 'Baseline';
+            return STARTING_POINT;
         case 'external':
             return 'External changes';
         case 'safety':
             return 'Before restore';
         case 'restore':
-            return `Restored ${cp.restoredFrom?.slice(0, 8) ?? ''}`.trim();
+            return 'Restored code';
         case 'manual':
             return 'Mark';
         case 'summary':
@@ -170,12 +170,51 @@ function turnLook(node: TurnNode, now: number): NodeLook {
     };
 }
 
+/** The head row's marker: first in the label (never cut), said in words in the description. */
+export const HEAD_MARK = '●';
+export const HEAD_WORDS = 'you are here';
+/** The baseline's name for people ("Baseline" is jargon); its description still says "baseline". */
+export const STARTING_POINT = 'Starting point';
+
+/** A restore row names its target in at most this many characters (its label fits 300 px). */
+const RESTORE_TARGET_CHARS = 18;
+const PATH_TITLE = /^([A-Za-z_][\w.-]*): (\S+)$/;
+
+/**
+ * A row title laid out for a 300 px sidebar: what matters leftmost. "edit_file: src/app/g.py" →
+ * label "edit_file: g.py", the folder "src/app" to the description; a restore names its target the
+ * by its file ("Back to ‘g.py’", "restored code" in the description, the full title in the hover); the baseline is the "Starting point". Other
+ * titles stay as the server wrote them.
+ */
+export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly label: string; readonly folder: string } {
+    if (kind === 'baseline') {
+        return { label: STARTING_POINT, folder: '' };
+    }
+    const restored = /^Restored code to ‘(.*)’$/.exec(title);
+    if (restored !== null) {
+        const target = restored[1] ?? ''; // named like its own row, short: the full title is in the hover
+        const onFile = PATH_TITLE.exec(target)?.[2]; // a tool call on one file: the file's name says it
+        const name = onFile !== undefined ? (onFile.split('/').at(-1) ?? onFile) : rowLabel(target, target === 'Baseline' ? 'baseline' : 'tool').label;
+        return { label: `Back to ‘${firstLine(name, RESTORE_TARGET_CHARS)}’`, folder: 'restored code' };
+    }
+    const m = PATH_TITLE.exec(title);
+    if (m === null) {
+        return { label: title, folder: '' };
+    }
+    const path = m[2] ?? '';
+    const cut = path.lastIndexOf('/');
+    return { label: `${m[1] ?? ''}: ${path.slice(cut + 1)}`, folder: cut > 0 ? path.slice(0, cut) : '' };
+}
+
 function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     const cp = node.checkpoint;
     const failed = node.toolStatus !== undefined;
+    const { label, folder } = rowLabel(node.row.title, cp.kind);
     const parts = [
-        node.isHead ? '● head' : '',
+        node.isHead ? HEAD_WORDS : '',
+        cp.kind === 'baseline' ? 'baseline' : '',
         failed ? (node.toolStatus ?? '') : '',
+        folder,
         node.task === undefined || node.row.title.includes(node.task.description) ? '' : node.task.description,
         node.task === undefined ? '' : taskStatusText(node.task),
         node.row.summary,
@@ -184,12 +223,41 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     ];
     const unrecoverable = (cp.recoverability ?? 'full') !== 'full';
     return {
-        label: node.row.title,
+        label: node.isHead ? `${HEAD_MARK} ${label}` : label,
         description: parts.filter(p => p !== '').join(' · '),
         icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
         contextValue: checkpointContext(node),
-        collapsible: node.task !== undefined && hasTimeline(node.task),
+        collapsible: node.task !== undefined ? hasTimeline(node.task) : node.children.length > 0,
+    };
+}
+
+/** A folded group's hover: its label, then its newest rows (title · gist). */
+export function groupHover(node: GroupNode, max = 12): string {
+    const rows = node.children.map(c => `- ${c.row.title}${c.row.summary === '' ? '' : ` · ${c.row.summary}`}`);
+    const more = rows.length > max ? `\n… ${rows.length - max} earlier` : '';
+    return `${node.label}\n\n${rows.slice(-max).join('\n')}${more}`;
+}
+
+/** A restore row's hover line about the safety capture folded into it ("" without one). */
+export function safetyNote(node: CheckpointNode): string {
+    const safety = node.children.find((c): c is CheckpointNode => c.kind === 'checkpoint' && c.checkpoint.kind === 'safety');
+    return safety === undefined ? '' : `Before restoring, the workspace was saved (${safety.row.summary}): open this row to see or restore that capture.\n\n`;
+}
+
+const GROUP_ICONS: Readonly<Record<GroupNode['group'], string>> = { repeat: 'layers', reads: 'eye', abandoned: 'git-branch' };
+
+/** A folded run of rows (`timelineFold.ts`): its label leftmost, the newest row's time after. */
+function groupLook(node: GroupNode, now: number): NodeLook {
+    const newest = node.children.at(-1);
+    const parts = [node.isHead ? HEAD_WORDS : '', node.detail, newest?.row.summary ?? '', relativeTime(newest?.checkpoint.createdAt, now)];
+    return {
+        label: node.isHead ? `${HEAD_MARK} ${node.label}` : node.label,
+        description: parts.filter(p => p !== '').join(' · '),
+        icon: GROUP_ICONS[node.group],
+        iconColor: node.group === 'abandoned' ? 'disabledForeground' : undefined,
+        contextValue: `group.${node.group}`,
+        collapsible: true,
     };
 }
 
@@ -228,6 +296,8 @@ export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
             return checkpointLook(node, now);
         case 'subagent':
             return subagentLook(node);
+        case 'group':
+            return groupLook(node, now);
         case 'runningTool':
             return { label: node.tool, description: node.detail === undefined ? 'running…' : `running… · ${node.detail}`, icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
         case 'more':

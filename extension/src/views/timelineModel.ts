@@ -19,6 +19,7 @@ import {
     withView,
     type TaskInfo,
 } from './taskModel';
+import { abandonedBy, abandonedLabel, foldRows, groupDetail, groupLabel, type GroupKind } from './timelineFold';
 
 export interface SessionNode {
     readonly kind: 'session';
@@ -60,7 +61,25 @@ export interface CheckpointNode {
     readonly scope: TaskRef | undefined;
     /** A `task` row: the subagent whose own timeline is nested under it. */
     readonly task: TaskInfo | undefined;
-    /** A task row's child rows, once its timeline was loaded (else empty). */
+    /** A task row's child rows, once its timeline was loaded (else empty); a restore row's safety
+     * capture and the work it left behind (`timelineFold.ts`). */
+    readonly children: readonly (CheckpointNode | GroupNode)[];
+}
+
+/**
+ * Rows folded into one node (`timelineFold.ts`): a run of the same tool on one file
+ * (`repeat`), a run of read-only calls (`reads`), or the work a restore left behind
+ * (`abandoned`, under the restore row: copies of those rows).
+ */
+export interface GroupNode {
+    readonly kind: 'group';
+    readonly id: string;
+    readonly parentId: string;
+    readonly group: GroupKind | 'abandoned';
+    readonly label: string;
+    readonly detail: string;
+    /** One of its rows is the head. */
+    readonly isHead: boolean;
     readonly children: readonly CheckpointNode[];
 }
 
@@ -100,7 +119,7 @@ export interface SubagentNode {
     readonly children: readonly CheckpointNode[];
 }
 
-export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode | SubagentNode;
+export type TimelineNode = SessionNode | TurnNode | CheckpointNode | RunningToolNode | MoreNode | SubagentNode | GroupNode;
 
 export interface RunningTool {
     readonly sessionId: string;
@@ -119,6 +138,8 @@ export interface TimelineExtras {
     readonly children?: ReadonlyMap<string, TimelineTreeResult>;
     /** Show listed subagents that have no row (not while a filter shows only matching rows). */
     readonly orphans?: boolean;
+    /** Fold rows (`timelineFold.ts`; default: yes). Not while a filter shows every matching row. */
+    readonly fold?: boolean;
 }
 
 export const sessionNodeId = (sessionId: string): string => `session:${sessionId}`;
@@ -193,6 +214,58 @@ function addOrphans(sessions: readonly SessionNode[], turns: ReadonlyMap<string,
     }
 }
 
+/** What folding needs to know about the whole tree: every row shown, by checkpoint id. */
+interface FoldContext {
+    readonly rows: ReadonlyMap<string, StoryRow>;
+    readonly byId: ReadonlyMap<string, Checkpoint>;
+    readonly extras: Extras;
+}
+
+const reparented = (node: CheckpointNode, parentId: string): CheckpointNode => ({ ...node, parentId });
+
+/** The restore row with its safety capture and the work it left behind as children. */
+function restoreNode(row: CheckpointNode, safety: CheckpointNode | undefined, fold: FoldContext): CheckpointNode {
+    const cp = row.checkpoint;
+    const left = abandonedBy(safety?.checkpoint.parent ?? cp.parent, cp.restoredFrom, fold.byId).reverse();
+    const children: (CheckpointNode | GroupNode)[] = safety === undefined ? [] : [reparented(safety, row.id)];
+    const shown = left.flatMap(c => fold.rows.get(c.id) ?? []);
+    if (shown.length > 0) {
+        const id = `abandoned:${cp.id}`;
+        const copies = shown.map(r => ({ ...rowNode(r, id, undefined, fold.extras), id: `${id}:${r.checkpoint.id}`, isHead: false }));
+        children.push({ kind: 'group', id, parentId: row.id, group: 'abandoned', ...abandonedLabel(shown.map(r => r.title)), isHead: false, children: copies });
+    }
+    return { ...row, children };
+}
+
+/** A list of rows folded (`timelineFold.ts`): restores with their safety capture, runs grouped. */
+function folded(rows: readonly CheckpointNode[], parentId: string, fold: FoldContext): TimelineNode[] {
+    if (fold.extras?.fold === false) {
+        return [...rows];
+    }
+    return foldRows(rows.map(r => ({ ...r, nested: r.task !== undefined || r.scope !== undefined }))).map((f): TimelineNode => {
+        const strip = ({ nested: _nested, ...node }: CheckpointNode & { nested: boolean }): CheckpointNode => node;
+        if (f.kind === 'row') {
+            return strip(f.row);
+        }
+        if (f.kind === 'restore') {
+            return restoreNode(strip(f.row), f.safety === undefined ? undefined : strip(f.safety), fold);
+        }
+        const first = f.rows[0];
+        const id = `group:${first?.checkpoint.id ?? parentId}`;
+        const titles = f.rows.map(r => r.row.title);
+        return {
+            kind: 'group',
+            id,
+            parentId,
+            group: f.group,
+            label: groupLabel(f.group, f.rows),
+            detail: groupDetail(f.group, f.rows, titles),
+            isHead: f.rows.some(r => r.isHead),
+            children: f.rows.map(r => reparented(strip(r), id)),
+        };
+    });
+}
+
 function turnTitle(turn: StoryTurn): string {
     const prompt = firstLine(turn.prompt);
     return prompt === '' ? `Turn ${turn.number}` : `${turn.number}. ${prompt}`;
@@ -201,11 +274,14 @@ function turnTitle(turn: StoryTurn): string {
 /** Build the tree. Story items stay in the server's (chronological) order. */
 export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras): SessionNode[] {
     const titles = new Map<string, string>();
+    const rows = new Map<string, StoryRow>();
     for (const story of tree.sessions) {
         for (const row of rowsOf(story)) {
             titles.set(row.checkpoint.id, row.title);
+            rows.set(row.checkpoint.id, row);
         }
     }
+    const fold: FoldContext = { rows, byId: new Map([...rows].map(([id, r]) => [id, r.checkpoint])), extras };
     const turns = new Map<string, TurnNode>();
     const sessions = tree.sessions.map((story): SessionNode => {
         const id = sessionNodeId(story.session.id);
@@ -215,11 +291,17 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
             children.push({ kind: 'more', id: `more:${story.session.id}`, parentId: id, sessionId: story.session.id, omitted: story.rowsOmitted, before });
         }
         const lastTurn = story.items.filter(i => i.kind === 'turn').at(-1);
+        let loose: CheckpointNode[] = []; // rows in place between turns, folded together
+        const flush = (): void => {
+            children.push(...folded(loose, id, fold));
+            loose = [];
+        };
         for (const item of story.items) {
             if (item.kind === 'row') {
-                children.push(rowNode(item, id, undefined, extras));
+                loose.push(rowNode(item, id, undefined, extras));
                 continue;
             }
+            flush();
             const turnId = turnNodeId(item.turnId);
             const forked = item.forkedFrom ?? undefined;
             const node: TurnNode = {
@@ -232,11 +314,12 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
                 title: turnTitle(item),
                 forkedFromTitle: forked === undefined ? undefined : (titles.get(forked) ?? forked.slice(0, 12)),
                 latest: item === lastTurn,
-                children: item.rows.map(r => rowNode(r, turnId, item.prompt, extras)),
+                children: folded(item.rows.map(r => rowNode(r, turnId, item.prompt, extras)), turnId, fold),
             };
             turns.set(item.turnId, node);
             children.push(node);
         }
+        flush();
         return { kind: 'session', id, sessionId: story.session.id, story, title: sessionTitle(story), running: story.session.running, children };
     });
     addOrphans(sessions, turns, extras);
@@ -439,7 +522,7 @@ export function indexNodes(roots: readonly SessionNode[]): Map<string, TimelineN
     const out = new Map<string, TimelineNode>();
     const visit = (n: TimelineNode): void => {
         out.set(n.id, n);
-        if (n.kind === 'session' || n.kind === 'turn' || n.kind === 'checkpoint' || n.kind === 'subagent') {
+        if (n.kind === 'session' || n.kind === 'turn' || n.kind === 'checkpoint' || n.kind === 'subagent' || n.kind === 'group') {
             n.children.forEach(visit);
         }
     };

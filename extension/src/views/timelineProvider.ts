@@ -35,7 +35,8 @@ import {
     type TimelineNode,
 } from './timelineModel';
 import { codeOnlyReason } from './agentModel';
-import { lookOf, recoverabilityNote } from './timelineLook';
+import { groupHover, lookOf, recoverabilityNote, safetyNote } from './timelineLook';
+import { shownNodeId } from './timelineFold';
 import { Subagents } from './subagents';
 import { sessionsWithTaskRows, taskOf } from './taskModel';
 
@@ -66,7 +67,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private readonly subagents: Subagents;
     private refreshTimer: NodeJS.Timeout | undefined;
     private refreshing: Promise<void> | undefined;
-    private revealNext: string | undefined;
+    /** Reveal the head after the next refresh (a checkpoint came, a turn finished). */
+    private revealHeadNext = false;
     private readonly disposables: vscode.Disposable[] = [];
     readonly view: vscode.TreeView<TimelineNode>;
     /** The session the chat shows; its nodes are expanded. */
@@ -142,11 +144,13 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 this.running.delete(e.toolCallId);
                 this.render();
                 return;
-            case 'checkpointCreated':
-                // Its row arrives with `timeline/didChange`; reveal it once it is in the tree.
-                this.revealNext = e.checkpoint.id;
+            case 'checkpointCreated': // its row arrives with `timeline/didChange`, which reveals the head
+                this.revealHeadNext = true;
                 return;
-            case 'turnFinished':
+            case 'turnFinished': // the turn's last rows may have come in any order: show the head once it ends
+                this.revealHeadNext = true;
+                this.scheduleRefresh();
+                return;
             case 'conversationChanged':
                 this.scheduleRefresh();
                 return;
@@ -203,6 +207,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
     private onTimelineChange(change: TimelineDidChange): void {
+        this.revealHeadNext ||= change.head !== null && change.head !== undefined; // a restore's change has no row: after the refetch
         if (this.filter !== undefined) {
             this.scheduleRefresh(); // which rows match is the server's decision: one filtered page
             return;
@@ -217,10 +222,11 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (change.row !== null && change.row !== undefined && taskOf(change.row.checkpoint) !== undefined) {
             this.refreshTaskViews();
         }
-        const reveal = this.revealNext;
-        if (reveal !== undefined && this.byId.has(reveal)) {
-            this.revealNext = undefined;
-            void this.reveal(reveal);
+        // Follow the agent and the restores: the head row (its group) comes into view, whatever
+        // order parallel tool calls' checkpoints arrive in.
+        this.revealHeadNext = false;
+        if (change.head !== null && change.head !== undefined && this.byId.has(change.head)) {
+            void this.reveal(change.head);
         }
     }
 
@@ -279,6 +285,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             // didChange already showed).
             unchanged = this.data !== undefined && JSON.stringify(tree) === JSON.stringify(this.data);
             if (!unchanged) {
+                this.revealHeadNext ||= this.data === undefined; // the first tree opens where the user is
                 this.setData(tree);
             }
         } catch (err) {
@@ -289,9 +296,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             this.render();
             this.refreshTaskViews();
         }
-        const reveal = this.revealNext;
+        const reveal = this.revealHeadNext ? this.head : undefined;
+        this.revealHeadNext = false;
         if (reveal !== undefined) {
-            this.revealNext = undefined;
             await this.reveal(reveal);
         }
     }
@@ -411,7 +418,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (this.data === undefined) {
             this.roots = [];
         } else {
-            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.subagents.views, children: this.subagents.trees, orphans: this.filter === undefined });
+            this.roots = buildTimeline(this.data, { running: [...this.running.values()], tasks: this.subagents.views, children: this.subagents.trees, orphans: this.filter === undefined, fold: this.filter === undefined });
         }
         this.nodes = indexNodes(this.roots);
         this.changed.fire(undefined);
@@ -430,13 +437,14 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         await this.reveal(checkpointId);
     }
 
+    /** Reveal a checkpoint's row, or the folded group holding it (which stays closed). */
     async reveal(checkpointId: string): Promise<void> {
-        const node = this.nodes.get(checkpointNodeId(checkpointId));
+        const node = this.nodes.get(shownNodeId(checkpointNodeId(checkpointId), this.nodes));
         if (node !== undefined && this.view.visible) {
             try {
-                // A task row stays closed: opening it loads the child's whole timeline.
-                const closed = node.kind === 'checkpoint' && node.task !== undefined;
-                await this.view.reveal(node, { select: true, focus: false, expand: !closed });
+                // The row itself stays closed (a task row would load the child's whole timeline, a
+                // restore row would open the work it left behind); its ancestors open.
+                await this.view.reveal(node, { select: true, focus: false, expand: false });
             } catch (err) {
                 log.debug(`reveal failed: ${errorMessage(err)}`);
             }
@@ -503,6 +511,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             item.command = { command: SHOW_EARLIER, title: 'Load Older Steps' }; // the selected row's page
         } else if (node.kind === 'turn') {
             item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
+        } else if (node.kind === 'group') {
+            item.tooltip = new vscode.MarkdownString().appendText(groupHover(node));
         } else if (node.kind === 'subagent') {
             item.tooltip = new vscode.MarkdownString().appendText(
                 `Subagent “${node.task.description}” (${node.task.status ?? 'unknown'}): its task call made no checkpoint here; its own timeline is kept. Resume it, apply its result or discard it from this row's menu.`,
@@ -522,7 +532,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private async tooltip(node: CheckpointNode, token: vscode.CancellationToken): Promise<vscode.MarkdownString> {
         const cp = node.checkpoint;
         const md = new vscode.MarkdownString('', true);
-        md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? ' — head' : ''}\n\n`);
+        md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? ' — you are here' : ''}\n\n`);
+        md.appendMarkdown(escapeMd(safetyNote(node)));
         md.appendMarkdown(`${cp.kind}${cp.tool ? ` · ${escapeMd(cp.tool)}` : ''} · ${new Date(cp.createdAt).toLocaleString()} · \`${cp.id.slice(0, 12)}\`\n\n`);
         if (node.scope !== undefined) {
             md.appendMarkdown(`In the subagent's own copy (\`${escapeMd(node.scope.taskId)}\`)\n\n`);

@@ -35,6 +35,21 @@ suite('chat transcript', () => {
         assert.equal(stopped.status, 'cancelled');
     });
 
+    test('a "[Retrace note…]" Retrace added to a prompt shows as a system note, the prompt as the user\'s', () => {
+        const t = new ChatTranscript();
+        const note = '[Retrace note: the conversation was restored to checkpoint c1, but the workspace files were not.\n- modified a.py (+1 -1)]';
+        t.load({
+            sessionId: 's1', head: 'm1', running: false, messagesOmitted: 0,
+            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
+            costUsd: 0, withdrawn: [], toolCheckpoints: {}, turnUsage: {}, toolStatuses: {},
+            messages: [{ id: 'm1', kind: 'prompt', role: 'user', turnId: 't2', createdAt: null, content: [{ type: 'text', text: note }, { type: 'text', text: 'go on' }] }],
+        });
+        assert.deepEqual(t.all.map(i => [i.kind, 'text' in i ? i.text.split('\n')[0] : '']), [
+            ['notice', 'Retrace told the model: the conversation was restored to checkpoint c1, but the workspace files were not.'],
+            ['user', 'go on'],
+        ]);
+    });
+
     test('loads a conversation: tool results pair with their calls', () => {
         const view: ConversationView = {
             sessionId: 's1',

@@ -32,8 +32,7 @@ suite('restore from the chat', () => {
             users.map(u => (u.kind === 'user' ? [u.text, u.prompt, u.failed] : [])),
             [
                 ['failed one', undefined, 'error'],
-                ['[Retrace note: restored]', undefined, undefined],
-                ['make one', 'p1', undefined],
+                ['make one', 'p1', undefined], // the note before it is Retrace's notice, not the user's
             ],
         );
     });

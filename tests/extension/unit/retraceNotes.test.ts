@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { ConversationView } from '../../../extension/src/client/protocol';
-import { ChatTranscript } from '../../../extension/src/views/chatModel';
+import { ChatTranscript, retraceNoteText } from '../../../extension/src/views/chatModel';
 
 suite('restore notes in the chat', () => {
     test('a note told to the model before a prompt is a notice, not the user\'s words', () => {
@@ -34,7 +34,7 @@ suite('restore notes in the chat', () => {
         t.load(view);
         assert.deepEqual(
             t.all.map(i => `${i.kind}:${'text' in i ? i.text : ''}`),
-            [`notice:${note}`, 'user:[Retrace note: typed by the user]'],
+            [`notice:${retraceNoteText(note)}`, 'user:[Retrace note: typed by the user]'],
         );
     });
 });

@@ -141,9 +141,9 @@ suite('subagents in the timeline', () => {
         assert.equal(look.collapsible, true);
         assert.equal(look.contextValue, TASK_CONTEXT);
         assert.equal(look.icon, 'type-hierarchy-sub');
-        assert.match(look.description, /^● head · subagent merged · /, 'the title names the child already');
+        assert.match(look.description, /^you are here · subagent merged · /, 'the title names the child already');
         const untitled = { ...task, row: { ...task.row, title: 'task' } };
-        assert.match(lookOf(untitled, NOW).description, /^● head · two notes · subagent merged · /, 'else the description does');
+        assert.match(lookOf(untitled, NOW).description, /^you are here · two notes · subagent merged · /, 'else the description does');
         const write = lookOf(cpNode(index, 'cp:c1'), NOW);
         assert.equal(write.collapsible, false);
         assert.equal(write.contextValue, CHECKPOINT_CONTEXT);
@@ -172,7 +172,8 @@ suite('subagents in the timeline', () => {
         const look = lookOf(clash, NOW);
         assert.equal(look.contextValue, CHILD_CONTEXT);
         assert.equal(look.collapsible, false);
-        assert.equal(look.label, 'write_file: notes/one.txt');
+        assert.equal(look.label, '● write_file: one.txt'); // the child's head; verb and file name first, the folder in the description
+        assert.match(look.description, /^you are here · notes · /);
         assert.equal(index.get(childNodeId(REF, 'k1'))?.kind, 'checkpoint', 'child rows are indexed (reveal, getParent)');
         const again = nodes({ running: [], children: new Map([[taskKey(REF), childTree()]]) });
         assert.deepEqual([...again.keys()], [...index.keys()], 'ids are stable across rebuilds');

@@ -95,12 +95,14 @@ suite('timeline model', () => {
         const index = indexNodes(buildTimeline(sampleTree(), noExtras));
         const look = (id: string) => lookOf(index.get(id) as TimelineNode, NOW);
         assert.equal(look('cp:c1').icon, 'edit');
-        assert.equal(look('cp:c1').label, 'write_file: hello.txt');
+        assert.equal(look('cp:c1').label, 'write_file: hello.txt'); // verb and file name first (300 px)
         assert.equal(look('cp:c2').description, 'error · ‘x = 1’ → ‘x = 2’ · +1 −1 · 1 h ago');
         assert.equal(look('cp:c2').icon, 'error');
         assert.equal(look('cp:c2').iconColor, 'list.errorForeground');
-        assert.match(look('cp:c4').description, /^● head · ‘x = 2’ → ‘x = 3’/);
-        assert.equal(look('cp:r1').label, 'Restored code to ‘write_file: hello.txt’');
+        assert.match(look('cp:c4').description, /^you are here · ‘x = 2’ → ‘x = 3’/);
+        assert.equal(look('cp:c4').label, '● edit_file: scale.txt');
+        assert.equal(look('cp:r1').label, 'Back to ‘hello.txt’');
+        assert.equal(look('cp:r1').collapsible, true, 'the work it left behind opens under it');
         assert.equal(look('cp:r1').icon, 'git-branch');
         assert.equal(look('turn:t2').description, 'abandoned branch · 1 step · 1 h ago');
         assert.equal(look('turn:t2').icon, 'git-branch');
@@ -245,7 +247,7 @@ suite('timeline model', () => {
         const flat = flatTimeline(sampleTree());
         assert.deepEqual(flat.checkpoints.map(c => c.id), ['base', 'c1', 'c2', 'c3', 'r1', 'c4']);
         assert.equal(flat.head, 'c4');
-        assert.equal(checkpointLabel(checkpoint({ id: 'b', kind: 'baseline', label: 'baseline' })), 'Baseline');
+        assert.equal(checkpointLabel(checkpoint({ id: 'b', kind: 'baseline', label: 'baseline' })), 'Starting point');
         assert.equal(checkpointLabel(checkpoint({ id: 'g', kind: 'background', label: 'background: npm run dev' })), 'background: npm run dev');
         assert.equal(checkpointLabel(checkpoint({ id: 'h', kind: 'background', label: '' })), 'Background command');
         assert.equal(checkpointLabel(checkpoint({ id: 'e', kind: 'tool', tool: 'edit_file', label: 'edit_file: a.py\nmore' })), 'edit_file: a.py');

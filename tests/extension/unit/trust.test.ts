@@ -80,8 +80,8 @@ suite('demo folder, restore pick, chat banner, palette', () => {
         const picks = checkpointPicks({ ...data, checkpoints: [...data.checkpoints, broken] }, Date.now());
         assert.deepEqual(picks.map(p => p.checkpointId), [...data.checkpoints].reverse().map(c => c.id));
         const head = picks.find(p => p.checkpointId === data.head);
-        assert.match(head?.description ?? '', /current/);
-        assert.equal(picks.filter(p => p.description.includes('current')).length, 1);
+        assert.match(head?.description ?? '', /you are here/);
+        assert.equal(picks.filter(p => p.description.includes('you are here')).length, 1);
         assert.equal(lineStats(checkpoint({ id: 'x', files: [file('a', 3, 1), file('b', 2, 0)] })), '+5 −1 · 2 files');
         assert.equal(lineStats(checkpoint({ id: 'y', files: [] })), 'no file changes');
         // A big file's lines are counted on request: its zeros are never shown as a figure.
