@@ -8,6 +8,7 @@ import type { Checkpoint } from '../client/protocol';
 import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, hasTimeline, SUBAGENT_CONTEXT, TASK_CONTEXT, taskContext, taskStatusText } from './taskModel';
 import { firstLine, relativeTime, type CheckpointNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
 import { CODE_ONLY_CONTEXT, codeOnlyReason } from './agentModel';
+import { rowMarks } from './gitModel';
 
 export interface NodeLook {
     readonly label: string;
@@ -176,6 +177,7 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     const parts = [
         node.isHead ? '● head' : '',
         failed ? (node.toolStatus ?? '') : '',
+        rowMarks(node.row).badge, // git's move and side effects outside the workspace: leftmost
         node.task === undefined || node.row.title.includes(node.task.description) ? '' : node.task.description,
         node.task === undefined ? '' : taskStatusText(node.task),
         node.row.summary,

@@ -35,6 +35,7 @@ import {
     type TimelineNode,
 } from './timelineModel';
 import { codeOnlyReason } from './agentModel';
+import { rowMarks } from './gitModel';
 import { lookOf, recoverabilityNote } from './timelineLook';
 import { Subagents } from './subagents';
 import { sessionsWithTaskRows, taskOf } from './taskModel';
@@ -543,6 +544,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const terminal = node.row.terminal;
         if (terminal !== null && terminal !== '') {
             md.appendMarkdown(`${escapeMd(terminal)}\n\n`); // the server's words: cwd and env changes
+        }
+        for (const line of rowMarks(node.row).hover) {
+            md.appendMarkdown(`${escapeMd(line)}\n\n`); // the server's words: git's move, side effects
         }
         const codeOnly = codeOnlyReason(node.row);
         if (codeOnly !== undefined) {

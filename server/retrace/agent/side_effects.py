@@ -48,7 +48,9 @@ class SideEffect:
     """The piece of the command that does it ("curl -X POST https://…")."""
 
 
-_WRAPPERS = frozenset({"sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "stdbuf", "timeout"})
+_WRAPPERS = frozenset(
+    {"sudo", "doas", "env", "nohup", "time", "command", "exec", "nice", "stdbuf", "timeout"}
+)
 _WRAPPER_OPTS_WITH_VALUE = frozenset({"-u", "-g", "-C", "-h", "-p", "-U", "-n", "-s"})
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _REMOTE_ARG = re.compile(r"^(?:[^/\s:@]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!//)")
@@ -56,15 +58,36 @@ _SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"
 _WRITE_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 
 _PIP = frozenset({"pip", "pip3", "pipx", "conda", "mamba", "gem", "brew", "apt", "apt-get", "yum", "dnf"})
-_INSTALL_VERBS = frozenset({"install", "uninstall", "remove", "purge", "upgrade", "add", "reinstall", "update"})
+_INSTALL_VERBS = frozenset(
+    {"install", "uninstall", "remove", "purge", "upgrade", "add", "reinstall", "update"}
+)
 _SYSTEM_MANAGERS = frozenset({"apk", "pacman", "zypper", "port", "snap", "flatpak", "choco", "winget"})
 _NODE = frozenset({"npm", "pnpm", "yarn", "bun"})
-_CONTAINERS = frozenset({"docker", "podman", "nerdctl", "kubectl", "helm", "docker-compose", "minikube", "kind"})
-_CONTAINER_READS = frozenset(
-    {"ps", "images", "inspect", "logs", "version", "info", "get", "describe", "top", "stats", "events", "--version"}
+_CONTAINERS = frozenset(
+    {"docker", "podman", "nerdctl", "kubectl", "helm", "docker-compose", "minikube", "kind"}
 )
-_DATABASES = frozenset({"psql", "mysql", "mariadb", "redis-cli", "mongo", "mongosh", "sqlcmd", "cqlsh", "clickhouse-client"})
-_COPIERS = frozenset({"cp", "mv", "tee", "install", "ln", "rm", "mkdir", "touch", "rsync", "chmod", "chown", "truncate"})
+_CONTAINER_READS = frozenset(
+    {
+        "ps",
+        "images",
+        "inspect",
+        "logs",
+        "version",
+        "info",
+        "get",
+        "describe",
+        "top",
+        "stats",
+        "events",
+        "--version",
+    }
+)
+_DATABASES = frozenset(
+    {"psql", "mysql", "mariadb", "redis-cli", "mongo", "mongosh", "sqlcmd", "cqlsh", "clickhouse-client"}
+)
+_COPIERS = frozenset(
+    {"cp", "mv", "tee", "install", "ln", "rm", "mkdir", "touch", "rsync", "chmod", "chown", "truncate"}
+)
 _SERVICES = frozenset({"systemctl", "service", "launchctl"})
 
 
@@ -116,9 +139,9 @@ def _installs(name: str, args: list[str]) -> bool:
         return _first_arg(args) in _INSTALL_VERBS or any(a in ("-S", "-R", "-U") for a in args[:1])
     if name in _NODE:
         global_flag = any(a in ("-g", "--global", "--location=global") for a in args)
-        return (global_flag and _first_arg(args) in {"install", "i", "add", "uninstall", "remove", "link"}) or (
-            name == "yarn" and args[:1] == ["global"]
-        )
+        return (
+            global_flag and _first_arg(args) in {"install", "i", "add", "uninstall", "remove", "link"}
+        ) or (name == "yarn" and args[:1] == ["global"])
     if name in ("cargo", "go", "dotnet"):
         return _first_arg(args) == "install" or args[:2] == ["tool", "install"]
     return False
@@ -141,11 +164,15 @@ def _network_write(name: str, args: list[str]) -> bool:
                 method = a.split("=", 1)[1]
             if method.upper() in _WRITE_METHODS:
                 return True
-            if a in ("-d", "-F", "-T", "--form", "--upload-file", "--json") or a.startswith(("--data", "-d", "-F")):
+            if a in ("-d", "-F", "-T", "--form", "--upload-file", "--json") or a.startswith(
+                ("--data", "-d", "-F")
+            ):
                 return True
         return False
     if name == "wget":
-        return any(a.startswith(("--post-data", "--post-file", "--method=P", "--method=D", "--body-")) for a in args)
+        return any(
+            a.startswith(("--post-data", "--post-file", "--method=P", "--method=D", "--body-")) for a in args
+        )
     if name in ("http", "https", "xh"):
         return _first_arg(args).upper() in _WRITE_METHODS
     return False
@@ -170,7 +197,16 @@ def _remote(name: str, args: list[str]) -> bool:
 
 
 def _services(name: str, args: list[str]) -> bool:
-    return name in _SERVICES and _first_arg(args) in {"start", "stop", "restart", "enable", "disable", "reload", "load", "unload"}
+    return name in _SERVICES and _first_arg(args) in {
+        "start",
+        "stop",
+        "restart",
+        "enable",
+        "disable",
+        "reload",
+        "load",
+        "unload",
+    }
 
 
 class _Outside:
@@ -273,6 +309,7 @@ def side_effects(command: str, workspace: str | None = None) -> list[SideEffect]
 
 
 def is_shell_tool(tool: str | None) -> bool:
+    """Whether ``tool`` (a tool name, any case) takes a shell command."""
     return tool is not None and tool.lower() in SHELL_TOOLS
 
 
@@ -281,3 +318,27 @@ def command_of_label(tool: str, label: str) -> str:
     -g x"; another agent's label is the command alone)."""
     prefix = f"{tool}: "
     return label[len(prefix) :] if label.startswith(prefix) else label
+
+
+META_KEY = "sideEffects"
+"""Where a tool call's checkpoint records them (``meta["sideEffects"]``: the kinds)."""
+
+
+def side_effect_meta(tool: str | None, command: object, workspace: str) -> dict[str, list[str]]:
+    """The ``meta`` entry for a tool call's checkpoint: ``{"sideEffects": [kinds]}`` for a shell
+    command with evident effects outside ``workspace``, else ``{}``."""
+    if not is_shell_tool(tool) or not isinstance(command, str):
+        return {}
+    kinds = [e.kind for e in side_effects(command, workspace)]
+    return {META_KEY: kinds} if kinds else {}
+
+
+KNOWN_KINDS = frozenset({INSTALL, CONTAINER, DATABASE, NETWORK, PUSH, REMOTE, OUTSIDE, SERVICE})
+
+
+def kinds_in_meta(meta: object) -> list[str]:
+    """The kinds a checkpoint's ``meta`` records (unknown or malformed entries dropped)."""
+    value = meta.get(META_KEY) if isinstance(meta, dict) else None
+    if not isinstance(value, list):
+        return []
+    return [k for k in value if isinstance(k, str) and k in KNOWN_KINDS]

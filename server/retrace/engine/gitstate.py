@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,12 @@ class GitState:
     index_dirty: bool
 
     def to_meta(self) -> dict[str, Any]:
-        return {"head": self.head, "branch": self.branch, "detached": self.detached, "indexDirty": self.index_dirty}
+        return {
+            "head": self.head,
+            "branch": self.branch,
+            "detached": self.detached,
+            "indexDirty": self.index_dirty,
+        }
 
     @staticmethod
     def from_meta(value: object) -> GitState | None:
@@ -60,12 +66,9 @@ class GitState:
 
 
 def _read_small(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_SMALL + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_SMALL:
+    """A small regular file's text (never blocks on a FIFO or device put in its place)."""
+    data = _read_bounded(path, MAX_SMALL)
+    if data is None:
         return None
     try:
         return data.decode("utf-8")
@@ -73,9 +76,33 @@ def _read_small(path: Path) -> str | None:
         return None
 
 
+def _read_bounded(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes, ``None`` when longer than ``limit`` or not a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None if size > limit else b"".join(chunks)
+
+
 def _mtime(path: Path) -> int:
     try:
-        return os.stat(path).st_mtime_ns
+        return path.stat().st_mtime_ns
     except OSError:
         return 0
 
@@ -148,18 +175,15 @@ class GitStateReader:
     def _packed_refs(self, common: Path) -> dict[str, str]:
         path = common / "packed-refs"
         try:
-            st = os.stat(path)
+            st = path.stat()
         except OSError:
             return {}
         key = (st.st_size, st.st_mtime_ns)
         if key != self._packed_key:
-            if st.st_size > MAX_PACKED:
+            data = _read_bounded(path, MAX_PACKED)
+            if data is None:
                 return {}
-            try:
-                text = path.read_bytes().decode("utf-8", "replace")
-            except OSError:
-                return {}
-            self._packed, self._packed_key = parse_packed_refs(text), key
+            self._packed, self._packed_key = parse_packed_refs(data.decode("utf-8", "replace")), key
         return self._packed
 
     def _resolve(self, dirs: GitDirs, ref: str) -> tuple[str | None, int]:
@@ -203,7 +227,7 @@ class GitStateReader:
         else:
             return None
         index = _mtime(dirs.git_dir / "index")
-        return GitState(state.head, state.branch, state.detached, index > moved and moved > 0)
+        return GitState(state.head, state.branch, state.detached, index > moved > 0)
 
 
 def read_git_state(workspace: Path) -> GitState | None:

@@ -50,6 +50,7 @@ from retrace.app.restore import (
     settle_background,
     touches_code,
 )
+from retrace.app.restore_git import check_git, park_if_asked, side_effects_after
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
@@ -120,12 +121,19 @@ class RestoreService:
         agents = await self.services.run(
             lambda e: settle_agents(e, params.mode, dry_run=params.dry_run, choice=params.while_agent_runs)
         )
+        git = await self.services.run(
+            lambda e: check_git(e, target.id, params.mode, dry_run=params.dry_run, choice=params.git_choice)
+        )
         background = await settle_background(
             self.services.agent.background,
             params.mode,
             dry_run=params.dry_run,
             choice=params.background_tasks,
         )
+        git = await self.services.run(
+            lambda e: park_if_asked(e, git, params.mode, dry_run=params.dry_run, choice=params.git_choice)
+        )
+        effects = await self.services.run(lambda e: side_effects_after(e, target.id))
         # Dry runs take the editor path too: unsaved buffers are conflicts in the preview as well.
         through_editor = touches_code(params.mode) and self.server.client_can_apply_edits()
         if through_editor:
@@ -155,6 +163,8 @@ class RestoreService:
             terminal_notes=notes,
             background_tasks=background,
             agent_turns=agents,
+            git=git,
+            side_effects=effects,
         )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:
@@ -177,7 +187,11 @@ class RestoreService:
             raise RetraceError("there is no restore to undo in this session")
         return await self.restore(
             RestoreParams(
-                id=undo, mode="code", background_tasks=background_tasks, while_agent_runs=while_agent_runs
+                id=undo,
+                mode="code",
+                background_tasks=background_tasks,
+                while_agent_runs=while_agent_runs,
+                git_choice="filesOnly",  # an undo puts back the files it replaced: git is not its business
             )
         )
 
