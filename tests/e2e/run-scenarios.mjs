@@ -9,6 +9,7 @@ import { jobsFromEnv, nodeTask, runPool } from './pool.mjs';
 export const SCENARIOS = [
   'install', 'longsession', 'e2e', 'timeline', 'subagents', 'health', 'chat', 'editor-safety',
   'agents', 'context', 'lazy', 'trust', 'untrusted',
+  'git-restore',
 ];
 
 const asked = process.argv.slice(2);

@@ -111,6 +111,8 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     // The editor's unsaved text belongs to the user's workspace, never to a subagent's copy.
     const dirty = req.task === undefined ? dirtyPaths() : new Set<string>();
     const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirty);
+    // Git moved since the target, or commands since then touched the world outside: one modal.
+    const outside = req.mode === 'conversation' || dry === undefined ? undefined : gitQuestion(dry, req.targetLabel);
     let finalParams: RestoreParams;
     let keptOut: readonly PlannedFile[] = [];
     switch (decision.kind) {
@@ -124,7 +126,8 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             finalParams = resolve(params, undefined, [], []);
             break;
         case 'confirm': {
-            if (req.confirmOverwrite) {
+            // Git moved or side effects to name: their one modal asks instead (with these words).
+            if (req.confirmOverwrite && outside === undefined) {
                 const pick = await prompter().modal(decision.message, decision.detail, [RESTORE]);
                 if (pick !== RESTORE) {
                     return undefined;
@@ -164,10 +167,9 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
         }
         finalParams = { ...finalParams, whileAgentRuns: 'proceed' };
     }
-    // Git moved since the target, or commands since then touched the world outside: one modal.
-    const outside = req.mode === 'conversation' || dry === undefined ? undefined : gitQuestion(dry, req.targetLabel);
     if (outside !== undefined) {
-        const answer = gitAnswer(outside, await prompter().modal(outside.message, outside.detail, outside.buttons));
+        const what = decision.kind === 'confirm' ? `${decision.message}\n${decision.detail}\n\n` : '';
+        const answer = gitAnswer(outside, await prompter().modal(outside.message, `${what}${outside.detail}`, outside.buttons));
         if (answer === 'cancel') {
             return undefined;
         }

@@ -47,18 +47,19 @@ export function sideEffectsNote(effects: readonly SideEffectView[], limit = 6): 
 }
 
 /** The one modal a restore's dry run calls for (undefined: nothing to ask). */
+/** `targetLabel`: how the target is named in dialogs, quotes included (“write_file: a.py”). */
 export function gitQuestion(dry: Pick<RestoreResult, 'git' | 'sideEffects'>, targetLabel: string): GitQuestion | undefined {
     const note = sideEffectsNote(dry.sideEffects ?? []);
     const git = dry.git ?? null;
     if (gitMoved(git)) {
-        const message = `Git moved since “${targetLabel}”: it was made on ${where(git.targetBranch, git.targetHead)}; the repository is now on ${where(git.currentBranch, git.currentHead)}.`;
+        const message = `Git moved since ${targetLabel}: it was made on ${where(git.targetBranch, git.targetHead)}; the repository is now on ${where(git.currentBranch, git.currentHead)}.`;
         const detail = ['A restore puts files back, not git. Restore the files only (git stays as it is), or first commit the current state on a new branch retrace/parked-… so nothing is lost.', note]
             .filter(Boolean)
             .join('\n\n');
         return { message, detail, buttons: [FILES_ONLY, PARK_FIRST], git: true };
     }
     if (note !== '') {
-        return { message: `Restore to “${targetLabel}”? Some commands since then changed things outside the workspace.`, detail: note, buttons: [RESTORE_ANYWAY_OUTSIDE], git: false };
+        return { message: `Restore to ${targetLabel}? Some commands since then changed things outside the workspace.`, detail: note, buttons: [RESTORE_ANYWAY_OUTSIDE], git: false };
     }
     return undefined;
 }
@@ -77,7 +78,7 @@ export function isGitRefusal(err: unknown): boolean {
 }
 
 /** What a row adds to its description and hover: git's move and the side effects. */
-export function rowMarks(row: Pick<StoryRow, 'gitChange' | 'sideEffects'>): { badge: string; hover: string[] } {
+export function rowMarks(row: Pick<StoryRow, 'gitChange' | 'sideEffects'>): { badge: string; hover: string[]; icon: string | undefined } {
     const parts: string[] = [];
     const hover: string[] = [];
     if (row.gitChange) {
@@ -89,7 +90,9 @@ export function rowMarks(row: Pick<StoryRow, 'gitChange' | 'sideEffects'>): { ba
         parts.push('⚠ outside');
         hover.push(`Outside the workspace (${NOT_UNDONE}): ${effects.join(', ')}`);
     }
-    return { badge: parts.join(' · '), hover };
+    // The icon shows at any sidebar width (the description is cut first at 300 px).
+    const icon = effects.length > 0 ? 'globe' : row.gitChange ? 'source-control' : undefined;
+    return { badge: parts.join(' · '), hover, icon };
 }
 
 /** A parked branch's words for the restore's report. */

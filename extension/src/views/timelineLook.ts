@@ -188,7 +188,7 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     return {
         label: node.row.title,
         description: parts.filter(p => p !== '').join(' · '),
-        icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
+        icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : (rowMarks(node.row).icon ?? checkpointIcon(cp)),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
         contextValue: checkpointContext(node),
         collapsible: node.task !== undefined && hasTimeline(node.task),

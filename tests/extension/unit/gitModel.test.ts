@@ -16,7 +16,7 @@ suite('gitModel', () => {
     });
 
     test('a branch switch asks files only / park first, naming both places and the side effects', () => {
-        const q = gitQuestion({ git: info({ currentBranch: 'feature', currentHead: B, branchMoved: true, headMoved: true }), sideEffects: [{ checkpoint: 'c1', command: 'pip install requests', kinds: ['installs packages outside the workspace'] }] }, 'write_file: app.py');
+        const q = gitQuestion({ git: info({ currentBranch: 'feature', currentHead: B, branchMoved: true, headMoved: true }), sideEffects: [{ checkpoint: 'c1', command: 'pip install requests', kinds: ['installs packages outside the workspace'] }] }, '“write_file: app.py”');
         assert.ok(q !== undefined && q.git);
         assert.match(q.message, /branch main at aaaaaaa/);
         assert.match(q.message, /branch feature at bbbbbbb/);
@@ -49,9 +49,11 @@ suite('gitModel', () => {
     });
 
     test('row marks and the refusal code', () => {
-        assert.deepEqual(rowMarks({ gitChange: null, sideEffects: [] }), { badge: '', hover: [] });
+        assert.deepEqual(rowMarks({ gitChange: null, sideEffects: [] }), { badge: '', hover: [], icon: undefined });
+        assert.equal(rowMarks({ gitChange: 'committed abc1234' }).icon, 'source-control');
         const m = rowMarks({ gitChange: 'switched to branch feature', sideEffects: ['installs packages outside the workspace'] });
         assert.equal(m.badge, 'git: switched to branch feature · ⚠ outside');
+        assert.equal(m.icon, 'globe');
         assert.match(m.hover[1] ?? '', /not undone by this restore/);
         assert.ok(isGitRefusal({ data: { code: 'gitMoved' } }));
         assert.ok(!isGitRefusal(new Error('x')));
