@@ -122,3 +122,17 @@ def test_the_command_line_asks_then_restores_files_only_or_parks_first(ws: Path,
     cli("restore", before, "--git", "files-only")
     assert (ws / "app.py").read_text() == "v = 1\n"
     assert len(git(ws, "branch", "--list", "retrace/parked-*").splitlines()) == 1
+
+
+def test_the_stamped_kinds_win_over_the_label(ws: Path, tmp_path: Path) -> None:
+    with Engine.open(ws, tmp_path / "store", config=EngineConfig(watcher=False)) as engine:
+        target = engine.checkpoint("target")
+        # The label was cut at 200 characters: the stamp made from the whole command still counts.
+        engine.checkpoint(
+            "run_command: " + "x" * 190,
+            kind="tool",
+            tool="run_command",
+            meta={"sideEffects": ["git push", "bogus"]},
+        )
+        (effect,) = side_effects_after(engine, target.id)
+        assert effect.kinds == ["git push"] and effect.command.startswith("xxx")

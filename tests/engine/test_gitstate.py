@@ -115,3 +115,19 @@ def test_checkpoints_carry_git_and_the_move(tmp_path: Path) -> None:
         assert "gitBefore" not in third.meta
     finally:
         engine.close()
+
+
+def test_a_fifo_in_place_of_head_or_packed_refs_never_blocks(tmp_path: Path) -> None:
+    import os
+
+    ws = repo(tmp_path)
+    git(ws, "pack-refs", "--all")
+    packed = ws / ".git" / "packed-refs"
+    packed.unlink()
+    os.mkfifo(packed)
+    state = read_git_state(ws)  # the branch's ref is gone and packed-refs is a FIFO: no hang
+    assert state is not None and state.branch == "main" and state.head is None
+    head = ws / ".git" / "HEAD"
+    head.unlink()
+    os.mkfifo(head)
+    assert read_git_state(ws) is None

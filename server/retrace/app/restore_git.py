@@ -18,7 +18,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from retrace.agent.side_effects import SideEffect, command_of_label, is_shell_tool, side_effects
+from retrace.agent.side_effects import (
+    SideEffect,
+    command_of_label,
+    is_shell_tool,
+    kinds_in_meta,
+    side_effects,
+)
 from retrace.app.handoff.export import export_branch
 from retrace.app.handoff.git import GitHandoffError, Repo
 from retrace.engine import Engine
@@ -157,8 +163,9 @@ def side_effects_after(engine: Engine, target_id: str) -> list[SideEffectView]:
         if cp.id in kept:
             break
         effects = checkpoint_effects(cp, workspace)
-        if effects:
-            out.append(
-                SideEffectView(checkpoint=cp.id, command=effects[0].command, kinds=[e.kind for e in effects])
-            )
+        # What the commit stamped (the whole command, any agent) wins over the label's reading.
+        kinds = kinds_in_meta(cp.meta) or [e.kind for e in effects]
+        if kinds:
+            command = effects[0].command if effects else command_of_label(cp.tool or "", cp.label)
+            out.append(SideEffectView(checkpoint=cp.id, command=command, kinds=kinds))
     return out
