@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from retrace.engine import Engine
 from retrace.engine.gitstate import GitState, parse_packed_refs, read_git_state
 
@@ -131,3 +133,17 @@ def test_a_fifo_in_place_of_head_or_packed_refs_never_blocks(tmp_path: Path) -> 
     head.unlink()
     os.mkfifo(head)
     assert read_git_state(ws) is None
+
+
+def test_a_repository_made_after_the_store_opened_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrace.engine import gitstate
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    reader = gitstate.GitStateReader(ws)
+    assert reader.read() is None
+    git(ws, "init", "-q", "-b", "late")
+    monkeypatch.setattr(gitstate, "LOOK_AGAIN_S", 0.0)
+    assert reader.read() == GitState(None, "late", False, False)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ MAX_SMALL = 4096
 """Largest ``HEAD`` / ref / ``.git`` file read (real ones are ~50 bytes)."""
 MAX_PACKED = 32 * 1024 * 1024
 MAX_PARENTS = 64
+LOOK_AGAIN_S = 10.0
+"""No repository found: look again after this long (a ``git init`` after the store opened)."""
 MAX_SYMREF_DEPTH = 5
 _OID = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 _REF = re.compile(r"^refs/[A-Za-z0-9._/+@-]{1,400}$")
@@ -169,6 +172,7 @@ class GitStateReader:
         self._workspace = workspace
         self._dirs: GitDirs | None = None
         self._looked = False
+        self._looked_at = 0.0
         self._packed_key: tuple[int, int] | None = None
         self._packed: dict[str, str] = {}
 
@@ -203,8 +207,9 @@ class GitStateReader:
         return None, 0
 
     def read(self) -> GitState | None:
-        if not self._looked:
-            self._dirs, self._looked = find_git_dirs(self._workspace), True
+        now = time.monotonic()
+        if not self._looked or (self._dirs is None and now - self._looked_at > LOOK_AGAIN_S):
+            self._dirs, self._looked, self._looked_at = find_git_dirs(self._workspace), True, now
         dirs = self._dirs
         if dirs is None:
             return None
