@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.cli.cli_support import Cli
 
 from retrace.app.restore_git import GitMoved, check_git, compare, side_effects_after
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.gitstate import GitState
-from tests.cli.cli_support import Cli
 
 A = "a" * 40
 B = "b" * 40
