@@ -42,6 +42,9 @@ await runScenario(sc, {
   // 2. The rows say what git did and mark what a restore cannot take back.
   await waitFor('the switch row says so', async () => (await row('git switch').innerText()).includes('switched to branch feature'), 30000);
   await waitFor('the pip row is marked', async () => (await row('pip install').innerText()).includes('outside'), 30000);
+  // At any sidebar width the icon says it too (the description is cut first).
+  assert.equal(await row('git switch').locator('.codicon-source-control').count(), 1, 'the git icon');
+  assert.equal(await row('pip install').locator('.codicon-globe').count(), 1, 'the outside icon');
   log('switch row:', (await row('git switch').innerText()).replace(/\s+/g, ' '));
   log('pip row:', (await row('pip install').innerText()).replace(/\s+/g, ' '));
   await shot(page, 'rows');
