@@ -80,6 +80,20 @@ CASES: list[tuple[str, list[str]]] = [
     ("timeout 10 psql app", [DATABASE]),
     # several in one chain
     ("pip install x; git push", [INSTALL, PUSH]),
+    # more members
+    ("pip3.11 install x", [INSTALL]),
+    ("sudo -- pip install x", [INSTALL]),
+    ("env -i PATH=/usr/bin pip install x", [INSTALL]),
+    ("curl -sSX POST https://e.com", [NETWORK]),
+    ("curl -sS -X PATCH https://e.com", [NETWORK]),
+    ("sed -i 's/a/b/' /etc/hosts", [OUTSIDE]),
+    ("mv /etc/app.conf backup.conf", [OUTSIDE]),
+    ("echo x 2>> /var/log/app.log", [OUTSIDE]),
+    ("echo x >>~/.profile", [OUTSIDE]),
+    ("docker compose ps", []),
+    ("psql --version", []),
+    ("sed -i 's/a/b/' config.txt", []),
+    ("curl -sS -X GET https://e.com", []),
     # nothing outside the workspace
     ("npm install", []),
     ("npm i lodash", []),

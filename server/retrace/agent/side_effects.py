@@ -88,6 +88,7 @@ _DATABASES = frozenset(
 _COPIERS = frozenset(
     {"cp", "mv", "tee", "install", "ln", "rm", "mkdir", "touch", "rsync", "chmod", "chown", "truncate"}
 )
+_ONLY_ASKING = frozenset({"--version", "-V", "--help", "-h", "version", "help"})
 _SERVICES = frozenset({"systemctl", "service", "launchctl"})
 
 
@@ -135,7 +136,7 @@ def _installs(name: str, args: list[str]) -> bool:
     pip_args = _python_pip(name, args)
     if pip_args is not None:
         return _first_arg(pip_args) in _INSTALL_VERBS
-    if name in _PIP or name in _SYSTEM_MANAGERS:
+    if name in _PIP or name in _SYSTEM_MANAGERS or re.fullmatch(r"pip[0-9.]+", name):
         return _first_arg(args) in _INSTALL_VERBS or any(a in ("-S", "-R", "-U") for a in args[:1])
     if name in _NODE:
         global_flag = any(a in ("-g", "--global", "--location=global") for a in args)
@@ -151,6 +152,8 @@ def _containers(name: str, args: list[str]) -> bool:
     if name not in _CONTAINERS:
         return False
     sub = _first_arg(args)
+    if sub == "compose":  # docker compose ps: a read like docker ps
+        sub = _first_arg(args[args.index("compose") + 1 :])
     return sub != "" and sub not in _CONTAINER_READS
 
 
@@ -158,8 +161,9 @@ def _network_write(name: str, args: list[str]) -> bool:
     if name == "curl":
         for i, a in enumerate(args):
             method = args[i + 1] if a in ("-X", "--request") and i + 1 < len(args) else ""
-            if a.startswith("-X") and len(a) > 2:
-                method = a[2:]
+            cluster = re.fullmatch(r"-[a-zA-Z]*X(.*)", a)
+            if cluster is not None:  # -X POST, -XPOST, -sSX POST
+                method = cluster.group(1) or (args[i + 1] if i + 1 < len(args) else "")
             if a.startswith("--request="):
                 method = a.split("=", 1)[1]
             if method.upper() in _WRITE_METHODS:
@@ -231,10 +235,12 @@ class _Outside:
 def _copies_out(name: str, args: list[str], outside: _Outside) -> bool:
     if name == "dd":
         return any(a.startswith("of=") and outside(a[3:]) for a in args)
+    if name in ("sed", "perl") and any(a.startswith("-i") or a.startswith("-pi") for a in args):
+        return any(outside(a) for a in args if not a.startswith("-"))
     if name not in _COPIERS:
         return False
     paths = [a for a in args if not a.startswith("-")]
-    if name in ("cp", "mv", "install", "ln", "rsync"):
+    if name in ("cp", "install", "ln", "rsync"):
         paths = paths[-1:]  # the destination
     return any(outside(p) for p in paths)
 
@@ -288,6 +294,8 @@ class _Classifier:
                 if target is not None and self.outside(target):
                     self.add(OUTSIDE, whole)
         name, args = _program(_words(plain))
+        if args and all(a in _ONLY_ASKING for a in args):
+            return  # psql --version, docker --help: nothing happens
         if name in ("sh", "bash", "zsh", "dash") and "-c" in args:
             at = args.index("-c")
             if at + 1 < len(args):
