@@ -29,7 +29,7 @@ from retrace.app.handoff.export import export_branch
 from retrace.app.handoff.git import GitHandoffError, Repo
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
-from retrace.engine.gitstate import GitState
+from retrace.engine.gitstate import GitState, read_git_state
 from retrace.engine.models import Checkpoint, RestoreMode
 from retrace.protocol.git_restore import GitChoice, GitRestoreInfo, SideEffectView
 
@@ -83,7 +83,7 @@ def check_git(
     branch moved, without ``choice``, is refused (:class:`GitMoved`); a dry run or a
     conversation-only restore only reports it. Run it where the engine may be used."""
     target = engine.get(target_id)
-    info = compare(GitState.from_meta(target.meta.get("git")), engine.git_state())
+    info = compare(GitState.from_meta(target.meta.get("git")), read_git_state(engine.workspace))
     moved = info is not None and (info.head_moved or info.branch_moved)
     if info is not None and moved and not dry_run and mode != "conversation" and choice is None:
         raise GitMoved(moved_message(info))

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from retrace.engine.capture import Capturer
 from retrace.engine.commit import build_checkpoint, parent_copy
 from retrace.engine.errors import RetraceError, StorageFull
-from retrace.engine.gitstate import GitState
+from retrace.engine.gitstate import GitState, GitStateReader
 from retrace.engine.history import History
 from retrace.engine.manifest import Delta, Manifest, delta_to_json, encode_snapshot, needs_snapshot, same
 from retrace.engine.models import Checkpoint, CheckpointKind, FileEntry, Unrecoverable
@@ -79,7 +79,8 @@ class CommitHost(Protocol):
 
     def content(self, e: FileEntry | None) -> bytes | None: ...
 
-    def git_state(self) -> GitState | None: ...
+    @property
+    def workspace(self) -> Path: ...
 
 
 def apply_delta(m: Manifest, delta: Delta) -> None:
@@ -94,6 +95,14 @@ def apply_delta(m: Manifest, delta: Delta) -> None:
 class Committer:
     def __init__(self, host: CommitHost) -> None:
         self._host = host
+        self._git: GitStateReader | None = None
+
+    def git_state(self) -> GitState | None:
+        """The workspace repository's HEAD, branch and index hint now (``engine/gitstate.py``;
+        ``None``: no repository), stamped on every checkpoint as ``meta["git"]``."""
+        if self._git is None:
+            self._git = GitStateReader(self._host.workspace)
+        return self._git.read()
 
     def commit(
         self, kind: CheckpointKind, delta: Delta, *, capture_ms: float = 0.0, **fields: Any
@@ -153,7 +162,7 @@ class Committer:
     def _git_meta(self, meta: dict[str, Any] | None, parent: str | None) -> dict[str, Any] | None:
         """``meta`` with the repository's state now (``git``) and, when HEAD or the branch moved
         since the parent checkpoint, the parent's (``gitBefore``): a row then says what git did."""
-        state = self._host.git_state()
+        state = self.git_state()
         if state is None:
             return meta
         out = dict(meta or {})

@@ -42,7 +42,6 @@ from retrace.engine.errors import (
     UnknownCheckpoint,
 )
 from retrace.engine.gc import GcTarget, collect, store_stats
-from retrace.engine.gitstate import GitState, GitStateReader
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.history.index import HistoryIndex
@@ -111,7 +110,6 @@ class Engine:
         self._restorer = Restorer(self)
         self._changes = Changes(self)
         self._committer = Committer(self)
-        self._git = GitStateReader(self.workspace)
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -531,11 +529,6 @@ class Engine:
     def last_change(self, path: str) -> Checkpoint | None:
         """The checkpoint in the head's ancestry that last changed ``path``."""
         return self._cps.get(self._history.prov.get(path, ""))
-
-    def git_state(self) -> GitState | None:
-        """The workspace repository's HEAD, branch and index hint now (``engine/gitstate.py``;
-        ``None``: no repository). Stamped on every checkpoint as ``meta["git"]``."""
-        return self._git.read()
 
     @after_catch_up
     def commit_delta(self, kind: CheckpointKind, delta: Delta, **fields: Any) -> Checkpoint:
