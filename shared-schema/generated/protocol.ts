@@ -914,6 +914,28 @@ export interface GitExportResult {
   files: number;
 }
 /**
+ * The repository at the target checkpoint and now.
+ */
+export interface GitRestoreInfo {
+  /**
+   * Another branch is checked out (or HEAD became / stopped being detached).
+   */
+  branchMoved: boolean;
+  currentBranch: string | null;
+  currentHead: string | null;
+  /**
+   * HEAD is another commit than when the target checkpoint was made (a commit, reset, switch).
+   */
+  headMoved: boolean;
+  /**
+   * After ``gitChoice: "parkFirst"``: the branch holding the state before the restore.
+   */
+  parkedBranch: string | null;
+  parkedCommit: string | null;
+  targetBranch: string | null;
+  targetHead: string | null;
+}
+/**
  * ``retrace.git.*`` settings.
  */
 export interface GitSettings {
@@ -1862,6 +1884,12 @@ export interface RestoreParams {
    */
   force?: boolean;
   /**
+   * When the repository's HEAD or branch moved since the target checkpoint (see the result's
+   * ``git``): ``filesOnly`` or ``parkFirst``. Absent then: a code restore is refused with the
+   * error code ``gitMoved`` (a dry run only reports it).
+   */
+  gitChoice?: ('filesOnly' | 'parkFirst') | null;
+  /**
    * Checkpoint to restore (id or unique prefix).
    */
   id: string;
@@ -1928,12 +1956,20 @@ export interface RestoreResult {
    * For ``conversation``/``both``: the conversation head after the restore.
    */
   conversationHead: string | null;
+  /**
+   * The repository at the target and now (``None``: no repository, or the target recorded none).
+   */
+  git?: GitRestoreInfo | null;
   outcome: RestoreOutcomePayload;
   /**
    * For ``conversation``/``both``: the words of the first prompt the restore left out of the
    * conversation (the chat offers them again in its input).
    */
   restoredPrompt?: string | null;
+  /**
+   * Commands after the target whose effects outside the workspace this restore does not undo.
+   */
+  sideEffects?: SideEffectView[];
   /**
    * For ``conversation``/``both``: what of the session's terminal state could not be brought
    * back as recorded (a secret variable: its current value kept, or left unset).
@@ -1963,6 +1999,21 @@ export interface RunningAgentTurn {
   since: string | null;
   turnId: string;
 }
+/**
+ * A command after the target whose effect outside the workspace a restore does not undo.
+ */
+export interface SideEffectView {
+  checkpoint: string;
+  /**
+   * The piece of the command that does it.
+   */
+  command: string;
+  /**
+   * "installs packages outside the workspace", "containers", "database", "network write",
+   * "git push", "remote copy", "writes outside the workspace", "system services".
+   */
+  kinds: string[];
+}
 export interface RestoreStateResult {
   restored: boolean;
 }
@@ -1978,6 +2029,12 @@ export interface RestoreToPromptParams {
    * Resolve every conflict by overwriting.
    */
   force?: boolean;
+  /**
+   * When the repository's HEAD or branch moved since the target checkpoint (see the result's
+   * ``git``): ``filesOnly`` or ``parkFirst``. Absent then: a code restore is refused with the
+   * error code ``gitMoved`` (a dry run only reports it).
+   */
+  gitChoice?: ('filesOnly' | 'parkFirst') | null;
   /**
    * Ignored: the server resolves the checkpoint from ``prompt``.
    */
@@ -2050,6 +2107,10 @@ export interface RestoreToPromptResult {
    * restore point).
    */
   exact: boolean;
+  /**
+   * The repository at the target and now (``None``: no repository, or the target recorded none).
+   */
+  git?: GitRestoreInfo | null;
   outcome: RestoreOutcomePayload;
   /**
    * The prompt's own words (what "Edit and resend" starts from).
@@ -2060,6 +2121,10 @@ export interface RestoreToPromptResult {
    * conversation (the chat offers them again in its input).
    */
   restoredPrompt?: string | null;
+  /**
+   * Commands after the target whose effects outside the workspace this restore does not undo.
+   */
+  sideEffects?: SideEffectView[];
   /**
    * For ``conversation``/``both``: what of the session's terminal state could not be brought
    * back as recorded (a secret variable: its current value kept, or left unset).
@@ -2221,8 +2286,18 @@ export interface StoryRow {
    * usual modes are offered.
    */
   conversationRestore?: ConversationRestore | null;
+  /**
+   * What git did during this checkpoint's call: "switched to branch feature", "committed
+   * abc1234", "reset to abc1234" (``app/timeline/git_rows.py``).
+   */
+  gitChange?: string | null;
   isHead: boolean;
   kind: 'row';
+  /**
+   * What the call's shell command evidently did outside the workspace, which no restore
+   * undoes: "installs packages outside the workspace", "network write", … (``agent/side_effects.py``).
+   */
+  sideEffects?: string[];
   /**
    * A short gist of the change: "‘x = 1’ → ‘x = 2’", "+3 −1", "2 files +10 −2" (may be empty).
    */

@@ -243,3 +243,25 @@ def test_session_end_closes_a_running_turn_and_labels_are_redacted(engine: Engin
     assert apply(svc, engine, claude("SessionEnd", cwd, reason="logout")).steps == [
         TurnClosed(turn.turn_id, "logout")
     ]
+
+
+@pytest.mark.parametrize(
+    ("agent", "tool", "command", "kinds"),
+    [
+        ("claude-code", "Bash", "sudo apt-get install -y jq", ["installs packages outside the workspace"]),
+        ("claude-code", "Bash", "git add . && git push origin main", ["git push"]),
+        ("claude-code", "Bash", "npm test", []),
+        ("gemini-cli", "run_shell_command", "docker compose up -d", ["containers"]),
+    ],
+)
+def test_another_agents_shell_side_effects_are_stamped(
+    engine: Engine, ws: Path, agent: str, tool: str, command: str, kinds: list[str]
+) -> None:
+    svc, cwd = HookService(), str(ws)
+    tool_input = {"command": command}
+    if agent == "claude-code":
+        post = claude_tool("PostToolUse", cwd, tool, tool_input, "t9")
+    else:
+        post = gemini_tool("AfterTool", cwd, tool, tool_input)
+    (cp,) = apply(svc, engine, post, agent).checkpoints
+    assert cp.meta.get("sideEffects", []) == kinds

@@ -14,6 +14,7 @@ export const SCENARIOS = [
   'chat-restore',
   'side-rewind',
   'readable',
+  'git-restore',
 ];
 
 const asked = process.argv.slice(2);

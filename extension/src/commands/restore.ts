@@ -16,6 +16,7 @@ import { log } from '../logging';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
 import { agentTurnQuestion, isAgentRefusal, RESTORE_WHILE_AGENT_RUNS } from '../views/agentModel';
+import { gitAnswer, gitQuestion, parkedNote } from '../views/gitModel';
 import {
     MERGE_LABEL,
     OVERWRITE_LABEL,
@@ -115,6 +116,8 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     // The editor's unsaved text belongs to the user's workspace, never to a subagent's copy.
     const dirty = req.task === undefined ? dirtyPaths() : new Set<string>();
     const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirty);
+    // Git moved since the target, or commands since then touched the world outside: one modal.
+    const outside = req.mode === 'conversation' || dry === undefined ? undefined : gitQuestion(dry, req.targetLabel);
     let finalParams: RestoreParams;
     let keptOut: readonly PlannedFile[] = [];
     switch (decision.kind) {
@@ -128,7 +131,8 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             finalParams = resolve(params, undefined, [], []);
             break;
         case 'confirm': {
-            if (req.confirmOverwrite) {
+            // Git moved or side effects to name: their one modal asks instead (with these words).
+            if (req.confirmOverwrite && outside === undefined) {
                 const pick = await prompter().modal(decision.message, decision.detail, [RESTORE]);
                 if (pick !== RESTORE) {
                     return undefined;
@@ -168,7 +172,15 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
         }
         finalParams = { ...finalParams, whileAgentRuns: 'proceed' };
     }
-    log.info(`restore ${modeLabel(req.mode)} → ${req.targetId}${req.task ? ` in subagent ${req.task.taskId}` : ''} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths, backgroundTasks: finalParams.backgroundTasks })}`);
+    if (outside !== undefined) {
+        const what = decision.kind === 'confirm' ? `${decision.message}\n${decision.detail}\n\n` : '';
+        const answer = gitAnswer(outside, await prompter().modal(outside.message, `${what}${outside.detail}`, outside.buttons));
+        if (answer === 'cancel') {
+            return undefined;
+        }
+        finalParams = answer === 'proceed' ? finalParams : { ...finalParams, gitChoice: answer };
+    }
+    log.info(`restore ${modeLabel(req.mode)} → ${req.targetId}${req.task ? ` in subagent ${req.task.taskId}` : ''} ${JSON.stringify({ force: finalParams.force, resolutions: finalParams.resolutions, paths: finalParams.paths, backgroundTasks: finalParams.backgroundTasks, gitChoice: finalParams.gitChoice })}`);
     // `skipConflicts` belongs to the restore contract (see restoreDecision.ts).
     const result = await requestRestore(send, finalParams);
     if (result === undefined) {
@@ -180,7 +192,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     const conversationMoved = req.mode !== 'code' && moved && outcome.kind !== 'failed' && outcome.kind !== 'conflict';
     const r = report(outcome, req.targetLabel, req.previousHead, conversationMoved, keptOut);
     // What of the agent's terminal could not come back as recorded (secret variables), as the server says.
-    const terminal = conversationMoved ? (result.terminalNotes ?? []).map(n => ` Terminal: ${n}.`).join('') : '';
+    const terminal = (conversationMoved ? (result.terminalNotes ?? []).map(n => ` Terminal: ${n}.`).join('') : '') + parkedNote(result.git);
     log.info(`restore outcome: ${outcome.kind}${conversationMoved ? ' (conversation moved)' : ''} — ${r.message}${terminal}`);
     if (outcome.kind === 'applied' || conversationMoved) {
         hooks.onRestored(outcome);

@@ -8,6 +8,7 @@ import type { Checkpoint } from '../client/protocol';
 import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, hasTimeline, SUBAGENT_CONTEXT, TASK_CONTEXT, taskContext, taskStatusText } from './taskModel';
 import { firstLine, relativeTime, type CheckpointNode, type GroupNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
 import { CODE_ONLY_CONTEXT, codeOnlyReason } from './agentModel';
+import { rowMarks } from './gitModel';
 
 export interface NodeLook {
     readonly label: string;
@@ -215,6 +216,7 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
         cp.kind === 'baseline' ? 'baseline' : '',
         failed ? (node.toolStatus ?? '') : '',
         folder,
+        rowMarks(node.row).badge, // git's move and side effects outside the workspace: leftmost
         node.task === undefined || node.row.title.includes(node.task.description) ? '' : node.task.description,
         node.task === undefined ? '' : taskStatusText(node.task),
         node.row.summary,
@@ -225,7 +227,7 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     return {
         label: node.isHead ? `${HEAD_MARK} ${label}` : label,
         description: parts.filter(p => p !== '').join(' · '),
-        icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : checkpointIcon(cp),
+        icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : (rowMarks(node.row).icon ?? checkpointIcon(cp)),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
         contextValue: checkpointContext(node),
         collapsible: node.task !== undefined ? hasTimeline(node.task) : node.children.length > 0,

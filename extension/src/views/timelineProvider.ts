@@ -37,6 +37,7 @@ import {
 import { codeOnlyReason } from './agentModel';
 import { groupHover, lookOf, recoverabilityNote, safetyNote } from './timelineLook';
 import { shownNodeId } from './timelineFold';
+import { rowMarks } from './gitModel';
 import { Subagents } from './subagents';
 import { sessionsWithTaskRows, taskOf } from './taskModel';
 
@@ -554,6 +555,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         const terminal = node.row.terminal;
         if (terminal !== null && terminal !== '') {
             md.appendMarkdown(`${escapeMd(terminal)}\n\n`); // the server's words: cwd and env changes
+        }
+        for (const line of rowMarks(node.row).hover) {
+            md.appendMarkdown(`${escapeMd(line)}\n\n`); // the server's words: git's move, side effects
         }
         const codeOnly = codeOnlyReason(node.row);
         if (codeOnly !== undefined) {

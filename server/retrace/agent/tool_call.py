@@ -36,6 +36,7 @@ from retrace.agent.events import (
 )
 from retrace.agent.rewind import newest_checkpoint
 from retrace.agent.runtime import Runtime, journal
+from retrace.agent.side_effects import side_effect_meta
 from retrace.agent.tools import ToolContext, ToolResult, execute
 from retrace.agent.tools.base import TaskRunner
 from retrace.engine import Engine
@@ -373,6 +374,10 @@ async def checkpoint_tool(
     engine, sid = rt.engine, conv.session_id
     editor_state = rt.host.editor_state()
     terminal = conv.terminal_session().state.record()
+    meta = {
+        **(result.meta or {}),
+        **side_effect_meta(call.tool, call.input.get("command"), str(engine.workspace)),
+    }
 
     def commit() -> Checkpoint | RetraceError:
         engine.append_event(ended, session_id=sid, durable=False)
@@ -388,7 +393,7 @@ async def checkpoint_tool(
                 tool_call_id=call.id,
                 editor_state=editor_state,
                 conversation=f"{call.assistant_id}#{call.id}",
-                meta=result.meta,
+                meta=meta or None,
                 terminal=terminal,
             )
         except RetraceError as e:

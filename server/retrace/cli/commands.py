@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from retrace.engine.models import RestoreMode, RestoreOutcome
     from retrace.engine.store.blobs import BlobSource
     from retrace.protocol.file_history import FileVersion
+    from retrace.protocol.git_restore import GitChoice, GitRestoreInfo
 
 # The checkpoint commands (init, checkpoint, log, show, stats, diff) import the engine and
 # nothing else: the application services, the protocol models, the sync code, the agent and the
@@ -242,6 +243,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         target = _resolve(engine, args.id)
         refuse_conversation(engine, target, args.mode)
         agents = settle_agents(engine, args.mode, dry_run=args.dry_run, choice=args.while_agent_runs)
+        git = _settle_git(engine, target, args)
         request = RestoreRequest(
             checkpoint=target,
             mode=args.mode,
@@ -263,6 +265,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
             if reason is not None:
                 payload["restoreReason"] = reason
             payload["agentTurns"] = [dump(t) for t in agents]
+            if git is not None:
+                payload["git"] = dump(git)
             _print_json(payload)
         elif conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
             # The engine's "nothing to restore" only says the files were not the point.
@@ -273,6 +277,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
                 fmt.say(fmt.terminal_text(conversation["message"]))
         if reason is not None and not args.json:
             fmt.say(f"Reason recorded: {reason['reason']}.")
+        if git is not None and git.parked_branch and not args.json:
+            fmt.say(f"Parked the state before the restore on branch {fmt.terminal_text(git.parked_branch)}.")
         if agents and not args.json:
             from retrace.app.restore import agents_named
 
@@ -280,6 +286,16 @@ def cmd_restore(args: argparse.Namespace) -> int:
         if isinstance(outcome, RestoreFailed):
             fmt.say(f"retrace: error: restore failed: {fmt.terminal_text(outcome.error)}", err=True)
     return fmt.restore_exit_code(outcome)
+
+
+def _settle_git(engine: Engine, target: str, args: argparse.Namespace) -> GitRestoreInfo | None:
+    """``--git files-only|park-first`` (``app/restore_git.py``: refused without it when git moved)."""
+    from retrace.app.restore_git import settle_git
+
+    choices: dict[str, GitChoice] = {"files-only": "filesOnly", "park-first": "parkFirst"}
+    return settle_git(
+        engine, target, args.mode, dry_run=args.dry_run, choice=choices.get(args.git_choice or "")
+    )
 
 
 def _record_reason(

@@ -239,6 +239,14 @@ def _add_restore(p: _Parser) -> None:
         help="restore code even while another agent's turn (Claude Code, Gemini CLI) is running",
     )
     p.add_argument(
+        "--git",
+        dest="git_choice",
+        choices=("files-only", "park-first"),
+        default=None,
+        help="when HEAD or the branch moved since the checkpoint: restore the files only, or first "
+        "park the current state on a new branch retrace/parked-… (else the restore is refused)",
+    )
+    p.add_argument(
         "--reason",
         choices=RESTORE_REASONS,
         default=None,

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from retrace.engine.capture import Capturer
 from retrace.engine.commit import build_checkpoint, parent_copy
 from retrace.engine.errors import RetraceError, StorageFull
+from retrace.engine.gitstate import GitState, GitStateReader
 from retrace.engine.history import History
 from retrace.engine.manifest import Delta, Manifest, delta_to_json, encode_snapshot, needs_snapshot, same
 from retrace.engine.models import Checkpoint, CheckpointKind, FileEntry, Unrecoverable
@@ -78,6 +79,9 @@ class CommitHost(Protocol):
 
     def content(self, e: FileEntry | None) -> bytes | None: ...
 
+    @property
+    def workspace(self) -> Path: ...
+
 
 def apply_delta(m: Manifest, delta: Delta) -> None:
     """Apply ``delta`` to the manifest ``m`` in place (``None``: the path is gone)."""
@@ -91,6 +95,14 @@ def apply_delta(m: Manifest, delta: Delta) -> None:
 class Committer:
     def __init__(self, host: CommitHost) -> None:
         self._host = host
+        self._git: GitStateReader | None = None
+
+    def git_state(self) -> GitState | None:
+        """The workspace repository's HEAD, branch and index hint now (``engine/gitstate.py``;
+        ``None``: no repository), stamped on every checkpoint as ``meta["git"]``."""
+        if self._git is None:
+            self._git = GitStateReader(self._host.workspace)
+        return self._git.read()
 
     def commit(
         self, kind: CheckpointKind, delta: Delta, *, capture_ms: float = 0.0, **fields: Any
@@ -108,6 +120,7 @@ class Committer:
         parent = None if baseline else history.head_id
         sid = fields.pop("session_id", None) or host.session_id
         seq = history.next_seq
+        fields["meta"] = self._git_meta(fields.get("meta"), parent)
         cp = build_checkpoint(
             cid=cid,
             parent=parent,
@@ -145,6 +158,20 @@ class Committer:
             host.journal_writer(sid).append(event)
         self._advance(cp, delta, new_head, snapshot, depth, seq=seq)
         return cp
+
+    def _git_meta(self, meta: dict[str, Any] | None, parent: str | None) -> dict[str, Any] | None:
+        """``meta`` with the repository's state now (``git``) and, when HEAD or the branch moved
+        since the parent checkpoint, the parent's (``gitBefore``): a row then says what git did."""
+        state = self.git_state()
+        if state is None:
+            return meta
+        out = dict(meta or {})
+        out.setdefault("git", state.to_meta())
+        before_cp = self._host.history.cps.get(parent) if parent is not None else None
+        before = GitState.from_meta(before_cp.meta.get("git")) if before_cp is not None else None
+        if before is not None and (before.head, before.branch) != (state.head, state.branch):
+            out.setdefault("gitBefore", before.to_meta())
+        return out
 
     def _advance(
         self, cp: Checkpoint, delta: Delta, new_head: Manifest, snapshot: str | None, depth: int, *, seq: int

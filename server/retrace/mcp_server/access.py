@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from retrace.app.restore import RestoreRequest, restore_code_on_disk, settle_agents
+from retrace.app.restore_git import settle_git
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
@@ -118,6 +119,7 @@ class StoreAccess:
             "paths": paths,
             "backgroundTasks": args.background_tasks,
             "whileAgentRuns": args.while_agent_runs,
+            "gitChoice": args.git_choice,
         }
         result = self._forward("restore", params, RESTORE_TIMEOUT_S)
         if result is not None:
@@ -127,6 +129,7 @@ class StoreAccess:
         )
         with self._open(session_id=MCP_SESSION, config=EngineConfig(watcher=False)) as engine:
             settle_agents(engine, "code", dry_run=request.dry_run, choice=args.while_agent_runs)
+            settle_git(engine, engine.get(target).id, "code", dry_run=request.dry_run, choice=args.git_choice)
             return restore_code_on_disk(engine, request), "store"
 
     def _forward(self, method: str, params: dict[str, Any], timeout: float) -> dict[str, Any] | None:

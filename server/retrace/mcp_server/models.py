@@ -131,6 +131,12 @@ class RestoreArgs(ToolInput):
         "overwrite what the restore brings back), a confirmed restore is refused unless this is "
         '"proceed" — say so when the running agent is the one asking.',
     )
+    git_choice: Literal["filesOnly", "parkFirst"] | None = Field(
+        default=None,
+        description="When the repository's HEAD or branch moved since the checkpoint, a confirmed restore "
+        'is refused unless this says "filesOnly" (restore the files, git untouched) or "parkFirst" (commit '
+        "the current state on a new branch retrace/parked-…, then restore).",
+    )
 
 
 # --------------------------------------------------------------------------- outputs

@@ -37,6 +37,7 @@ from retrace.engine.models import (
     VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+from retrace.protocol.git_restore import GitChoice, GitRestoreInfo, SideEffectView
 from retrace.protocol.handoff import GitSettings
 from retrace.protocol.metrics import MetricsSettings
 from retrace.protocol.remote import RemoteSettings
@@ -457,6 +458,10 @@ class RestoreParams(CamelModel):
     the error code ``agentTurnRunning`` naming agent, session and since when (a dry run only
     reports them). A ``conversation``/``both`` restore of another agent's checkpoint is refused
     whatever this says (``conversationNotRestorable``)."""
+    git_choice: GitChoice | None = None
+    """When the repository's HEAD or branch moved since the target checkpoint (see the result's
+    ``git``): ``filesOnly`` or ``parkFirst``. Absent then: a code restore is refused with the
+    error code ``gitMoved`` (a dry run only reports it)."""
 
 
 class UndoLastRestoreParams(CamelModel):
@@ -491,6 +496,10 @@ class RestoreResult(CamelModel):
     restored_prompt: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """For ``conversation``/``both``: the words of the first prompt the restore left out of the
     conversation (the chat offers them again in its input)."""
+    git: GitRestoreInfo | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The repository at the target and now (``None``: no repository, or the target recorded none)."""
+    side_effects: list[SideEffectView] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """Commands after the target whose effects outside the workspace this restore does not undo."""
 
 
 # --------------------------------------------------------------------------- statistics

@@ -89,6 +89,12 @@ class StoryRow(CamelModel):
     """Set when the checkpoint's conversation cannot be restored (another agent's session: its
     conversation is that agent's): clients offer code restores only and say why. ``None``: the
     usual modes are offered."""
+    git_change: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """What git did during this checkpoint's call: "switched to branch feature", "committed
+    abc1234", "reset to abc1234" (``app/timeline/git_rows.py``)."""
+    side_effects: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """What the call's shell command evidently did outside the workspace, which no restore
+    undoes: "installs packages outside the workspace", "network write", … (``agent/side_effects.py``)."""
 
 
 class StoryTurn(CamelModel):

@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrace.agent.side_effects import side_effect_meta
 from retrace.app.hooks.model import HookEvent, HookRefused, session_id_for
 from retrace.engine.engine import Engine
 from retrace.engine.errors import PathOutsideWorkspace
@@ -177,6 +178,7 @@ class HookService:
         meta: dict[str, object] = {"agent": event.agent}
         if event.failed:
             meta["failed"] = True
+        meta.update(side_effect_meta(event.tool, event.summary, str(engine.workspace)))
         cp = engine.checkpoint(
             label=event.summary,
             changed_paths=paths,

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrace.agent.replay import ToolCallView
+from retrace.agent.side_effects import kinds_in_meta
 from retrace.agent.terminal import describe as describe_terminal
 from retrace.app.timeline.agents import agent_title, conversation_reason, latest_activity
 from retrace.app.timeline.describe import describe
 from retrace.app.timeline.facts import SessionFacts, ToolFact, TurnFact
+from retrace.app.timeline.git_rows import git_change
 from retrace.engine.models import Checkpoint
 from retrace.protocol.models import TimelineDidChange
 from retrace.protocol.timeline import (
@@ -112,6 +114,8 @@ class RowSeed:
             branch=cp.kind == "restore",
             terminal=describe_terminal(cp.terminal),
             conversation_restore=conversation_restore(self.agent),
+            git_change=git_change(cp.meta, cp.label),
+            side_effects=kinds_in_meta(cp.meta),
         )
 
 

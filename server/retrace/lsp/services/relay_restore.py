@@ -40,6 +40,8 @@ class RelayRestoreParams(CamelModel):
     background_tasks: Literal["stop", "keep"] | None = None
     while_agent_runs: Literal["proceed"] | None = None
     """Another agent's running turn: refused unless ``proceed`` (as the editor's own restore)."""
+    git_choice: Literal["filesOnly", "parkFirst"] | None = None
+    """HEAD or the branch moved since the checkpoint: refused unless given (``app/restore_git.py``)."""
 
 
 def _request(params: RelayRestoreParams) -> RestoreParams:
@@ -51,6 +53,7 @@ def _request(params: RelayRestoreParams) -> RestoreParams:
         paths=params.paths,
         background_tasks=params.background_tasks,
         while_agent_runs=params.while_agent_runs,
+        git_choice=params.git_choice,
     )
 
 
@@ -65,9 +68,11 @@ async def restore(ctx: RelayContext, params: RelayRestoreParams) -> dict[str, An
 def _on_disk(engine: Engine, params: RestoreParams) -> RestoreOutcome:
     """A headless holder's restore: the command line's own rules, on disk (no editor here)."""
     from retrace.app.restore import disk_request, restore_code_on_disk, settle_agents
+    from retrace.app.restore_git import settle_git
 
     target = engine.get(params.id)
     settle_agents(engine, "code", dry_run=params.dry_run, choice=params.while_agent_runs)
+    settle_git(engine, target.id, "code", dry_run=params.dry_run, choice=params.git_choice)
     return restore_code_on_disk(engine, disk_request(params, target.id))
 
 

@@ -51,6 +51,7 @@ from retrace.app.restore import (
     touches_code,
 )
 from retrace.app.restore_conversation import ConversationTarget, move_conversation
+from retrace.app.restore_git import check_git, park_if_asked, side_effects_after
 from retrace.app.restore_side import tell_code_restore, with_stopped
 from retrace.app.restore_undo import undid_words
 from retrace.engine import Engine
@@ -139,12 +140,19 @@ class RestoreService:
         agents = await self.services.run(
             lambda e: settle_agents(e, params.mode, dry_run=params.dry_run, choice=params.while_agent_runs)
         )
+        git = await self.services.run(
+            lambda e: check_git(e, target.id, params.mode, dry_run=params.dry_run, choice=params.git_choice)
+        )
         background = await settle_background(
             self.services.agent.background,
             params.mode,
             dry_run=params.dry_run,
             choice=params.background_tasks,
         )
+        git = await self.services.run(
+            lambda e: park_if_asked(e, git, params.mode, dry_run=params.dry_run, choice=params.git_choice)
+        )
+        effects = await self.services.run(lambda e: side_effects_after(e, target.id))
         # Dry runs take the editor path too: unsaved buffers are conflicts in the preview as well.
         through_editor = touches_code(params.mode) and self.server.client_can_apply_edits()
         if through_editor:
@@ -187,6 +195,8 @@ class RestoreService:
             ask_reason=reason_allowed(self.server, outcome, undo=undoing is not None),
             undid=undid_words(undoing) if undoing is not None else None,
             restored_prompt=left_out,
+            git=git,
+            side_effects=effects,
         )
 
     async def _in_task(self, params: RestoreParams, task: TaskRef) -> RestoreResult:

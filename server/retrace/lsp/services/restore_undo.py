@@ -86,6 +86,7 @@ async def undo_params(
         mode="code" if plan.code_to is not None else "conversation",
         background_tasks=background,
         while_agent_runs=while_agent_runs,
+        git_choice="filesOnly",  # an undo puts back the files it replaced: git is not its business
     )
     return last, params
 
