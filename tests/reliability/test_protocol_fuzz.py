@@ -342,6 +342,23 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
         "retrace/restore/undoLast": st.fixed_dictionaries(
             {}, optional={"backgroundTasks": st.none() | st.sampled_from(["stop", "keep"])}
         ),
+        "retrace/restore/hunks": st.fixed_dictionaries({"checkpoint": ids, "path": paths}),
+        "retrace/restore/hunk": st.fixed_dictionaries(
+            {
+                "checkpoint": ids,
+                "path": paths,
+                "hunk": st.sampled_from(["0,1,0,1", "1,0,1,1", "x", ""]) | st.text(max_size=12),
+                "expectedHash": st.sampled_from(["0" * 64, "f" * 64, ""]) | st.text(max_size=70),
+            }
+        ),
+        "retrace/restore/toPrompt": st.fixed_dictionaries(
+            {"sessionId": session_or_random, "prompt": ids | st.text(max_size=20)},
+            optional={
+                "point": st.sampled_from(["before", "end", "middle"]),
+                "mode": st.sampled_from(["code", "conversation", "both", "all"]),
+                "dryRun": st.booleans(),
+            },
+        ),
         "retrace/server/state": st.fixed_dictionaries({}),
         **remote_builders(session_or_random),
         "retrace/conversation/get": st.fixed_dictionaries({"sessionId": session_or_random}),

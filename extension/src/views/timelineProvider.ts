@@ -15,25 +15,8 @@ import { METHODS, type AgentEvent, type Checkpoint, type StoryRow, type TaskProg
 import { previewOmissions, previewPatch } from '../diff/hunks';
 import { selectedRow } from './selection';
 import { errorMessage, log } from '../logging';
-import {
-    applyChange,
-    buildTimeline,
-    checkpointNodeId,
-    checkpointsOf,
-    filterDescription,
-    firstLine,
-    flatTimeline,
-    indexNodes,
-    cursorMoved,
-    mergePage,
-    rowsOf,
-    startsExpanded,
-    type CheckpointNode,
-    type MoreNode,
-    type RunningTool,
-    type SessionNode,
-    type TimelineNode,
-} from './timelineModel';
+import { applyChange, buildTimeline, checkpointNodeId, checkpointsOf, filterDescription, firstLine, flatTimeline, indexNodes, cursorMoved, mergePage, rowsOf, startsExpanded } from './timelineModel';
+import type { CheckpointNode, MoreNode, RunningTool, SessionNode, TimelineNode } from './timelineModel';
 import { codeOnlyReason } from './agentModel';
 import { groupHover, lookOf, recoverabilityNote, safetyNote } from './timelineLook';
 import { shownNodeId } from './timelineFold';
