@@ -85,7 +85,14 @@ def test_conversation_parts_of_an_agent_checkpoint_are_refused_with_the_reason(
     engine: Engine, ws: Path, mode: str
 ) -> None:
     write, bash = seed(engine, ws, ended=True)
-    for target in (write.id, bash.id, write.id[:8]):
+    # A unique prefix of the write's id (ids made in the same instant share long prefixes).
+    others = [cp.id for cp in engine.timeline() if cp.id != write.id]
+    prefix = next(
+        write.id[:n]
+        for n in range(4, len(write.id) + 1)
+        if not any(o.startswith(write.id[:n]) for o in others)
+    )
+    for target in (write.id, bash.id, prefix):
         with pytest.raises(ConversationNotRestorable, match="Claude Code keeps its own conversation"):
             refuse_conversation(engine, engine.get(target).id, mode)  # type: ignore[arg-type]
     refuse_conversation(engine, write.id, "code")  # code is offered
