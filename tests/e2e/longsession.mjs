@@ -27,7 +27,11 @@ const percentile = (values, p) => {
 await runScenario(sc, {
   // The workbench waits `workbench.hover.delay` before it asks a tree item for its tooltip: set
   // short here, so the measured hover latency is Retrace's (resolve + diff), not the wait.
-  settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto', 'workbench.hover.delay': HOVER_DELAY },
+  settings: {
+    // The seed holds >10,000 checkpoints: keep them all (the default keeps 5,000 and the automatic
+    // cleanup would trim the session at start-up).
+    'retrace.retention.maxCheckpoints': 50000,
+    'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto', 'workbench.hover.delay': HOVER_DELAY },
   env: { RETRACE_FAKE_MODEL: 'e2e' },
   page: { viewport: { width: 1500, height: 1000 } },
 }, async ctx => {

@@ -38,7 +38,10 @@ async def tree(editor: EditorClient, **params: Any) -> dict[str, Any]:
 async def test_10k_session_pages_and_filters(tmp_path: Path) -> None:
     seed = copy_to(cached(), tmp_path / "ws", tmp_path / "store")
     sid = seed["sessionId"]
-    editor = await start_editor(tmp_path / "ws", tmp_path / "store")
+    # The seed holds more than the default 5,000 checkpoints: keep them, or the automatic cleanup
+    # trims the session at start-up (tests/lsp/test_auto_gc.py covers that).
+    keep_all = {"retention": {"maxCheckpoints": 50_000}}
+    editor = await start_editor(tmp_path / "ws", tmp_path / "store", settings=keep_all)
     try:
         first = await tree(editor, outline=True, maxRows=PAGE)
         size = len(json.dumps(first))
