@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,27 @@ def test_updates_in_place_equal_a_fresh_build(engine: Engine) -> None:
     assert dump(cache.stories(engine)) == dump(fresh.stories(engine))
     restore = [r for r in rows_of(fresh.stories(engine)[writer.sid].page(ALL_ROWS)) if r.branch]
     assert restore and restore[0].title.startswith("Restored code to ‘edit_file")
+
+
+@pytest.mark.parametrize(
+    ("running", "expect"),
+    [
+        ("none", {"seeded": False}),
+        ("seeded", {"seeded": True}),
+        ("new", {"seeded": False, "ses_new": True}),
+        ("both", {"seeded": True, "ses_new": True}),
+    ],
+)
+def test_session_list_marks_running_and_lists_a_session_still_starting(
+    engine: Engine, running: str, expect: dict[str, bool]
+) -> None:
+    """A turn runs from the moment its prompt is answered; a new session's has not written its
+    first journal line yet. The list must still say something runs, or a client waiting for
+    "nothing runs" sends its next prompt into a running session."""
+    sid, pages = seeded(engine)
+    ids = {"none": set(), "seeded": {sid}, "new": {"ses_new"}, "both": {sid, "ses_new"}}[running]
+    listed = pages_module.session_list(list(pages.values()), frozenset(ids), datetime.now(UTC))
+    by_id = {i.id: i.running for i in listed}
+    named = {("seeded" if k == sid else k): v for k, v in by_id.items() if k == sid or k == "ses_new"}
+    assert named == expect
+    assert [i.id for i in listed][: len(pages)] == [p.story.session.id for p in pages.values()]

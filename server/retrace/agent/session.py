@@ -351,6 +351,10 @@ class AgentService:
         task = self._tasks.get(session_id)
         return task is not None and not task.done()
 
+    def running_sessions(self) -> frozenset[str]:
+        """Every session running a turn now (a new one too, before its first journal line)."""
+        return frozenset(sid for sid, task in list(self._tasks.items()) if not task.done())
+
     async def wait_idle(self, session_id: str) -> None:
         task = self._tasks.get(session_id)
         if task is not None:

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from retrace.app.timeline.agents import latest_activity, turn_state
 from retrace.app.timeline.story import RowSeed, StoryItems
 from retrace.protocol.timeline import (
+    SessionInfo,
     SessionStory,
     StoryRow,
     StoryTurn,
@@ -313,6 +314,22 @@ def focus_of(stories: Sequence[SessionStory], running: frozenset[str], focus: st
 def agents_running(pages: Sequence[StoryPages], now: datetime) -> frozenset[str]:
     """The stories of other agents whose latest turn runs now (see :mod:`.agents`)."""
     return frozenset(p.story.session.id for p in pages if p.running_agent(now))
+
+
+def session_list(pages: Sequence[StoryPages], running: frozenset[str], now: datetime) -> list[SessionInfo]:
+    """What ``retrace/session/list`` answers: every story's session (oldest first) with
+    ``running`` set for Retrace's own running turns (``running``) and other agents' live turns;
+    then each running session that has no story yet — a new session's turn is running from the
+    moment its prompt is answered, before it has written its first journal line — so "is anything
+    running?" never reads "no" while a turn is starting."""
+    agents = agents_running(pages, now)
+    infos = [p.story.session for p in pages]
+    listed = {i.id for i in infos}
+    starting = [
+        SessionInfo(id=sid, title="", created_at=None, running=True, checkpoint_count=0)
+        for sid in sorted(running - listed)
+    ]
+    return [i.model_copy(update={"running": i.id in running or i.id in agents}) for i in infos] + starting
 
 
 def select(

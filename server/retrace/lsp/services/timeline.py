@@ -17,7 +17,7 @@ from weakref import WeakKeyDictionary
 
 from retrace.agent.events import ConversationChanged, TurnStarted
 from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
-from retrace.app.timeline.pages import agents_running
+from retrace.app.timeline.pages import session_list
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.bootstrap import Services
 from retrace.engine import Engine
@@ -120,7 +120,7 @@ async def on_engine(services: Services, task: TaskRef | None, query: Callable[[E
 def _stories(services: Services, engine: Engine, params: TimelineTreeParams) -> list[SessionStory]:
     """The stories a request asks for, paged from the engine's cached build."""
     pages = built(services, engine)
-    running = frozenset(sid for sid in pages if services.agent.running(sid))
+    running = services.agent.running_sessions()
     try:
         return select(list(pages.values()), params, running)
     except UnknownCursorError:
@@ -131,12 +131,8 @@ async def sessions(services: Services) -> list[SessionInfo]:
     """Every story's session (agent sessions plus one workspace story), oldest first."""
 
     def query(engine: Engine) -> list[SessionInfo]:
-        pages = built(services, engine)
-        infos = [p.story.session for p in pages.values()]
-        agents = agents_running(list(pages.values()), datetime.now(UTC))  # other agents' turns
-        return [
-            i.model_copy(update={"running": services.agent.running(i.id) or i.id in agents}) for i in infos
-        ]
+        running = services.agent.running_sessions()
+        return session_list(list(built(services, engine).values()), running, datetime.now(UTC))
 
     return await services.run(query)
 
