@@ -57,7 +57,7 @@ await runScenario(sc, {
   // 4. Undo Last Restore brings the undone hunk back.
   await runCommand('Retrace: Undo Last Restore');
   await waitFor('the hunk is back', () => read('src/util.py') === BOTH, 30000);
-  await row('Restored code to').waitFor({ timeout: 30000 }); // the timeline settled on the undo
+  await row('Back to ‘').waitFor({ timeout: 30000 }); // the timeline settled on the undo
   await dismissToasts();
 
   // 5. Restore one file from an older checkpoint through its row; the user's README edit stays.
