@@ -129,7 +129,7 @@ def test_rows_carry_the_timeline_title_session_and_a_file_summary(engine: Engine
     assert rows[ids["delete"]].summary == "deleted, +0 −3"
     assert {v.session_id for v in rows.values()} == {engine.session_id}
     assert rows[ids["modify"]].parent_id == ids["other"]
-    assert history(engine, "base.txt").versions[0].title == "Baseline"
+    assert history(engine, "base.txt").versions[0].title == "Starting point"
 
 
 def test_restore_of_the_file_is_a_version_too(engine: Engine, ws: Path) -> None:
@@ -209,5 +209,5 @@ def test_the_query_reads_only_per_checkpoint_deltas(
     page = history(engine, "f3.txt", limit=2)
     assert [v.title for v in page.versions] == ["last f3", "edit 43"] and calls == []
     everything = history(engine, "base.txt")
-    assert [v.title for v in everything.versions] == ["Baseline"]
+    assert [v.title for v in everything.versions] == ["Starting point"]
     assert calls == ["entries_at"]

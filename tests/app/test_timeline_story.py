@@ -196,7 +196,7 @@ def test_rows_say_what_happened() -> None:
     assert rows["r1"].summary == "back to new file, 1 line: ‘hello’ · scale.txt +1 −1"
     assert rows["x1"].title == "External changes" and rows["x1"].summary == "notes.md +2 −0"
     assert rows["s1"].title == "Before restore"
-    assert rows["base"].summary == "1 file" and rows["base"].title == "Baseline"
+    assert rows["base"].summary == "1 file" and rows["base"].title == "Starting point"
     assert [r.is_head for r in rows.values()].count(True) == 1 and rows["e2"].is_head
 
 

@@ -36,7 +36,7 @@ def test_log_path_lists_the_checkpoints_that_changed_the_file(cli: Cli) -> None:
     assert [(v["title"], v["change"], v["summary"]) for v in versions] == [
         ("three", "modified", "+2 −1"),
         ("two", "modified", "+1 −1"),
-        ("Baseline", "created", "created"),
+        ("Starting point", "created", "created"),
     ]
     lines = cli("log", "--path", "src/app.py").stdout.splitlines()
     assert (

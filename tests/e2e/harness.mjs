@@ -89,6 +89,9 @@ export function writeUserSettings(userDataDir, extra = {}) {
   fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
+    // Sticky tree headers cover whichever row sits under them after the view follows the head:
+    // a test's click would land on the header. Users keep VS Code's default.
+    'workbench.tree.enableStickyScroll': false,
     'workbench.enableExperiments': false,
     'security.workspace.trust.enabled': false,
     'telemetry.telemetryLevel': 'off',

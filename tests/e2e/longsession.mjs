@@ -70,10 +70,16 @@ await runScenario(sc, {
   await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 120000 });
   const openMs = Date.now() - tOpen;
   log(`MEASURED open: 10,000-checkpoint session's newest page shown ${openMs} ms after the server reported ready`);
+  // The head is what the view shows first ("● you are here" kept in view); the page's top, with
+  // its "Load older…" row, is one Home key away.
+  await waitFor('the head in view', async () => (await rowTexts()).some(t => t.includes('you are here')), 30000);
+  await shot(page, 'open');
+  await sidebar().locator('.monaco-list').last().focus();
+  await page.keyboard.press('Home');
+  await row('Load older…').waitFor({ timeout: 30000 });
   const first = await rowTexts();
   assert.ok(first.some(t => /^Session of .*500 turns · 10,00[0-9] steps/.test(t)), `session row: ${first.slice(0, 3)}`);
   assert.ok(first.some(t => t.startsWith('Load older…')), 'a "Load older…" row');
-  await shot(page, 'open');
 
   // 3. Paging: "Load older…" brings the previous page (its turns appear above).
   const oldestShown = Math.min(...first.map(t => /^(\d+)\. Turn /.exec(t)?.[1]).filter(Boolean).map(Number));

@@ -21,7 +21,8 @@ import { root, log, findStore, scenario, runScenario, serverPids, waitFor } from
 const sc = scenario('subagents');
 const { userDataDir, workspace, read, shot } = sc;
 const NOTE = 'notes/one.txt';
-const WRITE = `write_file: ${NOTE}`;
+// A row's label is the verb and the file's name; its folder is in the description.
+const WRITE = `write_file: ${path.basename(NOTE)}`;
 
 await runScenario(sc, {
   settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },

@@ -72,11 +72,11 @@ await runScenario(sc, {
   await picks.first().waitFor({ timeout: 20000 });
   const labels = await picks.allInnerTexts();
   log('restore picks:', labels.map(l => l.replace(/\s+/g, ' ')).join(' | '));
-  assert.match(labels[0] ?? '', /current/, 'the newest checkpoint (the head) comes first');
+  assert.match(labels[0] ?? '', /you are here/, 'the newest checkpoint (the head) comes first');
   assert.ok(labels.some(l => /write_file/.test(l) && /\+1 −0/.test(l)), 'line stats are shown');
   const input = page.locator('.quick-input-widget input');
-  await input.fill('Baseline');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Baseline' }).first().waitFor();
+  await input.fill('Starting point');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Starting point' }).first().waitFor();
   await input.press('Enter');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restore code' }).first().waitFor({ timeout: 10000 });
   await input.fill('Restore code');

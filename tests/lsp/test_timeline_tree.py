@@ -96,7 +96,7 @@ async def test_tree_survives_conversation_restore_and_restart(
                 assert {r["checkpoint"]["kind"] for r in rows_of(other)} <= {"baseline", "external"}
         assert story["session"]["title"] == "first task"
         [workspace_story] = [s for s in result["sessions"] if s["workspace"]]
-        assert [r["title"] for r in rows_of(workspace_story)] == ["Baseline"]
+        assert [r["title"] for r in rows_of(workspace_story)] == ["Starting point"]
         heads = [r for s in result["sessions"] for r in rows_of(s) if r["isHead"]]
         assert [r["checkpoint"]["id"] for r in heads] == [result["head"]]
 

@@ -195,7 +195,7 @@ export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly la
     if (restored !== null) {
         const target = restored[1] ?? ''; // named like its own row, short: the full title is in the hover
         const onFile = PATH_TITLE.exec(target)?.[2]; // a tool call on one file: the file's name says it
-        const name = onFile !== undefined ? (onFile.split('/').at(-1) ?? onFile) : rowLabel(target, target === 'Baseline' ? 'baseline' : 'tool').label;
+        const name = onFile !== undefined ? (onFile.split('/').at(-1) ?? onFile) : rowLabel(target, target === STARTING_POINT ? 'baseline' : 'tool').label;
         return { label: `Back to ‘${firstLine(name, RESTORE_TARGET_CHARS)}’`, folder: 'restored code' };
     }
     const m = PATH_TITLE.exec(title);

@@ -142,7 +142,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         elif created:
             fmt.say(f"Initialised a Retrace store at {fmt.quote_name(str(engine.store_dir))}")
             recorded = head.meta.get("files", len(head.files))
-            fmt.say(f"Baseline {head.id}: {fmt.plural(int(recorded), 'file')} recorded.")
+            fmt.say(f"Starting point {head.id}: {fmt.plural(int(recorded), 'file')} recorded.")
         else:
             fmt.say(f"Already initialised: {fmt.quote_name(str(engine.store_dir))}")
             fmt.say(f"Head {head.id} ({head.kind}): {fmt.change_summary(head.files)}")

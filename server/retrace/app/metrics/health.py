@@ -63,7 +63,7 @@ KINDS = {
     "restore": "Restore",
     "manual": "Manual mark",
     "summary": "Summary",
-    "baseline": "Baseline",
+    "baseline": "Starting point",
 }
 
 

@@ -13,7 +13,7 @@ GIST_CHARS = 32
 TITLE_CHARS = 72
 
 KIND_TITLES: Mapping[str, str] = {
-    "baseline": "Baseline",
+    "baseline": "Starting point",
     "tool": "Tool call",
     "external": "External changes",
     "safety": "Before restore",
