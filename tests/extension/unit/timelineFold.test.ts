@@ -89,8 +89,8 @@ suite('timeline folding (issue 28)', () => {
             ['run_command: make test', 'tool', 'run_command: make test', ''],
             ['Restored code to ‘edit_file: src/a.py’', 'restore', 'Back to ‘a.py’', 'restored code'],
             ['Restored code to ‘search_file_content: src/components/form.tsx’', 'restore', 'Back to ‘form.tsx’', 'restored code'],
-            ['Restored code to ‘Baseline’', 'restore', `Back to ‘${STARTING_POINT}’`, 'restored code'],
-            ['Baseline', 'baseline', STARTING_POINT, ''],
+            ['Restored code to ‘Starting point’', 'restore', `Back to ‘${STARTING_POINT}’`, 'restored code'],
+            ['Starting point', 'baseline', STARTING_POINT, ''],
             ['Before restore', 'safety', 'Before restore', ''],
         ];
         for (const [title, kind, label, folder] of cases) {
@@ -128,13 +128,13 @@ suite('timeline folding (issue 28)', () => {
             headSessionId: 's1',
             sessions: [
                 story([
-                    row(b, 'Baseline', '1 file'),
+                    row(b, 'Starting point', '1 file'),
                     { kind: 'turn', turnId: 't1', number: 1, prompt: 'p1', createdAt: null, abandoned: false, forkedFrom: null, rows: t1.map(c => row(c, 'edit_file: src/a.py', '+1 −1')) },
                     row(s1, 'Before restore', 'src/a.py +1 −1'),
                     row(r1, 'Restored code to ‘edit_file: src/a.py’', 'back to x'),
                     { kind: 'turn', turnId: 't2', number: 2, prompt: 'p2', createdAt: null, abandoned: false, forkedFrom: null, rows: [row(t2[0] as Checkpoint, 'read_file: src/x.py'), row(t2[1] as Checkpoint, 'read_file: src/x.py'), row(t2[2] as Checkpoint, 'write_file: src/b.py')] },
                     row(r2, 'Restored code to ‘Restored code to ‘edit_file: src/a.py’’'),
-                    row(r3, 'Restored code to ‘Baseline’', '', { isHead: true }),
+                    row(r3, 'Restored code to ‘Starting point’', '', { isHead: true }),
                 ]),
             ],
         };
