@@ -128,7 +128,9 @@ await runScenario(sc, {
   // The tree re-renders after the filtered answer arrives: wait until what is shown has settled.
   const byTool = await waitFor('rows of the tool filter', async () => { const r = await checkpointRows(); return r.length > 0 && r.every(t => t.startsWith('write_file: ')) && r; }, 30000).catch(async () => checkpointRows());
   assert.ok(byTool.length > 0 && byTool.every(t => t.startsWith('write_file: ')), `tool filter: ${byTool.slice(0, 5)}`);
-  assert.ok((await rowTexts()).some(t => /659 steps/.test(t)), 'the session counts the matching rows');
+  await sidebar().locator('.monaco-list').last().focus();
+  await page.keyboard.press('Home'); // the session row, above the rows the view follows
+  await waitFor('the session counts the matching rows', async () => (await rowTexts()).some(t => /659 steps/.test(t)), 30000);
   await shot(page, 'filter-tool');
   await clearFilter();
 
@@ -155,7 +157,7 @@ await runScenario(sc, {
 
   // 6. Hover: the diff preview appears; latency from the hover to the diff block.
   const hovers = [];
-  const candidates = sidebar().locator('.monaco-list-row', { hasText: /^(edit_file): src\/mod_/ });
+  const candidates = sidebar().locator('.monaco-list-row', { hasText: /^edit_file: mod_/ });
   for (let i = 0; i < HOVERS; i++) {
     const target = candidates.nth(i);
     await page.mouse.move(0, 0);
