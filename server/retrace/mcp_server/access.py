@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from retrace.app.bookmarks import mark
 from retrace.app.restore import RestoreRequest, restore_code_on_disk, settle_agents
 from retrace.app.restore_git import settle_git
 from retrace.engine.config import EngineConfig
@@ -106,7 +107,7 @@ class StoreAccess:
             create=True,
             catch_up=False,
         ) as engine:
-            return engine.checkpoint(label=label, kind="manual", session_id=MCP_SESSION), "store"
+            return mark(engine, label, session_id=MCP_SESSION), "store"
 
     def restore(self, target: str, args: RestoreArgs) -> tuple[RestoreOutcome, Via]:
         """A code restore to ``target`` (a checkpoint id or prefix): a dry run unless confirmed."""
