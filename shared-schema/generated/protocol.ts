@@ -2369,7 +2369,7 @@ export interface StoryTurn {
 export interface StoryRow {
   /**
    * The checkpoint's bookmark name (a person named it, or a mark's label): clients show the
-   * bookmark icon and the name (``app/bookmarks.py``); ``None``: not a bookmark.
+   * bookmark icon and the name (``engine/bookmarks.py``); ``None``: not a bookmark.
    */
   bookmark?: string | null;
   /**
@@ -2760,7 +2760,7 @@ export interface TimelineGetParams {
 export interface TimelineGetResult {
   /**
    * The bookmarks among ``checkpoints``, in the order a restore pick offers them: before every
-   * other checkpoint, newest first (``app/bookmarks.py``).
+   * other checkpoint, newest first (``engine/bookmarks.py``).
    */
   bookmarks: Bookmark[];
   /**

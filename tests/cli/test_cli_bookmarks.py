@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from tests.cli.cli_support import RETRACE, Cli
 
-from retrace.app.bookmarks import name_checkpoint
 from retrace.engine import Engine
+from retrace.engine.bookmarks import name_checkpoint
 from retrace.engine.config import EngineConfig
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.seal import seal_line

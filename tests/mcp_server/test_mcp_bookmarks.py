@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from mcp_support import Seeded, retrace_mcp, seed
 
-from retrace.app.bookmarks import name_checkpoint
 from retrace.engine import Engine
+from retrace.engine.bookmarks import name_checkpoint
 
 pytestmark = pytest.mark.slow
 

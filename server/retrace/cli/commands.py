@@ -157,7 +157,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     with _open(
         args, readonly=False, catch_up=bool(args.paths), watcher=False, release_holder=False
     ) as engine:
-        from retrace.app.bookmarks import mark
+        from retrace.engine.bookmarks import mark
 
         cp = mark(engine, args.label, paths=args.paths)
         if args.json:
@@ -175,7 +175,7 @@ def cmd_log(args: argparse.Namespace) -> int:
             head_id: str | None = engine.head.id
         except RetraceError:  # only sessions opened from elsewhere: none of them is the head
             head_id = None
-        from retrace.app.bookmarks import bookmarks
+        from retrace.engine.bookmarks import bookmarks
 
         timeline = engine.timeline(args.session)
         named = bookmarks(timeline, engine.history.names)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from retrace.app.bookmarks import mark
 from retrace.app.restore import RestoreRequest, restore_code_on_disk, settle_agents
 from retrace.app.restore_git import settle_git
+from retrace.engine.bookmarks import mark
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised

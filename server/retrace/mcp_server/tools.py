@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from retrace.app.bookmarks import bookmark_of, bookmarks
 from retrace.camel import CamelModel
+from retrace.engine.bookmarks import bookmark_of, bookmarks
 from retrace.engine.engine import Engine
 from retrace.engine.models import Checkpoint, FileChange, RestoreApplied, RestoreFailed, RestoreOutcome
 from retrace.engine.store.events import AgentSessionEvent

@@ -357,7 +357,7 @@ class TimelineGetResult(CamelModel):
     sessions: list[SessionInfo]
     bookmarks: list[Bookmark] = Field(default_factory=list)
     """The bookmarks among ``checkpoints``, in the order a restore pick offers them: before every
-    other checkpoint, newest first (``app/bookmarks.py``)."""
+    other checkpoint, newest first (``engine/bookmarks.py``)."""
 
 
 class TimelineDidChange(CamelModel):

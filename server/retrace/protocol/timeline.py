@@ -94,7 +94,7 @@ class StoryRow(CamelModel):
     abc1234", "reset to abc1234" (``app/timeline/git_rows.py``)."""
     bookmark: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The checkpoint's bookmark name (a person named it, or a mark's label): clients show the
-    bookmark icon and the name (``app/bookmarks.py``); ``None``: not a bookmark."""
+    bookmark icon and the name (``engine/bookmarks.py``); ``None``: not a bookmark."""
     side_effects: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """What the call's shell command evidently did outside the workspace, which no restore
     undoes: "installs packages outside the workspace", "network write", … (``agent/side_effects.py``)."""

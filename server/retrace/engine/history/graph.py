@@ -70,7 +70,7 @@ class History:
         """Checkpoint id → why it cannot be restored (see :attr:`Checkpoint.damage`)."""
         self.names: dict[str, str] = {}
         """Checkpoint id → the name a person gave it, ``""`` when removed (``checkpointName``
-        events; set by replay and by :func:`retrace.app.bookmarks.name_checkpoint`)."""
+        events; set by replay and by :func:`retrace.engine.bookmarks.name_checkpoint`)."""
         self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
 
     # ------------------------------------------------------------------ mutation

@@ -1,6 +1,6 @@
 """``retrace/bookmark/create`` and ``retrace/bookmark/name``: named checkpoints from the editor.
 
-Thin: the rules are :mod:`retrace.app.bookmarks` (one owner of the manual checkpoint, shared with
+Thin: the rules are :mod:`retrace.engine.bookmarks` (one owner of the manual checkpoint, shared with
 the relay's ``checkpoint`` for the CLI and ``retrace mcp``) and the name rule. Both run in the
 engine gate, so a bookmark is recorded between two of an agent's tool checkpoints, never inside
 one; while any turn runs (Retrace's own or another agent's) it captures no file, naming the state
@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from retrace.agent.events import CheckpointCreated
-from retrace.app.bookmarks import bookmark_now, name_checkpoint
 from retrace.app.timeline.agents import running_turns
+from retrace.engine.bookmarks import bookmark_now, name_checkpoint
 from retrace.protocol.bookmarks import (
     BookmarkCreateParams,
     BookmarkCreateResult,

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from retrace.agent.events import CheckpointCreated
-from retrace.app.bookmarks import mark
 from retrace.camel import CamelModel, dump, validation_message
+from retrace.engine.bookmarks import mark
 from retrace.engine.errors import RetraceError
 from retrace.lsp.services import relay_hooks, relay_restore
 from retrace.lsp.services.relay_context import GoneError, RelayContext, is_gone

@@ -16,12 +16,12 @@ from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 from retrace.agent.events import ConversationChanged, TurnStarted
-from retrace.app.bookmarks import bookmark_of, bookmarks, bookmarks_first, engine_bookmarks
 from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
 from retrace.app.timeline.pages import agents_running
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.bootstrap import Services
 from retrace.engine import Engine
+from retrace.engine.bookmarks import bookmark_of, bookmarks, bookmarks_first, engine_bookmarks
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint

@@ -1,4 +1,4 @@
-"""Bookmarks (``app/bookmarks.py``, the name rule ``engine/bookmark_name.py``): table tests of
+"""Bookmarks (``engine/bookmarks.py``, the name rule ``engine/bookmark_name.py``): table tests of
 the name rule, of which checkpoint is a bookmark and of the order a restore pick offers them; over
 a real store, that a name survives a reopen (replayed from its journal event, through the history
 index too), the last name wins, an empty one removes it, and a forged or damaged name line is
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from retrace.app.bookmarks import (
+from retrace.engine import Engine
+from retrace.engine.bookmark_name import MAX_NAME_CHARS, BookmarkNameError, clean_name, required_name
+from retrace.engine.bookmarks import (
     bookmark_now,
     bookmarks,
     bookmarks_first,
@@ -22,8 +24,6 @@ from retrace.app.bookmarks import (
     mark,
     name_checkpoint,
 )
-from retrace.engine import Engine
-from retrace.engine.bookmark_name import MAX_NAME_CHARS, BookmarkNameError, clean_name, required_name
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import RetraceError, UnknownCheckpoint
 from retrace.engine.models import Checkpoint
