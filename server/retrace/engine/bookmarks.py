@@ -46,9 +46,10 @@ def bookmarks(checkpoints: Iterable[Checkpoint], names: Mapping[str, str]) -> di
     """Checkpoint id → bookmark name, for every bookmark among ``checkpoints``."""
     out: dict[str, str] = {}
     for cp in checkpoints:
-        name = bookmark_of(cp, names)
-        if name is not None:
-            out[cp.id] = name
+        if cp.kind == "manual" or cp.id in names:  # the only candidates: a pass of cheap tests
+            name = bookmark_of(cp, names)
+            if name is not None:
+                out[cp.id] = name
     return out
 
 
