@@ -40,6 +40,8 @@ export const MANAGE_TRUST_COMMAND = 'workbench.trust.manage';
 export const COMMANDS = {
     open: 'retrace.open',
     restoreToCheckpoint: 'retrace.restoreToCheckpoint',
+    bookmarkCurrentState: 'retrace.bookmarkCurrentState',
+    bookmarkCheckpoint: 'retrace.checkpoint.bookmark',
     tryDemo: 'retrace.tryDemo',
     prompt: 'retrace.prompt',
     cancel: 'retrace.cancel',

@@ -433,6 +433,98 @@ export interface BackgroundTaskView1 {
    */
   stoppedBy: string | null;
 }
+/**
+ * A named checkpoint.
+ */
+export interface Bookmark {
+  checkpointId: string;
+  name: string;
+}
+export interface BookmarkCreateParams {
+  /**
+   * As typed (checked by the server: not empty, at most 100 characters, one line).
+   */
+  name: string;
+}
+export interface BookmarkCreateResult {
+  checkpoint: Checkpoint1;
+  name: string;
+}
+/**
+ * A recorded workspace state (plus the context in which it was recorded).
+ */
+export interface Checkpoint1 {
+  /**
+   * How long the capture took, for statistics.
+   */
+  captureMs: number;
+  /**
+   * Opaque conversation cursor (id of the last message) supplied by the agent.
+   */
+  conversation: string | null;
+  createdAt: string;
+  /**
+   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
+   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
+   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
+   */
+  damage: string | null;
+  /**
+   * Opaque editor state (open editors, selections…) supplied by the client.
+   */
+  editorState: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * What changed relative to ``parent``.
+   */
+  files: FileChange[];
+  id: string;
+  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
+  label: string;
+  meta: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
+   */
+  parent: string | null;
+  recoverability: 'full' | 'partial' | 'none';
+  /**
+   * For ``kind == "restore"``: the checkpoint that was restored.
+   */
+  restoredFrom: string | null;
+  sessionId: string;
+  /**
+   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
+   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
+   */
+  terminal: TerminalState | null;
+  /**
+   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
+   */
+  tool: string | null;
+  toolCallId: string | null;
+  turnId: string | null;
+  unrecoverable: Unrecoverable[];
+}
+export interface BookmarkNameParams {
+  /**
+   * A checkpoint id or a unique prefix of one.
+   */
+  checkpointId: string;
+  /**
+   * The new name; empty removes the name (the checkpoint is no bookmark any more).
+   */
+  name: string;
+}
+export interface BookmarkNameResult {
+  checkpointId: string;
+  /**
+   * The bookmark name now (``None``: none).
+   */
+  name: string | null;
+}
 export interface CancelParams {
   sessionId: string;
 }
@@ -1788,7 +1880,7 @@ export interface RestoreHunkParams {
   path: string;
 }
 export interface RestoreHunkResult {
-  checkpoint: Checkpoint1;
+  checkpoint: Checkpoint2;
   /**
    * The file's text hash now.
    */
@@ -1801,7 +1893,7 @@ export interface RestoreHunkResult {
 /**
  * A recorded workspace state (plus the context in which it was recorded).
  */
-export interface Checkpoint1 {
+export interface Checkpoint2 {
   /**
    * How long the capture took, for statistics.
    */
@@ -2276,10 +2368,15 @@ export interface StoryTurn {
  */
 export interface StoryRow {
   /**
+   * The checkpoint's bookmark name (a person named it, or a mark's label): clients show the
+   * bookmark icon and the name (``engine/bookmarks.py``); ``None``: not a bookmark.
+   */
+  bookmark?: string | null;
+  /**
    * A restore: later work continues on a new branch from the restored checkpoint.
    */
   branch: boolean;
-  checkpoint: Checkpoint2;
+  checkpoint: Checkpoint3;
   /**
    * Set when the checkpoint's conversation cannot be restored (another agent's session: its
    * conversation is that agent's): clients offer code restores only and say why. ``None``: the
@@ -2321,7 +2418,7 @@ export interface StoryRow {
 /**
  * A recorded workspace state (plus the context in which it was recorded).
  */
-export interface Checkpoint2 {
+export interface Checkpoint3 {
   /**
    * How long the capture took, for statistics.
    */
@@ -2638,6 +2735,10 @@ export interface TimelineDidChange {
  */
 export interface TimelineFilter {
   /**
+   * Only bookmarks (named checkpoints).
+   */
+  bookmarks?: boolean;
+  /**
    * A substring of a path the checkpoint changed.
    */
   path?: string | null;
@@ -2657,6 +2758,11 @@ export interface TimelineGetParams {
   sessionId?: string | null;
 }
 export interface TimelineGetResult {
+  /**
+   * The bookmarks among ``checkpoints``, in the order a restore pick offers them: before every
+   * other checkpoint, newest first (``engine/bookmarks.py``).
+   */
+  bookmarks: Bookmark[];
   /**
    * In commit order.
    */
@@ -2835,6 +2941,8 @@ export const METHODS = {
   restoreHunks: 'retrace/restore/hunks',
   restoreHunk: 'retrace/restore/hunk',
   restoreToPrompt: 'retrace/restore/toPrompt',
+  bookmarkCreate: 'retrace/bookmark/create',
+  bookmarkName: 'retrace/bookmark/name',
   conversationGet: 'retrace/conversation/get',
   conversationSummarize: 'retrace/conversation/summarize',
   editorDidChangeState: 'retrace/editor/didChangeState',
@@ -2890,6 +2998,8 @@ export const METHOD_DIRECTIONS = {
   'retrace/restore/hunks': 'clientRequest',
   'retrace/restore/hunk': 'clientRequest',
   'retrace/restore/toPrompt': 'clientRequest',
+  'retrace/bookmark/create': 'clientRequest',
+  'retrace/bookmark/name': 'clientRequest',
   'retrace/conversation/get': 'clientRequest',
   'retrace/conversation/summarize': 'clientRequest',
   'retrace/editor/didChangeState': 'clientNotification',
@@ -2940,6 +3050,8 @@ export interface RequestParams {
   'retrace/restore/hunks': HunksParams;
   'retrace/restore/hunk': RestoreHunkParams;
   'retrace/restore/toPrompt': RestoreToPromptParams;
+  'retrace/bookmark/create': BookmarkCreateParams;
+  'retrace/bookmark/name': BookmarkNameParams;
   'retrace/conversation/get': ConversationGetParams;
   'retrace/conversation/summarize': SummarizeParams;
   'retrace/stats': EmptyParams;
@@ -2985,6 +3097,8 @@ export interface RequestResult {
   'retrace/restore/hunks': HunksResult;
   'retrace/restore/hunk': RestoreHunkResult;
   'retrace/restore/toPrompt': RestoreToPromptResult;
+  'retrace/bookmark/create': BookmarkCreateResult;
+  'retrace/bookmark/name': BookmarkNameResult;
   'retrace/conversation/get': ConversationView;
   'retrace/conversation/summarize': Checkpoint;
   'retrace/stats': StatsResult;

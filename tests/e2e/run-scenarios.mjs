@@ -15,6 +15,7 @@ export const SCENARIOS = [
   'side-rewind',
   'readable',
   'git-restore',
+  'bookmarks',
 ];
 
 const asked = process.argv.slice(2);

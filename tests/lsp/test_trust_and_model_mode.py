@@ -101,6 +101,8 @@ async def test_an_untrusted_workspace_has_a_read_only_timeline(workspace: Path, 
             ("retrace/checkpoint/restore", {"id": first, "mode": "code"}),
             ("retrace/restore/undoLast", {}),
             ("retrace/conversation/summarize", {"id": last, "direction": "upTo"}),
+            ("retrace/bookmark/create", {"name": "x"}),
+            ("retrace/bookmark/name", {"checkpointId": first, "name": "x"}),
         ]
         for method, params in refused:
             code, message = await retrace_error(editor, method, params)

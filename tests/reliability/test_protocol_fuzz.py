@@ -359,6 +359,15 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 "dryRun": st.booleans(),
             },
         ),
+        "retrace/bookmark/create": st.fixed_dictionaries(
+            {
+                "name": st.sampled_from(["tests pass", "", "  ", "two\nlines", "x" * 101])
+                | st.text(max_size=120)
+            }
+        ),
+        "retrace/bookmark/name": st.fixed_dictionaries(
+            {"checkpointId": ids, "name": st.sampled_from(["good", "", "\u202eevil"]) | st.text(max_size=120)}
+        ),
         "retrace/server/state": st.fixed_dictionaries({}),
         **remote_builders(session_or_random),
         "retrace/conversation/get": st.fixed_dictionaries({"sessionId": session_or_random}),
@@ -603,6 +612,11 @@ def rejected_only_calls(checkpoints: list[str]) -> list[tuple[str, Any]]:
         ("retrace/restore/reason", {"checkpointId": "zzzz-missing", "reason": "other"}),
         ("retrace/restore/reason", {"checkpointId": checkpoints[0], "reason": "bored"}),
         ("retrace/restore/reason", {"checkpointId": checkpoints[0], "reason": "other", "mode": "all"}),
+        ("retrace/bookmark/create", {"name": ""}),
+        ("retrace/bookmark/create", {"name": "a\x1bb"}),
+        ("retrace/bookmark/create", {"name": "x" * 101}),
+        ("retrace/bookmark/name", {"checkpointId": "zzzz-missing", "name": "x"}),
+        ("retrace/bookmark/name", {"checkpointId": checkpoints[0], "name": "line\u2028two"}),
         ("retrace/conversation/get", {"sessionId": "ses_does_not_exist"}),
         ("retrace/conversation/summarize", {"id": "zzzz-missing", "direction": "from"}),
         ("retrace/conversation/summarize", {"id": checkpoints[0], "direction": "sideways"}),

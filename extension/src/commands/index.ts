@@ -20,6 +20,7 @@ import { createDemoFolder } from './demo';
 import { exportToGit } from './exportGit';
 import { runRestore, undoLastRestore } from './restore';
 import { registerHunkCommands } from './hunks';
+import { registerBookmarkCommands } from './bookmarks';
 import type { HunkLens } from '../diff/hunkLens';
 import { isPromptRef, isRestoreMode, restoreToPrompt } from './restorePrompt';
 import { registerTaskCommands } from './tasks';
@@ -119,10 +120,14 @@ export function registerCommands(parts: Parts): void {
     };
 
     ctx.registerCommand(COMMANDS.restoreToCheckpoint, rpc => async () => {
-        const data = timeline.timeline ?? (await rpc.request(METHODS.timelineGet, {}));
+        // The server's list: every checkpoint (not only the loaded pages), bookmarks first in its order.
+        const data = await rpc.request(METHODS.timelineGet, {}).catch((err: unknown) => {
+            log.warn(`restore pick: the loaded rows only (${String(err)})`);
+            return timeline.timeline ?? Promise.reject(err instanceof Error ? err : new Error(String(err)));
+        });
         const picked = await vscode.window.showQuickPick(checkpointPicks(data, Date.now(), id => timeline.rowOf(id)?.title), {
             title: 'Retrace: Restore to Checkpoint',
-            placeHolder: 'Pick a checkpoint (newest first)',
+            placeHolder: 'Pick a checkpoint (bookmarks first, then newest first)',
             matchOnDescription: true,
             matchOnDetail: true,
         });
@@ -158,6 +163,7 @@ export function registerCommands(parts: Parts): void {
 
     ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
     registerHunkCommands({ ctx, lens: hunkLens, hooks, afterRestore, head: () => timeline.head, checkpointOf });
+    registerBookmarkCommands({ ctx, checkpointOf, rowOf: id => timeline.rowOf(id), refresh: () => timeline.scheduleRefresh() });
 
     // From the chat: a prompt's restore point (args: a PromptRef and the mode).
     ctx.registerCommand(COMMANDS.restoreToPrompt, rpc => async (ref: unknown, mode: unknown) => {

@@ -1,10 +1,11 @@
 /**
- * "Retrace: Restore to Checkpoint…": the quick pick of checkpoints (newest first: label, time,
- * +/- line stats from the timeline data), then the restore mode. The restore itself is the
+ * "Retrace: Restore to Checkpoint…": the quick pick of checkpoints (bookmarks first, in the order
+ * the server gives them, then the rest newest first: label, time, +/- line stats from the timeline
+ * data), then the restore mode. The restore itself is the
  * existing flow (dry run, confirmation, report with undo). Pure builders here; the command wires
  * them to `showQuickPick` (commands/index.ts).
  */
-import type { Checkpoint, TimelineGetResult } from '../client/protocol';
+import type { Bookmark, Checkpoint, TimelineGetResult } from '../client/protocol';
 import { checkpointLabel } from '../views/timelineLook';
 import { relativeTime } from '../views/timelineModel';
 import type { RestoreMode } from './restoreDecision';
@@ -38,20 +39,28 @@ export function lineStats(cp: Checkpoint): string {
 }
 
 /**
- * Newest first; the head is marked "you are here", checkpoints that cannot be restored are left
- * out. Each is named by its timeline row's title (`titleOf`: the server's words, "Restored code to
+ * Bookmarks first (named, `$(bookmark)`, in the server's order), then the rest newest first; the
+ * head is marked "you are here", checkpoints that cannot be restored are left out. Each is named by its timeline row's title (`titleOf`: the server's words, "Restored code to
  * ‘edit_file: a.py’"), else by its label, never by a raw id.
  */
 export function checkpointPicks(timeline: TimelineGetResult, now: number, titleOf: (id: string) => string | undefined = () => undefined): CheckpointPickItem[] {
-    return [...timeline.checkpoints]
-        .reverse()
+    const byId = new Map(timeline.checkpoints.map(cp => [cp.id, cp]));
+    // Bookmarks first, in the server's order (none from a server that does not send them); then
+    // every other checkpoint, newest first.
+    const bookmarks = (timeline.bookmarks as readonly Bookmark[] | undefined) ?? [];
+    const named = new Map(bookmarks.map(b => [b.checkpointId, b.name]));
+    const marked = bookmarks.flatMap(b => byId.get(b.checkpointId) ?? []);
+    const rest = [...timeline.checkpoints].reverse().filter(cp => !named.has(cp.id));
+    return [...marked, ...rest]
         .filter(cp => cp.recoverability !== 'none')
         .map(cp => {
             const when = relativeTime(cp.createdAt, now);
             const current = cp.id === timeline.head ? ' · ● you are here' : '';
+            const title = titleOf(cp.id) ?? checkpointLabel(cp);
+            const name = named.get(cp.id);
             return {
-                label: titleOf(cp.id) ?? checkpointLabel(cp),
-                description: `${when}${current}`,
+                label: name === undefined ? title : `$(bookmark) ${name}`,
+                description: name === undefined || name === title ? `${when}${current}` : `${when}${current} · ${title}`,
                 detail: lineStats(cp),
                 checkpointId: cp.id,
             };

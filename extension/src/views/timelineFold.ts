@@ -57,7 +57,7 @@ export interface FoldRow {
     readonly id: string;
     readonly checkpoint: Checkpoint;
     readonly isHead: boolean;
-    /** A task row or a subagent's row: never folded (it has its own children). */
+    /** A task row or a subagent's row (it has its own children), or a bookmark (it stays in sight): never folded. */
     readonly nested: boolean;
 }
 

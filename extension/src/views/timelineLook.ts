@@ -210,7 +210,10 @@ export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly la
 function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     const cp = node.checkpoint;
     const failed = node.toolStatus !== undefined;
-    const { label, folder } = rowLabel(node.row.title, cp.kind);
+    const laid = rowLabel(node.row.title, cp.kind);
+    const bookmark = node.row.bookmark ?? undefined; // a named row: its name leftmost, what it is after
+    const label = bookmark ?? laid.label;
+    const folder = bookmark === undefined || bookmark === node.row.title ? laid.folder : [laid.label, laid.folder].filter(p => p !== '').join(' · ');
     const parts = [
         node.isHead ? HEAD_WORDS : '',
         cp.kind === 'baseline' ? 'baseline' : '',
@@ -227,7 +230,7 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
     return {
         label: node.isHead ? `${HEAD_MARK} ${label}` : label,
         description: parts.filter(p => p !== '').join(' · '),
-        icon: failed ? 'error' : unrecoverable ? 'warning' : node.row.branch ? 'git-branch' : (rowMarks(node.row).icon ?? checkpointIcon(cp)),
+        icon: failed ? 'error' : unrecoverable ? 'warning' : bookmark !== undefined ? 'bookmark' : node.row.branch ? 'git-branch' : (rowMarks(node.row).icon ?? checkpointIcon(cp)),
         iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
         contextValue: checkpointContext(node),
         collapsible: node.task !== undefined ? hasTimeline(node.task) : node.children.length > 0,

@@ -163,7 +163,11 @@ export function checkpointsOf(tree: TimelineTreeResult): Checkpoint[] {
 
 /** The flat view other features read (change highlighting): checkpoints, head, sessions. */
 export function flatTimeline(tree: TimelineTreeResult): TimelineGetResult {
-    return { checkpoints: checkpointsOf(tree), head: tree.head, sessions: tree.sessions.map(s => s.session) };
+    const checkpoints = checkpointsOf(tree);
+    const named = new Map(tree.sessions.flatMap(s => rowsOf(s)).flatMap(r => (r.bookmark ? [[r.checkpoint.id, r.bookmark] as const] : [])));
+    // Only the loaded rows' bookmarks, newest first (the restore pick asks the server for all of them).
+    const bookmarks = [...checkpoints].reverse().flatMap(c => (named.has(c.id) ? [{ checkpointId: c.id, name: named.get(c.id) ?? '' }] : []));
+    return { checkpoints, head: tree.head, sessions: tree.sessions.map(s => s.session), bookmarks };
 }
 
 type Extras = TimelineExtras | undefined;
@@ -242,7 +246,7 @@ function folded(rows: readonly CheckpointNode[], parentId: string, fold: FoldCon
     if (fold.extras?.fold === false) {
         return [...rows];
     }
-    return foldRows(rows.map(r => ({ ...r, nested: r.task !== undefined || r.scope !== undefined }))).map((f): TimelineNode => {
+    return foldRows(rows.map(r => ({ ...r, nested: r.task !== undefined || r.scope !== undefined || Boolean(r.row.bookmark) }))).map((f): TimelineNode => {
         const strip = ({ nested: _nested, ...node }: CheckpointNode & { nested: boolean }): CheckpointNode => node;
         if (f.kind === 'row') {
             return strip(f.row);
@@ -501,6 +505,7 @@ export function filterDescription(filter: TimelineFilter | undefined): string {
         filter.tool ? `tool ${filter.tool}` : '',
         filter.path ? `path “${filter.path}”` : '',
         filter.text ? `text “${filter.text}”` : '',
+        filter.bookmarks ? 'bookmarks' : '',
     ];
     const what = parts.filter(p => p !== '').join(', ');
     return what === '' ? '' : `Filter: ${what}`;

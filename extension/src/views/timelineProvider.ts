@@ -362,11 +362,15 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                 { label: 'Tool', description: 'checkpoints of one tool', by: 'tool' as const },
                 { label: 'Path', description: 'checkpoints that changed a matching path', by: 'path' as const },
                 { label: 'Text', description: 'titles, changes and prompts containing the text', by: 'text' as const },
+                { label: 'Bookmarks', description: 'named checkpoints only', by: 'bookmarks' as const },
             ],
             { title: 'Filter the Retrace timeline by' },
         );
         if (by === undefined) {
             return;
+        }
+        if (by.by === 'bookmarks') {
+            return this.setFilter({ bookmarks: true });
         }
         const value =
             by.by === 'tool'

@@ -157,7 +157,9 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     with _open(
         args, readonly=False, catch_up=bool(args.paths), watcher=False, release_holder=False
     ) as engine:
-        cp = engine.checkpoint(label=args.label, changed_paths=args.paths, kind="manual")
+        from retrace.engine.bookmarks import mark
+
+        cp = mark(engine, args.label, paths=args.paths)
         if args.json:
             _print_json(dump(cp))
         else:
@@ -173,14 +175,25 @@ def cmd_log(args: argparse.Namespace) -> int:
             head_id: str | None = engine.head.id
         except RetraceError:  # only sessions opened from elsewhere: none of them is the head
             head_id = None
+        from retrace.engine.bookmarks import bookmarks
+
         timeline = engine.timeline(args.session)
+        named = bookmarks(timeline, engine.history.names)
+        if args.bookmarks:
+            timeline = [cp for cp in timeline if cp.id in named]
         if args.json:
-            _print_json([fmt.checkpoint_json(cp, is_head=cp.id == head_id) for cp in timeline])
+            _print_json(
+                [
+                    fmt.checkpoint_json(cp, is_head=cp.id == head_id, bookmark=named.get(cp.id))
+                    for cp in timeline
+                ]
+            )
         elif not timeline:
-            fmt.say(f"no checkpoints in session {args.session}" if args.session else "no checkpoints")
+            what = "bookmarks" if args.bookmarks else "checkpoints"
+            fmt.say(f"no {what} in session {args.session}" if args.session else f"no {what}")
         else:
             for cp in timeline:
-                fmt.say(fmt.checkpoint_line(cp, is_head=cp.id == head_id))
+                fmt.say(fmt.checkpoint_line(cp, is_head=cp.id == head_id, bookmark=named.get(cp.id)))
     return 0
 
 

@@ -112,15 +112,17 @@ def checkpoint_title(cp: Checkpoint, width: int = 72) -> str:
     return title if len(title) <= width else title[: width - 1] + "…"
 
 
-def checkpoint_line(cp: Checkpoint, *, is_head: bool) -> str:
-    """One timeline line: head marker, id, time, kind, title, change counts, recoverability."""
+def checkpoint_line(cp: Checkpoint, *, is_head: bool, bookmark: str | None = None) -> str:
+    """One timeline line: head marker, id, time, kind, title, change counts, recoverability, and
+    its bookmark name when it has one."""
     marker = "*" if is_head else " "
     note = recoverability_note(cp)
     tail = f"  [{note}]" if note else ""
     head = "  (head)" if is_head else ""
+    named = f"  bookmark: {terminal_text(bookmark)}" if bookmark else ""
     return (
         f"{marker} {cp.id}  {local_time(cp.created_at)}  {cp.kind:<8}  {checkpoint_title(cp)}"
-        f"  {change_summary(cp.files)}{tail}{head}"
+        f"  {change_summary(cp.files)}{tail}{head}{named}"
     )
 
 
@@ -178,9 +180,13 @@ def diff_stat(changes: Sequence[FileChange]) -> str:
     return "\n".join(lines)
 
 
-def checkpoint_json(cp: Checkpoint, *, is_head: bool) -> dict[str, Any]:
-    """The checkpoint's camelCase JSON plus ``head``: whether the workspace currently matches it."""
-    return {**dump(cp), "head": is_head}
+def checkpoint_json(cp: Checkpoint, *, is_head: bool, bookmark: str | None = None) -> dict[str, Any]:
+    """The checkpoint's camelCase JSON plus ``head``: whether the workspace currently matches it,
+    and ``bookmark``: its name, when it is one."""
+    out = {**dump(cp), "head": is_head}
+    if bookmark:
+        out["bookmark"] = bookmark
+    return out
 
 
 # --------------------------------------------------------------------------- restore

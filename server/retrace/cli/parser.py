@@ -178,6 +178,11 @@ def _add_engine_commands(add: Callable[..., _Parser], common: _Parser, as_json: 
         default=None,
         help="only the checkpoints that changed FILE (workspace-relative), newest first",
     )
+    p.add_argument(
+        "--bookmarks",
+        action="store_true",
+        help="only bookmarks (named checkpoints), with their names",
+    )
     p.set_defaults(handler=_commands("cmd_log"))
 
     p = add("show", "show a checkpoint and the files it changed", common, as_json)

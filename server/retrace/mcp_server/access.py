@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 
 from retrace.app.restore import RestoreRequest, restore_code_on_disk, settle_agents
 from retrace.app.restore_git import settle_git
+from retrace.engine.bookmarks import mark
 from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreNotInitialised
@@ -106,7 +107,7 @@ class StoreAccess:
             create=True,
             catch_up=False,
         ) as engine:
-            return engine.checkpoint(label=label, kind="manual", session_id=MCP_SESSION), "store"
+            return mark(engine, label, session_id=MCP_SESSION), "store"
 
     def restore(self, target: str, args: RestoreArgs) -> tuple[RestoreOutcome, Via]:
         """A code restore to ``target`` (a checkpoint id or prefix): a dry run unless confirmed."""

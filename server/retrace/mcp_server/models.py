@@ -41,6 +41,10 @@ class ListParams(ToolInput):
         description="Only checkpoints of this kind: tool (an agent's tool call), external (changes made "
         "by someone else), manual (a named checkpoint), restore, safety, baseline, summary, background.",
     )
+    bookmarks: bool = Field(
+        default=False,
+        description="Only bookmarks: checkpoints a person named (in the editor, or made with a name).",
+    )
     tool: str | None = Field(
         default=None, max_length=200, description='Only this tool\'s calls ("Edit", "Bash").'
     )
@@ -154,6 +158,8 @@ class CheckpointRow(CamelModel):
     """Who made it: ``meta.agent``, else the session's agent (``agentSession``), ``retrace`` for
     Retrace's own agent's tool calls, else ``None`` (the user, the command line)."""
     parent: str | None
+    bookmark: str | None = None
+    """Its bookmark name, when a person named it (``None``: not a bookmark)."""
 
 
 class ListResult(CamelModel):

@@ -34,6 +34,8 @@ class Filters:
     path: str | None = None
     agent: str | None = None
     text: str | None = None
+    named: frozenset[str] | None = None
+    """Only these checkpoint ids (the bookmarks); ``None``: no such criterion."""
 
 
 def agent_of(cp: Checkpoint, session_agents: Mapping[str, str]) -> str | None:
@@ -57,6 +59,8 @@ def _paths(cp: Checkpoint) -> list[str]:
 def matches(cp: Checkpoint, filters: Filters, session_agents: Mapping[str, str]) -> bool:
     exact = ((filters.session, cp.session_id), (filters.kind, cp.kind), (filters.tool, cp.tool))
     if any(want is not None and want != have for want, have in exact):
+        return False
+    if filters.named is not None and cp.id not in filters.named:
         return False
     if filters.agent is not None and agent_of(cp, session_agents) != filters.agent:
         return False

@@ -10,13 +10,14 @@ Each function blocks (it opens the store) and raises
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import ValidationError
 
 from retrace.camel import CamelModel
+from retrace.engine.bookmarks import bookmark_of, bookmarks
 from retrace.engine.engine import Engine
 from retrace.engine.models import Checkpoint, FileChange, RestoreApplied, RestoreFailed, RestoreOutcome
 from retrace.engine.store.events import AgentSessionEvent
@@ -76,7 +77,8 @@ def session_agents(engine: Engine, sessions: set[str]) -> dict[str, str]:
     return out
 
 
-def row(cp: Checkpoint, agents: dict[str, str]) -> CheckpointRow:
+def row(cp: Checkpoint, agents: dict[str, str], names: Mapping[str, str] | None = None) -> CheckpointRow:
+    """``cp`` as a tool answer lists it (``names``: the names people gave checkpoints)."""
     return CheckpointRow(
         id=cp.id,
         session=cp.session_id,
@@ -87,6 +89,7 @@ def row(cp: Checkpoint, agents: dict[str, str]) -> CheckpointRow:
         files_changed=len(cp.files),
         agent=agent_of(cp, agents),
         parent=cp.parent,
+        bookmark=bookmark_of(cp, names or {}),
     )
 
 
@@ -97,16 +100,20 @@ def list_checkpoints(access: StoreAccess, params: ListParams) -> tuple[str, List
     path = params.path
     if path is not None and path.startswith("/"):
         path = access.rel(path)
-    filters = Filters(params.session, params.kind, params.tool, path, params.agent, params.text)
+    wanted = Filters(params.session, params.kind, params.tool, path, params.agent, params.text)
 
     def query(engine: Engine) -> ListResult:
         checkpoints = engine.timeline()
+        names = engine.history.names
+        filters = wanted
+        if params.bookmarks:
+            filters = replace(wanted, named=frozenset(bookmarks(checkpoints, names)))
         agents = session_agents(engine, {cp.session_id for cp in checkpoints})
         try:
             rows, cursor = page(checkpoints, filters, agents, limit=params.limit, before=params.before)
         except UnknownCursorError as exc:
             raise McpToolError(str(exc)) from None
-        return ListResult(checkpoints=[row(cp, agents) for cp in rows], next_before=cursor)
+        return ListResult(checkpoints=[row(cp, agents, names) for cp in rows], next_before=cursor)
 
     result = access.read(query)
     return words.listing(result), result
@@ -125,13 +132,13 @@ def show_checkpoint(access: StoreAccess, params: ShowParams) -> tuple[str, ShowR
         if against is None:  # a first checkpoint: nothing to compare with; its files are named
             recorded = sorted(engine.manifest(cp.id))
             files = [FileChange(path=p, status="added") for p in recorded if path is None or p == path]
-            return _shown(row(cp, agents), None, files, "", params.max_bytes)
+            return _shown(row(cp, agents, engine.history.names), None, files, "", params.max_bytes)
         old, new = (cp.id, None) if against == WORKSPACE else (against, cp.id)
         files = engine.diff(old, new)
         if path is not None:
             files = [f for f in files if path in (f.path, f.old_path)]
         patch = engine.unified_diff(old, new, None if path is None else [path])
-        return _shown(row(cp, agents), against, files, patch, params.max_bytes)
+        return _shown(row(cp, agents, engine.history.names), against, files, patch, params.max_bytes)
 
     result = access.read(query)
     return words.shown(result), result

@@ -35,6 +35,7 @@ def _row(cp: CheckpointRow) -> str:
     who = f" [{cp.agent}]" if cp.agent else ""
     tool = f" {cp.tool}" if cp.tool else ""
     label = f" — {_one_line(cp.label)}" if cp.label else ""
+    label += f" [bookmark: {_one_line(cp.bookmark)}]" if cp.bookmark else ""
     files = f"{cp.files_changed} file{'' if cp.files_changed == 1 else 's'}"
     when = cp.time.isoformat(timespec="seconds")
     return f"{cp.id}  {when}  {cp.kind}{tool}{who}{label} ({files}; session {cp.session})"

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from retrace.engine.models import Checkpoint
 from retrace.protocol import agents as ag
+from retrace.protocol import bookmarks as bk
 from retrace.protocol import handoff as h
 from retrace.protocol import health as hv
 from retrace.protocol import hunks as hu
@@ -285,6 +286,23 @@ METHODS: tuple[MethodSpec, ...] = (
         pr.RestoreToPromptResult,
         "Restore code, conversation or both to before a chat prompt, or to the end of its turn "
         "(the server resolves the checkpoint and conversation head; dryRun previews).",
+    ),
+    MethodSpec(
+        "bookmarkCreate",
+        "retrace/bookmark/create",
+        "clientRequest",
+        bk.BookmarkCreateParams,
+        bk.BookmarkCreateResult,
+        "A named checkpoint of the state now (every change since the last checkpoint; while an "
+        "agent's turn runs, the state its last checkpoint recorded); a bad name is refused.",
+    ),
+    MethodSpec(
+        "bookmarkName",
+        "retrace/bookmark/name",
+        "clientRequest",
+        bk.BookmarkNameParams,
+        bk.BookmarkNameResult,
+        "Name an existing checkpoint (a bookmark; the last name wins, an empty one removes it).",
     ),
     # ---------------------------------------------------------------- conversation
     MethodSpec(

@@ -37,6 +37,7 @@ from retrace.engine.models import (
     VerifyReport,
 )
 from retrace.protocol.agent_views import ConversationView, PermissionSettings, ToolCallView
+from retrace.protocol.bookmarks import Bookmark
 from retrace.protocol.git_restore import GitChoice, GitRestoreInfo, SideEffectView
 from retrace.protocol.handoff import GitSettings
 from retrace.protocol.metrics import MetricsSettings
@@ -354,6 +355,9 @@ class TimelineGetResult(CamelModel):
     """In commit order."""
     head: str | None
     sessions: list[SessionInfo]
+    bookmarks: list[Bookmark] = Field(default_factory=list)
+    """The bookmarks among ``checkpoints``, in the order a restore pick offers them: before every
+    other checkpoint, newest first (``engine/bookmarks.py``)."""
 
 
 class TimelineDidChange(CamelModel):

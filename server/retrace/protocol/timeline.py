@@ -92,6 +92,9 @@ class StoryRow(CamelModel):
     git_change: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """What git did during this checkpoint's call: "switched to branch feature", "committed
     abc1234", "reset to abc1234" (``app/timeline/git_rows.py``)."""
+    bookmark: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The checkpoint's bookmark name (a person named it, or a mark's label): clients show the
+    bookmark icon and the name (``engine/bookmarks.py``); ``None``: not a bookmark."""
     side_effects: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """What the call's shell command evidently did outside the workspace, which no restore
     undoes: "installs packages outside the workspace", "network write", … (``agent/side_effects.py``)."""
@@ -148,6 +151,8 @@ class TimelineFilter(CamelModel):
     """A substring of a path the checkpoint changed."""
     text: str | None = None
     """A case-insensitive substring of the row's title or summary or of its turn's prompt."""
+    bookmarks: bool = False
+    """Only bookmarks (named checkpoints)."""
 
 
 class TimelineTreeParams(CamelModel):

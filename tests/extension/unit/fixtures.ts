@@ -45,5 +45,6 @@ export function sampleTimeline(): TimelineGetResult {
         checkpoints: cps,
         head: 'c4',
         sessions: [{ id: 's1', title: 'Create hello.txt please', createdAt: cps[0]?.createdAt ?? null, running: false, checkpointCount: cps.length }],
+        bookmarks: [],
     };
 }

@@ -186,9 +186,9 @@ suite('timeline folding (issue 28)', () => {
     test('the restore quick pick names restores by their row title, never a raw id', () => {
         const r = checkpoint({ id: 'restore-0123456789', kind: 'restore', restoredFrom: 'target-0123456789', files: [file('a.py')] });
         const c = checkpoint({ id: 'tool-0123456789', tool: 'edit_file', label: 'edit_file: a.py', files: [file('a.py')] });
-        const picks = checkpointPicks({ checkpoints: [c, r], head: r.id, sessions: [] }, NOW, id => (id === r.id ? 'Restored code to ‘edit_file: a.py’' : undefined));
+        const picks = checkpointPicks({ checkpoints: [c, r], head: r.id, sessions: [], bookmarks: [] }, NOW, id => (id === r.id ? 'Restored code to ‘edit_file: a.py’' : undefined));
         assert.deepEqual(picks.map(p => p.label), ['Restored code to ‘edit_file: a.py’', 'edit_file: a.py']);
-        const bare = checkpointPicks({ checkpoints: [r], head: null, sessions: [] }, NOW);
+        const bare = checkpointPicks({ checkpoints: [r], head: null, sessions: [], bookmarks: [] }, NOW);
         assert.equal(bare[0]?.label, 'Restored code');
         for (const p of [...picks, ...bare]) {
             assert.ok(![p.label, p.description, p.detail].some(t => /0123456789|[0-9a-z]{8}\b.*·/.test(t) && t.includes('restore-')), JSON.stringify(p));

@@ -24,10 +24,11 @@ page; the next older page carries the same turn with its older rows). Contracts:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from retrace.app.bookmarks import stamp_bookmarks
 from retrace.app.timeline.agents import latest_activity, turn_state
 from retrace.app.timeline.story import RowSeed, StoryItems
 from retrace.protocol.timeline import (
@@ -66,16 +67,19 @@ class _Entry:
 Matcher = Callable[[Row, StoryTurn | None], bool]
 
 
-def matcher(spec: TimelineFilter) -> Matcher | None:
-    """A row predicate for a filter: every given criterion must hold (``None``: no criterion)."""
+def matcher(spec: TimelineFilter, named: Collection[str] = frozenset()) -> Matcher | None:
+    """A row predicate for a filter: every given criterion must hold (``None``: no criterion).
+    ``named``: the ids of the bookmarks (what ``bookmarks`` keeps)."""
     tool = spec.tool or None
     path = spec.path or None
     text = (spec.text or "").casefold() or None
-    if tool is None and path is None and text is None:
+    if tool is None and path is None and text is None and not spec.bookmarks:
         return None
 
     def match(row: Row, turn: StoryTurn | None) -> bool:
         cp = row.checkpoint
+        if spec.bookmarks and cp.id not in named:
+            return False
         if tool is not None and cp.tool != tool:
             return False
         if path is not None and not any(
@@ -337,6 +341,7 @@ def select(
     params: TimelineTreeParams,
     running: frozenset[str] = frozenset(),
     now: datetime | None = None,
+    named: Mapping[str, str] | None = None,
 ) -> list[SessionStory]:
     """What a ``retrace/timeline/tree`` request gets, from every built story (oldest first).
 
@@ -347,8 +352,10 @@ def select(
     ``sessionId``: only that story (none when unknown); ``before``: the page older than the
     cursor (:class:`UnknownCursorError` when the story does not have it); ``filter``: matching rows
     only, stories without a match left out (``outline`` is ignored then); ``outline``: every
-    story but the focus (and a small workspace story) as an outline."""
-    match = matcher(params.filter) if params.filter is not None else None
+    story but the focus (and a small workspace story) as an outline. ``named``: the bookmarks
+    (checkpoint id → name), stamped on the rows sent."""
+    named = named or {}
+    match = matcher(params.filter, named) if params.filter is not None else None
     running = running | agents_running(pages, now or datetime.now(UTC))
     chosen = [p for p in pages if params.session_id is None or p.story.session.id == params.session_id]
     focus = focus_of([p.story for p in pages], running, params.focus) if params.outline else None
@@ -367,7 +374,7 @@ def select(
             raise UnknownCursorError(params.before) from None
         if match is None or story.row_count > 0:
             out.append(story)
-    return [_stamp(s, running) for s in out]
+    return [stamp_bookmarks(_stamp(s, running), named) for s in out]
 
 
 def _stamp(story: SessionStory, running: frozenset[str]) -> SessionStory:

@@ -68,6 +68,9 @@ class History:
         """path → id of the checkpoint with its latest change in the head's ancestry."""
         self.damage: dict[str, str] = {}
         """Checkpoint id → why it cannot be restored (see :attr:`Checkpoint.damage`)."""
+        self.names: dict[str, str] = {}
+        """Checkpoint id → the name a person gave it, ``""`` when removed (``checkpointName``
+        events; set by replay and by :func:`retrace.engine.bookmarks.name_checkpoint`)."""
         self._snap_cache: OrderedDict[str, Manifest] = OrderedDict()
 
     # ------------------------------------------------------------------ mutation

@@ -42,10 +42,10 @@ from retrace.engine.store.seal import SealGuard
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 RACY_NS = 2_000_000_000
 """A modification time this close to the scan may be followed by a write with the same time."""
-NEEDED = frozenset({"checkpoint", "checkpointLost", "restoreIntent", "restoreDone"})
+NEEDED = frozenset({"checkpoint", "checkpointLost", "restoreIntent", "restoreDone", "checkpointName"})
 """Event types replay reads (every damaged line is read too)."""
 
 Span = tuple[int, int, int]

@@ -38,7 +38,7 @@ from retrace.engine.history.sanitize import bad_restore_paths, sanitized
 from retrace.engine.ids import valid_checkpoint_id
 from retrace.engine.manifest import Delta, stored_delta
 from retrace.engine.models import Checkpoint
-from retrace.engine.store.events import ParentCopy
+from retrace.engine.store.events import CheckpointNameEvent, EventSchemaError, ParentCopy, parse_event
 from retrace.engine.store.journal import JournalLine, journal_lines, parse_line
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.seal import SealGuard, check_line
@@ -95,6 +95,8 @@ class ReplayReport:
     recovery of interrupted restores reads)."""
     bad_paths: list[BadPath] = field(default_factory=list)
     """Paths in journal lines that are not workspace paths (damage, dropped)."""
+    names: list[CheckpointNameEvent] = field(default_factory=list)
+    """The valid ``checkpointName`` events, in reading order (:func:`fold_names` decides)."""
 
 
 @dataclass(frozen=True)
@@ -331,7 +333,7 @@ def _take(line: JournalLine, journal: _Journal, parsed: dict[str, _Parsed], repo
             report.bad_paths.append(BadPath(path, line.number, stored, reason, None))
             report.problems.append(f"{path}:{line.number}: {ev.get('type')} event: {reason} (ignored)")
         if not bad:
-            _note_other(sid, ev, report)
+            _note_other(sid, ev, report, f"{path}:{line.number}")
         return
     where = f"{path}:{line.number}"
     if ev is None and line.checksum:
@@ -353,12 +355,30 @@ def _take(line: JournalLine, journal: _Journal, parsed: dict[str, _Parsed], repo
         report.lost[cid] = f"its journal entry is damaged ({where})"
 
 
-def _note_other(sid: str, ev: dict[str, Any], report: ReplayReport) -> None:
+def _note_other(sid: str, ev: dict[str, Any], report: ReplayReport, where: str) -> None:
     kind = ev.get("type")
     if kind == "checkpointLost" and isinstance(ev.get("id"), str):
         report.known_lost.setdefault(str(ev["id"]), str(ev.get("reason") or "lost"))
     elif kind in ("restoreIntent", "restoreDone"):
         report.restore_events.setdefault(sid, []).append(ev)
+    elif kind == "checkpointName":
+        try:
+            named = parse_event(ev)
+        except EventSchemaError as exc:  # a forged or damaged name: never trusted
+            report.problems.append(f"{where}: bookmark name skipped ({exc})")
+            return
+        if isinstance(named, CheckpointNameEvent):
+            report.names.append(named)
+
+
+def fold_names(events: list[CheckpointNameEvent]) -> dict[str, str]:
+    """Checkpoint id → its name from ``checkpointName`` events: the newest event (by its time;
+    reading order among equal times) wins; ``""``: its name was removed (a ``manual``
+    checkpoint's label no longer counts as one either)."""
+    names: dict[str, str] = {}
+    for event in sorted(events, key=lambda e: e.ts):  # stable: reading order breaks ties
+        names[event.checkpoint_id] = event.name
+    return names
 
 
 def _rebuild_lost(parsed: dict[str, _Parsed], report: ReplayReport) -> None:
@@ -420,6 +440,7 @@ def replay(
         index.forget_except(layout.session_ids())
     _rebuild_lost(parsed, report)
     _add_all(history, parsed, report, present)
+    history.names = fold_names(report.names)
     unknown = sorted(c for c in history.damage if c not in report.known_lost)
     if unknown:
         report.problems.append(

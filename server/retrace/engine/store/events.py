@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from retrace.camel import CamelModel
+from retrace.engine.bookmark_name import BookmarkNameError, clean_name
 from retrace.engine.models import Checkpoint, TerminalState
 from retrace.engine.workspace import EscapeError, stored_rel
 
@@ -341,6 +342,27 @@ class PermissionAlwaysEvent(_Event):
     checkpoint_id: str | None = None
 
 
+class CheckpointNameEvent(_Event):
+    """A person named an existing checkpoint (a bookmark): the last such event for a checkpoint
+    wins, an empty ``name`` removes its name. Validated on replay by the name rule
+    (:mod:`retrace.engine.bookmark_name`): a line that breaks it is damage, skipped and reported."""
+
+    type: Literal["checkpointName"] = "checkpointName"
+    checkpoint_id: str = Field(min_length=1, max_length=200)
+    name: str = Field(max_length=400)
+
+    @field_validator("name")
+    @classmethod
+    def _name_rule(cls, name: str) -> str:
+        try:
+            cleaned = clean_name(name)
+        except BookmarkNameError as exc:
+            raise ValueError(str(exc)) from None
+        if cleaned != name:
+            raise ValueError("a stored bookmark name has no surrounding white space")
+        return name
+
+
 JournalEvent = Annotated[
     CheckpointEvent
     | CheckpointLostEvent
@@ -360,7 +382,8 @@ JournalEvent = Annotated[
     | TaskEvent
     | TurnEndEvent
     | AgentSessionEvent
-    | PermissionAlwaysEvent,
+    | PermissionAlwaysEvent
+    | CheckpointNameEvent,
     Field(discriminator="type"),
 ]
 
@@ -387,6 +410,7 @@ KNOWN_TYPES = frozenset(
         TurnEndEvent,
         AgentSessionEvent,
         PermissionAlwaysEvent,
+        CheckpointNameEvent,
     )
 )
 

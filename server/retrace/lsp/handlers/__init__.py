@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from retrace.lsp.handlers import (
     agent,
+    bookmarks,
     checkpoint,
     conversation,
     editor,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 CLIENT_METHOD_HANDLERS: dict[str, Handler] = {
     **agent.HANDLERS,
+    **bookmarks.HANDLERS,
     **checkpoint.HANDLERS,
     **conversation.HANDLERS,
     **editor.HANDLERS,

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from retrace.agent.events import CheckpointCreated
 from retrace.camel import CamelModel, dump, validation_message
+from retrace.engine.bookmarks import mark
 from retrace.engine.errors import RetraceError
 from retrace.lsp.services import relay_hooks, relay_restore
 from retrace.lsp.services.relay_context import GoneError, RelayContext, is_gone
@@ -64,9 +65,7 @@ async def checkpoint(ctx: RelayContext, params: CheckpointParams) -> dict[str, A
     could take a file an agent tool is writing right now as someone else's change. With
     ``paths`` it records exactly those; without, every change since the head (as the CLI does)."""
     cp = await ctx.run(
-        lambda engine: engine.checkpoint(
-            label=params.label, changed_paths=params.paths, kind=params.kind, session_id=params.session_id
-        )
+        lambda engine: mark(engine, params.label, paths=params.paths, session_id=params.session_id)
     )
     await ctx.tell(CheckpointCreated(session_id=params.session_id, checkpoint=cp))
     return {"checkpoint": dump(cp)}

@@ -21,10 +21,12 @@ from retrace.app.timeline.pages import session_list
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.bootstrap import Services
 from retrace.engine import Engine
+from retrace.engine.bookmarks import bookmark_of, bookmarks, bookmarks_first, engine_bookmarks
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.layout import StoreLayout
+from retrace.protocol.bookmarks import Bookmark
 from retrace.protocol.models import (
     CheckpointDetail,
     DiffParams,
@@ -97,7 +99,11 @@ def journal_changed(services: Services, event: TurnStarted | ConversationChanged
 def change_of(services: Services, engine: Engine, checkpoint: Checkpoint) -> TimelineDidChange | None:
     """The ``timeline/didChange`` for a committed checkpoint from the cached stories (``None``
     when the timeline was not built yet). Run it in the engine gate."""
-    return cache_of(engine).change(engine, checkpoint, _tool_of(services))
+    change = cache_of(engine).change(engine, checkpoint, _tool_of(services))
+    if change is None or change.row is None:
+        return change
+    name = bookmark_of(checkpoint, engine.history.names)
+    return change.model_copy(update={"row": change.row.model_copy(update={"bookmark": name})})
 
 
 def _tool_of(services: Services) -> ToolLookup:
@@ -122,7 +128,7 @@ def _stories(services: Services, engine: Engine, params: TimelineTreeParams) -> 
     pages = built(services, engine)
     running = services.agent.running_sessions()
     try:
-        return select(list(pages.values()), params, running)
+        return select(list(pages.values()), params, running, named=engine_bookmarks(engine))
     except UnknownCursorError:
         raise RetraceError(f"unknown timeline cursor {str(params.before)[:100]!r}") from None
 
@@ -160,7 +166,13 @@ async def timeline(services: Services, session_id: str | None) -> TimelineGetRes
     def query(engine: Engine) -> TimelineGetResult:
         if session_id is not None and session_id not in engine.sessions():
             raise RetraceError(f"unknown session id {session_id!r}")
-        return TimelineGetResult(checkpoints=engine.timeline(session_id), head=engine.head.id, sessions=infos)
+        checkpoints = engine.timeline(session_id)
+        named = bookmarks(checkpoints, engine.history.names)
+        order = bookmarks_first([c.id for c in reversed(checkpoints)], named)
+        marks = [Bookmark(checkpoint_id=c, name=named[c]) for c in order if c in named]
+        return TimelineGetResult(
+            checkpoints=checkpoints, head=engine.head.id, sessions=infos, bookmarks=marks
+        )
 
     return await services.run(query)
 

@@ -1,0 +1,60 @@
+/**
+ * Bookmarks: "Retrace: Bookmark the Current State…" (the timeline's title button) records a named
+ * checkpoint now; "Bookmark This Checkpoint…" on a timeline row names that checkpoint (an empty
+ * name removes it). The name is checked by the server (`retrace/bookmark/create`,
+ * `retrace/bookmark/name`); a refusal is shown as it words it. A string argument skips the input
+ * box (tests, keybindings).
+ */
+import * as vscode from 'vscode';
+import { COMMANDS } from '../constants';
+import type { Ctx } from '../ctx';
+import { METHODS, type Checkpoint, type Rpc } from '../client/protocol';
+import { prompter } from '../ui';
+
+export interface BookmarkCommandParts {
+    readonly ctx: Ctx;
+    /** The checkpoint of a timeline row command (node, id or the selected row). */
+    readonly checkpointOf: (rpc: Rpc, arg: unknown) => Promise<Checkpoint>;
+    /** The row's current bookmark name and title, when the timeline shows it. */
+    readonly rowOf: (id: string) => { readonly title: string; readonly bookmark?: string | null } | undefined;
+    /** Show what changed (the timeline asks the server again). */
+    readonly refresh: () => void;
+}
+
+async function askName(given: unknown, options: vscode.InputBoxOptions): Promise<string | undefined> {
+    return typeof given === 'string' ? given : vscode.window.showInputBox({ ignoreFocusOut: true, ...options });
+}
+
+export function registerBookmarkCommands(parts: BookmarkCommandParts): void {
+    const { ctx } = parts;
+    ctx.registerCommand(COMMANDS.bookmarkCurrentState, rpc => async (given: unknown) => {
+        const name = await askName(given, {
+            title: 'Retrace: Bookmark the Current State',
+            prompt: 'A name for the workspace as it is now (it is offered first when you restore)',
+            placeHolder: 'e.g. tests pass, before the refactor',
+        });
+        if (name === undefined) {
+            return undefined;
+        }
+        const result = await rpc.request(METHODS.bookmarkCreate, { name });
+        parts.refresh();
+        const during = result.checkpoint.meta['duringTurn'] === true ? ' (an agent is working: the state of its last step)' : '';
+        void prompter().notify('info', `Retrace: bookmarked “${result.name}”${during}.`, []);
+        return result;
+    });
+    ctx.registerCommand(COMMANDS.bookmarkCheckpoint, rpc => async (arg: unknown, given: unknown) => {
+        const cp = await parts.checkpointOf(rpc, arg);
+        const row = parts.rowOf(cp.id);
+        const name = await askName(given, {
+            title: `Retrace: Bookmark “${row?.title ?? cp.label}”`,
+            prompt: 'A name for this checkpoint (empty: remove its name)',
+            value: row?.bookmark ?? '',
+        });
+        if (name === undefined) {
+            return undefined;
+        }
+        const result = await rpc.request(METHODS.bookmarkName, { checkpointId: cp.id, name });
+        parts.refresh();
+        return result;
+    });
+}
