@@ -89,9 +89,6 @@ export function writeUserSettings(userDataDir, extra = {}) {
   fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify({
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
-    // Sticky tree headers cover whichever row sits under them after the view follows the head:
-    // a test's click would land on the header. Users keep VS Code's default.
-    'workbench.tree.enableStickyScroll': false,
     'workbench.enableExperiments': false,
     'security.workspace.trust.enabled': false,
     'telemetry.telemetryLevel': 'off',
@@ -328,8 +325,33 @@ export function workbench(page, ws) {
     }
   }
 
+  /**
+   * Bring a tree row out from under the tree's sticky headers (VS Code's default): the view follows
+   * the head, so a row a test wants may sit under a parent pinned at the top. Scroll up over the
+   * list until the row's centre is the row itself.
+   */
+  async function uncovered(locator) {
+    for (let i = 0; i < 20; i++) {
+      await locator.scrollIntoViewIfNeeded();
+      const covered = await locator.evaluate(el => {
+        const r = el.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        return hit !== null && !el.contains(hit);
+      });
+      if (!covered) return locator;
+      const box = await locator.boundingBox();
+      if (box === null) return locator;
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.wheel(0, -66);
+      await page.waitForTimeout(100);
+    }
+    return locator;
+  }
+
   async function contextMenu(target, item) {
-    await (typeof target === 'string' ? row(target) : target).click({ button: 'right' });
+    const at = typeof target === 'string' ? row(target) : target;
+    await at.waitFor();
+    await (await uncovered(at)).click({ button: 'right' });
     const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
     await entry.waitFor();
     // The workbench ignores a click that lands while the menu is still opening: click until it closes.
@@ -389,7 +411,7 @@ export function workbench(page, ws) {
     await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
   }
 
-  return { icon, sidebar, row, chat, dialogButton, toast, editorText, openRetrace, dismissToasts, contextMenu, sendPrompt, runCommand, openFile };
+  return { icon, sidebar, row, chat, dialogButton, toast, editorText, openRetrace, dismissToasts, contextMenu, uncovered, sendPrompt, runCommand, openFile };
 }
 
 /** Every event of every session journal of the extension's store (oldest first per session). */
