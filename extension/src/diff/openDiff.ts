@@ -58,7 +58,7 @@ export function forgetOpenedChangeViews(): void {
 }
 
 /** A tab this activation opened: its label is the title, or the title with VS Code's file count
- *  appended ("Retrace: Baseline ↔ current (3 files)"). */
+ *  appended ("Retrace: Starting point ↔ current (3 files)"). */
 function isOpenedView(label: string): boolean {
     return openedViews.has(label) || [...openedViews].some(title => label.startsWith(`${title} (`));
 }

@@ -310,7 +310,7 @@ suite('Retrace in the extension host', () => {
             const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
             return tab?.label.includes('↔ current') ? tab.label : undefined;
         });
-        assert.match(label, /Retrace: baseline ↔ current/i);
+        assert.match(label, /Retrace: Starting point ↔ current/);
         // A live changes view stays; after a reload (simulated: this activation forgets what it
         // opened) the restored tab has lost its file list and is closed, not left "No Changed Files".
         const tabs = (): string[] => vscode.window.tabGroups.all.flatMap(g => g.tabs).map(t => t.label);
