@@ -409,29 +409,10 @@ export interface BackgroundStopParams {
   handle: string;
 }
 export interface BackgroundStopResult {
-  task: BackgroundTaskView1;
-}
-/**
- * A background command (``run_command`` with ``background: true``) as clients see it.
- */
-export interface BackgroundTaskView1 {
-  command: string;
   /**
-   * The shell's exit status once it ended (negative: killed by that signal).
+   * The task as it is now (stopped, or already ended by itself).
    */
-  exitCode: number | null;
-  /**
-   * ``bg-1``, ``bg-2``…: how the model and the user name it.
-   */
-  handle: string;
-  pid: number;
-  sessionId: string;
-  startedAt: string;
-  state: 'running' | 'exited' | 'stopped';
-  /**
-   * Who stopped it (``user``, ``restore``, ``shutdown``), when it did not end by itself.
-   */
-  stoppedBy: string | null;
+  task: BackgroundTaskView;
 }
 export interface CancelParams {
   sessionId: string;
@@ -702,15 +683,11 @@ export interface EditorSaveResult {
   saved: string[];
 }
 export interface EditorSelection {
-  active: EditorPosition1;
+  /**
+   * Where the cursor is (the anchor is where the selection started).
+   */
+  active: EditorPosition;
   anchor: EditorPosition;
-}
-/**
- * Zero-based line and UTF-16 character offset (VS Code ``Position``).
- */
-export interface EditorPosition1 {
-  character: number;
-  line: number;
 }
 /**
  * The editor layout the client pushes (debounced) and the server stamps on every checkpoint.
@@ -1218,6 +1195,9 @@ export interface ServerSettings {
   git?: GitSettings;
   maxFileBytes?: number;
   maxTokens?: number;
+  /**
+   * MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace.
+   */
   mcp?: McpSettings;
   metrics?: MetricsSettings;
   model?: string;
@@ -1226,7 +1206,7 @@ export interface ServerSettings {
   retention?: RetentionPolicy;
 }
 /**
- * MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace.
+ * The ``retrace.mcp`` settings section.
  */
 export interface McpSettings {
   /**
@@ -1329,25 +1309,6 @@ export interface LatencySummary {
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
-}
-/**
- * The ``retrace.mcp`` settings section.
- */
-export interface McpSettings1 {
-  /**
-   * How long one tool call may take before it ends with an error.
-   */
-  callTimeoutSeconds?: number;
-  /**
-   * Server name → how to reach it.
-   */
-  servers?: {
-    [k: string]: (StdioServer | HttpServer) | undefined;
-  };
-  /**
-   * How long a turn waits for a server to start before going on without its tools.
-   */
-  startTimeoutSeconds?: number;
 }
 export interface MetricsGetParams {
   /**
@@ -1788,7 +1749,10 @@ export interface RestoreHunkParams {
   path: string;
 }
 export interface RestoreHunkResult {
-  checkpoint: Checkpoint1;
+  /**
+   * The ``restore`` checkpoint recording the file with the hunk put back.
+   */
+  checkpoint: Checkpoint;
   /**
    * The file's text hash now.
    */
@@ -1797,64 +1761,6 @@ export interface RestoreHunkResult {
    * The state just before (what *Undo last restore* goes back to).
    */
   safetyCheckpointId: string;
-}
-/**
- * A recorded workspace state (plus the context in which it was recorded).
- */
-export interface Checkpoint1 {
-  /**
-   * How long the capture took, for statistics.
-   */
-  captureMs: number;
-  /**
-   * Opaque conversation cursor (id of the last message) supplied by the agent.
-   */
-  conversation: string | null;
-  createdAt: string;
-  /**
-   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
-   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
-   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
-   */
-  damage: string | null;
-  /**
-   * Opaque editor state (open editors, selections…) supplied by the client.
-   */
-  editorState: {
-    [k: string]: unknown | undefined;
-  } | null;
-  /**
-   * What changed relative to ``parent``.
-   */
-  files: FileChange[];
-  id: string;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
-  label: string;
-  meta: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
-   */
-  parent: string | null;
-  recoverability: 'full' | 'partial' | 'none';
-  /**
-   * For ``kind == "restore"``: the checkpoint that was restored.
-   */
-  restoredFrom: string | null;
-  sessionId: string;
-  /**
-   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
-   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
-   */
-  terminal: TerminalState | null;
-  /**
-   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
-   */
-  tool: string | null;
-  toolCallId: string | null;
-  turnId: string | null;
-  unrecoverable: Unrecoverable[];
 }
 /**
  * A dry run: what the restore would do with the given resolutions. Nothing was changed.
@@ -2279,7 +2185,11 @@ export interface StoryRow {
    * A restore: later work continues on a new branch from the restored checkpoint.
    */
   branch: boolean;
-  checkpoint: Checkpoint2;
+  /**
+   * The checkpoint without its ``editorState`` (``null`` here; ``retrace/checkpoint/get`` has it):
+   * a long story must stay small on the wire.
+   */
+  checkpoint: Checkpoint;
   /**
    * Set when the checkpoint's conversation cannot be restored (another agent's session: its
    * conversation is that agent's): clients offer code restores only and say why. ``None``: the
@@ -2317,64 +2227,6 @@ export interface StoryRow {
    * checkpoints that are not tool calls or whose result was never recorded.
    */
   toolStatus: string | null;
-}
-/**
- * A recorded workspace state (plus the context in which it was recorded).
- */
-export interface Checkpoint2 {
-  /**
-   * How long the capture took, for statistics.
-   */
-  captureMs: number;
-  /**
-   * Opaque conversation cursor (id of the last message) supplied by the agent.
-   */
-  conversation: string | null;
-  createdAt: string;
-  /**
-   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
-   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
-   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
-   */
-  damage: string | null;
-  /**
-   * Opaque editor state (open editors, selections…) supplied by the client.
-   */
-  editorState: {
-    [k: string]: unknown | undefined;
-  } | null;
-  /**
-   * What changed relative to ``parent``.
-   */
-  files: FileChange[];
-  id: string;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
-  label: string;
-  meta: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
-   */
-  parent: string | null;
-  recoverability: 'full' | 'partial' | 'none';
-  /**
-   * For ``kind == "restore"``: the checkpoint that was restored.
-   */
-  restoredFrom: string | null;
-  sessionId: string;
-  /**
-   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
-   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
-   */
-  terminal: TerminalState | null;
-  /**
-   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
-   */
-  tool: string | null;
-  toolCallId: string | null;
-  turnId: string | null;
-  unrecoverable: Unrecoverable[];
 }
 /**
  * Push settings explicitly (clients that do not answer ``workspace/configuration``).
