@@ -139,7 +139,9 @@ def test_generator_keeps_one_interface_for_a_described_ref(tmp_path: Path) -> No
         json.dumps({"$defs": {"Thing": thing, "Holder": holder}}), "utf-8"
     )
     (tmp_path / "methods.json").write_text(json.dumps({"methods": []}), "utf-8")
-    subprocess.run(["node", str(ROOT / "scripts" / "gen-ts.mjs"), "--dir", str(tmp_path)], check=True, cwd=ROOT)
+    subprocess.run(
+        ["node", str(ROOT / "scripts" / "gen-ts.mjs"), "--dir", str(tmp_path)], check=True, cwd=ROOT
+    )
     ts = (tmp_path / "generated" / "protocol.ts").read_text("utf-8")
     names = _exported_names(ts)
     assert names.count("Thing") == 1 and names.count("Holder") == 1, ts
