@@ -1737,6 +1737,12 @@ export interface RestoreFailed {
   targetId: string;
 }
 export interface RestoreHunkParams {
+  /**
+   * As for ``retrace/checkpoint/restore``: a running background command may write the file, so
+   * while one runs the hunk restore is refused with ``backgroundTasksRunning`` unless ``stop`` or
+   * ``keep`` is given (nothing written, nothing stopped).
+   */
+  backgroundTasks?: ('stop' | 'keep') | null;
   checkpoint: string;
   /**
    * The ``currentHash`` the hunk was computed from.
@@ -1749,6 +1755,10 @@ export interface RestoreHunkParams {
   path: string;
 }
 export interface RestoreHunkResult {
+  /**
+   * Background commands running when the hunk was restored (after ``stop``: the ones stopped).
+   */
+  backgroundTasks: BackgroundTaskView[];
   /**
    * The ``restore`` checkpoint recording the file with the hunk put back.
    */

@@ -48,7 +48,12 @@ REASONS = (
     ("other", "Other"),
     ("none", "No reason given"),
 )
-MODES = (("code", "Code"), ("conversation", "Conversation"), ("both", "Code and conversation"))
+MODES = (
+    ("code", "Code"),
+    ("conversation", "Conversation"),
+    ("both", "Code and conversation"),
+    ("hunk", "One hunk"),
+)
 RESOLUTIONS = (
     ("overwrite", "Overwritten"),
     ("merge", "Merged"),
