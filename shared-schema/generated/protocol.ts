@@ -858,6 +858,15 @@ export interface GcReport {
   blobsRemoved: number;
   bytesFreed: number;
   checkpointsDropped: number;
+  /**
+   * Entries of ``tasks/`` reported and skipped (a link, a file, an unknown or damaged store).
+   */
+  notes: string[];
+  /**
+   * Whole subagent stores (``<store>/tasks/<id>/``) retention dropped (``app/task_stores.py``);
+   * ``checkpointsDropped`` and ``bytesFreed`` include what it did inside and with them.
+   */
+  subagentStoresDropped: number;
 }
 export interface GitExportParams {
   /**

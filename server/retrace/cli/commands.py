@@ -402,8 +402,10 @@ def _remember(
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
+    from retrace.app.task_stores import collect_all
+
     with _open(args, readonly=False) as engine:
-        report = engine.gc()
+        report = collect_all(engine)
         if args.json:
             _print_json(dump(report))
         else:

@@ -7,7 +7,8 @@ Only when a collection would drop something (:func:`retrace.engine.gc.retention_
 age quotas from memory, the size quota from a walk of the store made off the gate), and never
 while an agent turn runs (its checkpoints are in flight) — the same collection, through the same
 gate, as *Retrace: Collect Garbage* (:func:`store_health.collect_garbage`): it keeps the head,
-and a subagent's store (``<store>/tasks/``) is its own, never touched from here. What it removed
+and subagent stores (``<store>/tasks/``) follow :mod:`retrace.app.task_stores` (also due when a
+finished one is older than the retention window and nothing points at it any more). What it removed
 is logged and counted (:data:`RUNS`), and the storage measure (its alerts) is taken again.
 """
 
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from retrace.app import task_stores
 from retrace.engine.errors import RetraceError
 from retrace.engine.gc import retention_due, store_bytes
 from retrace.engine.models import GcReport
@@ -59,7 +61,9 @@ async def cleanup_if_due(server: RetraceServer, services: Services, why: str) ->
         return None
     size = await asyncio.to_thread(store_bytes, StoreLayout(services.engine.store_dir))
     policy = services.engine.config.retention
-    due = await services.run(lambda e: retention_due(e.history, policy, e.head.id, size))
+    due = await services.run(
+        lambda e: retention_due(e.history, policy, e.head.id, size) or task_stores.due(e)
+    )
     if not due:
         return None
     try:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from retrace.app.task_stores import collect_all
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import GcReport, VerifyReport
@@ -108,7 +109,7 @@ async def collect_garbage(server: RetraceServer, services: Services) -> GcReport
             raise RetraceError(f"the agent is running in session {session_id}; cancel it before collecting")
 
     def gc(engine: Engine) -> tuple[GcReport, str]:
-        report = engine.gc()
+        report = collect_all(engine)  # the main store, then its subagent stores
         timeline.cache_of(engine).invalidate()
         return report, engine.head.id
 
