@@ -389,6 +389,15 @@ export interface AttributionParams {
    */
   toCheckpoint?: string | null;
 }
+/**
+ * What the automatic cleanup (retention at start-up and when idle) did, in total.
+ */
+export interface AutoCleanupView {
+  bytesFreed: number;
+  checkpointsDropped: number;
+  runs: number;
+  subagentStoresDropped: number;
+}
 export interface BackgroundListParams {
   /**
    * Also the tasks that ended since the server started (default: running ones only).
@@ -1326,6 +1335,10 @@ export interface MetricsGetParams {
   text?: boolean;
 }
 export interface MetricsSnapshot {
+  /**
+   * The automatic cleanup's runs and what they freed (kept across restarts).
+   */
+  autoCleanup: AutoCleanupView;
   /**
    * Capture latency samples, oldest first (the last 1000).
    */

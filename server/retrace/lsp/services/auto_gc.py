@@ -8,8 +8,10 @@ age quotas from memory, the size quota from a walk of the store made off the gat
 while an agent turn runs (its checkpoints are in flight) — the same collection, through the same
 gate, as *Retrace: Collect Garbage* (:func:`store_health.collect_garbage`): it keeps the head,
 and subagent stores (``<store>/tasks/``) follow :mod:`retrace.app.task_stores` (also due when a
-finished one is older than the retention window and nothing points at it any more). What it removed
-is logged and counted (:data:`RUNS`), and the storage measure (its alerts) is taken again.
+finished one is older than the retention window and nothing points at it any more). What it
+removed is logged and counted (:data:`RUNS` in this process; the metrics' totals in
+``cache/auto-cleanup.json``, :mod:`retrace.app.metrics.cleanups`), and the storage measure (its
+alerts) is taken again.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from retrace.app import task_stores
+from retrace.app.metrics.cleanups import add_run
 from retrace.engine.errors import RetraceError
 from retrace.engine.gc import retention_due, store_bytes
 from retrace.engine.models import GcReport
@@ -71,6 +74,8 @@ async def cleanup_if_due(server: RetraceServer, services: Services, why: str) ->
     except RetraceError as e:  # a turn started meanwhile, a store that cannot be written
         log.info("automatic cleanup (%s) skipped: %s", why, e)
         return None
+    # The metrics' totals (kept in the store: the health view and a restart see them).
+    await asyncio.to_thread(add_run, StoreLayout(services.engine.store_dir), report)
     await server.metrics.check()  # the storage measure and its alerts see the room made
     RUNS.runs += 1
     RUNS.checkpoints_dropped += report.checkpoints_dropped
