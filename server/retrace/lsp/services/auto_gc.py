@@ -5,7 +5,8 @@ When: once at start-up, after the first answer (with the rest of start-up's defe
 then each time no agent turn has run for ``retention.idleMinutes`` (``0``: never on its own).
 Only when a collection would drop something (:func:`retrace.engine.gc.retention_due`: count and
 age quotas from memory, the size quota from a walk of the store made off the gate), and never
-while an agent turn runs (its checkpoints are in flight) — the same collection, through the same
+while an agent turn runs (its checkpoints are in flight) or a restore is between its steps
+(:mod:`retrace.lsp.services.restore_flight`) — the same collection, through the same
 gate, as *Retrace: Collect Garbage* (:func:`store_health.collect_garbage`): it keeps the head,
 and subagent stores (``<store>/tasks/``) follow :mod:`retrace.app.task_stores` (also due when a
 finished one is older than the retention window and nothing points at it any more). What it
@@ -29,6 +30,7 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.gc import retention_due, store_bytes
 from retrace.engine.models import GcReport
 from retrace.engine.store.layout import StoreLayout
+from retrace.lsp.services.restore_flight import in_flight
 from retrace.lsp.services.store_health import collect_garbage
 
 if TYPE_CHECKING:
@@ -54,7 +56,9 @@ RUNS = Runs()
 
 
 async def busy(services: Services) -> bool:
-    """Does an agent turn run in any session now?"""
+    """Does an agent turn run in any session now, or a restore (editor or hunk) between its steps?"""
+    if in_flight(services):
+        return True
     return any(services.agent.running(sid) for sid in await services.run(lambda e: e.sessions()))
 
 

@@ -82,6 +82,7 @@ from retrace.lsp.services.editor_edit import (
     prune_emptied_dirs,
     with_unsaved_conflicts,
 )
+from retrace.lsp.services.restore_flight import holding
 from retrace.lsp.services.restore_undo import (
     reason_allowed,
     record,
@@ -129,7 +130,17 @@ class RestoreService:
         """``conversation``: whose conversation moves and where (default: the checkpoint's own
         session, to its cursor; another agent's checkpoint then restores code only). With
         ``undoing``, the undo of that recorded restore (its conversation goes back to the head it
-        recorded, not to the target's)."""
+        recorded, not to the target's). The automatic cleanup is held off meanwhile."""
+        with holding(self.services):
+            return await self._restore(params, conversation, undoing=undoing)
+
+    async def _restore(
+        self,
+        params: RestoreParams,
+        conversation: ConversationTarget | None = None,
+        *,
+        undoing: RestoreRecordEvent | None = None,
+    ) -> RestoreResult:
         if params.task is not None:
             return await self._in_task(params, params.task)
         target = await self.services.run(lambda e: e.get(params.id))

@@ -43,6 +43,7 @@ from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import RestoreStatsEvent
 from retrace.engine.workspace import normalize_rel
+from retrace.lsp.services.restore_flight import holding
 from retrace.lsp.services.restore_undo import record_code
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
@@ -107,6 +108,10 @@ class HunkRestoreService:
         )
 
     async def restore(self, params: RestoreHunkParams) -> RestoreHunkResult:
+        with holding(self.services):  # the automatic cleanup waits for it
+            return await self._restore_held(params)
+
+    async def _restore_held(self, params: RestoreHunkParams) -> RestoreHunkResult:
         rel = self._rel(params.path)
         await self._refuse_while_running()
         cp_id, base = await self.services.run(lambda e: _base_text(e, params.checkpoint, rel))
