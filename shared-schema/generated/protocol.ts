@@ -2667,6 +2667,11 @@ export interface UndoLastRestoreParams {
    */
   backgroundTasks?: ('stop' | 'keep') | null;
   /**
+   * As for ``retrace/checkpoint/restore``: when HEAD or the branch moved since the state the
+   * undo goes back to, it is refused with ``gitMoved`` unless ``filesOnly`` or ``parkFirst``.
+   */
+  gitChoice?: ('filesOnly' | 'parkFirst') | null;
+  /**
    * As for ``retrace/checkpoint/restore``.
    */
   whileAgentRuns?: 'proceed' | null;

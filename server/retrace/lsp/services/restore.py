@@ -92,6 +92,7 @@ from retrace.lsp.services.restore_undo import (
 )
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
+from retrace.protocol.git_restore import GitChoice
 from retrace.protocol.models import (
     EditorSaveParams,
     EditorSaveResult,
@@ -222,11 +223,15 @@ class RestoreService:
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=None)
 
     async def undo_last(
-        self, background_tasks: BackgroundChoice | None = None, while_agent_runs: WhileAgentRuns | None = None
+        self,
+        background_tasks: BackgroundChoice | None = None,
+        while_agent_runs: WhileAgentRuns | None = None,
+        git_choice: GitChoice | None = None,
     ) -> RestoreResult:
-        """Undo exactly the store's last restore, whatever its mode (``app/restore_undo.py``)."""
+        """Undo exactly the store's last restore, whatever its mode (``app/restore_undo.py``);
+        git-aware like any code restore (``gitMoved`` unless ``git_choice``)."""
         async with undo_lock(self.server):
-            last, params = await undo_params(self.services, background_tasks, while_agent_runs)
+            last, params = await undo_params(self.services, background_tasks, while_agent_runs, git_choice)
             return await self.restore(params, undoing=last)
 
     async def _refuse_while_running(self) -> None:
