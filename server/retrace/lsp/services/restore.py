@@ -53,7 +53,7 @@ from retrace.app.restore import (
 from retrace.app.restore_conversation import ConversationTarget, move_conversation
 from retrace.app.restore_git import check_git, park_if_asked, side_effects_after
 from retrace.app.restore_side import tell_code_restore, with_stopped
-from retrace.app.restore_undo import undid_words
+from retrace.app.restore_undo import git_reference, undid_words
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
@@ -153,7 +153,13 @@ class RestoreService:
             lambda e: settle_agents(e, params.mode, dry_run=params.dry_run, choice=params.while_agent_runs)
         )
         git = await self.services.run(
-            lambda e: check_git(e, target.id, params.mode, dry_run=params.dry_run, choice=params.git_choice)
+            lambda e: check_git(
+                e,
+                git_reference(e, target.id, undoing),
+                params.mode,
+                dry_run=params.dry_run,
+                choice=params.git_choice,
+            )
         )
         background = await settle_background(
             self.services.agent.background,
