@@ -24,9 +24,16 @@ const { methods } = JSON.parse(readFileSync(join(schemaDir, 'methods.json'), 'ut
 
 // Property-level `title`s make json-schema-to-typescript emit a named alias per property
 // ("export type From = string"); only the $defs' own titles name types.
+// A `$ref` with sibling keys (pydantic puts a field's description beside it) would be merged
+// into a numbered copy of its target ("Checkpoint1"); such a node becomes `{ $ref }` wrapped in a
+// one-member `allOf` that carries only the description, so the property names the one interface.
 function stripTitles(node, keepOwnTitle) {
   if (Array.isArray(node)) return node.map((item) => stripTitles(item, false));
   if (node === null || typeof node !== 'object') return node;
+  if (typeof node.$ref === 'string' && Object.keys(node).length > 1) {
+    const bare = { $ref: node.$ref };
+    return typeof node.description === 'string' ? { description: node.description, allOf: [bare] } : bare;
+  }
   const out = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === 'title' && !keepOwnTitle) continue;

@@ -389,6 +389,15 @@ export interface AttributionParams {
    */
   toCheckpoint?: string | null;
 }
+/**
+ * What the automatic cleanup (retention at start-up and when idle) did, in total.
+ */
+export interface AutoCleanupView {
+  bytesFreed: number;
+  checkpointsDropped: number;
+  runs: number;
+  subagentStoresDropped: number;
+}
 export interface BackgroundListParams {
   /**
    * Also the tasks that ended since the server started (default: running ones only).
@@ -409,29 +418,10 @@ export interface BackgroundStopParams {
   handle: string;
 }
 export interface BackgroundStopResult {
-  task: BackgroundTaskView1;
-}
-/**
- * A background command (``run_command`` with ``background: true``) as clients see it.
- */
-export interface BackgroundTaskView1 {
-  command: string;
   /**
-   * The shell's exit status once it ended (negative: killed by that signal).
+   * The task as it is now (stopped, or already ended by itself).
    */
-  exitCode: number | null;
-  /**
-   * ``bg-1``, ``bg-2``…: how the model and the user name it.
-   */
-  handle: string;
-  pid: number;
-  sessionId: string;
-  startedAt: string;
-  state: 'running' | 'exited' | 'stopped';
-  /**
-   * Who stopped it (``user``, ``restore``, ``shutdown``), when it did not end by itself.
-   */
-  stoppedBy: string | null;
+  task: BackgroundTaskView;
 }
 /**
  * A named checkpoint.
@@ -447,66 +437,12 @@ export interface BookmarkCreateParams {
   name: string;
 }
 export interface BookmarkCreateResult {
-  checkpoint: Checkpoint1;
+  /**
+   * The ``manual`` checkpoint recorded (no file captured while an agent's turn runs: it names
+   * the state the turn's last checkpoint recorded, ``meta.duringTurn``).
+   */
+  checkpoint: Checkpoint;
   name: string;
-}
-/**
- * A recorded workspace state (plus the context in which it was recorded).
- */
-export interface Checkpoint1 {
-  /**
-   * How long the capture took, for statistics.
-   */
-  captureMs: number;
-  /**
-   * Opaque conversation cursor (id of the last message) supplied by the agent.
-   */
-  conversation: string | null;
-  createdAt: string;
-  /**
-   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
-   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
-   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
-   */
-  damage: string | null;
-  /**
-   * Opaque editor state (open editors, selections…) supplied by the client.
-   */
-  editorState: {
-    [k: string]: unknown | undefined;
-  } | null;
-  /**
-   * What changed relative to ``parent``.
-   */
-  files: FileChange[];
-  id: string;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
-  label: string;
-  meta: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
-   */
-  parent: string | null;
-  recoverability: 'full' | 'partial' | 'none';
-  /**
-   * For ``kind == "restore"``: the checkpoint that was restored.
-   */
-  restoredFrom: string | null;
-  sessionId: string;
-  /**
-   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
-   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
-   */
-  terminal: TerminalState | null;
-  /**
-   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
-   */
-  tool: string | null;
-  toolCallId: string | null;
-  turnId: string | null;
-  unrecoverable: Unrecoverable[];
 }
 export interface BookmarkNameParams {
   /**
@@ -794,15 +730,11 @@ export interface EditorSaveResult {
   saved: string[];
 }
 export interface EditorSelection {
-  active: EditorPosition1;
+  /**
+   * Where the cursor is (the anchor is where the selection started).
+   */
+  active: EditorPosition;
   anchor: EditorPosition;
-}
-/**
- * Zero-based line and UTF-16 character offset (VS Code ``Position``).
- */
-export interface EditorPosition1 {
-  character: number;
-  line: number;
 }
 /**
  * The editor layout the client pushes (debounced) and the server stamps on every checkpoint.
@@ -973,6 +905,15 @@ export interface GcReport {
   blobsRemoved: number;
   bytesFreed: number;
   checkpointsDropped: number;
+  /**
+   * Entries of ``tasks/`` reported and skipped (a link, a file, an unknown or damaged store).
+   */
+  notes: string[];
+  /**
+   * Whole subagent stores (``<store>/tasks/<id>/``) retention dropped (``app/task_stores.py``);
+   * ``checkpointsDropped`` and ``bytesFreed`` include what it did inside and with them.
+   */
+  subagentStoresDropped: number;
 }
 export interface GitExportParams {
   /**
@@ -1310,6 +1251,9 @@ export interface ServerSettings {
   git?: GitSettings;
   maxFileBytes?: number;
   maxTokens?: number;
+  /**
+   * MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace.
+   */
   mcp?: McpSettings;
   metrics?: MetricsSettings;
   model?: string;
@@ -1318,7 +1262,7 @@ export interface ServerSettings {
   retention?: RetentionPolicy;
 }
 /**
- * MCP servers (``retrace.mcp.servers``); the server starts none in an untrusted workspace.
+ * The ``retrace.mcp`` settings section.
  */
 export interface McpSettings {
   /**
@@ -1422,25 +1366,6 @@ export interface LatencySummary {
   p95Ms: number;
   p99Ms: number;
 }
-/**
- * The ``retrace.mcp`` settings section.
- */
-export interface McpSettings1 {
-  /**
-   * How long one tool call may take before it ends with an error.
-   */
-  callTimeoutSeconds?: number;
-  /**
-   * Server name → how to reach it.
-   */
-  servers?: {
-    [k: string]: (StdioServer | HttpServer) | undefined;
-  };
-  /**
-   * How long a turn waits for a server to start before going on without its tools.
-   */
-  startTimeoutSeconds?: number;
-}
 export interface MetricsGetParams {
   /**
    * Include the Prometheus text exposition (``text``).
@@ -1448,6 +1373,10 @@ export interface MetricsGetParams {
   text?: boolean;
 }
 export interface MetricsSnapshot {
+  /**
+   * The automatic cleanup's runs and what they freed (kept across restarts).
+   */
+  autoCleanup: AutoCleanupView;
   /**
    * Capture latency samples, oldest first (the last 1000).
    */
@@ -1868,6 +1797,12 @@ export interface RestoreFailed {
   targetId: string;
 }
 export interface RestoreHunkParams {
+  /**
+   * As for ``retrace/checkpoint/restore``: a running background command may write the file, so
+   * while one runs the hunk restore is refused with ``backgroundTasksRunning`` unless ``stop`` or
+   * ``keep`` is given (nothing written, nothing stopped).
+   */
+  backgroundTasks?: ('stop' | 'keep') | null;
   checkpoint: string;
   /**
    * The ``currentHash`` the hunk was computed from.
@@ -1880,7 +1815,14 @@ export interface RestoreHunkParams {
   path: string;
 }
 export interface RestoreHunkResult {
-  checkpoint: Checkpoint2;
+  /**
+   * Background commands running when the hunk was restored (after ``stop``: the ones stopped).
+   */
+  backgroundTasks: BackgroundTaskView[];
+  /**
+   * The ``restore`` checkpoint recording the file with the hunk put back.
+   */
+  checkpoint: Checkpoint;
   /**
    * The file's text hash now.
    */
@@ -1889,64 +1831,6 @@ export interface RestoreHunkResult {
    * The state just before (what *Undo last restore* goes back to).
    */
   safetyCheckpointId: string;
-}
-/**
- * A recorded workspace state (plus the context in which it was recorded).
- */
-export interface Checkpoint2 {
-  /**
-   * How long the capture took, for statistics.
-   */
-  captureMs: number;
-  /**
-   * Opaque conversation cursor (id of the last message) supplied by the agent.
-   */
-  conversation: string | null;
-  createdAt: string;
-  /**
-   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
-   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
-   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
-   */
-  damage: string | null;
-  /**
-   * Opaque editor state (open editors, selections…) supplied by the client.
-   */
-  editorState: {
-    [k: string]: unknown | undefined;
-  } | null;
-  /**
-   * What changed relative to ``parent``.
-   */
-  files: FileChange[];
-  id: string;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
-  label: string;
-  meta: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
-   */
-  parent: string | null;
-  recoverability: 'full' | 'partial' | 'none';
-  /**
-   * For ``kind == "restore"``: the checkpoint that was restored.
-   */
-  restoredFrom: string | null;
-  sessionId: string;
-  /**
-   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
-   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
-   */
-  terminal: TerminalState | null;
-  /**
-   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
-   */
-  tool: string | null;
-  toolCallId: string | null;
-  turnId: string | null;
-  unrecoverable: Unrecoverable[];
 }
 /**
  * A dry run: what the restore would do with the given resolutions. Nothing was changed.
@@ -2376,7 +2260,11 @@ export interface StoryRow {
    * A restore: later work continues on a new branch from the restored checkpoint.
    */
   branch: boolean;
-  checkpoint: Checkpoint3;
+  /**
+   * The checkpoint without its ``editorState`` (``null`` here; ``retrace/checkpoint/get`` has it):
+   * a long story must stay small on the wire.
+   */
+  checkpoint: Checkpoint;
   /**
    * Set when the checkpoint's conversation cannot be restored (another agent's session: its
    * conversation is that agent's): clients offer code restores only and say why. ``None``: the
@@ -2414,64 +2302,6 @@ export interface StoryRow {
    * checkpoints that are not tool calls or whose result was never recorded.
    */
   toolStatus: string | null;
-}
-/**
- * A recorded workspace state (plus the context in which it was recorded).
- */
-export interface Checkpoint3 {
-  /**
-   * How long the capture took, for statistics.
-   */
-  captureMs: number;
-  /**
-   * Opaque conversation cursor (id of the last message) supplied by the agent.
-   */
-  conversation: string | null;
-  createdAt: string;
-  /**
-   * Set (never stored) when the store is damaged so that this checkpoint cannot be restored:
-   * why, e.g. ``"its parent checkpoint 2kp…'s journal entry is unreadable"``. Such a checkpoint
-   * is listed with ``recoverability == "none"``; everything else stays readable and restorable.
-   */
-  damage: string | null;
-  /**
-   * Opaque editor state (open editors, selections…) supplied by the client.
-   */
-  editorState: {
-    [k: string]: unknown | undefined;
-  } | null;
-  /**
-   * What changed relative to ``parent``.
-   */
-  files: FileChange[];
-  id: string;
-  kind: 'baseline' | 'tool' | 'external' | 'safety' | 'restore' | 'manual' | 'summary' | 'background';
-  label: string;
-  meta: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Previous head when this checkpoint was committed (``None`` only for the first baseline).
-   */
-  parent: string | null;
-  recoverability: 'full' | 'partial' | 'none';
-  /**
-   * For ``kind == "restore"``: the checkpoint that was restored.
-   */
-  restoredFrom: string | null;
-  sessionId: string;
-  /**
-   * The agent session's shell state (cwd, environment changes) right after this checkpoint;
-   * ``None`` for checkpoints no agent session made (baseline, restore, safety, marks).
-   */
-  terminal: TerminalState | null;
-  /**
-   * Tool name for ``kind == "tool"`` (e.g. ``"edit_file"``).
-   */
-  tool: string | null;
-  toolCallId: string | null;
-  turnId: string | null;
-  unrecoverable: Unrecoverable[];
 }
 /**
  * Push settings explicitly (clients that do not answer ``workspace/configuration``).
@@ -2888,6 +2718,11 @@ export interface UndoLastRestoreParams {
    * As for ``retrace/checkpoint/restore``.
    */
   backgroundTasks?: ('stop' | 'keep') | null;
+  /**
+   * As for ``retrace/checkpoint/restore``: when HEAD or the branch moved since the state the
+   * undo goes back to, it is refused with ``gitMoved`` unless ``filesOnly`` or ``parkFirst``.
+   */
+  gitChoice?: ('filesOnly' | 'parkFirst') | null;
   /**
    * As for ``retrace/checkpoint/restore``.
    */

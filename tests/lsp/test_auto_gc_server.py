@@ -16,6 +16,16 @@ from retrace.engine.config import EngineConfig
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
+async def wait_until_async(ask: Any, ok: Any, limit_s: float) -> None:
+    import asyncio
+    import time
+
+    end = time.monotonic() + limit_s
+    while not ok(await ask()):
+        assert time.monotonic() < end, "timed out"
+        await asyncio.sleep(0.2)
+
+
 def make_history(workspace: Path, store: Path, count: int) -> list[str]:
     """``count`` checkpoints, each changing a file, made before the server starts."""
     ids: list[str] = []
@@ -52,6 +62,20 @@ async def test_start_up_applies_retention_on_its_own(workspace: Path, store: Pat
         assert ids[-1] in {cp["id"] for cp in cps}, "the head is kept"
         assert ids[0] not in {cp["id"] for cp in cps}
         assert (workspace / "notes.txt").read_text() == "version 7\n"
+
+        # Its work is in the metrics that back the health view (and survives in the store).
+        async def counted() -> dict[str, Any]:
+            return dict((await editor.request("retrace/metrics/get", {}))["autoCleanup"])
+
+        await wait_until_async(counted, lambda m: m["runs"] >= 1, 30)
+        metrics = await editor.request("retrace/metrics/get", {})
+        auto = metrics["autoCleanup"]
+        assert auto["runs"] == 1 and auto["checkpointsDropped"] >= 5 and auto["bytesFreed"] >= 0, auto
+        assert "retrace_auto_cleanup_runs_total 1.0" in metrics["text"]
+        assert "retrace_auto_cleanup_freed_bytes_total" in metrics["text"]
+        health = await editor.request("retrace/health/get", {})
+        facts = {f["label"]: f["value"] for f in health["facts"]}
+        assert facts["Automatic cleanups"].startswith("1 run,"), facts
     finally:
         await stop_editor(editor)
 

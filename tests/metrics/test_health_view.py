@@ -170,7 +170,12 @@ def test_modes_and_conflicts_labelled_unknown_keys_kept() -> None:
     h = build_health(
         snap(restores_by_mode={"both": 1, "code": 2}, conflicts_by_resolution={"merge": 1, "failed": 2})
     )
-    assert [(r.key, r.count) for r in h.restores_by_mode] == [("code", 2), ("conversation", 0), ("both", 1)]
+    assert [(r.key, r.count) for r in h.restores_by_mode] == [
+        ("code", 2),
+        ("conversation", 0),
+        ("both", 1),
+        ("hunk", 0),
+    ]
     assert [(r.label, r.count) for r in h.conflicts_by_resolution] == [("Merged", 1), ("failed", 2)]
 
 
@@ -239,7 +244,7 @@ def test_words_for_the_panel() -> None:
     assert h.restore.summary == "p50 770 ms · p95 1.4 s · p99 1.5 s (2 samples)"
     facts = {f.label: f.value for f in h.facts}
     assert facts["Store lock refusals"] == "2" and facts["Subagent peak memory"] == "not measured"
-    assert facts["Restores by mode"] == "Code 0 · Conversation 0 · Code and conversation 0"
+    assert facts["Restores by mode"] == "Code 0 · Conversation 0 · Code and conversation 0 · One hunk 0"
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -84,3 +85,66 @@ def test_tagged_unions_are_discriminated_on_kind() -> None:
         for variant in union["oneOf"]:
             target = protocol["$defs"][variant["$ref"].removeprefix("#/$defs/")]
             assert "kind" in target["required"], (name, variant)
+
+
+def _exported_names(ts: str) -> list[str]:
+    names = []
+    for line in ts.splitlines():
+        for prefix in ("export interface ", "export type "):
+            if line.startswith(prefix):
+                names.append(line[len(prefix) :].split(" ", 1)[0].split("<", 1)[0])
+    return names
+
+
+def test_generated_ts_names_each_def_once(tmp_path: Path) -> None:
+    """A property that is a ``$ref`` with its own description must reuse the named interface.
+
+    json-schema-to-typescript turns a ``$ref`` with sibling keys into a new copy of the target
+    (``Checkpoint1``, ``Checkpoint2``...); the generator must emit exactly one interface per
+    ``$def`` and never a numbered duplicate of one.
+    """
+    _generate(tmp_path)
+    protocol = json.loads((tmp_path / "protocol.schema.json").read_text("utf-8"))
+    defs = set(protocol["$defs"])
+    names = _exported_names((tmp_path / "generated" / "protocol.ts").read_text("utf-8"))
+    assert len(names) == len(set(names)), "a name is exported twice"
+    copies = [n for n in names if n not in defs and n.rstrip("0123456789") in defs]
+    assert copies == [], f"numbered copies of $defs: {copies}"
+
+
+def test_generator_keeps_one_interface_for_a_described_ref(tmp_path: Path) -> None:
+    """The class, not the example: any ``$ref`` with siblings (description, title, default)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    thing = {
+        "type": "object",
+        "title": "Thing",
+        "additionalProperties": False,
+        "properties": {"id": {"type": "string", "title": "Id"}},
+        "required": ["id"],
+    }
+    holder = {
+        "type": "object",
+        "title": "Holder",
+        "additionalProperties": False,
+        "properties": {
+            "a": {"$ref": "#/$defs/Thing", "description": "The first."},
+            "b": {"$ref": "#/$defs/Thing", "title": "B", "default": None},
+            "c": {"anyOf": [{"$ref": "#/$defs/Thing", "description": "Maybe."}, {"type": "null"}]},
+        },
+        "required": ["a", "b", "c"],
+    }
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "protocol.schema.json").write_text(
+        json.dumps({"$defs": {"Thing": thing, "Holder": holder}}), "utf-8"
+    )
+    (tmp_path / "methods.json").write_text(json.dumps({"methods": []}), "utf-8")
+    subprocess.run(
+        ["node", str(ROOT / "scripts" / "gen-ts.mjs"), "--dir", str(tmp_path)], check=True, cwd=ROOT
+    )
+    ts = (tmp_path / "generated" / "protocol.ts").read_text("utf-8")
+    names = _exported_names(ts)
+    assert names.count("Thing") == 1 and names.count("Holder") == 1, ts
+    assert not [n for n in names if re.fullmatch(r"Thing\d+", n)], ts
+    assert "a: Thing;" in ts and "b: Thing;" in ts and "c: Thing | null;" in ts, ts
+    assert "The first." in ts, "the property's own description is kept"

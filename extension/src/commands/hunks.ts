@@ -12,6 +12,7 @@ import { parseCheckpointUri } from '../diff/contentProvider';
 import type { HunkLens } from '../diff/hunkLens';
 import { hunkPick } from '../diff/hunkModel';
 import { prompter } from '../ui';
+import { choiceOf, isBackgroundRefusal, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
 import { checkpointLabel } from '../views/timelineLook';
 import { runRestore, type RestoreHooks } from './restore';
 
@@ -26,8 +27,26 @@ export interface HunkCommandParts {
     readonly checkpointOf: (rpc: Rpc, arg: unknown) => Promise<Checkpoint>;
 }
 
-async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string, path: string, hunk: string, expectedHash: string): Promise<RestoreHunkResult> {
-    const result = await rpc.request(METHODS.restoreHunk, { checkpoint, path, hunk, expectedHash });
+/** One hunk restore; background commands running: the server's refusal names them, the user says
+ * what to do (as for a code restore), then it is asked again. `undefined`: cancelled. */
+async function requestHunk(rpc: Rpc, params: { checkpoint: string; path: string; hunk: string; expectedHash: string }): Promise<RestoreHunkResult | undefined> {
+    try {
+        return await rpc.request(METHODS.restoreHunk, params);
+    } catch (err) {
+        if (!isBackgroundRefusal(err)) {
+            throw err;
+        }
+        const message = err instanceof Error ? err.message : String(err);
+        const background: BackgroundChoice | undefined = choiceOf(await prompter().modal(message, 'Stop them and restore the hunk, restore it anyway, or cancel.', [STOP_AND_RESTORE, RESTORE_ANYWAY]));
+        return background === undefined ? undefined : rpc.request(METHODS.restoreHunk, { ...params, backgroundTasks: background });
+    }
+}
+
+async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string, path: string, hunk: string, expectedHash: string): Promise<RestoreHunkResult | undefined> {
+    const result = await requestHunk(rpc, { checkpoint, path, hunk, expectedHash });
+    if (result === undefined) {
+        return undefined;
+    }
     parts.lens.refresh();
     parts.afterRestore();
     void prompter()

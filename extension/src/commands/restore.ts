@@ -16,7 +16,7 @@ import { log } from '../logging';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
 import { agentTurnQuestion, isAgentRefusal, RESTORE_WHILE_AGENT_RUNS } from '../views/agentModel';
-import { gitAnswer, gitQuestion, parkedNote } from '../views/gitModel';
+import { FILES_ONLY, gitAnswer, gitQuestion, isGitRefusal, parkedNote, PARK_FIRST, type GitChoice } from '../views/gitModel';
 import {
     MERGE_LABEL,
     OVERWRITE_LABEL,
@@ -237,23 +237,36 @@ async function requestRestore(send: (p: RestoreParams) => Promise<RestoreResult>
     }
 }
 
+/** The server's `gitMoved` refusal of an undo as a question: files only or park first. */
+async function askGitForUndo(err: unknown): Promise<GitChoice | undefined> {
+    const message = err instanceof Error ? err.message : String(err);
+    const detail = 'An undo puts files back, not git. Undo the files only (git stays as it is), or first commit the current state on a new branch retrace/parked-… so nothing is lost.';
+    const pick = await prompter().modal(message, detail, [FILES_ONLY, PARK_FIRST]);
+    return pick === FILES_ONLY ? 'filesOnly' : pick === PARK_FIRST ? 'parkFirst' : undefined;
+}
+
 /** Method of the server's "undo the last restore" (restores its safety checkpoint, unsaved
  * editor text included). Not in the generated protocol yet: sent through the raw client. */
 export const UNDO_LAST_METHOD = 'retrace/restore/undoLast';
 
 /** Undo the most recent restore; resolves to the server's answer. */
-export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: { readonly whileAgentRuns?: 'proceed' } = {}): Promise<RestoreResult | undefined> {
+export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: { readonly whileAgentRuns?: 'proceed'; readonly gitChoice?: GitChoice } = {}): Promise<RestoreResult | undefined> {
     let result: RestoreResult | null;
     try {
         result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted });
     } catch (err) {
+        if (isGitRefusal(err) && accepted.gitChoice === undefined) {
+            // Git moved since the state the undo goes back to: ask as a restore does.
+            const gitChoice = await askGitForUndo(err);
+            return gitChoice === undefined ? undefined : undoLastRestore(rpc, hooks, { ...accepted, gitChoice });
+        }
         if (isAgentRefusal(err)) {
             // Another agent's turn runs: the server's message names it; one modal, then again.
             const message = err instanceof Error ? err.message : String(err);
             if ((await prompter().modal(message, 'Wait for the turn to end, or undo anyway.', [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
                 return undefined;
             }
-            return undoLastRestore(rpc, hooks, { whileAgentRuns: 'proceed' });
+            return undoLastRestore(rpc, hooks, { ...accepted, whileAgentRuns: 'proceed' });
         }
         // Background commands run: the server's message names them; the user says what to do.
         if (!isBackgroundRefusal(err)) {

@@ -209,6 +209,19 @@ def last_restore(engine: Engine) -> RestoreRecordEvent | None:
     return last
 
 
+def git_reference(engine: Engine, target_id: str, undoing: RestoreRecordEvent | None) -> str:
+    """The checkpoint whose recorded git an undo is checked against: the undone restore's own
+    checkpoint (git as it was when that restore replaced the files), so an undo asks only when
+    HEAD or the branch moved since the restore; a plain restore (or one whose checkpoint is
+    gone) checks its target."""
+    if undoing is not None and undoing.checkpoint_id:
+        try:
+            return engine.get(undoing.checkpoint_id).id
+        except RetraceError:
+            pass
+    return target_id
+
+
 def ask_reason(outcome: RestoreOutcome, *, undo: bool, last_asked: float | None, now: float) -> bool:
     """Whether the client may offer the reason question after this restore: a code restore that
     changed files (never a conversation-only one, never an undo, never a dry run), at most once

@@ -266,9 +266,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             paths=args.paths,
         )
         outcome = restore_code_on_disk(engine, request)
-        conversation = None
-        if args.mode != "code":
-            conversation = _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
+        conversation = _after_code(engine, target, outcome, args)
         _remember(engine, target, args.mode, outcome, conversation)
         reason = _record_reason(engine, args, target, outcome, conversation)
         if args.json:
@@ -373,6 +371,34 @@ def _restore_conversation(
     }
 
 
+def _after_code(
+    engine: Engine, target: str, outcome: RestoreOutcome, args: argparse.Namespace
+) -> dict[str, Any] | None:
+    """What follows the code half: the conversation moved (``conversation|both``; its report), or
+    the model told of the reverted files (``code``; ``None``)."""
+    if args.mode != "code":
+        return _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
+    if not args.dry_run:
+        _tell_code_restore(engine, target, outcome)
+    return None
+
+
+def _tell_code_restore(engine: Engine, cp_id: str, outcome: RestoreOutcome) -> None:
+    """A code-only restore: the target session's next prompt tells the model which files were
+    reverted, exactly as after the editor's (:func:`retrace.app.restore_side.tell_code_restore`)."""
+    import asyncio
+    import io
+
+    from retrace.agent.headless import PrintingHost
+    from retrace.agent.session import AgentService
+    from retrace.app.restore_side import tell_code_restore
+
+    if outcome.kind != "applied":
+        return
+    service = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
+    asyncio.run(tell_code_restore(service, engine.get(cp_id), outcome))
+
+
 def _remember(
     engine: Engine,
     target: str,
@@ -389,8 +415,10 @@ def _remember(
 
 
 def cmd_gc(args: argparse.Namespace) -> int:
+    from retrace.app.task_stores import collect_all
+
     with _open(args, readonly=False) as engine:
-        report = engine.gc()
+        report = collect_all(engine)
         if args.json:
             _print_json(dump(report))
         else:

@@ -355,10 +355,13 @@ def stats_report(stats: StoreStats, *, store_dir: str) -> str:
 
 
 def gc_report(report: GcReport) -> str:
-    return (
+    text = (
         f"Dropped {plural(report.checkpoints_dropped, 'checkpoint')}, "
         f"removed {plural(report.blobs_removed, 'blob')}, freed {human_bytes(report.bytes_freed)}."
     )
+    if report.subagent_stores_dropped:
+        text += f" Dropped {plural(report.subagent_stores_dropped, 'finished subagent store')}."
+    return "\n".join([text, *(f"Skipped {terminal_text(note)}" for note in report.notes)])
 
 
 def verify_report(report: VerifyReport, *, store_dir: str) -> str:

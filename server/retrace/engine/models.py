@@ -309,6 +309,11 @@ class GcReport(CamelModel):
     checkpoints_dropped: int
     blobs_removed: int
     bytes_freed: int
+    subagent_stores_dropped: int = 0
+    """Whole subagent stores (``<store>/tasks/<id>/``) retention dropped (``app/task_stores.py``);
+    ``checkpointsDropped`` and ``bytesFreed`` include what it did inside and with them."""
+    notes: list[str] = Field(default_factory=list)
+    """Entries of ``tasks/`` reported and skipped (a link, a file, an unknown or damaged store)."""
 
 
 # --------------------------------------------------------------------------- store verification

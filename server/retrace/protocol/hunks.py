@@ -8,8 +8,11 @@ the error ``hunkConflict`` (nothing written)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
+from retrace.agent.events import BackgroundTaskView
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
 
@@ -54,6 +57,10 @@ class RestoreHunkParams(CamelModel):
     """A ``HunkView.id`` from ``retrace/restore/hunks``."""
     expected_hash: str = Field(min_length=64, max_length=64)
     """The ``currentHash`` the hunk was computed from."""
+    background_tasks: Literal["stop", "keep"] | None = None
+    """As for ``retrace/checkpoint/restore``: a running background command may write the file, so
+    while one runs the hunk restore is refused with ``backgroundTasksRunning`` unless ``stop`` or
+    ``keep`` is given (nothing written, nothing stopped)."""
 
 
 class RestoreHunkResult(CamelModel):
@@ -63,3 +70,5 @@ class RestoreHunkResult(CamelModel):
     """The state just before (what *Undo last restore* goes back to)."""
     current_hash: str
     """The file's text hash now."""
+    background_tasks: list[BackgroundTaskView] = Field(default_factory=list)
+    """Background commands running when the hunk was restored (after ``stop``: the ones stopped)."""

@@ -73,6 +73,15 @@ class RemoteLag(CamelModel):
     pending_bytes: int
 
 
+class AutoCleanupView(CamelModel):
+    """What the automatic cleanup (retention at start-up and when idle) did, in total."""
+
+    runs: int = 0
+    checkpoints_dropped: int = 0
+    subagent_stores_dropped: int = 0
+    bytes_freed: int = 0
+
+
 class MetricsSnapshot(CamelModel):
     workspace: str
     text: str = ""
@@ -92,6 +101,8 @@ class MetricsSnapshot(CamelModel):
     lock_refusals: int = 0
     subagent_peak_rss_bytes: float | None = None
     remotes: list[RemoteLag] = Field(default_factory=list)
+    auto_cleanup: AutoCleanupView = Field(default_factory=AutoCleanupView)
+    """The automatic cleanup's runs and what they freed (kept across restarts)."""
 
 
 class RestoreReasonParams(CamelModel):

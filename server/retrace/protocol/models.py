@@ -476,6 +476,9 @@ class UndoLastRestoreParams(CamelModel):
     """As for ``retrace/checkpoint/restore``."""
     while_agent_runs: Literal["proceed"] | None = None
     """As for ``retrace/checkpoint/restore``."""
+    git_choice: GitChoice | None = None
+    """As for ``retrace/checkpoint/restore``: when HEAD or the branch moved since the state the
+    undo goes back to, it is refused with ``gitMoved`` unless ``filesOnly`` or ``parkFirst``."""
 
 
 class RestoreResult(CamelModel):

@@ -13,6 +13,7 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+from retrace.app.metrics.cleanups import read_totals
 from retrace.app.metrics.collected import Collected
 from retrace.app.metrics.facts import NO_REASON, Facts, fold
 from retrace.app.metrics.journals import READER
@@ -20,6 +21,7 @@ from retrace.app.metrics.storage import Series, alert_level, usage
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import refusals
 from retrace.protocol.metrics import (
+    AutoCleanupView,
     CheckpointCounts,
     MetricsSnapshot,
     RemoteLag,
@@ -52,6 +54,7 @@ def collect(store_dir: Path, workspace: Path, budget_bytes: int, *, record: bool
         series=points,
         lock_refusals=refusals(layout.lock),
         remotes=_remote_lags(store_dir, workspace),
+        cleanups=read_totals(layout),
     )
 
 
@@ -132,6 +135,12 @@ def snapshot(c: Collected, *, text: bool = True) -> MetricsSnapshot:
         lock_refusals=c.lock_refusals,
         subagent_peak_rss_bytes=f.subagent_peak_rss_bytes,
         remotes=c.remotes,
+        auto_cleanup=AutoCleanupView(
+            runs=c.cleanups.runs,
+            checkpoints_dropped=c.cleanups.checkpoints_dropped,
+            subagent_stores_dropped=c.cleanups.subagent_stores_dropped,
+            bytes_freed=c.cleanups.bytes_freed,
+        ),
     )
     if text:
         from retrace.app.metrics.exposition import prometheus_text

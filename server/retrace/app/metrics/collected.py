@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from retrace.app.metrics.cleanups import CleanupTotals
 from retrace.app.metrics.facts import Facts
 from retrace.app.metrics.storage import Usage
 from retrace.protocol.metrics import RemoteLag
@@ -18,3 +19,5 @@ class Collected:
     series: list[tuple[float, int]]
     lock_refusals: int
     remotes: list[RemoteLag] = field(default_factory=list)
+    cleanups: CleanupTotals = field(default_factory=CleanupTotals)
+    """The automatic cleanup's totals (``cache/auto-cleanup.json``)."""

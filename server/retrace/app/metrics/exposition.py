@@ -9,7 +9,7 @@ Names follow the Prometheus conventions: the ``retrace_`` prefix, base units in 
 | name | type | labels |
 |---|---|---|
 | ``retrace_workspace_info`` | gauge (1) | workspace |
-| ``retrace_storage_bytes`` | gauge | kind: blobs, packs, journals, other |
+| ``retrace_storage_bytes`` | gauge | kind: blobs, packs, journals, other, subagents |
 | ``retrace_storage_used_bytes`` / ``_budget_bytes`` / ``_usage_ratio`` | gauge | |
 | ``retrace_storage_alert`` | gauge (1 for the current state) | state: ok, warning, urgent |
 | ``retrace_checkpoint_attempts_total`` | counter | session, kind |
@@ -22,6 +22,7 @@ Names follow the Prometheus conventions: the ``retrace_`` prefix, base units in 
 | ``retrace_restore_conflicts_total`` | counter | resolution |
 | ``retrace_store_lock_refusals_total`` | counter | |
 | ``retrace_subagent_peak_rss_bytes`` | gauge (when measured) | |
+| ``retrace_auto_cleanup_runs_total`` / ``_dropped_checkpoints_total`` / ``_freed_bytes_total`` | counter | |
 | ``retrace_remote_last_push_age_seconds`` / ``retrace_remote_pending_bytes`` | gauge | remote |
 """
 
@@ -187,6 +188,21 @@ class StoreCollector:
             "retrace_store_lock_refusals",
             "Times a process was refused the store's lock.",
             value=c.lock_refusals,
+        )
+        yield CounterMetricFamily(
+            "retrace_auto_cleanup_runs",
+            "Automatic cleanups (retention at start-up and when idle).",
+            value=c.cleanups.runs,
+        )
+        yield CounterMetricFamily(
+            "retrace_auto_cleanup_dropped_checkpoints",
+            "Checkpoints the automatic cleanups dropped.",
+            value=c.cleanups.checkpoints_dropped,
+        )
+        yield CounterMetricFamily(
+            "retrace_auto_cleanup_freed_bytes",
+            "Bytes the automatic cleanups freed.",
+            value=c.cleanups.bytes_freed,
         )
         if c.facts.subagent_peak_rss_bytes is not None:
             yield GaugeMetricFamily(

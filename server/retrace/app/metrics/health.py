@@ -48,7 +48,12 @@ REASONS = (
     ("other", "Other"),
     ("none", "No reason given"),
 )
-MODES = (("code", "Code"), ("conversation", "Conversation"), ("both", "Code and conversation"))
+MODES = (
+    ("code", "Code"),
+    ("conversation", "Conversation"),
+    ("both", "Code and conversation"),
+    ("hunk", "One hunk"),
+)
 RESOLUTIONS = (
     ("overwrite", "Overwritten"),
     ("merge", "Merged"),
@@ -226,6 +231,12 @@ def _counts_text(rows: Sequence[LabelledCount]) -> str:
     return " · ".join(f"{r.label} {r.count}" for r in rows) or "none"
 
 
+def _cleanups_text(m: MetricsSnapshot) -> str:
+    a = m.auto_cleanup
+    runs = f"{a.runs} run{'' if a.runs == 1 else 's'}"
+    return f"{runs}, {a.checkpoints_dropped} checkpoints dropped, {bytes_text(a.bytes_freed)} freed"
+
+
 def _facts(
     m: MetricsSnapshot, modes: Sequence[LabelledCount], conflicts: Sequence[LabelledCount]
 ) -> list[Fact]:
@@ -238,6 +249,7 @@ def _facts(
             value=f"{median(per_turn):g} over {len(per_turn)} turns" if per_turn else "no turn yet",
         ),
         Fact(label="Store lock refusals", value=str(m.lock_refusals)),
+        Fact(label="Automatic cleanups", value=_cleanups_text(m)),
         Fact(
             label="Subagent peak memory",
             value="not measured"

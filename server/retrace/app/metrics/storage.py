@@ -2,9 +2,12 @@
 and the storage time series.
 
 * :func:`usage` — bytes on disk by kind (``blobs``: loose blobs, ``packs``, ``journals``,
-  ``other``: snapshots of caches and the rest), read from the files, no lock, no engine. The total
-  is what retention's ``maxBytes`` limits (subagents' ``tasks/`` and the remote cache
-  ``remote/`` are outside it, as for ``retrace stats``).
+  ``other``: snapshots of caches and the rest, ``subagents``: the subagent stores under ``tasks/``,
+  real folders only, :func:`retrace.app.task_stores.tasks_bytes`), read from the files, no lock,
+  no engine. The total, subagents included, is what the figure and its alerts compare with
+  retention's ``maxBytes``; retention's own size quota still drops only the main store's
+  checkpoints (a big running subagent must not empty the parent's history), while finished
+  subagent stores go by :mod:`retrace.app.task_stores`. The remote cache ``remote/`` is outside.
 * :func:`alert_level` — pure: ``ok`` below 80 %, ``warning`` from 80 %, ``urgent`` from 90 %.
 * :class:`Crossings` — pure: says a level once when storage crosses UP into it; it re-arms when
   storage falls back below. :class:`AlertMemory` keeps the last level across restarts.
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from retrace.app.task_stores import tasks_bytes
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 from retrace.engine.store.layout import StoreLayout
 
@@ -29,7 +33,7 @@ AlertLevel = Literal["ok", "warning", "urgent"]
 WARNING_RATIO = 0.8
 URGENT_RATIO = 0.9
 LEVELS: tuple[AlertLevel, ...] = ("ok", "warning", "urgent")
-STORAGE_KINDS = ("blobs", "packs", "journals", "other")
+STORAGE_KINDS = ("blobs", "packs", "journals", "other", "subagents")
 
 
 @dataclass(frozen=True)
@@ -38,13 +42,20 @@ class Usage:
     packs: int = 0
     journals: int = 0
     other: int = 0
+    subagents: int = 0
 
     @property
     def total(self) -> int:
-        return self.blobs + self.packs + self.journals + self.other
+        return self.blobs + self.packs + self.journals + self.other + self.subagents
 
     def by_kind(self) -> dict[str, int]:
-        return {"blobs": self.blobs, "packs": self.packs, "journals": self.journals, "other": self.other}
+        return {
+            "blobs": self.blobs,
+            "packs": self.packs,
+            "journals": self.journals,
+            "other": self.other,
+            "subagents": self.subagents,
+        }
 
 
 def _walk_bytes(root: Path, skip: set[str]) -> int:
@@ -64,7 +75,8 @@ def usage(layout: StoreLayout) -> Usage:
     journals = _walk_bytes(layout.sessions, set())
     outside = {str(layout.blobs), str(layout.sessions), str(layout.tasks), str(layout.remote)}
     other = _walk_bytes(layout.root, outside)
-    return Usage(blobs=blobs, packs=packs, journals=journals, other=other)
+    subagents = tasks_bytes(layout)
+    return Usage(blobs=blobs, packs=packs, journals=journals, other=other, subagents=subagents)
 
 
 def alert_level(used: int, budget: int) -> AlertLevel:

@@ -248,7 +248,8 @@ class RestoreStatsEvent(_Event):
     kind: str
     target_id: str | None = None
     mode: str | None = None
-    """``code`` or ``both`` (absent on lines written before it existed)."""
+    """``code``, ``both`` or ``hunk`` (one hunk restored through the editor); absent on lines
+    written before it existed."""
     checkpoint_id: str | None = None
     """The ``restore`` checkpoint it committed (``applied`` only)."""
     conflicts: dict[str, int] = Field(default_factory=dict)

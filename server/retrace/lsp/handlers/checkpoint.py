@@ -61,7 +61,7 @@ async def restore(ls: RetraceServer, params: RestoreParams) -> RestoreResult:
 async def undo_last_restore(ls: RetraceServer, params: UndoLastRestoreParams) -> RestoreResult:
     require_trusted(ls, "Undoing a restore")
     return await RestoreService(ls, await ls.services()).undo_last(
-        params.background_tasks, params.while_agent_runs
+        params.background_tasks, params.while_agent_runs, params.git_choice
     )
 
 

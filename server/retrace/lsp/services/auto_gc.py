@@ -5,10 +5,14 @@ When: once at start-up, after the first answer (with the rest of start-up's defe
 then each time no agent turn has run for ``retention.idleMinutes`` (``0``: never on its own).
 Only when a collection would drop something (:func:`retrace.engine.gc.retention_due`: count and
 age quotas from memory, the size quota from a walk of the store made off the gate), and never
-while an agent turn runs (its checkpoints are in flight) — the same collection, through the same
+while an agent turn runs (its checkpoints are in flight) or a restore is between its steps
+(:mod:`retrace.lsp.services.restore_flight`) — the same collection, through the same
 gate, as *Retrace: Collect Garbage* (:func:`store_health.collect_garbage`): it keeps the head,
-and a subagent's store (``<store>/tasks/``) is its own, never touched from here. What it removed
-is logged and counted (:data:`RUNS`), and the storage measure (its alerts) is taken again.
+and subagent stores (``<store>/tasks/``) follow :mod:`retrace.app.task_stores` (also due when a
+finished one is older than the retention window and nothing points at it any more). What it
+removed is logged and counted (:data:`RUNS` in this process; the metrics' totals in
+``cache/auto-cleanup.json``, :mod:`retrace.app.metrics.cleanups`), and the storage measure (its
+alerts) is taken again.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from retrace.app import task_stores
+from retrace.app.metrics.cleanups import add_run
 from retrace.engine.errors import RetraceError
 from retrace.engine.gc import retention_due, store_bytes
 from retrace.engine.models import GcReport
 from retrace.engine.store.layout import StoreLayout
+from retrace.lsp.services.restore_flight import in_flight
 from retrace.lsp.services.store_health import collect_garbage
 
 if TYPE_CHECKING:
@@ -49,7 +56,9 @@ RUNS = Runs()
 
 
 async def busy(services: Services) -> bool:
-    """Does an agent turn run in any session now?"""
+    """Does an agent turn run in any session now, or a restore (editor or hunk) between its steps?"""
+    if in_flight(services):
+        return True
     return any(services.agent.running(sid) for sid in await services.run(lambda e: e.sessions()))
 
 
@@ -59,7 +68,9 @@ async def cleanup_if_due(server: RetraceServer, services: Services, why: str) ->
         return None
     size = await asyncio.to_thread(store_bytes, StoreLayout(services.engine.store_dir))
     policy = services.engine.config.retention
-    due = await services.run(lambda e: retention_due(e.history, policy, e.head.id, size))
+    due = await services.run(
+        lambda e: retention_due(e.history, policy, e.head.id, size) or task_stores.due(e)
+    )
     if not due:
         return None
     try:
@@ -67,6 +78,8 @@ async def cleanup_if_due(server: RetraceServer, services: Services, why: str) ->
     except RetraceError as e:  # a turn started meanwhile, a store that cannot be written
         log.info("automatic cleanup (%s) skipped: %s", why, e)
         return None
+    # The metrics' totals (kept in the store: the health view and a restart see them).
+    await asyncio.to_thread(add_run, StoreLayout(services.engine.store_dir), report)
     await server.metrics.check()  # the storage measure and its alerts see the room made
     RUNS.runs += 1
     RUNS.checkpoints_dropped += report.checkpoints_dropped

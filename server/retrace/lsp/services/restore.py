@@ -53,7 +53,7 @@ from retrace.app.restore import (
 from retrace.app.restore_conversation import ConversationTarget, move_conversation
 from retrace.app.restore_git import check_git, park_if_asked, side_effects_after
 from retrace.app.restore_side import tell_code_restore, with_stopped
-from retrace.app.restore_undo import undid_words
+from retrace.app.restore_undo import git_reference, undid_words
 from retrace.engine import Engine
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
@@ -82,6 +82,7 @@ from retrace.lsp.services.editor_edit import (
     prune_emptied_dirs,
     with_unsaved_conflicts,
 )
+from retrace.lsp.services.restore_flight import holding
 from retrace.lsp.services.restore_undo import (
     reason_allowed,
     record,
@@ -91,6 +92,7 @@ from retrace.lsp.services.restore_undo import (
 )
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
+from retrace.protocol.git_restore import GitChoice
 from retrace.protocol.models import (
     EditorSaveParams,
     EditorSaveResult,
@@ -129,7 +131,17 @@ class RestoreService:
         """``conversation``: whose conversation moves and where (default: the checkpoint's own
         session, to its cursor; another agent's checkpoint then restores code only). With
         ``undoing``, the undo of that recorded restore (its conversation goes back to the head it
-        recorded, not to the target's)."""
+        recorded, not to the target's). The automatic cleanup is held off meanwhile."""
+        with holding(self.services):
+            return await self._restore(params, conversation, undoing=undoing)
+
+    async def _restore(
+        self,
+        params: RestoreParams,
+        conversation: ConversationTarget | None = None,
+        *,
+        undoing: RestoreRecordEvent | None = None,
+    ) -> RestoreResult:
         if params.task is not None:
             return await self._in_task(params, params.task)
         target = await self.services.run(lambda e: e.get(params.id))
@@ -141,7 +153,13 @@ class RestoreService:
             lambda e: settle_agents(e, params.mode, dry_run=params.dry_run, choice=params.while_agent_runs)
         )
         git = await self.services.run(
-            lambda e: check_git(e, target.id, params.mode, dry_run=params.dry_run, choice=params.git_choice)
+            lambda e: check_git(
+                e,
+                git_reference(e, target.id, undoing),
+                params.mode,
+                dry_run=params.dry_run,
+                choice=params.git_choice,
+            )
         )
         background = await settle_background(
             self.services.agent.background,
@@ -211,11 +229,15 @@ class RestoreService:
         return RestoreResult(outcome=RestoreOutcomePayload(outcome), conversation_head=None)
 
     async def undo_last(
-        self, background_tasks: BackgroundChoice | None = None, while_agent_runs: WhileAgentRuns | None = None
+        self,
+        background_tasks: BackgroundChoice | None = None,
+        while_agent_runs: WhileAgentRuns | None = None,
+        git_choice: GitChoice | None = None,
     ) -> RestoreResult:
-        """Undo exactly the store's last restore, whatever its mode (``app/restore_undo.py``)."""
+        """Undo exactly the store's last restore, whatever its mode (``app/restore_undo.py``);
+        git-aware like any code restore (``gitMoved`` unless ``git_choice``)."""
         async with undo_lock(self.server):
-            last, params = await undo_params(self.services, background_tasks, while_agent_runs)
+            last, params = await undo_params(self.services, background_tasks, while_agent_runs, git_choice)
             return await self.restore(params, undoing=last)
 
     async def _refuse_while_running(self) -> None:

@@ -16,6 +16,12 @@ file and the text the editor holds now (its open buffer, else the disk). Restori
    (someone wrote meanwhile) is reported, the undo target still set;
 5. the undo target of this server session is the state of step 2, and ``timeline/didChange``.
 
+Like any code restore it settles running background commands first (``backgroundTasks``:
+refused with ``backgroundTasksRunning`` without a choice, :func:`retrace.app.restore.settle_background`)
+and is counted in the restore metrics: one ``restore`` statistics event of mode ``hunk``
+(``applied``; ``conflict`` when the file moved on or the editor refused the edit; ``failed`` when
+the editor could not apply or save it).
+
 A crash between 3 and 4 leaves one file edited and unrecorded: the next capture records it as an
 ``external`` change and the safety checkpoint still holds the state before.
 """
@@ -23,6 +29,7 @@ A crash between 3 and 4 leaves one file edited and unrecorded: the next capture 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -31,9 +38,12 @@ from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from retrace.app import hunks as hk
+from retrace.app.restore import settle_background
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
+from retrace.engine.store.events import RestoreStatsEvent
 from retrace.engine.workspace import normalize_rel
+from retrace.lsp.services.restore_flight import holding
 from retrace.lsp.services.restore_undo import record_code
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
@@ -98,9 +108,40 @@ class HunkRestoreService:
         )
 
     async def restore(self, params: RestoreHunkParams) -> RestoreHunkResult:
+        with holding(self.services):  # the automatic cleanup waits for it
+            return await self._restore_held(params)
+
+    async def _restore_held(self, params: RestoreHunkParams) -> RestoreHunkResult:
         rel = self._rel(params.path)
         await self._refuse_while_running()
         cp_id, base = await self.services.run(lambda e: _base_text(e, params.checkpoint, rel))
+        background = await settle_background(
+            self.services.agent.background, "code", dry_run=False, choice=params.background_tasks
+        )
+        t0 = time.perf_counter()
+        try:
+            result = await self._restore(params, rel, cp_id, base)
+        except hk.HunkConflict:
+            await self._count(t0, "conflict", cp_id, None)
+            raise
+        except RetraceError:
+            await self._count(t0, "failed", cp_id, None)
+            raise
+        await self._count(t0, "applied", cp_id, result.checkpoint.id)
+        return result.model_copy(update={"background_tasks": background})
+
+    async def _count(self, t0: float, kind: str, target: str, checkpoint: str | None) -> None:
+        """The ``restore`` statistics event the metrics count (mode ``hunk``)."""
+        event = RestoreStatsEvent(
+            duration_ms=round((time.perf_counter() - t0) * 1000, 3),
+            kind=kind,
+            target_id=target,
+            mode="hunk",
+            checkpoint_id=checkpoint,
+        )
+        await self.services.run(lambda e: e.append_event(event, durable=False))  # informational
+
+    async def _restore(self, params: RestoreHunkParams, rel: str, cp_id: str, base: str) -> RestoreHunkResult:
         current = self._current(rel)
         hk.check_current(current, params.expected_hash, rel)
         if self._disk(rel) != current:

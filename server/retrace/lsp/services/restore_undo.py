@@ -24,6 +24,7 @@ from retrace.app.restore_undo import (
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import TerminalState
 from retrace.engine.store.events import RestoreRecordEvent
+from retrace.protocol.git_restore import GitChoice
 from retrace.protocol.models import RestoreParams
 
 if TYPE_CHECKING:
@@ -74,9 +75,14 @@ def _remember(
 
 
 async def undo_params(
-    services: Services, background: BackgroundChoice | None, while_agent_runs: WhileAgentRuns | None
+    services: Services,
+    background: BackgroundChoice | None,
+    while_agent_runs: WhileAgentRuns | None,
+    git_choice: GitChoice | None = None,
 ) -> tuple[RestoreRecordEvent, RestoreParams]:
-    """The last restore and the request undoing its code half (``conversation``: none)."""
+    """The last restore and the request undoing its code half (``conversation``: none). Git as
+    for any restore: when HEAD or the branch moved since the state the undo goes back to, it is
+    refused with ``gitMoved`` unless ``git_choice`` says ``filesOnly`` or ``parkFirst``."""
     last = await services.run(_last)
     plan = undo_plan(last) if last is not None else None
     if last is None or plan is None:
@@ -86,7 +92,7 @@ async def undo_params(
         mode="code" if plan.code_to is not None else "conversation",
         background_tasks=background,
         while_agent_runs=while_agent_runs,
-        git_choice="filesOnly",  # an undo puts back the files it replaced: git is not its business
+        git_choice=git_choice,
     )
     return last, params
 

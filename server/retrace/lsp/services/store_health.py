@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
+from retrace.app.task_stores import collect_all
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import GcReport, VerifyReport
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.verify import verify_store
+from retrace.lsp.services.restore_flight import in_flight
 from retrace.protocol.models import TimelineDidChange
 
 if TYPE_CHECKING:
@@ -108,7 +110,10 @@ async def collect_garbage(server: RetraceServer, services: Services) -> GcReport
             raise RetraceError(f"the agent is running in session {session_id}; cancel it before collecting")
 
     def gc(engine: Engine) -> tuple[GcReport, str]:
-        report = engine.gc()
+        # Checked inside the gate: no restore step can run between this check and the collection.
+        if in_flight(services):
+            raise RetraceError("a restore is in progress; collect garbage after it")
+        report = collect_all(engine)  # the main store, then its subagent stores
         timeline.cache_of(engine).invalidate()
         return report, engine.head.id
 

@@ -1,0 +1,34 @@
+"""Restores in flight: what holds the automatic cleanup off.
+
+An editor restore is several steps with the engine's gate free between them (the safety
+checkpoint, ``workspace/applyEdit`` and the save answered by the editor, the verification, the
+``restore`` checkpoint); so is a hunk restore. A collection between two steps could drop the
+checkpoints the restore is working with. Each restore entry point holds :func:`holding` for its
+whole run; :func:`in_flight` is what ``auto_gc.busy`` asks (per server's services object)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_COUNTS: dict[int, int] = {}
+
+
+@contextmanager
+def holding(services: object) -> Iterator[None]:
+    """A restore of ``services``' store is in flight for the ``with`` block (nests, exceptions
+    included)."""
+    key = id(services)
+    _COUNTS[key] = _COUNTS.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        left = _COUNTS[key] - 1
+        if left:
+            _COUNTS[key] = left
+        else:
+            del _COUNTS[key]
+
+
+def in_flight(services: object) -> bool:
+    return _COUNTS.get(id(services), 0) > 0
