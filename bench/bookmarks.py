@@ -11,7 +11,8 @@ import statistics
 import time
 from datetime import UTC, datetime
 
-from retrace.engine.bookmarks import bookmarks, bookmarks_first
+from retrace.engine.bookmark_name import bookmarks
+from retrace.engine.bookmarks import bookmarks_first
 from retrace.engine.history.replay import fold_names
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import CheckpointNameEvent

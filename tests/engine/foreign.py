@@ -30,7 +30,7 @@ def foreign_session(
         for step in range(steps):
             for rel, text in files.items():
                 (ws / rel).write_text(f"{text} {step}\n")
-            eng.checkpoint(f"{name} step {step}")
+            eng.checkpoint(f"{name} step {step}", kind="tool", tool="edit_file")
         sid = eng.session_id
         ids = [c.id for c in eng.timeline(sid)]
     return store, sid, ids

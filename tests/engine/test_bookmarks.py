@@ -14,13 +14,18 @@ from pathlib import Path
 import pytest
 
 from retrace.engine import Engine
-from retrace.engine.bookmark_name import MAX_NAME_CHARS, BookmarkNameError, clean_name, required_name
+from retrace.engine.bookmark_name import (
+    MAX_NAME_CHARS,
+    BookmarkNameError,
+    bookmarks,
+    clean_name,
+    label_name,
+    required_name,
+)
 from retrace.engine.bookmarks import (
     bookmark_now,
-    bookmarks,
     bookmarks_first,
     engine_bookmarks,
-    label_name,
     mark,
     name_checkpoint,
 )
@@ -256,3 +261,35 @@ def test_a_forged_or_damaged_name_line_is_skipped_with_a_warning(
 def test_the_event_round_trips() -> None:
     event = CheckpointNameEvent(checkpoint_id="abc", name="good")
     assert parse_event(json.loads(event.model_dump_json(by_alias=True))) == event
+
+
+@pytest.mark.parametrize("how", ["named row", "mark", "renamed mark", "unnamed"])
+def test_retention_keeps_bookmarks_whatever_their_age_or_count(ws: Path, store: Path, how: str) -> None:
+    """A bookmark is a person's "come back here": retention (count and age quotas, the automatic
+    cleanup included) never drops one; a removed name makes it an ordinary checkpoint again."""
+    from retrace.engine.config import RetentionPolicy
+
+    eng = Engine.open(
+        ws, store, config=EngineConfig(watcher=False, retention=RetentionPolicy(max_checkpoints=3))
+    )
+    try:
+        (ws / "a.txt").write_text("old\n")
+        if how == "named row":
+            old = eng.checkpoint(label="edit", kind="tool", tool="edit_file")
+            name_checkpoint(eng, old.id, "tests pass")
+        else:
+            old = mark(eng, "before the refactor")
+            if how == "renamed mark":
+                name_checkpoint(eng, old.id, "still wanted")
+            if how == "unnamed":
+                name_checkpoint(eng, old.id, "")
+        for i in range(8):
+            (ws / "a.txt").write_text(f"v{i}\n")
+            eng.checkpoint(label=f"v{i}", kind="tool", tool="edit_file")
+        eng.gc()
+        kept = {c.id for c in eng.timeline()}
+        assert (old.id in kept) is (how != "unnamed")
+        if how != "unnamed":
+            assert eng.file_content(old.id, "a.txt") == b"old\n"
+    finally:
+        eng.close()

@@ -375,7 +375,7 @@ def test_stats_and_gc(ws: Path, open_engine: Open) -> None:
     eng = open_engine(config=EngineConfig(retention=RetentionPolicy(max_checkpoints=5)))
     for i in range(12):
         write(ws, "f.txt", f"version {i}\n" * 50)
-        eng.checkpoint(f"v{i}", ["f.txt"])
+        eng.checkpoint(f"v{i}", ["f.txt"], kind="tool", tool="write_file")  # a mark would be kept
     s = eng.stats()
     assert s.checkpoints == 13 and s.capture.count == 12 and s.blobs >= 13
     head = eng.head.id

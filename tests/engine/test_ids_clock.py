@@ -33,7 +33,7 @@ def _local_work(
     out = []
     for i in range(n):
         (ws / "local.txt").write_text(f"{tag} {i}\n")
-        cp = eng.checkpoint(f"{tag} {i}")
+        cp = eng.checkpoint(f"{tag} {i}", kind="tool", tool="edit_file")
         out.append((cp.id, tree_state(ws)))
     return out
 

@@ -96,7 +96,7 @@ def test_local_history_survives_any_clock_and_any_foreign_ids(
             for i, h in enumerate(hours):
                 offset[0] = timedelta(hours=h)
                 (ws / "f.txt").write_text(f"{tag} {i} {h}\n")
-                made.append((eng.checkpoint(f"{tag} {i}").id, tree_state(ws)))
+                made.append((eng.checkpoint(f"{tag} {i}", kind="tool", tool="edit_file").id, tree_state(ws)))
 
         with Engine.open(ws, store) as eng:
             baseline = eng.head.id

@@ -60,7 +60,7 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     with Engine.open(ws, tmp_path / "store", config=EngineConfig(watcher=False, retention=retention)) as e:
         for i in range(8):
             (ws / "f.txt").write_text(f"v{i}\n")
-            e.checkpoint(f"edit {i}", ["f.txt"])
+            e.checkpoint(f"edit {i}", ["f.txt"], kind="tool", tool="edit_file")
         yield e
 
 

@@ -32,7 +32,7 @@ def make_history(workspace: Path, store: Path, count: int) -> list[str]:
     with Engine.open(workspace, store, config=EngineConfig(watcher=False)) as engine:
         for i in range(count):
             (workspace / "notes.txt").write_text(f"version {i}\n")
-            ids.append(engine.checkpoint(f"edit {i}", ["notes.txt"]).id)
+            ids.append(engine.checkpoint(f"edit {i}", ["notes.txt"], kind="tool", tool="edit_file").id)
     return ids
 
 

@@ -252,7 +252,7 @@ def test_gc_keeps_damaged_lines_and_never_sweeps_blind(tmp_path: Path) -> None:
     with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
         for i in range(6):
             (ws / "a.txt").write_text(f"{i + 1}\n")
-            eng.checkpoint(label=f"c{i}")
+            eng.checkpoint(label=f"c{i}", kind="tool", tool="edit_file")
     journal = store / "sessions" / "s" / "journal.jsonl"
     with journal.open("ab") as f:
         f.write(b"\0\0 damaged line\n")
@@ -291,7 +291,9 @@ def test_gc_dropped_checkpoints_are_not_rebuilt_from_their_childs_copy(tmp_path:
     with Engine.open(ws, store, config=CONFIG, session_id="s") as eng:
         for i in range(6):
             (ws / "a.txt").write_text(f"{i + 1}\n")
-            expected[eng.checkpoint(label=f"c{i}").id] = (ws / "a.txt").read_bytes()
+            expected[eng.checkpoint(label=f"c{i}", kind="tool", tool="edit_file").id] = (
+                ws / "a.txt"
+            ).read_bytes()
     config = EngineConfig(watcher=False, retention=RetentionPolicy(max_checkpoints=3))
     with Engine.open(ws, store, config=config, session_id="s") as eng:
         assert eng.gc().checkpoints_dropped >= 3

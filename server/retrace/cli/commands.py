@@ -175,7 +175,7 @@ def cmd_log(args: argparse.Namespace) -> int:
             head_id: str | None = engine.head.id
         except RetraceError:  # only sessions opened from elsewhere: none of them is the head
             head_id = None
-        from retrace.engine.bookmarks import bookmarks
+        from retrace.engine.bookmark_name import bookmarks
 
         timeline = engine.timeline(args.session)
         named = bookmarks(timeline, engine.history.names)

@@ -11,8 +11,10 @@ its bookmark); whether an empty name is acceptable is the caller's decision.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable, Mapping
 
 from retrace.engine.errors import RetraceError
+from retrace.engine.models import Checkpoint
 
 MAX_NAME_CHARS = 100
 """The longest name, in characters (after white space is stripped)."""
@@ -48,3 +50,31 @@ def required_name(raw: str) -> str:
     if not name:
         raise BookmarkNameError("a bookmark needs a name (it is empty)")
     return name
+
+
+def label_name(cp: Checkpoint) -> str:
+    """The bookmark name a never-named checkpoint carries: a mark's label (its first non-blank
+    line, cut to the name's length), ``""`` for anything else."""
+    if cp.kind != "manual" or "task" in cp.meta:
+        return ""
+    line = next((ln.strip() for ln in cp.label.splitlines() if ln.strip()), "")
+    return line if len(line) <= MAX_NAME_CHARS else line[: MAX_NAME_CHARS - 1] + "…"
+
+
+def bookmark_of(cp: Checkpoint, names: Mapping[str, str]) -> str | None:
+    """``cp``'s bookmark name, or ``None``: not a bookmark. ``names``: the names given (``""``:
+    removed)."""
+    given = names.get(cp.id)
+    name = label_name(cp) if given is None else given
+    return name or None
+
+
+def bookmarks(checkpoints: Iterable[Checkpoint], names: Mapping[str, str]) -> dict[str, str]:
+    """Checkpoint id → bookmark name, for every bookmark among ``checkpoints``."""
+    out: dict[str, str] = {}
+    for cp in checkpoints:
+        if cp.kind == "manual" or cp.id in names:  # the only candidates: a pass of cheap tests
+            name = bookmark_of(cp, names)
+            if name is not None:
+                out[cp.id] = name
+    return out

@@ -12,45 +12,19 @@ names an existing one; :func:`bookmarks` and :func:`bookmarks_first` are pure ov
 engine holds (table-tested). Names follow :mod:`retrace.engine.bookmark_name`. Kept in the engine
 (no protocol, no application service): ``retrace checkpoint`` and ``retrace log`` use it and
 import nothing more; the timeline's rows are stamped by :mod:`retrace.app.bookmarks`.
+The pure rules (which checkpoint is a bookmark, its name) live in :mod:`.bookmark_name`, so
+retention (:mod:`retrace.engine.gc`, below the engine) keeps bookmarks too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from retrace.engine.bookmark_name import MAX_NAME_CHARS, clean_name, required_name
+from retrace.engine.bookmark_name import bookmark_of, bookmarks, clean_name, required_name
 from retrace.engine.engine import Engine
 from retrace.engine.models import Checkpoint
 from retrace.engine.store.events import CheckpointNameEvent
-
-
-def label_name(cp: Checkpoint) -> str:
-    """The bookmark name a never-named checkpoint carries: a mark's label (its first non-blank
-    line, cut to the name's length), ``""`` for anything else."""
-    if cp.kind != "manual" or "task" in cp.meta:
-        return ""
-    line = next((ln.strip() for ln in cp.label.splitlines() if ln.strip()), "")
-    return line if len(line) <= MAX_NAME_CHARS else line[: MAX_NAME_CHARS - 1] + "…"
-
-
-def bookmark_of(cp: Checkpoint, names: Mapping[str, str]) -> str | None:
-    """``cp``'s bookmark name, or ``None``: not a bookmark. ``names``: the names given (``""``:
-    removed)."""
-    given = names.get(cp.id)
-    name = label_name(cp) if given is None else given
-    return name or None
-
-
-def bookmarks(checkpoints: Iterable[Checkpoint], names: Mapping[str, str]) -> dict[str, str]:
-    """Checkpoint id → bookmark name, for every bookmark among ``checkpoints``."""
-    out: dict[str, str] = {}
-    for cp in checkpoints:
-        if cp.kind == "manual" or cp.id in names:  # the only candidates: a pass of cheap tests
-            name = bookmark_of(cp, names)
-            if name is not None:
-                out[cp.id] = name
-    return out
 
 
 def engine_bookmarks(engine: Engine) -> dict[str, str]:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrace.engine.bookmark_name import bookmarks
 from retrace.engine.clock import utc_now
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import RetraceError
@@ -155,10 +156,11 @@ def retention_due(history: History, retention: RetentionPolicy, head_id: str | N
 
 
 def _choose_dropped(history: History, pol: RetentionPolicy, head_id: str | None, extra: int) -> set[str]:
-    """The checkpoints retention drops: the oldest by :func:`_retention_rank`, never the head.
-    Ages are measured back from the newest local checkpoint's time when the clock reads later
-    than it (a clock that jumped forward, or a store unused for a while, does not age out the
-    latest work at once)."""
+    """The checkpoints retention drops: the oldest by :func:`_retention_rank`, never the head
+    and never a bookmark (a person's "come back here": kept whatever its age, beyond the count
+    quota if need be; removing its name makes it ordinary again). Ages are measured back from
+    the newest local checkpoint's time when the clock reads later than it (a clock that jumped
+    forward, or a store unused for a while, does not age out the latest work at once)."""
     ranked = _retention_rank(history)
     drop: set[str] = set()
     over = len(ranked) - pol.max_checkpoints
@@ -166,8 +168,9 @@ def _choose_dropped(history: History, pol: RetentionPolicy, head_id: str | None,
     newest_local = times[-1] if history.local else None
     now = utc_now().timestamp()
     cutoff = (now if newest_local is None else min(now, newest_local)) - pol.max_age_days * 86400
+    kept = set(bookmarks(history.cps.values(), history.names))
     for i, cid in enumerate(ranked):
-        if cid == head_id:
+        if cid == head_id or cid in kept:
             continue
         if i < over + extra or times[i] < cutoff:
             drop.add(cid)

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from retrace.camel import CamelModel
-from retrace.engine.bookmarks import bookmark_of, bookmarks
+from retrace.engine.bookmark_name import bookmark_of, bookmarks
 from retrace.engine.engine import Engine
 from retrace.engine.models import Checkpoint, FileChange, RestoreApplied, RestoreFailed, RestoreOutcome
 from retrace.engine.store.events import AgentSessionEvent

@@ -21,7 +21,8 @@ from retrace.app.timeline.pages import session_list
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.bootstrap import Services
 from retrace.engine import Engine
-from retrace.engine.bookmarks import bookmark_of, bookmarks, bookmarks_first, engine_bookmarks
+from retrace.engine.bookmark_name import bookmark_of, bookmarks
+from retrace.engine.bookmarks import bookmarks_first, engine_bookmarks
 from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
 from retrace.engine.models import Checkpoint
