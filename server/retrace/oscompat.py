@@ -10,12 +10,25 @@ another platform by monkeypatching ``sys.platform`` / ``os.supports_dir_fd``.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+
+
+FILE_ATTRIBUTE_REPARSE_POINT = 0x400
+"""Windows: the entry is a reparse point (a symlink, a junction, a mount point, a cloud or
+deduplication placeholder): never a directory Retrace may enter."""
+
+
+def is_link_like(st: os.stat_result) -> bool:
+    """Whether the ``lstat`` result ``st`` is a symlink or, on Windows, any reparse point
+    (``st_file_attributes``: a junction is not ``S_ISLNK`` there)."""
+    attributes = getattr(st, "st_file_attributes", 0)
+    return stat.S_ISLNK(st.st_mode) or bool(attributes & FILE_ATTRIBUTE_REPARSE_POINT)
 
 
 def is_windows() -> bool:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from retrace.engine.capture.faults import fire
+from retrace.engine.fsops import Backend, Dir
 from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 
 PATH_SAFE = 4000
@@ -115,8 +116,19 @@ def open_regular(path: str, dir_fd: int | None = None) -> tuple[int, os.stat_res
     regular file raises :class:`NotRegularFileError` (closed already). ``FileNotFoundError`` and
     other ``OSError`` as ``os.open`` raises them."""
     fire("open", path)
+    return _regular(lambda: os.open(path, READ_FLAGS, dir_fd=dir_fd), path)
+
+
+def open_regular_in(fs: Backend, d: Dir, name: str) -> tuple[int, os.stat_result]:
+    """:func:`open_regular` of the entry ``name`` of the directory ``d`` through the file-system
+    backend ``fs`` (a :class:`~retrace.engine.workspace.DirTree`'s)."""
+    fire("open", name)
+    return _regular(lambda: fs.open_file(d, name), name)
+
+
+def _regular(opener: Callable[[], int], path: str) -> tuple[int, os.stat_result]:
     try:
-        fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
+        fd = opener()
     except OSError as exc:
         if exc.errno in _NOT_REGULAR_ERRNOS:
             raise NotRegularFileError(exc.errno, f"not a regular file ({exc.strerror})", path) from None
