@@ -17,6 +17,35 @@ O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 O_DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+O_BINARY: int = getattr(os, "O_BINARY", 0)
+"""Windows only: without it ``os.open`` gives a TEXT-mode descriptor whose reads and writes
+translate line endings. Every ``os.open`` of file content carries it."""
+
+
+def pread(fd: int, n: int, offset: int) -> bytes:
+    """``os.pread`` where it exists; elsewhere (Windows) a seek and a read (callers read one
+    descriptor from one thread)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, n)
+
+
+def fdatasync(fd: int) -> None:
+    """``os.fdatasync`` where it exists, else ``os.fsync`` (macOS, Windows)."""
+    (getattr(os, "fdatasync", None) or os.fsync)(fd)
+
+
+def fsync_dir(path: str) -> None:
+    """Make a directory's new entries durable (POSIX); Windows cannot open a directory with
+    ``os.open`` and its file system journals directory entries itself: nothing to do there."""
+    if os.name == "nt" or is_windows():
+        return
+    fd = os.open(path, os.O_RDONLY | O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 FILE_ATTRIBUTE_REPARSE_POINT = 0x400

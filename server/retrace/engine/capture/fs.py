@@ -27,13 +27,13 @@ from typing import TypeVar
 
 from retrace.engine.capture.faults import fire
 from retrace.engine.fsops import Backend, Dir
-from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+from retrace.oscompat import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 
 PATH_SAFE = 4000
 """Absolute paths this long (bytes) or longer are resolved relative to directory fds: the
 kernel refuses paths longer than PATH_MAX (4096), and a deep tree is still the user's work."""
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
-READ_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+READ_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_BINARY | getattr(os, "O_NOCTTY", 0)
 """Flags of every read of a workspace file: see :func:`open_regular`. (``O_NONBLOCK`` changes
 nothing for a regular file's reads.)"""
 T = TypeVar("T")
@@ -50,7 +50,7 @@ def open_dir(ws: str, rel: str) -> int:
     try:
         for part in rel.split("/"):
             if part:
-                nfd = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                nfd = os.open(part, _DIR_FLAGS | O_NOFOLLOW, dir_fd=fd)
                 os.close(fd)
                 fd = nfd
     except BaseException:

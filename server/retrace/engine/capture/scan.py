@@ -35,6 +35,7 @@ from retrace.engine.capture.statcache import CTIME_RACY_NS
 from retrace.engine.config import TOOL_FOLDERS, TOOL_MARKERS
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
+from retrace.oscompat import pread
 
 Listing = tuple[list[tuple[str, os.stat_result]], list[str]]
 """One directory's non-excluded (files with their lstat, subdirectories)."""
@@ -337,7 +338,7 @@ def _one_version(
         # descriptor must see the same bytes. No third fstat: two equal reads bracketing the
         # post-read fstat are already one version (a later write changes nothing read).
         fire("verify", abs_path)
-        if os.pread(fd, size + 1, 0) != data:
+        if pread(fd, size + 1, 0) != data:
             return None
     return data
 

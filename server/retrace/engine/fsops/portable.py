@@ -48,11 +48,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from retrace.engine.fsops.base import Dir
-from retrace.oscompat import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, is_link_like
+from retrace.oscompat import O_BINARY, O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK, is_link_like
 
-_BINARY = getattr(os, "O_BINARY", 0)
-_READ = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | _BINARY | getattr(os, "O_NOCTTY", 0)
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | _BINARY
+_READ = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_BINARY | getattr(os, "O_NOCTTY", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY
 T = TypeVar("T")
 
 

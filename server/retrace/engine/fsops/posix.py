@@ -17,11 +17,11 @@ import sys
 from collections.abc import Callable
 
 from retrace.engine.fsops.base import Dir
-from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+from retrace.oscompat import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 
 DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-_READ = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC
+_READ = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_BINARY | getattr(os, "O_NOCTTY", 0)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINARY
 
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
