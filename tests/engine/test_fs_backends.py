@@ -18,6 +18,7 @@ import pytest
 from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig, fsops
+from retrace.engine.capture import scan
 from retrace.engine.errors import RetraceError
 from retrace.engine.fsops import portable
 from retrace.engine.restore import faults
@@ -239,3 +240,26 @@ def test_shell_changes_are_found_without_a_watcher(tmp_path: Path, backend: str)
         assert sorted(tree_state(ws)) == ["a.txt", "gone.txt", "src/old.py"]
         eng.restore(cp.id)
         assert tree_state(ws) == after
+
+
+class _Entry:
+    """A ``DirEntry`` as Windows lists a junction: ``is_dir(follow_symlinks=False)`` is true."""
+
+    name = "junction"
+
+    def __init__(self, st: os.stat_result, attributes: int) -> None:
+        self._st = _Reparse(st)
+        self._st.st_file_attributes = attributes
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return True
+
+    def stat(self, *, follow_symlinks: bool = True) -> Any:
+        return self._st
+
+
+def test_the_walk_never_enters_a_junction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    st = os.lstat(tmp_path)
+    monkeypatch.setattr(scan.os, "name", "nt")
+    assert not scan.enterable(_Entry(st, FILE_ATTRIBUTE_REPARSE_POINT))  # type: ignore[arg-type]
+    assert scan.enterable(_Entry(st, 0x10))  # type: ignore[arg-type]  # a plain directory
