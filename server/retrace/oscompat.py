@@ -2,9 +2,10 @@
 
 Contract: importing this module never fails on any of them. Open flags that a platform lacks are
 ``0`` here (``O_CLOEXEC``: Windows handles are not inherited by default; ``O_NOFOLLOW``,
-``O_DIRECTORY``: only POSIX has them, and code that needs their guarantee checks
-:func:`has_dir_fd` first). Predicates are functions, read at call time, so tests can simulate
-another platform by monkeypatching ``sys.platform`` / ``os.supports_dir_fd``.
+``O_DIRECTORY``: only POSIX has them, and code that needs their guarantee goes through the
+file-system backend :mod:`retrace.engine.fsops`, which :func:`has_dir_fd` chooses).
+Predicates are functions, read at call time, so tests can simulate another platform by
+monkeypatching ``sys.platform`` / ``os.supports_dir_fd``.
 """
 
 from __future__ import annotations
@@ -71,9 +72,10 @@ def ignores_case() -> bool:
 
 
 def has_dir_fd() -> bool:
-    """Whether ``os.open``/``os.stat`` accept ``dir_fd`` (POSIX ``openat``): the checkpoint
-    engine resolves every workspace path through directory descriptors so that nothing is
-    written through a symlinked parent, and cannot keep that promise without them."""
+    """Whether ``os.open``/``os.stat`` accept ``dir_fd`` (POSIX ``openat``): where they do, the
+    checkpoint engine resolves every workspace path through directory descriptors (the
+    ``posix`` file-system backend, atomic); where not (Windows), through checked paths (the
+    ``portable`` backend, :mod:`retrace.engine.fsops`)."""
     return os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
 
 
@@ -84,5 +86,5 @@ def dir_fd_missing(what: str) -> str | None:
         return None
     return (
         f"{what} needs descriptor-relative file operations (openat), which this platform "
-        f"({sys.platform}) does not provide; it supports Linux and macOS"
+        f"({sys.platform}) does not provide; leave RETRACE_FS_BACKEND unset to use the portable backend"
     )
