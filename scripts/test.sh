@@ -98,7 +98,7 @@ fi
 PORTABLE_SUITES=(
   tests/engine tests/safety/test_restore_safety.py tests/safety/test_capture_safety.py
   tests/safety/test_security.py tests/safety/test_resolver.py tests/portability/test_simulated_macos.py
-  tests/portability/test_letter_case.py tests/agent/test_subagent_merge.py
+  tests/portability/test_letter_case.py tests/portability/test_paths_windows.py tests/agent/test_subagent_merge.py
   tests/agent/test_subagent_merge_links.py tests/app tests/portability/test_simulated_windows_engine.py
 )
 step "engine, restore and safety suites on the portable backend"

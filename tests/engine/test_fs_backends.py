@@ -18,6 +18,7 @@ import pytest
 from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig, fsops
+from retrace.engine.capture import fs as capture_fs
 from retrace.engine.capture import scan
 from retrace.engine.errors import RetraceError
 from retrace.engine.fsops import portable
@@ -263,3 +264,42 @@ def test_the_walk_never_enters_a_junction(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(scan.os, "name", "nt")
     assert not scan.enterable(_Entry(st, FILE_ATTRIBUTE_REPARSE_POINT))  # type: ignore[arg-type]
     assert scan.enterable(_Entry(st, 0x10))  # type: ignore[arg-type]  # a plain directory
+
+
+def test_without_o_nofollow_a_final_link_is_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Windows has no ``O_NOFOLLOW``: the open follows a final link, and the check after it
+    (the path's lstat is the descriptor's file, not a link) refuses what it reached."""
+    ws, secret = tmp_path / "ws", tmp_path / "secret.txt"
+    write(ws, "plain.txt", "mine\n")
+    secret.write_text("OUTSIDE\n")
+    (ws / "link.txt").symlink_to(secret)
+    monkeypatch.setattr(capture_fs, "O_NOFOLLOW", 0)
+    monkeypatch.setattr(capture_fs, "READ_FLAGS", capture_fs.READ_FLAGS & ~os.O_NOFOLLOW)
+    assert capture_fs.read_regular(str(ws / "plain.txt")) == b"mine\n"
+    with pytest.raises(capture_fs.NotRegularFileError):
+        capture_fs.read_regular(str(ws / "link.txt"))
+
+
+def test_portable_open_refuses_a_link_swapped_in_before_the_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, secret = tmp_path / "ws", tmp_path / "secret.txt"
+    write(ws, "a.txt", "mine\n")
+    secret.write_text("OUTSIDE\n")
+    monkeypatch.setattr(portable, "_READ", portable._READ & ~os.O_NOFOLLOW)  # as on Windows
+    real_open = os.open
+
+    def swapping_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path) == str(ws / "a.txt"):
+            (ws / "a.txt").unlink()
+            (ws / "a.txt").symlink_to(secret)
+        return real_open(path, flags, *args, **kwargs)
+
+    with DirTree(ws, portable.PORTABLE) as tree:
+        d, name = tree.parent("a.txt")
+        monkeypatch.setattr(portable.os, "open", swapping_open)
+        with pytest.raises(OSError) as caught:
+            tree.fs.open_file(d, name)
+    assert caught.value.errno == errno.ESTALE

@@ -27,7 +27,15 @@ from typing import TypeVar
 
 from retrace.engine.capture.faults import fire
 from retrace.engine.fsops import Backend, Dir
-from retrace.oscompat import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+from retrace.oscompat import (
+    O_BINARY,
+    O_CLOEXEC,
+    O_DIRECTORY,
+    O_NOFOLLOW,
+    O_NONBLOCK,
+    has_dir_fd,
+    is_link_like,
+)
 
 PATH_SAFE = 4000
 """Absolute paths this long (bytes) or longer are resolved relative to directory fds: the
@@ -63,7 +71,7 @@ def at(ws: str, rel: str, fn: Callable[[str, int | None], T]) -> T:
     """``fn(path, dir_fd)`` for ``ws/rel``: the absolute path when the kernel accepts it, else
     the leaf name relative to an fd of its parent directory."""
     full = os.path.join(ws, rel) if rel else ws
-    if not too_long(full):
+    if not too_long(full) or not has_dir_fd():  # Windows: no dir_fd; its own long-path rules
         return fn(full, None)
     cut = rel.rfind("/")
     fd = open_dir(ws, rel[:cut] if cut > 0 else "")
@@ -116,7 +124,16 @@ def open_regular(path: str, dir_fd: int | None = None) -> tuple[int, os.stat_res
     regular file raises :class:`NotRegularFileError` (closed already). ``FileNotFoundError`` and
     other ``OSError`` as ``os.open`` raises them."""
     fire("open", path)
-    return _regular(lambda: os.open(path, READ_FLAGS, dir_fd=dir_fd), path)
+    fd, st = _regular(lambda: os.open(path, READ_FLAGS, dir_fd=dir_fd), path)
+    if not O_NOFOLLOW:  # Windows: the open followed a final link; the path must hold what was read
+        try:
+            now = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            now = None
+        if now is None or is_link_like(now) or not os.path.samestat(now, st):
+            os.close(fd)
+            raise NotRegularFileError(errno.ELOOP, "not a regular file (a link or reparse point)", path)
+    return fd, st
 
 
 def open_regular_in(fs: Backend, d: Dir, name: str) -> tuple[int, os.stat_result]:

@@ -35,7 +35,7 @@ from retrace.engine.capture.statcache import CTIME_RACY_NS
 from retrace.engine.config import TOOL_FOLDERS, TOOL_MARKERS
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
-from retrace.oscompat import is_link_like, pread
+from retrace.oscompat import has_dir_fd, is_link_like, pread
 
 Listing = tuple[list[tuple[str, os.stat_result]], list[str]]
 """One directory's non-excluded (files with their lstat, subdirectories)."""
@@ -92,7 +92,7 @@ def scandir_at(base: str, d: str) -> Iterator[Iterator[os.DirEntry[str]]]:
     """``os.scandir`` of ``base/d`` at any depth: beyond PATH_MAX it lists (and its entries
     lstat) relative to a directory fd opened component by component."""
     path = os.path.join(base, d) if d else base
-    if not too_long(path):
+    if not too_long(path) or not has_dir_fd():
         with os.scandir(path) as it:
             yield it
         return

@@ -126,13 +126,15 @@ class PortableBackend:
 
     def open_file(self, d: Dir, name: str) -> int:
         path = _join(d, name)
-        before = self.lstat(d, name)
+        check(d)
+        before = os.lstat(path)
         if is_link_like(before):
             raise OSError(errno.ELOOP, "a link or reparse point", path)
-        fd = bracketed(d, lambda: os.open(path, _READ))
+        fd = os.open(path, _READ)  # Windows: no O_NOFOLLOW; a link swapped in is caught below
         try:
             if not os.path.samestat(before, os.fstat(fd)):
                 raise OSError(errno.ESTALE, "replaced while it was opened", path)
+            check(d)
         except BaseException:
             os.close(fd)
             raise
