@@ -303,3 +303,42 @@ def test_portable_open_refuses_a_link_swapped_in_before_the_open(
         with pytest.raises(OSError) as caught:
             tree.fs.open_file(d, name)
     assert caught.value.errno == errno.ESTALE
+
+
+def test_a_read_only_file_is_restored_with_its_mode(tmp_path: Path, backend: str) -> None:
+    """A read-only file is never written in place: the new version is renamed in (the old one
+    moved to the trash first on the portable backend), content and mode come back exactly."""
+    ws = tmp_path / "ws"
+    write(ws, "ro.txt", "one\n")
+    (ws / "ro.txt").chmod(0o444)
+    with Engine.open(ws, tmp_path / "store") as eng:
+        base = eng.head.id
+        (ws / "ro.txt").chmod(0o644)
+        write(ws, "ro.txt", "two\n")
+        (ws / "ro.txt").chmod(0o444)
+        eng.checkpoint("agent", kind="tool", tool="edit_file")
+        assert eng.restore(base).kind == "applied"
+    assert (ws / "ro.txt").read_text() == "one\n"
+    assert stat.S_IMODE((ws / "ro.txt").stat().st_mode) == 0o444
+
+
+def test_permission_refused_mid_apply_rolls_back(tmp_path: Path, backend: str) -> None:
+    """What a read-only folder does to a non-root process (injected: CI runs as root)."""
+    ws = tmp_path / "ws"
+    write(ws, "a.txt", "one\n")
+    write(ws, "ro/b.txt", "bee\n")
+    with Engine.open(ws, tmp_path / "store") as eng:
+        base = eng.head.id
+        write(ws, "a.txt", "two\n")
+        write(ws, "ro/b.txt", "bee two\n")
+        eng.checkpoint("agent", kind="tool", tool="edit_file")
+        state = tree_state(ws)
+
+        def hook(step: str, rel: str) -> None:
+            if rel == "ro/b.txt" and step in ("write", "replace"):
+                raise PermissionError(errno.EACCES, "Permission denied (injected)", rel)
+
+        with faults.injected(hook):
+            out = eng.restore(base)
+        assert out.kind == "failed"
+    assert tree_state(ws) == state

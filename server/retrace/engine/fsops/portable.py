@@ -195,12 +195,14 @@ class PortableBackend:
         self, src: Dir, src_name: str, dst: Dir, dst_name: str, call: Callable[[str, str], None]
     ) -> None:
         sp, dp = _join(src, src_name), _join(dst, dst_name)
-        check(dst)
-        moving = self.lstat(src, src_name)
+        dirs = (src,) if src is dst else (src, dst)
+        for d in dirs:
+            check(d)
+        moving = os.lstat(sp)
         call(sp, dp)
         try:
-            check(src)
-            check(dst)
+            for d in dirs:
+                check(d)
             if not os.path.samestat(moving, os.lstat(dp)):
                 raise OSError(errno.ESTALE, "moved somewhere else", dp)
         except OSError:
