@@ -18,6 +18,7 @@ import pytest
 from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig, fsops
+from retrace.engine import workspace as workspace_module
 from retrace.engine.capture import fs as capture_fs
 from retrace.engine.capture import scan
 from retrace.engine.errors import RetraceError
@@ -342,3 +343,16 @@ def test_permission_refused_mid_apply_rolls_back(tmp_path: Path, backend: str) -
             out = eng.restore(base)
         assert out.kind == "failed"
     assert tree_state(ws) == state
+
+
+@pytest.mark.parametrize("rel", ["CON", "d/nul.txt", "d/a:stream", "trail.", "d/COM1.log"])
+def test_on_windows_the_lowest_level_refuses_names_windows_cannot_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rel: str
+) -> None:
+    ws = tmp_path / "ws"
+    write(ws, "d/ok.txt", "ok\n")
+    with DirTree(ws, portable.PORTABLE) as tree:
+        monkeypatch.setattr(workspace_module.sys, "platform", "win32")
+        with pytest.raises(EscapeError):
+            tree.parent(rel, create=[])
+        assert tree.parent("d/ok.txt")[1] == "ok.txt"

@@ -66,13 +66,16 @@ def is_git_name(name: str) -> bool:
 def check_component(name: str, rel: str) -> None:
     """The lowest-level rule of :class:`DirTree`: ``name`` is one plain entry name below a
     directory of the workspace, or :class:`EscapeError`. No ``..``/``.``/empty component, no
-    ``/`` or NUL inside it, no ``.git``: whatever built ``rel`` (a forged manifest, a damaged
-    journal line, a plan that bypassed :func:`normalize_rel`), no call below can leave the
-    workspace or reach into ``.git``."""
+    ``/`` or NUL inside it, no ``.git``, on Windows no name Windows does not store as itself
+    (:func:`windows_name_problem`: ``CON``, ``a:stream``, ``x.``): whatever built ``rel`` (a
+    forged manifest, a damaged journal line, a plan that bypassed :func:`normalize_rel`), no
+    call below can leave the workspace or reach into ``.git``."""
     if name in ("", ".", "..") or "/" in name or "\x00" in name:
         raise EscapeError(f"{rel!r} is not a path inside the workspace")
     if is_git_name(name):
         raise EscapeError(f"{rel} is inside a .git directory; Retrace never writes or reads there")
+    if oscompat.is_windows() and (problem := windows_name_problem(name)) is not None:
+        raise EscapeError(f"{rel}: {name!r} is {problem}")  # a device, a stream: not this file
 
 
 def check_rel(rel: str) -> None:

@@ -28,7 +28,15 @@ where it can be:
   checked rename);
 * an open for reading: the descriptor is closed and nothing read from it is used;
 * rmdir: the (empty) directory is made again; unlink: NOT undoable — the transaction unlinks
-  only its own temporary files (random names) and entries already moved into its trash.
+  only its own temporary files (random names) and entries already moved into its trash;
+* rename WITH replace (only an agent's settings file, ``app/hooks/settings_file.py``): what it
+  replaced where the swapped link led cannot be brought back.
+
+A swap and a swap back both within one call (A→B→A) is not seen at all. Closing the window for
+real on Windows needs handle-relative calls: each directory held open by ``CreateFileW`` with
+``FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT`` and without ``FILE_SHARE_DELETE``
+(then nobody can rename or replace it while the handle is held) and ``NtCreateFile`` relative
+to it; the standard library has neither, and it could not be tested here.
 
 Reads are also safe without the bracket: capture compares the identity of what it read with the
 ``lstat`` that chose the path.
@@ -55,8 +63,12 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_BINA
 T = TypeVar("T")
 
 
+ESTALE = getattr(errno, "ESTALE", errno.EIO)
+"""The error of an identity that moved under an operation."""
+
+
 def _stale(path: str) -> OSError:
-    return OSError(errno.ESTALE, "a directory was moved or replaced while in use", path)
+    return OSError(ESTALE, "a directory was moved or replaced while in use", path)
 
 
 def _ident(st: os.stat_result) -> tuple[int, int]:
@@ -133,7 +145,7 @@ class PortableBackend:
         fd = os.open(path, _READ)  # Windows: no O_NOFOLLOW; a link swapped in is caught below
         try:
             if not os.path.samestat(before, os.fstat(fd)):
-                raise OSError(errno.ESTALE, "replaced while it was opened", path)
+                raise OSError(ESTALE, "replaced while it was opened", path)
             check(d)
         except BaseException:
             os.close(fd)
@@ -148,7 +160,7 @@ class PortableBackend:
             mine = os.fstat(fd)
             check(d)
             if not os.path.samestat(mine, os.lstat(path)):
-                raise OSError(errno.ESTALE, "created somewhere else", path)
+                raise OSError(ESTALE, "created somewhere else", path)
         except BaseException:
             with contextlib.suppress(OSError):
                 if os.path.samestat(os.fstat(fd), os.lstat(path)):
@@ -204,7 +216,7 @@ class PortableBackend:
             for d in dirs:
                 check(d)
             if not os.path.samestat(moving, os.lstat(dp)):
-                raise OSError(errno.ESTALE, "moved somewhere else", dp)
+                raise OSError(ESTALE, "moved somewhere else", dp)
         except OSError:
             with contextlib.suppress(OSError):
                 if os.path.samestat(moving, os.lstat(dp)):
@@ -226,7 +238,7 @@ class PortableBackend:
             return
         path = _join(d, name)
         if not os.path.samestat(os.fstat(fd), self.lstat(d, name)):
-            raise OSError(errno.ESTALE, "replaced while its mode was set", path)
+            raise OSError(ESTALE, "replaced while its mode was set", path)
         bracketed(d, lambda: os.chmod(path, mode))
 
     def fsync_dir(self, d: Dir) -> None:
