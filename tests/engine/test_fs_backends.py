@@ -129,6 +129,8 @@ def test_a_swap_inside_the_call_is_detected_and_undone(
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     write(ws, "d/a.txt", "one\n")
     write(outside, "keep.txt", "OUTSIDE\n")
+    write(outside, "sub/new.txt", "OUTSIDE, same name\n")  # what a rename through the link would take
+    write(outside, "a.txt", "OUTSIDE, same name\n")
     before_outside = tree_state(outside)
     with Engine.open(ws, tmp_path / "store") as eng:
         base = eng.head.id

@@ -21,7 +21,8 @@ where it can be:
   proved to be ours by its identity, is removed; nothing is ever written into a file before its
   check passed, so at worst an EMPTY file with a random ``.rt-`` name is left where the swapped
   link led when the swap was reverted meanwhile;
-* rename: moved back when the entry is still where it went. The disk transaction renames into
+* rename: what the call moved (whatever stands at the destination now and did not before) is
+  moved back where it came from, when nothing took its place there. The disk transaction renames into
   an existing name only through :meth:`exchange`, which this backend does not offer: what a
   restore replaces is first moved to its trash, then the new entry is renamed in without
   replacing (on Windows ``os.rename`` refuses an existing destination atomically; elsewhere a
@@ -211,6 +212,7 @@ class PortableBackend:
         for d in dirs:
             check(d)
         moving = os.lstat(sp)
+        there = _lstat_or_none(dp)
         call(sp, dp)
         try:
             for d in dirs:
@@ -219,7 +221,10 @@ class PortableBackend:
                 raise OSError(ESTALE, "moved somewhere else", dp)
         except OSError:
             with contextlib.suppress(OSError):
-                if os.path.samestat(moving, os.lstat(dp)):
+                # Whatever stands at ``dp`` now and did not before is what the call moved there
+                # (from wherever ``sp`` led): it goes back, without replacing anything.
+                now = os.lstat(dp)
+                if (there is None or not os.path.samestat(there, now)) and not os.path.lexists(sp):
                     os.rename(dp, sp)
             raise
 
@@ -250,6 +255,13 @@ class PortableBackend:
                 os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _lstat_or_none(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
 
 
 def _rename_noreplace(src: str, dst: str) -> None:
