@@ -28,8 +28,10 @@ where it can be:
   replacing (on Windows ``os.rename`` refuses an existing destination atomically; elsewhere a
   checked rename);
 * an open for reading: the descriptor is closed and nothing read from it is used;
-* rmdir: the (empty) directory is made again; unlink: NOT undoable — the transaction unlinks
-  only its own temporary files (random names) and entries already moved into its trash;
+* rmdir: the (empty) directory is made again; unlink and remove-tree: NOT undoable — the
+  transaction removes only its own temporary files (random names) and its own trash (entries it
+  moved there); ``shutil.rmtree`` refuses a link or junction at the top and never follows one
+  inside, but on Windows it walks by path, so a swap within its walk is not seen;
 * rename WITH replace (only an agent's settings file, ``app/hooks/settings_file.py``): what it
   replaced where the swapped link led cannot be brought back.
 
