@@ -99,7 +99,8 @@ PORTABLE_SUITES=(
   tests/engine tests/safety/test_restore_safety.py tests/safety/test_capture_safety.py
   tests/safety/test_security.py tests/safety/test_resolver.py tests/portability/test_simulated_macos.py
   tests/portability/test_letter_case.py tests/portability/test_paths_windows.py tests/agent/test_subagent_merge.py
-  tests/agent/test_subagent_merge_links.py tests/app tests/portability/test_simulated_windows_engine.py
+  tests/agent/test_subagent_merge_links.py tests/agent/test_subagents.py tests/agent/test_instructions.py
+  tests/app tests/portability/test_simulated_windows_engine.py
 )
 step "engine, restore and safety suites on the portable backend"
 RETRACE_FS_BACKEND=portable "${pytest[@]}" -m "not serial" "${PORTABLE_SUITES[@]}"
