@@ -6,7 +6,8 @@ the very directory the handle was opened on — the one whose identity (device, 
 when it was resolved, component by component, from the workspace root — or fails. No component
 that is (or becomes) a symlink, junction or other reparse point is ever traversed; no final
 symlink is followed by an open; a create never replaces (``O_EXCL``); a no-replace rename never
-overwrites an entry that exists when it runs.
+overwrites an entry that exists when it runs (atomically with Linux's ``renameat2`` and with
+Windows's ``MoveFileEx`` behind ``os.rename``; a checked rename on other systems).
 
 * :mod:`.posix` (Linux, macOS, the BSDs): descriptor-relative system calls (``openat`` with
   ``O_DIRECTORY | O_NOFOLLOW``, ``fstatat``, ``renameat``/``renameat2``, ``unlinkat``,
