@@ -9,6 +9,8 @@
 #      idle ~40% of the time (the step uses ~1,085 CPU-seconds; it took 933 s of wall, 1,866
 #      core-seconds, on the quiet CI run). The fast lane keeps 2: its tests are short and a
 #      worker's start-up (collecting every test file) costs ~5 CPU-seconds.
+#   3b. the engine, restore and safety suites again on the portable file-system backend
+#      (RETRACE_FS_BACKEND=portable: the path-based backend Windows uses; see PORTABLE_SUITES)
 #   4. the extension unit tests (vscode stand-in)
 #   5. the extension-host tests and the real-browser UI tests (code-server + Chromium), each launch
 #      its own workbench, RETRACE_E2E_JOBS at a time (default 2; see tests/e2e/pool.mjs)
@@ -90,6 +92,18 @@ if [ "$jobs" -gt 1 ]; then
 else
   "${pytest[@]}"
 fi
+
+# The suites that exercise the workspace file-system backend, run a second time on the portable
+# one (what Windows runs; the first run used posix). ~40 s on 3 workers.
+PORTABLE_SUITES=(
+  tests/engine tests/safety/test_restore_safety.py tests/safety/test_capture_safety.py
+  tests/safety/test_security.py tests/safety/test_resolver.py tests/portability/test_simulated_macos.py
+  tests/portability/test_letter_case.py tests/portability/test_paths_windows.py tests/agent/test_subagent_merge.py
+  tests/agent/test_subagent_merge_links.py tests/agent/test_subagents.py tests/agent/test_instructions.py
+  tests/app tests/portability/test_simulated_windows_engine.py
+)
+step "engine, restore and safety suites on the portable backend"
+RETRACE_FS_BACKEND=portable "${pytest[@]}" -m "not serial" "${PORTABLE_SUITES[@]}"
 
 step "extension unit tests"
 npm run --silent test:unit

@@ -1,7 +1,7 @@
 """No open of a restore may block (safety round 3, item 7, the restore side): a path that turns
 into a FIFO between the restore's compare-and-swap ``stat`` and its ``open`` would hang a
 blocking open forever while the store lock is held. The fault is injected exactly in that window
-(the disk transaction's own ``os.open``), under a time guard."""
+(the disk transaction's own ``os.open``, through either file-system backend), under a time guard."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ def _fifo_at_first_read(monkeypatch: pytest.MonkeyPatch, ws: Path, target: str) 
     swapped: list[str] = []
 
     def open_with_swap(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if not swapped and str(path) == os.path.basename(target) and not flags & os.O_CREAT:
+        # A name relative to a directory descriptor (posix backend) or a whole path (portable).
+        named = os.path.basename(str(path)) == os.path.basename(target)
+        if not swapped and named and not flags & os.O_CREAT:
             os.unlink(ws / target)
             os.mkfifo(ws / target)
             swapped.append(target)

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import ntpath
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import platformdirs
 import pytest
-from tests.portability.simulated_windows import PRELUDE
 
-from retrace.engine import Engine
+from retrace.engine import Engine, fsops
 from retrace.engine.errors import RetraceError
 from retrace.engine.store import layout
 from retrace.engine.store.layout import default_store_dir
@@ -69,26 +67,29 @@ def test_letter_case_of_the_workspace_does_not_split_the_store_on_windows(
     assert default_store_dir(upper).name.lower() == default_store_dir(lower).name.lower()
 
 
-def test_engine_refuses_clearly_without_dir_fd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_engine_without_dir_fd_opens_on_the_portable_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    monkeypatch.setattr(os, "supports_dir_fd", set())
+    monkeypatch.delenv("RETRACE_FS_BACKEND", raising=False)
+    assert fsops.choice() == "portable"
+    eng = Engine.open(ws, tmp_path / "store")
+    try:
+        assert list(eng.head_manifest) == ["a.txt"]
+    finally:
+        eng.close()
+
+
+def test_engine_refuses_clearly_when_posix_is_forced_without_dir_fd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.setattr(os, "supports_dir_fd", set())
-    with pytest.raises(RetraceError, match=r"openat.*Linux and macOS"):
+    monkeypatch.setenv("RETRACE_FS_BACKEND", "posix")
+    with pytest.raises(RetraceError, match=r"RETRACE_FS_BACKEND=posix needs .*openat"):
         Engine.open(ws, tmp_path / "store")
     assert not (tmp_path / "store").exists(), "nothing is written before the refusal"
-
-
-def test_cli_on_simulated_windows_says_why_in_one_line(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    body = (
-        "\nimport sys\nfrom retrace.cli.main import main\n"
-        f"raise SystemExit(main(['init', '--workspace', {str(ws)!r}, '--store', {str(tmp_path / 's')!r}]))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-I", "-c", PRELUDE + body], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert out.returncode == 1, out.stdout + out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("retrace: error:"), out.stderr
-    assert "win32" in lines[0] and "Linux and macOS" in lines[0]

@@ -21,7 +21,7 @@ _ROUND_TRIP = textwrap.dedent(
     sys.platform = "darwin"
     from pathlib import Path
     from retrace.engine import Engine
-    from retrace.engine import workspace as workspace_module
+    from retrace.engine.fsops import posix as posix_backend
     from retrace.engine.config import EngineConfig
     from retrace.oscompat import ignores_case
 
@@ -49,7 +49,7 @@ _ROUND_TRIP = textwrap.dedent(
         "text_after_first": text_after_first,
         "back": [(ws / "a.txt").read_text(), (ws / "src" / "b.bin").read_bytes() == bytes(range(256)),
                  os.access(ws / "run.sh", os.X_OK), os.readlink(ws / "link")],
-        "renameat2": workspace_module.renameat2_call() is not None,
+        "renameat2": posix_backend.renameat2_call() is not None,
         "ignores_case": ignores_case(),
         "status": status,
     }, default=str))

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.workspace import DirTree, normalize_rel
-from retrace.oscompat import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
 from retrace.text import decode_text
 
 log = logging.getLogger(__name__)
@@ -38,7 +37,6 @@ MAX_TOTAL_CHARS = 32_000
 MAX_FOLDERS = 1000
 """Folders looked in per request at most (the shallowest first): a command that changed files
 in thousands of folders must not make every request scan them all."""
-_FILE_FLAGS = os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
 
 
 def folders_of(workspace: Path, touched: Iterable[str]) -> list[str]:
@@ -67,7 +65,7 @@ def _read(tree: DirTree, root: str, rel: str) -> tuple[str, tuple[int, int]] | N
             target = os.path.realpath(Path(root) / rel)
             rel = normalize_rel(target, root)  # outside: EscapeError
         fd_dir, name = tree.parent(rel)
-        fd = os.open(name, _FILE_FLAGS, dir_fd=fd_dir)
+        fd = tree.fs.open_file(fd_dir, name)
     except (RetraceError, OSError):
         return None
     try:

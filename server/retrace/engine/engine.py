@@ -28,7 +28,6 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Unpack
 
-from retrace import oscompat
 from retrace.engine.capture import Capturer
 from retrace.engine.catch_up import after_catch_up, gc_paused
 from retrace.engine.changes import Changes
@@ -41,6 +40,7 @@ from retrace.engine.errors import (
     StoreNotInitialised,
     UnknownCheckpoint,
 )
+from retrace.engine.fsops import choice as fs_backend_choice
 from retrace.engine.gc import GcTarget, collect, store_stats
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
@@ -142,8 +142,7 @@ class Engine:
         ``defer_catch_up``: return before that catch-up walk; it stays pending until
         :meth:`catch_up` runs it, as every capture, commit and restore does first (:mod:`.catch_up`).
         """
-        if (unsupported := oscompat.dir_fd_missing("Retrace's checkpoint engine")) is not None:
-            raise RetraceError(unsupported)
+        fs_backend_choice()  # RETRACE_FS_BACKEND names a backend this platform runs, else one line
         ws = Path(os.path.realpath(Path(workspace).expanduser()))
         if not ws.is_dir():
             raise RetraceError(f"workspace is not a directory: {workspace}")

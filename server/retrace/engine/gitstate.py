@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from retrace.oscompat import O_BINARY, O_CLOEXEC, O_NONBLOCK
+
 MAX_SMALL = 4096
 """Largest ``HEAD`` / ref / ``.git`` file read (real ones are ~50 bytes)."""
 MAX_PACKED = 32 * 1024 * 1024
@@ -82,7 +84,7 @@ def _read_small(path: Path) -> str | None:
 def _read_bounded(path: Path, limit: int) -> bytes | None:
     """A regular file's bytes, ``None`` when longer than ``limit`` or not a regular file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_BINARY)
     except OSError:
         return None
     try:

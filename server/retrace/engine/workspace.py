@@ -6,21 +6,21 @@ empty, ``.`` or ``..`` component, not absolute, no NUL. Anything else is an esca
 journal line, a manifest snapshot, a bucket object): it must already be in that normal form,
 and may not name anything in ``.git`` (which capture never records).
 
-:class:`DirTree` resolves a path's parent directories one component at a time with
-``openat(parent_fd, name, O_DIRECTORY | O_NOFOLLOW)``, starting from a descriptor of the
-workspace root, and performs every operation (stat, mkdir, rename, unlink, symlink, open)
-relative to the final directory descriptor. A parent component that is (or becomes) a symlink
-makes the resolution fail with ``ELOOP``/``ENOTDIR``: nothing is ever written through a link,
-so nothing outside the workspace can be created, replaced or removed.
+:class:`DirTree` resolves a path's parent directories one component at a time through the
+file-system backend (:mod:`retrace.engine.fsops`: ``openat(parent_fd, name, O_DIRECTORY |
+O_NOFOLLOW)`` with ``posix``; an ``lstat`` refusing links and reparse points, re-checked around
+every call, with ``portable``), starting from the workspace root, and performs every operation
+(stat, mkdir, rename, unlink, symlink, open) relative to the final directory. A parent
+component that is (or becomes) a symlink makes the resolution fail with ``ELOOP``/``ENOTDIR``:
+nothing is ever written through a link, so nothing outside the workspace can be created,
+replaced or removed (see :mod:`retrace.engine.fsops` for the one window the portable backend
+narrows but cannot close, and what it does about it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
-import functools
 import ntpath
 import os
 import posixpath
@@ -28,19 +28,17 @@ import random
 import stat
 import sys
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from retrace import oscompat
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError
-from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, ignores_case
+from retrace.engine.fsops import Backend, Dir, backend
+from retrace.oscompat import ignores_case, is_link_like
 
 TEMP_PREFIX = ".rt-"
 """Temporary names are ``.rt-<8 random chars>.tmp``: never derived from the target name, so a
 255-byte name gets a short temporary sibling (NAME_MAX cannot be exceeded)."""
-
-_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 
 
 class EscapeError(RetraceError):
@@ -68,13 +66,16 @@ def is_git_name(name: str) -> bool:
 def check_component(name: str, rel: str) -> None:
     """The lowest-level rule of :class:`DirTree`: ``name`` is one plain entry name below a
     directory of the workspace, or :class:`EscapeError`. No ``..``/``.``/empty component, no
-    ``/`` or NUL inside it, no ``.git``: whatever built ``rel`` (a forged manifest, a damaged
-    journal line, a plan that bypassed :func:`normalize_rel`), no call below can leave the
-    workspace or reach into ``.git``."""
+    ``/`` or NUL inside it, no ``.git``, on Windows no name Windows does not store as itself
+    (:func:`windows_name_problem`: ``CON``, ``a:stream``, ``x.``): whatever built ``rel`` (a
+    forged manifest, a damaged journal line, a plan that bypassed :func:`normalize_rel`), no
+    call below can leave the workspace or reach into ``.git``."""
     if name in ("", ".", "..") or "/" in name or "\x00" in name:
         raise EscapeError(f"{rel!r} is not a path inside the workspace")
     if is_git_name(name):
         raise EscapeError(f"{rel} is inside a .git directory; Retrace never writes or reads there")
+    if oscompat.is_windows() and (problem := windows_name_problem(name)) is not None:
+        raise EscapeError(f"{rel}: {name!r} is {problem}")  # a device, a stream: not this file
 
 
 def check_rel(rel: str) -> None:
@@ -256,59 +257,23 @@ class Identity:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
 
 
-# --------------------------------------------------------------------------- renameat2
-_RENAME_NOREPLACE = 1
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-@functools.cache
-def renameat2_call() -> Callable[..., int] | None:
-    """libc's ``renameat2``, looked up on first use (``find_library`` runs ``ldconfig``: a
-    subprocess no checkpoint-only process should pay at import); ``None`` where it is missing."""
-    if not sys.platform.startswith("linux"):  # a Linux system call; elsewhere the checked fallback
-        return None
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-def _rename2(src_fd: int, src: str, dst_fd: int, dst: str, flags: int) -> bool:
-    """``renameat2``; ``False`` when the kernel/filesystem does not support ``flags``."""
-    call = renameat2_call()
-    if call is None:
-        return False
-    rc = call(src_fd, os.fsencode(src), dst_fd, os.fsencode(dst), flags)
-    if rc == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
-        return False
-    raise OSError(err, os.strerror(err), src, None, dst)
-
-
 class DirTree:
-    """Descriptor-relative access below one root directory; never follows a symlink in a
-    parent component. Directory descriptors are cached per relative path until :meth:`forget`
-    (call it after removing or replacing a directory) or :meth:`close`."""
+    """Directory-relative access below one root directory through the file-system backend
+    (:mod:`retrace.engine.fsops`: ``fs``, default the one chosen for this platform); never
+    follows a symlink (or, on Windows, a junction) in a parent component. Directory handles are
+    cached per relative path until :meth:`forget` (call it after removing or replacing a
+    directory) or :meth:`close`."""
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, fs: Backend | None = None) -> None:
+        self.fs = fs if fs is not None else backend()
         self.root = os.path.realpath(root)
-        self._fds: dict[str, int] = {"": os.open(self.root, _DIR_FLAGS)}
+        self._dirs: dict[str, Dir] = {"": self.fs.open_root(self.root)}
 
     def close(self) -> None:
-        for fd in self._fds.values():
+        for d in self._dirs.values():
             with contextlib.suppress(OSError):
-                os.close(fd)
-        self._fds.clear()
+                self.fs.close(d)
+        self._dirs.clear()
 
     def __enter__(self) -> DirTree:
         return self
@@ -317,77 +282,76 @@ class DirTree:
         self.close()
 
     def forget(self, rel_dir: str) -> None:
-        """Drop cached descriptors of ``rel_dir`` and everything below it."""
-        for key in [k for k in self._fds if k == rel_dir or k.startswith(rel_dir + "/")]:
+        """Drop cached handles of ``rel_dir`` and everything below it."""
+        for key in [k for k in self._dirs if k == rel_dir or k.startswith(rel_dir + "/")]:
             if key:
                 with contextlib.suppress(OSError):
-                    os.close(self._fds.pop(key))
+                    self.fs.close(self._dirs.pop(key))
 
-    def dir_fd(self, rel_dir: str, *, create: list[str] | None = None) -> int:
-        """Descriptor of directory ``rel_dir`` ("" = root), opened component by component with
-        ``O_NOFOLLOW``. With ``create``, missing directories are made (0o755) and their relative
-        paths appended to ``create`` (so a rollback can remove exactly those)."""
-        cached = self._fds.get(rel_dir)
+    def directory(self, rel_dir: str, *, create: list[str] | None = None) -> Dir:
+        """Handle of directory ``rel_dir`` ("" = root), opened component by component without
+        following links. With ``create``, missing directories are made (0o755) and their
+        relative paths appended to ``create`` (so a rollback can remove exactly those)."""
+        cached = self._dirs.get(rel_dir)
         if cached is not None:
             return cached
         parent, sep, name = rel_dir.rpartition("/")
         check_component(name, rel_dir)
         if sep and not parent:
             check_component("", rel_dir)  # a leading "/": not relative to the workspace
-        pfd = self.dir_fd(parent, create=create)
+        pdir = self.directory(parent, create=create)
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+            d = self.fs.open_dir(pdir, name)
         except FileNotFoundError:
             if create is None:
                 raise
-            os.mkdir(name, 0o755, dir_fd=pfd)
+            self.fs.mkdir(pdir, name, 0o755)
             create.append(rel_dir)
-            fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+            d = self.fs.open_dir(pdir, name)
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                 raise
-            st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
-            if stat.S_ISLNK(st.st_mode):
+            st = self.fs.lstat(pdir, name)
+            if is_link_like(st):
                 raise EscapeError(f"{rel_dir} is a symlink, not a directory inside the workspace") from exc
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", rel_dir) from exc
-        self._fds[rel_dir] = fd
-        return fd
+        self._dirs[rel_dir] = d
+        return d
 
-    def parent(self, rel: str, *, create: list[str] | None = None) -> tuple[int, str]:
-        """(descriptor of ``rel``'s directory, ``rel``'s last component)."""
+    def parent(self, rel: str, *, create: list[str] | None = None) -> tuple[Dir, str]:
+        """(handle of ``rel``'s directory, ``rel``'s last component)."""
         head, sep, name = rel.rpartition("/")
         check_component(name, rel)
         if sep and not head:
             check_component("", rel)
-        return self.dir_fd(head, create=create), name
+        return self.directory(head, create=create), name
 
     def lstat(self, rel: str) -> os.stat_result | None:
         """``lstat`` of ``rel`` (``None`` when it or a parent is missing)."""
         try:
-            fd, name = self.parent(rel)
-            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+            d, name = self.parent(rel)
+            return self.fs.lstat(d, name)
         except FileNotFoundError:
             return None
 
-    def exchange(self, a_fd: int, a: str, b_fd: int, b: str) -> bool:
-        """Atomically swap two entries (``RENAME_EXCHANGE``); ``False`` when unsupported."""
-        return _rename2(a_fd, a, b_fd, b, _RENAME_EXCHANGE)
-
-    @staticmethod
-    def move(src_fd: int, src: str, dst_fd: int, dst: str, *, replace: bool = False) -> None:
-        """Rename ``src`` to ``dst``. Without ``replace`` an existing ``dst`` is an error
-        (``RENAME_NOREPLACE`` where supported, else a checked plain rename)."""
-        if replace:
-            os.rename(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
-            return
-        if _rename2(src_fd, src, dst_fd, dst, _RENAME_NOREPLACE):
-            return
+    def lstat_at(self, d: Dir, name: str) -> os.stat_result | None:
+        """``lstat`` of ``name`` in ``d`` (``None`` when missing)."""
         try:
-            os.stat(dst, dir_fd=dst_fd, follow_symlinks=False)
+            return self.fs.lstat(d, name)
         except FileNotFoundError:
-            os.rename(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
-            return
-        raise FileExistsError(errno.EEXIST, "destination exists", dst)
+            return None
+
+    def exchange(self, a: Dir, a_name: str, b: Dir, b_name: str) -> bool:
+        """Atomically swap two entries; ``False`` when unsupported (nothing done)."""
+        return self.fs.exchange(a, a_name, b, b_name)
+
+    def move(self, src: Dir, src_name: str, dst: Dir, dst_name: str, *, replace: bool = False) -> None:
+        """Rename ``src_name`` to ``dst_name``. Without ``replace`` an existing ``dst_name`` is
+        an error (``FileExistsError``)."""
+        if replace:
+            self.fs.rename(src, src_name, dst, dst_name)
+        else:
+            self.fs.rename_noreplace(src, src_name, dst, dst_name)
 
     @staticmethod
     def is_dir(st: os.stat_result | None) -> bool:
@@ -412,9 +376,9 @@ def prune_empty_parents(root: str, path: str) -> list[str]:
         while head:
             parent, _, name = head.rpartition("/")
             try:
-                pfd = tree.dir_fd(parent)
+                pdir = tree.directory(parent)
                 tree.forget(head)
-                os.rmdir(name, dir_fd=pfd)
+                tree.fs.rmdir(pdir, name)
             except OSError:
                 break
             removed.append(root.rstrip(os.sep) + os.sep + head)

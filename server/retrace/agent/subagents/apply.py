@@ -24,7 +24,6 @@ from retrace.engine.restore.disk import apply_disk
 from retrace.engine.restore.ops import DiskOp, Seen
 from retrace.engine.store.blobs import blob_id
 from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, normalize_rel
-from retrace.oscompat import O_NONBLOCK
 
 Change = tuple[Version | None, Version | None]
 """(base, theirs) of one path."""
@@ -95,13 +94,13 @@ def _ours(tree: DirTree, rel: str) -> tuple[Version | None, Seen]:
         return None, Seen(None)
     fd, name = tree.parent(rel)
     if stat.S_ISLNK(st.st_mode):
-        target = os.readlink(name, dir_fd=fd)
+        target = tree.fs.readlink(fd, name)
         raw = os.fsencode(target)
         entry = make_entry("symlink", blob_id(raw), len(raw), target=target)
         return Version(raw, link=True), Seen(entry, Identity.of(st))
     if not stat.S_ISREG(st.st_mode):
         raise LookupError("something that is not a file is in the way here")
-    ffd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | O_NONBLOCK, dir_fd=fd)
+    ffd = tree.fs.open_file(fd, name)
     try:
         if Identity.of(os.fstat(ffd)) != Identity.of(st):
             raise LookupError("it changed while the merge read it")

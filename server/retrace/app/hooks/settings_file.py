@@ -45,8 +45,9 @@ from retrace.app.hooks.install import (
     remove,
 )
 from retrace.app.hooks.registry import INSTALLS, install_for
-from retrace.engine.capture.fs import open_regular, read_fd
+from retrace.engine.capture.fs import open_regular_in, read_fd
 from retrace.engine.errors import RetraceError
+from retrace.engine.fsops import Dir
 from retrace.engine.workspace import DirTree, temp_name
 from retrace.protocol.agents import AgentIntegrateResult
 
@@ -54,9 +55,6 @@ MAX_SETTINGS_BYTES = 1 << 20
 """Larger settings files are refused (an agent's settings are a few kilobytes)."""
 
 _BOM = "\ufeff"
-_WRITE_FLAGS = (
-    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
 
 
 class AgentSettingsError(RetraceError):
@@ -137,10 +135,10 @@ def render_settings(doc: dict[str, Any], *, bom: bool = False, crlf: bool = Fals
     return ((_BOM if bom else "") + text).encode("utf-8")
 
 
-def _settings_dir(tree: DirTree, spec: AgentInstall, *, create: bool) -> int | None:
-    """The settings folder's descriptor (``None`` when missing and not ``create``)."""
+def _settings_dir(tree: DirTree, spec: AgentInstall, *, create: bool) -> Dir | None:
+    """The settings folder (``None`` when missing and not ``create``)."""
     try:
-        return tree.dir_fd(spec.settings_dir, create=[] if create else None)
+        return tree.directory(spec.settings_dir, create=[] if create else None)
     except FileNotFoundError:
         return None
     except NotADirectoryError:
@@ -149,16 +147,16 @@ def _settings_dir(tree: DirTree, spec: AgentInstall, *, create: bool) -> int | N
         ) from None
 
 
-def _read(dir_fd: int | None, spec: AgentInstall) -> _Loaded:
+def _read(tree: DirTree, dir_fd: Dir | None, spec: AgentInstall) -> _Loaded:
     if dir_fd is None:
         return _Loaded(None, None)
     try:
-        fd, st = open_regular(spec.settings_file, dir_fd)
+        fd, st = open_regular_in(tree.fs, dir_fd, spec.settings_file)
     except FileNotFoundError:
         return _Loaded(None, None)
     except OSError as exc:
         raise AgentSettingsError(
-            f"{spec.settings_rel} {_not_regular(dir_fd, spec.settings_file, exc)}"
+            f"{spec.settings_rel} {_not_regular(tree, dir_fd, spec.settings_file, exc)}"
         ) from None
     data = read_fd(fd, min(st.st_size, MAX_SETTINGS_BYTES) + 1, MAX_SETTINGS_BYTES + 1)  # closes fd
     if len(data) > MAX_SETTINGS_BYTES:
@@ -169,18 +167,15 @@ def _read(dir_fd: int | None, spec: AgentInstall) -> _Loaded:
     return _Loaded(doc, st, bom, crlf)
 
 
-def _not_regular(dir_fd: int, name: str, exc: OSError) -> str:
+def _not_regular(tree: DirTree, dir_fd: Dir, name: str, exc: OSError) -> str:
     with contextlib.suppress(OSError):
-        if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+        if stat.S_ISLNK(tree.fs.lstat(dir_fd, name).st_mode):
             return "is a symlink; Retrace never writes through one; left untouched"
     return f"is not a regular file ({exc.strerror}); left untouched"
 
 
-def _still_the_one_read(dir_fd: int, name: str, st: os.stat_result | None, rel: str) -> None:
-    try:
-        now: os.stat_result | None = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        now = None
+def _still_the_one_read(tree: DirTree, dir_fd: Dir, name: str, st: os.stat_result | None, rel: str) -> None:
+    now = tree.lstat_at(dir_fd, name)
     same = (
         (now is None)
         if st is None
@@ -194,11 +189,11 @@ def _still_the_one_read(dir_fd: int, name: str, st: os.stat_result | None, rel: 
         raise AgentSettingsError(f"{rel} changed while Retrace was updating it; nothing written, try again")
 
 
-def _write(dir_fd: int, spec: AgentInstall, data: bytes, st: os.stat_result | None) -> None:
+def _write(tree: DirTree, dir_fd: Dir, spec: AgentInstall, data: bytes, st: os.stat_result | None) -> None:
     tmp = temp_name(".json")
     mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
     try:
-        fd = os.open(tmp, _WRITE_FLAGS, mode, dir_fd=dir_fd)
+        fd = tree.fs.create_file(dir_fd, tmp, mode)
     except OSError as exc:
         raise AgentSettingsError(f"cannot write {spec.settings_rel}: {exc.strerror}") from None
     try:
@@ -207,36 +202,36 @@ def _write(dir_fd: int, spec: AgentInstall, data: bytes, st: os.stat_result | No
             while view:
                 view = view[os.write(fd, view) :]
             if st is not None:
-                os.fchmod(fd, mode)  # the old file's mode, whatever the umask
+                tree.fs.fchmod(fd, dir_fd, tmp, mode)  # the old file's mode, whatever the umask
             os.fsync(fd)
         finally:
             os.close(fd)
-        _still_the_one_read(dir_fd, spec.settings_file, st, spec.settings_rel)
-        os.rename(tmp, spec.settings_file, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        _still_the_one_read(tree, dir_fd, spec.settings_file, st, spec.settings_rel)
+        tree.move(dir_fd, tmp, dir_fd, spec.settings_file, replace=True)
     except BaseException as exc:
         with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=dir_fd)
+            tree.fs.unlink(dir_fd, tmp)
         if isinstance(exc, OSError):
             raise AgentSettingsError(f"cannot write {spec.settings_rel}: {exc.strerror}") from None
         raise
-    _sync_dir(dir_fd)
+    _sync_dir(tree, dir_fd)
 
 
-def _delete(tree: DirTree, dir_fd: int, spec: AgentInstall, st: os.stat_result | None) -> None:
-    _still_the_one_read(dir_fd, spec.settings_file, st, spec.settings_rel)
+def _delete(tree: DirTree, dir_fd: Dir, spec: AgentInstall, st: os.stat_result | None) -> None:
+    _still_the_one_read(tree, dir_fd, spec.settings_file, st, spec.settings_rel)
     try:
-        os.unlink(spec.settings_file, dir_fd=dir_fd)
+        tree.fs.unlink(dir_fd, spec.settings_file)
     except OSError as exc:
         raise AgentSettingsError(f"cannot remove {spec.settings_rel}: {exc.strerror}") from None
-    _sync_dir(dir_fd)
+    _sync_dir(tree, dir_fd)
     tree.forget(spec.settings_dir)
     with contextlib.suppress(OSError):  # only when that left it empty
-        os.rmdir(spec.settings_dir, dir_fd=tree.dir_fd(""))
+        tree.fs.rmdir(tree.directory(""), spec.settings_dir)
 
 
-def _sync_dir(dir_fd: int) -> None:
+def _sync_dir(tree: DirTree, dir_fd: Dir) -> None:
     with contextlib.suppress(OSError):
-        os.fsync(dir_fd)
+        tree.fs.fsync_dir(dir_fd)
 
 
 def interpreter() -> str:
@@ -292,7 +287,7 @@ def integrate(
         raise AgentSettingsError(f"workspace folder not found: {root}")
     with DirTree(root) as tree:
         dir_fd = _settings_dir(tree, spec, create=False)
-        loaded = _read(dir_fd, spec)
+        loaded = _read(tree, dir_fd, spec)
         if (loaded.doc is None and remove_) or (only_if_stale and not _stale(loaded.doc, spec.name, python)):
             plan = Plan(loaded.doc, "unchanged")
         elif remove_:
@@ -312,7 +307,7 @@ def integrate(
     )
 
 
-def _apply(tree: DirTree, dir_fd: int | None, spec: AgentInstall, plan: Plan, loaded: _Loaded) -> None:
+def _apply(tree: DirTree, dir_fd: Dir | None, spec: AgentInstall, plan: Plan, loaded: _Loaded) -> None:
     if plan.action == "unchanged":
         return
     if loaded.st is not None and not loaded.st.st_mode & stat.S_IWUSR:
@@ -327,7 +322,7 @@ def _apply(tree: DirTree, dir_fd: int | None, spec: AgentInstall, plan: Plan, lo
         except OSError as exc:
             raise AgentSettingsError(f"cannot write {spec.settings_rel}: {exc.strerror}") from None
         assert dir_fd is not None
-    _write(dir_fd, spec, render_settings(plan.doc, bom=loaded.bom, crlf=loaded.crlf), loaded.st)
+    _write(tree, dir_fd, spec, render_settings(plan.doc, bom=loaded.bom, crlf=loaded.crlf), loaded.st)
 
 
 def refresh(workspace: Path, python: str | None = None) -> tuple[list[AgentIntegrateResult], list[str]]:

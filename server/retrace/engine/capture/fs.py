@@ -26,13 +26,22 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from retrace.engine.capture.faults import fire
-from retrace.oscompat import O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
+from retrace.engine.fsops import Backend, Dir
+from retrace.oscompat import (
+    O_BINARY,
+    O_CLOEXEC,
+    O_DIRECTORY,
+    O_NOFOLLOW,
+    O_NONBLOCK,
+    has_dir_fd,
+    is_link_like,
+)
 
 PATH_SAFE = 4000
 """Absolute paths this long (bytes) or longer are resolved relative to directory fds: the
 kernel refuses paths longer than PATH_MAX (4096), and a deep tree is still the user's work."""
 _DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_CLOEXEC
-READ_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+READ_FLAGS = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_BINARY | getattr(os, "O_NOCTTY", 0)
 """Flags of every read of a workspace file: see :func:`open_regular`. (``O_NONBLOCK`` changes
 nothing for a regular file's reads.)"""
 T = TypeVar("T")
@@ -49,7 +58,7 @@ def open_dir(ws: str, rel: str) -> int:
     try:
         for part in rel.split("/"):
             if part:
-                nfd = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                nfd = os.open(part, _DIR_FLAGS | O_NOFOLLOW, dir_fd=fd)
                 os.close(fd)
                 fd = nfd
     except BaseException:
@@ -62,7 +71,7 @@ def at(ws: str, rel: str, fn: Callable[[str, int | None], T]) -> T:
     """``fn(path, dir_fd)`` for ``ws/rel``: the absolute path when the kernel accepts it, else
     the leaf name relative to an fd of its parent directory."""
     full = os.path.join(ws, rel) if rel else ws
-    if not too_long(full):
+    if not too_long(full) or not has_dir_fd():  # Windows: no dir_fd; its own long-path rules
         return fn(full, None)
     cut = rel.rfind("/")
     fd = open_dir(ws, rel[:cut] if cut > 0 else "")
@@ -115,8 +124,28 @@ def open_regular(path: str, dir_fd: int | None = None) -> tuple[int, os.stat_res
     regular file raises :class:`NotRegularFileError` (closed already). ``FileNotFoundError`` and
     other ``OSError`` as ``os.open`` raises them."""
     fire("open", path)
+    fd, st = _regular(lambda: os.open(path, READ_FLAGS, dir_fd=dir_fd), path)
+    if not O_NOFOLLOW:  # Windows: the open followed a final link; the path must hold what was read
+        try:
+            now = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            now = None
+        if now is None or is_link_like(now) or not os.path.samestat(now, st):
+            os.close(fd)
+            raise NotRegularFileError(errno.ELOOP, "not a regular file (a link or reparse point)", path)
+    return fd, st
+
+
+def open_regular_in(fs: Backend, d: Dir, name: str) -> tuple[int, os.stat_result]:
+    """:func:`open_regular` of the entry ``name`` of the directory ``d`` through the file-system
+    backend ``fs`` (a :class:`~retrace.engine.workspace.DirTree`'s)."""
+    fire("open", name)
+    return _regular(lambda: fs.open_file(d, name), name)
+
+
+def _regular(opener: Callable[[], int], path: str) -> tuple[int, os.stat_result]:
     try:
-        fd = os.open(path, READ_FLAGS, dir_fd=dir_fd)
+        fd = opener()
     except OSError as exc:
         if exc.errno in _NOT_REGULAR_ERRNOS:
             raise NotRegularFileError(exc.errno, f"not a regular file ({exc.strerror})", path) from None

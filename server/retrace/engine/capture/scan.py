@@ -35,6 +35,7 @@ from retrace.engine.capture.statcache import CTIME_RACY_NS
 from retrace.engine.config import TOOL_FOLDERS, TOOL_MARKERS
 from retrace.engine.manifest import make_entry
 from retrace.engine.models import FileEntry
+from retrace.oscompat import has_dir_fd, is_link_like, pread
 
 Listing = tuple[list[tuple[str, os.stat_result]], list[str]]
 """One directory's non-excluded (files with their lstat, subdirectories)."""
@@ -91,7 +92,7 @@ def scandir_at(base: str, d: str) -> Iterator[Iterator[os.DirEntry[str]]]:
     """``os.scandir`` of ``base/d`` at any depth: beyond PATH_MAX it lists (and its entries
     lstat) relative to a directory fd opened component by component."""
     path = os.path.join(base, d) if d else base
-    if not too_long(path):
+    if not too_long(path) or not has_dir_fd():
         with os.scandir(path) as it:
             yield it
         return
@@ -101,6 +102,15 @@ def scandir_at(base: str, d: str) -> Iterator[Iterator[os.DirEntry[str]]]:
             yield it
     finally:
         os.close(fd)
+
+
+def enterable(entry: os.DirEntry[str]) -> bool:
+    """Whether the walk descends into ``entry``: a directory that is not a link. On Windows a
+    junction (or any reparse point) is a directory to ``is_dir(follow_symlinks=False)``; its
+    cached ``lstat`` attributes say what it is, and it is neither entered nor recorded."""
+    if not entry.is_dir(follow_symlinks=False):
+        return False
+    return os.name != "nt" or not is_link_like(entry.stat(follow_symlinks=False))
 
 
 def _list_at(
@@ -139,7 +149,7 @@ def _list_dir(
     for entry in it:
         name = entry.name
         try:
-            if entry.is_dir(follow_symlinks=False):
+            if enterable(entry):
                 if _keep_dir(name, prefix + name, f, ignorer):
                     subdirs.append(prefix + name)
                 continue
@@ -177,7 +187,7 @@ def walk_dirs(
             with scandir_at(base, d) as it:
                 for entry in it:
                     try:
-                        is_dir = entry.is_dir(follow_symlinks=False)
+                        is_dir = enterable(entry)
                     except OSError:
                         continue
                     rel = f"{d}/{entry.name}" if d else entry.name
@@ -337,7 +347,7 @@ def _one_version(
         # descriptor must see the same bytes. No third fstat: two equal reads bracketing the
         # post-read fstat are already one version (a later write changes nothing read).
         fire("verify", abs_path)
-        if os.pread(fd, size + 1, 0) != data:
+        if pread(fd, size + 1, 0) != data:
             return None
     return data
 

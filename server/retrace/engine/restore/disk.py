@@ -17,8 +17,10 @@ Contract of :func:`apply_disk`:
   batch is fetched and written by a few threads (:mod:`.writers`), each holding one file's bytes
   at a time. A source that cannot deliver intact bytes (:class:`SourceMissingError`) fails the
   apply, which then rolls back everything: a restore never half-applies for a damaged blob;
-* every operation goes through :class:`~retrace.engine.workspace.DirTree`, so no parent
-  component is ever followed through a symlink, during the apply or the rollback;
+* every operation goes through :class:`~retrace.engine.workspace.DirTree` and its file-system
+  backend (:mod:`retrace.engine.fsops`), so no parent component is ever followed through a
+  symlink, during the apply or the rollback (an existing entry is opened never blocking: a FIFO
+  swapped in after the check opens at once, and its identity then fails the compare-and-swap);
 * directories created by the apply are removed by the rollback, directories emptied by its
   deletes are recreated;
 * an applied result names how many renames it made at each path (:attr:`ApplyResult.renames`),
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from retrace.engine.fsops import Dir
 from retrace.engine.models import FileEntry
 from retrace.engine.restore import faults
 from retrace.engine.restore.entries import (
@@ -47,7 +50,6 @@ from retrace.engine.restore.entries import (
     exec_mode,
     hash_fd,
     process_umask,
-    remove_entry,
     write_hashed,
 )
 from retrace.engine.restore.ops import (
@@ -60,11 +62,6 @@ from retrace.engine.restore.ops import (
 from retrace.engine.restore.trash import discard_later
 from retrace.engine.restore.writers import PARALLEL_WRITES_FROM, make_in_parallel
 from retrace.engine.workspace import DirTree, EscapeError, Identity, check_rel, temp_name
-from retrace.oscompat import O_CLOEXEC, O_NOFOLLOW, O_NONBLOCK
-
-_READ_EXISTING = os.O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
-"""How the transaction opens an entry it checked a moment before: never blocking (a FIFO
-swapped in after the check opens at once, and its identity then fails the compare-and-swap)."""
 
 CHUNK = 1 << 20
 PROGRESS_EVERY = 256
@@ -82,8 +79,8 @@ Progress = Callable[[], None]
 @dataclass(frozen=True)
 class Staged:
     op: DiskOp
-    fd: int
-    """Descriptor of the parent directory."""
+    fd: Dir
+    """The parent directory."""
     name: str
     mode: int
     """Mode the new file starts from (the current file's, else 0o644)."""
@@ -106,12 +103,13 @@ class DiskTransaction:
         self.progress = progress
         """Called now and then from this thread (the watcher drains its queue meanwhile)."""
         self.trash_path = trash
-        self.trash_fd = -1
+        self.trash_fd: Dir | None = None
         self.store_trash = False
         if trash is not None:
             trash.mkdir(parents=True, exist_ok=True)
-            self.trash_fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            self.store_trash = os.fstat(self.trash_fd).st_dev == os.fstat(self.tree.dir_fd("")).st_dev
+            self.trash_fd = self.tree.fs.open_root(os.path.realpath(trash))
+            fs, root = self.tree.fs, self.tree.directory("")
+            self.store_trash = fs.dir_stat(self.trash_fd).st_dev == fs.dir_stat(root).st_dev
         """Whether entries can be moved into the store's trash (same file system). When not, they
         go to :attr:`ws_trash`, a hidden directory at the workspace root made on first use."""
         self.ws_trash: str | None = None
@@ -153,12 +151,12 @@ class DiskTransaction:
     def _verify_content(self, rel: str, entry: FileEntry, st: os.stat_result) -> Identity:
         fd, name = self.tree.parent(rel)
         if stat.S_ISLNK(st.st_mode):
-            if entry.kind != "symlink" or os.readlink(name, dir_fd=fd) != entry.target:
+            if entry.kind != "symlink" or self.tree.fs.readlink(fd, name) != entry.target:
                 raise ConflictError(rel, "changed on disk after the restore was planned")
         elif not stat.S_ISREG(st.st_mode) or entry.kind != "file":
             raise ConflictError(rel, "changed type after the restore was planned")
         elif entry.hash is not None:
-            ffd = os.open(name, _READ_EXISTING, dir_fd=fd)
+            ffd = self.tree.fs.open_file(fd, name)
             try:
                 before = Identity.of(os.fstat(ffd))
                 digest = hash_fd(ffd)
@@ -170,12 +168,9 @@ class DiskTransaction:
             raise ConflictError(rel, "changed on disk after the restore was planned")
         return Identity.of(st)
 
-    def _expect_now(self, rel: str, fd: int, name: str) -> os.stat_result | None:
+    def _expect_now(self, rel: str, fd: Dir, name: str) -> os.stat_result | None:
         """Compare-and-swap guard: the entry at ``rel`` is still the one checked before."""
-        try:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            st = None
+        st = self.tree.lstat_at(fd, name)
         want = self.identity.get(rel)
         got = Identity.of(st) if st is not None else None
         if got != want:
@@ -183,19 +178,22 @@ class DiskTransaction:
         return st
 
     # ------------------------------------------------------------------ trash
-    def _slot_fd(self, slot: Slot) -> int:
-        return self.trash_fd if slot[0] is None else self.tree.dir_fd(slot[0])
+    def _slot_fd(self, slot: Slot) -> Dir:
+        if slot[0] is None:
+            assert self.trash_fd is not None
+            return self.trash_fd
+        return self.tree.directory(slot[0])
 
-    def _stash(self, rel: str, fd: int, name: str) -> Slot:
+    def _stash(self, rel: str, fd: Dir, name: str) -> Slot:
         """Move the entry ``name`` (in directory ``fd``, the parent of ``rel``) out of the way,
         always within the workspace's own file system (a rename, never a copy): into the store's
         trash when the store shares it, else into the workspace trash (:meth:`_workspace_trash`),
         else (a mount point inside the workspace) beside itself under a temporary name."""
         self._seq += 1
         label = f"{self._seq:06d}"
-        if self.store_trash:
+        if self.store_trash and self.trash_fd is not None:
             try:
-                DirTree.move(fd, name, self.trash_fd, label)
+                self.tree.move(fd, name, self.trash_fd, label)
                 return self._stashed((None, label))
             except OSError as exc:
                 if exc.errno != errno.EXDEV:
@@ -203,12 +201,12 @@ class DiskTransaction:
                 self.store_trash = False  # a bind mount: same device, still another mount
         try:
             slot: Slot = (self._workspace_trash(), label)
-            DirTree.move(fd, name, self.tree.dir_fd(slot[0] or ""), label)
+            self.tree.move(fd, name, self.tree.directory(slot[0] or ""), label)
         except OSError as exc:
             if exc.errno != errno.EXDEV:
                 raise
             slot = (rel.rpartition("/")[0], temp_name(".old"))
-            DirTree.move(fd, name, fd, slot[1])
+            self.tree.move(fd, name, fd, slot[1])
         return self._stashed(slot)
 
     def _stashed(self, slot: Slot) -> Slot:
@@ -222,17 +220,17 @@ class DiskTransaction:
         when the apply ends (kept only when a rollback could not put everything back)."""
         if self.ws_trash is None:
             name = temp_name(".trash")
-            os.mkdir(name, 0o700, dir_fd=self.tree.dir_fd(""))
+            self.tree.fs.mkdir(self.tree.directory(""), name, 0o700)
             self.ws_trash = name
         return self.ws_trash
 
-    def _to_trash(self, rel: str, fd: int, name: str) -> Slot:
+    def _to_trash(self, rel: str, fd: Dir, name: str) -> Slot:
         """Move the entry at ``rel`` into the trash, then prove it was the expected one."""
         slot = self._stash(rel, fd, name)
         sfd = self._slot_fd(slot)
-        moved = Identity.of(os.stat(slot[1], dir_fd=sfd, follow_symlinks=False))
+        moved = Identity.of(self.tree.fs.lstat(sfd, slot[1]))
         if not moved.moved(self.identity.get(rel)):
-            DirTree.move(sfd, slot[1], fd, name)
+            self.tree.move(sfd, slot[1], fd, name)
             self.stashed.remove(slot)
             raise ConflictError(rel, "changed on disk while the restore was running")
         return slot
@@ -266,10 +264,10 @@ class DiskTransaction:
         while head:
             parent, _, name = head.rpartition("/")
             try:
-                pfd = self.tree.dir_fd(parent)
+                pfd = self.tree.directory(parent)
                 faults.fire("prune", head)
                 self.tree.forget(head)
-                os.rmdir(name, dir_fd=pfd)
+                self.tree.fs.rmdir(pfd, name)
             except OSError:
                 return
             self.undo.append(("rmdir", head, "", None))
@@ -284,22 +282,22 @@ class DiskTransaction:
         st = self._expect_now(op.path, fd, name)
         if st is None or not stat.S_ISREG(st.st_mode):
             return  # symlinks have no mode of their own
-        ffd = os.open(name, _READ_EXISTING, dir_fd=fd)
+        ffd = self.tree.fs.open_file(fd, name)
         try:
             if Identity.of(os.fstat(ffd)) != self.identity.get(op.path):
                 raise ConflictError(op.path, "changed on disk while the restore was running")
-            os.fchmod(ffd, exec_mode(st.st_mode, op.entry.executable))
+            self.tree.fs.fchmod(ffd, fd, name, exec_mode(st.st_mode, op.entry.executable))
             self.undo.append(("chmod", op.path, oct(stat.S_IMODE(st.st_mode)), None))
         finally:
             os.close(ffd)
 
-    def _make_temp(self, fd: int, op: DiskOp, mode: int, data: bytes | None) -> str:
+    def _make_temp(self, fd: Dir, op: DiskOp, mode: int, data: bytes | None) -> str:
         entry = op.entry
         assert entry is not None
         tmp = temp_name()
         if entry.kind == "symlink":
             assert entry.target is not None
-            os.symlink(entry.target, tmp, dir_fd=fd)
+            self.tree.fs.symlink(entry.target, fd, tmp)
             return tmp
         faults.fire("write", op.path)
         if data is None:
@@ -307,8 +305,7 @@ class DiskTransaction:
         want = exec_mode(mode, entry.executable)
         # Created with its final mode when the umask cannot strip any of it (one chmod less).
         direct = self.umask is not None and not want & self.umask
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        ffd = os.open(tmp, flags, want if direct else 0o600, dir_fd=fd)
+        ffd = self.tree.fs.create_file(fd, tmp, want if direct else 0o600)
         try:
             written = write_hashed(ffd, data)
             if entry.hash is not None and written != entry.hash:
@@ -317,10 +314,10 @@ class DiskTransaction:
                 why = f"the bytes written for {op.path} are not its recorded content"
                 raise SourceMissingError(op.path, why)
             if not direct:
-                os.fchmod(ffd, want)
+                self.tree.fs.fchmod(ffd, fd, tmp, want)
         except BaseException:
             os.close(ffd)
-            os.unlink(tmp, dir_fd=fd)
+            self.tree.fs.unlink(fd, tmp)
             raise
         os.close(ffd)
         return tmp
@@ -331,7 +328,7 @@ class DiskTransaction:
             return None
         return op.source() if op.source is not None else b""
 
-    def _parent_for_write(self, op: DiskOp) -> tuple[int, str]:
+    def _parent_for_write(self, op: DiskOp) -> tuple[Dir, str]:
         created: list[str] = []
         try:
             return self.tree.parent(op.path, create=created)
@@ -344,7 +341,7 @@ class DiskTransaction:
         # follow it) to the trash and make the directory.
         blocker = blocking_ancestor(self.tree, op.path)
         fd, name = self.tree.parent(blocker)
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        st = self.tree.fs.lstat(fd, name)
         self.identity[blocker] = Identity.of(st)
         self.undo.append(("moved", blocker, self._to_trash(blocker, fd, name), None))
         self.swept.append(blocker)
@@ -361,7 +358,7 @@ class DiskTransaction:
         # have pruned it). Any change since fails the compare-and-swap just before the rename.
         cur = self.prepared.get(op.path)
         if op.path not in self.prepared or (cur is not None and stat.S_ISDIR(cur.st_mode)):
-            cur = self._lstat_at(fd, name)
+            cur = self.tree.lstat_at(fd, name)
         if cur is not None and stat.S_ISDIR(cur.st_mode) and not op.replace_directory:
             raise ConflictError(op.path, "a directory with files that are not tracked is in the way")
         mode = cur.st_mode if cur is not None and stat.S_ISREG(cur.st_mode) else 0o644
@@ -380,11 +377,10 @@ class DiskTransaction:
             raise error
         return temps
 
-    @staticmethod
-    def _drop_temps(staged: list[Staged], temps: dict[int, str]) -> None:
+    def _drop_temps(self, staged: list[Staged], temps: dict[int, str]) -> None:
         for index, tmp in temps.items():
             with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=staged[index].fd)
+                self.tree.fs.unlink(staged[index].fd, tmp)
 
     def write_all(self, writes: list[DiskOp]) -> None:
         staged = [self._stage(op) for op in writes]
@@ -400,27 +396,20 @@ class DiskTransaction:
                     self._publish(item.op, item.fd, item.name, tmp)
                 except BaseException:
                     with contextlib.suppress(OSError):
-                        os.unlink(tmp, dir_fd=item.fd)
+                        self.tree.fs.unlink(item.fd, tmp)
                     raise
         finally:
             self._drop_temps(staged, temps)
 
-    @staticmethod
-    def _lstat_at(fd: int, name: str) -> os.stat_result | None:
-        try:
-            return os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return None
-
-    def _publish(self, op: DiskOp, fd: int, name: str, tmp: str) -> None:
+    def _publish(self, op: DiskOp, fd: Dir, name: str, tmp: str) -> None:
         faults.fire("create" if self.identity.get(op.path) is None else "replace", op.path)
         st = self._expect_now(op.path, fd, name)
         if st is None:
             try:
-                DirTree.move(fd, tmp, fd, name)
+                self.tree.move(fd, tmp, fd, name)
             except FileExistsError:
                 raise ConflictError(op.path, "was created on disk while the restore was running") from None
-            now = Identity.of(os.stat(name, dir_fd=fd, follow_symlinks=False))
+            now = Identity.of(self.tree.fs.lstat(fd, name))
             self.undo.append(("created", op.path, "", now))
             return
         if stat.S_ISDIR(st.st_mode):
@@ -428,15 +417,15 @@ class DiskTransaction:
             self.swept.append(op.path)
         if not stat.S_ISDIR(st.st_mode) and self.tree.exchange(fd, tmp, fd, name):
             # Atomic swap: readers never see the path missing. ``tmp`` now holds the old entry.
-            moved = Identity.of(os.stat(tmp, dir_fd=fd, follow_symlinks=False))
+            moved = Identity.of(self.tree.fs.lstat(fd, tmp))
             if not moved.moved(self.identity.get(op.path)):
                 self.tree.exchange(fd, tmp, fd, name)
                 raise ConflictError(op.path, "changed on disk while the restore was running")
             slot = self._stash(op.path, fd, tmp)
         else:
             slot = self._to_trash(op.path, fd, name)
-            DirTree.move(fd, tmp, fd, name)
-        now = Identity.of(os.stat(name, dir_fd=fd, follow_symlinks=False))
+            self.tree.move(fd, tmp, fd, name)
+        now = Identity.of(self.tree.fs.lstat(fd, name))
         self.undo.append(("replaced", op.path, slot, now))
 
     def run(self, ops: list[DiskOp]) -> None:
@@ -487,29 +476,29 @@ class DiskTransaction:
         if kind == "mkdir":
             self.tree.forget(rel)
             fd, name = self.tree.parent(rel)
-            os.rmdir(name, dir_fd=fd)
+            self.tree.fs.rmdir(fd, name)
             return
         if kind == "rmdir":
             fd, name = self.tree.parent(rel)
             with contextlib.suppress(FileExistsError):
-                os.mkdir(name, 0o755, dir_fd=fd)
+                self.tree.fs.mkdir(fd, name, 0o755)
             return
         fd, name = self.tree.parent(rel)
         if kind == "chmod":
-            ffd = os.open(name, _READ_EXISTING, dir_fd=fd)
+            ffd = self.tree.fs.open_file(fd, name)
             try:
-                os.fchmod(ffd, int(str(arg), 8))
+                self.tree.fs.fchmod(ffd, fd, name, int(str(arg), 8))
             finally:
                 os.close(ffd)
             return
         if kind in ("created", "replaced"):
-            st = self._lstat_at(fd, name)
+            st = self.tree.lstat_at(fd, name)
             if st is None or Identity.of(st) != ident:
                 raise ConflictError(rel, "changed on disk during the rollback; left as it is")
             self._stash(rel, fd, name)
         if kind in ("replaced", "moved"):
             assert isinstance(arg, tuple)
-            DirTree.move(self._slot_fd(arg), arg[1], fd, name)
+            self.tree.move(self._slot_fd(arg), arg[1], fd, name)
             self.stashed.remove(arg)
 
     def rollback(self) -> list[str]:
@@ -540,15 +529,15 @@ class DiskTransaction:
             for rel_dir, name in self.stashed:
                 if rel_dir is not None:
                     with contextlib.suppress(OSError, EscapeError):
-                        remove_entry(self.tree.dir_fd(rel_dir), name)
+                        self.tree.fs.remove_tree(self.tree.directory(rel_dir), name)
             self.stashed.clear()
             if self.ws_trash is not None:
                 with contextlib.suppress(OSError, EscapeError):
-                    remove_entry(self.tree.dir_fd(""), self.ws_trash)
+                    self.tree.fs.remove_tree(self.tree.directory(""), self.ws_trash)
         self.tree.close()
-        if self.trash_fd >= 0:
-            os.close(self.trash_fd)
-            self.trash_fd = -1
+        if self.trash_fd is not None:
+            self.tree.fs.close(self.trash_fd)
+            self.trash_fd = None
         if discard and self.trash_path is not None:
             # Unlinking what the restore replaced is not on the user's clock: a thread does it
             # (the interpreter waits for it at exit; a leftover trash directory is harmless).

@@ -1,12 +1,10 @@
 """Small pieces of the disk applier that need no transaction: the mode a restored file gets,
-the process umask, streamed hashing, the first parent of a path that is not a real directory,
-and removing one entry (a whole tree for a directory) relative to a directory descriptor."""
+the process umask, streamed hashing, and the first parent of a path that is not a real directory."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -65,11 +63,3 @@ def blocking_ancestor(tree: DirTree, rel: str) -> str:
         if st is None or not stat.S_ISDIR(st.st_mode):
             return prefix
     return ""
-
-
-def remove_entry(fd: int, name: str) -> None:
-    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(name, dir_fd=fd)
-    else:
-        os.unlink(name, dir_fd=fd)

@@ -19,9 +19,7 @@ The engine is reached only through :class:`RecoveryPort` (no import of the engin
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
-import shutil
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -103,16 +101,16 @@ def remove_stray_temp_files(workspace: Path, paths: list[str]) -> None:
     with DirTree(workspace) as tree:
         for rel_dir in sorted(dirs):
             try:
-                fd = tree.dir_fd(rel_dir)
-                names = os.listdir(fd)  # noqa: PTH208 - a directory descriptor, not a path
+                d = tree.directory(rel_dir)
+                names = tree.fs.listdir(d)
             except (OSError, EscapeError):
                 continue
             for name in names:
                 if not _is_stray(name):
                     continue
                 with contextlib.suppress(OSError):
-                    if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                        os.unlink(name, dir_fd=fd)
+                    if stat.S_ISREG(tree.fs.lstat(d, name).st_mode):
+                        tree.fs.unlink(d, name)
 
 
 def remove_stray_trash(workspace: Path) -> None:
@@ -120,13 +118,13 @@ def remove_stray_trash(workspace: Path) -> None:
     a killed apply left: called once its restore was rolled back from the store, so what they
     hold is either back in place or the version the pre-restore checkpoint recorded."""
     with DirTree(workspace) as tree:
-        fd = tree.dir_fd("")
-        for name in os.listdir(fd):  # noqa: PTH208 - a directory descriptor, not a path
+        d = tree.directory("")
+        for name in tree.fs.listdir(d):
             if not (is_temp_name(name) and name.endswith(".trash")):
                 continue
             with contextlib.suppress(OSError):
-                if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                    shutil.rmtree(name, dir_fd=fd)
+                if stat.S_ISDIR(tree.fs.lstat(d, name).st_mode):
+                    tree.fs.remove_tree(d, name)
 
 
 RestoreEvents = Mapping[str, Iterable[dict[str, Any]]]

@@ -40,6 +40,7 @@ from typing import BinaryIO, Protocol
 import zstandard
 
 from retrace.engine.errors import BlobCorrupt, RetraceError
+from retrace.oscompat import O_BINARY, O_CLOEXEC, pread
 
 ZSTD_LEVEL = 1
 """zstd's fastest standard level: on real source files (a few KiB each) it compresses two to
@@ -52,6 +53,10 @@ RECENT_MAX_BLOB = 256 << 10
 STREAM_CHUNK = 1 << 20
 """Bytes per step of a streaming read (:meth:`BlobStore.write_to`): memory stays bounded."""
 _IDX = struct.Struct("<32sQIQ")
+
+
+_NOINHERIT = O_CLOEXEC | O_BINARY
+"""Flags of every store file this module opens (binary on Windows, never inherited)."""
 
 
 class BlobSource(Protocol):
@@ -144,7 +149,7 @@ class BlobStore:
         if not os.path.isdir(shard):
             os.makedirs(shard, exist_ok=True)
         tmp = f"{dest}.{os.getpid()}.{threading.get_ident()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOINHERIT, 0o644)
         try:
             write_all(fd, payload)
             if self.durable:
@@ -241,11 +246,11 @@ class BlobStore:
         if loc is not None:
             pack, off, ln, _size = loc
             try:
-                fd = os.open(pack, os.O_RDONLY | os.O_CLOEXEC)
+                fd = os.open(pack, os.O_RDONLY | _NOINHERIT)
             except FileNotFoundError:
                 raise BlobCorrupt(bid, f"its pack {os.path.basename(pack)} is missing") from None
             try:
-                payload = os.pread(fd, ln, off)
+                payload = pread(fd, ln, off)
             finally:
                 os.close(fd)
             if len(payload) != ln:
@@ -460,7 +465,7 @@ class _PackSlice(io.RawIOBase):
     def __init__(self, pack: str, offset: int, length: int, bid: str) -> None:
         super().__init__()
         try:
-            self._fd = os.open(pack, os.O_RDONLY | os.O_CLOEXEC)
+            self._fd = os.open(pack, os.O_RDONLY | _NOINHERIT)
         except FileNotFoundError:
             raise BlobCorrupt(bid, f"its pack {os.path.basename(pack)} is missing") from None
         self._pos = offset
@@ -475,7 +480,7 @@ class _PackSlice(io.RawIOBase):
         want = min(len(buf), self._end - self._pos)
         if want <= 0:
             return 0
-        data = os.pread(self._fd, want, self._pos)
+        data = pread(self._fd, want, self._pos)
         if not data:
             raise BlobCorrupt(self._bid, f"its pack {os.path.basename(self._pack)} is truncated")
         buf[: len(data)] = data
@@ -525,7 +530,7 @@ class PackBatch:
             if self._fd < 0:
                 os.makedirs(self.store._packs_dir, exist_ok=True)
                 tmp = os.path.join(self.store._packs_dir, self._name + ".pack.tmp")
-                self._fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+                self._fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOINHERIT, 0o644)
             write_all(self._fd, payload)
             self._entries[bid] = (self._off, len(payload), raw_size)
             self._off += len(payload)
@@ -548,7 +553,7 @@ class PackBatch:
             return
         os.replace(base + ".pack.tmp", base + ".pack")
         idx = b"".join(_IDX.pack(bytes.fromhex(b), o, ln, s) for b, (o, ln, s) in self._entries.items())
-        fd = os.open(base + ".idx.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(base + ".idx.tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOINHERIT, 0o644)
         try:
             write_all(fd, idx)
             if self.store.durable:

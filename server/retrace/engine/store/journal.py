@@ -25,6 +25,7 @@ from typing import Any
 from retrace.engine.store.blobs import write_all
 from retrace.engine.store.events import JOURNAL_VERSION, JournalEvent, event_json
 from retrace.engine.store.seal import SUM_KEY, SealGuard, check_line, seal_line
+from retrace.oscompat import O_BINARY, O_CLOEXEC, fdatasync, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -169,14 +170,10 @@ class JournalWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         repair_tail(path)
         created = not path.exists()
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | O_CLOEXEC | O_BINARY, 0o644)
         if created:
             # Make the new file's directory entry durable too (power loss, not just kill -9).
-            dfd = os.open(path.parent, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+            fsync_dir(str(path.parent))
 
     def append(self, event: JournalEvent | dict[str, Any], *, sync: bool = True) -> None:
         """Validate ``event`` against the journal format (:mod:`.events`; raises
@@ -186,7 +183,7 @@ class JournalWriter:
         try:
             write_all(self._fd, line)
             if sync:
-                os.fdatasync(self._fd)
+                fdatasync(self._fd)
         except OSError:
             # A partial line (disk full…) must not glue itself to the next append.
             os.ftruncate(self._fd, size)
