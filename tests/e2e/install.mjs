@@ -59,7 +59,7 @@ function checkContents(file) {
     e.startsWith('extension/server/retrace/') ||
     e.startsWith('extension/extension/src/'));
   assert.deepEqual(bad, [], `the package must not ship these:\n${bad.join('\n')}`);
-  for (const want of [/^extension\/server\/requirements\.lock$/, /^extension\/server\/retrace-[\d.]+-py3-none-any\.whl$/, /^extension\/bin\/uv(\.exe)?$/,
+  for (const want of [/^extension\/server\/requirements\.lock$/, /^extension\/server\/retrace_checkpoints-[\d.]+-py3-none-any\.whl$/, /^extension\/bin\/uv(\.exe)?$/,
     /^extension\/dist\/extension\.js$/, /^extension\/dist\/webview\/chat\.js$/, /^extension\/readme\.md$/i, /^extension\/LICENSE(\.txt)?$/i, /^extension\/changelog\.md$/i,
     /^extension\/extension\/media\/demo-workspace\/src\/app\.py$/]) {
     assert.ok(entries.some(e => want.test(e)), `the package lacks ${want}:\n${entries.join('\n')}`);
