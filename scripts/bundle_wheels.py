@@ -45,13 +45,14 @@ class TargetPlatform:
 
 
 def _manylinux(arch: str) -> tuple[str, ...]:
-    return tuple(f"manylinux_2_{minor}_{arch}" for minor in (28, 27, 26, 25, 24, 17)) + (
+    modern = [f"manylinux_2_{minor}_{arch}" for minor in (28, 27, 26, 25, 24, 17)]
+    legacy = [
         f"manylinux2014_{arch}",
         f"manylinux_2_12_{arch}",
         f"manylinux2010_{arch}",
         f"manylinux_2_5_{arch}",
-        f"manylinux1_{arch}",
-    )
+    ]
+    return (*modern, *legacy, f"manylinux1_{arch}")
 
 
 def _macos(arch: str, oldest: int) -> tuple[str, ...]:
@@ -95,20 +96,24 @@ _HASH = re.compile(r"--hash=(sha256:[0-9a-f]{64})")
 def read_lock(text: str) -> list[LockedPin]:
     """The pins of a ``uv pip compile --generate-hashes`` lock; a pin without a hash is an error."""
     pins: list[LockedPin] = []
-    current: dict[str, object] | None = None
-    for raw in [*text.splitlines(), ""]:
+    head: re.Match[str] | None = None
+    hashes: list[str] = []
+
+    def flush() -> None:
+        if head is None:
+            return
+        if not hashes:
+            raise ValueError(f"{head['name']} has no --hash in the lock")
+        pins.append(LockedPin(head["name"], head["version"], head["marker"], tuple(hashes)))
+
+    for raw in text.splitlines():
         match = _PIN.match(raw)
         if match or not raw.startswith(" "):
-            if current is not None:
-                hashes = tuple(current["hashes"])  # type: ignore[call-overload]
-                if not hashes:
-                    raise ValueError(f"{current['name']} has no --hash in the lock")
-                pins.append(LockedPin(str(current["name"]), str(current["version"]), current["marker"], hashes))  # type: ignore[arg-type]
-                current = None
-        if match:
-            current = {"name": match["name"], "version": match["version"], "marker": match["marker"], "hashes": []}
-        elif current is not None:
-            current["hashes"] += _HASH.findall(raw)  # type: ignore[operator]
+            flush()
+            head, hashes = match, []
+        else:
+            hashes += _HASH.findall(raw)
+    flush()
     return pins
 
 
@@ -154,12 +159,16 @@ def _download(pins: list[LockedPin], target: str, python: str, out: Path) -> Non
         env["PIP_CONSTRAINT"] = ""
         done = subprocess.run(cmd, env=env, check=False)
         if done.returncode != 0:
-            raise SystemExit(f"bundle_wheels: no complete wheel set for {target} / CPython {python} (see above)")
+            raise SystemExit(
+                f"bundle_wheels: no complete wheel set for {target} / CPython {python} (see above)"
+            )
 
 
 def bundle(target: str, lock: Path, out: Path, pythons: tuple[str, ...]) -> dict[str, object]:
     if target not in TARGETS:
-        raise SystemExit(f"bundle_wheels: no wheel platform for target {target!r}; known: {', '.join(TARGETS)}")
+        raise SystemExit(
+            f"bundle_wheels: no wheel platform for target {target!r}; known: {', '.join(TARGETS)}"
+        )
     pins = read_lock(lock.read_text(encoding="utf-8"))
     out.mkdir(parents=True, exist_ok=True)
     for python in pythons:
@@ -180,7 +189,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", required=True)
     parser.add_argument("--out", required=True, type=Path)
-    parser.add_argument("--lock", type=Path, default=Path(__file__).resolve().parents[1] / "server/requirements.lock")
+    parser.add_argument(
+        "--lock", type=Path, default=Path(__file__).resolve().parents[1] / "server/requirements.lock"
+    )
     parser.add_argument("--pythons", default=",".join(DEFAULT_PYTHONS))
     args = parser.parse_args(argv)
     pythons = tuple(v.strip() for v in args.pythons.split(",") if v.strip())
