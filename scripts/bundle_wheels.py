@@ -13,6 +13,9 @@ Contracts:
   (its pip configuration and ``PIP_INDEX_URL`` are honoured). Anything missing for a target and
   Python fails the build, naming it: a .vsix never ships a partial set.
 - Writes ``DIR/bundle-wheels.json``: target, Python versions, file names with their sha256.
+- With ``--uv UV``, the set is then proven complete the way a user's machine will use it: for each
+  bundled Python, ``uv pip install --dry-run --no-index --find-links DIR --require-hashes -r LOCK``
+  resolved for the target (``--python-platform``, ``--python-version``), with no index.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class TargetPlatform:
     platform_system: str
     os_name: str
     machine: str
+    uv_platform: str  # uv's --python-platform for this target
 
 
 def _manylinux(arch: str) -> tuple[str, ...]:
@@ -66,18 +70,38 @@ def _macos(arch: str, oldest: int) -> tuple[str, ...]:
 
 
 TARGETS: dict[str, TargetPlatform] = {
-    "linux-x64": TargetPlatform(_manylinux("x86_64"), "linux", "Linux", "posix", "x86_64"),
-    "linux-arm64": TargetPlatform(_manylinux("aarch64"), "linux", "Linux", "posix", "aarch64"),
+    "linux-x64": TargetPlatform(
+        _manylinux("x86_64"), "linux", "Linux", "posix", "x86_64", "x86_64-manylinux_2_28"
+    ),
+    "linux-arm64": TargetPlatform(
+        _manylinux("aarch64"), "linux", "Linux", "posix", "aarch64", "aarch64-manylinux_2_28"
+    ),
     "alpine-x64": TargetPlatform(
-        ("musllinux_1_2_x86_64", "musllinux_1_1_x86_64"), "linux", "Linux", "posix", "x86_64"
+        ("musllinux_1_2_x86_64", "musllinux_1_1_x86_64"),
+        "linux",
+        "Linux",
+        "posix",
+        "x86_64",
+        "x86_64-unknown-linux-musl",
     ),
     "alpine-arm64": TargetPlatform(
-        ("musllinux_1_2_aarch64", "musllinux_1_1_aarch64"), "linux", "Linux", "posix", "aarch64"
+        ("musllinux_1_2_aarch64", "musllinux_1_1_aarch64"),
+        "linux",
+        "Linux",
+        "posix",
+        "aarch64",
+        "aarch64-unknown-linux-musl",
     ),
-    "darwin-x64": TargetPlatform(_macos("x86_64", 9), "darwin", "Darwin", "posix", "x86_64"),
-    "darwin-arm64": TargetPlatform(_macos("arm64", 16), "darwin", "Darwin", "posix", "arm64"),
-    "win32-x64": TargetPlatform(("win_amd64",), "win32", "Windows", "nt", "AMD64"),
-    "win32-arm64": TargetPlatform(("win_arm64",), "win32", "Windows", "nt", "ARM64"),
+    "darwin-x64": TargetPlatform(
+        _macos("x86_64", 9), "darwin", "Darwin", "posix", "x86_64", "x86_64-apple-darwin"
+    ),
+    "darwin-arm64": TargetPlatform(
+        _macos("arm64", 16), "darwin", "Darwin", "posix", "arm64", "aarch64-apple-darwin"
+    ),
+    "win32-x64": TargetPlatform(("win_amd64",), "win32", "Windows", "nt", "AMD64", "x86_64-pc-windows-msvc"),
+    "win32-arm64": TargetPlatform(
+        ("win_arm64",), "win32", "Windows", "nt", "ARM64", "aarch64-pc-windows-msvc"
+    ),
 }
 
 
@@ -185,6 +209,22 @@ def bundle(target: str, lock: Path, out: Path, pythons: tuple[str, ...]) -> dict
     return manifest
 
 
+def verify(uv: str, target: str, wheels: Path, lock: Path, pythons: tuple[str, ...]) -> None:
+    """Every bundled Python of ``target`` installs the lock from ``wheels`` alone, or SystemExit naming
+    what is missing (uv resolves for the target platform; nothing is installed or downloaded)."""
+    for python in pythons:
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [uv, "pip", "install", "--dry-run", "--quiet", "--no-config", "--target", tmp]
+            cmd += ["--python-platform", TARGETS[target].uv_platform, "--python-version", python]
+            cmd += ["--no-index", "--find-links", str(wheels), "--require-hashes", "-r", str(lock)]
+            done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+        if done.returncode != 0:
+            reason = (done.stderr or done.stdout).strip()
+            raise SystemExit(
+                f"bundle_wheels: the {target} bundle cannot install for CPython {python}: {reason}"
+            )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", required=True)
@@ -193,9 +233,12 @@ def main(argv: list[str] | None = None) -> None:
         "--lock", type=Path, default=Path(__file__).resolve().parents[1] / "server/requirements.lock"
     )
     parser.add_argument("--pythons", default=",".join(DEFAULT_PYTHONS))
+    parser.add_argument("--uv", help="prove the bundle complete with this uv (offline dry-run install)")
     args = parser.parse_args(argv)
     pythons = tuple(v.strip() for v in args.pythons.split(",") if v.strip())
     manifest = bundle(args.target, args.lock, args.out, pythons)
+    if args.uv:
+        verify(args.uv, args.target, args.out, args.lock, pythons)
     files = manifest["files"]
     assert isinstance(files, dict)
     size = sum((args.out / name).stat().st_size for name in files)

@@ -134,11 +134,12 @@ function sha256(file) {
 }
 
 /** The locked wheels for this target, hash-checked against the lock (scripts/bundle_wheels.py). */
-function bundleWheels() {
+function bundleWheels(uvHost) {
   const venvPython = path.join(root, '.venv', 'bin', 'python');
   const py = fs.existsSync(venvPython) ? venvPython : 'python3';
   const dir = path.join(stage, 'server', 'wheels');
-  execFileSync(py, [path.join(root, 'scripts/bundle_wheels.py'), '--target', target, '--out', dir, '--pythons', pythons], { cwd: root, stdio: 'inherit' });
+  // --uv: then prove the set complete for every bundled Python (an offline dry-run install for the target).
+  execFileSync(py, [path.join(root, 'scripts/bundle_wheels.py'), '--target', target, '--out', dir, '--pythons', pythons, '--uv', uvHost], { cwd: root, stdio: 'inherit' });
   return JSON.parse(fs.readFileSync(path.join(dir, 'bundle-wheels.json'), 'utf8'));
 }
 
@@ -169,7 +170,7 @@ async function main() {
     fs.copyFileSync(uv, path.join(stage, 'bin', name));
     fs.chmodSync(path.join(stage, 'bin', name), 0o755);
     bundle.uv = { file: `bin/${name}`, sha256: sha256(path.join(stage, 'bin', name)) };
-    const wheels = bundleWheels();
+    const wheels = bundleWheels(uvHost);
     bundle.wheels = { dir: 'server/wheels', pythons: wheels.pythons, count: Object.keys(wheels.files).length };
     log(`bundled ${bundle.wheels.count} wheels for CPython ${wheels.pythons.join(', ')}`);
   }

@@ -128,3 +128,32 @@ def test_a_cached_uv_that_matches_is_used_without_a_download(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(uv)
+
+
+def _host_uv() -> str:
+    return subprocess.run(
+        ["bash", str(ROOT / "scripts" / "fetch-uv.sh")], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.mark.parametrize("target", ["linux-x64", "win32-x64", "darwin-arm64"])
+def test_an_incomplete_bundle_is_refused_at_build_time_naming_what_is_missing(
+    tmp_path: Path, target: str
+) -> None:
+    # The build's completeness proof: uv resolves the lock for the target from the bundle alone.
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    with pytest.raises(
+        SystemExit, match=rf"the {target} bundle cannot install for CPython 3\.12: .*No solution found"
+    ):
+        bw.verify(_host_uv(), target, wheels, LOCK, ("3.12",))
+
+
+def test_every_target_names_a_platform_uv_can_resolve_for() -> None:
+    uv = _host_uv()
+    help_text = subprocess.run(
+        [uv, "pip", "install", "--help"], check=True, capture_output=True, text=True
+    ).stdout
+    flat = " ".join(help_text.split())
+    for target, platform in bw.TARGETS.items():
+        assert f" {platform.uv_platform}," in flat, (target, platform.uv_platform)

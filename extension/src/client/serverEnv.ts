@@ -131,7 +131,8 @@ export function pythonRequest(bundle: BundleManifest | undefined): string {
 
 /**
  * Environment variables for every uv call: its cache and any Python it downloads stay in global
- * storage. The user's uv configuration (uv.toml, UV_INDEX_URL, …) is honoured: no UV_NO_CONFIG.
+ * storage. The user's uv configuration (uv.toml, UV_INDEX_URL, …) is honoured: we set no UV_NO_CONFIG
+ * and pass no --no-config (and leave a UV_NO_CONFIG the user set themselves).
  */
 export function uvEnv(layout: EnvLayout, base: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
     const p = pathFor(layout.platform);
@@ -139,7 +140,6 @@ export function uvEnv(layout: EnvLayout, base: Readonly<Record<string, string | 
         ...base,
         UV_CACHE_DIR: p.join(layout.globalStorage, 'uv-cache'),
         UV_PYTHON_INSTALL_DIR: p.join(layout.globalStorage, 'python'),
-        UV_NO_CONFIG: undefined,
         UV_NO_PROGRESS: '1',
         VIRTUAL_ENV: undefined,
         PYTHONPATH: undefined,

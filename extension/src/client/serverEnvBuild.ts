@@ -248,6 +248,10 @@ async function buildWithUv(io: EnvIo, opts: BuildOptions, p: Paths & { readonly 
             failure = await step(io, 'creating the server environment', p.uv, ['venv', '--python', base, p.tmp], env, cwd);
         }
     }
+    if (failure?.kind === 'offline') {
+        // Creating the venv downloads nothing but a Python: none was found, and that download failed.
+        return { failure: { kind: 'no-python', detail: `no Python ${base} was found, and downloading one failed: ${failure.detail}` } };
+    }
     if (failure !== undefined) {
         return { failure };
     }

@@ -105,8 +105,12 @@ suite('server environment: build and reuse (simulated machine)', () => {
         assert.equal(f.kind, 'no-python');
         assert.deepEqual([fixIt(f).button, fixIt(f).action], ['Install Python 3.11+', 'open-python-downloads']);
 
+        // Offline, the Python download fails: still "no Python", and the detail says the download failed.
         const offline = new Machine(WIN, { uvFindsPython: false, offline: true });
-        assert.equal(failureOf(await ensure(offline)).kind, 'offline');
+        const of = failureOf(await ensure(offline));
+        assert.equal(of.kind, 'no-python');
+        assert.match(of.detail, /no Python >=3\.11 was found, and downloading one failed: .*dns error/);
+        assert.match(fixIt(of).message, /none could be downloaded .*UV_PYTHON_INSTALL_MIRROR/);
 
         const withExt = new Machine(WIN, { uvFindsPython: false });
         const r = await ensure(withExt, 'C:\\envs\\py312\\python.exe');

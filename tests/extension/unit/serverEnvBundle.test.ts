@@ -87,15 +87,19 @@ suite('server environment: bundled wheels and pinned files', () => {
     test('the editor proxy reaches uv; the log names it without its password; no config switch overrides the user', async () => {
         const m = new Machine(LINUX);
         const network = { proxy: 'http://ada:s3cret@proxy.corp:3128', proxyStrictSSL: true, noProxy: ['.corp'], systemCertificates: true };
-        const r = await ensure(m, undefined, { network, baseEnv: { PATH: '/usr/bin', UV_NO_CONFIG: '1', PIP_INDEX_URL: 'https://pip.corp/simple' } });
+        const r = await ensure(m, undefined, { network, baseEnv: { PATH: '/usr/bin', PIP_INDEX_URL: 'https://pip.corp/simple' } });
         assert.ok('python' in r);
         for (const c of m.calls.filter(c => isUv(c.cmd))) {
             assert.equal(c.env?.['HTTPS_PROXY'], 'http://ada:s3cret@proxy.corp:3128');
             assert.equal(c.env?.['NO_PROXY'], '.corp');
-            assert.equal(c.env?.['UV_NO_CONFIG'], undefined, 'uv reads the user configuration');
+            assert.equal(c.env?.['UV_NO_CONFIG'], undefined, 'uv reads the user configuration (uv.toml)');
             assert.equal(c.env?.['PIP_INDEX_URL'], 'https://pip.corp/simple');
             assert.ok(!c.args.includes('--no-config'));
         }
+        // A user who turned uv's configuration off themselves keeps it off.
+        const own = new Machine(LINUX);
+        await ensure(own, undefined, { baseEnv: { PATH: '/usr/bin', UV_NO_CONFIG: '1' } });
+        assert.ok(own.calls.filter(c => isUv(c.cmd)).every(c => c.env?.['UV_NO_CONFIG'] === '1'));
         const joined = m.logs.join('\n');
         assert.ok(joined.includes('proxy http://ada:***@proxy.corp:3128'), joined);
         assert.ok(!joined.includes('s3cret'));

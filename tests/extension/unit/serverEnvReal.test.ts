@@ -69,10 +69,12 @@ suite('server environment: real uv, no network', function () {
         }
     });
 
-    test('no Python on PATH and the download fails: offline, "Retry", the network is needed once', async () => {
+    test('no Python on PATH and the Python download fails: no-python, naming the failed download and the mirror setting', async () => {
         const f = await build({ PATH: '/nonexistent' });
-        assert.equal(f.kind, 'offline', f.detail);
-        assert.equal(fixIt(f).button, 'Retry');
+        assert.equal(f.kind, 'no-python', f.detail);
+        assert.match(f.detail, /no Python >=3\.11 was found, and downloading one failed/);
+        assert.equal(fixIt(f).button, 'Install Python 3.11+');
+        assert.match(fixIt(f).message, /UV_PYTHON_INSTALL_MIRROR/);
     });
 
     test('no Python on PATH and downloads disabled: no-python, "Install Python 3.11+"', async () => {
