@@ -100,6 +100,11 @@ export interface BundleManifest {
     readonly wheels?: { readonly dir: string; readonly pythons: readonly string[] } | undefined;
 }
 
+/** A folder named relative to the extension root that stays inside it (no `..`, not absolute, no drive). */
+function insideRelative(dir: string): boolean {
+    return dir !== '' && !/^[\\/]|^[A-Za-z]:|(^|[\\/])\.\.([\\/]|$)/.test(dir);
+}
+
 function hashed(v: unknown): { file: string; sha256: string } | undefined {
     const o = v as { file?: unknown; sha256?: unknown } | null | undefined;
     return typeof o?.file === 'string' && typeof o.sha256 === 'string' && /^[0-9a-f]{64}$/.test(o.sha256) ? { file: o.file, sha256: o.sha256 } : undefined;
@@ -115,7 +120,8 @@ export function parseBundle(text: string | undefined): BundleManifest | undefine
             return undefined;
         }
         const pythons = Array.isArray(m.wheels?.pythons) ? m.wheels.pythons.filter((v): v is string => typeof v === 'string' && /^3\.\d+$/.test(v)) : [];
-        const wheels = typeof m.wheels?.dir === 'string' && pythons.length > 0 ? { dir: m.wheels.dir, pythons } : undefined;
+        const dir = m.wheels?.dir;
+        const wheels = typeof dir === 'string' && insideRelative(dir) && pythons.length > 0 ? { dir, pythons } : undefined;
         return { target: m.target, uv: hashed(m.uv), server: hashed(m.server), wheels };
     } catch {
         return undefined;
@@ -124,7 +130,7 @@ export function parseBundle(text: string | undefined): BundleManifest | undefine
 
 /** The Python `uv venv` asks for: 3.11+, and no newer than the newest the bundled wheels serve. */
 export function pythonRequest(bundle: BundleManifest | undefined): string {
-    const minors = (bundle?.wheels?.pythons ?? []).map(v => Number(v.split('.')[1]));
+    const minors = (bundle?.wheels?.pythons ?? []).map(v => Number(v.split('.')[1])).filter(m => m >= MIN_PYTHON[1]);
     const min = `>=${MIN_PYTHON[0]}.${MIN_PYTHON[1]}`;
     return minors.length === 0 ? min : `${min},<3.${Math.max(...minors) + 1}`;
 }

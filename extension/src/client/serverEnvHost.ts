@@ -194,7 +194,9 @@ export function networkSettings(): NetworkSettings {
     const http = vscode.workspace.getConfiguration('http');
     const noProxy = http.get<unknown>('noProxy');
     const proxy = http.get<unknown>('proxy');
+    const support = http.get<unknown>('proxySupport');
     return {
+        proxySupport: typeof support === 'string' ? support : undefined,
         proxy: typeof proxy === 'string' ? proxy : '',
         proxyStrictSSL: http.get<unknown>('proxyStrictSSL') !== false,
         noProxy: Array.isArray(noProxy) ? noProxy.filter((v): v is string => typeof v === 'string') : [],

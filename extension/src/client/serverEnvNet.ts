@@ -8,7 +8,8 @@
  *   pip as they are (we pass no `--index-url` and no `--no-config`).
  * - VS Code's `http.proxy` wins over the proxy variables of the environment (as in VS Code itself:
  *   the variables are used only when the setting is empty) and is handed to uv and pip as
- *   `HTTPS_PROXY`/`HTTP_PROXY` (both cases); `http.noProxy` is added to `NO_PROXY`.
+ *   `HTTPS_PROXY`/`HTTP_PROXY` (both cases); `http.noProxy` is added to `NO_PROXY`. With
+ *   `http.proxySupport: off` none of the `http.*` settings apply: the environment alone decides.
  * - `http.proxyStrictSSL: false` means the user accepts unverified certificates from the hosts a
  *   download may use: those hosts (the configured indexes, PyPI's, the Python download mirror) go
  *   to `UV_INSECURE_HOST` and `PIP_TRUSTED_HOST`, and the log says so. `http.systemCertificates`
@@ -20,6 +21,8 @@
 
 /** The editor's network settings (`http.*`). */
 export interface NetworkSettings {
+    /** `http.proxySupport`: 'off' means extensions do not use the editor's proxy settings. */
+    readonly proxySupport?: string | undefined;
     readonly proxy: string;
     readonly proxyStrictSSL: boolean;
     readonly noProxy: readonly string[];
@@ -78,6 +81,9 @@ export function downloadHosts(env: Env): string[] {
 /** The environment uv and pip run with: the user's, plus the editor's proxy and certificate settings. */
 export function networkEnv(base: Env, net: NetworkSettings): Record<string, string | undefined> {
     const env: Record<string, string | undefined> = { ...base };
+    if (net.proxySupport === 'off') {
+        return env; // the user keeps extensions off the editor's proxy: the environment decides
+    }
     const proxy = net.proxy.trim();
     if (proxy !== '') {
         for (const k of ['HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy']) {

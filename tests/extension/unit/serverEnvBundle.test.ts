@@ -114,5 +114,12 @@ suite('server environment: bundled wheels and pinned files', () => {
         assert.equal(pythonRequest(b), '>=3.11,<3.14');
         assert.equal(pythonRequest(undefined), '>=3.11');
         assert.equal(pythonRequest(parseBundle('{"target": "universal", "wheels": null}')), '>=3.11');
+        // A wheels folder must stay inside the extension; versions below 3.11 do not narrow the request.
+        for (const dir of ['../../elsewhere', '/abs/wheels', 'C:\\wheels', 'server\\..\\..\\x', '']) {
+            assert.equal(parseBundle(JSON.stringify({ target: 't', wheels: { dir, pythons: ['3.12'] } }))?.wheels, undefined, dir);
+        }
+        assert.equal(parseBundle(JSON.stringify({ target: 't', wheels: { dir: 'server/wheels..x', pythons: ['3.12'] } }))?.wheels?.dir, 'server/wheels..x');
+        assert.equal(pythonRequest(parseBundle(JSON.stringify({ target: 't', wheels: { dir: 'w', pythons: ['3.9', '3.12'] } }))), '>=3.11,<3.13');
+        assert.equal(pythonRequest(parseBundle(JSON.stringify({ target: 't', wheels: { dir: 'w', pythons: ['3.9'] } }))), '>=3.11');
     });
 });

@@ -18,6 +18,12 @@ suite('server environment: network settings', () => {
         assert.equal(env['no_proxy'], 'localhost,.corp');
     });
 
+    test('http.proxySupport off: no http.* setting is applied, the environment alone decides', () => {
+        const base = { HTTPS_PROXY: 'http://env:1' };
+        const env = networkEnv(base, { ...DEFAULT_NETWORK, proxySupport: 'off', proxy: 'http://p:8080', proxyStrictSSL: false, noProxy: ['.corp'] });
+        assert.deepEqual(env, base);
+    });
+
     test('system certificates: uv trusts the system store unless the user chose otherwise', () => {
         assert.equal(networkEnv({}, DEFAULT_NETWORK)['UV_SYSTEM_CERTS'], '1');
         assert.equal(networkEnv({ UV_SYSTEM_CERTS: 'false' }, DEFAULT_NETWORK)['UV_SYSTEM_CERTS'], 'false');
