@@ -42,7 +42,7 @@ import {
     type EnvResult,
     type BundleManifest,
 } from './serverEnv';
-import { DEFAULT_NETWORK, describeDownload, networkEnv, type NetworkSettings } from './serverEnvNet';
+import { DEFAULT_NETWORK, describeDownload, lockedPins, networkEnv, type NetworkSettings } from './serverEnvNet';
 
 export interface BuildOptions {
     readonly layout: EnvLayout;
@@ -224,6 +224,8 @@ async function installInto(io: EnvIo, python: string, installer: readonly string
         io.log(`the bundled wheels do not fit this machine (${offline.detail}); downloading instead`);
     }
     io.log(describeDownload('packages', env));
+    const pins = lockedPins((await io.readText(p.lock)) ?? '');
+    io.log(`the locked set (${pins.length} pins; those this platform needs are fetched unless uv has them cached): ${pins.join(' ')}`);
     return (
         (await step(io, 'installing the locked dependencies', cmd, [...pre, '--require-hashes', '-r', p.lock], env, cwd)) ??
         (await step(io, 'installing the Retrace server', cmd, [...pre, '--no-deps', p.wheel], env, cwd))

@@ -121,3 +121,11 @@ export function describeDownload(what: 'packages' | 'python', env: Env): string 
     const from = named.length > 0 ? named.join(', ') : `the index your uv.toml / pip.conf names, else ${PYPI_SIMPLE}`;
     return `downloading the locked packages (every file checked against its pinned sha256) from ${from}, ${via}${tls}`;
 }
+
+/** `name==version` of every pin in a hash-pinned lock (markers left out): what a download fetches at most. */
+export function lockedPins(lock: string): string[] {
+    return lock
+        .split('\n')
+        .map(line => /^([A-Za-z0-9][A-Za-z0-9._-]*==[^\s;\\]+)/.exec(line)?.[1])
+        .filter((pin): pin is string => pin !== undefined);
+}

@@ -37,6 +37,7 @@ suite('server environment: bundled wheels and pinned files', () => {
         assert.ok('python' in r, JSON.stringify(r));
         assert.ok(m.logs.some(l => /bundled wheels do not fit this machine .*matching Python ABI tag/.test(l)), m.logs.join('\n'));
         assert.ok(m.logs.some(l => l.includes('downloading the locked packages') && l.includes('UV_INDEX_URL=https://mirror.corp.example/simple')));
+        assert.ok(m.logs.some(l => /^the locked set \(1 pins; .*\): pygls==2\.1\.1$/.test(l)), m.logs.join('\n'));
         const online = m.calls.filter(c => c.args[0] === 'pip' && !c.args.includes('--no-index'));
         assert.ok(online.length >= 1);
         for (const c of online) {

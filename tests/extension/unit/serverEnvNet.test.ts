@@ -1,6 +1,6 @@
 /** The editor's network settings and the user's index configuration, as uv and pip get them. */
 import * as assert from 'node:assert/strict';
-import { DEFAULT_NETWORK, describeDownload, downloadHosts, indexUrls, networkEnv, redactUrl } from '../../../extension/src/client/serverEnvNet';
+import { DEFAULT_NETWORK, describeDownload, downloadHosts, indexUrls, lockedPins, networkEnv, redactUrl } from '../../../extension/src/client/serverEnvNet';
 
 suite('server environment: network settings', () => {
     test('no setting: the environment passes through untouched (its proxy and index variables included)', () => {
@@ -60,5 +60,10 @@ suite('server environment: network settings', () => {
         assert.match(describeDownload('python', { UV_PYTHON_INSTALL_MIRROR: 'https://py.corp/pbs' }), /from https:\/\/py\.corp\/pbs \(UV_PYTHON_INSTALL_MIRROR\)/);
         assert.equal(redactUrl('https://ghp_secret@h/x'), 'https://***@h/x');
         assert.equal(redactUrl('https://h/x'), 'https://h/x');
+    });
+
+    test('the locked set is listed for the log: every pin, markers and hashes left out', () => {
+        const lock = "# header\nanyio==4.16.0 \\\n    --hash=sha256:aa\n    # via httpx\npywin32==312 ; sys_platform == 'win32' \\\n    --hash=sha256:bb\n";
+        assert.deepEqual(lockedPins(lock), ['anyio==4.16.0', 'pywin32==312']);
     });
 });
