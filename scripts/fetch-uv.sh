@@ -64,9 +64,11 @@ PY
   src="$(find "$tmp/x" -path '*.data/scripts/*' -name "$exe" -type f | head -n1)"
   [ -n "$src" ] || { echo "fetch-uv: $exe not found in $whl" >&2; exit 1; }
   mkdir -p "$dir"
-  cp "$src" "$dir/$exe.tmp"
-  chmod +x "$dir/$exe.tmp"
-  sha "$dir/$exe.tmp" > "$dir/$exe.sha256"
-  mv "$dir/$exe.tmp" "$dir/$exe"
+  # Unique temporary names, renamed into place: two fetches at once (parallel tests) cannot mix.
+  cp "$src" "$dir/$exe.tmp.$$"
+  chmod +x "$dir/$exe.tmp.$$"
+  sha "$dir/$exe.tmp.$$" > "$dir/$exe.sha256.tmp.$$"
+  mv "$dir/$exe.tmp.$$" "$dir/$exe"
+  mv "$dir/$exe.sha256.tmp.$$" "$dir/$exe.sha256"
 fi
 echo "$dir/$exe"
