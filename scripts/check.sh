@@ -4,8 +4,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 py=.venv/bin/python
-echo "[check] ruff check";        $py -m ruff check server tests bench
-echo "[check] ruff format";       $py -m ruff format --check server tests bench
+echo "[check] ruff check";        $py -m ruff check server tests bench scripts
+echo "[check] ruff format";       $py -m ruff format --check server tests bench scripts
 echo "[check] mypy --strict";     $py -m mypy
 if [ -f extension/tsconfig.json ]; then
   echo "[check] tsc --noEmit";    npx tsc -p extension --noEmit

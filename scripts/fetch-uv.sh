@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Prints the path of a `uv` executable for a VS Code target platform (default: this machine's),
 # fetching it once from the PyPI wheel `uv` (pip download, the registry every machine that builds
-# Retrace can reach) into ${RETRACE_UV_DIR:-.tools/uv}/<version>/<target>/. The version is pinned
-# here so every package ships the same uv. Usage: scripts/fetch-uv.sh [vsce-target]
+# Retrace can reach) into ${RETRACE_UV_DIR:-.tools/uv}/<version>/<target>/.
+# Hash-pinned: the version and the sha256 of every wheel are in scripts/uv-requirements.lock, the
+# download is `pip download --require-hashes` against it, and the binary taken out of the checked
+# wheel has its sha256 written beside it (uv.sha256); a cached binary that no longer matches is an
+# error, never used. A cache from before the pin (no uv.sha256) is fetched again.
+# Usage: scripts/fetch-uv.sh [vsce-target]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-UV_VERSION="${RETRACE_UV_VERSION:-0.13.9}"
+pins="$root/scripts/uv-requirements.lock"
+UV_VERSION="$(sed -n 's/^uv==\([^ ;\\]*\).*/\1/p' "$pins")"
+[ -n "$UV_VERSION" ] || { echo "fetch-uv: no uv==VERSION pin in $pins" >&2; exit 1; }
 host_target() {
   local os arch
   case "$(uname -s)" in
@@ -32,7 +38,13 @@ esac
 exe=uv
 case "$target" in win32-*) exe=uv.exe ;; esac
 dir="${RETRACE_UV_DIR:-$root/.tools/uv}/$UV_VERSION/$target"
-if [ ! -x "$dir/$exe" ]; then
+sha() { "${PYTHON_FOR_HASH:-python3}" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"; }
+if [ -x "$dir/$exe" ] && [ -f "$dir/$exe.sha256" ]; then
+  if [ "$(sha "$dir/$exe")" != "$(cat "$dir/$exe.sha256")" ]; then
+    echo "fetch-uv: $dir/$exe does not match the sha256 recorded when it was taken out of the hash-checked wheel; delete $dir and run again" >&2
+    exit 1
+  fi
+else
   py="${PYTHON:-}"
   if [ -z "$py" ]; then
     if [ -x .venv/bin/python ]; then py=.venv/bin/python; else py=python3; fi
@@ -41,8 +53,9 @@ if [ ! -x "$dir/$exe" ]; then
   trap 'rm -rf "$tmp"' EXIT
   args=()
   for p in "${plat[@]}"; do args+=(--platform "$p"); done
-  "$py" -m pip download --quiet --disable-pip-version-check "uv==$UV_VERSION" --no-deps \
-    --only-binary :all: "${args[@]}" -d "$tmp" >&2
+  # --require-hashes: the wheel must be one of those pinned in scripts/uv-requirements.lock.
+  PIP_CONSTRAINT='' "$py" -m pip download --quiet --disable-pip-version-check --no-deps \
+    --only-binary :all: "${args[@]}" --require-hashes -r "$pins" -d "$tmp" >&2
   whl="$(ls "$tmp"/uv-*.whl)"
   "$py" - "$whl" "$tmp/x" <<'PY'
 import sys, zipfile
@@ -51,8 +64,11 @@ PY
   src="$(find "$tmp/x" -path '*.data/scripts/*' -name "$exe" -type f | head -n1)"
   [ -n "$src" ] || { echo "fetch-uv: $exe not found in $whl" >&2; exit 1; }
   mkdir -p "$dir"
-  cp "$src" "$dir/$exe.tmp"
-  chmod +x "$dir/$exe.tmp"
-  mv "$dir/$exe.tmp" "$dir/$exe"
+  # Unique temporary names, renamed into place: two fetches at once (parallel tests) cannot mix.
+  cp "$src" "$dir/$exe.tmp.$$"
+  chmod +x "$dir/$exe.tmp.$$"
+  sha "$dir/$exe.tmp.$$" > "$dir/$exe.sha256.tmp.$$"
+  mv "$dir/$exe.tmp.$$" "$dir/$exe"
+  mv "$dir/$exe.sha256.tmp.$$" "$dir/$exe.sha256"
 fi
 echo "$dir/$exe"

@@ -1,29 +1,47 @@
 // Builds the .vsix for one VS Code target from a staging folder that holds only what ships:
 //   package.json (no private/devDependencies/scripts), dist/ (minified bundles), extension/media,
 //   README.md (the Marketplace README), LICENSE, CHANGELOG.md,
-//   server/requirements.lock (hash-pinned, universal), server/retrace-<version>-py3-none-any.whl,
-//   bin/uv[.exe] (this target's uv; none for the universal package).
+//   server/requirements.lock (hash-pinned, universal), server/retrace_checkpoints-<version>-py3-none-any.whl,
+//   bin/uv[.exe] (this target's uv, hash-pinned: scripts/fetch-uv.sh),
+//   server/wheels/ (every locked dependency as a wheel for this target and each bundled CPython,
+//   hash-checked against the lock: scripts/bundle_wheels.py), so the first use needs no index,
+//   server/bundle.json (what is bundled, with the sha256 of uv and of the server wheel: the
+//   extension checks uv's before it runs it). The universal package has no uv and no wheels.
 // Then `vsce package --target <target>` there, with no bypass flag (--no-dependencies only: the
 // bundle has none). Why per-platform packages with a bundled uv: see extension/src/client/serverEnv.ts.
 //
-// Environment:
-//   RETRACE_PACKAGE_TARGET   VS Code target (linux-x64, darwin-arm64, win32-x64, …, or universal);
+// Usage: npm run package:platform -- --target win32-x64 [--out dist/retrace-win32-x64.vsix]
+//        (npm run package: this machine's target)
+// Environment (the arguments win):
+//   RETRACE_PACKAGE_TARGET   VS Code target (linux-x64, linux-arm64, alpine-x64, alpine-arm64,
+//                            darwin-x64, darwin-arm64, win32-x64, win32-arm64, or universal);
 //                            default: this machine's
+//   RETRACE_PACKAGE_PYTHONS  CPython versions to bundle wheels for (default 3.11,3.12,3.13,3.14)
 //   RETRACE_PACKAGE_VERSION  version of the package and of the server wheel (default: package.json's);
 //                            the install test builds an "update" with it
 //   RETRACE_PACKAGE_OUT      output path (default: dist/retrace.vsix)
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** `--target X` / `--out F` (also `--target=X`), over the environment. */
+function argOf(name) {
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === `--${name}`) return argv[i + 1];
+    if (argv[i].startsWith(`--${name}=`)) return argv[i].slice(name.length + 3);
+  }
+  return undefined;
+}
 const stage = path.join(root, 'dist', 'pkg');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const version = process.env.RETRACE_PACKAGE_VERSION || manifest.version;
-const out = path.resolve(root, process.env.RETRACE_PACKAGE_OUT || 'dist/retrace.vsix');
+const out = path.resolve(root, argOf('out') || process.env.RETRACE_PACKAGE_OUT || 'dist/retrace.vsix');
 // One version string for the extension (semver) and the wheel (PEP 440) that both keep verbatim,
 // since the initialize handshake compares them as strings.
 if (!/^\d+\.\d+\.\d+$/.test(version)) {
@@ -39,7 +57,8 @@ function hostTarget() {
   }
   return `${os_}-${arch}`;
 }
-const target = process.env.RETRACE_PACKAGE_TARGET || hostTarget();
+const target = argOf('target') || process.env.RETRACE_PACKAGE_TARGET || hostTarget();
+const pythons = process.env.RETRACE_PACKAGE_PYTHONS || '3.11,3.12,3.13,3.14';
 
 function log(msg) {
   console.log(`[package] ${msg}`);
@@ -58,7 +77,7 @@ function fetchUv(t) {
 function buildWheel(uv) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'retrace-wheel-'));
   try {
-    for (const item of ['pyproject.toml', 'README.md', 'LICENSE']) {
+    for (const item of ['pyproject.toml', 'server/README.md', 'LICENSE']) {
       fs.cpSync(path.join(root, item), path.join(tmp, item));
     }
     fs.cpSync(path.join(root, 'server', 'retrace'), path.join(tmp, 'server', 'retrace'), {
@@ -105,9 +124,23 @@ function stagedManifest() {
   }
   if (target === 'universal') {
     // No bundled uv: the extension builds the env with a found Python (vsce refuses a pattern matching nothing).
-    m.files = m.files.filter(f => !f.startsWith('bin/'));
+    m.files = m.files.filter(f => !f.startsWith('bin/') && !f.startsWith('server/wheels/'));
   }
   return m;
+}
+
+function sha256(file) {
+  return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+/** The locked wheels for this target, hash-checked against the lock (scripts/bundle_wheels.py). */
+function bundleWheels(uvHost) {
+  const venvPython = path.join(root, '.venv', 'bin', 'python');
+  const py = fs.existsSync(venvPython) ? venvPython : 'python3';
+  const dir = path.join(stage, 'server', 'wheels');
+  // --uv: then prove the set complete for every bundled Python (an offline dry-run install for the target).
+  execFileSync(py, [path.join(root, 'scripts/bundle_wheels.py'), '--target', target, '--out', dir, '--pythons', pythons, '--uv', uvHost], { cwd: root, stdio: 'inherit' });
+  return JSON.parse(fs.readFileSync(path.join(dir, 'bundle-wheels.json'), 'utf8'));
 }
 
 async function main() {
@@ -129,13 +162,19 @@ async function main() {
   const uvHost = fetchUv(hostTarget());
   const wheel = buildWheel(uvHost);
   log(`server wheel ${wheel}`);
+  const bundle = { target, server: { file: `server/${wheel}`, sha256: sha256(path.join(stage, 'server', wheel)) }, uv: null, wheels: null };
   if (target !== 'universal') {
     const uv = fetchUv(target);
     const name = target.startsWith('win32-') ? 'uv.exe' : 'uv';
     fs.mkdirSync(path.join(stage, 'bin'), { recursive: true });
     fs.copyFileSync(uv, path.join(stage, 'bin', name));
     fs.chmodSync(path.join(stage, 'bin', name), 0o755);
+    bundle.uv = { file: `bin/${name}`, sha256: sha256(path.join(stage, 'bin', name)) };
+    const wheels = bundleWheels(uvHost);
+    bundle.wheels = { dir: 'server/wheels', pythons: wheels.pythons, count: Object.keys(wheels.files).length };
+    log(`bundled ${bundle.wheels.count} wheels for CPython ${wheels.pythons.join(', ')}`);
   }
+  fs.writeFileSync(path.join(stage, 'server', 'bundle.json'), `${JSON.stringify(bundle, null, 2)}\n`);
   fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(stagedManifest(), null, 2)}\n`);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   const vsce = path.join(root, 'node_modules/.bin/vsce');

@@ -13,7 +13,8 @@
 #      (RETRACE_FS_BACKEND=portable: the path-based backend Windows uses; see PORTABLE_SUITES)
 #   4. the extension unit tests (vscode stand-in)
 #   5. the extension-host tests and the real-browser UI tests (code-server + Chromium), each launch
-#      its own workbench, RETRACE_E2E_JOBS at a time (default 2; see tests/e2e/pool.mjs)
+#      its own workbench, RETRACE_E2E_JOBS at a time (default 2; see tests/e2e/pool.mjs); then the
+#      packaged .vsix through ovsx's publish checks, offline (scripts/ovsx-check.mjs)
 # Set RETRACE_SKIP_E2E=1 to skip step 5 (it needs apt packages and code-server).
 #
 # --fast: the edit-test loop (under 2 minutes): no setup and no browser; the static gate's ruff
@@ -113,5 +114,9 @@ if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
   npm run --silent test:exthost
   step "real-browser UI tests (code-server + Chromium)"
   npm run --silent test:e2e
+  # The package the UI tests ran, as Open VSX would take it (no token, nothing published: ovsx's
+  # publish against a loopback stand-in of the registry; scripts/ovsx-check.mjs). About 3 s.
+  step "Open VSX check of the package"
+  node scripts/ovsx-check.mjs dist/retrace.vsix
 fi
 finish

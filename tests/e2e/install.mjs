@@ -1,30 +1,36 @@
-// Clean-machine install, in the real browser: the packaged .vsix installed with
-// --install-extension into a fresh user-data and extensions folder, a fresh HOME, a plain PATH (no
-// project venv, no pyenv), and NO retrace.pythonPath. The model is a fake Messages API this test
-// starts, configured in *user* settings (retrace.baseUrl), key via ANTHROPIC_API_KEY.
+// Clean-machine install, in the real browser, with the package registries blocked: the packaged
+// platform .vsix installed with --install-extension into a fresh user-data and extensions folder,
+// a fresh HOME, a plain PATH (no project venv, no pyenv), and NO retrace.pythonPath. The model is a
+// fake Messages API this test starts on loopback, configured in *user* settings (retrace.baseUrl),
+// key via ANTHROPIC_API_KEY.
+//   0. Both packages (the one under test and its "update") are built first, with the network.
+//      Then the scenario runs again inside a new network namespace with only loopback up
+//      (`unshare -n`, as root): PyPI, GitHub and every other host are unreachable. Where that is
+//      not possible it says so and runs with the index variables below only.
+//      The user's index variables point at a closed local port (UV_INDEX_URL, PIP_INDEX_URL,
+//      UV_PYTHON_INSTALL_MIRROR): any download attempt fails at once.
 //   1. The package holds what ships and nothing else (no tests, sources, .e2e, node_modules,
-//      server source tree; wheel + lock + uv present).
-//   2. The first prompt builds the server env in global storage (downloads the locked set), the
-//      server runs from server-env/<version>-<lockhash>/ with -I, and a checkpoint appears.
-//   3. "Update" to a newer build: the new env is used, the old one is gone, the server reports
-//      the new version, and the conversation carries on.
+//      server source tree; wheel + lock + uv + bundled wheels + bundle.json present).
+//   2. The first prompt builds the server env in global storage from the bundled wheels (the log
+//      says no download; the bundled uv matched its pin), the server runs from
+//      server-env/<version>-<lockhash>/ with -I, and a checkpoint appears.
+//   3. "Update" to a newer build (offline too): the new env is used, the old one is gone, the
+//      server reports the new version, and the conversation carries on.
 // Usage: node tests/e2e/install.mjs [path/to/retrace.vsix] (npm run test:e2e packages first).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   root, log, freshDir, scenario, runScenario, installVsix, newPage, openFolder, stopCodeServer, startFakeModel, serverPids, cmdline,
-  waitFor, workbench, PYTHON,
+  waitFor, workbench, PYTHON, VSIX,
 } from './harness.mjs';
 
 const EXT_ID = 'retrace.retrace';
-const sc = scenario('install', { shots: { dir: path.join(root, '.e2e', 'screenshots-install'), prefix: '' } });
-const { vsix: vsix1, work, userDataDir, extensionsDir, workspace, ws, shot } = sc;
-const home = freshDir(path.join(work, 'home'));
-const globalStorage = path.join(userDataDir, 'User', 'globalStorage', EXT_ID);
-const envRoot = path.join(globalStorage, 'server-env');
-
+const CHILD = process.env.RETRACE_E2E_INSTALL_OFFLINE === 'child';
+/** A port nothing listens on: the user's package index, as far as this test's user knows. */
+const CLOSED = 'http://127.0.0.1:9';
 /** Entries of a .vsix (a zip), read with the standard library of the repo's Python. */
 function vsixEntries(file) {
   const out = execFileSync(PYTHON, ['-c', 'import sys, zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))', file], { encoding: 'utf8' });
@@ -35,6 +41,44 @@ function manifestVersion(file) {
   const out = execFileSync(PYTHON, ['-c', 'import sys, zipfile, json; print(json.loads(zipfile.ZipFile(sys.argv[1]).read("extension/package.json"))["version"])', file], { encoding: 'utf8' });
   return out.trim();
 }
+
+function bump(version) {
+  const [a, b, c] = version.split('.').map(Number);
+  return `${a}.${b}.${c + 1}`;
+}
+
+/** `unshare -n` works here (root, util-linux, iproute2): the scenario can run with no network. */
+function canIsolate() {
+  const r = spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' });
+  return r.status === 0;
+}
+
+const vsix1 = VSIX;
+const updateDir = path.join(root, '.e2e', 'install-update');
+const v1 = manifestVersion(vsix1);
+const v2 = bump(v1);
+const vsix2 = path.join(updateDir, `retrace-${v2}.vsix`);
+if (!CHILD) {
+  // 0. Packages: the update is built now, while the network is there.
+  freshDir(updateDir);
+  execFileSync('node', [path.join(root, 'scripts/package.mjs')], { cwd: root, stdio: 'inherit', env: { ...process.env, RETRACE_PACKAGE_VERSION: v2, RETRACE_PACKAGE_OUT: vsix2 } });
+  if (canIsolate()) {
+    log('running the install scenario in a network namespace with only loopback (package registries unreachable)');
+    const started = Date.now();
+    const r = spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', process.execPath, fileURLToPath(import.meta.url), vsix1], {
+      stdio: 'inherit',
+      env: { ...process.env, RETRACE_E2E_INSTALL_OFFLINE: 'child' },
+    });
+    log(`offline install scenario: exit ${r.status} after ${((Date.now() - started) / 1000).toFixed(0)}s`);
+    process.exit(r.status ?? 1);
+  }
+  log('NOTE: no network namespace here (unshare -n needs root): registries are blocked by the index variables only');
+}
+const sc = scenario('install', { shots: { dir: path.join(root, '.e2e', 'screenshots-install'), prefix: '' } });
+const { work, userDataDir, extensionsDir, workspace, ws, shot } = sc;
+const home = freshDir(path.join(work, 'home'));
+const globalStorage = path.join(userDataDir, 'User', 'globalStorage', EXT_ID);
+const envRoot = path.join(globalStorage, 'server-env');
 
 /** Every image and relative link of the packaged README points at a file the repository has. */
 function checkReadmeLinks(file, entries) {
@@ -59,7 +103,7 @@ function checkContents(file) {
     e.startsWith('extension/server/retrace/') ||
     e.startsWith('extension/extension/src/'));
   assert.deepEqual(bad, [], `the package must not ship these:\n${bad.join('\n')}`);
-  for (const want of [/^extension\/server\/requirements\.lock$/, /^extension\/server\/retrace-[\d.]+-py3-none-any\.whl$/, /^extension\/bin\/uv(\.exe)?$/,
+  for (const want of [/^extension\/server\/requirements\.lock$/, /^extension\/server\/bundle\.json$/, /^extension\/server\/wheels\/pydantic_core-.+\.whl$/, /^extension\/server\/retrace_checkpoints-[\d.]+-py3-none-any\.whl$/, /^extension\/bin\/uv(\.exe)?$/,
     /^extension\/dist\/extension\.js$/, /^extension\/dist\/webview\/chat\.js$/, /^extension\/readme\.md$/i, /^extension\/LICENSE(\.txt)?$/i, /^extension\/changelog\.md$/i,
     /^extension\/extension\/media\/demo-workspace\/src\/app\.py$/]) {
     assert.ok(entries.some(e => want.test(e)), `the package lacks ${want}:\n${entries.join('\n')}`);
@@ -100,21 +144,22 @@ const userEnv = {
   HOME: home,
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   ANTHROPIC_API_KEY: 'test',
+  // The user's package index and Python mirror: closed. The bundled wheels must need neither.
+  UV_INDEX_URL: `${CLOSED}/simple`,
+  PIP_INDEX_URL: `${CLOSED}/simple`,
+  UV_PYTHON_INSTALL_MIRROR: CLOSED,
 };
 
-function bump(version) {
-  const [a, b, c] = version.split('.').map(Number);
-  return `${a}.${b}.${c + 1}`;
-}
-
-// 0. Packages: the one under test and its "update".
+// 1. Packages: the one under test and its "update".
 checkContents(vsix1);
-const v1 = manifestVersion(vsix1);
-const v2 = bump(v1);
-const vsix2 = path.join(work, `retrace-${v2}.vsix`);
-execFileSync('node', [path.join(root, 'scripts/package.mjs')], { cwd: root, stdio: 'inherit', env: { ...process.env, RETRACE_PACKAGE_VERSION: v2, RETRACE_PACKAGE_OUT: vsix2 } });
 checkContents(vsix2);
 assert.equal(manifestVersion(vsix2), v2);
+if (CHILD) {
+  // The registries really are out of reach from here.
+  const reached = await fetch('https://pypi.org/simple/', { signal: AbortSignal.timeout(10000) }).then(() => true, () => false);
+  assert.equal(reached, false, 'PyPI must be unreachable in the offline install scenario');
+  log('PyPI is unreachable from this scenario (network namespace)');
+}
 
 // The fake Messages API runs outside code-server: it survives the update.
 const model = await startFakeModel('e2e');
@@ -158,6 +203,11 @@ await runScenario(sc, {
   walk(path.join(extensionsDir, extDir));
   assert.deepEqual(written, [], 'the extension folder is left as installed');
   assert.match(retraceLog(), new RegExp(`server retrace ${v1.replace(/\./g, '\\.')} running`));
+  // Built from the bundled wheels with the pinned uv; nothing was downloaded.
+  const log1 = retraceLog();
+  assert.match(log1, /bundled uv .*: sha256 [0-9a-f]{64} matches the pin/);
+  assert.match(log1, /installing from the wheels bundled with the extension .*: no download/);
+  assert.doesNotMatch(log1, /downloading the locked packages|bundled wheels do not fit/);
 
   // 2. Update: install the newer build, reload, the new env serves.
   await page.close();

@@ -48,6 +48,12 @@ def read_lock(text: str) -> dict[str, Pin]:
     return pins
 
 
+def direct_via() -> str:
+    """How uv names a direct dependency in the lock: ``<distribution name> (pyproject.toml)``."""
+    name = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    return f"{name} (pyproject.toml)"
+
+
 def project_requirements() -> list[Requirement]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return [Requirement(r) for r in data["project"]["dependencies"]]
@@ -67,13 +73,13 @@ def test_every_dependency_is_pinned_within_its_specifier() -> None:
         pin = pins.get(canonicalize_name(req.name))
         assert pin is not None, f"{req.name} is in pyproject.toml but not in the lock: run scripts/lock.sh"
         assert req.specifier.contains(pin.version, prereleases=True), f"{req} vs locked {pin.version}"
-        assert "retrace (pyproject.toml)" in pin.via, f"{req.name} is not locked as a direct dependency"
+        assert direct_via() in pin.via, f"{req.name} is not locked as a direct dependency"
 
 
 def test_nothing_stale_is_locked_as_a_direct_dependency() -> None:
     pins = read_lock(LOCK.read_text(encoding="utf-8"))
     wanted = {canonicalize_name(r.name) for r in project_requirements()}
-    direct = {name for name, pin in pins.items() if "retrace (pyproject.toml)" in pin.via}
+    direct = {name for name, pin in pins.items() if direct_via() in pin.via}
     assert direct == wanted
 
 

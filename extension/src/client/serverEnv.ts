@@ -11,6 +11,13 @@
  * - Works without a suitable Python: `uv venv --python ">=3.11"` uses one it finds, else downloads
  *   a managed CPython into global storage. Where no uv is bundled (the universal .vsix) a found
  *   Python >= 3.11 builds it with `venv` + `pip --require-hashes` instead.
+ * - Works without an index: a platform .vsix bundles every locked wheel for its target and each
+ *   CPython it names (`server/wheels/`, described by `server/bundle.json`), installed with
+ *   `--no-index --find-links` and still `--require-hashes`. Only when those do not fit the machine
+ *   (another Python, another libc) is the index used, with the user's own index and proxy
+ *   configuration (serverEnvNet.ts), and the log says what is fetched from where.
+ * - The bundled uv is hash-pinned: its sha256 in `server/bundle.json` is checked before every
+ *   build; a mismatch (or no manifest) is the `bundle-damaged` failure, and uv is not run.
  * - Keyed to the release: the directory is `server-env/<extension version>-<lock hash>`, and a
  *   marker written last (the build happens in a temporary directory renamed into place) says it is
  *   complete. An update gets a new directory; older ones are deleted (a newer one is kept for the
@@ -78,14 +85,67 @@ export function lockFile(layout: EnvLayout): string {
     return pathFor(layout.platform).join(layout.extensionRoot, 'server', 'requirements.lock');
 }
 
-/** Environment variables for every uv call: its cache and any Python it downloads stay in global storage. */
+export function bundleFile(layout: EnvLayout): string {
+    return pathFor(layout.platform).join(layout.extensionRoot, 'server', 'bundle.json');
+}
+
+/** What a platform .vsix bundles (`server/bundle.json`, written by scripts/package.mjs). */
+export interface BundleManifest {
+    readonly target: string;
+    /** The bundled uv, relative to the extension root, and its pinned sha256. */
+    readonly uv?: { readonly file: string; readonly sha256: string } | undefined;
+    /** The server wheel and its sha256. */
+    readonly server?: { readonly file: string; readonly sha256: string } | undefined;
+    /** The locked wheels for this target: their folder and the CPython versions they serve. */
+    readonly wheels?: { readonly dir: string; readonly pythons: readonly string[] } | undefined;
+}
+
+/** A folder named relative to the extension root that stays inside it (no `..`, not absolute, no drive). */
+function insideRelative(dir: string): boolean {
+    return dir !== '' && !/^[\\/]|^[A-Za-z]:|(^|[\\/])\.\.([\\/]|$)/.test(dir);
+}
+
+function hashed(v: unknown): { file: string; sha256: string } | undefined {
+    const o = v as { file?: unknown; sha256?: unknown } | null | undefined;
+    return typeof o?.file === 'string' && typeof o.sha256 === 'string' && /^[0-9a-f]{64}$/.test(o.sha256) ? { file: o.file, sha256: o.sha256 } : undefined;
+}
+
+export function parseBundle(text: string | undefined): BundleManifest | undefined {
+    if (text === undefined) {
+        return undefined;
+    }
+    try {
+        const m = JSON.parse(text) as { target?: unknown; uv?: unknown; server?: unknown; wheels?: { dir?: unknown; pythons?: unknown } | null };
+        if (typeof m.target !== 'string') {
+            return undefined;
+        }
+        const pythons = Array.isArray(m.wheels?.pythons) ? m.wheels.pythons.filter((v): v is string => typeof v === 'string' && /^3\.\d+$/.test(v)) : [];
+        const dir = m.wheels?.dir;
+        const wheels = typeof dir === 'string' && insideRelative(dir) && pythons.length > 0 ? { dir, pythons } : undefined;
+        return { target: m.target, uv: hashed(m.uv), server: hashed(m.server), wheels };
+    } catch {
+        return undefined;
+    }
+}
+
+/** The Python `uv venv` asks for: 3.11+, and no newer than the newest the bundled wheels serve. */
+export function pythonRequest(bundle: BundleManifest | undefined): string {
+    const minors = (bundle?.wheels?.pythons ?? []).map(v => Number(v.split('.')[1])).filter(m => m >= MIN_PYTHON[1]);
+    const min = `>=${MIN_PYTHON[0]}.${MIN_PYTHON[1]}`;
+    return minors.length === 0 ? min : `${min},<3.${Math.max(...minors) + 1}`;
+}
+
+/**
+ * Environment variables for every uv call: its cache and any Python it downloads stay in global
+ * storage. The user's uv configuration (uv.toml, UV_INDEX_URL, …) is honoured: we set no UV_NO_CONFIG
+ * and pass no --no-config (and leave a UV_NO_CONFIG the user set themselves).
+ */
 export function uvEnv(layout: EnvLayout, base: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
     const p = pathFor(layout.platform);
     return {
         ...base,
         UV_CACHE_DIR: p.join(layout.globalStorage, 'uv-cache'),
         UV_PYTHON_INSTALL_DIR: p.join(layout.globalStorage, 'python'),
-        UV_NO_CONFIG: '1',
         UV_NO_PROGRESS: '1',
         VIRTUAL_ENV: undefined,
         PYTHONPATH: undefined,
@@ -151,6 +211,7 @@ export type EnvFailure =
     | { readonly kind: 'setting-unusable'; readonly detail: string }
     | { readonly kind: 'install-failed'; readonly detail: string }
     | { readonly kind: 'offline'; readonly detail: string }
+    | { readonly kind: 'bundle-damaged'; readonly detail: string }
     | { readonly kind: 'version-mismatch'; readonly detail: string; readonly fromSetting: boolean };
 
 export type FixItAction = 'open-python-downloads' | 'open-setting' | 'retry' | 'rebuild';
@@ -166,7 +227,8 @@ export function fixIt(failure: EnvFailure): FixIt {
     switch (failure.kind) {
         case 'no-python':
             return {
-                message: 'Retrace needs Python 3.11 or newer to run its server, and none was found or could be downloaded.',
+                message:
+                    'Retrace needs Python 3.11 or newer to run its server: none was found on this machine, and none could be downloaded (uv fetches its Python builds from GitHub, or from UV_PYTHON_INSTALL_MIRROR when set). Install Python 3.11+ (or set retrace.pythonPath) and retry.',
                 button: 'Install Python 3.11+',
                 action: 'open-python-downloads',
             };
@@ -186,7 +248,14 @@ export function fixIt(failure: EnvFailure): FixIt {
             return { message: 'Retrace could not set up its server environment (see the Retrace log).', button: 'Retry', action: 'retry' };
         case 'offline':
             return {
-                message: 'Retrace needs the network once to set up its server environment, and the download failed. Connect and retry.',
+                message:
+                    'Retrace could not download what its server environment needs (see the Retrace log for what was fetched from where). Check the network, your package index settings (UV_INDEX_URL / PIP_INDEX_URL, uv.toml, pip.conf) and http.proxy, then retry.',
+                button: 'Retry',
+                action: 'retry',
+            };
+        case 'bundle-damaged':
+            return {
+                message: `The files bundled with the Retrace extension do not match their pinned hashes, so they are not run: ${failure.detail}. Reinstall the extension.`,
                 button: 'Retry',
                 action: 'retry',
             };
@@ -331,6 +400,8 @@ export interface EnvIo {
     list(dir: string): Promise<{ name: string; mtimeMs: number }[]>;
     remove(p: string): Promise<void>;
     rename(from: string, to: string): Promise<void>;
+    /** The sha256 (hex) of a file's bytes, or undefined when it cannot be read. */
+    sha256(p: string): Promise<string | undefined>;
     log(message: string): void;
     progress(message: string): void;
 }

@@ -11,10 +11,15 @@
  *   reported instead of looping.
  * - Older releases, other locks and stale partial builds in `server-env/` are deleted; builds in
  *   progress and newer releases (a window already updated) are kept.
+ * - The bundled uv runs only after its sha256 matches `server/bundle.json` (else `bundle-damaged`).
+ * - With bundled wheels the install is `--no-index --find-links` (no download); when they do not
+ *   fit this machine, the index is used as the user configured it, and the log says what is
+ *   fetched from where. A hash mismatch is never retried elsewhere: it is reported.
  */
 import {
     atLeast,
     bundledUv,
+    bundleFile,
     classifyBuildFailure,
     ENV_MARKER,
     envDir,
@@ -23,9 +28,11 @@ import {
     envRoot,
     lockFile,
     managedEnvUsable,
+    parseBundle,
     parseMarker,
     pathFor,
     probePython,
+    pythonRequest,
     uvEnv,
     venvPython,
     type EnvFailure,
@@ -33,7 +40,9 @@ import {
     type EnvLayout,
     type EnvMarker,
     type EnvResult,
+    type BundleManifest,
 } from './serverEnv';
+import { DEFAULT_NETWORK, describeDownload, lockedPins, networkEnv, type NetworkSettings } from './serverEnvNet';
 
 export interface BuildOptions {
     readonly layout: EnvLayout;
@@ -43,6 +52,8 @@ export interface BuildOptions {
     readonly offeredPython: () => Promise<string | undefined>;
     readonly now: () => number;
     readonly pid: number;
+    /** VS Code's `http.*` settings (proxy, certificate checks) for any download. */
+    readonly network?: NetworkSettings;
 }
 
 const STEP_TIMEOUT_MS = 10 * 60_000;
@@ -112,8 +123,9 @@ export async function ensureManagedEnv(io: EnvIo, opts: BuildOptions): Promise<E
 
 async function findWheel(io: EnvIo, layout: EnvLayout): Promise<string | undefined> {
     const serverDir = pathFor(layout.platform).join(layout.extensionRoot, 'server');
-    const wheels = (await io.list(serverDir)).map(e => e.name).filter(n => /^retrace-.+\.whl$/.test(n));
-    const wheel = wheels.find(n => n.startsWith(`retrace-${layout.version}-`)) ?? wheels[0];
+    // The distribution is `retrace-checkpoints` (wheel `retrace_checkpoints-…`); `retrace-…` is an older build's.
+    const wheels = (await io.list(serverDir)).map(e => e.name).filter(n => /^retrace(_checkpoints)?-.+\.whl$/.test(n));
+    const wheel = wheels.find(n => n.startsWith(`retrace_checkpoints-${layout.version}-`) || n.startsWith(`retrace-${layout.version}-`)) ?? wheels[0];
     return wheel === undefined ? undefined : pathFor(layout.platform).join(serverDir, wheel);
 }
 
@@ -131,7 +143,18 @@ async function build(io: EnvIo, opts: BuildOptions, dir: string): Promise<EnvFai
     const tmp = `${dir}.tmp-${opts.pid}-${opts.now()}`;
     await io.remove(tmp);
     const uv = bundledUv(layout);
-    const result = (await io.exists(uv)) ? await buildWithUv(io, opts, { uv, tmp, lock, wheel }) : await buildWithPython(io, opts, { tmp, lock, wheel });
+    const bundle = parseBundle(await io.readText(bundleFile(layout)));
+    const paths: Paths = { tmp, lock, wheel, wheels: bundle?.wheels === undefined ? undefined : pathFor(layout.platform).join(layout.extensionRoot, bundle.wheels.dir) };
+    let result: StepResult;
+    const wheelDamaged = await checkServerWheel(io, wheel, bundle);
+    if (wheelDamaged !== undefined) {
+        result = { failure: wheelDamaged };
+    } else if (await io.exists(uv)) {
+        const damaged = await checkUv(io, uv, bundle);
+        result = damaged !== undefined ? { failure: damaged } : await buildWithUv(io, opts, { ...paths, uv, bundle });
+    } else {
+        result = await buildWithPython(io, opts, paths);
+    }
     if ('failure' in result) {
         await io.remove(tmp);
         return result.failure;
@@ -150,6 +173,30 @@ interface Paths {
     readonly tmp: string;
     readonly lock: string;
     readonly wheel: string;
+    /** The bundled wheels' folder (a platform .vsix), or undefined. */
+    readonly wheels: string | undefined;
+}
+
+/** The bundled uv runs only when its bytes are the pinned ones; otherwise the reason. */
+async function checkUv(io: EnvIo, uv: string, bundle: BundleManifest | undefined): Promise<EnvFailure | undefined> {
+    if (bundle?.uv === undefined) {
+        return { kind: 'bundle-damaged', detail: `${uv} has no pinned sha256 (server/bundle.json is missing or unreadable)` };
+    }
+    const actual = await io.sha256(uv);
+    if (actual !== bundle.uv.sha256) {
+        return { kind: 'bundle-damaged', detail: `${uv} has sha256 ${actual ?? '(unreadable)'}, pinned ${bundle.uv.sha256}` };
+    }
+    io.log(`bundled uv ${uv}: sha256 ${actual} matches the pin`);
+    return undefined;
+}
+
+/** The server wheel is installed only when its bytes are the ones the package was built with. */
+async function checkServerWheel(io: EnvIo, wheel: string, bundle: BundleManifest | undefined): Promise<EnvFailure | undefined> {
+    if (bundle?.server === undefined) {
+        return undefined; // a package from before the manifest: uv checks nothing more than before
+    }
+    const actual = await io.sha256(wheel);
+    return actual === bundle.server.sha256 ? undefined : { kind: 'bundle-damaged', detail: `${wheel} has sha256 ${actual ?? '(unreadable)'}, pinned ${bundle.server.sha256}` };
 }
 
 type StepResult = { readonly marker: EnvMarker } | { readonly failure: EnvFailure };
@@ -164,19 +211,35 @@ async function step(io: EnvIo, what: string, cmd: string, args: readonly string[
 
 async function installInto(io: EnvIo, python: string, installer: readonly string[], p: Paths, env: Record<string, string | undefined>, cwd: string): Promise<EnvFailure | undefined> {
     const [cmd = python, ...pre] = installer;
+    if (p.wheels !== undefined) {
+        const local = ['--no-index', '--find-links', p.wheels];
+        io.log(`installing from the wheels bundled with the extension (${p.wheels}): no download`);
+        const offline = await step(io, 'installing the locked dependencies (bundled)', cmd, [...pre, ...local, '--require-hashes', '-r', p.lock], env, cwd);
+        if (offline === undefined) {
+            return step(io, 'installing the Retrace server', cmd, [...pre, ...local, '--no-deps', p.wheel], env, cwd);
+        }
+        if (/hash mismatch|hashes? (do|does) not match/i.test(offline.detail)) {
+            return { kind: 'bundle-damaged', detail: offline.detail };
+        }
+        io.log(`the bundled wheels do not fit this machine (${offline.detail}); downloading instead`);
+    }
+    io.log(describeDownload('packages', env));
+    const pins = lockedPins((await io.readText(p.lock)) ?? '');
+    io.log(`the locked set (${pins.length} pins; those this platform needs are fetched unless uv has them cached): ${pins.join(' ')}`);
     return (
         (await step(io, 'installing the locked dependencies', cmd, [...pre, '--require-hashes', '-r', p.lock], env, cwd)) ??
         (await step(io, 'installing the Retrace server', cmd, [...pre, '--no-deps', p.wheel], env, cwd))
     );
 }
 
-async function buildWithUv(io: EnvIo, opts: BuildOptions, p: Paths & { readonly uv: string }): Promise<StepResult> {
+async function buildWithUv(io: EnvIo, opts: BuildOptions, p: Paths & { readonly uv: string; readonly bundle: BundleManifest | undefined }): Promise<StepResult> {
     const { layout } = opts;
-    const env = uvEnv(layout, opts.baseEnv);
+    const env = uvEnv(layout, networkEnv(opts.baseEnv, opts.network ?? DEFAULT_NETWORK));
     const cwd = layout.globalStorage;
     let builtFrom: EnvMarker['builtFrom'] = 'uv';
-    let base = '>=3.11';
-    let failure = await step(io, 'creating the server environment', p.uv, ['venv', '--no-config', '--python', base, p.tmp], env, cwd);
+    let base = pythonRequest(p.bundle);
+    io.log(describeDownload('python', env));
+    let failure = await step(io, 'creating the server environment', p.uv, ['venv', '--python', base, p.tmp], env, cwd);
     if (failure !== undefined && (failure.kind === 'no-python' || failure.kind === 'offline')) {
         const offered = await opts.offeredPython();
         if (offered !== undefined) {
@@ -184,14 +247,18 @@ async function buildWithUv(io: EnvIo, opts: BuildOptions, p: Paths & { readonly 
             builtFrom = 'python-extension';
             base = offered;
             await io.remove(p.tmp);
-            failure = await step(io, 'creating the server environment', p.uv, ['venv', '--no-config', '--python', base, p.tmp], env, cwd);
+            failure = await step(io, 'creating the server environment', p.uv, ['venv', '--python', base, p.tmp], env, cwd);
         }
+    }
+    if (failure?.kind === 'offline') {
+        // Creating the venv downloads nothing but a Python: none was found, and that download failed.
+        return { failure: { kind: 'no-python', detail: `no Python ${base} was found, and downloading one failed: ${failure.detail}` } };
     }
     if (failure !== undefined) {
         return { failure };
     }
     const python = venvPython(p.tmp, layout.platform);
-    failure = await installInto(io, python, [p.uv, 'pip', 'install', '--no-config', '--python', python], p, env, cwd);
+    failure = await installInto(io, python, [p.uv, 'pip', 'install', '--python', python], p, env, cwd);
     if (failure !== undefined) {
         return { failure };
     }
@@ -223,7 +290,7 @@ async function buildWithPython(io: EnvIo, opts: BuildOptions, p: Paths): Promise
             seen.push(`${probe.executable} is Python ${probe.python.join('.')}`);
             continue;
         }
-        const env = { ...opts.baseEnv, PYTHONPATH: undefined, PYTHONHOME: undefined, VIRTUAL_ENV: undefined, PIP_REQUIRE_VIRTUALENV: undefined };
+        const env = { ...networkEnv(opts.baseEnv, opts.network ?? DEFAULT_NETWORK), PYTHONPATH: undefined, PYTHONHOME: undefined, VIRTUAL_ENV: undefined, PIP_REQUIRE_VIRTUALENV: undefined };
         const failure =
             (await step(io, 'creating the server environment', c.cmd, [...c.pre, '-m', 'venv', p.tmp], env, layout.globalStorage)) ??
             (await installInto(io, venvPython(p.tmp, layout.platform), [venvPython(p.tmp, layout.platform), '-m', 'pip', 'install', '--disable-pip-version-check', '--no-input'], p, env, layout.globalStorage));

@@ -8,6 +8,7 @@
  * not need our dependencies); it is only offered to build the managed env when uv finds no Python.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { log } from '../logging';
@@ -28,6 +29,7 @@ import {
     type EnvMarker,
 } from './serverEnv';
 import { ensureManagedEnv } from './serverEnvBuild';
+import type { NetworkSettings } from './serverEnvNet';
 
 export interface ServerInterpreter {
     readonly path: string;
@@ -93,6 +95,14 @@ export function realEnvIo(progress: (message: string) => void): EnvIo {
         },
         remove: p => fs.promises.rm(p, { recursive: true, force: true, maxRetries: 3 }),
         rename: (from, to) => fs.promises.rename(from, to),
+        sha256: p =>
+            new Promise(resolve => {
+                const hash = createHash('sha256');
+                fs.createReadStream(p)
+                    .on('error', () => resolve(undefined))
+                    .on('data', chunk => hash.update(chunk))
+                    .on('end', () => resolve(hash.digest('hex')));
+            }),
         log: message => log.info(message),
         progress,
     };
@@ -179,6 +189,21 @@ function ensureExecutable(file: string): void {
     }
 }
 
+/** VS Code's network settings, for the downloads a build may need (serverEnvNet.ts). */
+export function networkSettings(): NetworkSettings {
+    const http = vscode.workspace.getConfiguration('http');
+    const noProxy = http.get<unknown>('noProxy');
+    const proxy = http.get<unknown>('proxy');
+    const support = http.get<unknown>('proxySupport');
+    return {
+        proxySupport: typeof support === 'string' ? support : undefined,
+        proxy: typeof proxy === 'string' ? proxy : '',
+        proxyStrictSSL: http.get<unknown>('proxyStrictSSL') !== false,
+        noProxy: Array.isArray(noProxy) ? noProxy.filter((v): v is string => typeof v === 'string') : [],
+        systemCertificates: http.get<unknown>('systemCertificates') !== false,
+    };
+}
+
 /** The interpreter that runs the server, building the managed env when needed. */
 export async function findServerPython(context: vscode.ExtensionContext): Promise<ServerPython> {
     const layout = envLayout(context);
@@ -200,6 +225,7 @@ export async function findServerPython(context: vscode.ExtensionContext): Promis
                 offeredPython,
                 now: () => Date.now(),
                 pid: process.pid,
+                network: networkSettings(),
             });
             return 'failure' in result ? { failure: result.failure } : { interpreter: { path: result.python, source: 'managed-env', marker: result.marker } };
         },

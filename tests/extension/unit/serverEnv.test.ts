@@ -4,10 +4,8 @@
  * POSIX one. What the real tools do is covered by the install test in the browser.
  */
 import * as assert from 'node:assert/strict';
-import * as nodePath from 'node:path';
 import {
     ENV_MARKER,
-    PROBE_SCRIPT,
     classifyBuildFailure,
     envDir,
     envDirsToDelete,
@@ -19,199 +17,8 @@ import {
     STALE_BUILD_MS,
     venvPython,
     type EnvFailure,
-    type EnvIo,
-    type EnvLayout,
 } from '../../../extension/src/client/serverEnv';
-import { ensureManagedEnv } from '../../../extension/src/client/serverEnvBuild';
-
-const WIN: EnvLayout = {
-    platform: 'win32',
-    globalStorage: 'C:\\Users\\ada\\AppData\\Roaming\\Code\\User\\globalStorage\\retrace.retrace',
-    extensionRoot: 'C:\\Users\\ada\\.vscode\\extensions\\retrace.retrace-0.2.0-win32-x64',
-    version: '0.2.0',
-    lockHash: 'abcdef0123456789abcdef',
-};
-const LINUX: EnvLayout = {
-    platform: 'linux',
-    globalStorage: '/home/ada/.config/Code/User/globalStorage/retrace.retrace',
-    extensionRoot: '/home/ada/.vscode/extensions/retrace.retrace-0.2.0-linux-x64',
-    version: '0.2.0',
-    lockHash: 'abcdef0123456789abcdef',
-};
-
-interface Options {
-    readonly uv?: boolean;
-    readonly uvFindsPython?: boolean;
-    readonly offline?: boolean;
-    /** Python on PATH (python3 / py -3) and its version; undefined: none. */
-    readonly systemPython?: readonly number[];
-    /** The server the wheel installs reports this version (a bad build when it differs). */
-    readonly wheelVersion?: string;
-}
-
-/** A machine in memory: files, and processes that behave like uv, pip and Python. */
-class Machine implements EnvIo {
-    readonly files = new Map<string, { text: string; mtimeMs: number }>();
-    readonly calls: { cmd: string; args: readonly string[]; env?: Record<string, string | undefined> | undefined }[] = [];
-    readonly logs: string[] = [];
-    readonly p: typeof nodePath.posix;
-
-    constructor(
-        readonly layout: EnvLayout,
-        readonly o: Options = {},
-    ) {
-        this.p = layout.platform === 'win32' ? nodePath.win32 : nodePath.posix;
-        const root = layout.extensionRoot;
-        this.put(this.p.join(root, 'server', 'requirements.lock'), 'pygls==2.1.1 --hash=sha256:00\n');
-        this.put(this.p.join(root, 'server', `retrace-${layout.version}-py3-none-any.whl`), 'wheel');
-        if (o.uv ?? true) {
-            this.put(this.p.join(root, 'bin', layout.platform === 'win32' ? 'uv.exe' : 'uv'), 'uv');
-        }
-    }
-
-    put(p: string, text: string, mtimeMs = 0): void {
-        this.files.set(p, { text, mtimeMs });
-    }
-
-    private under(p: string): string[] {
-        return [...this.files.keys()].filter(k => k === p || k.startsWith(p + this.p.sep));
-    }
-
-    run(cmd: string, args: readonly string[], opts: { env?: Record<string, string | undefined> }): Promise<{ code: number; output: string }> {
-        this.calls.push({ cmd, args, env: opts.env });
-        return Promise.resolve(this.answer(cmd, args));
-    }
-
-    private answer(cmd: string, args: readonly string[]): { code: number; output: string } {
-        if (args.includes(PROBE_SCRIPT)) {
-            return this.probe(cmd);
-        }
-        if (cmd.endsWith('uv') || cmd.endsWith('uv.exe')) {
-            return this.uv(args);
-        }
-        if (args.includes('venv')) {
-            const dir = args[args.length - 1] ?? '';
-            this.makeVenv(dir, `home = /usr/bin`);
-            return { code: 0, output: '' };
-        }
-        if (args.includes('pip')) {
-            return this.pip(this.p.dirname(this.p.dirname(cmd)), args);
-        }
-        return { code: -2, output: `spawn ${cmd} ENOENT` };
-    }
-
-    private makeVenv(dir: string, cfg: string): void {
-        this.put(venvPython(dir, this.layout.platform), 'python');
-        this.put(this.p.join(dir, 'pyvenv.cfg'), `${cfg}\nversion_info = 3.12.1\n`);
-    }
-
-    private uv(args: readonly string[]): { code: number; output: string } {
-        if (args[0] === 'venv') {
-            const spec = args[args.indexOf('--python') + 1] ?? '';
-            const offered = !spec.startsWith('>=');
-            if (!offered && !(this.o.uvFindsPython ?? true)) {
-                return this.o.offline
-                    ? { code: 2, output: 'error: Failed to download https://github.com/astral-sh/python-build-standalone/...\n  Caused by: dns error' }
-                    : { code: 2, output: 'error: No interpreter found for Python >=3.11 in managed installations or search path' };
-            }
-            this.makeVenv(args[args.length - 1] ?? '', `home = ${offered ? spec : 'C:\\Python312'}`);
-            return { code: 0, output: 'Using CPython 3.12.1\nCreating virtual environment' };
-        }
-        const py = args[args.indexOf('--python') + 1] ?? '';
-        return this.pip(this.p.dirname(this.p.dirname(py)), args);
-    }
-
-    private pip(dir: string, args: readonly string[]): { code: number; output: string } {
-        if (args.includes('--require-hashes')) {
-            if (this.o.offline) {
-                return { code: 2, output: 'error: Failed to fetch: `https://pypi.org/simple/pygls/`\n  Caused by: tcp connect error' };
-            }
-            this.put(this.p.join(dir, 'deps-installed'), 'yes');
-            return { code: 0, output: 'Installed 26 packages' };
-        }
-        this.put(this.p.join(dir, 'retrace-installed'), this.o.wheelVersion ?? this.layout.version);
-        return { code: 0, output: 'Installed 1 package' };
-    }
-
-    private probe(cmd: string): { code: number; output: string } {
-        const isVenv = this.files.has(cmd);
-        if (isVenv) {
-            const dir = this.p.dirname(this.p.dirname(cmd));
-            const version = this.files.get(this.p.join(dir, 'retrace-installed'))?.text;
-            const deps = this.files.has(this.p.join(dir, 'deps-installed'));
-            const r = version !== undefined && deps ? { python: [3, 12, 1], executable: cmd, retrace: version } : { python: [3, 12, 1], executable: cmd, error: "ModuleNotFoundError: No module named 'retrace'" };
-            return { code: 0, output: JSON.stringify(r) };
-        }
-        const system = this.o.systemPython;
-        if (system !== undefined && (cmd === 'python3' || cmd === 'py' || cmd === '/opt/offered/python')) {
-            return { code: 0, output: JSON.stringify({ python: system, executable: `/usr/bin/${cmd}`, error: "ModuleNotFoundError: No module named 'retrace'" }) };
-        }
-        return { code: -2, output: `spawn ${cmd} ENOENT` };
-    }
-
-    exists(p: string): Promise<boolean> {
-        return Promise.resolve(this.under(p).length > 0);
-    }
-    readText(p: string): Promise<string | undefined> {
-        return Promise.resolve(this.files.get(p)?.text);
-    }
-    writeText(p: string, text: string): Promise<void> {
-        this.put(p, text);
-        return Promise.resolve();
-    }
-    mkdirp(): Promise<void> {
-        return Promise.resolve();
-    }
-    list(dir: string): Promise<{ name: string; mtimeMs: number }[]> {
-        const out = new Map<string, number>();
-        for (const [k, v] of this.files) {
-            if (k.startsWith(dir + this.p.sep)) {
-                const name = k.slice(dir.length + 1).split(this.p.sep)[0] ?? '';
-                out.set(name, Math.max(out.get(name) ?? 0, v.mtimeMs));
-            }
-        }
-        return Promise.resolve([...out].map(([name, mtimeMs]) => ({ name, mtimeMs })));
-    }
-    remove(p: string): Promise<void> {
-        for (const k of this.under(p)) {
-            this.files.delete(k);
-        }
-        return Promise.resolve();
-    }
-    rename(from: string, to: string): Promise<void> {
-        if (this.under(to).length > 0) {
-            return Promise.reject(new Error(`EEXIST: ${to}`));
-        }
-        for (const k of this.under(from)) {
-            const v = this.files.get(k);
-            this.files.delete(k);
-            if (v !== undefined) {
-                this.files.set(to + k.slice(from.length), v);
-            }
-        }
-        return Promise.resolve();
-    }
-    log(message: string): void {
-        this.logs.push(message);
-    }
-    progress(): void {}
-
-    count(pred: (c: { cmd: string; args: readonly string[] }) => boolean): number {
-        return this.calls.filter(pred).length;
-    }
-    venvBuilds(): number {
-        return this.count(c => c.args.includes('venv'));
-    }
-}
-
-function ensure(m: Machine, offered?: string): ReturnType<typeof ensureManagedEnv> {
-    return ensureManagedEnv(m, { layout: m.layout, baseEnv: { PATH: '/usr/bin', PYTHONPATH: '/evil' }, offeredPython: () => Promise.resolve(offered), now: () => 100_000_000, pid: 42 });
-}
-
-function failureOf(r: Awaited<ReturnType<typeof ensureManagedEnv>>): EnvFailure {
-    assert.ok('failure' in r, `expected a failure, got ${JSON.stringify(r)}`);
-    return r.failure;
-}
+import { ensure, failureOf, LINUX, Machine, WIN } from './serverEnvMachine';
 
 suite('server environment: build and reuse (simulated machine)', () => {
     for (const layout of [WIN, LINUX]) {
@@ -227,7 +34,7 @@ suite('server environment: build and reuse (simulated machine)', () => {
             assert.equal(r.marker.version, '0.2.0');
             // Nothing was written in the extension folder, and no temporary build is left.
             const written = [...m.files.keys()].filter(k => k.startsWith(layout.extensionRoot));
-            assert.equal(written.length, 3, written.join('\n'));
+            assert.equal(written.length, 4, written.join('\n'));
             assert.deepEqual([...m.files.keys()].filter(k => k.includes('.tmp-')), []);
             // uv keeps its cache and any Python it downloads in global storage; no PYTHONPATH leaks in.
             const venvCall = m.calls.find(c => c.args[0] === 'venv');
@@ -281,14 +88,15 @@ suite('server environment: build and reuse (simulated machine)', () => {
         assert.equal(await bad.exists(dir), false, 'the broken env is not kept for reuse');
     });
 
-    test('offline: one clear failure whose fix-it is Retry and says the network is needed once', async () => {
+    test('offline with no bundled wheels: one clear failure whose fix-it is Retry and names the index and proxy settings', async () => {
         const m = new Machine(LINUX, { offline: true });
         const f = failureOf(await ensure(m));
         assert.equal(f.kind, 'offline');
         const fix = fixIt(f);
         assert.equal(fix.button, 'Retry');
-        assert.match(fix.message, /network once/);
+        assert.match(fix.message, /UV_INDEX_URL.*PIP_INDEX_URL.*http\.proxy/);
         assert.equal(await m.exists(envDir(LINUX)), false);
+        assert.ok(m.logs.some(l => /downloading the locked packages .* from the index your uv\.toml \/ pip\.conf names, else https:\/\/pypi\.org\/simple/.test(l)), m.logs.join('\n'));
     });
 
     test('no Python and uv cannot download one: "Install Python 3.11+"; a Python-extension interpreter is used when offered', async () => {
@@ -297,8 +105,12 @@ suite('server environment: build and reuse (simulated machine)', () => {
         assert.equal(f.kind, 'no-python');
         assert.deepEqual([fixIt(f).button, fixIt(f).action], ['Install Python 3.11+', 'open-python-downloads']);
 
+        // Offline, the Python download fails: still "no Python", and the detail says the download failed.
         const offline = new Machine(WIN, { uvFindsPython: false, offline: true });
-        assert.equal(failureOf(await ensure(offline)).kind, 'offline');
+        const of = failureOf(await ensure(offline));
+        assert.equal(of.kind, 'no-python');
+        assert.match(of.detail, /no Python >=3\.11 was found, and downloading one failed: .*dns error/);
+        assert.match(fixIt(of).message, /none could be downloaded .*UV_PYTHON_INSTALL_MIRROR/);
 
         const withExt = new Machine(WIN, { uvFindsPython: false });
         const r = await ensure(withExt, 'C:\\envs\\py312\\python.exe');
@@ -365,9 +177,10 @@ suite('server environment: decisions', () => {
             { kind: 'offline', detail: 'd' },
             { kind: 'version-mismatch', detail: 'd', fromSetting: false },
             { kind: 'version-mismatch', detail: 'd', fromSetting: true },
+            { kind: 'bundle-damaged', detail: 'd' },
         ];
         const actions = failures.map(f => fixIt(f).action);
-        assert.deepEqual(actions, ['open-python-downloads', 'open-setting', 'open-setting', 'retry', 'retry', 'rebuild', 'open-setting']);
+        assert.deepEqual(actions, ['open-python-downloads', 'open-setting', 'open-setting', 'retry', 'retry', 'rebuild', 'open-setting', 'retry']);
         assert.equal(fixIt(failures[5] as EnvFailure).button, 'Rebuild server environment');
     });
 

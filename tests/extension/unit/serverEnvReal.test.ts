@@ -7,6 +7,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -32,6 +33,9 @@ suite('server environment: real uv, no network', function () {
         fs.chmodSync(path.join(ext, 'bin', 'uv'), 0o755);
         fs.copyFileSync(path.join(repo, 'server/requirements.lock'), path.join(ext, 'server', 'requirements.lock'));
         fs.writeFileSync(path.join(ext, 'server', 'retrace-0.9.0-py3-none-any.whl'), 'not reached');
+        // The manifest a platform package carries: the uv it runs is the pinned one.
+        const uvSha = createHash('sha256').update(fs.readFileSync(path.join(ext, 'bin', 'uv'))).digest('hex');
+        fs.writeFileSync(path.join(ext, 'server', 'bundle.json'), JSON.stringify({ target: 'linux-x64', uv: { file: 'bin/uv', sha256: uvSha }, wheels: null }));
         layout = { platform: process.platform, globalStorage: path.join(tmp, 'global'), extensionRoot: ext, version: '0.9.0', lockHash: 'feedbeef0000111122223333' };
     });
 
@@ -52,10 +56,25 @@ suite('server environment: real uv, no network', function () {
         return r.failure;
     }
 
-    test('no Python on PATH and the download fails: offline, "Retry", the network is needed once', async () => {
+    test('a bundled uv whose bytes differ from the pin is not run (real hashing)', async () => {
+        const manifest = path.join(layout.extensionRoot, 'server', 'bundle.json');
+        const good = fs.readFileSync(manifest, 'utf8');
+        fs.writeFileSync(manifest, good.replace(/"sha256":"[0-9a-f]{64}"/, `"sha256":"${'0'.repeat(64)}"`));
+        try {
+            const f = await build({ PATH: '/usr/local/bin:/usr/bin:/bin' });
+            assert.equal(f.kind, 'bundle-damaged', f.detail);
+            assert.match(f.detail, /pinned 0{64}/);
+        } finally {
+            fs.writeFileSync(manifest, good);
+        }
+    });
+
+    test('no Python on PATH and the Python download fails: no-python, naming the failed download and the mirror setting', async () => {
         const f = await build({ PATH: '/nonexistent' });
-        assert.equal(f.kind, 'offline', f.detail);
-        assert.equal(fixIt(f).button, 'Retry');
+        assert.equal(f.kind, 'no-python', f.detail);
+        assert.match(f.detail, /no Python >=3\.11 was found, and downloading one failed/);
+        assert.equal(fixIt(f).button, 'Install Python 3.11+');
+        assert.match(fixIt(f).message, /UV_PYTHON_INSTALL_MIRROR/);
     });
 
     test('no Python on PATH and downloads disabled: no-python, "Install Python 3.11+"', async () => {
