@@ -22,6 +22,8 @@ import { parseRemoteSecrets } from './commands/remoteCredentials';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
+import { withoutTerminalEnv } from './client/terminalModel';
+import { localFolderProblem } from './client/localFolder';
 import { Supervisor, type Launch, type ServerState } from './client/supervisor';
 import {
     METHODS,
@@ -276,6 +278,10 @@ export class Ctx implements vscode.Disposable {
         if (folder === undefined) {
             return 'open a folder to use Retrace';
         }
+        const notLocal = localFolderProblem(folder.uri);
+        if (notLocal !== undefined) {
+            return notLocal;
+        }
         this.envFailure = undefined;
         const found = await findServerPython(this.extension);
         if ('failure' in found) {
@@ -324,7 +330,7 @@ export class Ctx implements vscode.Disposable {
                 },
             },
         };
-        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, remoteSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
+        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: withoutTerminalEnv(process.env), apiKey, remoteSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
     }
 
     /** Where versions before 0.2 kept this workspace's store (workspace storage, else global storage). */
