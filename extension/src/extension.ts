@@ -59,9 +59,9 @@ function reportIgnoredSettings(ignored: readonly IgnoredValue[]): void {
         log.warn(`settings: ${describeIgnored(i)}`);
     }
     const keys = [...new Set(ignored.map(i => `retrace.${i.key}`))].join(', ');
-    const open = 'Open User Settings';
+    const open = vscode.l10n.t('Open User Settings');
     void vscode.window
-        .showInformationMessage(`Retrace ignored this workspace's value of ${keys}: it may only be set in your user settings (permissions may only be made stricter).`, open)
+        .showInformationMessage(vscode.l10n.t("Retrace ignored this workspace's value of {0}: it may only be set in your user settings (permissions may only be made stricter).", keys), open)
         .then(pick => pick === open && vscode.commands.executeCommand('workbench.action.openGlobalSettings'));
 }
 
@@ -152,7 +152,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         return { ctx, timeline, fileHistory, chat, health, highlighter, status, remote, remoteSessions, background, terminal, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
-        void vscode.window.showErrorMessage(`Cannot activate Retrace: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(vscode.l10n.t('Cannot activate Retrace: {0}', errorMessage(err)));
         return undefined;
     }
 }
