@@ -4,6 +4,7 @@
  * "now". Pure (no `vscode` import) so it is unit-tested; `timelineProvider.ts` turns a look into a
  * TreeItem. The nodes themselves are built in `timelineModel.ts`.
  */
+import * as vscode from 'vscode';
 import type { Checkpoint } from '../client/protocol';
 import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, hasTimeline, SUBAGENT_CONTEXT, TASK_CONTEXT, taskContext, taskStatusText } from './taskModel';
 import { firstLine, relativeTime, type CheckpointNode, type GroupNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
@@ -72,21 +73,21 @@ export function checkpointLabel(cp: Checkpoint): string {
     }
     switch (cp.kind) {
         case 'tool':
-            return cp.tool ?? 'tool call';
+            return cp.tool ?? vscode.l10n.t('tool call');
         case 'baseline':
             return STARTING_POINT;
         case 'external':
-            return 'External changes';
+            return vscode.l10n.t('External changes');
         case 'safety':
-            return 'Before restore';
+            return vscode.l10n.t('Before restore');
         case 'restore':
-            return 'Restored code';
+            return vscode.l10n.t('Restored code');
         case 'manual':
-            return 'Mark';
+            return vscode.l10n.t('Mark');
         case 'summary':
-            return 'Summary';
+            return vscode.l10n.t('Summary');
         case 'background':
-            return 'Background command';
+            return vscode.l10n.t('Background command');
     }
 }
 
@@ -98,9 +99,9 @@ export function changeSummary(cp: Checkpoint): string {
     }
     const add = files.reduce((n, f) => n + (f.additions ?? 0), 0);
     const del = files.reduce((n, f) => n + (f.deletions ?? 0), 0);
-    const what = files.length === 1 ? (files[0]?.path ?? '') : `${files.length} files`;
+    const what = files.length === 1 ? (files[0]?.path ?? '') : vscode.l10n.t('{0} files', files.length);
     // Big files' lines are counted on request, not at commit: never show their zeros as a figure.
-    const uncounted = files.some(f => f.counted === false) ? ' (lines not counted yet)' : '';
+    const uncounted = files.some(f => f.counted === false) ? vscode.l10n.t(' (lines not counted yet)') : '';
     return `${what} +${add} −${del}${uncounted}`;
 }
 
@@ -109,9 +110,9 @@ export function recoverabilityNote(cp: Checkpoint): string {
         case 'full':
             return '';
         case 'partial':
-            return `⚠ partial: ${(cp.unrecoverable ?? []).map(u => `${u.path} (${u.reason})`).join(', ') || 'some content not stored'}`;
+            return vscode.l10n.t('⚠ partial: {0}', (cp.unrecoverable ?? []).map(u => `${u.path} (${u.reason})`).join(', ') || vscode.l10n.t('some content not stored'));
         case 'none':
-            return '✖ not recoverable';
+            return vscode.l10n.t('✖ not recoverable');
     }
 }
 
@@ -173,9 +174,9 @@ function turnLook(node: TurnNode, now: number): NodeLook {
 
 /** The head row's marker: first in the label (never cut), said in words in the description. */
 export const HEAD_MARK = '●';
-export const HEAD_WORDS = 'you are here';
+export const HEAD_WORDS = vscode.l10n.t('you are here');
 /** The baseline's name for people ("Baseline" is jargon); its description still says "baseline". */
-export const STARTING_POINT = 'Starting point';
+export const STARTING_POINT = vscode.l10n.t('Starting point');
 
 /** A restore row names its target in at most this many characters (its label fits 300 px). */
 const RESTORE_TARGET_CHARS = 18;
