@@ -38,6 +38,14 @@ suite('Retrace where developers work', () => {
         assert.equal(fs.readlinkSync(`/proc/${pid}/cwd`), fs.realpathSync(folder.fsPath));
     });
 
+    test("the manifest's strings come from package.nls.json (localisable without code changes)", () => {
+        const manifest = vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON as { displayName: string; contributes: { commands: { command: string; title: string; category: string }[] } };
+        assert.equal(manifest.displayName, 'Retrace');
+        const open = manifest.contributes.commands.find(c => c.command === 'retrace.open');
+        assert.deepEqual([open?.title, open?.category], ['Open Retrace', 'Retrace']);
+        assert.deepEqual(manifest.contributes.commands.filter(c => /%/.test(c.title)), []);
+    });
+
     test('a folder that is not on this disk is refused with a clear sentence', () => {
         assert.equal(localFolderProblem(workspaceRoot()), undefined);
         for (const uri of ['vscode-vfs://github/retrace-dev/retrace', 'memfs:/sample', 'vscode-remote://ssh-remote+box/home/u/p']) {
@@ -92,7 +100,8 @@ suite('Retrace where developers work', () => {
             return found;
         });
         assert.equal(collection.type, vscode.EnvironmentVariableMutatorType.Prepend);
-        assert.ok(String(a.terminal.collection.description).includes('retrace'));
+        const said = a.terminal.collection.description;
+        assert.ok((typeof said === 'string' ? said : (said?.value ?? '')).includes('`retrace`'), JSON.stringify(said));
         const config = vscode.workspace.getConfiguration('retrace');
         await config.update('terminal.addToPath', false, vscode.ConfigurationTarget.Global);
         try {

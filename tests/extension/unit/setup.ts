@@ -59,7 +59,7 @@ export const l10n = {
         const named = args.length === 1 && typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : undefined;
         return text.replace(/\{([^}]+)\}/g, (whole, key: string) => {
             const value = named !== undefined ? named[key] : args[Number(key)];
-            return value === undefined ? whole : String(value);
+            return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : whole;
         });
     },
 };
