@@ -106,9 +106,9 @@ export function versionLook(version: FileVersion, now: number): VersionLook {
     const when = relativeTime(version.createdAt, now);
     const tooltip = [
         `${version.title}`,
-        `${version.summary || version.change} · ${version.kind} checkpoint ${version.checkpointId}`,
-        `session ${version.sessionId} · ${version.createdAt}`,
-        version.exists ? `content ${version.hash === null ? 'not stored' : version.hash.slice(0, 12)}` : 'the file does not exist after it',
+        vscode.l10n.t('{0} · {1} checkpoint {2}', version.summary || version.change, version.kind, version.checkpointId),
+        vscode.l10n.t('session {0} · {1}', version.sessionId, version.createdAt),
+        version.exists ? vscode.l10n.t('content {0}', version.hash === null ? vscode.l10n.t('not stored') : version.hash.slice(0, 12)) : vscode.l10n.t('the file does not exist after it'),
     ].join('\n');
     return {
         label: version.title,
