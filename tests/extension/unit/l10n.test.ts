@@ -11,6 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { localFolderProblem } from '../../../extension/src/client/localFolder';
+import { abandonedLabel } from '../../../extension/src/views/timelineFold';
+import { retraceNoteText } from '../../../extension/src/views/chatModel';
 
 const repo = path.join(__dirname, '../../..');
 const SCRIPT = path.join(repo, 'scripts', 'l10n.mjs');
@@ -95,5 +97,8 @@ suite('localisation', function () {
         assert.ok(english?.startsWith('Retrace needs a folder'), english);
         assert.ok(translated?.startsWith('⟦REtrAcE nEEds A fOldEr'), translated);
         assert.ok(translated !== undefined && translated.includes('memfs:/sample') && translated.includes('"memfs:"'), 'the arguments are filled in');
+        // Tree labels and chat lines the client makes follow the same bundle.
+        assert.equal(abandonedLabel(['a', 'b']).label, '⟦AbAndOnEd: 2 stEps⟧');
+        assert.equal(retraceNoteText('[Retrace note: files changed]'), '⟦REtrAcE tOld thE mOdEl: files changed⟧');
     });
 });
