@@ -10,4 +10,5 @@ echo "[check] mypy --strict";     $py -m mypy
 if [ -f extension/tsconfig.json ]; then
   echo "[check] tsc --noEmit";    npx tsc -p extension --noEmit
   echo "[check] eslint";          npx eslint --max-warnings=0 extension
+  echo "[check] l10n";            node scripts/l10n.mjs --check
 fi

@@ -1,5 +1,6 @@
 // Builds the .vsix for one VS Code target from a staging folder that holds only what ships:
-//   package.json (no private/devDependencies/scripts), dist/ (minified bundles), extension/media,
+//   package.json (no private/devDependencies/scripts) with package.nls.json and l10n/ (its strings
+//   and the extension's), dist/ (minified bundles), extension/media,
 //   README.md (the Marketplace README), LICENSE, CHANGELOG.md,
 //   server/requirements.lock (hash-pinned, universal), server/retrace_checkpoints-<version>-py3-none-any.whl,
 //   bin/uv[.exe] (this target's uv, hash-pinned: scripts/fetch-uv.sh),
@@ -157,6 +158,8 @@ async function main() {
   const marketplaceReadme = path.join(root, 'extension/marketplace/README.md');
   copy(fs.existsSync(marketplaceReadme) ? 'extension/marketplace/README.md' : 'README.md', 'README.md');
   copy('LICENSE', 'LICENSE');
+  copy('package.nls.json', 'package.nls.json');
+  copy('l10n', 'l10n');
   copy('CHANGELOG.md', 'CHANGELOG.md');
   copy('server/requirements.lock', 'server/requirements.lock');
   const uvHost = fetchUv(hostTarget());

@@ -22,6 +22,8 @@ import { parseRemoteSecrets } from './commands/remoteCredentials';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
+import { withoutTerminalEnv } from './client/terminalModel';
+import { localFolderProblem } from './client/localFolder';
 import { Supervisor, type Launch, type ServerState } from './client/supervisor';
 import {
     METHODS,
@@ -196,7 +198,7 @@ export class Ctx implements vscode.Disposable {
             // The server answers once the workspace is open (the first open records the baseline,
             // which reads every file): until then the status bar shows that it is working.
             const state = await vscode.window.withProgress(
-                { location: vscode.ProgressLocation.Window, title: 'Retrace: opening the workspace' },
+                { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Retrace: opening the workspace') },
                 () => rpc.request(METHODS.serverState, {}),
             );
             log.info(`model mode: ${state.modelMode}${state.trusted ? '' : ' (untrusted workspace: read-only timeline)'}; store ${state.storeDir ?? '?'}`);
@@ -242,7 +244,7 @@ export class Ctx implements vscode.Disposable {
                     return await factory(rpc)(...args);
                 } catch (err) {
                     log.error(`command ${id} failed`, err);
-                    void vscode.window.showErrorMessage(`Retrace: ${errorMessage(err)}`);
+                    void vscode.window.showErrorMessage(vscode.l10n.t('Retrace: {0}', errorMessage(err)));
                     return undefined;
                 }
             }),
@@ -254,10 +256,18 @@ export class Ctx implements vscode.Disposable {
         const state = this.serverState;
         const why = state.kind === 'failed' ? ` (${state.reason})` : state.kind === 'starting' ? ' yet' : '';
         log.warn(`command ${id}: server not running${why}`);
-        void vscode.window.showErrorMessage(`Retrace server is not running${why}.`, 'Restart server', 'Show logs').then(pick => {
-            if (pick === 'Restart server') {
+        const message =
+            state.kind === 'failed'
+                ? vscode.l10n.t('Retrace server is not running ({0}).', state.reason)
+                : state.kind === 'starting'
+                  ? vscode.l10n.t('Retrace server is not running yet.')
+                  : vscode.l10n.t('Retrace server is not running.');
+        const restart = vscode.l10n.t('Restart server');
+        const logs = vscode.l10n.t('Show logs');
+        void vscode.window.showErrorMessage(message, restart, logs).then(pick => {
+            if (pick === restart) {
                 void vscode.commands.executeCommand(COMMANDS.restartServer);
-            } else if (pick === 'Show logs') {
+            } else if (pick === logs) {
                 this.output.show();
             }
         });
@@ -274,13 +284,17 @@ export class Ctx implements vscode.Disposable {
     private async prepare(): Promise<Launch | string> {
         const folder = vscode.workspace.workspaceFolders?.[0];
         if (folder === undefined) {
-            return 'open a folder to use Retrace';
+            return vscode.l10n.t('open a folder to use Retrace');
+        }
+        const notLocal = localFolderProblem(folder.uri);
+        if (notLocal !== undefined) {
+            return notLocal;
         }
         this.envFailure = undefined;
         const found = await findServerPython(this.extension);
         if ('failure' in found) {
             this.envFailure = found.failure;
-            const reason = `no Python can run the Retrace server: ${found.failure.detail}`;
+            const reason = vscode.l10n.t('no Python can run the Retrace server: {0}', found.failure.detail);
             log.error(reason);
             return reason;
         }
@@ -324,7 +338,7 @@ export class Ctx implements vscode.Disposable {
                 },
             },
         };
-        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: process.env, apiKey, remoteSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
+        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: withoutTerminalEnv(process.env), apiKey, remoteSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
     }
 
     /** Where versions before 0.2 kept this workspace's store (workspace storage, else global storage). */
@@ -351,7 +365,7 @@ export class Ctx implements vscode.Disposable {
                         : severity === 'warning'
                           ? vscode.window.showWarningMessage
                           : vscode.window.showInformationMessage;
-                void show(`Retrace: ${p.message}`);
+                void show(vscode.l10n.t('Retrace: {0}', p.message));
             }
         });
         rpc.onNotification(METHODS.agentEvent, e => this.fire(this.agentEventEmitter, e, 'agent event'));
@@ -388,8 +402,9 @@ export class Ctx implements vscode.Disposable {
             await showFailure(mismatch, actions);
             return;
         }
-        const pick = await vscode.window.showErrorMessage(`Retrace server cannot start: ${reason}`, 'Show logs');
-        if (pick === 'Show logs') {
+        const logs = vscode.l10n.t('Show logs');
+        const pick = await vscode.window.showErrorMessage(vscode.l10n.t('Retrace server cannot start: {0}', reason), logs);
+        if (pick === logs) {
             this.output.show();
         }
     }

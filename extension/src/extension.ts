@@ -30,6 +30,7 @@ import { TimelineProvider } from './views/timelineProvider';
 import { HealthPanel } from './views/healthPanel';
 import { registerFileHistoryCommands } from './views/fileHistoryCommands';
 import { FileHistoryProvider } from './views/fileHistoryProvider';
+import { TerminalCommand } from './client/terminalHost';
 
 export interface RetraceApi {
     readonly ctx: Ctx;
@@ -42,6 +43,7 @@ export interface RetraceApi {
     readonly remote: RemoteItem;
     readonly remoteSessions: RemoteSessionsProvider;
     readonly background: BackgroundItem;
+    readonly terminal: TerminalCommand;
     readonly editorState: EditorStatePusher;
     readonly contentProvider: CheckpointContentProvider;
     readonly setPrompter: typeof setPrompter;
@@ -57,9 +59,9 @@ function reportIgnoredSettings(ignored: readonly IgnoredValue[]): void {
         log.warn(`settings: ${describeIgnored(i)}`);
     }
     const keys = [...new Set(ignored.map(i => `retrace.${i.key}`))].join(', ');
-    const open = 'Open User Settings';
+    const open = vscode.l10n.t('Open User Settings');
     void vscode.window
-        .showInformationMessage(`Retrace ignored this workspace's value of ${keys}: it may only be set in your user settings (permissions may only be made stricter).`, open)
+        .showInformationMessage(vscode.l10n.t("Retrace ignored this workspace's value of {0}: it may only be set in your user settings (permissions may only be made stricter).", keys), open)
         .then(pick => pick === open && vscode.commands.executeCommand('workbench.action.openGlobalSettings'));
 }
 
@@ -96,6 +98,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         const background = new BackgroundItem(ctx);
         const editorState = new EditorStatePusher(ctx);
         const contentProvider = new CheckpointContentProvider(ctx);
+        const terminal = new TerminalCommand(context);
         ctx.handlers = {
             permission: request => chat.askPermission(request),
             save: saveDocuments,
@@ -114,6 +117,8 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
             background,
             editorState,
             contentProvider,
+            terminal,
+            ctx.onDidChangeState(state => state.kind === 'running' && void terminal.serverStarted(state.interpreter.path)),
             vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, contentProvider),
             vscode.workspace.registerTextDocumentContentProvider(MERGE_SCHEME, mergePreviews),
             ctx.onTimelineChange(() => contentProvider.refreshCurrent()),
@@ -144,10 +149,10 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         void startIfUsed(ctx, () => chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
         const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
-        return { ctx, timeline, fileHistory, chat, health, highlighter, status, remote, remoteSessions, background, editorState, contentProvider, setPrompter, changeViews };
+        return { ctx, timeline, fileHistory, chat, health, highlighter, status, remote, remoteSessions, background, terminal, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
-        void vscode.window.showErrorMessage(`Cannot activate Retrace: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(vscode.l10n.t('Cannot activate Retrace: {0}', errorMessage(err)));
         return undefined;
     }
 }

@@ -39,6 +39,7 @@ export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
     'remote.region': 'machine',
     'remote.encrypt': 'narrowOnly',
     'metrics.port': 'machine',
+    'terminal.addToPath': 'machine',
 };
 
 /** The parts of `WorkspaceConfiguration.inspect()` the rules read. */
@@ -196,6 +197,11 @@ export function pythonPathSetting(): string {
     return typeof value === 'string' ? value.trim() : '';
 }
 
+/** `retrace.terminal.addToPath` (user settings only): whether terminals get `retrace` on PATH. */
+export function terminalAddToPath(): boolean {
+    return restricted(section(), 'terminal.addToPath') !== false;
+}
+
 export function notificationLevel(): NotificationLevel {
     const v = section().get<string>('notifications');
     return v === 'off' || v === 'onWarning' || v === 'always' ? v : 'onError';
@@ -253,7 +259,7 @@ export function serverSettings(): ServerSettings {
 export function normaliseSettings(raw: Record<string, unknown>): ServerSettings {
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(raw)) {
-        if (key === 'pythonPath' || key === 'notifications' || key === 'context') {
+        if (key === 'pythonPath' || key === 'notifications' || key === 'context' || key === 'terminal') {
             continue; // client-only keys
         }
         out[key] = value === '' ? null : value;

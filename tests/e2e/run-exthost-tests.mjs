@@ -70,6 +70,8 @@ const suites = {
   remote: remoteSuite,
   background: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
+  // Remote-style host (code-server), a non-disk folder refused, `retrace` in the integrated terminal.
+  reach: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
 };
 
 /** The remote suite's S3 server and seeded bucket; its settings, environment and clean-up. */

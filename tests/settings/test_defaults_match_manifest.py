@@ -13,7 +13,7 @@ import pytest
 from retrace.protocol.models import ServerSettings
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENT_ONLY = {"pythonPath", "notifications", "context.editor", "context.openEditors"}
+CLIENT_ONLY = {"pythonPath", "notifications", "context.editor", "context.openEditors", "terminal.addToPath"}
 """Settings only the extension reads (what it attaches to a prompt is sent with the prompt)."""
 
 

@@ -42,9 +42,18 @@ NARROW_ONLY = {*POLICIES, "remote.encrypt"}
 
 
 def properties() -> dict[str, dict[str, Any]]:
+    """The settings as the user reads them: a ``%key%`` description resolved in package.nls.json."""
     manifest = json.loads((ROOT / "package.json").read_text("utf-8"))
+    nls = json.loads((ROOT / "package.nls.json").read_text("utf-8"))
     props: dict[str, dict[str, Any]] = manifest["contributes"]["configuration"]["properties"]
-    return {key.removeprefix("retrace."): spec for key, spec in props.items()}
+
+    def resolved(value: Any) -> Any:
+        is_key = isinstance(value, str) and len(value) > 2 and value[0] == value[-1] == "%"
+        return nls.get(value[1:-1], value) if is_key else value
+
+    return {
+        key.removeprefix("retrace."): {k: resolved(v) for k, v in spec.items()} for key, spec in props.items()
+    }
 
 
 def setting_rules() -> dict[str, str]:

@@ -216,7 +216,7 @@ export async function findServerPython(context: vscode.ExtensionContext): Promis
     }
     ensureExecutable(bundledUv(layout));
     return vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Window, title: 'Retrace: preparing the server environment' },
+        { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Retrace: preparing the server environment') },
         async progress => {
             const io = realEnvIo(message => progress.report({ message }));
             const result = await ensureManagedEnv(io, {
@@ -243,7 +243,7 @@ export async function deleteManagedEnv(context: vscode.ExtensionContext): Promis
 export async function showFailure(failure: EnvFailure, actions: { retry(): void; rebuild(): void }): Promise<void> {
     log.error(`server environment: ${failure.kind}: ${failure.detail}`);
     const fix = fixIt(failure);
-    const pick = await vscode.window.showErrorMessage(`Retrace: ${fix.message}`, fix.button);
+    const pick = await vscode.window.showErrorMessage(vscode.l10n.t('Retrace: {0}', fix.message), fix.button);
     if (pick !== fix.button) {
         return;
     }

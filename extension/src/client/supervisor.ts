@@ -12,6 +12,7 @@
  * - The language client never restarts the process itself (its own restart would be a second,
  *   unsupervised owner).
  */
+import * as vscode from 'vscode';
 import type { ChildProcess } from 'node:child_process';
 import {
     CloseAction,
@@ -197,12 +198,12 @@ export class Supervisor {
         } catch (err) {
             rpc.close('the Retrace server failed to start');
             await this.kill(proc);
-            this.setState({ kind: 'failed', reason: `server failed to start: ${err instanceof Error ? err.message : String(err)}` });
+            this.setState({ kind: 'failed', reason: vscode.l10n.t('server failed to start: {0}', err instanceof Error ? err.message : String(err)) });
             return;
         }
         if (proc === undefined || proc.pid === undefined || exited(proc)) {
             rpc.close('the Retrace server exited while starting');
-            this.setState({ kind: 'failed', reason: 'the server process exited while starting; see the Retrace log' });
+            this.setState({ kind: 'failed', reason: vscode.l10n.t('the server process exited while starting; see the Retrace log') });
             return;
         }
         const info = client.initializeResult?.serverInfo;
@@ -224,7 +225,7 @@ export class Supervisor {
         if (running.stopping || this.current !== running) {
             return;
         }
-        const how = signal !== null ? `was killed (${signal})` : `exited with code ${code ?? '?'}`;
+        const how = signal !== null ? vscode.l10n.t('was killed ({0})', signal) : vscode.l10n.t('exited with code {0}', code ?? '?');
         const now = Date.now();
         while (this.crashes.length > 0 && now - (this.crashes[0] ?? 0) > CRASH_WINDOW_MS) {
             this.crashes.shift();
@@ -237,14 +238,14 @@ export class Supervisor {
             const again = this.crashes.length <= MAX_AUTO_RESTARTS && !this.disposed;
             await this.shutdown(again ? { kind: 'starting' } : { kind: 'stopped' });
             if (again) {
-                this.hooks.note('warning', `The Retrace server ${how}; restarting it automatically.`);
+                this.hooks.note('warning', vscode.l10n.t('The Retrace server {0}; restarting it automatically.', how));
                 await this.launch();
                 if (this.state.kind === 'running') {
-                    this.hooks.note('info', 'The Retrace server was restarted after a crash; unsaved work and checkpoints are kept.');
+                    this.hooks.note('info', vscode.l10n.t('The Retrace server was restarted after a crash; unsaved work and checkpoints are kept.'));
                 }
             } else {
-                const reason = `the server ${how} again within ${CRASH_WINDOW_MS / 60_000} minutes; not restarting it automatically (use Retrace: Restart Server)`;
-                this.hooks.note('error', `Retrace server stopped: ${reason}`);
+                const reason = vscode.l10n.t('the server {0} again within {1} minutes; not restarting it automatically (use Retrace: Restart Server)', how, CRASH_WINDOW_MS / 60_000);
+                this.hooks.note('error', vscode.l10n.t('Retrace server stopped: {0}', reason));
                 this.setState({ kind: 'failed', reason });
             }
         });

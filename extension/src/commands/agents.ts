@@ -26,10 +26,9 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     { command: COMMANDS.removeGeminiCli, agent: 'gemini-cli', remove: true },
 ];
 
-export const OPEN_SETTINGS = 'Open Settings File';
+export const OPEN_SETTINGS = vscode.l10n.t('Open Settings File');
 
-export const UNTRUSTED_MESSAGE =
-    "Retrace: another agent's tool calls are checkpointed only in a trusted workspace (Manage Workspace Trust).";
+export const UNTRUSTED_MESSAGE = vscode.l10n.t("Retrace: another agent's tool calls are checkpointed only in a trusted workspace (Manage Workspace Trust).");
 
 /** The file's name as the user knows it (`.claude/settings.local.json`). */
 export function settingsName(file: string): string {
@@ -41,12 +40,12 @@ export function settingsName(file: string): string {
 export function integrateMessage(result: AgentIntegrateResult): string {
     const file = settingsName(result.file);
     const said: Record<AgentIntegrateResult['action'], string> = {
-        added: `Retrace: every ${result.title} tool call in this workspace now becomes a checkpoint (hooks added to ${file}). Restart ${result.title} sessions that are already running.`,
-        updated: `Retrace: ${result.title}'s Retrace hooks in ${file} are up to date again.`,
-        removed: `Retrace: ${result.title} tool calls are no longer checkpointed (Retrace's hooks taken out of ${file}; your other settings are kept).`,
-        unchanged: `Retrace: nothing to change in ${file}.`,
+        added: vscode.l10n.t('Retrace: every {0} tool call in this workspace now becomes a checkpoint (hooks added to {1}). Restart {0} sessions that are already running.', result.title, file),
+        updated: vscode.l10n.t("Retrace: {0}'s Retrace hooks in {1} are up to date again.", result.title, file),
+        removed: vscode.l10n.t("Retrace: {0} tool calls are no longer checkpointed (Retrace's hooks taken out of {1}; your other settings are kept).", result.title, file),
+        unchanged: vscode.l10n.t('Retrace: nothing to change in {0}.', file),
     };
-    const notes = result.notes.length > 0 ? ` Note: ${result.notes.join('; ')}.` : '';
+    const notes = result.notes.length > 0 ? vscode.l10n.t(' Note: {0}.', result.notes.join('; ')) : '';
     return said[result.action] + notes;
 }
 

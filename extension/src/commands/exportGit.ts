@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { METHODS, type Checkpoint, type GitExportResult, type Rpc } from '../client/protocol';
 import { prompter } from '../ui';
 
-export const COPY_COMMIT = 'Copy Commit';
+export const COPY_COMMIT = vscode.l10n.t('Copy Commit');
 
 /** The branch name offered for a checkpoint: `retrace/` and the id's first 8 characters. */
 export function defaultBranchName(checkpointId: string): string {
@@ -17,15 +17,21 @@ export function defaultBranchName(checkpointId: string): string {
 
 /** The notification after a successful export. */
 export function exportSummary(result: GitExportResult): string {
-    const files = result.files === 1 ? '1 file' : `${result.files} files`;
-    const base = result.base === null ? 'a new root commit' : `on ${result.base.slice(0, 8)}`;
-    return `Retrace: branch ${result.branch} created at ${result.commit.slice(0, 8)} (${files}, ${base}). Your working tree, index and current branch were not touched.`;
+    const files = result.files === 1 ? vscode.l10n.t('1 file') : vscode.l10n.t('{0} files', result.files);
+    const base = result.base === null ? vscode.l10n.t('a new root commit') : vscode.l10n.t('on {0}', result.base.slice(0, 8));
+    return vscode.l10n.t(
+        'Retrace: branch {0} created at {1} ({2}, {3}). Your working tree, index and current branch were not touched.',
+        result.branch,
+        result.commit.slice(0, 8),
+        files,
+        base,
+    );
 }
 
 export async function exportToGit(rpc: Rpc, cp: Checkpoint): Promise<GitExportResult | undefined> {
     const branch = await vscode.window.showInputBox({
-        title: 'Export checkpoint to a new git branch',
-        prompt: 'Name of the new branch (an existing branch is never moved)',
+        title: vscode.l10n.t('Export checkpoint to a new git branch'),
+        prompt: vscode.l10n.t('Name of the new branch (an existing branch is never moved)'),
         value: defaultBranchName(cp.id),
     });
     if (branch === undefined || branch.trim() === '') {

@@ -22,14 +22,14 @@ export type RestoreMode = 'code' | 'conversation' | 'both';
 
 /** The reason buttons, in the order they are shown. */
 export const REASONS: readonly { readonly label: string; readonly reason: RestoreReason }[] = [
-    { label: 'Wrong approach', reason: 'wrongApproach' },
-    { label: 'Broke tests', reason: 'brokeTests' },
-    { label: 'Unwanted file changes', reason: 'unwantedChanges' },
-    { label: 'Conversation went off track', reason: 'offTrack' },
-    { label: 'Other', reason: 'other' },
+    { label: vscode.l10n.t('Wrong approach'), reason: 'wrongApproach' },
+    { label: vscode.l10n.t('Broke tests'), reason: 'brokeTests' },
+    { label: vscode.l10n.t('Unwanted file changes'), reason: 'unwantedChanges' },
+    { label: vscode.l10n.t('Conversation went off track'), reason: 'offTrack' },
+    { label: vscode.l10n.t('Other'), reason: 'other' },
 ];
 
-export const REASON_QUESTION = 'Why did you restore? (optional, helps the restore statistics)';
+export const REASON_QUESTION = vscode.l10n.t('Why did you restore? (optional, helps the restore statistics)');
 
 export function reasonOf(label: string | undefined): RestoreReason | undefined {
     return REASONS.find(r => r.label === label)?.reason;
@@ -44,7 +44,7 @@ export function reasonKey(targetId: string, outcome: RestoreOutcome): string {
 /** The action on a restore's own notification that opens the reasons (when the server says
  * `askReason`: a code restore that changed files, rarely; never after an undo or a
  * conversation-only restore). Short, so it is never cut in a normal window. */
-export const WHY = 'Why?';
+export const WHY = vscode.l10n.t('Why?');
 
 /** The reasons as a quick pick the user opened with "Why?"; records the one chosen (Escape or a
  * click elsewhere records nothing). Never blocks or fails the restore. */
@@ -63,8 +63,8 @@ export async function askRestoreReason(rpc: Rpc, targetId: string, outcome: Rest
     }
 }
 
-export const RUN_GC = 'Collect garbage now';
-export const OPEN_RETENTION = 'Retention settings';
+export const RUN_GC = vscode.l10n.t('Collect garbage now');
+export const OPEN_RETENTION = vscode.l10n.t('Retention settings');
 
 /** How an alert is shown: its severity and buttons (pure). */
 export function alertLook(alert: StorageAlert): { severity: 'warning' | 'error'; message: string; buttons: readonly string[] } {
@@ -97,9 +97,13 @@ function mib(bytes: number): string {
 
 export async function collectGarbage(rpc: Rpc): Promise<void> {
     const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Retrace: collecting garbage…' },
+        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Retrace: collecting garbage…') },
         () => rpc.request(METHODS.storeGc, {}),
     );
     const r = result.report;
-    void prompter().notify('info', `Retrace: garbage collected: ${r.checkpointsDropped} checkpoint(s) dropped by retention, ${r.blobsRemoved} blob(s) removed, ${mib(r.bytesFreed)} freed.`, []);
+    void prompter().notify(
+        'info',
+        vscode.l10n.t('Retrace: garbage collected: {0} checkpoint(s) dropped by retention, {1} blob(s) removed, {2} freed.', r.checkpointsDropped, r.blobsRemoved, mib(r.bytesFreed)),
+        [],
+    );
 }

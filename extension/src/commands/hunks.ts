@@ -50,8 +50,8 @@ async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string
     parts.lens.refresh();
     parts.afterRestore();
     void prompter()
-        .notify('info', `Retrace: restored a hunk of ${path}.`, ['Undo restore'])
-        .then(choice => (choice === 'Undo restore' ? vscode.commands.executeCommand(COMMANDS.undoLastRestore) : undefined));
+        .notify('info', vscode.l10n.t('Retrace: restored a hunk of {0}.', path), [vscode.l10n.t('Undo restore')])
+        .then(choice => (choice === vscode.l10n.t('Undo restore') ? vscode.commands.executeCommand(COMMANDS.undoLastRestore) : undefined));
     return result;
 }
 
@@ -59,12 +59,12 @@ async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string
 async function pickAndRestoreHunk(rpc: Rpc, parts: HunkCommandParts, cp: string, path: string): Promise<RestoreHunkResult | undefined> {
     const listed = await rpc.request(METHODS.restoreHunks, { checkpoint: cp, path });
     if (listed.hunks.length === 0) {
-        void prompter().notify('info', `Retrace: ${path} is the same as at that checkpoint: no hunk to restore.`, []);
+        void prompter().notify('info', vscode.l10n.t('Retrace: {0} is the same as at that checkpoint: no hunk to restore.', path), []);
         return undefined;
     }
     const picked = await vscode.window.showQuickPick(
         listed.hunks.map(h => ({ ...hunkPick(h), id: h.id })),
-        { title: `Restore a hunk of ${path} as it was at ${cp.slice(0, 8)}`, placeHolder: 'Which hunk?' },
+        { title: vscode.l10n.t('Restore a hunk of {0} as it was at {1}', path, cp.slice(0, 8)), placeHolder: vscode.l10n.t('Which hunk?') },
     );
     return picked === undefined ? undefined : restoreHunk(rpc, parts, listed.checkpoint, path, picked.id, listed.currentHash);
 }
@@ -72,9 +72,9 @@ async function pickAndRestoreHunk(rpc: Rpc, parts: HunkCommandParts, cp: string,
 async function pickFile(cp: Checkpoint, what: string): Promise<string | undefined> {
     const paths = [...new Set(cp.files.map(f => f.path))];
     if (paths.length === 0) {
-        throw new Error(`“${checkpointLabel(cp)}” changed no file`);
+        throw new Error(vscode.l10n.t('“{0}” changed no file', checkpointLabel(cp)));
     }
-    return paths.length === 1 ? paths[0] : vscode.window.showQuickPick(paths, { title: `${what} as it was at “${checkpointLabel(cp)}”`, placeHolder: 'Which file?' });
+    return paths.length === 1 ? paths[0] : vscode.window.showQuickPick(paths, { title: vscode.l10n.t('{0} as it was at “{1}”', what, checkpointLabel(cp)), placeHolder: vscode.l10n.t('Which file?') });
 }
 
 /** The checkpoint side of the diff editor (or checkpoint document) a title-bar command came from. */
@@ -97,7 +97,7 @@ export function diffSide(arg: unknown): { path: string; checkpointId: string } {
             }
         }
     }
-    throw new Error("open a checkpoint's diff first (timeline row → Open Changes or Compare with Current)");
+    throw new Error(vscode.l10n.t("open a checkpoint's diff first (timeline row → Open Changes or Compare with Current)"));
 }
 
 export function registerHunkCommands(parts: HunkCommandParts): void {
@@ -113,15 +113,15 @@ export function registerHunkCommands(parts: HunkCommandParts): void {
         restoreHunk(rpc, parts, str(cp, 'checkpoint'), str(path, 'path'), str(hunk, 'hunk'), str(hash, 'hash')),
     );
     const restoreFile = async (rpc: Rpc, cp: Checkpoint, path: string): Promise<unknown> =>
-        runRestore(rpc, { targetId: cp.id, mode: 'code', paths: [path], targetLabel: `“${checkpointLabel(cp)}”`, previousHead: parts.head(), confirmOverwrite: true }, hooks);
+        runRestore(rpc, { targetId: cp.id, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('“{0}”', checkpointLabel(cp)), previousHead: parts.head(), confirmOverwrite: true }, hooks);
     ctx.registerCommand(COMMANDS.rowRestoreFile, rpc => async (arg: unknown, given: unknown) => {
         const cp = await parts.checkpointOf(rpc, arg);
-        const path = typeof given === 'string' ? given : await pickFile(cp, 'Restore a file');
+        const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a file'));
         return path === undefined ? undefined : restoreFile(rpc, cp, path);
     });
     ctx.registerCommand(COMMANDS.rowRestoreHunk, rpc => async (arg: unknown, given: unknown) => {
         const cp = await parts.checkpointOf(rpc, arg);
-        const path = typeof given === 'string' ? given : await pickFile(cp, 'Restore a hunk of a file');
+        const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a hunk of a file'));
         return path === undefined ? undefined : pickAndRestoreHunk(rpc, parts, cp.id, path);
     });
     ctx.registerCommand(COMMANDS.diffRestoreFile, rpc => async (arg: unknown) => {

@@ -54,7 +54,7 @@ async function tryDemo(ctx: Ctx): Promise<string | undefined> {
         return folder;
     } catch (err) {
         log.error('creating the demo folder failed', err);
-        void vscode.window.showErrorMessage(`Retrace: cannot create the demo folder: ${err instanceof Error ? err.message : String(err)}`);
+        void vscode.window.showErrorMessage(vscode.l10n.t('Retrace: cannot create the demo folder: {0}', err instanceof Error ? err.message : String(err)));
         return undefined;
     }
 }
@@ -103,13 +103,13 @@ export function registerCommands(parts: Parts): void {
             // Inside a subagent's own timeline: its workspace copy, on disk (the server refuses
             // anything but code there).
             const childHooks = { onConversationRestored: (): void => undefined, onRestored: (): void => void timeline.reloadTask(scope) };
-            const label = `“${checkpointLabel(cp)}” in the subagent's copy`;
+            const label = vscode.l10n.t("“{0}” in the subagent's copy", checkpointLabel(cp));
             return runRestore(rpc, { targetId: cp.id, mode, targetLabel: label, previousHead: undefined, confirmOverwrite: true, task: scope }, childHooks);
         }
         const result = await runRestore(
             rpc,
             // The row's title as the server words it ("Write: notes.txt"), else the checkpoint's label.
-            { targetId: cp.id, mode, targetLabel: `“${timeline.rowOf(cp.id)?.title ?? checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
+            { targetId: cp.id, mode, targetLabel: vscode.l10n.t('“{0}”', timeline.rowOf(cp.id)?.title ?? checkpointLabel(cp)), previousHead: timeline.head, confirmOverwrite: true },
             hooks,
         );
         if (mode !== 'code' && result?.conversationHead && chat.sessionId !== cp.sessionId) {
@@ -126,8 +126,8 @@ export function registerCommands(parts: Parts): void {
             return timeline.timeline ?? Promise.reject(err instanceof Error ? err : new Error(String(err)));
         });
         const picked = await vscode.window.showQuickPick(checkpointPicks(data, Date.now(), id => timeline.rowOf(id)?.title), {
-            title: 'Retrace: Restore to Checkpoint',
-            placeHolder: 'Pick a checkpoint (bookmarks first, then newest first)',
+            title: vscode.l10n.t('Retrace: Restore to Checkpoint'),
+            placeHolder: vscode.l10n.t('Pick a checkpoint (bookmarks first, then newest first)'),
             matchOnDescription: true,
             matchOnDetail: true,
         });
@@ -136,7 +136,7 @@ export function registerCommands(parts: Parts): void {
         }
         const row = timeline.rowOf(picked.checkpointId);
         const modes = modePicks(row === undefined ? undefined : codeOnlyReason(row));
-        const mode = await vscode.window.showQuickPick(modes, { title: `Retrace: restore “${picked.label}”`, placeHolder: 'What should go back?' });
+        const mode = await vscode.window.showQuickPick(modes, { title: vscode.l10n.t('Retrace: restore “{0}”', picked.label), placeHolder: vscode.l10n.t('What should go back?') });
         return mode === undefined ? undefined : restore(mode.mode)(rpc)(picked.checkpointId);
     });
 
@@ -148,7 +148,7 @@ export function registerCommands(parts: Parts): void {
         const result = await restore('both')(rpc)(arg);
         if (result?.outcome.kind === 'applied' || (result?.conversationHead ?? null) !== null) {
             await chat.reveal();
-            void prompter().notify('info', 'Retrace: forked — your next prompt continues from this checkpoint; the old branch stays in the timeline.', []);
+            void prompter().notify('info', vscode.l10n.t('Retrace: forked — your next prompt continues from this checkpoint; the old branch stays in the timeline.'), []);
         }
         return result;
     });
@@ -158,7 +158,7 @@ export function registerCommands(parts: Parts): void {
             throw new Error('undo restore needs the checkpoint to go back to');
         }
         const m: RestoreMode = mode === 'conversation' || mode === 'both' ? mode : 'code';
-        return runRestore(rpc, { targetId, mode: m, targetLabel: 'the state before the restore', previousHead: timeline.head, confirmOverwrite: false }, hooks);
+        return runRestore(rpc, { targetId, mode: m, targetLabel: vscode.l10n.t('the state before the restore'), previousHead: timeline.head, confirmOverwrite: false }, hooks);
     });
 
     ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
@@ -185,7 +185,7 @@ export function registerCommands(parts: Parts): void {
         }
         return runRestore(
             rpc,
-            { targetId: cp.parent, mode: 'code', paths: [path], targetLabel: `before “${checkpointLabel(cp)}”`, previousHead: timeline.head, confirmOverwrite: true },
+            { targetId: cp.parent, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('before “{0}”', checkpointLabel(cp)), previousHead: timeline.head, confirmOverwrite: true },
             hooks,
         );
     });
@@ -193,12 +193,12 @@ export function registerCommands(parts: Parts): void {
     const summarize = (direction: 'from' | 'upTo') => (rpc: Rpc) => async (arg: unknown) => {
         const cp = await checkpointOf(rpc, arg);
         const summary = await vscode.window.withProgress(
-            { location: vscode.ProgressLocation.Notification, title: `Retrace: summarizing the conversation ${direction === 'from' ? 'after' : 'up to'} “${checkpointLabel(cp)}”…` },
+            { location: vscode.ProgressLocation.Notification, title: direction === 'from' ? vscode.l10n.t('Retrace: summarizing the conversation after “{0}”…', checkpointLabel(cp)) : vscode.l10n.t('Retrace: summarizing the conversation up to “{0}”…', checkpointLabel(cp)) },
             () => rpc.request(METHODS.conversationSummarize, { id: cp.id, direction }),
         );
         await chat.reload();
         timeline.scheduleRefresh();
-        void prompter().notify('info', `Retrace: conversation summarized (checkpoint ${summary.id.slice(0, 8)}).`, []);
+        void prompter().notify('info', vscode.l10n.t('Retrace: conversation summarized (checkpoint {0}).', summary.id.slice(0, 8)), []);
         return summary;
     };
     ctx.registerCommand(COMMANDS.summarizeFrom, summarize('from'));
@@ -207,18 +207,18 @@ export function registerCommands(parts: Parts): void {
     ctx.registerCommand(COMMANDS.openDiff, rpc => async (arg: unknown) => {
         const { cp, scope } = await targetOf(rpc, arg);
         if (cp.parent === null) {
-            void prompter().notify('info', `Retrace: “${checkpointLabel(cp)}” is the first checkpoint; it has nothing to compare with.`, []);
+            void prompter().notify('info', vscode.l10n.t('Retrace: “{0}” is the first checkpoint; it has nothing to compare with.', checkpointLabel(cp)), []);
             return;
         }
-        const where = scope === undefined ? '' : ' (subagent)';
-        await openChanges(cp.files, { id: cp.parent, label: 'before' }, { id: cp.id, label: checkpointLabel(cp) }, `Retrace: ${checkpointLabel(cp)}${where}`, scope);
+        const title = scope === undefined ? vscode.l10n.t('Retrace: {0}', checkpointLabel(cp)) : vscode.l10n.t('Retrace: {0} (subagent)', checkpointLabel(cp));
+        await openChanges(cp.files, { id: cp.parent, label: vscode.l10n.t('before') }, { id: cp.id, label: checkpointLabel(cp) }, title, scope);
     });
 
     ctx.registerCommand(COMMANDS.compareWithCurrent, rpc => async (arg: unknown) => {
         const { cp, scope } = await targetOf(rpc, arg);
         const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.id, ...(scope === undefined ? {} : { task: scope }) });
-        const current = scope === undefined ? 'current' : "the subagent's copy";
-        await openChanges(diff.files, { id: cp.id, label: checkpointLabel(cp) }, { id: 'current', label: current }, `Retrace: ${checkpointLabel(cp)} ↔ ${current}`, scope);
+        const current = scope === undefined ? vscode.l10n.t('current') : vscode.l10n.t("the subagent's copy");
+        await openChanges(diff.files, { id: cp.id, label: checkpointLabel(cp) }, { id: 'current', label: current }, vscode.l10n.t('Retrace: {0} ↔ {1}', checkpointLabel(cp), current), scope);
     });
 
     ctx.registerCommand(COMMANDS.copyId, rpc => async (arg: unknown) => {
@@ -232,7 +232,7 @@ export function registerCommands(parts: Parts): void {
     ctx.registerCommand(COMMANDS.showChangesSince, rpc => async (arg: unknown) => {
         const cp = await checkpointOf(rpc, arg);
         highlighter.setScope({ kind: 'since', checkpointId: cp.id });
-        void prompter().notify('info', `Retrace: highlighting changes since “${checkpointLabel(cp)}”.`, []);
+        void prompter().notify('info', vscode.l10n.t('Retrace: highlighting changes since “{0}”.', checkpointLabel(cp)), []);
     });
 
     ctx.registerCommand(COMMANDS.timelineRefresh, () => () => timeline.refresh());
@@ -244,7 +244,7 @@ export function registerCommands(parts: Parts): void {
     }
 
     ctx.registerCommand(COMMANDS.prompt, () => async (text: unknown) => {
-        const prompt = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: 'Ask the Retrace agent', placeHolder: 'What should the agent do?' });
+        const prompt = typeof text === 'string' ? text : await vscode.window.showInputBox({ prompt: vscode.l10n.t('Ask the Retrace agent'), placeHolder: vscode.l10n.t('What should the agent do?') });
         if (prompt === undefined || prompt.trim() === '') {
             return undefined;
         }
@@ -270,7 +270,7 @@ export function registerCommands(parts: Parts): void {
     direct(COMMANDS.decorationsLastTurn, () => highlighter.setScope({ kind: 'lastTurn' }));
     direct(COMMANDS.decorationsClear, () => highlighter.setScope({ kind: 'off' }));
     direct(COMMANDS.setApiKey, async () => {
-        const key = await vscode.window.showInputBox({ prompt: 'Anthropic API key (stored in VS Code secret storage)', password: true, ignoreFocusOut: true });
+        const key = await vscode.window.showInputBox({ prompt: vscode.l10n.t('Anthropic API key (stored in VS Code secret storage)'), password: true, ignoreFocusOut: true });
         if (key === undefined) {
             return;
         }

@@ -16,21 +16,21 @@ import { setRemoteCredentials } from './remoteCredentials';
 /** One line for a finished push. */
 export function pushSummary(r: PushReport): string {
     if (r.upToDate) {
-        return `Retrace: ${r.remote} is up to date.`;
+        return vscode.l10n.t('Retrace: {0} is up to date.', r.remote);
     }
-    return `Retrace: pushed to ${r.remote}: ${r.segments} journal segment(s), ${r.blobs} file version(s) in ${r.packs} pack(s), ${formatBytes(r.bytes)}.`;
+    return vscode.l10n.t('Retrace: pushed to {0}: {1} journal segment(s), {2} file version(s) in {3} pack(s), {4}.', r.remote, r.segments, r.blobs, r.packs, formatBytes(r.bytes));
 }
 
 export async function pushToRemote(rpc: Rpc): Promise<PushReport | undefined> {
     try {
         const { report } = await vscode.window.withProgress(
-            { location: vscode.ProgressLocation.Window, title: 'Retrace: pushing to the remote…' },
+            { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Retrace: pushing to the remote…') },
             () => rpc.request(METHODS.remotePush, {}),
         );
         void vscode.window.showInformationMessage(pushSummary(report));
         return report;
     } catch (err) {
-        void vscode.window.showErrorMessage(`Retrace: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(vscode.l10n.t('Retrace: {0}', errorMessage(err)));
         return undefined;
     }
 }
@@ -39,21 +39,21 @@ export async function pushToRemote(rpc: Rpc): Promise<PushReport | undefined> {
 export async function openRemoteSession(rpc: Rpc, timeline: TimelineProvider, sessionId: string, storeId: string | null): Promise<OpenReport | undefined> {
     try {
         const { report } = await vscode.window.withProgress(
-            { location: vscode.ProgressLocation.Notification, title: 'Retrace: opening the remote session…' },
+            { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Retrace: opening the remote session…') },
             () => rpc.request(METHODS.remoteOpen, { sessionId, storeId }),
         );
         log.info(`opened remote session ${report.sessionId} from store ${report.storeId}: ${report.checkpoints} checkpoint(s)`);
         if (report.skipped.length > 0) {
             // Damaged or foreign objects the server refused (an earlier session, a pack index).
             for (const line of report.skipped) log.warn(`remote open left out: ${line}`);
-            void vscode.window.showWarningMessage(`Retrace: ${report.skipped.length} damaged object(s) in the remote were left out: ${report.skipped[0]}`);
+            void vscode.window.showWarningMessage(vscode.l10n.t('Retrace: {0} damaged object(s) in the remote were left out: {1}', report.skipped.length, report.skipped[0] ?? ''));
         }
         timeline.activeSessionId = report.sessionId;
         timeline.scheduleRefresh();
         await vscode.commands.executeCommand(`${VIEW_TIMELINE}.focus`);
         return report;
     } catch (err) {
-        void vscode.window.showErrorMessage(`Retrace: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(vscode.l10n.t('Retrace: {0}', errorMessage(err)));
         return undefined;
     }
 }
@@ -63,16 +63,16 @@ export async function pickRemoteSession(rpc: Rpc, timeline: TimelineProvider): P
     try {
         sessions = (await rpc.request(METHODS.remoteSessions, {})).sessions;
     } catch (err) {
-        void vscode.window.showErrorMessage(`Retrace: ${errorMessage(err)}`);
+        void vscode.window.showErrorMessage(vscode.l10n.t('Retrace: {0}', errorMessage(err)));
         return undefined;
     }
     if (sessions.length === 0) {
-        void vscode.window.showInformationMessage('Retrace: the remote has no sessions for this workspace yet.');
+        void vscode.window.showInformationMessage(vscode.l10n.t('Retrace: the remote has no sessions for this workspace yet.'));
         return undefined;
     }
     const pick = await vscode.window.showQuickPick(remoteSessionPicks(sessions, Date.now()), {
-        title: 'Open a remote session',
-        placeHolder: 'Workspace — machine · last change · size',
+        title: vscode.l10n.t('Open a remote session'),
+        placeHolder: vscode.l10n.t('Workspace — machine · last change · size'),
         matchOnDescription: true,
         matchOnDetail: true,
     });

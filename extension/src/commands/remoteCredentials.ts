@@ -49,16 +49,16 @@ export function remoteSecretsFrom(answers: Partial<Record<RemoteSecretName, stri
 }
 
 const PROMPTS: readonly { name: RemoteSecretName; prompt: string; password: boolean }[] = [
-    { name: 'AWS_ACCESS_KEY_ID', prompt: 'S3 access key id (empty: use the standard AWS credential chain)', password: false },
-    { name: 'AWS_SECRET_ACCESS_KEY', prompt: 'S3 secret access key', password: true },
-    { name: 'AWS_SESSION_TOKEN', prompt: 'S3 session token (optional)', password: true },
-    { name: 'RETRACE_REMOTE_KEY', prompt: 'Encryption key, base64 of 32 bytes (optional: only for an encrypted remote)', password: true },
+    { name: 'AWS_ACCESS_KEY_ID', prompt: vscode.l10n.t('S3 access key id (empty: use the standard AWS credential chain)'), password: false },
+    { name: 'AWS_SECRET_ACCESS_KEY', prompt: vscode.l10n.t('S3 secret access key'), password: true },
+    { name: 'AWS_SESSION_TOKEN', prompt: vscode.l10n.t('S3 session token (optional)'), password: true },
+    { name: 'RETRACE_REMOTE_KEY', prompt: vscode.l10n.t('Encryption key, base64 of 32 bytes (optional: only for an encrypted remote)'), password: true },
 ];
 
 export async function setRemoteCredentials(ctx: Ctx): Promise<void> {
     const answers: Partial<Record<RemoteSecretName, string>> = {};
     for (const p of PROMPTS) {
-        const value = await vscode.window.showInputBox({ prompt: `Retrace remote: ${p.prompt}`, password: p.password, ignoreFocusOut: true });
+        const value = await vscode.window.showInputBox({ prompt: vscode.l10n.t('Retrace remote: {0}', p.prompt), password: p.password, ignoreFocusOut: true });
         if (value === undefined) {
             return; // cancelled: nothing changes
         }

@@ -56,12 +56,12 @@ export interface RestoreHooks {
 }
 
 const MERGE = MERGE_LABEL;
-const APPLY_MERGE = 'Apply merged text';
+const APPLY_MERGE = vscode.l10n.t('Apply merged text');
 const OVERWRITE = OVERWRITE_LABEL;
 const SKIP = SKIP_LABEL;
-const RESTORE = 'Restore';
-const UNDO = 'Undo restore';
-const REDO = 'Redo';
+const RESTORE = vscode.l10n.t('Restore');
+const UNDO = vscode.l10n.t('Undo restore');
+const REDO = vscode.l10n.t('Redo');
 
 async function showMerges(conflicts: readonly PlannedFile[], task: TaskRef | undefined): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
@@ -71,7 +71,7 @@ async function showMerges(conflicts: readonly PlannedFile[], task: TaskRef | und
             continue;
         }
         const current = task === undefined ? vscode.Uri.joinPath(folder.uri, f.path) : checkpointUri(f.path, 'current', task);
-        await vscode.commands.executeCommand('vscode.diff', current, mergePreviews.add(f.path, merged), `${f.path} (current ↔ merged)`, { preview: false });
+        await vscode.commands.executeCommand('vscode.diff', current, mergePreviews.add(f.path, merged), vscode.l10n.t('{0} (current ↔ merged)', f.path), { preview: false });
     }
     log.info(`opened merge previews for ${conflicts.length} conflicting file(s)`);
 }
@@ -82,8 +82,8 @@ async function askConflict(message: string, detail: string, conflicts: readonly 
     if (first === MERGE) {
         await showMerges(conflicts, task);
         const second = await ui.modal(
-            `Apply the merged text to ${mergeable.length} file(s)?`,
-            `Files whose merge failed are skipped.\n${mergeable.join('\n')}`,
+            vscode.l10n.t('Apply the merged text to {0} file(s)?', mergeable.length),
+            vscode.l10n.t('Files whose merge failed are skipped.\n{0}', mergeable.join('\n')),
             [APPLY_MERGE, SKIP, OVERWRITE],
         );
         return second === APPLY_MERGE ? 'merge' : second === OVERWRITE ? 'overwrite' : second === SKIP ? 'skip' : undefined;
@@ -122,10 +122,10 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     let keptOut: readonly PlannedFile[] = [];
     switch (decision.kind) {
         case 'nothing':
-            void prompter().notify('info', `Retrace: ${decision.message}`, []);
+            void prompter().notify('info', vscode.l10n.t('Retrace: {0}', decision.message), []);
             return dry;
         case 'failed':
-            void prompter().notify('error', `Retrace: ${decision.message}`, []);
+            void prompter().notify('error', vscode.l10n.t('Retrace: {0}', decision.message), []);
             return dry;
         case 'proceed':
             finalParams = resolve(params, undefined, [], []);
@@ -205,7 +205,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     const why = req.task === undefined && result.askReason === true;
     const buttons = [...(undo !== undefined || conversationMoved ? [UNDO] : []), ...(why ? [WHY] : [])];
     void prompter()
-        .notify(r.severity, `Retrace: ${r.message}${terminal}`, req.task === undefined ? buttons : [])
+        .notify(r.severity, vscode.l10n.t('Retrace: {0}', `${r.message}${terminal}`), req.task === undefined ? buttons : [])
         .then(pick => {
             if (pick === UNDO) {
                 // The server undoes exactly its last restore, whatever its mode.
@@ -230,7 +230,7 @@ async function requestRestore(send: (p: RestoreParams) => Promise<RestoreResult>
             throw err;
         }
         const message = err instanceof Error ? err.message : String(err);
-        if ((await prompter().modal(message, 'Wait for the turn to end, or restore the code anyway.', [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
+        if ((await prompter().modal(message, vscode.l10n.t('Wait for the turn to end, or restore the code anyway.'), [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
             return undefined;
         }
         return send({ ...params, whileAgentRuns: 'proceed' });
@@ -263,7 +263,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
         if (isAgentRefusal(err)) {
             // Another agent's turn runs: the server's message names it; one modal, then again.
             const message = err instanceof Error ? err.message : String(err);
-            if ((await prompter().modal(message, 'Wait for the turn to end, or undo anyway.', [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
+            if ((await prompter().modal(message, vscode.l10n.t('Wait for the turn to end, or undo anyway.'), [RESTORE_WHILE_AGENT_RUNS])) !== RESTORE_WHILE_AGENT_RUNS) {
                 return undefined;
             }
             return undoLastRestore(rpc, hooks, { ...accepted, whileAgentRuns: 'proceed' });
@@ -273,7 +273,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
             throw err;
         }
         const message = err instanceof Error ? err.message : String(err);
-        const background: BackgroundChoice | undefined = choiceOf(await prompter().modal(message, 'Stop them and undo, undo anyway, or cancel.', [STOP_AND_RESTORE, RESTORE_ANYWAY]));
+        const background: BackgroundChoice | undefined = choiceOf(await prompter().modal(message, vscode.l10n.t('Stop them and undo, undo anyway, or cancel.'), [STOP_AND_RESTORE, RESTORE_ANYWAY]));
         if (background === undefined) {
             return undefined;
         }
@@ -281,7 +281,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
     }
     const outcome = result?.outcome;
     if (outcome === undefined) {
-        void prompter().notify('info', 'Retrace: there is no restore to undo.', []);
+        void prompter().notify('info', vscode.l10n.t('Retrace: there is no restore to undo.'), []);
         return undefined;
     }
     const done = outcome.kind === 'applied' || outcome.kind === 'nothingToRestore';
@@ -298,7 +298,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
     }
     // An undo is a restore too: undoing it again is a redo.
     void prompter()
-        .notify(done ? 'info' : r.severity, `Retrace: ${message}`, done ? [REDO] : [])
+        .notify(done ? 'info' : r.severity, vscode.l10n.t('Retrace: {0}', message), done ? [REDO] : [])
         .then(pick => {
             if (pick === REDO) {
                 void vscode.commands.executeCommand(COMMANDS.undoLastRestore);

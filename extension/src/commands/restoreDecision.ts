@@ -7,6 +7,7 @@
  * (files changed by someone other than the agent) → the conflict dialog, whose choices map to
  * `force` or per-path `resolutions`.
  */
+import * as vscode from 'vscode';
 import type { ConflictInfo, PlannedFile, RestoreOutcome, RestoreParams as GeneratedRestoreParams } from '../client/protocol';
 
 export type RestoreMode = GeneratedRestoreParams['mode'];
@@ -22,9 +23,9 @@ export type ConflictReason = ConflictInfo['reason'] | 'unsaved';
 type OutcomeKind = RestoreOutcome['kind'] | 'preview';
 
 /** How a buffer with unsaved changes is named everywhere (dialogs, results). */
-export const UNSAVED = 'unsaved changes in the editor';
+export const UNSAVED = vscode.l10n.t('unsaved changes in the editor');
 /** The safe conflict choice (the dialog's default button). */
-export const SKIP_LABEL = 'Skip conflicting files';
+export const SKIP_LABEL = vscode.l10n.t('Skip conflicting files');
 
 export type Confirmation =
     | { readonly kind: 'proceed' }
@@ -66,23 +67,29 @@ export function shownName(name: string): string {
 function listFiles(files: readonly PlannedFile[]): string {
     const lines = files.slice(0, MAX_LISTED).map(f => `${f.action === 'conflict' ? (f.intended ?? 'overwrite') : f.action}: ${shownName(f.path)}`);
     if (files.length > MAX_LISTED) {
-        lines.push(`… ${files.length - MAX_LISTED} more`);
+        lines.push(vscode.l10n.t('… {0} more', files.length - MAX_LISTED));
     }
     return lines.join('\n');
 }
 
-function plural(n: number, word: string): string {
-    return `${n} ${word}${n === 1 ? '' : 's'}`;
+/** "1 file", "3 files". */
+function fileCount(n: number): string {
+    return n === 1 ? vscode.l10n.t('1 file') : vscode.l10n.t('{0} files', n);
+}
+
+/** Parts of one sentence: "a and b". */
+function both(parts: readonly string[]): string {
+    return parts.join(vscode.l10n.t(' and '));
 }
 
 export function modeLabel(mode: RestoreMode): string {
     switch (mode) {
         case 'code':
-            return 'code';
+            return vscode.l10n.t('code');
         case 'conversation':
-            return 'conversation';
+            return vscode.l10n.t('conversation');
         case 'both':
-            return 'code and conversation';
+            return vscode.l10n.t('code and conversation');
     }
 }
 
@@ -101,7 +108,7 @@ function conflictLine(f: PlannedFile): string {
     if (isUnsaved(f)) {
         return `${shownName(f.path)}: ${UNSAVED}`;
     }
-    return `${shownName(f.path)}: ${f.conflict?.detail ?? 'changed outside the agent'}`;
+    return `${shownName(f.path)}: ${f.conflict?.detail ?? vscode.l10n.t('changed outside the agent')}`;
 }
 
 function conflictDecision(files: readonly PlannedFile[], target: string): Confirmation {
@@ -110,19 +117,19 @@ function conflictDecision(files: readonly PlannedFile[], target: string): Confir
     const unsaved = conflicts.filter(isUnsaved).length;
     const external = conflicts.length - unsaved;
     const what = [
-        unsaved > 0 ? `${plural(unsaved, 'file')} with ${UNSAVED}` : '',
-        external > 0 ? `${plural(external, 'file')} changed outside the agent since ${target}` : '',
+        unsaved > 0 ? vscode.l10n.t('{0} with {1}', fileCount(unsaved), UNSAVED) : '',
+        external > 0 ? vscode.l10n.t('{0} changed outside the agent since {1}', fileCount(external), target) : '',
     ].filter(p => p !== '');
     const others = files.filter(f => f.action !== 'conflict');
     const lines = conflicts.slice(0, MAX_LISTED).map(conflictLine);
     if (conflicts.length > MAX_LISTED) {
-        lines.push(`… ${conflicts.length - MAX_LISTED} more`);
+        lines.push(vscode.l10n.t('… {0} more', conflicts.length - MAX_LISTED));
     }
-    const also = others.length > 0 ? `\n\nRestored either way:\n${listFiles(others)}` : '';
+    const also = others.length > 0 ? `\n\n${vscode.l10n.t('Restored either way:')}\n${listFiles(others)}` : '';
     return {
         kind: 'conflict',
-        message: `${what.join(' and ')}. Restoring them would overwrite that work.`,
-        detail: `${lines.join('\n')}${also}\n\n“${SKIP_LABEL}” restores everything else and leaves these files exactly as they are.`,
+        message: vscode.l10n.t('{0}. Restoring them would overwrite that work.', both(what)),
+        detail: `${lines.join('\n')}${also}\n\n${vscode.l10n.t('“{0}” restores everything else and leaves these files exactly as they are.', SKIP_LABEL)}`,
         conflicts,
         mergeable,
     };
@@ -152,7 +159,7 @@ export function withUnsaved(files: readonly PlannedFile[], dirty: ReadonlySet<st
 export function decide(outcome: RestoreOutcome, target: string, dirty: ReadonlySet<string> = new Set()): Confirmation {
     const kind = String(outcome.kind);
     if (kind === 'failed') {
-        return { kind: 'failed', message: `Restore of ${target} is not possible: ${(outcome as { error?: string }).error ?? 'unknown error'}` };
+        return { kind: 'failed', message: vscode.l10n.t('Restore of {0} is not possible: {1}', target, (outcome as { error?: string }).error ?? vscode.l10n.t('unknown error')) };
     }
     // Conflicts are counted from the plan, whatever the outcome kind: an unsaved buffer is a
     // conflict even when the files on disk would restore cleanly.
@@ -165,7 +172,7 @@ export function decide(outcome: RestoreOutcome, target: string, dirty: ReadonlyS
             return { kind: 'proceed' }; // the files match, but the conversation still moves
         }
         const reason = (outcome as { reason?: string }).reason;
-        return { kind: 'nothing', message: `Nothing to restore: the workspace already matches ${target}${reason ? ` (${reason})` : ''}.` };
+        return { kind: 'nothing', message: reason ? vscode.l10n.t('Nothing to restore: the workspace already matches {0} ({1}).', target, reason) : vscode.l10n.t('Nothing to restore: the workspace already matches {0}.', target) };
     }
     const plan = outcome.plan;
     if (plan === null || outcome.mode === 'conversation') {
@@ -177,23 +184,23 @@ export function decide(outcome: RestoreOutcome, target: string, dirty: ReadonlyS
         return { kind: 'proceed' };
     }
     const parts = [
-        c.overwrite > 0 ? `${plural(c.overwrite, 'file')} overwritten` : '',
-        c.delete > 0 ? `${c.delete} deleted` : '',
-        c.create > 0 ? `${c.create} created` : '',
-        c.rename > 0 ? `${c.rename} renamed` : '',
-        c.chmod > 0 ? `${c.chmod} with changed permissions` : '',
+        c.overwrite > 0 ? vscode.l10n.t('{0} overwritten', fileCount(c.overwrite)) : '',
+        c.delete > 0 ? vscode.l10n.t('{0} deleted', c.delete) : '',
+        c.create > 0 ? vscode.l10n.t('{0} created', c.create) : '',
+        c.rename > 0 ? vscode.l10n.t('{0} renamed', c.rename) : '',
+        c.chmod > 0 ? vscode.l10n.t('{0} with changed permissions', c.chmod) : '',
     ].filter(p => p !== '');
     return {
         kind: 'confirm',
-        message: `Restore ${modeLabel(outcome.mode)} to ${target}? ${parts.join(', ')}.`,
-        detail: `${listFiles(plan.files)}\n\nThe restore is itself a checkpoint: you can undo it.`,
+        message: vscode.l10n.t('Restore {0} to {1}? {2}.', modeLabel(outcome.mode), target, parts.join(', ')),
+        detail: `${listFiles(plan.files)}\n\n${vscode.l10n.t('The restore is itself a checkpoint: you can undo it.')}`,
     };
 }
 
 export type ConflictChoice = 'overwrite' | 'skip' | 'merge';
 
-export const MERGE_LABEL = 'Open 3-way merge';
-export const OVERWRITE_LABEL = 'Overwrite';
+export const MERGE_LABEL = vscode.l10n.t('Open 3-way merge');
+export const OVERWRITE_LABEL = vscode.l10n.t('Overwrite');
 
 /**
  * The conflict dialog's buttons, safest first: the first button is the dialog's default (Enter),
@@ -262,8 +269,8 @@ function skippedNote(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[
         const detail = why.get(p);
         return detail ? `${shownName(p)} (${detail})` : shownName(p);
     });
-    const more = skipped.length > MAX_LISTED ? `, … ${skipped.length - MAX_LISTED} more` : '';
-    return ` Skipped, left as they are: ${listed.join(', ')}${more}.`;
+    const more = skipped.length > MAX_LISTED ? `, ${vscode.l10n.t('… {0} more', skipped.length - MAX_LISTED)}` : '';
+    return vscode.l10n.t(' Skipped, left as they are: {0}.', `${listed.join(', ')}${more}`);
 }
 
 /** What to tell the user after the real restore. `alsoSkipped`: conflicts the client kept out of
@@ -281,10 +288,13 @@ export function report(
         case 'applied': {
             const applied = outcome as Extract<RestoreOutcome, { kind: 'applied' }>;
             const restored = counts('restored') + counts('merged');
-            const files = outcome.mode === 'conversation' ? '' : ` (${plural(restored, 'file')})`;
+            const message =
+                outcome.mode === 'conversation'
+                    ? vscode.l10n.t('Restored {0} to {1}.', modeLabel(outcome.mode), target)
+                    : `${vscode.l10n.t('Restored {0} to {1} ({2}).', modeLabel(outcome.mode), target, fileCount(restored))}${skippedNote(outcome, alsoSkipped)}`;
             return {
                 severity: 'info',
-                message: `Restored ${modeLabel(outcome.mode)} to ${target}${files}.${outcome.mode === 'conversation' ? '' : skippedNote(outcome, alsoSkipped)}`,
+                message,
                 undoTarget: applied.checkpoint?.parent ?? previousHead,
             };
         }
@@ -292,20 +302,20 @@ export function report(
             if (conversationMoved) {
                 // Only the conversation moved. For a conversation-only restore the files were
                 // simply not looked at; they may well differ from the checkpoint.
-                const files = outcome.mode === 'conversation' ? 'files were left as they are' : 'files already matched';
-                return { severity: 'info', message: `Restored ${modeLabel(outcome.mode)} to ${target} (${files}).`, undoTarget: previousHead };
+                const files = outcome.mode === 'conversation' ? vscode.l10n.t('files were left as they are') : vscode.l10n.t('files already matched');
+                return { severity: 'info', message: vscode.l10n.t('Restored {0} to {1} ({2}).', modeLabel(outcome.mode), target, files), undoTarget: previousHead };
             }
-            return { severity: 'info', message: `Nothing to restore: already at ${target}.${skippedNote(outcome, alsoSkipped)}`, undoTarget: undefined };
+            return { severity: 'info', message: `${vscode.l10n.t('Nothing to restore: already at {0}.', target)}${skippedNote(outcome, alsoSkipped)}`, undoTarget: undefined };
         case 'conflict': {
             const conflicting = outcome.files.filter(f => f.status === 'conflict');
             const unsaved = conflicting.filter(f => (f.detail ?? '').includes('unsaved')).length;
             const what = [
-                unsaved > 0 ? `${plural(unsaved, 'file')} with ${UNSAVED}` : '',
-                conflicting.length - unsaved > 0 ? `${plural(conflicting.length - unsaved, 'file')} changed outside the agent` : '',
+                unsaved > 0 ? vscode.l10n.t('{0} with {1}', fileCount(unsaved), UNSAVED) : '',
+                conflicting.length - unsaved > 0 ? vscode.l10n.t('{0} changed outside the agent', fileCount(conflicting.length - unsaved)) : '',
             ].filter(p => p !== '');
             return {
                 severity: 'warning',
-                message: `Not restored: ${what.join(' and ') || 'conflicting files'} (${conflicting.map(f => shownName(f.path)).slice(0, MAX_LISTED).join(', ')}). Nothing was changed.`,
+                message: vscode.l10n.t('Not restored: {0} ({1}). Nothing was changed.', both(what) || vscode.l10n.t('conflicting files'), conflicting.map(f => shownName(f.path)).slice(0, MAX_LISTED).join(', ')),
                 undoTarget: undefined,
             };
         }
@@ -313,11 +323,13 @@ export function report(
             const failed = outcome as Extract<RestoreOutcome, { kind: 'failed' }>;
             return {
                 severity: 'error',
-                message: `Restore failed: ${failed.error}${failed.rolledBack ? ' (the workspace is unchanged)' : ' (the workspace may be partly restored; see the log)'}`,
+                message: failed.rolledBack
+                    ? vscode.l10n.t('Restore failed: {0} (the workspace is unchanged)', failed.error)
+                    : vscode.l10n.t('Restore failed: {0} (the workspace may be partly restored; see the log)', failed.error),
                 undoTarget: undefined,
             };
         }
         case 'preview':
-            return { severity: 'info', message: `Nothing was restored (preview of ${target} only).`, undoTarget: undefined };
+            return { severity: 'info', message: vscode.l10n.t('Nothing was restored (preview of {0} only).', target), undoTarget: undefined };
     }
 }

@@ -5,6 +5,7 @@
  * existing flow (dry run, confirmation, report with undo). Pure builders here; the command wires
  * them to `showQuickPick` (commands/index.ts).
  */
+import * as vscode from 'vscode';
 import type { Bookmark, Checkpoint, TimelineGetResult } from '../client/protocol';
 import { checkpointLabel } from '../views/timelineLook';
 import { relativeTime } from '../views/timelineModel';
@@ -26,14 +27,14 @@ export interface ModePickItem {
 /** "+12 −3 · 2 files" (binary files counted, lines not); "no file changes" when none. */
 export function lineStats(cp: Checkpoint): string {
     if (cp.files.length === 0) {
-        return 'no file changes';
+        return vscode.l10n.t('no file changes');
     }
     const added = cp.files.reduce((n, f) => n + f.additions, 0);
     const removed = cp.files.reduce((n, f) => n + f.deletions, 0);
     const approx = cp.files.some(f => f.approximate) ? '~' : '';
-    const files = `${cp.files.length} file${cp.files.length === 1 ? '' : 's'}`;
+    const files = cp.files.length === 1 ? vscode.l10n.t('1 file') : vscode.l10n.t('{0} files', cp.files.length);
     if (cp.files.some(f => f.counted === false)) {
-        return `${files} · lines not counted yet`;
+        return vscode.l10n.t('{0} · lines not counted yet', files);
     }
     return `${approx}+${added} −${removed} · ${files}`;
 }
@@ -55,7 +56,7 @@ export function checkpointPicks(timeline: TimelineGetResult, now: number, titleO
         .filter(cp => cp.recoverability !== 'none')
         .map(cp => {
             const when = relativeTime(cp.createdAt, now);
-            const current = cp.id === timeline.head ? ' · ● you are here' : '';
+            const current = cp.id === timeline.head ? vscode.l10n.t(' · ● you are here') : '';
             const title = titleOf(cp.id) ?? checkpointLabel(cp);
             const name = named.get(cp.id);
             return {
@@ -68,9 +69,9 @@ export function checkpointPicks(timeline: TimelineGetResult, now: number, titleO
 }
 
 export const MODE_PICKS: readonly ModePickItem[] = [
-    { label: 'Restore code', detail: 'Files go back to this checkpoint; the conversation stays.', mode: 'code' },
-    { label: 'Restore conversation', detail: 'The conversation goes back; files stay as they are.', mode: 'conversation' },
-    { label: 'Restore both', detail: 'Files and conversation go back to this checkpoint.', mode: 'both' },
+    { label: vscode.l10n.t('Restore code'), detail: vscode.l10n.t('Files go back to this checkpoint; the conversation stays.'), mode: 'code' },
+    { label: vscode.l10n.t('Restore conversation'), detail: vscode.l10n.t('The conversation goes back; files stay as they are.'), mode: 'conversation' },
+    { label: vscode.l10n.t('Restore both'), detail: vscode.l10n.t('Files and conversation go back to this checkpoint.'), mode: 'both' },
 ];
 
 /**
@@ -82,5 +83,5 @@ export function modePicks(codeOnlyReason: string | undefined): readonly ModePick
     if (codeOnlyReason === undefined) {
         return MODE_PICKS;
     }
-    return [{ label: 'Restore code', detail: `Files go back to this checkpoint. ${codeOnlyReason}.`, mode: 'code' }];
+    return [{ label: vscode.l10n.t('Restore code'), detail: vscode.l10n.t('Files go back to this checkpoint. {0}.', codeOnlyReason), mode: 'code' }];
 }

@@ -5,6 +5,7 @@
  * commands, report with Undo). The answer names the prompt the conversation restore left out
  * (`restoredPrompt`), which the chat puts back in its input.
  */
+import * as vscode from 'vscode';
 import { METHODS, type RestoreToPromptResult, type Rpc } from '../client/protocol';
 import { runRestore, type RestoreHooks } from './restore';
 import type { RestoreMode, RestoreParams } from './restoreDecision';
@@ -37,7 +38,7 @@ export function isRestoreMode(value: unknown): value is RestoreMode {
 export function pointLabel(ref: PromptRef): string {
     const words = ref.text.replace(/\s+/g, ' ').trim();
     const short = words.length > 48 ? `${words.slice(0, 47)}…` : words;
-    return ref.point === 'before' ? `before the prompt “${short}”` : `the end of the turn “${short}”`;
+    return ref.point === 'before' ? vscode.l10n.t('before the prompt “{0}”', short) : vscode.l10n.t('the end of the turn “{0}”', short);
 }
 
 export async function restoreToPrompt(rpc: Rpc, ref: PromptRef, mode: RestoreMode, hooks: RestoreHooks, previousHead: string | undefined): Promise<RestoreToPromptResult | undefined> {

@@ -8,6 +8,7 @@
  * `taskProgress` events, and its result is merged when it ends well). The server decides; this
  * only asks and reports.
  */
+import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type TaskRef } from '../client/protocol';
@@ -17,7 +18,7 @@ import type { TimelineProvider } from '../views/timelineProvider';
 import type { CheckpointNode, SubagentNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 
-const DISCARD = 'Discard';
+const DISCARD = vscode.l10n.t('Discard');
 
 interface Target {
     readonly ref: TaskRef;
@@ -42,11 +43,7 @@ async function targetOf(timeline: TimelineProvider, arg: unknown): Promise<Targe
     if (selected?.task !== undefined) {
         return { ref: selected.task.ref, description: selected.task.description };
     }
-    throw new Error('select a subagent (task) row in the Retrace timeline first');
-}
-
-function plural(n: number, what: string): string {
-    return `${n} ${what}${n === 1 ? '' : 's'}`;
+    throw new Error(vscode.l10n.t('select a subagent (task) row in the Retrace timeline first'));
 }
 
 /** `onWorkspaceChanged`: after an apply wrote files (change highlights follow). */
@@ -60,16 +57,18 @@ export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWor
         if (result.checkpoint !== null) {
             onWorkspaceChanged();
         }
-        const wrote = result.written.length === 0 ? 'nothing was written' : `wrote ${result.written.join(', ')}`;
+        const wrote = result.written.length === 0 ? vscode.l10n.t('nothing was written') : vscode.l10n.t('wrote {0}', result.written.join(', '));
         if (result.conflicts.length > 0) {
             // Conflicting files were left as they are: the user has to look at them.
             await prompter().modal(
-                `Subagent “${description}”: ${plural(result.conflicts.length, 'file')} not applied (conflicts); ${wrote}.`,
+                result.conflicts.length === 1
+                    ? vscode.l10n.t('Subagent “{0}”: 1 file not applied (conflicts); {1}.', description, wrote)
+                    : vscode.l10n.t('Subagent “{0}”: {1} files not applied (conflicts); {2}.', description, result.conflicts.length, wrote),
                 result.conflicts.map(c => `${c.path}: ${c.reason}`).join('\n'),
                 [],
             );
         } else {
-            void prompter().notify('info', `Retrace: applied the subagent “${description}”'s result: ${wrote}.`, []);
+            void prompter().notify('info', vscode.l10n.t("Retrace: applied the subagent “{0}”'s result: {1}.", description, wrote), []);
         }
         return result;
     });
@@ -79,15 +78,15 @@ export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWor
         const result = await rpc.request(METHODS.taskResume, ref);
         log.info(`subagent ${ref.taskId} resumed: ${result.started}`);
         void timeline.reloadTask(ref);
-        void prompter().notify('info', `Retrace: the subagent “${description}” runs again in its own copy; its result is merged when it ends.`, []);
+        void prompter().notify('info', vscode.l10n.t('Retrace: the subagent “{0}” runs again in its own copy; its result is merged when it ends.', description), []);
         return result;
     });
 
     ctx.registerCommand(COMMANDS.taskDiscard, rpc => async (arg: unknown) => {
         const { ref, description } = await targetOf(timeline, arg);
         const pick = await prompter().modal(
-            `Discard the subagent “${description}”'s timeline?`,
-            'Its workspace copy and its own checkpoints are deleted. What it merged into your workspace stays (restore the parent to before its task call to take that back).',
+            vscode.l10n.t("Discard the subagent “{0}”'s timeline?", description),
+            vscode.l10n.t('Its workspace copy and its own checkpoints are deleted. What it merged into your workspace stays (restore the parent to before its task call to take that back).'),
             [DISCARD],
         );
         if (pick !== DISCARD) {
@@ -96,7 +95,7 @@ export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWor
         const result = await rpc.request(METHODS.taskDiscard, ref);
         log.info(`subagent ${ref.taskId} discarded: ${result.discarded}`);
         await timeline.forgetTask(ref);
-        void prompter().notify('info', `Retrace: discarded the subagent “${description}”'s timeline.`, []);
+        void prompter().notify('info', vscode.l10n.t("Retrace: discarded the subagent “{0}”'s timeline.", description), []);
         return result;
     });
 }

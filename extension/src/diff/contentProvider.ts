@@ -44,9 +44,9 @@ export class CheckpointContentProvider implements vscode.TextDocumentContentProv
             return r.text;
         }
         if (r.unstored !== null) {
-            return `(content not stored: ${r.unstored})`;
+            return vscode.l10n.t('(content not stored: {0})', r.unstored);
         }
-        return r.binary ? `(binary file, ${r.size} bytes)` : '';
+        return r.binary ? vscode.l10n.t('(binary file, {0} bytes)', r.size) : '';
     }
 
     /** `current` documents change whenever the workspace does. */

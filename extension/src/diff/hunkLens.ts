@@ -80,10 +80,10 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
             const range = new vscode.Range(line, 0, line, 0);
             const key = hunkKey(path, result.checkpoint, hunk);
             lenses.push(
-                new vscode.CodeLens(range, { title: '$(check) Keep', tooltip: "Keep the agent's change here", command: COMMANDS.hunkKeep, arguments: [path, key] }),
+                new vscode.CodeLens(range, { title: `$(check) ${vscode.l10n.t('Keep')}`, tooltip: vscode.l10n.t("Keep the agent's change here"), command: COMMANDS.hunkKeep, arguments: [path, key] }),
                 new vscode.CodeLens(range, {
-                    title: '$(discard) Undo',
-                    tooltip: 'Put these lines back as they were before the change (Undo Last Restore takes it back)',
+                    title: `$(discard) ${vscode.l10n.t('Undo')}`,
+                    tooltip: vscode.l10n.t('Put these lines back as they were before the change (Undo Last Restore takes it back)'),
                     command: COMMANDS.hunkUndo,
                     arguments: [path, result.checkpoint, hunk.id, result.currentHash],
                 }),

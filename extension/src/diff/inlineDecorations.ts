@@ -206,11 +206,11 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
             return undefined;
         }
         const md = new vscode.MarkdownString('', true);
-        md.appendMarkdown(`$(history) **Retrace** — changed by checkpoint *${checkpointLabel(cp)}*`);
+        md.appendMarkdown(`$(history) ${vscode.l10n.t('**Retrace** — changed by checkpoint {0}', `*${checkpointLabel(cp)}*`)}`);
         md.appendMarkdown(` (${cp.tool ?? cp.kind}, ${new Date(cp.createdAt).toLocaleTimeString()})\n\n`);
         if (cp.parent !== null) {
             const args = encodeURIComponent(JSON.stringify([path, cp.id]));
-            md.appendMarkdown(`[$(discard) Restore this file to before this change](command:${COMMANDS.restoreFileBefore}?${args})`);
+            md.appendMarkdown(`[$(discard) ${vscode.l10n.t('Restore this file to before this change')}](command:${COMMANDS.restoreFileBefore}?${args})`);
             md.isTrusted = { enabledCommands: [COMMANDS.restoreFileBefore] };
         }
         return new vscode.Hover(md);

@@ -31,7 +31,7 @@ function sideUri(path: string, side: DiffSide, scope: TaskRef | undefined): vsco
  */
 export async function openChanges(files: readonly FileChange[], left: DiffSide, right: DiffSide, title: string, scope?: TaskRef): Promise<void> {
     if (files.length === 0) {
-        void vscode.window.showInformationMessage(`Retrace: no file changes between ${left.label} and ${right.label}.`);
+        void vscode.window.showInformationMessage(vscode.l10n.t('Retrace: no file changes between {0} and {1}.', left.label, right.label));
         return;
     }
     const triple = (f: FileChange): [vscode.Uri, vscode.Uri, vscode.Uri] => {

@@ -16,7 +16,7 @@ export class BackgroundItem implements vscode.Disposable {
     private readonly disposables: vscode.Disposable[] = [];
 
     constructor(ctx: Ctx) {
-        this.item.name = 'Retrace background commands';
+        this.item.name = vscode.l10n.t('Retrace background commands');
         this.item.command = COMMANDS.backgroundStop;
         this.disposables.push(
             this.item,
@@ -56,10 +56,10 @@ export class BackgroundItem implements vscode.Disposable {
         await this.sync(rpc);
         const picks = stopPicks(this.model.running);
         if (picks.length === 0) {
-            void vscode.window.showInformationMessage('Retrace: no background command is running.');
+            void vscode.window.showInformationMessage(vscode.l10n.t('Retrace: no background command is running.'));
             return undefined;
         }
-        const pick = await vscode.window.showQuickPick(picks, { title: 'Stop a background command', placeHolder: 'Its whole process group is killed' });
+        const pick = await vscode.window.showQuickPick(picks, { title: vscode.l10n.t('Stop a background command'), placeHolder: vscode.l10n.t('Its whole process group is killed') });
         if (pick === undefined) {
             return undefined;
         }

@@ -4,6 +4,7 @@
  * bar text, the quick-pick rows of the Stop command, and the question a code restore asks while
  * some run. The server decides everything; this only renders and forwards the user's choice.
  */
+import * as vscode from 'vscode';
 import type { BackgroundTaskView } from '../client/protocol';
 
 /** What a restore does with running background commands (the server's `backgroundTasks`). */
@@ -12,8 +13,8 @@ export type BackgroundChoice = 'stop' | 'keep';
 /** The server's error code for a code restore refused while background commands run. */
 export const BACKGROUND_RUNNING_CODE = 'backgroundTasksRunning';
 
-export const STOP_AND_RESTORE = 'Stop and Restore';
-export const RESTORE_ANYWAY = 'Restore Anyway';
+export const STOP_AND_RESTORE = vscode.l10n.t('Stop and Restore');
+export const RESTORE_ANYWAY = vscode.l10n.t('Restore Anyway');
 
 export class BackgroundModel {
     private readonly tasks = new Map<string, BackgroundTaskView>();
@@ -54,12 +55,12 @@ export function statusText(running: readonly BackgroundTaskView[]): string | und
     if (running.length === 1 && first !== undefined) {
         return `$(server-process) ${shortCommand(first.command, 30)}`;
     }
-    return `$(server-process) ${running.length} background commands`;
+    return `$(server-process) ${vscode.l10n.t('{0} background commands', running.length)}`;
 }
 
 export function statusTooltip(running: readonly BackgroundTaskView[]): string {
     const lines = running.map(t => `${t.handle} (pid ${t.pid}): ${shortCommand(t.command, 80)}`);
-    return `Retrace background commands — click to stop one\n${lines.join('\n')}`;
+    return `${vscode.l10n.t('Retrace background commands — click to stop one')}\n${lines.join('\n')}`;
 }
 
 export interface TaskPick {
@@ -69,15 +70,18 @@ export interface TaskPick {
 }
 
 export function stopPicks(running: readonly BackgroundTaskView[]): TaskPick[] {
-    return running.map(t => ({ label: shortCommand(t.command, 60), description: `${t.handle} · pid ${t.pid} · since ${t.startedAt}`, handle: t.handle }));
+    return running.map(t => ({ label: shortCommand(t.command, 60), description: vscode.l10n.t('{0} · pid {1} · since {2}', t.handle, t.pid, t.startedAt), handle: t.handle }));
 }
 
 /** The modal question of a code restore while background commands run. */
 export function restoreQuestion(running: readonly BackgroundTaskView[]): { message: string; detail: string; buttons: readonly string[] } {
     const n = running.length;
     const names = running.map(t => shortCommand(t.command)).join(', ');
-    const message = `${n} background task${n === 1 ? ' is' : 's are'} running (${names}): ${n === 1 ? 'it' : 'they'} may overwrite restored files.`;
-    const detail = `Stop ${n === 1 ? 'it' : 'them'} and restore, restore anyway (${n === 1 ? 'it keeps' : 'they keep'} running), or cancel.`;
+    const message =
+        n === 1
+            ? vscode.l10n.t('1 background task is running ({0}): it may overwrite restored files.', names)
+            : vscode.l10n.t('{0} background tasks are running ({1}): they may overwrite restored files.', n, names);
+    const detail = n === 1 ? vscode.l10n.t('Stop it and restore, restore anyway (it keeps running), or cancel.') : vscode.l10n.t('Stop them and restore, restore anyway (they keep running), or cancel.');
     return { message, detail, buttons: [STOP_AND_RESTORE, RESTORE_ANYWAY] };
 }
 

@@ -40,19 +40,19 @@ export async function onLogMessage(ctx: Ctx, m: LogWebviewMessage, post: (m: Log
 async function toolDiff(ctx: Ctx, id: string): Promise<{ text: string; note: string }> {
     const rpc = ctx.rpc;
     if (rpc === undefined) {
-        return { text: '', note: 'The Retrace server is not running.' };
+        return { text: '', note: vscode.l10n.t('The Retrace server is not running.') };
     }
     try {
         const { checkpoint } = await rpc.request(METHODS.checkpointGet, { id });
         if (checkpoint.parent === null) {
-            return { text: '', note: 'The first checkpoint: nothing to compare with.' };
+            return { text: '', note: vscode.l10n.t('The first checkpoint: nothing to compare with.') };
         }
         const diff = await rpc.request(METHODS.checkpointDiff, { from: checkpoint.parent, to: checkpoint.id, maxPatchBytes: INLINE_DIFF_BYTES });
         const preview = previewPatch(diff.patch, INLINE_DIFF_LINES);
         const more = previewOmissions(preview, diff.truncated);
-        const note = preview.text === '' ? 'No file changes.' : more.length > 0 ? `… ${more.join(' / ')} (Checkpoint opens the whole diff)` : '';
+        const note = preview.text === '' ? vscode.l10n.t('No file changes.') : more.length > 0 ? vscode.l10n.t('… {0} (Checkpoint opens the whole diff)', more.join(' / ')) : '';
         return { text: preview.text, note };
     } catch (err) {
-        return { text: '', note: `Diff unavailable: ${errorMessage(err)}` };
+        return { text: '', note: vscode.l10n.t('Diff unavailable: {0}', errorMessage(err)) };
     }
 }

@@ -3,6 +3,7 @@
  * Pure (no `vscode`), unit-tested. `apply` returns the items that changed so the view posts only
  * those to the webview.
  */
+import * as vscode from 'vscode';
 import type { AgentEvent, ConversationView } from '../client/protocol';
 import { isAttachmentText, lastText, withAttachments } from '../webview/composerModel';
 import type { ChatItem, Decision, PermissionReviewView, ToolStatus } from '../webview/messages';
@@ -18,7 +19,8 @@ export function toolSummary(tool: string, input: JsonObject): string {
         // Only the first line fits a row; dropped lines are said, never silently hidden.
         const lines = command.split('\n');
         const more = lines.length - 1;
-        return `${tool}: ${lines[0] ?? ''}${more > 0 ? ` … (+${more} more line${more === 1 ? '' : 's'})` : ''}`;
+        const dropped = more === 1 ? vscode.l10n.t(' … (+1 more line)') : more > 1 ? vscode.l10n.t(' … (+{0} more lines)', more) : '';
+        return `${tool}: ${lines[0] ?? ''}${dropped}`;
     }
     const target = str('path') ?? str('pattern') ?? str('glob');
     return target !== undefined ? `${tool} ${target}` : tool;
@@ -33,16 +35,20 @@ export function isRetraceNote(text: string): boolean {
 /** How the chat shows such a note: a system line, without the brackets meant for the model. */
 export function retraceNoteText(text: string): string {
     const body = text.trim().replace(/^\[Retrace note:?\s*/, '').replace(/\]$/, '');
-    return `Retrace told the model: ${body}`;
+    return vscode.l10n.t('Retrace told the model: {0}', body);
 }
 
 export function compactionNotice(e: Extract<AgentEvent, { kind: 'contextCompacted' }>): string {
     const n = (x: number): string => x.toLocaleString('en-US');
-    const messages = (x: number): string => `${n(x)} message${x === 1 ? '' : 's'}`;
+    const messages = (x: number): string => (x === 1 ? vscode.l10n.t('1 message') : vscode.l10n.t('{0} messages', n(x)));
+    const summarized =
+        e.summarizedMessages === 1
+            ? vscode.l10n.t('so {0} was summarized for the model; the newest {1} stay as they were. ', messages(e.summarizedMessages), messages(e.keptMessages))
+            : vscode.l10n.t('so {0} were summarized for the model; the newest {1} stay as they were. ', messages(e.summarizedMessages), messages(e.keptMessages));
     return (
-        `Context compacted: the conversation neared the model's context window (~${n(e.tokensBefore)} of ${n(e.contextWindow)} tokens), ` +
-        `so ${messages(e.summarizedMessages)} ${e.summarizedMessages === 1 ? 'was' : 'were'} summarized for the model; the newest ${messages(e.keptMessages)} stay as they were. ` +
-        'Nothing is deleted: restoring a checkpoint from before brings the whole conversation back.'
+        vscode.l10n.t("Context compacted: the conversation neared the model's context window (~{0} of {1} tokens), ", n(e.tokensBefore), n(e.contextWindow)) +
+        summarized +
+        vscode.l10n.t('Nothing is deleted: restoring a checkpoint from before brings the whole conversation back.')
     );
 }
 

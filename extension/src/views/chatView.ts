@@ -162,7 +162,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         // a restart after trusting the folder or changing a setting never swallows what was typed.
         const s = this.ctx.serverState;
         const message =
-            s.kind === 'failed' ? `Server not running: ${s.reason}` : s.kind === 'running' ? '' : 'Starting the Retrace server… (a prompt sent now runs once it is ready)';
+            s.kind === 'failed'
+                ? vscode.l10n.t('Server not running: {0}', s.reason)
+                : s.kind === 'running'
+                  ? ''
+                  : vscode.l10n.t('Starting the Retrace server… (a prompt sent now runs once it is ready)');
         this.post({ type: 'serverState', accepting: s.kind !== 'failed', message });
     }
 

@@ -29,7 +29,7 @@ export interface FileHistoryParts {
 async function versionOf(arg: unknown, view: vscode.TreeView<FileHistoryNode>): Promise<VersionNode> {
     const node = (arg ?? (await selectedRow(view, (n): n is VersionNode => n.kind === 'version'))) as Partial<VersionNode> | undefined;
     if (typeof node?.path !== 'string' || typeof node.version?.checkpointId !== 'string') {
-        throw new Error('pick a version in the Retrace File History view first');
+        throw new Error(vscode.l10n.t('pick a version in the Retrace File History view first'));
     }
     return { kind: 'version', path: node.path, version: node.version };
 }
@@ -59,7 +59,7 @@ export function registerFileHistoryCommands(parts: FileHistoryParts): void {
         const uri = arg instanceof vscode.Uri ? arg : active;
         const path = uri === undefined ? undefined : fileHistory.relativePath(uri);
         if (path === undefined) {
-            throw new Error('open or pick a file of the workspace to see the checkpoints that touched it');
+            throw new Error(vscode.l10n.t('open or pick a file of the workspace to see the checkpoints that touched it'));
         }
         await vscode.commands.executeCommand(`${VIEW_FILE_HISTORY}.focus`);
         // A file picked in the explorer (not the active editor) stays while other editors open.
@@ -76,7 +76,7 @@ export function registerFileHistoryCommands(parts: FileHistoryParts): void {
         const { path, version } = await versionOf(arg, fileHistory.view);
         const diff = diffWithPrevious(path, version);
         if (diff === undefined) {
-            void prompter().notify('info', `Retrace: “${version.title}” is the first checkpoint; there is no earlier version of ${path}.`, []);
+            void prompter().notify('info', vscode.l10n.t('Retrace: “{0}” is the first checkpoint; there is no earlier version of {1}.', version.title, path), []);
             return;
         }
         await open(diff);

@@ -4,6 +4,7 @@
  * action compares. The server decides what a version is and says (title, summary, change kind);
  * this module only lays it out.
  */
+import * as vscode from 'vscode';
 import type { FileChange, FileHistoryResult, FileVersion } from '../client/protocol';
 import { relativeTime } from './timelineModel';
 
@@ -73,13 +74,13 @@ export function withPage(state: FileHistoryState | undefined, page: FileHistoryR
 /** The rows of the view: one per version, then "load older" while the server has more. */
 export function nodesOf(state: FileHistoryState | undefined, target: FileTarget | undefined): FileHistoryNode[] {
     if (target === undefined) {
-        return [{ kind: 'message', text: 'Open a file of the workspace to see the checkpoints that changed it.' }];
+        return [{ kind: 'message', text: vscode.l10n.t('Open a file of the workspace to see the checkpoints that changed it.') }];
     }
     if (state === undefined || state.path !== target.path) {
         return [];
     }
     if (state.versions.length === 0) {
-        return [{ kind: 'message', text: `No checkpoint changed ${target.path} yet.` }];
+        return [{ kind: 'message', text: vscode.l10n.t('No checkpoint changed {0} yet.', target.path) }];
     }
     const rows: FileHistoryNode[] = state.versions.map(version => ({ kind: 'version', path: state.path, version }));
     return state.nextCursor === null ? rows : [...rows, { kind: 'more', cursor: state.nextCursor }];
@@ -105,9 +106,9 @@ export function versionLook(version: FileVersion, now: number): VersionLook {
     const when = relativeTime(version.createdAt, now);
     const tooltip = [
         `${version.title}`,
-        `${version.summary || version.change} · ${version.kind} checkpoint ${version.checkpointId}`,
-        `session ${version.sessionId} · ${version.createdAt}`,
-        version.exists ? `content ${version.hash === null ? 'not stored' : version.hash.slice(0, 12)}` : 'the file does not exist after it',
+        vscode.l10n.t('{0} · {1} checkpoint {2}', version.summary || version.change, version.kind, version.checkpointId),
+        vscode.l10n.t('session {0} · {1}', version.sessionId, version.createdAt),
+        version.exists ? vscode.l10n.t('content {0}', version.hash === null ? vscode.l10n.t('not stored') : version.hash.slice(0, 12)) : vscode.l10n.t('the file does not exist after it'),
     ].join('\n');
     return {
         label: version.title,
@@ -158,6 +159,6 @@ export function diffWithPrevious(path: string, version: FileVersion): DiffReques
         file,
         left: { id: version.parentId, label: 'before' },
         right: { id: version.checkpointId, label },
-        title: `Retrace: ${path} (before ↔ ${label})`,
+        title: vscode.l10n.t('Retrace: {0} (before ↔ {1})', path, label),
     };
 }

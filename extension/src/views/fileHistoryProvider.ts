@@ -102,7 +102,7 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
     }
 
     private describe(): void {
-        this.view.description = this.current === undefined ? '' : `${this.current.path}${this.current.pinned ? ' (pinned)' : ''}`;
+        this.view.description = this.current === undefined ? '' : this.current.pinned ? vscode.l10n.t('{0} (pinned)', this.current.path) : this.current.path;
     }
 
     scheduleRefresh(): void {
@@ -148,7 +148,7 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
             }
             log.warn(`file history of ${target.path}: ${errorMessage(err)}`);
             this.state = undefined;
-            this.view.message = `Cannot list the history of ${target.path}: ${errorMessage(err)}`;
+            this.view.message = vscode.l10n.t('Cannot list the history of {0}: {1}', target.path, errorMessage(err));
         }
         this.changed.fire(undefined);
     }
@@ -167,8 +167,8 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
             return new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
         }
         if (node.kind === 'more') {
-            const item = new vscode.TreeItem('Load older versions…', vscode.TreeItemCollapsibleState.None);
-            item.command = { command: COMMANDS.fileHistoryLoadOlder, title: 'Load Older Versions' };
+            const item = new vscode.TreeItem(vscode.l10n.t('Load older versions…'), vscode.TreeItemCollapsibleState.None);
+            item.command = { command: COMMANDS.fileHistoryLoadOlder, title: vscode.l10n.t('Load Older Versions') };
             item.iconPath = new vscode.ThemeIcon('ellipsis');
             return item;
         }
@@ -182,7 +182,7 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         // No arguments: the command reads the selected row. A command with arguments is held by
         // the workbench per rendered item, so a click on a row the view just re-rendered would be
         // lost ("command not found") while the agent keeps changing files.
-        item.command = { command: COMMANDS.fileHistoryOpenVersion, title: 'Compare with Current File' };
+        item.command = { command: COMMANDS.fileHistoryOpenVersion, title: vscode.l10n.t('Compare with Current File') };
         return item;
     }
 

@@ -6,13 +6,14 @@
  * refused (`gitMoved`) unless `gitChoice` says "filesOnly" or "parkFirst". Rows carry
  * `StoryRow.gitChange` ("switched to branch x") and `StoryRow.sideEffects`.
  */
+import * as vscode from 'vscode';
 import type { GitRestoreInfo, RestoreResult, SideEffectView, StoryRow } from '../client/protocol';
 
 export const GIT_MOVED_CODE = 'gitMoved';
-export const FILES_ONLY = 'Restore Files Only';
-export const PARK_FIRST = 'Park Current State on a Branch, Then Restore';
-export const RESTORE_ANYWAY_OUTSIDE = 'Restore';
-export const NOT_UNDONE = 'not undone by this restore';
+export const FILES_ONLY = vscode.l10n.t('Restore Files Only');
+export const PARK_FIRST = vscode.l10n.t('Park Current State on a Branch, Then Restore');
+export const RESTORE_ANYWAY_OUTSIDE = vscode.l10n.t('Restore');
+export const NOT_UNDONE = vscode.l10n.t('not undone by this restore');
 
 export type GitChoice = 'filesOnly' | 'parkFirst';
 
@@ -25,11 +26,11 @@ export interface GitQuestion {
 }
 
 function short(oid: string | null | undefined): string {
-    return oid ? oid.slice(0, 7) : 'no commit';
+    return oid ? oid.slice(0, 7) : vscode.l10n.t('no commit');
 }
 
 function where(branch: string | null | undefined, head: string | null | undefined): string {
-    return branch ? `branch ${branch} at ${short(head)}` : `a detached HEAD at ${short(head)}`;
+    return branch ? vscode.l10n.t('branch {0} at {1}', branch, short(head)) : vscode.l10n.t('a detached HEAD at {0}', short(head));
 }
 
 export function gitMoved(git: GitRestoreInfo | null | undefined): git is GitRestoreInfo {
@@ -42,8 +43,8 @@ export function sideEffectsNote(effects: readonly SideEffectView[], limit = 6): 
         return '';
     }
     const lines = effects.slice(0, limit).map(e => `• ${e.command.length > 80 ? `${e.command.slice(0, 79)}…` : e.command} (${e.kinds.join(', ')})`);
-    const more = effects.length > limit ? [`…and ${effects.length - limit} more`] : [];
-    return [`Effects outside the workspace ${NOT_UNDONE}:`, ...lines, ...more].join('\n');
+    const more = effects.length > limit ? [vscode.l10n.t('…and {0} more', effects.length - limit)] : [];
+    return [vscode.l10n.t('Effects outside the workspace {0}:', NOT_UNDONE), ...lines, ...more].join('\n');
 }
 
 /** The one modal a restore's dry run calls for (undefined: nothing to ask). */
@@ -52,14 +53,14 @@ export function gitQuestion(dry: Pick<RestoreResult, 'git' | 'sideEffects'>, tar
     const note = sideEffectsNote(dry.sideEffects ?? []);
     const git = dry.git ?? null;
     if (gitMoved(git)) {
-        const message = `Git moved since ${targetLabel}: it was made on ${where(git.targetBranch, git.targetHead)}; the repository is now on ${where(git.currentBranch, git.currentHead)}.`;
-        const detail = ['A restore puts files back, not git. Restore the files only (git stays as it is), or first commit the current state on a new branch retrace/parked-… so nothing is lost.', note]
+        const message = vscode.l10n.t('Git moved since {0}: it was made on {1}; the repository is now on {2}.', targetLabel, where(git.targetBranch, git.targetHead), where(git.currentBranch, git.currentHead));
+        const detail = [vscode.l10n.t('A restore puts files back, not git. Restore the files only (git stays as it is), or first commit the current state on a new branch retrace/parked-… so nothing is lost.'), note]
             .filter(Boolean)
             .join('\n\n');
         return { message, detail, buttons: [FILES_ONLY, PARK_FIRST], git: true };
     }
     if (note !== '') {
-        return { message: `Restore to ${targetLabel}? Some commands since then changed things outside the workspace.`, detail: note, buttons: [RESTORE_ANYWAY_OUTSIDE], git: false };
+        return { message: vscode.l10n.t('Restore to {0}? Some commands since then changed things outside the workspace.', targetLabel), detail: note, buttons: [RESTORE_ANYWAY_OUTSIDE], git: false };
     }
     return undefined;
 }
@@ -88,7 +89,7 @@ export function rowMarks(row: Pick<StoryRow, 'gitChange' | 'sideEffects'>): { ba
     const effects = row.sideEffects ?? [];
     if (effects.length > 0) {
         parts.push('⚠ outside');
-        hover.push(`Outside the workspace (${NOT_UNDONE}): ${effects.join(', ')}`);
+        hover.push(vscode.l10n.t('Outside the workspace ({0}): {1}', NOT_UNDONE, effects.join(', ')));
     }
     // The icon shows at any sidebar width (the description is cut first at 300 px).
     const icon = effects.length > 0 ? 'globe' : row.gitChange ? 'source-control' : undefined;
@@ -97,5 +98,5 @@ export function rowMarks(row: Pick<StoryRow, 'gitChange' | 'sideEffects'>): { ba
 
 /** A parked branch's words for the restore's report. */
 export function parkedNote(git: GitRestoreInfo | null | undefined): string {
-    return git?.parkedBranch ? ` The state before it is parked on branch ${git.parkedBranch}.` : '';
+    return git?.parkedBranch ? vscode.l10n.t(' The state before it is parked on branch {0}.', git.parkedBranch) : '';
 }

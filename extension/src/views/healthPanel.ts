@@ -52,7 +52,7 @@ export class HealthPanel implements vscode.Disposable {
             return;
         }
         const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
-        const panel = vscode.window.createWebviewPanel(HEALTH_VIEW_TYPE, 'Retrace Health', vscode.ViewColumn.Active, {
+        const panel = vscode.window.createWebviewPanel(HEALTH_VIEW_TYPE, vscode.l10n.t('Retrace Health'), vscode.ViewColumn.Active, {
             enableScripts: true,
             localResourceRoots: [dist],
             retainContextWhenHidden: true,
@@ -83,7 +83,7 @@ export class HealthPanel implements vscode.Disposable {
                 return this.refresh();
             case 'openCheckpoint':
                 return this.actions.openCheckpoint(m.checkpointId, m.sessionId).catch((err: unknown) => {
-                    void vscode.window.showErrorMessage(`Retrace: cannot show checkpoint ${m.checkpointId}: ${errorMessage(err)}`);
+                    void vscode.window.showErrorMessage(vscode.l10n.t('Retrace: cannot show checkpoint {0}: {1}', m.checkpointId, errorMessage(err)));
                 });
             case 'fix':
                 if (m.fix === 'gc') {

@@ -33,7 +33,7 @@ export class ReviewDocuments implements vscode.Disposable {
 
     constructor() {
         this.registration = vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, {
-            provideTextDocumentContent: uri => this.requests.get(uri.query)?.review.text ?? '(this review is no longer available)',
+            provideTextDocumentContent: uri => this.requests.get(uri.query)?.review.text ?? vscode.l10n.t('(this review is no longer available)'),
         });
     }
 
@@ -52,7 +52,7 @@ export class ReviewDocuments implements vscode.Disposable {
     async show(requestId: string): Promise<void> {
         const request = this.requests.get(requestId);
         if (request === undefined) {
-            void vscode.window.showWarningMessage('Retrace: this permission request is no longer available.');
+            void vscode.window.showWarningMessage(vscode.l10n.t('Retrace: this permission request is no longer available.'));
             return;
         }
         const name = request.review.path ?? `${request.tool}.txt`;

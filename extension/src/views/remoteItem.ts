@@ -22,7 +22,7 @@ export class RemoteItem implements vscode.Disposable {
     private readonly disposables: vscode.Disposable[] = [];
 
     constructor(private readonly ctx: Ctx) {
-        this.item.name = 'Retrace remote';
+        this.item.name = vscode.l10n.t('Retrace remote');
         this.item.command = COMMANDS.remotePush;
         this.disposables.push(
             this.item,
@@ -73,9 +73,9 @@ export class RemoteItem implements vscode.Disposable {
         this.item.show();
         if (view.attention && !this.warned) {
             this.warned = true;
-            const set = 'Set remote credentials';
+            const set = vscode.l10n.t('Set remote credentials');
             void vscode.window
-                .showWarningMessage(`Retrace: ${view.tooltip}`, set)
+                .showWarningMessage(vscode.l10n.t('Retrace: {0}', view.tooltip), set)
                 .then(pick => pick === set && vscode.commands.executeCommand(COMMANDS.remoteSetCredentials));
         }
     }

@@ -3,6 +3,7 @@
  * `retrace/remote/progress` / `retrace/remote/status`, the quick pick of remote sessions, and
  * the timeline's "Remote sessions" rows. The server decides everything; this only words it.
  */
+import * as vscode from 'vscode';
 import type { RemoteSession, RemoteStatusResult, RemoteSyncView } from '../client/protocol';
 import { formatBytes } from './statusItem';
 
@@ -25,14 +26,14 @@ export function ago(iso: string | null | undefined, nowMs: number): string | und
     }
     const s = Math.max(0, Math.round((nowMs - then) / 1000));
     if (s < 60) {
-        return 'just now';
+        return vscode.l10n.t('just now');
     }
     const m = Math.floor(s / 60);
     if (m < 60) {
-        return `${m} min ago`;
+        return vscode.l10n.t('{0} min ago', m);
     }
     const h = Math.floor(m / 60);
-    return h < 48 ? `${h} h ago` : `${Math.floor(h / 24)} d ago`;
+    return h < 48 ? vscode.l10n.t('{0} h ago', h) : vscode.l10n.t('{0} d ago', Math.floor(h / 24));
 }
 
 /** The status bar item for the scheduler's state (`sync`) and the remote's record (`status`). */
@@ -43,30 +44,30 @@ export function remoteItemView(sync: RemoteSyncView | undefined, status: RemoteS
     const pushedAgo = ago(lastPush, nowMs);
     switch (state) {
         case 'off':
-            return { text: undefined, tooltip: 'No remote configured (retrace.remote.url)', attention: false };
+            return { text: undefined, tooltip: vscode.l10n.t('No remote configured (retrace.remote.url)'), attention: false };
         case 'pushing': {
             const p = sync?.progress;
             const count = p !== null && p !== undefined && p.total > 0 ? ` ${p.done}/${p.total}` : '';
-            const bytes = p !== null && p !== undefined && p.bytesTotal > 0 ? ` (${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesTotal)})` : '';
-            return { text: `$(cloud-upload)${count}`, tooltip: `Retrace: pushing to ${remote}${p ? `: ${p.phase}` : ''}${bytes}`, attention: false };
+            const bytes = p !== null && p !== undefined && p.bytesTotal > 0 ? vscode.l10n.t(' ({0} of {1})', formatBytes(p.bytesDone), formatBytes(p.bytesTotal)) : '';
+            return { text: `$(cloud-upload)${count}`, tooltip: vscode.l10n.t('Retrace: pushing to {0}', `${remote}${p ? `: ${p.phase}` : ''}${bytes}`), attention: false };
         }
         case 'error': {
-            const error = sync?.lastError ?? status?.status?.lastError ?? 'unknown error';
+            const error = sync?.lastError ?? status?.status?.lastError ?? vscode.l10n.t('unknown error');
             const retry = sync?.retryInSeconds;
-            const when = retry !== null && retry !== undefined ? ` Retrying in ${Math.max(1, Math.round(retry))} s.` : '';
-            const last = pushedAgo !== undefined ? ` Last synced ${pushedAgo}.` : ' Never synced.';
+            const when = retry !== null && retry !== undefined ? vscode.l10n.t(' Retrying in {0} s.', Math.max(1, Math.round(retry))) : '';
+            const last = pushedAgo !== undefined ? vscode.l10n.t(' Last synced {0}.', pushedAgo) : vscode.l10n.t(' Never synced.');
             return {
-                text: '$(cloud) remote unreachable',
-                tooltip: `Retrace: cannot push to ${remote}: ${error}.${when}${last} Your checkpoints are safe locally. Click to push now.`,
+                text: `$(cloud) ${vscode.l10n.t('remote unreachable')}`,
+                tooltip: vscode.l10n.t('Retrace: cannot push to {0}: {1}.{2}{3} Your checkpoints are safe locally. Click to push now.', remote, error, when, last),
                 attention: pushedAgo === undefined && /credential|access denied|forbidden|signature|key/i.test(error),
             };
         }
         case 'synced':
         case 'idle': {
             const pending = sync?.pendingCheckpoints ?? status?.status?.pendingCheckpoints ?? 0;
-            const text = pushedAgo !== undefined ? `$(cloud) synced ${pushedAgo}` : '$(cloud) not synced yet';
-            const more = pending > 0 ? ` ${pending} checkpoint(s) since.` : '';
-            return { text, tooltip: `Retrace: remote ${remote}.${more} Click to push now.`, attention: false };
+            const text = pushedAgo !== undefined ? `$(cloud) ${vscode.l10n.t('synced {0}', pushedAgo)}` : `$(cloud) ${vscode.l10n.t('not synced yet')}`;
+            const more = pending > 0 ? vscode.l10n.t(' {0} checkpoint(s) since.', pending) : '';
+            return { text, tooltip: vscode.l10n.t('Retrace: remote {0}.{1} Click to push now.', remote, more), attention: false };
         }
     }
 }
@@ -84,8 +85,8 @@ export function remoteSessionPicks(sessions: readonly RemoteSession[], nowMs: nu
     const ordered = [...sessions.filter(s => !s.openedLocally), ...sessions.filter(s => s.openedLocally)];
     return ordered.map(s => ({
         label: `${s.workspaceName} — ${s.machine}`,
-        description: [ago(s.lastAt, nowMs) ?? 'time unknown', formatBytes(s.bytes), s.openedLocally ? 'opened here' : ''].filter(x => x !== '').join(' · '),
-        detail: `${s.sessionId} · ${s.workspacePath} · ${s.segments} segment(s)`,
+        description: [ago(s.lastAt, nowMs) ?? vscode.l10n.t('time unknown'), formatBytes(s.bytes), s.openedLocally ? vscode.l10n.t('opened here') : ''].filter(x => x !== '').join(' · '),
+        detail: vscode.l10n.t('{0} · {1} · {2} segment(s)', s.sessionId, s.workspacePath, s.segments),
         sessionId: s.sessionId,
         storeId: s.storeId,
     }));
@@ -96,9 +97,9 @@ export function remoteSessionRows(sessions: readonly RemoteSession[], nowMs: num
     return sessions
         .filter(s => !s.openedLocally)
         .map(s => ({
-            label: `${s.workspaceName} on ${s.machine}`,
+            label: vscode.l10n.t('{0} on {1}', s.workspaceName, s.machine),
             description: `${ago(s.lastAt, nowMs) ?? ''} · ${formatBytes(s.bytes)}`.replace(/^ · /, ''),
-            tooltip: `Remote session ${s.sessionId} from ${s.machine} (${s.workspacePath}). Click to open it here (its timeline first; file contents are fetched when needed).`,
+            tooltip: vscode.l10n.t('Remote session {0} from {1} ({2}). Click to open it here (its timeline first; file contents are fetched when needed).', s.sessionId, s.machine, s.workspacePath),
             session: s,
         }));
 }

@@ -73,7 +73,7 @@ export class RemoteSessionsProvider implements vscode.TreeDataProvider<RemoteSes
         item.iconPath = new vscode.ThemeIcon('cloud');
         item.contextValue = 'remoteSession';
         // This tree re-renders only on refresh, so the row's arguments stay valid.
-        item.command = { command: COMMANDS.remoteOpen, title: 'Open Remote Session', arguments: [{ sessionId: node.session.sessionId, storeId: node.session.storeId }] };
+        item.command = { command: COMMANDS.remoteOpen, title: vscode.l10n.t('Open Remote Session'), arguments: [{ sessionId: node.session.sessionId, storeId: node.session.storeId }] };
         return item;
     }
 

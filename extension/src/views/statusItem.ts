@@ -158,35 +158,37 @@ export class StatusItem implements vscode.Disposable {
         let label: string;
         if (server.kind === 'failed') {
             icon = '$(error)';
-            label = 'server not running';
+            label = vscode.l10n.t('server not running');
             this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
         } else if (server.kind === 'stopped' && !this.ctx.started) {
             // Activation is lazy: nothing runs until Retrace is opened (clicking reveals it).
             icon = '$(history)';
-            label = 'not started';
+            label = vscode.l10n.t('not started');
             this.item.backgroundColor = undefined;
         } else if (server.kind !== 'running') {
             icon = '$(loading~spin)';
-            label = 'starting';
+            label = vscode.l10n.t('starting');
             this.item.backgroundColor = undefined;
         } else {
             icon = this.activity === 'running' ? '$(sync~spin)' : this.activity === 'error' ? '$(warning)' : '$(history)';
-            label = this.activity;
+            label = this.activity === 'running' ? vscode.l10n.t('running') : this.activity === 'error' ? vscode.l10n.t('error') : vscode.l10n.t('idle');
             this.item.backgroundColor = this.activity === 'error' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
         }
-        this.item.text = `${icon} Retrace: ${label}${this.stats !== '' && server.kind === 'running' ? ` · ${this.stats}` : ''}`;
+        this.item.text = `${icon} ${vscode.l10n.t('Retrace: {0}', label)}${this.stats !== '' && server.kind === 'running' ? ` · ${this.stats}` : ''}`;
         const md = new vscode.MarkdownString('', true);
-        md.appendMarkdown(`**Retrace** — agent ${label}\n\n`);
+        md.appendMarkdown(`${vscode.l10n.t('**Retrace** — agent {0}', label)}\n\n`);
         if (server.kind === 'failed') {
             md.appendMarkdown(`${server.reason}\n\n`);
         }
         if (this.activity === 'error' && this.lastError !== '') {
-            md.appendMarkdown(`Last error: ${this.lastError}\n\n`);
+            md.appendMarkdown(`${vscode.l10n.t('Last error: {0}', this.lastError)}\n\n`);
         }
         if (this.stats !== '') {
-            md.appendMarkdown(`Store: ${this.stats}\n\n`);
+            md.appendMarkdown(`${vscode.l10n.t('Store: {0}', this.stats)}\n\n`);
         }
-        md.appendMarkdown(`[Show timeline](command:${COMMANDS.timelineReveal}) · [Show logs](command:${COMMANDS.showLogs}) · [Restart server](command:${COMMANDS.restartServer})`);
+        md.appendMarkdown(
+            `[${vscode.l10n.t('Show timeline')}](command:${COMMANDS.timelineReveal}) · [${vscode.l10n.t('Show logs')}](command:${COMMANDS.showLogs}) · [${vscode.l10n.t('Restart server')}](command:${COMMANDS.restartServer})`,
+        );
         md.isTrusted = { enabledCommands: [COMMANDS.timelineReveal, COMMANDS.showLogs, COMMANDS.restartServer] };
         this.item.tooltip = md;
     }

@@ -10,6 +10,7 @@
  * timeline `checkpoint.child`, every other row `checkpoint`; a listed child without a row `subagent`.
  * A child the server would resume adds `.resumable` (`checkpoint.task.resumable`, `subagent.resumable`).
  */
+import * as vscode from 'vscode';
 import type { Checkpoint, StoryRow, TaskRef, TaskView, TimelineTreeResult } from '../client/protocol';
 
 export type TaskStatus = TaskView['status'];
@@ -84,19 +85,19 @@ export function taskStatusText(info: TaskInfo): string {
     const n = info.conflicts.length;
     switch (info.status) {
         case undefined:
-            return 'subagent';
+            return vscode.l10n.t('subagent');
         case 'merged':
-            return 'subagent merged';
+            return vscode.l10n.t('subagent merged');
         case 'conflicts':
-            return `subagent: ${n === 0 ? 'conflicts' : `${n} conflict${n === 1 ? '' : 's'}`}`;
+            return n === 0 ? vscode.l10n.t('subagent: conflicts') : n === 1 ? vscode.l10n.t('subagent: 1 conflict') : vscode.l10n.t('subagent: {0} conflicts', n);
         case 'finished':
-            return 'subagent finished, not applied';
+            return vscode.l10n.t('subagent finished, not applied');
         case 'running':
         case 'failed':
         case 'cancelled':
         case 'interrupted':
         case 'discarded':
-            return `subagent ${info.status}`;
+            return vscode.l10n.t('subagent {0}', info.status);
     }
 }
 

@@ -17,6 +17,7 @@
  *   read-only tool whose checkpoint changed nothing) into one "read 3 files" group. A group holding
  *   the head says so; {@link shownNodeId} names the node to reveal for a checkpoint (its group).
  */
+import * as vscode from 'vscode';
 import type { Checkpoint } from '../client/protocol';
 
 /** Runs of the same tool on the same file this long (or longer) fold into one group. */
@@ -161,9 +162,6 @@ function folderOf(path: string): string {
     return cut <= 0 ? '' : path.slice(0, cut);
 }
 
-function count(n: number, one: string, many: string): string {
-    return `${n} ${n === 1 ? one : many}`;
-}
 
 /** A group's label, verb and file name first: "edit_file a.py ×50", "read 3 files · 1 search". */
 export function groupLabel(group: GroupKind, rows: readonly FoldRow[]): string {
@@ -177,9 +175,9 @@ export function groupLabel(group: GroupKind, rows: readonly FoldRow[]): string {
         verbs[READ_VERBS[r.checkpoint.tool ?? ''] ?? 'search'] += 1;
     }
     const parts = [
-        verbs.read > 0 ? `read ${count(verbs.read, 'file', 'files')}` : '',
-        verbs.list > 0 ? count(verbs.list, 'listing', 'listings') : '',
-        verbs.search > 0 ? count(verbs.search, 'search', 'searches') : '',
+        verbs.read > 0 ? (verbs.read === 1 ? vscode.l10n.t('read 1 file') : vscode.l10n.t('read {0} files', verbs.read)) : '',
+        verbs.list > 0 ? (verbs.list === 1 ? vscode.l10n.t('1 listing') : vscode.l10n.t('{0} listings', verbs.list)) : '',
+        verbs.search > 0 ? (verbs.search === 1 ? vscode.l10n.t('1 search') : vscode.l10n.t('{0} searches', verbs.search)) : '',
     ];
     return parts.filter(p => p !== '').join(' · ');
 }
@@ -202,7 +200,8 @@ export function abandonedLabel(titles: readonly string[]): { readonly label: str
     }
     const named = [...counts].slice(0, 2).map(([t, n]) => (n > 1 ? `${t} ×${n}` : t));
     const more = counts.size > 2 ? ', …' : '';
-    return { label: `Abandoned: ${count(titles.length, 'step', 'steps')}`, detail: `${named.join(', ')}${more}` };
+    const label = titles.length === 1 ? vscode.l10n.t('Abandoned: 1 step') : vscode.l10n.t('Abandoned: {0} steps', titles.length);
+    return { label, detail: `${named.join(', ')}${more}` };
 }
 
 /**

@@ -4,6 +4,7 @@
  * "now". Pure (no `vscode` import) so it is unit-tested; `timelineProvider.ts` turns a look into a
  * TreeItem. The nodes themselves are built in `timelineModel.ts`.
  */
+import * as vscode from 'vscode';
 import type { Checkpoint } from '../client/protocol';
 import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, hasTimeline, SUBAGENT_CONTEXT, TASK_CONTEXT, taskContext, taskStatusText } from './taskModel';
 import { firstLine, relativeTime, type CheckpointNode, type GroupNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
@@ -72,21 +73,21 @@ export function checkpointLabel(cp: Checkpoint): string {
     }
     switch (cp.kind) {
         case 'tool':
-            return cp.tool ?? 'tool call';
+            return cp.tool ?? vscode.l10n.t('tool call');
         case 'baseline':
             return STARTING_POINT;
         case 'external':
-            return 'External changes';
+            return vscode.l10n.t('External changes');
         case 'safety':
-            return 'Before restore';
+            return vscode.l10n.t('Before restore');
         case 'restore':
-            return 'Restored code';
+            return vscode.l10n.t('Restored code');
         case 'manual':
-            return 'Mark';
+            return vscode.l10n.t('Mark');
         case 'summary':
-            return 'Summary';
+            return vscode.l10n.t('Summary');
         case 'background':
-            return 'Background command';
+            return vscode.l10n.t('Background command');
     }
 }
 
@@ -98,9 +99,9 @@ export function changeSummary(cp: Checkpoint): string {
     }
     const add = files.reduce((n, f) => n + (f.additions ?? 0), 0);
     const del = files.reduce((n, f) => n + (f.deletions ?? 0), 0);
-    const what = files.length === 1 ? (files[0]?.path ?? '') : `${files.length} files`;
+    const what = files.length === 1 ? (files[0]?.path ?? '') : vscode.l10n.t('{0} files', files.length);
     // Big files' lines are counted on request, not at commit: never show their zeros as a figure.
-    const uncounted = files.some(f => f.counted === false) ? ' (lines not counted yet)' : '';
+    const uncounted = files.some(f => f.counted === false) ? vscode.l10n.t(' (lines not counted yet)') : '';
     return `${what} +${add} −${del}${uncounted}`;
 }
 
@@ -109,23 +110,26 @@ export function recoverabilityNote(cp: Checkpoint): string {
         case 'full':
             return '';
         case 'partial':
-            return `⚠ partial: ${(cp.unrecoverable ?? []).map(u => `${u.path} (${u.reason})`).join(', ') || 'some content not stored'}`;
+            return vscode.l10n.t('⚠ partial: {0}', (cp.unrecoverable ?? []).map(u => `${u.path} (${u.reason})`).join(', ') || vscode.l10n.t('some content not stored'));
         case 'none':
-            return '✖ not recoverable';
+            return vscode.l10n.t('✖ not recoverable');
     }
 }
 
-function plural(n: number, what: string): string {
-    return `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
-}
+/** Counts as words ("1 step", "1,234 steps"): one literal message per form, so each translates. */
+const fmt = (n: number): string => n.toLocaleString('en-US');
+const steps = (n: number): string => (n === 1 ? vscode.l10n.t('1 step') : vscode.l10n.t('{0} steps', fmt(n)));
+const turns = (n: number): string => (n === 1 ? vscode.l10n.t('1 turn') : vscode.l10n.t('{0} turns', fmt(n)));
+const toolCalls = (n: number): string => (n === 1 ? vscode.l10n.t('1 tool call') : vscode.l10n.t('{0} tool calls', fmt(n)));
+const earlierSteps = (n: number): string => (n === 1 ? vscode.l10n.t('1 earlier step') : vscode.l10n.t('{0} earlier steps', fmt(n)));
 
 function sessionLook(node: SessionNode, now: number): NodeLook {
     const story = node.story;
     const parts = [
-        story.workspace ? '' : plural(story.turnCount, 'turn'),
-        plural(story.rowCount, 'step'),
+        story.workspace ? '' : turns(story.turnCount),
+        steps(story.rowCount),
         relativeTime(story.session.createdAt, now),
-        node.running ? 'running' : '',
+        node.running ? vscode.l10n.t('running') : '',
     ];
     const agent = story.session.agent ?? null;
     return {
@@ -142,9 +146,9 @@ function sessionLook(node: SessionNode, now: number): NodeLook {
 function turnStateLook(node: TurnNode): { readonly word: string; readonly icon: string | undefined } {
     switch (node.turn.state ?? null) {
         case 'running':
-            return { word: 'running', icon: 'sync~spin' };
+            return { word: vscode.l10n.t('running'), icon: 'sync~spin' };
         case 'interrupted':
-            return { word: 'interrupted', icon: 'debug-disconnect' };
+            return { word: vscode.l10n.t('interrupted'), icon: 'debug-disconnect' };
         case 'ended':
         case null:
             return { word: '', icon: undefined };
@@ -156,9 +160,9 @@ function turnLook(node: TurnNode, now: number): NodeLook {
     const state = turnStateLook(node);
     const parts = [
         state.word,
-        turn.abandoned ? 'abandoned branch' : '',
-        node.forkedFromTitle !== undefined ? `⑂ from ‘${firstLine(node.forkedFromTitle, 40)}’` : '',
-        plural(turn.rows.length, 'step'),
+        turn.abandoned ? vscode.l10n.t('abandoned branch') : '',
+        node.forkedFromTitle !== undefined ? vscode.l10n.t('⑂ from ‘{0}’', firstLine(node.forkedFromTitle, 40)) : '',
+        steps(turn.rows.length),
         relativeTime(turn.createdAt, now),
     ];
     return {
@@ -173,9 +177,9 @@ function turnLook(node: TurnNode, now: number): NodeLook {
 
 /** The head row's marker: first in the label (never cut), said in words in the description. */
 export const HEAD_MARK = '●';
-export const HEAD_WORDS = 'you are here';
+export const HEAD_WORDS = vscode.l10n.t('you are here');
 /** The baseline's name for people ("Baseline" is jargon); its description still says "baseline". */
-export const STARTING_POINT = 'Starting point';
+export const STARTING_POINT = vscode.l10n.t('Starting point');
 
 /** A restore row names its target in at most this many characters (its label fits 300 px). */
 const RESTORE_TARGET_CHARS = 18;
@@ -196,7 +200,7 @@ export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly la
         const target = restored[1] ?? ''; // named like its own row, short: the full title is in the hover
         const onFile = PATH_TITLE.exec(target)?.[2]; // a tool call on one file: the file's name says it
         const name = onFile !== undefined ? (onFile.split('/').at(-1) ?? onFile) : rowLabel(target, target === STARTING_POINT ? 'baseline' : 'tool').label;
-        return { label: `Back to ‘${firstLine(name, RESTORE_TARGET_CHARS)}’`, folder: 'restored code' };
+        return { label: vscode.l10n.t('Back to ‘{0}’', firstLine(name, RESTORE_TARGET_CHARS)), folder: vscode.l10n.t('restored code') };
     }
     const m = PATH_TITLE.exec(title);
     if (m === null) {
@@ -278,11 +282,11 @@ function checkpointContext(node: CheckpointNode): string {
 
 function subagentLook(node: SubagentNode): NodeLook {
     const calls = node.view.metrics['toolCalls'];
-    const parts = [taskStatusText(node.task), typeof calls === 'number' ? plural(calls, 'tool call') : ''];
+    const parts = [taskStatusText(node.task), typeof calls === 'number' ? toolCalls(calls) : ''];
     const bad = node.task.status === 'interrupted' || node.task.status === 'failed';
     const running = node.task.status === 'running';
     return {
-        label: `subagent: ${firstLine(node.task.description)}`,
+        label: vscode.l10n.t('subagent: {0}', firstLine(node.task.description)),
         description: parts.filter(p => p !== '').join(' · '),
         icon: running ? 'sync~spin' : 'type-hierarchy-sub',
         iconColor: bad ? 'list.warningForeground' : undefined,
@@ -304,10 +308,10 @@ export function lookOf(node: TimelineNode, now: number = Date.now()): NodeLook {
         case 'group':
             return groupLook(node, now);
         case 'runningTool':
-            return { label: node.tool, description: node.detail === undefined ? 'running…' : `running… · ${node.detail}`, icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
+            return { label: node.tool, description: node.detail === undefined ? vscode.l10n.t('running…') : vscode.l10n.t('running… · {0}', node.detail), icon: 'sync~spin', iconColor: undefined, contextValue: 'runningTool', collapsible: false };
         case 'more':
             return {
-                label: node.before === null ? `Load ${plural(node.omitted, 'step')}…` : `Load older… (${plural(node.omitted, 'earlier step')})`,
+                label: node.before === null ? vscode.l10n.t('Load {0}…', steps(node.omitted)) : vscode.l10n.t('Load older… ({0})', earlierSteps(node.omitted)),
                 description: '',
                 icon: 'unfold',
                 iconColor: undefined,

@@ -155,7 +155,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private onTaskProgress(e: TaskProgress): void {
         const running = this.running.get(e.toolCallId);
         if (running !== undefined) {
-            const calls = `${e.toolCalls} tool call${e.toolCalls === 1 ? '' : 's'}`;
+            const calls = e.toolCalls === 1 ? vscode.l10n.t('1 tool call') : vscode.l10n.t('{0} tool calls', e.toolCalls);
             const detail = [e.description, calls, e.lastTool ?? ''].filter(p => p !== '').join(' · ');
             this.running.set(e.toolCallId, { ...running, detail });
             this.render();
@@ -359,12 +359,12 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         const by = await vscode.window.showQuickPick(
             [
-                { label: 'Tool', description: 'checkpoints of one tool', by: 'tool' as const },
-                { label: 'Path', description: 'checkpoints that changed a matching path', by: 'path' as const },
-                { label: 'Text', description: 'titles, changes and prompts containing the text', by: 'text' as const },
-                { label: 'Bookmarks', description: 'named checkpoints only', by: 'bookmarks' as const },
+                { label: vscode.l10n.t('Tool'), description: vscode.l10n.t('checkpoints of one tool'), by: 'tool' as const },
+                { label: vscode.l10n.t('Path'), description: vscode.l10n.t('checkpoints that changed a matching path'), by: 'path' as const },
+                { label: vscode.l10n.t('Text'), description: vscode.l10n.t('titles, changes and prompts containing the text'), by: 'text' as const },
+                { label: vscode.l10n.t('Bookmarks'), description: vscode.l10n.t('named checkpoints only'), by: 'bookmarks' as const },
             ],
-            { title: 'Filter the Retrace timeline by' },
+            { title: vscode.l10n.t('Filter the Retrace timeline by') },
         );
         if (by === undefined) {
             return;
@@ -374,9 +374,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         const value =
             by.by === 'tool'
-                ? await vscode.window.showQuickPick(TOOLS, { title: 'Tool' })
+                ? await vscode.window.showQuickPick(TOOLS, { title: vscode.l10n.t('Tool') })
                 : await vscode.window.showInputBox({
-                      title: by.by === 'path' ? 'Path contains' : 'Text contains',
+                      title: by.by === 'path' ? vscode.l10n.t('Path contains') : vscode.l10n.t('Text contains'),
                       value: by.by === 'path' ? (vscode.window.activeTextEditor === undefined ? '' : vscode.workspace.asRelativePath(vscode.window.activeTextEditor.document.uri, false)) : '',
                   });
         if (value === undefined || value === '') {
@@ -493,17 +493,21 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             // No arguments: the command reads the selected row. A command with arguments is held
             // by the workbench per rendered item, and the tree re-renders after every tool call:
             // a click on a row just replaced would do nothing ("command not found").
-            item.command = { command: COMMANDS.openDiff, title: 'Open Changes' };
+            item.command = { command: COMMANDS.openDiff, title: vscode.l10n.t('Open Changes') };
             item.accessibilityInformation = { label: `${look.label} ${look.description}` };
         } else if (node.kind === 'more') {
-            item.command = { command: SHOW_EARLIER, title: 'Load Older Steps' }; // the selected row's page
+            item.command = { command: SHOW_EARLIER, title: vscode.l10n.t('Load Older Steps') }; // the selected row's page
         } else if (node.kind === 'turn') {
             item.tooltip = new vscode.MarkdownString().appendText(node.turn.prompt || node.title);
         } else if (node.kind === 'group') {
             item.tooltip = new vscode.MarkdownString().appendText(groupHover(node));
         } else if (node.kind === 'subagent') {
             item.tooltip = new vscode.MarkdownString().appendText(
-                `Subagent “${node.task.description}” (${node.task.status ?? 'unknown'}): its task call made no checkpoint here; its own timeline is kept. Resume it, apply its result or discard it from this row's menu.`,
+                vscode.l10n.t(
+                    "Subagent “{0}” ({1}): its task call made no checkpoint here; its own timeline is kept. Resume it, apply its result or discard it from this row's menu.",
+                    node.task.description,
+                    node.task.status ?? vscode.l10n.t('unknown'),
+                ),
             );
         }
         return item;
@@ -520,20 +524,21 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     private async tooltip(node: CheckpointNode, token: vscode.CancellationToken): Promise<vscode.MarkdownString> {
         const cp = node.checkpoint;
         const md = new vscode.MarkdownString('', true);
-        md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? ' — you are here' : ''}\n\n`);
+        md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? vscode.l10n.t(' — you are here') : ''}\n\n`);
         md.appendMarkdown(escapeMd(safetyNote(node)));
         md.appendMarkdown(`${cp.kind}${cp.tool ? ` · ${escapeMd(cp.tool)}` : ''} · ${new Date(cp.createdAt).toLocaleString()} · \`${cp.id.slice(0, 12)}\`\n\n`);
         if (node.scope !== undefined) {
-            md.appendMarkdown(`In the subagent's own copy (\`${escapeMd(node.scope.taskId)}\`)\n\n`);
+            md.appendMarkdown(`${vscode.l10n.t("In the subagent's own copy ({0})", `\`${escapeMd(node.scope.taskId)}\``)}\n\n`);
         }
         if (node.task !== undefined) {
             md.appendMarkdown(`Subagent “${escapeMd(node.task.description)}”: **${escapeMd(node.task.status ?? 'unknown')}**${node.task.conflicts.length > 0 ? ` — conflicts: ${node.task.conflicts.map(escapeMd).join(', ')}` : ''}\n\n`);
         }
         if (node.prompt !== undefined && node.prompt !== '') {
-            md.appendMarkdown(`${node.scope === undefined ? 'Prompt' : 'Brief'}: _${escapeMd(firstLine(node.prompt, 200))}_\n\n`);
+            const quoted = `_${escapeMd(firstLine(node.prompt, 200))}_`;
+            md.appendMarkdown(`${node.scope === undefined ? vscode.l10n.t('Prompt: {0}', quoted) : vscode.l10n.t('Brief: {0}', quoted)}\n\n`);
         }
         if (node.toolStatus !== undefined) {
-            md.appendMarkdown(`Tool call: **${escapeMd(node.toolStatus)}**\n\n`);
+            md.appendMarkdown(`${vscode.l10n.t('Tool call: {0}', `**${escapeMd(node.toolStatus)}**`)}\n\n`);
         }
         const summary = node.row.summary;
         if (summary !== '') {
@@ -548,7 +553,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
         const codeOnly = codeOnlyReason(node.row);
         if (codeOnly !== undefined) {
-            md.appendMarkdown(`Conversation restore not offered: ${escapeMd(codeOnly)}\n\n`); // the server's reason
+            md.appendMarkdown(`${vscode.l10n.t('Conversation restore not offered: {0}', escapeMd(codeOnly))}\n\n`); // the server's reason
         }
         const note = recoverabilityNote(cp);
         if (note !== '') {
@@ -570,7 +575,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
                     md.appendMarkdown(`\n… ${more.join(' / ')}`);
                 }
             } catch (err) {
-                md.appendMarkdown(`_diff unavailable: ${escapeMd(errorMessage(err))}_`);
+                md.appendMarkdown(`_${vscode.l10n.t('diff unavailable: {0}', escapeMd(errorMessage(err)))}_`);
             }
         }
         return md;

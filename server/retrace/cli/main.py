@@ -65,6 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from retrace.cli.parser import build_parser  # after the hook route: a hook never builds it
 
     args = build_parser(__version__).parse_args(words)
+    if getattr(args, "workspace", ".") is None and args.command != "hook":
+        from retrace.cli.folders import default_workspace  # VS Code's terminal: its folder
+
+        args.workspace = default_workspace()
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:

@@ -108,12 +108,16 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+WORKSPACE_HELP = (
+    "workspace folder (default: the VS Code workspace folder holding the current directory in "
+    "VS Code's terminal, else the current directory)"
+)
+
+
 def build_parser(version: str) -> argparse.ArgumentParser:
     width = _Width()
     common = _Parser(add_help=False, width=width)
-    common.add_argument(
-        "--workspace", metavar="PATH", default=".", help="workspace folder (default: current directory)"
-    )
+    common.add_argument("--workspace", metavar="PATH", default=None, help=WORKSPACE_HELP)
     common.add_argument(
         "--store",
         metavar="DIR",
@@ -422,8 +426,6 @@ def _add_integrate(add: Callable[..., _Parser], as_json: _Parser) -> None:
         choices=INTEGRATED_AGENTS,
         help="claude-code: .claude/settings.local.json; gemini-cli: .gemini/settings.json",
     )
-    p.add_argument(
-        "--workspace", metavar="PATH", default=".", help="workspace folder (default: current directory)"
-    )
+    p.add_argument("--workspace", metavar="PATH", default=None, help=WORKSPACE_HELP)
     p.add_argument("--remove", action="store_true", help="take Retrace's hooks out (nothing else is touched)")
     p.set_defaults(handler=Handler("retrace.cli.integrate", "cmd_integrate"))

@@ -46,7 +46,8 @@ suite('agent integration commands', () => {
             assert.equal(contributed.enablement, 'isWorkspaceTrusted');
             assert.match(palette.get(command) ?? '', /isWorkspaceTrusted/, command);
         }
-        const titles = manifest.contributes.commands.map(c => c.title);
+        const nls = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.nls.json'), 'utf8')) as Record<string, string>;
+        const titles = manifest.contributes.commands.map(c => nls[c.title.replace(/^%(.*)%$/, '$1')] ?? c.title);
         assert.ok(titles.includes('Checkpoint Claude Code in this workspace'));
         assert.ok(titles.includes('Checkpoint Gemini CLI in this workspace'));
     });

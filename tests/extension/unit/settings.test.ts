@@ -8,7 +8,7 @@ import { sampleTimeline } from './fixtures';
 
 suite('settings and small helpers', () => {
     test('client-only keys stay home; empty strings travel as null', () => {
-        const s = normaliseSettings({ pythonPath: '/x/python', notifications: 'always', context: { editor: true, openEditors: false }, model: 'm', baseUrl: '', permissions: { write: 'auto', command: 'ask' } });
+        const s = normaliseSettings({ pythonPath: '/x/python', notifications: 'always', context: { editor: true, openEditors: false }, terminal: { addToPath: false }, model: 'm', baseUrl: '', permissions: { write: 'auto', command: 'ask' } });
         assert.deepEqual(s, { model: 'm', baseUrl: null, permissions: { write: 'auto', command: 'ask' } });
     });
 

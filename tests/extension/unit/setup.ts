@@ -46,6 +46,24 @@ class MarkdownString {
     }
 }
 
+/**
+ * `vscode.l10n` as VS Code implements it: the loaded bundle's translation of `message` (the
+ * message itself without one), `{0}` / `{name}` filled from the arguments. A test sets `bundle`
+ * to play a locale.
+ */
+export const l10n = {
+    bundle: undefined as Record<string, string> | undefined,
+    t(message: string, ...args: unknown[]): string {
+        const text = l10n.bundle?.[message] ?? message;
+        const first = args[0];
+        const named = args.length === 1 && typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : undefined;
+        return text.replace(/\{([^}]+)\}/g, (whole, key: string) => {
+            const value = named !== undefined ? named[key] : args[Number(key)];
+            return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : whole;
+        });
+    },
+};
+
 const unavailable = new Proxy(
     {},
     {
@@ -63,6 +81,7 @@ export const standIn = {
     TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
     StatusBarAlignment: { Left: 1, Right: 2 },
     OverviewRulerLane: { Left: 1, Center: 2, Right: 4, Full: 7 },
+    l10n,
     window: unavailable,
     workspace: unavailable,
     commands: unavailable,
