@@ -29,25 +29,28 @@ export function registerBookmarkCommands(parts: BookmarkCommandParts): void {
     const { ctx } = parts;
     ctx.registerCommand(COMMANDS.bookmarkCurrentState, rpc => async (given: unknown) => {
         const name = await askName(given, {
-            title: 'Retrace: Bookmark the Current State',
-            prompt: 'A name for the workspace as it is now (it is offered first when you restore)',
-            placeHolder: 'e.g. tests pass, before the refactor',
+            title: vscode.l10n.t('Retrace: Bookmark the Current State'),
+            prompt: vscode.l10n.t('A name for the workspace as it is now (it is offered first when you restore)'),
+            placeHolder: vscode.l10n.t('e.g. tests pass, before the refactor'),
         });
         if (name === undefined) {
             return undefined;
         }
         const result = await rpc.request(METHODS.bookmarkCreate, { name });
         parts.refresh();
-        const during = result.checkpoint.meta['duringTurn'] === true ? ' (an agent is working: the state of its last step)' : '';
-        void prompter().notify('info', `Retrace: bookmarked “${result.name}”${during}.`, []);
+        const message =
+            result.checkpoint.meta['duringTurn'] === true
+                ? vscode.l10n.t('Retrace: bookmarked “{0}” (an agent is working: the state of its last step).', result.name)
+                : vscode.l10n.t('Retrace: bookmarked “{0}”.', result.name);
+        void prompter().notify('info', message, []);
         return result;
     });
     ctx.registerCommand(COMMANDS.bookmarkCheckpoint, rpc => async (arg: unknown, given: unknown) => {
         const cp = await parts.checkpointOf(rpc, arg);
         const row = parts.rowOf(cp.id);
         const name = await askName(given, {
-            title: `Retrace: Bookmark “${row?.title ?? cp.label}”`,
-            prompt: 'A name for this checkpoint (empty: remove its name)',
+            title: vscode.l10n.t('Retrace: Bookmark “{0}”', row?.title ?? cp.label),
+            prompt: vscode.l10n.t('A name for this checkpoint (empty: remove its name)'),
             value: row?.bookmark ?? '',
         });
         if (name === undefined) {
