@@ -1,0 +1,194 @@
+"""A multi-root workspace through the real server: every folder its own store, baseline and
+relay; requests naming a ``folder`` reach that folder's engine; a restore in one folder leaves the
+other byte-identical; folders added and removed while the server runs; a client that does not
+declare ``multiRoot`` gets exactly the single-folder server of before (first folder only).
+
+Real boundaries: the server process over stdio, the ``retrace`` command line in each folder
+(relayed to the server holding that folder's store), the files on disk. Every test has its own
+user data dir (``XDG_DATA_HOME``) and no ``$RETRACE_STORE``: each folder's default store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_support import EditorClient, start_editor, stop_editor, wait_until
+from lsprotocol import types as lsp
+
+from retrace.engine.store import home
+
+pytestmark = pytest.mark.slow
+
+RETRACE = Path(sys.executable).with_name("retrace")
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes (the byte-identical check)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def env(tmp_path: Path, relay_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.delenv("RETRACE_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    return {k: v for k, v in os.environ.items() if k != "RETRACE_STORE"}
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Path:
+    root = tmp_path / "ws" / "web"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "index.ts").write_text("export const a = 1;\n", "utf-8")
+    (root / "README.md").write_text("# web\n", "utf-8")
+    return root.resolve()
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Path:
+    root = tmp_path / "ws" / "api"
+    root.mkdir(parents=True)
+    (root / "main.go").write_text("package main\n", "utf-8")
+    (root / "notes.txt").write_bytes(b"one\r\ntwo\r\n")
+    return root.resolve()
+
+
+@pytest.fixture
+async def editors() -> AsyncIterator[list[EditorClient]]:
+    started: list[EditorClient] = []
+    yield started
+    for editor in started:
+        if not editor.client.stopped:
+            await stop_editor(editor)
+
+
+def cli(env: dict[str, str], workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [str(RETRACE), *args, "--workspace", str(workspace)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def checkpoint(env: dict[str, str], workspace: Path, label: str) -> str:
+    proc = cli(env, workspace, "checkpoint", "--label", label, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return str(json.loads(proc.stdout)["id"])
+
+
+async def timeline(editor: EditorClient, folder: Path | None) -> dict[str, Any]:
+    params: dict[str, Any] = {} if folder is None else {"folder": str(folder)}
+    return dict(await editor.request("retrace/timeline/get", params))
+
+
+async def two_folders(web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]) -> EditorClient:
+    editor = await start_editor(web, None, env=env, more_folders=(api,), init_options={"multiRoot": True})
+    editors.append(editor)
+    return editor
+
+
+async def test_restore_in_one_folder_leaves_the_other_byte_identical(
+    web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    editor = await two_folders(web, api, env, editors)
+    web_base = (await timeline(editor, None))["checkpoints"][0]["id"]
+    api_base = (await timeline(editor, api))["checkpoints"][0]["id"]
+    assert web_base != api_base
+    # Each folder's own default store, as a single folder gets it.
+    assert (home.store_home(web) / "store.json").is_file()
+    assert (home.store_home(api) / "store.json").is_file()
+
+    (web / "src" / "index.ts").write_text("export const a = 2;\n", "utf-8")
+    (api / "main.go").write_text("package main\n\nfunc main() {}\n", "utf-8")
+    (api / "new.go").write_text("package main\n", "utf-8")
+    web_cp = checkpoint(env, web, "web edit")  # relayed to the server, which holds the store
+    api_cp = checkpoint(env, api, "api edit")
+    assert web_cp in [c["id"] for c in (await timeline(editor, web))["checkpoints"]]
+    assert api_cp in [c["id"] for c in (await timeline(editor, api))["checkpoints"]]
+    assert api_cp not in [c["id"] for c in (await timeline(editor, None))["checkpoints"]]
+
+    web_before, api_head = tree(web), tree(api)
+    result = await editor.request(
+        "retrace/checkpoint/restore", {"id": api_base, "mode": "code", "folder": str(api)}
+    )
+    assert result["outcome"]["kind"] == "applied", result
+    assert tree(web) == web_before  # the key property: the other folder is untouched
+    assert (api / "main.go").read_text("utf-8") == "package main\n"
+    assert not (api / "new.go").exists()
+    assert tree(api) != api_head
+    # The timeline change names its folder; the primary's head did not move.
+    await wait_until(lambda: any(c.get("folder") == str(api) for c in editor.timeline_changes))
+    assert (await timeline(editor, None))["head"] == web_cp
+
+    # Diff and file content per folder: the api restore shows in api, not in web.
+    diff = await editor.request("retrace/checkpoint/diff", {"from": api_cp, "to": api_base, "folder": "api"})
+    assert {f["path"] for f in diff["files"]} == {"main.go", "new.go"}
+    # Undo the restore, in that folder only.
+    undone = await editor.request("retrace/restore/undoLast", {"folder": str(api)})
+    assert undone, undone
+    assert (api / "new.go").exists()
+    assert tree(web) == web_before
+
+
+async def test_unknown_folder_and_unrouted_methods_are_refused(
+    web: Path, api: Path, tmp_path: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    editor = await two_folders(web, api, env, editors)
+    await timeline(editor, api)
+    error = await editor.request_error("retrace/timeline/get", {"folder": str(tmp_path / "elsewhere")})
+    assert "not a folder of this workspace" in error.message
+    error = await editor.request_error("retrace/timeline/get", {"folder": 7})
+    assert "folder" in error.message
+    error = await editor.request_error("retrace/agent/prompt", {"text": "hi", "folder": str(api)})
+    assert "only in the first folder" in error.message
+    # Naming the first folder is the same as naming none.
+    assert (await timeline(editor, web))["head"] == (await timeline(editor, None))["head"]
+
+
+async def test_folders_added_and_removed_while_running(
+    web: Path, api: Path, tmp_path: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    editor = await two_folders(web, api, env, editors)
+    await timeline(editor, api)
+    extra = tmp_path / "ws" / "docs"
+    extra.mkdir()
+    (extra / "a.md").write_text("a\n", "utf-8")
+    extra = extra.resolve()
+    editor.client.workspace_did_change_workspace_folders(
+        lsp.DidChangeWorkspaceFoldersParams(
+            event=lsp.WorkspaceFoldersChangeEvent(
+                added=[lsp.WorkspaceFolder(uri=extra.as_uri(), name="docs")],
+                removed=[lsp.WorkspaceFolder(uri=api.as_uri(), name="api")],
+            )
+        )
+    )
+    assert len((await timeline(editor, extra))["checkpoints"]) == 1
+    error = await editor.request_error("retrace/timeline/get", {"folder": str(api)})
+    assert "not a folder of this workspace" in error.message
+    # The removed folder's store is free again: the command line opens it itself.
+    proc = cli(env, api, "log", "--json")
+    assert proc.returncode == 0, proc.stderr
+    # Removing the first folder keeps it served (its agent may be running): logged, not closed.
+    editor.client.workspace_did_change_workspace_folders(
+        lsp.DidChangeWorkspaceFoldersParams(
+            event=lsp.WorkspaceFoldersChangeEvent(
+                added=[], removed=[lsp.WorkspaceFolder(uri=web.as_uri(), name="web")]
+            )
+        )
+    )
+    assert (await timeline(editor, None))["checkpoints"]
+
+
+async def test_without_multi_root_only_the_first_folder_is_opened(
+    web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    editor = await start_editor(web, None, env=env, more_folders=(api,))
+    editors.append(editor)
+    assert (await timeline(editor, None))["checkpoints"]
+    error = await editor.request_error("retrace/timeline/get", {"folder": str(api)})
+    assert "not a folder of this workspace" in error.message
+    assert not home.store_home(api).exists()
