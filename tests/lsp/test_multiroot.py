@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import EditorClient, start_editor, stop_editor, wait_until
+from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
 from lsprotocol import types as lsp
 
 from retrace.engine.store import home
@@ -192,3 +192,64 @@ async def test_without_multi_root_only_the_first_folder_is_opened(
     error = await editor.request_error("retrace/timeline/get", {"folder": str(api)})
     assert "not a folder of this workspace" in error.message
     assert not home.store_home(api).exists()
+
+
+async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_alone(
+    web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    """The "Done when" property through the real server and the fake model: one turn writes in
+    both folders; each folder's store records the calls that wrote there (the first folder's
+    timeline keeps one row per tool call, naming the other folder's checkpoint); a restore of
+    either folder leaves the other byte-identical."""
+    model = fake_model("multiroot")
+    try:
+        editor = await start_editor(
+            web,
+            None,
+            env={**env, **model_env(model)},
+            settings=AUTO,
+            more_folders=(api,),
+            init_options={"multiRoot": True},
+        )
+        editors.append(editor)
+        web_base = (await timeline(editor, None))["checkpoints"][0]["id"]
+        api_base = (await timeline(editor, api))["checkpoints"][0]["id"]
+        turn = await editor.run_turn("edit both")
+        finished = editor.events_of("toolCallFinished", turn["turnId"])
+        assert [e["status"] for e in finished] == ["ok"] * 4, finished
+        assert (api / "new.go").read_text("utf-8") == "package main\n"
+        assert (api / "main.go").read_text("utf-8") == "package server\n"
+        assert (web / "src" / "index.ts").read_text("utf-8") == "export const a = 2;\n"
+        assert not (web / "api").exists()  # "api/…" named the folder, not a directory of web
+
+        web_cps = [c for c in (await timeline(editor, None))["checkpoints"] if c["kind"] == "tool"]
+        api_cps = [c for c in (await timeline(editor, api))["checkpoints"] if c["kind"] == "tool"]
+        assert [c["tool"] for c in web_cps] == ["write_file", "edit_file", "edit_file", "read_file"]
+        assert [c["tool"] for c in api_cps] == ["write_file", "edit_file"]
+        assert {f["path"] for c in api_cps for f in c["files"]} == {"new.go", "main.go"}
+        assert {f["path"] for c in web_cps for f in c["files"]} == {"src/index.ts"}
+        assert web_cps[0]["meta"]["folders"] == {str(api): api_cps[0]["id"]}
+        assert web_cps[0]["toolCallId"] == api_cps[0]["toolCallId"]
+        await wait_until(lambda: any(c.get("folder") == str(api) for c in editor.timeline_changes))
+
+        web_now, api_now = tree(web), tree(api)
+        restored = await editor.request(
+            "retrace/checkpoint/restore", {"id": api_base, "mode": "code", "folder": str(api)}
+        )
+        assert restored["outcome"]["kind"] == "applied", restored
+        assert tree(web) == web_now
+        assert (api / "main.go").read_text("utf-8") == "package main\n" and not (api / "new.go").exists()
+        api_restored = tree(api)
+        restored = await editor.request("retrace/checkpoint/restore", {"id": web_base, "mode": "code"})
+        assert restored["outcome"]["kind"] == "applied", restored
+        assert tree(api) == api_restored
+        assert (web / "src" / "index.ts").read_text("utf-8") == "export const a = 1;\n"
+        assert api_now != api_restored
+
+        # Paths that leave their folder are refused; listings stay in the first folder.
+        turn = await editor.run_turn("go outside")
+        finished = editor.events_of("toolCallFinished", turn["turnId"])
+        assert [e["status"] for e in finished] == ["error", "error"], finished
+        assert not (web / "escape.txt").exists()
+    finally:
+        model.stop()

@@ -34,6 +34,7 @@ from retrace.agent.events import (
     ToolCallStarted,
     ToolCallStatus,
 )
+from retrace.agent.folders import checkpoint_other_folders
 from retrace.agent.rewind import newest_checkpoint
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.side_effects import side_effect_meta
@@ -269,7 +270,10 @@ async def execute_tool(
 ) -> tuple[ToolResult, float]:
     """Run the tool; returns its result and duration (ms). A cancel mid-run still ends the call
     with a result and a checkpoint (the tool may have changed files before it stopped)."""
+    folders = rt.workspace_folders()
     ctx = ToolContext(
+        folders=folders,
+        folder_dirty={f.root: rt.folders.dirty_paths(f.root) for f in folders[1:]} if rt.folders else {},
         workspace=rt.engine.workspace,
         engine_config=rt.engine.config,
         dirty_paths=frozenset(rt.host.dirty_paths()),
@@ -378,13 +382,27 @@ async def checkpoint_tool(
         **(result.meta or {}),
         **side_effect_meta(call.tool, call.input.get("command"), str(engine.workspace)),
     }
+    label = redact(spec.summary(call.input)) if spec else call.tool
+    problems: list[str] = []
+    if result.folder_paths and rt.folders is not None:
+        made, problems = await checkpoint_other_folders(
+            rt.folders,
+            result.folder_paths,
+            label=label,
+            session_id=sid,
+            turn_id=call.turn_id,
+            tool=call.tool,
+            tool_call_id=call.id,
+        )
+        if made:
+            meta["folders"] = made
 
     def commit() -> Checkpoint | RetraceError:
         engine.append_event(ended, session_id=sid, durable=False)
         conv.apply(event_json(ended))
         try:
             return engine.checkpoint(
-                redact(spec.summary(call.input)) if spec else call.tool,
+                label,
                 result.changed_paths,
                 kind="tool",
                 session_id=sid,
@@ -415,6 +433,15 @@ async def checkpoint_tool(
     if record is not None:
         record.checkpoint_id = cp.id
     await emit_checkpoint(rt, conv.session_id, call.turn_id, cp)
+    if problems:  # another folder's checkpoint failed: pause, as for this folder's
+        await rt.host.emit(
+            AgentError(
+                session_id=sid,
+                turn_id=call.turn_id,
+                message=f"checkpoint after {call.tool} failed in another folder: {'; '.join(problems)}",
+            )
+        )
+        return None
     return cp
 
 

@@ -82,9 +82,9 @@ class FolderRouter:
     def folder(self, key: str) -> Folder:
         """The folder a request names: its root (absolute) or its name when no other folder has it."""
         for folder in self.folders:
-            if self._is_absolute(key) and self._same_root(folder.root, key):
+            if self.is_absolute(key) and self._same_root(folder.root, key):
                 return folder
-        named = self._named(key)
+        named = self.named(key)
         if len(named) == 1:
             return named[0]
         if len(named) > 1:
@@ -99,13 +99,13 @@ class FolderRouter:
         if len(self.folders) == 1:
             only = self.folders[0]
             return Routed(only, normalize_rel(path, only.root, windows=self.windows))
-        if self._is_absolute(path):
+        if self.is_absolute(path):
             return self._innermost(path)
         text = path.replace("\\", "/") if self.windows else path
         parts = [p for p in text.split("/") if p not in ("", ".")]
         if not parts or "\x00" in text or ".." in parts:
             raise EscapeError(f"{path!s} is not a path inside the workspace")
-        named = self._named(parts[0])
+        named = self.named(parts[0])
         if len(named) > 1:
             raise AmbiguousFolderName(self._ambiguous(parts[0]))
         if not named:
@@ -138,16 +138,18 @@ class FolderRouter:
             raise EscapeError(f"{path} is outside the workspace")  # pragma: no cover (raised above)
         return best
 
-    def _named(self, name: str) -> list[Folder]:
+    def named(self, name: str) -> list[Folder]:
+        """The folders called ``name`` (letter case ignored on Windows)."""
         if self.windows:
             return [f for f in self.folders if f.name.casefold() == name.casefold()]
         return [f for f in self.folders if f.name == name]
 
     def _ambiguous(self, name: str) -> str:
-        roots = ", ".join(f.root for f in self._named(name))
+        roots = ", ".join(f.root for f in self.named(name))
         return f"several workspace folders are named {name!r} ({roots}): name the file by its absolute path"
 
-    def _is_absolute(self, path: str) -> bool:
+    def is_absolute(self, path: str) -> bool:
+        """Whether ``path`` is absolute under this router's platform rules."""
         return ntpath.isabs(path) if self.windows else path.startswith("/")
 
     def _norm(self, root: str) -> str:

@@ -34,12 +34,15 @@ from pygls.uris import to_fs_path
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.folders import Folder, FolderRouter
+from retrace.engine.workspace import EscapeError, normalize_rel
 from retrace.lsp.rpc import FOLDER
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
 
     from retrace.bootstrap import Services
+    from retrace.engine.gate import EngineGate
+    from retrace.engine.models import Checkpoint
     from retrace.lsp.server import RetraceServer
     from retrace.protocol.models import InitializationOptions
     from retrace.relay.server import RelayServer
@@ -113,6 +116,9 @@ class Folders:
         self.router = FolderRouter(folders[:1])
         if options.multi_root:
             self.options = options
+            access = ServerFolderAccess(server, self)
+            if server.startup is not None:
+                server.startup.add_done_callback(lambda task: _attach(task, access))
             for folder in folders[1:]:
                 self.add(server, folder)
 
@@ -185,6 +191,58 @@ class Folders:
         first = server.services_if_ready()
         if first is not None and first.engine.store_dir == store:
             raise RetraceError(f"the store {store} is the first folder's: each folder needs its own")
+
+
+class ServerFolderAccess:
+    """The agent's view of the other folders (:class:`retrace.agent.folders.FolderAccess`)."""
+
+    def __init__(self, server: RetraceServer, folders: Folders) -> None:
+        self.server = server
+        self.owner = folders
+
+    def folders(self) -> tuple[Folder, ...]:
+        """The first folder and every other one that is open (one still opening is left out)."""
+        return tuple(f for i, f in enumerate(self.owner.router.folders) if i == 0 or self.gate(f.root))
+
+    def gate(self, root: str) -> EngineGate | None:
+        task = self.server.folder_services.get(root)
+        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result().gate
+
+    def dirty_paths(self, root: str) -> frozenset[str]:
+        """The editor's dirty documents under ``root``, relative to it (from the editor state)."""
+        out: set[str] = set()
+        for editor in (self.server.editor_state or {}).get("openEditors", []):
+            uri = editor.get("uri") if isinstance(editor, dict) else None
+            if not isinstance(uri, str) or not editor.get("isDirty"):
+                continue
+            path = to_fs_path(uri)
+            with contextlib.suppress(EscapeError):
+                out.add(normalize_rel(path or "", root))
+        return frozenset(out)
+
+    async def created(self, root: str, checkpoint: Checkpoint) -> None:
+        """Tell the editor of a checkpoint the agent made in the folder at ``root``."""
+        from retrace.lsp.services import timeline
+        from retrace.protocol.models import TimelineDidChange
+
+        token = FOLDER.set(root)
+        try:
+            services = self.server.services_if_ready()
+            if services is None:
+                return
+            change = await services.run(lambda engine: timeline.change_of(services, engine, checkpoint))
+            change = change or TimelineDidChange(head=checkpoint.id, checkpoint=checkpoint)
+            self.server.send_notification("retrace/timeline/didChange", change)
+        finally:
+            FOLDER.reset(token)
+
+
+def _attach(task: asyncio.Future[Services], access: ServerFolderAccess) -> None:
+    """The first folder's agent sees the other folders once its services are open."""
+    if not task.cancelled() and task.exception() is None:
+        task.result().agent.folder_access = access
 
 
 def in_folder(root: str, call: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
