@@ -2622,9 +2622,9 @@ export interface TimelineDidChange {
   checkpoint: Checkpoint | null;
   /**
    * The root of the workspace folder whose timeline changed, when it is not the first folder
-   * (only for a client that declared ``multiRoot``).
+   * (only for a client that declared ``multiRoot``; absent for the first folder).
    */
-  folder: string | null;
+  folder?: string | null;
   head: string | null;
   /**
    * The new checkpoint as the timeline shows it (clients may insert it without a refetch).

@@ -367,9 +367,9 @@ class TimelineDidChange(CamelModel):
     head: str | None
     checkpoint: Checkpoint | None = None
     """The new checkpoint, when one was committed."""
-    folder: str | None = None
+    folder: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The root of the workspace folder whose timeline changed, when it is not the first folder
-    (only for a client that declared ``multiRoot``)."""
+    (only for a client that declared ``multiRoot``; absent for the first folder)."""
     row: StoryRow | None = None
     """The new checkpoint as the timeline shows it (clients may insert it without a refetch)."""
     turn_id: str | None = None
