@@ -213,10 +213,11 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
         )
         editors.append(editor)
         web_base = (await timeline(editor, None))["checkpoints"][0]["id"]
-        api_base = (await timeline(editor, api))["checkpoints"][0]["id"]
+        assert len((await timeline(editor, api))["checkpoints"]) == 1  # its baseline, opened
+        (api / "user.txt").write_text("the user's own edit\n", "utf-8")  # before the turn: not agent work
         turn = await editor.run_turn("edit both")
         finished = editor.events_of("toolCallFinished", turn["turnId"])
-        assert [e["status"] for e in finished] == ["ok"] * 4, finished
+        assert [e["status"] for e in finished] == ["ok"] * 5, finished
         assert (api / "new.go").read_text("utf-8") == "package main\n"
         assert (api / "main.go").read_text("utf-8") == "package server\n"
         assert (web / "src" / "index.ts").read_text("utf-8") == "export const a = 2;\n"
@@ -224,9 +225,20 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
 
         web_cps = [c for c in (await timeline(editor, None))["checkpoints"] if c["kind"] == "tool"]
         api_cps = [c for c in (await timeline(editor, api))["checkpoints"] if c["kind"] == "tool"]
-        assert [c["tool"] for c in web_cps] == ["write_file", "edit_file", "edit_file", "read_file"]
-        assert [c["tool"] for c in api_cps] == ["write_file", "edit_file"]
-        assert {f["path"] for c in api_cps for f in c["files"]} == {"new.go", "main.go"}
+        assert [c["tool"] for c in web_cps] == [
+            "write_file",
+            "edit_file",
+            "edit_file",
+            "read_file",
+            "run_command",
+        ]
+        assert [c["tool"] for c in api_cps] == ["write_file", "edit_file", "run_command"]
+        assert {f["path"] for c in api_cps for f in c["files"]} == {"new.go", "main.go", "cmd.txt"}
+        api_all = (await timeline(editor, api))["checkpoints"]
+        [api_before_agent] = [c for c in api_all if c["kind"] == "external"]
+        assert [f["path"] for f in api_before_agent["files"]] == ["user.txt"]
+        assert web_cps[4]["meta"]["folders"] == {str(api): api_cps[2]["id"]}  # a command's effects
+        assert (api / "cmd.txt").read_bytes() == b"c\n"
         assert {f["path"] for c in web_cps for f in c["files"]} == {"src/index.ts"}
         assert web_cps[0]["meta"]["folders"] == {str(api): api_cps[0]["id"]}
         assert web_cps[0]["toolCallId"] == api_cps[0]["toolCallId"]
@@ -234,11 +246,13 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
 
         web_now, api_now = tree(web), tree(api)
         restored = await editor.request(
-            "retrace/checkpoint/restore", {"id": api_base, "mode": "code", "folder": str(api)}
+            "retrace/checkpoint/restore", {"id": api_before_agent["id"], "mode": "code", "folder": str(api)}
         )
         assert restored["outcome"]["kind"] == "applied", restored
         assert tree(web) == web_now
         assert (api / "main.go").read_text("utf-8") == "package main\n" and not (api / "new.go").exists()
+        assert not (api / "cmd.txt").exists()
+        assert (api / "user.txt").exists()  # the user's own edit is kept
         api_restored = tree(api)
         restored = await editor.request("retrace/checkpoint/restore", {"id": web_base, "mode": "code"})
         assert restored["outcome"]["kind"] == "applied", restored

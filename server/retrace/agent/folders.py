@@ -20,7 +20,7 @@ tool call, as today) lists them in ``meta.folders`` (root → checkpoint id).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.folders import Folder, FolderRouter, Routed
@@ -29,7 +29,7 @@ from retrace.engine.workspace import EscapeError
 if TYPE_CHECKING:
     from retrace.engine.engine import Engine
     from retrace.engine.gate import EngineGate
-    from retrace.engine.models import Checkpoint
+    from retrace.engine.models import Checkpoint, CheckpointKind
 
 
 class FolderAccess(Protocol):
@@ -136,11 +136,39 @@ async def checkpoint_other_folders(
     return made, problems
 
 
+async def record_other_folders(
+    access: FolderAccess, kind: CheckpointKind, context: Mapping[str, Any]
+) -> tuple[dict[str, str], list[str]]:
+    """Changes nobody announced in each other open folder, as a ``kind`` checkpoint there (a
+    command's effects after it ran — ``tool`` —, someone else's before a call — ``external``);
+    folders where nothing changed get none: (root → checkpoint id, problems)."""
+    made: dict[str, str] = {}
+    problems: list[str] = []
+    for folder in access.folders()[1:]:
+        gate = access.gate(folder.root)
+        if gate is None:
+            continue
+
+        def capture(engine: Engine) -> Checkpoint | None:
+            return engine.record_foreign(kind, dict(context))
+
+        try:
+            cp = await gate.run(capture)
+        except (RetraceError, OSError) as exc:
+            problems.append(f"{folder.root}: {exc}")
+            continue
+        if cp is not None:
+            made[folder.root] = cp.id
+            await access.created(folder.root, cp)
+    return made, problems
+
+
 __all__ = [
     "EscapeError",
     "FolderAccess",
     "OtherFolderError",
     "checkpoint_other_folders",
     "folders_prompt",
+    "record_other_folders",
     "route",
 ]

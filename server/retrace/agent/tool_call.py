@@ -34,7 +34,7 @@ from retrace.agent.events import (
     ToolCallStarted,
     ToolCallStatus,
 )
-from retrace.agent.folders import checkpoint_other_folders
+from retrace.agent.folders import checkpoint_other_folders, record_other_folders
 from retrace.agent.rewind import newest_checkpoint
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.side_effects import side_effect_meta
@@ -70,6 +70,12 @@ async def record_external(rt: Runtime, conv: Conversation, turn_id: str | None, 
         return
     context = {"conversation": cursor, "terminal": conv.terminal_session().state.record()}
     await _record_foreign(rt, conv.session_id, turn_id, "external", context)
+    if rt.folders is not None:  # the other folders' own unannounced changes, each in its store
+        _made, problems = await record_other_folders(
+            rt.folders, "external", {"session_id": conv.session_id, "turn_id": turn_id}
+        )
+        for problem in problems:
+            await rt.host.emit(AgentError(session_id=conv.session_id, turn_id=turn_id, message=problem))
 
 
 async def record_background(rt: Runtime, conv: Conversation, turn_id: str | None, cursor: str | None) -> bool:
@@ -383,19 +389,9 @@ async def checkpoint_tool(
         **side_effect_meta(call.tool, call.input.get("command"), str(engine.workspace)),
     }
     label = redact(spec.summary(call.input)) if spec else call.tool
-    problems: list[str] = []
-    if result.folder_paths and rt.folders is not None:
-        made, problems = await checkpoint_other_folders(
-            rt.folders,
-            result.folder_paths,
-            label=label,
-            session_id=sid,
-            turn_id=call.turn_id,
-            tool=call.tool,
-            tool_call_id=call.id,
-        )
-        if made:
-            meta["folders"] = made
+    made, problems = await _other_folders_after(rt, call, result, label, sid)
+    if made:
+        meta["folders"] = made
 
     def commit() -> Checkpoint | RetraceError:
         engine.append_event(ended, session_id=sid, durable=False)
@@ -443,6 +439,29 @@ async def checkpoint_tool(
         )
         return None
     return cp
+
+
+async def _other_folders_after(
+    rt: Runtime, call: ToolCall, result: ToolResult, label: str, sid: str
+) -> tuple[dict[str, str], list[str]]:
+    """The call's checkpoints in the other folders of a multi-root workspace: the paths a file
+    tool wrote there, or what a command (``changed_paths`` ``None``: detect) changed there."""
+    if rt.folders is None:
+        return {}, []
+    if result.folder_paths:
+        return await checkpoint_other_folders(
+            rt.folders,
+            result.folder_paths,
+            label=label,
+            session_id=sid,
+            turn_id=call.turn_id,
+            tool=call.tool,
+            tool_call_id=call.id,
+        )
+    if result.changed_paths is None:
+        context = {"label": label, "session_id": sid, "turn_id": call.turn_id, "tool": call.tool}
+        return await record_other_folders(rt.folders, "tool", {**context, "tool_call_id": call.id})
+    return {}, []
 
 
 def _record_failure(engine: Engine, event: CheckpointFailedEvent, session_id: str) -> None:
