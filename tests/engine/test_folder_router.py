@@ -128,3 +128,19 @@ def test_folder_by_key_refused(key: str) -> None:
 )
 def test_folder_name(root: str, name: str) -> None:
     assert folder_name(root, windows="\\" in root) == name
+
+
+OVERLAPS = [
+    ([WEB, API], Folder("x", "/w/other"), None),
+    ([WEB, API], Folder("sub", "/w/web/sub"), "/w/web"),  # inside a folder
+    ([INNER], Folder("mono", "/m"), "/m/packages/pkg"),  # holding a folder
+    ([WEB], Folder("web2", "/w/web"), None),  # the same root: not an overlap (a duplicate)
+    ([WEB], Folder("webx", "/w/webx"), None),  # a shared prefix is no nesting
+    ([WEB], Folder("w", "/w"), "/w/web"),
+]
+
+
+@pytest.mark.parametrize(("folders", "new", "overlap"), OVERLAPS)
+def test_overlapping(folders: list[Folder], new: Folder, overlap: str | None) -> None:
+    found = FolderRouter(folders, windows=False).overlapping(new)
+    assert (found.root if found else None) == overlap

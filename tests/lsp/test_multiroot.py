@@ -127,6 +127,10 @@ async def test_restore_in_one_folder_leaves_the_other_byte_identical(
     # Diff and file content per folder: the api restore shows in api, not in web.
     diff = await editor.request("retrace/checkpoint/diff", {"from": api_cp, "to": api_base, "folder": "api"})
     assert {f["path"] for f in diff["files"]} == {"main.go", "new.go"}
+    # File history per folder: api's main.go has api's versions; web has no such file.
+    history = await editor.request("retrace/file/history", {"path": "main.go", "folder": str(api)})
+    assert api_cp in [v["checkpointId"] for v in history["versions"]]
+    assert (await editor.request("retrace/file/history", {"path": "main.go"}))["versions"] == []
     # Undo the restore, in that folder only.
     undone = await editor.request("retrace/restore/undoLast", {"folder": str(api)})
     assert undone, undone
@@ -267,3 +271,18 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
         assert not (web / "escape.txt").exists()
     finally:
         model.stop()
+
+
+async def test_a_folder_inside_another_is_not_opened_twice(
+    web: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    """Nested folders: two stores would both record (and restore) the inner folder's files, so
+    the inner one stays the outer folder's; its own store is never made."""
+    inner = web / "src"
+    editor = await start_editor(web, None, env=env, more_folders=(inner,), init_options={"multiRoot": True})
+    editors.append(editor)
+    assert (await timeline(editor, None))["checkpoints"]
+    error = await editor.request_error("retrace/timeline/get", {"folder": str(inner)})
+    assert "not a folder of this workspace" in error.message
+    assert not home.store_home(inner).exists()
+    assert any("overlaps" in m.message for m in editor.client.log_messages)

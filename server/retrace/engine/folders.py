@@ -78,6 +78,17 @@ class FolderRouter:
         kept = [f for f in self.folders if not self._same_root(f.root, root)]
         return FolderRouter(kept, windows=self.windows)
 
+    def overlapping(self, folder: Folder) -> Folder | None:
+        """A folder of this router that holds ``folder`` or lies inside it (``None``: none). Such
+        a pair cannot each have a store of its own: both would record (and restore) the inner
+        folder's files."""
+        for known in self.folders:
+            if self._same_root(known.root, folder.root):
+                continue
+            if self._inside(folder.root, known.root) or self._inside(known.root, folder.root):
+                return known
+        return None
+
     # ------------------------------------------------------------------ lookups
     def folder(self, key: str) -> Folder:
         """The folder a request names: its root (absolute) or its name when no other folder has it."""
@@ -159,6 +170,10 @@ class FolderRouter:
 
     def _same_root(self, a: str, b: str) -> bool:
         return self._norm(a) == self._norm(b)
+
+    def _inside(self, inner: str, outer: str) -> bool:
+        a, b = self._norm(inner).replace("\\", "/"), self._norm(outer).replace("\\", "/")
+        return a.startswith(b.rstrip("/") + "/")
 
     def _depth(self, root: str) -> int:
         norm = self._norm(root).replace("\\", "/")

@@ -114,6 +114,7 @@ class Folders:
         client declared ``multiRoot``) are opened once the first is ready."""
         self.first = folders[0] if folders else None
         self.router = FolderRouter(folders[:1])
+        # Nested folders: the first opened keeps the files (a folder inside or around it is skipped).
         if options.multi_root:
             self.options = options
             access = ServerFolderAccess(server, self)
@@ -125,6 +126,16 @@ class Folders:
     def add(self, server: RetraceServer, folder: Folder) -> None:
         """Open a further folder in the background (a known root, or no ``multiRoot``: nothing)."""
         if self.options is None:
+            return
+        overlap = self.router.overlapping(folder)
+        if overlap is not None:
+            # Two stores would both record (and restore) the inner folder's files: the folder
+            # already open keeps them.
+            log.warning(
+                "workspace folder %s not opened: it overlaps %s, whose store records its files",
+                folder.root,
+                overlap.root,
+            )
             return
         router = self.router.with_folder(folder)
         if router is self.router:
