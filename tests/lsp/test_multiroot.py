@@ -149,6 +149,12 @@ async def test_unknown_folder_and_unrouted_methods_are_refused(
     assert "folder" in error.message
     error = await editor.request_error("retrace/agent/prompt", {"text": "hi", "folder": str(api)})
     assert "only in the first folder" in error.message
+    base = (await timeline(editor, api))["checkpoints"][0]["id"]
+    for mode in ("conversation", "both"):
+        error = await editor.request_error(
+            "retrace/checkpoint/restore", {"id": base, "mode": mode, "folder": "api"}
+        )
+        assert "restores code only" in error.message
     # Naming the first folder is the same as naming none.
     assert (await timeline(editor, web))["head"] == (await timeline(editor, None))["head"]
 
