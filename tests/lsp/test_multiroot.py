@@ -292,3 +292,36 @@ async def test_a_folder_inside_another_is_not_opened_twice(
     assert "not a folder of this workspace" in error.message
     assert not home.store_home(inner).exists()
     assert any("overlaps" in m.message for m in editor.client.log_messages)
+
+
+def hook(env: dict[str, str], workspace: Path, event: dict[str, Any]) -> None:
+    """``retrace hook claude-code`` as Claude Code runs it in ``workspace`` (no store named)."""
+    cmd = [str(RETRACE), "hook", "claude-code", "--workspace", str(workspace)]
+    proc = subprocess.run(
+        cmd, input=json.dumps(event), capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+
+
+async def test_another_agents_hooks_in_another_folder_reach_its_store_through_its_relay(
+    web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    """Claude Code working in the second folder: its calls land in that folder's store (the
+    server holds it and relays); the editor hears a timeline change naming the folder and no
+    agent event (the chat is the first folder's)."""
+    editor = await two_folders(web, api, env, editors)
+    await timeline(editor, api)
+    base = {"session_id": "s-api", "transcript_path": "/tmp/t.jsonl", "cwd": str(api)}
+    target = api / "hooked.go"
+    write = {"tool_name": "Write", "tool_input": {"file_path": str(target), "content": "package main\n"}}
+    hook(env, api, {**base, "hook_event_name": "UserPromptSubmit", "prompt": "add a file"})
+    hook(env, api, {**base, "hook_event_name": "PreToolUse", **write, "tool_use_id": "toolu_a1"})
+    target.write_text("package main\n", "utf-8")
+    hook(env, api, {**base, "hook_event_name": "PostToolUse", **write, "tool_use_id": "toolu_a1"})
+    hook(env, api, {**base, "hook_event_name": "Stop"})
+    tools = [c for c in (await timeline(editor, api))["checkpoints"] if c["kind"] == "tool"]
+    assert [(c["tool"], c["toolCallId"]) for c in tools] == [("Write", "toolu_a1")]
+    assert [c for c in (await timeline(editor, None))["checkpoints"] if c["kind"] == "tool"] == []
+    await wait_until(lambda: any(c.get("folder") == str(api) for c in editor.timeline_changes))
+    assert all(c.get("folder") == str(api) for c in editor.timeline_changes if c.get("checkpoint"))
+    assert not [e for e in editor.events if e.get("sessionId") == "claude-code-s-api"]
