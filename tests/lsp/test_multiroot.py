@@ -325,3 +325,36 @@ async def test_another_agents_hooks_in_another_folder_reach_its_store_through_it
     await wait_until(lambda: any(c.get("folder") == str(api) for c in editor.timeline_changes))
     assert all(c.get("folder") == str(api) for c in editor.timeline_changes if c.get("checkpoint"))
     assert not [e for e in editor.events if e.get("sessionId") == "claude-code-s-api"]
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=60, check=True
+    )
+    return proc.stdout
+
+
+async def test_export_to_git_in_another_folder_uses_that_folders_repository(
+    web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    git(api, "init", "-q", "-b", "main")
+    git(api, "add", "-A")
+    git(api, "commit", "-q", "-m", "start")
+    editor = await two_folders(web, api, env, editors)
+    await timeline(editor, api)
+    (api / "main.go").write_text("package main\n\nfunc main() {}\n", "utf-8")
+    api_cp = checkpoint(env, api, "api edit")
+    result = await editor.request(
+        "retrace/export/git", {"checkpointId": api_cp, "branch": "retrace/api-edit", "folder": str(api)}
+    )
+    assert result["branch"] == "retrace/api-edit"
+    assert "func main" in git(api, "show", "retrace/api-edit:main.go")
+    assert git(api, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"  # the user's branch unmoved
+    assert not (web / ".git").exists()
