@@ -104,17 +104,20 @@ async def test_unsaved_file_of_the_other_folder_is_not_overwritten(roots: tuple[
     assert (api / "main.go").read_text("utf-8") == "package main\n"
 
 
-async def test_read_edit_in_the_other_folder_list_only_in_the_first(roots: tuple[Path, Path]) -> None:
+async def test_read_edit_list_in_the_other_folder_search_only_in_the_first(roots: tuple[Path, Path]) -> None:
     web, api = roots
     ctx = context(web, api)
     read = await run(ctx, "read_file", path="api/main.go")
     assert "package main" in read.output and not read.is_error
     edit = await run(ctx, "edit_file", path="api/main.go", old_string="main", new_string="server")
     assert edit.folder_paths == {str(api): ["main.go"]} and edit.changed_paths == []
-    listing = await run(ctx, "list_files", path="api")
-    assert listing.is_error and "another workspace folder" in listing.output
-    assert not (await run(ctx, "list_files", path="web/src")).is_error
-    assert "src/" in (await run(ctx, "list_files", path="web")).output
+    listing = await run(ctx, "list_files", path="api")  # named with its folder: usable as given
+    assert listing.output.splitlines() == ["api/main.go"], listing.output
+    assert (await run(ctx, "list_files", path="web/src")).output.splitlines() == ["src/i.ts"]
+    assert "src/i.ts" in (await run(ctx, "list_files", path="web")).output.splitlines()
+    assert (await run(ctx, "list_files", path="api", glob="*.md")).output == "No files found."
+    search = await run(ctx, "search_text", pattern="package", path="api")
+    assert search.is_error and "another workspace folder" in search.output
 
 
 async def test_one_folder_is_the_single_folder_agent(roots: tuple[Path, Path]) -> None:

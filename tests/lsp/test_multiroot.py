@@ -270,7 +270,7 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
         assert (web / "src" / "index.ts").read_text("utf-8") == "export const a = 1;\n"
         assert api_now != api_restored
 
-        # Paths that leave their folder are refused; listings stay in the first folder.
+        # A path that leaves its folder is refused; searches stay in the first folder.
         turn = await editor.run_turn("go outside")
         finished = editor.events_of("toolCallFinished", turn["turnId"])
         assert [e["status"] for e in finished] == ["error", "error"], finished

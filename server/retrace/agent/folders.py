@@ -83,8 +83,8 @@ def folders_prompt(folders: tuple[Folder, ...]) -> str:
         "# Workspace folders",
         "This workspace has several folders. Paths without a folder name are in the first one; "
         "name a file in another folder by starting its path with that folder's name (a folder "
-        "name wins over a same-named directory of the first folder). read_file, write_file and "
-        "edit_file work in every folder; commands and searches run in the first.",
+        "name wins over a same-named directory of the first folder). read_file, write_file, "
+        "edit_file and list_files work in every folder; commands and searches run in the first.",
     ]
     lines += [f"- {f.name}/ → {f.root}" + (" (first)" if i == 0 else "") for i, f in enumerate(folders)]
     return "\n".join(lines)

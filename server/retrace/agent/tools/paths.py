@@ -99,7 +99,7 @@ def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Pa
     if ctx.folders:
         there, path, folder = _place(ctx, raw)
         if folder is not None:
-            raise ToolError(f"{raw} is in another workspace folder; only the file tools work there")
+            raise ToolError(f"{raw} is in another workspace folder; searches and commands run in the first")
         return _resolve_here(there, path, allow_root=allow_root)
     return _resolve_here(ctx, raw, allow_root=allow_root)
 
