@@ -98,6 +98,7 @@ export const COMMANDS = {
     fileHistoryTogglePin: 'retrace.fileHistory.togglePin',
     foldersRefresh: 'retrace.folders.refresh',
     foldersRestoreCode: 'retrace.folders.restoreCode',
+    foldersOpenDiff: 'retrace.folders.openDiff',
 } as const;
 
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];

@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { COMMANDS, VIEW_FOLDERS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type Rpc } from '../client/protocol';
+import { checkpointUri } from '../diff/contentProvider';
 import { errorMessage, log } from '../logging';
 import { conflictsOf, folderNode, inFolder, otherFolders, restoreMessage, restoreParams, rowDescription } from './folderTimelineModel';
 import type { ConflictChoice, FolderInfo, FolderNode, FolderRowNode, FolderTreeNode } from './folderTimelineModel';
@@ -36,6 +37,7 @@ export class FolderTimelineProvider implements vscode.TreeDataProvider<FolderTre
         );
         ctx.registerCommand(COMMANDS.foldersRefresh, () => () => this.refresh());
         ctx.registerCommand(COMMANDS.foldersRestoreCode, rpc => (node?: unknown) => this.restore(rpc, node));
+        ctx.registerCommand(COMMANDS.foldersOpenDiff, () => (node?: unknown) => this.openDiff(node));
     }
 
     /** The other folders, as VS Code lists them now. */
@@ -120,6 +122,32 @@ export class FolderTimelineProvider implements vscode.TreeDataProvider<FolderTre
         await this.refresh();
     }
 
+    /** A row's changes in its folder: its checkpoint against the one before it, read from that folder's store. */
+    async openDiff(given: unknown): Promise<void> {
+        const node = this.rowOf(given) ?? this.rowOf(this.view.selection[0]);
+        const cp = node?.checkpoint;
+        if (node === undefined || cp === undefined) {
+            return;
+        }
+        const files = cp.files ?? [];
+        if (cp.parent === null || cp.parent === undefined || files.length === 0) {
+            void vscode.window.showInformationMessage(`Retrace: “${node.row.title}” changed no file in ${node.folder.name}.`);
+            return;
+        }
+        const parent = cp.parent;
+        const triples = files.map((f): [vscode.Uri, vscode.Uri, vscode.Uri] => [
+            vscode.Uri.file(`${node.folder.root}/${f.path}`),
+            checkpointUri(f.oldPath ?? f.path, parent, undefined, node.folder.root),
+            checkpointUri(f.path, cp.id, undefined, node.folder.root),
+        ]);
+        const [first] = triples;
+        if (triples.length === 1 && first !== undefined) {
+            await vscode.commands.executeCommand('vscode.diff', first[1], first[2], `${node.folder.name}/${files[0]?.path ?? ''} (${node.row.title})`, { preview: true });
+            return;
+        }
+        await vscode.commands.executeCommand('vscode.changes', `Retrace: ${node.folder.name}: ${node.row.title}`, triples);
+    }
+
     private rowOf(value: unknown): FolderRowNode | undefined {
         const id = typeof value === 'object' && value !== null && 'id' in value && typeof value.id === 'string' ? value.id : undefined;
         const node = id === undefined ? undefined : this.nodes.get(id);
@@ -160,6 +188,8 @@ export class FolderTimelineProvider implements vscode.TreeDataProvider<FolderTre
         item.tooltip = `${node.checkpoint.kind} · ${new Date(node.checkpoint.createdAt).toLocaleString()} · ${node.checkpoint.id.slice(0, 12)}`;
         item.iconPath = new vscode.ThemeIcon(node.row.isHead ? 'circle-filled' : 'circle-outline');
         item.contextValue = 'retraceFolderRow';
+        // No arguments: the command reads the selected row (the tree re-renders; see the Timeline view).
+        item.command = { command: COMMANDS.foldersOpenDiff, title: 'Open Changes' };
         return item;
     }
 

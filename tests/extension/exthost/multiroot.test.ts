@@ -86,7 +86,19 @@ suite('a multi-root workspace', () => {
         });
         assert.deepEqual(apiRows.map(r => r.checkpoint.tool).sort(), ['edit_file', 'write_file']);
         assert.equal(a.folders.shown.length, 1, 'only the other folder is listed there');
-        assert.deepEqual((await a.folders.getChildren()).map(n => n.kind), ['folder']);
+        assert.deepEqual(a.folders.getChildren().map(n => n.kind), ['folder']);
+
+        // A row's changes open from that folder's own store.
+        const edit = apiRows.find(r => r.checkpoint.tool === 'edit_file');
+        assert.ok(edit);
+        await vscode.commands.executeCommand(COMMANDS.foldersOpenDiff, edit);
+        const diff = await waitFor('the diff of api/main.go', () => {
+            const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+            return input instanceof vscode.TabInputTextDiff && input.modified.query.includes('folder=') ? input : undefined;
+        });
+        assert.equal((await vscode.workspace.openTextDocument(diff.modified)).getText(), 'package server\n');
+        assert.equal((await vscode.workspace.openTextDocument(diff.original)).getText(), 'package main\n');
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 
         // A restore in api (its baseline) leaves the first folder byte-identical.
         const webBefore = tree(web);
