@@ -358,3 +358,25 @@ async def test_export_to_git_in_another_folder_uses_that_folders_repository(
     assert "func main" in git(api, "show", "retrace/api-edit:main.go")
     assert git(api, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"  # the user's branch unmoved
     assert not (web / ".git").exists()
+
+
+async def test_one_folder_with_multi_root_declared_is_the_one_folder_agent(
+    web: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    """The extension always declares ``multiRoot``: with one folder open, ``api/…`` is a directory
+    of that folder, exactly as before (the regression guard of the agent's paths)."""
+    model = fake_model("multiroot")
+    try:
+        editor = await start_editor(
+            web, None, env={**env, **model_env(model)}, settings=AUTO, init_options={"multiRoot": True}
+        )
+        editors.append(editor)
+        turn = await editor.run_turn("edit both")
+        statuses = [e["status"] for e in editor.events_of("toolCallFinished", turn["turnId"])]
+        # No api/main.go nor api/notes.txt in this folder; ../api does not exist for the command.
+        assert statuses == ["ok", "ok", "error", "error", "error"], statuses
+        assert (web / "api" / "new.go").read_text("utf-8") == "package main\n"
+        cps = [c for c in (await timeline(editor, None))["checkpoints"] if c["kind"] == "tool"]
+        assert all("folders" not in (c.get("meta") or {}) for c in cps)
+    finally:
+        model.stop()

@@ -91,8 +91,10 @@ class Runtime:
         return self.gate.engine
 
     def workspace_folders(self) -> tuple[Folder, ...]:
-        """Every folder of the workspace, this agent's first (``()``: a single folder)."""
-        return self.folders.folders() if self.folders is not None else ()
+        """Every folder of the workspace, this agent's first (``()``: a single folder, which then
+        works exactly as a workspace of one folder always did)."""
+        folders = self.folders.folders() if self.folders is not None else ()
+        return folders if len(folders) > 1 else ()
 
 
 async def journal(rt: Runtime, conv: Conversation, event: JournalEvent) -> None:
