@@ -252,6 +252,11 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
         assert {f["path"] for c in web_cps for f in c["files"]} == {"src/index.ts"}
         assert web_cps[0]["meta"]["folders"] == {str(api): api_cps[0]["id"]}
         assert web_cps[0]["toolCallId"] == api_cps[0]["toolCallId"]
+        # The first folder's row of that call says where its change went.
+        stories = (await editor.request("retrace/timeline/tree", {}))["sessions"]
+        rows = {r["checkpoint"]["id"]: r for s in stories for i in s["items"] for r in (i.get("rows") or [i])}
+        assert rows[web_cps[0]["id"]]["summary"] == "changes in api"
+        assert rows[web_cps[4]["id"]]["summary"] == "changes in api"
         await wait_until(lambda: any(c.get("folder") == str(api) for c in editor.timeline_changes))
 
         web_now, api_now = tree(web), tree(api)
