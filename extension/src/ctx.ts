@@ -83,6 +83,7 @@ export class Ctx implements vscode.Disposable {
     private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
     private readonly agentEventEmitter = new vscode.EventEmitter<AgentEvent>();
     private readonly timelineEmitter = new vscode.EventEmitter<TimelineDidChange>();
+    private readonly folderTimelineEmitter = new vscode.EventEmitter<TimelineDidChange>();
     private readonly remoteEmitter = new vscode.EventEmitter<RemoteSyncView>();
     private readonly modeEmitter = new vscode.EventEmitter<ModelMode | undefined>();
     private mode: ModelMode | undefined;
@@ -94,7 +95,10 @@ export class Ctx implements vscode.Disposable {
 
     readonly onDidChangeState = this.stateEmitter.event;
     readonly onAgentEvent = this.agentEventEmitter.event;
+    /** The first folder's timeline changed (a workspace of one folder: its only timeline). */
     readonly onTimelineChange = this.timelineEmitter.event;
+    /** Another folder of a multi-root workspace changed (the change names it in `folder`). */
+    readonly onFolderTimelineChange = this.folderTimelineEmitter.event;
     /** `retrace/remote/progress`: the server's sync scheduler changed state. */
     readonly onRemoteProgress = this.remoteEmitter.event;
     /** The server's model mode (live | demo | noKey) after each start; undefined while none runs. */
@@ -118,6 +122,7 @@ export class Ctx implements vscode.Disposable {
             this.stateEmitter,
             this.agentEventEmitter,
             this.timelineEmitter,
+            this.folderTimelineEmitter,
             this.remoteEmitter,
             this.modeEmitter,
             vscode.workspace.onDidChangeConfiguration(e => void this.onConfigurationChanged(e)),
@@ -316,6 +321,8 @@ export class Ctx implements vscode.Disposable {
             settings: serverSettings(),
             clientVersion: envLayout(this.extension).version,
             trusted: vscode.workspace.isTrusted,
+            // Every folder of a multi-root workspace gets its own store (the server opens them all).
+            multiRoot: true,
         };
         log.info(`initializationOptions: ${JSON.stringify(initializationOptions)}`);
         const clientOptions: LanguageClientOptions = {
@@ -324,7 +331,8 @@ export class Ctx implements vscode.Disposable {
             traceOutputChannel: this.output,
             revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
             initializationOptions,
-            workspaceFolder: folder,
+            // No `workspaceFolder`: the client then sends every folder at initialize and each
+            // folder added or removed later (workspace/didChangeWorkspaceFolders).
             // A failed initialize (the version handshake) is reported once, with its fix-it, by onState.
             initializationFailedHandler: () => false,
             middleware: {
@@ -369,7 +377,8 @@ export class Ctx implements vscode.Disposable {
             }
         });
         rpc.onNotification(METHODS.agentEvent, e => this.fire(this.agentEventEmitter, e, 'agent event'));
-        rpc.onNotification(METHODS.timelineDidChange, e => this.fire(this.timelineEmitter, e, 'timeline change'));
+        // Another folder's change never reaches the first folder's views (they look as with one folder).
+        rpc.onNotification(METHODS.timelineDidChange, e => this.fire(typeof e.folder === 'string' ? this.folderTimelineEmitter : this.timelineEmitter, e, 'timeline change'));
         rpc.onNotification(METHODS.remoteProgress, e => this.fire(this.remoteEmitter, e, 'remote progress'));
         rpc.onNotification(METHODS.storageAlert, a => void showStorageAlert(a));
         rpc.onRequest(METHODS.permissionRequest, async p => {

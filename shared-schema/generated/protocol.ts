@@ -1223,6 +1223,13 @@ export interface InitializationOptions {
    * ``storeDir``.
    */
   legacyStoreDir?: string | null;
+  /**
+   * The client handles several workspace folders: the server opens every folder of the
+   * workspace (each its own store, baseline and command-line relay), not only the first; a request
+   * may name its folder (``folder``: the root or a unique name, see :mod:`retrace.lsp.folders`),
+   * and a ``retrace/timeline/didChange`` of another folder than the first carries ``folder``.
+   */
+  multiRoot?: boolean;
   settings?: ServerSettings;
   /**
    * Store directory to use as given (tests, tools); when absent, the folder's one store
@@ -2540,6 +2547,11 @@ export interface TimelineDidChange {
    * The new checkpoint, when one was committed.
    */
   checkpoint: Checkpoint | null;
+  /**
+   * The root of the workspace folder whose timeline changed, when it is not the first folder
+   * (only for a client that declared ``multiRoot``; absent for the first folder).
+   */
+  folder?: string | null;
   head: string | null;
   /**
    * The new checkpoint as the timeline shows it (clients may insert it without a refetch).

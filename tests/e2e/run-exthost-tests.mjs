@@ -18,8 +18,10 @@ if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missin
  * the mocha suite `<suite>.test.js`; its output goes to `log` (the pool's buffer). Resolves to the
  * runner's exit code.
  */
-async function launch(suite, settings, extraEnv, log) {
+async function launch(suite, settings, extraEnv, log, open = undefined) {
   const { work, userDataDir, extensionsDir, workspace } = scenario(`exthost-${suite}`);
+  // `open(work, workspace)`: the workbench URL's target (default: the sample folder).
+  const target = open === undefined ? `folder=${encodeURIComponent(workspace)}` : open(work, workspace);
   writeUserSettings(userDataDir, settings);
   const server = await startCodeServer({
     userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),
@@ -43,7 +45,7 @@ async function launch(suite, settings, extraEnv, log) {
       ['extensionDevelopmentPath', remote(root)],
       ['extensionTestsPath', remote(testsEntry)],
     ];
-    await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+    await page.goto(`${server.url}/?${target}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
     exitCode = await Promise.race([
       done,
       new Promise((_, rej) => setTimeout(() => rej(new Error('timeout waiting for codeAutomationExit')), 240000)),
@@ -72,7 +74,26 @@ const suites = {
   serverDown: { 'retrace.pythonPath': '/nonexistent/retrace-test/python' },
   // Remote-style host (code-server), a non-disk folder refused, `retrace` in the integrated terminal.
   reach: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+  // A two-folder .code-workspace: the sample folder first, then `api`.
+  multiroot: multirootSuite,
 };
+
+/** The multiroot suite: its second folder, its .code-workspace and its scripted model. */
+async function multirootSuite() {
+  return {
+    settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
+    env: { RETRACE_FAKE_MODEL: path.join(root, 'tests', 'extension', 'exthost', 'multiroot-model.json') },
+    stop: () => {},
+    open: (work, workspace) => {
+      const second = path.join(work, 'api');
+      fs.mkdirSync(second, { recursive: true });
+      fs.writeFileSync(path.join(second, 'main.go'), 'package main\n');
+      const file = path.join(work, 'multi.code-workspace');
+      fs.writeFileSync(file, JSON.stringify({ folders: [{ path: path.relative(work, workspace) }, { path: 'api' }] }));
+      return `workspace=${encodeURIComponent(file)}`;
+    },
+  };
+}
 
 /** The remote suite's S3 server and seeded bucket; its settings, environment and clean-up. */
 async function remoteSuite(log) {
@@ -110,7 +131,7 @@ const tasks = Object.entries(suites).filter(([suite]) => only.length === 0 || on
     if (typeof settings !== 'function') return (await launch(suite, settings, {}, log)) === 0;
     const prepared = await settings(log);
     try {
-      return (await launch(suite, prepared.settings, prepared.env, log)) === 0;
+      return (await launch(suite, prepared.settings, prepared.env, log, prepared.open)) === 0;
     } finally {
       prepared.stop();
     }

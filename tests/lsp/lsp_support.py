@@ -303,7 +303,7 @@ def _apply_workspace_edit(
 
 async def start_editor(
     workspace: Path,
-    store: Path,
+    store: Path | None,
     *,
     env: dict[str, str] | None = None,
     apply_edit: bool = True,
@@ -311,9 +311,11 @@ async def start_editor(
     server_args: tuple[str, ...] = ("serve",),
     open_folder: bool = True,
     init_options: dict[str, Any] | None = None,
+    more_folders: tuple[Path, ...] = (),
 ) -> EditorClient:
     """Start ``python -m retrace serve`` (the extension's command) for ``workspace`` and initialize
-    it like VS Code would."""
+    it like VS Code would. ``store`` ``None``: the folder's own store (no ``storeDir``);
+    ``more_folders``: the further folders of a multi-root workspace (after ``workspace``)."""
     client = LanguageClient(converter_factory=converter_factory, configuration={"retrace": settings or {}})
     editor = EditorClient(client=client, workspace=workspace, settings=dict(settings or {}))
 
@@ -378,7 +380,7 @@ async def start_editor(
     server_env = {**os.environ, **(env or {})}
     server_env.setdefault("RETRACE_LOG_LEVEL", "INFO")
     await client.start_io(sys.executable, "-m", "retrace", *server_args, env=server_env)
-    options: dict[str, Any] = {"storeDir": str(store)}
+    options: dict[str, Any] = {"storeDir": str(store)} if store is not None else {}
     if settings is not None:
         options["settings"] = settings
     options.update(init_options or {})
@@ -386,7 +388,10 @@ async def start_editor(
         lsp.InitializeParams(
             capabilities=capabilities(apply_edit),
             root_uri=workspace.as_uri() if open_folder else None,
-            workspace_folders=[lsp.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)]
+            workspace_folders=[
+                lsp.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)
+                for folder in (workspace, *more_folders)
+            ]
             if open_folder
             else None,
             initialization_options=options,

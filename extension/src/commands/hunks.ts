@@ -92,7 +92,8 @@ export function diffSide(arg: unknown): { path: string; checkpointId: string } {
     for (const uri of uris) {
         if (uri.scheme === CHECKPOINT_SCHEME) {
             const side = parseCheckpointUri(uri);
-            if (side.checkpointId !== 'current' && side.scope === undefined) {
+            // Another folder's diff (`folder=`) is not the first folder's: its rows restore in Other Folders.
+            if (side.checkpointId !== 'current' && side.scope === undefined && side.folder === undefined) {
                 return side;
             }
         }

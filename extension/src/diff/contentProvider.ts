@@ -2,6 +2,7 @@
  * Read-only documents for checkpoint contents: `retrace-cp:/<path>?cp=<id>` (id `current` =
  * the workspace on disk now) → `retrace/checkpoint/fileContent`. A subagent's own timeline adds
  * `&session=<parent session>&task=<task id>` (its checkpoints, `current` = its workspace copy).
+ * Another folder of a multi-root workspace adds `&folder=<its root>` (its own store).
  * Absent files read as empty so a diff shows an addition or deletion; binary or unstored content
  * says so in one line.
  */
@@ -9,13 +10,18 @@ import * as vscode from 'vscode';
 import { CHECKPOINT_SCHEME } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type TaskRef } from '../client/protocol';
+import { inFolder } from '../views/folderTimelineModel';
 
-export function checkpointUri(path: string, checkpointId: string, scope?: TaskRef): vscode.Uri {
-    const params = new URLSearchParams({ cp: checkpointId, ...(scope === undefined ? {} : { session: scope.sessionId, task: scope.taskId }) });
+export function checkpointUri(path: string, checkpointId: string, scope?: TaskRef, folder?: string): vscode.Uri {
+    const params = new URLSearchParams({
+        cp: checkpointId,
+        ...(scope === undefined ? {} : { session: scope.sessionId, task: scope.taskId }),
+        ...(folder === undefined ? {} : { folder }),
+    });
     return vscode.Uri.from({ scheme: CHECKPOINT_SCHEME, path: `/${path}`, query: params.toString() });
 }
 
-export function parseCheckpointUri(uri: vscode.Uri): { path: string; checkpointId: string; scope: TaskRef | undefined } {
+export function parseCheckpointUri(uri: vscode.Uri): { path: string; checkpointId: string; scope: TaskRef | undefined; folder: string | undefined } {
     const params = new URLSearchParams(uri.query);
     const checkpointId = params.get('cp');
     if (checkpointId === null || checkpointId === '') {
@@ -24,7 +30,7 @@ export function parseCheckpointUri(uri: vscode.Uri): { path: string; checkpointI
     const sessionId = params.get('session');
     const taskId = params.get('task');
     const scope = sessionId !== null && taskId !== null ? { sessionId, taskId } : undefined;
-    return { path: uri.path.replace(/^\//, ''), checkpointId, scope };
+    return { path: uri.path.replace(/^\//, ''), checkpointId, scope, folder: params.get('folder') ?? undefined };
 }
 
 export class CheckpointContentProvider implements vscode.TextDocumentContentProvider {
@@ -34,9 +40,10 @@ export class CheckpointContentProvider implements vscode.TextDocumentContentProv
     constructor(private readonly ctx: Ctx) {}
 
     async provideTextDocumentContent(uri: vscode.Uri, token: vscode.CancellationToken): Promise<string> {
-        const { path, checkpointId, scope } = parseCheckpointUri(uri);
+        const { path, checkpointId, scope, folder } = parseCheckpointUri(uri);
         const rpc = await this.ctx.ready();
-        const r = await rpc.request(METHODS.checkpointFileContent, { id: checkpointId, path, ...(scope === undefined ? {} : { task: scope }) });
+        const params = { id: checkpointId, path, ...(scope === undefined ? {} : { task: scope }) };
+        const r = await rpc.request(METHODS.checkpointFileContent, folder === undefined ? params : inFolder(params, { name: '', root: folder }));
         if (token.isCancellationRequested || !r.exists) {
             return '';
         }

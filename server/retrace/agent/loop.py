@@ -173,7 +173,9 @@ def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": rt.settings.model,
         "max_tokens": rt.settings.max_tokens,
-        "system": agent_system_prompt(rt.engine.workspace, conv, may_delegate=rt.may_delegate),
+        "system": agent_system_prompt(
+            rt.engine.workspace, conv, may_delegate=rt.may_delegate, folders=rt.workspace_folders()
+        ),
         "tools": tool_schemas(rt.tools, rt.extra_tools),
         "messages": conv.api_messages(),
     }
@@ -335,7 +337,9 @@ async def compact_if_due(rt: Runtime, conv: Conversation, turn_id: str) -> bool:
     with the whole history and tries no more)."""
 
     def fixed_tokens() -> int:
-        system = agent_system_prompt(rt.engine.workspace, conv, may_delegate=rt.may_delegate)
+        system = agent_system_prompt(
+            rt.engine.workspace, conv, may_delegate=rt.may_delegate, folders=rt.workspace_folders()
+        )
         return estimate_tokens([system, tool_schemas(rt.tools)])
 
     plan = plan_compaction(conv, rt.settings, fixed_tokens)

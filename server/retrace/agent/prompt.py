@@ -10,7 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from retrace.agent.conversation import Conversation
+from retrace.agent.folders import folders_prompt
 from retrace.agent.instructions import project_instructions
+from retrace.engine.folders import Folder
 
 _INTRO = """\
 You are Retrace, a careful coding agent working in the user's workspace at {workspace}. \
@@ -54,9 +56,14 @@ few sentences; no preamble, no restating the request. Ask when the request is am
 a wrong guess would be costly."""
 
 
-def system_prompt(workspace: Path, *, may_delegate: bool, instructions: str) -> str:
-    """The system prompt for an agent in ``workspace`` (``may_delegate``: it has the task tool)."""
+def system_prompt(
+    workspace: Path, *, may_delegate: bool, instructions: str, folders: tuple[Folder, ...] = ()
+) -> str:
+    """The system prompt for an agent in ``workspace`` (``may_delegate``: it has the task tool;
+    ``folders``: every folder of a multi-root workspace, listed when there are several)."""
     parts = [_INTRO.format(workspace=workspace), _CHECKPOINTS, _TOOLS]
+    if len(folders) > 1:
+        parts.append(folders_prompt(folders))
     if may_delegate:
         parts.append(_TASKS)
     parts.append(_STYLE)
@@ -80,8 +87,10 @@ def touched_paths(conv: Conversation) -> list[str]:
     return sorted(paths)
 
 
-def agent_system_prompt(workspace: Path, conv: Conversation, *, may_delegate: bool) -> str:
+def agent_system_prompt(
+    workspace: Path, conv: Conversation, *, may_delegate: bool, folders: tuple[Folder, ...] = ()
+) -> str:
     """:func:`system_prompt` with the instructions of the workspace and of ``conv``'s touched
     folders, read now."""
     instructions = project_instructions(workspace, touched_paths(conv))
-    return system_prompt(workspace, may_delegate=may_delegate, instructions=instructions)
+    return system_prompt(workspace, may_delegate=may_delegate, instructions=instructions, folders=folders)

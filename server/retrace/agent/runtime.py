@@ -25,6 +25,9 @@ from retrace.engine.store.events import JournalEvent, MessageEvent, event_json
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
+    from retrace.agent.folders import FolderAccess
+    from retrace.engine.folders import Folder
+
 ClientFactory = Callable[[AgentSettings], "AsyncAnthropic"]
 """Builds the Messages API client for the current settings (the composition root supplies the
 one that knows the configured endpoint and key)."""
@@ -64,6 +67,8 @@ class Runtime:
     """The service's background commands (``None``: a runtime that starts none)."""
     extra_tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     """Tools beyond the built-in ones for this turn (the MCP servers' tools)."""
+    folders: FolderAccess | None = None
+    """The other folders of a multi-root workspace (``None``: a single folder)."""
     _client: AsyncAnthropic | None = field(default=None, init=False, repr=False)
 
     @property
@@ -84,6 +89,12 @@ class Runtime:
     @property
     def engine(self) -> Engine:
         return self.gate.engine
+
+    def workspace_folders(self) -> tuple[Folder, ...]:
+        """Every folder of the workspace, this agent's first (``()``: a single folder, which then
+        works exactly as a workspace of one folder always did)."""
+        folders = self.folders.folders() if self.folders is not None else ()
+        return folders if len(folders) > 1 else ()
 
 
 async def journal(rt: Runtime, conv: Conversation, event: JournalEvent) -> None:

@@ -78,6 +78,8 @@ from retrace.redact import redact
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
+    from retrace.agent.folders import FolderAccess
+
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
@@ -134,6 +136,8 @@ class AgentService:
         self.background = BackgroundTasks(host, None if engine.readonly else layout.background_record)
         self.mcp = McpTools(engine.workspace, self.settings.mcp)
         """The MCP servers (started at the first turn; :meth:`McpTools.close` at shutdown)."""
+        self.folder_access: FolderAccess | None = None
+        """The other folders of a multi-root workspace, set by the server (:mod:`retrace.agent.folders`)."""
 
     # ------------------------------------------------------------------ plumbing
     def _runtime(self) -> Runtime:
@@ -146,6 +150,7 @@ class AgentService:
             self.replay,
             lambda: self._model_client(settings),
             background=self.background,
+            folders=self.folder_access,
         )
 
     def _model_client(self, settings: AgentSettings) -> AsyncAnthropic:

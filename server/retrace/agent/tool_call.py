@@ -34,6 +34,7 @@ from retrace.agent.events import (
     ToolCallStarted,
     ToolCallStatus,
 )
+from retrace.agent.folders import checkpoint_other_folders, record_other_folders
 from retrace.agent.rewind import newest_checkpoint
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.side_effects import side_effect_meta
@@ -69,6 +70,12 @@ async def record_external(rt: Runtime, conv: Conversation, turn_id: str | None, 
         return
     context = {"conversation": cursor, "terminal": conv.terminal_session().state.record()}
     await _record_foreign(rt, conv.session_id, turn_id, "external", context)
+    if rt.folders is not None:  # the other folders' own unannounced changes, each in its store
+        _made, problems = await record_other_folders(
+            rt.folders, "external", {"session_id": conv.session_id, "turn_id": turn_id}
+        )
+        for problem in problems:
+            await rt.host.emit(AgentError(session_id=conv.session_id, turn_id=turn_id, message=problem))
 
 
 async def record_background(rt: Runtime, conv: Conversation, turn_id: str | None, cursor: str | None) -> bool:
@@ -269,7 +276,10 @@ async def execute_tool(
 ) -> tuple[ToolResult, float]:
     """Run the tool; returns its result and duration (ms). A cancel mid-run still ends the call
     with a result and a checkpoint (the tool may have changed files before it stopped)."""
+    folders = rt.workspace_folders()
     ctx = ToolContext(
+        folders=folders,
+        folder_dirty={f.root: rt.folders.dirty_paths(f.root) for f in folders[1:]} if rt.folders else {},
         workspace=rt.engine.workspace,
         engine_config=rt.engine.config,
         dirty_paths=frozenset(rt.host.dirty_paths()),
@@ -378,13 +388,17 @@ async def checkpoint_tool(
         **(result.meta or {}),
         **side_effect_meta(call.tool, call.input.get("command"), str(engine.workspace)),
     }
+    label = redact(spec.summary(call.input)) if spec else call.tool
+    made, problems = await _other_folders_after(rt, call, result, label, sid)
+    if made:
+        meta["folders"] = made
 
     def commit() -> Checkpoint | RetraceError:
         engine.append_event(ended, session_id=sid, durable=False)
         conv.apply(event_json(ended))
         try:
             return engine.checkpoint(
-                redact(spec.summary(call.input)) if spec else call.tool,
+                label,
                 result.changed_paths,
                 kind="tool",
                 session_id=sid,
@@ -415,7 +429,39 @@ async def checkpoint_tool(
     if record is not None:
         record.checkpoint_id = cp.id
     await emit_checkpoint(rt, conv.session_id, call.turn_id, cp)
+    if problems:  # another folder's checkpoint failed: pause, as for this folder's
+        await rt.host.emit(
+            AgentError(
+                session_id=sid,
+                turn_id=call.turn_id,
+                message=f"checkpoint after {call.tool} failed in another folder: {'; '.join(problems)}",
+            )
+        )
+        return None
     return cp
+
+
+async def _other_folders_after(
+    rt: Runtime, call: ToolCall, result: ToolResult, label: str, sid: str
+) -> tuple[dict[str, str], list[str]]:
+    """The call's checkpoints in the other folders of a multi-root workspace: the paths a file
+    tool wrote there, or what a command (``changed_paths`` ``None``: detect) changed there."""
+    if rt.folders is None:
+        return {}, []
+    if result.folder_paths:
+        return await checkpoint_other_folders(
+            rt.folders,
+            result.folder_paths,
+            label=label,
+            session_id=sid,
+            turn_id=call.turn_id,
+            tool=call.tool,
+            tool_call_id=call.id,
+        )
+    if result.changed_paths is None:
+        context = {"label": label, "session_id": sid, "turn_id": call.turn_id, "tool": call.tool}
+        return await record_other_folders(rt.folders, "tool", {**context, "tool_call_id": call.id})
+    return {}, []
 
 
 def _record_failure(engine: Engine, event: CheckpointFailedEvent, session_id: str) -> None:

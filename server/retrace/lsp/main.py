@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from retrace import credentials
+from retrace.lsp.folders import Folders
 from retrace.lsp.handlers import CLIENT_METHOD_HANDLERS, register_lifecycle
 from retrace.lsp.log import setup_logging
 from retrace.lsp.rpc import register
@@ -20,8 +21,9 @@ log = logging.getLogger(__name__)
 
 def create_server() -> RetraceServer:
     server = RetraceServer()
-    register(server, CLIENT_METHOD_HANDLERS)
-    register_lifecycle(server)
+    folders = Folders()
+    register(server, CLIENT_METHOD_HANDLERS, folders.scope)
+    register_lifecycle(server, folders)
     return server
 
 

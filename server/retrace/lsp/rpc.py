@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar, Token
 from typing import Any
 
 from cattrs import Converter
@@ -43,6 +44,15 @@ RETRACE_ERROR_CODE = -32000
 Handler = Callable[[Any, Any], Awaitable[BaseModel | None]]
 """``handler(server, params)``. The server is typed by each handler (``RetraceServer``); this layer
 sits below the server class and only passes it through."""
+
+
+FOLDER: ContextVar[str | None] = ContextVar("retrace_folder", default=None)
+"""The root of the workspace folder the running request (or notification being sent) is for;
+``None``: the first folder, as in a single-folder workspace (:mod:`retrace.lsp.folders`)."""
+
+FolderScope = Callable[[str, str], "str | None"]
+"""``scope(method, folder)``: the root a request naming ``folder`` runs in (``None``: the first
+folder), or a :class:`RetraceError` when that folder does not serve that method."""
 
 
 class NotReadyError(Exception):
@@ -89,9 +99,36 @@ def to_rpc_error(method: str, exc: BaseException) -> JsonRpcException:
     return JsonRpcInternalError(f"internal error in {method}: {type(exc).__name__}: {first_line}")
 
 
-def _wrap(server: LanguageServer, spec: MethodSpec, handler: Handler) -> Callable[[Any], Awaitable[Any]]:
+def take_folder(spec: MethodSpec, raw: Any) -> tuple[Any, str | None]:
+    """The raw params without ``folder`` (a request's routing key, not a field of any params
+    model) and that key; ``InvalidParams`` when it is not a non-empty string."""
+    if not isinstance(raw, Mapping) or "folder" not in raw or "folder" in spec.params.model_fields:
+        return raw, None
+    rest = {k: v for k, v in raw.items() if k != "folder"}
+    folder = raw["folder"]
+    if not isinstance(folder, str) or not folder:
+        raise JsonRpcInvalidParams(f"invalid params for {spec.name}: folder: must be a folder's root or name")
+    return rest, folder
+
+
+def _enter_folder(
+    spec: MethodSpec, raw: Any, scope: FolderScope | None
+) -> tuple[Any, Token[str | None] | None]:
+    raw, folder = take_folder(spec, raw)
+    if folder is None:
+        return raw, None
+    if scope is None:
+        raise JsonRpcInvalidParams(f"invalid params for {spec.name}: folder: this server has one folder")
+    return raw, FOLDER.set(scope(spec.name, folder))
+
+
+def _wrap(
+    server: LanguageServer, spec: MethodSpec, handler: Handler, scope: FolderScope | None = None
+) -> Callable[[Any], Awaitable[Any]]:
     async def request(raw: Any) -> Any:
+        token: Token[str | None] | None = None
         try:
+            raw, token = _enter_folder(spec, raw, scope)
             params = parse_params(spec, raw)
             result = await handler(server, params)
             if spec.result is None:
@@ -108,6 +145,9 @@ def _wrap(server: LanguageServer, spec: MethodSpec, handler: Handler) -> Callabl
             else:
                 log.info("%s: %s", spec.name, error.message)
             raise error from exc
+        finally:
+            if token is not None:
+                FOLDER.reset(token)
 
     async def notification(raw: Any) -> None:
         try:
@@ -121,12 +161,15 @@ def _wrap(server: LanguageServer, spec: MethodSpec, handler: Handler) -> Callabl
     return notification if spec.direction == "clientNotification" else request
 
 
-def register(server: LanguageServer, handlers: Mapping[str, Handler]) -> None:
-    """Register a handler for every client → server method; refuses gaps and strays."""
+def register(
+    server: LanguageServer, handlers: Mapping[str, Handler], scope: FolderScope | None = None
+) -> None:
+    """Register a handler for every client → server method; refuses gaps and strays. ``scope``
+    routes a request naming a ``folder`` (:data:`FOLDER`); without it such a request is refused."""
     client_methods = {s.name: s for s in METHODS if s.direction in ("clientRequest", "clientNotification")}
     missing = sorted(set(client_methods) - set(handlers))
     stray = sorted(set(handlers) - set(client_methods))
     if missing or stray:
         raise RuntimeError(f"handler table mismatch: missing {missing}, not client methods {stray}")
     for name, spec in client_methods.items():
-        server.feature(name)(_wrap(server, spec, handlers[name]))
+        server.feature(name)(_wrap(server, spec, handlers[name], scope))

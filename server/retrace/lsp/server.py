@@ -22,11 +22,11 @@ from pygls.protocol import LanguageServerProtocol
 from retrace import __version__
 from retrace.bootstrap import Services
 from retrace.camel import dump
-from retrace.lsp.rpc import NotReadyError, converter_factory
+from retrace.lsp.rpc import FOLDER, NotReadyError, converter_factory
 from retrace.lsp.services.metrics import ServerMetrics
 from retrace.lsp.transport import TOO_LARGE, too_large_message
 from retrace.protocol.methods import spec
-from retrace.protocol.models import ServerSettings
+from retrace.protocol.models import ServerSettings, TimelineDidChange
 
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
@@ -130,6 +130,10 @@ class RetraceServer(LanguageServer):
         self.first_answer = asyncio.Event()
         """Set once a ``retrace/timeline/tree`` request was answered (or failed): start-up's
         background work waits for it (:func:`retrace.lsp.startup.after_first_answer`)."""
+        self.folder_services: dict[str, asyncio.Future[Services]] = {}
+        """The services of every workspace folder but the first, by root (:mod:`retrace.lsp.folders`)."""
+        self.folder_relays: dict[str, RelayServer] = {}
+        """Their command-line relays, by root."""
 
     def dirty_paths(self) -> set[str]:
         """Workspace-relative paths the client reports as having unsaved editor changes."""
@@ -141,19 +145,33 @@ class RetraceServer(LanguageServer):
         }
 
     # ------------------------------------------------------------------ services
+    def _startup_of(self) -> asyncio.Future[Services] | None:
+        """The services of the folder this call is for (:data:`FOLDER`; the first by default)."""
+        root = FOLDER.get()
+        if root is None:
+            return self.startup
+        task = self.folder_services.get(root)
+        if task is None:
+            raise NotReadyError(f"the workspace folder {root} is not open (it was removed)")
+        return task
+
     async def services(self) -> Services:
         """The workspace services, waiting for start-up to finish; :class:`NotReadyError` otherwise."""
         if self.startup is None:
             raise NotReadyError("the server is not initialized yet (send initialize first)")
+        task = self._startup_of()
+        if task is None:
+            raise NotReadyError("the server is not initialized yet (send initialize first)")
         try:
-            return await asyncio.shield(self.startup)
+            return await asyncio.shield(task)
         except NotReadyError:
             raise
         except Exception as exc:
             raise NotReadyError(f"the workspace could not be opened: {exc}") from exc
 
     def services_if_ready(self) -> Services | None:
-        task = self.startup
+        root = FOLDER.get()
+        task = self.startup if root is None else self.folder_services.get(root)
         if task is None or not task.done() or task.cancelled() or task.exception() is not None:
             return None
         return task.result()
@@ -174,6 +192,14 @@ class RetraceServer(LanguageServer):
         """Notify the client with a declared server → client notification."""
         if spec(method).direction != "serverNotification":
             raise ValueError(f"{method} is not a server → client notification")
+        root = FOLDER.get()
+        if root is not None:
+            # Another folder than the first: its timeline changes name it; the rest (the agent's
+            # events) belong to the first folder's chat and are not sent.
+            if not isinstance(payload, TimelineDidChange):
+                log.debug("%s of workspace folder %s not sent", method, root)
+                return
+            payload = payload.model_copy(update={"folder": root})
         self.protocol.notify(method, dump(payload))
 
     async def send_request(self, method: str, payload: BaseModel) -> Any:

@@ -219,11 +219,27 @@ def stop_remote(server: RetraceServer, wait_s: float) -> None:
         remote.stop(wait_s)
 
 
+def close_other_folders(server: RetraceServer) -> None:
+    """Release the further folders' stores still open (their relays first); idempotent."""
+    for relay_server in list(server.folder_relays.values()):
+        relay.stop(relay_server)
+    server.folder_relays.clear()
+    tasks = list(server.folder_services.values())
+    server.folder_services.clear()
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is None:
+            try:
+                task.result().close()
+            except Exception:
+                log.exception("closing a workspace folder's engine failed")
+
+
 def shutdown(server: RetraceServer) -> None:
     """Close the services if they were started (safe to call more than once)."""
     stop_remote(server, 0.0)
     relay.stop(server.relay)  # before the engine releases the store: no call reaches a closed one
     server.metrics.stop()
+    close_other_folders(server)
     services = server.services_if_ready()
     if services is None:
         return

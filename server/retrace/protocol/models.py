@@ -235,6 +235,11 @@ class InitializationOptions(CamelModel):
     """Whether the editor trusts the workspace. ``false``: the timeline is read-only (no agent
     turn, restore, undo or summary). Absent means trusted: clients without a trust concept (the
     CLI, headless tools) act on the user's own command."""
+    multi_root: bool = Field(default=False, strict=True)
+    """The client handles several workspace folders: the server opens every folder of the
+    workspace (each its own store, baseline and command-line relay), not only the first; a request
+    may name its folder (``folder``: the root or a unique name, see :mod:`retrace.lsp.folders`),
+    and a ``retrace/timeline/didChange`` of another folder than the first carries ``folder``."""
 
 
 ModelMode = Literal["live", "demo", "noKey"]
@@ -366,6 +371,9 @@ class TimelineDidChange(CamelModel):
     head: str | None
     checkpoint: Checkpoint | None = None
     """The new checkpoint, when one was committed."""
+    folder: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The root of the workspace folder whose timeline changed, when it is not the first folder
+    (only for a client that declared ``multiRoot``; absent for the first folder)."""
     row: StoryRow | None = None
     """The new checkpoint as the timeline shows it (clients may insert it without a refetch)."""
     turn_id: str | None = None

@@ -10,7 +10,7 @@ result with ``is_error``; it raises :class:`ToolError` for the same purpose from
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from retrace.agent.processes import Identity
 from retrace.agent.terminal import TerminalSession
 from retrace.engine.config import EngineConfig
+from retrace.engine.folders import Folder
 
 ToolCategory = Literal["read", "write", "command", "agent", "mcp"]
 """``agent``: the ``task`` tool; it runs no action itself (its child's tools are each asked for
@@ -93,6 +94,11 @@ class ToolContext:
     every command starts at the workspace root with the base environment."""
     background: BackgroundLauncher | None = None
     """Where background commands go (``None``: this caller runs none, e.g. a headless tool test)."""
+    folders: tuple[Folder, ...] = ()
+    """Every folder of a multi-root workspace, ``workspace`` first (``()``/one: a single folder);
+    the file tools reach them all (:mod:`retrace.agent.folders`)."""
+    folder_dirty: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """The other folders' unsaved editor paths, by root (writes refuse them, as ``dirty_paths``)."""
 
 
 @dataclass
@@ -102,6 +108,9 @@ class ToolResult:
     changed_paths: list[str] | None = field(default_factory=list)
     meta: dict[str, Any] | None = None
     """Stamped on the call's checkpoint (``meta``), e.g. the ``task`` tool's child."""
+    folder_paths: dict[str, list[str]] | None = None
+    """Paths written in other folders of a multi-root workspace, by root (each folder's own
+    checkpoint records them; ``changed_paths`` holds the first folder's)."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
-from retrace.agent.tools.paths import atomic_write, read_regular, resolve_for_write
+from retrace.agent.tools.paths import atomic_write, read_regular, resolve_target
 from retrace.text import decode_text
 
 
@@ -26,7 +26,8 @@ class EditFileInput(ToolInput):
 
 
 async def run(args: EditFileInput, ctx: ToolContext) -> ToolResult:
-    real, rel = resolve_for_write(ctx, args.path)
+    target = resolve_target(ctx, args.path, write=True)
+    real, rel = target.real, target.shown
     if not args.old_string:
         raise ToolError("old_string is empty; use write_file to create or overwrite a whole file")
     if args.old_string == args.new_string:
@@ -52,7 +53,9 @@ async def run(args: EditFileInput, ctx: ToolContext) -> ToolResult:
     updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
     await asyncio.to_thread(atomic_write, real, updated.encode("utf-8"))
     what = f"{count} occurrences" if count > 1 else f"1 occurrence at line {first_line}"
-    return ToolResult(f"Edited {rel}: replaced {what}.", changed_paths=[rel])
+    return ToolResult(
+        f"Edited {rel}: replaced {what}.", changed_paths=target.changed(), folder_paths=target.result_paths()
+    )
 
 
 SPEC = ToolSpec(

@@ -3,10 +3,13 @@ engine's ignore rules (built-in excludes, configured excludes, every ``.gitignor
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pathspec
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
-from retrace.agent.tools.paths import resolve, workspace_root
+from retrace.agent.tools.paths import resolve_target, workspace_root
 from retrace.engine.capture.ignore import Ignorer
 from retrace.engine.capture.scan import walk
 
@@ -21,14 +24,21 @@ class ListFilesInput(ToolInput):
 
 
 async def run(args: ListFilesInput, ctx: ToolContext) -> ToolResult:
-    real, rel = resolve(ctx, args.path or ".", allow_root=True)
+    target = resolve_target(ctx, args.path or ".", allow_root=True)
+    real, rel = target.real, target.rel
     if not real.is_dir():
-        raise ToolError(f"{rel or '.'} is not a directory")
-    ignorer = Ignorer(workspace_root(ctx), ctx.engine_config)
+        raise ToolError(f"{target.shown or '.'} is not a directory")
+    # Another folder of a multi-root workspace: its own ignore rules, its paths named with its name.
+    there = ctx if target.folder is None else dataclasses.replace(ctx, workspace=Path(target.folder.root))
+    root = workspace_root(there)
+    prefix = "" if target.folder is None else f"{target.folder.name}/"
+    ignorer = Ignorer(root, ctx.engine_config)
     if rel and ignorer.excluded_path(rel, True):
-        return ToolResult(f"{rel} is excluded from the workspace (ignore rules); nothing listed.")
+        return ToolResult(f"{target.shown} is excluded from the workspace (ignore rules); nothing listed.")
     spec = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
-    found = sorted(p for p, _ in walk(ignorer.workspace, ignorer, rel) if spec is None or spec.match_file(p))
+    found = sorted(
+        prefix + p for p, _ in walk(ignorer.workspace, ignorer, rel) if spec is None or spec.match_file(p)
+    )
     if not found:
         return ToolResult("No files found.")
     text = "\n".join(found[:MAX_ENTRIES])

@@ -11,15 +11,19 @@ editor name them.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from retrace import oscompat
+from retrace.agent.folders import route
 from retrace.agent.tools.base import ToolContext, ToolError
-from retrace.engine.workspace import disk_case, is_git_name, windows_name_problem
+from retrace.engine.folders import Folder
+from retrace.engine.workspace import EscapeError, disk_case, is_git_name, windows_name_problem
 from retrace.oscompat import O_NONBLOCK
 
 NAME_MAX_BYTES = 255
@@ -40,8 +44,68 @@ def _refuse_unportable_names(raw: str, rel: str) -> None:
             raise ToolError(f"{raw}: {part!r} is {problem}; refused")
 
 
+@dataclass(frozen=True)
+class Target:
+    """A path a file tool works on: where it is, relative to its folder, and which folder."""
+
+    real: Path
+    rel: str
+    folder: Folder | None = None
+    """Another folder of a multi-root workspace (``None``: the workspace, the first folder)."""
+
+    @property
+    def shown(self) -> str:
+        """How the model and the user see it: ``<folder>/<rel>`` in another folder."""
+        return f"{self.folder.name}/{self.rel}" if self.folder is not None else self.rel
+
+    def result_paths(self) -> dict[str, list[str]] | None:
+        """``ToolResult.folder_paths`` for a write of this target."""
+        return {self.folder.root: [self.rel]} if self.folder is not None else None
+
+    def changed(self) -> list[str]:
+        """``ToolResult.changed_paths`` for a write of this target (the first folder's)."""
+        return [] if self.folder is not None else [self.rel]
+
+
+def _place(ctx: ToolContext, raw: str) -> tuple[ToolContext, str, Folder | None]:
+    """Where ``raw`` is in a multi-root workspace: the context to resolve it in (rooted in its
+    folder), the path there, and the folder when it is not the first (``ctx``'s own)."""
+    try:
+        routed = route(ctx.folders, raw)
+    except EscapeError as exc:
+        raise ToolError(f"{exc}; refused") from None
+    if routed is None:
+        return dataclasses.replace(ctx, folders=()), raw, None
+    if routed.folder == ctx.folders[0]:
+        return dataclasses.replace(ctx, folders=()), routed.rel, None
+    root = routed.folder.root
+    there = dataclasses.replace(
+        ctx, workspace=Path(root), folders=(), dirty_paths=ctx.folder_dirty.get(root, frozenset())
+    )
+    return there, routed.rel, routed.folder
+
+
+def resolve_target(ctx: ToolContext, raw: str, *, allow_root: bool = False, write: bool = False) -> Target:
+    """:func:`resolve` (``write``: :func:`resolve_for_write`) in whichever folder ``raw`` names."""
+    there, path, folder = _place(ctx, raw) if ctx.folders else (ctx, raw, None)
+    real, rel = resolve_for_write(there, path) if write else resolve(there, path, allow_root=allow_root)
+    return Target(real, rel, folder)
+
+
 def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Path, str]:
-    """(absolute real path, workspace-relative POSIX path) of ``raw``, or :class:`ToolError`."""
+    """(absolute real path, workspace-relative POSIX path) of ``raw``, or :class:`ToolError`.
+    In a multi-root workspace a path naming another folder is refused here (listings, searches
+    and commands run in the first folder; the file tools use :func:`resolve_target`)."""
+    if ctx.folders:
+        there, path, folder = _place(ctx, raw)
+        if folder is not None:
+            raise ToolError(f"{raw} is in another workspace folder; searches and commands run in the first")
+        return _resolve_here(there, path, allow_root=allow_root)
+    return _resolve_here(ctx, raw, allow_root=allow_root)
+
+
+def _resolve_here(ctx: ToolContext, raw: str, *, allow_root: bool) -> tuple[Path, str]:
+    """:func:`resolve` in ``ctx.workspace`` alone."""
     if not raw or not raw.strip():
         raise ToolError("path is empty")
     if "\x00" in raw:

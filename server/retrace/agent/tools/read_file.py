@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
-from retrace.agent.tools.paths import read_regular, resolve
+from retrace.agent.tools.paths import read_regular, resolve_target
 from retrace.text import is_text
 
 DEFAULT_LIMIT = 2000
@@ -33,7 +33,8 @@ def looks_binary(data: bytes) -> bool:
 
 
 async def run(args: ReadFileInput, ctx: ToolContext) -> ToolResult:
-    real, rel = resolve(ctx, args.path)
+    target = resolve_target(ctx, args.path)
+    real, rel = target.real, target.shown
     if real.is_dir():
         raise ToolError(f"{rel} is a directory; use list_files to see what it contains")
     data = read_regular(real, rel, MAX_READ_BYTES + 1)

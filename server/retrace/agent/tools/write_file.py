@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from retrace.agent.tools.base import ToolContext, ToolInput, ToolResult, ToolSpec
-from retrace.agent.tools.paths import atomic_write, resolve_for_write
+from retrace.agent.tools.paths import atomic_write, resolve_target
 
 
 class WriteFileInput(ToolInput):
@@ -16,12 +16,16 @@ class WriteFileInput(ToolInput):
 
 
 async def run(args: WriteFileInput, ctx: ToolContext) -> ToolResult:
-    real, rel = resolve_for_write(ctx, args.path)
-    existed = real.exists()
+    target = resolve_target(ctx, args.path, write=True)
+    existed = target.real.exists()
     data = args.content.encode("utf-8")
-    await asyncio.to_thread(atomic_write, real, data)
+    await asyncio.to_thread(atomic_write, target.real, data)
     verb = "Overwrote" if existed else "Created"
-    return ToolResult(f"{verb} {rel} ({len(data)} bytes).", changed_paths=[rel])
+    return ToolResult(
+        f"{verb} {target.shown} ({len(data)} bytes).",
+        changed_paths=target.changed(),
+        folder_paths=target.result_paths(),
+    )
 
 
 SPEC = ToolSpec(

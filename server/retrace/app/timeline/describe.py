@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import PureWindowsPath
 from typing import Any
 
 from retrace.app.timeline.facts import ToolFact
@@ -129,6 +130,27 @@ def tool_gist(cp: Checkpoint, tool: ToolFact | None) -> str:
     return "no file changes" if cp.tool == "run_command" else ""
 
 
+def folders_gist(meta: Mapping[str, object]) -> str:
+    """The other folders of a multi-root workspace a tool call changed files in (``meta.folders``:
+    root → that folder's checkpoint), by name; "" when none (or the stored value is no such map)."""
+    folders = meta.get("folders")
+    if not isinstance(folders, Mapping):
+        return ""
+    names = [PureWindowsPath(root).name for root in folders if isinstance(root, str) and root.strip("/\\")]
+    return ", ".join(sorted(n for n in names if n))
+
+
+def with_folders(gist: str, cp: Checkpoint) -> str:
+    """A first-folder row's summary with the other folders its call changed ("changes in api"
+    where this folder had none, else "… · also in api")."""
+    names = folders_gist(cp.meta)
+    if not names:
+        return gist
+    if cp.files:
+        return f"{gist} · also in {names}" if gist else f"also in {names}"
+    return f"changes in {names}"
+
+
 def _restore_words(cp: Checkpoint, earlier: Mapping[str, tuple[str, str]]) -> tuple[str, str]:
     target = cp.restored_from or ""
     name, gist = earlier.get(target, ("", ""))
@@ -153,7 +175,7 @@ def describe(
     """(title, summary) of a row. ``earlier``: checkpoint id → (title, summary) of the rows before
     it, to say what a restore went back to."""
     if cp.kind == "tool":
-        return base_title(cp), tool_gist(cp, tool)
+        return base_title(cp), with_folders(tool_gist(cp, tool), cp)
     if cp.kind == "restore":
         return hunk_restore(cp) or _restore_words(cp, earlier)
     if cp.kind == "baseline":

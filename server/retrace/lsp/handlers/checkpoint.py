@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrace.lsp.folders import FolderNotServed
+from retrace.lsp.rpc import FOLDER
 from retrace.lsp.services import timeline
 from retrace.lsp.services.restore import RestoreService
 from retrace.lsp.services.restore_prompt import restore_to_prompt
@@ -55,6 +57,10 @@ async def diff(ls: RetraceServer, params: DiffParams) -> DiffResult:
 
 async def restore(ls: RetraceServer, params: RestoreParams) -> RestoreResult:
     require_trusted(ls, "Restoring a checkpoint")
+    if FOLDER.get() is not None and params.mode != "code":
+        raise FolderNotServed(
+            "another folder than the first restores code only: the conversation is the first folder's"
+        )
     return await RestoreService(ls, await ls.services()).restore(params)
 
 

@@ -1,5 +1,6 @@
 """LSP lifecycle: ``initialize`` starts the workspace services, ``shutdown`` closes them,
-``workspace/didChangeConfiguration`` pulls fresh settings."""
+``workspace/didChangeConfiguration`` pulls fresh settings, ``workspace/didChangeWorkspaceFolders``
+opens and closes the further folders of a multi-root workspace (:mod:`retrace.lsp.folders`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pygls.uris import to_fs_path
 
 from retrace import __version__
 from retrace.camel import validation_message
+from retrace.engine.errors import RetraceError
+from retrace.lsp.folders import Folders, lsp_folders
 from retrace.lsp.log import client_ready
 from retrace.lsp.rpc import NotReadyError
 from retrace.lsp.services.remote import SHUTDOWN_WAIT_S
@@ -56,6 +59,7 @@ def initialization_options(raw: Any) -> InitializationOptions:
         settings=settings or ServerSettings(),
         # Anything but an explicit true is distrust: a malformed flag must not unlock the agent.
         trusted=raw.get("trusted", True) is True,
+        multi_root=raw.get("multiRoot") is True,
     )
 
 
@@ -84,7 +88,10 @@ def check_client_version(client_version: str | None, server_version: str = __ver
         raise VersionMismatchError(client_version, server_version)
 
 
-def register_lifecycle(server: RetraceServer) -> None:
+def register_lifecycle(server: RetraceServer, folders: Folders | None = None) -> None:
+    folders = folders if folders is not None else Folders()
+    _register_folder_changes(server, folders)
+
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
         if server.startup is not None:
@@ -113,6 +120,7 @@ def register_lifecycle(server: RetraceServer) -> None:
         )
         server.startup = asyncio.ensure_future(start_services(server, root, options))
         server.startup.add_done_callback(_report_startup)
+        folders.start(server, lsp_folders(params.workspace_folders), options)
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
@@ -133,8 +141,28 @@ def register_lifecycle(server: RetraceServer) -> None:
         services = server.services_if_ready()
         if services is not None:
             await stop_agent(services)
+        await folders.close_all(server)
         await asyncio.to_thread(stop_remote, server, SHUTDOWN_WAIT_S)
         await asyncio.to_thread(shutdown, server)
+
+
+def _register_folder_changes(server: RetraceServer, folders: Folders) -> None:
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        # The routing changes at once (in arrival order with the requests); stores close after.
+        closing = []
+        for folder in lsp_folders(params.event.removed):
+            try:
+                task = folders.detach(server, folder.root)
+            except RetraceError as exc:
+                log.warning("workspace folder %s removed: %s", folder.root, exc)
+                continue
+            if task is not None:
+                closing.append((folder.root, task))
+        for folder in lsp_folders(params.event.added):
+            folders.add(server, folder)
+        for root, task in closing:
+            await folders.close(server, root, task)
 
 
 def _report_startup(task: asyncio.Future[Any]) -> None:
