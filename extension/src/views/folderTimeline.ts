@@ -104,10 +104,10 @@ export class FolderTimelineProvider implements vscode.TreeDataProvider<FolderTre
         const conflicts = conflictsOf(plan.outcome);
         let choice: ConflictChoice | undefined;
         if (conflicts.length > 0) {
-            const overwrite = 'Overwrite Them';
-            const skip = 'Keep Them, Restore the Rest';
+            const overwrite = vscode.l10n.t('Overwrite Them');
+            const skip = vscode.l10n.t('Keep Them, Restore the Rest');
             const pick = await vscode.window.showWarningMessage(
-                `${conflicts.length} file(s) in ${node.folder.name} changed since this checkpoint: ${conflicts.slice(0, 5).join(', ')}${conflicts.length > 5 ? ', …' : ''}`,
+                vscode.l10n.t('{0} file(s) in {1} changed since this checkpoint: {2}', conflicts.length, node.folder.name, `${conflicts.slice(0, 5).join(', ')}${conflicts.length > 5 ? ', …' : ''}`),
                 { modal: true },
                 overwrite,
                 skip,
@@ -118,7 +118,7 @@ export class FolderTimelineProvider implements vscode.TreeDataProvider<FolderTre
             choice = pick === overwrite ? 'overwrite' : 'skip';
         }
         const result = await rpc.request(METHODS.checkpointRestore, restoreParams(node, false, choice));
-        void vscode.window.showInformationMessage(`Retrace: ${restoreMessage(result.outcome, node.folder)}`);
+        void vscode.window.showInformationMessage(vscode.l10n.t('Retrace: {0}', restoreMessage(result.outcome, node.folder)));
         await this.refresh();
     }
 
@@ -131,7 +131,7 @@ export class FolderTimelineProvider implements vscode.TreeDataProvider<FolderTre
         }
         const files = cp.files ?? [];
         if (cp.parent === null || cp.parent === undefined || files.length === 0) {
-            void vscode.window.showInformationMessage(`Retrace: “${node.row.title}” changed no file in ${node.folder.name}.`);
+            void vscode.window.showInformationMessage(vscode.l10n.t('Retrace: “{0}” changed no file in {1}.', node.row.title, node.folder.name));
             return;
         }
         const parent = cp.parent;

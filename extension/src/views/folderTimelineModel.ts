@@ -4,6 +4,7 @@
  * folder is the Timeline view's, exactly as in a workspace of one folder; every other folder has
  * its own store on the server, and every request about it names it (`folder`: its root).
  */
+import * as vscode from 'vscode';
 import type { Checkpoint, RestoreOutcomePayload, RestoreParams, StoryRow, TimelineTreeResult } from '../client/protocol';
 import { rowsOf, sessionTitle } from './timelineModel';
 
@@ -94,14 +95,16 @@ export function conflictsOf(outcome: RestoreOutcomePayload): string[] {
 export function restoreMessage(outcome: RestoreOutcomePayload, folder: FolderInfo): string {
     switch (outcome.kind) {
         case 'applied':
-            return `Restored ${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'} in ${folder.name}${outcome.skipped.length > 0 ? ` (${outcome.skipped.length} left as they are)` : ''}; the other folders are untouched.`;
+            return outcome.skipped.length > 0
+                ? vscode.l10n.t('Restored {0} file(s) in {1} ({2} left as they are); the other folders are untouched.', outcome.files.length, folder.name, outcome.skipped.length)
+                : vscode.l10n.t('Restored {0} file(s) in {1}; the other folders are untouched.', outcome.files.length, folder.name);
         case 'nothingToRestore':
-            return `Nothing to restore in ${folder.name}: its files already match.`;
+            return vscode.l10n.t('Nothing to restore in {0}: its files already match.', folder.name);
         case 'conflict':
-            return `Not restored: ${outcome.files.filter(f => f.action === 'conflict').length} file(s) in ${folder.name} changed since.`;
+            return vscode.l10n.t('Not restored: {0} file(s) in {1} changed since.', outcome.files.filter(f => f.action === 'conflict').length, folder.name);
         case 'failed':
-            return `Restore in ${folder.name} failed: ${outcome.error}`;
+            return vscode.l10n.t('Restore in {0} failed: {1}', folder.name, outcome.error);
         case 'preview':
-            return `Restore in ${folder.name} would change ${outcome.files.length} file(s).`;
+            return vscode.l10n.t('Restore in {0} would change {1} file(s).', folder.name, outcome.files.length);
     }
 }
