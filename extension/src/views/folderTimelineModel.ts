@@ -95,9 +95,11 @@ export function conflictsOf(outcome: RestoreOutcomePayload): string[] {
 export function restoreMessage(outcome: RestoreOutcomePayload, folder: FolderInfo): string {
     switch (outcome.kind) {
         case 'applied':
-            return outcome.skipped.length > 0
-                ? vscode.l10n.t('Restored {0} file(s) in {1} ({2} left as they are); the other folders are untouched.', outcome.files.length, folder.name, outcome.skipped.length)
-                : vscode.l10n.t('Restored {0} file(s) in {1}; the other folders are untouched.', outcome.files.length, folder.name);
+        {
+            const restored = outcome.files.length === 1 ? vscode.l10n.t('Restored 1 file in {0}', folder.name) : vscode.l10n.t('Restored {0} files in {1}', outcome.files.length, folder.name);
+            const skipped = outcome.skipped.length > 0 ? vscode.l10n.t(' ({0} left as they are)', outcome.skipped.length) : '';
+            return vscode.l10n.t('{0}{1}; the other folders are untouched.', restored, skipped);
+        }
         case 'nothingToRestore':
             return vscode.l10n.t('Nothing to restore in {0}: its files already match.', folder.name);
         case 'conflict':
