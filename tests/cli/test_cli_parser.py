@@ -104,7 +104,7 @@ def test_the_constants_the_parser_restates_equal_their_owners() -> None:
 
 
 def test_the_version_constant_is_the_installed_distributions() -> None:
-    assert retrace.__version__ == importlib.metadata.version("retrace")
+    assert retrace.__version__ == importlib.metadata.version("retrace-checkpoints")
 
 
 @pytest.mark.parametrize(

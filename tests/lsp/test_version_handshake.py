@@ -21,7 +21,7 @@ import retrace
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-SERVER_VERSION = version("retrace")
+SERVER_VERSION = version("retrace-checkpoints")
 
 
 def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
