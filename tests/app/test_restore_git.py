@@ -5,11 +5,11 @@ repositories, the real command line as a subprocess."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from tests.cli.cli_support import Cli
+from tests.handoff.git_support import git_text as git
 
 from retrace.app.restore_git import GitMoved, check_git, compare, side_effects_after
 from retrace.engine import Engine
@@ -18,20 +18,6 @@ from retrace.engine.gitstate import GitState
 
 A = "a" * 40
 B = "b" * 40
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "HOME": str(cwd),
-        "PATH": "/usr/bin:/bin",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 @pytest.fixture

@@ -28,6 +28,11 @@ def git(cwd: Path, *args: str, identity: bool = True, input: bytes | None = None
     return proc.stdout.decode()
 
 
+def git_text(cwd: Path, *args: str) -> str:
+    """``git`` with the test identity; its output without the final newline (a sha, a branch)."""
+    return git(cwd, *args).strip()
+
+
 def init_repo(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")

@@ -4,13 +4,13 @@ restores, ``parkFirst`` parks the current state on a new branch first; the rows 
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.handoff.git_support import git_text as git
 
 from retrace.offline import FakeModel
 
@@ -19,20 +19,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 def files(root: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts}
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "HOME": str(cwd),
-        "PATH": "/usr/bin:/bin",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 @pytest.fixture

@@ -7,29 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcp_support import Seeded, retrace_mcp, seed
+from mcp_support import Seeded, retrace_mcp
 
 from retrace.engine import Engine
 from retrace.engine.bookmarks import name_checkpoint
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
-
-
-@pytest.fixture
-def seeded(relay_dir: Path, workspace: Path, store: Path) -> Seeded:
-    return seed(workspace, store)
 
 
 async def test_list_bookmarks_only_with_their_names(seeded: Seeded, workspace: Path, store: Path) -> None:

@@ -3,29 +3,15 @@ with the reason until ``gitChoice`` says ``filesOnly`` or ``parkFirst`` (as ever
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from mcp_support import retrace_mcp
+from tests.handoff.git_support import git_text as git
 
 from retrace.engine import Engine
 
 pytestmark = pytest.mark.slow
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "HOME": str(cwd),
-        "PATH": "/usr/bin:/bin",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 async def test_a_moved_branch_needs_a_git_choice(relay_dir: Path, tmp_path: Path) -> None:

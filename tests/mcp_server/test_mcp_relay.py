@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
-from mcp_support import Seeded, retrace_mcp, seed
+from mcp_support import Seeded, retrace_mcp
 
 from retrace.offline import FakeModel
 from retrace.relay import wire
@@ -24,27 +24,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
-
-
-@pytest.fixture
 def model() -> Iterator[FakeModel]:
     m = fake_model("session")
     yield m
     m.stop()
-
-
-@pytest.fixture
-def seeded(relay_dir: Path, workspace: Path, store: Path) -> Seeded:
-    return seed(workspace, store)
 
 
 @pytest.fixture

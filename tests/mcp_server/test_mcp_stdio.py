@@ -13,30 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_support import AGENT_SESSION, Seeded, retrace_mcp, seed
+from mcp_support import AGENT_SESSION, Seeded, retrace_mcp
 
 from retrace.engine import Engine
 
 pytestmark = pytest.mark.slow
 
 TOOLS = {"list_checkpoints", "show_checkpoint", "create_checkpoint", "restore_checkpoint"}
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
-
-
-@pytest.fixture
-def seeded(relay_dir: Path, workspace: Path, store: Path) -> Seeded:
-    return seed(workspace, store)
 
 
 def ids(structured: dict[str, object]) -> list[str]:
