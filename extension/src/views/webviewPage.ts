@@ -2,13 +2,17 @@
  * The one page shell every Retrace webview is served in, and its security policy: nothing loads
  * but the extension's own script and the stylesheet inlined here, both carrying a fresh nonce
  * (`default-src 'none'`; fonts from the webview's own source). Each view brings its title, CSS,
- * body and script; none writes its own Content-Security-Policy.
+ * body and script; none writes its own Content-Security-Policy. The page's words (`text`, already
+ * translated: `webviewStrings.ts`) go in as JSON data the script reads (`webview/strings.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
+import { escapeHtml, STRINGS_ELEMENT_ID, stringsJson, type WebviewText } from '../webview/strings';
 
 export interface WebviewPage {
     readonly title: string;
+    /** The words the page's script shows (translated by the host). */
+    readonly text: WebviewText;
     readonly css: string;
     /** The body's markup before the script (trusted: written by the extension, never data). */
     readonly body: string;
@@ -25,8 +29,9 @@ export function webviewHtml(webview: vscode.Webview, page: WebviewPage): string 
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <style nonce="${nonce}">${page.css}</style>
-<title>${page.title}</title>
+<title>${escapeHtml(page.title)}</title>
 </head><body>
+<script type="application/json" id="${STRINGS_ELEMENT_ID}">${stringsJson(page.text)}</script>
 ${page.body}
 <script nonce="${nonce}" src="${webview.asWebviewUri(page.script).toString()}"></script>
 </body></html>`;

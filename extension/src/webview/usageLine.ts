@@ -3,6 +3,7 @@
  * $0.012`. The numbers are the server's (`usage` events' `turn`, the conversation's `turnUsage`);
  * this only words them. Pure. "in" counts every input token (uncached, cache writes, cache reads).
  */
+import { fmt, S } from './strings';
 export interface TurnUsage {
     readonly inputTokens: number;
     readonly outputTokens: number;
@@ -46,5 +47,5 @@ export function usageLine(u: TurnUsage): string {
 /** What a screen reader hears for it (no abbreviations). */
 export function usageSpoken(u: TurnUsage): string {
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
-    return `Turn used ${input.toLocaleString('en-US')} input tokens, ${u.cacheReadInputTokens.toLocaleString('en-US')} of them cached, and ${u.outputTokens.toLocaleString('en-US')} output tokens; cost ${compactCost(u.costUsd)}.`;
+    return fmt(S.usageSpoken, input.toLocaleString('en-US'), u.cacheReadInputTokens.toLocaleString('en-US'), u.outputTokens.toLocaleString('en-US'), compactCost(u.costUsd));
 }
