@@ -146,7 +146,7 @@ export function mergeText(given: unknown): WebviewText {
     const out: Record<string, string> = { ...WEBVIEW_TEXT };
     if (typeof given === 'object' && given !== null) {
         for (const [k, v] of Object.entries(given)) {
-            if (k in WEBVIEW_TEXT && typeof v === 'string') {
+            if (Object.hasOwn(WEBVIEW_TEXT, k) && typeof v === 'string') {
                 out[k] = v;
             }
         }
@@ -154,11 +154,14 @@ export function mergeText(given: unknown): WebviewText {
     return out as WebviewText;
 }
 
-function fromPage(): WebviewText {
-    if (typeof document === 'undefined') {
-        return WEBVIEW_TEXT;
-    }
-    const node = document.getElementById(STRINGS_ELEMENT_ID);
+/** The part of a page `pageText` reads. */
+export interface TextPage {
+    getElementById(id: string): { readonly textContent: string | null } | null;
+}
+
+/** The words a page carries (`STRINGS_ELEMENT_ID`); English for a missing page, element or bad JSON. */
+export function pageText(page: TextPage | undefined): WebviewText {
+    const node = page?.getElementById(STRINGS_ELEMENT_ID) ?? null;
     try {
         return mergeText(node === null ? undefined : JSON.parse(node.textContent ?? ''));
     } catch {
@@ -167,7 +170,7 @@ function fromPage(): WebviewText {
 }
 
 /** The page's words (translated by the host; English where it gave none). */
-export const S: WebviewText = fromPage();
+export const S: WebviewText = pageText(typeof document === 'undefined' ? undefined : document);
 
 /** The JSON to embed in a page: `<` escaped so the text can never close its element. */
 export function stringsJson(text: WebviewText): string {
