@@ -53,7 +53,7 @@ md.renderer.rules.code_block = (tokens, idx) => {
 md.renderer.rules.image = (tokens, idx) => {
     const token = tokens[idx];
     const alt = token?.children?.map(c => c.content).join('') ?? '';
-    return `<span class="image-placeholder">[image${alt === '' ? '' : `: ${escape(alt)}`}]</span>`;
+    return `<span class="image-placeholder">${escape(alt === '' ? S.image : fmt(S.imageAlt, alt))}</span>`;
 };
 
 // Links open through the extension: the webview intercepts the click (no navigation); the title

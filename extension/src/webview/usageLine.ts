@@ -40,8 +40,9 @@ export function compactCost(usd: number): string {
 
 export function usageLine(u: TurnUsage): string {
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
-    const cached = u.cacheReadInputTokens > 0 ? ` (${compactCount(u.cacheReadInputTokens)} cached)` : '';
-    return `${compactCount(input)} in${cached} · ${compactCount(u.outputTokens)} out · ${compactCost(u.costUsd)}`;
+    return u.cacheReadInputTokens > 0
+        ? fmt(S.usageLineCached, compactCount(input), compactCount(u.cacheReadInputTokens), compactCount(u.outputTokens), compactCost(u.costUsd))
+        : fmt(S.usageLine, compactCount(input), compactCount(u.outputTokens), compactCost(u.costUsd));
 }
 
 /** What a screen reader hears for it (no abbreviations). */
