@@ -145,7 +145,7 @@ const TEXT_PROPS = new Set(['textContent', 'innerText', 'title', 'placeholder', 
 const TEXT_ATTRS = new Set(['aria-label', 'aria-description', 'title', 'placeholder', 'alt']);
 const TEXT_KEYS = new Set(['text', 'label', 'heading', 'title', 'marker', 'notice']);
 // Calls whose arguments are never shown (ids, selectors, events, CSS names, keys, patterns).
-const QUIET_CALLS = new Set(['t', 'getElementById', 'querySelector', 'querySelectorAll', 'createElement', 'addEventListener', 'removeEventListener', 'getPropertyValue', 'RegExp', 'postMessage', 'get', 'has', 'set', 'delete', 'add', 'warn', 'log', 'error', 'toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'replace', 'split', 'join', 'startsWith', 'endsWith', 'includes', 'test', 'matchAll', 'match']);
+const QUIET_CALLS = new Set(['t', 'Error', 'TypeError', 'RangeError', 'getElementById', 'querySelector', 'querySelectorAll', 'createElement', 'addEventListener', 'removeEventListener', 'getPropertyValue', 'RegExp', 'postMessage', 'get', 'has', 'set', 'delete', 'add', 'warn', 'log', 'error', 'toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'replace', 'split', 'join', 'startsWith', 'endsWith', 'includes', 'test', 'matchAll', 'match']);
 const LETTER = /\p{L}/u;
 
 /** The literal text parts of `node` when it is a literal (through ?:, ??, ||, parentheses), else []. */

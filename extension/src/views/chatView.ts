@@ -137,6 +137,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         return webviewHtml(webview, {
             title: text.chatTitle,
             text,
+            lang: vscode.env.language,
             css: `${CSS}${LOG_CSS}${COMPOSER_CSS}${PROMPT_ACTIONS_CSS}`,
             script,
             body: `<div id="banner" role="note"></div>

@@ -146,6 +146,7 @@ function html(webview: vscode.Webview, script: vscode.Uri): string {
     return webviewHtml(webview, {
         title: text.healthTitle,
         text,
+        lang: vscode.env.language,
         css: CSS,
         script,
         body: `<header>

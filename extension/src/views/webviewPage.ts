@@ -13,6 +13,8 @@ export interface WebviewPage {
     readonly title: string;
     /** The words the page's script shows (translated by the host). */
     readonly text: WebviewText;
+    /** The language of those words (`vscode.env.language`; a malformed tag is `en`). */
+    readonly lang?: string;
     readonly css: string;
     /** The body's markup before the script (trusted: written by the extension, never data). */
     readonly body: string;
@@ -24,7 +26,7 @@ export function webviewHtml(webview: vscode.Webview, page: WebviewPage): string 
     const nonce = randomBytes(16).toString('base64');
     const csp = ["default-src 'none'", `style-src 'nonce-${nonce}'`, `script-src 'nonce-${nonce}'`, `font-src ${webview.cspSource}`].join('; ');
     return `<!DOCTYPE html>
-<html lang="en"><head>
+<html lang="${langTag(page.lang)}"><head>
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
@@ -35,4 +37,9 @@ export function webviewHtml(webview: vscode.Webview, page: WebviewPage): string 
 ${page.body}
 <script nonce="${nonce}" src="${webview.asWebviewUri(page.script).toString()}"></script>
 </body></html>`;
+}
+
+/** A BCP 47 tag as VS Code names a display language (`en`, `zh-cn`, `pt-br`); anything else is `en`. */
+export function langTag(lang: string | undefined): string {
+    return lang !== undefined && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/.test(lang) ? lang : 'en';
 }

@@ -115,6 +115,9 @@ suite('localisation: webviews, timeline, first run', function () {
         assert.equal(fmt(text.showEarlier, '1,234'), '⟦ShOw EArlIEr mEssAgEs (1,234 mOrE)⟧');
         const html = webviewHtml(fakeWebview, { title: text.chatTitle, text, css: '', body: '<p></p>', script });
         assert.match(html, /<title>⟦REtrAcE ChAt⟧<\/title>/);
+        assert.match(html, /<html lang="en">/);
+        assert.match(webviewHtml(fakeWebview, { title: '', text, lang: 'pt-br', css: '', body: '', script }), /<html lang="pt-br">/);
+        assert.match(webviewHtml(fakeWebview, { title: '', text, lang: 'x"><script>', css: '', body: '', script }), /<html lang="en">/);
         // What the webview's script reads from that page is the translation.
         const read = pageText(pageOf(html));
         assert.equal(read.allow, '⟦AllOw⟧');
