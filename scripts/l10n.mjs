@@ -155,6 +155,8 @@ function literalParts(node) {
   if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return [node.text];
   if (ts.isTemplateExpression(node)) return [node.head.text, ...node.templateSpans.map(s => s.literal.text)];
   if (ts.isConditionalExpression(node)) return [...literalParts(node.whenTrue), ...literalParts(node.whenFalse)];
+  // fmt('words {0}', …) is still a literal message (fmt(S.key, …) is not).
+  if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'fmt') return literalParts(node.arguments[0]);
   if (ts.isBinaryExpression(node) && [ts.SyntaxKind.QuestionQuestionToken, ts.SyntaxKind.BarBarToken, ts.SyntaxKind.PlusToken].includes(node.operatorToken.kind)) {
     return [...literalParts(node.left), ...literalParts(node.right)];
   }

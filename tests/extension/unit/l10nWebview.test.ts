@@ -74,6 +74,8 @@ suite('localisation: webviews, timeline, first run', function () {
             "    const choices = [{ label: 'Code only', mode: 'code' }];", // 10
             "    tile('Storage', choices);", // 11
             "    node.className = 'secondary retry';", // 12: a class, fine
+            "    node.append(el('p', '', fmt('loading {0}', n)));", // 13
+            "    throw new Error('Not a screen word');", // 14: fine
             '}',
             'declare function tile(title: string, x: unknown): void;',
         ];
@@ -81,7 +83,7 @@ suite('localisation: webviews, timeline, first run', function () {
         const r = check(tmp, '--check');
         assert.notEqual(r.status, 0);
         const lines = [...r.stderr.matchAll(/webview\/planted\.ts:(\d+): the webview shows the literal/g)].map(m => Number(m[1]));
-        assert.deepEqual(lines, [4, 5, 6, 9, 10, 11], r.stderr);
+        assert.deepEqual(lines, [4, 5, 6, 9, 10, 11, 13], r.stderr);
         // The same screen from the table passes.
         fs.writeFileSync(path.join(tmp, 'extension/src/webview/planted.ts'), "import { S } from './strings';\nexport const f = (node: HTMLElement): void => {\n    node.textContent = S.retry;\n};\n");
         assert.equal(check(tmp, '--check').status, 0, check(tmp, '--check').stderr);
