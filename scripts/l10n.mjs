@@ -94,7 +94,7 @@ export function codeMessages(dir = SRC) {
           const where = `${path.relative(root, file)}:${sf.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
           if (first && (ts.isStringLiteral(first) || ts.isNoSubstitutionTemplateLiteral(first))) {
             messages.set(first.text, [...(messages.get(first.text) ?? []), where]);
-          } else {
+          } else if (path.relative(SRC, file) !== TABLE_TRANSLATOR) {
             errors.push(`${where}: l10n.t needs a string literal as its message (use {0} placeholders for values)`);
           }
         }
@@ -103,7 +103,113 @@ export function codeMessages(dir = SRC) {
     };
     visit(sf);
   }
+  const table = webviewTable(dir);
+  errors.push(...table.errors);
+  for (const [message, where] of table.messages) messages.set(message, [...(messages.get(message) ?? []), where]);
   return { messages, errors };
+}
+
+// The webviews' words: the English table (WEBVIEW_TEXT of webview/strings.ts) is translated by the
+// host in one place (TABLE_TRANSLATOR, the only l10n.t call allowed a non-literal), so its values
+// are bundle messages; every other webview script shows words only from it.
+const TABLE_FILE = path.join('webview', 'strings.ts');
+const TABLE_TRANSLATOR = path.join('views', 'webviewStrings.ts');
+
+/** The values of `export const WEBVIEW_TEXT = { key: 'literal', … }` as [message, where] pairs. */
+export function webviewTable(dir = SRC) {
+  const file = path.join(dir, TABLE_FILE);
+  const messages = [];
+  const errors = [];
+  if (!fs.existsSync(file)) return { messages, errors };
+  const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+  const visit = node => {
+    if (ts.isVariableDeclaration(node) && node.name.getText(sf) === 'WEBVIEW_TEXT') {
+      let init = node.initializer;
+      while (init && (ts.isAsExpression(init) || ts.isSatisfiesExpression(init) || ts.isParenthesizedExpression(init))) init = init.expression;
+      for (const prop of init && ts.isObjectLiteralExpression(init) ? init.properties : []) {
+        const where = `${path.relative(root, file)}:${sf.getLineAndCharacterOfPosition(prop.getStart()).line + 1}`;
+        const value = ts.isPropertyAssignment(prop) ? prop.initializer : undefined;
+        if (value && (ts.isStringLiteral(value) || ts.isNoSubstitutionTemplateLiteral(value))) messages.push([value.text, where]);
+        else errors.push(`${where}: a WEBVIEW_TEXT value must be a string literal`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return { messages, errors };
+}
+
+// Where a webview script puts words on screen. A literal with a letter there is a string no
+// translation reaches: it must come from the strings table (`S.key`, `fmt(S.key, …)`).
+const TEXT_PROPS = new Set(['textContent', 'innerText', 'title', 'placeholder', 'label', 'ariaLabel', 'alt']);
+const TEXT_ATTRS = new Set(['aria-label', 'aria-description', 'title', 'placeholder', 'alt']);
+const TEXT_KEYS = new Set(['text', 'label', 'heading', 'title', 'marker', 'notice']);
+// Calls whose arguments are never shown (ids, selectors, events, CSS names, keys, patterns).
+const QUIET_CALLS = new Set(['t', 'Error', 'TypeError', 'RangeError', 'getElementById', 'querySelector', 'querySelectorAll', 'createElement', 'addEventListener', 'removeEventListener', 'getPropertyValue', 'RegExp', 'postMessage', 'get', 'has', 'set', 'delete', 'add', 'warn', 'log', 'error', 'toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'replace', 'split', 'join', 'startsWith', 'endsWith', 'includes', 'test', 'matchAll', 'match']);
+const LETTER = /\p{L}/u;
+
+/** The literal text parts of `node` when it is a literal (through ?:, ??, ||, parentheses), else []. */
+function literalParts(node) {
+  if (!node) return [];
+  if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node)) return literalParts(node.expression);
+  if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return [node.text];
+  if (ts.isTemplateExpression(node)) return [node.head.text, ...node.templateSpans.map(s => s.literal.text)];
+  if (ts.isConditionalExpression(node)) return [...literalParts(node.whenTrue), ...literalParts(node.whenFalse)];
+  // fmt('words {0}', …) is still a literal message (fmt(S.key, …) is not).
+  if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'fmt') return literalParts(node.arguments[0]);
+  if (ts.isBinaryExpression(node) && [ts.SyntaxKind.QuestionQuestionToken, ts.SyntaxKind.BarBarToken, ts.SyntaxKind.PlusToken].includes(node.operatorToken.kind)) {
+    return [...literalParts(node.left), ...literalParts(node.right)];
+  }
+  return [];
+}
+
+const worded = node => literalParts(node).some(t => LETTER.test(t));
+const capitalised = node => literalParts(node).some(t => /^\s*[(]?\p{Lu}/u.test(t));
+const calleeName = call => (ts.isIdentifier(call.expression) ? call.expression.text : ts.isPropertyAccessExpression(call.expression) ? call.expression.name.text : ts.isNewExpression(call) && ts.isIdentifier(call.expression) ? call.expression.text : '');
+// HTML text between tags, or a shown attribute's value, holding a letter outside `${…}`.
+const HTML_TEXT = /(?:>[^<>]*\p{L}[^<>]*<|\b(?:title|placeholder|aria-label|alt)="[^"]*\p{L}[^"]*")/u;
+
+function shownLiteral(node) {
+  if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken && ts.isPropertyAccessExpression(node.left)) {
+    return TEXT_PROPS.has(node.left.name.text) && worded(node.right) ? node.right : undefined;
+  }
+  if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name)) return TEXT_KEYS.has(node.name.text) && worded(node.initializer) ? node.initializer : undefined;
+  if (ts.isCallExpression(node) || ts.isNewExpression(node)) {
+    const name = calleeName(node);
+    const args = node.arguments ?? [];
+    if (name === 'setAttribute') return TEXT_ATTRS.has(args[0]?.text) && worded(args[1]) ? args[1] : undefined;
+    if (name === 'el') return worded(args[2]) ? args[2] : undefined;
+    if (name === 'createTextNode') return worded(args[0]) ? args[0] : undefined;
+    if (!QUIET_CALLS.has(name)) return args.find(capitalised);
+  }
+  if ((ts.isTemplateExpression(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isStringLiteral(node)) && literalParts(node).some(t => HTML_TEXT.test(t.replace(/\s+/g, ' ')))) return node;
+  return undefined;
+}
+
+/** Webview scripts (and the host files that write a webview page) showing a literal word. */
+export function webviewProblems(dir = SRC) {
+  const files = fs.readdirSync(path.join(dir, 'webview')).filter(f => f.endsWith('.ts')).map(f => path.join(dir, 'webview', f));
+  for (const f of fs.readdirSync(path.join(dir, 'views'))) {
+    const file = path.join(dir, 'views', f);
+    if (f.endsWith('.ts') && fs.readFileSync(file, 'utf8').includes('webviewHtml(')) files.push(file);
+  }
+  const problems = [];
+  for (const file of files.sort()) {
+    if (path.relative(dir, file) === TABLE_FILE) continue;
+    const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+    const seen = new Set();
+    const visit = node => {
+      const bad = shownLiteral(node);
+      if (bad && !seen.has(bad.pos)) {
+        seen.add(bad.pos);
+        const line = sf.getLineAndCharacterOfPosition(bad.getStart()).line + 1;
+        problems.push(`${path.relative(root, file)}:${line}: the webview shows the literal ${bad.getText(sf).slice(0, 60)}; take it from the strings table (webview/strings.ts, S.key)`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return problems;
 }
 
 export function bundleText(messages) {
@@ -151,7 +257,7 @@ function main(argv) {
     errors.forEach(e => console.error(e));
     return errors.length === 0 ? 0 : 1;
   }
-  const problems = [...errors];
+  const problems = [...errors, ...webviewProblems()];
   const have = fs.existsSync(BUNDLE) ? fs.readFileSync(BUNDLE, 'utf8') : '';
   if (have !== want) problems.push(`${path.relative(root, BUNDLE)} is not what the code says: run node scripts/l10n.mjs and commit it`);
   problems.push(...manifestProblems(JSON.parse(fs.readFileSync(MANIFEST, 'utf8')), JSON.parse(fs.readFileSync(NLS, 'utf8'))));

@@ -1,6 +1,7 @@
 /**
  * The server's Python environment: where it lives, when it may be used, how it is (re)built, and
- * what the user is told when it cannot be. Nothing here imports `vscode`: decisions are pure
+ * what the user is told when it cannot be (in the user's language: the host passes `vscode.l10n`
+ * as `Translator`; English without it). Nothing here imports `vscode`: decisions are pure
  * functions of probe results, and the build runs against an injected `EnvIo`, so both are unit
  * tested (including a simulated Windows layout) without an editor.
  *
@@ -222,47 +223,57 @@ export interface FixIt {
     readonly action: FixItAction;
 }
 
-/** The one message and one button for each failure (details go to the log). */
-export function fixIt(failure: EnvFailure): FixIt {
+/** `vscode.l10n` as this module needs it: a message's translation with `{0}`… filled in. */
+export interface Translator {
+    t(message: string, ...args: (string | number)[]): string;
+}
+
+/** English: the message itself with its arguments filled in (a missing one stays as written). */
+export const ENGLISH: Translator = {
+    t: (message, ...args) => message.replace(/\{(\d+)\}/g, (whole, i: string) => String(args[Number(i)] ?? whole)),
+};
+
+/** The one message and one button for each failure (details go to the log), in `l10n`'s language. */
+export function fixIt(failure: EnvFailure, l10n: Translator = ENGLISH): FixIt {
+    const retry = l10n.t('Retry');
+    const choose = l10n.t('Choose interpreter');
     switch (failure.kind) {
         case 'no-python':
             return {
-                message:
+                message: l10n.t(
                     'Retrace needs Python 3.11 or newer to run its server: none was found on this machine, and none could be downloaded (uv fetches its Python builds from GitHub, or from UV_PYTHON_INSTALL_MIRROR when set). Install Python 3.11+ (or set retrace.pythonPath) and retry.',
-                button: 'Install Python 3.11+',
+                ),
+                button: l10n.t('Install Python 3.11+'),
                 action: 'open-python-downloads',
             };
         case 'python-too-old':
             return {
-                message: `The interpreter in retrace.pythonPath is too old for the Retrace server (it needs Python 3.11+): ${failure.detail}`,
-                button: 'Choose interpreter',
+                message: l10n.t('The interpreter in retrace.pythonPath is too old for the Retrace server (it needs Python 3.11+): {0}', failure.detail),
+                button: choose,
                 action: 'open-setting',
             };
         case 'setting-unusable':
-            return {
-                message: `The interpreter in retrace.pythonPath cannot run the Retrace server: ${failure.detail}`,
-                button: 'Choose interpreter',
-                action: 'open-setting',
-            };
+            return { message: l10n.t('The interpreter in retrace.pythonPath cannot run the Retrace server: {0}', failure.detail), button: choose, action: 'open-setting' };
         case 'install-failed':
-            return { message: 'Retrace could not set up its server environment (see the Retrace log).', button: 'Retry', action: 'retry' };
+            return { message: l10n.t('Retrace could not set up its server environment (see the Retrace log).'), button: retry, action: 'retry' };
         case 'offline':
             return {
-                message:
+                message: l10n.t(
                     'Retrace could not download what its server environment needs (see the Retrace log for what was fetched from where). Check the network, your package index settings (UV_INDEX_URL / PIP_INDEX_URL, uv.toml, pip.conf) and http.proxy, then retry.',
-                button: 'Retry',
+                ),
+                button: retry,
                 action: 'retry',
             };
         case 'bundle-damaged':
             return {
-                message: `The files bundled with the Retrace extension do not match their pinned hashes, so they are not run: ${failure.detail}. Reinstall the extension.`,
-                button: 'Retry',
+                message: l10n.t('The files bundled with the Retrace extension do not match their pinned hashes, so they are not run: {0}. Reinstall the extension.', failure.detail),
+                button: retry,
                 action: 'retry',
             };
         case 'version-mismatch':
             return failure.fromSetting
-                ? { message: `The server in retrace.pythonPath is another version than the extension: ${failure.detail}`, button: 'Choose interpreter', action: 'open-setting' }
-                : { message: `The Retrace server environment is from another version: ${failure.detail}`, button: 'Rebuild server environment', action: 'rebuild' };
+                ? { message: l10n.t('The server in retrace.pythonPath is another version than the extension: {0}', failure.detail), button: choose, action: 'open-setting' }
+                : { message: l10n.t('The Retrace server environment is from another version: {0}', failure.detail), button: l10n.t('Rebuild server environment'), action: 'rebuild' };
     }
 }
 
@@ -403,7 +414,10 @@ export interface EnvIo {
     /** The sha256 (hex) of a file's bytes, or undefined when it cannot be read. */
     sha256(p: string): Promise<string | undefined>;
     log(message: string): void;
+    /** What the user sees while the environment is built (words from `l10n`). */
     progress(message: string): void;
+    /** The user's language for `progress` (English without it). */
+    readonly l10n?: Translator;
 }
 
 export type EnvResult = { readonly python: string; readonly marker: EnvMarker } | { readonly failure: EnvFailure };

@@ -41,6 +41,8 @@ import {
     type EnvMarker,
     type EnvResult,
     type BundleManifest,
+    ENGLISH,
+    type Translator,
 } from './serverEnv';
 import { DEFAULT_NETWORK, describeDownload, lockedPins, networkEnv, type NetworkSettings } from './serverEnvNet';
 
@@ -201,8 +203,24 @@ async function checkServerWheel(io: EnvIo, wheel: string, bundle: BundleManifest
 
 type StepResult = { readonly marker: EnvMarker } | { readonly failure: EnvFailure };
 
-async function step(io: EnvIo, what: string, cmd: string, args: readonly string[], env: Record<string, string | undefined>, cwd: string): Promise<EnvFailure | undefined> {
-    io.progress(what);
+type StepName = 'creating the server environment' | 'installing the locked dependencies' | 'installing the locked dependencies (bundled)' | 'installing the Retrace server';
+
+/** A step's words for the user (the log keeps them in English). */
+function stepText(what: StepName, l10n: Translator): string {
+    switch (what) {
+        case 'creating the server environment':
+            return l10n.t('creating the server environment');
+        case 'installing the locked dependencies':
+            return l10n.t('installing the locked dependencies');
+        case 'installing the locked dependencies (bundled)':
+            return l10n.t('installing the locked dependencies (bundled)');
+        case 'installing the Retrace server':
+            return l10n.t('installing the Retrace server');
+    }
+}
+
+async function step(io: EnvIo, what: StepName, cmd: string, args: readonly string[], env: Record<string, string | undefined>, cwd: string): Promise<EnvFailure | undefined> {
+    io.progress(stepText(what, io.l10n ?? ENGLISH));
     io.log(`${what}: ${cmd} ${args.join(' ')}`);
     const r = await io.run(cmd, args, { env, cwd, timeoutMs: STEP_TIMEOUT_MS });
     io.log(r.output);

@@ -105,6 +105,7 @@ export function realEnvIo(progress: (message: string) => void): EnvIo {
             }),
         log: message => log.info(message),
         progress,
+        l10n: vscode.l10n,
     };
 }
 
@@ -242,7 +243,7 @@ export async function deleteManagedEnv(context: vscode.ExtensionContext): Promis
 /** One error notification, one button; the log has the details. */
 export async function showFailure(failure: EnvFailure, actions: { retry(): void; rebuild(): void }): Promise<void> {
     log.error(`server environment: ${failure.kind}: ${failure.detail}`);
-    const fix = fixIt(failure);
+    const fix = fixIt(failure, vscode.l10n);
     const pick = await vscode.window.showErrorMessage(vscode.l10n.t('Retrace: {0}', fix.message), fix.button);
     if (pick !== fix.button) {
         return;

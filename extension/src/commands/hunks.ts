@@ -37,7 +37,7 @@ async function requestHunk(rpc: Rpc, params: { checkpoint: string; path: string;
             throw err;
         }
         const message = err instanceof Error ? err.message : String(err);
-        const background: BackgroundChoice | undefined = choiceOf(await prompter().modal(message, 'Stop them and restore the hunk, restore it anyway, or cancel.', [STOP_AND_RESTORE, RESTORE_ANYWAY]));
+        const background: BackgroundChoice | undefined = choiceOf(await prompter().modal(message, vscode.l10n.t('Stop them and restore the hunk, restore it anyway, or cancel.'), [STOP_AND_RESTORE, RESTORE_ANYWAY]));
         return background === undefined ? undefined : rpc.request(METHODS.restoreHunk, { ...params, backgroundTasks: background });
     }
 }

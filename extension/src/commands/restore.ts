@@ -286,7 +286,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
     }
     const done = outcome.kind === 'applied' || outcome.kind === 'nothingToRestore';
     const conversationMoved = done && ((result?.conversationHead ?? null) !== null || outcome.mode !== 'code' || (result?.undid ?? '').includes('conversation'));
-    const r = report(outcome, 'the state before the last restore', undefined, conversationMoved);
+    const r = report(outcome, vscode.l10n.t('the state before the last restore'), undefined, conversationMoved);
     // The server says what it undid ("Undid: Restore conversation to …", "Redid: …").
     const message = done && result?.undid ? `${result.undid}.` : r.message;
     log.info(`undo last restore: ${outcome.kind} — ${message}`);

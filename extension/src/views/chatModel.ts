@@ -136,7 +136,7 @@ export class ChatTranscript {
             case 'error':
                 // A retry is progress, not a failure: shown as a notice, never in error red.
                 return e.retrying
-                    ? [this.upsert({ kind: 'notice', id: `retry:${this.items.length}`, text: `${e.message} (retrying…)` })]
+                    ? [this.upsert({ kind: 'notice', id: `retry:${this.items.length}`, text: vscode.l10n.t('{0} (retrying…)', e.message) })]
                     : [this.upsert({ kind: 'error', id: `error:${this.items.length}`, text: e.message })];
             case 'turnFinished': {
                 this.running = false;
@@ -151,7 +151,7 @@ export class ChatTranscript {
                     changed.push(this.upsert({ ...prompt, failed: e.stopReason }));
                 }
                 if (e.stopReason === 'cancelled') {
-                    changed.push(this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: 'Cancelled.' }));
+                    changed.push(this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: vscode.l10n.t('Cancelled.') }));
                 }
                 const usage = this.turnUsage.get(e.turnId ?? '');
                 if (usage !== undefined) {
@@ -225,7 +225,7 @@ export class ChatTranscript {
                     }
                     this.items.push(
                         m.kind === 'summary'
-                            ? { kind: 'notice', id, text: `Summary: ${text}` }
+                            ? { kind: 'notice', id, text: vscode.l10n.t('Summary: {0}', text) }
                             : m.role === 'user'
                               ? { kind: 'user', id, text, ...(m.kind === 'prompt' && j === lastText(m.content) ? { ...withAttachments(m.attachments), prompt: m.id } : {}) }
                               : { kind: 'assistant', id, text },

@@ -18,9 +18,11 @@ import { ChatTranscript } from './chatModel';
 import { LOG_CSS } from './chatLogStyle';
 import { ReviewDocuments, reviewView } from './permissionReview';
 import { ContextFeed } from '../context/contextFeed';
-import { COMPOSER_CSS, COMPOSER_HTML } from '../webview/composerView';
+import { COMPOSER_CSS, composerHtml } from '../webview/composerView';
 import { failedPromptRef } from '../webview/composerModel';
 import { webviewHtml } from './webviewPage';
+import { webviewText } from './webviewStrings';
+import { escapeHtml } from '../webview/strings';
 
 /** Chat items sent to the webview at first, and added per "Show earlier messages". */
 export const CHAT_PAGE = 200;
@@ -130,19 +132,23 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     private html(webview: vscode.Webview, script: vscode.Uri): string {
+        const text = webviewText();
+        const h = (s: string): string => escapeHtml(s);
         return webviewHtml(webview, {
-            title: 'Retrace Chat',
+            title: text.chatTitle,
+            text,
+            lang: vscode.env.language,
             css: `${CSS}${LOG_CSS}${COMPOSER_CSS}${PROMPT_ACTIONS_CSS}`,
             script,
             body: `<div id="banner" role="note"></div>
 <div id="status" role="status"></div>
-<div id="log" role="log" aria-live="off" aria-label="Conversation"></div>
+<div id="log" role="log" aria-live="off" aria-label="${h(text.conversation)}"></div>
 <form id="form">
-  ${COMPOSER_HTML}
-  <textarea id="prompt" rows="3" placeholder="Ask the agent… (Enter to send, Shift+Enter for a new line, ↑/↓ for history)" aria-label="Prompt"></textarea>
+  ${composerHtml(text)}
+  <textarea id="prompt" rows="3" placeholder="${h(text.promptPlaceholder)}" aria-label="${h(text.prompt)}"></textarea>
   <div class="row">
-    <button id="send" type="submit">Send</button>
-    <button id="cancel" type="button" class="secondary" disabled>Cancel</button>
+    <button id="send" type="submit">${h(text.send)}</button>
+    <button id="cancel" type="button" class="secondary" disabled>${h(text.cancel)}</button>
   </div>
 </form>`,
         });
@@ -150,7 +156,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
     /** The banner for the server's model mode and the workspace's trust (none when live and trusted). */
     get banner(): ReturnType<typeof chatBanner> {
-        return chatBanner(this.ctx.modelMode, vscode.workspace.isTrusted);
+        return chatBanner(this.ctx.modelMode, vscode.workspace.isTrusted, webviewText());
     }
 
     private postBanner(): void {

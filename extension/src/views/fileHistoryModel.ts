@@ -139,8 +139,8 @@ export function diffWithCurrent(path: string, version: FileVersion, currentExist
     return {
         file: change(path, currentExists ? 'modified' : 'deleted'),
         left: { id: version.checkpointId, label },
-        right: { id: 'current', label: 'current' },
-        title: `Retrace: ${path} (${label} ↔ current)`,
+        right: { id: 'current', label: vscode.l10n.t('current') },
+        title: vscode.l10n.t('Retrace: {0} ({1} ↔ current)', path, label),
     };
 }
 
@@ -157,7 +157,7 @@ export function diffWithPrevious(path: string, version: FileVersion): DiffReques
             : change(path, version.renamedFrom !== null ? 'renamed' : 'modified', version.renamedFrom);
     return {
         file,
-        left: { id: version.parentId, label: 'before' },
+        left: { id: version.parentId, label: vscode.l10n.t('before') },
         right: { id: version.checkpointId, label },
         title: vscode.l10n.t('Retrace: {0} (before ↔ {1})', path, label),
     };

@@ -13,6 +13,8 @@ import { errorMessage, log } from '../logging';
 import { isHealthWebviewMessage, type HealthHostMessage, type HealthWebviewMessage } from '../webview/healthModel';
 import { openRetentionSettings, runGarbageCollection } from '../commands/health';
 import { webviewHtml } from './webviewPage';
+import { webviewText } from './webviewStrings';
+import { escapeHtml } from '../webview/strings';
 
 export const HEALTH_VIEW_TYPE = 'retrace.health';
 /** The least time between two refreshes caused by the server's notifications. */
@@ -52,7 +54,7 @@ export class HealthPanel implements vscode.Disposable {
             return;
         }
         const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
-        const panel = vscode.window.createWebviewPanel(HEALTH_VIEW_TYPE, vscode.l10n.t('Retrace Health'), vscode.ViewColumn.Active, {
+        const panel = vscode.window.createWebviewPanel(HEALTH_VIEW_TYPE, webviewText().healthTitle, vscode.ViewColumn.Active, {
             enableScripts: true,
             localResourceRoots: [dist],
             retainContextWhenHidden: true,
@@ -139,21 +141,25 @@ export class HealthPanel implements vscode.Disposable {
 }
 
 function html(webview: vscode.Webview, script: vscode.Uri): string {
+    const text = webviewText();
+    const h = (s: string): string => escapeHtml(s);
     return webviewHtml(webview, {
-        title: 'Retrace Health',
+        title: text.healthTitle,
+        text,
+        lang: vscode.env.language,
         css: CSS,
         script,
         body: `<header>
-  <h1>Retrace health</h1>
+  <h1>${h(text.healthHeading)}</h1>
   <span id="status" role="status" aria-live="polite"></span>
-  <button id="refresh" type="button" class="secondary">Refresh</button>
+  <button id="refresh" type="button" class="secondary">${h(text.refresh)}</button>
 </header>
 <div id="banner" role="alert" hidden></div>
 <div id="empty" class="empty" hidden>
-  <p class="empty-title">No checkpoints yet</p>
-  <p>Health shows up here once the agent has made a checkpoint: storage against its budget, how fast checkpoints and restores are, and why you restored.</p>
+  <p class="empty-title">${h(text.noCheckpointsYet)}</p>
+  <p>${h(text.healthEmpty)}</p>
 </div>
-<main id="content" aria-label="Checkpoint health"></main>`,
+<main id="content" aria-label="${h(text.healthContent)}"></main>`,
     });
 }
 

@@ -244,14 +244,14 @@ function checkpointLook(node: CheckpointNode, now: number): NodeLook {
 /** A folded group's hover: its label, then its newest rows (title · gist). */
 export function groupHover(node: GroupNode, max = 12): string {
     const rows = node.children.map(c => `- ${c.row.title}${c.row.summary === '' ? '' : ` · ${c.row.summary}`}`);
-    const more = rows.length > max ? `\n… ${rows.length - max} earlier` : '';
+    const more = rows.length > max ? `\n${vscode.l10n.t('… {0} earlier', rows.length - max)}` : '';
     return `${node.label}\n\n${rows.slice(-max).join('\n')}${more}`;
 }
 
 /** A restore row's hover line about the safety capture folded into it ("" without one). */
 export function safetyNote(node: CheckpointNode): string {
     const safety = node.children.find((c): c is CheckpointNode => c.kind === 'checkpoint' && c.checkpoint.kind === 'safety');
-    return safety === undefined ? '' : `Before restoring, the workspace was saved (${safety.row.summary}): open this row to see or restore that capture.\n\n`;
+    return safety === undefined ? '' : `${vscode.l10n.t('Before restoring, the workspace was saved ({0}): open this row to see or restore that capture.', safety.row.summary)}\n\n`;
 }
 
 const GROUP_ICONS: Readonly<Record<GroupNode['group'], string>> = { repeat: 'layers', reads: 'eye', abandoned: 'git-branch' };

@@ -1,13 +1,14 @@
 /**
  * The timeline as data: the server's story tree (`retrace/timeline/tree`: sessions → turns →
  * described checkpoint rows) → tree nodes; how each node looks is `timelineLook.ts`. The server
- * decides what a row says; this module only arranges it. Pure (no `vscode` import) so the mapping
- * is unit-tested; `timelineProvider.ts` only turns these into TreeItems.
+ * decides what a row says; this module only arranges it. Pure (of `vscode` only `l10n`: session
+ * titles, relative times and filter words are translated) so the mapping is unit-tested; `timelineProvider.ts` only turns these into TreeItems.
  *
  * Node ids are stable across refreshes (derived from server ids), which keeps expansion and
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
  * target checkpoints with `viewItem == checkpoint`.
  */
+import * as vscode from 'vscode';
 import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TaskRef, TaskView, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
 import {
     childNodeId,
@@ -272,7 +273,7 @@ function folded(rows: readonly CheckpointNode[], parentId: string, fold: FoldCon
 
 function turnTitle(turn: StoryTurn): string {
     const prompt = firstLine(turn.prompt);
-    return prompt === '' ? `Turn ${turn.number}` : `${turn.number}. ${prompt}`;
+    return prompt === '' ? vscode.l10n.t('Turn {0}', turn.number) : `${turn.number}. ${prompt}`;
 }
 
 /** Build the tree. Story items stay in the server's (chronological) order. */
@@ -338,12 +339,14 @@ export function buildTimeline(tree: TimelineTreeResult, extras: TimelineExtras):
 /** A session is named by when it started, not by its first prompt (its first turn shows that). */
 export function sessionTitle(story: SessionStory): string {
     if (story.workspace) {
-        return 'Workspace history';
+        return vscode.l10n.t('Workspace history');
     }
     const started = story.session.createdAt;
-    const session = started === null ? 'Session' : `Session of ${shortDate(started)}`;
     const agent = story.session.agentTitle ?? null; // another agent's session, as the server names it
-    return agent === null ? session : `${agent}: ${started === null ? 'session' : `session of ${shortDate(started)}`}`;
+    if (agent === null) {
+        return started === null ? vscode.l10n.t('Session') : vscode.l10n.t('Session of {0}', shortDate(started));
+    }
+    return started === null ? vscode.l10n.t('{0}: session', agent) : vscode.l10n.t('{0}: session of {1}', agent, shortDate(started));
 }
 
 export function shortDate(iso: string): string {
@@ -352,8 +355,26 @@ export function shortDate(iso: string): string {
         return iso;
     }
     const pad = (n: number): string => String(n).padStart(2, '0');
-    const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-    return `${months[d.getMonth()] ?? ''} ${d.getDate()}, ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    return `${monthName(d.getMonth())} ${d.getDate()}, ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** A month's short name (0 = January), translated. */
+function monthName(month: number): string {
+    const months = [
+        vscode.l10n.t('Jan'),
+        vscode.l10n.t('Feb'),
+        vscode.l10n.t('Mar'),
+        vscode.l10n.t('Apr'),
+        vscode.l10n.t('May'),
+        vscode.l10n.t('Jun'),
+        vscode.l10n.t('Jul'),
+        vscode.l10n.t('Aug'),
+        vscode.l10n.t('Sep'),
+        vscode.l10n.t('Oct'),
+        vscode.l10n.t('Nov'),
+        vscode.l10n.t('Dec'),
+    ];
+    return months[month] ?? '';
 }
 
 /** "just now", "5 min ago", "3 h ago", "2 d ago", then the date. */
@@ -367,19 +388,20 @@ export function relativeTime(iso: string | null | undefined, now: number): strin
     }
     const s = Math.max(0, Math.round((now - then) / 1000));
     if (s < 45) {
-        return 'just now';
+        return vscode.l10n.t('just now');
     }
+    // One message per unit and number form (a translation may word "1" apart from "5").
     const minutes = Math.max(1, Math.round(s / 60));
     if (minutes < 60) {
-        return `${minutes} min ago`;
+        return minutes === 1 ? vscode.l10n.t('1 min ago') : vscode.l10n.t('{0} min ago', minutes);
     }
     const hours = Math.round(s / 3600);
     if (hours < 24) {
-        return `${hours} h ago`;
+        return hours === 1 ? vscode.l10n.t('1 h ago') : vscode.l10n.t('{0} h ago', hours);
     }
     const days = Math.round(s / 86400);
     if (days < 14) {
-        return `${days} d ago`;
+        return days === 1 ? vscode.l10n.t('1 d ago') : vscode.l10n.t('{0} d ago', days);
     }
     return shortDate(iso);
 }
@@ -502,13 +524,13 @@ export function filterDescription(filter: TimelineFilter | undefined): string {
         return '';
     }
     const parts = [
-        filter.tool ? `tool ${filter.tool}` : '',
-        filter.path ? `path “${filter.path}”` : '',
-        filter.text ? `text “${filter.text}”` : '',
-        filter.bookmarks ? 'bookmarks' : '',
+        filter.tool ? vscode.l10n.t('tool {0}', filter.tool) : '',
+        filter.path ? vscode.l10n.t('path “{0}”', filter.path) : '',
+        filter.text ? vscode.l10n.t('text “{0}”', filter.text) : '',
+        filter.bookmarks ? vscode.l10n.t('bookmarks') : '',
     ];
     const what = parts.filter(p => p !== '').join(', ');
-    return what === '' ? '' : `Filter: ${what}`;
+    return what === '' ? '' : vscode.l10n.t('Filter: {0}', what);
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { ChatItem } from './messages';
 import { plainText } from './markdown';
 import { usageSpoken } from './usageLine';
+import { fmt, S } from './strings';
 
 export interface Announcement {
     readonly politeness: 'polite' | 'assertive';
@@ -15,12 +16,12 @@ export interface Announcement {
 }
 
 const STATUS_WORD: Record<string, string> = {
-    running: 'running',
-    ok: 'done',
-    error: 'failed',
-    denied: 'denied',
-    interrupted: 'interrupted',
-    cancelled: 'cancelled',
+    running: S.statusRunning,
+    ok: S.statusOk,
+    error: S.statusError,
+    denied: S.statusDenied,
+    interrupted: S.statusInterrupted,
+    cancelled: S.statusCancelled,
 };
 
 export class Announcer {
@@ -65,11 +66,11 @@ export class Announcer {
                 break;
             }
             case 'error':
-                out.push(...this.once(key, 'assertive', `Error: ${item.text}`));
+                out.push(...this.once(key, 'assertive', fmt(S.announceError, item.text)));
                 break;
             case 'permission':
                 if (item.decision === undefined) {
-                    out.push(...this.once(key, 'assertive', `Permission needed: ${item.summary}`));
+                    out.push(...this.once(key, 'assertive', fmt(S.announcePermission, item.summary)));
                 }
                 break;
             case 'notice':

@@ -11,6 +11,7 @@ import { handleLogClicks, renderAssistant, renderUsage, showToolDiff, toolExtras
 import { Coalescer } from './throttle';
 import { attachedNode, createComposer } from './composer';
 import { promptActions } from './promptActions';
+import { fmt, S } from './strings';
 
 interface VsCodeApi {
     postMessage(message: WebviewMessage): void;
@@ -39,9 +40,9 @@ let serverAccepting = false;
 let running = false;
 
 const FAILED_NOTE: Record<string, string> = {
-    error: 'This turn failed; the prompt was not kept in the conversation.',
-    cancelled: 'Cancelled; the prompt was not kept in the conversation.',
-    interrupted: 'Interrupted (the server stopped); the prompt was not kept in the conversation.',
+    error: S.failedError,
+    cancelled: S.failedCancelled,
+    interrupted: S.failedInterrupted,
 };
 
 const STATUS_GLYPH: Record<string, string> = { running: '⟳', ok: '✓', error: '✗', denied: '⊘', interrupted: '!', cancelled: '–' };
@@ -57,8 +58,8 @@ function render(item: ChatItem): HTMLElement {
             if (item.failed !== undefined) {
                 // The prompt is not part of what the model sees any more: only a click sends it again.
                 const row = el('div', 'failed-row');
-                row.append(el('span', 'failed-note', FAILED_NOTE[item.failed] ?? `Not completed (${item.failed}).`));
-                const retry = el('button', 'secondary retry', 'Retry');
+                row.append(el('span', 'failed-note', FAILED_NOTE[item.failed] ?? fmt(S.failedOther, item.failed)));
+                const retry = el('button', 'secondary retry', S.retry);
                 retry.type = 'button';
                 retry.addEventListener('click', () => {
                     if (!send.disabled) {
@@ -90,7 +91,7 @@ function render(item: ChatItem): HTMLElement {
             const details = el('details', `msg tool tool-${item.status}`);
             const summary = el('summary', '');
             summary.append(el('span', `status-${item.status}`, `${STATUS_GLYPH[item.status] ?? '?'} `), document.createTextNode(item.summary));
-            details.append(summary, el('pre', '', item.output === '' ? (item.status === 'running' ? 'running…' : '(no output)') : item.output));
+            details.append(summary, el('pre', '', item.output === '' ? (item.status === 'running' ? S.toolRunning : S.toolNoOutput) : item.output));
             details.dataset['status'] = item.status;
             const extras = toolExtras(item, m => vscode.postMessage(m));
             if (extras === undefined) {
@@ -125,10 +126,10 @@ function render(item: ChatItem): HTMLElement {
                     b.addEventListener('click', () => vscode.postMessage({ type: 'permission', requestId: item.id, decision }));
                     return b;
                 };
-                buttons.append(choice('Allow', 'allow'), choice('Deny', 'deny', 'secondary'), choice('Always allow for this session', 'allowAlways', 'secondary'));
+                buttons.append(choice(S.allow, 'allow'), choice(S.deny, 'deny', 'secondary'), choice(S.allowAlways, 'allowAlways', 'secondary'));
                 box.append(buttons);
             } else {
-                const said = item.decision === 'allow' ? 'Allowed' : item.decision === 'deny' ? 'Denied' : 'Always allowed for this session';
+                const said = item.decision === 'allow' ? S.allowed : item.decision === 'deny' ? S.denied : S.allowedAlways;
                 box.append(el('div', 'notice', said));
             }
             return box;
@@ -193,7 +194,7 @@ function resetLog(items: readonly ChatItem[], earlier: number, scroll: 'end' | '
     nodes.clear();
     const fragment = document.createDocumentFragment();
     if (earlier > 0) {
-        const more = el('button', 'secondary earlier', `Show earlier messages (${earlier.toLocaleString()} more)`);
+        const more = el('button', 'secondary earlier', fmt(S.showEarlier, earlier.toLocaleString()));
         more.type = 'button';
         more.addEventListener('click', () => vscode.postMessage({ type: 'showEarlier' }));
         fragment.append(more);

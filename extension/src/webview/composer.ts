@@ -6,6 +6,7 @@
  */
 import { attachedLine, contextChips, editorChipLabel, insertMention, mentionQuery, removeMention, type EditorSnapshot } from './composerModel';
 import type { WebviewMessage } from './messages';
+import { fmt, S } from './strings';
 
 export interface Composer {
     /** The host's editor snapshot changed. */
@@ -62,9 +63,9 @@ export function createComposer(prompt: HTMLTextAreaElement, post: (m: WebviewMes
             label.textContent = chip.label;
             node.append(label);
             if (chip.kind === 'editor') {
-                node.title = includeEditor ? 'Sent with the next prompt' : 'Not sent with the next prompt';
+                node.title = includeEditor ? S.chipSent : S.chipNotSent;
                 node.append(
-                    button(includeEditor ? '×' : '+', includeEditor ? 'Do not attach the editor context' : 'Attach the editor context', () => {
+                    button(includeEditor ? '×' : '+', includeEditor ? S.chipDetach : S.chipAttach, () => {
                         includeEditor = !includeEditor;
                         renderChips();
                     }),
@@ -72,7 +73,7 @@ export function createComposer(prompt: HTMLTextAreaElement, post: (m: WebviewMes
             } else if (chip.path !== undefined) {
                 const path = chip.path;
                 node.append(
-                    button('×', `Remove @${path}`, () => {
+                    button('×', fmt(S.chipRemove, path), () => {
                         prompt.value = removeMention(prompt.value, path);
                         renderChips();
                     }),

@@ -4,6 +4,7 @@
  * caret, and how a chosen completion is inserted. Used by the webview (composer.ts) and by the
  * extension host (chatView.ts: the mentions it sends, the context it collects).
  */
+import { fmt, S } from './strings';
 
 export interface LineRange {
     readonly start: number;
@@ -40,12 +41,12 @@ export function editorChipLabel(s: EditorSnapshot): string {
     const name = baseName(s.path);
     const [first] = s.selections;
     if (s.selections.length > 1) {
-        return `${name} (${s.selections.length} selections)`;
+        return fmt(S.chipSelections, name, s.selections.length);
     }
     if (first !== undefined) {
-        return `${name}:${lines(first)} (selection)`;
+        return fmt(S.chipSelection, name, lines(first));
     }
-    return s.visible !== undefined ? `${name} (visible ${lines(s.visible)})` : `${name} (active file)`;
+    return s.visible !== undefined ? fmt(S.chipVisible, name, lines(s.visible)) : fmt(S.chipActiveFile, name);
 }
 
 const MENTION = /(?:^|\s)@([^\s@]+)/g;

@@ -2,9 +2,12 @@
  * The chat input's context row and `@` completion list: their markup (inserted above the prompt
  * box by chatView.ts) and styles (VS Code theme variables only). Behaviour lives in composer.ts.
  */
+import { escapeHtml, type WebviewText } from './strings';
 
-export const COMPOSER_HTML = `<div id="context-row" class="context-row" aria-label="Attached to the next prompt"></div>
-  <div id="mention-list" class="mention-list" role="listbox" aria-label="Workspace files" hidden></div>`;
+export function composerHtml(text: WebviewText): string {
+    return `<div id="context-row" class="context-row" aria-label="${escapeHtml(text.attachedRow)}"></div>
+  <div id="mention-list" class="mention-list" role="listbox" aria-label="${escapeHtml(text.workspaceFiles)}" hidden></div>`;
+}
 
 export const COMPOSER_CSS = `
 .context-row { display: flex; flex-wrap: wrap; gap: 4px; margin-bottom: 4px; }

@@ -11,6 +11,7 @@ import { BarController, BarElement, CategoryScale, Chart, Filler, Legend, Linear
 import type { HealthView, LatencyHealth } from '../client/protocol';
 import { el } from './dom';
 import { histogramChart, paletteFrom, reasonsChart, reasonsSummary, storageBanner, storageChart, timeLabel, verdict, type HealthHostMessage, type HealthWebviewMessage, type Palette } from './healthModel';
+import { fmt, S } from './strings';
 
 Chart.register(LineController, LineElement, PointElement, BarController, BarElement, CategoryScale, LinearScale, Filler, Legend, Tooltip);
 
@@ -79,16 +80,16 @@ function tile(title: string, value: string, detail: string, state: 'met' | 'miss
     return box;
 }
 
-const MARK = { met: '✓ on target', missed: '✗ off target', unknown: 'no data yet' } as const;
+const MARK = { met: S.onTarget, missed: S.offTarget, unknown: S.noDataYet } as const;
 
 function tiles(view: HealthView): HTMLElement {
     const row = el('div', 'tiles');
     const s = view.success;
-    row.append(tile('Checkpoint success', s.valueText, `${s.text} · ${MARK[verdict(s.met)]}`, verdict(s.met)));
+    row.append(tile(S.checkpointSuccess, s.valueText, `${s.text} · ${MARK[verdict(s.met)]}`, verdict(s.met)));
     for (const t of view.restore.targets) {
-        row.append(tile(`Restore ${t.quantile}`, t.valueText, `${t.targetText} · ${MARK[verdict(t.met)]}`, verdict(t.met)));
+        row.append(tile(fmt(S.restoreQuantile, t.quantile), t.valueText, `${t.targetText} · ${MARK[verdict(t.met)]}`, verdict(t.met)));
     }
-    row.append(tile('Storage', view.storage.percentText, view.storage.summary, view.storage.alert));
+    row.append(tile(S.storage, view.storage.percentText, view.storage.summary, view.storage.alert));
     return row;
 }
 
@@ -102,24 +103,24 @@ function latencyNote(latency: LatencyHealth): HTMLElement {
 
 function latencyCard(latency: LatencyHealth, color: string, p: Palette): HTMLElement {
     const rows = latency.buckets.map(b => [b.label, String(b.count)] as const);
-    return chartCard(latency.title, latency.summary, histogramChart(latency, color, p), hiddenTable(latency.title, ['Duration', 'Count'], rows), '', latencyNote(latency));
+    return chartCard(latency.title, latency.summary, histogramChart(latency, color, p), hiddenTable(latency.title, [S.duration, S.count], rows), '', latencyNote(latency));
 }
 
 function slowestCard(view: HealthView): HTMLElement {
-    const section = card('Slowest checkpoints', 'slowest');
+    const section = card(S.slowestCheckpoints, 'slowest');
     if (view.slowest.length === 0) {
-        section.append(el('p', 'note', 'No checkpoint captured yet.'));
+        section.append(el('p', 'note', S.noCheckpointCaptured));
         return section;
     }
     const table = el('table', 'rows');
     const head = el('tr', '');
-    head.append(el('th', '', 'Checkpoint'), el('th', '', 'Kind'), el('th', 'num', 'Capture time'));
+    head.append(el('th', '', S.checkpoint), el('th', '', S.kind), el('th', 'num', S.captureTime));
     table.append(head);
     for (const r of view.slowest) {
         const row = el('tr', '');
         const link = el('a', 'checkpoint-link', r.checkpointId.slice(0, 12));
         link.href = '#';
-        link.title = `Show checkpoint ${r.checkpointId} in the timeline`;
+        link.title = fmt(S.showInTimeline, r.checkpointId);
         link.dataset['checkpointId'] = r.checkpointId;
         link.addEventListener('click', e => {
             e.preventDefault();
@@ -135,7 +136,7 @@ function slowestCard(view: HealthView): HTMLElement {
 }
 
 function factsCard(view: HealthView): HTMLElement {
-    const section = card('Other numbers');
+    const section = card(S.otherNumbers);
     const list = el('dl', 'facts');
     for (const f of view.facts) {
         list.append(el('dt', '', f.label), el('dd', '', f.value));
@@ -152,10 +153,10 @@ function showBanner(view: HealthView): void {
         return;
     }
     banner.className = `banner ${b.level}`;
-    const gc = el('button', '', 'Collect garbage now');
+    const gc = el('button', '', S.collectGarbage);
     gc.type = 'button';
     gc.addEventListener('click', () => vscode.postMessage({ type: 'fix', fix: 'gc' }));
-    const settings = el('button', 'secondary', 'Retention settings');
+    const settings = el('button', 'secondary', S.retentionSettings);
     settings.type = 'button';
     settings.addEventListener('click', () => vscode.postMessage({ type: 'fix', fix: 'retention' }));
     banner.append(el('span', 'banner-text', b.text), gc, settings);
@@ -183,10 +184,10 @@ function draw(): void {
         const storageRows = s.points.map(pt => [timeLabel(pt.ts), `${(pt.bytes / (1024 * 1024)).toFixed(2)} MiB`] as const);
         const grid = el('div', 'grid');
         grid.append(
-            chartCard('Storage over time', s.summary, storageChart(view, p), hiddenTable('Storage over time', ['Time', 'Used'], storageRows), 'wide'),
+            chartCard(S.storageOverTime, s.summary, storageChart(view, p), hiddenTable(S.storageOverTime, [S.time, S.used], storageRows), 'wide'),
             latencyCard(view.capture, p.blue, p),
             latencyCard(view.restore, p.purple, p),
-            chartCard('Restores by reason', reasonsSummary(view), reasonsChart(view, p), hiddenTable('Restores by reason', ['Reason', 'Restores'], view.restoresByReason.map(r => [r.label, String(r.count)] as const))),
+            chartCard(S.restoresByReason, reasonsSummary(view), reasonsChart(view, p), hiddenTable(S.restoresByReason, [S.reason, S.restores], view.restoresByReason.map(r => [r.label, String(r.count)] as const))),
             slowestCard(view),
             factsCard(view),
         );
@@ -202,14 +203,14 @@ window.addEventListener('message', (e: MessageEvent<HealthHostMessage>) => {
     switch (m.type) {
         case 'health':
             current = m.view;
-            status.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+            status.textContent = fmt(S.updatedAt, new Date().toLocaleTimeString());
             draw();
             return;
         case 'loading':
-            status.textContent = 'Updating…';
+            status.textContent = S.updating;
             return;
         case 'error':
-            status.textContent = `Could not update: ${m.message}`;
+            status.textContent = fmt(S.couldNotUpdate, m.message);
             return;
     }
 });

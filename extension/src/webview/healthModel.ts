@@ -7,6 +7,7 @@
  */
 import type { ChartConfiguration } from 'chart.js';
 import type { HealthView, LatencyHealth } from '../client/protocol';
+import { fmt, S } from './strings';
 
 /** Extension → webview. */
 export type HealthHostMessage = { readonly type: 'health'; readonly view: HealthView } | { readonly type: 'error'; readonly message: string } | { readonly type: 'loading' };
@@ -147,7 +148,7 @@ export function storageChart(view: HealthView, p: Palette): ChartConfiguration<'
     });
     const datasets = [
         {
-            label: 'Used',
+            label: S.used,
             data: s.points.map(pt => pt.bytes / MIB),
             borderColor: p.blue,
             backgroundColor: withAlpha(p.blue, 0.18),
@@ -156,12 +157,12 @@ export function storageChart(view: HealthView, p: Palette): ChartConfiguration<'
             fill: 'origin' as const,
         },
     ];
-    const limits = s.budgetBytes > 0 ? [line('Budget', s.budgetBytes, p.red, [6, 4]), line('90 % (urgent)', s.urgentBytes, p.orange, [4, 4]), line('80 % (warning)', s.warningBytes, p.yellow, [2, 3])] : [];
+    const limits = s.budgetBytes > 0 ? [line(S.budget, s.budgetBytes, p.red, [6, 4]), line(S.urgentLine, s.urgentBytes, p.orange, [4, 4]), line(S.warningLine, s.warningBytes, p.yellow, [2, 3])] : [];
     const opts = common(p, s.summary);
     return {
         type: 'line',
         data: { labels, datasets: [...datasets, ...limits] },
-        options: { ...opts, scales: { x: axis(p, ''), y: { ...axis(p, 'MiB'), beginAtZero: true } } },
+        options: { ...opts, scales: { x: axis(p, ''), y: { ...axis(p, S.mib), beginAtZero: true } } },
     };
 }
 
@@ -172,24 +173,24 @@ export function histogramChart(latency: LatencyHealth, color: string, p: Palette
         type: 'bar',
         data: {
             labels: latency.buckets.map(b => b.label),
-            datasets: [{ label: 'Count', data: latency.buckets.map(b => b.count), backgroundColor: withAlpha(color, 0.75), borderColor: color, borderWidth: 1 }],
+            datasets: [{ label: S.count, data: latency.buckets.map(b => b.count), backgroundColor: withAlpha(color, 0.75), borderColor: color, borderWidth: 1 }],
         },
-        options: { ...opts, plugins: { ...opts.plugins, legend: { display: false } }, scales: { x: axis(p, 'duration'), y: { ...axis(p, 'count'), beginAtZero: true, ticks: { ...(axis(p, '')['ticks'] as object), precision: 0 } } } },
+        options: { ...opts, plugins: { ...opts.plugins, legend: { display: false } }, scales: { x: axis(p, S.axisDuration), y: { ...axis(p, S.axisCount), beginAtZero: true, ticks: { ...(axis(p, '')['ticks'] as object), precision: 0 } } } },
     };
 }
 
 /** Restores by reason: horizontal bars in the server's order. */
 export function reasonsChart(view: HealthView, p: Palette): ChartConfiguration<'bar'> {
     const rows = view.restoresByReason;
-    const opts = common(p, 'Restores by reason');
+    const opts = common(p, S.restoresByReason);
     return {
         type: 'bar',
-        data: { labels: rows.map(r => r.label), datasets: [{ label: 'Restores', data: rows.map(r => r.count), backgroundColor: withAlpha(p.orange, 0.75), borderColor: p.orange, borderWidth: 1 }] },
+        data: { labels: rows.map(r => r.label), datasets: [{ label: S.restores, data: rows.map(r => r.count), backgroundColor: withAlpha(p.orange, 0.75), borderColor: p.orange, borderWidth: 1 }] },
         options: {
             ...opts,
             indexAxis: 'y',
             plugins: { ...opts.plugins, legend: { display: false } },
-            scales: { x: { ...axis(p, 'restores'), beginAtZero: true, ticks: { ...(axis(p, '')['ticks'] as object), precision: 0 } }, y: axis(p, '') },
+            scales: { x: { ...axis(p, S.axisRestores), beginAtZero: true, ticks: { ...(axis(p, '')['ticks'] as object), precision: 0 } }, y: axis(p, '') },
         },
     };
 }
@@ -197,7 +198,7 @@ export function reasonsChart(view: HealthView, p: Palette): ChartConfiguration<'
 /** What the reasons chart says in words (its aria-label, after the chart's title). */
 export function reasonsSummary(view: HealthView): string {
     const given = view.restoresByReason.filter(r => r.count > 0);
-    return given.length === 0 ? 'no restore yet' : given.map(r => `${r.label} ${r.count}`).join(', ');
+    return given.length === 0 ? S.noRestoreYet : given.map(r => `${r.label} ${r.count}`).join(', ');
 }
 
 export type Verdict = 'met' | 'missed' | 'unknown';
@@ -212,6 +213,6 @@ export function storageBanner(view: HealthView): { readonly level: 'warning' | '
     if (s.alert === 'ok') {
         return undefined;
     }
-    const head = s.alert === 'urgent' ? 'Checkpoint storage is almost full' : 'Checkpoint storage is filling up';
-    return { level: s.alert, text: `${head}: ${s.summary}.` };
+    const head = s.alert === 'urgent' ? S.storageAlmostFull : S.storageFillingUp;
+    return { level: s.alert, text: fmt(S.storageBanner, head, s.summary) };
 }

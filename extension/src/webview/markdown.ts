@@ -12,6 +12,7 @@
  */
 import MarkdownIt from 'markdown-it';
 import { isAllowedLink } from './logMessages';
+import { fmt, S } from './strings';
 
 type Renderer = MarkdownIt['renderer'];
 type RenderRule = NonNullable<Renderer['rules']['fence']>;
@@ -29,12 +30,12 @@ function languageOf(info: string): string {
 }
 
 function codeBlock(code: string, language: string): string {
-    const label = language === '' ? 'code' : language;
+    const label = language === '' ? S.codeLabel : language;
     const cls = language === '' ? '' : ` class="language-${escape(language)}"`;
     return (
         '<div class="code-block">' +
         `<div class="code-head"><span class="code-lang">${escape(label)}</span>` +
-        `<button type="button" class="code-copy" aria-label="Copy ${escape(label)} code">Copy</button></div>` +
+        `<button type="button" class="code-copy" aria-label="${escape(fmt(S.copyCode, label))}">${escape(S.copy)}</button></div>` +
         `<pre><code${cls}>${escape(code)}</code></pre></div>\n`
     );
 }
@@ -52,7 +53,7 @@ md.renderer.rules.code_block = (tokens, idx) => {
 md.renderer.rules.image = (tokens, idx) => {
     const token = tokens[idx];
     const alt = token?.children?.map(c => c.content).join('') ?? '';
-    return `<span class="image-placeholder">[image${alt === '' ? '' : `: ${escape(alt)}`}]</span>`;
+    return `<span class="image-placeholder">${escape(alt === '' ? S.image : fmt(S.imageAlt, alt))}</span>`;
 };
 
 // Links open through the extension: the webview intercepts the click (no navigation); the title
@@ -95,7 +96,7 @@ export function plainText(text: string): string {
         if (token.type === 'inline') {
             out.push((token.children ?? []).map(c => (c.type === 'softbreak' || c.type === 'hardbreak' ? ' ' : c.content)).join(''));
         } else if (token.type === 'fence' || token.type === 'code_block') {
-            out.push(`Code block${languageOf(token.info) === '' ? '' : ` (${languageOf(token.info)})`}.`);
+            out.push(languageOf(token.info) === '' ? S.codeBlockSpoken : fmt(S.codeBlockSpokenLanguage, languageOf(token.info)));
         }
     }
     return out

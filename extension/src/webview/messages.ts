@@ -6,6 +6,7 @@
 import { isLogWebviewMessage, type LogHostMessage, type LogWebviewMessage, type UsageItem } from './logMessages';
 import type { EditorSnapshot } from './composerModel';
 import { isRestoreWebviewMessage, type RestoreHostMessage, type RestoreWebviewMessage } from './restoreMessages';
+import { WEBVIEW_TEXT, type WebviewText } from './strings';
 
 export type ToolStatus = 'running' | 'ok' | 'error' | 'denied' | 'interrupted' | 'cancelled';
 export type Decision = 'allow' | 'deny' | 'allowAlways';
@@ -63,24 +64,24 @@ export interface Banner {
 export type ModelModeName = 'live' | 'demo' | 'noKey';
 
 /** The banner for a model mode (undefined: not known yet) and workspace trust; null for none. */
-export function chatBanner(mode: ModelModeName | undefined, trusted: boolean): Banner | null {
+export function chatBanner(mode: ModelModeName | undefined, trusted: boolean, text: WebviewText = WEBVIEW_TEXT): Banner | null {
     if (!trusted) {
         return {
             kind: 'untrusted',
-            text: 'This workspace is not trusted: Retrace only shows its timeline. The agent does not run and nothing is restored until you trust the folder.',
-            actions: [{ label: 'Manage Workspace Trust', command: 'workbench.trust.manage' }],
+            text: text.bannerUntrusted,
+            actions: [{ label: text.bannerManageTrust, command: 'workbench.trust.manage' }],
         };
     }
     if (mode === 'demo') {
-        return { kind: 'demo', text: 'Demo: the answers are scripted; nothing here is your project.', actions: [{ label: 'Set API Key', command: 'retrace.setApiKey' }] };
+        return { kind: 'demo', text: text.bannerDemo, actions: [{ label: text.bannerSetKey, command: 'retrace.setApiKey' }] };
     }
     if (mode === 'noKey') {
         return {
             kind: 'noKey',
-            text: 'No Anthropic API key: set one to run the agent in this folder, or try the demo on a sample project (nothing of yours is touched).',
+            text: text.bannerNoKey,
             actions: [
-                { label: 'Set API Key', command: 'retrace.setApiKey' },
-                { label: 'Try the Demo', command: 'retrace.tryDemo' },
+                { label: text.bannerSetKey, command: 'retrace.setApiKey' },
+                { label: text.bannerTryDemo, command: 'retrace.tryDemo' },
             ],
         };
     }

@@ -4,6 +4,7 @@
  * this never shortens anything itself, and a cut is always visible with a way to see everything.
  */
 import type { CommandPartView, PermissionItem } from './messages';
+import { fmt, S } from './strings';
 
 /** One line of a split command: its spans (kind → how it is highlighted) and the operator ending it. */
 export interface CommandLine {
@@ -46,12 +47,12 @@ export function permissionView(item: PermissionItem): PermissionView {
     const review = item.review;
     if (review === undefined) {
         // A prompt without review details (an older server): say so rather than imply completeness.
-        return { heading: `Allow ${item.tool}?`, body: item.summary, marker: undefined, showAll: false, notice: undefined, lines: undefined };
+        return { heading: fmt(S.permissionHeading, item.tool), body: item.summary, marker: undefined, showAll: false, notice: undefined, lines: undefined };
     }
     return {
-        heading: `Allow ${item.tool}? ${review.title}`,
+        heading: fmt(S.permissionHeadingTitled, item.tool, review.title),
         body: review.preview,
-        marker: review.truncated ? (review.marker ?? 'The text is cut here — Show all') : undefined,
+        marker: review.truncated ? (review.marker ?? S.permissionCut) : undefined,
         showAll: review.truncated,
         notice: review.notice ?? undefined,
         lines: review.parts ? review.parts.map((p, i, all) => commandLine(p, i, all.length)) : undefined,

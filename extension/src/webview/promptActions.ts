@@ -7,6 +7,7 @@
  */
 import { el } from './dom';
 import type { ChatPromptPoint, ChatRestoreMode, RestoreWebviewMessage } from './restoreMessages';
+import { fmt, S } from './strings';
 
 type Post = (m: RestoreWebviewMessage) => void;
 
@@ -17,16 +18,16 @@ interface Choice {
 }
 
 const PROMPT_CHOICES: readonly Choice[] = [
-    { label: 'Code and conversation before this prompt', mode: 'both', point: 'before' },
-    { label: 'Code only, before this prompt', mode: 'code', point: 'before' },
-    { label: 'Conversation only, before this prompt', mode: 'conversation', point: 'before' },
-    { label: 'Code and conversation at the end of this turn', mode: 'both', point: 'end' },
+    { label: S.choiceBothBefore, mode: 'both', point: 'before' },
+    { label: S.choiceCodeBefore, mode: 'code', point: 'before' },
+    { label: S.choiceConversationBefore, mode: 'conversation', point: 'before' },
+    { label: S.choiceBothEnd, mode: 'both', point: 'end' },
 ];
 
 const CHECKPOINT_CHOICES: readonly Choice[] = [
-    { label: 'Code and conversation to this checkpoint', mode: 'both', point: 'end' },
-    { label: 'Code only', mode: 'code', point: 'end' },
-    { label: 'Conversation only', mode: 'conversation', point: 'end' },
+    { label: S.choiceBothCheckpoint, mode: 'both', point: 'end' },
+    { label: S.choiceCode, mode: 'code', point: 'end' },
+    { label: S.choiceConversation, mode: 'conversation', point: 'end' },
 ];
 
 /** A disclosure menu (no popup, no focus theft): its choices show under it when opened. */
@@ -57,11 +58,11 @@ function editInPlace(box: HTMLElement, prompt: string, text: string, post: Post,
     const area = el('textarea', 'edit-prompt');
     area.value = text;
     area.rows = Math.min(10, Math.max(2, text.split('\n').length));
-    area.setAttribute('aria-label', 'Edit the prompt');
+    area.setAttribute('aria-label', S.editPrompt);
     const row = el('div', 'edit-row');
-    const send = el('button', 'edit-send', 'Send');
+    const send = el('button', 'edit-send', S.send);
     send.type = 'button';
-    const cancel = el('button', 'secondary edit-cancel', 'Cancel');
+    const cancel = el('button', 'secondary edit-cancel', S.cancel);
     cancel.type = 'button';
     const restore = (): void => box.replaceChildren(...saved);
     send.addEventListener('click', () => {
@@ -91,9 +92,9 @@ function editInPlace(box: HTMLElement, prompt: string, text: string, post: Post,
 export function promptActions(box: HTMLElement, prompt: string, text: string, post: Post, busy: () => boolean, sent: () => void): HTMLElement {
     const row = el('div', 'prompt-actions');
     row.append(
-        menu('Restore…', `Restore to before this prompt: ${text.slice(0, 60)}`, PROMPT_CHOICES, c => post({ type: 'restorePrompt', prompt, text, point: c.point, mode: c.mode })),
+        menu(S.restoreMenu, fmt(S.restorePromptLabel, text.slice(0, 60)), PROMPT_CHOICES, c => post({ type: 'restorePrompt', prompt, text, point: c.point, mode: c.mode })),
     );
-    const edit = el('button', 'link edit-resend', 'Edit and resend');
+    const edit = el('button', 'link edit-resend', S.editResend);
     edit.type = 'button';
     edit.addEventListener('click', () => editInPlace(box, prompt, text, post, busy, sent));
     row.append(edit);
@@ -102,5 +103,5 @@ export function promptActions(box: HTMLElement, prompt: string, text: string, po
 
 /** "Restore…" beside a tool call's checkpoint link. */
 export function checkpointRestore(checkpoint: string, summary: string, post: Post): HTMLElement {
-    return menu('Restore…', `Restore checkpoint ${checkpoint.slice(0, 8)} (${summary})`, CHECKPOINT_CHOICES, c => post({ type: 'restoreCheckpoint', checkpoint, mode: c.mode }));
+    return menu(S.restoreMenu, fmt(S.restoreCheckpointLabel, checkpoint.slice(0, 8), summary), CHECKPOINT_CHOICES, c => post({ type: 'restoreCheckpoint', checkpoint, mode: c.mode }));
 }

@@ -11,6 +11,7 @@ import { isAllowedLink, renderMarkdown } from './markdown';
 import type { ChatItem, HostMessage, WebviewMessage } from './messages';
 import { usageLine, usageSpoken } from './usageLine';
 import { checkpointRestore } from './promptActions';
+import { fmt, S } from './strings';
 
 type Post = (m: WebviewMessage) => void;
 type ToolItem = Extract<ChatItem, { kind: 'tool' }>;
@@ -64,9 +65,9 @@ export function toolExtras(item: ToolItem, post: Post): HTMLElement | undefined 
     if (known !== undefined) {
         fillDiff(body, known);
     } else {
-        body.textContent = 'loading…';
+        body.textContent = S.loading;
     }
-    changes.append(el('summary', '', 'Changes'), body);
+    changes.append(el('summary', '', S.changes), body);
     changes.open = openDiffs.has(item.id);
     changes.addEventListener('toggle', () => {
         if (changes.open) {
@@ -78,9 +79,9 @@ export function toolExtras(item: ToolItem, post: Post): HTMLElement | undefined 
             openDiffs.delete(item.id);
         }
     });
-    const link = el('button', 'link checkpoint-link', `Checkpoint ${checkpoint.slice(0, 8)}`);
+    const link = el('button', 'link checkpoint-link', fmt(S.checkpointLink, checkpoint.slice(0, 8)));
     link.type = 'button';
-    link.setAttribute('aria-label', `Open the changes of checkpoint ${checkpoint.slice(0, 8)} (${item.summary})`);
+    link.setAttribute('aria-label', fmt(S.checkpointLinkLabel, checkpoint.slice(0, 8), item.summary));
     link.addEventListener('click', () => post({ type: 'openCheckpoint', checkpoint }));
     box.append(changes, link, checkpointRestore(checkpoint, item.summary, post));
     return box;
@@ -103,10 +104,10 @@ async function copy(button: HTMLButtonElement, text: string, post: Post): Promis
     } catch {
         post({ type: 'copy', text }); // the webview's clipboard refused: the extension copies
     }
-    button.textContent = 'Copied';
+    button.textContent = S.copied;
     button.dataset['copied'] = 'true';
     setTimeout(() => {
-        button.textContent = 'Copy';
+        button.textContent = S.copy;
         delete button.dataset['copied'];
     }, 1500);
 }

@@ -3,6 +3,7 @@
  * $0.012`. The numbers are the server's (`usage` events' `turn`, the conversation's `turnUsage`);
  * this only words them. Pure. "in" counts every input token (uncached, cache writes, cache reads).
  */
+import { fmt, S } from './strings';
 export interface TurnUsage {
     readonly inputTokens: number;
     readonly outputTokens: number;
@@ -39,12 +40,13 @@ export function compactCost(usd: number): string {
 
 export function usageLine(u: TurnUsage): string {
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
-    const cached = u.cacheReadInputTokens > 0 ? ` (${compactCount(u.cacheReadInputTokens)} cached)` : '';
-    return `${compactCount(input)} in${cached} · ${compactCount(u.outputTokens)} out · ${compactCost(u.costUsd)}`;
+    return u.cacheReadInputTokens > 0
+        ? fmt(S.usageLineCached, compactCount(input), compactCount(u.cacheReadInputTokens), compactCount(u.outputTokens), compactCost(u.costUsd))
+        : fmt(S.usageLine, compactCount(input), compactCount(u.outputTokens), compactCost(u.costUsd));
 }
 
 /** What a screen reader hears for it (no abbreviations). */
 export function usageSpoken(u: TurnUsage): string {
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
-    return `Turn used ${input.toLocaleString('en-US')} input tokens, ${u.cacheReadInputTokens.toLocaleString('en-US')} of them cached, and ${u.outputTokens.toLocaleString('en-US')} output tokens; cost ${compactCost(u.costUsd)}.`;
+    return fmt(S.usageSpoken, input.toLocaleString('en-US'), u.cacheReadInputTokens.toLocaleString('en-US'), u.outputTokens.toLocaleString('en-US'), compactCost(u.costUsd));
 }
