@@ -108,3 +108,13 @@ def test_the_same_folder_on_another_machine_opens_it(tmp_path: Path, s3: S3Serve
     folder_service(one, "shared/web", "web").push()
     report = folder_service(two, "shared/web", "web").open("s-web")
     assert report.checkpoints >= 1
+
+
+def test_a_store_told_its_folder_pushes_its_card_again(tmp_path: Path, s3: S3Server) -> None:
+    api, web = Machine.make(tmp_path, s3, "api"), Machine.make(tmp_path, s3, "web")
+    record(api, "s-api", "api one\n")
+    folder_service(api, "shared", None).push()  # a card that names no folder
+    svc_api = folder_service(api, "shared", "api")  # the workspace got a second folder
+    svc_api.push()
+    with pytest.raises(RemoteError, match=r"folder 'api', not this folder 'web'"):
+        folder_service(web, "shared", "web").open("s-api")

@@ -17,7 +17,8 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 
 from retrace.camel import validation_message
-from retrace.lsp.startup import agent_settings, remote_settings
+from retrace.lsp import folder_remotes
+from retrace.lsp.startup import agent_settings
 from retrace.protocol.models import ServerSettings, SettingsUpdateResult
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
     if services is not None:
         base_url = services.fake_model_url
         services.agent.update_settings(agent_settings(settings, base_url, trusted=server.trusted))
-    if server.remote is not None and previous.remote != settings.remote:
-        await asyncio.to_thread(server.remote.apply, remote_settings(server, settings))
+    if previous.remote != settings.remote:
+        await folder_remotes.apply_all(server, settings)
     if previous.metrics != settings.metrics or previous.retention != settings.retention:
         server.metrics.apply_port()
         await server.metrics.check()

@@ -42,10 +42,12 @@ def slug(name: str) -> str:
 
 @dataclass(frozen=True)
 class FolderName:
-    """A folder's remote workspace name, or why it has none (``error``)."""
+    """A folder's remote workspace name, or why it has none (``error``); ``folder``: its name for
+    the store card (only when the workspace has several folders)."""
 
     name: str | None
     error: str | None = None
+    folder: str | None = None
 
 
 def folder_workspace_names(explicit: str | None, folders: Sequence[tuple[str, str]]) -> list[FolderName]:
@@ -53,6 +55,7 @@ def folder_workspace_names(explicit: str | None, folders: Sequence[tuple[str, st
     folder's remote name, in the same order (see the module docstring)."""
     out: list[FolderName] = []
     taken: dict[str, str] = {}
+    several = len(folders) > 1
     for i, (name, dirname) in enumerate(folders):
         if i == 0:
             derived = explicit or slug(dirname)
@@ -68,7 +71,7 @@ def folder_workspace_names(explicit: str | None, folders: Sequence[tuple[str, st
             out.append(FolderName(None, reason))
             continue
         taken[derived] = name
-        out.append(FolderName(derived))
+        out.append(FolderName(derived, folder=name if several else None))
     return out
 
 

@@ -133,6 +133,12 @@ class RemoteService:
             # Another bucket, prefix or key: what was pushed to the old place says nothing here.
             shutil.rmtree(self.layout.remote / name, ignore_errors=True)
         save_remotes(self.layout, [r for r in remotes if r.name != name] + [new])
+        if old is not None and old.folder != new.folder and self._paths(new).state.exists():
+            # The store card names the folder: pushed again with the next push.
+            paths = self._paths(new)
+            state = paths.load_state()
+            state.store_card = False
+            paths.save_state(state)
         return new
 
     def remove(self, name: str) -> None:
