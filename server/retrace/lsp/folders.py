@@ -35,7 +35,7 @@ from pygls.uris import to_fs_path
 from retrace.engine.errors import RetraceError
 from retrace.engine.folders import Folder, FolderRouter
 from retrace.engine.workspace import EscapeError, normalize_rel
-from retrace.lsp import folder_remotes
+from retrace.lsp import folder_remotes, folder_settings
 from retrace.lsp.rpc import FOLDER
 
 if TYPE_CHECKING:
@@ -205,6 +205,7 @@ class Folders:
             raise RetraceError(f"{folder.root} was removed from the workspace while it opened")
         server.folder_remotes[folder.root] = remote
         remote.start()
+        folder_settings.start_cleanup(server, folder.root, services)
         relay = _listen(server, services, folder.root)
         if relay is not None:
             server.folder_relays[folder.root] = relay
@@ -313,6 +314,7 @@ async def _close(server: RetraceServer, root: str, task: asyncio.Future[Services
     services = task.result()
     # The relay first: no relayed call reaches an engine that let go.
     relay.stop(server.folder_relays.pop(root, None))
+    await folder_settings.stop_cleanup(server, root)
     await asyncio.to_thread(folder_remotes.stop, server, root, SHUTDOWN_WAIT_S)
     try:
         await stop_agent(services)

@@ -135,6 +135,8 @@ class RetraceServer(LanguageServer):
         """The services of every workspace folder but the first, by root (:mod:`retrace.lsp.folders`)."""
         self.folder_relays: dict[str, RelayServer] = {}
         """Their command-line relays, by root."""
+        self.folder_cleanups: dict[str, asyncio.Task[None]] = {}
+        """Their automatic cleanup, by root (:mod:`retrace.lsp.folder_settings`)."""
         self.folder_remotes: dict[str, RemoteSync] = {}
         """Their remote sync, by root (:mod:`retrace.lsp.folder_remotes`)."""
         self.workspace_folders: tuple[Folder, ...] = ()

@@ -223,6 +223,9 @@ def close_other_folders(server: RetraceServer) -> None:
     server.folder_relays.clear()
     for root in list(server.folder_remotes):
         folder_remotes.stop(server, root, 0.0)
+    for cleanup in server.folder_cleanups.values():
+        cleanup.cancel()
+    server.folder_cleanups.clear()
     tasks = list(server.folder_services.values())
     server.folder_services.clear()
     for task in tasks:
