@@ -127,5 +127,7 @@ async def test_each_folder_syncs_under_its_own_prefix_and_refuses_the_others_ses
     assert not (api_store / "sessions" / victim).exists()
     config = json.loads((api_store / "remote.json").read_text("utf-8"))
     assert {r["name"]: r.get("folder") for r in config["remotes"]} == {"origin": "api", "other": "api"}
+    first = json.loads((home.store_home(web) / "remote.json").read_text("utf-8"))
+    assert [(r["workspaceName"], r.get("folder")) for r in first["remotes"]] == [("shared", "web")]
     timeline = await editor.request("retrace/timeline/get", {"folder": str(api)})
     assert victim not in {c.get("sessionId") for c in timeline["checkpoints"]}

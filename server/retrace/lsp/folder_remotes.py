@@ -54,7 +54,10 @@ def first_identity(server: RetraceServer, settings: ServerSettings) -> FolderNam
     listed = server.workspace_folders
     if len(listed) < 2:
         return None
-    return identities(server, settings).get(listed[0].root)
+    first = identities(server, settings)[listed[0].root]
+    # Its remote name stays the one it always had (the settings', else the one configured):
+    # only the folder is recorded.
+    return FolderName(None, first.error, first.folder)
 
 
 def prepare(server: RetraceServer, folder: Folder, store: Path, settings: ServerSettings) -> RemoteSync:
@@ -73,26 +76,32 @@ def prepare(server: RetraceServer, folder: Folder, store: Path, settings: Server
             finally:
                 FOLDER.reset(token)
 
+    missing = FolderName(None, f"folder {folder.name!r} is not open")
     return RemoteSync.prepare(
         store,
         Path(folder.root),
         remote_settings(server, settings),
         lambda _view: None,
         changed,
-        identity=identity or FolderName(None, f"folder {folder.name!r} is not open"),
+        identity=identity if identity is not None else missing,
     )
 
 
 async def apply_all(server: RetraceServer, settings: ServerSettings) -> None:
-    """New remote settings reach every folder's remote (each with its name recomputed)."""
+    """New remote settings, or new folders, reach every folder's remote (each with its name
+    recomputed: the first folder's store records its folder once a second folder is open)."""
     remote = remote_settings(server, settings)
     names = identities(server, settings)
-    if server.remote is not None:
-        await asyncio.to_thread(server.remote.apply, remote, first_identity(server, settings))
-    for root, sync in list(server.folder_remotes.items()):
-        identity = names.get(root)
-        if identity is not None:
-            await asyncio.to_thread(sync.apply, remote, identity)
+    token = FOLDER.set(None)  # the first folder's progress is the first folder's, whoever asks
+    try:
+        if server.remote is not None:
+            await asyncio.to_thread(server.remote.apply, remote, first_identity(server, settings))
+        for root, sync in list(server.folder_remotes.items()):
+            identity = names.get(root)
+            if identity is not None:
+                await asyncio.to_thread(sync.apply, remote, identity)
+    finally:
+        FOLDER.reset(token)
 
 
 def current(server: RetraceServer) -> RemoteSync | None:

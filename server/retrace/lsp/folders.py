@@ -205,6 +205,7 @@ class Folders:
             raise RetraceError(f"{folder.root} was removed from the workspace while it opened")
         server.folder_remotes[folder.root] = remote
         remote.start()
+        await folder_remotes.apply_all(server, settings)  # the first folder records its name now
         folder_settings.start_cleanup(server, folder.root, services)
         relay = _listen(server, services, folder.root)
         if relay is not None:

@@ -128,9 +128,10 @@ class RemoteSync:
         remotes = {c.name: c for c in self._stamped()}
         if settings.url:
             ident = self.identity
-            if ident is not None and ident.name is None:
-                raise RemoteError(ident.error or "this folder has no remote name")
-            name = ident.name if ident is not None else settings.workspace_name
+            if ident is not None and ident.error is not None:
+                raise RemoteError(ident.error)
+            # No name of its own (a single folder, the first folder): the settings', as ever.
+            name = ident.name if ident is not None and ident.name else settings.workspace_name
             folder = ident.folder if ident is not None else None
             current = remotes.get(settings.name)
             if current is None or not _same(current, settings, name or self.service.workspace.name, folder):
