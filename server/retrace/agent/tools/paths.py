@@ -123,7 +123,7 @@ def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Pa
     if ctx.folders:
         there, path, folder = _place(ctx, raw)
         if folder is not None:
-            raise ToolError(f"{raw} is in another workspace folder; searches and commands run in the first")
+            raise ToolError(f"{raw} is in another workspace folder; refused here")
         return _resolve_here(there, path, allow_root=allow_root)
     return _resolve_here(ctx, raw, allow_root=allow_root)
 
