@@ -118,3 +118,16 @@ def test_a_store_told_its_folder_pushes_its_card_again(tmp_path: Path, s3: S3Ser
     svc_api.push()
     with pytest.raises(RemoteError, match=r"folder 'api', not this folder 'web'"):
         folder_service(web, "shared", "web").open("s-api")
+
+
+def test_a_card_cached_before_the_store_was_told_its_folder_is_read_again(
+    tmp_path: Path, s3: S3Server
+) -> None:
+    api, web = Machine.make(tmp_path, s3, "api"), Machine.make(tmp_path, s3, "web")
+    record(api, "s-api", "api one\n")
+    folder_service(api, "shared", None).push()
+    svc_web = folder_service(web, "shared", "web")
+    assert "s-api" in {s.session_id for s in svc_web.sessions()}  # caches the card (no folder)
+    folder_service(api, "shared", "api").push()  # the card again, naming the folder
+    with pytest.raises(RemoteError, match=r"folder 'api', not this folder 'web'"):
+        svc_web.open("s-api")

@@ -110,12 +110,14 @@ def clean_card(raw: object) -> dict[str, str]:
 
 
 def store_card(
-    bucket: Bucket, paths: SyncPaths, store_id: str, cipher: Cipher | None = None
+    bucket: Bucket, paths: SyncPaths, store_id: str, cipher: Cipher | None = None, *, fresh: bool = False
 ) -> dict[str, str]:
-    """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable."""
+    """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable.
+    ``fresh``: read from the bucket even when cached (a store may have been told its folder since)."""
     cached = paths.cards / f"{store_id}.json"
     try:
-        return clean_card(json.loads(cached.read_text(encoding="utf-8")))
+        if not fresh:
+            return clean_card(json.loads(cached.read_text(encoding="utf-8")))
     except (FileNotFoundError, ValueError):
         pass
     try:
@@ -283,7 +285,7 @@ def check_identity(
     """Refuse a session another workspace name or folder pushed (:func:`retrace.sync.identity.check_card`)."""
     if config is None:
         return
-    card = store_card(bucket, paths, journal.store_id, cipher)
+    card = store_card(bucket, paths, journal.store_id, cipher, fresh=True)
     check_card(card, config.workspace_name, config.folder, journal.session_id, journal.store_id)
 
 
