@@ -7,6 +7,7 @@ other folder's prefix."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from lsp_support import AUTO, EditorClient, start_editor, stop_editor
+from lsprotocol import types as lsp
 from tests.remote.s3server import S3Server, serving
 
 from retrace.engine.store import home
@@ -131,3 +133,35 @@ async def test_each_folder_syncs_under_its_own_prefix_and_refuses_the_others_ses
     assert [(r["workspaceName"], r.get("folder")) for r in first["remotes"]] == [("shared", "web")]
     timeline = await editor.request("retrace/timeline/get", {"folder": str(api)})
     assert victim not in {c.get("sessionId") for c in timeline["checkpoints"]}
+
+
+async def test_a_folder_added_later_gets_its_own_prefix_and_the_first_records_its_folder(
+    tmp_path: Path, s3: S3Server, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    web, api = folder(tmp_path, "web"), folder(tmp_path, "api")
+    settings = {**AUTO, "remote": {"url": s3.url(), "endpoint": s3.endpoint, "workspaceName": "shared"}}
+    editor = await start_editor(web, None, env=env, settings=settings, init_options={"multiRoot": True})
+    editors.append(editor)
+    await editor.request("retrace/timeline/get", {})
+    alone = json.loads((home.store_home(web) / "remote.json").read_text("utf-8"))
+    assert [(r["workspaceName"], r.get("folder")) for r in alone["remotes"]] == [("shared", None)]
+
+    editor.client.workspace_did_change_workspace_folders(
+        lsp.DidChangeWorkspaceFoldersParams(
+            event=lsp.WorkspaceFoldersChangeEvent(
+                added=[lsp.WorkspaceFolder(uri=api.as_uri(), name="api")], removed=[]
+            )
+        )
+    )
+    for _ in range(200):
+        try:
+            await editor.request("retrace/remote/status", {"folder": str(api)})
+            break
+        except Exception:
+            await asyncio.sleep(0.05)
+    await editor.request("retrace/remote/push", {"folder": str(api)})
+    assert any(k.startswith("team/shared/api/stores/") for k in s3.objects()), list(s3.objects())
+    first = json.loads((home.store_home(web) / "remote.json").read_text("utf-8"))
+    assert [(r["workspaceName"], r.get("folder")) for r in first["remotes"]] == [("shared", "web")]
+    added = json.loads((home.store_home(api) / "remote.json").read_text("utf-8"))
+    assert [(r["workspaceName"], r.get("folder")) for r in added["remotes"]] == [("shared/api", "api")]
