@@ -275,11 +275,16 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
         assert (web / "src" / "index.ts").read_text("utf-8") == "export const a = 1;\n"
         assert api_now != api_restored
 
-        # A path that leaves its folder is refused; searches stay in the first folder.
+        # A path that leaves its folder is refused; a search and a command (cwd) reach another folder.
         turn = await editor.run_turn("go outside")
         finished = editor.events_of("toolCallFinished", turn["turnId"])
-        assert [e["status"] for e in finished] == ["error", "error"], finished
+        assert [e["status"] for e in finished] == ["error", "ok", "ok"], finished
         assert not (web / "escape.txt").exists()
+        assert (api / "from-cwd.txt").read_text("utf-8") == "here\n"
+        assert not (web / "from-cwd.txt").exists()
+        # The command's effect is checkpointed in api's own store (detected there).
+        history = await editor.request("retrace/file/history", {"path": "from-cwd.txt", "folder": str(api)})
+        assert history["versions"], history
     finally:
         model.stop()
 

@@ -84,7 +84,9 @@ def folders_prompt(folders: tuple[Folder, ...]) -> str:
         "This workspace has several folders. Paths without a folder name are in the first one; "
         "name a file in another folder by starting its path with that folder's name (a folder "
         "name wins over a same-named directory of the first folder). read_file, write_file, "
-        "edit_file and list_files work in every folder; commands and searches run in the first.",
+        "edit_file, list_files and search_text work in every folder (search_text's paths come "
+        "back with their folder's name); run_command starts in the first folder unless its cwd "
+        'names another (cwd: "<folder>" or "<folder>/sub").',
     ]
     lines += [f"- {f.name}/ → {f.root}" + (" (first)" if i == 0 else "") for i, f in enumerate(folders)]
     return "\n".join(lines)

@@ -15,10 +15,10 @@ Routing: a request naming ``folder`` (a root, or a name no other folder has) run
 :data:`retrace.lsp.rpc.FOLDER` set to that folder's root, and ``RetraceServer.services()`` answers
 that folder's services; naming the first folder is the same as naming none. Only the methods in
 :data:`PER_FOLDER` (timeline, checkpoints, diffs, restores and their undo, file history, export,
-stats, verify) are served per folder; the others (the agent, remote sync, settings) are the first
-folder's and refuse another folder (:class:`FolderNotServed`). A ``retrace/timeline/didChange``
-of another folder carries its ``folder``; the other folders' agent events are not sent (the chat
-is the first folder's).
+stats, verify, remote sync: :mod:`retrace.lsp.folder_remotes`) are served per folder; the others
+(the agent, settings) are the first folder's and refuse another folder
+(:class:`FolderNotServed`). A ``retrace/timeline/didChange`` of another folder carries its
+``folder``; the other folders' agent events are not sent (the chat is the first folder's).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from pygls.uris import to_fs_path
 from retrace.engine.errors import RetraceError
 from retrace.engine.folders import Folder, FolderRouter
 from retrace.engine.workspace import EscapeError, normalize_rel
+from retrace.lsp import folder_remotes, folder_settings
 from retrace.lsp.rpc import FOLDER
 
 if TYPE_CHECKING:
@@ -66,6 +67,11 @@ PER_FOLDER = frozenset(
         "retrace/export/git",
         "retrace/stats",
         "retrace/store/verify",
+        "retrace/remote/status",
+        "retrace/remote/push",
+        "retrace/remote/pull",
+        "retrace/remote/sessions",
+        "retrace/remote/open",
     }
 )
 """The methods a request may send to another folder than the first (``folder``)."""
@@ -120,6 +126,7 @@ class Folders:
             access = ServerFolderAccess(server, self)
             if server.startup is not None:
                 server.startup.add_done_callback(lambda task: _attach(task, access))
+            server.workspace_folders = self.router.folders
             for folder in folders[1:]:
                 self.add(server, folder)
 
@@ -141,6 +148,7 @@ class Folders:
         if router is self.router:
             return
         self.router = router
+        server.workspace_folders = router.folders
         task = asyncio.ensure_future(self._open(server, folder, self.options))
         server.folder_services[folder.root] = task
         task.add_done_callback(lambda t: _report(folder, t))
@@ -154,6 +162,8 @@ class Folders:
             log.warning("the first workspace folder %s was removed: it stays open until a restart", root)
             return None
         self.router = self.router.without(folder.root)
+        if self.options is not None:
+            server.workspace_folders = self.router.folders
         return server.folder_services.pop(folder.root, None)
 
     async def close(self, server: RetraceServer, root: str, task: asyncio.Future[Services]) -> None:
@@ -180,17 +190,23 @@ class Folders:
         root = Path(folder.root)
         store = await asyncio.to_thread(default_store_dir, root)
         self._refuse_shared_store(server, store)
-        settings = options.settings
+        settings = server.settings
+        remote = await asyncio.to_thread(folder_remotes.prepare, server, folder, store, settings)
         services = await open_services(
             root,
             store,
             LspAgentHost(server),
             agent_settings(settings, None, trusted=server.trusted),
             config=engine_config(settings),
+            blob_source=remote.blob_source(),
         )
         if folder.root not in server.folder_services:  # removed while it opened
             services.close()
             raise RetraceError(f"{folder.root} was removed from the workspace while it opened")
+        server.folder_remotes[folder.root] = remote
+        remote.start()
+        await folder_remotes.apply_all(server, settings)  # the first folder records its name now
+        folder_settings.start_cleanup(server, folder.root, services)
         relay = _listen(server, services, folder.root)
         if relay is not None:
             server.folder_relays[folder.root] = relay
@@ -285,6 +301,7 @@ def _listen(server: RetraceServer, services: Services, root: str) -> RelayServer
 
 async def _close(server: RetraceServer, root: str, task: asyncio.Future[Services]) -> None:
     from retrace.lsp.services import relay
+    from retrace.lsp.services.remote import SHUTDOWN_WAIT_S
     from retrace.lsp.startup import stop_agent
 
     if not task.done():
@@ -298,6 +315,8 @@ async def _close(server: RetraceServer, root: str, task: asyncio.Future[Services
     services = task.result()
     # The relay first: no relayed call reaches an engine that let go.
     relay.stop(server.folder_relays.pop(root, None))
+    await folder_settings.stop_cleanup(server, root)
+    await asyncio.to_thread(folder_remotes.stop, server, root, SHUTDOWN_WAIT_S)
     try:
         await stop_agent(services)
         await services.run(lambda _engine: None)  # the call in the gate, if any, has ended

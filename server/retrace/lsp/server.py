@@ -31,6 +31,7 @@ from retrace.protocol.models import ServerSettings, TimelineDidChange
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
 
+    from retrace.engine.folders import Folder
     from retrace.lsp.services.remote import RemoteSync
     from retrace.relay.server import RelayServer
 
@@ -134,6 +135,13 @@ class RetraceServer(LanguageServer):
         """The services of every workspace folder but the first, by root (:mod:`retrace.lsp.folders`)."""
         self.folder_relays: dict[str, RelayServer] = {}
         """Their command-line relays, by root."""
+        self.folder_cleanups: dict[str, asyncio.Task[None]] = {}
+        """Their automatic cleanup, by root (:mod:`retrace.lsp.folder_settings`)."""
+        self.folder_remotes: dict[str, RemoteSync] = {}
+        """Their remote sync, by root (:mod:`retrace.lsp.folder_remotes`)."""
+        self.workspace_folders: tuple[Folder, ...] = ()
+        """The folders of a multi-root workspace, the first first (empty: one folder, or a client
+        that did not declare ``multiRoot``); kept by :class:`retrace.lsp.folders.Folders`."""
 
     def dirty_paths(self) -> set[str]:
         """Workspace-relative paths the client reports as having unsaved editor changes."""

@@ -2,8 +2,9 @@
 
 The client forwards ``workspace/didChangeConfiguration``; the server then pulls the ``retrace``
 section with ``workspace/configuration`` (no restart: a running agent survives a settings
-change). Agent settings take effect at once; engine settings that shape the store (excludes,
-size cap, retention) take effect at the next server start and are reported as such.
+change). Agent settings take effect at once; retention at once in every open folder
+(:mod:`retrace.lsp.folder_settings`); the capture rules (excludes, size cap) at the next server
+start, reported as such.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 
 from retrace.camel import validation_message
-from retrace.lsp.startup import agent_settings, remote_settings
+from retrace.lsp import folder_remotes, folder_settings
+from retrace.lsp.startup import agent_settings
 from retrace.protocol.models import ServerSettings, SettingsUpdateResult
 
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SECTION = "retrace"
-_RESTART_FIELDS = ("excludes", "max_file_bytes", "retention")
+_RESTART_FIELDS = ("excludes", "max_file_bytes")
 
 
 async def apply_settings(server: RetraceServer, settings: ServerSettings) -> SettingsUpdateResult:
@@ -45,8 +47,9 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
     if services is not None:
         base_url = services.fake_model_url
         services.agent.update_settings(agent_settings(settings, base_url, trusted=server.trusted))
-    if server.remote is not None and previous.remote != settings.remote:
-        await asyncio.to_thread(server.remote.apply, remote_settings(server, settings))
+    if previous.remote != settings.remote:
+        await folder_remotes.apply_all(server, settings)
+    await folder_settings.apply_to_engines(server, previous, settings)
     if previous.metrics != settings.metrics or previous.retention != settings.retention:
         server.metrics.apply_port()
         await server.metrics.check()

@@ -26,11 +26,12 @@ from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.adopt import adopt
 from retrace.engine.store.home import default_store_dir
+from retrace.lsp import folder_remotes
+from retrace.lsp.folder_remotes import remote_settings
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.services import auto_gc, relay, store_health
 from retrace.lsp.services.remote import RemoteSync, notifier
 from retrace.protocol.models import InitializationOptions, ServerSettings, TimelineDidChange
-from retrace.protocol.remote import RemoteSettings
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -41,6 +42,7 @@ __all__ = [
     "Services",
     "agent_settings",
     "engine_config",
+    "remote_settings",
     "shutdown",
     "start_services",
     "stop_agent",
@@ -81,12 +83,6 @@ def agent_settings(settings: ServerSettings, base_url: str | None, *, trusted: b
     )
 
 
-def remote_settings(server: RetraceServer, settings: ServerSettings) -> RemoteSettings:
-    """The remote settings the server follows: none from an untrusted workspace (its settings
-    could send the code to someone else's bucket); a remote added by the CLI still syncs."""
-    return settings.remote if server.trusted else RemoteSettings()
-
-
 def choose_store(workspace: Path, options: InitializationOptions) -> Path:
     """The store this server opens: the client's explicit ``storeDir``, else the folder's one
     store (the rule the command line and the agents' hooks follow), after adopting the store an
@@ -113,6 +109,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
         remote_settings(server, settings),
         notifier(lambda view: server.send_notification("retrace/remote/progress", view), loop),
         lambda change: server.send_notification("retrace/timeline/didChange", change),
+        identity=folder_remotes.first_identity(server, settings),
     )
     services = await open_services(
         workspace,
@@ -224,6 +221,11 @@ def close_other_folders(server: RetraceServer) -> None:
     for relay_server in list(server.folder_relays.values()):
         relay.stop(relay_server)
     server.folder_relays.clear()
+    for root in list(server.folder_remotes):
+        folder_remotes.stop(server, root, 0.0)
+    for cleanup in server.folder_cleanups.values():
+        cleanup.cancel()
+    server.folder_cleanups.clear()
     tasks = list(server.folder_services.values())
     server.folder_services.clear()
     for task in tasks:

@@ -55,8 +55,11 @@ def check_name(name: str) -> str:
 
 
 def check_workspace_name(name: str) -> str:
-    if not _SEGMENT.match(name) or name in {".", ".."}:
-        raise RemoteError(f"invalid workspace name {name!r} (letters, digits, '._-')")
+    """One key component, or several joined by ``/`` (a folder of a multi-root workspace:
+    ``<workspace name>/<folder name>``, :mod:`retrace.sync.identity`)."""
+    for part in name.split("/"):
+        if not _SEGMENT.match(part) or part in {".", ".."}:
+            raise RemoteError(f"invalid workspace name {name!r} (letters, digits, '._-', '/' between them)")
     return name
 
 

@@ -36,6 +36,7 @@ from typing import BinaryIO
 from retrace.engine.store.atomic import write_atomic
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
+from retrace.sync.identity import check_card
 from retrace.sync.journal_check import JournalScan
 from retrace.sync.keys import (
     PACKS,
@@ -51,7 +52,7 @@ from retrace.sync.keys import (
     valid_id,
 )
 from retrace.sync.limits import CARD_BYTES, INDEX_BYTES, JOURNAL_BYTES, PACK_BYTES, SEGMENT_BYTES
-from retrace.sync.models import OpenReport, PullReport, RemoteSession
+from retrace.sync.models import OpenReport, PullReport, RemoteConfig, RemoteSession
 from retrace.sync.objects import Bucket
 from retrace.sync.packs import check_index, object_overhead, open_entry, open_index, open_segment, parse_index
 from retrace.sync.state import Imported, SyncPaths
@@ -91,7 +92,7 @@ def remote_journals(bucket: Bucket, session_id: str | None = None) -> list[Remot
     return out
 
 
-CARD_FIELDS = ("storeId", "machine", "workspaceName", "workspacePath", "created")
+CARD_FIELDS = ("storeId", "machine", "workspaceName", "workspacePath", "created", "folder")
 CARD_TEXT = 256
 """A card's fields are shown in listings: printable text only, at most this many characters."""
 
@@ -109,12 +110,14 @@ def clean_card(raw: object) -> dict[str, str]:
 
 
 def store_card(
-    bucket: Bucket, paths: SyncPaths, store_id: str, cipher: Cipher | None = None
+    bucket: Bucket, paths: SyncPaths, store_id: str, cipher: Cipher | None = None, *, fresh: bool = False
 ) -> dict[str, str]:
-    """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable."""
+    """The card of a store (machine, workspace), cached locally; ``{}`` when unreadable.
+    ``fresh``: read from the bucket even when cached (a store may have been told its folder since)."""
     cached = paths.cards / f"{store_id}.json"
     try:
-        return clean_card(json.loads(cached.read_text(encoding="utf-8")))
+        if not fresh:
+            return clean_card(json.loads(cached.read_text(encoding="utf-8")))
     except (FileNotFoundError, ValueError):
         pass
     try:
@@ -272,8 +275,28 @@ def cache_indexes(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> li
     return [e for e in bucket.map_bounded(one, missing) if e is not None]
 
 
+def check_identity(
+    bucket: Bucket,
+    paths: SyncPaths,
+    cipher: Cipher | None,
+    config: RemoteConfig | None,
+    journal: RemoteJournal,
+) -> None:
+    """Refuse a session another workspace name or folder pushed (:func:`retrace.sync.identity.check_card`)."""
+    if config is None:
+        return
+    card = store_card(bucket, paths, journal.store_id, cipher, fresh=True)
+    check_card(card, config.workspace_name, config.folder, journal.session_id, journal.store_id)
+
+
 def open_session(
-    bucket: Bucket, paths: SyncPaths, cipher: Cipher | None, session_id: str, store_id: str | None
+    bucket: Bucket,
+    paths: SyncPaths,
+    cipher: Cipher | None,
+    session_id: str,
+    store_id: str | None,
+    *,
+    config: RemoteConfig | None = None,
 ) -> OpenReport:
     if not valid_id(session_id):
         raise RemoteError(f"invalid session id {session_id!r}")
@@ -286,6 +309,7 @@ def open_session(
             f"no session {session_id!r}{where} in remote {bucket.name!r} (retrace remote sessions)"
         )
     journal = max(journals, key=lambda j: max(s.unix_ms for s in j.segments))
+    check_identity(bucket, paths, cipher, config, journal)
     layout = paths.layout
     imported = paths.load_imported()
     path = layout.journal(session_id)
@@ -360,7 +384,9 @@ def count_checkpoints(data: bytes) -> int:
     return sum(1 for line in data.splitlines() if b'"type":"checkpoint"' in line.replace(b" ", b""))
 
 
-def pull(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> PullReport:
+def pull(
+    bucket: Bucket, paths: SyncPaths, cipher: Cipher | None, config: RemoteConfig | None = None
+) -> PullReport:
     imported = paths.load_imported()
     sessions = segments = nbytes = 0
     skipped: list[str] = []
@@ -376,6 +402,7 @@ def pull(bucket: Bucket, paths: SyncPaths, cipher: Cipher | None) -> PullReport:
             if not new or new[0].start != imp.bytes:
                 continue
         try:
+            check_identity(bucket, paths, cipher, config, j)
             size, _scan = import_journal(bucket, paths, cipher, j, new, keep_prefix=j.gen == imp.gen)
         except RemoteError as exc:
             skipped.append(str(exc))  # this session stays as it was; the others go on

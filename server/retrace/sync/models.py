@@ -22,6 +22,10 @@ class RemoteConfig(CamelModel):
     """S3 endpoint URL (``None``: AWS)."""
     region: str | None = None
     workspace_name: str
+    """The key prefix's last part(s): ``<prefix>/<workspace name>/`` (:mod:`retrace.sync.identity`)."""
+    folder: str | None = None
+    """The folder of a multi-root workspace this store records (set by the server), written on the
+    store card; opening a session whose card names another folder is refused."""
     encrypt: bool = False
     key_id: str | None = None
     """Id of the encryption key (the key itself is never stored here)."""

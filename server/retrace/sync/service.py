@@ -89,6 +89,7 @@ class RemoteService:
             "machine": socket.gethostname(),
             "workspaceName": config.workspace_name,
             "workspacePath": str(self.workspace),
+            **({"folder": config.folder} if config.folder else {}),
             "created": datetime.now(UTC).isoformat(),
         }
         return json.dumps(card).encode()
@@ -106,9 +107,11 @@ class RemoteService:
         region: str | None = None,
         workspace_name: str | None = None,
         encrypt: bool = False,
+        folder: str | None = None,
     ) -> RemoteConfig:
         """Configure (or reconfigure) remote ``name`` at ``url`` (``s3://bucket[/prefix]``). No
-        network. ``encrypt`` creates the key file when no key is in the environment."""
+        network. ``encrypt`` creates the key file when no key is in the environment. ``folder``:
+        the multi-root folder this store records (kept from before when not given)."""
         check_name(name)
         parse_url(url)
         remotes = self.remotes()
@@ -123,11 +126,19 @@ class RemoteService:
             name=name, url=url, endpoint=check_endpoint(endpoint), region=region,
             workspace_name=ws_name, encrypt=encrypt, key_id=key_id if encrypt else None,
         )  # fmt: skip
+        if folder is not None:
+            base["folder"] = folder
         new = RemoteConfig.model_validate(base)
         if old is not None and _where(old) != _where(new):
             # Another bucket, prefix or key: what was pushed to the old place says nothing here.
             shutil.rmtree(self.layout.remote / name, ignore_errors=True)
         save_remotes(self.layout, [r for r in remotes if r.name != name] + [new])
+        if old is not None and old.folder != new.folder and self._paths(new).state.exists():
+            # The store card names the folder: pushed again with the next push.
+            paths = self._paths(new)
+            state = paths.load_state()
+            state.store_card = False
+            paths.save_state(state)
         return new
 
     def remove(self, name: str) -> None:
@@ -188,7 +199,7 @@ class RemoteService:
     def pull(self, name: str | None = None) -> PullReport:
         """For every session opened from the remote, append the segments pushed since."""
         config = self._config(name)
-        return pull(self._bucket(config), self._paths(config), self._cipher(config))
+        return pull(self._bucket(config), self._paths(config), self._cipher(config), config)
 
     def status(self, name: str | None = None) -> RemoteStatus:
         """Local only (no network): last push, last error, what is pending."""
@@ -219,9 +230,8 @@ class RemoteService:
         if not self.layout.meta.exists():
             self.workspace.mkdir(parents=True, exist_ok=True)
             self.layout.init(self.workspace)
-        return open_session(
-            self._bucket(config), self._paths(config), self._cipher(config), session_id, store_id
-        )
+        bucket, paths, cipher = self._bucket(config), self._paths(config), self._cipher(config)
+        return open_session(bucket, paths, cipher, session_id, store_id, config=config)
 
     def gc(
         self,

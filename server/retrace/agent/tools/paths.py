@@ -92,14 +92,38 @@ def resolve_target(ctx: ToolContext, raw: str, *, allow_root: bool = False, writ
     return Target(real, rel, folder)
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a directory or file named for a search or a command is: the context rooted in its
+    folder (``ctx`` for the first folder), the real path, the path in the folder, and the folder
+    when it is not the first."""
+
+    ctx: ToolContext
+    real: Path
+    rel: str
+    folder: Folder | None = None
+
+    def shown(self, path: str) -> str:
+        """A folder-relative path as the model names it (``<folder>/path`` in another folder)."""
+        return f"{self.folder.name}/{path}" if self.folder is not None else path
+
+
+def locate(ctx: ToolContext, raw: str) -> Place:
+    """:func:`resolve` (the root allowed) in whichever folder ``raw`` names (searches, a
+    command's ``cwd``)."""
+    there, path, folder = _place(ctx, raw) if ctx.folders else (ctx, raw, None)
+    real, rel = _resolve_here(there, path, allow_root=True)
+    return Place(there, real, rel, folder)
+
+
 def resolve(ctx: ToolContext, raw: str, *, allow_root: bool = False) -> tuple[Path, str]:
     """(absolute real path, workspace-relative POSIX path) of ``raw``, or :class:`ToolError`.
-    In a multi-root workspace a path naming another folder is refused here (listings, searches
-    and commands run in the first folder; the file tools use :func:`resolve_target`)."""
+    In a multi-root workspace a path naming another folder is refused here (the file tools use
+    :func:`resolve_target`, searches and a command's ``cwd`` :func:`locate`)."""
     if ctx.folders:
         there, path, folder = _place(ctx, raw)
         if folder is not None:
-            raise ToolError(f"{raw} is in another workspace folder; searches and commands run in the first")
+            raise ToolError(f"{raw} is in another workspace folder; refused here")
         return _resolve_here(there, path, allow_root=allow_root)
     return _resolve_here(ctx, raw, allow_root=allow_root)
 

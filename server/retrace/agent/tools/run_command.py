@@ -41,7 +41,7 @@ from pydantic import Field
 from retrace import credentials
 from retrace.agent import processes, terminal
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec
-from retrace.agent.tools.paths import workspace_root
+from retrace.agent.tools.paths import locate, workspace_root
 from retrace.agent.tools.shell import choose_shell, describe, kill_tree, spawn_options
 
 MAX_TIMEOUT_S = 3600.0
@@ -70,6 +70,10 @@ class RunCommandInput(ToolInput):
     timeout_s: float | None = Field(default=None, gt=0)
     """Seconds before the command is killed. Default: the configured command timeout. Not for
     background commands."""
+    cwd: str | None = None
+    """Where it starts: a directory of the workspace; in a multi-root workspace ``<folder>`` or
+    ``<folder>/sub`` (default: the session's directory, the first folder's root at first). With a
+    cwd, what the command changes of the session's directory and environment is not kept."""
     background: bool = False
     """Run it in the background (dev servers, watchers, long builds): the call returns at once
     with a handle (bg-1…); the command's new output and its exit status are reported at the start
@@ -131,14 +135,30 @@ async def _spawn(command: str, cwd: Path, env: Mapping[str, str]) -> asyncio.sub
     return await asyncio.create_subprocess_exec(*argv, **options)
 
 
+def start_dir(args: RunCommandInput, ctx: ToolContext) -> Path | None:
+    """The directory ``cwd`` names (``None``: none given), checked by the folder rule: outside
+    every folder, a file, a missing directory are refused before anything runs."""
+    if args.cwd is None:
+        return None
+    if not args.cwd.strip():
+        raise ToolError("cwd is empty")
+    place = locate(ctx, args.cwd)
+    if not place.real.exists():
+        raise ToolError(f"cwd {place.shown(place.rel)} does not exist")
+    if not place.real.is_dir():
+        raise ToolError(f"cwd {place.shown(place.rel)} is not a directory")
+    return place.real
+
+
 async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     if not args.command.strip():
         raise ToolError("command is empty")
+    cwd = start_dir(args, ctx)
     if args.background:
-        return await _run_in_background(args, ctx)
+        return await _run_in_background(args, ctx, cwd)
     timeout = min(args.timeout_s or ctx.command_timeout_s, MAX_TIMEOUT_S)
     shell = _shell_run(ctx)
-    proc, identity = await _start_call(args.command, ctx, shell)
+    proc, identity = await _start_call(args.command, ctx, shell, cwd)
     buffer = _CappedBuffer(ctx.output_cap_bytes)
     reader = asyncio.create_task(_read_all(proc, buffer))
     if ctx.background is not None:
@@ -161,7 +181,7 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
         except asyncio.CancelledError:
             cancelled = True
     completed = not (timed_out or cancelled) and proc.returncode is not None and proc.returncode >= 0
-    notes = shell.finish(completed=completed) if shell is not None else []
+    notes = shell.finish(completed=completed and cwd is None) if shell is not None else []
     if cancelled:
         raise asyncio.CancelledError
     stopped = ending.result()
@@ -177,15 +197,18 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
 
 
 async def _start_call(
-    command: str, ctx: ToolContext, shell: terminal.ShellRun | None
+    command: str, ctx: ToolContext, shell: terminal.ShellRun | None, cwd: Path | None
 ) -> tuple[asyncio.subprocess.Process, processes.Identity]:
     """Spawn the command with a fresh call token in its environment; the process and the
-    identity of everything it will start (registered as in flight)."""
+    identity of everything it will start (registered as in flight). With ``cwd``: there, in the
+    session's environment, its changes to the session not read back."""
     token = secrets.token_hex(16)
     mark = {processes.CALL_TOKEN_VARIABLE: token}
     try:
         if shell is None:
-            proc = await _spawn(command, workspace_root(ctx), {**command_env(), **mark})
+            proc = await _spawn(command, cwd or workspace_root(ctx), {**command_env(), **mark})
+        elif cwd is not None:
+            proc = await _spawn(command, cwd, {**shell.env, **mark})
         else:
             proc = await _spawn(shell.script(command), shell.cwd, {**shell.env, **mark})
     except BaseException:
@@ -261,7 +284,7 @@ def _shell_run(ctx: ToolContext) -> terminal.ShellRun | None:
     return None
 
 
-async def _run_in_background(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
+async def _run_in_background(args: RunCommandInput, ctx: ToolContext, cwd: Path | None) -> ToolResult:
     """Start the command and hand it to the background task registry. Its checkpoint captures
     nothing (``changed_paths=[]``): what the command changes is recorded in background checkpoints
     of its own at the next boundaries (:mod:`retrace.agent.background`)."""
@@ -275,9 +298,9 @@ async def _run_in_background(args: RunCommandInput, ctx: ToolContext) -> ToolRes
     shell = _shell_run(ctx)
     try:
         if shell is None:
-            proc = await _spawn(args.command, workspace_root(ctx), {**command_env(), **env})
+            proc = await _spawn(args.command, cwd or workspace_root(ctx), {**command_env(), **env})
         else:
-            proc = await _spawn(args.command, shell.cwd, {**shell.env, **env})
+            proc = await _spawn(args.command, cwd or shell.cwd, {**shell.env, **env})
     finally:
         if shell is not None:
             shell.finish(completed=False)

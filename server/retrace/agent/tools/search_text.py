@@ -14,7 +14,7 @@ import shutil
 import pathspec
 
 from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResult, ToolSpec, cap_text
-from retrace.agent.tools.paths import read_regular, resolve, workspace_root
+from retrace.agent.tools.paths import Place, locate, read_regular, workspace_root
 from retrace.agent.tools.read_file import looks_binary
 from retrace.engine.capture.ignore import Ignorer
 from retrace.engine.capture.scan import walk
@@ -28,7 +28,8 @@ class SearchTextInput(ToolInput):
     pattern: str
     """Regular expression (Rust/Python syntax) to search for."""
     path: str | None = None
-    """File or folder to search, relative to the workspace root. Default: everything."""
+    """File or folder to search, relative to the workspace root (in a multi-root workspace,
+    ``<folder>`` or ``<folder>/sub`` searches another folder). Default: the first folder."""
     glob: str | None = None
     """Only search files whose relative path matches this pattern, e.g. ``*.py``."""
 
@@ -42,7 +43,8 @@ def _format(matches: list[str], total: int) -> str:
     return text
 
 
-async def _ripgrep(rg: str, args: SearchTextInput, ctx: ToolContext, rel: str) -> str:
+async def _ripgrep(rg: str, args: SearchTextInput, place: Place) -> str:
+    ctx, rel = place.ctx, place.rel
     cmd = [rg, "--line-number", "--no-heading", "--color=never", "--hidden", "--no-require-git"]
     cmd += ["--max-columns=500", "--max-columns-preview", "--glob=!.git"]
     for pattern in (*BUILTIN_EXCLUDES, *TOOL_FOLDER_PATTERNS, *ctx.engine_config.excludes):
@@ -63,11 +65,12 @@ async def _ripgrep(rg: str, args: SearchTextInput, ctx: ToolContext, rel: str) -
         first = err.decode("utf-8", errors="replace").strip().splitlines()
         raise ToolError(f"search failed: {first[-1] if first else 'ripgrep error'}")
     lines = sorted(out.decode("utf-8", errors="replace").splitlines())
-    lines = [ln.removeprefix("./") for ln in lines]
+    lines = [place.shown(ln.removeprefix("./")) for ln in lines]
     return _format(lines[:MAX_MATCHES], len(lines))
 
 
-def _python_search(regex: re.Pattern[str], args: SearchTextInput, ctx: ToolContext, rel: str) -> str:
+def _python_search(regex: re.Pattern[str], args: SearchTextInput, place: Place) -> str:
+    ctx, rel = place.ctx, place.rel
     root = workspace_root(ctx)
     ignorer = Ignorer(root, ctx.engine_config)
     spec = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
@@ -88,7 +91,7 @@ def _python_search(regex: re.Pattern[str], args: SearchTextInput, ctx: ToolConte
             if regex.search(line):
                 total += 1
                 if len(matches) < MAX_MATCHES:
-                    matches.append(f"{path}:{number}:{line[:500]}")
+                    matches.append(place.shown(f"{path}:{number}:{line[:500]}"))
     return _format(matches, total)
 
 
@@ -97,16 +100,17 @@ async def run(args: SearchTextInput, ctx: ToolContext) -> ToolResult:
         regex = re.compile(args.pattern)
     except re.error as e:
         raise ToolError(f"invalid regular expression {args.pattern!r}: {e}") from None
-    real, rel = resolve(ctx, args.path or ".", allow_root=True)
+    place = locate(ctx, args.path or ".")
+    real, rel = place.real, place.rel
     if not real.exists():
         raise ToolError(f"{rel} does not exist")
     if not real.is_dir() and not real.is_file():  # a FIFO or device would block or never end
         raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); refused")
     rg = shutil.which("rg")
     if rg is not None:
-        text = await _ripgrep(rg, args, ctx, rel)
+        text = await _ripgrep(rg, args, place)
     else:
-        text = await asyncio.to_thread(_python_search, regex, args, ctx, rel)
+        text = await asyncio.to_thread(_python_search, regex, args, place)
     return ToolResult(cap_text(text, ctx.output_cap_bytes))
 
 

@@ -1,10 +1,11 @@
 """Handlers: ``retrace/remote/*`` (status, push, pull, sessions, open): one call each into the
-server's remote (:mod:`retrace.lsp.services.remote`)."""
+remote of the request's folder (:mod:`retrace.lsp.services.remote`, :mod:`retrace.lsp.folder_remotes`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrace.lsp import folder_remotes
 from retrace.lsp.services.remote import NO_REMOTE
 from retrace.lsp.trust import require_trusted
 from retrace.protocol.remote import (
@@ -27,16 +28,18 @@ if TYPE_CHECKING:
 
 async def _remote(ls: RetraceServer) -> RemoteSync:
     await ls.services()  # the remote is prepared with the store
-    if ls.remote is None:
+    remote = folder_remotes.current(ls)  # the request's folder's (the first by default)
+    if remote is None:
         raise RemoteError(NO_REMOTE)
-    return ls.remote
+    return remote
 
 
 async def remote_status(ls: RetraceServer, params: RemoteParams) -> RemoteStatusResult:
     await ls.services()
-    if ls.remote is None:
+    remote = folder_remotes.current(ls)
+    if remote is None:
         return RemoteStatusResult(configured=False, status=None, sync=RemoteSyncView(state="off"))
-    return await ls.remote.status(params.remote)
+    return await remote.status(params.remote)
 
 
 async def remote_push(ls: RetraceServer, params: RemoteParams) -> RemotePushResult:

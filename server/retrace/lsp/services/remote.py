@@ -44,6 +44,7 @@ from retrace.protocol.remote import (
     RemoteSyncView,
 )
 from retrace.sync.errors import RemoteError
+from retrace.sync.identity import FolderName
 from retrace.sync.models import PushReport, RemoteConfig, SyncProgress
 from retrace.sync.service import RemoteService
 
@@ -55,21 +56,31 @@ TimelineFn = Callable[[TimelineDidChange], None]
 NO_REMOTE = "no remote configured: set retrace.remote.url (or run `retrace remote add NAME URL`)"
 
 
-def _same(config: RemoteConfig, settings: RemoteSettings, workspace: Path) -> bool:
+def _same(config: RemoteConfig, settings: RemoteSettings, workspace_name: str, folder: str | None) -> bool:
     return (
         config.url == settings.url
         and config.endpoint == settings.endpoint
         and config.region == settings.region
-        and config.workspace_name == (settings.workspace_name or workspace.name)
+        and config.workspace_name == workspace_name
         and config.encrypt == settings.encrypt
+        and (folder is None or config.folder == folder)
     )
 
 
 class RemoteSync:
     """One workspace's remote inside the server (see the module's contracts)."""
 
-    def __init__(self, service: RemoteService, notify: NotifyFn, timeline_changed: TimelineFn) -> None:
+    def __init__(
+        self,
+        service: RemoteService,
+        notify: NotifyFn,
+        timeline_changed: TimelineFn,
+        identity: FolderName | None = None,
+    ) -> None:
         self.service = service
+        self.identity = identity
+        """This folder's remote name in a multi-root workspace (:mod:`retrace.sync.identity`);
+        ``None``: a single-folder workspace's (``retrace.remote.workspaceName``, else the folder's)."""
         self._notify = notify
         self._timeline_changed = timeline_changed
         self._settings = RemoteSettings()
@@ -86,20 +97,25 @@ class RemoteSync:
         settings: RemoteSettings,
         notify: NotifyFn,
         timeline_changed: TimelineFn,
+        *,
+        identity: FolderName | None = None,
     ) -> RemoteSync:
         """Mirror the settings into the store (before the engine opens); never raises.
         ``notify`` gets the scheduler's state (from any thread), ``timeline_changed`` the change
         after an opened or pulled session was adopted (from the event loop)."""
         store_dir = store.expanduser().absolute() if store is not None else default_store_dir(workspace)
         service = RemoteService(store_dir, workspace, env=credentials.remote_env())
-        sync = cls(service, notify, timeline_changed)
+        sync = cls(service, notify, timeline_changed, identity)
         sync.apply(settings)
         return sync
 
     # ------------------------------------------------------------------ configuration
-    def apply(self, settings: RemoteSettings) -> None:
-        """Configure from the settings; (re)start the scheduler when the engine is open."""
+    def apply(self, settings: RemoteSettings, identity: FolderName | None = None) -> None:
+        """Configure from the settings (and this folder's ``identity``, when given: the folders
+        changed); (re)start the scheduler when the engine is open."""
         self._settings = settings
+        if identity is not None:
+            self.identity = identity
         try:
             self.remote = self._configured(settings)
         except Exception as exc:  # a bad remote must never keep the workspace from opening
@@ -109,18 +125,24 @@ class RemoteSync:
             self._schedule()
 
     def _configured(self, settings: RemoteSettings) -> str | None:
-        workspace = self.service.workspace
-        remotes = {c.name: c for c in self.service.remotes()}
+        remotes = {c.name: c for c in self._stamped()}
         if settings.url:
+            ident = self.identity
+            if ident is not None and ident.error is not None:
+                raise RemoteError(ident.error)
+            # No name of its own (a single folder, the first folder): the settings', as ever.
+            name = ident.name if ident is not None and ident.name else settings.workspace_name
+            folder = ident.folder if ident is not None else None
             current = remotes.get(settings.name)
-            if current is None or not _same(current, settings, workspace):
+            if current is None or not _same(current, settings, name or self.service.workspace.name, folder):
                 self.service.add(
                     settings.name,
                     settings.url,
                     endpoint=settings.endpoint,
                     region=settings.region,
-                    workspace_name=settings.workspace_name,
+                    workspace_name=name,
                     encrypt=settings.encrypt,
+                    folder=folder,
                 )
                 log.info("remote %s configured from the settings: %s", settings.name, settings.url)
             return settings.name
@@ -129,6 +151,22 @@ class RemoteSync:
         if remotes:
             log.info("several remotes and none in the settings: automatic sync is off (name one)")
         return None
+
+    def _stamped(self) -> list[RemoteConfig]:
+        """The store's remotes, each told this folder's name in a multi-root workspace (a remote
+        the command line added too): their store card names it, so no other folder opens its
+        sessions, and this folder opens no other's."""
+        folder = self.identity.folder if self.identity is not None else None
+        remotes = self.service.remotes()
+        if folder is None or all(r.folder == folder for r in remotes):
+            return remotes
+        for r in remotes:
+            if r.folder != folder:
+                self.service.add(
+                    r.name, r.url, endpoint=r.endpoint, region=r.region, workspace_name=r.workspace_name,
+                    encrypt=r.encrypt, folder=folder,
+                )  # fmt: skip
+        return self.service.remotes()
 
     def _intervals(self) -> tuple[int, float]:
         if self._settings.url or self.remote is None:
@@ -225,6 +263,7 @@ class RemoteSync:
 
         def pull() -> RemotePullResult:
             with self._io:
+                self._stamped()  # a remote the command line added since: told its folder first
                 return RemotePullResult(report=self.service.pull(chosen))
 
         result = await asyncio.to_thread(pull)
@@ -246,6 +285,7 @@ class RemoteSync:
 
         def open_session() -> RemoteOpenResult:
             with self._io:
+                self._stamped()
                 report = self.service.open(params.session_id, name=chosen, store_id=params.store_id)
             return RemoteOpenResult(report=report, session_id=report.session_id)
 

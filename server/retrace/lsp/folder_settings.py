@@ -1,0 +1,100 @@
+"""Settings that reach every open folder of the workspace, and each further folder's automatic
+cleanup.
+
+THE place a settings change reaches the engines: :func:`apply_to_engines` gives every open
+folder's engine (the first and every further one) the new ``retrace.retention.*`` at once
+(``Engine.config``: what collection, automatic or explicit, applies) and, when it changed, looks
+whether a cleanup is now due in each (:func:`retrace.lsp.services.auto_gc.cleanup_if_due`: never
+while a turn runs or a restore is between its steps). The settings that shape what is captured
+(``excludes``, ``maxFileBytes``) still take effect at the next server start, for every folder
+alike (a capture rule changing mid-session would make a change appear from nowhere). A folder
+opened later is opened with the settings current then (``RetraceServer.settings``).
+
+Every further folder gets the automatic cleanup the first folder has (:func:`start_cleanup`: one
+at open if due, then after each ``retention.idleMinutes`` without a turn), stopped with the folder
+(:func:`stop_cleanup`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from retrace.engine.errors import RetraceError
+from retrace.lsp.rpc import FOLDER
+from retrace.lsp.services import auto_gc
+
+if TYPE_CHECKING:
+    from retrace.bootstrap import Services
+    from retrace.engine import Engine
+    from retrace.lsp.server import RetraceServer
+    from retrace.protocol.models import ServerSettings
+
+log = logging.getLogger(__name__)
+
+_pending: set[asyncio.Task[object]] = set()
+
+
+def open_folders(server: RetraceServer) -> list[tuple[str | None, Services]]:
+    """Every open folder's services: ``(None, first)`` then ``(root, services)`` of the others."""
+    out: list[tuple[str | None, Services]] = []
+    first = server.startup
+    if first is not None and first.done() and not first.cancelled() and first.exception() is None:
+        out.append((None, first.result()))
+    for root, task in list(server.folder_services.items()):
+        if task.done() and not task.cancelled() and task.exception() is None:
+            out.append((root, task.result()))
+    return out
+
+
+async def apply_to_engines(server: RetraceServer, previous: ServerSettings, settings: ServerSettings) -> int:
+    """Give every open folder's engine the new retention; returns how many engines got it."""
+    if previous.retention == settings.retention:
+        return 0
+    policy = settings.retention
+
+    def apply(engine: Engine) -> None:
+        engine.config = engine.config.model_copy(update={"retention": policy})
+
+    count = 0
+    for root, services in open_folders(server):
+        token = FOLDER.set(root)
+        try:
+            await services.run(apply)
+            count += 1
+            task: asyncio.Task[object] = asyncio.ensure_future(_cleanup(server, services, "settings"))
+            _pending.add(task)
+            task.add_done_callback(_pending.discard)
+        finally:
+            FOLDER.reset(token)
+    return count
+
+
+async def _cleanup(server: RetraceServer, services: Services, why: str) -> object:
+    try:
+        return await auto_gc.cleanup_if_due(server, services, why)
+    except (RetraceError, OSError) as exc:
+        log.info("automatic cleanup (%s) skipped: %s", why, exc)
+        return None
+
+
+async def _folder_cleanup(server: RetraceServer, services: Services) -> None:
+    await _cleanup(server, services, "folder opened")
+    await auto_gc.watch_idle(server, services)
+
+
+def start_cleanup(server: RetraceServer, root: str, services: Services) -> None:
+    """The automatic cleanup of the further folder at ``root`` (call in its context: FOLDER set)."""
+    task = asyncio.ensure_future(_folder_cleanup(server, services))
+    server.folder_cleanups[root] = task
+
+
+async def stop_cleanup(server: RetraceServer, root: str) -> None:
+    """Stop a further folder's automatic cleanup (before its engine closes)."""
+    task = server.folder_cleanups.pop(root, None)
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
