@@ -144,3 +144,35 @@ OVERLAPS = [
 def test_overlapping(folders: list[Folder], new: Folder, overlap: str | None) -> None:
     found = FolderRouter(folders, windows=False).overlapping(new)
     assert (found.root if found else None) == overlap
+
+
+REL_IN = [
+    # folders, path, the folder asked about, expected rel (None: not that folder's)
+    ([WEB, API], "/w/api/main.go", "/w/api", "main.go"),
+    ([WEB, API], "/w/api/main.go", "/w/web", None),  # another folder's file, same name or not
+    ([WEB, API], "/w/web/main.go", "/w/api", None),
+    ([WEB, API], "/w/api/../web/x", "/w/api", None),  # `..` resolves out of api
+    ([WEB, API], "/w/other/x", "/w/web", None),  # outside every folder
+    ([WEB, API], "/w/api", "/w/api", None),  # the folder itself is no file
+    ([WEB, API], "api/main.go", "/w/api", "main.go"),
+    ([WEB, API], "/w/api/\x00", "/w/api", None),
+    ([OUTER, INNER], "/m/packages/pkg/lib.py", "/m", None),  # the innermost folder owns it
+    ([OUTER, INNER], "/m/packages/pkg/lib.py", "/m/packages/pkg", "lib.py"),
+    ([OUTER, INNER], "/m/packages/pkgx/y", "/m", "packages/pkgx/y"),
+    ([TWIN_A, TWIN_B], "/b/app/x", "/a/app", None),  # twins told apart by their roots
+    ([TWIN_A, TWIN_B], "/b/app/x", "/b/app/", "x"),
+    ([WEB], "/w/web/src/a", "/w/web", "src/a"),
+    ([], "/w/web/src/a", "/w/web", None),
+]
+
+
+@pytest.mark.parametrize(("folders", "path", "root", "expected"), REL_IN)
+def test_rel_in(folders: list[Folder], path: str, root: str, expected: str | None) -> None:
+    assert FolderRouter(folders, windows=False).rel_in(path, root) == expected
+
+
+def test_rel_in_windows() -> None:
+    router = FolderRouter([Folder("web", "C:\\w\\web"), Folder("api", "C:\\w\\api")], windows=True)
+    assert router.rel_in("c:\\W\\API\\Main.go", "C:\\w\\api") == "Main.go"
+    assert router.rel_in("C:\\w\\api\\main.go", "c:\\w\\web") is None
+    assert router.rel_in("C:\\w\\api\\CON", "C:\\w\\api") is None  # a reserved name is no path

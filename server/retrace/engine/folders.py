@@ -149,6 +149,17 @@ class FolderRouter:
             raise EscapeError(f"{path} is outside the workspace")  # pragma: no cover (raised above)
         return best
 
+    def rel_in(self, path: str, root: str) -> str | None:
+        """``path`` relative to the folder at ``root`` when this router routes it there (the
+        innermost folder holding it), else ``None`` (another folder's, outside every folder, or
+        not a path at all). What the editor reports about a path (unsaved, open) is matched to a
+        folder through this, never through a path relative to another folder."""
+        try:
+            routed = self.route(path)
+        except EscapeError:
+            return None
+        return routed.rel if self._same_root(routed.folder.root, root) else None
+
     def named(self, name: str) -> list[Folder]:
         """The folders called ``name`` (letter case ignored on Windows)."""
         if self.windows:

@@ -34,7 +34,6 @@ from pygls.uris import to_fs_path
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.folders import Folder, FolderRouter
-from retrace.engine.workspace import EscapeError, normalize_rel
 from retrace.lsp import folder_remotes, folder_settings
 from retrace.lsp.rpc import FOLDER
 
@@ -61,6 +60,8 @@ PER_FOLDER = frozenset(
         "retrace/checkpoint/fileContent",
         "retrace/checkpoint/diff",
         "retrace/checkpoint/restore",
+        "retrace/restore/hunks",
+        "retrace/restore/hunk",
         "retrace/restore/undoLast",
         "retrace/file/history",
         "retrace/workspace/files",
@@ -238,16 +239,13 @@ class ServerFolderAccess:
         return task.result().gate
 
     def dirty_paths(self, root: str) -> frozenset[str]:
-        """The editor's dirty documents under ``root``, relative to it (from the editor state)."""
-        out: set[str] = set()
-        for editor in (self.server.editor_state or {}).get("openEditors", []):
-            uri = editor.get("uri") if isinstance(editor, dict) else None
-            if not isinstance(uri, str) or not editor.get("isDirty"):
-                continue
-            path = to_fs_path(uri)
-            with contextlib.suppress(EscapeError):
-                out.add(normalize_rel(path or "", root))
-        return frozenset(out)
+        """The editor's dirty documents of the folder at ``root``, relative to it (the server's
+        one rule: :meth:`RetraceServer.dirty_paths` run in that folder)."""
+        token = FOLDER.set(root)
+        try:
+            return frozenset(self.server.dirty_paths())
+        finally:
+            FOLDER.reset(token)
 
     async def created(self, root: str, checkpoint: Checkpoint) -> None:
         """Tell the editor of a checkpoint the agent made in the folder at ``root``."""

@@ -18,10 +18,13 @@ from pydantic import BaseModel
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.uris import to_fs_path
 
 from retrace import __version__
 from retrace.bootstrap import Services
 from retrace.camel import dump
+from retrace.engine.folders import FolderRouter
+from retrace.engine.workspace import EscapeError, normalize_rel
 from retrace.lsp.rpc import FOLDER, NotReadyError, converter_factory
 from retrace.lsp.services.metrics import ServerMetrics
 from retrace.lsp.transport import TOO_LARGE, too_large_message
@@ -29,6 +32,8 @@ from retrace.protocol.methods import spec
 from retrace.protocol.models import ServerSettings, TimelineDidChange
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pygls.server import ServerErrors
 
     from retrace.engine.folders import Folder
@@ -144,13 +149,36 @@ class RetraceServer(LanguageServer):
         that did not declare ``multiRoot``); kept by :class:`retrace.lsp.folders.Folders`."""
 
     def dirty_paths(self) -> set[str]:
-        """Workspace-relative paths the client reports as having unsaved editor changes."""
-        state = self.editor_state or {}
-        return {
-            editor["path"]
-            for editor in state.get("openEditors", [])
-            if editor.get("isDirty") and editor.get("path")
-        }
+        """Paths the client reports as having unsaved editor changes, relative to the folder this
+        call is for (:data:`FOLDER`). One folder: the editor's own ``path``. Several: each dirty
+        editor's file is matched to its folder by :class:`~retrace.engine.folders.FolderRouter`
+        (the editor's ``path`` is relative to the first folder only)."""
+        editors = [e for e in (self.editor_state or {}).get("openEditors", []) if e.get("isDirty")]
+        if len(self.workspace_folders) < 2:  # one folder: as ever
+            return {e["path"] for e in editors if e.get("path")}
+        out: set[str] = set()
+        for editor in editors:
+            uri = editor.get("uri")
+            path = to_fs_path(uri) if isinstance(uri, str) and uri.startswith("file:") else None
+            rel = self.scoped_rel(path) if path else None
+            if rel is not None:
+                out.add(rel)
+        return out
+
+    def scoped_rel(self, path: str, workspace: Path | None = None) -> str | None:
+        """``path`` (absolute) relative to the folder this call is for (:data:`FOLDER`; the first
+        by default) when that folder owns it (:meth:`FolderRouter.rel_in`), else ``None``. With
+        one folder: ``normalize_rel`` against ``workspace`` (``None``: no answer)."""
+        folders = self.workspace_folders
+        if len(folders) < 2:  # one folder: as ever
+            if workspace is None:
+                return None
+            try:
+                return normalize_rel(path, workspace)
+            except EscapeError:
+                return None
+        root = FOLDER.get() or folders[0].root
+        return FolderRouter(folders).rel_in(path, root)
 
     # ------------------------------------------------------------------ services
     def _startup_of(self) -> asyncio.Future[Services] | None:

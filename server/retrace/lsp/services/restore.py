@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -71,7 +70,8 @@ from retrace.engine.restore.ladder import Choices, ToApply, climb
 from retrace.engine.restore.ops import Seen
 from retrace.engine.restore.transaction import RestoreTransaction
 from retrace.engine.store.events import RestoreRecordEvent
-from retrace.engine.workspace import DirTree, normalize_rel
+from retrace.engine.workspace import DirTree
+from retrace.lsp.services.agent_turns import refuse_while_running
 from retrace.lsp.services.editor_edit import (
     EditPlan,
     delete_change,
@@ -241,12 +241,9 @@ class RestoreService:
             return await self.restore(params, undoing=last)
 
     async def _refuse_while_running(self) -> None:
-        """A restore under a running turn would race its tools: the user cancels first."""
-        for session_id in await self.services.run(lambda e: e.sessions()):
-            if self.services.agent.running(session_id):
-                raise RetraceError(
-                    f"the agent is running in session {session_id}; cancel it before restoring"
-                )
+        """A restore under a running turn would race its tools (the first folder's agent works
+        in every folder): the user cancels first."""
+        await refuse_while_running(self.server, self.services)
 
     # ------------------------------------------------------------------ editor path
     async def _through_editor(self, target: Checkpoint, params: RestoreParams) -> RestoreOutcome:
@@ -290,9 +287,9 @@ class RestoreService:
         for uri, document in list(self.server.workspace.text_documents.items()):
             if not uri.startswith("file:"):
                 continue
-            try:
-                rel = normalize_rel(Path(to_fs_path(uri) or ""), workspace)
-            except RetraceError:
+            # The document's own folder decides (FolderRouter): another folder's file is not ours.
+            rel = self.server.scoped_rel(to_fs_path(uri) or "", workspace)
+            if rel is None:
                 continue
             path = workspace_file(workspace, rel)
             try:

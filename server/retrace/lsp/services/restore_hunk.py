@@ -43,6 +43,7 @@ from retrace.engine.capture.fs import read_regular
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import RestoreStatsEvent
 from retrace.engine.workspace import normalize_rel
+from retrace.lsp.services.agent_turns import refuse_while_running
 from retrace.lsp.services.restore_flight import holding
 from retrace.lsp.services.restore_undo import record_code
 from retrace.lsp.services.timeline import workspace_file
@@ -206,11 +207,9 @@ class HunkRestoreService:
         return text
 
     async def _refuse_while_running(self) -> None:
-        for session_id in await self.services.run(lambda e: e.sessions()):
-            if self.services.agent.running(session_id):
-                raise RetraceError(
-                    f"the agent is running in session {session_id}; cancel it before restoring"
-                )
+        """A restore under a running turn would race its tools (the first folder's agent works
+        in every folder): the user cancels first."""
+        await refuse_while_running(self.server, self.services)
 
     async def _apply(self, rel: str, current: str, new_text: str) -> None:
         if not self.server.client_can_apply_edits():
