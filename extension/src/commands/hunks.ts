@@ -10,11 +10,11 @@ import type { Ctx } from '../ctx';
 import { METHODS, type Checkpoint, type RestoreHunkResult, type Rpc } from '../client/protocol';
 import { parseCheckpointUri } from '../diff/contentProvider';
 import type { HunkLens } from '../diff/hunkLens';
-import { hunkPick } from '../diff/hunkModel';
+import { hunkPick, withFolder } from '../diff/hunkModel';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
 import { checkpointLabel } from '../views/timelineLook';
-import { runRestore, type RestoreHooks } from './restore';
+import { runRestore, undoLastRestore, type RestoreHooks } from './restore';
 
 export interface HunkCommandParts {
     readonly ctx: Ctx;
@@ -29,21 +29,23 @@ export interface HunkCommandParts {
 
 /** One hunk restore; background commands running: the server's refusal names them, the user says
  * what to do (as for a code restore), then it is asked again. `undefined`: cancelled. */
-async function requestHunk(rpc: Rpc, params: { checkpoint: string; path: string; hunk: string; expectedHash: string }): Promise<RestoreHunkResult | undefined> {
+async function requestHunk(rpc: Rpc, params: { checkpoint: string; path: string; hunk: string; expectedHash: string }, folder: string | undefined): Promise<RestoreHunkResult | undefined> {
     try {
-        return await rpc.request(METHODS.restoreHunk, params);
+        return await rpc.request(METHODS.restoreHunk, withFolder(params, folder));
     } catch (err) {
         if (!isBackgroundRefusal(err)) {
             throw err;
         }
         const message = err instanceof Error ? err.message : String(err);
         const background: BackgroundChoice | undefined = choiceOf(await prompter().modal(message, vscode.l10n.t('Stop them and restore the hunk, restore it anyway, or cancel.'), [STOP_AND_RESTORE, RESTORE_ANYWAY]));
-        return background === undefined ? undefined : rpc.request(METHODS.restoreHunk, { ...params, backgroundTasks: background });
+        return background === undefined ? undefined : rpc.request(METHODS.restoreHunk, withFolder({ ...params, backgroundTasks: background }, folder));
     }
 }
 
-async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string, path: string, hunk: string, expectedHash: string): Promise<RestoreHunkResult | undefined> {
-    const result = await requestHunk(rpc, { checkpoint, path, hunk, expectedHash });
+/** One hunk restore; `folder`: the root of the folder the file is in when not the first (its
+ * store records the restore, and *Undo restore* undoes that folder's last restore). */
+async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string, path: string, hunk: string, expectedHash: string, folder?: string): Promise<RestoreHunkResult | undefined> {
+    const result = await requestHunk(rpc, { checkpoint, path, hunk, expectedHash }, folder);
     if (result === undefined) {
         return undefined;
     }
@@ -51,7 +53,12 @@ async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string
     parts.afterRestore();
     void prompter()
         .notify('info', vscode.l10n.t('Retrace: restored a hunk of {0}.', path), [vscode.l10n.t('Undo restore')])
-        .then(choice => (choice === vscode.l10n.t('Undo restore') ? vscode.commands.executeCommand(COMMANDS.undoLastRestore) : undefined));
+        .then(choice => {
+            if (choice !== vscode.l10n.t('Undo restore')) {
+                return undefined;
+            }
+            return folder === undefined ? vscode.commands.executeCommand(COMMANDS.undoLastRestore) : undoLastRestore(rpc, parts.hooks, { folder });
+        });
     return result;
 }
 
@@ -110,8 +117,8 @@ export function registerHunkCommands(parts: HunkCommandParts): void {
         return v;
     };
     ctx.registerCommand(COMMANDS.hunkKeep, () => (_path: unknown, key: unknown) => lens.keep(str(key, 'hunk')));
-    ctx.registerCommand(COMMANDS.hunkUndo, rpc => (path: unknown, cp: unknown, hunk: unknown, hash: unknown) =>
-        restoreHunk(rpc, parts, str(cp, 'checkpoint'), str(path, 'path'), str(hunk, 'hunk'), str(hash, 'hash')),
+    ctx.registerCommand(COMMANDS.hunkUndo, rpc => (path: unknown, cp: unknown, hunk: unknown, hash: unknown, folder: unknown) =>
+        restoreHunk(rpc, parts, str(cp, 'checkpoint'), str(path, 'path'), str(hunk, 'hunk'), str(hash, 'hash'), folder === undefined ? undefined : str(folder, 'folder')),
     );
     const restoreFile = async (rpc: Rpc, cp: Checkpoint, path: string): Promise<unknown> =>
         runRestore(rpc, { targetId: cp.id, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('“{0}”', checkpointLabel(cp)), previousHead: parts.head(), confirmOverwrite: true }, hooks);

@@ -249,8 +249,8 @@ async function askGitForUndo(err: unknown): Promise<GitChoice | undefined> {
  * editor text included). Not in the generated protocol yet: sent through the raw client. */
 export const UNDO_LAST_METHOD = 'retrace/restore/undoLast';
 
-/** Undo the most recent restore; resolves to the server's answer. */
-export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: { readonly whileAgentRuns?: 'proceed'; readonly gitChoice?: GitChoice } = {}): Promise<RestoreResult | undefined> {
+/** Undo the most recent restore (of another folder's store: `folder`, its root); resolves to the server's answer. */
+export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: { readonly whileAgentRuns?: 'proceed'; readonly gitChoice?: GitChoice; readonly folder?: string } = {}): Promise<RestoreResult | undefined> {
     let result: RestoreResult | null;
     try {
         result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted });

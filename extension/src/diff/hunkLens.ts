@@ -5,15 +5,19 @@
  * (`retrace/restore/hunk`, a restore checkpoint that *Undo Last Restore* takes back); *Keep*
  * accepts it: its lens and highlight go away (kept hunks are remembered by their texts, so they
  * stay kept while other lines move).
+ *
+ * In a workspace of several folders a file of another folder gets its lenses too: the base is the
+ * state before the agent's last turn in that folder's own timeline (`retrace/timeline/get` with
+ * `folder`), and every request about it names its folder (`fileInFolders`: the innermost folder
+ * holding it, the server's rule). Kept hunks there are keyed by the file's absolute path.
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type HunksResult } from '../client/protocol';
-import { relativePath } from '../editorState/capture';
 import { errorMessage, log } from '../logging';
-import type { ChangeHighlighter } from './inlineDecorations';
-import { hunkKey, hunkLines, lensLine, openHunks } from './hunkModel';
+import { highlightRange, type ChangeHighlighter } from './inlineDecorations';
+import { fileInFolders, hunkKey, hunkLines, lensLine, openHunks, withFolder } from './hunkModel';
 
 export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
     private readonly changed = new vscode.EventEmitter<void>();
@@ -22,6 +26,9 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
     /** The last hunks seen per path (what a kept hunk hides from the highlight). */
     private readonly seen = new Map<string, HunksResult>();
     private readonly disposables: vscode.Disposable[] = [];
+    /** Another folder's base (the state before the agent's last turn there) and the paths that
+     * turn changed, by folder root; forgotten at every timeline change. */
+    private readonly folderBases = new Map<string, Promise<{ base: string; paths: ReadonlySet<string> } | undefined>>();
 
     constructor(
         private readonly ctx: Ctx,
@@ -32,6 +39,10 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
             vscode.languages.registerCodeLensProvider({ scheme: 'file' }, this),
             highlighter.onDidRefresh(() => this.changed.fire()),
             vscode.workspace.onDidSaveTextDocument(() => this.changed.fire()),
+            ctx.onTimelineChange(() => {
+                this.folderBases.clear();
+                this.changed.fire();
+            }),
         );
         highlighter.setHidden(path => this.hiddenLines(path));
     }
@@ -56,16 +67,50 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
         return new Set(seen.hunks.filter(h => this.kept.has(hunkKey(path, base, h))).flatMap(hunkLines));
     }
 
-    async provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
-        const path = relativePath(document.uri.fsPath, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
-        const base = this.highlighter.base;
+    /** The agent's last turn in another folder: its base and the paths it changed. */
+    private folderBase(folder: string): Promise<{ base: string; paths: ReadonlySet<string> } | undefined> {
+        let known = this.folderBases.get(folder);
         const rpc = this.ctx.rpc;
-        if (path === null || base === undefined || rpc === undefined || !this.highlighter.changedLines.has(path)) {
+        if (known === undefined && rpc !== undefined) {
+            known = rpc.request(METHODS.timelineGet, withFolder({}, folder)).then(
+                timeline => {
+                    const range = highlightRange(timeline, { kind: 'lastTurn' });
+                    return range === undefined ? undefined : { base: range.from, paths: new Set(range.checkpoints.flatMap(c => c.files.map(f => f.path))) };
+                },
+                (err: unknown) => {
+                    log.debug(`the last turn in ${folder} is unavailable: ${errorMessage(err)}`);
+                    return undefined;
+                },
+            );
+            this.folderBases.set(folder, known);
+        }
+        return known ?? Promise.resolve(undefined);
+    }
+
+    /** The base of `path`'s lenses, when the highlighted change (first folder) or the agent's last
+     * turn in its folder (another folder) changed it. */
+    private async baseOf(folder: string | undefined, path: string): Promise<string | undefined> {
+        if (folder === undefined) {
+            return this.highlighter.changedLines.has(path) ? this.highlighter.base : undefined;
+        }
+        const last = await this.folderBase(folder);
+        return last !== undefined && last.paths.has(path) ? last.base : undefined;
+    }
+
+    async provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
+        const where = fileInFolders(document.uri.fsPath, (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath));
+        const rpc = this.ctx.rpc;
+        if (where === null || rpc === undefined) {
+            return [];
+        }
+        const { folder, path } = where;
+        const base = await this.baseOf(folder, path);
+        if (base === undefined) {
             return [];
         }
         let result: HunksResult;
         try {
-            result = await rpc.request(METHODS.restoreHunks, { checkpoint: base, path });
+            result = await rpc.request(METHODS.restoreHunks, withFolder({ checkpoint: base, path }, folder));
         } catch (err) {
             log.debug(`hunks of ${path} unavailable: ${errorMessage(err)}`);
             return [];
@@ -73,19 +118,23 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
         if (token.isCancellationRequested) {
             return [];
         }
-        this.seen.set(path, result);
+        // Kept hunks of another folder are keyed by the absolute path (two folders may share a path).
+        const keyPath = folder === undefined ? path : document.uri.fsPath;
+        if (folder === undefined) {
+            this.seen.set(path, result);
+        }
         const lenses: vscode.CodeLens[] = [];
-        for (const hunk of openHunks(path, result.checkpoint, result.hunks, this.kept)) {
+        for (const hunk of openHunks(keyPath, result.checkpoint, result.hunks, this.kept)) {
             const line = lensLine(hunk, document.lineCount);
             const range = new vscode.Range(line, 0, line, 0);
-            const key = hunkKey(path, result.checkpoint, hunk);
+            const key = hunkKey(keyPath, result.checkpoint, hunk);
             lenses.push(
                 new vscode.CodeLens(range, { title: `$(check) ${vscode.l10n.t('Keep')}`, tooltip: vscode.l10n.t("Keep the agent's change here"), command: COMMANDS.hunkKeep, arguments: [path, key] }),
                 new vscode.CodeLens(range, {
                     title: `$(discard) ${vscode.l10n.t('Undo')}`,
                     tooltip: vscode.l10n.t('Put these lines back as they were before the change (Undo Last Restore takes it back)'),
                     command: COMMANDS.hunkUndo,
-                    arguments: [path, result.checkpoint, hunk.id, result.currentHash],
+                    arguments: folder === undefined ? [path, result.checkpoint, hunk.id, result.currentHash] : [path, result.checkpoint, hunk.id, result.currentHash, folder],
                 }),
             );
         }

@@ -5,6 +5,39 @@
  */
 import type { HunkView } from '../client/protocol';
 
+/** Where a file lives in the workspace: `folder` the root of a folder other than the first
+ * (`undefined`: the first, as in a workspace of one folder) and the path relative to it. */
+export interface FileInFolder {
+    readonly folder: string | undefined;
+    readonly path: string;
+}
+
+/** `fsPath` relative to `root` when inside it (separators `/`), else `null`. */
+function under(fsPath: string, root: string): string | null {
+    const norm = (p: string): string => p.replace(/\\/g, '/').replace(/\/+$/, '');
+    const base = norm(root);
+    const file = norm(fsPath);
+    return file.startsWith(`${base}/`) ? file.slice(base.length + 1) : null;
+}
+
+/** The folder of `roots` (the workspace's folders, first first) holding `fsPath`: the innermost
+ * one, like the server's folder rule; `null` outside every folder. */
+export function fileInFolders(fsPath: string, roots: readonly string[]): FileInFolder | null {
+    let found: FileInFolder | null = null;
+    for (const [index, root] of roots.entries()) {
+        const path = under(fsPath, root);
+        if (path !== null && (found === null || path.length < found.path.length)) {
+            found = { folder: index === 0 ? undefined : root, path };
+        }
+    }
+    return found;
+}
+
+/** A request's params naming the folder they are about (none: the first folder). */
+export function withFolder<P extends object>(params: P, folder: string | undefined): P {
+    return folder === undefined ? params : { ...params, folder };
+}
+
 /** A hunk's identity across line shifts: its file, its diff base and both texts. */
 export function hunkKey(path: string, base: string, hunk: Pick<HunkView, 'baseText' | 'currentText'>): string {
     return JSON.stringify([path, base, hunk.baseText, hunk.currentText]);

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { HunkView } from '../../../extension/src/client/protocol';
-import { hunkKey, hunkLines, hunkPick, lensLine, openHunks } from '../../../extension/src/diff/hunkModel';
+import { fileInFolders, hunkKey, hunkLines, hunkPick, lensLine, openHunks, withFolder } from '../../../extension/src/diff/hunkModel';
 
 function hunk(over: Partial<HunkView>): HunkView {
     return { id: '1,1,1,1', baseStart: 1, baseCount: 1, currentStart: 1, currentCount: 1, baseText: 'b\n', currentText: 'B\n', ...over };
@@ -34,5 +34,22 @@ suite('hunkModel (keep/undo per hunk)', () => {
         assert.deepEqual(hunkPick(hunk({})), { label: 'Line 2: +1 −1', detail: 'back to: b' });
         assert.deepEqual(hunkPick(hunk({ currentCount: 2, currentText: 'x\r\ny\r\n', baseText: '' })), { label: 'Lines 2–3: +2 −0', detail: 'removes: x' });
         assert.deepEqual(hunkPick(hunk({ currentCount: 0, currentText: '', baseText: 'gone\n' })), { label: 'Line 2: +0 −1', detail: 'back to: gone' });
+    });
+
+    test('a file is routed to its folder: the first folder names none, the innermost wins, outside is null', () => {
+        const roots = ['/w/web', '/w/api', '/m', '/m/packages/pkg'];
+        assert.deepEqual(fileInFolders('/w/web/src/a.ts', roots), { folder: undefined, path: 'src/a.ts' });
+        assert.deepEqual(fileInFolders('/w/api/main.go', roots), { folder: '/w/api', path: 'main.go' });
+        assert.deepEqual(fileInFolders('/m/packages/pkg/lib.py', roots), { folder: '/m/packages/pkg', path: 'lib.py' });
+        assert.deepEqual(fileInFolders('/m/packages/pkgx/y', roots), { folder: '/m', path: 'packages/pkgx/y' });
+        assert.equal(fileInFolders('/w/apix/main.go', roots), null, 'a prefix is no folder');
+        assert.equal(fileInFolders('/w/api', roots), null, 'a folder itself is no file');
+        assert.equal(fileInFolders('/elsewhere/x', []), null);
+        assert.deepEqual(fileInFolders('C:\\w\\api\\main.go', ['C:\\w\\web', 'C:\\w\\api']), { folder: 'C:\\w\\api', path: 'main.go' });
+    });
+
+    test('params name the folder only when it is not the first', () => {
+        assert.deepEqual(withFolder({ checkpoint: 'c', path: 'p' }, undefined), { checkpoint: 'c', path: 'p' });
+        assert.deepEqual(withFolder({ checkpoint: 'c', path: 'p' }, '/w/api'), { checkpoint: 'c', path: 'p', folder: '/w/api' });
     });
 });
