@@ -7,6 +7,7 @@
  * user's conflicts with it, and the user's "undo last restore" is not offered for it).
  */
 import * as vscode from 'vscode';
+import { withFolder } from '../diff/hunkModel';
 import { COMMANDS } from '../constants';
 import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc, type TaskRef } from '../client/protocol';
 import { checkpointUri } from '../diff/contentProvider';
@@ -43,6 +44,9 @@ export interface RestoreRequest {
     readonly confirmOverwrite: boolean;
     /** Restore inside this subagent's own timeline (its workspace copy) instead. */
     readonly task?: TaskRef;
+    /** Restore in this other folder of the workspace (its root): every request names it, and
+     * *Undo* undoes that folder's last restore. */
+    readonly folder?: string;
     /** Send each restore request (dry run and real) through another method of the same contract
      * (a chat prompt's restore point: `retrace/restore/toPrompt`); default `retrace/checkpoint/restore`. */
     readonly via?: (params: RestoreParams) => Promise<RestoreResult>;
@@ -63,8 +67,8 @@ const RESTORE = vscode.l10n.t('Restore');
 const UNDO = vscode.l10n.t('Undo restore');
 const REDO = vscode.l10n.t('Redo');
 
-async function showMerges(conflicts: readonly PlannedFile[], task: TaskRef | undefined): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
+async function showMerges(conflicts: readonly PlannedFile[], task: TaskRef | undefined, root: string | undefined): Promise<void> {
+    const folder = root === undefined ? vscode.workspace.workspaceFolders?.[0] : { uri: vscode.Uri.file(root) };
     for (const f of conflicts) {
         const merged = f.conflict?.mergedText;
         if (merged === null || merged === undefined || folder === undefined) {
@@ -76,11 +80,11 @@ async function showMerges(conflicts: readonly PlannedFile[], task: TaskRef | und
     log.info(`opened merge previews for ${conflicts.length} conflicting file(s)`);
 }
 
-async function askConflict(message: string, detail: string, conflicts: readonly PlannedFile[], mergeable: readonly string[], task: TaskRef | undefined): Promise<ConflictChoice | undefined> {
+async function askConflict(message: string, detail: string, conflicts: readonly PlannedFile[], mergeable: readonly string[], task: TaskRef | undefined, root: string | undefined): Promise<ConflictChoice | undefined> {
     const ui = prompter();
     const first = await ui.modal(message, detail, conflictButtons(mergeable.length > 0));
     if (first === MERGE) {
-        await showMerges(conflicts, task);
+        await showMerges(conflicts, task, root);
         const second = await ui.modal(
             vscode.l10n.t('Apply the merged text to {0} file(s)?', mergeable.length),
             vscode.l10n.t('Files whose merge failed are skipped.\n{0}', mergeable.join('\n')),
@@ -92,8 +96,8 @@ async function askConflict(message: string, detail: string, conflicts: readonly 
 }
 
 /** Workspace-relative paths of open documents with unsaved changes. */
-function dirtyPaths(): Set<string> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
+function dirtyPaths(folderRoot?: string): Set<string> {
+    const folder = folderRoot === undefined ? vscode.workspace.workspaceFolders?.[0] : { uri: vscode.Uri.file(folderRoot) };
     const out = new Set<string>();
     if (folder === undefined) {
         return out;
@@ -109,12 +113,12 @@ function dirtyPaths(): Set<string> {
 
 /** Run the whole flow; resolves to the server's last answer, or undefined when the user cancelled. */
 export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
-    const send = req.via ?? ((p: RestoreParams) => rpc.request(METHODS.checkpointRestore, p));
+    const send = req.via ?? ((p: RestoreParams) => rpc.request(METHODS.checkpointRestore, withFolder(p, req.folder)));
     const params: RestoreParams = { id: req.targetId, mode: req.mode, ...(req.paths ? { paths: [...req.paths] } : {}), ...(req.task ? { task: req.task } : {}) };
     // A conversation-only restore never touches files: nothing to preview or confirm.
     const dry = req.mode === 'conversation' ? undefined : await send({ ...params, dryRun: true });
     // The editor's unsaved text belongs to the user's workspace, never to a subagent's copy.
-    const dirty = req.task === undefined ? dirtyPaths() : new Set<string>();
+    const dirty = req.task === undefined ? dirtyPaths(req.folder) : new Set<string>();
     const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel, dirty);
     // Git moved since the target, or commands since then touched the world outside: one modal.
     const outside = req.mode === 'conversation' || dry === undefined ? undefined : gitQuestion(dry, req.targetLabel);
@@ -142,7 +146,7 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
             break;
         }
         case 'conflict': {
-            const choice = await askConflict(decision.message, decision.detail, decision.conflicts, decision.mergeable, req.task);
+            const choice = await askConflict(decision.message, decision.detail, decision.conflicts, decision.mergeable, req.task, req.folder);
             if (choice === undefined) {
                 return undefined;
             }
@@ -202,14 +206,14 @@ export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHo
     }
     const undo = req.task === undefined ? r.undoTarget : undefined; // "undo last restore" is the workspace's
     // The server says when a reason may be asked (rarely); it is one "Why?" on this notification.
-    const why = req.task === undefined && result.askReason === true;
+    const why = req.task === undefined && req.folder === undefined && result.askReason === true;
     const buttons = [...(undo !== undefined || conversationMoved ? [UNDO] : []), ...(why ? [WHY] : [])];
     void prompter()
         .notify(r.severity, vscode.l10n.t('Retrace: {0}', `${r.message}${terminal}`), req.task === undefined ? buttons : [])
         .then(pick => {
             if (pick === UNDO) {
-                // The server undoes exactly its last restore, whatever its mode.
-                void vscode.commands.executeCommand(COMMANDS.undoLastRestore);
+                // The server undoes exactly its last restore (of that folder), whatever its mode.
+                void (req.folder === undefined ? vscode.commands.executeCommand(COMMANDS.undoLastRestore) : undoLastRestore(rpc, hooks, { folder: req.folder }));
             } else if (pick === WHY) {
                 void askRestoreReason(rpc, req.targetId, outcome, req.mode); // optional: never awaited
             }

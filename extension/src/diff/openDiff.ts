@@ -13,32 +13,37 @@ export interface DiffSide {
     readonly label: string;
 }
 
-function workspaceFile(path: string): vscode.Uri | undefined {
+/** `path` in the first folder, or in the folder at `root` (another folder of the workspace). */
+function workspaceFile(path: string, root?: string): vscode.Uri | undefined {
+    if (root !== undefined) {
+        return vscode.Uri.joinPath(vscode.Uri.file(root), path);
+    }
     const folder = vscode.workspace.workspaceFolders?.[0];
     return folder === undefined ? undefined : vscode.Uri.joinPath(folder.uri, path);
 }
 
-function sideUri(path: string, side: DiffSide, scope: TaskRef | undefined): vscode.Uri {
+function sideUri(path: string, side: DiffSide, scope: TaskRef | undefined, root: string | undefined): vscode.Uri {
     if (side.id === 'current' && scope === undefined) {
-        return workspaceFile(path) ?? checkpointUri(path, 'current');
+        return workspaceFile(path, root) ?? checkpointUri(path, 'current', undefined, root);
     }
-    return checkpointUri(path, side.id, scope);
+    return checkpointUri(path, side.id, scope, root);
 }
 
 /**
  * Diff `files` between two states; nothing to show is said, not silently ignored. `scope`: the
  * states are a subagent's (its checkpoints, `current` = its workspace copy, never the user's file).
+ * `root`: the states are another folder's (its store, its files).
  */
-export async function openChanges(files: readonly FileChange[], left: DiffSide, right: DiffSide, title: string, scope?: TaskRef): Promise<void> {
+export async function openChanges(files: readonly FileChange[], left: DiffSide, right: DiffSide, title: string, scope?: TaskRef, root?: string): Promise<void> {
     if (files.length === 0) {
         void vscode.window.showInformationMessage(vscode.l10n.t('Retrace: no file changes between {0} and {1}.', left.label, right.label));
         return;
     }
     const triple = (f: FileChange): [vscode.Uri, vscode.Uri, vscode.Uri] => {
         // A file deleted on the right side only exists as checkpoint content there.
-        const rightUri = f.status === 'deleted' && right.id === 'current' ? checkpointUri(f.path, 'current', scope) : sideUri(f.path, right, scope);
-        const resource = scope === undefined ? (workspaceFile(f.path) ?? rightUri) : rightUri;
-        return [resource, checkpointUri(f.oldPath ?? f.path, left.id, scope), rightUri];
+        const rightUri = f.status === 'deleted' && right.id === 'current' ? checkpointUri(f.path, 'current', scope, root) : sideUri(f.path, right, scope, root);
+        const resource = scope === undefined ? (workspaceFile(f.path, root) ?? rightUri) : rightUri;
+        return [resource, checkpointUri(f.oldPath ?? f.path, left.id, scope, root), rightUri];
     };
     if (files.length === 1) {
         const [, l, r] = triple(files[0] as FileChange);

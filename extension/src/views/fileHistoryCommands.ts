@@ -31,11 +31,13 @@ async function versionOf(arg: unknown, view: vscode.TreeView<FileHistoryNode>): 
     if (typeof node?.path !== 'string' || typeof node.version?.checkpointId !== 'string') {
         throw new Error(vscode.l10n.t('pick a version in the Retrace File History view first'));
     }
-    return { kind: 'version', path: node.path, version: node.version };
+    const folder = typeof node.folder === 'string' ? { folder: node.folder } : {};
+    return { kind: 'version', path: node.path, version: node.version, ...folder };
 }
 
-async function existsNow(path: string): Promise<boolean> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
+/** Whether `path` exists now in the first folder, or in the folder at `root`. */
+async function existsNow(path: string, root: string | undefined): Promise<boolean> {
+    const folder = root === undefined ? vscode.workspace.workspaceFolders?.[0] : { uri: vscode.Uri.file(root) };
     if (folder === undefined) {
         return false;
     }
@@ -47,8 +49,8 @@ async function existsNow(path: string): Promise<boolean> {
     }
 }
 
-function open(diff: DiffRequest): Promise<void> {
-    return openChanges([diff.file], diff.left, diff.right, diff.title);
+function open(diff: DiffRequest, root: string | undefined): Promise<void> {
+    return openChanges([diff.file], diff.left, diff.right, diff.title, undefined, root);
 }
 
 export function registerFileHistoryCommands(parts: FileHistoryParts): void {
@@ -57,36 +59,38 @@ export function registerFileHistoryCommands(parts: FileHistoryParts): void {
     ctx.registerCommand(COMMANDS.fileHistoryShow, () => async (arg: unknown) => {
         const active = vscode.window.activeTextEditor?.document.uri;
         const uri = arg instanceof vscode.Uri ? arg : active;
-        const path = uri === undefined ? undefined : fileHistory.relativePath(uri);
-        if (path === undefined) {
+        const where = uri === undefined ? undefined : fileHistory.locate(uri);
+        if (where === undefined) {
             throw new Error(vscode.l10n.t('open or pick a file of the workspace to see the checkpoints that touched it'));
         }
         await vscode.commands.executeCommand(`${VIEW_FILE_HISTORY}.focus`);
         // A file picked in the explorer (not the active editor) stays while other editors open.
-        await fileHistory.show(path, active === undefined || uri?.toString() !== active.toString());
+        await fileHistory.show(where.path, active === undefined || uri?.toString() !== active.toString(), where.folder);
         return fileHistory.versions;
     });
 
     ctx.registerCommand(COMMANDS.fileHistoryOpenVersion, () => async (arg: unknown) => {
-        const { path, version } = await versionOf(arg, fileHistory.view);
-        await open(diffWithCurrent(path, version, await existsNow(path)));
+        const { path, version, folder } = await versionOf(arg, fileHistory.view);
+        await open(diffWithCurrent(path, version, await existsNow(path, folder)), folder);
     });
 
     ctx.registerCommand(COMMANDS.fileHistoryComparePrevious, () => async (arg: unknown) => {
-        const { path, version } = await versionOf(arg, fileHistory.view);
+        const { path, version, folder } = await versionOf(arg, fileHistory.view);
         const diff = diffWithPrevious(path, version);
         if (diff === undefined) {
             void prompter().notify('info', vscode.l10n.t('Retrace: “{0}” is the first checkpoint; there is no earlier version of {1}.', version.title, path), []);
             return;
         }
-        await open(diff);
+        await open(diff, folder);
     });
 
     ctx.registerCommand(COMMANDS.fileHistoryRestoreVersion, rpc => async (arg: unknown) => {
-        const { path, version } = await versionOf(arg, fileHistory.view);
+        const { path, version, folder } = await versionOf(arg, fileHistory.view);
+        // Another folder's file: that folder's store restores it (and its Undo undoes it there).
+        const inFolder = folder === undefined ? {} : { folder };
         const result = await runRestore(
             rpc,
-            { targetId: version.checkpointId, mode: 'code', paths: [path], targetLabel: `${path} as of “${version.title}”`, previousHead: parts.head(), confirmOverwrite: true },
+            { targetId: version.checkpointId, mode: 'code', paths: [path], targetLabel: `${path} as of “${version.title}”`, previousHead: folder === undefined ? parts.head() : undefined, confirmOverwrite: true, ...inFolder },
             { onConversationRestored: () => undefined, onRestored: outcome => parts.onRestored(outcome) },
         );
         fileHistory.scheduleRefresh();

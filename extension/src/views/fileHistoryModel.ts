@@ -12,12 +12,16 @@ import { relativeTime } from './timelineModel';
 export interface FileTarget {
     readonly path: string;
     readonly pinned: boolean;
+    /** The root of the folder the file is in when not the first (its store answers). */
+    readonly folder?: string;
 }
 
 export interface VersionNode {
     readonly kind: 'version';
     readonly path: string;
     readonly version: FileVersion;
+    /** As `FileTarget.folder`. */
+    readonly folder?: string;
 }
 
 export interface MoreVersionsNode {
@@ -61,6 +65,22 @@ export function workspaceRelative(root: string, file: string, sep: '/' | '\\' = 
     return parts.length === 0 || parts.includes('..') ? undefined : parts.join('/');
 }
 
+/**
+ * The folder of the workspace holding `file` (`roots`: the folders' roots, first first) and the
+ * path relative to it: the innermost folder, like the server's folder rule; `folder` is
+ * `undefined` for the first folder (a workspace of one folder: as ever). `undefined` outside all.
+ */
+export function locateInFolders(roots: readonly string[], file: string, sep: '/' | '\\' = '/'): { path: string; folder: string | undefined } | undefined {
+    let found: { path: string; folder: string | undefined } | undefined;
+    for (const [index, root] of roots.entries()) {
+        const path = workspaceRelative(root, file, sep);
+        if (path !== undefined && (found === undefined || path.length < found.path.length)) {
+            found = { path, folder: index === 0 ? undefined : root };
+        }
+    }
+    return found;
+}
+
 /** A fresh state from a first page, or `state` with an older page appended. */
 export function withPage(state: FileHistoryState | undefined, page: FileHistoryResult, append: boolean): FileHistoryState {
     if (!append || state === undefined || state.path !== page.path) {
@@ -82,7 +102,8 @@ export function nodesOf(state: FileHistoryState | undefined, target: FileTarget 
     if (state.versions.length === 0) {
         return [{ kind: 'message', text: vscode.l10n.t('No checkpoint changed {0} yet.', target.path) }];
     }
-    const rows: FileHistoryNode[] = state.versions.map(version => ({ kind: 'version', path: state.path, version }));
+    const folder = target.folder === undefined ? {} : { folder: target.folder };
+    const rows: FileHistoryNode[] = state.versions.map(version => ({ kind: 'version', path: state.path, version, ...folder }));
     return state.nextCursor === null ? rows : [...rows, { kind: 'more', cursor: state.nextCursor }];
 }
 

@@ -9,11 +9,17 @@ import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS } from '../client/protocol';
 import { errorMessage, log } from '../logging';
-import { nodesOf, versionLook, withPage, workspaceRelative, type FileHistoryNode, type FileHistoryState, type FileTarget } from './fileHistoryModel';
+import { withFolder } from '../diff/hunkModel';
+import { locateInFolders, nodesOf, versionLook, withPage, type FileHistoryNode, type FileHistoryState, type FileTarget } from './fileHistoryModel';
 
 /** Versions per request; older ones come on demand ("Load older versions"). */
 const PAGE_VERSIONS = 100;
 const REFRESH_DELAY_MS = 250;
+
+/** The name VS Code shows for the folder at `root`. */
+function folderName(root: string): string {
+    return vscode.workspace.workspaceFolders?.find(f => f.uri.fsPath === root)?.name ?? root;
+}
 
 export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryNode>, vscode.Disposable {
     private readonly changed = new vscode.EventEmitter<FileHistoryNode | undefined>();
@@ -58,18 +64,21 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         return this.state?.versions ?? [];
     }
 
-    /** Workspace-relative path of `uri`, when it is a file of the (first) workspace folder. */
-    relativePath(uri: vscode.Uri): string | undefined {
-        const folder = vscode.workspace.workspaceFolders?.[0];
-        if (uri.scheme !== 'file' || folder === undefined) {
+    /** Where `uri` lives: its folder (`undefined`: the first) and the path relative to it, when it
+     * is a file of a workspace folder (the innermost holding it). */
+    locate(uri: vscode.Uri): { path: string; folder: string | undefined } | undefined {
+        const folders = vscode.workspace.workspaceFolders ?? [];
+        if (uri.scheme !== 'file' || folders.length === 0) {
             return undefined;
         }
-        return workspaceRelative(folder.uri.fsPath, uri.fsPath, process.platform === 'win32' ? '\\' : '/');
+        return locateInFolders(folders.map(f => f.uri.fsPath), uri.fsPath, process.platform === 'win32' ? '\\' : '/');
     }
 
-    /** Show `path` (pinned: stays when another editor becomes active); loads its first page. */
-    async show(path: string, pinned: boolean): Promise<void> {
-        this.current = { path, pinned };
+    /** Show `path` (in the folder at `folder` when not the first; pinned: stays when another
+     * editor becomes active); loads its first page. */
+    async show(path: string, pinned: boolean, folder?: string): Promise<void> {
+        this.current = { path, pinned, ...(folder === undefined ? {} : { folder }) };
+        this.state = undefined;
         this.describe();
         await this.refresh();
     }
@@ -91,9 +100,9 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         if (this.current?.pinned === true || editor === undefined) {
             return; // a diff or output editor keeps the file the view shows
         }
-        const path = this.relativePath(editor.document.uri);
-        if (path !== undefined && path !== this.current?.path) {
-            this.current = { path, pinned: false };
+        const where = this.locate(editor.document.uri);
+        if (where !== undefined && (where.path !== this.current?.path || where.folder !== this.current.folder)) {
+            this.current = { path: where.path, pinned: false, ...(where.folder === undefined ? {} : { folder: where.folder }) };
             this.describe();
             this.state = undefined;
             this.changed.fire(undefined);
@@ -102,7 +111,8 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
     }
 
     private describe(): void {
-        this.view.description = this.current === undefined ? '' : this.current.pinned ? vscode.l10n.t('{0} (pinned)', this.current.path) : this.current.path;
+        const shown = this.current === undefined ? '' : this.current.folder === undefined ? this.current.path : `${folderName(this.current.folder)}/${this.current.path}`;
+        this.view.description = this.current === undefined ? '' : this.current.pinned ? vscode.l10n.t('{0} (pinned)', shown) : shown;
     }
 
     scheduleRefresh(): void {
@@ -136,7 +146,7 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         }
         const generation = ++this.generation;
         try {
-            const page = await rpc.request(METHODS.fileHistory, { path: target.path, limit: PAGE_VERSIONS, ...(cursor !== undefined ? { cursor } : {}) });
+            const page = await rpc.request(METHODS.fileHistory, withFolder({ path: target.path, limit: PAGE_VERSIONS, ...(cursor !== undefined ? { cursor } : {}) }, target.folder));
             if (generation !== this.generation) {
                 return; // a newer request (another file, a refresh) answers instead
             }
@@ -174,7 +184,7 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         }
         const look = versionLook(node.version, Date.now());
         const item = new vscode.TreeItem(look.label, vscode.TreeItemCollapsibleState.None);
-        item.id = `fileVersion:${node.path}:${node.version.checkpointId}`;
+        item.id = `fileVersion:${node.folder ?? ''}:${node.path}:${node.version.checkpointId}`;
         item.description = look.description;
         item.tooltip = look.tooltip;
         item.iconPath = new vscode.ThemeIcon(look.icon);

@@ -7,6 +7,7 @@ import {
     versionLook,
     withPage,
     workspaceRelative,
+    locateInFolders,
     VERSION_CONTEXT,
     VERSION_CONTEXT_EXISTS,
 } from '../../../extension/src/views/fileHistoryModel';
@@ -39,6 +40,17 @@ function page(path: string, ids: string[], nextCursor: string | null): FileHisto
 }
 
 suite('file history model', () => {
+    test('locateInFolders: the first folder names none, another its root, the innermost wins, Windows case', () => {
+        const roots = ['/w/web', '/w/api', '/m', '/m/pkg'];
+        assert.deepEqual(locateInFolders(roots, '/w/web/src/a.ts'), { path: 'src/a.ts', folder: undefined });
+        assert.deepEqual(locateInFolders(roots, '/w/api/main.go'), { path: 'main.go', folder: '/w/api' });
+        assert.deepEqual(locateInFolders(roots, '/m/pkg/lib.py'), { path: 'lib.py', folder: '/m/pkg' });
+        assert.deepEqual(locateInFolders(roots, '/m/pkgx/y'), { path: 'pkgx/y', folder: '/m' });
+        assert.equal(locateInFolders(roots, '/w/apix/main.go'), undefined);
+        assert.equal(locateInFolders([], '/w/web/a'), undefined);
+        assert.deepEqual(locateInFolders(['C:\\w\\web', 'C:\\w\\api'], 'c:\\W\\API\\Main.go', '\\'), { path: 'Main.go', folder: 'C:\\w\\api' });
+    });
+
     test('workspaceRelative: inside, outside, nested, Windows rules', () => {
         const cases: [string, string, '/' | '\\', string | undefined][] = [
             ['/w/proj', '/w/proj/src/a.ts', '/', 'src/a.ts'],
@@ -74,6 +86,10 @@ suite('file history model', () => {
         const empty = withPage(undefined, page('new.txt', [], null), false);
         const [message] = nodesOf(empty, { path: 'new.txt', pinned: false });
         assert.ok(message?.kind === 'message' && message.text.includes('new.txt'));
+        // Another folder's file: every row names its folder (its commands ask that folder's store).
+        const rows = nodesOf(state, { path: 'a.txt', pinned: false, folder: '/w/api' });
+        assert.deepEqual(rows.filter(n => n.kind === 'version').map(n => (n.kind === 'version' ? n.folder : null)), ['/w/api', '/w/api']);
+        assert.ok(nodes.every(n => n.kind !== 'version' || !('folder' in n)), 'the first folder: no folder, as ever');
     });
 
     test('look: title, summary and time; restorable only when the file exists after it', () => {
