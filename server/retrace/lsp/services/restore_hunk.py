@@ -22,6 +22,11 @@ and is counted in the restore metrics: one ``restore`` statistics event of mode 
 (``applied``; ``conflict`` when the file moved on or the editor refused the edit; ``failed`` when
 the editor could not apply or save it).
 
+In a multi-root workspace both methods are served per folder (a request naming ``folder`` runs
+on that folder's services, :mod:`retrace.lsp.folders`): the path, the disk, the buffer and the
+store are that folder's, and step 1 also waits for the first folder's running turn (its agent
+writes in every folder, :mod:`retrace.lsp.services.agent_turns`).
+
 A crash between 3 and 4 leaves one file edited and unrecorded: the next capture records it as an
 ``external`` change and the safety checkpoint still holds the state before.
 """
