@@ -2319,7 +2319,8 @@ export interface SettingsUpdateParams {
 export interface SettingsUpdateResult {
   applied: boolean;
   /**
-   * Settings that only take effect after a server restart (e.g. ``excludes``).
+   * Settings that only take effect after a server restart: none now (every setting applies at
+   * once, the capture rules in every folder); kept for clients that read it.
    */
   restartRequired: string[];
 }

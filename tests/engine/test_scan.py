@@ -138,3 +138,15 @@ def test_walk_name_filters_agree_with_excluded(tmp_path: Path) -> None:
     assert "plain/cache.d/f.txt" in got and "plain/z.tmp" not in got
     assert not any(g.rsplit("/", 1)[-1] == ".git" for g in got)
     assert ig.name_filter("") is not None and ig.name_filter("neg") is None and ig.name_filter("anch") is None
+
+
+def test_set_excludes_replaces_the_users_rules_and_every_cached_answer(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "*.log\n")
+    ig = Ignorer(tmp_path, EngineConfig(excludes=["gen/"]))
+    assert ig.excluded_path("gen/a/b.txt", False) and not ig.excluded_path("out/x.txt", False)
+    ig.set_excludes(["out/", "*.tmp"])
+    assert not ig.excluded_path("gen/a/b.txt", False)  # the cached ancestor verdict is gone
+    assert ig.excluded_path("out/x.txt", False) and ig.excluded("a.tmp", False)
+    assert ig.excluded("x.log", False) and ig.excluded(".git", True)  # .gitignore and builtins stay
+    ig.set_excludes([])
+    assert not ig.excluded_path("out/x.txt", False) and ig.excluded(".git", True)

@@ -6,9 +6,13 @@ folder's engine (the first and every further one) the new ``retrace.retention.*`
 (``Engine.config``: what collection, automatic or explicit, applies) and, when it changed, looks
 whether a cleanup is now due in each (:func:`retrace.lsp.services.auto_gc.cleanup_if_due`: never
 while a turn runs or a restore is between its steps). The settings that shape what is captured
-(``excludes``, ``maxFileBytes``) still take effect at the next server start, for every folder
-alike (a capture rule changing mid-session would make a change appear from nowhere). A folder
-opened later is opened with the settings current then (``RetraceServer.settings``).
+(``excludes``, ``maxFileBytes``) reach every open folder at once too
+(:meth:`retrace.engine.capture.capturer.Capturer.set_rules`, in the engine's gate): the next
+capture of each folder walks its tree under the new rules, so what they change (a newly excluded
+file leaving the record, a file now under the cap stored) is recorded by that capture — an
+``external`` change before the agent's next call, as a changed ``.gitignore`` is — never
+attributed to the agent. A folder opened later is opened with the settings current then
+(``RetraceServer.settings``).
 
 Every further folder gets the automatic cleanup the first folder has (:func:`start_cleanup`: one
 at open if due, then after each ``retention.idleMinutes`` without a turn), stopped with the folder
@@ -49,8 +53,37 @@ def open_folders(server: RetraceServer) -> list[tuple[str | None, Services]]:
     return out
 
 
+def _rules(settings: ServerSettings) -> tuple[list[str], int]:
+    return list(settings.excludes), settings.max_file_bytes
+
+
+async def apply_capture_rules(
+    server: RetraceServer, previous: ServerSettings, settings: ServerSettings
+) -> int:
+    """Give every open folder's engine the new excludes and size cap; returns how many got them."""
+    if _rules(previous) == _rules(settings):
+        return 0
+    excludes, cap = _rules(settings)
+
+    def apply(engine: Engine) -> None:
+        engine.config = engine.config.model_copy(update={"excludes": excludes, "max_file_bytes": cap})
+        if engine.capturer is not None:
+            engine.capturer.set_rules(engine.config, engine.head_manifest)
+
+    count = 0
+    for root, services in open_folders(server):
+        token = FOLDER.set(root)
+        try:
+            await services.run(apply)
+            count += 1
+        finally:
+            FOLDER.reset(token)
+    return count
+
+
 async def apply_to_engines(server: RetraceServer, previous: ServerSettings, settings: ServerSettings) -> int:
     """Give every open folder's engine the new retention; returns how many engines got it."""
+    await apply_capture_rules(server, previous, settings)
     if previous.retention == settings.retention:
         return 0
     policy = settings.retention

@@ -2,9 +2,9 @@
 
 The client forwards ``workspace/didChangeConfiguration``; the server then pulls the ``retrace``
 section with ``workspace/configuration`` (no restart: a running agent survives a settings
-change). Agent settings take effect at once; retention at once in every open folder
-(:mod:`retrace.lsp.folder_settings`); the capture rules (excludes, size cap) at the next server
-start, reported as such.
+change). Agent settings take effect at once; retention and the capture rules (excludes, size
+cap) at once in every open folder (:mod:`retrace.lsp.folder_settings`); nothing needs a restart
+(``restartRequired`` stays in the answer, empty, for clients that read it).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SECTION = "retrace"
-_RESTART_FIELDS = ("excludes", "max_file_bytes")
 
 
 async def apply_settings(server: RetraceServer, settings: ServerSettings) -> SettingsUpdateResult:
@@ -38,11 +37,6 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
             await asyncio.shield(server.startup)
     previous = server.settings
     server.settings = settings
-    restart = [
-        ServerSettings.model_fields[name].alias or name
-        for name in _RESTART_FIELDS
-        if getattr(previous, name) != getattr(settings, name)
-    ]
     services = server.services_if_ready()
     if services is not None:
         base_url = services.fake_model_url
@@ -53,9 +47,7 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
     if previous.metrics != settings.metrics or previous.retention != settings.retention:
         server.metrics.apply_port()
         await server.metrics.check()
-    if restart:
-        log.info("settings changed that apply after a restart: %s", ", ".join(restart))
-    return SettingsUpdateResult(applied=services is not None, restart_required=restart)
+    return SettingsUpdateResult(applied=services is not None, restart_required=[])
 
 
 def parse_settings(raw: Any) -> ServerSettings | None:

@@ -266,7 +266,8 @@ class SettingsUpdateParams(CamelModel):
 class SettingsUpdateResult(CamelModel):
     applied: bool
     restart_required: list[str]
-    """Settings that only take effect after a server restart (e.g. ``excludes``)."""
+    """Settings that only take effect after a server restart: none now (every setting applies at
+    once, the capture rules in every folder); kept for clients that read it."""
 
 
 # --------------------------------------------------------------------------- agent

@@ -93,6 +93,23 @@ class Capturer:
         self._own_before: set[str] = set()
         """Paths already pending when the engine started renaming (foreign changes)."""
 
+    def set_rules(self, config: EngineConfig, head: Mapping[str, FileEntry]) -> None:
+        """Capture under ``config``'s excludes and size cap from now on (a settings change). The
+        next capture walks the whole tree under the new rules and re-watches every directory, so
+        what the change alters belongs to that capture (as for a changed ``.gitignore``): a newly
+        excluded file leaves the record, a newly included one enters it, a file left unstored by
+        the old cap is read again. A lower cap applies to the versions read from now on."""
+        raised = config.max_file_bytes > self.config.max_file_bytes
+        self.config = config
+        self.ignorer.set_excludes(list(config.excludes))
+        if raised:
+            for rel, entry in head.items():
+                if entry.unstored is not None:
+                    self.cache.drop(rel)  # not vouched for: read again under the new cap
+        self.full_next = True
+        if self.watcher is not None:
+            self.watcher.invalidate("the capture rules changed")
+
     def take_not_captured(self) -> dict[str, str]:
         """What could not be captured since the last call (the commit reports it)."""
         out, self.not_captured = self.not_captured, {}

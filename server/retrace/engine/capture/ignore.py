@@ -100,6 +100,13 @@ class Ignorer:
         self._tools: dict[str, bool] = {}
         self._dirs_out: dict[str, bool] = {}
 
+    def set_excludes(self, excludes: list[str]) -> None:
+        """The user's excludes from now on (a settings change); every cached answer is dropped.
+        Changed in place: the capture and its watcher share this object."""
+        fixed = [_Rules(list(BUILTIN_EXCLUDES)), _Rules(list(excludes))]
+        self._fixed = [r for r in fixed if not r.empty]
+        self.forget()
+
     def tool_folder(self, rel: str) -> bool:
         """Whether directory ``rel`` is a tool's folder (a venv, ``node_modules``, a build
         output), recognised by its markers: see :data:`TOOL_FOLDERS`. Cached per directory."""
