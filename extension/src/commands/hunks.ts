@@ -62,9 +62,9 @@ async function restoreHunk(rpc: Rpc, parts: HunkCommandParts, checkpoint: string
     return result;
 }
 
-/** Pick one of `path`'s hunks against `cp` and restore it. */
-async function pickAndRestoreHunk(rpc: Rpc, parts: HunkCommandParts, cp: string, path: string): Promise<RestoreHunkResult | undefined> {
-    const listed = await rpc.request(METHODS.restoreHunks, { checkpoint: cp, path });
+/** Pick one of `path`'s hunks against `cp` (of the folder at `folder` when not the first) and restore it. */
+async function pickAndRestoreHunk(rpc: Rpc, parts: HunkCommandParts, cp: string, path: string, folder?: string): Promise<RestoreHunkResult | undefined> {
+    const listed = await rpc.request(METHODS.restoreHunks, withFolder({ checkpoint: cp, path }, folder));
     if (listed.hunks.length === 0) {
         void prompter().notify('info', vscode.l10n.t('Retrace: {0} is the same as at that checkpoint: no hunk to restore.', path), []);
         return undefined;
@@ -73,7 +73,7 @@ async function pickAndRestoreHunk(rpc: Rpc, parts: HunkCommandParts, cp: string,
         listed.hunks.map(h => ({ ...hunkPick(h), id: h.id })),
         { title: vscode.l10n.t('Restore a hunk of {0} as it was at {1}', path, cp.slice(0, 8)), placeHolder: vscode.l10n.t('Which hunk?') },
     );
-    return picked === undefined ? undefined : restoreHunk(rpc, parts, listed.checkpoint, path, picked.id, listed.currentHash);
+    return picked === undefined ? undefined : restoreHunk(rpc, parts, listed.checkpoint, path, picked.id, listed.currentHash, folder);
 }
 
 async function pickFile(cp: Checkpoint, what: string): Promise<string | undefined> {
@@ -84,8 +84,9 @@ async function pickFile(cp: Checkpoint, what: string): Promise<string | undefine
     return paths.length === 1 ? paths[0] : vscode.window.showQuickPick(paths, { title: vscode.l10n.t('{0} as it was at “{1}”', what, checkpointLabel(cp)), placeHolder: vscode.l10n.t('Which file?') });
 }
 
-/** The checkpoint side of the diff editor (or checkpoint document) a title-bar command came from. */
-export function diffSide(arg: unknown): { path: string; checkpointId: string } {
+/** The checkpoint side of the diff editor (or checkpoint document) a title-bar command came from;
+ * `folder`: the diff is another folder's (its store answers, its files are restored). */
+export function diffSide(arg: unknown): { path: string; checkpointId: string; folder?: string } {
     const uris: vscode.Uri[] = [];
     if (arg instanceof vscode.Uri) {
         uris.push(arg);
@@ -99,9 +100,10 @@ export function diffSide(arg: unknown): { path: string; checkpointId: string } {
     for (const uri of uris) {
         if (uri.scheme === CHECKPOINT_SCHEME) {
             const side = parseCheckpointUri(uri);
-            // Another folder's diff (`folder=`) is not the first folder's: its rows restore in Other Folders.
-            if (side.checkpointId !== 'current' && side.scope === undefined && side.folder === undefined) {
-                return side;
+            // A subagent's diff restores in its own timeline; another folder's (`folder=`) in that folder.
+            if (side.checkpointId !== 'current' && side.scope === undefined) {
+                const { path, checkpointId, folder } = side;
+                return folder === undefined ? { path, checkpointId } : { path, checkpointId, folder };
             }
         }
     }
@@ -120,8 +122,12 @@ export function registerHunkCommands(parts: HunkCommandParts): void {
     ctx.registerCommand(COMMANDS.hunkUndo, rpc => (path: unknown, cp: unknown, hunk: unknown, hash: unknown, folder: unknown) =>
         restoreHunk(rpc, parts, str(cp, 'checkpoint'), str(path, 'path'), str(hunk, 'hunk'), str(hash, 'hash'), folder === undefined ? undefined : str(folder, 'folder')),
     );
-    const restoreFile = async (rpc: Rpc, cp: Checkpoint, path: string): Promise<unknown> =>
-        runRestore(rpc, { targetId: cp.id, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('“{0}”', checkpointLabel(cp)), previousHead: parts.head(), confirmOverwrite: true }, hooks);
+    const restoreFile = async (rpc: Rpc, cp: Checkpoint, path: string, folder?: string): Promise<unknown> =>
+        runRestore(
+            rpc,
+            { targetId: cp.id, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('“{0}”', checkpointLabel(cp)), previousHead: folder === undefined ? parts.head() : undefined, confirmOverwrite: true, ...(folder === undefined ? {} : { folder }) },
+            hooks,
+        );
     ctx.registerCommand(COMMANDS.rowRestoreFile, rpc => async (arg: unknown, given: unknown) => {
         const cp = await parts.checkpointOf(rpc, arg);
         const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a file'));
@@ -134,11 +140,11 @@ export function registerHunkCommands(parts: HunkCommandParts): void {
     });
     ctx.registerCommand(COMMANDS.diffRestoreFile, rpc => async (arg: unknown) => {
         const side = diffSide(arg);
-        const cp = (await rpc.request(METHODS.checkpointGet, { id: side.checkpointId })).checkpoint;
-        return restoreFile(rpc, cp, side.path);
+        const cp = (await rpc.request(METHODS.checkpointGet, withFolder({ id: side.checkpointId }, side.folder))).checkpoint;
+        return restoreFile(rpc, cp, side.path, side.folder);
     });
     ctx.registerCommand(COMMANDS.diffRestoreHunk, rpc => async (arg: unknown) => {
         const side = diffSide(arg);
-        return pickAndRestoreHunk(rpc, parts, side.checkpointId, side.path);
+        return pickAndRestoreHunk(rpc, parts, side.checkpointId, side.path, side.folder);
     });
 }
