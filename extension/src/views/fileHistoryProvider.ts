@@ -184,7 +184,7 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         }
         const look = versionLook(node.version, Date.now());
         const item = new vscode.TreeItem(look.label, vscode.TreeItemCollapsibleState.None);
-        item.id = `fileVersion:${node.folder ?? ''}:${node.path}:${node.version.checkpointId}`;
+        item.id = node.folder === undefined ? `fileVersion:${node.path}:${node.version.checkpointId}` : `fileVersion:${node.folder}:${node.path}:${node.version.checkpointId}`;
         item.description = look.description;
         item.tooltip = look.tooltip;
         item.iconPath = new vscode.ThemeIcon(look.icon);
