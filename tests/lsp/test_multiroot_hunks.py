@@ -237,6 +237,7 @@ async def test_restores_in_another_folder_wait_for_the_first_folders_running_tur
         )
         assert "agent is running" in str(error)
         assert (api / "main.go").read_text("utf-8") == EDITED
+        (api / "go").write_text("", "utf-8")  # the command ends
         await editor.wait_for_event(
             lambda e: e["kind"] == "turnFinished" and e.get("turnId") == started["turnId"]
         )
