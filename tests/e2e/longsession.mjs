@@ -83,8 +83,20 @@ await runScenario(sc, {
 
   // 3. Paging: "Load older…" brings the previous page (its turns appear above).
   const oldestShown = Math.min(...first.map(t => /^(\d+)\. Turn /.exec(t)?.[1]).filter(Boolean).map(Number));
-  const olderBefore = (await row('Load older…').innerText()).replace(/\s+/g, ' ');
-  await row('Load older…').click();
+  // The view may still bring the head back into view once after opening: go to the top and
+  // click "Load older…" until the click lands.
+  let olderBefore = '';
+  await waitFor('"Load older…" clicked', async () => {
+    await sidebar().locator('.monaco-list').last().focus();
+    await page.keyboard.press('Home');
+    try {
+      olderBefore = (await row('Load older…').innerText({ timeout: 3000 })).replace(/\s+/g, ' ');
+      await row('Load older…').click({ timeout: 3000 });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 60000);
   await waitFor('the older page merged', async () => (await row('Load older…').innerText()).replace(/\s+/g, ' ') !== olderBefore, 120000);
   await sidebar().locator('.monaco-list').last().focus();
   await page.keyboard.press('Home');
