@@ -40,3 +40,13 @@ async def editor(workspace: Path, store: Path, session_model: FakeModel) -> Asyn
     client = await start_editor(workspace, store, env=model_env(session_model), settings=AUTO)
     yield client
     await stop_editor(client)
+
+
+@pytest.fixture
+async def editors() -> AsyncIterator[list[EditorClient]]:
+    """Editors a test starts (append each): every one still running is stopped at the end."""
+    started: list[EditorClient] = []
+    yield started
+    for editor in started:
+        if not editor.client.stopped:
+            await stop_editor(editor)

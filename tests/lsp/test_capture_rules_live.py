@@ -10,12 +10,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import EditorClient, start_editor, stop_editor
+from lsp_support import EditorClient, start_editor
 
 pytestmark = pytest.mark.slow
 
@@ -37,15 +36,6 @@ def folder(tmp_path: Path, name: str) -> Path:
     (root / "big.bin").write_bytes(BIG)
     (root / "f.txt").write_text("0\n", "utf-8")
     return root.resolve()
-
-
-@pytest.fixture
-async def editors() -> AsyncIterator[list[EditorClient]]:
-    started: list[EditorClient] = []
-    yield started
-    for editor in started:
-        if not editor.client.stopped:
-            await stop_editor(editor)
 
 
 def checkpoint(env: dict[str, str], root: Path, label: str) -> str:

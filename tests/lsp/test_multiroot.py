@@ -13,12 +13,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
+from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, wait_until
 from lsprotocol import types as lsp
 
 from retrace.engine.store import home
@@ -56,15 +55,6 @@ def api(tmp_path: Path) -> Path:
     (root / "main.go").write_text("package main\n", "utf-8")
     (root / "notes.txt").write_bytes(b"one\r\ntwo\r\n")
     return root.resolve()
-
-
-@pytest.fixture
-async def editors() -> AsyncIterator[list[EditorClient]]:
-    started: list[EditorClient] = []
-    yield started
-    for editor in started:
-        if not editor.client.stopped:
-            await stop_editor(editor)
 
 
 def cli(env: dict[str, str], workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:

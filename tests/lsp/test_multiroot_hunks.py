@@ -16,12 +16,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
+from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, wait_until
 
 from retrace.app.hunks import text_hash
 
@@ -49,15 +48,6 @@ def make(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         (root / rel).write_text(text, "utf-8")
     return root.resolve()
-
-
-@pytest.fixture
-async def editors() -> AsyncIterator[list[EditorClient]]:
-    started: list[EditorClient] = []
-    yield started
-    for editor in started:
-        if not editor.client.stopped:
-            await stop_editor(editor)
 
 
 def checkpoint(env: dict[str, str], workspace: Path, label: str) -> str:

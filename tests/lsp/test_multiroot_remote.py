@@ -12,12 +12,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, start_editor, stop_editor
+from lsp_support import AUTO, EditorClient, start_editor
 from lsprotocol import types as lsp
 from tests.remote.s3server import S3Server, serving
 
@@ -48,15 +48,6 @@ def folder(tmp_path: Path, name: str) -> Path:
     root.mkdir(parents=True)
     (root / f"{name}.txt").write_text(f"{name} one\n", "utf-8")
     return root.resolve()
-
-
-@pytest.fixture
-async def editors() -> AsyncIterator[list[EditorClient]]:
-    started: list[EditorClient] = []
-    yield started
-    for editor in started:
-        if not editor.client.stopped:
-            await stop_editor(editor)
 
 
 def cli(env: dict[str, str], workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -10,11 +10,11 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from lsp_support import AUTO, EditorClient, start_editor, stop_editor
+from lsp_support import AUTO, EditorClient, start_editor
 from lsprotocol import types as lsp
 
 pytestmark = pytest.mark.slow
@@ -34,15 +34,6 @@ def folder(tmp_path: Path, name: str) -> Path:
     root.mkdir(parents=True)
     (root / "f.txt").write_text("0\n", "utf-8")
     return root.resolve()
-
-
-@pytest.fixture
-async def editors() -> AsyncIterator[list[EditorClient]]:
-    started: list[EditorClient] = []
-    yield started
-    for editor in started:
-        if not editor.client.stopped:
-            await stop_editor(editor)
 
 
 def run(env: dict[str, str], root: Path, *args: str) -> subprocess.CompletedProcess[str]:
