@@ -61,7 +61,7 @@ await runScenario(sc, {
   await shot(page, 'diff-editor');
 
   // 4. Restore Code to the write_file checkpoint → confirm → disk, editor text and cursor.
-  await contextMenu('write_file', 'Restore Code');
+  await contextMenu('write_file', 'Restore Code', dialogButton('Restore'));
   await dialogButton('Restore').waitFor({ timeout: 20000 });
   await shot(page, 'restore-confirm');
   await dialogButton('Restore').click();
@@ -103,7 +103,7 @@ await runScenario(sc, {
   await shot(page, 'restored-conversation');
 
   // 7. Restore Both to the write_file checkpoint.
-  await contextMenu('write_file', 'Restore Both');
+  await contextMenu('write_file', 'Restore Both', dialogButton('Restore'));
   await dialogButton('Restore').waitFor({ timeout: 20000 });
   await dialogButton('Restore').click();
   await waitFor('code restored by Restore Both', () => read('hello.txt') === 'Hello from Retrace\n' && read('generated/out.txt') === undefined);
@@ -119,7 +119,7 @@ await runScenario(sc, {
   await page.keyboard.type('my own line\n');
   await page.keyboard.press('Control+S');
   await waitFor('user edit saved', () => read('hello.txt')?.includes('my own line'));
-  await contextMenu('baseline', 'Restore Code');
+  await contextMenu('baseline', 'Restore Code', dialogButton('Skip conflicting files'));
   await dialogButton('Skip conflicting files').waitFor({ timeout: 20000 });
   const dialogText = await page.locator('.monaco-dialog-box').first().innerText();
   assert.match(dialogText, /changed outside the agent/);
@@ -132,7 +132,7 @@ await runScenario(sc, {
   await shot(page, 'conflict-skipped');
   await dismissToasts();
 
-  await contextMenu('baseline', 'Restore Code');
+  await contextMenu('baseline', 'Restore Code', dialogButton('Overwrite'));
   await dialogButton('Overwrite').waitFor({ timeout: 20000 });
   await dialogButton('Overwrite').click();
   await waitFor('hello.txt restored to the baseline (absent)', () => read('hello.txt') === undefined);

@@ -45,7 +45,7 @@ await runScenario(sc, {
 
   // 3. Restore Code to the baseline: the unsaved buffer is a conflict, named as such; the
   //    default (focused) button is the safe one; Enter takes it.
-  await contextMenu('baseline', 'Restore Code');
+  await contextMenu('baseline', 'Restore Code', dialogButton('Skip conflicting files'));
   await dialogButton('Skip conflicting files').waitFor({ timeout: 20000 });
   const text = await dialog().innerText();
   log('dialog:', text.replace(/\s+/g, ' '));
@@ -65,7 +65,7 @@ await runScenario(sc, {
   await dismissToasts();
 
   // 4. Overwrite, chosen explicitly.
-  await contextMenu('baseline', 'Restore Code');
+  await contextMenu('baseline', 'Restore Code', dialogButton('Overwrite'));
   await dialogButton('Overwrite').waitFor({ timeout: 20000 });
   await dialogButton('Overwrite').click();
   await waitFor('src/app.py restored on disk', () => read('src/app.py') === ORIGINAL_APP);

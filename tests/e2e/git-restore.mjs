@@ -50,7 +50,7 @@ await runScenario(sc, {
   await shot(page, 'rows');
 
   // 3. Restore Code to before the switch: the git dialog, the pip install named.
-  await contextMenu('write_file', 'Restore Code');
+  await contextMenu('write_file', 'Restore Code', dialogButton('Restore Files Only'));
   await dialogButton('Restore Files Only').waitFor({ timeout: 20000 });
   const text = await dialog().innerText();
   log('dialog:', text.replace(/\s+/g, ' '));
@@ -76,7 +76,7 @@ await runScenario(sc, {
   await runCommand('Retrace: Undo Last Restore');
   await waitFor('notes.txt back to v2', () => read('notes.txt') === 'v2\n', 30000);
   await dismissToasts();
-  await contextMenu('write_file', 'Restore Code');
+  await contextMenu('write_file', 'Restore Code', dialogButton('Restore Files Only'));
   await dialogButton('Restore Files Only').waitFor({ timeout: 20000 });
   await dialogButton('Restore Files Only').click();
   await waitFor('notes.txt restored to v1 again', () => read('notes.txt') === 'v1\n', 30000);

@@ -348,7 +348,24 @@ export function workbench(page, ws) {
     return locator;
   }
 
-  async function contextMenu(target, item) {
+  /**
+   * Right-click `target`, choose `item`. With `until` (a locator the choice makes visible, e.g. the
+   * restore dialog's button): a tree that re-renders under the open menu (a late refresh after a
+   * turn) closes it without running the entry, so the menu is opened again, at most 3 times, until
+   * `until` shows. An entry that was taken is never chosen twice: `until` is looked for first.
+   */
+  async function contextMenu(target, item, until) {
+    for (let attempt = 1; ; attempt++) {
+      if (until !== undefined && (await until.isVisible())) return;
+      await chooseFromMenu(target, item);
+      if (until === undefined) return;
+      if (await until.waitFor({ timeout: attempt < 3 ? 8000 : 20000 }).then(() => true, () => false)) return;
+      if (attempt === 3) throw new Error(`menu entry "${item}" chosen 3 times, and nothing it opens showed`);
+      log(`menu entry "${item}" gave nothing after 8 s (the view re-rendered under the menu?): again`);
+    }
+  }
+
+  async function chooseFromMenu(target, item) {
     const at = typeof target === 'string' ? row(target) : target;
     await at.waitFor();
     await (await uncovered(at)).click({ button: 'right' });

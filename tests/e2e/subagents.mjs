@@ -89,7 +89,7 @@ await runScenario(sc, {
   await shot(page, 'child-diff');
 
   // 5. Restore Code inside the child to its first write: dry run, then the confirmation.
-  await contextMenu(childRows().nth(0), 'Restore Code');
+  await contextMenu(childRows().nth(0), 'Restore Code', dialogButton('Restore'));
   await dialogButton('Restore').waitFor({ timeout: 20000 });
   const confirm = await dialog().innerText();
   log('dialog:', confirm.replace(/\s+/g, ' '));
@@ -115,7 +115,7 @@ await runScenario(sc, {
   assert.equal(read(NOTE), 'one, then two\n', 'a conflict is never written over');
 
   // 7. Discard the child's timeline (confirmed): its copy is gone, the row says so.
-  await contextMenu(taskRow(), 'Discard Subagent Timeline');
+  await contextMenu(taskRow(), 'Discard Subagent Timeline', dialogButton('Discard'));
   await dialogButton('Discard').waitFor({ timeout: 20000 });
   await dialogButton('Discard').click();
   await waitFor('the task row says discarded', async () => /subagent discarded/.test(await taskRow().innerText()), 30000);

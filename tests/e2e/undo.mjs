@@ -35,7 +35,7 @@ await runScenario(sc, {
   await waitFor('turn two edited hello.txt', () => read('hello.txt') === 'Hello again from Retrace\n');
 
   // 1. Restore Code: the toast offers "Undo restore" and "Why?", both shown whole.
-  await contextMenu('write_file', 'Restore Code');
+  await contextMenu('write_file', 'Restore Code', dialogButton('Restore'));
   await dialogButton('Restore').waitFor({ timeout: 20000 });
   await dialogButton('Restore').click();
   await waitFor('code restored', () => read('generated/out.txt') === undefined && read('src/app.py') === ORIGINAL_APP && read('hello.txt') === HELLO);
@@ -93,7 +93,7 @@ await runScenario(sc, {
   // 5. Restore Both to the edit of src/app.py (turn one, mid-batch), then Undo: code and
   // conversation both come back.
   const appEdit = wb.sidebar().locator('.monaco-list-row', { hasText: 'edit_file' }).filter({ hasText: 'app.py' }).first();
-  await contextMenu(appEdit, 'Restore Both');
+  await contextMenu(appEdit, 'Restore Both', dialogButton('Restore'));
   await dialogButton('Restore').waitFor({ timeout: 20000 });
   await dialogButton('Restore').click();
   await waitFor('both restored', async () => read('src/app.py') !== ORIGINAL_APP && (await turnOne()) === 0 && (await turnTwo()) === 0, 30000);
