@@ -380,3 +380,33 @@ async def test_one_folder_with_multi_root_declared_is_the_one_folder_agent(
         assert all("folders" not in (c.get("meta") or {}) for c in cps)
     finally:
         model.stop()
+
+
+async def test_a_subagent_works_in_the_first_folder_and_never_writes_another_folders_name_there(
+    web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    """A subagent's copy is the first folder's: its write in that copy is merged; its write under
+    the other folder's name (``api/kid.go``) is refused with the reason, creating neither a stray
+    ``api/`` directory in the first folder nor anything in ``api``."""
+    model = fake_model("multiroot_task")
+    try:
+        editor = await start_editor(
+            web,
+            None,
+            env={**env, **model_env(model)},
+            settings=AUTO,
+            more_folders=(api,),
+            init_options={"multiRoot": True},
+        )
+        editors.append(editor)
+        api_before = tree(api)
+        turn = await editor.run_turn("delegate")
+        events = editor.events_of("toolCallFinished", turn["turnId"])
+        [finished] = [e for e in events if e.get("tool") == "task"]
+        assert (web / "src" / "kid.ts").read_text("utf-8") == "export const kid = 1;\n"
+        assert not (web / "api").exists()
+        assert tree(api) == api_before
+        output = json.dumps(finished)
+        assert "api/kid.go" in output and "cannot reach" in output, output
+    finally:
+        model.stop()

@@ -86,7 +86,8 @@ def folders_prompt(folders: tuple[Folder, ...]) -> str:
         "name wins over a same-named directory of the first folder). read_file, write_file, "
         "edit_file, list_files and search_text work in every folder (search_text's paths come "
         "back with their folder's name); run_command starts in the first folder unless its cwd "
-        'names another (cwd: "<folder>" or "<folder>/sub").',
+        'names another (cwd: "<folder>" or "<folder>/sub"). A subagent (task) works in a copy of '
+        "the first folder only: do the other folders' work yourself.",
     ]
     lines += [f"- {f.name}/ → {f.root}" + (" (first)" if i == 0 else "") for i, f in enumerate(folders)]
     return "\n".join(lines)

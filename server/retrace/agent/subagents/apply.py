@@ -5,7 +5,8 @@ child's first checkpoint (the copy of the parent state it started from) and its 
 :func:`merge_into` then decides each path against the parent's file on disk now and writes what
 the rules allow through the one workspace writer that restores use too (links are links: a
 link the child deleted, replaced or re-pointed is deleted, replaced or re-pointed itself, never
-its target; no ``.git``; nothing outside the workspace; nothing unsaved in the editor).
+its target; no ``.git``; nothing outside the workspace; nothing unsaved in the editor; in a
+multi-root workspace, nothing under another folder's name: the child's copy is the first folder's).
 Conflicts are returned, never resolved: the parent's file is left exactly as it was.
 """
 
@@ -15,6 +16,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from retrace.agent.folders import route
 from retrace.agent.subagents.merge import MergeStep, Version, decide
 from retrace.agent.tools.base import ToolContext
 from retrace.engine.engine import Engine
@@ -136,6 +138,29 @@ def _plain(rel: str) -> str | None:
     return None
 
 
+def _other_folder(ctx: ToolContext, rel: str) -> str | None:
+    """Why ``rel`` cannot be the first folder's, in a multi-root workspace: its first component
+    names another folder (how the parent reads it) and the first folder holds no entry of that
+    name (so the child's copy had none: the child built it from nothing). ``None``: it is the
+    first folder's (one folder: always)."""
+    if len(ctx.folders) < 2:
+        return None
+    try:
+        routed = route(ctx.folders, rel)
+    except EscapeError:
+        return None  # not a folder name: the plain-path rules decide
+    first = ctx.folders[0]
+    if routed is None or routed.folder == first:
+        return None
+    if os.path.lexists(ctx.workspace / rel.split("/", 1)[0]):
+        return None  # the first folder's own directory of that name, which the child's copy held
+    return (
+        f"names the workspace folder \u201c{routed.folder.name}\u201d, which a subagent cannot "
+        f"reach (it works in a copy of \u201c{first.name}\u201d only); not applied: make this "
+        "change in the parent conversation"
+    )
+
+
 def merge_into(ctx: ToolContext, change: NetChange) -> MergeOutcome:
     """Merge ``change`` into the workspace ``ctx.workspace`` (runs on the parent engine's thread,
     so no capture or restore interleaves with the writes). Each path is decided by the pure
@@ -149,7 +174,7 @@ def merge_into(ctx: ToolContext, change: NetChange) -> MergeOutcome:
     planned: list[tuple[MergeStep, DiskOp]] = []
     with DirTree(ctx.workspace) as tree:
         for rel, (base, theirs) in change.changes.items():
-            why = _plain(rel)
+            why = _plain(rel) or _other_folder(ctx, rel)
             if why is not None:
                 out.conflicts.append(MergeStep(rel, "conflict", reason=why))
                 continue

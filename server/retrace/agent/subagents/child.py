@@ -35,6 +35,7 @@ from retrace.agent.tools import TOOLS
 from retrace.agent.tools.task import NAME as TASK_TOOL
 from retrace.agent.tools.task import TaskInput
 from retrace.engine.engine import Engine
+from retrace.engine.folders import Folder
 from retrace.engine.gate import EngineGate
 from retrace.engine.store.events import TurnEvent
 
@@ -116,11 +117,21 @@ def allowed_tools(args: TaskInput) -> frozenset[str]:
     return frozenset(names)
 
 
-def brief(args: TaskInput) -> str:
+def brief(args: TaskInput, folders: tuple[Folder, ...] = ()) -> str:
+    """The child's first message; ``folders``: the parent's workspace folders (several: the child
+    is told its copy holds the first one only, and which names it must not create)."""
+    where = ""
+    if len(folders) > 1:
+        others = ", ".join(f.name for f in folders[1:])
+        where = (
+            f"Your copy holds only the workspace folder {folders[0].name}; the other folders "
+            f"({others}) are not in it, and changes under their names are not merged back: "
+            "report what they need instead.\n"
+        )
     return (
         f"You are a subagent working on: {args.description}\n"
         "You work in your own copy of the workspace; your file changes are merged back when you "
-        "finish. End with a short report of what you did and found.\n\n"
+        f"finish. {where}End with a short report of what you did and found.\n\n"
         f"{args.prompt}"
     )
 
@@ -170,7 +181,8 @@ async def run_child(
         turn_id = new_id("turn")
         await journal(rt, conv, TurnEvent(turn_id=turn_id, text=args.description, created_at=now_iso()))
         try:
-            stop = await run_turn(rt, conv, turn_id, [{"type": "text", "text": brief(args)}])
+            first = [{"type": "text", "text": brief(args, parent.workspace_folders())}]
+            stop = await run_turn(rt, conv, turn_id, first)
         except asyncio.CancelledError:
             # Its history stays valid (every call answered), so its timeline can be resumed.
             await close_open_batch(rt, conv, turn_id, f"{NOT_RUN_STOPPED} ({CANCELLED})")

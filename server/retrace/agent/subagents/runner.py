@@ -136,6 +136,7 @@ class Subagents:
             workspace=self.rt.engine.workspace,
             engine_config=self.rt.engine.config,
             dirty_paths=frozenset(self.rt.host.dirty_paths()),
+            folders=self.rt.workspace_folders(),
         )
         merged = await self.rt.gate.call(merge_into, ctx, outcome.change)
         status = "conflicts" if merged.conflicts else "merged"

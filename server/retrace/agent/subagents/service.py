@@ -153,6 +153,7 @@ class TaskService:
             workspace=rt.engine.workspace,
             engine_config=rt.engine.config,
             dirty_paths=frozenset(rt.host.dirty_paths()),
+            folders=rt.workspace_folders(),
         )
 
         def merge_and_record() -> tuple[MergeOutcome, Checkpoint | None]:
