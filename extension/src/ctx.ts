@@ -17,13 +17,12 @@ import {
     type FeatureState,
 } from 'vscode-languageclient/node';
 import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_REMOTE, STATE_STORE_DIR, type CommandId } from './constants';
-import { showStorageAlert } from './commands/health';
-import { parseRemoteSecrets } from './commands/remoteCredentials';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
 import { withoutTerminalEnv } from './client/terminalModel';
 import { localFolderProblem } from './client/localFolder';
+import { parseRemoteSecrets } from './client/remoteSecrets';
 import { Supervisor, type Launch, type ServerState } from './client/supervisor';
 import {
     METHODS,
@@ -38,6 +37,7 @@ import {
     type PermissionResponse,
     type RestoreStateResult,
     type RemoteSyncView,
+    type StorageAlert,
     type TimelineDidChange,
 } from './client/protocol';
 import { errorMessage, log } from './logging';
@@ -86,6 +86,7 @@ export class Ctx implements vscode.Disposable {
     private readonly folderTimelineEmitter = new vscode.EventEmitter<TimelineDidChange>();
     private readonly remoteEmitter = new vscode.EventEmitter<RemoteSyncView>();
     private readonly modeEmitter = new vscode.EventEmitter<ModelMode | undefined>();
+    private readonly storageAlertEmitter = new vscode.EventEmitter<StorageAlert>();
     private mode: ModelMode | undefined;
     handlers: ServerRequestHandlers | undefined;
     /** Why the last launch could not find or build an interpreter (shown with its fix-it). */
@@ -103,6 +104,8 @@ export class Ctx implements vscode.Disposable {
     readonly onRemoteProgress = this.remoteEmitter.event;
     /** The server's model mode (live | demo | noKey) after each start; undefined while none runs. */
     readonly onDidChangeModelMode = this.modeEmitter.event;
+    /** `retrace/storage/alert`: the store needs the user (shown by the health commands). */
+    readonly onStorageAlert = this.storageAlertEmitter.event;
 
     constructor(
         readonly extension: vscode.ExtensionContext,
@@ -125,6 +128,7 @@ export class Ctx implements vscode.Disposable {
             this.folderTimelineEmitter,
             this.remoteEmitter,
             this.modeEmitter,
+            this.storageAlertEmitter,
             vscode.workspace.onDidChangeConfiguration(e => void this.onConfigurationChanged(e)),
             // The server learns trust at initialize: a granted trust takes effect without a reload.
             vscode.workspace.onDidGrantWorkspaceTrust(() => void this.onTrustGranted()),
@@ -380,7 +384,7 @@ export class Ctx implements vscode.Disposable {
         // Another folder's change never reaches the first folder's views (they look as with one folder).
         rpc.onNotification(METHODS.timelineDidChange, e => this.fire(typeof e.folder === 'string' ? this.folderTimelineEmitter : this.timelineEmitter, e, 'timeline change'));
         rpc.onNotification(METHODS.remoteProgress, e => this.fire(this.remoteEmitter, e, 'remote progress'));
-        rpc.onNotification(METHODS.storageAlert, a => void showStorageAlert(a));
+        rpc.onNotification(METHODS.storageAlert, a => this.fire(this.storageAlertEmitter, a, 'storage alert'));
         rpc.onRequest(METHODS.permissionRequest, async p => {
             if (this.handlers === undefined) {
                 return { decision: 'deny' };

@@ -29,7 +29,7 @@ import { registerRemoteCommands } from './commands/remote';
 import { TimelineProvider } from './views/timelineProvider';
 import { FolderTimelineProvider } from './views/folderTimeline';
 import { HealthPanel } from './views/healthPanel';
-import { registerFileHistoryCommands } from './views/fileHistoryCommands';
+import { registerFileHistoryCommands } from './commands/fileHistory';
 import { FileHistoryProvider } from './views/fileHistoryProvider';
 import { TerminalCommand } from './client/terminalHost';
 

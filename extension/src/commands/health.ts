@@ -12,7 +12,7 @@
  * The tables and the key a reason names are pure (unit-tested).
  */
 import * as vscode from 'vscode';
-import { COMMANDS } from '../constants';
+import { openRetentionSettings, runGarbageCollection } from '../views/storageFixes';
 import { METHODS, type RestoreOutcome, type Rpc, type StorageAlert } from '../client/protocol';
 import { log } from '../logging';
 import { prompter } from '../ui';
@@ -69,16 +69,6 @@ export const OPEN_RETENTION = vscode.l10n.t('Retention settings');
 /** How an alert is shown: its severity and buttons (pure). */
 export function alertLook(alert: StorageAlert): { severity: 'warning' | 'error'; message: string; buttons: readonly string[] } {
     return { severity: alert.level === 'urgent' ? 'error' : 'warning', message: alert.message, buttons: [RUN_GC, OPEN_RETENTION] };
-}
-
-/** The alert's first fix (also the Health panel's banner button). */
-export async function runGarbageCollection(): Promise<void> {
-    await vscode.commands.executeCommand(COMMANDS.collectGarbage);
-}
-
-/** The alert's second fix (also the Health panel's banner button). */
-export async function openRetentionSettings(): Promise<void> {
-    await vscode.commands.executeCommand('workbench.action.openSettings', 'retrace.retention');
 }
 
 export async function showStorageAlert(alert: StorageAlert): Promise<void> {

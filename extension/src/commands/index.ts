@@ -22,12 +22,13 @@ import { runRestore, undoLastRestore } from './restore';
 import { registerHunkCommands } from './hunks';
 import { registerBookmarkCommands } from './bookmarks';
 import type { HunkLens } from '../diff/hunkLens';
-import { isPromptRef, isRestoreMode, restoreToPrompt } from './restorePrompt';
+import { isRestoreMode, restoreToPrompt } from './restorePrompt';
+import { isPromptRef } from '../webview/restoreMessages';
 import { registerTaskCommands } from './tasks';
 import { checkpointPicks, modePicks } from './restorePick';
 import { codeOnlyReason } from '../views/agentModel';
 import { verifyStore } from './verify';
-import { collectGarbage } from './health';
+import { collectGarbage, showStorageAlert } from './health';
 import { AGENT_COMMANDS, integrateAgent } from './agents';
 import type { RestoreMode } from './restoreDecision';
 
@@ -61,6 +62,7 @@ async function tryDemo(ctx: Ctx): Promise<string | undefined> {
 
 export function registerCommands(parts: Parts): void {
     const { ctx, timeline, chat, highlighter, hunkLens } = parts;
+    ctx.extension.subscriptions.push(ctx.onStorageAlert(alert => void showStorageAlert(alert)));
 
     /**
      * The checkpoint a tree command was invoked on (node, or an id from tests and hovers) and the

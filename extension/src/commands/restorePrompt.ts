@@ -9,26 +9,7 @@ import * as vscode from 'vscode';
 import { METHODS, type RestoreToPromptResult, type Rpc } from '../client/protocol';
 import { runRestore, type RestoreHooks } from './restore';
 import type { RestoreMode, RestoreParams } from './restoreDecision';
-
-export type PromptPoint = 'before' | 'end';
-
-/** Which prompt, in which session, and where relative to it. */
-export interface PromptRef {
-    readonly sessionId: string;
-    /** The prompt's message id or turn id. */
-    readonly prompt: string;
-    readonly point: PromptPoint;
-    /** The prompt's words, for the dialogs. */
-    readonly text: string;
-}
-
-export function isPromptRef(value: unknown): value is PromptRef {
-    if (typeof value !== 'object' || value === null) {
-        return false;
-    }
-    const v = value as Record<string, unknown>;
-    return typeof v['sessionId'] === 'string' && typeof v['prompt'] === 'string' && typeof v['text'] === 'string' && (v['point'] === 'before' || v['point'] === 'end');
-}
+import type { PromptRef } from '../webview/restoreMessages';
 
 export function isRestoreMode(value: unknown): value is RestoreMode {
     return value === 'code' || value === 'conversation' || value === 'both';

@@ -11,9 +11,8 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS } from '../client/protocol';
-import type { PromptRef } from '../commands/restorePrompt';
 import { log } from '../logging';
-import type { RestoreWebviewMessage } from '../webview/restoreMessages';
+import type { PromptRef, RestoreWebviewMessage } from '../webview/restoreMessages';
 
 export interface ChatRestoreHost {
     readonly sessionId: string | undefined;

@@ -2,7 +2,7 @@
  * The File History tree view: the checkpoints that changed one file (`retrace/file/history`,
  * newest first, paged), for the active editor's file or a pinned one. A click opens that version
  * ↔ the file now; context actions compare with the previous version or restore the file (see
- * `fileHistoryCommands.ts`). The view only renders what the server sends (`fileHistoryModel.ts`).
+ * `commands/fileHistory.ts`). The view only renders what the server sends (`fileHistoryModel.ts`).
  */
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';

@@ -11,7 +11,7 @@ import type { Ctx } from '../ctx';
 import { METHODS } from '../client/protocol';
 import { errorMessage, log } from '../logging';
 import { isHealthWebviewMessage, type HealthHostMessage, type HealthWebviewMessage } from '../webview/healthModel';
-import { openRetentionSettings, runGarbageCollection } from '../commands/health';
+import { openRetentionSettings, runGarbageCollection } from './storageFixes';
 import { webviewHtml } from './webviewPage';
 import { webviewText } from './webviewStrings';
 import { escapeHtml } from '../webview/strings';

@@ -16,6 +16,25 @@ export type RestoreWebviewMessage =
     /** Restore a tool call's checkpoint (the timeline's Restore commands). */
     | { readonly type: 'restoreCheckpoint'; readonly checkpoint: string; readonly mode: ChatRestoreMode };
 
+/** Which prompt, in which session, and where relative to it: the argument of the
+ * `retrace.restoreToPrompt` command that a `restorePrompt` message becomes. */
+export interface PromptRef {
+    readonly sessionId: string;
+    /** The prompt's message id or turn id. */
+    readonly prompt: string;
+    readonly point: ChatPromptPoint;
+    /** The prompt's words, for the dialogs. */
+    readonly text: string;
+}
+
+export function isPromptRef(value: unknown): value is PromptRef {
+    if (typeof value !== 'object' || value === null) {
+        return false;
+    }
+    const v = value as Record<string, unknown>;
+    return typeof v['sessionId'] === 'string' && typeof v['prompt'] === 'string' && typeof v['text'] === 'string' && (v['point'] === 'before' || v['point'] === 'end');
+}
+
 export type RestoreHostMessage =
     /** Put these words in the prompt input (a conversation restore left that prompt out). */
     { readonly type: 'setPrompt'; readonly text: string };

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { RemoteSession, RemoteStatusResult, RemoteSyncView } from '../../../extension/src/client/protocol';
-import { parseRemoteSecrets, remoteSecretsFrom } from '../../../extension/src/commands/remoteCredentials';
+import { parseRemoteSecrets, remoteSecretsFrom } from '../../../extension/src/client/remoteSecrets';
 import { pushSummary } from '../../../extension/src/commands/remote';
 import { ago, remoteItemView, remoteSessionPicks, remoteSessionRows } from '../../../extension/src/views/remoteModel';
 

@@ -8,12 +8,12 @@ import * as vscode from 'vscode';
 import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';
 import type { Ctx } from '../ctx';
 import type { RestoreOutcome } from '../client/protocol';
-import { runRestore } from '../commands/restore';
+import { runRestore } from './restore';
 import { openChanges } from '../diff/openDiff';
 import { prompter } from '../ui';
-import { diffWithCurrent, diffWithPrevious, type DiffRequest, type FileHistoryNode, type VersionNode } from './fileHistoryModel';
-import { selectedRow } from './selection';
-import type { FileHistoryProvider } from './fileHistoryProvider';
+import { diffWithCurrent, diffWithPrevious, type DiffRequest, type FileHistoryNode, type VersionNode } from '../views/fileHistoryModel';
+import { selectedRow } from '../views/selection';
+import type { FileHistoryProvider } from '../views/fileHistoryProvider';
 
 export interface FileHistoryParts {
     readonly ctx: Ctx;
