@@ -152,9 +152,10 @@ def stop_offline_models() -> None:
         _offline.clear()
 
 
-@dataclass
+@dataclass(eq=False)
 class Services:
-    """Everything that serves one workspace, built by :func:`open_services`."""
+    """Everything that serves one workspace, built by :func:`open_services`. Compared and hashed
+    by identity: per-services state is kept in weak maps keyed by it (it dies with it)."""
 
     workspace: Path
     engine: Engine

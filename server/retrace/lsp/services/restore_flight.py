@@ -10,25 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from weakref import WeakKeyDictionary
 
-_COUNTS: dict[int, int] = {}
+_COUNTS: WeakKeyDictionary[object, int] = WeakKeyDictionary()
+"""Restores in flight per services object (weak: nothing of a closed folder is kept)."""
 
 
 @contextmanager
 def holding(services: object) -> Iterator[None]:
     """A restore of ``services``' store is in flight for the ``with`` block (nests, exceptions
     included)."""
-    key = id(services)
-    _COUNTS[key] = _COUNTS.get(key, 0) + 1
+    _COUNTS[services] = _COUNTS.get(services, 0) + 1
     try:
         yield
     finally:
-        left = _COUNTS[key] - 1
+        left = _COUNTS[services] - 1
         if left:
-            _COUNTS[key] = left
+            _COUNTS[services] = left
         else:
-            del _COUNTS[key]
+            del _COUNTS[services]
 
 
 def in_flight(services: object) -> bool:
-    return _COUNTS.get(id(services), 0) > 0
+    return _COUNTS.get(services, 0) > 0

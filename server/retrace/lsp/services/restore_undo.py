@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from retrace.app.restore import BackgroundChoice, WhileAgentRuns, moves_conversation
 from retrace.app.restore_undo import (
@@ -34,29 +35,30 @@ if TYPE_CHECKING:
     from retrace.engine.models import Checkpoint, RestoreMode, RestoreOutcome
     from retrace.lsp.server import RetraceServer
 
-REASON_ASKED: dict[int, float] = {}
-"""Per server (by identity): when it last let the client ask for a restore's reason."""
+# Weak maps: each entry lives exactly as long as its server or engine (a closed folder's engine
+# is not kept alive by them, and a new object never inherits an old one's entry).
+REASON_ASKED: WeakKeyDictionary[RetraceServer, float] = WeakKeyDictionary()
+"""Per server: when it last let the client ask for a restore's reason."""
 
-UNDO_LOCKS: dict[int, asyncio.Lock] = {}
-"""Per server (by identity): one undo at a time, so two quick clicks undo two restores, never
-the same one twice."""
+UNDO_LOCKS: WeakKeyDictionary[RetraceServer, asyncio.Lock] = WeakKeyDictionary()
+"""Per server: one undo at a time, so two quick clicks undo two restores, never the same one
+twice."""
 
 
 def undo_lock(server: RetraceServer) -> asyncio.Lock:
-    return UNDO_LOCKS.setdefault(id(server), asyncio.Lock())
+    return UNDO_LOCKS.setdefault(server, asyncio.Lock())
 
 
-LAST: dict[int, tuple[Engine, RestoreRecordEvent | None]] = {}
+LAST: WeakKeyDictionary[Engine, RestoreRecordEvent | None] = WeakKeyDictionary()
 """Per open engine: its last restore, read from the journals once, then kept by :func:`record`
 (while the server holds the store, every restore of it goes through the server)."""
 
 
 def _last(engine: Engine) -> RestoreRecordEvent | None:
-    known = LAST.get(id(engine))
-    if known is not None and known[0] is engine:
-        return known[1]
+    if engine in LAST:
+        return LAST[engine]
     found = last_restore(engine)
-    LAST[id(engine)] = (engine, found)
+    LAST[engine] = found
     return found
 
 
@@ -71,7 +73,7 @@ def _remember(
 ) -> None:
     event = remember(engine, target_id, mode, outcome, moved, undoing=undoing)
     if event is not None:
-        LAST[id(engine)] = (engine, event)
+        LAST[engine] = event
 
 
 async def undo_params(
@@ -141,7 +143,7 @@ async def record_code(
 
     def append(engine: Engine) -> None:
         engine.append_event(event)
-        LAST[id(engine)] = (engine, event)
+        LAST[engine] = event
 
     await services.run(append)
 
@@ -149,7 +151,7 @@ async def record_code(
 def reason_allowed(server: RetraceServer, outcome: RestoreOutcome, *, undo: bool) -> bool:
     """The reason rule with this server's last question (remembered when it says yes)."""
     now = time.monotonic()
-    ask = ask_reason(outcome, undo=undo, last_asked=REASON_ASKED.get(id(server)), now=now)
+    ask = ask_reason(outcome, undo=undo, last_asked=REASON_ASKED.get(server), now=now)
     if ask:
-        REASON_ASKED[id(server)] = now
+        REASON_ASKED[server] = now
     return ask
