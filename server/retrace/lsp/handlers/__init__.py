@@ -20,7 +20,8 @@ from retrace.lsp.handlers import (
     integrations,
     metrics,
     remote,
-    stats,
+    server_state,
+    store,
     tasks,
     workspace_files,
 )
@@ -41,7 +42,8 @@ CLIENT_METHOD_HANDLERS: dict[str, Handler] = {
     **integrations.HANDLERS,
     **metrics.HANDLERS,
     **remote.HANDLERS,
-    **stats.HANDLERS,
+    **server_state.HANDLERS,
+    **store.HANDLERS,
     **tasks.HANDLERS,
     **workspace_files.HANDLERS,
 }
