@@ -9,7 +9,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from retrace.lsp.services.remote_sync import Pending, SyncScheduler, backoff, due, wait_for
+from retrace.lsp.services.push_scheduler import Pending, PushScheduler, backoff, due, wait_for
 from retrace.protocol.remote import RemoteSyncView
 from retrace.sync.errors import RemoteError
 from retrace.sync.models import PushReport, SyncProgress
@@ -88,8 +88,8 @@ class ScriptedPush:
         return outcome
 
 
-def make(push: ScriptedPush, views: list[RemoteSyncView], **kw: float) -> SyncScheduler:
-    return SyncScheduler(
+def make(push: ScriptedPush, views: list[RemoteSyncView], **kw: float) -> PushScheduler:
+    return PushScheduler(
         "origin", push, views.append, every_checkpoints=3, every_minutes=60, backoff_base=3600.0, **kw
     )
 

@@ -31,7 +31,7 @@ from retrace.engine import Engine
 from retrace.engine.store.blobs import BlobSource
 from retrace.engine.store.layout import default_store_dir
 from retrace.lsp.services import timeline
-from retrace.lsp.services.remote_sync import NotifyFn, SyncScheduler
+from retrace.lsp.services.push_scheduler import NotifyFn, PushScheduler
 from retrace.protocol.models import TimelineDidChange
 from retrace.protocol.remote import (
     RemoteOpenParams,
@@ -84,7 +84,7 @@ class RemoteSync:
         self._notify = notify
         self._timeline_changed = timeline_changed
         self._settings = RemoteSettings()
-        self.scheduler: SyncScheduler | None = None
+        self.scheduler: PushScheduler | None = None
         self.remote: str | None = None
         self._io = threading.Lock()
         self._started = False
@@ -193,7 +193,7 @@ class RemoteSync:
         if self.remote is None:
             self._notify(RemoteSyncView(state="off"))
             return
-        self.scheduler = SyncScheduler(
+        self.scheduler = PushScheduler(
             self.remote,
             self._pusher(self.remote),
             self._notify,

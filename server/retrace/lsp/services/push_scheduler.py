@@ -1,4 +1,4 @@
-"""``SyncScheduler``: when the server pushes the store to its remote, on a thread of its own.
+"""``PushScheduler``: when the server pushes the store to its remote, on a thread of its own.
 
 The push (:meth:`retrace.sync.service.RemoteService.push`) reads only the store's files, never
 the engine: the scheduler never goes through the engine gate, so a slow or unreachable remote
@@ -102,7 +102,7 @@ class _State:
     stopping: bool = False
 
 
-class SyncScheduler:
+class PushScheduler:
     """Pushes ``remote`` with ``push`` when due (see the module's contracts)."""
 
     def __init__(
