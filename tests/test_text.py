@@ -6,8 +6,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from retrace.agent.tools.read_file import looks_binary
+from retrace.engine.line_stats import line_stats
 from retrace.engine.merge import merge3
-from retrace.engine.stats import line_stats
 from retrace.lsp.services import editor_edit, timeline
 from retrace.text import decode_text, is_text
 

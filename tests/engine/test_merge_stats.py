@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from retrace.engine.line_stats import line_stats, percentile, summarize
 from retrace.engine.merge import merge3
-from retrace.engine.stats import line_stats, percentile, summarize
 
 
 @pytest.mark.parametrize(

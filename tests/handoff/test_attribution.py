@@ -11,7 +11,7 @@ import pytest
 
 from retrace.app.attribution import attribution
 from retrace.engine import Engine
-from retrace.engine.stats import line_opcodes
+from retrace.engine.line_stats import line_opcodes
 from retrace.protocol.handoff import TraceRecord
 
 FAR = 1e9

@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import retrace.engine.commit as engine_module
-import retrace.engine.stats as stats_module
+import retrace.engine.line_stats as stats_module
 from retrace.cli.format import change_counts
 from retrace.engine import Engine
+from retrace.engine.line_stats import line_stats, unified_diff_lines
 from retrace.engine.merge import merge3
 from retrace.engine.models import FileChange
-from retrace.engine.stats import line_stats, unified_diff_lines
 
 
 def module(functions: list[int]) -> str:

@@ -4,7 +4,7 @@ as an Agent Trace record (:mod:`retrace.protocol.handoff`).
 Walk B's ancestry from A (default: its root) to B. The range is A..B as git reads it (A
 excluded): every line present at A predates the range and is attributed to A as ``unknown``.
 At each later checkpoint the paths it changed are diffed with the engine's bounded line diff
-(:func:`retrace.engine.stats.line_opcodes`): unchanged lines keep their owner, inserted or
+(:func:`retrace.engine.line_stats.line_opcodes`): unchanged lines keep their owner, inserted or
 replaced lines belong to that checkpoint. The contributor type follows the checkpoint's kind:
 an agent ``tool`` call is ``ai``; ``external``, ``safety`` and ``manual`` checkpoints are
 ``human`` (someone else's edits); a ``baseline``, ``background`` command, ``restore`` or
@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from retrace import __version__
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
+from retrace.engine.line_stats import line_opcodes
 from retrace.engine.models import Checkpoint, CheckpointKind
-from retrace.engine.stats import line_opcodes
 from retrace.engine.store.events import TurnEvent
 from retrace.protocol.handoff import (
     ContributorType,

@@ -22,9 +22,9 @@ from retrace.engine.capture.fs import read_regular
 from retrace.engine.commit import count_lines, file_changes
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import BlobCorrupt, RetraceError
+from retrace.engine.line_stats import unified_diff_lines
 from retrace.engine.manifest import Delta, Manifest, same
 from retrace.engine.models import Checkpoint, FileChange, FileEntry
-from retrace.engine.stats import unified_diff_lines
 from retrace.engine.store.blobs import BlobStore
 from retrace.text import decode_text, quote_name
 

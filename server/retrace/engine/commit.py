@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from retrace.engine.clock import utc_now
+from retrace.engine.line_stats import LineStats, line_stats
 from retrace.engine.manifest import Delta, delta_to_json, same
 from retrace.engine.models import (
     Checkpoint,
@@ -34,7 +35,6 @@ from retrace.engine.models import (
     Recoverability,
     Unrecoverable,
 )
-from retrace.engine.stats import LineStats, line_stats
 from retrace.engine.store.events import ParentCopy
 
 LINE_STATS_BUDGET_S = 0.025

@@ -24,9 +24,9 @@ from retrace.engine.clock import utc_now
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import RetraceError
 from retrace.engine.history import History
+from retrace.engine.line_stats import summarize
 from retrace.engine.manifest import Manifest, encode_snapshot
 from retrace.engine.models import GcReport, StoreStats, SubagentStats
-from retrace.engine.stats import summarize
 from retrace.engine.store.blobs import BlobStore
 from retrace.engine.store.journal import journal_lines, read_journal, reencode
 from retrace.engine.store.layout import StoreLayout

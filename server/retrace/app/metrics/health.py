@@ -2,7 +2,7 @@
 
 :func:`build_health` owns every decision a chart would otherwise make: the latency buckets (the
 Prometheus histogram's log-ish edges in seconds, counts per bucket, not cumulative), the
-percentiles (the engine's one definition, :func:`retrace.engine.stats.percentile`: linear
+percentiles (the engine's one definition, :func:`retrace.engine.line_stats.percentile`: linear
 interpolation between the closest ranks), the targets and whether they are met (restore
 p95 < 2 s, p99 < 5 s; checkpoint creation success ≥ 99.9 %), the storage threshold lines (80 %
 warning, 90 % urgent), the human labels and their fixed order, and every number in words. No
@@ -17,7 +17,7 @@ from statistics import median
 
 from retrace.app.metrics.exposition import CAPTURE_BUCKETS, RESTORE_BUCKETS
 from retrace.app.metrics.storage import URGENT_RATIO, WARNING_RATIO
-from retrace.engine.stats import percentile
+from retrace.engine.line_stats import percentile
 from retrace.protocol.health import (
     Fact,
     HealthView,

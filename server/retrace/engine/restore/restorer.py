@@ -36,6 +36,7 @@ from retrace.engine.models import (
     RestoreOutcome,
     RestorePlan,
 )
+from retrace.engine.restore.check_applied import verify_applied
 from retrace.engine.restore.disk import apply_disk
 from retrace.engine.restore.entries import blocking_ancestor
 from retrace.engine.restore.ladder import Choices, ToApply, climb
@@ -43,7 +44,6 @@ from retrace.engine.restore.ops import ApplyResult, Seen
 from retrace.engine.restore.planner import PathState, dir_emptied_by, plan_restore
 from retrace.engine.restore.steps import Steps
 from retrace.engine.restore.transaction import RestoreHost, RestoreTransaction
-from retrace.engine.restore.verify import verify_applied
 from retrace.engine.store.events import RestoreStatsEvent
 from retrace.engine.workspace import DirTree, EscapeError, Identity
 
