@@ -92,7 +92,16 @@ async def test_metrics_after_a_scripted_session(editor: EditorClient, workspace:
     assert sample_total(text, "retrace_checkpoints_total", kind="tool", session=sid) == 4
     assert sample_total(text, "retrace_restores_total", reason="wrongApproach", mode="code") == 1
     assert sample_total(text, "retrace_restore_duration_seconds_count") == 1
-    assert sample_total(text, "retrace_restore_duration_seconds_bucket", le="2.0") == 1
+    # The restore counts in every cumulative bucket at or above its measured duration, and in no
+    # other (the duration itself is machine noise: speed lives in bench/, not here).
+    buckets = {
+        sample.labels["le"]: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "retrace_restore_duration_seconds_bucket"
+    }
+    assert len(buckets) > 3 and "+Inf" in buckets
+    assert buckets == {le: float(restore_s <= float(le)) for le in buckets}
     assert sample_total(text, "retrace_capture_duration_seconds_count") == len(snap["captureSeconds"])
 
     # The CLI beside the running server (no lock taken) says the same.
