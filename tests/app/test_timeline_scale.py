@@ -1,5 +1,6 @@
-"""A 500-step session from a real store: the tree is built in well under a second, one story,
-25 turns with their prompts, 500 rows that can be told apart, the restore in place."""
+"""A 500-step session from a real store: one story, 25 turns with their prompts, 500 rows that can
+be told apart, the restore in place. How long the tree takes is a benchmark, not an assertion here
+(``python -m bench.timeline_pages``: cold build and warm pages side by side, on 10,000 steps)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,6 @@ from retrace.protocol.timeline import StoryRow, StoryTurn, TimelineTreeResult
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from seed_story import seed
 
-BUDGET_S = 1.5
-"""Generous for 2 shared cores; measured ≈0.2 s on the development machine."""
-
-
 def test_500_step_session(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -29,7 +26,6 @@ def test_500_step_session(tmp_path: Path) -> None:
         payload = TimelineTreeResult(sessions=stories, head=engine.head.id).model_dump_json(by_alias=True)
         elapsed = time.perf_counter() - t0
     print(f"500-step tree: {elapsed * 1000:.0f} ms, {len(payload) / 1024:.0f} KiB")
-    assert elapsed < BUDGET_S
     [story] = [s for s in stories if not s.workspace]
     assert story.session.id == sid and story.turn_count == 25
     turns = [i for i in story.items if isinstance(i, StoryTurn)]
