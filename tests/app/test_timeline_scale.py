@@ -15,6 +15,7 @@ from retrace.protocol.timeline import StoryRow, StoryTurn, TimelineTreeResult
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from seed_story import seed
 
+
 def test_500_step_session(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
