@@ -60,6 +60,11 @@ def test_accepted_paths_stay_inside_and_are_plain_names(text: str) -> None:
         "src/nul.txt",
         "Com1",
         "LPT9.log",
+        "COM0",  # 0 is reserved too (Microsoft's naming rules list COM0–COM9, LPT0–LPT9)
+        "lpt0.txt",
+        "conin$",
+        "src/CONOUT$.log",
+        "COM\u00b9",  # superscript one
         "a.txt:secret",  # alternate data stream
         "x.",  # Windows drops the dot: aliases "x"
         "x ",

@@ -86,7 +86,7 @@ def check_rel(rel: str) -> None:
 
 _WINDOWS_DEVICES = frozenset(
     ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
-    + [f"{dev}{n}" for dev in ("COM", "LPT") for n in [*"123456789", "¹", "²", "³"]]
+    + [f"{dev}{n}" for dev in ("COM", "LPT") for n in [*"0123456789", "¹", "²", "³"]]
 )
 _WINDOWS_BAD_CHARS = frozenset('<>:"|?*\\/') | {chr(c) for c in range(32)}
 
