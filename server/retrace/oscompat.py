@@ -71,6 +71,13 @@ def ignores_case() -> bool:
     return sys.platform in ("win32", "darwin")
 
 
+def ignores_normalization() -> bool:
+    """Whether the platform's default file system finds a name whichever Unicode normalization it
+    is written in (macOS: APFS and HFS+ see ``café`` with a composed or a decomposed ``é`` as one
+    name; NTFS and Linux file systems compare the code points)."""
+    return sys.platform == "darwin"
+
+
 def has_dir_fd() -> bool:
     """Whether ``os.open``/``os.stat`` accept ``dir_fd`` (POSIX ``openat``): where they do, the
     checkpoint engine resolves every workspace path through directory descriptors (the

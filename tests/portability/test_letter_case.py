@@ -71,3 +71,32 @@ async def test_on_macos_a_case_variant_of_git_is_refused(
     result = await execute("write_file", {"path": ".GIT/config", "content": "[core]\nhooksPath=/tmp\n"}, ctx)
     assert result.is_error and ".git" in result.output
     assert (ctx.workspace / ".git" / "config").read_text() == "[core]\n"
+
+
+NFC, NFD = "caf\u00e9.md", "cafe\u0301.md"  # one name to macOS: é composed, e + combining accent
+
+
+@pytest.mark.parametrize(
+    ("platform", "written"),
+    [
+        ("darwin", f"Docs/{NFD}"),  # APFS/HFS+ find the decomposed name: one file, spelled as on disk
+        ("win32", f"Docs/{NFC}"),  # NTFS compares code points: another name (case still folded)
+        ("linux", f"docs/{NFC}"),  # exact bytes
+    ],
+    ids=["macos-one-name-whatever-the-normalization", "windows-code-points", "linux-exact"],
+)
+async def test_unicode_normalization_is_resolved_as_the_platform_does(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch, platform: str, written: str
+) -> None:
+    (ctx.workspace / "Docs" / NFD).write_text("saved by a Mac app\n")
+    monkeypatch.setattr(workspace_module.sys, "platform", platform)
+    monkeypatch.setattr(workspace_module.oscompat.sys, "platform", platform)
+    result = await execute(
+        "write_file", {"path": f"docs/{NFC.upper()}".replace(".MD", ".md"), "content": "new\n"}, ctx
+    )
+    assert not result.is_error, result.output
+    [changed] = result.changed_paths or []
+    assert changed.casefold() == written.casefold(), (changed, written)
+    assert (ctx.workspace / "Docs" / NFD).read_text() == (
+        "new\n" if platform == "darwin" else "saved by a Mac app\n"
+    )

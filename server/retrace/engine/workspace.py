@@ -28,6 +28,7 @@ import random
 import stat
 import sys
 import threading
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,12 +188,23 @@ def stored_rel(path: object, *, windows: bool | None = None) -> str:
     return path
 
 
+def _caseless_key(name: str) -> str:
+    """What a file system that ignores letter case compares when it looks ``name`` up: its
+    caseless form; on macOS also without regard to Unicode normalization (the canonical caseless
+    match: NFD, casefold, NFD), so ``Café.md`` from the model names the ``café.md`` a Mac app
+    saved with a decomposed ``é``."""
+    if oscompat.ignores_normalization():
+        return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+    return name.casefold()
+
+
 def disk_case(root: str | Path, rel: str) -> str:
     """``rel`` spelled the way the directory entries on disk spell it, for file systems that
     ignore letter case: ``readme.md`` names the existing ``README.md`` there, and must be recorded,
-    compared (``.GIT`` is ``.git``) and reported under that one name. Each component takes the
-    entry that matches exactly, else the single entry equal to it ignoring case; from the first
-    component that does not exist on, ``rel`` is kept as given."""
+    compared (``.GIT`` is ``.git``) and reported under that one name (on macOS also a name in
+    another Unicode normalization: :func:`_caseless_key`). Each component takes the entry that
+    matches exactly, else the single entry the file system sees as the same name; from the
+    first component that does not exist on, ``rel`` is kept as given."""
     parts = rel.split("/")
     current = os.fspath(root)
     for i, part in enumerate(parts):
@@ -202,7 +214,8 @@ def disk_case(root: str | Path, rel: str) -> str:
         except OSError:
             break
         if part not in names:
-            folded = [name for name in names if name.casefold() == part.casefold()]
+            key = _caseless_key(part)
+            folded = [name for name in names if _caseless_key(name) == key]
             if len(folded) != 1:
                 break
             parts[i] = folded[0]
