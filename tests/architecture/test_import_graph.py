@@ -207,6 +207,42 @@ def test_no_cycle_between_layers() -> None:
     assert find_cycles(layers) == []
 
 
+def rooms_below_layers(edges: dict[str, set[str]], packages: set[str]) -> dict[str, set[str]]:
+    """The graph one level below the layers: a module inside a sub-package of a layer
+    (``retrace.lsp.services.restore``) counts as that sub-package (``retrace.lsp.services``); a
+    module directly in a layer (``retrace.lsp.server``) counts as itself."""
+
+    def room(module: str) -> str:
+        parts = module.split(".")
+        sub = ".".join(parts[:3])
+        return sub if len(parts) >= 3 and sub in packages else module
+
+    rooms: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        rooms.setdefault(room(source), set()).update(room(t) for t in targets if room(t) != room(source))
+    return rooms
+
+
+def packages_of(edges: dict[str, set[str]]) -> set[str]:
+    return {m for m in edges if (ROOT / m.replace(".", "/")).is_dir()}
+
+
+def test_no_cycle_between_sub_packages() -> None:
+    """A sub-package and the modules beside it lean one way: ``lsp/services`` is below
+    ``lsp/server.py`` (it sees the server through ``services/port.py``), ``agent/subagents`` below
+    ``agent/loop.py`` (the loop's ``run_turn`` is handed in). Such a circle is invisible to the
+    module rule when no two modules import each other directly."""
+    edges = graph()
+    assert find_cycles(rooms_below_layers(edges, packages_of(edges))) == []
+
+
+def test_sub_package_rule_catches_a_planted_circle() -> None:
+    edges = {k: set(v) for k, v in graph().items()}
+    edges["retrace.lsp.services.restore"].add("retrace.lsp.server")  # a service importing the server back
+    cycles = find_cycles(rooms_below_layers(edges, packages_of(edges)))
+    assert any({"retrace.lsp.services", "retrace.lsp.server"} <= set(c) for c in cycles), cycles
+
+
 def layer_violations(edges: dict[str, set[str]]) -> set[tuple[str, str]]:
     found = set()
     for source, targets in edges.items():

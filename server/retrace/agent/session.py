@@ -130,7 +130,9 @@ class AgentService:
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._index: SessionIndex | None = None
-        self.tasks = TaskService(self._runtime, self._conversation, self._require_idle, self.running)
+        self.tasks = TaskService(
+            self._runtime, self._conversation, self._require_idle, self.running, run_turn
+        )
         """The sessions' subagents (list, timeline, apply, discard)."""
         layout = StoreLayout(engine.store_dir)
         self.background = BackgroundTasks(host, None if engine.readonly else layout.background_record)

@@ -126,9 +126,10 @@ class RetraceServer(LanguageServer):
         """Latest ``retrace/editor/didChangeState`` payload (plain JSON, camelCase)."""
         self.startup: asyncio.Future[Services] | None = None
         self.trusted = True
+        """``initializationOptions.trusted``; ``False``: a read-only timeline
+        (:mod:`retrace.lsp.services.trust`)."""
         self.remote: RemoteSync | None = None
         """The workspace's remote sync (built at start-up, before the engine opens)."""
-        """``initializationOptions.trusted``; ``False``: a read-only timeline (:mod:`retrace.lsp.trust`)."""
         self.relay: RelayServer | None = None
         """The command line's socket while the services hold the store (:mod:`retrace.lsp.services.relay`)."""
         self.metrics = ServerMetrics(self)

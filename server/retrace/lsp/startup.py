@@ -123,7 +123,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
     remote.start()
-    server.relay = relay.start(server, services)
+    server.relay = relay.start(server, services, LspAgentHost(server).emit)
     server.metrics.start(engine.store_dir, workspace, check=False)
     task = loop.create_task(after_first_answer(server, services))
     _background.add(task)

@@ -23,12 +23,11 @@ from typing import Any, TypeVar
 
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, new_id, now_iso
 from retrace.agent.events import AgentError
-from retrace.agent.loop import run_turn
 from retrace.agent.replay import ReplayBuffer
 from retrace.agent.resume import finish_interrupted
 from retrace.agent.runtime import Runtime, close_open_batch, journal
 from retrace.agent.subagents.apply import MergeOutcome, NetChange, conflict_list, merge_into, net_change
-from retrace.agent.subagents.child import ChildHost, allowed_tools
+from retrace.agent.subagents.child import ChildHost, TurnRunner, allowed_tools
 from retrace.agent.subagents.layout import TaskPaths
 from retrace.agent.subagents.topology import fold
 from retrace.agent.tool_call import emit_checkpoint
@@ -76,8 +75,12 @@ class TaskService:
         conversation: Callable[[str], Awaitable[Conversation]],
         require_idle: Callable[[str], None],
         is_running: Callable[[str], bool],
+        run_turn: TurnRunner,
     ) -> None:
+        """``run_turn``: the agent loop's, handed in (the loop starts children; a resumed child
+        runs a turn of it), so this package never imports the loop back."""
         self._runtime = runtime
+        self._run_turn = run_turn
         self._conversation = conversation
         self._require_idle = require_idle
         self._is_running = is_running
@@ -263,7 +266,7 @@ class TaskService:
             turn_id = new_id("turn")
             await journal(rt, conv, TurnEvent(turn_id=turn_id, text=RESUME_PROMPT, created_at=now_iso()))
             try:
-                stop = await run_turn(rt, conv, turn_id, [{"type": "text", "text": RESUME_PROMPT}])
+                stop = await self._run_turn(rt, conv, turn_id, [{"type": "text", "text": RESUME_PROMPT}])
             except asyncio.CancelledError:
                 await close_open_batch(rt, conv, turn_id, f"{NOT_RUN_STOPPED} ({CANCELLED})")
                 raise

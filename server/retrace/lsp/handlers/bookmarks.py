@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from retrace.lsp.host import LspAgentHost
 from retrace.lsp.services import bookmarks
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.bookmarks import (
     BookmarkCreateParams,
     BookmarkCreateResult,
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 async def create(ls: RetraceServer, params: BookmarkCreateParams) -> BookmarkCreateResult:
     require_trusted(ls, "Bookmarking the current state")
-    return await bookmarks.create(ls, await ls.services(), params)
+    return await bookmarks.create(LspAgentHost(ls).emit, await ls.services(), params)
 
 
 async def name(ls: RetraceServer, params: BookmarkNameParams) -> BookmarkNameResult:

@@ -9,7 +9,7 @@ from retrace.lsp.rpc import FOLDER
 from retrace.lsp.services import timeline
 from retrace.lsp.services.restore import RestoreService
 from retrace.lsp.services.restore_prompt import restore_to_prompt
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.models import (
     CheckpointDetail,
     CheckpointGetParams,

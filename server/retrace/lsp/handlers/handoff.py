@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from retrace.app.attribution import attribution as attribute
 from retrace.app.handoff.export import export_branch
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.handoff import AttributionParams, GitExportParams, GitExportResult, TraceRecord
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from retrace.lsp.services.restore_hunk import HunkRestoreService
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.hunks import HunksParams, HunksResult, RestoreHunkParams, RestoreHunkResult
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from retrace.app.hooks.settings_file import integrate
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.agents import AgentIntegrateParams, AgentIntegrateResult
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from retrace.app.restore import record_reason
 from retrace.lsp.services import store_health
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.health import HealthView
 from retrace.protocol.metrics import (
     MetricsGetParams,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from retrace.lsp import folder_remotes
 from retrace.lsp.services.remote import NO_REMOTE
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.remote import (
     RemoteOpenParams,
     RemoteOpenResult,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from retrace.agent.subagents.service import RESUMABLE
 from retrace.engine.store.events import TaskEvent
-from retrace.lsp.trust import require_trusted
+from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.tasks import (
     TaskApplyResult,
     TaskDiscardResult,

@@ -14,14 +14,14 @@ from retrace.lsp.rpc import FOLDER
 
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 
 def _refusal(session_id: str) -> RetraceError:
     return RetraceError(f"the agent is running in session {session_id}; cancel it before restoring")
 
 
-async def refuse_while_running(server: RetraceServer, services: Services) -> None:
+async def refuse_while_running(server: ServerPort, services: Services) -> None:
     """Refuse (:class:`RetraceError`) while a turn runs that could write the folder of this call."""
     for session_id in await services.run(lambda e: e.sessions()):
         if services.agent.running(session_id):

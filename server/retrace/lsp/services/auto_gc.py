@@ -35,7 +35,7 @@ from retrace.lsp.services.store_health import collect_garbage
 
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ async def busy(services: Services) -> bool:
     return any(services.agent.running(sid) for sid in await services.run(lambda e: e.sessions()))
 
 
-async def cleanup_if_due(server: RetraceServer, services: Services, why: str) -> GcReport | None:
+async def cleanup_if_due(server: ServerPort, services: Services, why: str) -> GcReport | None:
     """Collect when retention would drop something and no turn runs (``None``: nothing done)."""
     if services.engine.readonly or await busy(services):
         return None
@@ -98,7 +98,7 @@ async def cleanup_if_due(server: RetraceServer, services: Services, why: str) ->
     return report
 
 
-async def watch_idle(server: RetraceServer, services: Services, poll_s: float = POLL_S) -> None:
+async def watch_idle(server: ServerPort, services: Services, poll_s: float = POLL_S) -> None:
     """Forever: after each stretch of ``idleMinutes`` with no turn, one cleanup if due."""
     idle_s = services.engine.config.retention.idle_minutes * 60
     if idle_s <= 0:
@@ -119,7 +119,7 @@ async def watch_idle(server: RetraceServer, services: Services, poll_s: float = 
 _watchers: set[asyncio.Task[None]] = set()
 
 
-async def start(server: RetraceServer, services: Services) -> None:
+async def start(server: ServerPort, services: Services) -> None:
     """Start-up's cleanup (if due), then the idle watch."""
     try:
         await cleanup_if_due(server, services, "start-up")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from retrace.bootstrap import Services
     from retrace.engine import Engine
     from retrace.engine.models import Checkpoint
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import AgentEmit
 
 
 def _turn_running(services: Services, engine: Engine) -> bool:
@@ -34,14 +34,12 @@ def _turn_running(services: Services, engine: Engine) -> bool:
     return any(services.agent.running(sid) for sid in engine.sessions()) or bool(running_turns(engine))
 
 
-async def create(ls: RetraceServer, services: Services, params: BookmarkCreateParams) -> BookmarkCreateResult:
-    from retrace.lsp.host import LspAgentHost
-
+async def create(emit: AgentEmit, services: Services, params: BookmarkCreateParams) -> BookmarkCreateResult:
     def record(engine: Engine) -> Checkpoint:
         return bookmark_now(engine, params.name, between_tools=_turn_running(services, engine))
 
     cp = await services.run(record)
-    await LspAgentHost(ls).emit(CheckpointCreated(session_id=cp.session_id, checkpoint=cp))
+    await emit(CheckpointCreated(session_id=cp.session_id, checkpoint=cp))
     return BookmarkCreateResult(checkpoint=cp, name=cp.label)
 
 

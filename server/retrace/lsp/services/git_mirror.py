@@ -13,7 +13,7 @@ from retrace.app.handoff.export import mirror_session
 
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def _oids(store: str) -> dict[str, str]:
     return cache
 
 
-async def turn_ended(server: RetraceServer, services: Services, session_id: str) -> None:
+async def turn_ended(server: ServerPort, services: Services, session_id: str) -> None:
     if not server.settings.git.mirror_turns or not server.trusted:
         return
     try:

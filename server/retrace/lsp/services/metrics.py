@@ -30,7 +30,7 @@ from retrace.protocol.models import ServerSettings
 
 
 class MetricsHost(Protocol):
-    """What the metrics need of the server (``RetraceServer``)."""
+    """What the metrics need of the server (``ServerPort``)."""
 
     settings: ServerSettings
     trusted: bool

@@ -40,7 +40,7 @@ from retrace.relay.server import MethodError, RelayServer, Request
 
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import AgentEmit, ServerPort
 
 log = logging.getLogger(__name__)
 
@@ -166,14 +166,13 @@ def listen(ctx: RelayContext, loop: asyncio.AbstractEventLoop) -> RelayServer | 
     return relay
 
 
-def start(server: RetraceServer, services: Services) -> RelayServer | None:
-    """The editor's server: its relay tells the editor, and never releases the store."""
-    from retrace.lsp.host import LspAgentHost  # the language server's: not for a headless holder
-
+def start(server: ServerPort, services: Services, emit: AgentEmit) -> RelayServer | None:
+    """The editor's server: its relay tells the editor (``emit``: the agent host's), and never
+    releases the store."""
     ctx = RelayContext(
         services.gate,
         services.workspace,
-        notify=LspAgentHost(server).emit,
+        notify=emit,
         restore=relay_restore.editor_restore(server, services),
     )
     return listen(ctx, asyncio.get_running_loop())

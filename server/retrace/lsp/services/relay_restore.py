@@ -25,7 +25,7 @@ from retrace.protocol.models import RestoreParams
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
     from retrace.engine.engine import Engine
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
     from retrace.lsp.services.relay_context import RelayContext
 
 MAX_PATHS = 10_000
@@ -77,13 +77,13 @@ def _on_disk(engine: Engine, params: RestoreParams) -> RestoreOutcome:
 
 
 def editor_restore(
-    server: RetraceServer, services: Services
+    server: ServerPort, services: Services
 ) -> Callable[[RestoreParams], Awaitable[dict[str, Any]]]:
     """The editor's server's own restore, as the relay context's ``restore`` ability."""
 
     async def run(request: RestoreParams) -> dict[str, Any]:
         from retrace.lsp.services.restore import RestoreService
-        from retrace.lsp.trust import require_trusted
+        from retrace.lsp.services.trust import require_trusted
 
         require_trusted(server, "Restoring a checkpoint")
         return dump(await RestoreService(server, services).restore(request))

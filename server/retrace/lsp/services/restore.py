@@ -110,13 +110,13 @@ if TYPE_CHECKING:
     from retrace.agent.session import SessionRestored
     from retrace.bootstrap import Services
     from retrace.engine.models import RestoreOutcome
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 log = logging.getLogger(__name__)
 
 
 class RestoreService:
-    def __init__(self, server: RetraceServer, services: Services) -> None:
+    def __init__(self, server: ServerPort, services: Services) -> None:
         self.server = server
         self.services = services
 

@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
     from retrace.bootstrap import Services
     from retrace.engine import Engine
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 
 def _base_text(engine: Engine, checkpoint: str, rel: str) -> tuple[str, str]:
@@ -95,7 +95,7 @@ def _view(h: hk.Hunk) -> HunkView:
 
 
 class HunkRestoreService:
-    def __init__(self, server: RetraceServer, services: Services) -> None:
+    def __init__(self, server: ServerPort, services: Services) -> None:
         self.server = server
         self.services = services
 

@@ -33,19 +33,19 @@ if TYPE_CHECKING:
     from retrace.bootstrap import Services
     from retrace.engine import Engine
     from retrace.engine.models import Checkpoint, RestoreMode, RestoreOutcome
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 # Weak maps: each entry lives exactly as long as its server or engine (a closed folder's engine
 # is not kept alive by them, and a new object never inherits an old one's entry).
-REASON_ASKED: WeakKeyDictionary[RetraceServer, float] = WeakKeyDictionary()
+REASON_ASKED: WeakKeyDictionary[ServerPort, float] = WeakKeyDictionary()
 """Per server: when it last let the client ask for a restore's reason."""
 
-UNDO_LOCKS: WeakKeyDictionary[RetraceServer, asyncio.Lock] = WeakKeyDictionary()
+UNDO_LOCKS: WeakKeyDictionary[ServerPort, asyncio.Lock] = WeakKeyDictionary()
 """Per server: one undo at a time, so two quick clicks undo two restores, never the same one
 twice."""
 
 
-def undo_lock(server: RetraceServer) -> asyncio.Lock:
+def undo_lock(server: ServerPort) -> asyncio.Lock:
     return UNDO_LOCKS.setdefault(server, asyncio.Lock())
 
 
@@ -148,7 +148,7 @@ async def record_code(
     await services.run(append)
 
 
-def reason_allowed(server: RetraceServer, outcome: RestoreOutcome, *, undo: bool) -> bool:
+def reason_allowed(server: ServerPort, outcome: RestoreOutcome, *, undo: bool) -> bool:
     """The reason rule with this server's last question (remembered when it says yes)."""
     now = time.monotonic()
     ask = ask_reason(outcome, undo=undo, last_asked=REASON_ASKED.get(server), now=now)

@@ -28,7 +28,7 @@ from retrace.protocol.models import TimelineDidChange
 
 if TYPE_CHECKING:
     from retrace.bootstrap import Services
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def damage_summary(report: VerifyReport) -> str:
     )
 
 
-async def background_check(server: RetraceServer, store_dir: Path) -> VerifyReport | None:
+async def background_check(server: ServerPort, store_dir: Path) -> VerifyReport | None:
     """The cheap start-up verification; warns the user when it finds damage. Never raises."""
     try:
         report = await verify_in_background(store_dir)
@@ -95,13 +95,13 @@ _running: set[asyncio.Task[VerifyReport | None]] = set()
 """Start-up checks in flight (a reference keeps each task alive until it ends)."""
 
 
-def start_background_check(server: RetraceServer, store_dir: Path) -> None:
+def start_background_check(server: ServerPort, store_dir: Path) -> None:
     task = asyncio.get_running_loop().create_task(background_check(server, store_dir))
     _running.add(task)
     task.add_done_callback(_running.discard)
 
 
-async def collect_garbage(server: RetraceServer, services: Services) -> GcReport:
+async def collect_garbage(server: ServerPort, services: Services) -> GcReport:
     """Apply retention and delete unreferenced blobs through the gate; the timeline rebuilds."""
     from retrace.lsp.services import timeline  # it imports the agent: loaded on use
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from retrace.engine.errors import RetraceError
 
 if TYPE_CHECKING:
-    from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.port import ServerPort
 
 
 class WorkspaceUntrusted(RetraceError):  # noqa: N818 (contract names)
@@ -26,7 +26,7 @@ class WorkspaceUntrusted(RetraceError):  # noqa: N818 (contract names)
         self.action = action
 
 
-def require_trusted(server: RetraceServer, action: str) -> None:
+def require_trusted(server: ServerPort, action: str) -> None:
     """Refuse ``action`` (a capitalised phrase such as "An agent turn") when the workspace is untrusted."""
     if not server.trusted:
         raise WorkspaceUntrusted(action)
