@@ -26,7 +26,7 @@ import { StatusItem } from './views/statusItem';
 import { RemoteItem } from './views/remoteItem';
 import { RemoteSessionsProvider } from './views/remoteSessions';
 import { registerRemoteCommands } from './commands/remote';
-import { TimelineProvider } from './views/timelineProvider';
+import { TimelineProvider } from './views/timeline/provider';
 import { FolderTimelineProvider } from './views/folderTimeline';
 import { HealthPanel } from './views/healthPanel';
 import { registerFileHistoryCommands } from './views/fileHistoryCommands';

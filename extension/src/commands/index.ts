@@ -12,7 +12,7 @@ import { openChanges } from '../diff/openDiff';
 import { log } from '../logging';
 import type { ChatViewProvider } from '../views/chatView';
 import { selectedRow } from '../views/selection';
-import type { TimelineProvider } from '../views/timelineProvider';
+import type { TimelineProvider } from '../views/timeline/provider';
 import { checkpointLabel } from '../views/timelineLook';
 import type { CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';

@@ -2,7 +2,7 @@
  * The timeline as data: the server's story tree (`retrace/timeline/tree`: sessions → turns →
  * described checkpoint rows) → tree nodes; how each node looks is `timelineLook.ts`. The server
  * decides what a row says; this module only arranges it. Pure (of `vscode` only `l10n`: session
- * titles, relative times and filter words are translated) so the mapping is unit-tested; `timelineProvider.ts` only turns these into TreeItems.
+ * titles, relative times and filter words are translated) so the mapping is unit-tested; `timeline/items.ts` only turns these into TreeItems.
  *
  * Node ids are stable across refreshes (derived from server ids), which keeps expansion and
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
