@@ -14,6 +14,7 @@ import type { CheckpointNode, TimelineNode } from '../timelineModel';
 import { codeOnlyReason } from '../agentModel';
 import { groupHover, lookOf, recoverabilityNote, safetyNote } from '../timelineLook';
 import { rowMarks } from '../gitModel';
+import type { FolderGroupNode } from './folderGroups';
 
 const PREVIEW_LINES = 24;
 export const SHOW_EARLIER = 'retrace.timeline.showEarlier';
@@ -53,6 +54,17 @@ export function treeItem(node: TimelineNode, expanded: boolean): vscode.TreeItem
             ),
         );
     }
+    return item;
+}
+
+/** A folder of a multi-root workspace: its name, how many sessions and when it last changed. */
+export function folderItem(node: FolderGroupNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(node.folder.name, node.first ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.folder.root;
+    item.iconPath = new vscode.ThemeIcon('root-folder');
+    item.contextValue = 'folder';
     return item;
 }
 

@@ -1,22 +1,28 @@
 /**
- * The Timeline tree view: renders the stories of the workspace's store (`stories.ts`: the
+ * The Timeline tree view: renders the stories of each workspace folder's store (`stories.ts`: the
  * session/row layer, paged, rows added by `retrace/timeline/didChange`) with the tool calls
- * running now, and owns what is the view's: the filter, "Load older…", jump to head, reveal.
- * The only state change is "update the data, fire the event"; tooltips (diff previews) are filled
- * lazily in `resolveTreeItem` (`items.ts`). A `task` row opens its subagent's own timeline
- * (fetched on expand, again on the child's `taskProgress`).
+ * running now, and owns what is the view's: the filter, "Load older…", jump to head, reveal. A
+ * workspace of one folder shows its sessions at the top level, exactly as always; a multi-root
+ * workspace one node per folder, in workspace order (`folderGroups.ts`), each with what that
+ * folder's timeline shows alone, its requests naming the folder (`client/folderRpc.ts`); folders
+ * added or removed at run time come and go. The agent (its running tool calls, its subagents) is
+ * the first folder's. The only state change is "update the data, fire the event"; tooltips (diff
+ * previews) are filled lazily in `resolveTreeItem` (`items.ts`). A `task` row opens its
+ * subagent's own timeline (fetched on expand, again on the child's `taskProgress`).
  */
 import * as vscode from 'vscode';
 import { VIEW_TIMELINE } from '../../constants';
 import type { Ctx } from '../../ctx';
-import type { AgentEvent, Checkpoint, StoryRow, TaskProgress, TaskRef, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../../client/protocol';
+import type { AgentEvent, Checkpoint, Rpc, StoryRow, TaskProgress, TaskRef, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../../client/protocol';
+import { inFolderRpc } from '../../client/folderRpc';
 import { selectedRow } from '../selection';
 import { errorMessage, log } from '../../logging';
 import { checkpointNodeId, filterDescription, startsExpanded } from '../timelineModel';
-import type { MoreNode, RunningTool, SessionNode, TimelineNode } from '../timelineModel';
+import type { MoreNode, RunningTool } from '../timelineModel';
 import { shownNodeId } from '../timelineFold';
 import { Stories } from './stories';
-import { rowTooltip, SHOW_EARLIER, treeItem } from './items';
+import { folderItem, rowTooltip, SHOW_EARLIER, treeItem } from './items';
+import { groupRoots, idInFolder, indexShown, type FolderInfo, type ShownNode } from './folderGroups';
 import { pickFilter } from './filterPick';
 
 const FILTER = 'retrace.timeline.filter';
@@ -24,12 +30,23 @@ const CLEAR_FILTER = 'retrace.timeline.clearFilter';
 const JUMP_TO_HEAD = 'retrace.timeline.jumpToHead';
 const CONTEXT_FILTERED = 'retrace.timelineFiltered';
 
-export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, vscode.Disposable {
-    private readonly changed = new vscode.EventEmitter<TimelineNode | undefined>();
+/** One workspace folder and its timeline. */
+interface Group {
+    readonly folder: FolderInfo;
+    readonly stories: Stories;
+}
+
+/** The workspace's folders on disk, in order (the server opens only those). */
+function workspaceFolders(): FolderInfo[] {
+    return (vscode.workspace.workspaceFolders ?? []).filter(f => f.uri.scheme === 'file').map(f => ({ name: f.name, root: f.uri.fsPath }));
+}
+
+export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vscode.Disposable {
+    private readonly changed = new vscode.EventEmitter<ShownNode | undefined>();
     readonly onDidChangeTreeData = this.changed.event;
-    private readonly stories: Stories;
-    private roots: SessionNode[] = [];
-    private nodes = new Map<string, TimelineNode>();
+    private groups: Group[] = [];
+    private roots: ShownNode[] = [];
+    private nodes = new Map<string, ShownNode>();
     private filter: TimelineFilter | undefined;
     private readonly running = new Map<string, RunningTool>();
     private refreshTimer: NodeJS.Timeout | undefined;
@@ -37,25 +54,24 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     /** Reveal the head after the next refresh (a checkpoint came, a turn finished). */
     private revealHeadNext = false;
     private readonly disposables: vscode.Disposable[] = [];
-    readonly view: vscode.TreeView<TimelineNode>;
+    readonly view: vscode.TreeView<ShownNode>;
     /** The session the chat shows; its nodes are expanded. */
     activeSessionId: string | undefined;
 
     constructor(private readonly ctx: Ctx) {
-        this.stories = new Stories({
-            rpc: () => ctx.rpc,
-            filter: () => this.filter,
-            focus: () => this.activeSessionId,
-            running: () => [...this.running.values()],
-            changed: () => this.render(),
-            agent: true,
-        });
+        this.syncFolders();
         this.view = vscode.window.createTreeView(VIEW_TIMELINE, { treeDataProvider: this, showCollapseAll: true });
         this.disposables.push(
             this.view,
             this.changed,
             ctx.onAgentEvent(e => this.onAgentEvent(e)),
             ctx.onTimelineChange(change => this.onTimelineChange(change)),
+            ctx.onFolderTimelineChange(change => this.onFolderChange(change)),
+            vscode.workspace.onDidChangeWorkspaceFolders(() => {
+                this.syncFolders();
+                this.render();
+                this.scheduleRefresh();
+            }),
             // Showing the timeline is using Retrace: the server starts then (activation is lazy).
             this.view.onDidChangeVisibility(e => e.visible && void ctx.start()),
             vscode.commands.registerCommand(SHOW_EARLIER, (sessionId?: string, before?: string | null) => this.showEarlier(sessionId, before)),
@@ -76,26 +92,81 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
     }
 
-    /** The flat view (checkpoints in commit order, head, sessions) other features read. */
+    /** The folders shown, their stories kept across changes (a new folder's are read on refresh). */
+    private syncFolders(): void {
+        const folders = workspaceFolders();
+        const known = new Map(this.groups.map(g => [g.folder.root, g.stories]));
+        this.groups = folders.map(folder => ({ folder, stories: known.get(folder.root) ?? this.storiesFor(folder.root) }));
+    }
+
+    private storiesFor(root: string): Stories {
+        return new Stories({
+            rpc: () => this.rpcOf(root),
+            filter: () => this.filter,
+            focus: () => this.activeSessionId,
+            running: () => (this.isAgentFolder(root) ? [...this.running.values()] : []),
+            changed: () => this.render(),
+            agent: () => this.isAgentFolder(root),
+        });
+    }
+
+    /** More than one folder: the view groups by folder and every request names its folder. */
+    get grouped(): boolean {
+        return this.groups.length > 1;
+    }
+
+    /** The folders shown, in workspace order. */
+    get folders(): readonly FolderInfo[] {
+        return this.groups.map(g => g.folder);
+    }
+
+    /** The agent works in the first folder (its chat, running calls and subagents are shown there). */
+    private isAgentFolder(root: string): boolean {
+        return this.groups[0]?.folder.root === root;
+    }
+
+    /** The server, its requests naming the folder at `root` when the view groups by folder. */
+    rpcOf(root: string | undefined): Rpc | undefined {
+        const rpc = this.ctx.rpc;
+        return rpc === undefined ? undefined : inFolderRpc(rpc, this.grouped ? root : undefined);
+    }
+
+    /** The timeline of the folder at `root` (undefined: the first folder's). */
+    private storiesOf(root: string | undefined): Stories | undefined {
+        return root === undefined ? this.groups[0]?.stories : this.groups.find(g => g.folder.root === root)?.stories;
+    }
+
+    /** The first folder's flat view (checkpoints in commit order, head, sessions) other features read. */
     get timeline(): TimelineGetResult | undefined {
-        return this.stories.timeline;
+        return this.storiesOf(undefined)?.timeline;
+    }
+
+    /** The story tree of a folder (undefined: the first). */
+    treeOf(root?: string): TimelineTreeResult | undefined {
+        return this.storiesOf(root)?.tree;
     }
 
     get tree(): TimelineTreeResult | undefined {
-        return this.stories.tree;
+        return this.treeOf(undefined);
     }
 
-    checkpoint(id: string): Checkpoint | undefined {
-        return this.stories.checkpoint(id);
+    /** A checkpoint on a page shown, of a folder (undefined: the first). */
+    checkpoint(id: string, root?: string): Checkpoint | undefined {
+        return this.storiesOf(root)?.checkpoint(id);
     }
 
-    /** The row the server sent for a checkpoint (undefined: not on a page shown). */
-    rowOf(id: string): StoryRow | undefined {
-        return this.stories.rowOf(id);
+    /** The row the server sent for a checkpoint of a folder (undefined: not on a page shown). */
+    rowOf(id: string, root?: string): StoryRow | undefined {
+        return this.storiesOf(root)?.rowOf(id);
+    }
+
+    /** The head of a folder's store (undefined: the first folder's). */
+    headOf(root: string | undefined): string | undefined {
+        return this.storiesOf(root)?.head;
     }
 
     get head(): string | undefined {
-        return this.stories.head;
+        return this.headOf(undefined);
     }
 
     private onAgentEvent(e: AgentEvent): void {
@@ -145,7 +216,10 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             this.render();
         }
         const ref = { sessionId: e.sessionId, taskId: e.taskId };
-        const subagents = this.stories.subagents;
+        const subagents = this.groups[0]?.stories.subagents;
+        if (subagents === undefined) {
+            return;
+        }
         if (subagents.isOpen(ref)) {
             void this.reloadTask(ref);
         } else if (e.status !== 'running' || running === undefined) {
@@ -155,31 +229,45 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     }
 
     /** Fetch a subagent's own timeline (and the session's children) and show it again. */
-    reloadTask(ref: TaskRef): Promise<void> {
-        return this.stories.reloadTask(ref);
+    async reloadTask(ref: TaskRef): Promise<void> {
+        return this.storiesOf(undefined)?.reloadTask(ref);
     }
 
     /** Forget a subagent's timeline (discarded) and show its row as the server says it is now. */
-    forgetTask(ref: TaskRef): Promise<void> {
-        return this.stories.forgetTask(ref);
+    async forgetTask(ref: TaskRef): Promise<void> {
+        return this.storiesOf(undefined)?.forgetTask(ref);
     }
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
     private onTimelineChange(change: TimelineDidChange): void {
         this.revealHeadNext ||= change.head !== null && change.head !== undefined; // a restore's change has no row: after the refetch
-        const effect = this.stories.apply(change, this.refreshTimer !== undefined);
-        if (effect.refetch) {
+        const stories = this.storiesOf(undefined);
+        const effect = stories?.apply(change, this.refreshTimer !== undefined);
+        if (stories === undefined || effect === undefined || effect.refetch) {
             this.scheduleRefresh();
             return;
         }
         if (effect.tasks) {
-            this.stories.refreshTaskViews(this.currentSessionId());
+            stories.refreshTaskViews(this.currentSessionId(undefined));
         }
         // Follow the agent and the restores: the head row (its group) comes into view, whatever
         // order parallel tool calls' checkpoints arrive in.
         this.revealHeadNext = false;
         if (effect.reveal !== undefined) {
             void this.reveal(effect.reveal);
+        }
+    }
+
+    /** Another folder's row: placed in its group (the view follows the agent's folder only). */
+    private onFolderChange(change: TimelineDidChange): void {
+        const root = change.folder ?? undefined;
+        const stories = this.grouped && root !== undefined ? this.storiesOf(root) : undefined;
+        if (stories === undefined) {
+            log.debug(`timeline change of folder ${root ?? '?'}: not shown`);
+            return;
+        }
+        if (stories.apply(change, this.refreshTimer !== undefined).refetch) {
+            this.scheduleRefresh();
         }
     }
 
@@ -205,27 +293,33 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
     }
 
     private async doRefresh(): Promise<void> {
-        const rpc = this.ctx.rpc;
-        if (rpc === undefined) {
+        if (this.ctx.rpc === undefined) {
             return;
         }
-        let changed = false;
-        try {
-            const fetched = await this.stories.fetch(rpc);
-            changed = fetched.changed;
-            this.revealHeadNext ||= fetched.first; // the first tree opens where the user is
-        } catch (err) {
-            log.error('timeline refresh failed', err);
-            return;
+        const fetched = await Promise.all(this.groups.map(g => this.fetch(g)));
+        if (fetched[0] === undefined) {
+            return; // the first folder's timeline could not be read (logged)
         }
-        if (changed) {
+        this.revealHeadNext ||= fetched[0].first; // the first tree opens where the user is
+        if (fetched.some(f => f?.changed === true)) {
             this.render();
-            this.stories.refreshTaskViews(this.currentSessionId());
+            this.storiesOf(undefined)?.refreshTaskViews(this.currentSessionId(undefined));
         }
         const reveal = this.revealHeadNext ? this.head : undefined;
         this.revealHeadNext = false;
         if (reveal !== undefined) {
             await this.reveal(reveal);
+        }
+    }
+
+    /** One folder's tree; undefined when it could not be read (the others still are). */
+    private async fetch(group: Group): Promise<{ changed: boolean; first: boolean } | undefined> {
+        const rpc = this.rpcOf(group.folder.root);
+        try {
+            return rpc === undefined ? undefined : await group.stories.fetch(rpc);
+        } catch (err) {
+            log.error(`timeline refresh failed${this.grouped ? ` (folder ${group.folder.root})` : ''}`, err);
+            return undefined;
         }
     }
 
@@ -240,12 +334,13 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
             log.debug('"Load older…" without a selected row: nothing to load');
             return;
         }
-        return this.loadPage(more.sessionId, more.before);
+        return this.loadPage(more.sessionId, more.before, more.folder);
     }
 
-    /** Fetch one page of a story (`before`: older than that cursor; `null`: its newest page). */
-    loadPage(sessionId: string, before: string | null): Promise<void> {
-        return this.stories.loadPage(sessionId, before);
+    /** Fetch one page of a folder's story (`before`: older than that cursor; `null`: its newest
+     * page; `root`: the folder, undefined: the first). */
+    async loadPage(sessionId: string, before: string | null, root?: string): Promise<void> {
+        return this.storiesOf(root)?.loadPage(sessionId, before);
     }
 
     private async setFilter(filter: TimelineFilter | undefined): Promise<void> {
@@ -277,8 +372,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (head === undefined) {
             return;
         }
-        const holder = this.stories.headSessionId;
-        if (!this.stories.shows(head) && holder !== undefined) {
+        const stories = this.storiesOf(undefined);
+        const holder = stories?.headSessionId;
+        if (stories?.shows(head) === false && holder !== undefined) {
             await this.loadPage(holder, null);
         }
         await this.reveal(head);
@@ -286,9 +382,14 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
 
     /** Build the rows from the data and have the view ask for every one again. */
     render(): void {
-        this.stories.build();
-        this.roots = [...this.stories.roots];
-        this.nodes = new Map(this.stories.nodes);
+        for (const g of this.groups) {
+            g.stories.build();
+        }
+        this.roots = groupRoots(
+            this.groups.map(g => ({ folder: g.folder, roots: g.stories.roots, tree: g.stories.tree })),
+            Date.now(),
+        );
+        this.nodes = indexShown(this.roots);
         this.changed.fire(undefined);
     }
 
@@ -296,18 +397,24 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
      * loaded when its row is not shown yet, and the row is selected (the Health panel's links). */
     async showCheckpoint(checkpointId: string, sessionId: string): Promise<void> {
         await vscode.commands.executeCommand(`${VIEW_TIMELINE}.focus`);
-        if (this.stories.tree === undefined) {
+        if (this.tree === undefined) {
             await this.refresh();
         }
-        if (!this.stories.shows(checkpointId)) {
+        if (this.storiesOf(undefined)?.shows(checkpointId) === false) {
             await this.loadPage(sessionId, null);
         }
         await this.reveal(checkpointId);
     }
 
-    /** Reveal a checkpoint's row, or the folded group holding it (which stays closed). */
-    async reveal(checkpointId: string): Promise<void> {
-        const node = this.nodes.get(shownNodeId(checkpointNodeId(checkpointId), this.nodes));
+    /** Reveal a checkpoint's row of a folder (undefined: the first), or the folded group holding
+     * it (which stays closed). */
+    async reveal(checkpointId: string, root?: string): Promise<void> {
+        const group = root === undefined ? this.groups[0] : this.groups.find(g => g.folder.root === root);
+        if (group === undefined) {
+            return;
+        }
+        const local = shownNodeId(checkpointNodeId(checkpointId), group.stories.nodes);
+        const node = this.nodes.get(this.grouped ? idInFolder(group.folder.root, local) : local);
         if (node !== undefined && this.view.visible) {
             try {
                 // The row itself stays closed (a task row would load the child's whole timeline, a
@@ -319,7 +426,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         }
     }
 
-    getChildren(given?: TimelineNode): TimelineNode[] | Promise<TimelineNode[]> {
+    getChildren(given?: ShownNode): ShownNode[] | Promise<ShownNode[]> {
         if (given === undefined) {
             return this.roots;
         }
@@ -329,41 +436,52 @@ export class TimelineProvider implements vscode.TreeDataProvider<TimelineNode>, 
         if (element === undefined) {
             return []; // not in the tree shown now
         }
-        if (element.kind === 'session' && element.story.outline) {
-            void this.loadPage(element.sessionId, null); // expanding an outline loads its newest page
+        if (element.kind === 'folder') {
+            return [...element.children];
         }
-        if ((element.kind === 'checkpoint' || element.kind === 'subagent') && element.task !== undefined && !this.stories.subagents.isOpen(element.task.ref)) {
+        if (element.kind === 'session' && element.story.outline) {
+            void this.loadPage(element.sessionId, null, element.folder); // expanding an outline loads its newest page
+        }
+        const agent = element.folder === undefined || this.isAgentFolder(element.folder);
+        if (agent && (element.kind === 'checkpoint' || element.kind === 'subagent') && element.task !== undefined && this.storiesOf(undefined)?.subagents.isOpen(element.task.ref) === false) {
             return this.openTask(element.id, element.task.ref); // expanding a task row loads the child's timeline
         }
         return element.kind === 'runningTool' || element.kind === 'more' ? [] : [...element.children];
     }
 
-    private async openTask(nodeId: string, ref: TaskRef): Promise<TimelineNode[]> {
-        const subagents = this.stories.subagents;
+    private async openTask(nodeId: string, ref: TaskRef): Promise<ShownNode[]> {
+        const subagents = this.storiesOf(undefined)?.subagents;
+        if (subagents === undefined) {
+            return [];
+        }
         await Promise.all([subagents.loadTree(ref), subagents.list([ref.sessionId])]);
         this.render(); // the task row's description may have moved too
         const node = this.nodes.get(nodeId);
         return node?.kind === 'checkpoint' || node?.kind === 'subagent' ? [...node.children] : [];
     }
 
-    getParent(element: TimelineNode): TimelineNode | undefined {
-        return element.kind === 'session' ? undefined : this.nodes.get(element.parentId);
+    getParent(element: ShownNode): ShownNode | undefined {
+        return element.kind === 'folder' || element.parentId === undefined ? undefined : this.nodes.get(element.parentId);
     }
 
-    private currentSessionId(): string | undefined {
-        const agentStories = this.roots.filter(r => !r.story.workspace);
+    /** The session whose latest turn opens expanded in a folder (undefined: the first). */
+    private currentSessionId(root: string | undefined): string | undefined {
+        const agentStories = (this.storiesOf(root)?.roots ?? []).filter(r => !r.story.workspace);
         return this.activeSessionId ?? agentStories[agentStories.length - 1]?.sessionId;
     }
 
-    getTreeItem(node: TimelineNode): vscode.TreeItem {
-        return treeItem(node, startsExpanded(node, this.currentSessionId()));
+    getTreeItem(node: ShownNode): vscode.TreeItem {
+        if (node.kind === 'folder') {
+            return folderItem(node);
+        }
+        return treeItem(node, startsExpanded(node, this.currentSessionId(node.folder)));
     }
 
-    async resolveTreeItem(item: vscode.TreeItem, node: TimelineNode, token: vscode.CancellationToken): Promise<vscode.TreeItem> {
+    async resolveTreeItem(item: vscode.TreeItem, node: ShownNode, token: vscode.CancellationToken): Promise<vscode.TreeItem> {
         if (node.kind !== 'checkpoint') {
             return item;
         }
-        item.tooltip = await rowTooltip(node, this.ctx.rpc, token);
+        item.tooltip = await rowTooltip(node, this.rpcOf(node.folder), token);
         return item;
     }
 

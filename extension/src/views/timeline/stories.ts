@@ -31,7 +31,7 @@ export interface StoriesHost {
     /** Something shown changed: render again. */
     readonly changed: () => void;
     /** Whether this store has the agent's subagents (`retrace/tasks/list` is the agent's folder's). */
-    readonly agent: boolean;
+    readonly agent: () => boolean;
 }
 
 /** What an applied change asks of the view. */
@@ -209,7 +209,7 @@ export class Stories {
     /** After new data: the children of the sessions showing task rows (and, once, of the session
      * in focus: a crash leaves its cut-off child without a row), rendered when they moved. */
     refreshTaskViews(focus?: string): void {
-        if (!this.host.agent) {
+        if (!this.host.agent()) {
             return;
         }
         void this.subagents.list(this.data === undefined ? [] : sessionsWithTaskRows(this.data), focus === undefined ? [] : [focus]).then(moved => moved && this.host.changed());
