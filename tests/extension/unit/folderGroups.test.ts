@@ -10,7 +10,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { METHODS, Rpc, type Checkpoint, type SessionStory, type StoryRow, type TimelineTreeResult } from '../../../extension/src/client/protocol';
 import { inFolderRpc } from '../../../extension/src/client/folderRpc';
 import { buildTimeline, checkpointNodeId, type CheckpointNode, type SessionNode } from '../../../extension/src/views/timelineModel';
-import { folderDescription, groupRoots, idInFolder, indexShown, type FolderGroupNode, type ShownNode } from '../../../extension/src/views/timeline/folderGroups';
+import { folderDescription, groupRoots, idInFolder, indexShown, rowContext, type FolderGroupNode, type ShownNode } from '../../../extension/src/views/timeline/folderGroups';
 import { checkpoint, file } from './fixtures';
 
 const WEB = { name: 'web', root: '/w/web' };
@@ -108,6 +108,17 @@ suite('the Timeline view grouped by folder', () => {
         assert.equal(folderDescription(api, newest + 2 * 60_000), '1 session · last change 2 min ago');
         assert.equal(folderDescription({ head: null, headSessionId: null, sessions: [] }, 0), 'no sessions yet');
         assert.equal(folderDescription(undefined, 0), '');
+    });
+
+    test("another folder's rows offer what its store does: code restores (the conversation is the first folder's)", () => {
+        const first = '/w/web';
+        assert.equal(rowContext('checkpoint', undefined, first), 'checkpoint', 'one folder: as always');
+        assert.equal(rowContext('checkpoint', first, first), 'checkpoint', 'the first folder: as always');
+        assert.equal(rowContext('checkpoint.task.resumable', first, first), 'checkpoint.task.resumable');
+        for (const context of ['checkpoint', 'checkpoint.codeOnly', 'checkpoint.task', 'checkpoint.task.resumable', 'checkpoint.child']) {
+            assert.equal(rowContext(context, API.root, first), 'checkpoint.codeOnly', context);
+        }
+        assert.equal(rowContext('session', API.root, first), 'session', 'only rows change');
     });
 
     test("a row's request names its folder; none in a one-folder workspace", async () => {

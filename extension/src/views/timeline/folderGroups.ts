@@ -10,6 +10,7 @@
 import * as vscode from 'vscode';
 import type { TimelineTreeResult } from '../../client/protocol';
 import { checkpointsOf, relativeTime, type SessionNode, type TimelineNode } from '../timelineModel';
+import { CODE_ONLY_CONTEXT } from '../agentModel';
 
 export interface FolderInfo {
     readonly name: string;
@@ -87,6 +88,18 @@ export function folderDescription(tree: TimelineTreeResult | undefined, now: num
     const newest = times.reduce<string | undefined>((best, t) => (best === undefined || Date.parse(t) > Date.parse(best) ? t : best), undefined);
     const when = relativeTime(newest, now);
     return when === '' ? count : vscode.l10n.t('{0} · last change {1}', count, when);
+}
+
+/**
+ * A row's context value (its menu) in its folder: another folder's store restores code only (the
+ * conversation, the subagents and the summaries are the agent's, the first folder's), so its rows
+ * offer what a code-only row does. `folder` undefined (one folder) or the first: as always.
+ */
+export function rowContext(contextValue: string, folder: string | undefined, firstRoot: string | undefined): string {
+    if (folder === undefined || folder === firstRoot || !contextValue.startsWith('checkpoint')) {
+        return contextValue;
+    }
+    return CODE_ONLY_CONTEXT;
 }
 
 /** Every node shown, by id. */

@@ -22,7 +22,7 @@ import type { MoreNode, RunningTool } from '../timelineModel';
 import { shownNodeId } from '../timelineFold';
 import { Stories } from './stories';
 import { folderItem, rowTooltip, SHOW_EARLIER, treeItem } from './items';
-import { groupRoots, idInFolder, indexShown, type FolderInfo, type ShownNode } from './folderGroups';
+import { groupRoots, idInFolder, indexShown, rowContext, type FolderInfo, type ShownNode } from './folderGroups';
 import { pickFilter } from './filterPick';
 
 const FILTER = 'retrace.timeline.filter';
@@ -474,7 +474,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
         if (node.kind === 'folder') {
             return folderItem(node);
         }
-        return treeItem(node, startsExpanded(node, this.currentSessionId(node.folder)));
+        const item = treeItem(node, startsExpanded(node, this.currentSessionId(node.folder)));
+        item.contextValue = rowContext(item.contextValue ?? '', node.folder, this.groups[0]?.folder.root);
+        return item;
     }
 
     async resolveTreeItem(item: vscode.TreeItem, node: ShownNode, token: vscode.CancellationToken): Promise<vscode.TreeItem> {
