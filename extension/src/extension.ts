@@ -90,7 +90,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         const timeline = new TimelineProvider(ctx);
         const fileHistory = new FileHistoryProvider(ctx);
         const chat = new ChatViewProvider(ctx, context.extensionUri);
-        const highlighter = new ChangeHighlighter(ctx, () => timeline.timeline, context.extensionUri);
+        const highlighter = new ChangeHighlighter(ctx, folder => timeline.timelineOf(folder), context.extensionUri);
         const hunkLens = new HunkLens(ctx, highlighter);
         const status = new StatusItem(ctx);
         const remote = new RemoteItem(ctx);

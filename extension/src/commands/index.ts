@@ -200,19 +200,18 @@ export function registerCommands(parts: Parts): void {
         return result;
     });
 
-    ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
-        if (typeof path !== 'string' || typeof checkpointId !== 'string') {
-            throw new Error('restore file needs a path and a checkpoint id');
+    // From the change highlight's hover: `folder`, the root of the file's folder when not the first.
+    ctx.registerCommand(COMMANDS.restoreFileBefore, server => async (path: unknown, checkpointId: unknown, folder: unknown) => {
+        if (typeof path !== 'string' || typeof checkpointId !== 'string' || (folder !== undefined && typeof folder !== 'string')) {
+            throw new Error('restore file needs a path, a checkpoint id and (another folder) its root');
         }
-        const cp = await checkpointOf(rpc, checkpointId);
+        const rpc = inFolderRpc(server, folder);
+        const cp = folder === undefined ? await checkpointOf(rpc, checkpointId) : (await rpc.request(METHODS.checkpointGet, { id: checkpointId })).checkpoint;
         if (cp.parent === null) {
             throw new Error(`checkpoint ${cp.id} has no parent to restore to`);
         }
-        return runRestore(
-            rpc,
-            { targetId: cp.parent, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('before “{0}”', checkpointLabel(cp)), previousHead: timeline.head, confirmOverwrite: true },
-            hooks,
-        );
+        const target = { targetId: cp.parent, mode: 'code' as const, paths: [path], targetLabel: vscode.l10n.t('before “{0}”', checkpointLabel(cp)), previousHead: timeline.headOf(folder), confirmOverwrite: true };
+        return runRestore(rpc, folder === undefined ? target : { ...target, folder }, hooks);
     });
 
     const summarize = (direction: 'from' | 'upTo') => (rpc: Rpc) => async (arg: unknown) => {

@@ -2,9 +2,10 @@
  * A two-folder `.code-workspace` (the sample workspace first, then `api`) against the real server
  * and a scripted model (`multiroot-model.json`): the agent edits in both folders in one turn; the
  * ONE Timeline view groups by folder (a node per folder, in workspace order, each holding its own
- * store's rows of that turn); every row action works in the row's folder: its diff, and a code
- * restore started from a row under one folder restores that folder and leaves the other
- * byte-identical, either way round, its Undo (the restore notification's) undoing it there.
+ * store's rows of that turn); the status bar and the change highlights follow the active editor's
+ * folder; every row action works in the row's folder: its diff, a bookmark, and a code restore
+ * started from a row under one folder restores that folder and leaves the other byte-identical,
+ * either way round, its Undo (the restore notification's) undoing it there.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -131,6 +132,17 @@ suite('a multi-root workspace', () => {
         assert.deepEqual(apiRows.map(r => r.checkpoint.tool).sort(), ['edit_file', 'write_file']);
         assert.ok(apiRows.every(r => r.folder === other));
         assert.equal(new Set([...webRows, ...apiRows].map(r => r.id)).size, 5, 'node ids are unique across folders');
+
+        // The status bar's store figures and the change highlights follow the active editor's folder.
+        await vscode.window.showTextDocument(vscode.Uri.file(path.join(other, 'main.go')));
+        await waitFor('the highlight of api/main.go', () => a.highlighter.folder === other && a.highlighter.changedLines.has('main.go'));
+        assert.ok(!a.highlighter.changedLines.has('hello.txt'), "the first folder's changes are not highlighted in api");
+        await waitFor('the status bar on api', () => a.status.text.includes('api: '));
+        await vscode.window.showTextDocument(vscode.Uri.file(path.join(web, 'hello.txt')));
+        await waitFor('the highlight of hello.txt', () => a.highlighter.folder === undefined && a.highlighter.changedLines.has('hello.txt'));
+        assert.ok(!a.highlighter.changedLines.has('main.go'));
+        await waitFor('the status bar on the first folder', () => !a.status.text.includes('api: ') && a.status.text.includes(`${path.basename(web)}: `));
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 
         // A row's changes open from that folder's own store (the Timeline's own Open Changes).
         const edit = apiRows.find(r => r.checkpoint.tool === 'edit_file');

@@ -11,6 +11,8 @@ import { METHODS, Rpc, type Checkpoint, type SessionStory, type StoryRow, type T
 import { inFolderRpc } from '../../../extension/src/client/folderRpc';
 import { buildTimeline, checkpointNodeId, type CheckpointNode, type SessionNode } from '../../../extension/src/views/timelineModel';
 import { folderDescription, groupRoots, idInFolder, indexShown, rowContext, type FolderGroupNode, type ShownNode } from '../../../extension/src/views/timeline/folderGroups';
+import { followedFolder } from '../../../extension/src/diff/hunkModel';
+import { storeStats } from '../../../extension/src/views/statusItem';
 import { checkpoint, file } from './fixtures';
 
 const WEB = { name: 'web', root: '/w/web' };
@@ -139,5 +141,23 @@ suite('the Timeline view grouped by folder', () => {
         // A closed server fails the folder's requests too.
         rpc.close('gone');
         await assert.rejects(inFolderRpc(rpc, API.root).request(METHODS.serverState, {}), /gone/);
+    });
+});
+
+suite('the status bar and change highlights follow the folder of the active editor', () => {
+    const roots = ['/w/web', '/w/api'];
+
+    test('the folder holding the active file; the previous one while no folder file is active', () => {
+        assert.equal(followedFolder('/w/api/main.go', roots, undefined), '/w/api');
+        assert.equal(followedFolder('/w/web/src/a.ts', roots, '/w/api'), undefined, 'the first folder names none');
+        assert.equal(followedFolder(undefined, roots, '/w/api'), '/w/api', 'no editor: stays');
+        assert.equal(followedFolder('/elsewhere/x.txt', roots, '/w/api'), '/w/api', 'a file outside every folder: stays');
+        assert.equal(followedFolder(undefined, ['/w/web'], '/w/api'), undefined, 'a folder removed: back to the first');
+        assert.equal(followedFolder('/w/web/a', ['/w/web'], undefined), undefined, 'one folder: always the first');
+    });
+
+    test("the store figures name the folder they are of, only when there are several", () => {
+        assert.equal(storeStats(12, 2048, undefined), '12 cp · 2.0 KB');
+        assert.equal(storeStats(3, 100, 'api'), 'api: 3 cp · 100 B');
     });
 });

@@ -141,6 +141,11 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
         return this.storiesOf(undefined)?.timeline;
     }
 
+    /** A folder's flat view (undefined: the first's; a folder not shown: undefined). */
+    timelineOf(root: string | undefined): TimelineGetResult | undefined {
+        return this.storiesOf(root)?.timeline;
+    }
+
     /** The story tree of a folder (undefined: the first). */
     treeOf(root?: string): TimelineTreeResult | undefined {
         return this.storiesOf(root)?.tree;
