@@ -29,6 +29,8 @@ const FILTER = 'retrace.timeline.filter';
 const CLEAR_FILTER = 'retrace.timeline.clearFilter';
 const JUMP_TO_HEAD = 'retrace.timeline.jumpToHead';
 const CONTEXT_FILTERED = 'retrace.timelineFiltered';
+const MAX_RETRIES = 5;
+const RETRY_MS = 2000;
 
 /** One workspace folder and its timeline. */
 interface Group {
@@ -50,6 +52,9 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
     private filter: TimelineFilter | undefined;
     private readonly running = new Map<string, RunningTool>();
     private refreshTimer: NodeJS.Timeout | undefined;
+    /** Refreshes asked again because a folder's timeline could not be read yet. */
+    private retries = 0;
+    private retryTimer: NodeJS.Timeout | undefined;
     private refreshing: Promise<void> | undefined;
     /** Reveal the head after the next refresh (a checkpoint came, a turn finished). */
     private revealHeadNext = false;
@@ -302,19 +307,32 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
             return;
         }
         const fetched = await Promise.all(this.groups.map(g => this.fetch(g)));
-        if (fetched[0] === undefined) {
-            return; // the first folder's timeline could not be read (logged)
-        }
-        this.revealHeadNext ||= fetched[0].first; // the first tree opens where the user is
+        this.retryUnread(fetched.some(f => f === undefined));
         if (fetched.some(f => f?.changed === true)) {
             this.render();
             this.storiesOf(undefined)?.refreshTaskViews(this.currentSessionId(undefined));
         }
+        if (fetched[0] === undefined) {
+            return; // the first folder's timeline could not be read (logged)
+        }
+        this.revealHeadNext ||= fetched[0].first; // the first tree opens where the user is
         const reveal = this.revealHeadNext ? this.head : undefined;
         this.revealHeadNext = false;
         if (reveal !== undefined) {
             await this.reveal(reveal);
         }
+    }
+
+    /** A folder added while the server runs is opened in the background: until it is, its
+     * timeline cannot be read. Asked again a few times (grouped view only; one folder: as ever). */
+    private retryUnread(unread: boolean): void {
+        if (!unread || !this.grouped || this.retries >= MAX_RETRIES) {
+            this.retries = unread ? this.retries : 0;
+            return;
+        }
+        this.retries++;
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => this.scheduleRefresh(), RETRY_MS);
     }
 
     /** One folder's tree; undefined when it could not be read (the others still are). */
@@ -496,6 +514,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
         if (this.refreshTimer !== undefined) {
             clearTimeout(this.refreshTimer);
         }
+        clearTimeout(this.retryTimer);
         for (const d of this.disposables) {
             d.dispose();
         }
