@@ -99,7 +99,7 @@ export function registerCommands(parts: Parts): void {
     /** The checkpoint of a command that works on the first folder's timeline only (the agent's). */
     const checkpointOf = async (rpc: Rpc, arg: unknown): Promise<Checkpoint> => {
         const { cp, folder } = await rowTarget(rpc, arg);
-        if (folder !== undefined && folder !== timeline.folders[0]?.root) {
+        if (folder !== undefined && folder !== timeline.agentFolder) {
             throw new Error(vscode.l10n.t('this works in the first folder of the workspace only'));
         }
         return cp;

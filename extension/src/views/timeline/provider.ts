@@ -55,6 +55,8 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
     /** Refreshes asked again because a folder's timeline could not be read yet. */
     private retries = 0;
     private retryTimer: NodeJS.Timeout | undefined;
+    /** The folder the running server was started in (its first; undefined before it ran). */
+    private serverFirst: string | undefined;
     private refreshing: Promise<void> | undefined;
     /** Reveal the head after the next refresh (a checkpoint came, a turn finished). */
     private revealHeadNext = false;
@@ -85,6 +87,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
             vscode.commands.registerCommand(JUMP_TO_HEAD, () => this.jumpToHead()),
             ctx.onDidChangeState(s => {
                 if (s.kind === 'running') {
+                    this.serverFirst = workspaceFolders()[0]?.root; // the folder it was started in
                     this.scheduleRefresh();
                 } else {
                     this.running.clear();
@@ -127,18 +130,32 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
 
     /** The agent works in the first folder (its chat, running calls and subagents are shown there). */
     private isAgentFolder(root: string): boolean {
-        return this.groups[0]?.folder.root === root;
+        return this.agentGroup()?.folder.root === root;
+    }
+
+    /** The folder the server started with (its first: the agent's, the one requests naming no
+     * folder reach); the workspace's first folder until the server says otherwise. */
+    get agentFolder(): string | undefined {
+        return this.serverFirst ?? this.groups[0]?.folder.root;
+    }
+
+    /** The agent's folder's group (the first one shown if it left the workspace). */
+    private agentGroup(): Group | undefined {
+        return this.groups.find(g => g.folder.root === this.serverFirst) ?? this.groups[0];
     }
 
     /** The server, its requests naming the folder at `root` when the view groups by folder. */
     rpcOf(root: string | undefined): Rpc | undefined {
         const rpc = this.ctx.rpc;
-        return rpc === undefined ? undefined : inFolderRpc(rpc, this.grouped ? root : undefined);
+        // One folder, the server's own: requests exactly as always. Otherwise the folder is named
+        // (a reordered workspace: the server's first folder stays the one it started with).
+        const named = this.grouped || (root !== undefined && root !== this.agentFolder) ? root : undefined;
+        return rpc === undefined ? undefined : inFolderRpc(rpc, named);
     }
 
     /** The timeline of the folder at `root` (undefined: the first folder's). */
     private storiesOf(root: string | undefined): Stories | undefined {
-        return root === undefined ? this.groups[0]?.stories : this.groups.find(g => g.folder.root === root)?.stories;
+        return root === undefined ? this.agentGroup()?.stories : this.groups.find(g => g.folder.root === root)?.stories;
     }
 
     /** The first folder's flat view (checkpoints in commit order, head, sessions) other features read. */
@@ -226,7 +243,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
             this.render();
         }
         const ref = { sessionId: e.sessionId, taskId: e.taskId };
-        const subagents = this.groups[0]?.stories.subagents;
+        const subagents = this.agentGroup()?.stories.subagents;
         if (subagents === undefined) {
             return;
         }
@@ -271,7 +288,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
     /** Another folder's row: placed in its group (the view follows the agent's folder only). */
     private onFolderChange(change: TimelineDidChange): void {
         const root = change.folder ?? undefined;
-        const stories = this.grouped && root !== undefined ? this.storiesOf(root) : undefined;
+        const stories = root === undefined ? undefined : this.storiesOf(root);
         if (stories === undefined) {
             log.debug(`timeline change of folder ${root ?? '?'}: not shown`);
             return;
@@ -432,7 +449,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
     /** Reveal a checkpoint's row of a folder (undefined: the first), or the folded group holding
      * it (which stays closed). */
     async reveal(checkpointId: string, root?: string): Promise<void> {
-        const group = root === undefined ? this.groups[0] : this.groups.find(g => g.folder.root === root);
+        const group = root === undefined ? this.agentGroup() : this.groups.find(g => g.folder.root === root);
         if (group === undefined) {
             return;
         }
@@ -498,7 +515,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
             return folderItem(node);
         }
         const item = treeItem(node, startsExpanded(node, this.currentSessionId(node.folder)));
-        item.contextValue = rowContext(item.contextValue ?? '', node.folder, this.groups[0]?.folder.root);
+        item.contextValue = rowContext(item.contextValue ?? '', node.folder, this.agentFolder);
         return item;
     }
 
