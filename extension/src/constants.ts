@@ -15,7 +15,6 @@ export const VIEW_TIMELINE = 'retrace.timeline';
 export const VIEW_FILE_HISTORY = 'retrace.fileHistory';
 export const VIEW_REMOTE_SESSIONS = 'retrace.remoteSessions';
 /** The other folders of a multi-root workspace (the Timeline view is the first folder's). */
-export const VIEW_FOLDERS = 'retrace.folders';
 /** Whether the running server has a remote (shows the Remote Sessions view). */
 export const CONTEXT_REMOTE_CONFIGURED = 'retrace.remoteConfigured';
 
@@ -98,9 +97,6 @@ export const COMMANDS = {
     fileHistoryRestoreVersion: 'retrace.fileHistory.restoreVersion',
     fileHistoryLoadOlder: 'retrace.fileHistory.loadOlder',
     fileHistoryTogglePin: 'retrace.fileHistory.togglePin',
-    foldersRefresh: 'retrace.folders.refresh',
-    foldersRestoreCode: 'retrace.folders.restoreCode',
-    foldersOpenDiff: 'retrace.folders.openDiff',
 } as const;
 
 export type CommandId = (typeof COMMANDS)[keyof typeof COMMANDS];

@@ -26,8 +26,7 @@ import { StatusItem } from './views/statusItem';
 import { RemoteItem } from './views/remoteItem';
 import { RemoteSessionsProvider } from './views/remoteSessions';
 import { registerRemoteCommands } from './commands/remote';
-import { TimelineProvider } from './views/timelineProvider';
-import { FolderTimelineProvider } from './views/folderTimeline';
+import { TimelineProvider } from './views/timeline/provider';
 import { HealthPanel } from './views/healthPanel';
 import { registerFileHistoryCommands } from './commands/fileHistory';
 import { FileHistoryProvider } from './views/fileHistoryProvider';
@@ -36,8 +35,6 @@ import { TerminalCommand } from './client/terminalHost';
 export interface RetraceApi {
     readonly ctx: Ctx;
     readonly timeline: TimelineProvider;
-    /** The other folders of a multi-root workspace ("Other Folders"). */
-    readonly folders: FolderTimelineProvider;
     readonly fileHistory: FileHistoryProvider;
     readonly chat: ChatViewProvider;
     readonly health: HealthPanel;
@@ -91,10 +88,9 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         const ctx = new Ctx(context, output);
         ctxRef = ctx;
         const timeline = new TimelineProvider(ctx);
-        const folders = new FolderTimelineProvider(ctx);
         const fileHistory = new FileHistoryProvider(ctx);
         const chat = new ChatViewProvider(ctx, context.extensionUri);
-        const highlighter = new ChangeHighlighter(ctx, () => timeline.timeline, context.extensionUri);
+        const highlighter = new ChangeHighlighter(ctx, folder => timeline.timelineOf(folder), context.extensionUri);
         const hunkLens = new HunkLens(ctx, highlighter);
         const status = new StatusItem(ctx);
         const remote = new RemoteItem(ctx);
@@ -111,7 +107,6 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         context.subscriptions.push(
             ctx,
             timeline,
-            folders,
             fileHistory,
             chat,
             highlighter,
@@ -154,7 +149,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         void startIfUsed(ctx, () => chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
         const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
-        return { ctx, timeline, folders, fileHistory, chat, health, highlighter, status, remote, remoteSessions, background, terminal, editorState, contentProvider, setPrompter, changeViews };
+        return { ctx, timeline, fileHistory, chat, health, highlighter, status, remote, remoteSessions, background, terminal, editorState, contentProvider, setPrompter, changeViews };
     } catch (err) {
         log.error('activation failed', err);
         void vscode.window.showErrorMessage(vscode.l10n.t('Cannot activate Retrace: {0}', errorMessage(err)));

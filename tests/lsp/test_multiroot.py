@@ -410,3 +410,23 @@ async def test_a_subagent_works_in_the_first_folder_and_never_writes_another_fol
         assert "api/kid.go" in output and "cannot reach" in output, output
     finally:
         model.stop()
+
+
+async def test_naming_a_row_of_another_folder_names_it_in_that_folders_store(
+    web: Path, api: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    """The grouped Timeline's "Bookmark This Checkpoint" on a row of another folder."""
+    editor = await two_folders(web, api, env, editors)
+    api_base = (await timeline(editor, api))["checkpoints"][0]["id"]
+    named = await editor.request(
+        "retrace/bookmark/name", {"checkpointId": api_base, "name": "api start", "folder": str(api)}
+    )
+    assert named["name"] == "api start"
+    assert {"checkpointId": api_base, "name": "api start"} in (await timeline(editor, api))["bookmarks"]
+    assert (await timeline(editor, None))["bookmarks"] == []
+    # Unknown in the first folder's store: refused there, nothing named.
+    error = await editor.request_error("retrace/bookmark/name", {"checkpointId": api_base, "name": "x"})
+    assert error.message
+    # Creating a bookmark of the current state stays the first folder's (its agent decides when).
+    error = await editor.request_error("retrace/bookmark/create", {"name": "x", "folder": str(api)})
+    assert "only in the first folder" in error.message

@@ -13,10 +13,11 @@ import { prompter } from '../ui';
 
 export interface BookmarkCommandParts {
     readonly ctx: Ctx;
-    /** The checkpoint of a timeline row command (node, id or the selected row). */
-    readonly checkpointOf: (rpc: Rpc, arg: unknown) => Promise<Checkpoint>;
+    /** The checkpoint of a timeline row command (node, id or the selected row), its folder (a
+     * multi-root workspace) and the server naming that folder in every request. */
+    readonly rowTarget: (rpc: Rpc, arg: unknown) => Promise<{ readonly cp: Checkpoint; readonly folder: string | undefined; readonly rpc: Rpc }>;
     /** The row's current bookmark name and title, when the timeline shows it. */
-    readonly rowOf: (id: string) => { readonly title: string; readonly bookmark?: string | null } | undefined;
+    readonly rowOf: (id: string, folder: string | undefined) => { readonly title: string; readonly bookmark?: string | null } | undefined;
     /** Show what changed (the timeline asks the server again). */
     readonly refresh: () => void;
 }
@@ -45,9 +46,9 @@ export function registerBookmarkCommands(parts: BookmarkCommandParts): void {
         void prompter().notify('info', message, []);
         return result;
     });
-    ctx.registerCommand(COMMANDS.bookmarkCheckpoint, rpc => async (arg: unknown, given: unknown) => {
-        const cp = await parts.checkpointOf(rpc, arg);
-        const row = parts.rowOf(cp.id);
+    ctx.registerCommand(COMMANDS.bookmarkCheckpoint, server => async (arg: unknown, given: unknown) => {
+        const { cp, folder, rpc } = await parts.rowTarget(server, arg);
+        const row = parts.rowOf(cp.id, folder);
         const name = await askName(given, {
             title: vscode.l10n.t('Retrace: Bookmark “{0}”', row?.title ?? cp.label),
             prompt: vscode.l10n.t('A name for this checkpoint (empty: remove its name)'),

@@ -24,7 +24,7 @@ export interface HunkCommandParts {
     readonly afterRestore: () => void;
     readonly head: () => string | undefined;
     /** The checkpoint of a timeline row command (node, id or the selected row). */
-    readonly checkpointOf: (rpc: Rpc, arg: unknown) => Promise<Checkpoint>;
+    readonly rowTarget: (rpc: Rpc, arg: unknown) => Promise<{ readonly cp: Checkpoint; readonly folder: string | undefined }>;
 }
 
 /** One hunk restore; background commands running: the server's refusal names them, the user says
@@ -129,14 +129,14 @@ export function registerHunkCommands(parts: HunkCommandParts): void {
             hooks,
         );
     ctx.registerCommand(COMMANDS.rowRestoreFile, rpc => async (arg: unknown, given: unknown) => {
-        const cp = await parts.checkpointOf(rpc, arg);
+        const { cp, folder } = await parts.rowTarget(rpc, arg);
         const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a file'));
-        return path === undefined ? undefined : restoreFile(rpc, cp, path);
+        return path === undefined ? undefined : restoreFile(rpc, cp, path, folder);
     });
     ctx.registerCommand(COMMANDS.rowRestoreHunk, rpc => async (arg: unknown, given: unknown) => {
-        const cp = await parts.checkpointOf(rpc, arg);
+        const { cp, folder } = await parts.rowTarget(rpc, arg);
         const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a hunk of a file'));
-        return path === undefined ? undefined : pickAndRestoreHunk(rpc, parts, cp.id, path);
+        return path === undefined ? undefined : pickAndRestoreHunk(rpc, parts, cp.id, path, folder);
     });
     ctx.registerCommand(COMMANDS.diffRestoreFile, rpc => async (arg: unknown) => {
         const side = diffSide(arg);

@@ -7,12 +7,13 @@ import * as vscode from 'vscode';
 import { COMMANDS, SECRET_API_KEY, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type Checkpoint, type RestoreOutcome, type Rpc, type TaskRef } from '../client/protocol';
+import { inFolderRpc } from '../client/folderRpc';
 import type { ChangeHighlighter } from '../diff/inlineDecorations';
 import { openChanges } from '../diff/openDiff';
 import { log } from '../logging';
 import type { ChatViewProvider } from '../views/chatView';
 import { selectedRow } from '../views/selection';
-import type { TimelineProvider } from '../views/timelineProvider';
+import type { TimelineProvider } from '../views/timeline/provider';
 import { checkpointLabel } from '../views/timelineLook';
 import type { CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
@@ -65,27 +66,43 @@ export function registerCommands(parts: Parts): void {
     ctx.extension.subscriptions.push(ctx.onStorageAlert(alert => void showStorageAlert(alert)));
 
     /**
-     * The checkpoint a tree command was invoked on (node, or an id from tests and hovers) and the
-     * subagent timeline it belongs to (`scope`, for a row nested under a `task` row).
+     * The checkpoint a tree command was invoked on (node, or an id from tests and hovers), the
+     * subagent timeline it belongs to (`scope`, for a row nested under a `task` row), and, in a
+     * multi-root workspace, the row's folder (`folder`, its root) with `rpc` naming it in every
+     * request (the row's own store).
      */
-    const targetOf = async (rpc: Rpc, arg: unknown): Promise<{ cp: Checkpoint; scope: TaskRef | undefined }> => {
+    const targetOf = async (rpc: Rpc, arg: unknown): Promise<{ cp: Checkpoint; scope: TaskRef | undefined; folder: string | undefined; rpc: Rpc }> => {
+        const row = (node: CheckpointNode): { cp: Checkpoint; scope: TaskRef | undefined; folder: string | undefined; rpc: Rpc } => ({
+            cp: node.checkpoint,
+            scope: node.scope,
+            folder: node.folder,
+            rpc: inFolderRpc(rpc, node.folder),
+        });
         if (isCheckpointNode(arg)) {
-            return { cp: arg.checkpoint, scope: arg.scope };
+            return row(arg);
         }
         if (typeof arg === 'string' && arg !== '') {
-            return { cp: timeline.checkpoint(arg) ?? (await rpc.request(METHODS.checkpointGet, { id: arg })).checkpoint, scope: undefined };
+            return { cp: timeline.checkpoint(arg) ?? (await rpc.request(METHODS.checkpointGet, { id: arg })).checkpoint, scope: undefined, folder: undefined, rpc };
         }
         const selected = await selectedRow(timeline.view, (n): n is CheckpointNode => n.kind === 'checkpoint');
         if (selected !== undefined) {
-            return { cp: selected.checkpoint, scope: selected.scope };
+            return row(selected);
         }
         throw new Error('select a checkpoint in the Retrace timeline first');
     };
-    /** The checkpoint of a command that works on the workspace's own timeline only. */
-    const checkpointOf = async (rpc: Rpc, arg: unknown): Promise<Checkpoint> => {
-        const { cp, scope } = await targetOf(rpc, arg);
-        if (scope !== undefined) {
+    /** The checkpoint (and its folder) of a command that works on a workspace timeline only. */
+    const rowTarget = async (rpc: Rpc, arg: unknown): Promise<{ cp: Checkpoint; folder: string | undefined; rpc: Rpc }> => {
+        const target = await targetOf(rpc, arg);
+        if (target.scope !== undefined) {
             throw new Error("this works on the workspace's timeline, not inside a subagent's");
+        }
+        return target;
+    };
+    /** The checkpoint of a command that works on the first folder's timeline only (the agent's). */
+    const checkpointOf = async (rpc: Rpc, arg: unknown): Promise<Checkpoint> => {
+        const { cp, folder } = await rowTarget(rpc, arg);
+        if (folder !== undefined && folder !== timeline.agentFolder) {
+            throw new Error(vscode.l10n.t('this works in the first folder of the workspace only'));
         }
         return cp;
     };
@@ -99,8 +116,8 @@ export function registerCommands(parts: Parts): void {
         onRestored: (_outcome: RestoreOutcome): void => afterRestore(),
     };
 
-    const restore = (mode: RestoreMode) => (rpc: Rpc) => async (arg: unknown) => {
-        const { cp, scope } = await targetOf(rpc, arg);
+    const restore = (mode: RestoreMode) => (given: Rpc) => async (arg: unknown) => {
+        const { cp, scope, folder, rpc } = await targetOf(given, arg);
         if (scope !== undefined) {
             // Inside a subagent's own timeline: its workspace copy, on disk (the server refuses
             // anything but code there).
@@ -111,7 +128,15 @@ export function registerCommands(parts: Parts): void {
         const result = await runRestore(
             rpc,
             // The row's title as the server words it ("Write: notes.txt"), else the checkpoint's label.
-            { targetId: cp.id, mode, targetLabel: vscode.l10n.t('“{0}”', timeline.rowOf(cp.id)?.title ?? checkpointLabel(cp)), previousHead: timeline.head, confirmOverwrite: true },
+            {
+                targetId: cp.id,
+                mode,
+                targetLabel: vscode.l10n.t('“{0}”', timeline.rowOf(cp.id, folder)?.title ?? checkpointLabel(cp)),
+                previousHead: timeline.headOf(folder),
+                confirmOverwrite: true,
+                // A row of another folder: its store restores (dry run, dialogs, undo: that folder's).
+                ...(folder === undefined ? {} : { folder }),
+            },
             hooks,
         );
         if (mode !== 'code' && result?.conversationHead && chat.sessionId !== cp.sessionId) {
@@ -164,8 +189,8 @@ export function registerCommands(parts: Parts): void {
     });
 
     ctx.registerCommand(COMMANDS.undoLastRestore, rpc => () => undoLastRestore(rpc, hooks));
-    registerHunkCommands({ ctx, lens: hunkLens, hooks, afterRestore, head: () => timeline.head, checkpointOf });
-    registerBookmarkCommands({ ctx, checkpointOf, rowOf: id => timeline.rowOf(id), refresh: () => timeline.scheduleRefresh() });
+    registerHunkCommands({ ctx, lens: hunkLens, hooks, afterRestore, head: () => timeline.head, rowTarget });
+    registerBookmarkCommands({ ctx, rowTarget, rowOf: (id, folder) => timeline.rowOf(id, folder), refresh: () => timeline.scheduleRefresh() });
 
     // From the chat: a prompt's restore point (args: a PromptRef and the mode).
     ctx.registerCommand(COMMANDS.restoreToPrompt, rpc => async (ref: unknown, mode: unknown) => {
@@ -177,19 +202,18 @@ export function registerCommands(parts: Parts): void {
         return result;
     });
 
-    ctx.registerCommand(COMMANDS.restoreFileBefore, rpc => async (path: unknown, checkpointId: unknown) => {
-        if (typeof path !== 'string' || typeof checkpointId !== 'string') {
-            throw new Error('restore file needs a path and a checkpoint id');
+    // From the change highlight's hover: `folder`, the root of the file's folder when not the first.
+    ctx.registerCommand(COMMANDS.restoreFileBefore, server => async (path: unknown, checkpointId: unknown, folder: unknown) => {
+        if (typeof path !== 'string' || typeof checkpointId !== 'string' || (folder !== undefined && typeof folder !== 'string')) {
+            throw new Error('restore file needs a path, a checkpoint id and (another folder) its root');
         }
-        const cp = await checkpointOf(rpc, checkpointId);
+        const rpc = inFolderRpc(server, folder);
+        const cp = folder === undefined ? await checkpointOf(rpc, checkpointId) : (await rpc.request(METHODS.checkpointGet, { id: checkpointId })).checkpoint;
         if (cp.parent === null) {
             throw new Error(`checkpoint ${cp.id} has no parent to restore to`);
         }
-        return runRestore(
-            rpc,
-            { targetId: cp.parent, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('before “{0}”', checkpointLabel(cp)), previousHead: timeline.head, confirmOverwrite: true },
-            hooks,
-        );
+        const target = { targetId: cp.parent, mode: 'code' as const, paths: [path], targetLabel: vscode.l10n.t('before “{0}”', checkpointLabel(cp)), previousHead: timeline.headOf(folder), confirmOverwrite: true };
+        return runRestore(rpc, folder === undefined ? target : { ...target, folder }, hooks);
     });
 
     const summarize = (direction: 'from' | 'upTo') => (rpc: Rpc) => async (arg: unknown) => {
@@ -206,21 +230,21 @@ export function registerCommands(parts: Parts): void {
     ctx.registerCommand(COMMANDS.summarizeFrom, summarize('from'));
     ctx.registerCommand(COMMANDS.summarizeUpTo, summarize('upTo'));
 
-    ctx.registerCommand(COMMANDS.openDiff, rpc => async (arg: unknown) => {
-        const { cp, scope } = await targetOf(rpc, arg);
+    ctx.registerCommand(COMMANDS.openDiff, given => async (arg: unknown) => {
+        const { cp, scope, folder } = await targetOf(given, arg);
         if (cp.parent === null) {
             void prompter().notify('info', vscode.l10n.t('Retrace: “{0}” is the first checkpoint; it has nothing to compare with.', checkpointLabel(cp)), []);
             return;
         }
         const title = scope === undefined ? vscode.l10n.t('Retrace: {0}', checkpointLabel(cp)) : vscode.l10n.t('Retrace: {0} (subagent)', checkpointLabel(cp));
-        await openChanges(cp.files, { id: cp.parent, label: vscode.l10n.t('before') }, { id: cp.id, label: checkpointLabel(cp) }, title, scope);
+        await openChanges(cp.files, { id: cp.parent, label: vscode.l10n.t('before') }, { id: cp.id, label: checkpointLabel(cp) }, title, scope, folder);
     });
 
-    ctx.registerCommand(COMMANDS.compareWithCurrent, rpc => async (arg: unknown) => {
-        const { cp, scope } = await targetOf(rpc, arg);
+    ctx.registerCommand(COMMANDS.compareWithCurrent, given => async (arg: unknown) => {
+        const { cp, scope, folder, rpc } = await targetOf(given, arg);
         const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.id, ...(scope === undefined ? {} : { task: scope }) });
         const current = scope === undefined ? vscode.l10n.t('current') : vscode.l10n.t("the subagent's copy");
-        await openChanges(diff.files, { id: cp.id, label: checkpointLabel(cp) }, { id: 'current', label: current }, vscode.l10n.t('Retrace: {0} ↔ {1}', checkpointLabel(cp), current), scope);
+        await openChanges(diff.files, { id: cp.id, label: checkpointLabel(cp) }, { id: 'current', label: current }, vscode.l10n.t('Retrace: {0} ↔ {1}', checkpointLabel(cp), current), scope, folder);
     });
 
     ctx.registerCommand(COMMANDS.copyId, rpc => async (arg: unknown) => {
@@ -229,7 +253,10 @@ export function registerCommands(parts: Parts): void {
         return cp.id;
     });
 
-    ctx.registerCommand(COMMANDS.exportGit, rpc => async (arg: unknown) => exportToGit(rpc, await checkpointOf(rpc, arg)));
+    ctx.registerCommand(COMMANDS.exportGit, given => async (arg: unknown) => {
+        const { cp, rpc } = await rowTarget(given, arg); // another folder's row: that folder's repository
+        return exportToGit(rpc, cp);
+    });
 
     ctx.registerCommand(COMMANDS.showChangesSince, rpc => async (arg: unknown) => {
         const cp = await checkpointOf(rpc, arg);

@@ -10,7 +10,7 @@ import { METHODS, type OpenReport, type PushReport, type Rpc } from '../client/p
 import { errorMessage, log } from '../logging';
 import { formatBytes } from '../views/statusItem';
 import { remoteSessionPicks } from '../views/remoteModel';
-import type { TimelineProvider } from '../views/timelineProvider';
+import type { TimelineProvider } from '../views/timeline/provider';
 import { setRemoteCredentials } from './remoteCredentials';
 
 /** One line for a finished push. */

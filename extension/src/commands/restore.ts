@@ -305,7 +305,8 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
         .notify(done ? 'info' : r.severity, vscode.l10n.t('Retrace: {0}', message), done ? [REDO] : [])
         .then(pick => {
             if (pick === REDO) {
-                void vscode.commands.executeCommand(COMMANDS.undoLastRestore);
+                // The redo is that folder's too (another folder's undo never redoes in the first).
+                void (accepted.folder === undefined ? vscode.commands.executeCommand(COMMANDS.undoLastRestore) : undoLastRestore(rpc, hooks, { folder: accepted.folder }));
             }
         });
     return result ?? undefined;

@@ -14,7 +14,7 @@ import type { Ctx } from '../ctx';
 import { METHODS, type TaskRef } from '../client/protocol';
 import { log } from '../logging';
 import { selectedRow } from '../views/selection';
-import type { TimelineProvider } from '../views/timelineProvider';
+import type { TimelineProvider } from '../views/timeline/provider';
 import type { CheckpointNode, SubagentNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 

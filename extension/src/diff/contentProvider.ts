@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { CHECKPOINT_SCHEME } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type TaskRef } from '../client/protocol';
-import { inFolder } from '../views/folderTimelineModel';
+import { withFolder } from './hunkModel';
 
 export function checkpointUri(path: string, checkpointId: string, scope?: TaskRef, folder?: string): vscode.Uri {
     const params = new URLSearchParams({
@@ -43,7 +43,7 @@ export class CheckpointContentProvider implements vscode.TextDocumentContentProv
         const { path, checkpointId, scope, folder } = parseCheckpointUri(uri);
         const rpc = await this.ctx.ready();
         const params = { id: checkpointId, path, ...(scope === undefined ? {} : { task: scope }) };
-        const r = await rpc.request(METHODS.checkpointFileContent, folder === undefined ? params : inFolder(params, { name: '', root: folder }));
+        const r = await rpc.request(METHODS.checkpointFileContent, withFolder(params, folder));
         if (token.isCancellationRequested || !r.exists) {
             return '';
         }

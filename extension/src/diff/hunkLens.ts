@@ -43,14 +43,18 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
                 this.folderBases.clear();
                 this.changed.fire();
             }),
+            ctx.onFolderTimelineChange(() => {
+                this.folderBases.clear();
+                this.changed.fire();
+            }),
         );
-        highlighter.setHidden(path => this.hiddenLines(path));
+        highlighter.setHidden((path, fsPath) => this.hiddenLines(path, fsPath));
     }
 
     /** Accept a hunk: no lens, no highlight for it any more. */
     keep(key: string): void {
         this.kept.add(key);
-        this.highlighter.setHidden(p => this.hiddenLines(p));
+        this.highlighter.setHidden((p, fsPath) => this.hiddenLines(p, fsPath));
         this.changed.fire();
     }
 
@@ -58,18 +62,26 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
         this.changed.fire();
     }
 
-    private hiddenLines(path: string): ReadonlySet<number> {
-        const seen = this.seen.get(path);
+    /** The lines of kept hunks of a file of the folder highlighted (`path` in it, `fsPath` on disk). */
+    private hiddenLines(path: string, fsPath: string): ReadonlySet<number> {
+        const keyPath = this.keyPath(this.highlighter.folder, path, fsPath);
+        const seen = this.seen.get(keyPath);
         const base = this.highlighter.base;
         if (seen === undefined || base === undefined || seen.checkpoint !== base) {
             return new Set();
         }
-        return new Set(seen.hunks.filter(h => this.kept.has(hunkKey(path, base, h))).flatMap(hunkLines));
+        return new Set(seen.hunks.filter(h => this.kept.has(hunkKey(keyPath, base, h))).flatMap(hunkLines));
     }
 
-    /** The agent's last turn in another folder: its base and the paths it changed. */
-    private folderBase(folder: string): Promise<{ base: string; paths: ReadonlySet<string> } | undefined> {
-        let known = this.folderBases.get(folder);
+    /** Kept hunks of another folder are keyed by the absolute path (two folders may share a path). */
+    private keyPath(folder: string | undefined, path: string, fsPath: string): string {
+        return folder === undefined ? path : fsPath;
+    }
+
+    /** The agent's last turn in a folder the highlight does not follow: its base and the paths it changed. */
+    private folderBase(folder: string | undefined): Promise<{ base: string; paths: ReadonlySet<string> } | undefined> {
+        const key = folder ?? '';
+        let known = this.folderBases.get(key);
         const rpc = this.ctx.rpc;
         if (known === undefined && rpc !== undefined) {
             known = rpc.request(METHODS.timelineGet, withFolder({}, folder)).then(
@@ -78,19 +90,19 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
                     return range === undefined ? undefined : { base: range.from, paths: new Set(range.checkpoints.flatMap(c => c.files.map(f => f.path))) };
                 },
                 (err: unknown) => {
-                    log.debug(`the last turn in ${folder} is unavailable: ${errorMessage(err)}`);
+                    log.debug(`the last turn in ${folder ?? 'the first folder'} is unavailable: ${errorMessage(err)}`);
                     return undefined;
                 },
             );
-            this.folderBases.set(folder, known);
+            this.folderBases.set(key, known);
         }
         return known ?? Promise.resolve(undefined);
     }
 
-    /** The base of `path`'s lenses, when the highlighted change (first folder) or the agent's last
-     * turn in its folder (another folder) changed it. */
+    /** The base of `path`'s lenses, when the highlighted change (the folder the highlight follows)
+     * or the agent's last turn in its folder (another folder) changed it. */
     private async baseOf(folder: string | undefined, path: string): Promise<string | undefined> {
-        if (folder === undefined) {
+        if (folder === this.highlighter.folder) {
             return this.highlighter.changedLines.has(path) ? this.highlighter.base : undefined;
         }
         const last = await this.folderBase(folder);
@@ -118,10 +130,9 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
         if (token.isCancellationRequested) {
             return [];
         }
-        // Kept hunks of another folder are keyed by the absolute path (two folders may share a path).
-        const keyPath = folder === undefined ? path : document.uri.fsPath;
-        if (folder === undefined) {
-            this.seen.set(path, result);
+        const keyPath = this.keyPath(folder, path, document.uri.fsPath);
+        if (folder === this.highlighter.folder) {
+            this.seen.set(keyPath, result);
         }
         const lenses: vscode.CodeLens[] = [];
         for (const hunk of openHunks(keyPath, result.checkpoint, result.hunks, this.kept)) {

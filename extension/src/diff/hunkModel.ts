@@ -33,6 +33,20 @@ export function fileInFolders(fsPath: string, roots: readonly string[]): FileInF
     return found;
 }
 
+/**
+ * The folder the editor's Retrace follows (status bar, change highlights): the one holding the
+ * active editor's file (`undefined`: the first, as in a workspace of one folder); `previous` while
+ * no file of a folder is active (no editor, a diff's checkpoint side, a file outside every
+ * folder), unless that folder left the workspace.
+ */
+export function followedFolder(fsPath: string | undefined, roots: readonly string[], previous: string | undefined): string | undefined {
+    const where = fsPath === undefined ? null : fileInFolders(fsPath, roots);
+    if (where !== null) {
+        return where.folder;
+    }
+    return previous !== undefined && roots.slice(1).includes(previous) ? previous : undefined;
+}
+
 /** A request's params naming the folder they are about (none: the first folder). */
 export function withFolder<P extends object>(params: P, folder: string | undefined): P {
     return folder === undefined ? params : { ...params, folder };

@@ -10,7 +10,9 @@ import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type Checkpoint, type TimelineGetResult } from '../client/protocol';
 import { errorMessage, log } from '../logging';
-import { relativePath } from '../editorState/capture';
+import { inFolderRpc } from '../client/folderRpc';
+import { activeFile, folderRoots } from './editorFolder';
+import { fileInFolders, followedFolder } from './hunkModel';
 import { checkpointLabel } from '../views/timelineLook';
 import { parseUnifiedDiff, type FileLines } from './hunks';
 
@@ -53,6 +55,11 @@ export function attribute(range: HighlightRange, path: string): Checkpoint | und
     return [...range.checkpoints].reverse().find(c => c.files.some(f => f.path === path || f.oldPath === path));
 }
 
+/** The workspace folders' roots, first first. */
+function roots(): string[] {
+    return folderRoots().map(f => f.root);
+}
+
 export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvider {
     private scope: HighlightScope = { kind: 'lastTurn' };
     private range: HighlightRange | undefined;
@@ -62,9 +69,12 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
     private readonly removal: vscode.TextEditorDecorationType;
     private readonly disposables: vscode.Disposable[] = [];
 
+    /** The folder whose changes are highlighted: the active editor's (undefined: the first). */
+    private followed: string | undefined;
+
     constructor(
         private readonly ctx: Ctx,
-        private readonly timeline: () => TimelineGetResult | undefined,
+        private readonly timeline: (folder: string | undefined) => TimelineGetResult | undefined,
         extensionUri: vscode.Uri,
     ) {
         this.decoration = vscode.window.createTextEditorDecorationType({
@@ -89,8 +99,29 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
             vscode.languages.registerHoverProvider({ scheme: 'file' }, this),
             vscode.window.onDidChangeVisibleTextEditors(() => this.apply()),
             vscode.workspace.onDidSaveTextDocument(() => this.schedule()),
-            ctx.onTimelineChange(() => this.schedule()),
+            ctx.onTimelineChange(() => this.followed === undefined && this.schedule()),
+            ctx.onFolderTimelineChange(c => c.folder === this.followed && this.schedule()),
+            vscode.window.onDidChangeActiveTextEditor(() => this.follow()),
+            vscode.workspace.onDidChangeWorkspaceFolders(() => this.follow()),
         );
+        this.follow();
+    }
+
+    /** The folder whose changes are highlighted (undefined: the first, as with one folder). */
+    get folder(): string | undefined {
+        return this.followed;
+    }
+
+    /** Highlight the changes of the active editor's folder (another folder: its own store). */
+    private follow(): void {
+        const next = followedFolder(activeFile(), roots(), this.followed);
+        if (next !== this.followed) {
+            this.followed = next;
+            this.range = undefined;
+            this.lines = new Map();
+            this.apply();
+            this.schedule(0);
+        }
     }
 
     /** The diff base of the highlighted changes (the state before them), when there are some. */
@@ -99,9 +130,9 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
     }
 
     /** Lines the user kept (hidden from the highlight): path → new-file lines, set by the hunk lens. */
-    private hidden: (path: string) => ReadonlySet<number> = () => new Set();
+    private hidden: (path: string, fsPath: string) => ReadonlySet<number> = () => new Set();
 
-    setHidden(hidden: (path: string) => ReadonlySet<number>): void {
+    setHidden(hidden: (path: string, fsPath: string) => ReadonlySet<number>): void {
         this.hidden = hidden;
         this.apply();
     }
@@ -131,8 +162,10 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
     }
 
     async refresh(): Promise<void> {
-        let data = this.timeline();
-        const rpc = this.ctx.rpc;
+        const folder = this.followed;
+        let data = this.timeline(folder);
+        const server = this.ctx.rpc;
+        const rpc = server === undefined ? undefined : inFolderRpc(server, folder);
         this.range = data === undefined ? undefined : highlightRange(data, this.scope);
         if (this.range === undefined && this.scope.kind === 'since' && rpc !== undefined) {
             // The timeline view holds only the pages it shows: a checkpoint of another page or
@@ -172,19 +205,24 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
                 log.warn(`change highlights unavailable: ${errorMessage(err)}`);
             }
         }
+        if (folder !== this.followed) {
+            return; // the active editor moved to another folder meanwhile: its refresh follows
+        }
         this.apply();
         this.refreshed.fire();
     }
 
+    /** A file's path in the folder followed; null for a file of another folder or none. */
     private pathOf(uri: vscode.Uri): string | null {
-        return relativePath(uri.fsPath, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+        const where = fileInFolders(uri.fsPath, roots());
+        return where !== null && where.folder === this.followed ? where.path : null;
     }
 
     private apply(): void {
         for (const editor of vscode.window.visibleTextEditors) {
             const path = editor.document.uri.scheme === 'file' ? this.pathOf(editor.document.uri) : null;
             const file = path === null ? undefined : this.lines.get(path);
-            const hidden = path === null ? new Set<number>() : this.hidden(path);
+            const hidden = path === null ? new Set<number>() : this.hidden(path, editor.document.uri.fsPath);
             const toRanges = (lines: readonly number[]): vscode.Range[] =>
                 lines.filter(l => l < editor.document.lineCount && !hidden.has(l)).map(l => new vscode.Range(l, 0, l, 0));
             editor.setDecorations(this.decoration, file ? toRanges(file.changed) : []);
@@ -209,7 +247,7 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
         md.appendMarkdown(`$(history) ${vscode.l10n.t('**Retrace** — changed by checkpoint {0}', `*${checkpointLabel(cp)}*`)}`);
         md.appendMarkdown(` (${cp.tool ?? cp.kind}, ${new Date(cp.createdAt).toLocaleTimeString()})\n\n`);
         if (cp.parent !== null) {
-            const args = encodeURIComponent(JSON.stringify([path, cp.id]));
+            const args = encodeURIComponent(JSON.stringify(this.followed === undefined ? [path, cp.id] : [path, cp.id, this.followed]));
             md.appendMarkdown(`[$(discard) ${vscode.l10n.t('Restore this file to before this change')}](command:${COMMANDS.restoreFileBefore}?${args})`);
             md.isTrusted = { enabledCommands: [COMMANDS.restoreFileBefore] };
         }

@@ -1,12 +1,16 @@
 /**
  * Status bar item: agent state (idle / running / error), checkpoint count and storage used
- * (`retrace/stats`); clicking reveals the timeline. The tooltip links logs and restart.
+ * (`retrace/stats`); clicking reveals the timeline. The tooltip links logs and restart. In a
+ * multi-root workspace the store figures are those of the folder of the active editor (named;
+ * `followedFolder`); the agent's state is the agent's (the first folder's).
  */
 import * as vscode from 'vscode';
 import { COMMANDS, CONTEXT_AGENT_RUNNING } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type AgentEvent } from '../client/protocol';
 import { errorMessage, log } from '../logging';
+import { followedFolder, withFolder } from '../diff/hunkModel';
+import { activeFile, folderRoots } from '../diff/editorFolder';
 
 export function formatBytes(bytes: number): string {
     const units = ['B', 'KB', 'MB', 'GB', 'TB'];
@@ -19,6 +23,12 @@ export function formatBytes(bytes: number): string {
     return `${unit === 0 ? value : value.toFixed(1)} ${units[unit] ?? 'B'}`;
 }
 
+/** "12 cp · 2.0 KB", after the folder's name when the workspace has several. */
+export function storeStats(checkpoints: number, bytes: number, folderName: string | undefined): string {
+    const figures = `${checkpoints} cp · ${formatBytes(bytes)}`;
+    return folderName === undefined ? figures : `${folderName}: ${figures}`;
+}
+
 export type AgentActivity = 'idle' | 'running' | 'error';
 
 export class StatusItem implements vscode.Disposable {
@@ -29,6 +39,8 @@ export class StatusItem implements vscode.Disposable {
     private activity: AgentActivity = 'idle';
     private lastError = '';
     private stats = '';
+    /** The folder whose store figures are shown (undefined: the first). */
+    private folder: string | undefined;
     private timer: NodeJS.Timeout | undefined;
     private readonly disposables: vscode.Disposable[] = [];
 
@@ -38,7 +50,10 @@ export class StatusItem implements vscode.Disposable {
         this.disposables.push(
             this.item,
             ctx.onAgentEvent(e => this.onEvent(e)),
-            ctx.onTimelineChange(() => this.scheduleStats()),
+            ctx.onTimelineChange(() => this.folder === undefined && this.scheduleStats()),
+            ctx.onFolderTimelineChange(c => c.folder === this.folder && this.scheduleStats()),
+            vscode.window.onDidChangeActiveTextEditor(() => this.follow()),
+            vscode.workspace.onDidChangeWorkspaceFolders(() => this.follow()),
             ctx.onDidChangeState(state => {
                 // A (re)connected or dead server: what ran before is not known to run any more.
                 this.runningSessions.clear();
@@ -53,6 +68,15 @@ export class StatusItem implements vscode.Disposable {
         );
         this.render();
         this.item.show();
+    }
+
+    /** Show the store figures of the active editor's folder. */
+    private follow(): void {
+        const next = followedFolder(activeFile(), folderRoots().map(f => f.root), this.folder);
+        if (next !== this.folder) {
+            this.folder = next;
+            this.scheduleStats();
+        }
     }
 
     get state(): AgentActivity {
@@ -144,8 +168,13 @@ export class StatusItem implements vscode.Disposable {
             return;
         }
         try {
-            const s = await rpc.request(METHODS.stats, {});
-            this.stats = `${s.store.checkpoints} cp · ${formatBytes(s.store.totalBytes)}`;
+            const folder = this.folder;
+            const s = await rpc.request(METHODS.stats, withFolder({}, folder));
+            const folders = folderRoots();
+            const name = folders.length > 1 ? folders.find(f => f.root === folder)?.name ?? folders[0]?.name : undefined;
+            if (folder === this.folder) {
+                this.stats = storeStats(s.store.checkpoints, s.store.totalBytes, name);
+            }
         } catch (err) {
             log.debug(`stats unavailable: ${errorMessage(err)}`);
         }

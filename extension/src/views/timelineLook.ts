@@ -1,7 +1,7 @@
 /**
  * How each timeline node looks: label, description, icon (and its color) and context value. The
  * server decides what a row says; this module only lays it out and formats times relative to
- * "now". Pure (no `vscode` import) so it is unit-tested; `timelineProvider.ts` turns a look into a
+ * "now". Pure (no `vscode` import) so it is unit-tested; `timeline/items.ts` turns a look into a
  * TreeItem. The nodes themselves are built in `timelineModel.ts`.
  */
 import * as vscode from 'vscode';

@@ -2,7 +2,7 @@
  * The timeline as data: the server's story tree (`retrace/timeline/tree`: sessions → turns →
  * described checkpoint rows) → tree nodes; how each node looks is `timelineLook.ts`. The server
  * decides what a row says; this module only arranges it. Pure (of `vscode` only `l10n`: session
- * titles, relative times and filter words are translated) so the mapping is unit-tested; `timelineProvider.ts` only turns these into TreeItems.
+ * titles, relative times and filter words are translated) so the mapping is unit-tested; `timeline/items.ts` only turns these into TreeItems.
  *
  * Node ids are stable across refreshes (derived from server ids), which keeps expansion and
  * selection and makes `reveal` work. `contextValue` is the node kind, so package.json menus
@@ -25,6 +25,10 @@ import { abandonedBy, abandonedLabel, foldRows, groupDetail, groupLabel, type Gr
 export interface SessionNode {
     readonly kind: 'session';
     readonly id: string;
+    /** The root of the folder whose store holds it (a multi-root workspace; else undefined). */
+    readonly folder?: string;
+    /** Its folder's node (a multi-root workspace; else undefined: a top-level node). */
+    readonly parentId?: string;
     readonly sessionId: string;
     readonly story: SessionStory;
     readonly title: string;
@@ -35,6 +39,8 @@ export interface SessionNode {
 export interface TurnNode {
     readonly kind: 'turn';
     readonly id: string;
+    /** The root of the folder whose store holds it (a multi-root workspace; else undefined). */
+    readonly folder?: string;
     readonly parentId: string;
     readonly sessionId: string;
     readonly turnId: string;
@@ -50,6 +56,8 @@ export interface TurnNode {
 export interface CheckpointNode {
     readonly kind: 'checkpoint';
     readonly id: string;
+    /** The root of the folder whose store holds it (a multi-root workspace; else undefined). */
+    readonly folder?: string;
     readonly parentId: string;
     readonly checkpoint: Checkpoint;
     readonly row: StoryRow;
@@ -75,6 +83,8 @@ export interface CheckpointNode {
 export interface GroupNode {
     readonly kind: 'group';
     readonly id: string;
+    /** The root of the folder whose store holds it (a multi-root workspace; else undefined). */
+    readonly folder?: string;
     readonly parentId: string;
     readonly group: GroupKind | 'abandoned';
     readonly label: string;
@@ -88,6 +98,8 @@ export interface GroupNode {
 export interface RunningToolNode {
     readonly kind: 'runningTool';
     readonly id: string;
+    /** The root of the folder whose store holds it (a multi-root workspace; else undefined). */
+    readonly folder?: string;
     readonly parentId: string;
     readonly tool: string;
     readonly detail: string | undefined;
@@ -100,6 +112,8 @@ export interface RunningToolNode {
 export interface MoreNode {
     readonly kind: 'more';
     readonly id: string;
+    /** The root of the folder whose store holds it (a multi-root workspace; else undefined). */
+    readonly folder?: string;
     readonly parentId: string;
     readonly sessionId: string;
     readonly omitted: number;
@@ -114,6 +128,8 @@ export interface MoreNode {
 export interface SubagentNode {
     readonly kind: 'subagent';
     readonly id: string;
+    /** The root of the folder whose store holds it (a multi-root workspace; else undefined). */
+    readonly folder?: string;
     readonly parentId: string;
     readonly task: TaskInfo;
     readonly view: TaskView;

@@ -15,7 +15,8 @@ Routing: a request naming ``folder`` (a root, or a name no other folder has) run
 :data:`retrace.lsp.rpc.FOLDER` set to that folder's root, and ``RetraceServer.services()`` answers
 that folder's services; naming the first folder is the same as naming none. Only the methods in
 :data:`PER_FOLDER` (timeline, checkpoints, diffs, restores and their undo, file history, export,
-stats, verify, remote sync: :mod:`retrace.lsp.folder_remotes`) are served per folder; the others
+naming a checkpoint, stats, verify, remote sync: :mod:`retrace.lsp.folder_remotes`) are served per
+folder; the others
 (the agent, settings) are the first folder's and refuse another folder
 (:class:`FolderNotServed`). A ``retrace/timeline/didChange`` of another folder carries its
 ``folder``; the other folders' agent events are not sent (the chat is the first folder's).
@@ -66,6 +67,7 @@ PER_FOLDER = frozenset(
         "retrace/file/history",
         "retrace/workspace/files",
         "retrace/export/git",
+        "retrace/bookmark/name",
         "retrace/stats",
         "retrace/store/verify",
         "retrace/remote/status",

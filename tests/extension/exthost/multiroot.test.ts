@@ -1,18 +1,22 @@
 /**
  * A two-folder `.code-workspace` (the sample workspace first, then `api`) against the real server
  * and a scripted model (`multiroot-model.json`): the agent edits in both folders in one turn; the
- * Timeline view shows the first folder as in a one-folder workspace and "Other Folders" groups the
- * other folder's own timeline under its folder; a restore in one folder leaves the other
- * byte-identical, either way round.
+ * ONE Timeline view groups by folder (a node per folder, in workspace order, each holding its own
+ * store's rows of that turn); the status bar and the change highlights follow the active editor's
+ * folder; every row action works in the row's folder: its diff, a bookmark, and a code restore
+ * started from a row under one folder restores that folder and leaves the other byte-identical,
+ * either way round, its Undo (the restore notification's) undoing it there.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RetraceApi } from '../../../extension/src/extension';
-import { METHODS } from '../../../extension/src/client/protocol';
+import type { Prompter } from '../../../extension/src/ui';
+import type { RestoreResult } from '../../../extension/src/client/protocol';
 import { COMMANDS } from '../../../extension/src/constants';
-import type { FolderNode, FolderRowNode } from '../../../extension/src/views/folderTimelineModel';
+import type { FolderGroupNode, ShownNode } from '../../../extension/src/views/timeline/folderGroups';
+import type { CheckpointNode } from '../../../extension/src/views/timelineModel';
 import { api, nextEvent, waitFor } from './support';
 
 let a: RetraceApi;
@@ -39,12 +43,44 @@ function tree(root: string): Record<string, string> {
     return out;
 }
 
-function apiNode(): FolderNode | undefined {
-    return a.folders.shown.find(f => f.folder.name === 'api');
+/** The view's top level, as the workbench asks for it. */
+async function groups(): Promise<FolderGroupNode[]> {
+    const top = await a.timeline.getChildren();
+    return top.filter((n): n is FolderGroupNode => n.kind === 'folder');
 }
 
-function rowsOf(node: FolderNode | undefined): FolderRowNode[] {
-    return (node?.children ?? []).flatMap(s => s.children);
+/** Every row under a node, as the workbench would show them once expanded (outlines paged in). */
+async function rowsUnder(node: ShownNode): Promise<CheckpointNode[]> {
+    if (node.kind === 'session' && node.story.outline) {
+        await a.timeline.loadPage(node.sessionId, null, node.folder);
+    }
+    const children = await a.timeline.getChildren(node);
+    const below = await Promise.all(children.map(rowsUnder));
+    return [...(node.kind === 'checkpoint' ? [node] : []), ...below.flat()];
+}
+
+/** The rows under the folder node of `root`, the view refreshed first. */
+async function rowsOfFolder(root: string): Promise<CheckpointNode[]> {
+    await a.timeline.refresh();
+    const group = (await groups()).find(g => g.folder.root === root);
+    return group === undefined ? [] : rowsUnder(group);
+}
+
+/** Answers "Restore" in the restore's modal and, once, "Undo restore" on its notification. */
+class UndoingPrompter implements Prompter {
+    undo = false;
+    readonly notes: string[] = [];
+    modal(_message: string, _detail: string, buttons: readonly string[]): Promise<string | undefined> {
+        return Promise.resolve(buttons.includes('Restore') ? 'Restore' : undefined);
+    }
+    notify(_severity: 'info' | 'warning' | 'error', message: string, buttons: readonly string[]): Promise<string | undefined> {
+        this.notes.push(message);
+        if (this.undo && buttons.includes('Undo restore')) {
+            this.undo = false;
+            return Promise.resolve('Undo restore');
+        }
+        return Promise.resolve(undefined);
+    }
 }
 
 suite('a multi-root workspace', () => {
@@ -54,17 +90,24 @@ suite('a multi-root workspace', () => {
         await a.ctx.ready();
     });
 
-    test('the agent edits in both folders; each folder keeps its own timeline; restores stay in their folder', async function () {
-        this.timeout(180_000);
+    test('the agent edits in both folders; the Timeline groups by folder; a row restores its own folder only, and its undo too', async function () {
+        this.timeout(240_000);
         const [web, other] = folders();
-        // The other folder is opened by the server (its own store and baseline) and shown grouped under its name.
-        const baseline = await waitFor('the other folder\'s baseline', async () => {
-            await a.folders.refresh();
-            return rowsOf(apiNode()).find(r => r.checkpoint.kind === 'baseline');
-        });
-        await a.timeline.refresh();
-        const firstBaseline = (a.timeline.timeline?.checkpoints ?? []).find(c => c.kind === 'baseline');
-        assert.ok(firstBaseline, 'the first folder has its baseline');
+        // One node per folder, in workspace order, each from its own store (its baseline).
+        const apiBaseline = await waitFor("the api folder's baseline in its group", async () => (await rowsOfFolder(other)).find(r => r.checkpoint.kind === 'baseline'));
+        const shown = await groups();
+        assert.deepEqual(
+            shown.map(g => g.folder.root),
+            [web, other],
+        );
+        assert.deepEqual(
+            shown.map(g => g.first),
+            [true, false],
+        );
+        assert.equal(apiBaseline.folder, other, 'a row carries its folder');
+        const webBaseline = (await rowsOfFolder(web)).find(r => r.checkpoint.kind === 'baseline');
+        assert.ok(webBaseline, 'the first folder has its baseline in its group');
+        assert.notEqual(webBaseline.checkpoint.id, apiBaseline.checkpoint.id);
 
         const finished = nextEvent(a, e => e.kind === 'turnFinished', 120_000);
         await a.chat.send('Work in both folders, please');
@@ -74,24 +117,37 @@ suite('a multi-root workspace', () => {
         assert.equal(fs.readFileSync(path.join(web, 'hello.txt'), 'utf8'), 'Hello from the first folder\n');
         assert.ok(!fs.existsSync(path.join(web, 'api')), '"api/…" named the folder, not a directory of the first');
 
-        // The first folder's timeline: one row per tool call, as in a one-folder workspace.
-        await a.timeline.refresh();
-        const tools = (a.timeline.timeline?.checkpoints ?? []).filter(c => c.kind === 'tool');
-        assert.deepEqual(tools.map(c => c.tool), ['write_file', 'write_file', 'edit_file']);
-        // Other Folders: the folder level above the stories, its rows from its own store.
-        const apiRows = await waitFor('api\'s rows', async () => {
-            await a.folders.refresh();
-            const rows = rowsOf(apiNode()).filter(r => r.checkpoint.kind === 'tool');
+        // Each folder's group holds its own rows of that turn: the first one row per tool call
+        // (as in a one-folder workspace), api the calls that wrote there, from its own store.
+        const webRows = await waitFor("the first folder's rows", async () => {
+            const rows = (await rowsOfFolder(web)).filter(r => r.checkpoint.kind === 'tool');
+            return rows.length === 3 && rows;
+        });
+        assert.deepEqual(webRows.map(r => r.checkpoint.tool).sort(), ['edit_file', 'write_file', 'write_file']);
+        assert.ok(webRows.every(r => r.folder === web));
+        const apiRows = await waitFor("api's rows", async () => {
+            const rows = (await rowsOfFolder(other)).filter(r => r.checkpoint.kind === 'tool');
             return rows.length === 2 && rows;
         });
         assert.deepEqual(apiRows.map(r => r.checkpoint.tool).sort(), ['edit_file', 'write_file']);
-        assert.equal(a.folders.shown.length, 1, 'only the other folder is listed there');
-        assert.deepEqual(a.folders.getChildren().map(n => n.kind), ['folder']);
+        assert.ok(apiRows.every(r => r.folder === other));
+        assert.equal(new Set([...webRows, ...apiRows].map(r => r.id)).size, 5, 'node ids are unique across folders');
 
-        // A row's changes open from that folder's own store.
+        // The status bar's store figures and the change highlights follow the active editor's folder.
+        await vscode.window.showTextDocument(vscode.Uri.file(path.join(other, 'main.go')));
+        await waitFor('the highlight of api/main.go', () => a.highlighter.folder === other && a.highlighter.changedLines.has('main.go'));
+        assert.ok(!a.highlighter.changedLines.has('hello.txt'), "the first folder's changes are not highlighted in api");
+        await waitFor('the status bar on api', () => a.status.text.includes('api: '));
+        await vscode.window.showTextDocument(vscode.Uri.file(path.join(web, 'hello.txt')));
+        await waitFor('the highlight of hello.txt', () => a.highlighter.folder === undefined && a.highlighter.changedLines.has('hello.txt'));
+        assert.ok(!a.highlighter.changedLines.has('main.go'));
+        await waitFor('the status bar on the first folder', () => !a.status.text.includes('api: ') && a.status.text.includes(`${path.basename(web)}: `));
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+
+        // A row's changes open from that folder's own store (the Timeline's own Open Changes).
         const edit = apiRows.find(r => r.checkpoint.tool === 'edit_file');
         assert.ok(edit);
-        await vscode.commands.executeCommand(COMMANDS.foldersOpenDiff, edit);
+        await vscode.commands.executeCommand(COMMANDS.openDiff, edit);
         const diff = await waitFor('the diff of api/main.go', () => {
             const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
             return input instanceof vscode.TabInputTextDiff && input.modified.query.includes('folder=') ? input : undefined;
@@ -100,19 +156,45 @@ suite('a multi-root workspace', () => {
         assert.equal((await vscode.workspace.openTextDocument(diff.original)).getText(), 'package main\n');
         await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 
-        // A restore in api (its baseline) leaves the first folder byte-identical.
-        const webBefore = tree(web);
-        await vscode.commands.executeCommand(COMMANDS.foldersRestoreCode, baseline);
-        await waitFor('api restored', () => !fs.existsSync(path.join(other, 'new.go')));
-        assert.equal(fs.readFileSync(path.join(other, 'main.go'), 'utf8'), 'package main\n');
-        assert.deepEqual(tree(web), webBefore);
+        const prompter = new UndoingPrompter();
+        const restorePrompter = a.setPrompter(prompter);
+        try {
+            // Restore Code from a row under the SECOND folder's group (its baseline): api goes
+            // back, the first folder stays byte-identical; the notification's Undo undoes it in api.
+            const webBefore = tree(web);
+            const apiAfterTurn = tree(other);
+            prompter.undo = true;
+            const restored = await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreCode, apiBaseline);
+            assert.equal(restored?.outcome.kind, 'applied', JSON.stringify(prompter.notes));
+            assert.ok(!fs.existsSync(path.join(other, 'new.go')));
+            assert.equal(fs.readFileSync(path.join(other, 'main.go'), 'utf8'), 'package main\n');
+            assert.deepEqual(tree(web), webBefore, 'the first folder is untouched');
+            await waitFor('the undo of the api restore', () => fs.existsSync(path.join(other, 'new.go')));
+            await waitFor('api as after the turn', () => JSON.stringify(tree(other)) === JSON.stringify(apiAfterTurn));
+            assert.deepEqual(tree(web), webBefore, 'the undo left the first folder untouched too');
 
-        // And the other way round: the first folder to its baseline leaves api byte-identical.
-        const apiBefore = tree(other);
-        const rpc = await a.ctx.ready();
-        const restored = await rpc.request(METHODS.checkpointRestore, { id: firstBaseline.id, mode: 'code' });
-        assert.equal(restored.outcome.kind, 'applied');
-        assert.ok(!fs.existsSync(path.join(web, 'hello.txt')));
-        assert.deepEqual(tree(other), apiBefore);
+            // And the other way round: a row under the FIRST folder's group (its baseline).
+            const apiBefore = tree(other);
+            const webAfterTurn = tree(web);
+            prompter.undo = true;
+            const first = (await rowsOfFolder(web)).find(r => r.checkpoint.id === webBaseline.checkpoint.id);
+            assert.ok(first);
+            const back = await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreCode, first);
+            assert.equal(back?.outcome.kind, 'applied', JSON.stringify(prompter.notes));
+            assert.ok(!fs.existsSync(path.join(web, 'hello.txt')));
+            assert.deepEqual(tree(other), apiBefore, 'api is untouched');
+            await waitFor('the undo of the first folder restore', () => fs.existsSync(path.join(web, 'hello.txt')));
+            await waitFor('the first folder as after the turn', () => JSON.stringify(tree(web)) === JSON.stringify(webAfterTurn));
+            assert.deepEqual(tree(other), apiBefore, 'the undo left api untouched too');
+        } finally {
+            restorePrompter();
+        }
+
+        // A bookmark on a row of api names it in api's store (its row shows the name).
+        const named = (await rowsOfFolder(other)).find(r => r.checkpoint.tool === 'write_file');
+        assert.ok(named);
+        await vscode.commands.executeCommand(COMMANDS.bookmarkCheckpoint, named, 'api ready');
+        await waitFor("the bookmark in api's group", async () => (await rowsOfFolder(other)).find(r => r.row.bookmark === 'api ready'));
+        assert.equal((await rowsOfFolder(web)).find(r => r.row.bookmark === 'api ready'), undefined, "the first folder's rows are not named");
     });
 });

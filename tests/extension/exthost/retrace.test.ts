@@ -11,7 +11,7 @@ import type { RetraceApi } from '../../../extension/src/extension';
 import { METHODS, type AgentIntegrateResult, type Checkpoint, type RestoreResult } from '../../../extension/src/client/protocol';
 import { CHECKPOINT_SCHEME, COMMANDS, VIEW_TIMELINE } from '../../../extension/src/constants';
 import { checkpointUri } from '../../../extension/src/diff/contentProvider';
-import type { TimelineNode } from '../../../extension/src/views/timelineModel';
+import type { ShownNode } from '../../../extension/src/views/timeline/folderGroups';
 import { ScriptedPrompter, api, nextEvent, readText, waitFor, workspaceRoot } from './support';
 
 const ORIGINAL_APP = 'def main():';
@@ -262,7 +262,7 @@ suite('Retrace in the extension host', () => {
     test('a click on a row the tree re-rendered since (it does after every tool call) still opens its diff', async () => {
         const edit = turnOne[1];
         assert.ok(edit);
-        const find = async (nodes: readonly TimelineNode[]): Promise<TimelineNode | undefined> => {
+        const find = async (nodes: readonly ShownNode[]): Promise<ShownNode | undefined> => {
             for (const n of nodes) {
                 const hit = n.kind === 'checkpoint' && n.checkpoint.id === edit.id ? n : await find(await a.timeline.getChildren(n));
                 if (hit !== undefined) return hit;
