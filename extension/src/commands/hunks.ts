@@ -13,7 +13,7 @@ import type { HunkLens } from '../diff/hunkLens';
 import { hunkPick, withFolder } from '../diff/hunkModel';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
-import { checkpointLabel } from '../views/timelineLook';
+import { checkpointLabel } from '../labels';
 import { runRestore, undoLastRestore, type RestoreHooks } from './restore';
 
 export interface HunkCommandParts {

@@ -14,7 +14,7 @@ import { log } from '../logging';
 import type { ChatViewProvider } from '../views/chatView';
 import { selectedRow } from '../views/selection';
 import type { TimelineProvider } from '../views/timeline/provider';
-import { checkpointLabel } from '../views/timelineLook';
+import { checkpointLabel } from '../labels';
 import type { CheckpointNode } from '../views/timelineModel';
 import { prompter } from '../ui';
 import { createDemoFolder } from './demo';

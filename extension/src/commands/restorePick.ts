@@ -7,7 +7,7 @@
  */
 import * as vscode from 'vscode';
 import type { Bookmark, Checkpoint, TimelineGetResult } from '../client/protocol';
-import { checkpointLabel } from '../views/timelineLook';
+import { checkpointLabel } from '../labels';
 import { relativeTime } from '../views/timelineModel';
 import type { RestoreMode } from './restoreDecision';
 

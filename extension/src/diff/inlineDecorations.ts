@@ -13,7 +13,7 @@ import { errorMessage, log } from '../logging';
 import { inFolderRpc } from '../client/folderRpc';
 import { activeFile, folderRoots } from './editorFolder';
 import { fileInFolders, followedFolder } from './hunkModel';
-import { checkpointLabel } from '../views/timelineLook';
+import { checkpointLabel } from '../labels';
 import { parseUnifiedDiff, type FileLines } from './hunks';
 
 export type HighlightScope = { readonly kind: 'lastTurn' } | { readonly kind: 'since'; readonly checkpointId: string } | { readonly kind: 'off' };

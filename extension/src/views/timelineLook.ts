@@ -6,8 +6,9 @@
  */
 import * as vscode from 'vscode';
 import type { Checkpoint } from '../client/protocol';
+import { STARTING_POINT, firstLine } from '../labels';
 import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, hasTimeline, SUBAGENT_CONTEXT, TASK_CONTEXT, taskContext, taskStatusText } from './taskModel';
-import { firstLine, relativeTime, type CheckpointNode, type GroupNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
+import { relativeTime, type CheckpointNode, type GroupNode, type SessionNode, type SubagentNode, type TimelineNode, type TurnNode } from './timelineModel';
 import { CODE_ONLY_CONTEXT, codeOnlyReason } from './agentModel';
 import { rowMarks } from './gitModel';
 
@@ -63,32 +64,6 @@ export function checkpointIcon(cp: Checkpoint): string {
         return TOOL_ICONS[cp.tool] ?? 'tools';
     }
     return KIND_ICONS[cp.kind];
-}
-
-/** One line, at most 60 characters (labels of shell commands can be long scripts). */
-export function checkpointLabel(cp: Checkpoint): string {
-    const labelled = cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary' || cp.kind === 'background';
-    if (cp.label !== '' && labelled) {
-        return firstLine(cp.label);
-    }
-    switch (cp.kind) {
-        case 'tool':
-            return cp.tool ?? vscode.l10n.t('tool call');
-        case 'baseline':
-            return STARTING_POINT;
-        case 'external':
-            return vscode.l10n.t('External changes');
-        case 'safety':
-            return vscode.l10n.t('Before restore');
-        case 'restore':
-            return vscode.l10n.t('Restored code');
-        case 'manual':
-            return vscode.l10n.t('Mark');
-        case 'summary':
-            return vscode.l10n.t('Summary');
-        case 'background':
-            return vscode.l10n.t('Background command');
-    }
 }
 
 /** "src/app.py +3 −1", "3 files +10 −2", "" when nothing changed. */
@@ -179,7 +154,6 @@ function turnLook(node: TurnNode, now: number): NodeLook {
 export const HEAD_MARK = '●';
 export const HEAD_WORDS = vscode.l10n.t('you are here');
 /** The baseline's name for people ("Baseline" is jargon); its description still says "baseline". */
-export const STARTING_POINT = vscode.l10n.t('Starting point');
 
 /** A restore row names its target in at most this many characters (its label fits 300 px). */
 const RESTORE_TARGET_CHARS = 18;

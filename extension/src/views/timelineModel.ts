@@ -10,6 +10,7 @@
  */
 import * as vscode from 'vscode';
 import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TaskRef, TaskView, TimelineDidChange, TimelineFilter, TimelineGetResult, TimelineTreeResult } from '../client/protocol';
+import { firstLine } from '../labels';
 import {
     childNodeId,
     childRows,
@@ -162,11 +163,6 @@ export interface TimelineExtras {
 export const sessionNodeId = (sessionId: string): string => `session:${sessionId}`;
 export const turnNodeId = (turnId: string): string => `turn:${turnId}`;
 export const checkpointNodeId = (checkpointId: string): string => `cp:${checkpointId}`;
-
-export function firstLine(text: string, max = 60): string {
-    const line = text.split('\n').find(l => l.trim() !== '')?.trim() ?? '';
-    return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
 
 export function rowsOf(story: SessionStory): StoryRow[] {
     return story.items.flatMap(i => (i.kind === 'turn' ? i.rows : [i]));

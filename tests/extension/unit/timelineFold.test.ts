@@ -3,7 +3,8 @@ import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineTreeResult 
 import { checkpointPicks } from '../../../extension/src/commands/restorePick';
 import { isRetraceNote, retraceNoteText } from '../../../extension/src/views/chatModel';
 import { abandonedBy, abandonedLabel, foldRows, groupLabel, isReadOnly, shownNodeId, type FoldRow } from '../../../extension/src/views/timelineFold';
-import { lookOf, rowLabel, STARTING_POINT } from '../../../extension/src/views/timelineLook';
+import { STARTING_POINT } from '../../../extension/src/labels';
+import { lookOf, rowLabel } from '../../../extension/src/views/timelineLook';
 import { buildTimeline, indexNodes, type CheckpointNode, type GroupNode, type TimelineNode } from '../../../extension/src/views/timelineModel';
 import { checkpoint, file } from './fixtures';
 

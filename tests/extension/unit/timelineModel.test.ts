@@ -13,7 +13,8 @@ import {
     type CheckpointNode,
     type TimelineNode,
 } from '../../../extension/src/views/timelineModel';
-import { checkpointLabel, lookOf } from '../../../extension/src/views/timelineLook';
+import { checkpointLabel } from '../../../extension/src/labels';
+import { lookOf } from '../../../extension/src/views/timelineLook';
 import { checkpoint, file } from './fixtures';
 
 const noExtras = { running: [] };

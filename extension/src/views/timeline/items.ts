@@ -9,7 +9,7 @@ import { COMMANDS } from '../../constants';
 import { METHODS, type Rpc } from '../../client/protocol';
 import { previewOmissions, previewPatch } from '../../diff/hunks';
 import { errorMessage } from '../../logging';
-import { firstLine } from '../timelineModel';
+import { firstLine } from '../../labels';
 import type { CheckpointNode, TimelineNode } from '../timelineModel';
 import { codeOnlyReason } from '../agentModel';
 import { groupHover, lookOf, recoverabilityNote, safetyNote } from '../timelineLook';
