@@ -135,7 +135,8 @@ export function registerCommands(parts: Parts): void {
                 previousHead: timeline.headOf(folder),
                 confirmOverwrite: true,
                 // A row of another folder: its store restores (dry run, dialogs, undo: that folder's).
-                ...(folder === undefined ? {} : { folder }),
+                // The agent's own folder restores as in a one-folder workspace ("Why?", global Undo).
+                ...(folder === undefined || folder === timeline.agentFolder ? {} : { folder }),
             },
             hooks,
         );
