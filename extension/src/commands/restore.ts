@@ -7,6 +7,7 @@
  * user's conflicts with it, and the user's "undo last restore" is not offered for it).
  */
 import * as vscode from 'vscode';
+import { inFolderRpc } from '../client/folderRpc';
 import { withFolder } from '../diff/hunkModel';
 import { COMMANDS } from '../constants';
 import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc, type TaskRef } from '../client/protocol';
@@ -249,15 +250,15 @@ async function askGitForUndo(err: unknown): Promise<GitChoice | undefined> {
     return pick === FILES_ONLY ? 'filesOnly' : pick === PARK_FIRST ? 'parkFirst' : undefined;
 }
 
-/** Method of the server's "undo the last restore" (restores its safety checkpoint, unsaved
- * editor text included). Not in the generated protocol yet: sent through the raw client. */
-export const UNDO_LAST_METHOD = 'retrace/restore/undoLast';
-
 /** Undo the most recent restore (of another folder's store: `folder`, its root); resolves to the server's answer. */
 export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: { readonly whileAgentRuns?: 'proceed'; readonly gitChoice?: GitChoice; readonly folder?: string } = {}): Promise<RestoreResult | undefined> {
+    // The server's "undo the last restore" (restores its safety checkpoint, unsaved editor text
+    // included); another folder's store when `folder` names one.
+    const { folder, ...params } = accepted;
+    const inFolder = inFolderRpc(rpc, folder);
     let result: RestoreResult | null;
     try {
-        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted });
+        result = await inFolder.request(METHODS.restoreUndoLast, params);
     } catch (err) {
         if (isGitRefusal(err) && accepted.gitChoice === undefined) {
             // Git moved since the state the undo goes back to: ask as a restore does.
@@ -281,7 +282,7 @@ export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: {
         if (background === undefined) {
             return undefined;
         }
-        result = await rpc.client.sendRequest<RestoreResult | null>(UNDO_LAST_METHOD, { ...accepted, backgroundTasks: background });
+        result = await inFolder.request(METHODS.restoreUndoLast, { ...params, backgroundTasks: background });
     }
     const outcome = result?.outcome;
     if (outcome === undefined) {

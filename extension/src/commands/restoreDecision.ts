@@ -12,15 +12,11 @@ import type { ConflictInfo, PlannedFile, RestoreOutcome, RestoreParams as Genera
 
 export type RestoreMode = GeneratedRestoreParams['mode'];
 
-/**
- * The restore contract this extension speaks, a superset of the generated protocol types while
- * the server side lands: `skipConflicts` restores everything except the conflicting files (the
- * outcome lists them in `skipped`), dry runs answer kind `preview`, and a buffer with unsaved
- * changes is a conflict with reason `unsaved`.
- */
-export type RestoreParams = GeneratedRestoreParams & { skipConflicts?: boolean };
-export type ConflictReason = ConflictInfo['reason'] | 'unsaved';
-type OutcomeKind = RestoreOutcome['kind'] | 'preview';
+/** The restore contract, exactly the generated protocol's (`skipConflicts`, dry runs answering
+ * kind `preview`, the `unsaved` conflict reason included). */
+export type RestoreParams = GeneratedRestoreParams;
+export type ConflictReason = ConflictInfo['reason'];
+type OutcomeKind = RestoreOutcome['kind'];
 
 /** How a buffer with unsaved changes is named everywhere (dialogs, results). */
 export const UNSAVED = vscode.l10n.t('unsaved changes in the editor');
