@@ -8,7 +8,7 @@ Every relative import counts: ``import … from``, ``export … from``, ``import
 * no cycle between rooms (a folder, or a file of its own in :data:`LAYERS`: two rooms leaning
   on each other are one room);
 * layers only point down (:data:`LAYERS`, bottom to top): the leaves (``constants``, ``logging``,
-  ``ui``, ``labels``, the generated wire types ``client/protocol``) → ``settings`` → ``client`` (the server
+  ``ui``, ``labels``, ``paths``, the generated wire types ``client/protocol``) → ``settings`` → ``client`` (the server
   process and its environment) → ``ctx`` (the connection every feature shares) → ``webview`` (the
   page scripts and their message types) → ``diff``/``editorState``/``context`` (editor features)
   → ``views`` (trees, panels, items) → ``commands`` → ``extension.ts`` (the composition root).
@@ -25,7 +25,7 @@ from test_import_graph import find_cycles
 SRC = Path(__file__).resolve().parents[2] / "extension" / "src"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("constants.ts", "logging.ts", "ui.ts", "labels.ts", "client/protocol.ts"),
+    ("constants.ts", "logging.ts", "ui.ts", "labels.ts", "paths.ts", "client/protocol.ts"),
     ("settings.ts",),
     ("client/",),
     ("ctx.ts",),

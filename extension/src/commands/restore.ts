@@ -8,7 +8,7 @@
  */
 import * as vscode from 'vscode';
 import { inFolderRpc } from '../client/folderRpc';
-import { withFolder } from '../diff/hunkModel';
+import { withFolder } from '../paths';
 import { COMMANDS } from '../constants';
 import { METHODS, type PlannedFile, type RestoreOutcome, type RestoreResult, type Rpc, type TaskRef } from '../client/protocol';
 import { checkpointUri } from '../diff/contentProvider';

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { CHECKPOINT_SCHEME } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type TaskRef } from '../client/protocol';
-import { withFolder } from './hunkModel';
+import { withFolder } from '../paths';
 
 export function checkpointUri(path: string, checkpointId: string, scope?: TaskRef, folder?: string): vscode.Uri {
     const params = new URLSearchParams({

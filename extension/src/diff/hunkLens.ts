@@ -17,7 +17,8 @@ import type { Ctx } from '../ctx';
 import { METHODS, type HunksResult } from '../client/protocol';
 import { errorMessage, log } from '../logging';
 import { highlightRange, type ChangeHighlighter } from './inlineDecorations';
-import { fileInFolders, hunkKey, hunkLines, lensLine, openHunks, withFolder } from './hunkModel';
+import { hunkKey, hunkLines, lensLine, openHunks } from './hunkModel';
+import { fileInFolders, withFolder } from '../paths';
 
 export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
     private readonly changed = new vscode.EventEmitter<void>();
@@ -112,7 +113,7 @@ export class HunkLens implements vscode.CodeLensProvider, vscode.Disposable {
     async provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
         const where = fileInFolders(document.uri.fsPath, (vscode.workspace.workspaceFolders ?? []).map(f => f.uri.fsPath));
         const rpc = this.ctx.rpc;
-        if (where === null || rpc === undefined) {
+        if (where === undefined || rpc === undefined) {
             return [];
         }
         const { folder, path } = where;

@@ -4,34 +4,7 @@
  * quick pick. The hunks themselves are the server's (`retrace/restore/hunks`).
  */
 import type { HunkView } from '../client/protocol';
-
-/** Where a file lives in the workspace: `folder` the root of a folder other than the first
- * (`undefined`: the first, as in a workspace of one folder) and the path relative to it. */
-export interface FileInFolder {
-    readonly folder: string | undefined;
-    readonly path: string;
-}
-
-/** `fsPath` relative to `root` when inside it (separators `/`), else `null`. */
-function under(fsPath: string, root: string): string | null {
-    const norm = (p: string): string => p.replace(/\\/g, '/').replace(/\/+$/, '');
-    const base = norm(root);
-    const file = norm(fsPath);
-    return file.startsWith(`${base}/`) ? file.slice(base.length + 1) : null;
-}
-
-/** The folder of `roots` (the workspace's folders, first first) holding `fsPath`: the innermost
- * one, like the server's folder rule; `null` outside every folder. */
-export function fileInFolders(fsPath: string, roots: readonly string[]): FileInFolder | null {
-    let found: FileInFolder | null = null;
-    for (const [index, root] of roots.entries()) {
-        const path = under(fsPath, root);
-        if (path !== null && (found === null || path.length < found.path.length)) {
-            found = { folder: index === 0 ? undefined : root, path };
-        }
-    }
-    return found;
-}
+import { fileInFolders } from '../paths';
 
 /**
  * The folder the editor's Retrace follows (status bar, change highlights): the one holding the
@@ -40,16 +13,11 @@ export function fileInFolders(fsPath: string, roots: readonly string[]): FileInF
  * folder), unless that folder left the workspace.
  */
 export function followedFolder(fsPath: string | undefined, roots: readonly string[], previous: string | undefined): string | undefined {
-    const where = fsPath === undefined ? null : fileInFolders(fsPath, roots);
-    if (where !== null) {
+    const where = fsPath === undefined ? undefined : fileInFolders(fsPath, roots);
+    if (where !== undefined) {
         return where.folder;
     }
     return previous !== undefined && roots.slice(1).includes(previous) ? previous : undefined;
-}
-
-/** A request's params naming the folder they are about (none: the first folder). */
-export function withFolder<P extends object>(params: P, folder: string | undefined): P {
-    return folder === undefined ? params : { ...params, folder };
 }
 
 /** A hunk's identity across line shifts: its file, its diff base and both texts. */

@@ -12,7 +12,8 @@ import { METHODS, type Checkpoint, type TimelineGetResult } from '../client/prot
 import { errorMessage, log } from '../logging';
 import { inFolderRpc } from '../client/folderRpc';
 import { activeFile, folderRoots } from './editorFolder';
-import { fileInFolders, followedFolder } from './hunkModel';
+import { followedFolder } from './hunkModel';
+import { fileInFolders } from '../paths';
 import { checkpointLabel } from '../labels';
 import { parseUnifiedDiff, type FileLines } from './hunks';
 
@@ -215,7 +216,7 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
     /** A file's path in the folder followed; null for a file of another folder or none. */
     private pathOf(uri: vscode.Uri): string | null {
         const where = fileInFolders(uri.fsPath, roots());
-        return where !== null && where.folder === this.followed ? where.path : null;
+        return where !== undefined && where.folder === this.followed ? where.path : null;
     }
 
     private apply(): void {

@@ -8,6 +8,7 @@ import { EDITOR_STATE_DEBOUNCE_MS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type EditorRange, type EditorState, type OpenEditor } from '../client/protocol';
 import { errorMessage, log } from '../logging';
+import { relativeTo } from '../paths';
 
 interface PositionLike {
     readonly line: number;
@@ -27,15 +28,10 @@ export interface EditorLike {
 const pos = (p: PositionLike): { line: number; character: number } => ({ line: p.line, character: p.character });
 const range = (r: RangeLike): EditorRange => ({ start: pos(r.start), end: pos(r.end) });
 
-/** Workspace-relative path with forward slashes, or null outside the workspace. */
-export function relativePath(fsPath: string, root: string | undefined): string | null {
-    if (root === undefined) {
-        return null;
-    }
-    const norm = (p: string): string => p.replace(/\\/g, '/').replace(/\/+$/, '');
-    const base = norm(root);
-    const file = norm(fsPath);
-    return file.startsWith(`${base}/`) ? file.slice(base.length + 1) : null;
+/** Workspace-relative path with forward slashes (the one rule: `paths.ts`), or null outside the
+ * workspace. */
+function relativePath(fsPath: string, root: string | undefined): string | null {
+    return root === undefined ? null : (relativeTo(root, fsPath) ?? null);
 }
 
 /** A tab whose editor is not visible (no selections or ranges to report). */

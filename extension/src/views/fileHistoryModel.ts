@@ -48,39 +48,6 @@ export const VERSION_CONTEXT = 'fileVersion';
 /** A version whose file exists after it: it can be restored. */
 export const VERSION_CONTEXT_EXISTS = 'fileVersionExists';
 
-/**
- * `file` as a workspace-relative `/`-separated path when it lies inside `root`, else `undefined`.
- * Both are absolute paths of the platform; `sep` is its separator (`\` on Windows, where letter
- * case is ignored).
- */
-export function workspaceRelative(root: string, file: string, sep: '/' | '\\' = '/'): string | undefined {
-    const norm = (p: string): string => (sep === '\\' ? p.replace(/\\/g, '/').toLowerCase() : p);
-    const base = norm(root).replace(/\/+$/, '');
-    const full = norm(file);
-    if (!full.startsWith(`${base}/`)) {
-        return undefined;
-    }
-    const rel = (sep === '\\' ? file.replace(/\\/g, '/') : file).slice(base.length + 1);
-    const parts = rel.split('/').filter(p => p !== '' && p !== '.');
-    return parts.length === 0 || parts.includes('..') ? undefined : parts.join('/');
-}
-
-/**
- * The folder of the workspace holding `file` (`roots`: the folders' roots, first first) and the
- * path relative to it: the innermost folder, like the server's folder rule; `folder` is
- * `undefined` for the first folder (a workspace of one folder: as ever). `undefined` outside all.
- */
-export function locateInFolders(roots: readonly string[], file: string, sep: '/' | '\\' = '/'): { path: string; folder: string | undefined } | undefined {
-    let found: { path: string; folder: string | undefined } | undefined;
-    for (const [index, root] of roots.entries()) {
-        const path = workspaceRelative(root, file, sep);
-        if (path !== undefined && (found === undefined || path.length < found.path.length)) {
-            found = { path, folder: index === 0 ? undefined : root };
-        }
-    }
-    return found;
-}
-
 /** A fresh state from a first page, or `state` with an older page appended. */
 export function withPage(state: FileHistoryState | undefined, page: FileHistoryResult, append: boolean): FileHistoryState {
     if (!append || state === undefined || state.path !== page.path) {

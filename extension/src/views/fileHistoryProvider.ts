@@ -9,8 +9,8 @@ import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS } from '../client/protocol';
 import { errorMessage, log } from '../logging';
-import { withFolder } from '../diff/hunkModel';
-import { locateInFolders, nodesOf, versionLook, withPage, type FileHistoryNode, type FileHistoryState, type FileTarget } from './fileHistoryModel';
+import { fileInFolders, withFolder } from '../paths';
+import { nodesOf, versionLook, withPage, type FileHistoryNode, type FileHistoryState, type FileTarget } from './fileHistoryModel';
 
 /** Versions per request; older ones come on demand ("Load older versions"). */
 const PAGE_VERSIONS = 100;
@@ -71,7 +71,7 @@ export class FileHistoryProvider implements vscode.TreeDataProvider<FileHistoryN
         if (uri.scheme !== 'file' || folders.length === 0) {
             return undefined;
         }
-        return locateInFolders(folders.map(f => f.uri.fsPath), uri.fsPath, process.platform === 'win32' ? '\\' : '/');
+        return fileInFolders(uri.fsPath, folders.map(f => f.uri.fsPath), process.platform === 'win32' ? '\\' : '/');
     }
 
     /** Show `path` (in the folder at `folder` when not the first; pinned: stays when another

@@ -9,7 +9,8 @@ import { COMMANDS, CONTEXT_AGENT_RUNNING } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type AgentEvent } from '../client/protocol';
 import { errorMessage, log } from '../logging';
-import { followedFolder, withFolder } from '../diff/hunkModel';
+import { followedFolder } from '../diff/hunkModel';
+import { withFolder } from '../paths';
 import { activeFile, folderRoots } from '../diff/editorFolder';
 
 export function formatBytes(bytes: number): string {

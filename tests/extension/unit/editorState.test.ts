@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { captureEditorState, relativePath, type EditorLike } from '../../../extension/src/editorState/capture';
+import { captureEditorState, type EditorLike } from '../../../extension/src/editorState/capture';
+import { relativeTo } from '../../../extension/src/paths';
 
 function editor(fsPath: string, opts: { dirty?: boolean; column?: number; scheme?: string } = {}): EditorLike {
     const scheme = opts.scheme ?? 'file';
@@ -47,8 +48,9 @@ suite('editor state capture', () => {
 
     test('no active editor → null; paths are workspace-relative with forward slashes', () => {
         assert.equal(captureEditorState([editor('/ws/a')], undefined, '/ws').activeEditor, null);
-        assert.equal(relativePath('C:\\ws\\src\\a.py', 'C:\\ws'), 'src/a.py');
-        assert.equal(relativePath('/ws2/a.py', '/ws'), null);
-        assert.equal(relativePath('/ws/a.py', undefined), null);
+        assert.equal(relativeTo('C:\\ws', 'C:\\ws\\src\\a.py'), 'src/a.py');
+        assert.equal(relativeTo('/ws', '/ws2/a.py'), undefined);
+        const inside = editor('/ws/a.py');
+        assert.equal(captureEditorState([inside], inside, undefined).openEditors[0]?.path, null, 'no folder: no path');
     });
 });

@@ -6,11 +6,10 @@ import {
     nodesOf,
     versionLook,
     withPage,
-    workspaceRelative,
-    locateInFolders,
     VERSION_CONTEXT,
     VERSION_CONTEXT_EXISTS,
 } from '../../../extension/src/views/fileHistoryModel';
+import { fileInFolders, relativeTo } from '../../../extension/src/paths';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');
 
@@ -40,18 +39,18 @@ function page(path: string, ids: string[], nextCursor: string | null): FileHisto
 }
 
 suite('file history model', () => {
-    test('locateInFolders: the first folder names none, another its root, the innermost wins, Windows case', () => {
+    test('fileInFolders: the first folder names none, another its root, the innermost wins, Windows case', () => {
         const roots = ['/w/web', '/w/api', '/m', '/m/pkg'];
-        assert.deepEqual(locateInFolders(roots, '/w/web/src/a.ts'), { path: 'src/a.ts', folder: undefined });
-        assert.deepEqual(locateInFolders(roots, '/w/api/main.go'), { path: 'main.go', folder: '/w/api' });
-        assert.deepEqual(locateInFolders(roots, '/m/pkg/lib.py'), { path: 'lib.py', folder: '/m/pkg' });
-        assert.deepEqual(locateInFolders(roots, '/m/pkgx/y'), { path: 'pkgx/y', folder: '/m' });
-        assert.equal(locateInFolders(roots, '/w/apix/main.go'), undefined);
-        assert.equal(locateInFolders([], '/w/web/a'), undefined);
-        assert.deepEqual(locateInFolders(['C:\\w\\web', 'C:\\w\\api'], 'c:\\W\\API\\Main.go', '\\'), { path: 'Main.go', folder: 'C:\\w\\api' });
+        assert.deepEqual(fileInFolders('/w/web/src/a.ts', roots), { path: 'src/a.ts', folder: undefined });
+        assert.deepEqual(fileInFolders('/w/api/main.go', roots), { path: 'main.go', folder: '/w/api' });
+        assert.deepEqual(fileInFolders('/m/pkg/lib.py', roots), { path: 'lib.py', folder: '/m/pkg' });
+        assert.deepEqual(fileInFolders('/m/pkgx/y', roots), { path: 'pkgx/y', folder: '/m' });
+        assert.equal(fileInFolders('/w/apix/main.go', roots), undefined);
+        assert.equal(fileInFolders('/w/web/a', []), undefined);
+        assert.deepEqual(fileInFolders('c:\\W\\API\\Main.go', ['C:\\w\\web', 'C:\\w\\api'], '\\'), { path: 'Main.go', folder: 'C:\\w\\api' });
     });
 
-    test('workspaceRelative: inside, outside, nested, Windows rules', () => {
+    test('relativeTo: inside, outside, nested, Windows rules', () => {
         const cases: [string, string, '/' | '\\', string | undefined][] = [
             ['/w/proj', '/w/proj/src/a.ts', '/', 'src/a.ts'],
             ['/w/proj/', '/w/proj/a.ts', '/', 'a.ts'],
@@ -62,7 +61,7 @@ suite('file history model', () => {
             ['C:\\W\\Proj', 'D:\\w\\proj\\a.ts', '\\', undefined],
         ];
         for (const [root, file, sep, want] of cases) {
-            assert.equal(workspaceRelative(root, file, sep), want, `${root} ${file}`);
+            assert.equal(relativeTo(root, file, sep), want, `${root} ${file}`);
         }
     });
 

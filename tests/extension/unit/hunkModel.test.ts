@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import type { HunkView } from '../../../extension/src/client/protocol';
-import { fileInFolders, hunkKey, hunkLines, hunkPick, lensLine, openHunks, withFolder } from '../../../extension/src/diff/hunkModel';
+import { hunkKey, hunkLines, hunkPick, lensLine, openHunks } from '../../../extension/src/diff/hunkModel';
+import { fileInFolders, withFolder } from '../../../extension/src/paths';
 
 function hunk(over: Partial<HunkView>): HunkView {
     return { id: '1,1,1,1', baseStart: 1, baseCount: 1, currentStart: 1, currentCount: 1, baseText: 'b\n', currentText: 'B\n', ...over };
@@ -36,15 +37,15 @@ suite('hunkModel (keep/undo per hunk)', () => {
         assert.deepEqual(hunkPick(hunk({ currentCount: 0, currentText: '', baseText: 'gone\n' })), { label: 'Line 2: +0 −1', detail: 'back to: gone' });
     });
 
-    test('a file is routed to its folder: the first folder names none, the innermost wins, outside is null', () => {
+    test('a file is routed to its folder: the first folder names none, the innermost wins, outside is undefined', () => {
         const roots = ['/w/web', '/w/api', '/m', '/m/packages/pkg'];
         assert.deepEqual(fileInFolders('/w/web/src/a.ts', roots), { folder: undefined, path: 'src/a.ts' });
         assert.deepEqual(fileInFolders('/w/api/main.go', roots), { folder: '/w/api', path: 'main.go' });
         assert.deepEqual(fileInFolders('/m/packages/pkg/lib.py', roots), { folder: '/m/packages/pkg', path: 'lib.py' });
         assert.deepEqual(fileInFolders('/m/packages/pkgx/y', roots), { folder: '/m', path: 'packages/pkgx/y' });
-        assert.equal(fileInFolders('/w/apix/main.go', roots), null, 'a prefix is no folder');
-        assert.equal(fileInFolders('/w/api', roots), null, 'a folder itself is no file');
-        assert.equal(fileInFolders('/elsewhere/x', []), null);
+        assert.equal(fileInFolders('/w/apix/main.go', roots), undefined, 'a prefix is no folder');
+        assert.equal(fileInFolders('/w/api', roots), undefined, 'a folder itself is no file');
+        assert.equal(fileInFolders('/elsewhere/x', []), undefined);
         assert.deepEqual(fileInFolders('C:\\w\\api\\main.go', ['C:\\w\\web', 'C:\\w\\api']), { folder: 'C:\\w\\api', path: 'main.go' });
     });
 
