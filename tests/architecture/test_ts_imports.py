@@ -8,10 +8,11 @@ Every relative import counts: ``import … from``, ``export … from``, ``import
 * no cycle between rooms (a folder, or a file of its own in :data:`LAYERS`: two rooms leaning
   on each other are one room);
 * layers only point down (:data:`LAYERS`, bottom to top): the leaves (``constants``, ``logging``,
-  ``ui``, ``labels``, ``paths``, the generated wire types ``client/protocol``) → ``settings`` → ``client`` (the server
-  process and its environment) → ``ctx`` (the connection every feature shares) → ``webview`` (the
-  page scripts and their message types) → ``diff``/``editorState``/``context`` (editor features)
-  → ``views`` (trees, panels, items) → ``commands`` → ``extension.ts`` (the composition root).
+  ``ui``, ``labels``, ``paths``, the generated wire types ``client/protocol``) → ``settings`` →
+  ``client`` (the server process and its environment) → ``ctx`` (the connection every feature
+  shares) → ``webview`` (the page scripts and their message types) → ``diff``/``editorState``/
+  ``context`` (editor features) → ``views`` (trees, panels, items) → ``commands`` →
+  ``extension.ts`` (the composition root).
 """
 
 from __future__ import annotations
