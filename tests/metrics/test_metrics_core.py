@@ -28,8 +28,10 @@ from retrace.engine.store.events import (
     RestoreReasonEvent,
     RestoreStatsEvent,
     TaskEvent,
+    event_json,
     parse_event,
 )
+from retrace.engine.store.journal import seal_event
 from retrace.engine.store.layout import StoreLayout
 
 
@@ -201,9 +203,8 @@ def test_journal_reader_reads_on_and_starts_over_when_replaced(tmp_path: Path) -
     reader = JournalReader()
     assert reader.events(path) == []
 
-    def line(event: JournalEvent | dict[str, Any]) -> bytes:
-        raw = event if isinstance(event, dict) else event.model_dump(mode="json", by_alias=True)
-        return json.dumps(raw).encode() + b"\n"
+    def line(event: JournalEvent | dict[str, Any]) -> bytes:  # as the writer seals it
+        return seal_event(event_json(event)) + b"\n"
 
     stat1 = RestoreStatsEvent(duration_ms=5.0, kind="applied", mode="code")
     reason = RestoreReasonEvent(checkpoint_id="r", reason="other")
@@ -222,3 +223,6 @@ def test_journal_reader_reads_on_and_starts_over_when_replaced(tmp_path: Path) -
     assert reader.events(path) == [stat1, stat1, reason]
     path.write_bytes(line(stat1) + b'{"type": "restore", "durationMs": "slow", "kind": 1}\n' + b"garbage\n")
     assert reader.events(path) == [stat1]  # bad lines are the verifier's business
+    unsealed = json.dumps(stat1.model_dump(mode="json", by_alias=True)).encode() + b"\n"
+    path.write_bytes(line(reason) + unsealed)  # a v2 line without its checksum: damage, left out
+    assert reader.events(path) == [reason]

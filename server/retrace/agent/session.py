@@ -60,7 +60,7 @@ from retrace.agent.runtime import (
     journal,
 )
 from retrace.agent.session_index import FILE_NAME as SESSION_INDEX
-from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, journal_stamp
+from retrace.agent.session_index import SessionIndex, SessionRecord
 from retrace.agent.settings import AgentSettings
 from retrace.agent.subagents.service import TaskService
 from retrace.agent.subagents.topology import cut_off, fold
@@ -71,6 +71,7 @@ from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, RestoreOutcome, TerminalState
+from retrace.engine.store.cursor import end_mark
 from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
 from retrace.redact import redact
@@ -205,22 +206,22 @@ class AgentService:
         await asyncio.to_thread(self.background.end_leftovers)
         sids = await self.gate.call(self.engine.sessions)
 
-        def read_index() -> tuple[SessionIndex, dict[str, Stamp | None]]:
+        def read_index() -> tuple[SessionIndex, set[str]]:
             index = SessionIndex.load(layout.cache / SESSION_INDEX)
-            return index, {sid: journal_stamp(layout.journal(sid)) for sid in sids}
+            return index, {sid for sid in sids if index.settled(sid, layout.journal(sid)) is not None}
 
-        index, stamps = await self.gate.call(read_index)
+        index, settled = await self.gate.call(read_index)
         interrupted: list[str] = []
         for sid in sids:
-            if index.settled(sid, stamps[sid]) is not None:
+            if sid in settled:
                 continue
             if await self._resume(rt, sid):
                 interrupted.append(sid)
             conv = self._convs.get(sid)
-            stamp = await self.gate.call(lambda sid=sid: journal_stamp(layout.journal(sid)))
-            if stamp is not None:
+            mark = await self.gate.call(lambda sid=sid: end_mark(layout.journal(sid)))
+            if mark is not None:
                 title, created = (conv.title, conv.created_at) if conv is not None else (None, None)
-                index.mark(sid, SessionRecord(stamp, conv is not None, title, created))
+                index.mark(sid, SessionRecord(mark, conv is not None, title, created))
         index.keep_only(sids)
         self._index = index
         if not self.engine.readonly:

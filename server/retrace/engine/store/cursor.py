@@ -1,0 +1,291 @@
+"""THE journal cursor: "what did this journal gain since I last read it?", answered once.
+
+A :class:`JournalMark` is where a reader stopped in one journal: the file's identity (device,
+inode), the offset just after the last complete line read, the file's modification time and
+when the mark was taken (the racy rule), a digest of the bytes before the offset, the line count
+and the seal rule's state (whether a checksummed line came before the offset, :mod:`.seal`: a
+line without a checksum after one is damage, even when reading starts in the middle).
+
+:func:`follow` decides, for a mark and the file now:
+
+* ``untouched`` — the same file, of the mark's length, with the mark's modification time, and
+  that time older than the mark by more than :data:`RACY_NS` (no later write in the same clock
+  tick can hide), or its checked bytes unchanged: nothing to read;
+* ``grown`` — the same file, at least as long, its checked bytes unchanged (by digest): the
+  bytes after the offset are new;
+* ``restart`` — anything else (another file: ``gc`` and ``verify --repair`` rewrite through a
+  new one; shorter; rewritten): read from byte 0 again.
+
+What the digest covers is the reader's choice (:data:`Check`): ``tail`` (the last
+:data:`TAIL_BYTES` before the offset: constant cost, for readers that follow the engine's
+appends) or ``prefix`` (every byte before the offset: readers that vouch for lines they will
+not parse again, like the history index). A ``tail`` mark whose file kept its length but not
+its modification time restarts (a rewrite in place it cannot rule out).
+
+:func:`read_increment` returns the new complete lines as bytes (a torn or unfinished last line
+waits for the next read), :class:`JournalCursor` as typed events (:mod:`.events`): a damaged
+line (unparseable, wrong or missing checksum, a known type that does not validate) is skipped
+and reported, a type this version does not know is counted, never raised. Every incremental
+reader of a journal (the history index, the timeline cache, the metrics, the agent's session
+index, the sync push) goes through here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from retrace.engine.store.events import EventSchemaError, JournalEvent, parse_event
+from retrace.engine.store.journal import parse_line
+from retrace.engine.store.seal import SealGuard, check_line
+
+RACY_NS = 2_000_000_000
+"""A modification time this close to the mark may be followed by a write with the same time."""
+TAIL_BYTES = 64 << 10
+"""How much before the offset a ``tail`` mark's digest covers."""
+
+Check = Literal["tail", "prefix"]
+Verdict = Literal["untouched", "grown", "restart"]
+
+
+def digest(covered: bytes | memoryview) -> str:
+    """The digest a mark records of the bytes it checks."""
+    return hashlib.sha256(covered).hexdigest()
+
+
+def tail_digest(before: bytes) -> str:
+    """The ``tail`` digest of a journal whose bytes before the offset end with ``before``."""
+    return digest(memoryview(before)[-TAIL_BYTES:])
+
+
+@dataclass(frozen=True)
+class JournalMark:
+    """Where a reader stopped in one journal (see the module)."""
+
+    dev: int
+    ino: int
+    offset: int
+    """Just after the last complete line read (0: nothing read)."""
+    mtime_ns: int
+    checked_ns: int
+    digest: str
+    check: Check = "tail"
+    lines: int = 0
+    """Newlines before ``offset`` (the next line's number is this + 1)."""
+    sealed: bool = False
+    """A checksummed line came before ``offset``."""
+
+    def to_json(self) -> list[object]:
+        return [
+            self.dev,
+            self.ino,
+            self.offset,
+            self.mtime_ns,
+            self.checked_ns,
+            self.digest,
+            self.check,
+            self.lines,
+            self.sealed,
+        ]
+
+    @classmethod
+    def from_json(cls, raw: object) -> JournalMark:
+        """A mark as :meth:`to_json` wrote it; raises TypeError/ValueError when malformed."""
+        if not isinstance(raw, list) or len(raw) != 9:
+            raise TypeError("a journal mark is a list of 9")
+        dev, ino, offset, mtime_ns, checked_ns, dig, check, lines, sealed = raw
+        if not all(type(v) is int for v in (dev, ino, offset, mtime_ns, checked_ns, lines)):
+            raise TypeError("malformed journal mark")
+        if not isinstance(dig, str) or check not in ("tail", "prefix") or type(sealed) is not bool:
+            raise TypeError("malformed journal mark")
+        if offset < 0 or lines < 0:
+            raise ValueError("negative offset")
+        return cls(dev, ino, offset, mtime_ns, checked_ns, dig, check, lines, sealed)
+
+
+def _checked_range(mark: JournalMark) -> tuple[int, int]:
+    lead = 0 if mark.check == "prefix" else max(0, mark.offset - TAIL_BYTES)
+    return lead, mark.offset
+
+
+def follow(mark: JournalMark | None, f: BinaryIO, st: os.stat_result) -> Verdict:
+    """Whether the journal open as ``f`` (status ``st``) is the one ``mark`` was taken of, as it
+    was (``untouched``), with lines appended (``grown``), or not (``restart``; also without a
+    mark). Reads at most the checked bytes, only when the racy rule requires it."""
+    if mark is None:
+        return "restart"
+    if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or st.st_size < mark.offset:
+        return "restart"
+    same_time = st.st_mtime_ns == mark.mtime_ns
+    if st.st_size == mark.offset and same_time and mark.mtime_ns < mark.checked_ns - RACY_NS:
+        return "untouched"
+    if st.st_size == mark.offset and not same_time and mark.check == "tail":
+        return "restart"
+    lead, end = _checked_range(mark)
+    f.seek(lead)
+    covered = f.read(end - lead)
+    if len(covered) != end - lead or (end and covered[-1:] != b"\n") or digest(covered) != mark.digest:
+        return "restart"
+    return "untouched" if st.st_size == mark.offset else "grown"
+
+
+def mark_of(
+    st: os.stat_result, data: bytes, *, offset: int, check: Check, lines: int, sealed: bool, now_ns: int
+) -> JournalMark:
+    """The mark at ``offset`` of a journal whose bytes before ``offset`` end with ``data``
+    (all of them for a ``prefix`` mark)."""
+    covered = memoryview(data)[-TAIL_BYTES:] if check == "tail" else memoryview(data)
+    return JournalMark(
+        st.st_dev, st.st_ino, offset, st.st_mtime_ns, now_ns, digest(covered), check, lines, sealed
+    )
+
+
+@dataclass(frozen=True)
+class Increment:
+    """What a journal gained since a mark: ``new`` (complete lines, maybe empty) starts at byte
+    ``start`` (0 after a restart); ``before`` is the journal's last :data:`TAIL_BYTES` (or fewer)
+    bytes before ``start``; ``mark`` is where a reader that took every line of ``new`` stands."""
+
+    start: int
+    new: bytes
+    before: bytes
+    restarted: bool
+    mark: JournalMark
+    first_line: int
+    """The number of ``new``'s first line."""
+
+
+def read_increment(
+    path: Path, mark: JournalMark | None, *, check: Check = "tail", sealed: bool | None = None
+) -> Increment | None:
+    """The complete lines journal ``path`` gained since ``mark`` (all of them after a restart or
+    without a mark); ``None`` when the journal does not exist. ``sealed``: the seal state after
+    the new lines (a reader that parsed them knows it; else it is worked out from the bytes)."""
+    now_ns = time.time_ns()
+    try:
+        with path.open("rb") as f:
+            st = os.fstat(f.fileno())
+            verdict = follow(mark, f, st)
+            if mark is not None and verdict == "untouched":
+                return Increment(
+                    mark.offset, b"", b"", False, replace(mark, checked_ns=now_ns), mark.lines + 1
+                )
+            base = mark if mark is not None and verdict == "grown" else None
+            offset = 0 if base is None else base.offset
+            lead = 0 if check == "prefix" else max(0, offset - TAIL_BYTES)
+            f.seek(lead)
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    before, rest = data[max(0, offset - TAIL_BYTES) - lead : offset - lead], data[offset - lead :]
+    new = rest[: rest.rfind(b"\n") + 1]
+    was_sealed = base.sealed if base is not None else False
+    if sealed is None:
+        sealed = was_sealed or any(check_line(raw) == "sealed" for raw in new.split(b"\n") if raw)
+    lines = (base.lines if base is not None else 0) + new.count(b"\n")
+    upto = data[: offset - lead + len(new)]
+    after = mark_of(
+        st, upto, offset=offset + len(new), check=check, lines=lines, sealed=sealed, now_ns=now_ns
+    )
+    first = (base.lines if base is not None else 0) + 1
+    return Increment(offset, new, before, base is None and mark is not None, after, first)
+
+
+@dataclass
+class CursorRead:
+    """One :meth:`JournalCursor.read`: the new events, whether the journal was read from its
+    start again (a reader drops what it kept from it), and what was left out."""
+
+    events: list[JournalEvent] = field(default_factory=list)
+    restarted: bool = False
+    damaged: list[str] = field(default_factory=list)
+    """``path:line: reason`` of each damaged line (torn tails excluded: they wait)."""
+    unknown: dict[str, int] = field(default_factory=dict)
+    """Lines of types this version does not know (a newer writer's), by type."""
+
+
+class JournalCursor:
+    """An incremental typed reader of one journal: each :meth:`read` returns only the events
+    appended since the previous one (everything after a restart). ``only``: only events of these
+    types are parsed (lines that cannot hold one are not even decoded; damage in them goes
+    unreported, the verifier's to find); ``skip``: types left out before validation."""
+
+    def __init__(
+        self,
+        path: Path,
+        mark: JournalMark | None = None,
+        *,
+        check: Check = "tail",
+        only: Collection[str] | None = None,
+        skip: Collection[str] = (),
+    ) -> None:
+        self.path = path
+        self.mark = mark
+        self.check: Check = check
+        self._only = None if only is None else frozenset(only)
+        self._markers = None if only is None else tuple(f'"{t}"'.encode() for t in sorted(only))
+        self._skip = frozenset(skip)
+
+    def read(self) -> CursorRead:
+        """The events appended since the last read (the cursor moves on to the end of the last
+        complete line; a missing journal reads as empty and restarts the cursor)."""
+        had = self.mark
+        inc = read_increment(self.path, had, check=self.check, sealed=True)
+        if inc is None:
+            self.mark = None
+            return CursorRead(restarted=had is not None)
+        out = CursorRead(restarted=inc.restarted)
+        guard = SealGuard(sealed_seen=inc.start > 0 and had is not None and had.sealed)
+        out.events = list(self._events(inc, guard, out))
+        self.mark = replace(inc.mark, sealed=guard.sealed_seen)
+        return out
+
+    def _events(self, inc: Increment, guard: SealGuard, out: CursorRead) -> Iterator[JournalEvent]:
+        number = inc.first_line - 1
+        for raw in inc.new.split(b"\n")[:-1]:
+            number += 1
+            if not raw.strip():
+                continue
+            if self._markers is not None and not any(m in raw for m in self._markers):
+                if not guard.sealed_seen and check_line(raw) == "sealed":
+                    guard.sealed_seen = True
+                continue
+            line = parse_line(number, raw, last=False, guard=guard)
+            if line.event is None:
+                out.damaged.append(f"{self.path}:{number}: corrupt journal line skipped ({line.error})")
+                continue
+            kind = line.event["type"]
+            if kind in self._skip or (self._only is not None and kind not in self._only):
+                continue
+            try:
+                event = parse_event(line.event)
+            except EventSchemaError as exc:
+                out.damaged.append(f"{self.path}:{number}: journal event skipped ({exc})")
+                continue
+            if event is None:
+                out.unknown[kind] = out.unknown.get(kind, 0) + 1
+            else:
+                yield event
+
+
+def untouched(mark: JournalMark | None, path: Path) -> bool:
+    """Whether journal ``path`` is still exactly what ``mark`` was taken of (nothing appended,
+    nothing changed); ``False`` without a mark or a journal."""
+    if mark is None:
+        return False
+    try:
+        with path.open("rb") as f:
+            return follow(mark, f, os.fstat(f.fileno())) == "untouched"
+    except FileNotFoundError:
+        return False
+
+
+def end_mark(path: Path, check: Check = "tail") -> JournalMark | None:
+    """The mark after the last complete line of journal ``path`` now (``None``: no journal)."""
+    inc = read_increment(path, None, check=check)
+    return None if inc is None else inc.mark
