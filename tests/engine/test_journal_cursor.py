@@ -173,9 +173,9 @@ def test_unknown_types_are_counted_and_known_types_that_do_not_validate_are_dama
 def test_only_and_skip_filter_by_type(tmp_path: Path) -> None:
     journal = tmp_path / "journal.jsonl"
     _append(journal, _turn(0), UsageEvent(input_tokens=3), TurnEndEvent(turn_id="t0"))
-    only = JournalCursor(journal, only={"usage"}).read().events
+    only = JournalCursor(journal, only={UsageEvent}).read().events
     assert [type(e) for e in only] == [UsageEvent]
-    skipped = JournalCursor(journal, skip={"usage"}).read().events
+    skipped = JournalCursor(journal, skip={UsageEvent}).read().events
     assert [type(e) for e in skipped] == [TurnEvent, TurnEndEvent]
 
 
@@ -191,7 +191,7 @@ def test_an_untouched_journal_is_not_read_and_a_racy_one_is_checked(tmp_path: Pa
     racy = replace(inc.mark, checked_ns=inc.mark.mtime_ns)
     same = read_increment(journal, racy)
     assert same is not None and same.new == b"" and not same.restarted
-    forged = replace(racy, digest="0" * 64)
+    forged = replace(racy, tail="0" * 64)
     assert (r := read_increment(journal, forged)) is not None and r.restarted
 
 
@@ -215,7 +215,7 @@ def test_a_long_journal_checks_only_its_tail_and_pushes_the_right_before_bytes(t
 
 @pytest.mark.parametrize(
     "raw",
-    [[], [1] * 9, [1, 2, 3, 4, 5, "d", "other", 0, False], [1, 2, -3, 4, 5, "d", "tail", 0, False], "x"],
+    [[], [1] * 9, [1, 2, 3, 4, 5, "d", 7, 0, False], [1, 2, -3, 4, 5, "d", None, 0, False], "x"],
 )
 def test_a_malformed_mark_is_refused(raw: object) -> None:
     with pytest.raises((TypeError, ValueError)):

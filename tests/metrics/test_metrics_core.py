@@ -177,8 +177,8 @@ def test_restore_reason_journal_round_trip(tmp_path: Path) -> None:
         assert outcome.kind == "applied" and outcome.checkpoint is not None
         restore_cp = outcome.checkpoint.id
         event = record_reason(engine, restore_cp, "unwantedChanges", "code")
-        stats = [e for e in engine.typed_events("s1") if isinstance(e, RestoreStatsEvent)]
-        reasons = [e for e in engine.typed_events("s1") if isinstance(e, RestoreReasonEvent)]
+        stats = [e for e in engine.events("s1") if isinstance(e, RestoreStatsEvent)]
+        reasons = [e for e in engine.events("s1") if isinstance(e, RestoreReasonEvent)]
         with pytest.raises(RetraceError):
             record_reason(engine, "nope-no-such-checkpoint", "other")
         with pytest.raises(RetraceError):

@@ -72,7 +72,13 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, RestoreOutcome, TerminalState
 from retrace.engine.store.cursor import end_mark
-from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
+from retrace.engine.store.events import (
+    ConversationHeadEvent,
+    JournalEvent,
+    MessageEvent,
+    ToolCallIntentEvent,
+    TurnEvent,
+)
 from retrace.engine.store.layout import StoreLayout
 from retrace.redact import redact
 
@@ -174,7 +180,7 @@ class AgentService:
         known = await self.gate.call(self.engine.sessions)
         if session_id not in known and not create:
             raise RetraceError(f"unknown session {session_id[:100]!r}")
-        events: list[dict[str, Any]] = []
+        events: list[JournalEvent] = []
         if session_id in known:
             events = await self.gate.call(lambda: list(self.engine.events(session_id)))
         conv = self._convs.get(session_id)  # folded meanwhile by another caller
@@ -233,7 +239,7 @@ class AgentService:
         """Fold one session (if it holds a conversation) and finish what a crash left open;
         whether it had interrupted tool calls."""
         events = await self.gate.call(lambda: list(self.engine.events(sid)))
-        if not any(e.get("type") in ("message", "turn", "toolCallIntent") for e in events):
+        if not any(isinstance(e, (MessageEvent, TurnEvent, ToolCallIntentEvent)) for e in events):
             return False
         conv = Conversation.from_events(sid, events)
         self._convs[sid] = conv

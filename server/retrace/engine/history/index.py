@@ -37,6 +37,14 @@ from pathlib import Path
 
 from retrace.engine.history.line_cache import LineCache
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    CheckpointLostEvent,
+    CheckpointNameEvent,
+    RestoreDoneEvent,
+    RestoreIntentEvent,
+    model_of,
+)
 from retrace.engine.store.journal import JournalLine, parse_line
 from retrace.engine.store.seal import SealGuard
 
@@ -45,8 +53,10 @@ log = logging.getLogger(__name__)
 INDEX_VERSION = 3
 RACY_NS = 2_000_000_000
 """A modification time this close to the scan may be followed by a write with the same time."""
-NEEDED = frozenset({"checkpoint", "checkpointLost", "restoreIntent", "restoreDone", "checkpointName"})
-"""Event types replay reads (every damaged line is read too)."""
+NEEDED = frozenset(
+    {CheckpointEvent, CheckpointLostEvent, RestoreIntentEvent, RestoreDoneEvent, CheckpointNameEvent}
+)
+"""Event models replay reads (every damaged line is read too)."""
 
 Span = tuple[int, int, int]
 """(offset, length without the newline, 1-based line number) of one needed line."""
@@ -124,7 +134,7 @@ def _check(journals: object) -> str:
 
 
 def needed(line: JournalLine) -> bool:
-    return line.event is None or line.event.get("type") in NEEDED
+    return line.event is None or model_of(line.event) in NEEDED
 
 
 class HistoryIndex:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from retrace.engine.store.events import EventSchemaError, JournalEvent, parse_event
+from retrace.engine.store.events import EventModel, EventSchemaError, JournalEvent, parse_event, type_names
 from retrace.engine.store.journal import parse_line
 from retrace.engine.store.seal import SealGuard, check_line
 
@@ -73,12 +73,22 @@ class JournalMark:
     """Just after the last complete line read (0: nothing read)."""
     mtime_ns: int
     checked_ns: int
-    digest: str
-    check: Check = "tail"
+    tail: str
+    """Digest of the last :data:`TAIL_BYTES` (or fewer) bytes before ``offset``."""
+    prefix: str | None = None
+    """Digest of every byte before ``offset`` (a ``prefix`` mark; ``None``: a ``tail`` mark)."""
     lines: int = 0
     """Newlines before ``offset`` (the next line's number is this + 1)."""
     sealed: bool = False
     """A checksummed line came before ``offset``."""
+
+    @property
+    def check(self) -> Check:
+        return "tail" if self.prefix is None else "prefix"
+
+    def as_tail(self) -> JournalMark:
+        """The same position, checked by its tail only (a follower of appends)."""
+        return replace(self, prefix=None)
 
     def to_json(self) -> list[object]:
         return [
@@ -87,8 +97,8 @@ class JournalMark:
             self.offset,
             self.mtime_ns,
             self.checked_ns,
-            self.digest,
-            self.check,
+            self.tail,
+            self.prefix,
             self.lines,
             self.sealed,
         ]
@@ -98,40 +108,44 @@ class JournalMark:
         """A mark as :meth:`to_json` wrote it; raises TypeError/ValueError when malformed."""
         if not isinstance(raw, list) or len(raw) != 9:
             raise TypeError("a journal mark is a list of 9")
-        dev, ino, offset, mtime_ns, checked_ns, dig, check, lines, sealed = raw
+        dev, ino, offset, mtime_ns, checked_ns, tail, prefix, lines, sealed = raw
         if not all(type(v) is int for v in (dev, ino, offset, mtime_ns, checked_ns, lines)):
             raise TypeError("malformed journal mark")
-        if not isinstance(dig, str) or check not in ("tail", "prefix") or type(sealed) is not bool:
+        if (
+            not isinstance(tail, str)
+            or not (prefix is None or isinstance(prefix, str))
+            or type(sealed) is not bool
+        ):
             raise TypeError("malformed journal mark")
         if offset < 0 or lines < 0:
             raise ValueError("negative offset")
-        return cls(dev, ino, offset, mtime_ns, checked_ns, dig, check, lines, sealed)
-
-
-def _checked_range(mark: JournalMark) -> tuple[int, int]:
-    lead = 0 if mark.check == "prefix" else max(0, mark.offset - TAIL_BYTES)
-    return lead, mark.offset
+        return cls(dev, ino, offset, mtime_ns, checked_ns, tail, prefix, lines, sealed)
 
 
 def follow(mark: JournalMark | None, f: BinaryIO, st: os.stat_result) -> Verdict:
     """Whether the journal open as ``f`` (status ``st``) is the one ``mark`` was taken of, as it
     was (``untouched``), with lines appended (``grown``), or not (``restart``; also without a
     mark). Reads at most the checked bytes, only when the racy rule requires it."""
-    if mark is None:
-        return "restart"
-    if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or st.st_size < mark.offset:
+    if mark is None or (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or st.st_size < mark.offset:
         return "restart"
     same_time = st.st_mtime_ns == mark.mtime_ns
     if st.st_size == mark.offset and same_time and mark.mtime_ns < mark.checked_ns - RACY_NS:
         return "untouched"
     if st.st_size == mark.offset and not same_time and mark.check == "tail":
         return "restart"
-    lead, end = _checked_range(mark)
-    f.seek(lead)
-    covered = f.read(end - lead)
-    if len(covered) != end - lead or (end and covered[-1:] != b"\n") or digest(covered) != mark.digest:
+    if not _stands(mark, f):
         return "restart"
     return "untouched" if st.st_size == mark.offset else "grown"
+
+
+def _stands(mark: JournalMark, f: BinaryIO) -> bool:
+    """Whether the bytes ``mark`` checks are still as recorded (ending a line)."""
+    lead = 0 if mark.prefix is not None else max(0, mark.offset - TAIL_BYTES)
+    f.seek(lead)
+    covered = f.read(mark.offset - lead)
+    if len(covered) != mark.offset - lead or (mark.offset and covered[-1:] != b"\n"):
+        return False
+    return digest(covered) == (mark.tail if mark.prefix is None else mark.prefix)
 
 
 def mark_of(
@@ -139,9 +153,18 @@ def mark_of(
 ) -> JournalMark:
     """The mark at ``offset`` of a journal whose bytes before ``offset`` end with ``data``
     (all of them for a ``prefix`` mark)."""
-    covered = memoryview(data)[-TAIL_BYTES:] if check == "tail" else memoryview(data)
+    view = memoryview(data)
+    prefix = digest(view) if check == "prefix" else None
     return JournalMark(
-        st.st_dev, st.st_ino, offset, st.st_mtime_ns, now_ns, digest(covered), check, lines, sealed
+        st.st_dev,
+        st.st_ino,
+        offset,
+        st.st_mtime_ns,
+        now_ns,
+        digest(view[-TAIL_BYTES:]),
+        prefix,
+        lines,
+        sealed,
     )
 
 
@@ -221,15 +244,15 @@ class JournalCursor:
         mark: JournalMark | None = None,
         *,
         check: Check = "tail",
-        only: Collection[str] | None = None,
-        skip: Collection[str] = (),
+        only: Collection[EventModel] | None = None,
+        skip: Collection[EventModel] = (),
     ) -> None:
         self.path = path
         self.mark = mark
         self.check: Check = check
-        self._only = None if only is None else frozenset(only)
-        self._markers = None if only is None else tuple(f'"{t}"'.encode() for t in sorted(only))
-        self._skip = frozenset(skip)
+        self._only = None if only is None else type_names(only)
+        self._markers = None if self._only is None else tuple(f'"{t}"'.encode() for t in sorted(self._only))
+        self._skip = type_names(skip)
 
     def read(self) -> CursorRead:
         """The events appended since the last read (the cursor moves on to the end of the last
