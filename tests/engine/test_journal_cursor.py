@@ -101,6 +101,7 @@ def test_the_second_read_returns_what_the_change_made_new(
     second = cursor.read()
     assert _ids(second.events) == expected, name
     assert second.restarted is restarted, name
+    assert second.grew is (bool(expected) and not restarted), name
     if name == "rewrite in place, then append":
         assert len(second.damaged) == 1 and ":1:" in second.damaged[0], "the changed line is reported"
     else:

@@ -331,7 +331,7 @@ class TimelineCache:
         fold = self._fold_on(record, read, tool_rows) if record is not None else None
         resumed = fold is not None
         if fold is None:
-            if record is not None and not read.restarted:  # read on, but the record cannot be: all of it
+            if record is not None and not read.restarted:  # the record cannot go on: all of it
                 cursor = JournalCursor(journal, check="prefix", skip=UNUSED_EVENTS)
                 read = cursor.read()
             fold = FactsFold(sid).feed(read.events)
@@ -352,7 +352,7 @@ class TimelineCache:
         """``record``'s fold continued with the events ``read`` (appended since); ``None`` when
         the journal did not just grow, or a tool row it does not word has its call among those
         whose input the record does not keep."""
-        if read.restarted:
+        if not read.grew:
             return None
         try:
             fold = FactsFold.resume(record.facts, record.state)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -126,26 +126,46 @@ def follow(mark: JournalMark | None, f: BinaryIO, st: os.stat_result) -> Verdict
     """Whether the journal open as ``f`` (status ``st``) is the one ``mark`` was taken of, as it
     was (``untouched``), with lines appended (``grown``), or not (``restart``; also without a
     mark). Reads at most the checked bytes, only when the racy rule requires it."""
-    if mark is None or (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or st.st_size < mark.offset:
+
+    def read(lead: int, end: int) -> bytes:
+        f.seek(lead)
+        return f.read(end - lead)
+
+    return judge(mark, st, read)
+
+
+def fresh(mark: JournalMark, st: os.stat_result, size: int | None = None) -> bool:
+    """The racy rule: the journal (status ``st``, ``size`` bytes) is the file ``mark`` was taken
+    of, of its length, with its modification time, older than the mark by more than
+    :data:`RACY_NS` — untouched without reading a byte."""
+    size = st.st_size if size is None else size
+    return (
+        (st.st_dev, st.st_ino) == (mark.dev, mark.ino)
+        and size == mark.offset
+        and st.st_mtime_ns == mark.mtime_ns
+        and mark.mtime_ns < mark.checked_ns - RACY_NS
+    )
+
+
+def judge(
+    mark: JournalMark | None, st: os.stat_result, read: Callable[[int, int], bytes], size: int | None = None
+) -> Verdict:
+    """:func:`follow` over any way of reading the journal's bytes ``[lead, end)`` (a reader that
+    holds the whole journal in memory passes a slice, and its length as ``size``)."""
+    size = st.st_size if size is None else size
+    if mark is None or (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or size < mark.offset:
         return "restart"
-    same_time = st.st_mtime_ns == mark.mtime_ns
-    if st.st_size == mark.offset and same_time and mark.mtime_ns < mark.checked_ns - RACY_NS:
+    if fresh(mark, st, size):
         return "untouched"
-    if st.st_size == mark.offset and not same_time and mark.check == "tail":
+    if size == mark.offset and st.st_mtime_ns != mark.mtime_ns and mark.check == "tail":
         return "restart"
-    if not _stands(mark, f):
-        return "restart"
-    return "untouched" if st.st_size == mark.offset else "grown"
-
-
-def _stands(mark: JournalMark, f: BinaryIO) -> bool:
-    """Whether the bytes ``mark`` checks are still as recorded (ending a line)."""
     lead = 0 if mark.prefix is not None else max(0, mark.offset - TAIL_BYTES)
-    f.seek(lead)
-    covered = f.read(mark.offset - lead)
+    covered = read(lead, mark.offset)
     if len(covered) != mark.offset - lead or (mark.offset and covered[-1:] != b"\n"):
-        return False
-    return digest(covered) == (mark.tail if mark.prefix is None else mark.prefix)
+        return "restart"
+    if digest(covered) != (mark.tail if mark.prefix is None else mark.prefix):
+        return "restart"
+    return "untouched" if size == mark.offset else "grown"
 
 
 def mark_of(
@@ -226,6 +246,8 @@ class CursorRead:
 
     events: list[JournalEvent] = field(default_factory=list)
     restarted: bool = False
+    grew: bool = False
+    """Complete lines were appended since the last read (not a restart)."""
     damaged: list[str] = field(default_factory=list)
     """``path:line: reason`` of each damaged line (torn tails excluded: they wait)."""
     unknown: dict[str, int] = field(default_factory=dict)
@@ -262,7 +284,9 @@ class JournalCursor:
         if inc is None:
             self.mark = None
             return CursorRead(restarted=had is not None)
-        out = CursorRead(restarted=inc.restarted)
+        out = CursorRead(
+            restarted=inc.restarted, grew=bool(inc.new) and not inc.restarted and had is not None
+        )
         guard = SealGuard(sealed_seen=inc.start > 0 and had is not None and had.sealed)
         out.events = list(self._events(inc, guard, out))
         self.mark = replace(inc.mark, sealed=guard.sealed_seen)
