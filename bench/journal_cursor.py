@@ -68,12 +68,13 @@ def main() -> None:
             reader = JournalReader()
             reader.events(journal)
 
-            def read_on() -> None:
-                for _ in range(appends):
-                    e.append_event(RestoreStatsEvent(duration_ms=1.0, kind="applied"), durable=False)
-                    reader.events(journal)
-
-            on = _best(read_on, runs=1) / appends
+            spent = 0.0
+            for _ in range(appends):  # only the reads are timed
+                e.append_event(RestoreStatsEvent(duration_ms=1.0, kind="applied"), durable=False)
+                t = time.perf_counter()
+                reader.events(journal)
+                spent += time.perf_counter() - t
+            on = spent * 1000 / appends
             whole = _best(lambda: sum(1 for _ in e.events(sid)))
     load = os.getloadavg()[0]
     print(f"retrace from {Path(retrace.__file__).parent}")

@@ -64,10 +64,10 @@ def _only_journal_names(node: ast.expr) -> bool:
     return all(isinstance(e, ast.Constant) and e.value in KNOWN_TYPES for e in node.elts)
 
 
-def _type_holders(tree: ast.AST) -> set[str]:
+def _type_holders(nodes: list[ast.AST]) -> set[str]:
     """Names assigned from a ``"type"`` read anywhere in the module (``kind = ev.get("type")``)."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and _is_type_read(node.value):
             out.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.NamedExpr) and _is_type_read(node.value):
@@ -75,10 +75,10 @@ def _type_holders(tree: ast.AST) -> set[str]:
     return out
 
 
-def _type_sets(tree: ast.AST) -> dict[str, set[str]]:
+def _type_sets(nodes: list[ast.AST]) -> dict[str, set[str]]:
     """Names bound to journal type names (``NEEDED = frozenset({"checkpoint", ...})``)."""
     out: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
         names = _journal_names(value) if value is not None else set()
         targets = (
@@ -97,8 +97,10 @@ def _type_sets(tree: ast.AST) -> dict[str, set[str]]:
 def journal_type_branches(source: str) -> list[tuple[int, str]]:
     """``(line, what)`` for each branch on a journal event's type string in ``source``."""
     tree = ast.parse(source)
-    holders = _type_holders(tree)
-    sets = _type_sets(tree)
+    nodes = list(ast.walk(tree))
+    holders = _type_holders(nodes)
+    sets = _type_sets(nodes)
+    reads_type = bool(holders) or any(isinstance(n, ast.expr) and _is_type_read(n) for n in nodes)
 
     def named(side: ast.expr) -> set[str]:
         return _journal_names(side) or (sets.get(side.id, set()) if isinstance(side, ast.Name) else set())
@@ -108,7 +110,7 @@ def journal_type_branches(source: str) -> list[tuple[int, str]]:
         for node in getattr(tree, "body", [])
         if isinstance(node, ast.Assign) and _only_journal_names(node.value)
     ]
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Name) and node.id == "KNOWN_TYPES":
             hits.append((node.lineno, "uses the journal's type names (KNOWN_TYPES)"))
         elif isinstance(node, ast.Compare):
@@ -121,7 +123,7 @@ def journal_type_branches(source: str) -> list[tuple[int, str]]:
             names = named(node.value)
             if names:
                 hits.append((node.value.lineno, f"filters a reader by type strings {sorted(names)}"))
-        elif isinstance(node, ast.Dict) and (holders or any(_is_type_read(n) for n in ast.walk(tree))):
+        elif isinstance(node, ast.Dict) and reads_type:
             keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and k.value in KNOWN_TYPES}
             if len(keys) >= 2:
                 hits.append((node.lineno, f"dispatches on type strings {sorted(keys)}"))

@@ -213,16 +213,28 @@ def read_increment(
     try:
         with path.open("rb") as f:
             st = os.fstat(f.fileno())
-            verdict = follow(mark, f, st)
+            if mark is not None and fresh(mark, st):
+                return Increment(
+                    mark.offset, b"", b"", False, replace(mark, checked_ns=now_ns), mark.lines + 1
+                )
+            # One read from where the checked bytes start (a tail mark: TAIL_BYTES before its
+            # offset) to the end; judged on those bytes; only a restart reads from byte 0.
+            lead = 0 if mark is None or mark.prefix is not None else max(0, mark.offset - TAIL_BYTES)
+            f.seek(lead)
+            data = f.read()
+            verdict = judge(mark, st, lambda a, b: data[a - lead : b - lead], lead + len(data))
             if mark is not None and verdict == "untouched":
                 return Increment(
                     mark.offset, b"", b"", False, replace(mark, checked_ns=now_ns), mark.lines + 1
                 )
-            base = mark if mark is not None and verdict == "grown" else None
+            base = mark if verdict == "grown" else None
+            if base is None and lead:
+                f.seek(0)
+                data, lead = f.read(), 0
             offset = 0 if base is None else base.offset
-            lead = 0 if check == "prefix" else max(0, offset - TAIL_BYTES)
-            f.seek(lead)
-            data = f.read()
+            if check == "prefix" and lead:  # a prefix mark after a tail mark: every byte
+                f.seek(0)
+                data, lead = f.read(), 0
     except FileNotFoundError:
         return None
     before, rest = data[max(0, offset - TAIL_BYTES) - lead : offset - lead], data[offset - lead :]
