@@ -37,7 +37,7 @@ def main() -> None:
             ours = time.perf_counter() - t
             t = time.perf_counter()
             for sid in e.sessions():
-                for _ in e.typed_events(sid):
+                for _ in e.events(sid):
                     pass
             typed = time.perf_counter() - t
     print(

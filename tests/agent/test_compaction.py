@@ -9,6 +9,7 @@ import pytest
 
 from retrace.agent.compaction import SUMMARY_SYSTEM, cut_point, request_size
 from retrace.agent.conversation import Conversation, Role, StoredMessage
+from retrace.engine.store.events import ConversationHeadEvent, MessageEvent
 
 from .conftest import Harness, HarnessFactory
 
@@ -82,9 +83,9 @@ async def test_compaction_at_the_threshold_keeps_the_tail_and_the_journal(
     assert shown_ids == [*before_ids, after_ids[-1]]
     assert set(view.tool_statuses) == set(shown_ids)
     events = list(h.engine.events(sid))
-    originals = [e for e in events if e["type"] == "message" and e.get("kind") != "summary"]
-    assert any("start: write a.txt" in str(e["content"]) for e in originals)
-    assert sum(1 for e in events if e["type"] == "conversationHead" and e["reason"] == "compaction") == 1
+    originals = [e for e in events if isinstance(e, MessageEvent) and e.kind != "summary"]
+    assert any("start: write a.txt" in str(e.content) for e in originals)
+    assert sum(1 for e in events if isinstance(e, ConversationHeadEvent) and e.reason == "compaction") == 1
 
     # A restore to before the compaction brings the full conversation back.
     a_cp = next(c for c in h.engine.timeline(sid) if c.kind == "tool" and c.tool == "write_file")

@@ -10,7 +10,7 @@ import pytest
 from retrace.agent.conversation import INTERRUPTED, NOT_RUN_RESTORED
 from retrace.app.timeline import build_stories, facts_from_events
 from retrace.engine.errors import RetraceError
-from retrace.engine.store.events import parse_event
+from retrace.engine.store.events import MessageEvent, ToolCallResultEvent, parse_event
 
 from .conftest import Harness, HarnessFactory
 from .test_agent_loop import e2e_responses, tool_checkpoints
@@ -63,7 +63,7 @@ async def test_restore_mid_batch_gives_a_valid_history_and_a_file_note(make_harn
     assert "noted" in "".join(e.text for e in h.host.of("textDelta"))
     # Non-destructive: the abandoned branch is still in the journal.
     events = list(h.engine.events(sid))
-    assert sum(1 for e in events if e["type"] == "message" and e.get("kind") == "toolResults") == 2
+    assert sum(1 for e in events if isinstance(e, MessageEvent) and e.kind == "toolResults") == 2
 
     # Restoring to the end of the first call (a single-call batch) and to the baseline.
     view = await h.service.restore_conversation(sid, write_cp.id)
@@ -188,9 +188,9 @@ async def test_crash_resume_marks_interrupted_and_never_reruns(make_harness: Har
     assert interrupted == [sid]
     assert not (h2.workspace / "rerun.txt").exists()  # never executed again
     results_ = [
-        e for e in h2.engine.events(sid) if e["type"] == "toolCallResult" and e["id"] == "toolu_crash"
+        e for e in h2.engine.events(sid) if isinstance(e, ToolCallResultEvent) and e.id == "toolu_crash"
     ]
-    assert [r["status"] for r in results_] == ["interrupted"]
+    assert [r.status for r in results_] == ["interrupted"]
     external = [c for c in h2.engine.timeline() if c.kind == "external"]
     assert any(f.path == "crash.txt" for c in external for f in c.files)  # re-captured
     assert [s.tool for s in h2.service.search_tool_calls(tool="run_command")][:1] == ["run_command"]

@@ -28,8 +28,8 @@ def _turn(engine: Engine, sid: str, n: int, *, crash: bool) -> None:
     turn, prompt, reply, call = f"t{n}", f"m{n}p", f"m{n}a", f"toolu_{sid}_{n}"
     parent = None
     for event in reversed(list(engine.events(sid))):
-        if event.get("type") == "message":
-            parent = event["id"]
+        if isinstance(event, MessageEvent):
+            parent = event.id
             break
     engine.append_event(TurnEvent(turn_id=turn, text=f"task {n} of {sid}"), session_id=sid)
     content: list[dict[str, Any]] = [{"type": "text", "text": f"task {n}"}]
@@ -109,7 +109,7 @@ async def test_settled_sessions_are_not_folded_but_a_crash_is_always_resumed(
     h, interrupted = await _restart(h)
     assert interrupted == ["ses_1"]
     assert [s for s in folded if s.startswith("ses_")] == ["ses_1"]
-    statuses = [e.get("status") for e in h.engine.events("ses_1") if e.get("type") == "toolCallResult"]
+    statuses = [e.status for e in h.engine.events("ses_1") if isinstance(e, ToolCallResultEvent)]
     assert statuses == ["ok", "interrupted"]
 
     folded.clear()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from retrace.agent.caching import breakpoint_count
+from retrace.engine.store.events import UsageEvent, event_json
 from retrace.offline.prompt_cache import prefix_blocks
 
 from .conftest import Harness, HarnessFactory
@@ -55,7 +56,7 @@ async def test_breakpoints_are_placed_and_later_requests_read_the_cache(make_har
     assert view.usage.cache_read_input_tokens == sum(u["cache_read_input_tokens"] for u in usages)
     assert view.usage.cache_creation_input_tokens == sum(u["cache_creation_input_tokens"] for u in usages)
     assert view.usage.input_tokens == sum(u["input_tokens"] for u in usages)
-    journaled = [e for e in h.engine.events(sid) if e["type"] == "usage"]
+    journaled = [event_json(e) for e in h.engine.events(sid, only=(UsageEvent,))]
     assert [e["cacheReadInputTokens"] for e in journaled] == [u["cache_read_input_tokens"] for u in usages]
     events = h.host.of("usage")
     assert [e.cache_creation_input_tokens for e in events] == [

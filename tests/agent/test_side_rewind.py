@@ -11,6 +11,7 @@ from typing import Any
 from tests.agent.conftest import Harness, HarnessFactory
 
 from retrace.app.restore import RestoreRequest, restore_code_on_disk
+from retrace.engine.store.events import PermissionAlwaysEvent, event_json
 
 
 def tool_checkpoints(h: Harness, session_id: str) -> list[Any]:
@@ -49,7 +50,7 @@ async def test_allow_always_answers_after_the_target_are_dropped(make_harness: H
     # write_file's answer came before the target: kept; run_command's after it: asked again.
     assert [r.tool for r in h.host.asked] == ["write_file", "run_command", "run_command"]
     assert (h.workspace / "y").exists()
-    events = [e for e in h.engine.events(sid) if e.get("type") == "permissionAlways"]
+    events = [e for e in map(event_json, h.engine.events(sid, only=(PermissionAlwaysEvent,)))]
     assert [(e["tool"], e.get("revoked", False)) for e in events] == [
         ("write_file", False),
         ("run_command", False),

@@ -11,6 +11,7 @@ import pytest
 from retrace.agent.subagents.layout import TaskPaths
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
+from retrace.engine.store.events import TaskEvent, event_json
 
 from .conftest import Harness, HarnessFactory
 
@@ -40,7 +41,7 @@ def write(path: str, content: str) -> dict[str, Any]:
 
 
 def task_events(h: Harness, sid: str) -> list[dict[str, Any]]:
-    return [e for e in h.engine.events(sid) if e.get("type") == "task"]
+    return [event_json(e) for e in h.engine.events(sid, only=(TaskEvent,))]
 
 
 def results_text(h: Harness) -> dict[str, str]:

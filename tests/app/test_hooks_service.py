@@ -14,6 +14,7 @@ from retrace.app.hooks.model import HookRefused, session_id_for
 from retrace.app.hooks.registry import adapter_for
 from retrace.app.hooks.service import HookService, Recorded, TurnBegan, TurnClosed
 from retrace.engine import Engine
+from retrace.engine.store.events import AgentSessionEvent, CheckpointEvent, TurnEndEvent, TurnEvent
 
 SID = session_id_for("claude-code", SESSION)
 
@@ -98,14 +99,10 @@ def test_a_claude_session_end_to_end(engine: Engine, ws: Path) -> None:
 
     stop = apply(svc, engine, claude("Stop", cwd))
     assert stop.steps == [TurnClosed(turn.turn_id, "stop")]
-    events = list(engine.events(SID, skip={"checkpoint"}))
-    assert events[0]["type"] == "agentSession"
-    assert (events[0]["agent"], events[0]["externalSessionId"], events[0]["cwd"]) == (
-        "claude-code",
-        SESSION,
-        cwd,
-    )
-    assert [e["type"] for e in events] == ["agentSession", "turn", "turnEnd"]
+    events = list(engine.events(SID, skip={CheckpointEvent}))
+    assert isinstance(events[0], AgentSessionEvent)
+    assert (events[0].agent, events[0].external_session_id, events[0].cwd) == ("claude-code", SESSION, cwd)
+    assert [type(e) for e in events] == [AgentSessionEvent, TurnEvent, TurnEndEvent]
 
 
 def test_state_survives_a_new_service_and_engine(ws: Path, tmp_path: Path) -> None:
@@ -125,8 +122,8 @@ def test_state_survives_a_new_service_and_engine(ws: Path, tmp_path: Path) -> No
         assert again.checkpoints == [] and "recorded already" in again.notes[0]
     with Engine.open(ws, tmp_path / "store", catch_up=False) as eng:
         assert apply(HookService(), eng, claude("Stop", cwd)).steps == [TurnClosed(began.turn_id, "stop")]
-        types = [e["type"] for e in eng.events(SID, skip={"checkpoint"})]
-        assert types == ["agentSession", "turn", "turnEnd"]
+        types = [type(e) for e in eng.events(SID, skip={CheckpointEvent})]
+        assert types == [AgentSessionEvent, TurnEvent, TurnEndEvent]
 
 
 def test_a_tool_outside_any_turn_opens_one_and_a_new_prompt_closes_a_running_one(

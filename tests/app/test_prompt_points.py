@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.journal_events import one, typed
 
 from retrace.agent.conversation import Conversation
 from retrace.app.prompt_points import (
@@ -52,7 +53,7 @@ def session(recorded: bool = True) -> Conversation:
         msg("r3", "a3", "user", "toolResults", "t3", "ok"),
         msg("e3", "r3", "assistant", "assistant", "t3", "three done"),
     ]
-    return Conversation.from_events("s", events)
+    return Conversation.from_events("s", typed(events))
 
 
 CPS = [CheckpointRef("c1", "c0", "t1"), CheckpointRef("c3", "c1", "t3")]
@@ -95,23 +96,25 @@ def test_unknown_prompts_are_refused_in_one_short_line(ref: str) -> None:
 
 def test_a_withdrawn_turn_has_no_end() -> None:
     conv = session()
-    conv.apply(turn("t4", "c3"))
-    conv.apply(msg("p4", "e3", "user", "prompt", "t4", "fourth"))
-    conv.apply({"type": "promptWithdrawn", "messageId": "p4", "turnId": "t4", "reason": "error"})
+    conv.apply(one(turn("t4", "c3")))
+    conv.apply(one(msg("p4", "e3", "user", "prompt", "t4", "fourth")))
+    conv.apply(one({"type": "promptWithdrawn", "messageId": "p4", "turnId": "t4", "reason": "error"}))
     with pytest.raises(PromptPointUnknown):
         resolve(conv, "t4", "end", CPS)
     assert resolve(conv, "t4", "before", CPS).checkpoint == "c3"
 
 
 def test_no_restore_point_at_all() -> None:
-    conv = Conversation.from_events("s", [turn("t1", None), msg("p1", None, "user", "prompt", "t1", "x")])
+    conv = Conversation.from_events(
+        "s", typed([turn("t1", None), msg("p1", None, "user", "prompt", "t1", "x")])
+    )
     with pytest.raises(PromptPointUnknown):
         resolve(conv, "t1", "before", [])
 
 
 def test_restore_results_under_a_turn_id_are_not_its_end() -> None:
     conv = session()
-    conv.apply(msg("rr", "a3", "user", "restoreResults", "t3", "not run"))
+    conv.apply(one(msg("rr", "a3", "user", "restoreResults", "t3", "not run")))
     assert resolve(conv, "t3", "end", CPS).head == "e3"
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.journal_events import typed
 
 from retrace.app.restore import RestoreRequest, restore_code_on_disk
 from retrace.app.restore_undo import (
@@ -261,6 +262,6 @@ def test_the_timeline_forks_a_turn_only_from_a_restore_that_still_stands(
 
     events = [{"type": "conversationHead", "head": None, **h} for h in heads]
     events.append({"type": "turn", "turnId": "t9", "text": "next"})
-    fold = FactsFold("s1").feed(events)
+    fold = FactsFold("s1").feed(typed(events))
     [turn] = fold.turns
     assert turn.forked_from == forked_from

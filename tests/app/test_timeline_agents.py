@@ -7,16 +7,18 @@ is seen without any announcement, and the persisted cache keeps it all."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.journal_events import typed
 
 from retrace.app.timeline import StoryPages, TimelineCache, build_stories, facts_from_events, select
 from retrace.app.timeline.agents import (
     IDLE_LIMIT,
+    ExternalSession,
     agent_title,
     conversation_reason,
     external_session,
@@ -24,6 +26,7 @@ from retrace.app.timeline.agents import (
     turn_state,
 )
 from retrace.app.timeline.cache import ALL_ROWS
+from retrace.app.timeline.facts import SessionFacts
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.app.timeline.story import story_items
 from retrace.engine import Engine
@@ -34,6 +37,15 @@ from retrace.engine.store.layout import StoreLayout
 from retrace.protocol.timeline import SessionStory, StoryRow, StoryTurn, TimelineTreeParams
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def facts_of(session_id: str, raw: Iterable[Mapping[str, Any]]) -> SessionFacts:
+    """The facts of a journal given in wire form (as its reader would give it)."""
+    return facts_from_events(session_id, typed(raw))
+
+
+def external_of(raw: Iterable[Mapping[str, Any]]) -> ExternalSession | None:
+    return external_session(typed(raw))
 
 
 def at(minute: float) -> datetime:
@@ -80,19 +92,20 @@ def test_agent_titles(agent: str, title: str) -> None:
 
 def test_external_session_fold_needs_agent_session_first() -> None:
     own = [{"type": "turn", "turnId": "t1", "text": "hi", "ts": ts(0)}]
-    assert external_session(own) is None
+    assert external_of(own) is None
     late = [*own, {"type": "agentSession", "agent": "claude-code", "externalSessionId": "x", "ts": ts(1)}]
-    assert external_session(late) is None  # only a FIRST line makes a session another agent's
-    assert external_session([]) is None
+    assert external_of(late) is None  # only a FIRST line makes a session another agent's
+    assert external_of([]) is None
     events = [
         {"type": "agentSession", "agent": "claude-code", "externalSessionId": "x", "ts": ts(0)},
         {"type": "turn", "turnId": "t1", "text": "one", "ts": ts(1)},
         {"type": "turn", "turnId": "t1", "text": "repeated", "ts": ts(1)},
         {"type": "turnEnd", "turnId": "t1", "ts": ts(2)},
         {"type": "turn", "turnId": "t2", "text": "two", "ts": ts(3)},
-        {"type": "turnEnd", "turnId": 7, "ts": ts(4)},  # malformed: ignored, still a sign of life
+        {"type": "turnEnd", "turnId": 7, "ts": ts(4)},  # malformed: damage, no reader yields it
+        {"type": "usage", "inputTokens": 1, "ts": ts(4)},  # not a turn, still a sign of life
     ]
-    session = external_session(events)
+    session = external_of(events)
     assert session is not None
     assert session.agent == "claude-code"
     assert [t[:2] for t in session.turns] == [("t1", "one"), ("t2", "two")]
@@ -190,15 +203,15 @@ def mixed() -> tuple[list[Checkpoint], dict[str, Any]]:
         ),
     ]
     facts = {
-        START: facts_from_events(START, []),
-        RETRACE: facts_from_events(
+        START: facts_of(START, []),
+        RETRACE: facts_of(
             RETRACE, [{"type": "turn", "turnId": "t1", "text": "own task", "createdAt": at(1).isoformat()}]
         ),
-        CLAUDE: facts_from_events(
+        CLAUDE: facts_of(
             CLAUDE,
             agent_events("claude-code", [("ct1", "write the notes", 5, None), ("ct2", "delete old", 10, 12)]),
         ),
-        GEMINI: facts_from_events(GEMINI, agent_events("gemini-cli", [("gt1", "gemini task", 20, None)])),
+        GEMINI: facts_of(GEMINI, agent_events("gemini-cli", [("gt1", "gemini task", 20, None)])),
     }
     return checkpoints, facts
 
@@ -284,8 +297,8 @@ def test_an_agent_session_without_a_turn_is_still_its_own_story() -> None:
         cp("x1", 2, "w1", START, "external", files=[change("a.txt")]),
     ]
     facts = {
-        START: facts_from_events(START, []),
-        CLAUDE: facts_from_events(CLAUDE, agent_events("claude-code", [])),
+        START: facts_of(START, []),
+        CLAUDE: facts_of(CLAUDE, agent_events("claude-code", [])),
     }
     stories = by_id(build_stories(checkpoints, "x1", facts))
     assert [r.checkpoint.id for r in rows_of(stories[CLAUDE])] == ["w1", "x1"]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.app.test_timeline_story import change, cp, tool_events, turn_event
+from tests.journal_events import typed
 
 from retrace.app.timeline import StoryPages, build_stories, facts_from_events, select
 from retrace.app.timeline import story as story_module
@@ -52,7 +53,7 @@ def random_store(data: st.DataObject) -> tuple[list[Checkpoint], dict[str, Any],
                 if c.session_id == s and c.tool_call_id:
                     edit = {"old_string": "a = 1", "new_string": f"a = {c.id}"}
                     events += tool_events(c.tool_call_id, c.tool or "", edit, "ok", c.turn_id or "")
-        facts[s] = facts_from_events(s, events)
+        facts[s] = facts_from_events(s, typed(events))
     head = checkpoints[data.draw(st.integers(0, count - 1))].id if count else None
     return checkpoints, facts, head
 
@@ -121,7 +122,7 @@ def test_a_page_makes_only_its_own_rows(monkeypatch: pytest.MonkeyPatch) -> None
 
     monkeypatch.setattr(story_module.RowSeed, "row", counted)
     events = [turn_event(f"t{n}", f"prompt {n}", n) for n in range(20)]
-    facts = {"agent": facts_from_events("agent", events)}
+    facts = {"agent": facts_from_events("agent", typed(events))}
     checkpoints = [
         cp(f"c{i}", i // 10, None, "agent", turnId=f"t{i // 10}", tool="edit_file") for i in range(200)
     ]

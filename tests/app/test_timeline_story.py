@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.journal_events import typed
 
 from retrace.app.timeline import build_stories, describe, facts_from_events
 from retrace.app.timeline.describe import edit_gist, first_difference
@@ -16,6 +18,11 @@ from retrace.engine.models import Checkpoint, FileChange
 from retrace.protocol.timeline import SessionStory, StoryRow, StoryTurn
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def facts_of(session_id: str, raw: Iterable[Mapping[str, Any]]) -> SessionFacts:
+    """The facts of a journal given in wire form (as its reader would give it)."""
+    return facts_from_events(session_id, typed(raw))
 
 
 def at(minute: int) -> datetime:
@@ -141,9 +148,9 @@ def realistic() -> tuple[list[Checkpoint], dict[str, SessionFacts]]:
         *tool_events("c3", "edit_file", EDIT, "ok", "t3"),
     ]
     facts = {
-        AGENT: facts_from_events(AGENT, agent_events),
-        START1: facts_from_events(START1, []),
-        START2: facts_from_events(START2, []),
+        AGENT: facts_of(AGENT, agent_events),
+        START1: facts_of(START1, []),
+        START2: facts_of(START2, []),
     }
     return checkpoints, facts
 
@@ -206,7 +213,7 @@ def test_workspace_story_merges_every_engine_only_session() -> None:
         cp("x", 1, "b", "eng2", "external", files=[change("a")]),
         cp("y", 2, "x", "eng3", "external", files=[change("b")]),
     ]
-    facts = {sid: facts_from_events(sid, []) for sid in ("eng1", "eng2", "eng3")}
+    facts = {sid: facts_of(sid, []) for sid in ("eng1", "eng2", "eng3")}
     [story] = build_stories(checkpoints, "y", facts)
     assert story.workspace and shape(story) == ["b", "x", "y"] and story.session.id == "eng1"
 
@@ -251,7 +258,7 @@ def test_paging_keeps_the_newest_rows(max_rows: int, expected: list[Any], omitte
 
 def test_rows_leave_the_editor_state_out() -> None:
     big = cp("a", 0, None, AGENT, tool="edit_file", turnId="t1", editorState={"openEditors": ["x" * 1000]})
-    facts = {AGENT: facts_from_events(AGENT, [turn_event("t1", "p", 0)])}
+    facts = {AGENT: facts_of(AGENT, [turn_event("t1", "p", 0)])}
     [story] = build_stories([big], "a", facts)
     assert rows_of(story)[0].checkpoint.editor_state is None and big.editor_state is not None
 
@@ -265,7 +272,7 @@ def test_only_and_running() -> None:
 
 def test_a_row_of_a_turn_the_journal_does_not_name_still_shows() -> None:
     checkpoints = [cp("a", 1, None, AGENT, tool="read_file", turnId="ghost")]
-    facts = {AGENT: facts_from_events(AGENT, [turn_event("t1", "hi", 0)])}
+    facts = {AGENT: facts_of(AGENT, [turn_event("t1", "hi", 0)])}
     [story] = build_stories(checkpoints, "a", facts)
     assert shape(story) == [("hi", []), ("", ["a"])]
 
@@ -337,7 +344,7 @@ def test_every_checkpoint_appears_exactly_once_in_commit_order(data: st.DataObje
         turn = f"{session}-t{data.draw(st.integers(0, 2))}" if kind == "tool" else None
         checkpoints.append(cp(f"c{i}", i, parent, session, kind, turnId=turn, tool="edit_file"))
     facts = {
-        s: facts_from_events(s, [turn_event(f"{s}-t{n}", f"p{n}", n) for n in range(2)] if s < "b" else [])
+        s: facts_of(s, [turn_event(f"{s}-t{n}", f"p{n}", n) for n in range(2)] if s < "b" else [])
         for s in sessions
     }
     max_rows = data.draw(st.integers(1, 40))

@@ -16,6 +16,7 @@ import pytest
 from tests.cli.cli_support import RETRACE, Cli
 
 from retrace.engine import Engine
+from retrace.engine.store.events import event_json
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +39,7 @@ def cli(tmp_path: Path) -> Cli:
 def _prompt_texts(cli: Cli, session: str) -> list[str]:
     """Every text block of the user messages journaled in ``session``, in order."""
     with Engine.open(cli.workspace, cli.store, readonly=True) as engine:
-        events = list(engine.events(session))
+        events = [event_json(e) for e in engine.events(session)]
     texts: list[str] = []
     for ev in events:
         if ev.get("type") != "message" or ev.get("role") != "user":

@@ -23,6 +23,7 @@ from retrace.app.hooks.model import session_id_for
 from retrace.cli import hook as hook_cli
 from retrace.cli import hook_log
 from retrace.engine import Engine
+from retrace.engine.store.events import CheckpointEvent, event_json
 
 pytestmark = pytest.mark.slow
 
@@ -160,7 +161,7 @@ def test_a_claude_code_session_without_a_server(hooks: Hooks) -> None:
     assert hooks.hook_log() == ""  # nothing went wrong
 
     with Engine.open(ws, hooks.store, readonly=True) as eng:
-        events = list(eng.events(SID, skip={"checkpoint"}))
+        events = [event_json(e) for e in eng.events(SID, skip={CheckpointEvent})]
     assert [e["type"] for e in events] == ["agentSession", "turn", "turnEnd"]
     assert events[1]["text"] == "Refactor the app"
     assert events[0]["agent"] == "claude-code" and events[0]["externalSessionId"] == SESSION
@@ -395,4 +396,4 @@ def test_concurrent_cold_calls_take_turns_and_lose_nothing(hooks: Hooks) -> None
     ]
     assert hooks.hook_log() == ""
     with Engine.open(hooks.ws, hooks.store, readonly=True) as eng:
-        assert [e["type"] for e in eng.events(SID, skip={"checkpoint"})] == ["agentSession", "turn"]
+        assert [e.type for e in eng.events(SID, skip={CheckpointEvent})] == ["agentSession", "turn"]

@@ -12,6 +12,7 @@ from tests.engine.conftest import tree_state, write
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError, StoreLocked, UnknownCheckpoint
+from retrace.engine.store.events import CheckpointEvent, RestoreStatsEvent, TurnEvent
 
 Open = Callable[..., Engine]
 
@@ -125,7 +126,7 @@ def test_external_change_conflict_and_resolutions(ws: Path, open_engine: Open) -
     # The refused (conflict) restore is journalled but is not a failed restore: only the
     # applied one counts towards the success rate and the latency figures.
     assert (stats.restores, stats.restores_succeeded, stats.restore.count) == (1, 1, 1)
-    assert [e["kind"] for e in eng.events() if e["type"] == "restore"] == ["conflict", "applied"]
+    assert [e.kind for e in eng.events() if isinstance(e, RestoreStatsEvent)] == ["conflict", "applied"]
 
 
 def test_dry_run_and_plan_never_write(ws: Path, store: Path, open_engine: Open) -> None:
@@ -326,7 +327,6 @@ def test_diff_and_unified_diff(ws: Path, open_engine: Open) -> None:
 
 def test_events_and_append_event(ws: Path, open_engine: Open) -> None:
     from retrace.engine.store.event_log import EventReport
-    from retrace.engine.store.events import TurnEvent
     from retrace.engine.store.journal import seal_event
 
     eng = open_engine(session_id="sess-1")
@@ -335,13 +335,11 @@ def test_events_and_append_event(ws: Path, open_engine: Open) -> None:
     with eng.journal_writer("sess-1").path.open("ab") as f:
         f.write(seal_event({"type": "turnStarted", "turnId": "t1"}) + b"\n")
     eng.checkpoint("c", kind="tool", turn_id="t1")
-    evs = list(eng.events("sess-1"))
-    assert [e["type"] for e in evs] == ["checkpoint", "turn", "turnStarted", "checkpoint"]
-    assert evs[1]["turnId"] == "t1" and "ts" in evs[1]
-    assert evs[3]["checkpoint"]["turnId"] == "t1"
     report = EventReport()
-    typed = list(eng.typed_events("sess-1", report))
-    assert [e.type for e in typed] == ["checkpoint", "turn", "checkpoint"]
+    typed = list(eng.events("sess-1", report))
+    assert [type(e) for e in typed] == [CheckpointEvent, TurnEvent, CheckpointEvent]
+    assert isinstance(typed[1], TurnEvent) and typed[1].turn_id == "t1" and typed[1].ts > 0
+    assert isinstance(typed[2], CheckpointEvent) and typed[2].checkpoint.turn_id == "t1"
     assert report.unknown == {"turnStarted": 1} and report.damaged == []
     # Only typed events are appended: a mapping is refused with a clear error.
     for bad in ({"no": "type"}, {"type": "turn", "turnId": "t2", "text": "x"}):

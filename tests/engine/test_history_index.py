@@ -136,10 +136,10 @@ def _corrupt_index(store: Path, rng: random.Random, how: int) -> None:
         path.write_bytes(bytes(data))
     elif how == 2:  # well-formed JSON, but edited: shifted offsets and counts
         raw = json.loads(data)
-        for row in raw["journals"].values():
-            row[4] += rng.randint(-3, 3)
-            row[7] += 1
-            row[8] = [[o + rng.randint(-2, 2), n, m] for o, n, m in row[8]]
+        for row in raw["journals"].values():  # [cursor mark, count, spans, sealed from]
+            row[0][2] += rng.randint(-3, 3)  # the mark's offset
+            row[1] += 1
+            row[2] = [[o + rng.randint(-2, 2), n, m] for o, n, m in row[2]]
         path.write_text(json.dumps(raw))
     elif how == 3:
         path.write_text(json.dumps({"version": 99, "journals": {}}))

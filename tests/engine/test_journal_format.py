@@ -104,7 +104,7 @@ def test_the_engine_loads_and_restores_a_v1_store(v1: tuple[Path, Path]) -> None
         timeline = ro.timeline()
         assert len(timeline) == 14 and all(cp.damage is None for cp in timeline)
         sessions = ro.sessions()
-        typed = [e for sid in sessions for e in ro.typed_events(sid)]
+        typed = [e for sid in sessions for e in ro.events(sid)]
         assert sum(isinstance(e, CheckpointEvent) for e in typed) == len(timeline)
     before = {p.relative_to(ws).as_posix(): p.read_bytes() for p in ws.rglob("*") if p.is_file()}
     with Engine.open(ws, store, config=CONFIG) as eng:

@@ -15,12 +15,13 @@ from tests.engine.conftest import tree_state, write
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import RestoreApplied, RestoreFailed, RestorePlan
+from retrace.engine.store.events import RestoreDoneEvent, RestoreIntentEvent, event_json
 
 Open = Callable[..., Engine]
 
 
 def _restore_events(eng: Engine) -> list[dict[str, Any]]:
-    return [e for e in eng.events() if e["type"] in ("restoreIntent", "restoreDone")]
+    return [event_json(e) for e in eng.events(only=(RestoreIntentEvent, RestoreDoneEvent))]
 
 
 def _apply_like_an_editor(eng: Engine, ws: Path, plan: RestorePlan) -> None:

@@ -29,7 +29,7 @@ async def test_a_failed_checkpoint_is_counted(
 
     monkeypatch.setattr(h.engine, "checkpoint", refuse)
     sid = await h.turn("edit the notes")
-    failed = [e for e in h.engine.typed_events(sid) if isinstance(e, CheckpointFailedEvent)]
+    failed = [e for e in h.engine.events(sid) if isinstance(e, CheckpointFailedEvent)]
     assert [(e.kind, e.error) for e in failed] == [("tool", "the store refused (test)")]
     snap = snapshot(collect(h.store, h.workspace, 10**9), text=True)
     counts = snap.checkpoints

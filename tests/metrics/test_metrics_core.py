@@ -28,8 +28,10 @@ from retrace.engine.store.events import (
     RestoreReasonEvent,
     RestoreStatsEvent,
     TaskEvent,
+    event_json,
     parse_event,
 )
+from retrace.engine.store.journal import seal_event
 from retrace.engine.store.layout import StoreLayout
 
 
@@ -175,8 +177,8 @@ def test_restore_reason_journal_round_trip(tmp_path: Path) -> None:
         assert outcome.kind == "applied" and outcome.checkpoint is not None
         restore_cp = outcome.checkpoint.id
         event = record_reason(engine, restore_cp, "unwantedChanges", "code")
-        stats = [e for e in engine.typed_events("s1") if isinstance(e, RestoreStatsEvent)]
-        reasons = [e for e in engine.typed_events("s1") if isinstance(e, RestoreReasonEvent)]
+        stats = [e for e in engine.events("s1") if isinstance(e, RestoreStatsEvent)]
+        reasons = [e for e in engine.events("s1") if isinstance(e, RestoreReasonEvent)]
         with pytest.raises(RetraceError):
             record_reason(engine, "nope-no-such-checkpoint", "other")
         with pytest.raises(RetraceError):
@@ -201,9 +203,8 @@ def test_journal_reader_reads_on_and_starts_over_when_replaced(tmp_path: Path) -
     reader = JournalReader()
     assert reader.events(path) == []
 
-    def line(event: JournalEvent | dict[str, Any]) -> bytes:
-        raw = event if isinstance(event, dict) else event.model_dump(mode="json", by_alias=True)
-        return json.dumps(raw).encode() + b"\n"
+    def line(event: JournalEvent | dict[str, Any]) -> bytes:  # as the writer seals it
+        return seal_event(event_json(event)) + b"\n"
 
     stat1 = RestoreStatsEvent(duration_ms=5.0, kind="applied", mode="code")
     reason = RestoreReasonEvent(checkpoint_id="r", reason="other")
@@ -222,3 +223,6 @@ def test_journal_reader_reads_on_and_starts_over_when_replaced(tmp_path: Path) -
     assert reader.events(path) == [stat1, stat1, reason]
     path.write_bytes(line(stat1) + b'{"type": "restore", "durationMs": "slow", "kind": 1}\n' + b"garbage\n")
     assert reader.events(path) == [stat1]  # bad lines are the verifier's business
+    unsealed = json.dumps(stat1.model_dump(mode="json", by_alias=True)).encode() + b"\n"
+    path.write_bytes(line(reason) + unsealed)  # a v2 line without its checksum: damage, left out
+    assert reader.events(path) == [reason]

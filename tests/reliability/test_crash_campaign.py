@@ -43,6 +43,7 @@ from tests.reliability.conftest import FULL, full_only, record_figures, tree
 
 from retrace.engine import Engine
 from retrace.engine.restore.recovery import begin_restore, recover_interrupted_restores
+from retrace.engine.store.events import RestoreDoneEvent
 from retrace.engine.store.layout import StoreLayout
 from retrace.offline import FakeModel
 from retrace.offline.scenario import Scenario
@@ -657,4 +658,4 @@ def test_recovery_keeps_a_restore_committed_before_the_crash(tmp_path: Path) -> 
         assert engine.recovered == []
         assert recover_interrupted_restores(engine) == []
         assert tree(ws) == old
-        assert any(e.get("type") == "restoreDone" for sid in engine.sessions() for e in engine.events(sid))
+        assert any(isinstance(e, RestoreDoneEvent) for sid in engine.sessions() for e in engine.events(sid))

@@ -44,7 +44,7 @@ from retrace.agent.runtime import Runtime
 from retrace.agent.settings import AgentSettings
 from retrace.agent.tool_call import emit_checkpoint
 from retrace.engine.models import Checkpoint
-from retrace.engine.store.events import ConversationHeadEvent, MessageEvent, event_json
+from retrace.engine.store.events import ConversationHeadEvent, MessageEvent
 
 SUMMARY_SYSTEM = (
     "You compress coding-agent conversations. Write a concise summary that keeps every decision "
@@ -220,7 +220,7 @@ async def compact(
     def write() -> Checkpoint:
         for event in events:
             rt.engine.append_event(event, session_id=sid)
-            conv.apply(event_json(event))
+            conv.apply_written(event)
         return rt.engine.checkpoint(
             f"automatic compaction: {len(plan.summarized)} earlier messages summarized",
             [],

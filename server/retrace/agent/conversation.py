@@ -32,9 +32,8 @@ A checkpoint's conversation cursor is ``"<messageId>"`` or, for a tool checkpoin
 from __future__ import annotations
 
 import logging
-import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -45,6 +44,17 @@ from retrace import credentials
 from retrace.agent.terminal import TerminalSession, revive
 from retrace.camel import CamelModel
 from retrace.engine.models import TerminalState
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    ConversationHeadEvent,
+    JournalEvent,
+    MessageEvent,
+    PromptWithdrawnEvent,
+    ToolCallIntentEvent,
+    ToolCallResultEvent,
+    TurnEvent,
+    UsageEvent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -106,15 +116,14 @@ class UsageTotals(CamelModel):
     cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
 
-    def plus(self, event: dict[str, Any]) -> UsageTotals:
+    def plus(self, event: UsageEvent) -> UsageTotals:
         """These sums and one journaled ``usage`` event's numbers."""
         return UsageTotals(
-            input_tokens=self.input_tokens + int(event.get("inputTokens", 0)),
-            output_tokens=self.output_tokens + int(event.get("outputTokens", 0)),
-            cache_creation_input_tokens=self.cache_creation_input_tokens
-            + int(event.get("cacheCreationInputTokens", 0)),
-            cache_read_input_tokens=self.cache_read_input_tokens + int(event.get("cacheReadInputTokens", 0)),
-            cost_usd=self.cost_usd + float(event.get("costUsd", 0.0)),
+            input_tokens=self.input_tokens + event.input_tokens,
+            output_tokens=self.output_tokens + event.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens + event.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + event.cache_read_input_tokens,
+            cost_usd=self.cost_usd + event.cost_usd,
         )
 
 
@@ -210,33 +219,55 @@ class Conversation:
     uncached + cache reads + cache writes). In memory only: what compaction measures against."""
 
     @classmethod
-    def from_events(cls, session_id: str, events: Iterable[dict[str, Any]]) -> Conversation:
+    def from_events(cls, session_id: str, events: Iterable[JournalEvent]) -> Conversation:
         conv = cls(session_id)
         for number, event in enumerate(events, 1):
             try:
                 conv.apply(event)
-            except (KeyError, TypeError, ValueError) as e:  # a damaged line must not lose the session
+            except (KeyError, TypeError, ValueError) as e:  # an event the state cannot take (a
+                # withdrawal of an unknown prompt) must not lose the session
                 log.warning(
-                    "session %s: journal event %d (%s) skipped: %r", session_id, number, event.get("type"), e
+                    "session %s: journal event %d (%s) skipped: %r", session_id, number, event.type, e
                 )
         return conv
 
-    def apply(self, event: dict[str, Any]) -> None:
-        """Fold one journal event into the state (unknown types are ignored)."""
-        handler = _APPLY.get(str(event.get("type")))
-        if handler is not None:
-            handler(self, event)
+    def apply(self, event: JournalEvent) -> None:
+        """Fold one journal event into the state (events the conversation does not use are ignored)."""
+        match event:
+            case MessageEvent():
+                self._message(event)
+            case PromptWithdrawnEvent():
+                self._withdraw(event)
+            case ConversationHeadEvent():
+                self._head(event)
+            case UsageEvent():
+                self._usage(event)
+            case TurnEvent():
+                self._turn(event)
+            case ToolCallIntentEvent():
+                self._intent(event)
+            case ToolCallResultEvent():
+                self._result(event)
+            case CheckpointEvent():
+                self._checkpoint(event)
+            case _:
+                pass
 
-    def _message(self, event: dict[str, Any]) -> None:
+    def apply_written(self, event: JournalEvent) -> None:
+        """Fold an event just appended to the journal, as a replay would read it back: a deep
+        copy, so the caller's values (message blocks) are never shared with the state."""
+        self.apply(event.model_copy(deep=True))
+
+    def _message(self, event: MessageEvent) -> None:
         message = StoredMessage(
-            id=event["id"],
-            parent=event.get("parent"),
-            role=event["role"],
-            content=list(event.get("content") or []),
-            turn_id=event.get("turnId"),
-            kind=event.get("kind", "message"),
-            created_at=event.get("createdAt"),
-            attachments=list(event.get("attachments") or []),
+            id=event.id,
+            parent=event.parent,
+            role=event.role,
+            content=list(event.content),
+            turn_id=event.turn_id,
+            kind=event.kind,
+            created_at=event.created_at,
+            attachments=list(event.attachments or []),
         )
         self.messages[message.id] = message
         self.head = message.id
@@ -249,61 +280,58 @@ class Conversation:
             message.code_note_before = self.code_note
             self.code_note = None
 
-    def _head(self, event: dict[str, Any]) -> None:
-        self.head = event.get("head")
-        self._compacting = event.get("summarized") if event.get("reason") == "compaction" else None
-        self.note_from = event.get("noteFrom")
-        code_from, target = event.get("codeFrom"), event.get("checkpointId")
-        if isinstance(code_from, str) and isinstance(target, str):
-            self.code_note = (code_from, target)
-        if event.get("terminal") is not None:
-            self.terminal = TerminalState.model_validate(event["terminal"])
+    def _head(self, event: ConversationHeadEvent) -> None:
+        self.head = event.head
+        self._compacting = event.summarized if event.reason == "compaction" else None
+        self.note_from = event.note_from
+        if event.code_from is not None and event.checkpoint_id is not None:
+            self.code_note = (event.code_from, event.checkpoint_id)
+        if event.terminal is not None:
+            self.terminal = event.terminal
 
-    def _usage(self, event: dict[str, Any]) -> None:
+    def _usage(self, event: UsageEvent) -> None:
         self.usage = self.usage.plus(event)
-        turn_id = event.get("turnId")
-        if isinstance(turn_id, str):
-            self.turn_usage[turn_id] = self.turn_usage.get(turn_id, UsageTotals()).plus(event)
+        if event.turn_id is not None:
+            self.turn_usage[event.turn_id] = self.turn_usage.get(event.turn_id, UsageTotals()).plus(event)
 
-    def _turn(self, event: dict[str, Any]) -> None:
-        head = event.get("headCheckpoint")
-        self.turn_heads[str(event.get("turnId"))] = head if isinstance(head, str) else None
+    def _turn(self, event: TurnEvent) -> None:
+        self.turn_heads[event.turn_id] = event.head_checkpoint
         if self.title is None:
-            self.title = str(event.get("text", ""))[:200]
+            self.title = event.text[:200]
         if self.created_at is None:
-            self.created_at = event.get("createdAt")
+            self.created_at = event.created_at
 
-    def _intent(self, event: dict[str, Any]) -> None:
-        self.tool_calls[event["id"]] = ToolCallRecord(
-            id=event["id"],
-            tool=event.get("tool", ""),
-            input=dict(event.get("input") or {}),
-            turn_id=event.get("turnId"),
-            message_id=event.get("messageId"),
-            started_at=float(event.get("ts", time.time())),
+    def _intent(self, event: ToolCallIntentEvent) -> None:
+        self.tool_calls[event.id] = ToolCallRecord(
+            id=event.id,
+            tool=event.tool,
+            input=dict(event.input),
+            turn_id=event.turn_id,
+            message_id=event.message_id,
+            started_at=event.ts,
         )
 
-    def _result(self, event: dict[str, Any]) -> None:
-        record = self.tool_calls.get(event["id"])
+    def _result(self, event: ToolCallResultEvent) -> None:
+        record = self.tool_calls.get(event.id)
         if record is None:  # a result without an intent: keep it visible anyway
-            record = ToolCallRecord(event["id"], event.get("tool", ""), {}, event.get("turnId"), None, 0.0)
+            record = ToolCallRecord(event.id, event.tool, {}, event.turn_id, None, 0.0)
             self.tool_calls[record.id] = record
-        record.status = event.get("status")
-        record.output = event.get("output")
-        record.is_error = bool(event.get("isError"))
-        record.duration_ms = float(event.get("durationMs", 0.0))
-        record.changed_paths = list(event.get("changedPaths") or [])
+        record.status = event.status
+        record.output = event.output
+        record.is_error = event.is_error
+        record.duration_ms = event.duration_ms
+        record.changed_paths = list(event.changed_paths)
 
-    def _checkpoint(self, event: dict[str, Any]) -> None:
-        cp = event.get("checkpoint") or {}
-        record = self.tool_calls.get(cp.get("toolCallId") or "")
-        if record is not None and cp.get("kind") == "tool":
-            record.checkpoint_id = cp.get("id")
-        if cp.get("terminal") is not None:
-            self.terminal = TerminalState.model_validate(cp["terminal"])
+    def _checkpoint(self, event: CheckpointEvent) -> None:
+        cp = event.checkpoint
+        record = self.tool_calls.get(cp.tool_call_id or "")
+        if record is not None and cp.kind == "tool":
+            record.checkpoint_id = cp.id
+        if cp.terminal is not None:
+            self.terminal = cp.terminal
 
-    def _withdraw(self, event: dict[str, Any]) -> None:
-        message = self.messages[event["messageId"]]
+    def _withdraw(self, event: PromptWithdrawnEvent) -> None:
+        message = self.messages[event.message_id]
         if self.head == message.id:
             self.head = message.parent
             self.note_from = message.note_from_before
@@ -311,9 +339,9 @@ class Conversation:
         self.withdrawn.append(
             WithdrawnPrompt(
                 message_id=message.id,
-                turn_id=event.get("turnId"),
-                text=str(event.get("text") or prompt_text(message)),
-                reason=str(event.get("reason") or "error"),
+                turn_id=event.turn_id,
+                text=event.text or prompt_text(message),
+                reason=event.reason or "error",
                 after=message.parent,
             )
         )
@@ -432,19 +460,6 @@ class Conversation:
     def api_messages(self) -> list[dict[str, Any]]:
         """The history as the Messages API accepts it."""
         return api_messages(self.chain(), self)
-
-
-_APPLY: dict[str, Callable[[Conversation, dict[str, Any]], None]] = {
-    "message": Conversation._message,
-    "promptWithdrawn": Conversation._withdraw,
-    "conversationHead": Conversation._head,
-    "usage": Conversation._usage,
-    "turn": Conversation._turn,
-    "toolCallIntent": Conversation._intent,
-    "toolCallResult": Conversation._result,
-    "checkpoint": Conversation._checkpoint,
-}
-"""Journal event type → how it folds into the state."""
 
 
 def prompt_text(message: StoredMessage) -> str:

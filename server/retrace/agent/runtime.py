@@ -20,7 +20,7 @@ from retrace.agent.settings import AgentSettings
 from retrace.agent.tools import ToolSpec, spec_of
 from retrace.engine.engine import Engine
 from retrace.engine.gate import EngineGate
-from retrace.engine.store.events import JournalEvent, MessageEvent, event_json
+from retrace.engine.store.events import JournalEvent, MessageEvent
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -103,7 +103,7 @@ async def journal(rt: Runtime, conv: Conversation, event: JournalEvent) -> None:
 
     def write() -> None:
         rt.engine.append_event(event, session_id=conv.session_id)
-        conv.apply(event_json(event))
+        conv.apply_written(event)
 
     await rt.gate.call(write)
 

@@ -60,7 +60,7 @@ from retrace.agent.runtime import (
     journal,
 )
 from retrace.agent.session_index import FILE_NAME as SESSION_INDEX
-from retrace.agent.session_index import SessionIndex, SessionRecord, Stamp, journal_stamp
+from retrace.agent.session_index import SessionIndex, SessionRecord
 from retrace.agent.settings import AgentSettings
 from retrace.agent.subagents.service import TaskService
 from retrace.agent.subagents.topology import cut_off, fold
@@ -71,7 +71,14 @@ from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.gate import EngineGate
 from retrace.engine.models import Checkpoint, RestoreOutcome, TerminalState
-from retrace.engine.store.events import ConversationHeadEvent, TurnEvent
+from retrace.engine.store.cursor import end_mark
+from retrace.engine.store.events import (
+    ConversationHeadEvent,
+    JournalEvent,
+    MessageEvent,
+    ToolCallIntentEvent,
+    TurnEvent,
+)
 from retrace.engine.store.layout import StoreLayout
 from retrace.redact import redact
 
@@ -175,7 +182,7 @@ class AgentService:
         known = await self.gate.call(self.engine.sessions)
         if session_id not in known and not create:
             raise RetraceError(f"unknown session {session_id[:100]!r}")
-        events: list[dict[str, Any]] = []
+        events: list[JournalEvent] = []
         if session_id in known:
             events = await self.gate.call(lambda: list(self.engine.events(session_id)))
         conv = self._convs.get(session_id)  # folded meanwhile by another caller
@@ -207,22 +214,22 @@ class AgentService:
         await asyncio.to_thread(self.background.end_leftovers)
         sids = await self.gate.call(self.engine.sessions)
 
-        def read_index() -> tuple[SessionIndex, dict[str, Stamp | None]]:
+        def read_index() -> tuple[SessionIndex, set[str]]:
             index = SessionIndex.load(layout.cache / SESSION_INDEX)
-            return index, {sid: journal_stamp(layout.journal(sid)) for sid in sids}
+            return index, {sid for sid in sids if index.settled(sid, layout.journal(sid)) is not None}
 
-        index, stamps = await self.gate.call(read_index)
+        index, settled = await self.gate.call(read_index)
         interrupted: list[str] = []
         for sid in sids:
-            if index.settled(sid, stamps[sid]) is not None:
+            if sid in settled:
                 continue
             if await self._resume(rt, sid):
                 interrupted.append(sid)
             conv = self._convs.get(sid)
-            stamp = await self.gate.call(lambda sid=sid: journal_stamp(layout.journal(sid)))
-            if stamp is not None:
+            mark = await self.gate.call(lambda sid=sid: end_mark(layout.journal(sid)))
+            if mark is not None:
                 title, created = (conv.title, conv.created_at) if conv is not None else (None, None)
-                index.mark(sid, SessionRecord(stamp, conv is not None, title, created))
+                index.mark(sid, SessionRecord(mark, conv is not None, title, created))
         index.keep_only(sids)
         self._index = index
         if not self.engine.readonly:
@@ -234,7 +241,7 @@ class AgentService:
         """Fold one session (if it holds a conversation) and finish what a crash left open;
         whether it had interrupted tool calls."""
         events = await self.gate.call(lambda: list(self.engine.events(sid)))
-        if not any(e.get("type") in ("message", "turn", "toolCallIntent") for e in events):
+        if not any(isinstance(e, (MessageEvent, TurnEvent, ToolCallIntentEvent)) for e in events):
             return False
         conv = Conversation.from_events(sid, events)
         self._convs[sid] = conv

@@ -1,16 +1,18 @@
 """What start-up knows of each session without folding its conversation.
 
-``<store>/cache/agent-sessions.json`` records, per session journal, the journal's stamp (device,
-inode, size, modification time) at the moment the agent last folded it and found it SETTLED —
+``<store>/cache/agent-sessions.json`` records, per session journal, where the journal ended (a
+:class:`~retrace.engine.store.cursor.JournalMark`) at the moment the agent last folded it and
+found it SETTLED —
 nothing for crash resume to do: no tool call without a result, no unanswered tool batch, no
 prompt without a reply — together with what a session list shows (title, creation time, whether
 it is an agent session at all).
 
 Contracts:
 
-* A session is skipped at start-up only when its journal's stamp equals the recorded one. Any
-  append (a turn, a crash mid-call) changes the size and time, so such a session is folded and
-  resumed exactly as before. The record is written after the resume's own writes.
+* A session is skipped at start-up only when the journal cursor finds its journal untouched
+  since the recorded mark (:func:`~retrace.engine.store.cursor.untouched`). Any append (a turn,
+  a crash mid-call) or rewrite fails that, so such a session is folded and resumed exactly as
+  before. The record is written after the resume's own writes.
 * The file is a cache: missing, unreadable, of another version or malformed means "nothing is
   known" (every session is folded, as without it). Written atomically (temporary file + rename).
 """
@@ -23,29 +25,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
+from retrace.engine.store.cursor import JournalMark, untouched
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2
+"""2: a journal cursor's mark instead of a stat stamp."""
 FILE_NAME = "agent-sessions.json"
-
-Stamp = tuple[int, int, int, int]
-
-
-def journal_stamp(path: Path) -> Stamp | None:
-    """(device, inode, size, mtime in ns) of a journal; ``None`` when it does not exist."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @dataclass(frozen=True)
 class SessionRecord:
-    """A session known to be settled at ``stamp``."""
+    """A session known to be settled at ``mark``."""
 
-    stamp: Stamp
+    mark: JournalMark
     agent: bool
     """It holds a conversation (turns, messages or tool calls); engine-only sessions do not."""
     title: str | None
@@ -63,10 +56,10 @@ class SessionIndex:
         """The index at ``path``; an empty one (every session is folded) when it cannot be used."""
         return cls(path, read_cache_json(path, _records, "session index"))
 
-    def settled(self, session_id: str, stamp: Stamp | None) -> SessionRecord | None:
-        """The record of ``session_id`` if its journal is unchanged since it was found settled."""
+    def settled(self, session_id: str, journal: Path) -> SessionRecord | None:
+        """The record of ``session_id`` if its journal is untouched since it was found settled."""
         record = self.records.get(session_id)
-        return record if record is not None and stamp is not None and record.stamp == stamp else None
+        return record if record is not None and untouched(record.mark, journal) else None
 
     def mark(self, session_id: str, record: SessionRecord) -> None:
         if self.records.get(session_id) != record:
@@ -88,7 +81,7 @@ class SessionIndex:
         body = {
             "version": VERSION,
             "sessions": {
-                sid: {"stamp": list(r.stamp), "agent": r.agent, "title": r.title, "createdAt": r.created_at}
+                sid: {"mark": r.mark.to_json(), "agent": r.agent, "title": r.title, "createdAt": r.created_at}
                 for sid, r in sorted(self.records.items())
             },
         }
@@ -105,13 +98,9 @@ def _records(raw: object) -> dict[str, SessionRecord]:
         raise TypeError("sessions is not an object")
     out: dict[str, SessionRecord] = {}
     for sid, row in sessions.items():
-        stamp = row["stamp"]
-        if not isinstance(stamp, list) or len(stamp) != 4 or not all(isinstance(v, int) for v in stamp):
-            raise TypeError(f"session {sid}: malformed stamp")
+        mark = JournalMark.from_json(row["mark"])
         title, created = row.get("title"), row.get("createdAt")
         if not (title is None or isinstance(title, str)) or not (created is None or isinstance(created, str)):
             raise TypeError(f"session {sid}: malformed title or time")
-        out[str(sid)] = SessionRecord(
-            (stamp[0], stamp[1], stamp[2], stamp[3]), bool(row["agent"]), title, created
-        )
+        out[str(sid)] = SessionRecord(mark, bool(row["agent"]), title, created)
     return out

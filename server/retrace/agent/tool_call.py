@@ -48,7 +48,6 @@ from retrace.engine.store.events import (
     PermissionAlwaysEvent,
     ToolCallIntentEvent,
     ToolCallResultEvent,
-    event_json,
 )
 from retrace.redact import redact, redact_json
 
@@ -395,7 +394,7 @@ async def checkpoint_tool(
 
     def commit() -> Checkpoint | RetraceError:
         engine.append_event(ended, session_id=sid, durable=False)
-        conv.apply(event_json(ended))
+        conv.apply_written(ended)
         try:
             return engine.checkpoint(
                 label,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, RestoreApplied, RestoreMode, RestoreOutcome, TerminalState
-from retrace.engine.store.events import KNOWN_TYPES, RestoreRecordEvent, RestoreStatsEvent, parse_event
+from retrace.engine.store.events import RestoreRecordEvent, RestoreStatsEvent
 
 REASON_INTERVAL_S = 30 * 60.0
 """At most one reason question per this many seconds (per server)."""
@@ -156,9 +156,6 @@ def remember(
 
 Candidate = RestoreRecordEvent | RestoreStatsEvent
 
-_NOT_RESTORES = KNOWN_TYPES - {"restoreRecord", "restore"}
-"""Left out before validation when the journals are read for the last restore."""
-
 
 def newest(events: Sequence[Candidate]) -> Candidate | None:
     """The last restore among ``events`` (any journals, any order): the newest record, or an
@@ -199,8 +196,7 @@ def last_restore(engine: Engine) -> RestoreRecordEvent | None:
     """The store's last restore, read from every session journal (run in the engine's gate)."""
     found: list[Candidate] = []
     for session_id in engine.sessions():
-        for raw in engine.events(session_id, skip=_NOT_RESTORES):
-            event = parse_event(raw)
+        for event in engine.events(session_id, only=(RestoreRecordEvent, RestoreStatsEvent)):
             if isinstance(event, RestoreRecordEvent | RestoreStatsEvent):
                 found.append(event)
     last = newest(found)

@@ -49,7 +49,7 @@ from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import GcReport
-from retrace.engine.store.events import KNOWN_TYPES, TaskEvent
+from retrace.engine.store.events import TaskEvent
 from retrace.engine.store.layout import StoreLayout
 
 log = logging.getLogger(__name__)
@@ -196,10 +196,9 @@ def remove(layout: StoreLayout, name: str) -> int:
 
 def task_events(engine: Engine) -> dict[str, TaskEvent]:
     """Each child's last ``task`` event over every session journal of the store."""
-    skip = KNOWN_TYPES - {"task"}
     out: dict[str, TaskEvent] = {}
     for sid in engine.sessions():
-        out.update(fold(engine.events(sid, skip=skip)))
+        out.update(fold(engine.events(sid, only=(TaskEvent,))))
     return out
 
 

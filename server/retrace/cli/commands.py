@@ -22,6 +22,7 @@ from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreLocked, StoreNotInitialised
 from retrace.engine.models import RestoreFailed
+from retrace.engine.store.events import MessageEvent
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.relay import holder
 
@@ -351,7 +352,7 @@ def _restore_conversation(
     if not moves_conversation(outcome.mode, outcome):
         message = "The conversation was left as it was (the code restore did not apply)."
         return {"restored": False, "message": message}
-    if not any(ev.get("type") == "message" for ev in engine.events(cp.session_id)):
+    if not any(isinstance(ev, MessageEvent) for ev in engine.events(cp.session_id, only=(MessageEvent,))):
         message = f"Checkpoint {cp.id} has no conversation (session {cp.session_id} has no messages)."
         return {"restored": False, "message": message}
     from retrace.agent.headless import PrintingHost

@@ -65,7 +65,7 @@ from retrace.engine.restore.transaction import RestoreTransaction
 from retrace.engine.restore.trash import drain_trash
 from retrace.engine.store import event_log
 from retrace.engine.store.blobs import BlobSource, BlobStore
-from retrace.engine.store.events import JournalEvent
+from retrace.engine.store.events import EventModel, JournalEvent, RestoreDoneEvent, RestoreIntentEvent
 from retrace.engine.store.journal import JournalWriter, repair_tail
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.engine.store.lock import StoreLock
@@ -102,7 +102,7 @@ class Engine:
         self._snapshots: dict[str, str] = self._history.snapshots
         self._snap_depth: dict[str, int] = self._history.snap_depth
         self._writers: dict[str, JournalWriter] = {}
-        self._restore_events: dict[str, list[dict[str, Any]]] = {}
+        self._restore_events: dict[str, list[RestoreIntentEvent | RestoreDoneEvent]] = {}
         self._session_id = ""
         self._closed = False
         self._catch_up_pending = False
@@ -560,16 +560,17 @@ class Engine:
         event_log.append(event, lambda: self._writer(session_id or self._session_id), durable=durable)
 
     def events(
-        self, session_id: str | None = None, *, skip: Collection[str] = (), start: int = 0
-    ) -> Iterator[dict[str, Any]]:
-        """Every journal event of a session in order, validated, in JSON form (:func:`event_log.read`)."""
-        return event_log.read(self._layout.journal(session_id or self._session_id), skip=skip, start=start)
-
-    def typed_events(
-        self, session_id: str | None = None, report: event_log.EventReport | None = None
+        self,
+        session_id: str | None = None,
+        report: event_log.EventReport | None = None,
+        *,
+        skip: Collection[EventModel] = (),
+        only: Collection[EventModel] | None = None,
+        start: int = 0,
     ) -> Iterator[JournalEvent]:
-        """A session's events in order, typed (:func:`event_log.read_typed`; skipped: ``report``)."""
-        return event_log.read_typed(self._layout.journal(session_id or self._session_id), report)
+        """A session's events in order, typed (:func:`event_log.read`; left out: ``report``)."""
+        path = self._layout.journal(session_id or self._session_id)
+        return event_log.read(path, report, skip=skip, only=only, start=start)
 
     # ------------------------------------------------------------------ housekeeping
     def stats(self) -> StoreStats:

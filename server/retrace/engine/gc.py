@@ -17,7 +17,6 @@ import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from retrace.engine.bookmark_name import bookmarks
 from retrace.engine.clock import utc_now
@@ -27,8 +26,10 @@ from retrace.engine.history import History
 from retrace.engine.line_stats import summarize
 from retrace.engine.manifest import Manifest, encode_snapshot
 from retrace.engine.models import GcReport, StoreStats, SubagentStats
+from retrace.engine.store import event_log
 from retrace.engine.store.blobs import BlobStore
-from retrace.engine.store.journal import journal_lines, read_journal, reencode
+from retrace.engine.store.events import CheckpointEvent, RestoreStatsEvent, TaskEvent, model_of
+from retrace.engine.store.journal import journal_lines, reencode
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.seal import verify_line
 
@@ -67,21 +68,19 @@ def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, session
     journal_bytes = 0
     restore_ms: list[float] = []
     restores = ok = 0
-    tasks: dict[str, dict[str, Any]] = {}
+    tasks: dict[str, TaskEvent] = {}
     for sid in layout.session_ids():
         jp = layout.journal(sid)
         journal_bytes += jp.stat().st_size
-        for ev in read_journal(jp):
+        for ev in event_log.read(jp, only=(RestoreStatsEvent, TaskEvent)):
             # Success rate is over restores that changed (or tried to change) the workspace:
             # a conflict refusal or a nothing-to-restore is the engine working as intended.
-            if ev.get("type") == "restore" and ev.get("kind") in ("applied", "failed"):
+            if isinstance(ev, RestoreStatsEvent) and ev.kind in ("applied", "failed"):
                 restores += 1
-                ok += ev.get("kind") == "applied"
-                d = ev.get("durationMs")
-                if isinstance(d, int | float):
-                    restore_ms.append(float(d))
-            elif ev.get("type") == "task" and isinstance(ev.get("taskId"), str):
-                tasks[ev["taskId"]] = ev
+                ok += ev.kind == "applied"
+                restore_ms.append(ev.duration_ms)
+            elif isinstance(ev, TaskEvent):
+                tasks[ev.task_id] = ev
     cps = [history.cps[c] for c in history.order]
     return StoreStats(
         checkpoints=len(cps),
@@ -103,19 +102,15 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def _subagents(last_events: Iterable[dict[str, Any]], disk: int) -> SubagentStats:
+def _subagents(last_events: Iterable[TaskEvent], disk: int) -> SubagentStats:
     """Sum the children's latest ``task`` events (their state and metrics)."""
     out = SubagentStats(bytes=disk)
     for ev in last_events:
         out.started += 1
-        status = str(ev.get("status"))
-        out.by_status[status] = out.by_status.get(status, 0) + 1
-        conflicts = ev.get("conflicts")
-        out.conflicts += len(conflicts) if isinstance(conflicts, list) else 0
-        raw = ev.get("metrics")
-        metrics: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        out.max_parallel = max(out.max_parallel, int(_number(metrics.get("parallel"))))
-        out.peak_rss_mib = max(out.peak_rss_mib, _number(metrics.get("serverPeakRssMiB")))
+        out.by_status[ev.status] = out.by_status.get(ev.status, 0) + 1
+        out.conflicts += len(ev.conflicts)
+        out.max_parallel = max(out.max_parallel, int(_number(ev.metrics.get("parallel"))))
+        out.peak_rss_mib = max(out.peak_rss_mib, _number(ev.metrics.get("serverPeakRssMiB")))
     return out
 
 
@@ -271,7 +266,7 @@ def _rewrite_journals(
             # Unreadable lines are kept byte for byte: only verify --repair moves damage.
             new = (
                 None
-                if ev is None or ev.get("type") != "checkpoint"
+                if ev is None or model_of(ev) is not CheckpointEvent
                 else _rewritten(ev, drop, new_snaps, stale, sealed=verify_line(line.raw))
             )
             if new is None:

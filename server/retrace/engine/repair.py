@@ -36,7 +36,7 @@ from retrace.engine.history.sanitize import sanitized
 from retrace.engine.manifest import stored_delta
 from retrace.engine.models import Checkpoint, VerifyReport
 from retrace.engine.store.blobs import BlobStore
-from retrace.engine.store.events import CheckpointLostEvent
+from retrace.engine.store.events import CheckpointEvent, CheckpointLostEvent, model_of
 from retrace.engine.store.journal import JournalWriter, reencode
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import StoreLock
@@ -103,7 +103,7 @@ def _cleaned(raw: bytes) -> bytes | None:
     legacy); ``None``: nothing of it can stay (a restore intent naming such a path)."""
     ev: dict[str, Any] = json.loads(raw)
     ev.pop(SUM_KEY, None)
-    if ev.get("type") != "checkpoint":
+    if model_of(ev) is not CheckpointEvent:
         return None
     bad: list[tuple[str, str]] = []
     if isinstance(ev.get("delta"), dict):

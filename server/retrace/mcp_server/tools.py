@@ -14,13 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import ValidationError
-
 from retrace.camel import CamelModel
 from retrace.engine.bookmark_name import bookmark_of, bookmarks
 from retrace.engine.engine import Engine
 from retrace.engine.models import Checkpoint, FileChange, RestoreApplied, RestoreFailed, RestoreOutcome
-from retrace.engine.store.events import AgentSessionEvent
+from retrace.engine.store.events import AgentSessionEvent, EventSchemaError, parse_event
 from retrace.engine.store.journal import parse_line
 from retrace.engine.store.layout import StoreLayout
 from retrace.mcp_server import words
@@ -67,13 +65,13 @@ def session_agents(engine: Engine, sessions: set[str]) -> dict[str, str]:
             continue
         if not raw.endswith(b"\n"):
             continue  # empty, torn, or too long to be the line sought
-        event = parse_line(1, raw[:-1], last=False).event
-        if event is None or event.get("type") != "agentSession":
-            continue
+        line = parse_line(1, raw[:-1], last=False).event
         try:
-            out[sid] = AgentSessionEvent.model_validate(event).agent
-        except ValidationError:
+            event = parse_event(line) if line is not None else None
+        except EventSchemaError:
             continue
+        if isinstance(event, AgentSessionEvent):
+            out[sid] = event.agent
     return out
 
 

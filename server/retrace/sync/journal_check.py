@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrace.engine.store.events import CheckpointEvent, model_of
 from retrace.engine.workspace import EscapeError, normalize_rel
 
 UNSAFE_SHOWN = 3
@@ -74,7 +75,7 @@ class JournalScan:
             ev = json.loads(line)
         except ValueError:
             return  # not a checkpoint the engine could replay either: damage it reports
-        if not isinstance(ev, dict) or ev.get("type") != "checkpoint":
+        if not isinstance(ev, dict) or model_of(ev) is not CheckpointEvent:
             return
         cp = ev.get("checkpoint")
         cid = cp.get("id") if isinstance(cp, dict) else None

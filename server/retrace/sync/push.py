@@ -21,20 +21,18 @@ local gc) is skipped this round.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
 
 from retrace.engine.errors import BlobCorrupt
 from retrace.engine.store.atomic import write_atomic
 from retrace.engine.store.blobs import BlobStore
+from retrace.engine.store.cursor import JournalMark, read_increment, tail_digest
 from retrace.engine.store.layout import StoreLayout
 from retrace.sync.crypto import Cipher
 from retrace.sync.errors import RemoteError
@@ -74,10 +72,6 @@ MIN_SPLIT_BYTES = 8 << 20
 """Below this much to send, one pack (fewest requests); above, at least one pack per upload slot."""
 
 
-TAIL_BYTES = 64 << 10
-"""How much of a journal before the pushed offset is read back to check it still stands."""
-
-
 class Cancelled(Exception):  # noqa: N818 (a control-flow signal, not an error)
     pass
 
@@ -104,8 +98,7 @@ class JournalCut:
 
     def tail_sha(self, pos: int) -> str:
         """The fingerprint recorded for a push that ends at byte ``pos`` of the journal."""
-        upto = self.before + self.new[: pos - self.start]
-        return hashlib.sha256(upto[-TAIL_BYTES:]).hexdigest()
+        return tail_digest(self.before + self.new[: pos - self.start])
 
 
 class Pusher:
@@ -368,33 +361,32 @@ def plan_packs(sizes: dict[str, int], concurrency: int) -> list[list[tuple[str, 
 def read_new(session_id: str, path: Path, js: JournalState) -> JournalCut | None:
     """What the journal gained since the pushed offset, up to its last newline (``None``: nothing).
 
-    Only the new bytes and a short tail before the offset are read, not the whole journal: the
-    engine only appends to a journal, and a local gc rewrites one as a new file (a new inode).
-    So the pushed prefix still stands when the file is the one it was read from (same device and
-    inode), is at least as long, and the ``TAIL_BYTES`` before the offset hash as recorded;
-    otherwise the journal starts a new generation from byte 0."""
+    The journal cursor (:func:`~retrace.engine.store.cursor.read_increment`, ``tail`` check)
+    decides: only the new bytes and a short tail before the offset are read. The pushed prefix
+    still stands when the file is the one it was read from (same device and inode), is at least
+    as long, and the ``TAIL_BYTES`` before the offset hash as recorded; otherwise the journal
+    starts a new generation from byte 0."""
+    mark = _pushed_mark(path, js)
+    inc = read_increment(path, mark)
+    if inc is None:
+        return None
+    state = js.model_copy()
+    if js.offset and (mark is None or inc.restarted):
+        state = JournalState(gen=js.gen + 1)
+    state.file_id = (inc.mark.dev, inc.mark.ino)
+    if not inc.new:
+        return None
+    return JournalCut(session_id, state, inc.start, inc.new, inc.before)
+
+
+def _pushed_mark(path: Path, js: JournalState) -> JournalMark | None:
+    """The cursor mark of what was pushed (the state keeps no modification time: the file's
+    current one, so only identity, length and the tail digest decide, never the racy shortcut)."""
+    if not js.offset or js.file_id is None:
+        return None
     try:
-        with path.open("rb") as f:
-            st = os.fstat(f.fileno())
-            state = js.model_copy()
-            if js.offset and not _prefix_stands(f, (st.st_dev, st.st_ino), st.st_size, js):
-                state = JournalState(gen=js.gen + 1)
-            state.file_id = (st.st_dev, st.st_ino)
-            lead = max(0, state.offset - TAIL_BYTES)
-            f.seek(lead)
-            data = f.read()
+        mtime_ns = path.stat().st_mtime_ns
     except FileNotFoundError:
         return None
-    before, rest = data[: state.offset - lead], data[state.offset - lead :]
-    rest = rest[: rest.rfind(b"\n") + 1]
-    if not rest:
-        return None
-    return JournalCut(session_id, state, state.offset, rest, before)
-
-
-def _prefix_stands(f: BinaryIO, file_id: tuple[int, int], size: int, js: JournalState) -> bool:
-    if js.file_id is None or tuple(js.file_id) != file_id or size < js.offset:
-        return False
-    lead = max(0, js.offset - TAIL_BYTES)
-    f.seek(lead)
-    return hashlib.sha256(f.read(js.offset - lead)).hexdigest() == js.tail_sha
+    dev, ino = js.file_id
+    return JournalMark(dev, ino, js.offset, mtime_ns, 0, js.tail_sha)

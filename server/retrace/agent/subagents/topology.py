@@ -9,22 +9,16 @@ interrupted too, never re-run), and its own timeline stays for the user to apply
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from retrace.engine.store.events import TaskEvent, parse_event
+from retrace.engine.store.events import JournalEvent, TaskEvent
 
 
-def fold(events: Iterable[dict[str, Any]]) -> dict[str, TaskEvent]:
+def fold(events: Iterable[JournalEvent]) -> dict[str, TaskEvent]:
     """Each child's latest ``task`` event by task id, in the order the children started (a
-    resumed child's ``running`` follows its earlier end)."""
+    resumed child's ``running`` follows its earlier end; a damaged line never reaches here:
+    that child's state is its previous event's)."""
     tasks: dict[str, TaskEvent] = {}
-    for raw in events:
-        if raw.get("type") != "task":
-            continue
-        try:
-            event = parse_event(raw)
-        except ValueError:  # a damaged line: that child's state is its previous event's
-            continue
+    for event in events:
         if isinstance(event, TaskEvent):
             tasks[event.task_id] = event
     return tasks

@@ -200,12 +200,14 @@ def running_turn(engine: Engine, sid: str, size: int) -> str | None:
     window = TAIL_BYTES
     while True:
         start = max(0, size - window)
-        last: dict[str, object] | None = None
-        for raw in engine.events(sid, skip={"checkpoint"}, start=_line_start(engine, sid, start)):
-            if raw.get("type") in ("turn", "turnEnd"):
-                last = raw
+        last: TurnEvent | TurnEndEvent | None = None
+        for event in engine.events(
+            sid, only=(TurnEvent, TurnEndEvent), start=_line_start(engine, sid, start)
+        ):
+            if isinstance(event, TurnEvent | TurnEndEvent):
+                last = event
         if last is not None:
-            return str(last["turnId"]) if last["type"] == "turn" else None
+            return last.turn_id if isinstance(last, TurnEvent) else None
         if start == 0:
             return None
         window *= 4

@@ -29,8 +29,15 @@ from retrace.engine.store.events import (
     TaskEvent,
 )
 
-READ_TYPES = ("checkpoint", "checkpointFailed", "restore", "restoreReason", "conversationHead", "task")
-"""The event types the fold reads (every other line is skipped before validation)."""
+READ_TYPES = (
+    CheckpointEvent,
+    CheckpointFailedEvent,
+    RestoreStatsEvent,
+    RestoreReasonEvent,
+    ConversationHeadEvent,
+    TaskEvent,
+)
+"""The event models the fold reads (every other line is skipped before validation)."""
 
 NO_REASON = "none"
 TIMED = ("applied", "failed")

@@ -24,9 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from retrace.engine import Engine
+from retrace.engine.store.events import (
+    AgentSessionEvent,
+    CheckpointEvent,
+    JournalEvent,
+    TurnEndEvent,
+    TurnEvent,
+)
 from retrace.protocol.timeline import RunningAgentTurn, TurnState
 
 IDLE_LIMIT = timedelta(minutes=30)
@@ -85,7 +91,7 @@ class ExternalSession:
     last_event_at: datetime | None
 
 
-def external_session(events: Iterable[Mapping[str, Any]]) -> ExternalSession | None:
+def external_session(events: Iterable[JournalEvent]) -> ExternalSession | None:
     """Fold a session journal's events (checkpoints may be left out); ``None`` when its first
     event is not ``agentSession`` (a session of Retrace's own)."""
     agent: str | None = None
@@ -94,22 +100,16 @@ def external_session(events: Iterable[Mapping[str, Any]]) -> ExternalSession | N
     ended: set[str] = set()
     last: datetime | None = None
     for number, event in enumerate(events):
-        kind = event.get("type")
         if number == 0:
-            name = event.get("agent")
-            if kind != "agentSession" or not isinstance(name, str):
+            if not isinstance(event, AgentSessionEvent):
                 return None
-            agent = name
-        last = latest_activity(last, from_ts(event.get("ts")))
-        turn_id = event.get("turnId")
-        if not isinstance(turn_id, str):
-            continue
-        if kind == "turn" and turn_id not in seen:
-            seen.add(turn_id)
-            text = event.get("text")
-            turns.append((turn_id, text if isinstance(text, str) else "", from_ts(event.get("ts"))))
-        elif kind == "turnEnd":
-            ended.add(turn_id)
+            agent = event.agent
+        last = latest_activity(last, from_ts(event.ts))
+        if isinstance(event, TurnEvent) and event.turn_id not in seen:
+            seen.add(event.turn_id)
+            turns.append((event.turn_id, event.text, from_ts(event.ts)))
+        elif isinstance(event, TurnEndEvent):
+            ended.add(event.turn_id)
     if agent is None:
         return None
     return ExternalSession(agent, turns, frozenset(ended), last)
@@ -119,8 +119,7 @@ def first_agent(engine: Engine, session_id: str) -> str | bool | None:
     """The agent a session's journal names in its first event; ``None``: a session of Retrace's
     own; ``False``: nothing written yet (ask again later)."""
     for event in engine.events(session_id):
-        agent = event.get("agent")
-        return agent if event.get("type") == "agentSession" and isinstance(agent, str) else None
+        return event.agent if isinstance(event, AgentSessionEvent) else None
     return False
 
 
@@ -138,7 +137,7 @@ def running_turns(engine: Engine, now: datetime | None = None) -> list[RunningAg
     for sid in engine.sessions():
         if is_external(engine, sid) is None:
             continue
-        session = external_session(engine.events(sid, skip=frozenset({"checkpoint"})))
+        session = external_session(engine.events(sid, skip=(CheckpointEvent,)))
         if session is None or not session.turns:
             continue
         turn_id, prompt, since = session.turns[-1]

@@ -35,7 +35,6 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from retrace.app.timeline.agents import first_agent, from_ts, latest_activity
 from retrace.app.timeline.facts import (
@@ -48,20 +47,12 @@ from retrace.app.timeline.facts import (
     parse_time,
 )
 from retrace.app.timeline.pages import StoryPages
-from retrace.app.timeline.persist import (
-    JournalMark,
-    SessionRecord,
-    encode_records,
-    grown,
-    load_records,
-    mark_of,
-    same_size,
-    save_records,
-    unchanged,
-)
+from retrace.app.timeline.persist import SessionRecord, encode_records, load_records, save_records
 from retrace.app.timeline.story import owner_of, row_agent, row_seed, story_items
 from retrace.engine import Engine
 from retrace.engine.models import Checkpoint
+from retrace.engine.store.cursor import CursorRead, JournalCursor, JournalMark, untouched
+from retrace.engine.store.events import JournalEvent, TurnEndEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
 from retrace.protocol.models import TimelineDidChange
 from retrace.protocol.timeline import SessionInfo, SessionStory, StoryTurn
@@ -92,11 +83,11 @@ class _TurnFold:
         self.ended = set(facts.ended_turns)
         self.last = facts.last_event_at
 
-    def feed(self, event: Mapping[str, Any], pages: StoryPages) -> bool:
-        turn_id = str(event["turnId"])
-        moment = from_ts(event.get("ts"))
+    def feed(self, event: TurnEvent | TurnEndEvent, pages: StoryPages) -> bool:
+        turn_id = event.turn_id
+        moment = from_ts(event.ts)
         self.last = latest_activity(self.last, moment)
-        if event["type"] == "turnEnd":
+        if isinstance(event, TurnEndEvent):
             if turn_id not in self.ended and turn_id in self.seen:
                 self.ended.add(turn_id)
                 if not pages.restate_turn(turn_id, "ended"):
@@ -111,9 +102,8 @@ class _TurnFold:
         previous = self.turns[-1].turn_id
         if previous not in self.ended and not pages.restate_turn(previous, "interrupted"):
             return False
-        text = event.get("text")
-        prompt = text if isinstance(text, str) else ""
-        began = parse_time(event.get("createdAt")) or moment
+        prompt = event.text
+        began = parse_time(event.created_at) or moment
         self.turns.append(TurnFact(turn_id, prompt, began, None))
         self.seen.add(turn_id)
         number = pages.turn_count + 1
@@ -184,8 +174,9 @@ class TimelineCache:
         self._pending: list[tuple[str, StoryTurn]] = []
         self.builds = 0
         """How many full builds were made (tests check appends do not rebuild)."""
-        self._sizes: dict[str, int] = {}
-        """Per other agent's session: the journal size its facts account for (see :meth:`_watch`)."""
+        self._watching: dict[str, JournalCursor] = {}
+        """Per other agent's session: a cursor at the end of what its facts account for (see
+        :meth:`_watch`)."""
         self._own: set[str] = set()
         """Sessions known to be Retrace's own (their journal does not start with ``agentSession``)."""
 
@@ -291,14 +282,14 @@ class TimelineCache:
         for sid in sessions:
             if sid not in self._facts or sid in self._dirty:
                 journal = layout.journal(sid)
-                size = _size(journal)
-                facts = self._facts[sid] = self._fold(engine, journal, sid, tool_rows.get(sid, ()))
-                self._sizes.pop(sid, None)
-                if facts.agent is not None and size is not None:
-                    self._sizes[sid] = size
+                facts, mark = self._fold(journal, sid, tool_rows.get(sid, ()))
+                self._facts[sid] = facts
+                self._watching.pop(sid, None)
+                if facts.agent is not None and mark is not None:
+                    self._watching[sid] = JournalCursor(journal, mark.as_tail(), skip=UNUSED_EVENTS)
         present = set(sessions)
-        for sid in [s for s in self._sizes if s not in present]:
-            del self._sizes[sid]
+        for sid in [s for s in self._watching if s not in present]:
+            del self._watching[sid]
         for sid in [s for s in self._facts if s not in present]:
             del self._facts[sid]
             self._unsaved = True
@@ -315,49 +306,62 @@ class TimelineCache:
         self._pending.clear()  # the journals had them
         self.builds += 1
 
-    def _fold(self, engine: Engine, journal: Path, sid: str, tool_rows: Sequence[Checkpoint]) -> SessionFacts:
-        """The facts of one session: from its persisted record when the journal is unchanged
-        since (and the record words every tool row); the record folded on with the lines
-        appended since when the journal only grew; else folded from the whole journal."""
+    def _fold(
+        self, journal: Path, sid: str, tool_rows: Sequence[Checkpoint]
+    ) -> tuple[SessionFacts, JournalMark | None]:
+        """The facts of one session and the journal mark they stand at: from its persisted
+        record when the journal is untouched since (and the record words every tool row); the
+        record folded on with the events appended since when the journal only grew; else folded
+        from the whole journal (the journal cursor decides, :mod:`retrace.engine.store.cursor`)."""
         record = self._saved.pop(sid, None) if self._saved is not None else None
         self._marks.pop(sid, None)
         self._words.pop(sid, None)
-        if record is not None:
-            usable = all(cp.id in record.rows for cp in tool_rows)
-            if usable and unchanged(record.mark, journal):
-                self._marks[sid], self._words[sid] = (record.mark, record.state), record.rows
-                return record.facts
+        if (
+            record is not None
+            and all(cp.id in record.rows for cp in tool_rows)
+            and untouched(record.mark, journal)
+        ):
+            self._marks[sid], self._words[sid] = (record.mark, record.state), record.rows
+            return record.facts, record.mark
         self._unsaved = self._unsaved or self._path is not None
-        mark = mark_of(journal) if self._path is not None else None
-        fold = self._fold_on(engine, record, journal, tool_rows) if record is not None else None
+        cursor = JournalCursor(
+            journal, record.mark if record is not None else None, check="prefix", skip=UNUSED_EVENTS
+        )
+        read = cursor.read()
+        fold = self._fold_on(record, read, tool_rows) if record is not None else None
         resumed = fold is not None
         if fold is None:
-            fold = FactsFold(sid).feed(engine.events(sid, skip=UNUSED_EVENTS))
+            if record is not None and not read.restarted:  # the record cannot go on: all of it
+                cursor = JournalCursor(journal, check="prefix", skip=UNUSED_EVENTS)
+                read = cursor.read()
+            fold = FactsFold(sid).feed(read.events)
             self.folds += 1
+        else:
+            self.tail_folds += 1
         facts = fold.facts()
         if resumed and record is not None:  # the older tool rows keep their words
             facts.words = dict(record.rows)
-        if mark is not None and same_size(mark, journal):
-            self._marks[sid] = (mark, fold.state())
-        return facts
+        if cursor.mark is not None:
+            self._marks[sid] = (cursor.mark, fold.state())
+        return facts, cursor.mark
 
+    @staticmethod
     def _fold_on(
-        self, engine: Engine, record: SessionRecord, journal: Path, tool_rows: Sequence[Checkpoint]
+        record: SessionRecord, read: CursorRead, tool_rows: Sequence[Checkpoint]
     ) -> FactsFold | None:
-        """``record``'s fold continued with the lines appended since; ``None`` when the journal
-        did not just grow, or a tool row it does not word has its call among those whose input
-        the record does not keep."""
-        if not grown(record.mark, journal):
+        """``record``'s fold continued with the events ``read`` (appended since); ``None`` when
+        the journal did not just grow, or a tool row it does not word has its call among those
+        whose input the record does not keep."""
+        if not read.grew:
             return None
         try:
             fold = FactsFold.resume(record.facts, record.state)
         except ValueError:  # a malformed record: the whole journal, then
             return None
-        fold.feed(engine.events(record.facts.session_id, skip=UNUSED_EVENTS, start=record.mark.size))
+        fold.feed(read.events)
         unworded = (cp.tool_call_id for cp in tool_rows if cp.id not in record.rows)
         if any(call in fold.no_input for call in unworded):
             return None
-        self.tail_folds += 1
         return fold
 
     def _watch(self, engine: Engine) -> None:
@@ -380,20 +384,18 @@ class TimelineCache:
                 self._own.add(sid)
             elif agent:
                 self.invalidate(sid)
-        for sid, known in list(self._sizes.items()):
-            size = _size(layout.journal(sid))
-            if size == known:
-                continue
-            if size is None or size < known:
+        for sid, cursor in list(self._watching.items()):
+            try:
+                read = cursor.read()
+            except OSError:
+                read = CursorRead(restarted=True)
+            if read.restarted or read.damaged or read.unknown:
                 self.invalidate(sid)
                 continue
-            events = list(engine.events(sid, skip=UNUSED_EVENTS, start=known))
-            if events and not self._turns_in_place(sid, events):
+            if read.events and not self._turns_in_place(sid, read.events):
                 self.invalidate(sid)
-                continue
-            self._sizes[sid] = size
 
-    def _turns_in_place(self, sid: str, events: Sequence[Mapping[str, Any]]) -> bool:
+    def _turns_in_place(self, sid: str, events: Sequence[JournalEvent]) -> bool:
         """Another agent's prompts and turn ends appended to its journal, placed in its story as
         a rebuild would (a prompt: a new running turn, newest, the open one before it
         interrupted; an end: its turn ended); ``False`` when something else was appended, or the
@@ -401,12 +403,11 @@ class TimelineCache:
         facts, pages = self._facts.get(sid), self._pages.get(sid)
         if facts is None or pages is None or facts.agent is None or not facts.turns:
             return False
-        if any(
-            e.get("type") not in ("turn", "turnEnd") or not isinstance(e.get("turnId"), str) for e in events
-        ):
+        turns = [e for e in events if isinstance(e, TurnEvent | TurnEndEvent)]
+        if len(turns) != len(events):
             return False
         fold = _TurnFold(facts)
-        for event in events:
+        for event in turns:
             if not fold.feed(event, pages):
                 return False
         self._facts[sid] = fold.facts()

@@ -16,6 +16,16 @@ from typing import Any
 
 from retrace.agent.conversation import Conversation, StoredMessage, ToolCallRecord
 from retrace.app.timeline.agents import from_ts, latest_activity
+from retrace.engine.store.events import (
+    AgentSessionEvent,
+    CheckpointEvent,
+    ConversationHeadEvent,
+    JournalEvent,
+    ToolCallIntentEvent,
+    TurnEndEvent,
+    TurnEvent,
+    UsageEvent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +86,7 @@ def parse_time(value: object) -> datetime | None:
         return None
 
 
-UNUSED_EVENTS = frozenset({"checkpoint", "usage"})
+UNUSED_EVENTS = (CheckpointEvent, UsageEvent)
 """Journal event types the facts do not depend on (readers may leave them out: most of a
 journal's bytes are checkpoints)."""
 
@@ -145,45 +155,41 @@ class FactsFold:
         fold.fed = True
         return fold
 
-    def feed(self, events: Iterable[dict[str, Any]]) -> FactsFold:
+    def feed(self, events: Iterable[JournalEvent]) -> FactsFold:
         for number, event in enumerate(events, 1):
-            kind = event.get("type")
-            if kind == "conversationHead" and event.get("reason") in ("restore", "undo"):
-                checkpoint_id = event.get("checkpointId")
-                self.fork = checkpoint_id if isinstance(checkpoint_id, str) else None
-            elif kind == "turn":
+            if isinstance(event, ConversationHeadEvent) and event.reason in ("restore", "undo"):
+                self.fork = event.checkpoint_id
+            elif isinstance(event, TurnEvent):
                 self._turn(event)
-            elif kind == "toolCallIntent":
-                self.no_input.discard(str(event.get("id")))
-            self._external(kind, event)
+            elif isinstance(event, ToolCallIntentEvent):
+                self.no_input.discard(event.id)
+            self._external(event)
             try:
                 self.conversation.apply(event)
             except (KeyError, TypeError, ValueError) as exc:  # as Conversation.from_events does
-                log.warning("session %s: event %d (%s) skipped: %r", self.session_id, number, kind, exc)
+                log.warning("session %s: event %d (%s) skipped: %r", self.session_id, number, event.type, exc)
         return self
 
-    def _external(self, kind: object, event: dict[str, Any]) -> None:
+    def _external(self, event: JournalEvent) -> None:
         """What another agent's session needs: who recorded it, which turns ended, when it last
         showed life."""
         first, self.fed = not self.fed, True
-        if kind == "agentSession" and first and isinstance(event.get("agent"), str):
-            self.agent = event["agent"]
-        elif kind == "turnEnd" and isinstance(event.get("turnId"), str):
-            self.ended.add(event["turnId"])
+        if isinstance(event, AgentSessionEvent) and first:
+            self.agent = event.agent
+        elif isinstance(event, TurnEndEvent):
+            self.ended.add(event.turn_id)
         if self.agent is not None:
-            self.last_event_at = latest_activity(self.last_event_at, from_ts(event.get("ts")))
+            self.last_event_at = latest_activity(self.last_event_at, from_ts(event.ts))
 
-    def _turn(self, event: dict[str, Any]) -> None:
-        turn_id = event.get("turnId")
-        if not isinstance(turn_id, str) or turn_id in self._seen:
+    def _turn(self, event: TurnEvent) -> None:
+        turn_id = event.turn_id
+        if turn_id in self._seen:
             return
         self._seen.add(turn_id)
-        text = event.get("text")
-        prompt = text if isinstance(text, str) else ""
-        began = parse_time(event.get("createdAt"))
+        began = parse_time(event.created_at)
         if began is None and self.agent is not None:  # a hook's turn: when it was written
-            began = from_ts(event.get("ts"))
-        self.turns.append(TurnFact(turn_id, prompt, began, self.fork))
+            began = from_ts(event.ts)
+        self.turns.append(TurnFact(turn_id, event.text, began, self.fork))
         self.fork = None
 
     def facts(self) -> SessionFacts:
@@ -218,7 +224,7 @@ class FactsFold:
         return FoldState(conv.head, self.fork, columns)
 
 
-def facts_from_events(session_id: str, journal: Iterable[dict[str, Any]]) -> SessionFacts:
+def facts_from_events(session_id: str, journal: Iterable[JournalEvent]) -> SessionFacts:
     """Fold one session's journal events (in order) into :class:`SessionFacts` (events of the
     :data:`UNUSED_EVENTS` types may be left out)."""
     return FactsFold(session_id).feed(journal).facts()

@@ -1,8 +1,8 @@
 """The timeline's persisted cache: what a re-opened server needs to answer its first timeline
 request without reading every session journal (``<store>/cache/timeline.json``).
 
-Per session journal it records the journal's identity when it was folded (device, inode, size,
-modification time, a digest of its bytes, when it was checked) and what the story takes from
+Per session journal it records where the fold stopped reading it (a journal cursor's ``prefix``
+mark, :class:`~retrace.engine.store.cursor.JournalMark`) and what the story takes from
 the journal besides the checkpoints: the turns, the abandoned turns, each tool call's tool and
 final status, and the (title, summary) of the session's tool rows (the only rows whose words
 need the journal: a tool call's input); for another agent's session, the agent, the turns that
@@ -13,14 +13,13 @@ be the size of the files written).
 
 Contracts:
 
-* The journals stay the only source of truth. A session's record is used only when its journal
-  is the same file (device and inode), of the same size, and either has the recorded
-  modification time, older than the check by more than :data:`RACY_NS` (no later write in the
-  same clock tick can hide), or still has the recorded digest. A journal that only grew (same
-  file, its recorded bytes unchanged by digest, ending a line) is folded on from the record
-  with the lines appended since, unless a tool row among them needs an input the record does
-  not keep (a call that was running when the file was written). Anything else — a shrunk,
-  replaced or rewritten journal — means that session is folded from its whole journal again.
+* The journals stay the only source of truth. The journal cursor decides
+  (:mod:`retrace.engine.store.cursor`): a session's record is used as it is when its journal is
+  untouched since the mark; a journal that only grew (same file, every byte before the mark
+  unchanged by digest) is folded on from the record with the events appended since, unless a
+  tool row among them needs an input the record does not keep (a call that was running when the
+  file was written). Anything else — a shrunk, replaced or rewritten journal — means that
+  session is folded from its whole journal again.
 * Never required: a file that is missing, unreadable (a torn or partial file does not parse),
   of another version or malformed is ignored as a whole (every session is folded).
 * Facts made from a record have no tool inputs (:attr:`SessionFacts.inputs`): the cache never
@@ -31,9 +30,6 @@ Contracts:
 
 from __future__ import annotations
 
-import hashlib
-import os
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,98 +37,15 @@ from types import MappingProxyType
 from typing import Any
 
 from retrace.app.timeline.facts import FoldState, SessionFacts, ToolFact, TurnFact, parse_time
-from retrace.engine.history.index import RACY_NS
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
+from retrace.engine.store.cursor import JournalMark
 
-VERSION = 2
-"""2: another agent's sessions (``agent``, ended turns, last event time)."""
+VERSION = 3
+"""2: another agent's sessions (``agent``, ended turns, last event time); 3: journal cursor marks."""
 FILE_NAME = "timeline.json"
 WHAT = "timeline cache"
 
 Described = tuple[str, str]
-
-
-@dataclass(frozen=True)
-class JournalMark:
-    """The identity of a journal's bytes when its facts were folded."""
-
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    checked_ns: int
-    digest: str
-
-    def to_json(self) -> list[object]:
-        return [self.dev, self.ino, self.size, self.mtime_ns, self.checked_ns, self.digest]
-
-
-def _digest(data: bytes | memoryview) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _read(path: Path) -> tuple[os.stat_result, bytes] | None:
-    """The journal's status and bytes, both from one open file; ``None`` when it is missing."""
-    try:
-        with path.open("rb") as f:
-            return os.fstat(f.fileno()), f.read()
-    except FileNotFoundError:
-        return None
-
-
-def mark_of(path: Path) -> JournalMark | None:
-    """The journal's identity now (reads it once to digest it); ``None`` when it is missing."""
-    read = _read(path)
-    if read is None:
-        return None
-    st, data = read
-    if len(data) != st.st_size:  # written while read: no mark (folded again next time)
-        return None
-    return JournalMark(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, time.time_ns(), _digest(data))
-
-
-def same_size(mark: JournalMark, path: Path) -> bool:
-    """Whether ``path`` still has the size and modification time of ``mark`` (nothing was
-    appended since it was taken)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return False
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) == (
-        mark.dev,
-        mark.ino,
-        mark.size,
-        mark.mtime_ns,
-    )
-
-
-def grown(mark: JournalMark, path: Path) -> bool:
-    """Whether ``path`` is the journal ``mark`` describes with lines appended: the same file,
-    longer, its first ``mark.size`` bytes unchanged (digest) and ending a line."""
-    read = _read(path)
-    if read is None:
-        return False
-    st, data = read
-    if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or not 0 < mark.size < len(data):
-        return False
-    return data[mark.size - 1] == 0x0A and _digest(memoryview(data)[: mark.size]) == mark.digest
-
-
-def unchanged(mark: JournalMark, path: Path) -> bool:
-    """Whether ``path`` is still the journal ``mark`` describes (see the module contracts)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return False
-    if (st.st_dev, st.st_ino, st.st_size) != (mark.dev, mark.ino, mark.size):
-        return False
-    if st.st_mtime_ns == mark.mtime_ns and mark.mtime_ns < mark.checked_ns - RACY_NS:
-        return True
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return False
-    return len(data) == mark.size and _digest(data) == mark.digest
 
 
 @dataclass(frozen=True)
@@ -178,15 +91,6 @@ def _str(value: object) -> str:
 
 def _opt_str(value: object) -> str | None:
     return None if value is None else _str(value)
-
-
-def _mark(raw: object) -> JournalMark:
-    if not isinstance(raw, list):
-        raise TypeError("mark is not a list")
-    dev, ino, size, mtime_ns, checked_ns, digest = raw
-    if not all(type(v) is int for v in (dev, ino, size, mtime_ns, checked_ns)):
-        raise TypeError("malformed mark")
-    return JournalMark(dev, ino, size, mtime_ns, checked_ns, _str(digest))
 
 
 def _columns(raw: object, width: int) -> list[list[Any]]:
@@ -235,7 +139,7 @@ def _record(sid: str, raw: Any, share: Callable[[Any, Any], Any]) -> SessionReco
     columns = _lists(raw["messages"], 5)  # their values are checked if a fold resumes
     ids, parents, roles, turn_ids, kinds = ([share(v, v) for v in column] for column in columns)
     state = FoldState(_opt_str(raw["head"]), _opt_str(raw["fork"]), (ids, parents, roles, turn_ids, kinds))
-    return SessionRecord(_mark(raw["mark"]), facts, state, rows)
+    return SessionRecord(JournalMark.from_json(raw["mark"]), facts, state, rows)
 
 
 def _records(raw: object) -> dict[str, SessionRecord]:

@@ -13,7 +13,8 @@ Contracts:
   journal's own bytes on every open; the index only says where they are.
 * Never required: an index that is missing, unreadable, of another version or malformed is
   ignored (every journal is scanned in full, as without an index).
-* Per journal, the recorded prefix is trusted when the journal is the same file (device and
+* Per journal, the journal cursor decides (:mod:`retrace.engine.store.cursor`, a ``prefix``
+  mark): the recorded prefix is trusted when the journal is the same file (device and
   inode) and either untouched (same length and modification time, and that time older than
   the scan that recorded it by more than :data:`RACY_NS`, so no later write in the same clock
   tick can hide) or its first ``size`` bytes still have the recorded digest (it grew: the
@@ -37,16 +38,27 @@ from pathlib import Path
 
 from retrace.engine.history.line_cache import LineCache
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
+from retrace.engine.store.cursor import JournalMark as CursorMark
+from retrace.engine.store.cursor import fresh, judge, mark_of
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    CheckpointLostEvent,
+    CheckpointNameEvent,
+    RestoreDoneEvent,
+    RestoreIntentEvent,
+    model_of,
+)
 from retrace.engine.store.journal import JournalLine, parse_line
 from retrace.engine.store.seal import SealGuard
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 3
-RACY_NS = 2_000_000_000
-"""A modification time this close to the scan may be followed by a write with the same time."""
-NEEDED = frozenset({"checkpoint", "checkpointLost", "restoreIntent", "restoreDone", "checkpointName"})
-"""Event types replay reads (every damaged line is read too)."""
+INDEX_VERSION = 4
+"""4: the journal cursor's marks (sha256 digests)."""
+NEEDED = frozenset(
+    {CheckpointEvent, CheckpointLostEvent, RestoreIntentEvent, RestoreDoneEvent, CheckpointNameEvent}
+)
+"""Event models replay reads (every damaged line is read too)."""
 
 Span = tuple[int, int, int]
 """(offset, length without the newline, 1-based line number) of one needed line."""
@@ -54,17 +66,11 @@ Span = tuple[int, int, int]
 
 @dataclass(frozen=True)
 class JournalMark:
-    """What the index knows of one journal's newline-terminated prefix."""
+    """What the index knows of one journal's newline-terminated prefix: where the journal
+    cursor stood after it (a ``prefix`` mark: identity, length, digest, line count, checked when)
+    and, inside it, the lines replay needs."""
 
-    dev: int
-    ino: int
-    mtime_ns: int
-    verified_ns: int
-    """When the prefix was last scanned or its digest checked (see :data:`RACY_NS`)."""
-    size: int
-    digest: str
-    newlines: int
-    """Newlines in the prefix (the next line's number is this + 1)."""
+    at: CursorMark
     count: int
     """Non-blank lines in the prefix."""
     spans: tuple[Span, ...]
@@ -72,19 +78,21 @@ class JournalMark:
     """Offset of the prefix's first checksummed line (-1: none): a line without a checksum
     after it is damage (:class:`~retrace.engine.store.seal.SealGuard`)."""
 
+    @property
+    def size(self) -> int:
+        return self.at.offset
+
+    @property
+    def digest(self) -> str:
+        return self.at.prefix or ""
+
+    @property
+    def newlines(self) -> int:
+        """Newlines in the prefix (the next line's number is this + 1)."""
+        return self.at.lines
+
     def to_json(self) -> list[object]:
-        return [
-            self.dev,
-            self.ino,
-            self.mtime_ns,
-            self.verified_ns,
-            self.size,
-            self.digest,
-            self.newlines,
-            self.count,
-            [list(s) for s in self.spans],
-            self.sealed_from,
-        ]
+        return [self.at.to_json(), self.count, [list(s) for s in self.spans], self.sealed_from]
 
 
 @dataclass
@@ -113,10 +121,6 @@ class JournalScan:
     """When it was read (taken before its status: a later write gets a later ctime)."""
 
 
-def _digest(data: bytes, size: int) -> str:
-    return hashlib.blake2b(memoryview(data)[:size], digest_size=16).hexdigest()
-
-
 def _check(journals: object) -> str:
     """Checksum of the marks themselves (a damaged index must not pass for a valid one)."""
     text = json.dumps(journals, sort_keys=True, separators=(",", ":"))
@@ -124,7 +128,7 @@ def _check(journals: object) -> str:
 
 
 def needed(line: JournalLine) -> bool:
-    return line.event is None or line.event.get("type") in NEEDED
+    return line.event is None or model_of(line.event) in NEEDED
 
 
 class HistoryIndex:
@@ -209,28 +213,25 @@ class HistoryIndex:
         self, sid: str, st: os.stat_result, data: bytes, count: int, spans: list[Span], *, sealed_from: int
     ) -> None:
         end = data.rfind(b"\n") + 1
-        self.marks[sid] = JournalMark(
-            st.st_dev,
-            st.st_ino,
-            st.st_mtime_ns,
-            time.time_ns(),
-            end,
-            _digest(data, end),
-            data.count(b"\n", 0, end),
-            count,
-            tuple(spans),
-            sealed_from,
+        at = mark_of(
+            st,
+            data[:end],
+            offset=end,
+            check="prefix",
+            lines=data.count(b"\n", 0, end),
+            sealed=sealed_from >= 0,
+            now_ns=time.time_ns(),
         )
+        self.marks[sid] = JournalMark(at, count, tuple(spans), sealed_from)
         self.changed = True
 
     @staticmethod
     def _trust(mark: JournalMark, st: os.stat_result, data: bytes) -> str | None:
-        """``"untouched"``, ``"grown"`` (the prefix is intact), or ``None`` (scan it all)."""
-        if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or len(data) < mark.size:
-            return None
-        if mark.size and data[mark.size - 1] != 0x0A:
-            return None
-        if not all(
+        """``"untouched"``, ``"grown"`` (the prefix is intact), or ``None`` (scan it all): the
+        journal cursor's verdict (:func:`~retrace.engine.store.cursor.judge`) over the bytes
+        read, and every recorded span still a whole line of the prefix."""
+        verdict = judge(mark.at, st, lambda lead, end: data[lead:end], len(data))
+        if verdict == "restart" or not all(
             off >= 0
             and off + length < mark.size
             and data[off + length] == 0x0A
@@ -238,13 +239,8 @@ class HistoryIndex:
             for off, length, _ in mark.spans
         ):
             return None
-        if (
-            len(data) == mark.size
-            and st.st_mtime_ns == mark.mtime_ns
-            and mark.mtime_ns < mark.verified_ns - RACY_NS
-        ):
-            return "untouched"
-        return "grown" if _digest(data, mark.size) == mark.digest else None
+        # Trusted by its digest (not the racy rule): "grown", so the mark is taken again.
+        return "untouched" if fresh(mark.at, st, len(data)) else "grown"
 
     @staticmethod
     def _scan_from(data: bytes, pos: int, number: int, out: JournalScan, spans: list[Span]) -> int:
@@ -282,9 +278,8 @@ def _marks_from_json(raw: object) -> dict[str, JournalMark]:
         raise ValueError("checksum mismatch")
     marks: dict[str, JournalMark] = {}
     for sid, row in journals.items():
-        dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, spans, sealed_from = row
-        ints = (dev, ino, mtime_ns, verified_ns, size, newlines, count, sealed_from)
-        if not all(type(v) is int for v in ints) or not isinstance(digest, str):
+        at, count, spans, sealed_from = row
+        if not all(type(v) is int for v in (count, sealed_from)):
             raise TypeError(f"journal {sid}: malformed entry")
         parsed: list[Span] = []
         for span in spans:
@@ -292,7 +287,8 @@ def _marks_from_json(raw: object) -> dict[str, JournalMark]:
             if not all(type(v) is int for v in (off, length, num)):
                 raise TypeError(f"journal {sid}: malformed span")
             parsed.append((off, length, num))
-        marks[str(sid)] = JournalMark(
-            dev, ino, mtime_ns, verified_ns, size, digest, newlines, count, tuple(parsed), sealed_from
-        )
+        mark = CursorMark.from_json(at)
+        if mark.prefix is None:
+            raise ValueError(f"journal {sid}: not a prefix mark")
+        marks[str(sid)] = JournalMark(mark, count, tuple(parsed), sealed_from)
     return marks

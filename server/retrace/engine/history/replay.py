@@ -38,7 +38,17 @@ from retrace.engine.history.sanitize import bad_restore_paths, sanitized
 from retrace.engine.ids import valid_checkpoint_id
 from retrace.engine.manifest import Delta, stored_delta
 from retrace.engine.models import Checkpoint
-from retrace.engine.store.events import CheckpointNameEvent, EventSchemaError, ParentCopy, parse_event
+from retrace.engine.store.events import (
+    CheckpointEvent,
+    CheckpointLostEvent,
+    CheckpointNameEvent,
+    EventSchemaError,
+    ParentCopy,
+    RestoreDoneEvent,
+    RestoreIntentEvent,
+    model_of,
+    parse_event,
+)
 from retrace.engine.store.journal import JournalLine, journal_lines, parse_line
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.seal import SealGuard, check_line
@@ -90,8 +100,8 @@ class ReplayReport:
     child's copy."""
     known_lost: dict[str, str] = field(default_factory=dict)
     """Checkpoint ids recorded as lost by an earlier repair → why (information, not damage)."""
-    restore_events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Session id → its ``restoreIntent``/``restoreDone`` events in journal order (what the
+    restore_events: dict[str, list[RestoreIntentEvent | RestoreDoneEvent]] = field(default_factory=dict)
+    """Session id → its valid ``restoreIntent``/``restoreDone`` events in journal order (what the
     recovery of interrupted restores reads)."""
     bad_paths: list[BadPath] = field(default_factory=list)
     """Paths in journal lines that are not workspace paths (damage, dropped)."""
@@ -326,7 +336,7 @@ def _take(line: JournalLine, journal: _Journal, parsed: dict[str, _Parsed], repo
     if line.torn_tail:
         return
     ev = line.event
-    is_cp = ev is not None and ev.get("type") == "checkpoint"
+    is_cp = ev is not None and model_of(ev) is CheckpointEvent
     if ev is not None and not is_cp:
         bad = bad_restore_paths(ev)
         for stored, reason in bad:
@@ -356,19 +366,20 @@ def _take(line: JournalLine, journal: _Journal, parsed: dict[str, _Parsed], repo
 
 
 def _note_other(sid: str, ev: dict[str, Any], report: ReplayReport, where: str) -> None:
-    kind = ev.get("type")
-    if kind == "checkpointLost" and isinstance(ev.get("id"), str):
+    model = model_of(ev)
+    if model is CheckpointLostEvent and isinstance(ev.get("id"), str):
         report.known_lost.setdefault(str(ev["id"]), str(ev.get("reason") or "lost"))
-    elif kind in ("restoreIntent", "restoreDone"):
-        report.restore_events.setdefault(sid, []).append(ev)
-    elif kind == "checkpointName":
+    elif model in (RestoreIntentEvent, RestoreDoneEvent, CheckpointNameEvent):
         try:
-            named = parse_event(ev)
-        except EventSchemaError as exc:  # a forged or damaged name: never trusted
-            report.problems.append(f"{where}: bookmark name skipped ({exc})")
+            event = parse_event(ev)
+        except EventSchemaError as exc:  # a forged or damaged line: never trusted
+            if model is CheckpointNameEvent:
+                report.problems.append(f"{where}: bookmark name skipped ({exc})")
             return
-        if isinstance(named, CheckpointNameEvent):
-            report.names.append(named)
+        if isinstance(event, (RestoreIntentEvent, RestoreDoneEvent)):
+            report.restore_events.setdefault(sid, []).append(event)
+        elif isinstance(event, CheckpointNameEvent):
+            report.names.append(event)
 
 
 def fold_names(events: list[CheckpointNameEvent]) -> dict[str, str]:

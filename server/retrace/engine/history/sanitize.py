@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from retrace.engine.models import Checkpoint, Unrecoverable
+from retrace.engine.store.events import RestoreIntentEvent, model_of
 from retrace.engine.workspace import EscapeError, stored_rel
 
 
@@ -82,7 +83,7 @@ def sanitized(cp: Checkpoint, bad: list[tuple[str, str]]) -> tuple[Checkpoint, l
 
 def bad_restore_paths(event: dict[str, Any]) -> list[tuple[str, str]]:
     """``(path, why)`` of each path of a ``restoreIntent`` event that fails the rule."""
-    if event.get("type") != "restoreIntent" or not isinstance(event.get("paths"), list):
+    if model_of(event) is not RestoreIntentEvent or not isinstance(event.get("paths"), list):
         return []
     return [
         (_shown(p), f"restore intent: {problem}")

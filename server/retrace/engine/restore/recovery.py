@@ -21,20 +21,19 @@ from __future__ import annotations
 import contextlib
 import secrets
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import Checkpoint, FileEntry, RestorePlan
 from retrace.engine.restore.disk import apply_disk
 from retrace.engine.restore.ops import DiskOp, Seen
 from retrace.engine.store.events import (
-    EventSchemaError,
+    EventModel,
     JournalEvent,
     RestoreDoneEvent,
     RestoreIntentEvent,
-    event_json,
 )
 from retrace.engine.workspace import DirTree, EscapeError, is_temp_name
 
@@ -57,7 +56,9 @@ class RecoveryPort(Protocol):
 
     def sessions(self) -> list[str]: ...
 
-    def events(self, session_id: str | None = None) -> Iterator[dict[str, Any]]: ...
+    def events(
+        self, session_id: str | None = None, *, only: Collection[EventModel] | None = None
+    ) -> Iterator[JournalEvent]: ...
 
     def timeline(self, session_id: str | None = None) -> list[Checkpoint]: ...
 
@@ -127,34 +128,24 @@ def remove_stray_trash(workspace: Path) -> None:
                     tree.fs.remove_tree(d, name)
 
 
-RestoreEvents = Mapping[str, Iterable[dict[str, Any]]]
-"""Session id → its ``restoreIntent``/``restoreDone`` events in journal order (raw)."""
+RestoreEvents = Mapping[str, Iterable[RestoreIntentEvent | RestoreDoneEvent]]
+"""Session id → its valid ``restoreIntent``/``restoreDone`` events in journal order."""
 
 
-def _validated(raw: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Events as :meth:`Engine.events` gives them: validated, one that does not validate skipped."""
-    for event in raw:
-        try:
-            yield event_json(event)
-        except EventSchemaError:
-            continue
-
-
-def _pending(engine: RecoveryPort, restore_events: RestoreEvents | None) -> dict[str, dict[str, Any]]:
-    intents: dict[str, dict[str, Any]] = {}
+def _pending(engine: RecoveryPort, restore_events: RestoreEvents | None) -> dict[str, RestoreIntentEvent]:
+    intents: dict[str, RestoreIntentEvent] = {}
     done: set[str] = set()
-    journals = (
-        (_validated(restore_events[sid]) for sid in sorted(restore_events))
+    journals: Iterable[Iterable[JournalEvent]] = (
+        (restore_events[sid] for sid in sorted(restore_events))
         if restore_events is not None
-        else (engine.events(sid) for sid in engine.sessions())
+        else (engine.events(sid, only=(RestoreIntentEvent, RestoreDoneEvent)) for sid in engine.sessions())
     )
     for events in journals:
         for event in events:
-            kind = event.get("type")
-            if kind == "restoreIntent" and isinstance(event.get("restoreId"), str):
-                intents[event["restoreId"]] = event
-            elif kind == "restoreDone":
-                done.add(str(event.get("restoreId")))
+            if isinstance(event, RestoreIntentEvent):
+                intents[event.restore_id] = event
+            elif isinstance(event, RestoreDoneEvent):
+                done.add(event.restore_id)
     return {rid: intent for rid, intent in intents.items() if rid not in done}
 
 
@@ -177,10 +168,10 @@ def _rollback_ops(engine: RecoveryPort, pre_head: str, paths: list[str]) -> list
 
 
 def _roll_back(
-    engine: RecoveryPort, rid: str, intent: dict[str, Any], position: dict[str, int]
+    engine: RecoveryPort, rid: str, intent: RestoreIntentEvent, position: dict[str, int]
 ) -> str | None:
-    target, pre_head, paths = intent.get("targetId"), intent.get("preHead"), intent.get("paths")
-    if not isinstance(pre_head, str) or not isinstance(paths, list) or pre_head not in position:
+    target, pre_head, paths = intent.target_id, intent.pre_head, intent.paths
+    if pre_head not in position:
         return None
     timeline = engine.timeline()
     after = timeline[position[pre_head] + 1 :]

@@ -3,10 +3,9 @@
 The one place that decides what an event appended from outside the commit path may be (a typed
 :data:`~retrace.engine.store.events.JournalEvent` — never a mapping, never a checkpoint, which
 only the engine's commit path writes) and how a journal reads back: as typed events
-(:func:`read_typed`, damaged lines and types this version does not know reported in an
-:class:`EventReport`), or as validated JSON events for the readers not migrated yet (:func:`read`;
-a damaged line or an event that does not validate is skipped and logged, the rest still loads).
-:class:`retrace.engine.Engine` exposes these as ``append_event`` / ``typed_events`` / ``events``.
+(:func:`read`: damaged lines and types this version does not know are left out, reported in an
+:class:`EventReport` and logged; the rest still loads). :class:`retrace.engine.Engine` exposes
+these as ``append_event`` / ``events``.
 """
 
 from __future__ import annotations
@@ -16,23 +15,24 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import (
+    EVENT_MODELS,
+    KNOWN_TYPES,
     CheckpointEvent,
+    EventModel,
     EventSchemaError,
     JournalEvent,
-    event_json,
     parse_event,
+    type_names,
 )
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal
 
 log = logging.getLogger(__name__)
 
 
-_TYPED = tuple(get_args(get_args(JournalEvent)[0]))
-"""The event models of the journal union."""
+_TYPED = EVENT_MODELS
 
 
 def append(event: JournalEvent, writer: Callable[[], JournalWriter], *, durable: bool) -> None:
@@ -57,41 +57,43 @@ def append(event: JournalEvent, writer: Callable[[], JournalWriter], *, durable:
 
 @dataclass
 class EventReport:
-    """What :func:`read_typed` left out: damaged lines (``path:line: reason``), events of a known
-    type that do not validate, and how many lines of each type this version does not know."""
+    """What :func:`read` left out: damaged lines (``path:line: reason``), events of a known type
+    that do not validate, and how many lines of each type this version does not know."""
 
     damaged: list[str] = field(default_factory=list)
     unknown: Counter[str] = field(default_factory=Counter)
 
 
-def read_typed(path: Path, report: EventReport | None = None, *, start: int = 0) -> Iterator[JournalEvent]:
+def read(
+    path: Path,
+    report: EventReport | None = None,
+    *,
+    skip: Collection[EventModel] = (),
+    only: Collection[EventModel] | None = None,
+    start: int = 0,
+) -> Iterator[JournalEvent]:
     """Every event of the journal at ``path`` in order, typed. A torn last line is skipped; a
-    damaged line (unparseable, wrong checksum) or a known type that does not validate is skipped
-    and reported; a type this version does not know (a newer writer's) is counted, not damage."""
+        damaged line (unparseable, wrong checksum) or a known type that does not validate is skipped,
+        logged and reported; a type this version does not know (a newer writer's) is counted, not
+        damage. Events of the ``skip`` models (of models not in ``only``) are left out before
+    validation; ``start``: only lines
+        from that byte offset (a line start) on (incremental readers use the journal cursor,
+        :mod:`~retrace.engine.store.cursor`, which also carries the seal rule's state)."""
     report = EventReport() if report is None else report
+    skipped = type_names(skip) if only is None else KNOWN_TYPES - type_names(only) | type_names(skip)
     problems = JournalProblems()
     for raw in read_journal(path, problems, start=start):
+        kind = raw["type"]
+        if kind in skipped:
+            continue
         try:
             event = parse_event(raw)
         except EventSchemaError as exc:
+            log.warning("%s: journal event skipped (%s)", path, exc)
             report.damaged.append(f"{path}: journal event skipped ({exc})")
             continue
         if event is None:
-            report.unknown[str(raw["type"])] += 1
+            report.unknown[str(kind)] += 1
         else:
             yield event
     report.damaged.extend(problems.messages)
-
-
-def read(path: Path, *, skip: Collection[str] = (), start: int = 0) -> Iterator[dict[str, Any]]:
-    """Every event of the journal at ``path`` in order, validated, in JSON form (checkpoints as
-    ``{"type": "checkpoint", "checkpoint": {...}}``). A torn last line is skipped; a damaged line
-    or a known event type that does not validate is skipped and logged. Types in ``skip`` are left
-    out before validation; ``start``: only lines from that byte offset (a line start) on."""
-    for raw in read_journal(path, start=start):
-        if raw["type"] in skip:
-            continue
-        try:
-            yield event_json(raw)
-        except EventSchemaError as exc:
-            log.warning("%s: journal event skipped (%s)", path, exc)

@@ -15,7 +15,8 @@ reported, the rest of the journal still loads.
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
@@ -389,31 +390,27 @@ JournalEvent = Annotated[
 ]
 
 _ADAPTER: TypeAdapter[JournalEvent] = TypeAdapter(JournalEvent)
-KNOWN_TYPES = frozenset(
-    model.model_fields["type"].default
-    for model in (
-        CheckpointEvent,
-        CheckpointLostEvent,
-        TurnEvent,
-        MessageEvent,
-        PromptWithdrawnEvent,
-        UsageEvent,
-        ToolCallIntentEvent,
-        ToolCallResultEvent,
-        ConversationHeadEvent,
-        RestoreIntentEvent,
-        RestoreDoneEvent,
-        RestoreStatsEvent,
-        RestoreReasonEvent,
-        RestoreRecordEvent,
-        CheckpointFailedEvent,
-        TaskEvent,
-        TurnEndEvent,
-        AgentSessionEvent,
-        PermissionAlwaysEvent,
-        CheckpointNameEvent,
-    )
-)
+EVENT_MODELS: tuple[type[_Event], ...] = get_args(get_args(JournalEvent)[0])
+"""Every model of the union, in its order."""
+MODEL_OF: dict[str, type[_Event]] = {model.model_fields["type"].default: model for model in EVENT_MODELS}
+"""Type name on disk → its model: the only map from a line's ``type`` string to an event."""
+KNOWN_TYPES = frozenset(MODEL_OF)
+
+EventModel = type[_Event]
+"""An event model class (what readers filter by: ``skip=(CheckpointEvent,)``)."""
+
+
+def type_names(models: Iterable[EventModel]) -> frozenset[str]:
+    """The on-disk type names of ``models`` (for readers that filter lines before parsing)."""
+    return frozenset(model.model_fields["type"].default for model in models)
+
+
+def model_of(raw: Mapping[str, Any]) -> EventModel | None:
+    """The model a raw journal line (a parsed JSON object) claims to be, ``None`` for a type this
+    version does not know. For the line-level readers that keep lines as bytes (replay, gc,
+    repair, the bucket check): they branch on the model class, never on the type string."""
+    kind = raw.get("type")
+    return MODEL_OF.get(kind) if isinstance(kind, str) else None
 
 
 class EventSchemaError(ValueError):
