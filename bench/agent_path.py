@@ -28,7 +28,7 @@ from typing import Any
 
 from bench.tree import IgnoreRules, walk
 from retrace.agent import tool_call
-from retrace.agent.events import PermissionDecision, PermissionRequest
+from retrace.agent.notifications import PermissionDecision, PermissionRequest
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from retrace import credentials
-from retrace.agent.events import AgentHost
+from retrace.agent.notifications import AgentHost
 from retrace.agent.runtime import ClientFactory
 from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings

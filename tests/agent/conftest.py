@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from retrace.agent.events import PermissionDecision, PermissionRequest
+from retrace.agent.notifications import PermissionDecision, PermissionRequest
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings

@@ -18,7 +18,6 @@ from tests.process_support import live_group_members
 
 from retrace.agent import background as background_module
 from retrace.agent.background import BackgroundTasks
-from retrace.agent.events import BackgroundTaskChanged, BackgroundTaskView
 from retrace.agent.headless import background_line
 from retrace.agent.leftovers import (
     TOKEN_VARIABLE,
@@ -28,6 +27,7 @@ from retrace.agent.leftovers import (
     stat_group,
     write_records,
 )
+from retrace.agent.notifications import BackgroundTaskChanged, BackgroundTaskView
 from retrace.agent.tools import execute
 from retrace.agent.tools.base import ToolContext
 from retrace.agent.tools.run_command import RunCommandInput, run

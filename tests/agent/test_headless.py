@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from retrace.agent.events import ContextCompacted
 from retrace.agent.headless import PrintingHost
+from retrace.agent.notifications import ContextCompacted
 
 from .conftest import APP_PY, make_workspace
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from retrace.agent.events import CheckpointCreated, TurnFinished, TurnStarted
+from retrace.agent.notifications import CheckpointCreated, TurnFinished, TurnStarted
 from retrace.app.hooks.service import HookOutcome, Recorded, TurnBegan, TurnClosed
 from retrace.engine.models import Checkpoint
 from retrace.lsp.services.relay_hooks import agent_events, answer

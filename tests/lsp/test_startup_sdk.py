@@ -21,7 +21,7 @@ CHILD = textwrap.dedent(
     import asyncio, sys
     from pathlib import Path
     import retrace.lsp.main  # everything the server imports on start
-    from retrace.agent.events import AgentHost
+    from retrace.agent.notifications import AgentHost
     from retrace.agent.settings import AgentSettings
     from retrace.bootstrap import ModelEndpoint, open_services
     from retrace.engine.store.events import TurnEvent

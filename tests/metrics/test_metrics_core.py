@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from retrace.app.metrics.exposition import histogram_buckets
-from retrace.app.metrics.facts import fold
+from retrace.app.metrics.journal_fold import fold
 from retrace.app.metrics.storage import Crossings, Series, alert_level
 from retrace.app.restore import record_reason
 from retrace.engine import Engine

@@ -25,7 +25,7 @@ import pytest
 from tests.reliability import inputs_support
 from tests.reliability.inputs_support import RawServer, scripted_model
 
-from retrace.agent.events import PermissionRequest
+from retrace.agent.notifications import PermissionRequest
 from retrace.agent.permissions import PermissionPolicy, PermissionSettings
 from retrace.agent.review import COMMAND_MAX_CHARS, review_for
 

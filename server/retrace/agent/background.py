@@ -42,8 +42,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from retrace.agent.events import AgentHost, BackgroundTaskChanged, BackgroundTaskState, BackgroundTaskView
 from retrace.agent.leftovers import TOKEN_VARIABLE, LeftoverRecord, end_leftovers, write_records
+from retrace.agent.notifications import (
+    AgentHost,
+    BackgroundTaskChanged,
+    BackgroundTaskState,
+    BackgroundTaskView,
+)
 from retrace.agent.processes import Identity, start_time, stop_in_flight
 from retrace.agent.processes import stop as stop_processes
 from retrace.agent.tools.shell import kill_tree

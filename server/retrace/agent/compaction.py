@@ -39,7 +39,7 @@ from retrace.agent.conversation import (
     now_iso,
     prompt_text,
 )
-from retrace.agent.events import ContextCompacted
+from retrace.agent.notifications import ContextCompacted
 from retrace.agent.runtime import Runtime
 from retrace.agent.settings import AgentSettings
 from retrace.agent.tool_call import emit_checkpoint

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from retrace.agent.events import (
+from retrace.agent.notifications import (
     AgentError,
     BackgroundTaskChanged,
     CheckpointCreated,
@@ -29,7 +29,7 @@ from retrace.text import quote_name, terminal_text
 
 
 class PrintingHost:
-    """An :class:`~retrace.agent.events.AgentHost` that prints events and answers by policy."""
+    """An :class:`~retrace.agent.notifications.AgentHost` that prints events and answers by policy."""
 
     def __init__(self, out: TextIO, permission: str) -> None:
         self.out = out

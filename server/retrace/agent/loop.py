@@ -31,7 +31,7 @@ from retrace.agent.compaction import (
 )
 from retrace.agent.compaction import compact as compact_history
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, tool_uses
-from retrace.agent.events import AgentError, TextDelta, Usage
+from retrace.agent.notifications import AgentError, TextDelta, Usage
 from retrace.agent.prompt import agent_system_prompt
 from retrace.agent.retry import asked_wait_s, retry_delay
 from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal

@@ -19,8 +19,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal
 
-from retrace.agent.events import AgentHost, PermissionRequest
 from retrace.agent.mcp.config import is_mcp_tool
+from retrace.agent.notifications import AgentHost, PermissionRequest
 from retrace.agent.review import one_line, review_for
 from retrace.agent.tools import TOOLS
 from retrace.camel import CamelModel

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from retrace.agent.background import BackgroundTask, BackgroundTasks
 from retrace.agent.conversation import Conversation
-from retrace.agent.events import BackgroundTaskView
+from retrace.agent.notifications import BackgroundTaskView
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.runtime import Runtime, journal
 from retrace.engine import Engine

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from retrace.agent.background import BackgroundTasks
 from retrace.agent.conversation import Conversation, new_id, now_iso, results_for_batch
-from retrace.agent.events import AgentHost
+from retrace.agent.notifications import AgentHost
 from retrace.agent.permissions import PermissionPolicy
-from retrace.agent.replay import ReplayBuffer
+from retrace.agent.recent_calls import ReplayBuffer
 from retrace.agent.settings import AgentSettings
 from retrace.agent.tools import ToolSpec, spec_of
 from retrace.engine.engine import Engine

@@ -36,7 +36,10 @@ from retrace.agent.conversation import (
     results_for_batch,
 )
 from retrace.agent.editor_context import Attachment, EditorContext, format_attachments, recorded_attachment
-from retrace.agent.events import (
+from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
+from retrace.agent.mcp.toolset import McpTools
+from retrace.agent.mentions import read_mentions
+from retrace.agent.notifications import (
     AgentError,
     AgentHost,
     BackgroundTaskView,
@@ -44,11 +47,8 @@ from retrace.agent.events import (
     TurnFinished,
     TurnStarted,
 )
-from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
-from retrace.agent.mcp.toolset import McpTools
-from retrace.agent.mentions import read_mentions
 from retrace.agent.permissions import PermissionPolicy
-from retrace.agent.replay import ReplayBuffer, ToolCallView
+from retrace.agent.recent_calls import ReplayBuffer, ToolCallView
 from retrace.agent.restore_notes import journal_code_restore, restore_notes
 from retrace.agent.resume import finish_interrupted, withdraw_unanswered
 from retrace.agent.rewind import rewind_side_state

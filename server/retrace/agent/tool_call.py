@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from retrace.agent.conversation import CANCELLED, Conversation, now_iso, tool_result_block
-from retrace.agent.events import (
+from retrace.agent.folders import checkpoint_other_folders, record_other_folders
+from retrace.agent.notifications import (
     AgentError,
     CheckpointCreated,
     PermissionRequested,
@@ -34,7 +35,6 @@ from retrace.agent.events import (
     ToolCallStarted,
     ToolCallStatus,
 )
-from retrace.agent.folders import checkpoint_other_folders, record_other_folders
 from retrace.agent.rewind import newest_checkpoint
 from retrace.agent.runtime import Runtime, journal
 from retrace.agent.side_effects import side_effect_meta

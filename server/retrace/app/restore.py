@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from retrace.agent.background import BackgroundTasks, BackgroundTasksRunning, short
-from retrace.agent.events import BackgroundTaskView
+from retrace.agent.notifications import BackgroundTaskView
 from retrace.app.timeline.agents import conversation_reason, is_external, running_turns
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from retrace.agent.events import BackgroundTaskView
+from retrace.agent.notifications import BackgroundTaskView
 from retrace.agent.session import AgentService
 from retrace.app.restore import checkpoint_agent
 from retrace.engine.errors import RetraceError

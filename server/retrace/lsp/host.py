@@ -1,6 +1,6 @@
 """The agent's host inside the server: events become notifications, permission asks a request.
 
-Implements :class:`retrace.agent.events.AgentHost` on top of the JSON-RPC connection:
+Implements :class:`retrace.agent.notifications.AgentHost` on top of the JSON-RPC connection:
 ``emit`` → ``retrace/agent/event`` (and ``retrace/timeline/didChange`` for a new checkpoint);
 ``ask_permission`` → ``retrace/permission/request`` (an unanswerable or malformed answer is a
 ``deny``: the agent must never act on a missing consent); editor state and dirty paths come from
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from retrace.agent.events import (
+from retrace.agent.notifications import (
     CheckpointCreated,
     ConversationChanged,
     EventBase,

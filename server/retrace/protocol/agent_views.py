@@ -6,6 +6,6 @@ from __future__ import annotations
 
 from retrace.agent.conversation import ConversationView, MessageView, UsageTotals
 from retrace.agent.permissions import PermissionSettings
-from retrace.agent.replay import ToolCallView
+from retrace.agent.recent_calls import ToolCallView
 
 __all__ = ["ConversationView", "MessageView", "PermissionSettings", "ToolCallView", "UsageTotals"]

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from retrace.agent.events import BackgroundTaskView
+from retrace.agent.notifications import BackgroundTaskView
 from retrace.camel import CamelModel
 from retrace.engine.models import Checkpoint
 

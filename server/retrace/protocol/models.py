@@ -17,8 +17,8 @@ from typing import Literal
 from pydantic import ConfigDict, Field, RootModel
 
 from retrace.agent.editor_context import EditorContext
-from retrace.agent.events import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
 from retrace.agent.mcp.config import McpSettings
+from retrace.agent.notifications import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
 from retrace.agent.settings import (
     DEFAULT_COMMAND_TIMEOUT_S,
     DEFAULT_MAX_TOKENS,

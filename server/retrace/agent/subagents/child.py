@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, new_id, now_iso
-from retrace.agent.events import (
+from retrace.agent.notifications import (
     AgentHost,
     CheckpointCreated,
     PermissionDecision,
@@ -27,7 +27,7 @@ from retrace.agent.events import (
     TaskProgress,
     ToolCallFinished,
 )
-from retrace.agent.replay import ReplayBuffer
+from retrace.agent.recent_calls import ReplayBuffer
 from retrace.agent.runtime import Runtime, close_open_batch, journal
 from retrace.agent.subagents.apply import NetChange, net_change
 from retrace.agent.subagents.layout import TaskPaths

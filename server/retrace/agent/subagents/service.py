@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, new_id, now_iso
-from retrace.agent.events import AgentError
-from retrace.agent.replay import ReplayBuffer
+from retrace.agent.notifications import AgentError
+from retrace.agent.recent_calls import ReplayBuffer
 from retrace.agent.resume import finish_interrupted
 from retrace.agent.runtime import Runtime, close_open_batch, journal
 from retrace.agent.subagents.apply import MergeOutcome, NetChange, conflict_list, merge_into, net_change

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from retrace.app.metrics.cleanups import read_totals
 from retrace.app.metrics.collected import Collected
-from retrace.app.metrics.facts import NO_REASON, Facts, fold
+from retrace.app.metrics.journal_fold import NO_REASON, Facts, fold
 from retrace.app.metrics.journals import READER
 from retrace.app.metrics.storage import Series, alert_level, usage
 from retrace.engine.store.layout import StoreLayout

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from retrace.app.metrics.cleanups import CleanupTotals
-from retrace.app.metrics.facts import Facts
+from retrace.app.metrics.journal_fold import Facts
 from retrace.app.metrics.storage import Usage
 from retrace.protocol.metrics import RemoteLag
 

@@ -1,7 +1,7 @@
 """The journal events the metrics read, kept per journal and read on from where they stopped.
 
 Each scrape or snapshot reads the store's journals; a long-lived process (the server, its scrape
-endpoint) keeps, per journal, the typed events of :data:`~retrace.app.metrics.facts.READ_TYPES`
+endpoint) keeps, per journal, the typed events of :data:`~retrace.app.metrics.journal_fold.READ_TYPES`
 and a :class:`~retrace.engine.store.cursor.JournalCursor` that reads only what was appended since
 (a journal replaced, shortened or rewritten is read again from the start: the cursor says so).
 Lines that cannot hold a wanted type are not parsed at all (most lines are messages, tool calls
@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrace.app.metrics.facts import READ_TYPES
+from retrace.app.metrics.journal_fold import READ_TYPES
 from retrace.engine.store.cursor import JournalCursor
 from retrace.engine.store.events import JournalEvent
 

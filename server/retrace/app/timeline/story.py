@@ -20,7 +20,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from retrace.agent.replay import ToolCallView
+from retrace.agent.recent_calls import ToolCallView
 from retrace.agent.side_effects import kinds_in_meta
 from retrace.agent.terminal import describe as describe_terminal
 from retrace.app.timeline.agents import agent_title, conversation_reason, latest_activity

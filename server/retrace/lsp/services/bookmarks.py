@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrace.agent.events import CheckpointCreated
+from retrace.agent.notifications import CheckpointCreated
 from retrace.app.timeline.agents import running_turns
 from retrace.engine.bookmarks import bookmark_now, name_checkpoint
 from retrace.protocol.bookmarks import (

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pygls.protocol import LanguageServerProtocol
     from pygls.workspace import Workspace
 
-    from retrace.agent.events import EventBase
+    from retrace.agent.notifications import EventBase
     from retrace.bootstrap import Services
     from retrace.protocol.models import ServerSettings
 

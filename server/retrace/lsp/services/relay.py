@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from retrace.agent.events import CheckpointCreated
+from retrace.agent.notifications import CheckpointCreated
 from retrace.camel import CamelModel, dump, validation_message
 from retrace.engine.bookmarks import mark
 from retrace.engine.errors import RetraceError

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from retrace.agent.events import CheckpointCreated, EventBase
+from retrace.agent.notifications import CheckpointCreated, EventBase
 from retrace.relay import wire
 from retrace.relay.server import MethodError
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from retrace.agent.events import CheckpointCreated, EventBase, TurnFinished, TurnStarted
+from retrace.agent.notifications import CheckpointCreated, EventBase, TurnFinished, TurnStarted
 from retrace.app.hooks.registry import adapter_for
 from retrace.app.hooks.service import INTERRUPTED, HookOutcome, HookService, Recorded, TurnBegan
 from retrace.camel import CamelModel

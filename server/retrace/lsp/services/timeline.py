@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 from weakref import WeakKeyDictionary
 
-from retrace.agent.events import ConversationChanged, TurnStarted
+from retrace.agent.notifications import ConversationChanged, TurnStarted
 from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
 from retrace.app.timeline.pages import session_list
 from retrace.app.timeline.persist import FILE_NAME
