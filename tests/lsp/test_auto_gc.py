@@ -26,7 +26,7 @@ class Agent:
         return self.turn_running
 
 
-@dataclass
+@dataclass(eq=False)  # as the real Services: hashed by identity (per-services state is a weak map)
 class Services:
     engine: Engine
     agent: Agent = field(default_factory=Agent)
