@@ -34,13 +34,31 @@ _CONSOLE_SCRIPT = RETRACE.read_text("utf-8") if RETRACE.exists() else ""
 """The console script's own code (what ``retrace`` runs after the interpreter starts)."""
 
 
+_RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
+"""What ``python -m retrace`` runs after the interpreter starts."""
+
+
+def _forked_as(cmd: list[str]) -> tuple[str, list[str]] | None:
+    """The code and ``sys.argv`` a fork runs for ``cmd``: the console script (``retrace ...``) or
+    ``python -m retrace <command> ...``; ``None`` for anything else (the server included: it
+    runs cold)."""
+    if not cli_forkserver.enabled():
+        return None
+    if cmd[:1] == [str(RETRACE)] and _CONSOLE_SCRIPT:
+        return _CONSOLE_SCRIPT, [str(RETRACE), *cmd[1:]]
+    if cmd[:3] == [sys.executable, "-m", "retrace"] and cmd[3:] not in ([], ["serve"]):
+        return _RUN_MODULE, ["-m", *cmd[3:]]
+    return None
+
+
 def run(cmd: list[str], env: dict[str, str], *, timeout: float) -> subprocess.CompletedProcess[str]:
-    """``retrace`` with ``cmd[1:]`` as ``subprocess.run(cmd, capture_output=True, text=True)``
-    would, stdin from the null device: a fork of the CLI fork server (``tests/cli_forkserver.py``,
-    the imports done once per test process) running the console script's code, or the console
-    script itself with RETRACE_TEST_FORK_CLI=0. ``TimeoutExpired`` after ``timeout`` seconds
-    (the command is killed)."""
-    if not cli_forkserver.enabled() or not _CONSOLE_SCRIPT:
+    """``retrace <args>`` or ``python -m retrace <args>`` as ``subprocess.run(cmd,
+    capture_output=True, text=True)`` would, stdin from the null device: a fork of the CLI fork
+    server (``tests/cli_forkserver.py``, the imports done once per test process) running what the
+    console script or ``-m`` runs, or the command itself, cold, with RETRACE_TEST_FORK_CLI=0.
+    ``TimeoutExpired`` after ``timeout`` seconds (the command is killed)."""
+    forked = _forked_as(cmd)
+    if forked is None:
         return subprocess.run(
             cmd,
             capture_output=True,
@@ -50,12 +68,13 @@ def run(cmd: list[str], env: dict[str, str], *, timeout: float) -> subprocess.Co
             check=False,
             stdin=subprocess.DEVNULL,
         )
+    code, argv = forked
     server = cli_forkserver.server()
     with tempfile.TemporaryDirectory(prefix="retrace-cli-") as tmp:
         out, err = Path(tmp, "out"), Path(tmp, "err")
         out.touch()
         err.touch()
-        pid = server.spawn(_CONSOLE_SCRIPT, [str(RETRACE), *cmd[1:]], env=env, stdout=out, stderr=err)
+        pid = server.spawn(code, argv, env=env, stdout=out, stderr=err)
         killed = threading.Event()
 
         def kill() -> None:

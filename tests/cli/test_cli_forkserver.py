@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from tests import cli_forkserver
 from tests.cli import cli_support
 from tests.cli.cli_support import RETRACE, Cli
+
 
 @pytest.fixture(autouse=True)
 def _fork_server_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,3 +141,23 @@ def test_a_killed_command_reports_its_signal(tmp_path: Path) -> None:
     pid = server.spawn("import time\ntime.sleep(60)", ["-c"], env={}, stdout=out, stderr=err)
     os.kill(pid, signal.SIGKILL)
     assert server.wait(pid).code == -signal.SIGKILL
+
+
+@pytest.mark.parametrize(
+    "args", [["--version"], ["nonsense"], ["log", "--json", "--store", "/nonexistent/store"]]
+)
+def test_python_dash_m_retrace_forks_like_it_runs_cold(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cmd = [sys.executable, "-m", "retrace", *args]
+    forked = cli_support.run(cmd, dict(os.environ), timeout=60)
+    monkeypatch.setenv("RETRACE_TEST_FORK_CLI", "0")
+    cold = cli_support.run(cmd, dict(os.environ), timeout=60)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+
+
+def test_the_server_and_other_programs_are_never_forked() -> None:
+    assert cli_support._forked_as([sys.executable, "-m", "retrace"]) is None
+    assert cli_support._forked_as([sys.executable, "-m", "retrace", "serve"]) is None
+    assert cli_support._forked_as(["git", "status"]) is None
+    assert cli_support._forked_as([sys.executable, "-m", "retrace", "log"]) is not None
