@@ -15,9 +15,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from diff_match_patch import diff_match_patch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from diff_match_patch import diff_match_patch
 
 import retrace.engine.commit as engine_module
 import retrace.engine.stats as stats_module
