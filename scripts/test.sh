@@ -50,6 +50,13 @@ finish() {
   printf '%-40s %4ds\n' "total" $((SECONDS - started))
 }
 pytest=(.venv/bin/python -m pytest -q -p no:cacheprovider)
+# Bytecode caches on, whatever the caller's environment says: with PYTHONDONTWRITEBYTECODE set
+# (some CI images set it) every Python process of the run (each test worker, each server and CLI
+# a test starts) compiles the project's modules from source again, and pytest re-rewrites every
+# test module's asserts in every worker (~13 CPU-seconds per worker instead of ~4). The caches
+# land in the (ignored) __pycache__ folders; the packaged extension's server runs with -I, which
+# ignores both settings.
+unset PYTHONDONTWRITEBYTECODE
 has_serial() { grep -rqsE --include='*.py' 'mark\.serial|pytestmark = .*serial' tests; }
 # --no-loadscope-reorder: keep the slowest-first order of tests/conftest.py (xdist's own order is
 # "most tests first", which can start a file of a few long tests last).

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -173,6 +173,42 @@ export function installVsix(vsix, { userDataDir, extensionsDir }) {
 }
 
 /**
+ * The result of `installVsix` for this package without running it again: the first scenario to
+ * need a package installs it with code-server into `.e2e/installed/<size>-<mtime>/extensions`
+ * (a temporary folder renamed into place, so scenarios running side by side never see half an
+ * install; the loser of a race drops its copy), then every scenario copies that folder into its
+ * own extensions folder, the install record (`extensions.json`) pointing at the copy. Each
+ * scenario still gets a fresh, private install: a scenario changing its extension folder changes
+ * no other. A code-server install unzips the 68 MB package (~5 s per scenario on 2 cores); a copy
+ * takes a fraction. The install scenario installs for real (`installVsix`): installing is what it
+ * tests.
+ */
+export function installVsixCached(vsix, { extensionsDir }) {
+  const stat = fs.statSync(vsix);
+  const cache = path.join(root, '.e2e', 'installed', `${stat.size}-${Math.floor(stat.mtimeMs)}`);
+  const installed = path.join(cache, 'extensions');
+  if (!fs.existsSync(installed)) {
+    const tmp = freshDir(path.join(root, '.e2e', 'installed', `.tmp-${process.pid}`));
+    installVsix(vsix, { userDataDir: path.join(tmp, 'user-data'), extensionsDir: path.join(tmp, 'extensions') });
+    try { fs.renameSync(tmp, cache); } catch { fs.rmSync(tmp, { recursive: true, force: true }); }
+    // Installs of earlier packages (another size or time) are of no further use.
+    for (const old of fs.readdirSync(path.dirname(cache))) {
+      if (!old.startsWith('.tmp-') && old !== path.basename(cache)) fs.rmSync(path.join(path.dirname(cache), old), { recursive: true, force: true });
+    }
+  }
+  fs.rmSync(extensionsDir, { recursive: true, force: true });
+  fs.cpSync(installed, extensionsDir, { recursive: true, preserveTimestamps: true });
+  // The record names where each extension lives: the copy now, as code-server would have written it.
+  const record = path.join(extensionsDir, 'extensions.json');
+  const entries = JSON.parse(fs.readFileSync(record, 'utf8')).map(e => {
+    const at = path.join(extensionsDir, e.relativeLocation);
+    return { ...e, location: { ...e.location, fsPath: at, path: at, external: pathToFileURL(at).href } };
+  });
+  fs.writeFileSync(record, JSON.stringify(entries));
+  log(`installed ${path.basename(vsix)} (a copy of ${path.relative(root, installed)})`);
+}
+
+/**
  * Start code-server in its own process group; resolves once /healthz answers. `workspaceTrust`:
  * keep VS Code's workspace trust on (off by default: every folder is trusted).
  */
@@ -231,7 +267,8 @@ export async function openFolder(page, server, workspace) {
 }
 
 /**
- * Run one UI scenario and exit with its result: install the .vsix, write the user settings
+ * Run one UI scenario and exit with its result: install the .vsix (a copy of one install per package,
+ * see installVsixCached; `realInstall`: code-server's own install), write the user settings
  * (`settings` on top of the quiet defaults; an undefined value removes one), start code-server
  * (`env`, `workspaceTrust` as for startCodeServer), open a page (`page`: its options) on the
  * workspace, then `body(ctx)`. ctx: the scenario (see `scenario`) plus server, browser, page,
@@ -243,8 +280,9 @@ export async function openFolder(page, server, workspace) {
  */
 export async function runScenario(sc, options, body) {
   const { settings = {}, env = {}, workspaceTrust = false, page: pageOptions = {} } = options;
-  const { failureShot = sc.shot, onFailure = () => {}, cleanup = () => {} } = options;
-  installVsix(sc.vsix, sc);
+  const { failureShot = sc.shot, onFailure = () => {}, cleanup = () => {}, realInstall = false } = options;
+  if (realInstall) installVsix(sc.vsix, sc);
+  else installVsixCached(sc.vsix, sc);
   writeUserSettings(sc.userDataDir, settings);
   let starts = 0;
   const startServer = port => startCodeServer({

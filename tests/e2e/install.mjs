@@ -166,6 +166,7 @@ const model = await startFakeModel('e2e');
 log(`fake Messages API at ${model.url}`);
 
 await runScenario(sc, {
+  realInstall: true, // code-server's own install of the package: installing is what this tests
   // No retrace.pythonPath: the extension builds its own server environment.
   settings: { 'retrace.baseUrl': model.url, 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto', 'retrace.pythonPath': undefined },
   env: userEnv,

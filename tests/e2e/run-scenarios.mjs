@@ -1,21 +1,16 @@
 // The real-browser UI scenarios (npm run test:e2e packages the .vsix first), each its own
 // `node tests/e2e/<name>.mjs` process with its own workbench, RETRACE_E2E_JOBS at a time (see
 // pool.mjs). Usage: node tests/e2e/run-scenarios.mjs [name ...] (default: all, in the order below).
-// The order puts the longest scenarios first so two workbenches finish close together.
+// The order puts the longest scenarios first (measured: bench/RESULTS_suitespeed.md) so the
+// workbenches finish close together.
 import path from 'node:path';
 import { root } from './harness.mjs';
 import { jobsFromEnv, nodeTask, runPool } from './pool.mjs';
 
 export const SCENARIOS = [
-  'install', 'longsession', 'e2e', 'timeline', 'subagents', 'health', 'chat', 'editor-safety',
-  'agents', 'context', 'lazy', 'trust', 'untrusted',
-  'undo',
-  'hunks',
-  'chat-restore',
-  'side-rewind',
-  'readable',
-  'git-restore',
-  'bookmarks',
+  'chat-restore', 'install', 'health', 'e2e', 'editor-safety', 'subagents', 'longsession', 'timeline',
+  'chat', 'context', 'readable', 'lazy', 'undo', 'untrusted', 'hunks', 'side-rewind', 'trust', 'agents',
+  'bookmarks', 'git-restore',
 ];
 
 const asked = process.argv.slice(2);

@@ -16,11 +16,13 @@ while the engine's capture, restore and storage code is rewritten underneath.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests import cli_forkserver
 from tests.reliability.conftest import FULL, record_figures, tree
 
 Tree = dict[str, tuple[str, bytes, bool]]
@@ -95,6 +98,47 @@ def _own_peak_kb(peak_file: Path, fallback_kb: int) -> int:
     return int(text) if text.isdigit() else fallback_kb
 
 
+def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str, int]:
+    """One command: exit code, stdout, stderr, and its rusage peak RSS (KiB), killed after
+    ``timeout`` seconds. A fork of the CLI fork server (``tests/cli_forkserver.py``: the imports
+    done once per test process), or a cold ``python -c`` process with RETRACE_TEST_FORK_CLI=0."""
+    with tempfile.TemporaryDirectory(prefix="retrace-cli-") as tmp:
+        out_path, err_path = Path(tmp, "out"), Path(tmp, "err")
+        out_path.touch()
+        err_path.touch()
+        if cli_forkserver.enabled():
+            server = cli_forkserver.server()
+            pid = server.spawn(_PEAK_WRAPPER, ["-c", *argv], env=env, stdout=out_path, stderr=err_path)
+            timer = threading.Timer(timeout, _kill, (pid,))
+            timer.start()
+            try:
+                exited = server.wait(pid)
+            finally:
+                timer.cancel()
+            code, rusage_kb = exited.code, exited.maxrss_kb
+        else:
+            with out_path.open("wb") as out, err_path.open("wb") as err:
+                proc = subprocess.Popen(
+                    [*COMMAND, *argv], stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env
+                )
+                timer = threading.Timer(timeout, proc.kill)
+                timer.start()
+                try:
+                    # wait4, not wait: the rusage of exactly this process (peak RSS of one command).
+                    _, status, usage = os.wait4(proc.pid, 0)
+                finally:
+                    timer.cancel()
+                proc.returncode = code = os.waitstatus_to_exitcode(status)
+                rusage_kb = usage.ru_maxrss
+        read = lambda path: path.read_bytes().decode("utf-8", "replace")  # noqa: E731
+        return code, read(out_path), read(err_path), rusage_kb
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
 class CliError(AssertionError):
     """A command answered in a way no caller may see (a traceback, an unexpected exit code)."""
 
@@ -109,30 +153,13 @@ class Cli:
         self.calls = 0
 
     def run(self, *args: str, timeout: float = 300) -> Result:
-        cmd = [*COMMAND, *args, "--workspace", str(self.workspace), "--store", str(self.store)]
+        argv = [*args, "--workspace", str(self.workspace), "--store", str(self.store)]
         self.calls += 1
         started = time.monotonic()
         peak_file = Path(tempfile.mkstemp(prefix="retrace-peak-")[1])
         env = {**self.env, "RETRACE_TEST_PEAK_FILE": str(peak_file)}
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-            timer = threading.Timer(timeout, proc.kill)
-            timer.start()
-            try:
-                # wait4, not wait: the rusage of exactly this process (peak RSS of one command).
-                _, status, usage = os.wait4(proc.pid, 0)
-            finally:
-                timer.cancel()
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            out.seek(0)
-            err.seek(0)
-            result = Result(
-                proc.returncode,
-                out.read().decode("utf-8", "replace"),
-                err.read().decode("utf-8", "replace"),
-                _own_peak_kb(peak_file, usage.ru_maxrss),
-                time.monotonic() - started,
-            )
+        code, out, err, rusage_kb = _run(argv, env, timeout)
+        result = Result(code, out, err, _own_peak_kb(peak_file, rusage_kb), time.monotonic() - started)
         if "Traceback" in result.err:
             raise CliError(f"retrace {args[0]} crashed: {result.err.strip().splitlines()[-1][:300]}")
         return result

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from typing import Any, cast
 
 import pytest
 from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.cli.cli_support import run
 from tests.reliability.conftest import record_figures, tree, turn_model
 
 from retrace.engine import Engine
@@ -54,9 +56,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "retrace", *args], capture_output=True, text=True, check=False, timeout=60
-    )
+    # A fork of the CLI fork server (tests/cli_forkserver.py): a process of its own beside the server.
+    return run([sys.executable, "-m", "retrace", *args], dict(os.environ), timeout=60)
 
 
 async def test_second_server_on_the_same_store_is_refused(ws: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.cli.cli_support import run
 from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 from tests.remote.test_cli_remote import base_env
@@ -26,14 +27,7 @@ from retrace.sync.packs import open_segment, seal_segment
 
 
 def retrace(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "retrace", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return run([sys.executable, "-m", "retrace", *args], env, timeout=120)  # forked: tests/cli_forkserver.py
 
 
 UNSAFE = [

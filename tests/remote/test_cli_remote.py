@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli.cli_support import run
 from tests.remote.helpers import tree
 from tests.remote.s3server import ACCESS_KEY, SECRET_KEY, S3Server
 
@@ -17,14 +18,7 @@ pytestmark = pytest.mark.slow
 
 
 def retrace(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "retrace", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    proc = run([sys.executable, "-m", "retrace", *args], env, timeout=120)  # forked: tests/cli_forkserver.py
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.cli.cli_support import run
 
 from retrace.engine import Engine, EngineConfig
 
@@ -38,7 +39,7 @@ EXAMPLES = int(os.environ.get("RETRACE_CAPTURE_EXAMPLES", "25"))
 def _run(*args: str, ws: Path, store: Path, code: int | None = 0) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "RETRACE_STORE"}
     cmd = [str(RETRACE), *args, "--workspace", str(ws), "--store", str(store)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = run(cmd, env, timeout=120)  # forked: tests/cli_forkserver.py
     assert "Traceback" not in proc.stderr, proc.stderr
     if code is not None:
         assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)

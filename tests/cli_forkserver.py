@@ -1,0 +1,257 @@
+"""Run the ``retrace`` CLI as a real child process without paying its start-up every call.
+
+The CLI tests and the data-safety campaigns start thousands of ``retrace <command>`` processes;
+each cold process spends ~0.25 CPU-seconds importing (the engine, pydantic) before the command
+runs, most of the CPU those tests use on a 2-core machine. Here one helper process per test
+process (a *fork server*) imports the CLI's modules once; every command is a ``fork`` of it that
+then runs exactly what a cold process runs after its imports: ``sys.argv``, the environment, the
+working directory and the three standard streams set as the caller asked, the caller's code as
+``__main__`` (the console script's two lines, or the campaigns' peak-RSS wrapper), ``SystemExit``
+turned into the exit code the way the interpreter does, a traceback printed for anything else,
+the ``atexit`` functions run, then ``os._exit``.
+
+What a cold process would see and a forked one does not: the interpreter's own start-up and the
+imports themselves (``tests/cli/test_import_hygiene.py`` and every other CLI test that starts
+``python -m retrace`` or the console script directly keep covering those). Nothing in
+``retrace`` reads the environment or the working directory at import time (module bodies hold
+constants only), so a command forked with an environment behaves as a cold one started with it.
+
+Each fork is a child of the fork server, not of the test: :meth:`ForkServer.spawn` returns its
+pid (``os.kill`` works on it as on any process of ours) and :meth:`ForkServer.wait` its exit
+status and peak RSS (``wait4`` in the fork server, reported back). ``RETRACE_TEST_FORK_CLI=0``
+runs every command as a cold process instead (:func:`enabled`), to compare or to rule the fork
+server out.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+PRELOAD = (
+    "retrace.cli.main",
+    "retrace.cli.parser",
+    "retrace.cli.commands",
+    "retrace.cli.format",
+    "retrace.cli.errors",
+)
+"""What every CLI command imports before it does anything (the fork server imports it once)."""
+
+_SERVER = r"""
+import atexit, builtins, json, os, select, signal, sys, traceback, types
+
+for name in sys.argv[1:]:
+    __import__(name)
+
+proto_in = os.dup(0)
+proto_out = os.dup(1)
+null = os.open(os.devnull, os.O_RDWR)
+os.dup2(null, 0)
+os.dup2(null, 1)
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *_: None)
+
+
+def reply(message):
+    os.write(proto_out, (json.dumps(message) + "\n").encode())
+
+
+def exit_code(exc):
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def child(request):
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for fd in (proto_in, proto_out, wake_r, wake_w, null):
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    for fd, (path, flags) in enumerate(
+        [(os.devnull, os.O_RDONLY), (request["stdout"], os.O_WRONLY), (request["stderr"], os.O_WRONLY)]
+    ):
+        opened = os.open(path, flags)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.argv = list(request["argv"])
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    try:
+        exec(compile(request["code"], "<string>", "exec"), main.__dict__)
+        code = 0
+    except SystemExit as exc:
+        code = exit_code(exc)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+def reap():
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        reply({"exited": pid, "status": status, "maxrss": usage.ru_maxrss})
+
+
+pending = b""
+reply({"ready": os.getpid()})
+while True:
+    try:
+        readable, _, _ = select.select([proto_in, wake_r], [], [])
+    except InterruptedError:
+        continue
+    if wake_r in readable:
+        os.read(wake_r, 4096)
+        reap()
+    if proto_in in readable:
+        data = os.read(proto_in, 65536)
+        if not data:
+            break
+        pending += data
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            request = json.loads(line)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                child(request)
+            reply({"spawned": request["id"], "pid": pid})
+    reap()
+"""
+
+
+def enabled() -> bool:
+    """Commands go through the fork server unless ``RETRACE_TEST_FORK_CLI=0``."""
+    return os.environ.get("RETRACE_TEST_FORK_CLI", "1") != "0"
+
+
+@dataclass
+class Exit:
+    status: int
+    """The wait status (``os.waitstatus_to_exitcode`` turns it into a return code)."""
+    maxrss_kb: int
+
+    @property
+    def code(self) -> int:
+        return os.waitstatus_to_exitcode(self.status)
+
+
+class ForkServer:
+    """One fork server process; thread-safe (commands may run side by side)."""
+
+    def __init__(self, preload: tuple[str, ...] = PRELOAD) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER, *preload],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=Path(__file__).resolve().parent,
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in = self._proc.stdin
+        self._out = self._proc.stdout
+        ready = json.loads(self._out.readline() or b"{}")
+        if "ready" not in ready:
+            raise RuntimeError(f"the CLI fork server did not start (exit {self._proc.wait()})")
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._next_id = 0
+        self._spawned: dict[int, int] = {}
+        self._exited: dict[int, Exit] = {}
+        self._closed = False
+        threading.Thread(target=self._read, name="cli-fork-server", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self._out:
+            message = json.loads(line)
+            with self._changed:
+                if "spawned" in message:
+                    self._spawned[int(message["spawned"])] = int(message["pid"])
+                elif "exited" in message:
+                    self._exited[int(message["exited"])] = Exit(
+                        int(message["status"]), int(message["maxrss"])
+                    )
+                self._changed.notify_all()
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def spawn(self, code: str, argv: list[str], *, env: dict[str, str], stdout: Path, stderr: Path) -> int:
+        """Fork a command: ``code`` runs as ``__main__`` with ``sys.argv = argv``, ``env`` as its whole
+        environment, the caller's working directory, stdin from the null device and stdout / stderr
+        written to those (existing) files. Returns its pid."""
+        with self._changed:
+            request_id = self._next_id
+            self._next_id += 1
+            request = {
+                "id": request_id,
+                "code": code,
+                "argv": argv,
+                "env": env,
+                "cwd": os.getcwd(),
+                "stdout": str(stdout),
+                "stderr": str(stderr),
+            }
+            self._in.write((json.dumps(request) + "\n").encode())
+            self._in.flush()
+            while request_id not in self._spawned:
+                if self._closed:
+                    raise RuntimeError("the CLI fork server exited")
+                self._changed.wait()
+            return self._spawned.pop(request_id)
+
+    def wait(self, pid: int) -> Exit:
+        """The exit of a command :meth:`spawn` started (blocks until it ends)."""
+        with self._changed:
+            while pid not in self._exited:
+                if self._closed:
+                    raise RuntimeError("the CLI fork server exited")
+                self._changed.wait()
+            return self._exited.pop(pid)
+
+    def close(self) -> None:
+        self._in.close()
+        self._proc.wait()
+
+
+_server: ForkServer | None = None
+_server_lock = threading.Lock()
+
+
+def server() -> ForkServer:
+    """This process's fork server, started on first use, stopped when the process exits."""
+    global _server
+    with _server_lock:
+        if _server is None or _server._closed:
+            _server = ForkServer()
+            atexit.register(_server.close)
+        return _server
