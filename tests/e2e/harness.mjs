@@ -405,8 +405,23 @@ export function workbench(page, ws) {
 
   async function chooseFromMenu(target, item) {
     const at = typeof target === 'string' ? row(target) : target;
-    await at.waitFor();
-    await (await uncovered(at)).click({ button: 'right' });
+    // A tree that re-renders between finding the row and the click (a group added above it, a
+    // virtualised row element reused for another item) puts another row under the mouse, and the
+    // menu would act on THAT row. The row the right-click focused must be the one asked for;
+    // otherwise the menu is closed and the row found again.
+    for (let attempt = 1; ; attempt++) {
+      await at.waitFor();
+      const wanted = (await at.innerText()).trim();
+      const list = at.locator('xpath=ancestor::*[contains(concat(" ", normalize-space(@class), " "), " monaco-list ")][1]');
+      await (await uncovered(at)).click({ button: 'right' });
+      const focused = (await list.locator('.monaco-list-row.focused').first().innerText({ timeout: 2000 }).catch(() => '')).trim();
+      if (focused === wanted) break;
+      const shown = t => JSON.stringify(t.split('\n')[0]);
+      if (attempt === 3) throw new Error(`right-click on ${shown(wanted)} focused ${shown(focused)} 3 times (the tree kept moving)`);
+      log(`right-click on ${shown(wanted)} landed on ${shown(focused)} (the tree re-rendered): again`);
+      await page.keyboard.press('Escape');
+      await page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 2000 }).catch(() => {});
+    }
     const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
     await entry.waitFor();
     // The workbench ignores a click that lands while the menu is still opening: click until it closes.
