@@ -359,38 +359,4 @@ suite('Retrace in the extension host', () => {
             restorePrompter();
         }
     });
-
-    test('changes others made (an external checkpoint) are shown in place: only the agent and restores move the view', async () => {
-        // The provider's change handler and its reveal, reached past the type's privacy on purpose:
-        // the workbench gives no way to observe a tree view's scroll position.
-        const provider = a.timeline as unknown as { reveal(id: string): Promise<void>; onTimelineChange(change: unknown): void; refresh(): Promise<void> };
-        const revealed: string[] = [];
-        const real = provider.reveal.bind(provider);
-        provider.reveal = (id: string): Promise<void> => {
-            revealed.push(id);
-            return Promise.resolve();
-        };
-        const rpc = a.ctx.rpc;
-        assert.ok(rpc !== undefined);
-        const head = (await rpc.request(METHODS.timelineGet, {})).checkpoints.at(-1) as Checkpoint;
-        const change = (kind: Checkpoint['kind'], id: string): unknown => ({
-            checkpoint: { ...head, id, kind, parent: head.id, label: '' },
-            head: id,
-            row: null,
-            storyId: null,
-            turn: null,
-            turnId: null,
-        });
-        try {
-            provider.onTimelineChange(change('external', 'cp-external-probe'));
-            await new Promise(resolve => setTimeout(resolve, 300));
-            await provider.refresh();
-            assert.deepEqual(revealed, [], 'an external checkpoint moved the view');
-            provider.onTimelineChange(change('tool', 'cp-tool-probe'));
-            await waitFor('the agent step revealed', () => revealed.length > 0, 10000);
-        } finally {
-            provider.reveal = real;
-            await provider.refresh();
-        }
-    });
 });

@@ -267,11 +267,7 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
 
     /** Insert a described row in place; fetch the tree only when the row cannot be placed. */
     private onTimelineChange(change: TimelineDidChange): void {
-        // What others did (changes made while Retrace was closed, found after start-up; the user's
-        // own edits recorded before a call) is shown in place: only the agent's steps, restores and
-        // the user's own marks move the view, so reading older rows is never interrupted by them.
-        const follows = change.checkpoint?.kind !== 'external';
-        this.revealHeadNext ||= follows && change.head !== null && change.head !== undefined; // a restore's change has no row: after the refetch
+        this.revealHeadNext ||= change.head !== null && change.head !== undefined; // a restore's change has no row: after the refetch
         const stories = this.storiesOf(undefined);
         const effect = stories?.apply(change, this.refreshTimer !== undefined);
         if (stories === undefined || effect === undefined || effect.refetch) {
@@ -283,9 +279,6 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
         }
         // Follow the agent and the restores: the head row (its group) comes into view, whatever
         // order parallel tool calls' checkpoints arrive in.
-        if (!follows) {
-            return;
-        }
         this.revealHeadNext = false;
         if (effect.reveal !== undefined) {
             void this.reveal(effect.reveal);
