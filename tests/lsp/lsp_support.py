@@ -59,6 +59,21 @@ def model_env(model: FakeModel) -> dict[str, str]:
 AUTO = {"permissions": {"write": "auto", "command": "auto"}}
 
 
+async def start_multiroot_agent(
+    first: Path, second: Path, env: dict[str, str], model: FakeModel
+) -> EditorClient:
+    """An editor of a two-folder workspace (``first`` first) whose agent answers from ``model``,
+    with writes and commands allowed: the multi-root agent tests' one way to start."""
+    return await start_editor(
+        first,
+        None,
+        env={**env, **model_env(model)},
+        settings=AUTO,
+        more_folders=(second,),
+        init_options={"multiRoot": True},
+    )
+
+
 def validate(ref: str, value: Any) -> None:
     """Validate a payload against a ``#/$defs/...`` of the committed schema."""
     schema = {"$ref": ref, "$defs": SCHEMA["$defs"]}

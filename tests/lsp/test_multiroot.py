@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, wait_until
+from lsp_support import (
+    AUTO,
+    EditorClient,
+    fake_model,
+    model_env,
+    start_editor,
+    start_multiroot_agent,
+    wait_until,
+)
 from lsprotocol import types as lsp
 
 from retrace.engine.store import home
@@ -203,14 +211,7 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
     either folder leaves the other byte-identical."""
     model = fake_model("multiroot")
     try:
-        editor = await start_editor(
-            web,
-            None,
-            env={**env, **model_env(model)},
-            settings=AUTO,
-            more_folders=(api,),
-            init_options={"multiRoot": True},
-        )
+        editor = await start_multiroot_agent(web, api, env, model)
         editors.append(editor)
         web_base = (await timeline(editor, None))["checkpoints"][0]["id"]
         assert len((await timeline(editor, api))["checkpoints"]) == 1  # its baseline, opened
@@ -390,14 +391,7 @@ async def test_a_subagent_works_in_the_first_folder_and_never_writes_another_fol
     ``api/`` directory in the first folder nor anything in ``api``."""
     model = fake_model("multiroot_task")
     try:
-        editor = await start_editor(
-            web,
-            None,
-            env={**env, **model_env(model)},
-            settings=AUTO,
-            more_folders=(api,),
-            init_options={"multiRoot": True},
-        )
+        editor = await start_multiroot_agent(web, api, env, model)
         editors.append(editor)
         api_before = tree(api)
         turn = await editor.run_turn("delegate")

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, wait_until
+from lsp_support import (
+    EditorClient,
+    fake_model,
+    start_editor,
+    start_multiroot_agent,
+    wait_until,
+)
 
 from retrace.app.hunks import text_hash
 
@@ -196,14 +202,7 @@ async def test_restores_in_another_folder_wait_for_the_first_folders_running_tur
     api = make(tmp_path, "api", {"main.go": MAIN})
     model = fake_model("multiroot_busy")
     try:
-        editor = await start_editor(
-            web,
-            None,
-            env={**env, **model_env(model)},
-            settings=AUTO,
-            more_folders=(api,),
-            init_options={"multiRoot": True},
-        )
+        editor = await start_multiroot_agent(web, api, env, model)
         editors.append(editor)
         base = (await editor.request("retrace/timeline/get", {"folder": "api"}))["checkpoints"][0]["id"]
         (api / "main.go").write_text(EDITED, "utf-8")
