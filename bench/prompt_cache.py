@@ -39,9 +39,10 @@ from typing import Any
 
 from bench.agent_path import AllowingHost, edit_calls
 from bench.workspace import generate
+from retrace.agent.model.pricing import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.session import AgentService
-from retrace.agent.settings import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR, AgentSettings
+from retrace.agent.settings import AgentSettings
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.offline import FakeModel, Scenario

@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from retrace import credentials
+from retrace.agent.model.interface import ModelClient
+from retrace.agent.model.providers import EditorModels, make_client
+from retrace.agent.model.settings import ModelSettings
 from retrace.agent.notifications import AgentHost
 from retrace.agent.runtime import ClientFactory
 from retrace.agent.session import AgentService
@@ -37,7 +40,7 @@ from retrace.protocol.models import ModelMode
 from retrace.relay import holder
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
+    from retrace.agent.model.anthropic_family import AnthropicFamilyClient
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +56,10 @@ DEMO_MARKER = ".retrace-demo.json"
 """A file at a workspace root that makes it a demo folder: the offline demo model may answer there."""
 ENV_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
 
-NO_KEY_MESSAGE = "No Anthropic API key: run 'Retrace: Set API Key' or 'Retrace: Try the Demo'"
+NO_KEY_MESSAGE = (
+    "No model configured: run 'Retrace: Choose Model Provider' (a Copilot subscription, Bedrock, "
+    "Vertex or a local model), 'Retrace: Set API Key' (Anthropic) or 'Retrace: Try the Demo'"
+)
 
 
 class NoApiKey(RetraceError):  # noqa: N818 (contract names)
@@ -63,6 +69,12 @@ class NoApiKey(RetraceError):  # noqa: N818 (contract names)
 
     def __init__(self) -> None:
         super().__init__(NO_KEY_MESSAGE)
+
+
+class ModelNotConfigured(RetraceError):  # noqa: N818 (contract names)
+    """The chosen provider's settings cannot make a request; the message names the setting."""
+
+    code = "modelNotConfigured"
 
 
 def is_demo_folder(workspace: Path | None) -> bool:
@@ -113,19 +125,33 @@ class ModelEndpoint:
             return "demo"
         return "live" if self.configured(configured_base_url) else "noKey"
 
-    def client_factory(self) -> ClientFactory:
-        """Clients for the agent: the settings' endpoint beats the environment's; retries are the
-        agent's own (reported as events), so the SDK's are off."""
+    def client_factory(self, editor_models: EditorModels | None = None) -> ClientFactory:
+        """Clients for the agent, for the provider the settings choose
+        (:func:`retrace.agent.model.providers.make_client`). ``editor_models``: the editor's
+        language models (``vscode-lm``), when an editor is connected."""
 
-        def make(settings: AgentSettings) -> AsyncAnthropic:
-            from anthropic import AsyncAnthropic  # imported on first use: it takes seconds
-
-            base_url = settings.base_url or self.base_url
-            auth_token = credentials.get(ENV_AUTH_TOKEN)
-            api_key = self.api_key or (OFFLINE_API_KEY if base_url and not auth_token else None)
-            return AsyncAnthropic(base_url=base_url, api_key=api_key, auth_token=auth_token, max_retries=0)
+        def make(settings: AgentSettings) -> ModelClient:
+            return make_client(
+                settings.access,
+                anthropic=lambda: self.anthropic_client(settings),
+                editor_models=editor_models,
+            )
 
         return make
+
+    def anthropic_client(self, settings: AgentSettings) -> AnthropicFamilyClient:
+        """The Anthropic API client: the settings' endpoint beats the environment's; retries are
+        the agent's own (reported as events), so the SDK's are off."""
+        from anthropic import AsyncAnthropic  # imported on first use: it takes seconds
+
+        from retrace.agent.model.anthropic_family import AnthropicFamilyClient
+
+        base_url = settings.base_url or self.base_url
+        auth_token = credentials.get(ENV_AUTH_TOKEN)
+        api_key = self.api_key or (OFFLINE_API_KEY if base_url and not auth_token else None)
+        sdk = AsyncAnthropic(base_url=base_url, api_key=api_key, auth_token=auth_token, max_retries=0)
+        check = "the retrace.baseUrl setting (or ANTHROPIC_BASE_URL)"
+        return AnthropicFamilyClient(sdk, "anthropic", where=str(sdk.base_url), check=check)
 
 
 _offline_lock = threading.Lock()
@@ -166,16 +192,25 @@ class Services:
     endpoint: ModelEndpoint = field(default_factory=ModelEndpoint)
     closed: bool = field(default=False)
 
-    def model_mode(self, configured_base_url: str | None) -> ModelMode:
-        """The model mode now (a base URL set after start-up makes a ``noKey`` server ``live``)."""
+    def model_mode(self, configured_base_url: str | None, model: ModelSettings | None = None) -> ModelMode:
+        """The model mode now (a base URL set after start-up makes a ``noKey`` server ``live``;
+        a provider other than the Anthropic API needs no key: it is ``live``)."""
         if self.fake_model_url is not None:
             return "demo"
+        if model is not None and model.provider != "anthropic":
+            return "live"
         return "live" if self.endpoint.configured(configured_base_url) else "noKey"
 
-    def require_model(self, configured_base_url: str | None) -> None:
-        """Refuse (:class:`NoApiKey`) before an agent turn that no model could answer."""
-        if self.model_mode(configured_base_url) == "noKey":
+    def require_model(self, configured_base_url: str | None, model: ModelSettings | None = None) -> None:
+        """Refuse before an agent turn that no model could answer: :class:`NoApiKey` when
+        nothing is configured, :class:`ModelNotConfigured` (naming the setting) when the chosen
+        provider's settings cannot make a request."""
+        mode = self.model_mode(configured_base_url, model)
+        if mode == "noKey":
             raise NoApiKey
+        problem = model.problem() if model is not None and mode == "live" else None
+        if problem is not None:
+            raise ModelNotConfigured(problem)
 
     async def run(self, call: Callable[[Engine], T]) -> T:
         """``call(engine)`` in a worker thread, serialised with the agent's engine calls."""
@@ -202,6 +237,7 @@ async def open_services(
     endpoint: ModelEndpoint | None = None,
     blob_source: BlobSource | None = None,
     defer_catch_up: bool = False,
+    editor_models: EditorModels | None = None,
 ) -> Services:
     """Open the engine (creating the store and its baseline on first use), start the offline
     model in a demo folder with no real endpoint configured (or when one is forced), build the
@@ -210,7 +246,8 @@ async def open_services(
     ``blob_source``: where blobs only a remote holds are read from (a configured remote's).
     ``defer_catch_up``: leave the walk for changes made while closed pending
     (:mod:`retrace.engine.catch_up`): the caller runs ``Engine.catch_up`` through the gate when it
-    has answered what it must answer first; anything that needs it runs it before."""
+    has answered what it must answer first; anything that needs it runs it before.
+    ``editor_models``: the connected editor's language models (the ``vscode-lm`` provider)."""
     endpoint = endpoint or ModelEndpoint.from_environment()
 
     def open_engine() -> Engine:
@@ -230,7 +267,7 @@ async def open_services(
             log.info("offline mode: fake Messages API at %s", fake_url)
             settings = settings.model_copy(update={"base_url": fake_url})
         gate = EngineGate(engine)
-        agent = AgentService(engine, host, settings, endpoint.client_factory(), gate=gate)
+        agent = AgentService(engine, host, settings, endpoint.client_factory(editor_models), gate=gate)
         interrupted = await agent.load()
         if interrupted:
             log.warning("resumed after a crash: interrupted tool calls in %s", ", ".join(interrupted))

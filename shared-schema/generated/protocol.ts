@@ -234,7 +234,11 @@ export interface Usage {
   cacheCreationInputTokens: number;
   cacheReadInputTokens: number;
   /**
-   * The session's cost so far.
+   * Some call's price is not known (the provider has none): show the cost as unknown.
+   */
+  costUnknown: boolean;
+  /**
+   * The session's cost so far (of the calls whose price is known).
    */
   costUsd: number;
   inputTokens: number;
@@ -254,6 +258,13 @@ export interface Usage {
 export interface UsageTotals {
   cacheCreationInputTokens: number;
   cacheReadInputTokens: number;
+  /**
+   * Some call's price is not known (its provider has none): the sum is a lower bound.
+   */
+  costUnknown: boolean;
+  /**
+   * The sum of the calls' known prices.
+   */
   costUsd: number;
   inputTokens: number;
   outputTokens: number;
@@ -422,6 +433,19 @@ export interface BackgroundStopResult {
    * The task as it is now (stopped, or already ended by itself).
    */
   task: BackgroundTaskView;
+}
+/**
+ * ``retrace.model.bedrock``: where Amazon Bedrock is reached (credentials: the AWS chain).
+ */
+export interface BedrockSettings {
+  /**
+   * AWS profile name from ``~/.aws`` (empty: the default credential chain).
+   */
+  profile?: string;
+  /**
+   * AWS region (empty: ``AWS_REGION`` / the profile's region).
+   */
+  region?: string;
 }
 /**
  * A named checkpoint.
@@ -1263,7 +1287,11 @@ export interface ServerSettings {
    */
   mcp?: McpSettings;
   metrics?: MetricsSettings;
-  model?: string;
+  /**
+   * ``retrace.model``: the provider and its settings (a plain string: the Anthropic model id,
+   * the setting's form before providers existed).
+   */
+  model?: ModelSettings;
   permissions?: PermissionSettings;
   remote?: RemoteSettings;
   retention?: RetentionPolicy;
@@ -1307,6 +1335,50 @@ export interface MetricsSettings {
    * Serve ``/metrics`` on 127.0.0.1 at this port for a Prometheus scraper (0: off).
    */
   port?: number;
+}
+/**
+ * The ``retrace.model`` section. A plain string (the setting before providers existed) is
+ * the Anthropic model id.
+ */
+export interface ModelSettings {
+  bedrock?: BedrockSettings;
+  /**
+   * The model id in the provider's own naming (empty: the provider's default, where it has one).
+   */
+  id?: string;
+  openaiCompatible?: OpenAiCompatibleSettings;
+  provider?: 'anthropic' | 'bedrock' | 'vertex' | 'vscode-lm' | 'openai-compatible';
+  vertex?: VertexSettings;
+  vscodeLm?: VscodeLmSettings;
+}
+/**
+ * ``retrace.model.openaiCompatible``: a chat-completions endpoint (Ollama, vLLM, LM Studio).
+ */
+export interface OpenAiCompatibleSettings {
+  /**
+   * E.g. ``http://localhost:11434/v1`` (machine-scoped, like ``retrace.baseUrl``).
+   */
+  baseUrl?: string;
+}
+/**
+ * ``retrace.model.vertex``: where Google Vertex AI is reached (credentials: Application
+ * Default Credentials).
+ */
+export interface VertexSettings {
+  /**
+   * Google Cloud project (empty: ``ANTHROPIC_VERTEX_PROJECT_ID`` / the credentials' project).
+   */
+  projectId?: string;
+  region?: string;
+}
+/**
+ * ``retrace.model.vscodeLm``: which of the editor's language models answers.
+ */
+export interface VscodeLmSettings {
+  /**
+   * The models' vendor (``copilot`` for a GitHub Copilot subscription).
+   */
+  vendor?: string;
 }
 export interface PermissionSettings {
   /**

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from retrace.agent.model.anthropic_family import AnthropicFamilyClient
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import DEMO_MARKER, ModelEndpoint, NoApiKey, open_services, stop_offline_models
@@ -68,7 +69,9 @@ async def test_a_configured_endpoint_is_used_and_no_fake_is_started(tmp_path: Pa
         services = await open_services(ws, tmp_path / "store", RecordingHost(), settings, endpoint=endpoint)
         try:
             assert services.fake_model_url is None
-            client = endpoint.client_factory()(services.agent.settings)
+            model_client = endpoint.client_factory()(services.agent.settings)
+            assert isinstance(model_client, AnthropicFamilyClient)
+            client = model_client.sdk
             expected = settings.base_url or endpoint.base_url
             if expected:
                 assert str(client.base_url).rstrip("/") == expected

@@ -115,6 +115,9 @@ class UsageTotals(CamelModel):
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
+    """The sum of the calls' known prices."""
+    cost_unknown: bool = False
+    """Some call's price is not known (its provider has none): the sum is a lower bound."""
 
     def plus(self, event: UsageEvent) -> UsageTotals:
         """These sums and one journaled ``usage`` event's numbers."""
@@ -123,7 +126,8 @@ class UsageTotals(CamelModel):
             output_tokens=self.output_tokens + event.output_tokens,
             cache_creation_input_tokens=self.cache_creation_input_tokens + event.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + event.cache_read_input_tokens,
-            cost_usd=self.cost_usd + event.cost_usd,
+            cost_usd=self.cost_usd + (event.cost_usd or 0.0),
+            cost_unknown=self.cost_unknown or event.cost_usd is None,
         )
 
 

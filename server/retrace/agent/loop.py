@@ -3,12 +3,15 @@
 Each ``tool_use`` runs end to end in :mod:`retrace.agent.tool_call` (intent → external changes
 → permission → execute → result → checkpoint).
 
-Model calls: the request carries prompt-cache breakpoints (:mod:`retrace.agent.caching`) and is
-not checked locally (the API judges it; the fake one in tests and the demo checks the same rules).
-Rate limits, overload and server errors are retried (``error`` events with ``retrying=true``),
+Model calls go through the one model interface (:mod:`retrace.agent.model`): the loop does not
+know which provider answers. The request carries prompt-cache breakpoints where the provider
+honours them (:mod:`retrace.agent.caching`) and is not checked locally (the provider judges it;
+the fake one in tests and the demo checks the same rules). Rate limits, overload and server
+errors are retried (``error`` events with ``retrying=true``),
 after the wait the API asks for (``retry-after-ms`` / ``retry-after``, bounded) or with
 exponential backoff (:mod:`retrace.agent.retry`), and surfaced when they persist. Every reply's
-usage (uncached input, cache writes and reads, output) is journaled with its cost. A broken
+usage (uncached input, cache writes and reads, output) is journaled with its cost (unknown where
+the provider has no price). A broken
 reply (malformed or cut-off stream) ends the turn with a clean error and stores nothing of the
 partial reply, so no half tool call ever runs. Engine calls are blocking: they run in a thread,
 serialised by :class:`EngineGate`.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from retrace.agent.caching import with_cache_breakpoints
 from retrace.agent.compaction import (
@@ -31,11 +34,11 @@ from retrace.agent.compaction import (
 )
 from retrace.agent.compaction import compact as compact_history
 from retrace.agent.conversation import CANCELLED, NOT_RUN_STOPPED, Conversation, tool_uses
+from retrace.agent.model.interface import ModelError, ModelReply, ModelRequest, ReplyUsage
 from retrace.agent.notifications import AgentError, TextDelta, Usage
 from retrace.agent.prompt import agent_system_prompt
-from retrace.agent.retry import asked_wait_s, retry_delay
+from retrace.agent.retry import retry_delay
 from retrace.agent.runtime import Runtime, append_message, close_open_batch, journal
-from retrace.agent.settings import cost_usd
 from retrace.agent.subagents.runner import Subagents
 from retrace.agent.tool_call import (
     CheckpointFailedError,
@@ -51,10 +54,6 @@ from retrace.agent.tools.task import valid_task_input
 from retrace.engine.store.events import UsageEvent
 from retrace.redact import redact
 
-if TYPE_CHECKING:
-    from anthropic.types import Message
-    from anthropic.types import Usage as ApiUsage
-
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -62,8 +61,6 @@ NOT_RUN_CUT_OFF = (
     "not run: the model's reply was cut off at max_tokens, so its tool input may be incomplete; "
     "raise retrace.maxTokens or ask for smaller steps"
 )
-_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
-_RETRY_ERROR_TYPES = {"overloaded_error", "rate_limit_error", "api_error"}
 
 
 class ModelCallError(Exception):
@@ -77,139 +74,79 @@ class ModelCallError(Exception):
 # --------------------------------------------------------------------------- model calls
 
 
-def _retryable(error: BaseException) -> bool:
-    import anthropic  # imported on first use: it takes seconds (a turn has made its client by now)
-
-    if isinstance(error, anthropic.APIStatusError):
-        if error.status_code in _RETRY_STATUS:
-            return True
-        body = error.body
-        if isinstance(body, dict):
-            inner = body.get("error")
-            if isinstance(inner, dict) and inner.get("type") in _RETRY_ERROR_TYPES:
-                return True
-        return False
-    return isinstance(error, anthropic.APIConnectionError)
-
-
-def _asked_wait(error: BaseException) -> float | None:
-    """The wait a failed call's response asks for (``retry-after-ms`` / ``retry-after``)."""
-    import anthropic
-
-    if isinstance(error, anthropic.APIStatusError):
-        return asked_wait_s(error.response.headers)
-    return None
-
-
-def describe_error(error: BaseException, base_url: str = "") -> str:
-    """One line for the user; a connection failure names the URL tried and the setting."""
-    import anthropic
-
-    if isinstance(error, anthropic.APIStatusError):
-        body = error.body
-        inner = body.get("error") if isinstance(body, dict) else None
-        message = inner.get("message") if isinstance(inner, dict) else None
-        return f"{error.status_code} {message or type(error).__name__}"
-    if isinstance(error, anthropic.APIConnectionError):
-        where = f" at {base_url.rstrip('/')}" if base_url else ""
-        return (
-            f"cannot reach the model API{where} ({error}); check the retrace.baseUrl setting "
-            "(or ANTHROPIC_BASE_URL) and the network"
-        )
-    first = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {first[0] if first else ''}"[:300]
-
-
 async def with_retries(
     rt: Runtime, session_id: str, turn_id: str | None, attempt: Callable[[], Awaitable[T]]
 ) -> T:
-    """Run ``attempt``, retrying transient API failures after the wait the API asks for, else
-    with exponential backoff. The wait is an ``asyncio.sleep``: cancelling the turn ends it."""
-    import anthropic
-
+    """Run ``attempt``, retrying transient failures (:attr:`ModelError.retryable`) after the wait
+    the service asks for, else with exponential backoff. The wait is an ``asyncio.sleep``:
+    cancelling the turn ends it."""
     retries = rt.settings.max_retries
-    base_url = str(getattr(rt.client, "base_url", "") or "")
-
-    def _describe(error: BaseException) -> str:
-        return describe_error(error, base_url)
-
     for number in range(retries + 1):
         try:
             return await attempt()
-        except ModelCallError:
-            raise
-        except (anthropic.APIError, ValueError, OSError) as e:
-            if not _retryable(e):
-                raise ModelCallError(f"the model call failed: {_describe(e)}", str(e)) from e
+        except ModelError as e:
+            if not e.retryable:
+                raise ModelCallError(f"the model call failed: {e}", e.detail) from e
             if number == retries:
-                raise ModelCallError(
-                    f"the model call failed after {retries} retries: {_describe(e)}", str(e)
-                ) from e
-            asked = _asked_wait(e)
-            delay = retry_delay(asked, number, rt.settings.retry_base_delay_s, rt.settings.max_retry_wait_s)
+                raise ModelCallError(f"the model call failed after {retries} retries: {e}", e.detail) from e
+            settings = rt.settings
+            delay = retry_delay(e.wait_s, number, settings.retry_base_delay_s, settings.max_retry_wait_s)
             if delay is None:
                 raise ModelCallError(
-                    f"the model call failed: {_describe(e)}; the API asks to wait {asked:g}s, longer "
+                    f"the model call failed: {e}; the API asks to wait {e.wait_s:g}s, longer "
                     f"than Retrace waits ({rt.settings.max_retry_wait_s:g}s): try again later",
-                    str(e),
+                    e.detail,
                 ) from e
             await rt.host.emit(
                 AgentError(
                     session_id=session_id,
                     turn_id=turn_id,
-                    message=f"{_describe(e)}; retrying in {delay:g}s ({number + 1}/{retries})",
-                    detail=str(e),
+                    message=f"{e}; retrying in {delay:g}s ({number + 1}/{retries})",
+                    detail=e.detail,
                     retrying=True,
                 )
             )
             await asyncio.sleep(delay)
-        except Exception as e:  # httpx errors mid-stream and anything else the SDK lets through
-            raise ModelCallError(f"the model's reply could not be read: {_describe(e)}", str(e)) from e
+        except Exception as e:  # a provider's contract is ModelError only; never a crash for this
+            message = f"the model's reply could not be read: {type(e).__name__}: {e}"[:300]
+            raise ModelCallError(message, str(e)) from e
     raise AssertionError("unreachable")
 
 
-def request_body(rt: Runtime, conv: Conversation) -> dict[str, Any]:
-    """The next request: deterministic for a given history (so its prefixes are cached)."""
+def request_body(rt: Runtime, conv: Conversation) -> ModelRequest:
+    """The next request: deterministic for a given history (so its prefixes are cached), with
+    cache breakpoints where the provider honours them."""
     body: dict[str, Any] = {
-        "model": rt.settings.model,
-        "max_tokens": rt.settings.max_tokens,
         "system": agent_system_prompt(
             rt.engine.workspace, conv, may_delegate=rt.may_delegate, folders=rt.workspace_folders()
         ),
         "tools": tool_schemas(rt.tools, rt.extra_tools),
         "messages": conv.api_messages(),
     }
-    return with_cache_breakpoints(body) if rt.settings.prompt_caching else body
+    if rt.settings.prompt_caching and rt.client.caching:
+        body = with_cache_breakpoints(body)
+    return ModelRequest(
+        model=rt.settings.model,
+        max_tokens=rt.settings.max_tokens,
+        system=body["system"],
+        tools=body["tools"],
+        messages=body["messages"],
+    )
 
 
-async def stream_reply(rt: Runtime, conv: Conversation, turn_id: str, body: dict[str, Any]) -> Message:
-    async def attempt() -> Message:
-        async with rt.client.messages.stream(
-            model=body["model"],
-            max_tokens=body["max_tokens"],
-            system=body["system"],
-            tools=cast(Any, body["tools"]),
-            messages=cast(Any, body["messages"]),
-        ) as stream:
-            async for event in stream:
-                if event.type == "text" and event.text:
-                    await rt.host.emit(
-                        TextDelta(session_id=conv.session_id, turn_id=turn_id, text=event.text)
-                    )
-            message = await stream.get_final_message()
-        if message.stop_reason is None:
-            raise ModelCallError("the model's reply stream ended early (no stop reason); nothing was kept")
-        return message
+async def stream_reply(rt: Runtime, conv: Conversation, turn_id: str, request: ModelRequest) -> ModelReply:
+    async def on_text(text: str) -> None:
+        await rt.host.emit(TextDelta(session_id=conv.session_id, turn_id=turn_id, text=text))
+
+    async def attempt() -> ModelReply:
+        return await rt.client.stream(request, on_text)
 
     return await with_retries(rt, conv.session_id, turn_id, attempt)
 
 
-async def record_usage(rt: Runtime, conv: Conversation, turn_id: str | None, usage: ApiUsage) -> None:
-    """Journal one reply's usage (uncached input, cache writes and reads, output) and its cost,
-    and tell the client."""
-    written = usage.cache_creation_input_tokens or 0
-    read = usage.cache_read_input_tokens or 0
-    cost = cost_usd(rt.settings.model, usage.input_tokens, usage.output_tokens, written, read)
+async def record_usage(rt: Runtime, conv: Conversation, turn_id: str | None, usage: ReplyUsage) -> None:
+    """Journal one reply's usage (uncached input, cache writes and reads, output) and its cost
+    (``None``: the provider's price is unknown), and tell the client."""
     await journal(
         rt,
         conv,
@@ -217,9 +154,9 @@ async def record_usage(rt: Runtime, conv: Conversation, turn_id: str | None, usa
             turn_id=turn_id,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
-            cache_creation_input_tokens=written,
-            cache_read_input_tokens=read,
-            cost_usd=cost,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            cache_read_input_tokens=usage.cache_read_input_tokens,
+            cost_usd=rt.client.cost_usd(rt.settings.model, usage),
             model=rt.settings.model,
         ),
     )
@@ -229,13 +166,14 @@ async def record_usage(rt: Runtime, conv: Conversation, turn_id: str | None, usa
             turn_id=turn_id,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
-            cache_creation_input_tokens=written,
-            cache_read_input_tokens=read,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            cache_read_input_tokens=usage.cache_read_input_tokens,
             total_input_tokens=conv.usage.input_tokens,
             total_output_tokens=conv.usage.output_tokens,
             total_cache_creation_input_tokens=conv.usage.cache_creation_input_tokens,
             total_cache_read_input_tokens=conv.usage.cache_read_input_tokens,
             cost_usd=conv.usage.cost_usd,
+            cost_unknown=conv.usage.cost_unknown,
             turn=conv.turn_usage.get(turn_id) if turn_id is not None else None,
         )
     )
@@ -255,19 +193,6 @@ def redact_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def content_blocks(message: Message) -> list[dict[str, Any]]:
-    """The reply as plain JSON blocks (empty text dropped: the API rejects it on the way back)."""
-    blocks: list[dict[str, Any]] = []
-    for block in message.content:
-        if block.type == "text":
-            if block.text:
-                blocks.append({"type": "text", "text": block.text})
-        elif block.type == "tool_use":
-            tool_input = block.input if isinstance(block.input, dict) else {}
-            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input})
-    return blocks
-
-
 # --------------------------------------------------------------------------- the turn
 
 StopReason = str
@@ -283,7 +208,7 @@ def workspace_missing(rt: Runtime) -> str | None:
     )
 
 
-async def next_reply(rt: Runtime, conv: Conversation, turn_id: str) -> Message | None:
+async def next_reply(rt: Runtime, conv: Conversation, turn_id: str) -> ModelReply | None:
     """One model call on the current history; ``None`` (the error already reported) if it failed."""
     sid = conv.session_id
     body = request_body(rt, conv)
@@ -293,16 +218,9 @@ async def next_reply(rt: Runtime, conv: Conversation, turn_id: str) -> Message |
         await rt.host.emit(AgentError(session_id=sid, turn_id=turn_id, message=str(e), detail=e.detail))
         return None
     await record_usage(rt, conv, turn_id, reply.usage)
-    conv.measured = (conv.head, counted_input(reply.usage))
+    if reply.usage.reported:
+        conv.measured = (conv.head, reply.usage.counted_input)
     return reply
-
-
-def counted_input(usage: Any) -> int:
-    """All the input a request took: uncached, read from the cache and written to it."""
-    cached = (getattr(usage, "cache_read_input_tokens", 0) or 0) + (
-        getattr(usage, "cache_creation_input_tokens", 0) or 0
-    )
-    return int(usage.input_tokens) + int(cached)
 
 
 # --------------------------------------------------------------------------- summaries
@@ -315,17 +233,19 @@ async def write_summary(
     counted); :class:`ModelCallError` when it fails or says nothing."""
     request = summary_messages(messages, max_chars=rt.settings.window() * 2)
 
-    async def attempt() -> Any:
-        return await rt.client.messages.create(
-            model=rt.settings.model,
-            max_tokens=min(rt.settings.max_tokens, 4096),
-            system=SUMMARY_SYSTEM,
-            messages=request,  # type: ignore[arg-type]
-        )
+    summary_request = ModelRequest(
+        model=rt.settings.model,
+        max_tokens=min(rt.settings.max_tokens, 4096),
+        system=SUMMARY_SYSTEM,
+        messages=request,
+    )
+
+    async def attempt() -> ModelReply:
+        return await rt.client.complete(summary_request)
 
     reply = await with_retries(rt, conv.session_id, turn_id, attempt)
     await record_usage(rt, conv, turn_id, reply.usage)
-    text = "\n".join(b.text for b in reply.content if b.type == "text").strip()
+    text = "\n".join(str(b["text"]) for b in reply.blocks if b["type"] == "text").strip()
     if not text:
         raise ModelCallError("the model returned no text")
     return redact(str(text))
@@ -356,11 +276,11 @@ async def compact_if_due(rt: Runtime, conv: Conversation, turn_id: str) -> bool:
 
 
 async def keep_reply(
-    rt: Runtime, conv: Conversation, turn_id: str, reply: Message
+    rt: Runtime, conv: Conversation, turn_id: str, reply: ModelReply
 ) -> tuple[str, list[dict[str, Any]]] | StopReason:
     """Store the reply; its message id and the tool calls to run, or the stop reason when the
     turn ends with it."""
-    blocks = content_blocks(reply)
+    blocks = reply.blocks
     if not blocks:
         return "refusal" if reply.stop_reason == "refusal" else "end_turn"
     if reply.stop_reason == "refusal":

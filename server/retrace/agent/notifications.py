@@ -98,7 +98,9 @@ class Usage(EventBase):
     total_cache_creation_input_tokens: int = 0
     total_cache_read_input_tokens: int = 0
     cost_usd: float
-    """The session's cost so far."""
+    """The session's cost so far (of the calls whose price is known)."""
+    cost_unknown: bool = False
+    """Some call's price is not known (the provider has none): show the cost as unknown."""
     turn: UsageTotals | None = None
     """This turn's sums so far (what the chat shows at its end)."""
 

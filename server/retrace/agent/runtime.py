@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from retrace.agent.background import BackgroundTasks
 from retrace.agent.conversation import Conversation, new_id, now_iso, results_for_batch
+from retrace.agent.model.anthropic_family import AnthropicFamilyClient
+from retrace.agent.model.interface import ModelClient
 from retrace.agent.notifications import AgentHost
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.recent_calls import ReplayBuffer
@@ -23,23 +25,23 @@ from retrace.engine.gate import EngineGate
 from retrace.engine.store.events import JournalEvent, MessageEvent
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
-
     from retrace.agent.folders import FolderAccess
     from retrace.engine.folders import Folder
 
-ClientFactory = Callable[[AgentSettings], "AsyncAnthropic"]
-"""Builds the Messages API client for the current settings (the composition root supplies the
-one that knows the configured endpoint and key)."""
+ClientFactory = Callable[[AgentSettings], ModelClient]
+"""Builds the model client for the current settings (the composition root supplies the one
+that knows the configured provider, endpoint and credentials)."""
 
 
-def default_client_factory(settings: AgentSettings) -> AsyncAnthropic:
-    """An SDK client for ``settings.base_url``; retries are ours (they are reported as events),
-    so the SDK's are off. A local endpoint needs no real key."""
+def default_client_factory(settings: AgentSettings) -> ModelClient:
+    """An Anthropic API client for ``settings.base_url``; retries are ours (they are reported as
+    events), so the SDK's are off. A local endpoint needs no real key."""
     from anthropic import AsyncAnthropic  # imported on first use: it takes seconds
 
     base_url = settings.base_url
-    return AsyncAnthropic(base_url=base_url, api_key="retrace-offline" if base_url else None, max_retries=0)
+    sdk = AsyncAnthropic(base_url=base_url, api_key="retrace-offline" if base_url else None, max_retries=0)
+    check = "the retrace.baseUrl setting"
+    return AnthropicFamilyClient(sdk, "anthropic", where=str(sdk.base_url), check=check)
 
 
 def warm_sdk() -> None:
@@ -58,8 +60,8 @@ class Runtime:
     settings: AgentSettings
     policy: PermissionPolicy
     replay: ReplayBuffer
-    client_of: Callable[[], AsyncAnthropic]
-    """Gives the Messages API client; asked on first use (a runtime that only writes journal
+    client_of: Callable[[], ModelClient]
+    """Gives the model client; asked on first use (a runtime that only writes journal
     lines, as a crash resume does, makes none), then kept for this runtime's turn."""
     tools: frozenset[str] | None = None
     """The tools this agent may use (``None``: all); a subagent's set never holds ``task``."""
@@ -69,10 +71,10 @@ class Runtime:
     """Tools beyond the built-in ones for this turn (the MCP servers' tools)."""
     folders: FolderAccess | None = None
     """The other folders of a multi-root workspace (``None``: a single folder)."""
-    _client: AsyncAnthropic | None = field(default=None, init=False, repr=False)
+    _client: ModelClient | None = field(default=None, init=False, repr=False)
 
     @property
-    def client(self) -> AsyncAnthropic:
+    def client(self) -> ModelClient:
         if self._client is None:
             self._client = self.client_of()
         return self._client

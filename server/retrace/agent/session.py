@@ -39,6 +39,7 @@ from retrace.agent.editor_context import Attachment, EditorContext, format_attac
 from retrace.agent.loop import ModelCallError, run_turn, stop_cleanly, write_summary
 from retrace.agent.mcp.toolset import McpTools
 from retrace.agent.mentions import read_mentions
+from retrace.agent.model.interface import ModelClient
 from retrace.agent.notifications import (
     AgentError,
     AgentHost,
@@ -83,8 +84,6 @@ from retrace.engine.store.layout import StoreLayout
 from retrace.redact import redact
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
-
     from retrace.agent.folders import FolderAccess
 
 log = logging.getLogger(__name__)
@@ -133,7 +132,7 @@ class AgentService:
         self.policy = PermissionPolicy(self.settings.permissions)
         self.replay = ReplayBuffer()
         self._client_factory = client_factory or default_client_factory
-        self._client: AsyncAnthropic | None = None
+        self._client: ModelClient | None = None
         self._convs: dict[str, Conversation] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._index: SessionIndex | None = None
@@ -162,7 +161,7 @@ class AgentService:
             folders=self.folder_access,
         )
 
-    def _model_client(self, settings: AgentSettings) -> AsyncAnthropic:
+    def _model_client(self, settings: AgentSettings) -> ModelClient:
         """The client for ``settings``, made on first need (making one imports the SDK: seconds);
         kept while they are the service's settings."""
         if settings is not self.settings:  # replaced since that runtime was made

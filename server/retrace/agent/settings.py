@@ -1,27 +1,18 @@
-"""Agent settings (the server fills them from the client's configuration), model pricing and
-context windows."""
+"""Agent settings (the server fills them from the client's configuration) and context windows
+(prices: :mod:`retrace.agent.model.pricing`)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
 from retrace.agent.mcp.config import McpSettings
+from retrace.agent.model.settings import DEFAULT_MODEL, ModelSettings
 from retrace.agent.permissions import PermissionSettings
 from retrace.camel import CamelModel
 
-DEFAULT_MODEL = "claude-sonnet-5-5"
+__all__ = ["DEFAULT_MODEL", "AgentSettings", "ContextOptions", "context_window"]
 DEFAULT_MAX_TOKENS = 8192
 DEFAULT_COMMAND_TIMEOUT_S = 120.0
-
-# USD per million tokens (input, output), by model-name prefix; the first match wins.
-_PRICES: tuple[tuple[str, float, float], ...] = (
-    ("claude-opus-4-1", 15.0, 75.0),
-    ("claude-opus-4-0", 15.0, 75.0),
-    ("claude-opus-4", 5.0, 25.0),
-    ("claude-haiku", 1.0, 5.0),
-    ("claude-3-5-haiku", 0.8, 4.0),
-    ("claude", 3.0, 15.0),
-)
 
 # Context window in tokens, by model-name prefix; the first match wins, else the default.
 _CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (("claude", 200_000),)
@@ -46,6 +37,9 @@ class ContextOptions(CamelModel):
 
 class AgentSettings(CamelModel):
     model: str = DEFAULT_MODEL
+    """The model id requests name (``access.model_id()`` for the configured provider)."""
+    access: ModelSettings = Field(default_factory=ModelSettings)
+    """How the model is reached: ``retrace.model`` (the provider and its own settings)."""
     max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
     base_url: str | None = None
     """Messages API endpoint; ``None``: the one the process was configured with (see
@@ -80,23 +74,3 @@ class AgentSettings(CamelModel):
 
     def window(self) -> int:
         return self.context_window or context_window(self.model)
-
-
-CACHE_WRITE_FACTOR = 1.25
-"""A prompt-cache write (5-minute entry) costs this times the input price."""
-CACHE_READ_FACTOR = 0.1
-"""A prompt-cache read costs this times the input price."""
-
-
-def prices(model: str) -> tuple[float, float]:
-    """(input, output) USD per million tokens."""
-    return next(((i, o) for prefix, i, o in _PRICES if model.startswith(prefix)), (3.0, 15.0))
-
-
-def cost_usd(
-    model: str, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0, cache_read_tokens: int = 0
-) -> float:
-    """The cost of one call; ``input_tokens`` are the uncached ones (the API's ``input_tokens``)."""
-    price_in, price_out = prices(model)
-    billed_in = input_tokens + CACHE_WRITE_FACTOR * cache_write_tokens + CACHE_READ_FACTOR * cache_read_tokens
-    return (billed_in * price_in + output_tokens * price_out) / 1_000_000

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrace.agent.mcp.config import McpSettings
+from retrace.agent.model.settings import ModelSettings
 from retrace.agent.runtime import warm_sdk
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
@@ -68,11 +69,13 @@ def engine_config(settings: ServerSettings) -> EngineConfig:
 
 def agent_settings(settings: ServerSettings, base_url: str | None, *, trusted: bool) -> AgentSettings:
     """The agent's settings from the client's; ``base_url``: the running offline model's, which
-    beats the configured endpoint (it was started because that one is not meant). No MCP
+    beats the configured endpoint and provider (it was started because those are not meant). No MCP
     servers in an untrusted workspace (a stdio server is a command: it would run the folder's
     code); the client also takes ``retrace.mcp.servers`` from user settings only."""
     return AgentSettings(
-        model=settings.model,
+        # The offline model answers as the Anthropic API, whatever provider is configured.
+        model=settings.model.model_id() if base_url is None else ModelSettings().model_id(),
+        access=settings.model if base_url is None else ModelSettings(),
         max_tokens=settings.max_tokens,
         base_url=base_url or settings.base_url,
         permissions=settings.permissions,

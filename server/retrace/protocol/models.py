@@ -18,11 +18,11 @@ from pydantic import ConfigDict, Field, RootModel
 
 from retrace.agent.editor_context import EditorContext
 from retrace.agent.mcp.config import McpSettings
+from retrace.agent.model.settings import ModelSettings
 from retrace.agent.notifications import AgentEvent, BackgroundTaskView, PermissionRequest, PermissionResponse
 from retrace.agent.settings import (
     DEFAULT_COMMAND_TIMEOUT_S,
     DEFAULT_MAX_TOKENS,
-    DEFAULT_MODEL,
     ContextOptions,
 )
 from retrace.camel import CamelModel
@@ -198,7 +198,9 @@ class ServerSettings(CamelModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    model: str = DEFAULT_MODEL
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    """``retrace.model``: the provider and its settings (a plain string: the Anthropic model id,
+    the setting's form before providers existed)."""
     base_url: str | None = None
     max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, gt=0)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)

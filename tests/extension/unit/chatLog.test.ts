@@ -111,8 +111,8 @@ suite('chat log: usage per turn', () => {
     test('live: the server’s turn sums end the turn; a tool call learns its checkpoint', () => {
         const t = new ChatTranscript();
         const s = { sessionId: 's1', turnId: 't1' };
-        const turn = { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 100, costUsd: 0.01 };
-        const usage = { kind: 'usage', inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 100, totalInputTokens: 10, totalOutputTokens: 5, totalCacheCreationInputTokens: 0, totalCacheReadInputTokens: 100, costUsd: 9, turn, ...s } satisfies AgentEvent;
+        const turn = { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 100, costUsd: 0.01, costUnknown: false };
+        const usage = { kind: 'usage', inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 100, totalInputTokens: 10, totalOutputTokens: 5, totalCacheCreationInputTokens: 0, totalCacheReadInputTokens: 100, costUsd: 9, costUnknown: false, turn, ...s } satisfies AgentEvent;
         t.apply({ kind: 'turnStarted', text: 'go', ...s });
         t.apply({ kind: 'toolCallStarted', toolCallId: 'tc1', tool: 'write_file', input: { path: 'a' }, ...s });
         const cp = { id: 'cp1', kind: 'tool', toolCallId: 'tc1', parent: 'cp0' } as unknown as Extract<AgentEvent, { kind: 'checkpointCreated' }>['checkpoint'];
@@ -126,7 +126,7 @@ suite('chat log: usage per turn', () => {
     });
 
     test('reload: the usage line follows each turn’s last message; tool calls carry their checkpoints', () => {
-        const u = (n: number): ConversationView['usage'] => ({ inputTokens: n, outputTokens: n, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: n / 1000 });
+        const u = (n: number): ConversationView['usage'] => ({ inputTokens: n, outputTokens: n, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: n / 1000, costUnknown: false });
         const msg = (id: string, role: 'user' | 'assistant', turnId: string, content: Record<string, unknown>[]): ConversationView['messages'][number] => ({ id, role, turnId, kind: role === 'user' ? 'prompt' : 'assistant', createdAt: null, content });
         const view: ConversationView = {
             sessionId: 's1',

@@ -40,7 +40,7 @@ suite('chat transcript', () => {
         const note = '[Retrace note: the conversation was restored to checkpoint c1, but the workspace files were not.\n- modified a.py (+1 -1)]';
         t.load({
             sessionId: 's1', head: 'm1', running: false, messagesOmitted: 0,
-            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
+            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0, costUnknown: false },
             costUsd: 0, withdrawn: [], toolCheckpoints: {}, turnUsage: {}, toolStatuses: {},
             messages: [{ id: 'm1', kind: 'prompt', role: 'user', turnId: 't2', createdAt: null, content: [{ type: 'text', text: note }, { type: 'text', text: 'go on' }] }],
         });
@@ -56,7 +56,7 @@ suite('chat transcript', () => {
             head: 'm4',
             running: false,
             messagesOmitted: 0,
-            usage: { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
+            usage: { inputTokens: 10, outputTokens: 5, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0, costUnknown: false },
             costUsd: 0,
             withdrawn: [],
             toolCheckpoints: {},
@@ -141,7 +141,7 @@ suite('chat transcript', () => {
             head: 'm2',
             running: false,
             messagesOmitted: 0,
-            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
+            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0, costUnknown: false },
             costUsd: 0,
             toolCheckpoints: {},
             turnUsage: {},
@@ -172,7 +172,7 @@ suite('chat transcript', () => {
             head: 'm3',
             running: false,
             messagesOmitted: 0,
-            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
+            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0, costUnknown: false },
             costUsd: 0,
             messages: [
                 { id: 'm1', kind: 'prompt', role: 'user', turnId: 't1', createdAt: null, content: [{ type: 'text', text: 'go' }] },

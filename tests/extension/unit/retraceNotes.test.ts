@@ -10,7 +10,7 @@ suite('restore notes in the chat', () => {
             head: 'm1',
             running: false,
             messagesOmitted: 0,
-            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0 },
+            usage: { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, costUsd: 0, costUnknown: false },
             costUsd: 0,
             withdrawn: [],
             toolCheckpoints: {},

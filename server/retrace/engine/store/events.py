@@ -161,7 +161,8 @@ class UsageEvent(_Event):
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+    """``None``: the provider's price is not known (the client then shows the cost as unknown)."""
     model: str | None = None
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 async def prompt(ls: RetraceServer, params: PromptParams) -> PromptResult:
     require_trusted(ls, "An agent turn")
     services = await ls.services()
-    services.require_model(ls.settings.base_url)
+    services.require_model(ls.settings.base_url, ls.settings.model)
     session_id, turn_id = await services.agent.prompt(
         params.text,
         session_id=params.session_id,

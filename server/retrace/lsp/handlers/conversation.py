@@ -26,7 +26,7 @@ async def get(ls: RetraceServer, params: ConversationGetParams) -> ConversationV
 async def summarize(ls: RetraceServer, params: SummarizeParams) -> Checkpoint:
     require_trusted(ls, "Summarizing a conversation")
     services = await ls.services()
-    services.require_model(ls.settings.base_url)
+    services.require_model(ls.settings.base_url, ls.settings.model)
     checkpoint = await services.agent.summarize(params.id, params.direction)
     ls.send_notification(
         "retrace/timeline/didChange", TimelineDidChange(head=checkpoint.id, checkpoint=checkpoint)

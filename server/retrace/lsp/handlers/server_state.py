@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 async def server_state(ls: RetraceServer, params: EmptyParams) -> ServerStateResult:
     services = await ls.services()
     return ServerStateResult(
-        model_mode=services.model_mode(ls.settings.base_url),
+        model_mode=services.model_mode(ls.settings.base_url, ls.settings.model),
         trusted=ls.trusted,
         store_dir=str(services.engine.store_dir),
     )

@@ -66,7 +66,7 @@ async def task_apply(ls: RetraceServer, params: TaskParams) -> TaskApplyResult:
 async def task_resume(ls: RetraceServer, params: TaskParams) -> TaskResumeResult:
     require_trusted(ls, "Resuming a subagent")
     services = await ls.services()
-    services.require_model(ls.settings.base_url)
+    services.require_model(ls.settings.base_url, ls.settings.model)
     await services.agent.tasks.resume(params.session_id, params.task_id)
     return TaskResumeResult(started=True)
 

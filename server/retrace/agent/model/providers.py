@@ -1,0 +1,72 @@
+"""Which client answers for ``retrace.model.provider``: the one dispatch over the providers.
+
+Building a client never raises: settings a provider cannot use (:meth:`ModelSettings.problem`)
+or a provider that cannot start here (a missing optional package, no editor for ``vscode-lm``)
+give an :class:`UnavailableClient`, whose every call fails with that one line, reported like
+any failed model call (the turn ends with it; nothing is journaled of a reply).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from retrace.agent.model.interface import (
+    ModelClient,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ReplyUsage,
+    TextSink,
+)
+from retrace.agent.model.settings import ModelSettings
+
+
+class EditorModels(Protocol):
+    """The editor's language models (VS Code's ``vscode.lm``), reached over the connection to the
+    editor: ``chat`` sends one request in the bridge's form and streams text to ``on_text``;
+    :mod:`retrace.agent.model.vscode_lm` owns both forms."""
+
+    async def chat(self, request: dict[str, Any], on_text: TextSink) -> dict[str, Any]: ...
+
+
+class UnavailableClient:
+    """A provider that cannot answer here; every call fails with ``message`` (not retried)."""
+
+    def __init__(self, provider: str, message: str) -> None:
+        self._provider = provider
+        self.message = message
+
+    @property
+    def provider(self) -> str:
+        return self._provider
+
+    @property
+    def caching(self) -> bool:
+        return False
+
+    async def stream(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+        raise ModelError(self.message)
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        raise ModelError(self.message)
+
+    def cost_usd(self, model: str, usage: ReplyUsage) -> float | None:
+        return None
+
+
+def make_client(
+    access: ModelSettings,
+    *,
+    anthropic: Callable[[], ModelClient],
+    editor_models: EditorModels | None,
+) -> ModelClient:
+    """The client for ``access.provider``. ``anthropic``: makes the Anthropic API client (it
+    knows the process's endpoint and key: the composition root's)."""
+    problem = access.problem()
+    if problem is not None:
+        return UnavailableClient(access.provider, problem)
+    if access.provider == "anthropic":
+        return anthropic()
+    missing = f"the {access.provider} provider is not available in this build"
+    return UnavailableClient(access.provider, missing)
