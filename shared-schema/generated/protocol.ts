@@ -494,6 +494,47 @@ export interface CancelResult {
    */
   cancelled: boolean;
 }
+export interface ChatMessage {
+  parts: (ChatTextPart | ChatToolCallPart | ChatToolResultPart)[];
+  role: 'user' | 'assistant';
+}
+export interface ChatTextPart {
+  kind: 'text';
+  text: string;
+}
+export interface ChatToolCallPart {
+  callId: string;
+  input: {
+    [k: string]: unknown | undefined;
+  };
+  kind: 'toolCall';
+  name: string;
+}
+export interface ChatToolResultPart {
+  callId: string;
+  /**
+   * The result's text pieces (``LanguageModelTextPart`` each).
+   */
+  content: string[];
+  kind: 'toolResult';
+}
+export interface ChatModelRef {
+  /**
+   * The model's id; empty: the vendor's first model.
+   */
+  id: string;
+  /**
+   * ``vscode.lm.selectChatModels``' vendor (``copilot``).
+   */
+  vendor: string;
+}
+export interface ChatTool {
+  description: string;
+  inputSchema: {
+    [k: string]: unknown | undefined;
+  };
+  name: string;
+}
 export interface CheckpointCounts {
   attempts: number;
   byKind: {
@@ -1513,6 +1554,46 @@ export interface StorageView {
    */
   series: StoragePoint[];
   usedBytes: number;
+}
+export interface ModelChatDelta {
+  requestId: string;
+  text: string;
+}
+export interface ModelChatError {
+  /**
+   * ``vscode.LanguageModelError.code`` (``NoPermissions``, ``Blocked``, ``NotFound``), or
+   * ``NoModel`` (nothing matched), ``Cancelled``, ``Failed`` (anything else).
+   */
+  code: string;
+  message: string;
+}
+export interface ModelChatParams {
+  /**
+   * The agent's limit (``vscode.lm`` has no standard option for it; the vendor's own applies).
+   */
+  maxTokens: number;
+  messages: ChatMessage[];
+  model: ChatModelRef;
+  /**
+   * Names this request's ``retrace/model/chatDelta`` notifications.
+   */
+  requestId: string;
+  tools: ChatTool[];
+}
+export interface ModelChatResult {
+  /**
+   * Set when the editor could not answer (``parts`` then empty).
+   */
+  error?: ModelChatError | null;
+  /**
+   * The id of the model that answered.
+   */
+  model?: string | null;
+  /**
+   * The whole reply (its text was also streamed as chatDelta notifications).
+   */
+  parts?: (ChatTextPart | ChatToolCallPart)[];
+  stopReason?: string | null;
 }
 /**
  * The workspace already matches the target in scope. Distinct from an empty plan.
@@ -2865,6 +2946,8 @@ export const METHODS = {
   bookmarkName: 'retrace/bookmark/name',
   conversationGet: 'retrace/conversation/get',
   conversationSummarize: 'retrace/conversation/summarize',
+  modelChat: 'retrace/model/chat',
+  modelChatDelta: 'retrace/model/chatDelta',
   editorDidChangeState: 'retrace/editor/didChangeState',
   editorSave: 'retrace/editor/save',
   editorRestoreState: 'retrace/editor/restoreState',
@@ -2922,6 +3005,8 @@ export const METHOD_DIRECTIONS = {
   'retrace/bookmark/name': 'clientRequest',
   'retrace/conversation/get': 'clientRequest',
   'retrace/conversation/summarize': 'clientRequest',
+  'retrace/model/chat': 'serverRequest',
+  'retrace/model/chatDelta': 'clientNotification',
   'retrace/editor/didChangeState': 'clientNotification',
   'retrace/editor/save': 'serverRequest',
   'retrace/editor/restoreState': 'serverRequest',
@@ -3039,12 +3124,14 @@ export interface RequestResult {
 
 /** Params of client -> server notifications. */
 export interface NotificationParams {
+  'retrace/model/chatDelta': ModelChatDelta;
   'retrace/editor/didChangeState': EditorState;
 }
 
 /** Params of server -> client requests. */
 export interface ServerRequestParams {
   'retrace/permission/request': PermissionRequest;
+  'retrace/model/chat': ModelChatParams;
   'retrace/editor/save': EditorSaveParams;
   'retrace/editor/restoreState': EditorState;
 }
@@ -3052,6 +3139,7 @@ export interface ServerRequestParams {
 /** What the client answers to server -> client requests. */
 export interface ServerRequestResult {
   'retrace/permission/request': PermissionResponse;
+  'retrace/model/chat': ModelChatResult;
   'retrace/editor/save': EditorSaveResult;
   'retrace/editor/restoreState': RestoreStateResult;
 }

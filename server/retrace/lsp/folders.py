@@ -183,6 +183,7 @@ class Folders:
     async def _open(self, server: RetraceServer, folder: Folder, options: InitializationOptions) -> Services:
         from retrace.bootstrap import open_services
         from retrace.engine.store.home import default_store_dir
+        from retrace.lsp import editor_models
         from retrace.lsp.host import LspAgentHost
         from retrace.lsp.startup import agent_settings, engine_config
 
@@ -202,6 +203,7 @@ class Folders:
             agent_settings(settings, None, trusted=server.trusted),
             config=engine_config(settings),
             blob_source=remote.blob_source(),
+            editor_models=editor_models.of(server),
         )
         if folder.root not in server.folder_services:  # removed while it opened
             services.close()

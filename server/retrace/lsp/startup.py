@@ -27,7 +27,7 @@ from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.adopt import adopt
 from retrace.engine.store.home import default_store_dir
-from retrace.lsp import folder_remotes
+from retrace.lsp import editor_models, folder_remotes
 from retrace.lsp.folder_remotes import remote_settings
 from retrace.lsp.host import LspAgentHost
 from retrace.lsp.services import auto_gc, relay, store_health
@@ -122,6 +122,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
         config=engine_config(settings),
         blob_source=remote.blob_source(),
         defer_catch_up=True,
+        editor_models=editor_models.of(server),
     )
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))

@@ -22,6 +22,7 @@ from retrace.protocol import handoff as h
 from retrace.protocol import health as hv
 from retrace.protocol import hunks as hu
 from retrace.protocol import metrics as mx
+from retrace.protocol import model_bridge as mb
 from retrace.protocol import models as m
 from retrace.protocol import prompt_restore as pr
 from retrace.protocol import remote as r
@@ -320,6 +321,24 @@ METHODS: tuple[MethodSpec, ...] = (
         m.SummarizeParams,
         Checkpoint,
         "Compress the conversation from / up to a checkpoint; returns the summary checkpoint.",
+    ),
+    # ---------------------------------------------------------------- editor's language models
+    MethodSpec(
+        "modelChat",
+        "retrace/model/chat",
+        "serverRequest",
+        mb.ModelChatParams,
+        mb.ModelChatResult,
+        "One model request of the vscode-lm provider, answered by the editor's vscode.lm; the "
+        "reply's text streams as retrace/model/chatDelta; $/cancelRequest cancels it.",
+    ),
+    MethodSpec(
+        "modelChatDelta",
+        "retrace/model/chatDelta",
+        "clientNotification",
+        mb.ModelChatDelta,
+        None,
+        "A piece of a retrace/model/chat reply's text, as it streams.",
     ),
     # ---------------------------------------------------------------- editor
     MethodSpec(

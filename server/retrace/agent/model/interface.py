@@ -116,3 +116,12 @@ class ModelClient(Protocol):
     def cost_usd(self, model: str, usage: ReplyUsage) -> float | None:
         """The call's price, or ``None`` where this provider's price is not known."""
         ...
+
+
+class EditorModels(Protocol):
+    """The editor's language models (VS Code's ``vscode.lm``), reached over the connection to the
+    editor: ``chat`` sends one request in the bridge's form and streams text to ``on_text``;
+    :mod:`retrace.agent.model.vscode_lm` owns both forms. It raises :class:`ModelError` for a
+    failure of the connection itself (the editor's own failures are in the answer)."""
+
+    async def chat(self, request: dict[str, Any], on_text: TextSink) -> dict[str, Any]: ...

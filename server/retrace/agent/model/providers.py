@@ -9,9 +9,9 @@ any failed model call (the turn ends with it; nothing is journaled of a reply).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
 
 from retrace.agent.model.interface import (
+    EditorModels,
     ModelClient,
     ModelError,
     ModelReply,
@@ -20,14 +20,6 @@ from retrace.agent.model.interface import (
     TextSink,
 )
 from retrace.agent.model.settings import ModelSettings
-
-
-class EditorModels(Protocol):
-    """The editor's language models (VS Code's ``vscode.lm``), reached over the connection to the
-    editor: ``chat`` sends one request in the bridge's form and streams text to ``on_text``;
-    :mod:`retrace.agent.model.vscode_lm` owns both forms."""
-
-    async def chat(self, request: dict[str, Any], on_text: TextSink) -> dict[str, Any]: ...
 
 
 class UnavailableClient:
@@ -68,5 +60,21 @@ def make_client(
         return UnavailableClient(access.provider, problem)
     if access.provider == "anthropic":
         return anthropic()
+    if access.provider == "vscode-lm":
+        return _vscode_lm(access, editor_models)
     missing = f"the {access.provider} provider is not available in this build"
     return UnavailableClient(access.provider, missing)
+
+
+NO_EDITOR = (
+    "retrace.model.provider is vscode-lm, whose models only VS Code can reach: run the prompt in "
+    "the Retrace extension, or choose another provider for the command line"
+)
+
+
+def _vscode_lm(access: ModelSettings, editor_models: EditorModels | None) -> ModelClient:
+    if editor_models is None:
+        return UnavailableClient(access.provider, NO_EDITOR)
+    from retrace.agent.model.vscode_lm import VscodeLmClient
+
+    return VscodeLmClient(editor_models, access.vscode_lm.vendor)
