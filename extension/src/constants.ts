@@ -51,6 +51,7 @@ export const COMMANDS = {
     restartServer: 'retrace.restartServer',
     installServer: 'retrace.installServer',
     setApiKey: 'retrace.setApiKey',
+    chooseLanguageModel: 'retrace.chooseLanguageModel',
     remoteSetCredentials: 'retrace.remote.setCredentials',
     remotePush: 'retrace.remote.push',
     remoteOpen: 'retrace.remote.openSession',

@@ -21,6 +21,7 @@ import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serv
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
 import { withoutTerminalEnv } from './client/terminalModel';
+import { registerEditorModels } from './client/editorModels';
 import { localFolderProblem } from './client/localFolder';
 import { parseRemoteSecrets } from './client/remoteSecrets';
 import { Supervisor, type Launch, type ServerState } from './client/supervisor';
@@ -393,6 +394,8 @@ export class Ctx implements vscode.Disposable {
         });
         rpc.onRequest(METHODS.editorSave, async p => (this.handlers ? this.handlers.save(p) : { saved: [], failed: p.uris }));
         rpc.onRequest(METHODS.editorRestoreState, async p => (this.handlers ? this.handlers.restoreState(p) : { restored: false }));
+        // The vscode-lm provider: the server's model requests, answered by vscode.lm.
+        registerEditorModels({ onChat: handler => rpc.onRequest(METHODS.modelChat, handler), delta: (requestId, text) => rpc.notify(METHODS.modelChatDelta, { requestId, text }) });
     }
 
     private fire<T>(emitter: vscode.EventEmitter<T>, value: T, what: string): void {

@@ -5,7 +5,7 @@
  * writes a method name or a payload shape by hand.
  */
 import type { Disposable } from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
+import type { CancellationToken, LanguageClient } from 'vscode-languageclient/node';
 import type {
     NotificationParams,
     RequestParams,
@@ -60,9 +60,9 @@ export class Rpc {
 
     onRequest<M extends ServerRequest>(
         method: M,
-        handler: (params: ServerRequestParams[M]) => Promise<ServerRequestResult[M]>,
+        handler: (params: ServerRequestParams[M], token: CancellationToken) => Promise<ServerRequestResult[M]>,
     ): Disposable {
-        return this.client.onRequest(method, (params: ServerRequestParams[M]) => handler(params));
+        return this.client.onRequest(method, (params: ServerRequestParams[M], token: CancellationToken) => handler(params, token));
     }
 
     onNotification<M extends ServerNotification>(method: M, handler: (params: ServerNotificationParams[M]) => void): Disposable {

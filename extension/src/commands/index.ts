@@ -31,6 +31,7 @@ import { codeOnlyReason } from '../views/agentModel';
 import { verifyStore } from './verify';
 import { collectGarbage, showStorageAlert } from './health';
 import { AGENT_COMMANDS, integrateAgent } from './agents';
+import { chooseLanguageModel } from './languageModel';
 import type { RestoreMode } from './restoreDecision';
 
 export interface Parts {
@@ -292,6 +293,7 @@ export function registerCommands(parts: Parts): void {
         void ctx.start();
     });
     direct(COMMANDS.tryDemo, () => tryDemo(ctx));
+    direct(COMMANDS.chooseLanguageModel, () => chooseLanguageModel());
     direct(COMMANDS.newSession, () => chat.newSession());
     direct(COMMANDS.restartServer, () => ctx.restart());
     direct(COMMANDS.installServer, () => ctx.installServerDependencies());
