@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import util from 'node:util';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { root, scenario, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
 import { jobsFromEnv, runPool } from './pool.mjs';
 
@@ -15,14 +16,15 @@ const testsEntry = path.join(root, 'out', 'tests', 'exthost', 'index');
 if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missing: run npm run build:tests`);
 /**
  * One workbench launch: a fresh workspace and profile, `settings` added to the user settings,
- * the mocha suite `<suite>.test.js`; its output goes to `log` (the pool's buffer). Resolves to the
- * runner's exit code.
+ * the mocha suite `<suite>.test.js`; its output goes to `log` (the pool's buffer); `installs`: more
+ * extension folders installed beside Retrace (`installFolder`). Resolves to the runner's exit code.
  */
-async function launch(suite, settings, extraEnv, log, open = undefined) {
+async function launch(suite, settings, extraEnv, log, open = undefined, installs = []) {
   const { work, userDataDir, extensionsDir, workspace } = scenario(`exthost-${suite}`);
   // `open(work, workspace)`: the workbench URL's target (default: the sample folder).
   const target = open === undefined ? `folder=${encodeURIComponent(workspace)}` : open(work, workspace);
   writeUserSettings(userDataDir, settings);
+  for (const folder of installs) installFolder(folder, extensionsDir);
   const server = await startCodeServer({
     userDataDir, extensionsDir, workspace, logFile: path.join(work, 'code-server.log'),
     env: { RETRACE_FAKE_MODEL: 'e2e', RETRACE_LOG_CONSOLE: '1', RETRACE_EXTHOST_SUITE: suite, ...extraEnv },
@@ -76,7 +78,38 @@ const suites = {
   reach: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   // A two-folder .code-workspace: the sample folder first, then `api`.
   multiroot: multirootSuite,
+  // The vscode-lm provider: a test language model (tests/extension/exthost/lm-provider, proposed
+  // `chatProvider` API) answers; no fake model, no key.
+  vscodeLm: async () => ({
+    settings: {
+      'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto',
+      'retrace.model': { provider: 'vscode-lm', id: 'retrace-test-model', vscodeLm: { vendor: 'retrace-test' } },
+    },
+    env: { RETRACE_FAKE_MODEL: '' },
+    installs: [path.join(root, 'tests', 'extension', 'exthost', 'lm-provider')],
+    stop: () => {},
+  }),
 };
+
+/**
+ * An unpacked extension folder installed as code-server would record it (the workbench URL's
+ * `payload` takes one extensionDevelopmentPath only: its entries become a map).
+ */
+function installFolder(folder, extensionsDir) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8'));
+  const id = `${manifest.publisher}.${manifest.name}`;
+  const relativeLocation = `${id}-${manifest.version}`;
+  const at = path.join(extensionsDir, relativeLocation);
+  fs.cpSync(folder, at, { recursive: true });
+  const record = path.join(extensionsDir, 'extensions.json');
+  const entries = fs.existsSync(record) ? JSON.parse(fs.readFileSync(record, 'utf8')) : [];
+  entries.push({
+    identifier: { id }, version: manifest.version, relativeLocation,
+    location: { $mid: 1, fsPath: at, external: pathToFileURL(at).href, path: at, scheme: 'file' },
+    metadata: { installedTimestamp: Date.now(), source: 'vsix' },
+  });
+  fs.writeFileSync(record, JSON.stringify(entries));
+}
 
 /** The multiroot suite: its second folder, its .code-workspace and its scripted model. */
 async function multirootSuite() {
@@ -131,7 +164,7 @@ const tasks = Object.entries(suites).filter(([suite]) => only.length === 0 || on
     if (typeof settings !== 'function') return (await launch(suite, settings, {}, log)) === 0;
     const prepared = await settings(log);
     try {
-      return (await launch(suite, prepared.settings, prepared.env, log, prepared.open)) === 0;
+      return (await launch(suite, prepared.settings, prepared.env, log, prepared.open, prepared.installs)) === 0;
     } finally {
       prepared.stop();
     }
