@@ -68,7 +68,10 @@ export interface Cancellable {
 /** Answer one `retrace/model/chat`: `send(text)` streams a piece of text (awaited, so in order). */
 export async function answerChat(params: ModelChatParams, cancel: Cancellable, send: (text: string) => Promise<void>): Promise<ModelChatResult> {
     const source = new vscode.CancellationTokenSource();
-    const link = cancel.onCancellationRequested(() => source.cancel());
+    const link = cancel.onCancellationRequested(() => {
+        log.info('language model request cancelled (the turn was)');
+        source.cancel();
+    });
     if (cancel.isCancellationRequested) {
         source.cancel();
     }
@@ -98,19 +101,47 @@ async function answerWith(params: ModelChatParams, token: vscode.CancellationTok
             justification: vscode.l10n.t("Retrace's agent sends this model your prompt, the files it reads and its tools' results."),
         };
         const response = await model.sendRequest(toLmMessages(params.messages), options, token);
-        for await (const part of response.stream) {
-            if (part instanceof vscode.LanguageModelTextPart && part.value !== '') {
-                parts.push({ kind: 'text', text: part.value });
-                await send(part.value);
-            } else if (part instanceof vscode.LanguageModelToolCallPart) {
-                parts.push({ kind: 'toolCall', callId: part.callId, name: part.name, input: part.input as Record<string, unknown> });
-            }
+        if (!(await readStream(response, token, parts, send))) {
+            return { parts: [], error: { code: 'Cancelled', message: '' } };
         }
     } catch (err) {
         log.info(`language model request failed: ${err instanceof Error ? err.message : String(err)}`);
         return failure(err, token);
     }
     return { parts, model: model.id };
+}
+
+/**
+ * Collect the reply's parts, streaming its text; `false` once `token` is cancelled. VS Code 1.100
+ * does not pass a consumer's cancellation on to the model's provider once its answer has started
+ * (the provider's token belongs to the call that started it, which has returned), so the stream is
+ * left here rather than waited out.
+ */
+async function readStream(response: vscode.LanguageModelChatResponse, token: vscode.CancellationToken, parts: ReplyPart[], send: (text: string) => Promise<void>): Promise<boolean> {
+    const cancelled = new Promise<'cancelled'>(resolve => {
+        token.onCancellationRequested(() => resolve('cancelled'));
+        if (token.isCancellationRequested) {
+            resolve('cancelled');
+        }
+    });
+    const stream = response.stream[Symbol.asyncIterator]();
+    for (;;) {
+        const next = await Promise.race([stream.next(), cancelled]);
+        if (next === 'cancelled') {
+            void stream.return?.();
+            return false;
+        }
+        if (next.done === true) {
+            return true;
+        }
+        const part: unknown = next.value;
+        if (part instanceof vscode.LanguageModelTextPart && part.value !== '') {
+            parts.push({ kind: 'text', text: part.value });
+            await send(part.value);
+        } else if (part instanceof vscode.LanguageModelToolCallPart) {
+            parts.push({ kind: 'toolCall', callId: part.callId, name: part.name, input: part.input as Record<string, unknown> });
+        }
+    }
 }
 
 /** The connection's side: what `registerEditorModels` needs of the typed client. */

@@ -4,7 +4,7 @@
  * `chatProvider` API, loaded beside Retrace by run-exthost-tests.mjs). A prompt goes server →
  * `retrace/model/chat` → `vscode.lm` → the test model, which streams text and calls write_file:
  * the tool runs, a checkpoint is made, the text reaches the chat streamed, and the model's next
- * request carries the tool's result. The model was registered without `auth` metadata, so
+ * request carries the tool's result; cancelling the turn leaves the model's request at once. The model was registered without `auth` metadata, so
  * VS Code asks no consent (it asks only for a model whose provider declares `auth`, as Copilot's do).
  */
 import * as assert from 'node:assert/strict';
@@ -24,6 +24,7 @@ interface Part {
 }
 interface TestModel {
     requests: { messages: { role: string; parts: Part[] }[]; tools: string[]; extensionId: string }[];
+    seen: { cancelled: number; release: (() => void) | undefined };
     modelId: string;
     callId: string;
 }
@@ -81,6 +82,21 @@ suite('vscode-lm: a turn through the editor\'s language model', () => {
         } finally {
             sub.dispose();
         }
+    });
+
+    test('cancelling the turn leaves the language model request at once', async () => {
+        const finished = nextEvent(a, e => e.kind === 'turnFinished', 90_000);
+        const waiting = nextEvent(a, e => e.kind === 'textDelta' && e.text === 'Waiting', 90_000);
+        await a.chat.send('wait for cancel');
+        await waiting;
+        const asked = Date.now();
+        await vscode.commands.executeCommand(COMMANDS.cancel);
+        const end = await finished;
+        assert.equal(end.kind === 'turnFinished' ? end.stopReason : end.kind, 'cancelled');
+        assert.ok(Date.now() - asked < 10_000, 'the turn did not wait for the model');
+        // VS Code 1.100 does not cancel the provider's own token once its answer has started (see
+        // editorModels.readStream): the request was left; the scripted model is released here.
+        model.seen.release?.();
     });
 
     test('"Choose Language Model" offers the vendor\'s models', async () => {

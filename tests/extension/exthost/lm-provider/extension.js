@@ -1,7 +1,8 @@
 // Test only (loaded by tests/e2e/run-exthost-tests.mjs for the vscodeLm suite, never shipped):
 // a scripted language model registered through VS Code 1.100's proposed `chatProvider` API
 // (`vscode.lm.registerChatModelProvider`). Its first answer streams text and calls write_file;
-// once the last message carries a tool result it streams a closing text. Every request it
+// once the last message carries a tool result it streams a closing text; 'wait for cancel' waits
+// until its token is cancelled (counted in `seen.cancelled`) or the suite calls `seen.release()`. Every request it
 // receives is recorded (as plain JSON) in the exported `requests`, for the suite to inspect.
 // Every part goes to fragment index 0: VS Code 1.100 gives the requester that index's stream only.
 'use strict';
@@ -23,8 +24,9 @@ function plainPart(part) {
 
 function activate() {
   const requests = [];
+  const seen = { cancelled: 0, release: undefined };
   const provider = {
-    async provideLanguageModelResponse(messages, options, extensionId, progress) {
+    async provideLanguageModelResponse(messages, options, extensionId, progress, token) {
       const plain = messages.map(m => ({
         role: m.role === vscode.LanguageModelChatMessageRole.Assistant ? 'assistant' : 'user',
         parts: m.content.map(plainPart),
@@ -33,6 +35,17 @@ function activate() {
       const last = plain[plain.length - 1];
       const answered = last !== undefined && last.parts.some(p => p.kind === 'toolResult');
       const say = text => progress.report({ index: 0, part: new vscode.LanguageModelTextPart(text) });
+      if (last !== undefined && last.parts.some(p => p.kind === 'text' && p.text === 'wait for cancel')) {
+        say('Waiting');
+        await new Promise(resolve => {
+          seen.release = resolve;
+          token.onCancellationRequested(() => {
+            seen.cancelled += 1;
+            resolve();
+          });
+        });
+        return;
+      }
       if (!answered) {
         say("I'll write ");
         say('it. ');
@@ -57,7 +70,7 @@ function activate() {
     isUserSelectable: true,
     capabilities: { toolCalling: true },
   });
-  return { requests, registration, modelId: MODEL_ID, callId: CALL_ID };
+  return { requests, seen, registration, modelId: MODEL_ID, callId: CALL_ID };
 }
 
 module.exports = { activate, deactivate() {} };
