@@ -334,7 +334,7 @@ def test_client_streams_and_declares_what_it_lacks() -> None:
 def test_connection_failure_is_one_model_error() -> None:
     client = VscodeLmClient(ScriptedEditor(RuntimeError("connection lost\ntrace"), []), "copilot")
     request = ModelRequest(model="", max_tokens=10, system="", messages=[{"role": "user", "content": "q"}])
-    with pytest.raises(ModelError, match="^the editor did not answer the model request: connection lost$"):
+    with pytest.raises(ModelError, match=r"^the editor did not answer the model request: connection lost$"):
         asyncio.run(client.complete(request))
 
 

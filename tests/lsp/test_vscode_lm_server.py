@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, EditorClient, start_editor, stop_editor, validate
+from lsp_support import APP_PY, EditorClient, start_editor, stop_editor, validate, wait_until
 
 from retrace.protocol.model_bridge import ModelChatParams
 
@@ -152,7 +152,7 @@ async def test_turn_through_the_editors_models(
 
     # A cancelled turn cancels the editor's request.
     started = await editor.request("retrace/agent/prompt", {"text": "wait", "sessionId": first["sessionId"]})
-    await asyncio.wait_for(_until(lambda: len(requests) == 4), 20)
+    await wait_until(lambda: len(requests) == 4, 20)
     await editor.request("retrace/agent/cancel", {"sessionId": first["sessionId"]})
     await asyncio.wait_for(cancelled.wait(), 20)
     finished = await editor.wait_for_event(
@@ -164,11 +164,6 @@ async def test_turn_through_the_editors_models(
     refused_turn = await editor.run_turn("once more", session_id=first["sessionId"])
     errors = editor.events_of("error", refused_turn["turnId"])
     assert errors and "allow it" in errors[-1]["message"] and "\n" not in errors[-1]["message"]
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    while not condition():
-        await asyncio.sleep(0.02)
 
 
 async def test_an_extension_without_the_method_gets_one_clear_line(workspace: Path, tmp_path: Path) -> None:

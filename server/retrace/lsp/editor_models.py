@@ -18,11 +18,12 @@ import asyncio
 import logging
 import uuid
 import weakref
-from typing import Any, Protocol
+from typing import Any
 
 from lsprotocol import types as lsp
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
+from pygls.lsp.server import LanguageServer
 
 from retrace.agent.model.interface import ModelError, TextSink
 from retrace.camel import dump
@@ -37,21 +38,8 @@ UPDATE_EXTENSION = (
 )
 
 
-class Connection(Protocol):
-    """The part of pygls' protocol this needs."""
-
-    def send_request(self, method: str, params: Any | None = None, msg_id: Any = None) -> Any: ...
-
-    def notify(self, method: str, params: Any | None = None) -> None: ...
-
-
-class Server(Protocol):
-    @property
-    def protocol(self) -> Connection: ...
-
-
 class LspEditorModels:
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: LanguageServer) -> None:
         self._server = server
         self._streams: dict[str, asyncio.Queue[str]] = {}
 
@@ -107,10 +95,10 @@ async def _pump(queue: asyncio.Queue[str], answer: asyncio.Future[Any], on_text:
         await on_text(queue.get_nowait())
 
 
-_instances: weakref.WeakKeyDictionary[Any, LspEditorModels] = weakref.WeakKeyDictionary()
+_instances: weakref.WeakKeyDictionary[LanguageServer, LspEditorModels] = weakref.WeakKeyDictionary()
 
 
-def of(server: Server) -> LspEditorModels:
+def of(server: LanguageServer) -> LspEditorModels:
     """The server's one :class:`LspEditorModels`."""
     found = _instances.get(server)
     if found is None:

@@ -21,6 +21,8 @@ from retrace.agent.model.interface import (
 )
 from retrace.agent.model.settings import ModelSettings
 
+__all__ = ["NO_EDITOR", "EditorModels", "UnavailableClient", "make_client"]
+
 
 class UnavailableClient:
     """A provider that cannot answer here; every call fails with ``message`` (not retried)."""
