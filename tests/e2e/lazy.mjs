@@ -4,7 +4,7 @@
 // is active, cheaply) and no `retrace serve` process works in that workspace. Clicking the Retrace
 // icon in the activity bar starts exactly one server and the status bar turns to idle.
 // No key and no forced scenario, in a folder that is no demo folder: the chat's banner says so and
-// offers "Set API Key" / "Try the Demo"; a prompt is refused at once and touches nothing; "Try the
+// offers "Choose Model" / "Try the Demo"; a prompt is refused at once and touches nothing; "Try the
 // Demo" creates a marked scratch copy of the sample under the extension's global storage.
 // Usage: node tests/e2e/lazy.mjs [vsix]   (npm run test:e2e packages first)
 import assert from 'node:assert/strict';
@@ -42,9 +42,10 @@ await runScenario(sc, { env: { RETRACE_FAKE_MODEL: '' } }, async ({ page, wb }) 
 
   const banner = chat().locator('#banner[data-kind="noKey"]');
   await banner.waitFor({ timeout: 30000 });
-  assert.match(await banner.innerText(), /No Anthropic API key/);
+  assert.match(await banner.innerText(), /No model is set up/);
+  assert.ok(await banner.locator('button', { hasText: 'Choose Model' }).isVisible(), 'the banner offers the model choice');
   await sendPrompt('Do the demo here');
-  await chat().locator('.error', { hasText: "No Anthropic API key: run 'Retrace: Set API Key' or 'Retrace: Try the Demo'" }).waitFor({ timeout: 30000 });
+  await chat().locator('.error', { hasText: "No model configured: run 'Retrace: Choose Model Provider'" }).waitFor({ timeout: 30000 });
   await chat().locator('#send:not([disabled])').waitFor({ timeout: 10000 }); // not stuck "running"
   await shot(page, 'no-key');
   assert.equal(snapshot(), before, 'a refused turn touches nothing');

@@ -137,7 +137,14 @@ async function write(answers: Answers): Promise<void> {
     const legacy = config.inspect<unknown>('model')?.globalValue;
     if (typeof legacy === 'string') {
         // The old `"retrace.model": "…"` would shadow the section: it goes, its id stays for Anthropic.
-        await config.update('model', undefined, vscode.ConfigurationTarget.Global);
+        try {
+            await config.update('model', undefined, vscode.ConfigurationTarget.Global);
+        } catch (err) {
+            log.warn(`could not remove the old retrace.model setting: ${String(err)}`);
+            void vscode.window.showWarningMessage(
+                vscode.l10n.t('Remove the old "retrace.model": {0} line from your user settings.json: it hides the new model settings.', JSON.stringify(legacy)),
+            );
+        }
     }
     const writes = settingWrites(answers);
     for (const [key, value] of writes) {
