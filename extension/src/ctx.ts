@@ -473,6 +473,17 @@ export class Ctx implements vscode.Disposable {
             // The server pulls the fresh section with workspace/configuration; no restart.
             await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { retrace: serverSettings() } });
             log.info('settings forwarded to the server');
+            const state = this.serverState;
+            if (state.kind === 'running' && (e.affectsConfiguration('retrace.model') || e.affectsConfiguration('retrace.baseUrl'))) {
+                // The model mode follows the provider (only the Anthropic API needs a key): apply
+                // the section in order with the request, then ask again (banner, welcome view).
+                try {
+                    await state.rpc.request(METHODS.settingsUpdate, { settings: serverSettings() });
+                } catch (err) {
+                    log.warn(`settings update failed: ${errorMessage(err)}`);
+                }
+                await this.refreshModelMode(state.rpc);
+            }
         }
     }
 

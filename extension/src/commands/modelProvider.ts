@@ -219,7 +219,8 @@ async function chooseModelProvider(ctx: Ctx, arg: unknown): Promise<void> {
     const choices = choicesOfArg(arg, copilotModels);
     let choice = choices.length === 1 ? choices[0] : undefined;
     if (choice === undefined) {
-        const currentChoice = choiceOfProvider(section().get<unknown>('model.provider'));
+        // No "(current)" while nothing answers (the default provider without a key).
+        const currentChoice = ctx.modelMode === 'noKey' ? undefined : choiceOfProvider(section().get<unknown>('model.provider'));
         const picked = await vscode.window.showQuickPick(
             choices.map(c => choiceItem(c, copilotModels, currentChoice)),
             { title: vscode.l10n.t('Who answers Retrace’s agent?'), placeHolder: vscode.l10n.t('Your prompts, the files the agent reads and tool output go to the provider you choose'), ignoreFocusOut: true },

@@ -218,8 +218,10 @@ export class StatusItem implements vscode.Disposable {
         if (this.stats !== '') {
             md.appendMarkdown(`${vscode.l10n.t('Store: {0}', this.stats)}\n\n`);
         }
-        // The provider and model this window's settings choose (model ids may hold Markdown characters).
-        md.appendText(vscode.l10n.t('Model: {0}', modelSummary(vscode.workspace.getConfiguration(CONFIG_SECTION).get('model'))));
+        // The provider and model this window's settings choose, as code: a model id or URL is
+        // neither Markdown nor a link (`qwen2.5-coder:14b` would read as one).
+        const model = modelSummary(vscode.workspace.getConfiguration(CONFIG_SECTION).get('model')).replace(/`/g, "'");
+        md.appendMarkdown(vscode.l10n.t('Model: {0}', `\`${model}\``));
         md.appendMarkdown(`\n\n[${vscode.l10n.t('Choose model provider')}](command:${COMMANDS.chooseModelProvider}) · `);
         md.appendMarkdown(
             `[${vscode.l10n.t('Show timeline')}](command:${COMMANDS.timelineReveal}) · [${vscode.l10n.t('Show logs')}](command:${COMMANDS.showLogs}) · [${vscode.l10n.t('Restart server')}](command:${COMMANDS.restartServer})`,
