@@ -37,16 +37,21 @@ async function copilotModelCount(): Promise<number> {
     }
 }
 
-/** Keep the welcome view's order in step with what the editor offers. */
+/**
+ * Keep the welcome view's order in step with what the editor offers. Asked only while no model
+ * answers (the only time the choice is shown): nothing is asked of the editor's models at start-up.
+ */
 function watchCopilotModels(ctx: Ctx): void {
     const update = async (): Promise<void> => {
-        await vscode.commands.executeCommand('setContext', CONTEXT_COPILOT_MODELS, (await copilotModelCount()) > 0);
+        if (ctx.modelMode === 'noKey') {
+            await vscode.commands.executeCommand('setContext', CONTEXT_COPILOT_MODELS, (await copilotModelCount()) > 0);
+        }
     };
     const lm = (vscode as Partial<typeof vscode>).lm;
     if (typeof lm?.onDidChangeChatModels === 'function') {
         ctx.extension.subscriptions.push(lm.onDidChangeChatModels(() => void update()));
     }
-    void update();
+    ctx.extension.subscriptions.push(ctx.onDidChangeModelMode(() => void update()));
 }
 
 function choiceItem(choice: ChoiceId, copilotModels: number, current: ChoiceId | undefined): vscode.QuickPickItem & { choice: ChoiceId } {
