@@ -57,9 +57,10 @@ def no_cloud_credentials(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty / "aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("CLOUDSDK_CONFIG", str(empty / "gcloud"))
-    monkeypatch.setenv("NO_GCE_CHECK", "True")
-    monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
-    monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
+    monkeypatch.setenv("NO_GCE_CHECK", "true")
+    from google.auth.compute_engine import _metadata  # it read the variable on import
+
+    monkeypatch.setattr(_metadata, "_NO_GCE_CHECK", True)
 
 
 def forget_aws_sessions() -> None:

@@ -75,6 +75,9 @@ class CloudState:
     google: GoogleTokens = field(default_factory=GoogleTokens)
     refused: list[tuple[str, int, str]] = field(default_factory=list)
     """(wire, status, reason) of each request refused by authentication or the provider's fields."""
+    paths: list[str] = field(default_factory=list)
+    """The path of each request passed on to the Messages checks (the model id, a Vertex
+    request's project and region are there), in order."""
 
 
 _states: WeakKeyDictionary[FakeModel, CloudState] = WeakKeyDictionary()
@@ -140,6 +143,7 @@ def _serve_bedrock(
         state.refused.append(("bedrock", status, body))
         reply.send_error_json(status, body)
         return
+    state.paths.append(handler.path)
     body["model"] = unquote(route["model"])
     if route["op"] == "invoke-with-response-stream":
         body["stream"] = True
@@ -156,6 +160,7 @@ def _serve_vertex(
         state.refused.append(("vertex", status, body))
         reply.google_error(status, body)
         return
+    state.paths.append(reply.handler.path)
     body["model"] = unquote(route["model"])
     body["stream"] = route["op"] == "streamRawPredict"
     fake.handle(cast(Any, reply), json.dumps(body).encode())
