@@ -116,6 +116,23 @@ async def test_bedrock_without_usable_credentials_fails_in_one_line_naming_what_
     assert expected in await _failure(client)
 
 
+async def test_a_key_bedrock_does_not_know_is_refused_naming_the_settings_to_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = scenario_fake()
+    try:
+        aws_credentials(monkeypatch, tmp_path, fake)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAOTHERACCOUNT0000")  # not this "account"'s key
+        message = await _failure(client_for(bedrock_settings()))
+    finally:
+        fake.stop()
+    expected = (
+        "403 The security token included in the request is invalid.; check retrace.model.bedrock.region"
+    )
+    assert message.startswith(expected), message
+    assert cloud_state(fake).refused[0][:2] == ("bedrock", 403) and fake.requests == []
+
+
 async def test_bedrock_turn_with_no_credentials_ends_with_that_line_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -186,3 +203,31 @@ def test_without_boto3_the_client_says_what_to_install(monkeypatch: pytest.Monke
         install_hint("bedrock") in client.message
         and "pip install 'retrace-checkpoints[bedrock]'" in client.message
     )
+
+
+def test_each_aws_chain_failure_has_its_own_line() -> None:
+    from botocore import exceptions as aws
+
+    from retrace.agent.model.cloud import explain_aws
+    from retrace.agent.model.settings import BedrockSettings
+
+    settings = BedrockSettings(profile="work")
+    table: list[tuple[BaseException, str | None]] = [
+        (aws.ProfileNotFound(profile="work"), "the AWS profile 'work' was not found"),
+        (aws.NoRegionError(), "set retrace.model.bedrock.region"),
+        (aws.NoCredentialsError(), "no AWS credentials found"),
+        (RuntimeError("Could not resolve AWS credentials from session"), "no AWS credentials found"),
+        (aws.TokenRetrievalError(provider="sso", error_msg="expired"), "run 'aws sso login'"),
+        (aws.UnauthorizedSSOTokenError(), "run 'aws sso login'"),
+        (aws.EndpointConnectionError(endpoint_url="https://sts"), "could not be used"),
+        (ValueError("something else"), None),
+    ]
+    for error, expected in table:
+        explained = explain_aws(error, settings)
+        if expected is None:
+            assert explained is None, error
+            continue
+        assert explained is not None and expected in str(explained), (error, explained)
+        assert "\n" not in str(explained)
+    connection = explain_aws(aws.EndpointConnectionError(endpoint_url="https://sts"), settings)
+    assert connection is not None and connection.retryable

@@ -177,3 +177,28 @@ def test_without_google_auth_the_client_says_what_to_install(monkeypatch: pytest
     client = client_for(vertex_settings())
     assert isinstance(client, UnavailableClient)
     assert "pip install 'retrace-checkpoints[vertex]'" in client.message
+
+
+def test_each_google_credential_failure_has_its_own_line() -> None:
+    from google.auth import exceptions as google
+
+    from retrace.agent.model.cloud import explain_google
+
+    table: list[tuple[BaseException, str | None, bool]] = [
+        (google.DefaultCredentialsError("none"), "no Google credentials found", False),
+        (
+            google.RefreshError("invalid_grant: revoked"),
+            "Google refused the credentials (invalid_grant",
+            False,
+        ),
+        (google.TransportError("timed out"), "cannot reach Google's sign-in service", True),
+        (google.GoogleAuthError("odd"), "could not be used (odd)", False),
+        (ValueError("something else"), None, False),
+    ]
+    for error, expected, retryable in table:
+        explained = explain_google(error)
+        if expected is None:
+            assert explained is None, error
+            continue
+        assert explained is not None and expected in str(explained), (error, explained)
+        assert explained.retryable is retryable and "\n" not in str(explained)

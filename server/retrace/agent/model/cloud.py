@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import sys
 from collections.abc import Callable
 
 from retrace import credentials
@@ -37,7 +38,7 @@ BEDROCK_API_KEY = "AWS_BEARER_TOKEN_BEDROCK"
 """The Bedrock API key's variable (the SDK's name), handed off like the Anthropic key."""
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _NEEDS = {"bedrock": ("boto3", "botocore"), "vertex": ("google.auth", "requests")}
-_WHAT = {"bedrock": "the AWS SDK for Python (boto3)", "vertex": "google-auth"}
+_WHAT = {"bedrock": "the AWS SDK for Python", "vertex": "Google's auth library"}
 _CHECK = {
     "bedrock": "retrace.model.bedrock.region / profile and your AWS credentials",
     "vertex": "retrace.model.vertex.projectId / region and your Google credentials",
@@ -50,6 +51,9 @@ _GOOGLE_SIGN_IN = (
     "run 'gcloud auth application-default login', "
     "or set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file"
 )
+
+_SETTINGS_AT_FAULT = (401, 403, 404)
+"""Statuses whose cause is in the settings or credentials: named with the answer."""
 
 Explain = Callable[[BaseException], ModelError | None]
 
@@ -68,8 +72,9 @@ def missing_package(provider: str) -> str | None:
             found = False
         if not found:
             return (
-                f"the {provider} provider needs {_WHAT[provider]}, which is not installed in Retrace's "
-                f"Python ({module} is missing): {install_hint(provider)}"
+                f"the {provider} provider needs {_WHAT[provider]} ({module}), which the Python Retrace "
+                f"runs on ({sys.executable}) does not have: {install_hint(provider)} there, or set "
+                "retrace.pythonPath to a Python that has it"
             )
     return None
 
@@ -141,7 +146,14 @@ class CloudClient:
 
     def _reclassified(self, error: ModelError) -> ModelError:
         cause = error.__cause__
-        return (self._explain(cause) if cause is not None else None) or error
+        explained = self._explain(cause) if cause is not None else None
+        if explained is not None:
+            return explained
+        status = getattr(cause, "status_code", None)
+        if status in _SETTINGS_AT_FAULT:  # the service refused who we are or what we asked for
+            check = _CHECK[self._provider] if status != 404 else "retrace.model.id (enabled in your account?)"
+            return ModelError(f"{error}; check {check}", detail=error.detail)
+        return error
 
 
 def _first_line(error: BaseException) -> str:
