@@ -128,6 +128,22 @@ async def test_bedrock_refuses_a_bad_signature_in_its_error_shape(
     assert fake.requests == [] and [s for _, s, _ in cloud_state(fake).refused] == [403]
 
 
+async def test_bedrock_refuses_a_signature_from_twenty_minutes_ago(
+    fake_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import datetime
+
+    import botocore.auth
+
+    fake = fake_factory({"text": "never"})
+    aws_credentials(monkeypatch, tmp_path, fake)
+    then = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) - datetime.timedelta(minutes=20)
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: then)
+    with pytest.raises(anthropic.PermissionDeniedError, match="Signature expired"):
+        await bedrock().messages.create(model=BEDROCK_MODEL, max_tokens=10, messages=user("a"))
+    assert fake.requests == []
+
+
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
     request = urllib.request.Request(url, data=body, headers={"content-type": "application/json", **headers})
     try:

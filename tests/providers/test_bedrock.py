@@ -231,3 +231,26 @@ def test_each_aws_chain_failure_has_its_own_line() -> None:
         assert "\n" not in str(explained)
     connection = explain_aws(aws.EndpointConnectionError(endpoint_url="https://sts"), settings)
     assert connection is not None and connection.retryable
+
+
+async def test_concurrent_first_calls_build_one_sdk_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrace.agent.model.anthropic_family import AnthropicFamilyClient
+
+    fake = scenario_fake()
+    built: list[AnthropicFamilyClient] = []
+    try:
+        aws_credentials(monkeypatch, tmp_path, fake)
+        real = client_for(bedrock_settings())
+
+        def build() -> AnthropicFamilyClient:
+            built.append(asyncio.run(real.family()))
+            return built[-1]
+
+        client = CloudClient("bedrock", build, lambda _: None)
+        families = await asyncio.gather(*(client.family() for _ in range(5)))
+        assert str(built[0].sdk.base_url).startswith(fake.base_url)
+    finally:
+        fake.stop()
+    assert len(built) == 1 and all(f is built[0] for f in families)

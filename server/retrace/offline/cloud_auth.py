@@ -27,6 +27,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -62,6 +63,10 @@ def check_bedrock(method: str, url: str, headers: Mapping[str, str], body: bytes
         ("host" not in signed or "x-amz-date" not in signed, "the signature must cover host and x-amz-date"),
         (found["key"] != TEST_AWS_ACCESS_KEY_ID, "The security token included in the request is invalid."),
         (bool(missing), f"signed headers missing from the request: {', '.join(missing)}"),
+        (
+            _skewed(headers.get("x-amz-date", "")),
+            "Signature expired: the X-Amz-Date is more than 15 minutes away",
+        ),
     )
     problem = next((message for bad, message in problems if bad), None)
     if problem is not None:
@@ -73,6 +78,15 @@ def check_bedrock(method: str, url: str, headers: Mapping[str, str], body: bytes
             "Check your AWS Secret Access Key and signing method."
         )
     return None
+
+
+def _skewed(amz_date: str, now: float | None = None) -> bool:
+    """Whether a SigV4 timestamp (``20250101T120000Z``) is unreadable or over 15 minutes away."""
+    try:
+        at = datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return True
+    return abs((time.time() if now is None else now) - at) > 15 * 60
 
 
 def _sigv4_signature(
