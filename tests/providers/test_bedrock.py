@@ -193,6 +193,8 @@ def test_bedrock_prices_claude_by_its_anthropic_name(monkeypatch: pytest.MonkeyP
     assert client.caching is True
     cost = client.cost_usd(BEDROCK_MODEL, ReplyUsage(input_tokens=1_000_000, output_tokens=0))
     assert cost == pytest.approx(3.0)
+    profile = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"
+    assert client.cost_usd(profile, ReplyUsage(input_tokens=1000)) is None, "unknown, not invented"
 
 
 def test_without_boto3_the_client_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -125,8 +125,13 @@ class CloudClient:
             raise self._reclassified(e) from e.__cause__
 
     def cost_usd(self, model: str, usage: ReplyUsage) -> float | None:
+        """Anthropic's list price for the Claude model the id names; ``None`` (unknown) for an id
+        that names none (an application inference profile's ARN, a custom model)."""
+        name = pricing_id(model)
+        if not name.startswith("claude"):
+            return None
         return cost_usd(
-            pricing_id(model),
+            name,
             usage.input_tokens,
             usage.output_tokens,
             usage.cache_creation_input_tokens,
