@@ -52,7 +52,7 @@ def no_cloud_credentials(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
         monkeypatch.delenv(name, raising=False)
     forget_aws_sessions()
     empty = home / "no-cloud-config"
-    empty.mkdir(exist_ok=True)
+    empty.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(empty / "aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(empty / "aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
