@@ -32,8 +32,11 @@ log = logging.getLogger(__name__)
 SECRETS: dict[str, str] = {
     "ANTHROPIC_API_KEY": "RETRACE_API_KEY_FD",
     "ANTHROPIC_AUTH_TOKEN": "RETRACE_AUTH_TOKEN_FD",
+    "AWS_BEARER_TOKEN_BEDROCK": "RETRACE_BEDROCK_API_KEY_FD",
 }
-"""Secret environment variable → the variable naming the descriptor it is handed over on."""
+"""Secret environment variable → the variable naming the descriptor it is handed over on: the
+Anthropic key or token, and a Bedrock API key (the AWS chain's own sources — ``~/.aws``, the
+user's ``AWS_*`` variables — are the user's, read by the SDK where they are)."""
 
 REMOTE_SECRETS: dict[str, str] = {
     "AWS_ACCESS_KEY_ID": "RETRACE_AWS_ACCESS_KEY_ID_FD",

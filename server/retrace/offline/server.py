@@ -38,6 +38,11 @@ _ERRORS = {
 }
 
 
+Route = Callable[["FakeModel", "_Handler", str], bool]
+ROUTES: list[Route] = []
+"""Other wire forms of the same API (:mod:`retrace.offline.cloud_wire` adds Bedrock's and
+Vertex's on import): each answers a ``POST`` path it knows (``True``) or passes it on."""
+
 _DELTA_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 """The cumulative counts a ``message_delta`` carries."""
 
@@ -151,6 +156,8 @@ class FakeModel:
         self._clock = clock
         self.statuses: list[int] = []
         """The HTTP status answered to each recorded request."""
+        self.wires: list[str] = []
+        """The wire form of each recorded request: ``anthropic``, ``bedrock``, ``vertex``."""
         self.headers: list[dict[str, str]] = []
         """The HTTP headers of each recorded request (lower-case names), e.g. to check which API key
         the client sent."""
@@ -197,8 +204,11 @@ class FakeModel:
         self.stop()
 
     # ------------------------------------------------------------------ serving
-    def _record(self, body: dict[str, Any], status: int, headers: dict[str, str], at: float) -> None:
+    def _record(
+        self, body: dict[str, Any], status: int, headers: dict[str, str], at: float, wire: str
+    ) -> None:
         with self._script.lock:
+            self.wires.append(wire)
             self.times.append(at)
             self.requests.append(body)
             self.statuses.append(status)
@@ -218,15 +228,15 @@ class FakeModel:
         try:
             validate_request(body)
         except InvalidRequestError as e:
-            self._record(body, 400, headers, at)
+            self._record(body, 400, headers, at, handler.wire)
             handler.send_error_json(400, str(e))
             return
         response, status = self._script.next(body)
         if status is not None:
-            self._record(body, status, headers, at)
+            self._record(body, status, headers, at, handler.wire)
             handler.send_error_json(status, response.error_message, _retry_headers(status, response))
             return
-        self._record(body, 200, headers, at)
+        self._record(body, 200, headers, at, handler.wire)
         cached = self.cache.account(body)
         message = _build_message(body, response, cached)
         with self._script.lock:
@@ -356,16 +366,20 @@ def _stream(handler: _Handler, message: dict[str, Any], response: ScriptedRespon
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: FakeModel
+    wire = "anthropic"
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
 
     def do_POST(self) -> None:
-        if self.path.split("?")[0].rstrip("/") != "/v1/messages":
-            self.send_error_json(404, f"no route for POST {self.path}")
-            return
-        length = int(self.headers.get("content-length") or 0)
+        path = self.path.split("?")[0].rstrip("/")
         try:
+            if any(route(self.fake, self, path) for route in ROUTES):
+                return
+            if path != "/v1/messages":
+                self.send_error_json(404, f"no route for POST {self.path}")
+                return
+            length = int(self.headers.get("content-length") or 0)
             self.fake.handle(self, self.rfile.read(length))
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away (a cancelled turn): nothing to do

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from retrace.agent.model import cloud
 from retrace.agent.model.interface import (
     ModelClient,
     ModelError,
@@ -68,5 +69,12 @@ def make_client(
         return UnavailableClient(access.provider, problem)
     if access.provider == "anthropic":
         return anthropic()
+    if access.provider in ("bedrock", "vertex"):
+        missing = cloud.missing_package(access.provider)
+        if missing is not None:
+            return UnavailableClient(access.provider, missing)
+        if access.provider == "bedrock":
+            return cloud.bedrock_client(access.bedrock)
+        return cloud.vertex_client(access.vertex)
     missing = f"the {access.provider} provider is not available in this build"
     return UnavailableClient(access.provider, missing)
