@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 SECRETS: dict[str, str] = {
     "ANTHROPIC_API_KEY": "RETRACE_API_KEY_FD",
     "ANTHROPIC_AUTH_TOKEN": "RETRACE_AUTH_TOKEN_FD",
+    "OPENAI_API_KEY": "RETRACE_OPENAI_API_KEY_FD",
 }
 """Secret environment variable → the variable naming the descriptor it is handed over on."""
 

@@ -68,5 +68,12 @@ def make_client(
         return UnavailableClient(access.provider, problem)
     if access.provider == "anthropic":
         return anthropic()
+    if access.provider == "openai-compatible":
+        from retrace.agent.model.openai_compatible import openai_compatible_client
+
+        try:
+            return openai_compatible_client(access)
+        except ModelError as e:
+            return UnavailableClient(access.provider, str(e))
     missing = f"the {access.provider} provider is not available in this build"
     return UnavailableClient(access.provider, missing)
