@@ -114,15 +114,16 @@ class OpenAiCompatibleClient:
         assembler = ReplyAssembler(taken=tool_use_ids(request.messages))
         try:
             stream = await self._sdk.chat.completions.create(**cast(Any, chat_body(request, stream=True)))
+        except Exception as e:
+            raise self._error(e) from e
+        try:
             async with stream:
                 async for chunk in stream:
                     text = assembler.add(chunk)
                     if text:
                         await on_text(text)
-        except ModelError:
-            raise
-        except Exception as e:
-            raise self._error(e) from e
+        except Exception as e:  # the reply had begun: a failure now is a reply cut off
+            raise self._error(e, streaming=True) from e
         return assembler.reply()
 
     async def complete(self, request: ModelRequest) -> ModelReply:
@@ -134,11 +135,22 @@ class OpenAiCompatibleClient:
             raise self._error(e) from e
         return reply_of_completion(completion, tool_use_ids(request.messages))
 
-    def _error(self, error: Exception) -> ModelError:
+    def _error(self, error: Exception, *, streaming: bool = False) -> ModelError:
+        """``error`` as a :class:`ModelError`; ``streaming``: it came while the reply streamed in
+        (a broken connection then cut the reply off: not retried, as text was already shown)."""
         import openai  # imported on first use: a turn has made its client by now
 
+        if isinstance(error, ModelError):
+            return error
         if isinstance(error, openai.APIStatusError):
             return _status_error(error)
+        if isinstance(error, openai.APIConnectionError) and streaming:
+            cause = error.__cause__ or error
+            return ModelError(
+                f"the model's reply stream was cut off ({type(cause).__name__}: {_first_line(cause)}); "
+                "nothing was kept",
+                detail=str(error),
+            )
         if isinstance(error, openai.APIConnectionError):
             cause = error.__cause__ or error
             return ModelError(
