@@ -72,7 +72,9 @@ def _first_line(error: BaseException) -> str:
     return lines[0] if lines else ""
 
 
-def _status_error(error: Any) -> ModelError:
+def status_error(error: Any) -> ModelError:
+    """An ``openai.APIStatusError`` as a :class:`ModelError`: the status, the endpoint's own
+    message, a hint naming the setting where one is at fault; retryable: 408, 409, 429, 5xx."""
     body = error.body
     inner = body.get("error", body) if isinstance(body, dict) else None
     message = inner.get("message") if isinstance(inner, dict) else None
@@ -143,7 +145,7 @@ class OpenAiCompatibleClient:
         if isinstance(error, ModelError):
             return error
         if isinstance(error, openai.APIStatusError):
-            return _status_error(error)
+            return status_error(error)
         if isinstance(error, openai.APIConnectionError) and streaming:
             cause = error.__cause__ or error
             return ModelError(
