@@ -211,3 +211,50 @@ async def test_an_endpoint_that_is_not_running_names_the_setting(tmp_path: Path)
         assert f"{url}/v1" in errors[-1].message
     finally:
         engine.close()
+
+
+async def test_subagents_answer_through_the_same_endpoint(make_oa: Any) -> None:
+    def task(lane: str) -> dict[str, Any]:
+        return {"name": "task", "input": {"description": lane, "prompt": f"{lane}: do your part"}}
+
+    def write(path: str) -> dict[str, Any]:
+        return {"name": "write_file", "input": {"path": path, "content": f"{path}\n"}}
+
+    h: Harness = await make_oa(
+        [
+            {"toolCalls": [task("lane-A"), task("lane-B")]},
+            {"text": "both came back"},
+            {"lane": "lane-A", "toolCalls": [write("docs/a.md")], "chunkDelayMs": 5},
+            {"lane": "lane-A", "text": "A done", "chunkDelayMs": 5},
+            {"lane": "lane-B", "toolCalls": [write("docs/b.md")], "chunkDelayMs": 5},
+            {"lane": "lane-B", "text": "B done", "chunkDelayMs": 5},
+        ]
+    )
+    sid = await h.turn("split the work")
+    assert h.stop_reasons() == ["end_turn"]
+    assert (h.workspace / "docs/a.md").read_text() == "docs/a.md\n"
+    assert (h.workspace / "docs/b.md").read_text() == "docs/b.md\n"
+    assert [c.meta["task"]["status"] for c in tool_checkpoints(h, sid)] == ["merged", "merged"]
+    assert set(h.fake.wires) == {"chat"} and set(h.fake.statuses) == {200}
+
+
+async def test_a_cancel_mid_stream_and_an_empty_reply_leave_a_valid_history(make_oa: Any) -> None:
+    h: Harness = await make_oa(
+        [
+            {"text": "thinking very slowly " * 40, "chunkDelayMs": 30},
+            {"match": {"lastUserTextContains": "second"}, "text": ""},
+            {"match": {"lastUserTextContains": "third"}, "text": "ok"},
+        ]
+    )
+    sid, _ = await h.service.prompt("first, to be cancelled")
+    for _ in range(200):
+        if h.host.of("textDelta"):
+            break
+        await asyncio.sleep(0.02)
+    assert await h.service.cancel(sid)
+    await h.turn("second: say nothing", sid)
+    await h.turn("third", sid)
+    assert h.stop_reasons() == ["cancelled", "end_turn", "end_turn"]
+    assert h.fake.statuses[-2:] == [200, 200]
+    users = [m["content"] for m in h.fake.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[-1] == "third" and "first, to be cancelled" not in users
