@@ -4,6 +4,7 @@ how the SDK's failures are classified, and what the provider declares it lacks."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -201,3 +202,68 @@ def test_the_endpoint_key_is_handed_off_like_the_anthropic_key(handoff: str) -> 
     lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
     assert out.count("starts") == 1, out
     assert lines == {"env-has-key": "False", "held": "True", "child-env-clean": "True"}, out
+
+
+def mock_client(answer: Any) -> OpenAiCompatibleClient:
+    transport = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+    sdk = openai.AsyncOpenAI(base_url="http://h/v1", api_key="k", max_retries=0, http_client=transport)
+    return OpenAiCompatibleClient(sdk, where="http://h/v1")
+
+
+def ok_completion() -> dict[str, Any]:
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+    }
+
+
+def refusal_400(message: str) -> httpx2.Response:
+    return httpx2.Response(
+        400, json={"error": {"message": message, "type": "invalid_request_error", "code": None}}
+    )
+
+
+WANTS_NEW_NAME = (
+    "Unsupported parameter: 'max_tokens' is not supported with this model. "
+    "Use 'max_completion_tokens' instead."
+)
+
+
+async def test_an_endpoint_that_wants_max_completion_tokens_gets_it_from_then_on() -> None:
+    """OpenAI's own newer models refuse ``max_tokens``; local servers know only ``max_tokens``.
+    The client sends ``max_tokens`` until an endpoint says so, then ``max_completion_tokens``."""
+    seen: list[dict[str, Any]] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        seen.append(body)
+        return (
+            refusal_400(WANTS_NEW_NAME)
+            if "max_tokens" in body
+            else httpx2.Response(200, json=ok_completion())
+        )
+
+    client = mock_client(answer)
+    assert (await client.complete(REQUEST)).blocks == [{"type": "text", "text": "ok"}]
+    await client.complete(REQUEST)
+    assert [("max_tokens" in b, b.get("max_completion_tokens")) for b in seen] == [
+        (True, None),
+        (False, 16),
+        (False, 16),
+    ]
+
+
+async def test_another_400_is_not_retried_with_the_other_name() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(json.loads(request.content))
+        return refusal_400("Unsupported parameter: 'tools' is not supported with this model.")
+
+    with pytest.raises(ModelError, match=r"^400 Unsupported parameter: 'tools'") as caught:
+        await mock_client(answer).complete(REQUEST)
+    assert not caught.value.retryable
+    assert len(seen) == 1

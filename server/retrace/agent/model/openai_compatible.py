@@ -95,6 +95,8 @@ class OpenAiCompatibleClient:
     def __init__(self, sdk: AsyncOpenAI, *, where: str) -> None:
         self._sdk = sdk
         self._where = where
+        self._limit = "max_tokens"
+        """The output limit's name; ``max_completion_tokens`` once the endpoint asked for it."""
 
     @property
     def provider(self) -> str:
@@ -112,10 +114,24 @@ class OpenAiCompatibleClient:
     def cost_usd(self, model: str, usage: ReplyUsage) -> float | None:
         return None
 
+    async def _create(self, request: ModelRequest, *, stream: bool) -> Any:
+        """Send ``request``; an endpoint that refuses ``max_tokens`` for ``max_completion_tokens``
+        (OpenAI's newer models) is asked again at once with that name, and from then on."""
+        import openai  # imported on first use: a turn has made its client by now
+
+        completions = self._sdk.chat.completions
+        try:
+            return await completions.create(**cast(Any, chat_body(request, stream=stream, limit=self._limit)))
+        except openai.BadRequestError as e:
+            if self._limit != "max_tokens" or "max_completion_tokens" not in str(e):
+                raise
+        self._limit = "max_completion_tokens"
+        return await completions.create(**cast(Any, chat_body(request, stream=stream, limit=self._limit)))
+
     async def stream(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         assembler = ReplyAssembler(taken=tool_use_ids(request.messages))
         try:
-            stream = await self._sdk.chat.completions.create(**cast(Any, chat_body(request, stream=True)))
+            stream = await self._create(request, stream=True)
         except Exception as e:
             raise self._error(e) from e
         try:
@@ -130,9 +146,7 @@ class OpenAiCompatibleClient:
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         try:
-            completion = await self._sdk.chat.completions.create(
-                **cast(Any, chat_body(request, stream=False))
-            )
+            completion = await self._create(request, stream=False)
         except Exception as e:
             raise self._error(e) from e
         return reply_of_completion(completion, tool_use_ids(request.messages))

@@ -142,11 +142,13 @@ def chat_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def chat_body(request: ModelRequest, *, stream: bool) -> dict[str, Any]:
-    """The chat-completions request body for ``request`` (streaming: usage asked for at the end)."""
+def chat_body(request: ModelRequest, *, stream: bool, limit: str = "max_tokens") -> dict[str, Any]:
+    """The chat-completions request body for ``request`` (streaming: usage asked for at the end).
+    ``limit``: the name of the output limit (``max_tokens``, which every compatible server knows,
+    or ``max_completion_tokens``, which OpenAI's newer models require instead)."""
     body: dict[str, Any] = {
         "model": request.model,
-        "max_tokens": request.max_tokens,
+        limit: request.max_tokens,
         "messages": chat_messages(request.system, request.messages),
     }
     if request.tools:
