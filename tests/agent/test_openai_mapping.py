@@ -394,6 +394,19 @@ def test_ids_that_are_missing_repeated_taken_or_malformed_are_replaced() -> None
     assert "old_1" not in ids
 
 
+def test_a_server_that_sends_every_call_whole_at_index_0_still_gets_them_apart() -> None:
+    _, reply = assemble(
+        [
+            chunk(call(0, "c1", "read_file", '{"path": "a"}')),
+            chunk(call(0, "c2", "list_files", "{}")),
+            chunk(call(0, "c3", "read_file", '{"path": ')),
+            chunk(call(0, None, None, '"b"}')),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    assert reply.blocks == [use("c1", path="a"), use("c2", "list_files"), use("c3", path="b")]
+
+
 def test_a_server_that_numbers_no_call_still_gets_them_apart() -> None:
     _, reply = assemble(
         [

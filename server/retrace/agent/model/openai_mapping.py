@@ -13,11 +13,12 @@ documents) are replaced by a one-line note; ``thinking`` blocks are not sent.
 
 Reply (:class:`ReplyAssembler`): streamed chunks (or a whole completion, :func:`reply_of_completion`)
 are folded into a :class:`ModelReply`: text pieces in order; tool calls accumulated by ``index``
-(their ``arguments`` concatenated and parsed at the end — arguments that are not a JSON object
-fail the whole reply, nothing partial is kept); ``finish_reason`` mapped to the agent's stop
-reasons (``stop`` → ``end_turn``, ``tool_calls`` → ``tool_use``, ``length`` → ``max_tokens``,
-``content_filter`` → ``refusal``; a reply with tool calls that ends with ``stop``, as some local
-servers answer, is ``tool_use``); a stream with no ``finish_reason`` ended early (an error).
+(a new ``id`` at a used index is a new call), their ``arguments`` concatenated and parsed at the
+end (arguments that are not a JSON object fail the whole reply: nothing partial is kept);
+``finish_reason`` mapped to the agent's stop reasons (``stop`` → ``end_turn``, ``tool_calls`` →
+``tool_use``, ``length`` → ``max_tokens``, ``content_filter`` → ``refusal``; a reply with tool
+calls that ends with ``stop``, as some local servers answer, is ``tool_use``); a stream with no
+``finish_reason`` ended early (an error).
 Usage: ``prompt_tokens`` (``prompt_tokens_details.cached_tokens`` as cache reads) and
 ``completion_tokens``, else unreported. A tool call id that is missing, repeated, or not of the
 form every provider accepts (``[A-Za-z0-9_-]{1,64}``) is replaced by a fresh one: the endpoint
@@ -205,7 +206,10 @@ class ReplyAssembler:
 
     taken: set[str] = field(default_factory=set)
     text: list[str] = field(default_factory=list)
-    calls: dict[int, _Call] = field(default_factory=dict)
+    calls: list[_Call] = field(default_factory=list)
+    """The tool calls in the order they began."""
+    by_index: dict[int, int] = field(default_factory=dict)
+    """The endpoint's ``index`` of a call → its place in :attr:`calls`."""
     finish: str | None = None
     refused: bool = False
     usage: ReplyUsage = field(default_factory=lambda: ReplyUsage(reported=False))
@@ -230,12 +234,23 @@ class ReplyAssembler:
         return "".join(pieces)
 
     def _slot(self, call: Any) -> _Call:
+        """The call a ``tool_calls`` delta continues, or a new one: by ``index``; a new ``id`` at
+        an index already used is a new call (a server that sends each call whole at index 0); a
+        server that numbers nothing continues the call with that id, else the last one."""
         index = _field(call, "index")
-        call_id = _field(call, "id")
-        if not isinstance(index, int):  # a server that numbers nothing: a new id is a new call
-            known = any(c.id == call_id for c in self.calls.values())
-            index = len(self.calls) if (call_id and not known) or not self.calls else max(self.calls)
-        return self.calls.setdefault(index, _Call())
+        call_id = _field(call, "id") if isinstance(_field(call, "id"), str) else ""
+        if isinstance(index, int) and index in self.by_index:
+            slot = self.calls[self.by_index[index]]
+            if not (call_id and slot.id and call_id != slot.id):
+                return slot
+        elif not isinstance(index, int):
+            known = [c for c in self.calls if call_id and c.id == call_id]
+            if known or (self.calls and not call_id):
+                return known[0] if known else self.calls[-1]
+        self.calls.append(_Call())
+        if isinstance(index, int):
+            self.by_index[index] = len(self.calls) - 1
+        return self.calls[-1]
 
     def _add_call(self, call: Any) -> None:
         slot = self._slot(call)
@@ -279,7 +294,7 @@ class ReplyAssembler:
         text = "".join(self.text)
         if text:
             blocks.append({"type": "text", "text": text})
-        blocks.extend(self._tool_block(self.calls[i]) for i in sorted(self.calls))
+        blocks.extend(self._tool_block(call) for call in self.calls)
         stop = "refusal" if self.refused else _FINISH.get(self.finish, "end_turn")
         has_calls = bool(self.calls)
         if stop == "end_turn" and has_calls:
