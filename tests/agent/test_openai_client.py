@@ -95,6 +95,14 @@ async def test_settings_that_cannot_make_a_request_fail_every_call_naming_the_se
         assert not caught.value.retryable
 
 
+async def test_a_missing_openai_package_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai now raises ImportError
+    client = build(access("http://127.0.0.1:11434/v1"))
+    assert isinstance(client, UnavailableClient)
+    with pytest.raises(ModelError, match="the openai package is not installed"):
+        await client.stream(REQUEST, noop)
+
+
 def test_a_url_is_shown_without_its_credentials() -> None:
     assert shown_url("http://user:secret@host:8080/v1?key=k#x") == "http://host:8080/v1"
     assert shown_url("http://[::1]:8000/v1") == "http://[::1]:8000/v1"

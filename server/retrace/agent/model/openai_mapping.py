@@ -21,8 +21,8 @@ calls that ends with ``stop``, as some local servers answer, is ``tool_use``); a
 ``finish_reason`` ended early (an error).
 Usage: ``prompt_tokens`` (``prompt_tokens_details.cached_tokens`` as cache reads) and
 ``completion_tokens``, else unreported. A tool call id that is missing, repeated, or not of the
-form every provider accepts (``[A-Za-z0-9_-]{1,64}``) is replaced by a fresh one: the endpoint
-never sees ids it did not get back from us, and the journal keeps ids valid for any provider.
+form every provider accepts (``[A-Za-z0-9_-]{1,64}``) is replaced by a fresh ``call_`` id (the
+history then carries that one), so the journal keeps ids unique and valid for any provider.
 """
 
 from __future__ import annotations
