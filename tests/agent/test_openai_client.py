@@ -61,6 +61,8 @@ async def noop(_: str) -> None:
         ("http://", "must be an http:// or https:// URL"),
         ("http://host:port/v1", "is not a URL"),
         ("http://[::1/v1", "is not a URL"),
+        ("http://local host/v1", "is not a URL"),
+        ("http://host\t/v1", "is not a URL"),
     ],
 )
 def test_base_url_checks(base_url: str, problem: str | None) -> None:
@@ -106,6 +108,7 @@ async def test_a_missing_openai_package_is_one_clear_line(monkeypatch: pytest.Mo
 def test_a_url_is_shown_without_its_credentials() -> None:
     assert shown_url("http://user:secret@host:8080/v1?key=k#x") == "http://host:8080/v1"
     assert shown_url("http://[::1]:8000/v1") == "http://[::1]:8000/v1"
+    assert shown_url("http://127.0.0.1:0/v1") == "http://127.0.0.1:0/v1"
 
 
 def test_what_the_provider_declares() -> None:

@@ -50,7 +50,7 @@ def shown_url(url: str) -> str:
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
+    netloc = f"{host}:{parts.port}" if parts.port is not None else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
@@ -61,6 +61,8 @@ def url_problem(base_url: str) -> str | None:
         _ = parts.port  # raises on a port that is not a number
     except ValueError:
         return f"{BASE_URL_SETTING} is not a URL: {base_url!r}"
+    if any(c.isspace() for c in base_url.strip()):
+        return f"{BASE_URL_SETTING} is not a URL (it holds a space): {base_url!r}"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         example = "http://localhost:11434/v1"
         return f"{BASE_URL_SETTING} must be an http:// or https:// URL (e.g. {example}), not {base_url!r}"
