@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -278,3 +279,58 @@ async def test_another_400_is_not_retried_with_the_other_name() -> None:
         await mock_client(answer).complete(REQUEST)
     assert not caught.value.retryable
     assert len(seen) == 1
+
+
+def chunk_line(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [choice],
+            **extra,
+        }
+    )
+
+
+USAGE_4 = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
+SERVER_STREAMS: list[tuple[str, list[str], str | None]] = [
+    (
+        "an error event mid-stream",
+        [chunk_line({"content": "hi"}), json.dumps({"error": {"message": "model crashed"}})],
+        "the endpoint reported an error: model crashed",
+    ),
+    ("no [DONE] after the finish", [chunk_line({"content": "hi"}), chunk_line({}, "stop")], None),
+    (
+        "usage on the finish chunk",
+        [chunk_line({"content": "hi"}), chunk_line({}, "stop", usage=USAGE_4), "[DONE]"],
+        None,
+    ),
+    ("nothing but [DONE]", ["[DONE]"], "ended early"),
+    ("a chunk that is not JSON", [chunk_line({"content": "hi"}), "{not json"], "could not be read"),
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "error"), [c[1:] for c in SERVER_STREAMS], ids=[c[0] for c in SERVER_STREAMS]
+)
+async def test_what_other_servers_stream(lines: list[str], error: str | None) -> None:
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        body = "".join(f"data: {line}\n\n" for line in lines).encode()
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    shown: list[str] = []
+
+    async def on_text(text: str) -> None:
+        shown.append(text)
+
+    if error is None:
+        reply = await mock_client(answer).stream(REQUEST, on_text)
+        assert reply.blocks == [{"type": "text", "text": "hi"}] and reply.stop_reason == "end_turn"
+        assert reply.usage.reported is ("usage" in "".join(lines))
+    else:
+        with pytest.raises(ModelError, match=re.escape(error)) as caught:
+            await mock_client(answer).stream(REQUEST, on_text)
+        assert not caught.value.retryable
