@@ -30,6 +30,8 @@ from typing import Any
 
 from tests import cli_forkserver
 
+from retrace.credentials import SECRETS
+
 PRELOAD = (
     "retrace.cli.main",
     "retrace.cli.commands",
@@ -38,18 +40,18 @@ PRELOAD = (
     "retrace.bootstrap",
     "retrace.offline",
     "anthropic",
+    "openai",
 )
 """What a server imports on the way to answering its first requests (the SDK included: the
 server imports it in the background after start-up)."""
 
 RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
 
-_SECRETS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "AWS_BEARER_TOKEN_BEDROCK")
 
 
 def usable(args: tuple[str, ...], env: dict[str, str]) -> bool:
     """Whether a server with ``args`` and ``env`` may be forked (else it starts cold)."""
-    return cli_forkserver.enabled() and args == ("serve",) and not any(env.get(name) for name in _SECRETS)
+    return cli_forkserver.enabled() and args == ("serve",) and not any(env.get(name) for name in SECRETS)
 
 
 _server: cli_forkserver.ForkServer | None = None

@@ -76,5 +76,12 @@ def make_client(
         if access.provider == "bedrock":
             return cloud.bedrock_client(access.bedrock)
         return cloud.vertex_client(access.vertex)
+    if access.provider == "openai-compatible":
+        from retrace.agent.model.openai_compatible import openai_compatible_client
+
+        try:
+            return openai_compatible_client(access)
+        except ModelError as e:
+            return UnavailableClient(access.provider, str(e))
     missing = f"the {access.provider} provider is not available in this build"
     return UnavailableClient(access.provider, missing)
