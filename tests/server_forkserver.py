@@ -48,7 +48,6 @@ server imports it in the background after start-up)."""
 RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
 
 
-
 def usable(args: tuple[str, ...], env: dict[str, str]) -> bool:
     """Whether a server with ``args`` and ``env`` may be forked (else it starts cold)."""
     return cli_forkserver.enabled() and args == ("serve",) and not any(env.get(name) for name in SECRETS)

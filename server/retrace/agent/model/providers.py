@@ -56,6 +56,33 @@ class UnavailableClient:
         return None
 
 
+def _cloud_client(access: ModelSettings) -> ModelClient:
+    missing = cloud.missing_package(access.provider)
+    if missing is not None:
+        return UnavailableClient(access.provider, missing)
+    if access.provider == "bedrock":
+        return cloud.bedrock_client(access.bedrock)
+    return cloud.vertex_client(access.vertex)
+
+
+def _openai_compatible_client(access: ModelSettings) -> ModelClient:
+    from retrace.agent.model.openai_compatible import openai_compatible_client
+
+    try:
+        return openai_compatible_client(access)
+    except ModelError as e:
+        return UnavailableClient(access.provider, str(e))
+
+
+_BUILDERS: dict[str, Callable[[ModelSettings], ModelClient]] = {
+    "bedrock": _cloud_client,
+    "vertex": _cloud_client,
+    "openai-compatible": _openai_compatible_client,
+}
+"""The providers built from their settings alone (the Anthropic API's and the editor's clients
+need the composition root's parts: :func:`make_client` builds those)."""
+
+
 def make_client(
     access: ModelSettings,
     *,
@@ -69,19 +96,9 @@ def make_client(
         return UnavailableClient(access.provider, problem)
     if access.provider == "anthropic":
         return anthropic()
-    if access.provider in ("bedrock", "vertex"):
-        missing = cloud.missing_package(access.provider)
-        if missing is not None:
-            return UnavailableClient(access.provider, missing)
-        if access.provider == "bedrock":
-            return cloud.bedrock_client(access.bedrock)
-        return cloud.vertex_client(access.vertex)
-    if access.provider == "openai-compatible":
-        from retrace.agent.model.openai_compatible import openai_compatible_client
-
-        try:
-            return openai_compatible_client(access)
-        except ModelError as e:
-            return UnavailableClient(access.provider, str(e))
-    missing = f"the {access.provider} provider is not available in this build"
-    return UnavailableClient(access.provider, missing)
+    builder = _BUILDERS.get(access.provider)
+    if builder is None:
+        return UnavailableClient(
+            access.provider, f"the {access.provider} provider is not available in this build"
+        )
+    return builder(access)
