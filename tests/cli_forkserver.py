@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -44,10 +45,12 @@ PRELOAD = (
 """What every CLI command imports before it does anything (the fork server imports it once)."""
 
 _SERVER = r"""
-import atexit, builtins, json, os, select, signal, sys, traceback, types
+import atexit, builtins, json, os, select, signal, socket, sys, traceback, types
 
 for name in sys.argv[1:]:
     __import__(name)
+
+channel = socket.socket(fileno=int(os.environ.pop("RETRACE_FORK_CHANNEL")))
 
 proto_in = os.dup(0)
 proto_out = os.dup(1)
@@ -74,17 +77,28 @@ def exit_code(exc):
     return 1
 
 
-def child(request):
+def child(request, passed):
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    channel.close()
     for fd in (proto_in, proto_out, wake_r, wake_w, null):
         os.close(fd)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    for fd, (path, flags) in enumerate(
-        [(os.devnull, os.O_RDONLY), (request["stdout"], os.O_WRONLY), (request["stderr"], os.O_WRONLY)]
-    ):
+    if passed:  # the caller's pipes as stdin and stdout (a server's JSON-RPC streams)
+        os.dup2(passed[0], 0)
+        os.dup2(passed[1], 1)
+        for fd in passed:
+            os.close(fd)
+        streams = [(2, request["stderr"], os.O_WRONLY)]
+    else:
+        streams = [
+            (0, os.devnull, os.O_RDONLY),
+            (1, request["stdout"], os.O_WRONLY),
+            (2, request["stderr"], os.O_WRONLY),
+        ]
+    for fd, path, flags in streams:
         opened = os.open(path, flags)
         os.dup2(opened, fd)
         os.close(opened)
@@ -140,11 +154,16 @@ while True:
         while b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
             request = json.loads(line)
+            passed = []
+            if request.get("fds"):
+                _, passed, _, _ = socket.recv_fds(channel, 1, 2)
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
-                child(request)
+                child(request, passed)
+            for fd in passed:
+                os.close(fd)
             reply({"spawned": request["id"], "pid": pid})
     reap()
 """
@@ -170,12 +189,17 @@ class ForkServer:
     """One fork server process; thread-safe (commands may run side by side)."""
 
     def __init__(self, preload: tuple[str, ...] = PRELOAD) -> None:
+        # The channel on which a spawn hands the fork server descriptors (SCM_RIGHTS).
+        self._channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _SERVER, *preload],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             cwd=Path(__file__).resolve().parent,
+            pass_fds=(theirs.fileno(),),
+            env={**os.environ, "RETRACE_FORK_CHANNEL": str(theirs.fileno())},
         )
+        theirs.close()
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in = self._proc.stdin
         self._out = self._proc.stdout
@@ -205,10 +229,21 @@ class ForkServer:
             self._closed = True
             self._changed.notify_all()
 
-    def spawn(self, code: str, argv: list[str], *, env: dict[str, str], stdout: Path, stderr: Path) -> int:
+    def spawn(
+        self,
+        code: str,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        stdout: Path | None,
+        stderr: Path,
+        stdio: tuple[int, int] | None = None,
+    ) -> int:
         """Fork a command: ``code`` runs as ``__main__`` with ``sys.argv = argv``, ``env`` as its whole
         environment, the caller's working directory, stdin from the null device and stdout / stderr
-        written to those (existing) files. Returns its pid."""
+        written to those (existing) files; or, with ``stdio`` (two descriptors of the caller: the
+        command's stdin and stdout, e.g. pipe ends; the caller still closes its copies), those as
+        its stdin and stdout. Returns its pid."""
         with self._changed:
             request_id = self._next_id
             self._next_id += 1
@@ -218,9 +253,12 @@ class ForkServer:
                 "argv": argv,
                 "env": env,
                 "cwd": os.getcwd(),
-                "stdout": str(stdout),
+                "stdout": str(stdout) if stdout is not None else None,
                 "stderr": str(stderr),
+                "fds": stdio is not None,
             }
+            if stdio is not None:
+                socket.send_fds(self._channel, [b"f"], list(stdio))
             self._in.write((json.dumps(request) + "\n").encode())
             self._in.flush()
             while request_id not in self._spawned:
@@ -238,9 +276,15 @@ class ForkServer:
                 self._changed.wait()
             return self._exited.pop(pid)
 
+    def exited(self, pid: int) -> Exit | None:
+        """The exit of ``pid`` if it has ended (taken: a second call says ``None``), else ``None``."""
+        with self._changed:
+            return self._exited.pop(pid, None)
+
     def close(self) -> None:
         self._in.close()
         self._proc.wait()
+        self._channel.close()
 
 
 _server: ForkServer | None = None

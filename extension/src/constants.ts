@@ -6,6 +6,8 @@
 export const EXTENSION_ID = 'retrace.retrace';
 export const CONFIG_SECTION = 'retrace';
 export const SECRET_API_KEY = 'retrace.anthropicApiKey';
+/** An OpenAI-compatible endpoint's key ("Use a local model"; optional), never in settings. */
+export const SECRET_OPENAI_COMPATIBLE_KEY = 'retrace.openaiCompatibleApiKey';
 /** The remote's credentials and encryption key (JSON: variable name → value), never in settings. */
 export const SECRET_REMOTE = 'retrace.remoteCredentials';
 
@@ -24,6 +26,8 @@ export const CHECKPOINT_SCHEME = 'retrace-cp';
 export const CONTEXT_AGENT_RUNNING = 'retrace.agentRunning';
 /** `live` | `demo` | `noKey` (the server's `retrace/server/state`); unset until the server answered. */
 export const CONTEXT_MODEL_MODE = 'retrace.modelMode';
+/** Whether the editor offers Copilot's language models (the welcome view puts that choice first). */
+export const CONTEXT_COPILOT_MODELS = 'retrace.copilotModels';
 
 /**
  * Workspace state: the store the server last said it holds (`retrace/server/state` `storeDir`).
@@ -52,6 +56,7 @@ export const COMMANDS = {
     installServer: 'retrace.installServer',
     setApiKey: 'retrace.setApiKey',
     chooseLanguageModel: 'retrace.chooseLanguageModel',
+    chooseModelProvider: 'retrace.chooseModelProvider',
     remoteSetCredentials: 'retrace.remote.setCredentials',
     remotePush: 'retrace.remote.push',
     remoteOpen: 'retrace.remote.openSession',

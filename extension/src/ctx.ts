@@ -16,7 +16,7 @@ import {
     type ClientCapabilities,
     type FeatureState,
 } from 'vscode-languageclient/node';
-import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_REMOTE, STATE_STORE_DIR, type CommandId } from './constants';
+import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_OPENAI_COMPATIBLE_KEY, SECRET_REMOTE, STATE_STORE_DIR, type CommandId } from './constants';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
 import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
@@ -316,6 +316,7 @@ export class Ctx implements vscode.Disposable {
         // The key travels on an inherited pipe, never in the server's environment (tools could read it).
         const apiKey = await this.extension.secrets.get(SECRET_API_KEY);
         const remoteSecrets = parseRemoteSecrets(await this.extension.secrets.get(SECRET_REMOTE));
+        const modelSecrets = { OPENAI_API_KEY: (await this.extension.secrets.get(SECRET_OPENAI_COMPATIBLE_KEY)) ?? '' };
         // Isolated mode: nothing in the workspace (cwd, PYTHONPATH, user site) can shadow the server.
         const args = [...SERVER_ARGS];
         log.info(`starting server: ${interpreter.path} ${args.join(' ')} (interpreter from ${interpreter.source}; cwd ${folder.uri.fsPath})`);
@@ -351,7 +352,7 @@ export class Ctx implements vscode.Disposable {
                 },
             },
         };
-        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: withoutTerminalEnv(process.env), apiKey, remoteSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
+        return { interpreter, command: interpreter.path, args, cwd: folder.uri.fsPath, env: withoutTerminalEnv(process.env), apiKey, remoteSecrets, modelSecrets, clientOptions, features: [new ResourceOperationsFeature()] };
     }
 
     /** Where versions before 0.2 kept this workspace's store (workspace storage, else global storage). */
@@ -475,6 +476,17 @@ export class Ctx implements vscode.Disposable {
             // The server pulls the fresh section with workspace/configuration; no restart.
             await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { retrace: serverSettings() } });
             log.info('settings forwarded to the server');
+            const state = this.serverState;
+            if (state.kind === 'running' && (e.affectsConfiguration('retrace.model') || e.affectsConfiguration('retrace.baseUrl'))) {
+                // The model mode follows the provider (only the Anthropic API needs a key): apply
+                // the section in order with the request, then ask again (banner, welcome view).
+                try {
+                    await state.rpc.request(METHODS.settingsUpdate, { settings: serverSettings() });
+                } catch (err) {
+                    log.warn(`settings update failed: ${errorMessage(err)}`);
+                }
+                await this.refreshModelMode(state.rpc);
+            }
         }
     }
 

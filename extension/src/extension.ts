@@ -26,6 +26,7 @@ import { StatusItem } from './views/statusItem';
 import { RemoteItem } from './views/remoteItem';
 import { RemoteSessionsProvider } from './views/remoteSessions';
 import { registerRemoteCommands } from './commands/remote';
+import { registerModelProviderCommands } from './commands/modelProvider';
 import { TimelineProvider } from './views/timeline/provider';
 import { HealthPanel } from './views/healthPanel';
 import { registerFileHistoryCommands } from './commands/fileHistory';
@@ -136,6 +137,7 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         });
         context.subscriptions.push(health, vscode.commands.registerCommand(COMMANDS.showHealth, () => health.show()));
         registerRemoteCommands(ctx, timeline, () => void remoteSessions.refresh());
+        registerModelProviderCommands(ctx);
         ctx.registerCommand(COMMANDS.backgroundStop, rpc => () => background.stop(rpc));
         registerFileHistoryCommands({
             ctx,

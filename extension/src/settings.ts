@@ -29,6 +29,10 @@ export type SettingRule = 'machine' | 'narrowOnly';
 /** Keys (below `retrace.`) whose workspace values are restricted, and how. */
 export const SETTING_RULES: Readonly<Record<string, SettingRule>> = {
     baseUrl: 'machine',
+    'model.openaiCompatible.baseUrl': 'machine',
+    'model.bedrock.region': 'machine',
+    'model.vertex.projectId': 'machine',
+    'model.vertex.region': 'machine',
     pythonPath: 'machine',
     'permissions.write': 'narrowOnly',
     'permissions.command': 'narrowOnly',
@@ -221,20 +225,34 @@ export function allowsPopup(level: NotificationLevel, severity: 'error' | 'warni
     }
 }
 
+/**
+ * A group below the section as an object to write into (a copy). A plain string where a group is
+ * expected is the setting it replaced: `retrace.model` was the model id (VS Code still gives a
+ * user's old `"retrace.model": "…"` as that string), so it becomes `{ id }` and is not lost.
+ */
+function groupCopy(child: unknown): Record<string, unknown> {
+    if (typeof child === 'object' && child !== null) {
+        return { ...(child as Record<string, unknown>) };
+    }
+    return typeof child === 'string' ? { id: child } : {};
+}
+
 /** Replace each restricted key of a raw section (nested objects, as `getConfiguration` gives them). */
 export function applyRestricted(raw: Record<string, unknown>, valueOf: (key: string) => unknown): Record<string, unknown> {
     const out: Record<string, unknown> = { ...raw };
     for (const key of Object.keys(SETTING_RULES)) {
         const parts = key.split('.');
+        const value = valueOf(key);
+        if (value === undefined && typeof out[parts[0] ?? key] === 'string') {
+            continue; // nothing to remove below a plain string (the old retrace.model)
+        }
         let target = out;
         for (const part of parts.slice(0, -1)) {
-            const child = target[part];
-            const copy = typeof child === 'object' && child !== null ? { ...(child as Record<string, unknown>) } : {};
+            const copy = groupCopy(target[part]);
             target[part] = copy;
             target = copy;
         }
         const leaf = parts[parts.length - 1] ?? key;
-        const value = valueOf(key);
         if (value === undefined) {
             delete target[leaf];
         } else {

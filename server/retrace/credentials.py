@@ -6,8 +6,9 @@ which shows the environment the server was EXECUTED with (changing ``os.environ`
 change it). So the key never stays in an environment:
 
 * the preferred hand-off is an inherited pipe: ``RETRACE_API_KEY_FD=<fd>`` (what the VS Code
-  extension does). :func:`secure_process_start` reads the key once, closes the descriptor and
-  removes the variable;
+  extension does; each secret of :data:`SECRETS` has its own, e.g. ``RETRACE_OPENAI_API_KEY_FD``
+  for an OpenAI-compatible endpoint's key). :func:`secure_process_start` reads the key once,
+  closes the descriptor and removes the variable;
 * a key that arrives in the environment (``ANTHROPIC_API_KEY``, e.g. from a shell) makes the
   process re-execute itself without it, handing the key to the new image through such a pipe,
   before any tool can run (POSIX; elsewhere it is only removed from ``os.environ``);
@@ -32,8 +33,13 @@ log = logging.getLogger(__name__)
 SECRETS: dict[str, str] = {
     "ANTHROPIC_API_KEY": "RETRACE_API_KEY_FD",
     "ANTHROPIC_AUTH_TOKEN": "RETRACE_AUTH_TOKEN_FD",
+    "AWS_BEARER_TOKEN_BEDROCK": "RETRACE_BEDROCK_API_KEY_FD",
+    "OPENAI_API_KEY": "RETRACE_OPENAI_API_KEY_FD",
 }
-"""Secret environment variable → the variable naming the descriptor it is handed over on."""
+"""Secret environment variable → the variable naming the descriptor it is handed over on: the
+Anthropic key or token, a Bedrock API key and an OpenAI-compatible endpoint's key (the AWS
+chain's own sources — ``~/.aws``, the
+user's ``AWS_*`` variables — are the user's, read by the SDK where they are)."""
 
 REMOTE_SECRETS: dict[str, str] = {
     "AWS_ACCESS_KEY_ID": "RETRACE_AWS_ACCESS_KEY_ID_FD",

@@ -23,6 +23,10 @@ ALLOWED: dict[str, str] = {
     "parser._defaults": "argparse has no public API to walk a parser (the CLI's golden file)",
     "p._defaults": "argparse has no public API to walk a parser (the CLI's golden file)",
     "client._server": "the JSON-RPC client library keeps the server process there; crash tests kill it",
+    "client._stop_event": "start_io takes a command, never pipes: a forked server's start repeats its steps",
+    "client._async_tasks": "start_io takes a command, never pipes: a forked server's start repeats its steps",
+    "client._server_exit": "start_io takes a command, never pipes: a forked server's start repeats its steps",
+    "_auth._get_session": "the Anthropic SDK keeps one boto3 session a process; the AWS chain tests clear it",
     # The tests' own support modules (not the product).
     "lsp_support._apply_workspace_edit": "a test wraps the test editor's own applier to slow it",
     "model._script": "the fake model's scenario script, read back by the crash campaign",

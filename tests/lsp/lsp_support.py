@@ -25,6 +25,7 @@ import jsonschema
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
+from tests import server_forkserver
 
 from retrace.lsp.rpc import converter_factory
 from retrace.offline import FakeModel, load_scenario
@@ -394,7 +395,10 @@ async def start_editor(
 
     server_env = {**os.environ, **(env or {})}
     server_env.setdefault("RETRACE_LOG_LEVEL", "INFO")
-    await client.start_io(sys.executable, "-m", "retrace", *server_args, env=server_env)
+    if server_forkserver.usable(server_args, server_env):
+        await server_forkserver.start_forked_io(client, server_args, server_env)
+    else:
+        await client.start_io(sys.executable, "-m", "retrace", *server_args, env=server_env)
     options: dict[str, Any] = {"storeDir": str(store)} if store is not None else {}
     if settings is not None:
         options["settings"] = settings

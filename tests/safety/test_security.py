@@ -83,7 +83,7 @@ def _tool_outputs(srv: RawServer) -> list[str]:
 def fd_spawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Start the server the way the extension does: the key through an inherited pipe."""
 
-    def start(key: str) -> dict[str, str]:
+    def start(key: str, fd_var: str = "RETRACE_API_KEY_FD") -> dict[str, str]:
         read_end, write_end = os.pipe()
         os.write(write_end, key.encode())
         os.close(write_end)
@@ -91,7 +91,7 @@ def fd_spawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
             inputs_support.subprocess, "Popen", functools.partial(subprocess.Popen, pass_fds=(read_end,))
         )
         started.append(read_end)
-        return {"RETRACE_API_KEY_FD": str(read_end)}
+        return {fd_var: str(read_end)}
 
     started: list[int] = []
     yield start
@@ -122,10 +122,13 @@ def server_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, bool]]:
 
 @pytest.mark.e2e
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("handoff", ["env", "fd"])
+@pytest.mark.parametrize(
+    ("provider", "handoff"), [("anthropic", "env"), ("anthropic", "fd"), ("bedrock", "fd")]
+)
 def test_tool_commands_cannot_read_the_api_key(
     tmp_path: Path,
     key: str,
+    provider: str,
     handoff: str,
     fd_spawn: Any,
     server_home: tuple[Path, bool],
@@ -133,6 +136,7 @@ def test_tool_commands_cannot_read_the_api_key(
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
     home, unprivileged = server_home
     ws = home / "ws"
     ws.mkdir()
@@ -151,9 +155,16 @@ def test_tool_commands_cannot_read_the_api_key(
         name="key-probe",
     )
     env = {"ANTHROPIC_BASE_URL": model.base_url, "RETRACE_FAKE_MODEL": ""}
-    env.update({"ANTHROPIC_API_KEY": key} if handoff == "env" else fd_spawn(key))
+    settings: dict[str, Any] = AUTO
+    if provider == "bedrock":  # a Bedrock API key, handed off like the Anthropic key
+        env = {"ANTHROPIC_BEDROCK_BASE_URL": model.base_url, "RETRACE_FAKE_MODEL": ""}
+        bedrock = {"provider": "bedrock", "id": "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}
+        settings = {**AUTO, "model": {**bedrock, "bedrock": {"region": "us-east-1"}}}
+        env.update(fd_spawn(key, "RETRACE_BEDROCK_API_KEY_FD"))
+    else:
+        env.update({"ANTHROPIC_API_KEY": key} if handoff == "env" else fd_spawn(key))
     try:
-        srv = RawServer(ws, home / "store", env=env, settings=AUTO, log_path=tmp_path / "server.log")
+        srv = RawServer(ws, home / "store", env=env, settings=settings, log_path=tmp_path / "server.log")
         monkeypatch.undo()
         try:
             srv.initialize()
@@ -174,7 +185,10 @@ def test_tool_commands_cannot_read_the_api_key(
     parent_environ, _, memory = parent.partition("--- parent memory")
     random_part = key.removeprefix("sk-ant-test-")
     assert "PATH=" in own_env, "the command printed its environment"
-    assert random_part not in own_env and "RETRACE_API_KEY_FD" not in own_env, own_env
+    from retrace.credentials import HANDOFF_VARS
+
+    assert random_part not in own_env and not any(f"{v}=" in own_env for v in HANDOFF_VARS), own_env
+    assert set(model.wires) == {provider}, "the request went over the provider's own wire"
     assert random_part not in parent_environ, "the server's exec environment holds no key"
     if unprivileged:
         assert random_part not in memory, "the server's memory is closed to its children"
@@ -185,32 +199,43 @@ _HANDOFF_CHILD = """
 import os, sys
 from retrace import credentials
 credentials.secure_process_start()
+key, name, fd_var = sys.argv[1:4]
 print("starts", flush=True)
 environ = open("/proc/self/environ", "rb").read()
-print("env-has-key", sys.argv[1].encode() in environ)
-print("held", credentials.get("ANTHROPIC_API_KEY") == sys.argv[1])
+print("env-has-key", key.encode() in environ)
+print("held", credentials.get(name) == key)
 print("fds", sorted(int(fd) for fd in os.listdir("/proc/self/fd")))
 names = credentials.child_env()
-print("child-env-clean", not any(k.startswith(("ANTHROPIC_API", "RETRACE_API")) for k in names))
+print("child-env-clean", name not in names and fd_var not in names and key not in names.values())
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("handoff", ["env", "fd"])
-def test_key_leaves_the_exec_environment_and_its_descriptor_is_closed(key: str, handoff: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "RETRACE_API"))}
+@pytest.mark.parametrize("name", ["ANTHROPIC_API_KEY", "AWS_BEARER_TOKEN_BEDROCK"])
+def test_key_leaves_the_exec_environment_and_its_descriptor_is_closed(
+    key: str, handoff: str, name: str
+) -> None:
+    from retrace import credentials
+
+    fd_var = credentials.SECRETS[name]
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in credentials.SECRETS and k not in credentials.HANDOFF_VARS
+    }
     pass_fds: tuple[int, ...] = ()
     if handoff == "env":
-        env["ANTHROPIC_API_KEY"] = key
+        env[name] = key
     else:
         read_end, write_end = os.pipe()
         os.write(write_end, key.encode())
         os.close(write_end)
-        env["RETRACE_API_KEY_FD"] = str(read_end)
+        env[fd_var] = str(read_end)
         pass_fds = (read_end,)
     try:
         out = subprocess.run(
-            [sys.executable, "-c", _HANDOFF_CHILD, key],
+            [sys.executable, "-c", _HANDOFF_CHILD, key, name, fd_var],
             env=env,
             pass_fds=pass_fds,
             capture_output=True,

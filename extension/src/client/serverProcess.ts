@@ -16,6 +16,8 @@ export interface Interpreter {
 export const SECRET_HANDOFF: Readonly<Record<string, string>> = {
     ANTHROPIC_API_KEY: 'RETRACE_API_KEY_FD',
     ANTHROPIC_AUTH_TOKEN: 'RETRACE_AUTH_TOKEN_FD',
+    /** An OpenAI-compatible endpoint's key ("Use a local model"), kept in SecretStorage. */
+    OPENAI_API_KEY: 'RETRACE_OPENAI_API_KEY_FD',
 };
 
 /**
@@ -41,17 +43,21 @@ export interface ServerLaunch {
  * How to hand the model credentials to the server without putting them in any environment (the
  * server's tool commands could read an environment, including `/proc/<server>/environ`): each
  * secret goes on its own inherited pipe, and the environment only names the descriptor. `apiKey`
- * (from SecretStorage) wins over a key in `base` (the editor's own environment).
+ * (from SecretStorage) wins over a key in `base` (the editor's own environment), and so does
+ * each of `modelSecrets` (other model keys from SecretStorage, by variable name).
  */
 export function serverLaunch(
     base: NodeJS.ProcessEnv,
     apiKey: string | undefined,
     remoteSecrets: Readonly<Record<string, string>> = {},
+    modelSecrets: Readonly<Record<string, string>> = {},
 ): ServerLaunch {
     const env: NodeJS.ProcessEnv = { ...base };
     const handoffs: string[] = [];
+    const stored: Readonly<Record<string, string | undefined>> = { ...modelSecrets, ANTHROPIC_API_KEY: apiKey };
     for (const [name, fdVar] of Object.entries(SECRET_HANDOFF)) {
-        const value = name === 'ANTHROPIC_API_KEY' && apiKey !== undefined && apiKey !== '' ? apiKey : base[name];
+        const own = stored[name];
+        const value = own !== undefined && own !== '' ? own : base[name];
         delete env[name];
         delete env[fdVar];
         if (value !== undefined && value !== '') {
@@ -83,9 +89,10 @@ export function spawnServer(
         readonly env: NodeJS.ProcessEnv;
         readonly apiKey: string | undefined;
         readonly remoteSecrets?: Readonly<Record<string, string>> | undefined;
+        readonly modelSecrets?: Readonly<Record<string, string>> | undefined;
     },
 ): ChildProcess {
-    const launch = serverLaunch(options.env, options.apiKey, options.remoteSecrets);
+    const launch = serverLaunch(options.env, options.apiKey, options.remoteSecrets, options.modelSecrets);
     const stdio: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe', ...launch.handoffs.map((): 'pipe' => 'pipe')];
     const child = spawn(command, [...args], { cwd: options.cwd, env: launch.env, stdio });
     launch.handoffs.forEach((secret, i) => {

@@ -43,6 +43,8 @@ export interface Launch {
     readonly apiKey: string | undefined;
     /** The remote's credentials from SecretStorage, handed over like the key. */
     readonly remoteSecrets?: Readonly<Record<string, string>>;
+    /** Other model keys from SecretStorage (an OpenAI-compatible endpoint's), handed over like the key. */
+    readonly modelSecrets?: Readonly<Record<string, string>>;
     readonly clientOptions: LanguageClientOptions;
     readonly features: readonly StaticFeature[];
 }
@@ -72,6 +74,7 @@ export function spawnServerProcess(launch: Launch): ChildProcess {
         env: launch.env,
         apiKey: launch.apiKey,
         remoteSecrets: launch.remoteSecrets,
+        modelSecrets: launch.modelSecrets,
     });
 }
 

@@ -5,13 +5,14 @@
  * `followedFolder`); the agent's state is the agent's (the first folder's).
  */
 import * as vscode from 'vscode';
-import { COMMANDS, CONTEXT_AGENT_RUNNING } from '../constants';
+import { COMMANDS, CONFIG_SECTION, CONTEXT_AGENT_RUNNING } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type AgentEvent } from '../client/protocol';
 import { errorMessage, log } from '../logging';
 import { followedFolder } from '../diff/hunkModel';
 import { withFolder } from '../paths';
 import { activeFile, folderRoots } from '../diff/editorFolder';
+import { modelSummary } from './modelChoice';
 
 export function formatBytes(bytes: number): string {
     const units = ['B', 'KB', 'MB', 'GB', 'TB'];
@@ -55,6 +56,7 @@ export class StatusItem implements vscode.Disposable {
             ctx.onFolderTimelineChange(c => c.folder === this.folder && this.scheduleStats()),
             vscode.window.onDidChangeActiveTextEditor(() => this.follow()),
             vscode.workspace.onDidChangeWorkspaceFolders(() => this.follow()),
+            vscode.workspace.onDidChangeConfiguration(e => e.affectsConfiguration(`${CONFIG_SECTION}.model`) && this.render()),
             ctx.onDidChangeState(state => {
                 // A (re)connected or dead server: what ran before is not known to run any more.
                 this.runningSessions.clear();
@@ -216,10 +218,15 @@ export class StatusItem implements vscode.Disposable {
         if (this.stats !== '') {
             md.appendMarkdown(`${vscode.l10n.t('Store: {0}', this.stats)}\n\n`);
         }
+        // The provider and model this window's settings choose, as code: a model id or URL is
+        // neither Markdown nor a link (`qwen2.5-coder:14b` would read as one).
+        const model = modelSummary(vscode.workspace.getConfiguration(CONFIG_SECTION).get('model')).replace(/`/g, "'");
+        md.appendMarkdown(vscode.l10n.t('Model: {0}', `\`${model}\``));
+        md.appendMarkdown(`\n\n[${vscode.l10n.t('Choose model provider')}](command:${COMMANDS.chooseModelProvider}) · `);
         md.appendMarkdown(
             `[${vscode.l10n.t('Show timeline')}](command:${COMMANDS.timelineReveal}) · [${vscode.l10n.t('Show logs')}](command:${COMMANDS.showLogs}) · [${vscode.l10n.t('Restart server')}](command:${COMMANDS.restartServer})`,
         );
-        md.isTrusted = { enabledCommands: [COMMANDS.timelineReveal, COMMANDS.showLogs, COMMANDS.restartServer] };
+        md.isTrusted = { enabledCommands: [COMMANDS.chooseModelProvider, COMMANDS.timelineReveal, COMMANDS.showLogs, COMMANDS.restartServer] };
         this.item.tooltip = md;
     }
 

@@ -51,7 +51,7 @@ export interface PermissionItem {
 }
 
 /** Commands a banner button may run (the host runs nothing else from the webview). */
-export const BANNER_COMMANDS = ['retrace.setApiKey', 'retrace.tryDemo', 'workbench.trust.manage'] as const;
+export const BANNER_COMMANDS = ['retrace.chooseModelProvider', 'retrace.setApiKey', 'retrace.tryDemo', 'workbench.trust.manage'] as const;
 export type BannerCommand = (typeof BANNER_COMMANDS)[number];
 
 /** A note above the transcript: what this window's Retrace can and cannot do, and the fix. */
@@ -73,14 +73,14 @@ export function chatBanner(mode: ModelModeName | undefined, trusted: boolean, te
         };
     }
     if (mode === 'demo') {
-        return { kind: 'demo', text: text.bannerDemo, actions: [{ label: text.bannerSetKey, command: 'retrace.setApiKey' }] };
+        return { kind: 'demo', text: text.bannerDemo, actions: [{ label: text.bannerChooseModel, command: 'retrace.chooseModelProvider' }] };
     }
     if (mode === 'noKey') {
         return {
             kind: 'noKey',
             text: text.bannerNoKey,
             actions: [
-                { label: text.bannerSetKey, command: 'retrace.setApiKey' },
+                { label: text.bannerChooseModel, command: 'retrace.chooseModelProvider' },
                 { label: text.bannerTryDemo, command: 'retrace.tryDemo' },
             ],
         };

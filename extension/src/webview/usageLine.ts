@@ -2,6 +2,8 @@
  * The line under a finished turn: its tokens and cost, e.g. `12.3k in (10.1k cached) · 850 out ·
  * $0.012`. The numbers are the server's (`usage` events' `turn`, the conversation's `turnUsage`);
  * this only words them. Pure. "in" counts every input token (uncached, cache writes, cache reads).
+ * A provider without prices (`costUnknown`: a local model, the editor's language models) shows
+ * "cost unknown", never a number: the known part of the sum would read as the whole.
  */
 import { fmt, S } from './strings';
 export interface TurnUsage {
@@ -10,6 +12,8 @@ export interface TurnUsage {
     readonly cacheCreationInputTokens: number;
     readonly cacheReadInputTokens: number;
     readonly costUsd: number;
+    /** Some call's price is not known: `costUsd` is only a lower bound and is not shown. */
+    readonly costUnknown?: boolean;
 }
 
 /** 850, 12.3k, 1.2M. */
@@ -38,15 +42,23 @@ export function compactCost(usd: number): string {
     return usd < 1 ? `$${trim(usd.toFixed(3))}` : `$${usd.toFixed(2)}`;
 }
 
+/** The cost slot of the line: the price, or "cost unknown" (`spoken`: the word for "unknown" after "cost"). */
+function costText(u: TurnUsage, spoken: boolean): string {
+    if (u.costUnknown === true) {
+        return spoken ? S.costUnknownSpoken : S.costUnknown;
+    }
+    return compactCost(u.costUsd);
+}
+
 export function usageLine(u: TurnUsage): string {
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
     return u.cacheReadInputTokens > 0
-        ? fmt(S.usageLineCached, compactCount(input), compactCount(u.cacheReadInputTokens), compactCount(u.outputTokens), compactCost(u.costUsd))
-        : fmt(S.usageLine, compactCount(input), compactCount(u.outputTokens), compactCost(u.costUsd));
+        ? fmt(S.usageLineCached, compactCount(input), compactCount(u.cacheReadInputTokens), compactCount(u.outputTokens), costText(u, false))
+        : fmt(S.usageLine, compactCount(input), compactCount(u.outputTokens), costText(u, false));
 }
 
 /** What a screen reader hears for it (no abbreviations). */
 export function usageSpoken(u: TurnUsage): string {
     const input = u.inputTokens + u.cacheCreationInputTokens + u.cacheReadInputTokens;
-    return fmt(S.usageSpoken, input.toLocaleString('en-US'), u.cacheReadInputTokens.toLocaleString('en-US'), u.outputTokens.toLocaleString('en-US'), compactCost(u.costUsd));
+    return fmt(S.usageSpoken, input.toLocaleString('en-US'), u.cacheReadInputTokens.toLocaleString('en-US'), u.outputTokens.toLocaleString('en-US'), costText(u, true));
 }

@@ -1,6 +1,8 @@
 """``python -m retrace.offline --scenario NAME|FILE [--port N]``: serve a scenario until Ctrl-C.
 
-Prints the base URL (for ``ANTHROPIC_BASE_URL``) on the first line of stdout.
+Prints the base URL (for ``ANTHROPIC_BASE_URL``; ``<url>/v1`` for
+``retrace.model.openaiCompatible.baseUrl``: the same scenario answers chat completions) on the
+first line of stdout.
 """
 
 from __future__ import annotations

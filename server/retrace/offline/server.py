@@ -6,7 +6,9 @@ streaming (``"stream": true``: ``message_start``, ``ping``, ``content_block_*`` 
 ``text_delta`` / ``input_json_delta``, ``message_delta`` with ``stop_reason`` and ``usage``,
 ``message_stop``, chunked transfer encoding) or as one JSON message. Every request body is
 recorded in :attr:`FakeModel.requests` for assertions, including the rejected ones, with its
-arrival time (:attr:`FakeModel.times`).
+arrival time (:attr:`FakeModel.times`) and the wire it came by (:attr:`FakeModel.wires`):
+``POST /v1/chat/completions`` is OpenAI chat completions, answered from the same scenario
+(:mod:`retrace.offline.openai_wire`).
 
 Input tokens are accounted by the prompt cache (:mod:`retrace.offline.prompt_cache`): ``usage``
 carries ``input_tokens``, ``cache_creation_input_tokens`` and ``cache_read_input_tokens`` as the
@@ -23,6 +25,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from retrace.offline.openai_validation import validate_chat
+from retrace.offline.openai_wire import CHAT_PATH, CHAT_WIRE, answer_chat, chat_error_body, script_view
 from retrace.offline.prompt_cache import CacheUsage, PromptCache
 from retrace.offline.scenario import Scenario, ScriptedResponse
 from retrace.offline.validation import InvalidRequestError, validate_request
@@ -37,6 +41,11 @@ _ERRORS = {
     529: ("overloaded_error", "Overloaded"),
 }
 
+
+Route = Callable[["FakeModel", "_Handler", str], bool]
+ROUTES: list[Route] = []
+"""Other wire forms of the same API (:mod:`retrace.offline.cloud_wire` adds Bedrock's and
+Vertex's on import): each answers a ``POST`` path it knows (``True``) or passes it on."""
 
 _DELTA_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 """The cumulative counts a ``message_delta`` carries."""
@@ -151,6 +160,9 @@ class FakeModel:
         self._clock = clock
         self.statuses: list[int] = []
         """The HTTP status answered to each recorded request."""
+        self.wires: list[str] = []
+        """The wire each recorded request came by: ``anthropic`` (the Messages API), ``chat``
+        (chat completions), ``bedrock``, ``vertex``."""
         self.headers: list[dict[str, str]] = []
         """The HTTP headers of each recorded request (lower-case names), e.g. to check which API key
         the client sent."""
@@ -197,8 +209,11 @@ class FakeModel:
         self.stop()
 
     # ------------------------------------------------------------------ serving
-    def _record(self, body: dict[str, Any], status: int, headers: dict[str, str], at: float) -> None:
+    def _record(
+        self, body: dict[str, Any], status: int, headers: dict[str, str], at: float, wire: str = "anthropic"
+    ) -> None:
         with self._script.lock:
+            self.wires.append(wire)
             self.times.append(at)
             self.requests.append(body)
             self.statuses.append(status)
@@ -215,23 +230,30 @@ class FakeModel:
         if not isinstance(body, dict):
             handler.send_error_json(400, "request body must be a JSON object")
             return
+        chat = handler.wire == CHAT_WIRE
         try:
-            validate_request(body)
+            if chat:
+                validate_chat(body)
+            else:
+                validate_request(body)
         except InvalidRequestError as e:
-            self._record(body, 400, headers, at)
+            self._record(body, 400, headers, at, handler.wire)
             handler.send_error_json(400, str(e))
             return
-        response, status = self._script.next(body)
+        script_body = script_view(body) if chat else body
+        response, status = self._script.next(script_body)
         if status is not None:
-            self._record(body, status, headers, at)
+            self._record(body, status, headers, at, handler.wire)
             handler.send_error_json(status, response.error_message, _retry_headers(status, response))
             return
-        self._record(body, 200, headers, at)
-        cached = self.cache.account(body)
-        message = _build_message(body, response, cached)
+        self._record(body, 200, headers, at, handler.wire)
+        cached = self.cache.account(script_body)
+        message = _build_message(script_body, response, cached)
         with self._script.lock:
             self.usages.append(message["usage"])
-        if body.get("stream"):
+        if chat:
+            answer_chat(handler, body, message, response)
+        elif body.get("stream"):
             _stream(handler, message, response)
         else:
             handler.send_json(200, message)
@@ -356,16 +378,21 @@ def _stream(handler: _Handler, message: dict[str, Any], response: ScriptedRespon
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     fake: FakeModel
+    wire = "anthropic"
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
 
     def do_POST(self) -> None:
-        if self.path.split("?")[0].rstrip("/") != "/v1/messages":
-            self.send_error_json(404, f"no route for POST {self.path}")
-            return
-        length = int(self.headers.get("content-length") or 0)
+        path = self.path.split("?")[0].rstrip("/")
         try:
+            if any(route(self.fake, self, path) for route in ROUTES):
+                return
+            if path not in ("/v1/messages", CHAT_PATH):
+                self.send_error_json(404, f"no route for POST {self.path}")
+                return
+            self.wire = CHAT_WIRE if path == CHAT_PATH else "anthropic"
+            length = int(self.headers.get("content-length") or 0)
             self.fake.handle(self, self.rfile.read(length))
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away (a cancelled turn): nothing to do
@@ -391,6 +418,8 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> None:
         kind, default = _ERRORS.get(status, ("api_error", "error"))
         error = {"type": "error", "error": {"type": kind, "message": message or default}}
+        if self.wire == CHAT_WIRE:
+            error = chat_error_body(status, message or default)
         self.send_json(status, error, headers)
 
     def start_stream(self) -> None:

@@ -4,7 +4,7 @@ import { ChatTranscript } from '../../../extension/src/views/chatModel';
 import { Announcer } from '../../../extension/src/webview/announce';
 import { isWebviewMessage, type ChatItem } from '../../../extension/src/webview/messages';
 import { Coalescer, type Clock } from '../../../extension/src/webview/throttle';
-import { compactCost, compactCount, usageLine } from '../../../extension/src/webview/usageLine';
+import { compactCost, compactCount, usageLine, usageSpoken } from '../../../extension/src/webview/usageLine';
 
 /** A clock driven by hand: `tick(ms)` runs the timers that came due. */
 function manualClock(): Clock & { tick(ms: number): void } {
@@ -106,6 +106,21 @@ suite('chat log: usage per turn', () => {
         assert.equal(compactCost(0.0004), '<$0.001');
         assert.equal(compactCost(2.5), '$2.50');
         assert.equal(usageLine({ inputTokens: 200, cacheCreationInputTokens: 2000, cacheReadInputTokens: 10_100, outputTokens: 850, costUsd: 0.0121 }), '12.3k in (10.1k cached) · 850 out · $0.012');
+    });
+
+    test('a provider without prices: the line says the cost is unknown, never a number', () => {
+        const base = { inputTokens: 1200, cacheCreationInputTokens: 0, cacheReadInputTokens: 0, outputTokens: 40 };
+        // A price of 0 with costUnknown (nothing known) and a partial sum (some calls priced) alike.
+        for (const costUsd of [0, 0.0121, 3]) {
+            const u = { ...base, costUsd, costUnknown: true };
+            assert.equal(usageLine(u), '1.2k in · 40 out · cost unknown', `costUsd ${costUsd}`);
+            assert.doesNotMatch(usageLine(u), /\$/);
+            assert.match(usageSpoken(u), /cost unknown\.$/);
+            assert.doesNotMatch(usageSpoken(u), /\$/);
+            assert.equal(usageLine({ ...u, cacheReadInputTokens: 1000 }), '2.2k in (1k cached) · 40 out · cost unknown');
+        }
+        assert.equal(usageLine({ ...base, costUsd: 0, costUnknown: false }), '1.2k in · 40 out · $0', 'a known zero stays $0');
+        assert.equal(usageLine({ ...base, costUsd: 0.5 }), '1.2k in · 40 out · $0.5', 'costUnknown absent: a known price');
     });
 
     test('live: the server’s turn sums end the turn; a tool call learns its checkpoint', () => {

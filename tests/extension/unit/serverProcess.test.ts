@@ -109,6 +109,42 @@ suite('server key hand-off (real processes)', function () {
         assert.match(out, /^child-sees \[\]$/m, out);
     });
 
+    test('a local endpoint’s key from SecretStorage goes on its own pipe, like the Anthropic key; never in the environment', async () => {
+        const env: NodeJS.ProcessEnv = { ...process.env, OPENAI_API_KEY: 'sk-openai-from-shell' };
+        delete env['ANTHROPIC_API_KEY'];
+        delete env['ANTHROPIC_AUTH_TOKEN'];
+        const launch = serverLaunch(env, 'sk-ant-x', {}, { OPENAI_API_KEY: 'sk-local-handoff' });
+        assert.equal(launch.env['OPENAI_API_KEY'], undefined, 'the shell’s key leaves the environment too');
+        assert.equal(launch.env['RETRACE_API_KEY_FD'], '3');
+        assert.equal(launch.env['RETRACE_OPENAI_API_KEY_FD'], '4');
+        assert.deepEqual(launch.handoffs, ['sk-ant-x', 'sk-local-handoff'], 'the stored key wins over the shell’s');
+        // Only the shell has one: handed off the same way (the server holds it, tools never see it).
+        const shellOnly = serverLaunch(env, undefined);
+        assert.equal(shellOnly.env['OPENAI_API_KEY'], undefined);
+        assert.deepEqual(shellOnly.handoffs, ['sk-openai-from-shell']);
+        // A descriptor variable planted in the editor's environment is never passed on.
+        const planted = serverLaunch({ ...env, OPENAI_API_KEY: '', RETRACE_OPENAI_API_KEY_FD: '0' }, undefined);
+        assert.equal(planted.env['RETRACE_OPENAI_API_KEY_FD'], undefined);
+        assert.deepEqual(planted.handoffs, []);
+        // Through a real process: the named descriptor carries the key; the environment does not.
+        const script = [
+            'import os',
+            'fd = int(os.environ["RETRACE_OPENAI_API_KEY_FD"])',
+            'print("got", os.read(fd, 4096).decode())',
+            'print("env-has", "sk-local-handoff" in open("/proc/self/environ", "rb").read().decode(errors="replace"))',
+        ].join('\n');
+        const out = await new Promise<string>((resolve, reject) => {
+            const proc = spawnServer('/usr/bin/python3', ['-c', script], { cwd: repo, env, apiKey: undefined, modelSecrets: { OPENAI_API_KEY: 'sk-local-handoff' } });
+            let text = '';
+            proc.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+            proc.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+            proc.on('error', reject);
+            proc.on('exit', () => resolve(text));
+        });
+        assert.match(out, /^got sk-local-handoff$/m, out);
+        assert.match(out, /^env-has False$/m, out);
+    });
+
     test('no key: no descriptor, nothing held', async () => {
         const env = { ...process.env };
         delete env['ANTHROPIC_API_KEY'];

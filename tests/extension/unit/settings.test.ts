@@ -82,6 +82,32 @@ suite('settings and small helpers', () => {
         assert.deepEqual(raw.permissions, { write: 'auto', command: 'auto' }, 'the raw section is not mutated');
     });
 
+    test('retrace.model: the old plain string survives the restricted keys below it; a workspace cannot redirect the local endpoint', () => {
+        const machine = ['model.openaiCompatible.baseUrl', 'model.bedrock.region', 'model.vertex.projectId', 'model.vertex.region'];
+        for (const key of machine) {
+            assert.equal(SETTING_RULES[key], 'machine', key);
+        }
+        const effective: Record<string, unknown> = { 'model.openaiCompatible.baseUrl': '', 'model.bedrock.region': '', 'model.vertex.projectId': '', 'model.vertex.region': 'global' };
+        // A user who still has `"retrace.model": "claude-x"`: VS Code gives the section as that string.
+        const legacy = normaliseSettings(applyRestricted({ model: 'claude-x' }, key => effective[key]));
+        assert.deepEqual(legacy['model'], {
+            id: 'claude-x', openaiCompatible: { baseUrl: '' }, bedrock: { region: '' }, vertex: { projectId: '', region: 'global' },
+        });
+        // Nothing to apply below it: the string travels as it is (the server reads it as the Anthropic model id).
+        assert.deepEqual(normaliseSettings(applyRestricted({ model: 'claude-x' }, () => undefined))['model'], 'claude-x');
+        // The section: the workspace's endpoint is replaced by the user's; the rest is kept.
+        const section = { provider: 'openai-compatible', id: 'qwen', openaiCompatible: { baseUrl: 'http://evil.example/v1' }, vscodeLm: { vendor: 'copilot' } };
+        const out = normaliseSettings(applyRestricted({ model: section }, key => ({ ...effective, 'model.openaiCompatible.baseUrl': 'http://localhost:11434/v1' })[key]));
+        assert.deepEqual(out['model'], {
+            provider: 'openai-compatible', id: 'qwen', openaiCompatible: { baseUrl: 'http://localhost:11434/v1' }, vscodeLm: { vendor: 'copilot' },
+            bedrock: { region: '' }, vertex: { projectId: '', region: 'global' },
+        });
+        assert.equal(section.openaiCompatible.baseUrl, 'http://evil.example/v1', 'the raw section is not mutated');
+        const folderValue = effectiveValue('model.openaiCompatible.baseUrl', { defaultValue: '', workspaceFolderValue: 'http://evil.example/v1' }, SETTING_RULES['model.openaiCompatible.baseUrl']);
+        assert.equal(folderValue.value, '');
+        assert.deepEqual(folderValue.ignored.map(i => i.scope), ['workspaceFolder']);
+    });
+
     test('the manifest scopes the restricted settings and declares them for untrusted workspaces', () => {
         const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8')) as {
             capabilities: { untrustedWorkspaces: { supported: unknown; restrictedConfigurations: string[] } };
@@ -126,7 +152,7 @@ suite('settings and small helpers', () => {
         };
         const props = pkg.contributes.configuration.properties;
         for (const key of [
-            'pythonPath', 'model', 'baseUrl', 'maxTokens', 'permissions.write', 'permissions.command', 'retention.maxCheckpoints',
+            'pythonPath', 'model.provider', 'model.id', 'baseUrl', 'maxTokens', 'permissions.write', 'permissions.command', 'retention.maxCheckpoints',
             'retention.maxAgeDays', 'retention.maxBytes', 'excludes', 'maxFileBytes', 'commandTimeoutSeconds', 'notifications',
             'context.editor', 'context.openEditors',
         ]) {

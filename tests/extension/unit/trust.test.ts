@@ -94,7 +94,8 @@ suite('demo folder, restore pick, chat banner, palette', () => {
         assert.equal(chatBanner('live', true), null);
         assert.equal(chatBanner(undefined, true), null);
         assert.equal(chatBanner('demo', true)?.text, 'Demo: the answers are scripted; nothing here is your project.');
-        assert.deepEqual(chatBanner('noKey', true)?.actions.map(a => a.command), ['retrace.setApiKey', 'retrace.tryDemo']);
+        assert.deepEqual(chatBanner('noKey', true)?.actions.map(a => a.command), ['retrace.chooseModelProvider', 'retrace.tryDemo']);
+        assert.deepEqual(chatBanner('demo', true)?.actions.map(a => a.command), ['retrace.chooseModelProvider']);
         for (const mode of ['live', 'demo', 'noKey', undefined] as const) {
             assert.deepEqual(chatBanner(mode, false)?.actions.map(a => a.command), ['workbench.trust.manage']);
         }
@@ -120,7 +121,7 @@ suite('demo folder, restore pick, chat banner, palette', () => {
         assert.match(keys.get('retrace.restoreToCheckpoint') ?? '', /isWorkspaceTrusted/);
         assert.match(keys.get('retrace.undoLastRestore') ?? '', /isWorkspaceTrusted/);
         const steps = manifest.contributes.walkthroughs[0]?.steps ?? [];
-        assert.deepEqual(steps.slice(0, 2).map(s => s.completionEvents[0]), ['onCommand:retrace.tryDemo', 'onCommand:retrace.setApiKey']);
+        assert.deepEqual(steps.slice(0, 2).map(s => s.completionEvents[0]), ['onCommand:retrace.tryDemo', 'onCommand:retrace.chooseModelProvider']);
         for (const step of steps) {
             assert.ok(fs.existsSync(path.join(root, step.media.markdown ?? '')), step.id);
         }

@@ -17,8 +17,10 @@ from retrace.agent.model.pricing import cost_usd
 from retrace.agent.retry import asked_wait_s
 
 if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
+    from anthropic import AsyncAnthropic, AsyncAnthropicBedrock, AsyncAnthropicVertex
     from anthropic.types import Message
+
+    AnthropicSdk = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
 
 _RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 _RETRY_ERROR_TYPES = {"overloaded_error", "rate_limit_error", "api_error"}
@@ -35,6 +37,8 @@ def _status_error(error: Any) -> ModelError:
     body = error.body
     inner = body.get("error") if isinstance(body, dict) else None
     message = inner.get("message") if isinstance(inner, dict) else None
+    if message is None and isinstance(body, dict):  # Bedrock's own errors: {"message": ...}
+        message = body.get("message")
     kind = inner.get("type") if isinstance(inner, dict) else None
     retryable = error.status_code in _RETRY_STATUS or kind in _RETRY_ERROR_TYPES
     return ModelError(
@@ -49,7 +53,7 @@ class AnthropicFamilyClient:
     """A :class:`~retrace.agent.model.interface.ModelClient` over one Anthropic SDK client.
     ``where``: the endpoint, and ``check``: the settings to look at, named when it cannot be reached."""
 
-    def __init__(self, sdk: AsyncAnthropic, provider: str, *, where: str, check: str) -> None:
+    def __init__(self, sdk: AnthropicSdk, provider: str, *, where: str, check: str) -> None:
         self._sdk = sdk
         self._provider = provider
         self._where = where
@@ -64,7 +68,7 @@ class AnthropicFamilyClient:
         return True
 
     @property
-    def sdk(self) -> AsyncAnthropic:
+    def sdk(self) -> AnthropicSdk:
         """The SDK client (tests inspect how it was configured)."""
         return self._sdk
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from retrace.agent.model import cloud
 from retrace.agent.model.interface import (
     EditorModels,
     ModelClient,
@@ -22,6 +23,11 @@ from retrace.agent.model.interface import (
 from retrace.agent.model.settings import ModelSettings
 
 __all__ = ["NO_EDITOR", "EditorModels", "UnavailableClient", "make_client"]
+
+NO_EDITOR = (
+    "retrace.model.provider is vscode-lm, whose models only VS Code can reach: run the prompt in "
+    "the Retrace extension, or choose another provider for the command line"
+)
 
 
 class UnavailableClient:
@@ -49,6 +55,41 @@ class UnavailableClient:
         return None
 
 
+def _cloud_client(access: ModelSettings) -> ModelClient:
+    missing = cloud.missing_package(access.provider)
+    if missing is not None:
+        return UnavailableClient(access.provider, missing)
+    if access.provider == "bedrock":
+        return cloud.bedrock_client(access.bedrock)
+    return cloud.vertex_client(access.vertex)
+
+
+def _openai_compatible_client(access: ModelSettings) -> ModelClient:
+    from retrace.agent.model.openai_compatible import openai_compatible_client
+
+    try:
+        return openai_compatible_client(access)
+    except ModelError as e:
+        return UnavailableClient(access.provider, str(e))
+
+
+_BUILDERS: dict[str, Callable[[ModelSettings], ModelClient]] = {
+    "bedrock": _cloud_client,
+    "vertex": _cloud_client,
+    "openai-compatible": _openai_compatible_client,
+}
+"""The providers built from their settings alone (the Anthropic API's and the editor's clients
+need the composition root's parts: :func:`make_client` builds those)."""
+
+
+def _vscode_lm(access: ModelSettings, editor_models: EditorModels | None) -> ModelClient:
+    if editor_models is None:
+        return UnavailableClient(access.provider, NO_EDITOR)
+    from retrace.agent.model.vscode_lm import VscodeLmClient
+
+    return VscodeLmClient(editor_models, access.vscode_lm.vendor)
+
+
 def make_client(
     access: ModelSettings,
     *,
@@ -64,19 +105,9 @@ def make_client(
         return anthropic()
     if access.provider == "vscode-lm":
         return _vscode_lm(access, editor_models)
-    missing = f"the {access.provider} provider is not available in this build"
-    return UnavailableClient(access.provider, missing)
-
-
-NO_EDITOR = (
-    "retrace.model.provider is vscode-lm, whose models only VS Code can reach: run the prompt in "
-    "the Retrace extension, or choose another provider for the command line"
-)
-
-
-def _vscode_lm(access: ModelSettings, editor_models: EditorModels | None) -> ModelClient:
-    if editor_models is None:
-        return UnavailableClient(access.provider, NO_EDITOR)
-    from retrace.agent.model.vscode_lm import VscodeLmClient
-
-    return VscodeLmClient(editor_models, access.vscode_lm.vendor)
+    builder = _BUILDERS.get(access.provider)
+    if builder is None:
+        return UnavailableClient(
+            access.provider, f"the {access.provider} provider is not available in this build"
+        )
+    return builder(access)

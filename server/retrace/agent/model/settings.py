@@ -90,6 +90,11 @@ class ModelSettings(CamelModel):
                 "openai-compatible": "the endpoint's model name, such as qwen2.5-coder:14b",
             }
             return f"retrace.model.id is empty: {self.provider} needs {examples[self.provider]}"
+        if self.provider == "vertex" and not self.vertex.region.strip():
+            return (
+                "retrace.model.vertex.region is empty: set the Vertex AI region that serves the model "
+                "(global, us-east5, europe-west1, ...)"
+            )
         if self.provider == "openai-compatible" and not self.openai_compatible.base_url.strip():
             return (
                 "retrace.model.openaiCompatible.baseUrl is empty: set the endpoint's URL "
