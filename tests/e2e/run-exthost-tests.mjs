@@ -83,7 +83,7 @@ const suites = {
   vscodeLm: async () => ({
     settings: {
       'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto',
-      'retrace.model': { provider: 'vscode-lm', id: 'retrace-test-model', vscodeLm: { vendor: 'retrace-test' } },
+      'retrace.model.provider': 'vscode-lm', 'retrace.model.id': 'retrace-test-model', 'retrace.model.vscodeLm.vendor': 'retrace-test',
     },
     env: { RETRACE_FAKE_MODEL: '' },
     installs: [path.join(root, 'tests', 'extension', 'exthost', 'lm-provider')],

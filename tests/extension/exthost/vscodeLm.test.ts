@@ -99,25 +99,26 @@ suite('vscode-lm: a turn through the editor\'s language model', () => {
         model.seen.release?.();
     });
 
-    test('"Choose Language Model" offers the vendor\'s models', async () => {
+    test('"Choose Language Model" offers the vendor\'s models and writes the choice', async () => {
         const offered: string[][] = [];
         const chooser: Prompter = {
             modal: () => Promise.resolve(undefined),
             notify: () => Promise.resolve(undefined),
             choose: (_placeHolder, items) => {
                 offered.push([...items]);
-                return Promise.resolve(undefined); // dismissed: nothing is written
+                return Promise.resolve(items[0]);
             },
         };
         const restore = a.setPrompter(chooser);
         try {
-            await vscode.workspace.getConfiguration('retrace').update('model.vscodeLm.vendor', 'retrace-test', vscode.ConfigurationTarget.Global).then(
-                () => undefined,
-                () => undefined, // an unregistered key in this manifest: the suite's settings already name the vendor
-            );
+            const config = vscode.workspace.getConfiguration('retrace');
+            await config.update('model.id', 'another-model', vscode.ConfigurationTarget.Global);
             const chosen = await vscode.commands.executeCommand(COMMANDS.chooseLanguageModel);
-            assert.equal(chosen, undefined);
             assert.deepEqual(offered, [[`Retrace Test Model (${model.modelId})`]]);
+            assert.equal(chosen, model.modelId);
+            const after = vscode.workspace.getConfiguration('retrace');
+            assert.equal(after.get('model.provider'), 'vscode-lm');
+            assert.equal(after.get('model.id'), model.modelId);
         } finally {
             restore();
         }
