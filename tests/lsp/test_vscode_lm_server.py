@@ -3,7 +3,8 @@ the agent's model requests go to the editor as ``retrace/model/chat`` (this test
 the extension: it answers from a script and streams the text as ``retrace/model/chatDelta``).
 A tool call runs and checkpoints, the streamed text reaches the chat, the next request carries
 the tool result, a conversation restore gives a valid next request, a cancelled turn cancels the
-editor's request, the editor's failures and an extension without the method are one clear line."""
+editor's request; the editor's failures, a malformed answer and an extension without the method
+are each one clear line."""
 
 from __future__ import annotations
 
@@ -55,8 +56,11 @@ async def start(workspace: Path, tmp_path: Path, *, answer: bool = True) -> tupl
                     "retrace/model/chatDelta", {"requestId": params["requestId"], "text": text}
                 )
 
+            if len(requests) == 1:
+                stray.append(delta)
             result: dict[str, Any] = await SCRIPTS[len(requests) - 1](params, delta)
-            validate("#/$defs/ModelChatResult", result)
+            if len(requests) != len(SCRIPTS):
+                validate("#/$defs/ModelChatResult", result)
             return result
 
     return editor, requests
@@ -74,7 +78,12 @@ async def tool_then_text(params: dict[str, Any], delta: Callable[[str], None]) -
     return {"parts": [{"kind": "text", "text": "Writing it."}, call], "model": "test-model"}
 
 
+stray: list[Callable[[str], None]] = []
+
+
 async def text_only(params: dict[str, Any], delta: Callable[[str], None]) -> dict[str, Any]:
+    for send in stray:  # a piece naming another (finished) request is not this reply's
+        send("STRAY")
     delta("Done")
     delta(" now.")
     return {"parts": [{"kind": "text", "text": "Done now."}]}
@@ -96,7 +105,11 @@ async def refused(params: dict[str, Any], delta: Callable[[str], None]) -> dict[
     return {"parts": [], "error": {"code": "NoPermissions", "message": "Language model 'x' cannot be used"}}
 
 
-SCRIPTS: list[Script] = [tool_then_text, text_only, text_only, never_answers, refused]
+async def malformed(params: dict[str, Any], delta: Callable[[str], None]) -> Any:
+    return {"parts": [{"kind": "toolCall", "callId": 7, "name": "write_file"}]}
+
+
+SCRIPTS: list[Script] = [tool_then_text, text_only, text_only, never_answers, refused, malformed]
 
 
 @pytest.fixture
@@ -164,6 +177,13 @@ async def test_turn_through_the_editors_models(
     refused_turn = await editor.run_turn("once more", session_id=first["sessionId"])
     errors = editor.events_of("error", refused_turn["turnId"])
     assert errors and "allow it" in errors[-1]["message"] and "\n" not in errors[-1]["message"]
+
+    # An answer that is not the protocol's shape is one line; nothing of it is kept.
+    bad_turn = await editor.run_turn("and again", session_id=first["sessionId"])
+    errors = editor.events_of("error", bad_turn["turnId"])
+    assert errors and "could not be read" in errors[-1]["message"]
+    assert not editor.events_of("checkpointCreated", bad_turn["turnId"])
+    assert not [e for e in editor.events if e["kind"] == "textDelta" and "STRAY" in e["text"]]
 
 
 async def test_an_extension_without_the_method_gets_one_clear_line(workspace: Path, tmp_path: Path) -> None:
