@@ -281,6 +281,9 @@ def test_unreadable_answer_is_a_model_error(answer: dict[str, Any]) -> None:
         ("Failed", "fetch failed: ECONNRESET", "ECONNRESET", True),
         ("Failed", "Server error 503\nstack...", "503", True),
         ("Failed", "The model does not support tools", "does not support tools", False),
+        ("Failed", "prompt token count of 130000 exceeds the limit of 128000", "longer than", False),
+        ("Failed", "model_max_prompt_tokens_exceeded", "longer than this model takes", False),
+        ("Failed", "You have reached your monthly limit of premium requests", "limit", False),
         ("", "", "no reason given", False),
     ],
 )

@@ -196,7 +196,8 @@ _TRANSIENT = re.compile(
     r"network|econn|enotfound|socket|fetch failed|try again",
     re.IGNORECASE,
 )
-_QUOTA = re.compile(r"quota|limit (reached|exceeded)|exceeded", re.IGNORECASE)
+_QUOTA = re.compile(r"quota|premium requests?|monthly limit|usage limit", re.IGNORECASE)
+_TOO_LONG = re.compile(r"(token|context|prompt|input).{0,60}(exceed|too long|limit)", re.IGNORECASE)
 
 
 def editor_error(code: str, message: str) -> ModelError:
@@ -221,6 +222,12 @@ def editor_error(code: str, message: str) -> ModelError:
         return ModelError(
             f"the language model's vendor refused the request ({said or 'blocked'}): your plan's limit "
             "may be reached; try later or choose another model",
+            detail=detail,
+        )
+    if _TOO_LONG.search(said):
+        return ModelError(
+            f"the conversation is longer than this model takes ({said}): compact it, restore an earlier "
+            "checkpoint's conversation, or choose a model with a larger window",
             detail=detail,
         )
     if code == "Cancelled":
