@@ -265,7 +265,8 @@ async def open_services(
         fake_url = await asyncio.to_thread(start_offline_model, scenario) if scenario else None
         if fake_url is not None:
             log.info("offline mode: fake Messages API at %s", fake_url)
-            settings = settings.model_copy(update={"base_url": fake_url})
+            # The offline model answers as the Anthropic API, whatever provider is configured.
+            settings = settings.model_copy(update={"base_url": fake_url, "access": ModelSettings()})
         gate = EngineGate(engine)
         agent = AgentService(engine, host, settings, endpoint.client_factory(editor_models), gate=gate)
         interrupted = await agent.load()

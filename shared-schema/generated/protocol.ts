@@ -1384,6 +1384,11 @@ export interface MetricsSettings {
 export interface ModelSettings {
   bedrock?: BedrockSettings;
   /**
+   * The model's context window in tokens (``None``: the known table's, else 200k): what
+   * automatic compaction measures against; a local model's is often a few thousand.
+   */
+  contextWindow?: number | null;
+  /**
    * The model id in the provider's own naming (empty: the provider's default, where it has one).
    */
   id?: string;

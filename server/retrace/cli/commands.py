@@ -27,6 +27,7 @@ from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.relay import holder
 
 if TYPE_CHECKING:
+    from retrace.agent.model.settings import ModelSettings
     from retrace.engine.models import RestoreMode, RestoreOutcome
     from retrace.engine.store.blobs import BlobSource
     from retrace.protocol.file_history import FileVersion
@@ -484,7 +485,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             out=sys.stdout,
             mcp=args.mcp,
             mirror_git=args.mirror_git,
+            model=_model_settings(args),
         )
+    )
+
+
+def _model_settings(args: argparse.Namespace) -> ModelSettings:
+    """``retrace run``'s model options as the ``retrace.model`` section."""
+    from retrace.agent.model.settings import ModelSettings
+
+    region = {"region": args.region} if args.region else {}
+    return ModelSettings.model_validate(
+        {
+            "provider": args.provider,
+            "id": args.model,
+            "bedrock": {**region, "profile": args.profile},
+            "vertex": {**region, "projectId": args.project},
+            "openaiCompatible": {"baseUrl": args.endpoint},
+        }
     )
 
 

@@ -102,6 +102,23 @@ def _positive_bytes(text: str) -> int:
     return value
 
 
+PROVIDERS = ("anthropic", "bedrock", "vertex", "openai-compatible")
+"""What answers ``retrace run`` (the editor's own models, ``vscode-lm``, need the editor)."""
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    """``retrace run``'s model: the settings' ``retrace.model`` section as options (credentials
+    never: they come from the environment's hand-off, the AWS or Google chains)."""
+    p.add_argument(
+        "--provider", choices=PROVIDERS, default="anthropic", help="who answers (default anthropic)"
+    )
+    p.add_argument("--model", metavar="ID", default="", help="the model id in the provider's naming")
+    p.add_argument("--region", metavar="NAME", default="", help="Bedrock's AWS region or Vertex's region")
+    p.add_argument("--profile", metavar="NAME", default="", help="Bedrock: the AWS profile")
+    p.add_argument("--project", metavar="ID", default="", help="Vertex: the Google Cloud project")
+    p.add_argument("--endpoint", metavar="URL", default="", help="openai-compatible: the base URL")
+
+
 def _path(text: str) -> Path:
     from pathlib import Path  # imported by the command that takes a path, not by every start
 
@@ -294,6 +311,7 @@ def _add_agent_commands(add: Callable[..., _Parser], common: _Parser) -> None:
         action="store_true",
         help="commit the turn's end onto the git branch retrace/<session id> (never checked out)",
     )
+    _model_options(p)
     p.set_defaults(handler=_commands("cmd_run"))
 
     p = add(

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from retrace.agent.headless import PrintingHost
 from retrace.agent.mcp.config import McpSettings
+from retrace.agent.model.settings import ModelSettings
 from retrace.agent.permissions import PermissionSettings
 from retrace.agent.settings import AgentSettings
 from retrace.app.handoff.export import mirror_session
@@ -47,6 +48,24 @@ def load_mcp_config(path: Path) -> McpSettings:
         raise RetraceError(f"the MCP config {path} is not a `servers` map: {problems}") from exc
 
 
+OPTION_OF = {
+    "retrace.model.openaiCompatible.baseUrl": "--endpoint",
+    "retrace.model.vertex.projectId": "--project",
+    "retrace.model.vertex.region": "--region",
+    "retrace.model.bedrock.region": "--region",
+    "retrace.model.bedrock.profile": "--profile",
+    "retrace.model.id": "--model",
+}
+"""The setting a model problem names → the ``retrace run`` option that sets it."""
+
+
+def _as_options(problem: str) -> str:
+    """A model problem in the command line's words (the option, not the setting)."""
+    for setting, option in OPTION_OF.items():
+        problem = problem.replace(setting, option)
+    return problem
+
+
 async def run_task(
     workspace: Path,
     store: Path | None,
@@ -57,18 +76,28 @@ async def run_task(
     out: TextIO,
     mcp: Path | None = None,
     mirror_git: bool = False,
+    model: ModelSettings | None = None,
 ) -> int:
-    """Run one turn headless; exit code 0 when it ended normally, 130 when cancelled, else 1."""
+    """Run one turn headless; exit code 0 when it ended normally, 130 when cancelled, else 1.
+    ``model``: the provider and its settings (default: the Anthropic API, from the environment)."""
     if permission not in ("auto", "deny", "ask"):
         raise RetraceError(f"unknown permission policy {permission!r} (auto | deny | ask)")
     servers = load_mcp_config(mcp) if mcp is not None else McpSettings()
+    model = model or ModelSettings()
+    problem = model.problem()
+    if problem is not None:
+        raise RetraceError(_as_options(problem))
     settings = AgentSettings(
-        permissions=PermissionSettings(write=permission, command=permission, mcp=permission), mcp=servers
+        permissions=PermissionSettings(write=permission, command=permission, mcp=permission),
+        mcp=servers,
+        model=model.model_id(),
+        access=model,
+        context_window=model.context_window,
     )
     host = PrintingHost(out, permission)
     services = await open_services(workspace, store, host, settings)
     try:
-        services.require_model(settings.base_url)
+        services.require_model(settings.base_url, model)
         service = services.agent
         sid, _ = await service.prompt(prompt, session_id)
         out.write(f"session {sid}\n")

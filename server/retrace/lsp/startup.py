@@ -76,6 +76,7 @@ def agent_settings(settings: ServerSettings, base_url: str | None, *, trusted: b
         # The offline model answers as the Anthropic API, whatever provider is configured.
         model=settings.model.model_id() if base_url is None else ModelSettings().model_id(),
         access=settings.model if base_url is None else ModelSettings(),
+        context_window=settings.model.context_window if base_url is None else None,
         max_tokens=settings.max_tokens,
         base_url=base_url or settings.base_url,
         permissions=settings.permissions,

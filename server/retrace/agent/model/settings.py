@@ -64,6 +64,9 @@ class ModelSettings(CamelModel):
     provider: Provider = "anthropic"
     id: str = ""
     """The model id in the provider's own naming (empty: the provider's default, where it has one)."""
+    context_window: int | None = Field(default=None, ge=1000)
+    """The model's context window in tokens (``None``: the known table's, else 200k): what
+    automatic compaction measures against; a local model's is often a few thousand."""
     bedrock: BedrockSettings = Field(default_factory=BedrockSettings)
     vertex: VertexSettings = Field(default_factory=VertexSettings)
     openai_compatible: OpenAiCompatibleSettings = Field(default_factory=OpenAiCompatibleSettings)
