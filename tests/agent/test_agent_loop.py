@@ -245,7 +245,8 @@ async def test_cancel_kills_the_running_command_and_keeps_history_valid(make_har
     assert not h.service.running(sid)
     assert h.stop_reasons() == ["cancelled"]
     pid = int((h.workspace / "bg.pid").read_text())
-    assert await dies(pid), "the command's background child survived the cancel"
+    # Bounded well below the child's own 30 s: a loaded CI machine can take seconds to schedule it.
+    assert await dies(pid, within=15), "the command's background child survived the cancel"
     (finished,) = h.host.of("toolCallFinished")
     assert finished.status == "cancelled"
     assert [c.tool for c in tool_checkpoints(h, sid)] == ["run_command"]  # its changes are captured
