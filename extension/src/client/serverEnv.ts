@@ -204,7 +204,8 @@ export function parseProbe(code: number, output: string, interpreter: string): P
             const r = JSON.parse(line) as { python?: number[]; executable?: string; retrace?: string; error?: string; missingExtra?: unknown };
             if (Array.isArray(r.python)) {
                 const missingExtra = typeof r.missingExtra === 'string' && EXTRA_NAME.test(r.missingExtra) ? r.missingExtra : undefined;
-                return { kind: 'ran', python: r.python, executable: r.executable ?? interpreter, retrace: r.retrace, error: r.error, missingExtra };
+                const ran = { kind: 'ran', python: r.python, executable: r.executable ?? interpreter, retrace: r.retrace, error: r.error } as const;
+                return missingExtra === undefined ? ran : { ...ran, missingExtra };
             }
         } catch {
             // fall through: not the probe's output
