@@ -162,6 +162,11 @@ async function main() {
   copy('l10n', 'l10n');
   copy('CHANGELOG.md', 'CHANGELOG.md');
   copy('server/requirements.lock', 'server/requirements.lock');
+  // The cloud providers' extras, installed from the index when retrace.model.provider needs them
+  // (serverEnvExtras.ts); not bundled as wheels: those providers are reached over the network anyway.
+  for (const lock of fs.readdirSync(path.join(root, 'server')).filter(n => /^requirements-[a-z]+\.lock$/.test(n))) {
+    copy(`server/${lock}`, `server/${lock}`);
+  }
   const uvHost = fetchUv(hostTarget());
   const wheel = buildWheel(uvHost);
   log(`server wheel ${wheel}`);

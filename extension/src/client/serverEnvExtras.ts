@@ -68,7 +68,8 @@ export async function installExtra(io: EnvIo, opts: ExtraOptions, python: string
         return { kind: 'install-failed', detail: `this copy of the extension ships no lock for the ${extra} provider's packages (${lock ?? extra})` };
     }
     const install = extraInstallCommand(opts.layout, python, lock, opts.uv, opts.baseEnv, opts.network);
-    io.progress((io.l10n ?? ENGLISH).t("installing the {0} provider's packages", extra));
+    const l10n = io.l10n ?? ENGLISH;
+    io.progress(l10n.t("installing the {0} provider's packages", extra));
     io.log(`the ${extra} provider needs packages the server environment does not have: installing ${lock}`);
     io.log(describeDownload('packages', install.env));
     io.log(`the locked set (${lockedPins(text).length} pins; those not installed yet are fetched): ${lockedPins(text).join(' ')}`);
