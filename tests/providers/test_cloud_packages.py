@@ -27,14 +27,18 @@ def cloud_extras() -> set[str]:
 def test_the_provider_table_is_the_set_of_pyproject_extras_each_with_its_lock() -> None:
     assert set(cloud._NEEDS) == cloud_extras() == {"bedrock", "vertex"}
     for extra in cloud_extras():
-        assert (ROOT / "server" / f"requirements-{extra}.lock").is_file(), f"run scripts/lock.sh for [{extra}]"
+        assert (ROOT / "server" / f"requirements-{extra}.lock").is_file(), (
+            f"run scripts/lock.sh for [{extra}]"
+        )
     stale = {p.name for p in (ROOT / "server").glob("requirements-*.lock")} - {
         f"requirements-{e}.lock" for e in cloud_extras()
     }
     assert not stale, stale
 
 
-@pytest.mark.parametrize(("provider", "module"), [("bedrock", "boto3"), ("bedrock", "botocore"), ("vertex", "google.auth")])
+@pytest.mark.parametrize(
+    ("provider", "module"), [("bedrock", "boto3"), ("bedrock", "botocore"), ("vertex", "google.auth")]
+)
 def test_missing_extra_names_the_provider_whose_module_is_absent(
     monkeypatch: pytest.MonkeyPatch, provider: str, module: str
 ) -> None:
@@ -45,7 +49,9 @@ def test_missing_extra_names_the_provider_whose_module_is_absent(
     assert cloud.missing_extra(other) is None
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai-compatible", "vscode-lm", "", "Bedrock", "../x", "dev"])
+@pytest.mark.parametrize(
+    "provider", ["anthropic", "openai-compatible", "vscode-lm", "", "Bedrock", "../x", "dev"]
+)
 def test_no_extra_for_any_other_provider_name(monkeypatch: pytest.MonkeyPatch, provider: str) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)
     monkeypatch.setitem(sys.modules, "google.auth", None)
@@ -58,8 +64,8 @@ def nls_title(command: str) -> str:
 
 
 def test_the_commands_the_message_names_exist_under_those_titles() -> None:
-    assert cloud.CHOOSE_PROVIDER_COMMAND == nls_title("chooseModelProvider")
-    assert cloud.REBUILD_ENV_COMMAND == nls_title("installServer")
+    assert nls_title("chooseModelProvider") == cloud.CHOOSE_PROVIDER_COMMAND
+    assert nls_title("installServer") == cloud.REBUILD_ENV_COMMAND
     ts = (ROOT / "extension" / "src" / "client" / "serverEnv.ts").read_text("utf-8")
     assert f"export const ENV_MARKER = '{cloud.MANAGED_ENV_MARKER}';" in ts
 
@@ -94,11 +100,17 @@ def run_probe(*args: str, absent: str = "") -> dict[str, object]:
     run: ``-c`` with the provider as its argument; ``absent`` hides a module first."""
     lines = [f"import sys; sys.modules[{absent!r}] = None"] if absent else []
     ts = (ROOT / "extension" / "src" / "client" / "serverEnv.ts").read_text("utf-8")
-    body = ts[ts.index("export const PROBE_SCRIPT = [") : ts.index("].join(", ts.index("export const PROBE_SCRIPT"))]
+    body = ts[
+        ts.index("export const PROBE_SCRIPT = [") : ts.index("].join(", ts.index("export const PROBE_SCRIPT"))
+    ]
     for m in re.finditer(r"^\s*'(.*)',\s*$", body, re.M):
         lines.append(m.group(1).replace("\\'", "'"))
     out = subprocess.run(
-        [sys.executable, "-c", "\n".join(lines), *args], capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", "\n".join(lines), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 

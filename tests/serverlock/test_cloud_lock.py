@@ -15,12 +15,13 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
-
 from tests.serverlock.test_lock import LOCK, ROOT, direct_via, read_lock
 
 
 def extras() -> dict[str, list[Requirement]]:
-    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
     return {name: [Requirement(r) for r in reqs] for name, reqs in data.items() if name != "dev"}
 
 
@@ -42,7 +43,9 @@ def test_one_lock_per_extra_and_none_stale() -> None:
 def test_the_extra_is_pinned_within_its_specifiers_with_hashes(extra: str) -> None:
     text = lock_of(extra).read_text(encoding="utf-8")
     pins = read_lock(text)
-    assert len(pins) == sum(1 for line in text.splitlines() if "==" in line and not line.lstrip().startswith("#"))
+    assert len(pins) == sum(
+        1 for line in text.splitlines() if "==" in line and not line.lstrip().startswith("#")
+    )
     assert all(pin.hashes >= 1 for pin in pins.values()), [n for n, p in pins.items() if not p.hashes]
     for req in extras()[extra]:
         pin = pins.get(canonicalize_name(req.name))
@@ -59,7 +62,11 @@ def test_the_extra_is_pinned_within_its_specifiers_with_hashes(extra: str) -> No
 def test_the_extra_lock_holds_the_main_lock_unchanged(extra: str) -> None:
     main = read_lock(LOCK.read_text(encoding="utf-8"))
     pins = read_lock(lock_of(extra).read_text(encoding="utf-8"))
-    changed = {n: (str(p.version), str(pins[n].version)) for n, p in main.items() if n in pins and pins[n].version != p.version}
+    changed = {
+        n: (str(p.version), str(pins[n].version))
+        for n, p in main.items()
+        if n in pins and pins[n].version != p.version
+    }
     assert not changed, f"installing [{extra}] would change {changed}: run scripts/lock.sh"
     assert set(main) <= set(pins), f"missing from [{extra}]: {set(main) - set(pins)}"
 

@@ -27,6 +27,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from retrace import credentials
 from retrace.agent.model.anthropic_family import AnthropicFamilyClient, pricing_id
@@ -92,7 +93,7 @@ def missing_extra(provider: str) -> str | None:
 
 def in_managed_env() -> bool:
     """Whether this Python is the environment the VS Code extension built and maintains."""
-    return os.path.isfile(os.path.join(sys.prefix, MANAGED_ENV_MARKER))
+    return Path(sys.prefix, MANAGED_ENV_MARKER).is_file()
 
 
 def missing_package(provider: str) -> str | None:
