@@ -25,7 +25,7 @@ def cloud_extras() -> set[str]:
 
 
 def test_the_provider_table_is_the_set_of_pyproject_extras_each_with_its_lock() -> None:
-    assert set(cloud._NEEDS) == cloud_extras() == {"bedrock", "vertex"}
+    assert set(cloud.EXTRAS) == cloud_extras() == {"bedrock", "vertex"}
     for extra in cloud_extras():
         assert (ROOT / "server" / f"requirements-{extra}.lock").is_file(), (
             f"run scripts/lock.sh for [{extra}]"

@@ -39,6 +39,8 @@ BEDROCK_API_KEY = "AWS_BEARER_TOKEN_BEDROCK"
 """The Bedrock API key's variable (the SDK's name), handed off like the Anthropic key."""
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _NEEDS = {"bedrock": ("boto3", "botocore"), "vertex": ("google.auth", "requests")}
+EXTRAS: tuple[str, ...] = tuple(_NEEDS)
+"""The providers that need optional packages: each one's pyproject extra has its name."""
 _WHAT = {"bedrock": "the AWS SDK for Python", "vertex": "Google's auth library"}
 _CHECK = {
     "bedrock": "retrace.model.bedrock.region / profile and your AWS credentials",
