@@ -490,9 +490,6 @@ export class Ctx implements vscode.Disposable {
             await this.restart();
             return;
         }
-        if (e.affectsConfiguration('retrace.model.provider') && (await this.installProviderPackages())) {
-            return; // the new server reads the settings at its start
-        }
         const client = this.client;
         if (client !== undefined && this.serverState.kind === 'running') {
             // The server pulls the fresh section with workspace/configuration; no restart.
@@ -509,6 +506,9 @@ export class Ctx implements vscode.Disposable {
                 }
                 await this.refreshModelMode(state.rpc);
             }
+        }
+        if (e.affectsConfiguration('retrace.model.provider')) {
+            await this.installProviderPackages(); // after the forward: the server never restarts mid-request
         }
     }
 
