@@ -95,30 +95,39 @@ def test_elsewhere_the_message_names_the_pip_command_and_the_python(
     assert "retrace.pythonPath" in message and cloud.CHOOSE_PROVIDER_COMMAND not in message
 
 
-def run_probe(*args: str, absent: str = "") -> dict[str, object]:
-    """Run the extension's probe (serverEnv.ts ``PROBE_SCRIPT``, read from its source) as it is
-    run: ``-c`` with the provider as its argument; ``absent`` hides a module first."""
-    lines = [f"import sys; sys.modules[{absent!r}] = None"] if absent else []
+def run_probes(*cases: tuple[list[str], str]) -> list[dict[str, object]]:
+    """Run the extension's probe (serverEnv.ts ``PROBE_SCRIPT``, read from its source) as it is run
+    (``-c``, the provider as its argument), once per case ``(arguments, module hidden first)``, in
+    one Python (the server imports once)."""
     ts = (ROOT / "extension" / "src" / "client" / "serverEnv.ts").read_text("utf-8")
     body = ts[
         ts.index("export const PROBE_SCRIPT = [") : ts.index("].join(", ts.index("export const PROBE_SCRIPT"))
     ]
-    for m in re.finditer(r"^\s*'(.*)',\s*$", body, re.M):
-        lines.append(m.group(1).replace("\\'", "'"))
-    out = subprocess.run(
-        [sys.executable, "-c", "\n".join(lines), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
+    probe = "\n".join(m.group(1).replace("\\'", "'") for m in re.finditer(r"^\s*'(.*)',\s*$", body, re.M))
+    driver = (
+        "import sys\n"
+        f"for args, absent in {[list(c) for c in cases]!r}:\n"
+        "    sys.argv = ['-c', *args]\n"
+        "    if absent:\n"
+        "        sys.modules[absent] = None\n"
+        f"    exec({probe!r}, {{}})\n"
+        "    if absent:\n"
+        "        del sys.modules[absent]\n"
     )
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", driver], capture_output=True, text=True, timeout=120, check=True
+    )
+    return [dict(json.loads(line)) for line in out.stdout.strip().splitlines()]
 
 
 def test_the_extensions_probe_reports_the_missing_extra_of_the_provider_it_is_given() -> None:
-    assert run_probe("bedrock", absent="boto3")["missingExtra"] == "bedrock"
-    assert run_probe("vertex", absent="google.auth")["missingExtra"] == "vertex"
-    assert run_probe("vertex", absent="boto3")["missingExtra"] is None
-    assert run_probe("anthropic", absent="boto3")["missingExtra"] is None
-    plain = run_probe()
+    bedrock, vertex, other, anthropic, plain = run_probes(
+        (["bedrock"], "boto3"),
+        (["vertex"], "google.auth"),
+        (["vertex"], "boto3"),
+        (["anthropic"], "boto3"),
+        ([], ""),
+    )
+    assert bedrock["missingExtra"] == "bedrock" and vertex["missingExtra"] == "vertex"
+    assert other["missingExtra"] is None and anthropic["missingExtra"] is None
     assert plain.get("retrace") is not None and "missingExtra" not in plain and "error" not in plain
