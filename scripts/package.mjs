@@ -2,7 +2,8 @@
 //   package.json (no private/devDependencies/scripts) with package.nls.json and l10n/ (its strings
 //   and the extension's), dist/ (minified bundles), extension/media,
 //   README.md (the Marketplace README), LICENSE, CHANGELOG.md,
-//   server/requirements.lock (hash-pinned, universal), server/retrace_checkpoints-<version>-py3-none-any.whl,
+//   server/requirements.lock (hash-pinned, universal), server/requirements-<extra>.lock (the cloud
+//   providers' extras, installed from the index when chosen), server/retrace_checkpoints-<version>-py3-none-any.whl,
 //   bin/uv[.exe] (this target's uv, hash-pinned: scripts/fetch-uv.sh),
 //   server/wheels/ (every locked dependency as a wheel for this target and each bundled CPython,
 //   hash-checked against the lock: scripts/bundle_wheels.py), so the first use needs no index,
@@ -162,6 +163,11 @@ async function main() {
   copy('l10n', 'l10n');
   copy('CHANGELOG.md', 'CHANGELOG.md');
   copy('server/requirements.lock', 'server/requirements.lock');
+  // The cloud providers' extras, installed from the index when retrace.model.provider needs them
+  // (serverEnvExtras.ts); not bundled as wheels: those providers are reached over the network anyway.
+  for (const lock of fs.readdirSync(path.join(root, 'server')).filter(n => /^requirements-[a-z]+\.lock$/.test(n))) {
+    copy(`server/${lock}`, `server/${lock}`);
+  }
   const uvHost = fetchUv(hostTarget());
   const wheel = buildWheel(uvHost);
   log(`server wheel ${wheel}`);

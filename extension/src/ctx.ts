@@ -18,7 +18,7 @@ import {
 } from 'vscode-languageclient/node';
 import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_OPENAI_COMPATIBLE_KEY, SECRET_REMOTE, STATE_STORE_DIR, type CommandId } from './constants';
 import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
-import { deleteManagedEnv, envLayout, findServerPython, showFailure, watchPythonExtension } from './client/serverEnvHost';
+import { deleteManagedEnv, envLayout, findServerPython, missingProviderExtra, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
 import { withoutTerminalEnv } from './client/terminalModel';
 import { registerEditorModels } from './client/editorModels';
@@ -94,6 +94,7 @@ export class Ctx implements vscode.Disposable {
     private envFailure: EnvFailure | undefined;
     private lastInterpreter: Interpreter | undefined;
     private watchingPythonExtension = false;
+    private providerPackages: Promise<boolean> | undefined;
 
     readonly onDidChangeState = this.stateEmitter.event;
     readonly onAgentEvent = this.agentEventEmitter.event;
@@ -452,6 +453,27 @@ export class Ctx implements vscode.Disposable {
         await this.restart();
     }
 
+    /**
+     * When the managed env lacks the packages the chosen provider needs (Bedrock, Vertex): restart
+     * the server, whose start installs them (serverEnvBuild.ts). True when it restarted. One check
+     * at a time: the settings change and the provider command may both ask.
+     */
+    installProviderPackages(): Promise<boolean> {
+        this.providerPackages ??= (async () => {
+            const interpreter = this.lastInterpreter;
+            const extra = interpreter?.source === 'managed-env' ? await missingProviderExtra(interpreter.path) : undefined;
+            if (extra === undefined) {
+                return false;
+            }
+            log.info(`the ${extra} provider needs packages the server environment does not have yet: installing them (see below) and restarting the server`);
+            await this.restart();
+            return true;
+        })().finally(() => {
+            this.providerPackages = undefined;
+        });
+        return this.providerPackages;
+    }
+
     async stop(): Promise<void> {
         await this.supervisor.stop();
     }
@@ -487,6 +509,9 @@ export class Ctx implements vscode.Disposable {
                 }
                 await this.refreshModelMode(state.rpc);
             }
+        }
+        if (e.affectsConfiguration('retrace.model.provider')) {
+            await this.installProviderPackages(); // after the forward: the server never restarts mid-request
         }
     }
 

@@ -124,3 +124,15 @@ def test_uv_build_makes_an_sdist_and_a_wheel_twine_accepts_and_the_wheel_runs(tm
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == f"retrace {version}"
+
+    # A cloud provider's lock on top (what the extension installs for Bedrock / Vertex): it changes
+    # nothing already installed, and the server then has the provider's packages.
+    missing = "from retrace.agent.model.cloud import missing_extra as m; print(m('bedrock'), m('vertex'))"
+    before = subprocess.run([str(py), "-I", "-c", missing], check=True, capture_output=True, text=True)
+    assert before.stdout.split() == ["bedrock", "vertex"]
+    subprocess.run(
+        [*pip, "--require-hashes", "-r", str(ROOT / "server" / "requirements-bedrock.lock")], check=True
+    )
+    subprocess.run([uv, "pip", "check", "--python", str(py)], check=True, capture_output=True)
+    after = subprocess.run([str(py), "-I", "-c", missing], check=True, capture_output=True, text=True)
+    assert after.stdout.split() == ["None", "vertex"]

@@ -158,8 +158,10 @@ export function uvEnv(layout: EnvLayout, base: Readonly<Record<string, string | 
 export const SERVER_ARGS: readonly string[] = ['-I', '-m', 'retrace', 'serve'];
 
 /**
- * Printed by the probe: the interpreter's version, and whether (and which) retrace imports.
- * Written for any Python 3 so an old interpreter still reports its version.
+ * Printed by the probe: the interpreter's version, and whether (and which) retrace imports. Given
+ * a model provider as its argument, also the pyproject extra that provider needs and this Python
+ * lacks (`missingExtra`: the server owns which provider needs which packages, see
+ * serverEnvExtras.ts). Written for any Python 3 so an old interpreter still reports its version.
  */
 export const PROBE_SCRIPT = [
     'import json, sys',
@@ -167,6 +169,9 @@ export const PROBE_SCRIPT = [
     'try:',
     '    import retrace.lsp.server, retrace',
     '    r["retrace"] = retrace.__version__',
+    '    if len(sys.argv) > 1:',
+    '        import retrace.agent.model.cloud as cloud',
+    '        r["missingExtra"] = getattr(cloud, "missing_extra", lambda provider: None)(sys.argv[1])',
     'except Exception as e:',
     '    r["error"] = "%s: %s" % (type(e).__name__, e)',
     'print(json.dumps(r))',
@@ -175,7 +180,18 @@ export const PROBE_SCRIPT = [
 /** What one interpreter is (from `PROBE_SCRIPT`), or that it cannot run at all. */
 export type PythonProbe =
     | { readonly kind: 'missing'; readonly detail: string }
-    | { readonly kind: 'ran'; readonly python: readonly number[]; readonly executable: string; readonly retrace?: string | undefined; readonly error?: string | undefined };
+    | {
+          readonly kind: 'ran';
+          readonly python: readonly number[];
+          readonly executable: string;
+          readonly retrace?: string | undefined;
+          readonly error?: string | undefined;
+          /** The extra the provider given to the probe needs and this Python lacks (a plain name). */
+          readonly missingExtra?: string | undefined;
+      };
+
+/** An extra's name as it may reach a file name (`requirements-<extra>.lock`). */
+const EXTRA_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 export function parseProbe(code: number, output: string, interpreter: string): PythonProbe {
     const line = output
@@ -185,9 +201,11 @@ export function parseProbe(code: number, output: string, interpreter: string): P
         .find(l => l.startsWith('{'));
     if (line !== undefined) {
         try {
-            const r = JSON.parse(line) as { python?: number[]; executable?: string; retrace?: string; error?: string };
+            const r = JSON.parse(line) as { python?: number[]; executable?: string; retrace?: string; error?: string; missingExtra?: unknown };
             if (Array.isArray(r.python)) {
-                return { kind: 'ran', python: r.python, executable: r.executable ?? interpreter, retrace: r.retrace, error: r.error };
+                const missingExtra = typeof r.missingExtra === 'string' && EXTRA_NAME.test(r.missingExtra) ? r.missingExtra : undefined;
+                const ran = { kind: 'ran', python: r.python, executable: r.executable ?? interpreter, retrace: r.retrace, error: r.error } as const;
+                return missingExtra === undefined ? ran : { ...ran, missingExtra };
             }
         } catch {
             // fall through: not the probe's output
@@ -422,7 +440,8 @@ export interface EnvIo {
 
 export type EnvResult = { readonly python: string; readonly marker: EnvMarker } | { readonly failure: EnvFailure };
 
-export async function probePython(io: EnvIo, interpreter: string, prefix: readonly string[] = []): Promise<PythonProbe> {
-    const r = await io.run(interpreter, [...prefix, '-I', '-c', PROBE_SCRIPT], { timeoutMs: 60_000 });
+/** Run `PROBE_SCRIPT`; with `provider`, it also reports the extra that provider lacks. */
+export async function probePython(io: EnvIo, interpreter: string, prefix: readonly string[] = [], provider?: string): Promise<PythonProbe> {
+    const r = await io.run(interpreter, [...prefix, '-I', '-c', PROBE_SCRIPT, ...(provider === undefined ? [] : [provider])], { timeoutMs: 60_000 });
     return parseProbe(r.code, r.output, interpreter);
 }

@@ -15,6 +15,8 @@
  * - With bundled wheels the install is `--no-index --find-links` (no download); when they do not
  *   fit this machine, the index is used as the user configured it, and the log says what is
  *   fetched from where. A hash mismatch is never retried elsewhere: it is reported.
+ * - With `provider` (`retrace.model.provider`) the probe also asks the server which extra that
+ *   provider lacks; it is installed into the env before the server starts (serverEnvExtras.ts).
  */
 import {
     atLeast,
@@ -44,6 +46,7 @@ import {
     ENGLISH,
     type Translator,
 } from './serverEnv';
+import { installExtra } from './serverEnvExtras';
 import { DEFAULT_NETWORK, describeDownload, lockedPins, networkEnv, type NetworkSettings } from './serverEnvNet';
 
 export interface BuildOptions {
@@ -56,19 +59,23 @@ export interface BuildOptions {
     readonly pid: number;
     /** VS Code's `http.*` settings (proxy, certificate checks) for any download. */
     readonly network?: NetworkSettings;
+    /** `retrace.model.provider`: the packages it needs are installed too (serverEnvExtras.ts). */
+    readonly provider?: string | undefined;
 }
 
 const STEP_TIMEOUT_MS = 10 * 60_000;
 
-async function usableEnv(io: EnvIo, layout: EnvLayout, dir: string): Promise<EnvResult | undefined> {
+type Usable = { readonly python: string; readonly marker: EnvMarker; readonly missingExtra?: string | undefined };
+
+async function usableEnv(io: EnvIo, layout: EnvLayout, dir: string, provider: string | undefined): Promise<Usable | undefined> {
     const marker = parseMarker(await io.readText(pathFor(layout.platform).join(dir, ENV_MARKER)));
     if (marker === undefined) {
         return undefined;
     }
     const python = venvPython(dir, layout.platform);
-    const probe = await probePython(io, python);
+    const probe = await probePython(io, python, [], provider === '' ? undefined : provider);
     if (managedEnvUsable(marker, probe, layout)) {
-        return { python, marker };
+        return { python, marker, missingExtra: probe.kind === 'ran' ? probe.missingExtra : undefined };
     }
     io.log(`server environment ${dir} is not usable (marker ${JSON.stringify(marker)}, probe ${JSON.stringify(probe)})`);
     return undefined;
@@ -103,9 +110,9 @@ export async function ensureManagedEnv(io: EnvIo, opts: BuildOptions): Promise<E
     const dir = envDir(layout);
     await io.mkdirp(envRoot(layout));
     await removeOthers(io, layout, opts.now());
-    const existing = await usableEnv(io, layout, dir);
+    const existing = await usableEnv(io, layout, dir, opts.provider);
     if (existing !== undefined) {
-        return existing;
+        return withExtra(io, opts, existing);
     }
     if (await io.exists(dir)) {
         io.log(`deleting the broken server environment ${dir} and building it again`);
@@ -115,12 +122,30 @@ export async function ensureManagedEnv(io: EnvIo, opts: BuildOptions): Promise<E
     if (built !== undefined) {
         return { failure: built };
     }
-    const fresh = await usableEnv(io, layout, dir);
+    const fresh = await usableEnv(io, layout, dir, opts.provider);
     if (fresh !== undefined) {
-        return fresh;
+        return withExtra(io, opts, fresh);
     }
     await io.remove(dir);
     return { failure: { kind: 'install-failed', detail: `the new server environment ${dir} does not run the server (see the log)` } };
+}
+
+/** The env, after installing the extra its provider lacks (a failure is logged: the server starts anyway). */
+async function withExtra(io: EnvIo, opts: BuildOptions, env: Usable): Promise<EnvResult> {
+    const { python, marker, missingExtra } = env;
+    if (missingExtra === undefined) {
+        return { python, marker };
+    }
+    const { layout } = opts;
+    const uv = bundledUv(layout);
+    const pinned = (await io.exists(uv)) && (await checkUv(io, uv, parseBundle(await io.readText(bundleFile(layout))))) === undefined;
+    const failure = await installExtra(io, { layout, baseEnv: opts.baseEnv, network: opts.network, uv: pinned ? uv : undefined }, python, missingExtra);
+    if (failure === undefined) {
+        io.log(`installed the ${missingExtra} provider's packages into ${python}; the server starts with them`);
+    } else {
+        io.log(`could not install the ${missingExtra} provider's packages (${failure.kind}: ${failure.detail}); the server starts without them, and 'Retrace: Rebuild Server Environment' tries again`);
+    }
+    return { python, marker };
 }
 
 async function findWheel(io: EnvIo, layout: EnvLayout): Promise<string | undefined> {

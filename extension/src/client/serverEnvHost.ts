@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { log } from '../logging';
-import { pythonPathSetting } from '../settings';
+import { pythonPathSetting, serverSettings } from '../settings';
 import {
     atLeast,
     bundledUv,
@@ -227,10 +227,28 @@ export async function findServerPython(context: vscode.ExtensionContext): Promis
                 now: () => Date.now(),
                 pid: process.pid,
                 network: networkSettings(),
+                provider: configuredProvider(),
             });
             return 'failure' in result ? { failure: result.failure } : { interpreter: { path: result.python, source: 'managed-env', marker: result.marker } };
         },
     );
+}
+
+/** `retrace.model.provider` as the server gets it (the packages it needs go into the managed env). */
+export function configuredProvider(): string | undefined {
+    const model = (serverSettings() as Record<string, unknown>)['model'];
+    const provider = typeof model === 'object' && model !== null ? (model as Record<string, unknown>)['provider'] : undefined;
+    return typeof provider === 'string' && provider !== '' ? provider : undefined;
+}
+
+/** The extra the managed env at `python` lacks for the configured provider (the server's own code is asked). */
+export async function missingProviderExtra(python: string): Promise<string | undefined> {
+    const provider = configuredProvider();
+    if (provider === undefined) {
+        return undefined;
+    }
+    const probe = await probePython(realEnvIo(() => undefined), python, [], provider);
+    return probe.kind === 'ran' ? probe.missingExtra : undefined;
 }
 
 /** Delete the managed env of this release (the next start builds it again). */

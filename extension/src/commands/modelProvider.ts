@@ -202,6 +202,7 @@ async function run(ctx: Ctx, choice: ChoiceId, copilotModels: number): Promise<v
             const answers = choice === 'bedrock' ? await askBedrock() : await askVertex();
             if (answers !== undefined) {
                 await write(answers);
+                await ctx.installProviderPackages(); // also when the setting did not change: choosing again installs them
             }
             return;
         }

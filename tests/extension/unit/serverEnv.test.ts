@@ -18,7 +18,7 @@ import {
     venvPython,
     type EnvFailure,
 } from '../../../extension/src/client/serverEnv';
-import { ensure, failureOf, LINUX, Machine, WIN } from './serverEnvMachine';
+import { CLOUD_EXTRAS, ensure, failureOf, LINUX, Machine, WIN } from './serverEnvMachine';
 
 suite('server environment: build and reuse (simulated machine)', () => {
     for (const layout of [WIN, LINUX]) {
@@ -34,7 +34,7 @@ suite('server environment: build and reuse (simulated machine)', () => {
             assert.equal(r.marker.version, '0.2.0');
             // Nothing was written in the extension folder, and no temporary build is left.
             const written = [...m.files.keys()].filter(k => k.startsWith(layout.extensionRoot));
-            assert.equal(written.length, 4, written.join('\n'));
+            assert.equal(written.length, 4 + CLOUD_EXTRAS.length, written.join('\n')); // what the extension ships, unchanged
             assert.deepEqual([...m.files.keys()].filter(k => k.includes('.tmp-')), []);
             // uv keeps its cache and any Python it downloads in global storage; no PYTHONPATH leaks in.
             const venvCall = m.calls.find(c => c.args[0] === 'venv');

@@ -24,6 +24,9 @@ export const LINUX: EnvLayout = {
     lockHash: 'abcdef0123456789abcdef',
 };
 
+/** The providers whose packages the simulated server lacks until their lock is installed (as cloud.py's table). */
+export const CLOUD_EXTRAS: readonly string[] = ['bedrock', 'vertex'];
+
 export interface Options {
     readonly uv?: boolean;
     readonly uvFindsPython?: boolean;
@@ -60,6 +63,9 @@ export class Machine implements EnvIo {
         this.p = layout.platform === 'win32' ? nodePath.win32 : nodePath.posix;
         const root = layout.extensionRoot;
         this.put(this.p.join(root, 'server', 'requirements.lock'), 'pygls==2.1.1 --hash=sha256:00\n');
+        for (const extra of CLOUD_EXTRAS) {
+            this.put(this.p.join(root, 'server', `requirements-${extra}.lock`), `pygls==2.1.1 --hash=sha256:00\n${extra}-sdk==1.0 --hash=sha256:01\n`);
+        }
         this.put(this.p.join(root, 'server', `retrace_checkpoints-${layout.version}-py3-none-any.whl`), 'wheel');
         if (o.uv ?? true) {
             const uvFile = layout.platform === 'win32' ? 'uv.exe' : 'uv';
@@ -94,7 +100,7 @@ export class Machine implements EnvIo {
 
     private answer(cmd: string, args: readonly string[]): { code: number; output: string } {
         if (args.includes(PROBE_SCRIPT)) {
-            return this.probe(cmd);
+            return this.probe(cmd, args[args.indexOf(PROBE_SCRIPT) + 1]);
         }
         if (cmd.endsWith('uv') || cmd.endsWith('uv.exe')) {
             return this.uv(args);
@@ -148,20 +154,23 @@ export class Machine implements EnvIo {
             if (this.o.offline && !args.includes('--no-index')) {
                 return { code: 2, output: 'error: Failed to fetch: `https://pypi.org/simple/pygls/`\n  Caused by: tcp connect error' };
             }
-            this.put(this.p.join(dir, 'deps-installed'), 'yes');
+            const extra = /requirements-([a-z]+)\.lock$/.exec(args[args.indexOf('-r') + 1] ?? '')?.[1];
+            this.put(this.p.join(dir, extra === undefined ? 'deps-installed' : `extra-${extra}`), 'yes');
             return { code: 0, output: 'Installed 26 packages' };
         }
         this.put(this.p.join(dir, 'retrace-installed'), this.o.wheelVersion ?? this.layout.version);
         return { code: 0, output: 'Installed 1 package' };
     }
 
-    private probe(cmd: string): { code: number; output: string } {
+    private probe(cmd: string, provider: string | undefined): { code: number; output: string } {
         const isVenv = this.files.has(cmd);
         if (isVenv) {
             const dir = this.p.dirname(this.p.dirname(cmd));
             const version = this.files.get(this.p.join(dir, 'retrace-installed'))?.text;
             const deps = this.files.has(this.p.join(dir, 'deps-installed'));
-            const r = version !== undefined && deps ? { python: [3, 12, 1], executable: cmd, retrace: version } : { python: [3, 12, 1], executable: cmd, error: "ModuleNotFoundError: No module named 'retrace'" };
+            const lacks = provider !== undefined && CLOUD_EXTRAS.includes(provider) && !this.files.has(this.p.join(dir, `extra-${provider}`));
+            const extra = provider === undefined ? {} : { missingExtra: lacks ? provider : null };
+            const r = version !== undefined && deps ? { python: [3, 12, 1], executable: cmd, retrace: version, ...extra } : { python: [3, 12, 1], executable: cmd, error: "ModuleNotFoundError: No module named 'retrace'" };
             return { code: 0, output: JSON.stringify(r) };
         }
         const system = this.o.systemPython;

@@ -11,8 +11,9 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ENV_MARKER, envDir, envRoot, fixIt, type EnvFailure, type EnvLayout } from '../../../extension/src/client/serverEnv';
+import { ENV_MARKER, envDir, envRoot, fixIt, venvPython, type EnvFailure, type EnvLayout } from '../../../extension/src/client/serverEnv';
 import { ensureManagedEnv } from '../../../extension/src/client/serverEnvBuild';
+import { installExtra } from '../../../extension/src/client/serverEnvExtras';
 import { realEnvIo } from '../../../extension/src/client/serverEnvHost';
 
 const repo = path.join(__dirname, '../../..');
@@ -32,6 +33,9 @@ suite('server environment: real uv, no network', function () {
         fs.copyFileSync(uv, path.join(ext, 'bin', 'uv'));
         fs.chmodSync(path.join(ext, 'bin', 'uv'), 0o755);
         fs.copyFileSync(path.join(repo, 'server/requirements.lock'), path.join(ext, 'server', 'requirements.lock'));
+        for (const extra of ['bedrock', 'vertex']) {
+            fs.copyFileSync(path.join(repo, `server/requirements-${extra}.lock`), path.join(ext, 'server', `requirements-${extra}.lock`));
+        }
         fs.writeFileSync(path.join(ext, 'server', 'retrace-0.9.0-py3-none-any.whl'), 'not reached');
         // The manifest a platform package carries: the uv it runs is the pinned one.
         const uvSha = createHash('sha256').update(fs.readFileSync(path.join(ext, 'bin', 'uv'))).digest('hex');
@@ -95,5 +99,27 @@ suite('server environment: real uv, no network', function () {
         const f = await build({ PATH: '/usr/local/bin:/usr/bin:/bin' });
         assert.equal(f.kind, 'offline', f.detail);
         assert.match(f.detail, /Connection refused|tcp connect/);
+    });
+
+    test('a cloud provider’s real lock through the real uv: accepted as written, and an unreachable index is "offline"', async function () {
+        const PATH = '/usr/local/bin:/usr/bin:/bin';
+        try {
+            execFileSync('python3', ['-c', 'import sys; sys.exit(sys.version_info < (3, 11))'], { env: { PATH } });
+        } catch {
+            this.skip(); // this machine has no system Python 3.11+ to make a venv from
+        }
+        const uv = path.join(layout.extensionRoot, 'bin', 'uv');
+        const home = path.join(tmp, 'home');
+        const venv = path.join(tmp, 'provider-env');
+        execFileSync(uv, ['venv', '--python', 'python3', venv], { env: { PATH, HOME: home, UV_PYTHON_DOWNLOADS: 'never', UV_CACHE_DIR: path.join(tmp, 'uv-cache') }, stdio: 'pipe' });
+        const logs: string[] = [];
+        const io = { ...realEnvIo(() => undefined), log: (m: string) => logs.push(m) };
+        const base = { PATH, HOME: home, UV_HTTP_RETRIES: '0', UV_INDEX_URL: `${CLOSED}/simple` };
+        for (const extra of ['bedrock', 'vertex']) {
+            const f = await installExtra(io, { layout, baseEnv: base, uv }, venvPython(venv, process.platform), extra);
+            assert.equal(f?.kind, 'offline', `${extra}: ${f?.detail ?? 'installed?'}\n${logs.join('\n')}`);
+            assert.match(f.detail, /Connection refused|tcp connect/);
+        }
+        assert.ok(logs.some(l => /boto3==\d/.test(l)) && logs.some(l => /google-auth==\d/.test(l)), 'the log lists the locked sets');
     });
 });

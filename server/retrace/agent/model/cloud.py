@@ -27,6 +27,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from retrace import credentials
 from retrace.agent.model.anthropic_family import AnthropicFamilyClient, pricing_id
@@ -38,6 +39,8 @@ BEDROCK_API_KEY = "AWS_BEARER_TOKEN_BEDROCK"
 """The Bedrock API key's variable (the SDK's name), handed off like the Anthropic key."""
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _NEEDS = {"bedrock": ("boto3", "botocore"), "vertex": ("google.auth", "requests")}
+EXTRAS: tuple[str, ...] = tuple(_NEEDS)
+"""The providers that need optional packages: each one's pyproject extra has its name."""
 _WHAT = {"bedrock": "the AWS SDK for Python", "vertex": "Google's auth library"}
 _CHECK = {
     "bedrock": "retrace.model.bedrock.region / profile and your AWS credentials",
@@ -58,25 +61,60 @@ _SETTINGS_AT_FAULT = (401, 403, 404)
 Explain = Callable[[BaseException], ModelError | None]
 
 
+MANAGED_ENV_MARKER = "retrace-env.json"
+"""Written by the VS Code extension into the server environment it builds (serverEnv.ts
+``ENV_MARKER``): its presence under ``sys.prefix`` says the extension installs what is missing."""
+CHOOSE_PROVIDER_COMMAND = "Retrace: Choose Model Provider"
+REBUILD_ENV_COMMAND = "Retrace: Rebuild Server Environment"
+
+
 def install_hint(provider: str) -> str:
     """The command that installs what ``provider`` needs into Retrace's Python."""
     return f"pip install 'retrace-checkpoints[{provider}]'"
 
 
-def missing_package(provider: str) -> str | None:
-    """Why ``provider`` (``bedrock`` / ``vertex``) cannot run in this Python, else ``None``."""
-    for module in _NEEDS[provider]:
+def _absent(provider: str) -> str | None:
+    """The first module ``provider`` needs that this Python cannot import, else ``None``."""
+    for module in _NEEDS.get(provider, ()):
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):
             found = False
         if not found:
-            return (
-                f"the {provider} provider needs {_WHAT[provider]} ({module}), which the Python Retrace "
-                f"runs on ({sys.executable}) does not have: {install_hint(provider)} there, or set "
-                "retrace.pythonPath to a Python that has it"
-            )
+            return module
     return None
+
+
+def missing_extra(provider: str) -> str | None:
+    """The pyproject extra (named like the provider) that ``provider`` needs and this Python
+    lacks, else ``None`` (for every other provider name too). The extension's environment step
+    asks this through its probe and installs ``server/requirements-<extra>.lock``: the one place
+    that knows which provider needs which packages is ``_NEEDS``."""
+    return provider if provider in _NEEDS and _absent(provider) is not None else None
+
+
+def in_managed_env() -> bool:
+    """Whether this Python is the environment the VS Code extension built and maintains."""
+    return Path(sys.prefix, MANAGED_ENV_MARKER).is_file()
+
+
+def missing_package(provider: str) -> str | None:
+    """Why ``provider`` (``bedrock`` / ``vertex``) cannot run in this Python, else ``None``: what
+    a VS Code user does in the extension's environment, what anyone else installs where."""
+    module = _absent(provider)
+    if module is None:
+        return None
+    needs = f"the {provider} provider needs {_WHAT[provider]} ({module})"
+    if in_managed_env():
+        return (
+            f"{needs}, which Retrace's server environment does not have yet: run '{CHOOSE_PROVIDER_COMMAND}' "
+            f"and choose it again, or '{REBUILD_ENV_COMMAND}'; Retrace then installs it (this needs the "
+            "network) and restarts its server"
+        )
+    return (
+        f"{needs}, which the Python Retrace runs on ({sys.executable}) does not have: "
+        f"{install_hint(provider)} there, or set retrace.pythonPath to a Python that has it"
+    )
 
 
 class CloudClient:
