@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from tests.providers.cloud_support import (
     service_account,
 )
 
-from retrace.offline import FakeModel, Scenario
 from retrace.offline.cloud_auth import TEST_AWS_ACCESS_KEY_ID
 from retrace.offline.cloud_wire import cloud_state, event_frame
 
@@ -38,21 +36,6 @@ REPLY = {
     "text": "Writing the file now, in several streamed pieces of text.",
     "toolCalls": [{"name": "write_file", "input": {"path": "a.txt", "content": "x" * 40}}],
 }
-
-
-@pytest.fixture
-def fake_factory() -> Iterator[Any]:
-    started: list[FakeModel] = []
-
-    def make(*responses: dict[str, Any]) -> FakeModel:
-        fake = FakeModel(Scenario.model_validate({"responses": list(responses)}))
-        fake.start()
-        started.append(fake)
-        return fake
-
-    yield make
-    for fake in started:
-        fake.stop()
 
 
 def user(text: str) -> list[dict[str, Any]]:

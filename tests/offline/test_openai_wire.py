@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -15,7 +14,7 @@ import openai
 import pytest
 from openai import AsyncOpenAI
 
-from retrace.offline import FakeModel, Scenario
+from retrace.offline import FakeModel
 
 TOOLS: list[Any] = [
     {
@@ -27,21 +26,6 @@ TOOLS: list[Any] = [
         },
     }
 ]
-
-
-@pytest.fixture
-def fake_factory() -> Iterator[Any]:
-    started: list[FakeModel] = []
-
-    def make(*responses: dict[str, Any]) -> FakeModel:
-        fake = FakeModel(Scenario.model_validate({"responses": list(responses)}))
-        fake.start()
-        started.append(fake)
-        return fake
-
-    yield make
-    for fake in started:
-        fake.stop()
 
 
 def sdk(fake: FakeModel) -> AsyncOpenAI:

@@ -178,3 +178,31 @@ async def assert_same_as_anthropic(outcome: ScenarioOutcome, tmp_path: Path) -> 
         "tool_statuses",
     ):
         assert getattr(outcome, name) == getattr(reference, name), name
+
+
+async def retried_once(
+    tmp_path: Path, status: int, settings: AgentSettings, client_factory: ClientFactory, fake: FakeModel
+) -> None:
+    """A prompt whose first model call fails with ``status`` once (``fake`` serves
+    :func:`failing_once`) is retried after the wait asked for, reported as retrying, and ends
+    normally: the Anthropic path's behaviour, through another provider's client."""
+    engine = Engine.open(make_workspace(tmp_path), tmp_path / "store", config=EngineConfig(watcher=False))
+    try:
+        host = RecordingHost()
+        service = AgentService(engine, host, settings, client_factory)
+        sid, _ = await service.prompt("hello", None)
+        await asyncio.wait_for(service.wait_idle(sid), 60)
+    finally:
+        engine.close()
+    assert fake.statuses == [status, 200], fake.statuses
+    errors = host.of("error")
+    assert [e.retrying for e in errors] == [True] and str(status) in errors[0].message, errors
+    assert [e.stop_reason for e in host.of("turnFinished")] == ["end_turn"]
+
+
+def failing_once(status: int) -> FakeModel:
+    """A started fake whose first answer is ``status`` (then a reply), asking for a short wait."""
+    failing = {"status": status, "times": 1, "retryAfterMs": "10", "text": "after the wait"}
+    fake = FakeModel(Scenario.model_validate({"responses": [failing]}))
+    fake.start()
+    return fake

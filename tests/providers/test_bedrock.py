@@ -17,11 +17,17 @@ from retrace.agent.model.interface import ModelError, ModelRequest, ReplyUsage
 from retrace.agent.model.providers import UnavailableClient
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import ModelEndpoint
-from retrace.offline import FakeModel, Scenario
 from retrace.offline.cloud_wire import cloud_state
 from retrace.offline.validation import validate_request
 
-from .agent_scenario import assert_same_as_anthropic, run_agent_scenario, scenario_fake, scenario_settings
+from .agent_scenario import (
+    assert_same_as_anthropic,
+    failing_once,
+    retried_once,
+    run_agent_scenario,
+    scenario_fake,
+    scenario_settings,
+)
 from .cloud_support import BEDROCK_MODEL, REGION, aws_credentials, no_cloud_credentials
 
 
@@ -162,29 +168,12 @@ async def test_bedrock_turn_with_no_credentials_ends_with_that_line_not_a_traceb
 async def test_bedrock_rate_limit_and_overload_are_retried_like_the_anthropic_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
 ) -> None:
-    from tests.agent.conftest import RecordingHost, make_workspace
-
-    from retrace.agent.session import AgentService
-    from retrace.engine import Engine
-    from retrace.engine.config import EngineConfig
-
-    failing = {"status": status, "times": 1, "retryAfterMs": "10", "text": "after the wait"}
-    fake = FakeModel(Scenario.model_validate({"responses": [failing]}))
-    fake.start()
-    engine = Engine.open(make_workspace(tmp_path), tmp_path / "store", config=EngineConfig(watcher=False))
+    fake = failing_once(status)
     try:
         aws_credentials(monkeypatch, tmp_path, fake)
-        host = RecordingHost()
-        service = AgentService(engine, host, bedrock_settings(), ModelEndpoint().client_factory())
-        sid, _ = await service.prompt("hello", None)
-        await asyncio.wait_for(service.wait_idle(sid), 60)
+        await retried_once(tmp_path, status, bedrock_settings(), ModelEndpoint().client_factory(), fake)
     finally:
-        engine.close()
         fake.stop()
-    assert fake.statuses == [status, 200], fake.statuses
-    errors = host.of("error")
-    assert [e.retrying for e in errors] == [True] and str(status) in errors[0].message, errors
-    assert [e.stop_reason for e in host.of("turnFinished")] == ["end_turn"]
 
 
 def test_bedrock_prices_claude_by_its_anthropic_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ token, and every Vertex call must carry it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -18,11 +17,17 @@ from retrace.agent.model.interface import ModelError, ModelRequest, ReplyUsage
 from retrace.agent.model.providers import UnavailableClient
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import ModelEndpoint
-from retrace.offline import FakeModel, Scenario
 from retrace.offline.cloud_wire import cloud_state
 from retrace.offline.validation import validate_request
 
-from .agent_scenario import assert_same_as_anthropic, run_agent_scenario, scenario_fake, scenario_settings
+from .agent_scenario import (
+    assert_same_as_anthropic,
+    failing_once,
+    retried_once,
+    run_agent_scenario,
+    scenario_fake,
+    scenario_settings,
+)
 from .cloud_support import PROJECT, REGION, VERTEX_MODEL, google_credentials, no_cloud_credentials
 
 
@@ -135,29 +140,12 @@ def _other_public_key() -> bytes:
 async def test_vertex_rate_limit_and_overload_are_retried_like_the_anthropic_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
 ) -> None:
-    from tests.agent.conftest import RecordingHost, make_workspace
-
-    from retrace.agent.session import AgentService
-    from retrace.engine import Engine
-    from retrace.engine.config import EngineConfig
-
-    failing = {"status": status, "times": 1, "retryAfterMs": "10", "text": "after the wait"}
-    fake = FakeModel(Scenario.model_validate({"responses": [failing]}))
-    fake.start()
-    engine = Engine.open(make_workspace(tmp_path), tmp_path / "store", config=EngineConfig(watcher=False))
+    fake = failing_once(status)
     try:
         google_credentials(monkeypatch, tmp_path, fake)
-        host = RecordingHost()
-        service = AgentService(engine, host, vertex_settings(), ModelEndpoint().client_factory())
-        sid, _ = await service.prompt("hello", None)
-        await asyncio.wait_for(service.wait_idle(sid), 60)
+        await retried_once(tmp_path, status, vertex_settings(), ModelEndpoint().client_factory(), fake)
     finally:
-        engine.close()
         fake.stop()
-    assert fake.statuses == [status, 200], fake.statuses
-    errors = host.of("error")
-    assert [e.retrying for e in errors] == [True] and str(status) in errors[0].message, errors
-    assert [e.stop_reason for e in host.of("turnFinished")] == ["end_turn"]
 
 
 def test_vertex_with_no_region_is_refused_naming_the_setting() -> None:
