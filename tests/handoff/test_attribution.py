@@ -99,3 +99,13 @@ def test_lines_belong_to_the_checkpoint_that_last_introduced_them(tmp_path: Path
             5: ("unknown", agent),
             6: ("ai", agent2),
         }
+
+
+def test_a_small_change_is_exact_even_past_the_budget() -> None:
+    """A busy machine that spent the budget elsewhere must not make a few lines' counts an
+    estimate (engine.line_stats.EXACT_BELOW_LINES)."""
+    a = ["def main():\n", "    return 2\n"]
+    b = ["def main():\n", "    return 3\n", "    # three\n"]
+    ops, approximate = line_opcodes(a, b, deadline=time.perf_counter() - 1)
+    assert not approximate
+    assert ops == [("equal", 0, 1, 0, 1), ("replace", 1, 2, 1, 3)]

@@ -393,6 +393,11 @@ def valid_params(method: str, ids: st.SearchStrategy[str], sessions: list[str]) 
                 )
             }
         ),
+        # A text piece of an editor model's reply: for a request nobody made, or malformed.
+        "retrace/model/chatDelta": st.fixed_dictionaries(
+            {"requestId": st.sampled_from(["", "lm-1", "\u0000"]) | st.text(max_size=40), "text": st.text()}
+        )
+        | st.fixed_dictionaries({}, optional={"requestId": json_values, "text": json_values}),
         "retrace/editor/didChangeState": st.fixed_dictionaries(
             {
                 "activeEditor": st.none() | paths,

@@ -18,6 +18,10 @@ from retrace.text import decode_text
 LINE_STATS_MAX_BYTES = 1024 * 1024
 """Line statistics are skipped (0/0, approximate) above this size: counting must not dominate a
 capture."""
+EXACT_BELOW_LINES = 16
+"""A line diff whose changed middle has at most this many lines (both sides) is always exact,
+whatever the budget says: it costs microseconds, and a machine busy enough to have spent the
+capture's budget elsewhere must not turn a three-line change's counts into an estimate."""
 FILE_DIFF_TIMEOUT_S = 1.0
 """Budget of one file's line diff when the caller gives no deadline (e.g. a diff between two
 checkpoints): past it the counts are an estimate, marked ``approximate``."""
@@ -125,6 +129,8 @@ def _line_diff(la: list[str], lb: list[str], deadline: float) -> tuple[list[tupl
     if len(index) >= 0x10FFFF:
         return [(-1, chars_a), (1, chars_b)], False
     remaining = deadline - time.perf_counter()
+    if len(la) + len(lb) <= EXACT_BELOW_LINES:
+        remaining = max(remaining, FILE_DIFF_TIMEOUT_S)
     if remaining <= 0:
         return [(-1, chars_a), (1, chars_b)], False
     wall_deadline = time.time() + remaining
