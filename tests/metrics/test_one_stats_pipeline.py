@@ -19,6 +19,7 @@ from tests.agent.conftest import HarnessFactory
 from tests.agent.test_lazy_sessions import _turn
 
 from retrace.app.metrics.collect import collect, snapshot
+from retrace.app.metrics.journal_fold import fold, slim
 from retrace.app.metrics.status_figures import status_figures
 from retrace.app.restore import record_reason
 from retrace.bootstrap import Services
@@ -177,3 +178,15 @@ async def test_a_stats_request_folds_no_session(
     assert result.tool_calls == 3
     assert not [s for s in read if s.startswith("ses_")]
     assert len(h.service.replay) == in_replay == 0
+
+
+def test_the_fold_counts_each_tool_call_once_and_a_reader_keeps_no_payload() -> None:
+    intent = ToolCallIntentEvent(id="c1", tool="write_file", input={"content": "x" * 1000})
+    result = ToolCallResultEvent(id="c1", tool="write_file", status="ok", output="y" * 1000)
+    orphan = ToolCallResultEvent(id="c2", tool="bash", status="interrupted")  # a result alone counts
+    facts = fold([("s1", [intent, result, orphan]), ("s2", [intent])])
+    assert facts.tool_calls == {("s1", "c1"), ("s1", "c2"), ("s2", "c1")}
+    slimmed = [slim(e) for e in (intent, result)]
+    assert [e.id for e in slimmed if isinstance(e, ToolCallIntentEvent | ToolCallResultEvent)] == ["c1", "c1"]
+    assert "x" * 10 not in repr(slimmed) and "y" * 10 not in repr(slimmed)
+    assert fold([("s1", slimmed)]).tool_calls == {("s1", "c1")}
