@@ -38,16 +38,17 @@ from retrace.engine.store.events import (
     ToolCallResultEvent,
 )
 
-READ_TYPES = (
+METRICS_TYPES = (
     CheckpointEvent,
     CheckpointFailedEvent,
     RestoreStatsEvent,
     RestoreReasonEvent,
     ConversationHeadEvent,
     TaskEvent,
-    ToolCallIntentEvent,
-    ToolCallResultEvent,
 )
+"""The event models the metrics read (a one-shot ``retrace metrics`` reads only these: tool-call
+lines, most of a journal, are then not even decoded)."""
+READ_TYPES = (*METRICS_TYPES, ToolCallIntentEvent, ToolCallResultEvent)
 """The event models the fold reads (every other line is skipped before validation)."""
 
 NO_REASON = "none"

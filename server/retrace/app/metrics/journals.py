@@ -19,7 +19,7 @@ from pathlib import Path
 
 from retrace.app.metrics.journal_fold import READ_TYPES, slim
 from retrace.engine.store.cursor import JournalCursor
-from retrace.engine.store.events import JournalEvent
+from retrace.engine.store.events import EventModel, JournalEvent
 
 log = logging.getLogger(__name__)
 
@@ -31,9 +31,11 @@ class _Journal:
 
 
 class JournalReader:
-    """Per-journal events, read incrementally (one instance per process is enough)."""
+    """Per-journal events, read incrementally (one instance per process is enough); ``only``: the
+    event models kept (default: all the fold reads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: tuple[EventModel, ...] = READ_TYPES) -> None:
+        self._only = only
         self._journals: dict[str, _Journal] = {}
         self._lock = threading.Lock()
 
@@ -43,7 +45,7 @@ class JournalReader:
         with self._lock:
             known = self._journals.get(key)
             if known is None:
-                known = self._journals[key] = _Journal(JournalCursor(path, only=READ_TYPES))
+                known = self._journals[key] = _Journal(JournalCursor(path, only=self._only))
             try:
                 read = known.cursor.read()
             except OSError as exc:
