@@ -2516,7 +2516,9 @@ export interface StoreStats {
   sessions: number;
   subagents: SubagentStats;
   /**
-   * Everything under the store directory.
+   * The store's bytes on disk, the remote cache left out. ``retrace/stats``: the storage the
+   * Health panel draws and the alerts compare with ``maxBytes`` (subagent stores included);
+   * ``retrace stats``: without the subagent stores (``subagents.bytes``).
    */
   totalBytes: number;
 }

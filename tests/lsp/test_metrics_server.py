@@ -133,6 +133,17 @@ async def test_metrics_after_a_scripted_session(editor: EditorClient, workspace:
     assert {r["checkpointId"] for r in health["slowest"]} <= {cp["id"] for cp in log}
     assert health["storage"]["warningBytes"] == int(0.8 * health["storage"]["budgetBytes"])
 
+    # The status bar's figures are the same fold's (one stats pipeline).
+    stats = await editor.request("retrace/stats", {})
+    assert stats["store"]["checkpoints"] == health["success"]["attempts"] == len(log)
+    assert stats["store"]["capture"]["count"] == len(snap["captureSeconds"])
+    assert (stats["store"]["restores"], stats["store"]["restoresSucceeded"], stats["successRate"]) == (
+        1,
+        1,
+        1.0,
+    )
+    assert stats["store"]["restore"]["count"] == health["restore"]["samples"]
+
 
 async def set_budget(editor: EditorClient, ratio: float) -> None:
     """Make the budget such that the store now fills ``ratio`` of it."""

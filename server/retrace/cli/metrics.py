@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from retrace.app.metrics.collect import collect, snapshot
+from retrace.app.metrics.journal_fold import METRICS_TYPES
+from retrace.app.metrics.journals import JournalReader
 from retrace.camel import dump
 from retrace.engine.errors import StoreNotInitialised
 from retrace.engine.store.layout import StoreLayout, default_store_dir
@@ -21,7 +23,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     store = Path(args.store).expanduser().absolute() if args.store else default_store_dir(workspace)
     if not StoreLayout(store).meta.exists():
         raise StoreNotInitialised(f"no Retrace store at {store}")
-    collected = collect(store, workspace, args.budget_bytes)
+    # One read: only the metrics' own lines are decoded (not the tool calls the status bar counts).
+    collected = collect(store, workspace, args.budget_bytes, reader=JournalReader(METRICS_TYPES))
     if args.json:
         payload: dict[str, Any] = dump(snapshot(collected, text=False))
         payload.pop("text", None)

@@ -94,7 +94,7 @@ def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, session
         restore=summarize(restore_ms),
         restores=restores,
         restores_succeeded=ok,
-        subagents=_subagents(tasks.values(), _dir_bytes(str(layout.tasks))),
+        subagents=subagent_stats(tasks.values(), _dir_bytes(str(layout.tasks))),
     )
 
 
@@ -102,7 +102,7 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
-def _subagents(last_events: Iterable[TaskEvent], disk: int) -> SubagentStats:
+def subagent_stats(last_events: Iterable[TaskEvent], disk: int) -> SubagentStats:
     """Sum the children's latest ``task`` events (their state and metrics)."""
     out = SubagentStats(bytes=disk)
     for ev in last_events:

@@ -295,7 +295,9 @@ class StoreStats(CamelModel):
     """Uncompressed size of the stored blobs."""
     journal_bytes: int
     total_bytes: int
-    """Everything under the store directory."""
+    """The store's bytes on disk, the remote cache left out. ``retrace/stats``: the storage the
+    Health panel draws and the alerts compare with ``maxBytes`` (subagent stores included);
+    ``retrace stats``: without the subagent stores (``subagents.bytes``)."""
     capture: LatencySummary
     restore: LatencySummary
     restores: int = 0

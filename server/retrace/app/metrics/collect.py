@@ -16,7 +16,7 @@ from pathlib import Path
 from retrace.app.metrics.cleanups import read_totals
 from retrace.app.metrics.collected import Collected
 from retrace.app.metrics.journal_fold import NO_REASON, Facts, fold
-from retrace.app.metrics.journals import READER
+from retrace.app.metrics.journals import READER, JournalReader
 from retrace.app.metrics.storage import Series, alert_level, usage
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import refusals
@@ -38,11 +38,19 @@ SAMPLES = 1000
 """Latency samples a snapshot carries (the newest)."""
 
 
-def collect(store_dir: Path, workspace: Path, budget_bytes: int, *, record: bool = True) -> Collected:
+def collect(
+    store_dir: Path,
+    workspace: Path,
+    budget_bytes: int,
+    *,
+    record: bool = True,
+    reader: JournalReader = READER,
+) -> Collected:
     """Everything the metrics say about the store at ``store_dir``; ``record`` adds the current
-    storage to the time series (at most one point a minute)."""
+    storage to the time series (at most one point a minute); ``reader``: the process's reader
+    (shared with the status bar's figures) unless the caller reads once."""
     layout = StoreLayout(store_dir)
-    facts = fold((sid, READER.events(layout.journal(sid))) for sid in layout.session_ids())
+    facts = fold((sid, reader.events(layout.journal(sid))) for sid in layout.session_ids())
     used = usage(layout)
     series = Series(layout)
     points = series.add(used.total) if record else series.read()

@@ -10,7 +10,14 @@ The metrics are derived from what is already durable so that every reader — th
   conversation-only restores (``conversationHead`` with reason ``restore`` that no applied
   ``both`` restore of the same target accounts for);
 * restore reasons (``restoreReason``) joined to their restore by checkpoint id;
-* subagents' peak memory (``task`` lines: the server's peak RSS at each child's end).
+* subagents' peak memory (``task`` lines: the server's peak RSS at each child's end) and each
+  child's latest ``task`` line (the status bar's subagent figures);
+* tool calls (``toolCallIntent``/``toolCallResult`` ids, per session): :func:`slim` drops their
+  inputs and outputs before a reader keeps them.
+
+One rule for damage, held by every view built on this fold (the metrics, the Health panel, the
+status bar's ``retrace/stats``): a line that is damaged or unsealed after a sealed one is left out
+(:class:`~retrace.engine.store.cursor.JournalCursor`); the verifier reports it.
 """
 
 from __future__ import annotations
@@ -27,9 +34,11 @@ from retrace.engine.store.events import (
     RestoreReasonEvent,
     RestoreStatsEvent,
     TaskEvent,
+    ToolCallIntentEvent,
+    ToolCallResultEvent,
 )
 
-READ_TYPES = (
+METRICS_TYPES = (
     CheckpointEvent,
     CheckpointFailedEvent,
     RestoreStatsEvent,
@@ -37,6 +46,9 @@ READ_TYPES = (
     ConversationHeadEvent,
     TaskEvent,
 )
+"""The event models the metrics read (a one-shot ``retrace metrics`` reads only these: tool-call
+lines, most of a journal, are then not even decoded)."""
+READ_TYPES = (*METRICS_TYPES, ToolCallIntentEvent, ToolCallResultEvent)
 """The event models the fold reads (every other line is skipped before validation)."""
 
 NO_REASON = "none"
@@ -78,6 +90,10 @@ class Facts:
     reasons: dict[str, str] = field(default_factory=dict)
     """restore key → the reason the user gave (the last one given wins)."""
     subagent_peak_rss_bytes: float | None = None
+    tasks: dict[str, TaskEvent] = field(default_factory=dict)
+    """task id → its latest ``task`` event."""
+    tool_calls: set[tuple[str, str]] = field(default_factory=set)
+    """(session, tool call id) of every journaled tool call."""
     slowest: list[SlowCheckpoint] = field(default_factory=list)
 
     def reason_of(self, restore: Restore) -> str:
@@ -113,8 +129,8 @@ def fold(journals: Iterable[tuple[str, Iterable[JournalEvent]]]) -> Facts:
                 conversation_heads.append((session, ev.checkpoint_id))
             elif isinstance(ev, RestoreReasonEvent):
                 facts.reasons[ev.checkpoint_id] = ev.reason
-            elif isinstance(ev, TaskEvent):
-                _task(facts, ev)
+            else:
+                _other(facts, session, ev)
     for session, target in conversation_heads:
         if both_applied[target] > 0:  # the conversation half of a "both" restore
             both_applied[target] -= 1
@@ -149,7 +165,25 @@ def _restore(session: str, ev: RestoreStatsEvent) -> Restore:
     )
 
 
+def _other(facts: Facts, session: str, ev: JournalEvent) -> None:
+    if isinstance(ev, ToolCallIntentEvent | ToolCallResultEvent):
+        facts.tool_calls.add((session, ev.id))
+    elif isinstance(ev, TaskEvent):
+        _task(facts, ev)
+
+
+def slim(ev: JournalEvent) -> JournalEvent:
+    """``ev`` as a long-lived reader keeps it: a tool call without its input and output (the
+    fold needs only its id)."""
+    if isinstance(ev, ToolCallIntentEvent):
+        return ev.model_copy(update={"input": {}})
+    if isinstance(ev, ToolCallResultEvent):
+        return ev.model_copy(update={"output": None, "changed_paths": []})
+    return ev
+
+
 def _task(facts: Facts, ev: TaskEvent) -> None:
+    facts.tasks[ev.task_id] = ev
     peak = ev.metrics.get("serverPeakRssMiB")
     if isinstance(peak, int | float) and peak > 0:
         value = float(peak) * 1024 * 1024

@@ -2,7 +2,8 @@
 
 Each scrape or snapshot reads the store's journals; a long-lived process (the server, its scrape
 endpoint) keeps, per journal, the typed events of :data:`~retrace.app.metrics.journal_fold.READ_TYPES`
-and a :class:`~retrace.engine.store.cursor.JournalCursor` that reads only what was appended since
+(tool calls slimmed to their ids, :func:`~retrace.app.metrics.journal_fold.slim`) and a
+:class:`~retrace.engine.store.cursor.JournalCursor` that reads only what was appended since
 (a journal replaced, shortened or rewritten is read again from the start: the cursor says so).
 Lines that cannot hold a wanted type are not parsed at all (most lines are messages, tool calls
 and usage); damaged lines are left out (the verifier reports them). A torn last line waits for
@@ -16,9 +17,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrace.app.metrics.journal_fold import READ_TYPES
+from retrace.app.metrics.journal_fold import READ_TYPES, slim
 from retrace.engine.store.cursor import JournalCursor
-from retrace.engine.store.events import JournalEvent
+from retrace.engine.store.events import EventModel, JournalEvent
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +31,11 @@ class _Journal:
 
 
 class JournalReader:
-    """Per-journal events, read incrementally (one instance per process is enough)."""
+    """Per-journal events, read incrementally (one instance per process is enough); ``only``: the
+    event models kept (default: all the fold reads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, only: tuple[EventModel, ...] = READ_TYPES) -> None:
+        self._only = only
         self._journals: dict[str, _Journal] = {}
         self._lock = threading.Lock()
 
@@ -42,7 +45,7 @@ class JournalReader:
         with self._lock:
             known = self._journals.get(key)
             if known is None:
-                known = self._journals[key] = _Journal(JournalCursor(path, only=READ_TYPES))
+                known = self._journals[key] = _Journal(JournalCursor(path, only=self._only))
             try:
                 read = known.cursor.read()
             except OSError as exc:
@@ -50,11 +53,12 @@ class JournalReader:
                 return list(known.events)
             if read.restarted:
                 known.events.clear()
-            known.events.extend(read.events)
+            known.events.extend(slim(ev) for ev in read.events)
             for problem in read.damaged:
                 log.info("event left out of the metrics: %s", problem)
             return list(known.events)
 
 
 READER = JournalReader()
-"""The process's reader (the CLI uses it once; the server on every snapshot and scrape)."""
+"""The process's reader (the CLI uses it once; the server on every snapshot, scrape and
+``retrace/stats`` answer)."""

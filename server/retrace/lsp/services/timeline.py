@@ -6,6 +6,7 @@ Nothing here writes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -16,6 +17,7 @@ from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 from retrace.agent.notifications import ConversationChanged, TurnStarted
+from retrace.app.metrics.status_figures import status_figures
 from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, ToolLookup, UnknownCursorError, select
 from retrace.app.timeline.pages import session_list
 from retrace.app.timeline.persist import FILE_NAME
@@ -276,8 +278,8 @@ async def diff(services: Services, params: DiffParams) -> DiffResult:
 
 
 async def stats(services: Services) -> StatsResult:
-    store = await services.run(lambda e: e.stats())
-    rate = store.restores_succeeded / store.restores if store.restores else None
-    return StatsResult(
-        store=store, success_rate=rate, tool_calls=len(await services.agent.search_all_tool_calls())
-    )
+    """The status bar's figures: the metrics' incremental fold (``app/metrics/status_figures.py``;
+    no journal read whole, no conversation folded), the blob count from the engine's blob store."""
+    blob_usage = await services.run(lambda e: e.blobs.usage())
+    layout = StoreLayout(services.engine.store_dir)
+    return await asyncio.to_thread(status_figures, layout, blob_usage)
