@@ -15,11 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrace.agent.mcp.config import McpSettings
 from retrace.agent.model.settings import ModelSettings
+from retrace.agent.runtime import warm_sdk
 from retrace.agent.settings import AgentSettings
 from retrace.bootstrap import Services, open_services
 from retrace.engine import EngineConfig
@@ -49,6 +51,10 @@ __all__ = [
     "stop_agent",
 ]
 
+WARM_SDK_AFTER_S = 3.0
+"""Seconds after the background work begins (:func:`after_first_answer`) before the model SDK is
+imported (after the client's first requests, which it would slow: the import holds the
+interpreter for seconds)."""
 BACKGROUND_AFTER_S = 2.0
 """The longest start-up's background work waits for the first timeline answer (a client that
 asks for none still gets its store checked)."""
@@ -144,6 +150,14 @@ async def after_first_answer(server: RetraceServer, services: Services) -> None:
         await asyncio.wait_for(server.first_answer.wait(), BACKGROUND_AFTER_S)
     await catch_up(server, services)
     await server.features.after_first_answer(services)
+
+
+def warm_sdk_later() -> None:
+    """Import the model SDK on a daemon thread, :data:`WARM_SDK_AFTER_S` from now (the start-up
+    chore ``warm_sdk``, :mod:`retrace.lsp.features.housekeeping`)."""
+    warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
+    warm.daemon = True
+    warm.start()
 
 
 async def catch_up(server: RetraceServer, services: Services) -> None:

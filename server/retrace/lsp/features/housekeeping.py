@@ -5,7 +5,8 @@ interpreter from the first answer the user waits for):
   interpreter an update removed: point them at this one (never in an untrusted workspace);
 * :class:`StoreCheckFeature` — the store's quick check, in a thread
   (:func:`retrace.lsp.services.store_health.start_background_check`);
-* :class:`WarmSdkFeature` — the model SDK's import, :data:`WARM_SDK_AFTER_S` later;
+* :class:`WarmSdkFeature` — the model SDK's import, a few seconds later
+  (:func:`retrace.lsp.startup.warm_sdk_later`);
 * :class:`AutoCleanupFeature` — the automatic cleanup: once if due, then the idle watch
   (:func:`retrace.lsp.services.auto_gc.start`).
 """
@@ -14,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from typing import TYPE_CHECKING
 
-from retrace.agent.runtime import warm_sdk
 from retrace.engine.errors import RetraceError
 from retrace.lsp.feature_lifecycle import Feature
 from retrace.lsp.services import auto_gc, store_health
+from retrace.lsp.startup import warm_sdk_later
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -29,10 +29,6 @@ if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
 
 log = logging.getLogger(__name__)
-
-WARM_SDK_AFTER_S = 3.0
-"""Seconds after the background work begins before the model SDK is imported (after the
-client's first requests, which it would slow: the import holds the interpreter for seconds)."""
 
 
 async def refresh_integrations(server: RetraceServer, workspace: Path) -> None:
@@ -79,9 +75,7 @@ class WarmSdkFeature(Feature):
     name = "warm_sdk"
 
     async def after_first_answer(self, services: Services) -> None:
-        warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
-        warm.daemon = True
-        warm.start()
+        warm_sdk_later()
 
 
 class AutoCleanupFeature(Feature):
