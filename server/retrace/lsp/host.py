@@ -1,7 +1,9 @@
 """The agent's host inside the server: events become notifications, permission asks a request.
 
 Implements :class:`retrace.agent.notifications.AgentHost` on top of the JSON-RPC connection:
-``emit`` → ``retrace/agent/event`` (and ``retrace/timeline/didChange`` for a new checkpoint);
+``emit`` → ``retrace/agent/event``, then every registered feature's ``on_event``, in the
+registry's order (:mod:`retrace.lsp.feature_lifecycle`; the timeline's feature turns a new
+checkpoint into ``retrace/timeline/didChange``). The host names no feature and no event type;
 ``ask_permission`` → ``retrace/permission/request`` (an unanswerable or malformed answer is a
 ``deny``: the agent must never act on a missing consent); editor state and dirty paths come from
 the latest ``retrace/editor/didChangeState``.
@@ -16,16 +18,11 @@ from pydantic import ValidationError
 
 from retrace.agent.notifications import (
     CheckpointCreated,
-    ConversationChanged,
     EventBase,
     PermissionDecision,
     PermissionRequest,
     PermissionResponse,
-    TurnFinished,
-    TurnStarted,
 )
-from retrace.app.timeline import timeline_change
-from retrace.lsp.services import git_mirror, timeline
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -39,27 +36,7 @@ class LspAgentHost:
 
     async def emit(self, event: CheckpointCreated | EventBase) -> None:
         self.server.send_notification("retrace/agent/event", event)
-        ready = self.server.services_if_ready()
-        if ready is not None and isinstance(event, TurnStarted | ConversationChanged):
-            changed = event
-            await ready.run(lambda _e: timeline.journal_changed(ready, changed))
-        remote = self.server.remote
-        if remote is not None and isinstance(event, CheckpointCreated):
-            remote.checkpoint_created()
-        elif remote is not None and isinstance(event, TurnFinished):
-            remote.turn_ended()
-        if ready is not None and isinstance(event, TurnFinished):
-            await git_mirror.turn_ended(self.server, ready, event.session_id)
-            self.server.metrics.schedule_check()
-        elif isinstance(event, CheckpointCreated):
-            self.server.metrics.checkpoint_created()
-        if isinstance(event, CheckpointCreated):
-            cp = event.checkpoint
-            change = await ready.run(lambda e: timeline.change_of(ready, e, cp)) if ready else None
-            if change is None:
-                calls = ready.agent.search_tool_calls(session_id=event.session_id) if ready else []
-                change = timeline_change(cp, calls)
-            self.server.send_notification("retrace/timeline/didChange", change)
+        await self.server.features.on_event(event)
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
         try:

@@ -25,6 +25,7 @@ from retrace.bootstrap import Services
 from retrace.camel import dump
 from retrace.engine.folders import FolderRouter
 from retrace.engine.workspace import EscapeError, normalize_rel
+from retrace.lsp.feature_lifecycle import FeatureSet
 from retrace.lsp.rpc import FOLDER, NotReadyError, converter_factory
 from retrace.lsp.services.metrics import ServerMetrics
 from retrace.lsp.transport import TOO_LARGE, too_large_message
@@ -134,6 +135,9 @@ class RetraceServer(LanguageServer):
         """The command line's socket while the services hold the store (:mod:`retrace.lsp.services.relay`)."""
         self.metrics = ServerMetrics(self)
         """Metrics, storage alerts and the scrape endpoint (started with the services)."""
+        self.features = FeatureSet()
+        """The features' lifecycle hooks, in order; filled once by the composition root
+        (:func:`retrace.lsp.main.create_server`)."""
         self.first_answer = asyncio.Event()
         """Set once a ``retrace/timeline/tree`` request was answered (or failed): start-up's
         background work waits for it (:func:`retrace.lsp.startup.after_first_answer`)."""

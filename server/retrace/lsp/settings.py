@@ -2,8 +2,9 @@
 
 The client forwards ``workspace/didChangeConfiguration``; the server then pulls the ``retrace``
 section with ``workspace/configuration`` (no restart: a running agent survives a settings
-change). Agent settings take effect at once; retention and the capture rules (excludes, size
-cap) at once in every open folder (:mod:`retrace.lsp.folder_settings`); nothing needs a restart
+change). Agent settings take effect at once, then every registered feature's ``on_settings``
+runs in the registry's order (:mod:`retrace.lsp.feature_lifecycle`: the remotes, the engines'
+retention and capture rules in every open folder, the metrics); nothing needs a restart
 (``restartRequired`` stays in the answer, empty, for clients that read it).
 """
 
@@ -18,7 +19,6 @@ from lsprotocol import types as lsp
 from pydantic import ValidationError
 
 from retrace.camel import validation_message
-from retrace.lsp import folder_remotes, folder_settings
 from retrace.lsp.startup import agent_settings
 from retrace.protocol.models import ServerSettings, SettingsUpdateResult
 
@@ -41,12 +41,7 @@ async def apply_settings(server: RetraceServer, settings: ServerSettings) -> Set
     if services is not None:
         base_url = services.fake_model_url
         services.agent.update_settings(agent_settings(settings, base_url, trusted=server.trusted))
-    if previous.remote != settings.remote:
-        await folder_remotes.apply_all(server, settings)
-    await folder_settings.apply_to_engines(server, previous, settings)
-    if previous.metrics != settings.metrics or previous.retention != settings.retention:
-        server.metrics.apply_port()
-        await server.metrics.check()
+    await server.features.on_settings(previous, settings)
     return SettingsUpdateResult(applied=services is not None, restart_required=[])
 
 

@@ -2,10 +2,12 @@
 
 On ``initialize`` the server starts :func:`start_services` in the background: the composition
 root (:func:`retrace.bootstrap.open_services`) opens the engine and the agent, with a host that
-talks to the client. The model SDK is not imported for it (seconds of CPU before the first
-timeline answer): it is imported in the background, :data:`WARM_SDK_AFTER_S` after the first
-timeline answer (:func:`after_first_answer`), like the other start-up work that can wait.
-:func:`shutdown` closes everything (idempotent), releasing the store lock.
+talks to the client. Then the registered features start (``RetraceServer.features``, in the
+registry's order: :mod:`retrace.lsp.feature_lifecycle`). The model SDK is not imported for it
+(seconds of CPU before the first timeline answer): the catch-up walk and the features' background
+work (the SDK's import among them) run once the first timeline answer is sent
+(:func:`after_first_answer`). :func:`shutdown` stops the features, then closes the engines
+(idempotent), releasing the store lock.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from retrace.engine.store.home import default_store_dir
 from retrace.lsp import editor_models, folder_remotes
 from retrace.lsp.folder_remotes import remote_settings
 from retrace.lsp.host import LspAgentHost
-from retrace.lsp.services import auto_gc, relay, store_health
+from retrace.lsp.services import relay
 from retrace.lsp.services.remote import RemoteSync, notifier
 from retrace.protocol.models import InitializationOptions, ServerSettings, TimelineDidChange
 
@@ -47,7 +49,6 @@ __all__ = [
     "shutdown",
     "start_services",
     "stop_agent",
-    "stop_remote",
 ]
 
 WARM_SDK_AFTER_S = 3.0
@@ -127,9 +128,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     )
     engine = services.engine
     log.info("workspace ready: head %s, %d session(s)", engine.head.id, len(engine.sessions()))
-    remote.start()
-    server.relay = relay.start(server, services, LspAgentHost(server).emit)
-    server.metrics.start(engine.store_dir, workspace, check=False)
+    await server.features.start(services)
     task = loop.create_task(after_first_answer(server, services))
     _background.add(task)
     task.add_done_callback(_background.discard)
@@ -141,42 +140,24 @@ _background: set[asyncio.Task[None]] = set()
 
 
 async def after_first_answer(server: RetraceServer, services: Services) -> None:
-    """Start-up's background work — the catch-up walk (changes made while no engine watched),
-    the store's quick check, the storage measure, the model SDK's import — begun once the first
-    timeline answer is sent (at most :data:`BACKGROUND_AFTER_S` after the services are ready):
-    before that answer they would take the interpreter from the request the user is waiting for.
-    Whatever needs the catch-up before then (a checkpoint, a restore) runs it first (the engine's
-    rule, :mod:`retrace.engine.catch_up`)."""
+    """Start-up's background work — the catch-up walk (changes made while no engine watched), then
+    the features' (the store's quick check, the storage measure, the model SDK's import, the
+    automatic cleanup…) — begun once the first timeline answer is sent (at most
+    :data:`BACKGROUND_AFTER_S` after the services are ready): before that answer they would take
+    the interpreter from the request the user is waiting for. Whatever needs the catch-up before
+    then (a checkpoint, a restore) runs it first (the engine's rule, :mod:`retrace.engine.catch_up`)."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(server.first_answer.wait(), BACKGROUND_AFTER_S)
     await catch_up(server, services)
-    await refresh_integrations(server, services.workspace)
-    store_health.start_background_check(server, services.engine.store_dir)
-    server.metrics.schedule_check()
+    await server.features.after_first_answer(services)
+
+
+def warm_sdk_later() -> None:
+    """Import the model SDK on a daemon thread, :data:`WARM_SDK_AFTER_S` from now (the start-up
+    chore ``warm_sdk``, :mod:`retrace.lsp.features.housekeeping`)."""
     warm = threading.Timer(WARM_SDK_AFTER_S, warm_sdk)
     warm.daemon = True
     warm.start()
-    await auto_gc.start(server, services)
-
-
-async def refresh_integrations(server: RetraceServer, workspace: Path) -> None:
-    """Another agent's hooks written by an earlier Retrace run an interpreter an update removed:
-    point them at this one (``app.hooks.settings_file.refresh``: never creates a settings file,
-    leaves entries that run another live interpreter). Log only; never in an untrusted workspace."""
-    if not server.trusted:
-        return
-    from retrace.app.hooks.settings_file import refresh  # loaded on use, after the first answer
-
-    try:
-        results, problems = await asyncio.to_thread(refresh, workspace)
-    except (RetraceError, OSError) as exc:
-        log.warning("could not look at other agents' hook settings: %s", exc)
-        return
-    for result in results:
-        if result.action != "unchanged":
-            log.info("%s hooks %s in %s (this interpreter)", result.title, result.action, result.file)
-    for problem in problems:
-        log.warning("other agent's hook settings left as they are: %s", problem)
 
 
 async def catch_up(server: RetraceServer, services: Services) -> None:
@@ -214,13 +195,6 @@ async def stop_agent(services: Services) -> None:
     await services.agent.mcp.close()
 
 
-def stop_remote(server: RetraceServer, wait_s: float) -> None:
-    """Push what is pending (at most ``wait_s`` seconds; the push resumes at the next start)."""
-    remote = server.remote
-    if remote is not None:
-        remote.stop(wait_s)
-
-
 def close_other_folders(server: RetraceServer) -> None:
     """Release the further folders' stores still open (their relays first); idempotent."""
     for relay_server in list(server.folder_relays.values()):
@@ -242,10 +216,9 @@ def close_other_folders(server: RetraceServer) -> None:
 
 
 def shutdown(server: RetraceServer) -> None:
-    """Close the services if they were started (safe to call more than once)."""
-    stop_remote(server, 0.0)
-    relay.stop(server.relay)  # before the engine releases the store: no call reaches a closed one
-    server.metrics.stop()
+    """Stop the features, then close the services if they were started (safe to call more than
+    once). The features first: no relayed call or push reaches an engine that let go."""
+    server.features.stop(0.0)
     close_other_folders(server)
     services = server.services_if_ready()
     if services is None:

@@ -23,7 +23,7 @@ from retrace.lsp.log import client_ready
 from retrace.lsp.rpc import NotReadyError
 from retrace.lsp.services.remote import SHUTDOWN_WAIT_S
 from retrace.lsp.settings import parse_settings, pull_settings
-from retrace.lsp.startup import Services, shutdown, start_services, stop_agent, stop_remote
+from retrace.lsp.startup import Services, shutdown, start_services, stop_agent
 from retrace.protocol.models import InitializationOptions, ServerSettings
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def register_lifecycle(server: RetraceServer, folders: Folders | None = None) ->
         if services is not None:
             await stop_agent(services)
         await folders.close_all(server)
-        await asyncio.to_thread(stop_remote, server, SHUTDOWN_WAIT_S)
+        await asyncio.to_thread(server.features.stop, SHUTDOWN_WAIT_S)  # pushes what is pending
         await asyncio.to_thread(shutdown, server)
 
 
