@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from lsp_support import APP_PY, AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import APP_PY, AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
 
 from retrace.offline import FakeModel
 
@@ -21,11 +21,6 @@ def workspace(tmp_path: Path) -> Path:
     (root / "notes.txt").write_bytes(b"todo: one\r\ntodo: two\r\n")
     (root / "logo.bin").write_bytes(bytes(range(256)))
     return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, EditorClient, start_editor, stop_editor, validate, wait_until
+from tests.lsp.lsp_support import APP_PY, EditorClient, start_editor, stop_editor, validate, wait_until
 
 from retrace.protocol.model_bridge import ModelChatParams
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, AUTO, fake_model, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import APP_PY, AUTO, fake_model, model_env, start_editor, stop_editor
 
 from retrace.relay import holder, wire
 from retrace.relay.client import RelayRefusedError, forward

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, EditorClient, start_editor, stop_editor, wait_until
+from tests.lsp.lsp_support import APP_PY, EditorClient, start_editor, stop_editor, wait_until
 
 from retrace.engine import Engine
 from retrace.engine.store import adopt as adopt_mod

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import (
+from tests.lsp.lsp_support import (
     APP_PY,
     AUTO,
     EditorClient,
@@ -45,11 +45,6 @@ def workspace(tmp_path: Path) -> Path:
     (root / "README.md").write_text("# Sample\n", "utf-8")
     (root / "src" / "app.py").write_text(APP_PY, "utf-8")
     return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
 
 
 @pytest.fixture

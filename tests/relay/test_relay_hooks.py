@@ -16,8 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
 from tests.app.hook_samples import SESSION, claude, claude_tool, gemini, gemini_tool
+from tests.lsp.lsp_support import (
+    AUTO,
+    EditorClient,
+    fake_model,
+    model_env,
+    start_editor,
+    stop_editor,
+    wait_until,
+)
 
 from retrace.app.hooks.model import session_id_for
 from retrace.relay import wire
@@ -35,11 +43,6 @@ def workspace(tmp_path: Path) -> Path:
     (root / "src" / "app.py").write_text("print('hi')\n", "utf-8")
     (root / "old.txt").write_text("old\n", "utf-8")
     return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
 
 
 @pytest.fixture
