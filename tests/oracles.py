@@ -9,14 +9,13 @@ Paths are relative to ``root``, ``/``-separated. None of them follows a link to 
 =====================  =========================================================================
 ``file_bytes``         file → its bytes. Regular files and links to files (read through the link);
                        directories, dangling links and links to directories unseen.
-``file_hashes``        the same walk, file → sha256 hex (for trees too big to keep in memory).
-``file_hashes_exec``   file → (sha256, owner-executable), ``os.walk``'s files (links to files read
-                       through).
 ``entries``            file or link → (kind ``file``/``symlink``, bytes or link target, owner
                        executable). Directories implied; other kinds (FIFO, socket) unseen.
 ``entry_hashes``       the same, with sha256 instead of bytes; ``.git`` left out unless asked.
 ``entries_and_modes``  EVERY entry, directories included → (kind, content): a directory's mode,
                        a link's target, a file's sha256 and full mode, ``other`` for the rest.
+``inodes``             EVERY entry, directories included → (inode, type bits): was it moved back,
+                       or recreated?
 =====================  =========================================================================
 """
 
@@ -42,24 +41,6 @@ def _files(root: Path) -> list[Path]:
 def file_bytes(root: Path) -> dict[str, bytes]:
     """path → bytes of every file under ``root`` (links to files read through; directories implied)."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in _files(root)}
-
-
-def file_hashes(root: Path) -> dict[str, str]:
-    """path → sha256 of every file under ``root`` (the walk of :func:`file_bytes`)."""
-    return {p.relative_to(root).as_posix(): _sha(p.read_bytes()) for p in _files(root)}
-
-
-def file_hashes_exec(root: Path) -> dict[str, tuple[str, bool]]:
-    """path → (sha256, owner-executable) for every file ``os.walk`` lists under ``root``."""
-    out: dict[str, tuple[str, bool]] = {}
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            p = Path(dirpath) / name
-            out[p.relative_to(root).as_posix()] = (
-                _sha(p.read_bytes()),
-                bool(p.lstat().st_mode & stat.S_IXUSR),
-            )
-    return out
 
 
 def _walk_links_and_files(root: Path, *, include_git: bool = True) -> list[tuple[str, str, os.stat_result]]:
@@ -118,4 +99,15 @@ def entries_and_modes(root: Path) -> dict[str, tuple[str, str]]:
                 out[rel] = ("file", _sha(p.read_bytes()) + oct(st.st_mode))
             else:
                 out[rel] = ("other", oct(stat.S_IFMT(st.st_mode)))
+    return out
+
+
+def inodes(root: Path) -> dict[str, tuple[int, int]]:
+    """path → (inode, file type bits) of every entry (directories included), links not followed."""
+    out: dict[str, tuple[int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            out[os.path.relpath(p, root).replace(os.sep, "/")] = (st.st_ino, stat.S_IFMT(st.st_mode))
     return out

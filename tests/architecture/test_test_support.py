@@ -1,7 +1,8 @@
 """The tests' own support has one owner per concept, and imports by package path.
 
 * **One definition of each shared oracle** (``tests/oracles.py``: what is on disk under a
-  folder) and of the CLI helper class (``tests/cli/cli_support.py``'s ``Cli``; the campaigns'
+  folder), of the sample-workspace factory (``tests/workspaces.py``'s ``project``) and of the CLI
+  helper class (``tests/cli/cli_support.py``'s ``Cli``; the campaigns'
   ``CampaignCli`` extends it). A second top-level ``def file_bytes`` (or ``class Cli``) anywhere
   under ``tests/`` or ``bench/`` fails: import the shared one, or add a variant to
   ``tests/oracles.py`` named for what it observes.
@@ -24,12 +25,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHARED: dict[str, str] = {
     "file_bytes": "tests/oracles.py",
-    "file_hashes": "tests/oracles.py",
-    "file_hashes_exec": "tests/oracles.py",
     "entries": "tests/oracles.py",
     "entry_hashes": "tests/oracles.py",
     "entries_and_modes": "tests/oracles.py",
+    "inodes": "tests/oracles.py",
     "Cli": "tests/cli/cli_support.py",
+    "project": "tests/workspaces.py",
 }
 """Each shared test helper name → the one file that may define it at module level."""
 
@@ -120,7 +121,7 @@ def _plant(tmp_path: Path, rel: str, text: str) -> Path:
 @pytest.mark.parametrize(
     "text",
     [
-        "def file_hashes(root):\n    return {}\n",
+        "def file_bytes(root):\n    return {}\n",
         "async def entries(root):\n    return {}\n",
         "class Cli:\n    pass\n",
     ],
@@ -129,7 +130,7 @@ def test_a_planted_second_definition_fails(tmp_path: Path, text: str) -> None:
     root = _plant(tmp_path, "tests/lsp/test_planted.py", text)
     assert len(second_definitions(root)) == 1
     # The owner itself may define it; a method of that name in a class is not a second oracle.
-    owner = _plant(tmp_path / "owner", "tests/oracles.py", "def file_hashes(root):\n    return {}\n")
+    owner = _plant(tmp_path / "owner", "tests/oracles.py", "def file_bytes(root):\n    return {}\n")
     assert second_definitions(owner) == []
     method = _plant(
         tmp_path / "method", "tests/x.py", "class A:\n    def entries(self):\n        return {}\n"

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 from tests.mcp_server.mcp_support import Seeded, seed
+from tests.workspaces import project
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    root.mkdir()
-    return root
+    return project(tmp_path, "work space")
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from tests.lsp.lsp_support import (
     stop_editor,
     wait_until,
 )
+from tests.workspaces import project
 
 from retrace.offline import FakeModel
 from retrace.relay import wire
@@ -40,11 +41,7 @@ RETRACE = Path(sys.executable).with_name("retrace")
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    (root / "src").mkdir(parents=True)
-    (root / "README.md").write_text("# Sample\n", "utf-8")
-    (root / "src" / "app.py").write_text(APP_PY, "utf-8")
-    return root
+    return project(tmp_path, "work space", {"README.md": "# Sample\n", "src/app.py": APP_PY})
 
 
 @pytest.fixture

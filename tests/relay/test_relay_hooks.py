@@ -26,6 +26,7 @@ from tests.lsp.lsp_support import (
     stop_editor,
     wait_until,
 )
+from tests.workspaces import project
 
 from retrace.app.hooks.model import session_id_for
 from retrace.relay import wire
@@ -38,11 +39,7 @@ SID = session_id_for("claude-code", SESSION)
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("print('hi')\n", "utf-8")
-    (root / "old.txt").write_text("old\n", "utf-8")
-    return root
+    return project(tmp_path, "project", {"src/app.py": "print('hi')\n", "old.txt": "old\n"})
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ while the engine's capture, restore and storage code is rewritten underneath.
   campaign fails, so the report shows what went wrong) and then fails the test if anything did.
 - :func:`restore_and_undo` is the common oracle: an applied restore gives the checkpoint's tree,
   and restoring the undo point it names gives back the tree from before it.
-- :func:`tree` (from the conftest) is the ground truth; :func:`write_tree` puts a recorded tree
+- ``tests.oracles.entries`` is the ground truth; :func:`write_tree` puts a recorded tree
   back on disk; :func:`tree_delta` says briefly how two trees differ.
 """
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.oracles import file_hashes_exec
+from tests.oracles import entry_hashes
 from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 
@@ -25,7 +25,7 @@ def _pushed_session(
             eng.checkpoint(f"a {i}")
         ids = [c.id for c in eng.timeline(sid)]
     a.add_remote().push()
-    return ids, file_hashes_exec(a.ws)
+    return ids, entry_hashes(a.ws, include_git=True)
 
 
 def _local_work(b: Machine, n: int) -> list[str]:
@@ -50,7 +50,7 @@ def test_opening_a_newer_session_keeps_the_local_head_on_the_next_open(tmp_path:
         assert nxt.parent == mine[-1]
         assert set(theirs) <= {c.id for c in eng.timeline()}
         eng.restore(theirs[-1], force=True)  # their work is one restore away
-        assert file_hashes_exec(b.ws) == their_tree
+        assert entry_hashes(b.ws, include_git=True) == their_tree
         assert eng.head.parent == nxt.id and eng.head.kind == "restore"
 
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from tests.engine.conftest import write
-from tests.oracles import entry_hashes
+from tests.oracles import entry_hashes, inodes
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.restore import faults
@@ -45,17 +45,6 @@ def fresh(root: Path) -> tuple[Path, Path]:
     ws = root / "ws"
     ws.mkdir(parents=True)
     return ws, root / "store"
-
-
-def inodes(root: Path) -> dict[str, tuple[int, int]]:
-    """path → (inode, file type bits) of every entry (directories included), links not followed."""
-    out: dict[str, tuple[int, int]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            st = os.lstat(p)
-            out[os.path.relpath(p, root)] = (st.st_ino, st.st_mode & 0o170000)
-    return out
 
 
 def same_size_preserved_mtime(path: Path) -> bytes:
