@@ -113,8 +113,7 @@ print(json.dumps(out))
 def long_store(server: Path, runs: int, trace: bool) -> list[dict[str, object]]:
     import json
 
-    sys.path[:0] = [str(ROOT / "tests" / "e2e")]
-    from seed_long import cached, copy_to  # type: ignore[import-not-found]
+    from tests.e2e.seed_long import cached, copy_to
 
     base = WORK / "long"
     ws, store = base / "ws", base / "store"

@@ -22,14 +22,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.e2e.seed_long import cached, copy_to, start
+
 from retrace.app.timeline import TimelineCache, select
 from retrace.engine import Engine
 from retrace.protocol.models import DiffParams
 from retrace.protocol.timeline import TimelineFilter, TimelineTreeParams, TimelineTreeResult
 from retrace.text import truncate_utf8_lines as truncate_patch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
-from seed_long import cached, copy_to, start  # type: ignore[import-not-found]  # a test fixture script
 
 
 def _ms(fn: Callable[[], object], repeat: int) -> list[float]:

@@ -26,11 +26,14 @@ server out.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,6 +188,17 @@ class Exit:
         return os.waitstatus_to_exitcode(self.status)
 
 
+@dataclass
+class Ran:
+    """A command :meth:`ForkServer.run` ran to its end: its exit, its captured output, and whether
+    it was killed for running past its timeout."""
+
+    exit: Exit
+    stdout: bytes
+    stderr: bytes
+    killed: bool
+
+
 class ForkServer:
     """One fork server process; thread-safe (commands may run side by side)."""
 
@@ -275,6 +289,30 @@ class ForkServer:
                     raise RuntimeError("the CLI fork server exited")
                 self._changed.wait()
             return self._exited.pop(pid)
+
+    def run(self, code: str, argv: list[str], *, env: dict[str, str], timeout: float) -> Ran:
+        """:meth:`spawn` a command with stdin from the null device and stdout / stderr captured,
+        killed (``SIGKILL``) after ``timeout`` seconds; wait for it. THE fork path of every helper
+        that runs the CLI (``tests/cli/cli_support.py``, ``tests/reliability/cli_support.py``)."""
+        with tempfile.TemporaryDirectory(prefix="retrace-cli-") as tmp:
+            out, err = Path(tmp, "out"), Path(tmp, "err")
+            out.touch()
+            err.touch()
+            pid = self.spawn(code, argv, env=env, stdout=out, stderr=err)
+            killed = threading.Event()
+
+            def kill() -> None:
+                killed.set()
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+            timer = threading.Timer(timeout, kill)
+            timer.start()
+            try:
+                exited = self.wait(pid)
+            finally:
+                timer.cancel()
+            return Ran(exited, out.read_bytes(), err.read_bytes(), killed.is_set())
 
     def exited(self, pid: int) -> Exit | None:
         """The exit of ``pid`` if it has ended (taken: a second call says ``None``), else ``None``."""

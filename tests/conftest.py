@@ -35,6 +35,13 @@ def pytest_unconfigure() -> None:
     shutil.rmtree(_HOME, ignore_errors=True)
 
 
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A store path of the test's own (not created: the engine or the CLI makes it). A test
+    module or folder needing another (an existing folder, a path with a space) defines its own."""
+    return tmp_path / "store"
+
+
 # ---------------------------------------------------------------- measured test durations
 # tests/timings.json holds each test's measured duration (setup + call + teardown, seconds) from
 # a full run (regenerate: `RETRACE_TEST_TIMINGS=record bash scripts/test.sh`, or any pytest run with

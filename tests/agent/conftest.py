@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.workspaces import project
 
 from retrace.agent.notifications import PermissionDecision, PermissionRequest
 from retrace.agent.permissions import PermissionSettings
@@ -106,13 +107,16 @@ def settings_for(fake: FakeModel, **changes: Any) -> AgentSettings:
 
 
 def make_workspace(root: Path) -> Path:
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "README.md").write_text("# Sample\n\nA sample project.\n")
-    (ws / "src" / "app.py").write_text(APP_PY)
-    (ws / "src" / "util.py").write_text("def add(a, b):\n    return a + b\n")
-    (ws / "notes.txt").write_text("remember the milk\n")
-    return ws
+    return project(
+        root,
+        "ws",
+        {
+            "README.md": "# Sample\n\nA sample project.\n",
+            "src/app.py": APP_PY,
+            "src/util.py": "def add(a, b):\n    return a + b\n",
+            "notes.txt": "remember the milk\n",
+        },
+    )
 
 
 HarnessFactory = Callable[..., Any]

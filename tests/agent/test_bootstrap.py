@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.oracles import file_bytes
 
 from retrace.agent.model.anthropic_family import AnthropicFamilyClient
 from retrace.agent.permissions import PermissionSettings
@@ -45,7 +46,7 @@ async def test_offline_demo_in_a_demo_folder_when_nothing_is_configured(tmp_path
 
 async def test_no_key_in_a_real_folder_starts_no_model_and_refuses_turns(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
-    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    before = file_bytes(ws)
     services = await open_services(ws, tmp_path / "store", RecordingHost(), AUTO, endpoint=ModelEndpoint())
     try:
         assert services.fake_model_url is None
@@ -56,7 +57,7 @@ async def test_no_key_in_a_real_folder_starts_no_model_and_refuses_turns(tmp_pat
         assert services.model_mode("http://127.0.0.1:9") == "live"
     finally:
         services.close()
-    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
+    assert file_bytes(ws) == before
 
 
 async def test_a_configured_endpoint_is_used_and_no_fake_is_started(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.oracles import file_bytes
 
 from retrace.agent.folders import folders_prompt, route
 from retrace.agent.tools import ToolContext, ToolResult, execute
@@ -80,10 +81,10 @@ REFUSED = [
 @pytest.mark.parametrize(("raw", "words"), REFUSED)
 async def test_refused_everywhere(roots: tuple[Path, Path], raw: str, words: str) -> None:
     web, api = roots
-    before = {p: p.read_bytes() for root in roots for p in root.rglob("*") if p.is_file()}
+    before = {root: file_bytes(root) for root in roots}
     result = await run(context(web, api), "write_file", path=raw, content="x\n")
     assert result.is_error and words in result.output, result.output
-    assert {p: p.read_bytes() for root in roots for p in root.rglob("*") if p.is_file()} == before
+    assert {root: file_bytes(root) for root in roots} == before
 
 
 async def test_symlink_out_of_the_other_folder_is_refused(roots: tuple[Path, Path], tmp_path: Path) -> None:

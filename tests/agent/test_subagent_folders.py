@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.oracles import file_bytes
 
 from retrace.agent.subagents.apply import NetChange, merge_into
 from retrace.agent.subagents.child import brief
@@ -21,10 +22,6 @@ from retrace.engine.config import EngineConfig
 from retrace.engine.folders import Folder
 
 NEW = Version(b"package main\n\nfunc main() {}\n")
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
@@ -53,7 +50,7 @@ def test_a_path_under_another_folders_name_is_refused_and_the_rest_applied(
     roots: tuple[Path, Path, Path], rel: str
 ) -> None:
     web, api, docs = roots
-    before_api, before_docs = tree(api), tree(docs)
+    before_api, before_docs = file_bytes(api), file_bytes(docs)
     change = NetChange({rel: (None, NEW), "src/i.ts": (Version(b"a = 1\n"), Version(b"a = 2\n"))})
     merged = merge_into(context(web, api, docs), change)
     assert merged.written == ["src/i.ts"], "the first folder's own change still lands"
@@ -61,7 +58,7 @@ def test_a_path_under_another_folders_name_is_refused_and_the_rest_applied(
     reason = merged.conflicts[0].reason
     assert "api" in reason and "web" in reason and "subagent" in reason, reason
     assert not (web / "api").exists(), "no stray directory named like another folder"
-    assert (tree(api), tree(docs)) == (before_api, before_docs), "the other folders untouched"
+    assert (file_bytes(api), file_bytes(docs)) == (before_api, before_docs), "the other folders untouched"
 
 
 def test_a_directory_the_first_folder_really_has_is_the_first_folders(roots: tuple[Path, Path, Path]) -> None:
@@ -70,7 +67,7 @@ def test_a_directory_the_first_folder_really_has_is_the_first_folders(roots: tup
     merged = merge_into(context(web, api, docs), change)
     assert (merged.written, merged.conflicts) == (["docs/guide.md"], [])
     assert (web / "docs" / "guide.md").read_bytes() == b"# guide, better\n"
-    assert tree(docs) == {}
+    assert file_bytes(docs) == {}
 
 
 def test_one_folder_merges_as_always(tmp_path: Path) -> None:

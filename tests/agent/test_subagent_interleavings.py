@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.oracles import file_bytes
 
 from retrace.agent.session import AgentService
 from retrace.engine import Engine
@@ -27,10 +28,6 @@ pytestmark = pytest.mark.slow
 FILES = ["README.md", "src/app.py", "src/util.py", "notes.txt", "new/a.txt", "new/b.txt"]
 # One child: the files it writes (disjoint from the others'), its stream delay, its call count.
 CHILD = st.tuples(st.integers(min_value=0, max_value=40), st.integers(min_value=1, max_value=2))
-
-
-def _state(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def _scenario(plan: list[tuple[list[str], int, int]]) -> list[dict[str, Any]]:
@@ -52,7 +49,7 @@ def _scenario(plan: list[tuple[list[str], int, int]]) -> list[dict[str, Any]]:
 
 async def _run(plan: list[tuple[list[str], int, int]], root: Path) -> None:
     ws = make_workspace(root)
-    before = _state(ws)
+    before = file_bytes(ws)
     engine = await asyncio.to_thread(Engine.open, ws, root / "store", config=EngineConfig(watcher=False))
     fake = FakeModel(Scenario.model_validate({"responses": _scenario(plan)}))
     fake.start()
@@ -65,7 +62,7 @@ async def _run(plan: list[tuple[list[str], int, int]], root: Path) -> None:
         for n, (paths, _delay, calls) in enumerate(plan):
             for p in paths:
                 expected[p] = f"{p} by child {n} call {calls - 1}\n".encode()
-        assert _state(ws) == expected
+        assert file_bytes(ws) == expected
         cps = [c for c in engine.timeline(sid) if c.kind == "tool"]
         assert [sorted(f.path for f in c.files) for c in cps] == [
             sorted(p for p in paths if expected[p] != before.get(p)) for paths, _, _ in plan

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.oracles import file_bytes
 
 from retrace.agent.subagents.apply import NetChange, merge_into
 from retrace.agent.subagents.merge import MergeStep, Version, decide
@@ -68,10 +69,6 @@ CONTENT = st.binary(max_size=40).map(lambda b: b.replace(b"\x00", b"0"))
 CHANGE = st.dictionaries(NAMES, st.one_of(st.none(), CONTENT), max_size=4)
 
 
-def _state(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
 def _write_state(root: Path, state: dict[str, bytes]) -> None:
     for rel, data in state.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +121,7 @@ def test_disjoint_children_merge_to_their_sequential_application(
         outcome = merge_into(ctx, _net(base, disjoint[index]))
         conflicts += outcome.conflicts
     assert conflicts == []
-    assert _state(root) == expected
+    assert file_bytes(root) == expected
 
 
 @settings(max_examples=60, deadline=None)

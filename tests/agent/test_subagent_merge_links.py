@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.engine.test_writer_forged_plans import snapshot
+from tests.oracles import entries_and_modes
 
 from retrace.agent.subagents.apply import NetChange, merge_into
 from retrace.agent.subagents.merge import Version
@@ -96,17 +96,21 @@ def check_merge(base: Path, child: dict[str, str]) -> None:
     ws, outside = layout(base)
     eng = Engine.open(ws, base / "store", config=EngineConfig(watcher=False))
     try:
-        before_git, before_out, before_ws = snapshot(ws / ".git"), snapshot(outside), snapshot(ws)
+        before_git, before_out, before_ws = (
+            entries_and_modes(ws / ".git"),
+            entries_and_modes(outside),
+            entries_and_modes(ws),
+        )
         change, want = net_change_for(child)
         merged = merge_into(ToolContext(workspace=ws, engine_config=EngineConfig(watcher=False)), change)
-        assert snapshot(ws / ".git") == before_git
-        assert snapshot(outside) == before_out
+        assert entries_and_modes(ws / ".git") == before_git
+        assert entries_and_modes(outside) == before_out
         for rel in merged.written:
             assert holds(ws, rel) == want[rel], rel
         conflicted = {c.path for c in merged.conflicts}
         assert conflicted | set(merged.written) == set(change.changes)
         touched = set(merged.written) | {p.split("/")[0] for p in merged.written}
-        after = snapshot(ws)
+        after = entries_and_modes(ws)
         for rel, value in before_ws.items():
             if not any(rel == t or rel.startswith(t + "/") for t in touched):
                 assert after.get(rel) == value, rel
@@ -136,9 +140,9 @@ def test_random_link_layouts_under_a_merge(
 )
 def test_a_forged_child_path_is_a_conflict(tmp_path: Path, rel: str) -> None:
     ws, outside = layout(tmp_path)
-    before_git, before_out = snapshot(ws / ".git"), snapshot(outside)
+    before_git, before_out = entries_and_modes(ws / ".git"), entries_and_modes(outside)
     change = NetChange(changes={rel: (None, Version(b"evil\n"))})
     merged = merge_into(ToolContext(workspace=ws, engine_config=EngineConfig(watcher=False)), change)
     assert merged.written == []
     assert [c.path for c in merged.conflicts] == [rel]
-    assert snapshot(ws / ".git") == before_git and snapshot(outside) == before_out
+    assert entries_and_modes(ws / ".git") == before_git and entries_and_modes(outside) == before_out

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.oracles import file_bytes
+
 from retrace.agent.model.interface import TextSink
 from retrace.agent.model.providers import NO_EDITOR
 from retrace.agent.model.settings import ModelSettings
@@ -71,7 +73,7 @@ async def test_a_turn_through_the_editors_models(tmp_path: Path) -> None:
 
 async def test_without_an_editor_the_turn_ends_with_one_line(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
-    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    before = file_bytes(ws)
     host = RecordingHost()
     services = await open_services(ws, tmp_path / "store", host, SETTINGS, endpoint=ModelEndpoint())
     try:
@@ -82,4 +84,4 @@ async def test_without_an_editor_the_turn_ends_with_one_line(tmp_path: Path) -> 
         assert not host.of("checkpointCreated")
     finally:
         services.close()
-    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
+    assert file_bytes(ws) == before

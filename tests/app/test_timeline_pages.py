@@ -4,21 +4,18 @@ calls, a restore and its head move) equals a fresh build, without rebuilding."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from tests.e2e.seed_long import start
 
 from retrace.app.timeline import StoryPages, TimelineCache, ToolFact, UnknownCursorError, select
 from retrace.app.timeline import pages as pages_module
 from retrace.app.timeline.cache import ALL_ROWS
 from retrace.engine import Engine
 from retrace.protocol.timeline import SessionStory, StoryRow, StoryTurn, TimelineFilter, TimelineTreeParams
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from seed_long import start
 
 TURNS, STEPS = 6, 5
 

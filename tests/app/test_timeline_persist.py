@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.e2e.seed_long import start
 
 from retrace.app.timeline import StoryPages, TimelineCache
 from retrace.app.timeline.cache import ALL_ROWS
@@ -20,9 +20,6 @@ from retrace.app.timeline.persist import FILE_NAME, load_records
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig, RetentionPolicy
 from retrace.engine.store.layout import StoreLayout
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from seed_long import start
 
 STEPS = 4
 

@@ -4,16 +4,14 @@ be told apart, the restore in place. How long the tree takes is a benchmark, not
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
+
+from tests.e2e.seed_story import seed
 
 from retrace.app.timeline import build_stories, facts_from_events
 from retrace.engine import Engine
 from retrace.protocol.timeline import StoryRow, StoryTurn, TimelineTreeResult
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from seed_story import seed
 
 
 def test_500_step_session(tmp_path: Path) -> None:

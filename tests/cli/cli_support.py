@@ -3,31 +3,17 @@ tests and the data-safety tests."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
-import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
 from tests import cli_forkserver
 
 RETRACE = Path(sys.executable).with_name("retrace")
-
-
-def tree(root: Path) -> dict[str, str]:
-    """path → sha256 of every file under ``root`` (directories implied)."""
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 _CONSOLE_SCRIPT = RETRACE.read_text("utf-8") if RETRACE.exists() else ""
@@ -69,39 +55,26 @@ def run(cmd: list[str], env: dict[str, str], *, timeout: float) -> subprocess.Co
             stdin=subprocess.DEVNULL,
         )
     code, argv = forked
-    server = cli_forkserver.server()
-    with tempfile.TemporaryDirectory(prefix="retrace-cli-") as tmp:
-        out, err = Path(tmp, "out"), Path(tmp, "err")
-        out.touch()
-        err.touch()
-        pid = server.spawn(code, argv, env=env, stdout=out, stderr=err)
-        killed = threading.Event()
-
-        def kill() -> None:
-            killed.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-
-        timer = threading.Timer(timeout, kill)
-        timer.start()
-        try:
-            exited = server.wait(pid)
-        finally:
-            timer.cancel()
-        stdout, stderr = _text(out), _text(err)
-    if killed.is_set():
+    ran = cli_forkserver.server().run(code, argv, env=env, timeout=timeout)
+    stdout, stderr = _text(ran.stdout), _text(ran.stderr)
+    if ran.killed:
         raise subprocess.TimeoutExpired(cmd, timeout, stdout, stderr)
-    return subprocess.CompletedProcess(cmd, exited.code, stdout, stderr)
+    return subprocess.CompletedProcess(cmd, ran.exit.code, stdout, stderr)
 
 
-def _text(path: Path) -> str:
+def _text(data: bytes) -> str:
     """A captured stream as ``subprocess.run(..., text=True)`` gives it (the locale's encoding,
     universal newlines)."""
-    with path.open("rb") as raw, io.TextIOWrapper(raw) as text:
+    with io.TextIOWrapper(io.BytesIO(data)) as text:
         return text.read()
 
 
 class Cli:
+    """``retrace <args> --workspace W --store S``, one process per call (a fork of the CLI fork
+    server): ``cli(...)`` asserts no traceback and the exit code; ``cli.json(...)`` parses
+    ``--json``. The campaigns' :class:`tests.reliability.cli_support.CampaignCli` is this class
+    measuring each command's peak RSS and raising ``CliError`` instead of asserting."""
+
     def __init__(self, workspace: Path, store: Path) -> None:
         self.workspace = workspace
         self.store = store

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.cli_support import RETRACE, Cli, tree
+from tests.cli.cli_support import RETRACE, Cli
+from tests.oracles import file_bytes
 from tests.process_support import dies
+from tests.workspaces import project
 
 from retrace.engine import Engine
 
@@ -37,12 +39,12 @@ def assert_one_error_line(proc: subprocess.CompletedProcess[str], *needles: str)
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "my wörk space"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "app.py").write_text("def main():\n    return 1\n")
-    (ws / "notes ü.txt").write_text("first notes\n")
-    (ws / "gone.txt").write_text("delete me\n")
-    return ws
+    files = {
+        "src/app.py": "def main():\n    return 1\n",
+        "notes ü.txt": "first notes\n",
+        "gone.txt": "delete me\n",
+    }
+    return project(tmp_path, "my wörk space", files)
 
 
 @pytest.fixture
@@ -168,14 +170,14 @@ def test_diff_patch_stat_and_json(initialised: Cli) -> None:
 
 def test_round_trip_checkpoint_edit_restore_undo(initialised: Cli) -> None:
     cli = initialised
-    original = tree(cli.workspace)
+    original = file_bytes(cli.workspace)
     base = cli.json("log")[0]["id"]
 
     (cli.workspace / "src" / "app.py").write_text("def main():\n    return 'changed'\n")
     (cli.workspace / "gone.txt").unlink()
     (cli.workspace / "src" / "zusätzlich.py").write_text("EXTRA = True\n")
     edited_id = cli("checkpoint", "--label", "agent work").stdout.strip()
-    edited = tree(cli.workspace)
+    edited = file_bytes(cli.workspace)
     assert edited != original
 
     # `retrace checkpoint` claims what changed since the last checkpoint as the caller's own
@@ -190,25 +192,25 @@ def test_round_trip_checkpoint_edit_restore_undo(initialised: Cli) -> None:
     ]
     assert conflicts == ["late.txt"], refused.stdout
     (cli.workspace / "late.txt").unlink()
-    assert tree(cli.workspace) == edited
+    assert file_bytes(cli.workspace) == edited
 
     preview = cli.json("restore", base, "--dry-run")
     assert preview["dryRun"] is True and preview["kind"] == "preview"
     planned = {f["path"]: f["action"] for f in preview["plan"]["files"]}
     assert planned == {"src/app.py": "overwrite", "gone.txt": "create", "src/zusätzlich.py": "delete"}
-    assert tree(cli.workspace) == edited
+    assert file_bytes(cli.workspace) == edited
 
     applied = cli.json("restore", base)
     assert applied["kind"] == "applied" and applied["dryRun"] is False
     assert {f["path"] for f in applied["files"]} == set(planned)
-    assert tree(cli.workspace) == original
+    assert file_bytes(cli.workspace) == original
     restore_cp = applied["checkpoint"]
     assert restore_cp["kind"] == "restore" and restore_cp["restoredFrom"] == base
 
     # Undo = restore the checkpoint the restore was taken from; it is never a conflict.
     undo = cli("restore", restore_cp["parent"])
     assert undo.stdout.startswith("Restored ") and "Undo with: retrace restore" in undo.stdout
-    assert tree(cli.workspace) == edited
+    assert file_bytes(cli.workspace) == edited
     log = cli.json("log")
     assert (
         log[-1]["head"] and log[-1]["kind"] == "restore" and log[-1]["restoredFrom"] == restore_cp["parent"]
@@ -220,7 +222,7 @@ def test_conflicting_user_edit_is_kept_unless_resolved(initialised: Cli) -> None
     cli = initialised
     base = cli.json("log")[0]["id"]
     (cli.workspace / "notes ü.txt").write_text("my own notes, not the agent's\n")
-    before = tree(cli.workspace)
+    before = file_bytes(cli.workspace)
 
     preview = cli.json("restore", base, "--dry-run")  # a dry run always exits 0, conflicts or not
     assert preview["kind"] == "conflict" and preview["dryRun"] is True
@@ -228,7 +230,7 @@ def test_conflicting_user_edit_is_kept_unless_resolved(initialised: Cli) -> None
     assert refused["kind"] == "conflict"
     conflict = next(f for f in refused["plan"]["files"] if f["path"] == "notes ü.txt")
     assert conflict["action"] == "conflict" and conflict["conflict"]["reason"] in ("external", "unrecorded")
-    assert tree(cli.workspace) == before
+    assert file_bytes(cli.workspace) == before
 
     kept = cli.json("restore", base, "--resolve", "notes ü.txt=skip")
     assert kept["kind"] in ("applied", "nothingToRestore")
@@ -261,11 +263,11 @@ def test_conversation_mode_is_honest_without_a_conversation(initialised: Cli) ->
     base = cli.json("log")[0]["id"]
     (cli.workspace / "src" / "app.py").write_text("changed\n")
     cli("checkpoint")
-    before = tree(cli.workspace)
+    before = file_bytes(cli.workspace)
     out = cli.json("restore", base, "--mode", "conversation")
     assert out["kind"] == "nothingToRestore" and out["mode"] == "conversation"
     assert out["conversation"]["restored"] is False and out["conversation"]["message"]
-    assert tree(cli.workspace) == before  # a conversation restore never touches files
+    assert file_bytes(cli.workspace) == before  # a conversation restore never touches files
     assert "has no conversation" in cli("restore", base, "--mode", "conversation").stdout
 
 
@@ -274,12 +276,12 @@ def test_headless_run_then_restore_both(initialised: Cli) -> None:
     cli = initialised
     cli.env = {k: v for k, v in cli.env.items() if not k.startswith("ANTHROPIC_")}
     cli.env["RETRACE_FAKE_MODEL"] = "e2e"
-    before = tree(cli.workspace)
+    before = file_bytes(cli.workspace)
     run = cli("run", "make the e2e changes")
     assert "session " in run.stdout
     tools = [c for c in cli.json("log") if c["kind"] == "tool"]
     assert tools and all(c["conversation"] for c in tools)
-    assert tree(cli.workspace) != before
+    assert file_bytes(cli.workspace) != before
 
     first = tools[0]["id"]
     both = cli.json("restore", first, "--mode", "both")
@@ -287,11 +289,11 @@ def test_headless_run_then_restore_both(initialised: Cli) -> None:
     assert both["conversation"]["restored"] is True and both["conversation"]["head"]
     assert both["conversation"]["sessionId"] == tools[0]["sessionId"]
     assert cli.json("diff", first) == []  # the workspace is the first call's state again
-    after_restore = tree(cli.workspace)
+    after_restore = file_bytes(cli.workspace)
 
     conv_only = cli("restore", tools[-1]["id"], "--mode", "conversation")
     assert "moved to checkpoint" in conv_only.stdout and "Files were left as they are." in conv_only.stdout
-    assert tree(cli.workspace) == after_restore
+    assert file_bytes(cli.workspace) == after_restore
     # The command line's restores are journaled for the editor's "undo last restore", whatever the
     # mode: the last one is the conversation-only restore, with the head it moved away from.
     from retrace.app.restore_undo import last_restore

@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
 from seed_story import seed
 
 from retrace.app.metrics.storage import Series, usage

@@ -108,7 +108,7 @@ class _Writer:
             self.calls[call_id] = (tool, tool_input)
             self.event({"type": "toolCallIntent", "id": call_id, "tool": tool, "input": tool_input,
                         "turnId": turn_id, "messageId": assistant})  # fmt: skip
-            result = {"type": "toolCallResult", "id": call_id, "tool": tool, "status": "ok"}
+            result: dict[str, Any] = {"type": "toolCallResult", "id": call_id, "tool": tool, "status": "ok"}
             result |= {"output": "ok", "isError": False}
             self.event({**result, "durationMs": 1, "changedPaths": [rel], "turnId": turn_id})
             label = f"{tool}: {tool_input.get('path') or tool_input.get('command')}"

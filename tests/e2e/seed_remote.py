@@ -11,11 +11,10 @@ import json
 import sys
 from pathlib import Path
 
+from seed_story import seed
+
 from retrace.engine import Engine
 from retrace.sync import RemoteService
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from seed_story import seed
 
 
 def main(argv: list[str]) -> int:

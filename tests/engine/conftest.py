@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
-import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,38 +9,12 @@ import pytest
 
 from retrace.engine import Engine, EngineConfig
 
-TreeState = dict[str, tuple[str, str, bool]]
-
-
-def tree_state(root: Path, *, include_git: bool = False) -> TreeState:
-    """path → (kind, sha256 of bytes or link target, executable) for every file and link."""
-    out: TreeState = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        if not include_git:
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-        names = list(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        for name in names:
-            p = os.path.join(dirpath, name)
-            rel = os.path.relpath(p, root).replace(os.sep, "/")
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                out[rel] = ("symlink", os.readlink(p), False)
-            else:
-                with open(p, "rb") as f:
-                    out[rel] = ("file", hashlib.sha256(f.read()).hexdigest(), bool(st.st_mode & 0o100))
-    return out
-
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     d = tmp_path / "work space ü"
     d.mkdir()
     return d
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
 
 
 @pytest.fixture

@@ -158,11 +158,6 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
-
-
-@pytest.fixture
 def engine(ws: Path, store: Path) -> Iterator[Engine]:
     eng = Engine.open(ws, store, config=EngineConfig(watcher=False))
     yield eng

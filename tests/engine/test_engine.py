@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.errors import PathOutsideWorkspace, RetraceError, StoreLocked, UnknownCheckpoint
@@ -23,14 +24,14 @@ def test_baseline_then_edit_checkpoint_and_restore(ws: Path, open_engine: Open) 
     eng = open_engine()
     base = eng.head
     assert base.kind == "baseline" and base.parent is None and base.meta["files"] == 2
-    before = tree_state(ws)
+    before = entry_hashes(ws)
     write(ws, "a.txt", "one\ntwo\n")
     cp = eng.checkpoint("edit", ["a.txt"], kind="tool", tool="edit_file")
     assert [(f.path, f.status, f.additions, f.deletions) for f in cp.files] == [("a.txt", "modified", 1, 0)]
     assert cp.parent == base.id and eng.head.id == cp.id
     out = eng.restore(base.id)
     assert out.kind == "applied"
-    assert tree_state(ws) == before
+    assert entry_hashes(ws) == before
     assert out.checkpoint is not None and out.checkpoint.kind == "restore"
     assert out.checkpoint.restored_from == base.id and out.checkpoint.parent == cp.id
     # Undo of the restore = restore its parent.
@@ -45,7 +46,7 @@ def test_shell_detection_create_delete_rename_chmod_symlink(ws: Path, open_engin
     write(ws, "gone.txt", "bye")
     write(ws, "run.sh", "#!/bin/sh\necho hi\n")
     eng = open_engine()
-    base_state = tree_state(ws)
+    base_state = entry_hashes(ws)
     subprocess.run(
         "mv 'old name.txt' 'new name.txt' && rm gone.txt && chmod +x run.sh && mkdir -p x/y "
         "&& printf 'z' > x/y/z.bin && ln -s keep.txt link && : > empty",
@@ -63,12 +64,12 @@ def test_shell_detection_create_delete_rename_chmod_symlink(ws: Path, open_engin
         ("link", "added", None),
         ("empty", "added", None),
     }
-    after = tree_state(ws)
+    after = entry_hashes(ws)
     assert eng.restore(eng.timeline()[0].id).kind == "applied"
-    assert tree_state(ws) == base_state
+    assert entry_hashes(ws) == base_state
     assert not (ws / "x").exists(), "directories emptied by the restore are removed"
     assert eng.restore(cp.id).kind == "applied"
-    assert tree_state(ws) == after
+    assert entry_hashes(ws) == after
     assert os.readlink(ws / "link") == "keep.txt"
 
 
@@ -208,7 +209,7 @@ def test_nested_git_repo_is_never_touched(ws: Path, open_engine: Open) -> None:
     write(ws, "inner/.gitignore", "*.log\n")
     write(ws, "inner/debug.log", "ignored")
     subprocess.run(["git", "-C", str(ws / "inner"), "add", "."], check=True)
-    git_before = tree_state(ws / "inner" / ".git", include_git=True)
+    git_before = entry_hashes(ws / "inner" / ".git", include_git=True)
     eng = open_engine()
     base = eng.head.id
     write(ws, "inner/code.py", "print(2)\n")
@@ -217,7 +218,7 @@ def test_nested_git_repo_is_never_touched(ws: Path, open_engine: Open) -> None:
     assert [f.path for f in cp.files] == ["inner/code.py"]
     assert eng.restore(base).kind == "applied"
     assert (ws / "inner/code.py").read_text() == "print(1)\n"
-    assert tree_state(ws / "inner" / ".git", include_git=True) == git_before
+    assert entry_hashes(ws / "inner" / ".git", include_git=True) == git_before
     assert not any(".git/" in p or p.startswith(".git") for p in eng.head_manifest)
 
 

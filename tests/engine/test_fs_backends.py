@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine, EngineConfig, fsops
 from retrace.engine import workspace as workspace_module
@@ -131,7 +132,7 @@ def test_a_swap_inside_the_call_is_detected_and_undone(
     write(outside, "keep.txt", "OUTSIDE\n")
     write(outside, "sub/new.txt", "OUTSIDE, same name\n")  # what a rename through the link would take
     write(outside, "a.txt", "OUTSIDE, same name\n")
-    before_outside = tree_state(outside)
+    before_outside = entry_hashes(outside)
     with Engine.open(ws, tmp_path / "store") as eng:
         base = eng.head.id
         write(ws, "d/a.txt", "two\n")
@@ -145,16 +146,16 @@ def test_a_swap_inside_the_call_is_detected_and_undone(
             target = eng.timeline()[-2].id
         else:
             target = base
-        state = tree_state(ws)
+        state = entry_hashes(ws)
         swapped = _swap_inside_call(monkeypatch, ws, outside, call)
         out = eng.restore(target, force=True)
     assert swapped, "the swap never happened: the test did not test anything"
-    assert tree_state(outside) == before_outside, f"{call} left something outside the workspace"
+    assert entry_hashes(outside) == before_outside, f"{call} left something outside the workspace"
     assert out.kind == "failed"
     # Nothing lost: every file of d is in d.moved (where the swap put the directory) or, when the
     # rollback refused to write back through the link, kept in the restore's trash.
-    kept = {v for k, v in tree_state(ws).items() if k.startswith("d.moved/")}
-    kept |= set(tree_state(tmp_path / "store").values())
+    kept = {v for k, v in entry_hashes(ws).items() if k.startswith("d.moved/")}
+    kept |= set(entry_hashes(tmp_path / "store").values())
     assert {v for k, v in state.items() if k.startswith("d/")} <= kept, "a file of the user's was lost"
 
 
@@ -187,7 +188,7 @@ def test_a_full_disk_rolls_back_everything(tmp_path: Path, backend: str) -> None
             write(ws, f"d{n % 3}/f{n}.txt", f"two {n}\n")
         write(ws, "new/x.txt", "x\n")
         eng.checkpoint("agent", kind="tool", tool="edit_file")
-        state = tree_state(ws)
+        state = entry_hashes(ws)
         calls: list[str] = []
 
         def hook(step: str, rel: str) -> None:
@@ -198,7 +199,7 @@ def test_a_full_disk_rolls_back_everything(tmp_path: Path, backend: str) -> None
         with faults.injected(hook):
             out = eng.restore(base)
         assert out.kind == "failed"
-    assert tree_state(ws) == state, "the failed restore left every file as it was"
+    assert entry_hashes(ws) == state, "the failed restore left every file as it was"
     assert not [p for p in os.listdir(ws) if p.startswith(".rt-")], "no temporary or trash left"
 
 
@@ -235,15 +236,15 @@ def test_shell_changes_are_found_without_a_watcher(tmp_path: Path, backend: str)
         write(ws, "deep/er/file.txt", "deep\n")
         (ws / "a.txt").chmod(0o755)
         (ws / "link").symlink_to("a.txt")
-        after = tree_state(ws)
+        after = entry_hashes(ws)
         cp = eng.checkpoint("shell", kind="tool", tool="bash")
         assert sorted({f.path for f in cp.files} | {f.old_path for f in cp.files if f.old_path}) == [
             "a.txt", "deep/er/file.txt", "gone.txt", "link", "src/new.py", "src/old.py",
         ]  # fmt: skip
         eng.restore(base)
-        assert sorted(tree_state(ws)) == ["a.txt", "gone.txt", "src/old.py"]
+        assert sorted(entry_hashes(ws)) == ["a.txt", "gone.txt", "src/old.py"]
         eng.restore(cp.id)
-        assert tree_state(ws) == after
+        assert entry_hashes(ws) == after
 
 
 class _Entry:
@@ -335,7 +336,7 @@ def test_permission_refused_mid_apply_rolls_back(tmp_path: Path, backend: str) -
         write(ws, "a.txt", "two\n")
         write(ws, "ro/b.txt", "bee two\n")
         eng.checkpoint("agent", kind="tool", tool="edit_file")
-        state = tree_state(ws)
+        state = entry_hashes(ws)
 
         def hook(step: str, rel: str) -> None:
             if rel == "ro/b.txt" and step in ("write", "replace"):
@@ -344,7 +345,7 @@ def test_permission_refused_mid_apply_rolls_back(tmp_path: Path, backend: str) -
         with faults.injected(hook):
             out = eng.restore(base)
         assert out.kind == "failed"
-    assert tree_state(ws) == state
+    assert entry_hashes(ws) == state
 
 
 @pytest.mark.parametrize("rel", ["CON", "d/nul.txt", "d/a:stream", "trail.", "d/COM1.log"])

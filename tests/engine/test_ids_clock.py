@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.engine.conftest import tree_state
 from tests.engine.foreign import foreign_session, import_session, rename_ids
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine, EngineConfig, clock
 from retrace.engine.config import RetentionPolicy
@@ -34,7 +34,7 @@ def _local_work(
     for i in range(n):
         (ws / "local.txt").write_text(f"{tag} {i}\n")
         cp = eng.checkpoint(f"{tag} {i}", kind="tool", tool="edit_file")
-        out.append((cp.id, tree_state(ws)))
+        out.append((cp.id, entry_hashes(ws)))
     return out
 
 
@@ -44,7 +44,7 @@ def _assert_restorable(
     for cid, tree in made:
         assert eng.get(cid).damage is None, eng.get(cid).damage
         eng.restore(cid, force=True)
-        assert tree_state(ws) == tree, f"restoring {cid} did not bring its tree back"
+        assert entry_hashes(ws) == tree, f"restoring {cid} did not bring its tree back"
 
 
 def test_a_foreign_session_with_the_largest_ids_does_not_wrap_local_ids(

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.engine.conftest import tree_state
 from tests.engine.foreign import foreign_session, import_session, rename_ids
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine, EngineConfig, clock
 from retrace.engine.config import RetentionPolicy
@@ -96,7 +96,9 @@ def test_local_history_survives_any_clock_and_any_foreign_ids(
             for i, h in enumerate(hours):
                 offset[0] = timedelta(hours=h)
                 (ws / "f.txt").write_text(f"{tag} {i} {h}\n")
-                made.append((eng.checkpoint(f"{tag} {i}", kind="tool", tool="edit_file").id, tree_state(ws)))
+                made.append(
+                    (eng.checkpoint(f"{tag} {i}", kind="tool", tool="edit_file").id, entry_hashes(ws))
+                )
 
         with Engine.open(ws, store) as eng:
             baseline = eng.head.id
@@ -122,7 +124,7 @@ def test_local_history_survives_any_clock_and_any_foreign_ids(
                 assert eng.get(cid).damage is None
             for cid, tree in made:
                 eng.restore(cid, force=True)
-                assert tree_state(ws) == tree
+                assert entry_hashes(ws) == tree
         cfg = EngineConfig(retention=RetentionPolicy(max_checkpoints=keep, max_age_days=1e9))
         with Engine.open(ws, store, config=cfg) as eng:
             # Local checkpoints in creation order: the chain made above, then the restores.

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.oracles import file_bytes
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.store.events import LEGACY_VERSION, CheckpointEvent, event_json, parse_event
@@ -106,13 +107,13 @@ def test_the_engine_loads_and_restores_a_v1_store(v1: tuple[Path, Path]) -> None
         sessions = ro.sessions()
         typed = [e for sid in sessions for e in ro.events(sid)]
         assert sum(isinstance(e, CheckpointEvent) for e in typed) == len(timeline)
-    before = {p.relative_to(ws).as_posix(): p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    before = file_bytes(ws)
     with Engine.open(ws, store, config=CONFIG) as eng:
         head = eng.head.id
         for cp in eng.timeline():
             assert eng.restore(cp.id, force=True).kind in ("applied", "nothingToRestore")
         eng.restore(head, force=True)
-    after = {p.relative_to(ws).as_posix(): p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    after = file_bytes(ws)
     assert after == before
     assert verify_store(StoreLayout(store)).report.ok
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.engine.conftest import TreeState, tree_state
+from tests.oracles import EntryHashes, entry_hashes
 
 from retrace.engine import Engine, EngineConfig
 
@@ -97,7 +97,7 @@ def test_any_checkpoint_restores_exactly(
             (ws / path).write_bytes(data)
         eng = Engine.open(ws, Path(tmp) / "store", config=EngineConfig(watcher=watcher))
         try:
-            expected: dict[str, TreeState] = {eng.head.id: tree_state(ws)}
+            expected: dict[str, EntryHashes] = {eng.head.id: entry_hashes(ws)}
             for kind, arg in steps:
                 if kind == "edit":
                     assert isinstance(arg, tuple)
@@ -114,15 +114,15 @@ def test_any_checkpoint_restores_exactly(
                     target = ids[arg % len(ids)]
                     out = eng.restore(target)
                     assert out.kind in ("applied", "nothingToRestore"), out
-                    assert tree_state(ws) == expected[target]
+                    assert entry_hashes(ws) == expected[target]
                     cp = eng.head
-                expected[cp.id] = tree_state(ws)
+                expected[cp.id] = entry_hashes(ws)
             ids = list(expected)
             final_order.shuffle(ids)  # type: ignore[attr-defined]
             for cid in ids:
                 out = eng.restore(cid)
                 assert out.kind in ("applied", "nothingToRestore"), out
-                assert tree_state(ws) == expected[cid], f"restoring {cid}"
+                assert entry_hashes(ws) == expected[cid], f"restoring {cid}"
         finally:
             eng.close()
 
@@ -154,10 +154,10 @@ def test_unrecorded_user_work_is_never_lost(
                 p.unlink()
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(user_bytes)
-            before = tree_state(ws)
+            before = entry_hashes(ws)
             out = eng.restore(target)
             if out.kind == "conflict":
-                assert tree_state(ws) == before, "a conflicting restore changes nothing"
+                assert entry_hashes(ws) == before, "a conflicting restore changes nothing"
                 assert out.plan is not None and any(
                     f.path == user_path and f.conflict is not None and f.conflict.reason == "unrecorded"
                     for f in out.plan.files

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes, inodes
 from tests.safety.store_damage import BLOB_DAMAGE, damage_blob, sha
 
 from retrace.engine import Engine
@@ -40,10 +41,6 @@ def _history(ws: Path, eng: Engine) -> str:
     return base
 
 
-def _inodes(root: Path) -> dict[str, int]:
-    return {str(p.relative_to(root)): p.lstat().st_ino for p in root.rglob("*")}
-
-
 def _temps(root: Path) -> list[str]:
     return [str(p) for p in root.rglob(f"{TEMP_PREFIX}*")]
 
@@ -65,13 +62,13 @@ def test_damaged_blob_in_a_batch_changes_nothing(
     victim = _paths()[N // 2]
     damage_blob(store, sha(_content(N // 2, 1)), how)
     eng = open_engine()  # nothing of the store in memory: every byte comes from disk
-    before, inodes = tree_state(ws), _inodes(ws)
+    before, inodes_before = entry_hashes(ws), inodes(ws)
     out = eng.restore(base)
     assert out.kind == "failed" and out.rolled_back, out
     assert base in out.error
     # (Cutting a pack loses every blob after the victim's too: any of them may be named first.)
     assert victim in out.error if how in ("flip", "substitute") else any(p in out.error for p in _paths())
-    assert tree_state(ws) == before and _inodes(ws) == inodes
+    assert entry_hashes(ws) == before and inodes(ws) == inodes_before
     assert not _temps(ws)
     assert eng.head.kind != "restore"
 
@@ -86,11 +83,11 @@ def test_failing_write_mid_batch_rolls_back_exactly(ws: Path, populated: tuple[E
             if len(seen) == N // 2:
                 raise OSError(28, "injected: no space left", rel)
 
-    before, inodes = tree_state(ws), _inodes(ws)
+    before, inodes_before = entry_hashes(ws), inodes(ws)
     with faults.injected(hook):
         out = eng.restore(base)
     assert out.kind == "failed" and out.rolled_back, out
-    assert tree_state(ws) == before and _inodes(ws) == inodes
+    assert entry_hashes(ws) == before and inodes(ws) == inodes_before
     assert not _temps(ws)
     assert eng.head.kind != "restore"
 

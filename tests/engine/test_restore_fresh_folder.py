@@ -8,7 +8,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine
 
@@ -32,13 +33,13 @@ def _empty_folder(ws: Path) -> None:
 
 def test_a_fresh_folder_restores_without_force(ws: Path, open_engine: Open) -> None:
     eng, target = _checkpointed(ws, open_engine)
-    expected = tree_state(ws)
+    expected = entry_hashes(ws)
     eng.close()
     _empty_folder(ws)
     eng = open_engine()  # the catch-up capture records the files' absence as an outside change
     out = eng.restore(target)
     assert out.kind == "applied", out
-    assert tree_state(ws) == expected
+    assert entry_hashes(ws) == expected
 
 
 def test_an_existing_different_file_stays_a_conflict(ws: Path, open_engine: Open) -> None:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.restore import faults
@@ -93,7 +94,7 @@ def test_forced_swap_of_a_file_and_a_directory_applies(layout: tuple[Path, Path]
     ws, _ = layout
     eng = opener()
     a = _swap_history(ws, eng)
-    expected_b = tree_state(ws)
+    expected_b = entry_hashes(ws)
     # Someone else's change, so the restore must be forced.
     write(ws, "keep/a.txt", "edited by hand\n")
     out = eng.restore(a, force=True)
@@ -101,7 +102,7 @@ def test_forced_swap_of_a_file_and_a_directory_applies(layout: tuple[Path, Path]
     assert (ws / "x").is_dir() and (ws / "x" / "inner.txt").read_text() == "inner\n"
     assert (ws / "y").is_file() and (ws / "y").read_text() == "plain y\n"
     assert not _leftovers(ws)
-    assert tree_state(ws) != expected_b
+    assert entry_hashes(ws) != expected_b
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -113,7 +114,7 @@ def test_a_fault_at_any_step_rolls_back_exactly(
     eng = opener()
     a = _swap_history(ws, eng)
     write(ws, "keep/a.txt", "edited by hand\n")
-    before, inodes = tree_state(ws), _inodes(ws)
+    before, inodes = entry_hashes(ws), _inodes(ws)
     seen: list[str] = []
 
     def hook(s: str, path: str) -> None:
@@ -129,7 +130,7 @@ def test_a_fault_at_any_step_rolls_back_exactly(
         return
     assert out.kind == "failed", out
     assert out.rolled_back, out
-    assert tree_state(ws) == before
+    assert entry_hashes(ws) == before
     assert _inodes(ws) == inodes
     assert not _leftovers(ws)
     # The workspace is still restorable afterwards.
@@ -168,7 +169,7 @@ def test_a_restore_killed_mid_apply_is_rolled_back_by_the_next_open(
     eng = opener()
     a = _swap_history(ws, eng)
     eng.close()
-    before = tree_state(ws)
+    before = entry_hashes(ws)
     done = subprocess.run(
         [sys.executable, "-c", _KILLED_APPLY, str(ws), str(store), a, step, "1"],
         capture_output=True,
@@ -177,7 +178,7 @@ def test_a_restore_killed_mid_apply_is_rolled_back_by_the_next_open(
     )
     assert done.returncode == 9, done.stderr.decode()
     eng = opener()
-    assert tree_state(ws) == before
+    assert entry_hashes(ws) == before
     assert not _leftovers(ws)
     out = eng.restore(a, force=True)
     assert out.kind == "applied", out

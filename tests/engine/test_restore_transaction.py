@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
@@ -82,21 +83,21 @@ def test_editor_path_that_did_not_apply_closes_failed_and_nothing_is_rolled_back
     out = eng.commit_applied_restore(plan, transaction=txn)  # the editor wrote nothing
     assert isinstance(out, RestoreFailed) and eng.head.id == head
     assert txn.outcome == "failed"
-    before = tree_state(ws)
+    before = entry_hashes(ws)
     eng.close()
     again = open_engine()
-    assert again.recovered == [] and tree_state(ws) == before
+    assert again.recovered == [] and entry_hashes(ws) == before
 
 
 def test_a_transaction_left_open_is_rolled_back_by_the_next_open(ws: Path, open_engine: Open) -> None:
     write(ws, "a.txt", "one\n")
     eng = open_engine()
     base = _two_states(ws, eng)
-    before = tree_state(ws)
+    before = entry_hashes(ws)
     plan = eng.plan_restore(base)
     txn = eng.begin_restore(plan)
     _apply_like_an_editor(eng, ws, plan)  # applied, then the process "dies" before commit
-    assert txn.open and tree_state(ws) != before
+    assert txn.open and entry_hashes(ws) != before
     eng.close()
     again = open_engine()
-    assert len(again.recovered) == 1 and tree_state(ws) == before
+    assert len(again.recovered) == 1 and entry_hashes(ws) == before

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine
 from retrace.engine.restore import disk, faults
@@ -56,11 +57,11 @@ def test_a_wrong_byte_handed_to_the_writer_changes_nothing(
         return bytes([data[0] ^ 1]) + data[1:] if data == victim else data
 
     monkeypatch.setattr(blobs, "get_cached", flipped)
-    before = tree_state(ws)
+    before = entry_hashes(ws)
     out = eng.restore(base)
     assert out.kind == "failed" and out.rolled_back, out
     assert _paths(n)[victim_at] in out.error
-    assert tree_state(ws) == before
+    assert entry_hashes(ws) == before
     assert not _temps(ws)
     assert eng.head.kind != "restore"
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.capture.ignore import Ignorer
@@ -135,7 +136,7 @@ def test_watcher_and_walk_agree(ws: Path, store: Path, tmp_path: Path) -> None:
                 eng.checkpoint(cmd)
                 states.append(dict(eng.head_manifest))
             results.append(states)
-            assert {p for p in tree_state(wsx)} == set(states[-1])
+            assert {p for p in entry_hashes(wsx)} == set(states[-1])
         finally:
             eng.close()
     assert results[0] == results[1]

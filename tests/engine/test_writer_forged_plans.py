@@ -9,13 +9,12 @@ byte-identical afterwards, and no temporary or trash entry is left in the worksp
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.oracles import entries_and_modes
 
 from retrace.engine.models import FileEntry
 from retrace.engine.restore.disk import apply_disk
@@ -23,23 +22,6 @@ from retrace.engine.restore.ops import DiskOp, Seen
 from retrace.engine.workspace import DirTree, EscapeError, is_temp_name
 
 COMPONENTS = ["..", ".", "", ".git", "a", "b", "ln_file", "ln_dir", "ln_git", "ln_out", "ln_dangling", "x\0y"]
-
-
-def snapshot(root: Path) -> dict[str, tuple[str, str]]:
-    """Every entry below ``root`` (links not followed): kind and content or target."""
-    out: dict[str, tuple[str, str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath, name)
-            st_ = p.lstat()
-            rel = str(p.relative_to(root))
-            if stat.S_ISLNK(st_.st_mode):
-                out[rel] = ("link", os.readlink(p))
-            elif stat.S_ISDIR(st_.st_mode):
-                out[rel] = ("dir", oct(stat.S_IMODE(st_.st_mode)))
-            else:
-                out[rel] = ("file", hashlib.sha256(p.read_bytes()).hexdigest() + oct(st_.st_mode))
-    return out
 
 
 def make_layout(base: Path) -> tuple[Path, Path, Path]:
@@ -104,22 +86,22 @@ def op_for(path: str, kind: str) -> DiskOp:
 @pytest.mark.parametrize("kind", ["write", "delete", "chmod"])
 def test_a_forged_path_changes_nothing_outside_or_in_git(tmp_path: Path, path: str, kind: str) -> None:
     ws, outside, store = make_layout(tmp_path)
-    before_out, before_git = snapshot(outside), snapshot(ws / ".git")
-    before_ws = snapshot(ws)
+    before_out, before_git = entries_and_modes(outside), entries_and_modes(ws / ".git")
+    before_ws = entries_and_modes(ws)
     res = apply_disk(ws, store / "trash" / "t", [op_for(path, kind)])
-    assert snapshot(outside) == before_out
-    assert snapshot(ws / ".git") == before_git
+    assert entries_and_modes(outside) == before_out
+    assert entries_and_modes(ws / ".git") == before_git
     assert not Path("/etc/retrace-forged").exists()
     top = path.split("/", maxsplit=1)[0]
     if top.startswith("ln_") or "/ln_up/" in path:
         # Through a link: the link is an entry of the workspace. A (forced) write replaces the
         # link itself with a real directory; a delete finds nothing of the workspace there.
-        after = snapshot(ws)
+        after = entries_and_modes(ws)
         assert all(after.get(k) == v for k, v in before_ws.items() if not k.startswith(top))
         return
     assert not res.ok, f"{kind} {path!r} was applied"
     assert res.rolled_back
-    assert snapshot(ws) == before_ws
+    assert entries_and_modes(ws) == before_ws
 
 
 @settings(max_examples=250, deadline=None)
@@ -139,14 +121,18 @@ def test_random_forged_plans_never_touch_outside_or_git(
 ) -> None:
     base = tmp_path_factory.mktemp("forged")
     ws, outside, store = make_layout(base)
-    before_out, before_git, before_ws = snapshot(outside), snapshot(ws / ".git"), snapshot(ws)
+    before_out, before_git, before_ws = (
+        entries_and_modes(outside),
+        entries_and_modes(ws / ".git"),
+        entries_and_modes(ws),
+    )
     res = apply_disk(ws, store / "trash" / "t", [op_for(p, k) for p, k in ops])
-    assert snapshot(outside) == before_out
-    assert snapshot(ws / ".git") == before_git
-    assert not any(is_temp_name(Path(p).name) for p in snapshot(ws))
+    assert entries_and_modes(outside) == before_out
+    assert entries_and_modes(ws / ".git") == before_git
+    assert not any(is_temp_name(Path(p).name) for p in entries_and_modes(ws))
     if not res.ok:
         assert res.rolled_back, res.error
-        assert snapshot(ws) == before_ws
+        assert entries_and_modes(ws) == before_ws
 
 
 @pytest.mark.parametrize("rel", ["..", "a/..", "/a", "a//b", "./a", ".git", "a/.git/x", "a\0b", ""])

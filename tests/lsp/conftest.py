@@ -7,25 +7,21 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from lsp_support import APP_PY, AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import APP_PY, AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from tests.workspaces import project
 
 from retrace.offline import FakeModel
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    (root / "src").mkdir(parents=True)
-    (root / "README.md").write_text("# Sample\n\nA small project.\n", "utf-8")
-    (root / "src" / "app.py").write_text(APP_PY, "utf-8")
-    (root / "notes.txt").write_bytes(b"todo: one\r\ntodo: two\r\n")
-    (root / "logo.bin").write_bytes(bytes(range(256)))
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
+    files: dict[str, str | bytes] = {
+        "README.md": "# Sample\n\nA small project.\n",
+        "src/app.py": APP_PY,
+        "notes.txt": b"todo: one\r\ntodo: two\r\n",
+        "logo.bin": bytes(range(256)),
+    }
+    return project(tmp_path, "work space", files)
 
 
 @pytest.fixture

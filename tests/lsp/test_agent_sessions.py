@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import EditorClient, start_editor, stop_editor, validate
+from tests.lsp.lsp_support import EditorClient, start_editor, stop_editor, validate
 
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import start_editor, stop_editor, validate, wait_until
+from tests.lsp.lsp_support import start_editor, stop_editor, validate, wait_until
 
 from retrace.app.hooks.claude_code import INSTALL as CLAUDE_CODE
 from retrace.app.hooks.gemini_cli import INSTALL as GEMINI_CLI

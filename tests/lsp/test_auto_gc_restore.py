@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import lsp_support
 import pytest
-from lsp_support import AUTO, start_editor, stop_editor, wait_until
+from tests.lsp import lsp_support
+from tests.lsp.lsp_support import AUTO, start_editor, stop_editor, wait_until
 
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, start_editor, stop_editor, wait_until
+from tests.lsp.lsp_support import AUTO, EditorClient, start_editor, stop_editor, wait_until
 
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import EditorClient, start_editor
+from tests.lsp.lsp_support import EditorClient, start_editor
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ checkpoint (the chat's inline diff and "Checkpoint" link)."""
 from __future__ import annotations
 
 import pytest
-from lsp_support import EditorClient
+from tests.lsp.lsp_support import EditorClient
 
 from retrace.offline import FakeModel
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, model_env, start_editor, stop_editor
 
 from retrace.offline import FakeModel, Scenario
 

@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor, wait_until
+from tests.lsp.lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

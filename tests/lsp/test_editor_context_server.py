@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 
 from retrace.offline import FakeModel
 from retrace.offline.prompt_cache import prefix_blocks
@@ -105,7 +105,7 @@ async def test_the_model_receives_the_context_block_after_every_cached_prefix(
 
 
 async def test_a_restarted_server_sends_the_journaled_attachment_again(workspace: Path, store: Path) -> None:
-    from lsp_support import fake_model
+    from tests.lsp.lsp_support import fake_model
 
     model = fake_model("session")
     try:

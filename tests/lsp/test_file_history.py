@@ -8,7 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from lsp_support import EditorClient
+from tests.lsp.lsp_support import EditorClient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -3,27 +3,14 @@ permission requests answered by the client; settings pulled again after a change
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
 import pytest
-from lsp_support import AUTO, SCENARIOS, fake_model, model_env, start_editor, stop_editor
 from lsprotocol import types as lsp
+from tests.lsp.lsp_support import AUTO, SCENARIOS, fake_model, model_env, start_editor, stop_editor
+from tests.oracles import entries
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-
-def tree(root: Path) -> dict[str, tuple[str, bytes, bool]]:
-    """Every path: (kind, bytes or link target, executable)."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_symlink():
-            out[rel] = ("link", os.readlink(path).encode(), False)
-        elif path.is_file():
-            out[rel] = ("file", path.read_bytes(), bool(path.stat().st_mode & stat.S_IXUSR))
-    return out
 
 
 async def test_binary_symlink_and_exec_bit_restore_next_to_text_edits(workspace: Path, store: Path) -> None:
@@ -32,15 +19,15 @@ async def test_binary_symlink_and_exec_bit_restore_next_to_text_edits(workspace:
         workspace, store, env=model_env(model), settings={"permissions": {"write": "auto", "command": "auto"}}
     )
     try:
-        original = tree(workspace)
+        original = entries(workspace)
         turn = await editor.run_turn("files task")
         [cp] = [e["checkpoint"] for e in editor.events_of("checkpointCreated", turn["turnId"])]
-        changed = tree(workspace)
-        assert changed["link.md"][0] == "link" and changed["tool.sh"][2] is True
+        changed = entries(workspace)
+        assert changed["link.md"][0] == "symlink" and changed["tool.sh"][2] is True
 
         result = await editor.request("retrace/checkpoint/restore", {"id": cp["parent"], "mode": "code"})
         assert result["outcome"]["kind"] == "applied", result
-        assert tree(workspace) == original
+        assert entries(workspace) == original
         [edit] = editor.applied_edits
         doc_uris = [
             c.text_document.uri
@@ -59,7 +46,7 @@ async def test_binary_symlink_and_exec_bit_restore_next_to_text_edits(workspace:
 
         redo = await editor.request("retrace/checkpoint/restore", {"id": cp["id"], "mode": "code"})
         assert redo["outcome"]["kind"] == "applied", redo
-        assert tree(workspace) == changed
+        assert entries(workspace) == changed
     finally:
         await stop_editor(editor)
         model.stop()

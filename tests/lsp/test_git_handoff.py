@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
 
 from retrace.offline import FakeModel
 

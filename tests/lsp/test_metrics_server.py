@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
 from prometheus_client.parser import text_string_to_metric_families
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
 from tests.net_support import free_port
 
 from retrace.offline import FakeModel

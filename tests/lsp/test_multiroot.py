@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import (
+from lsprotocol import types as lsp
+from tests.lsp.lsp_support import (
     AUTO,
     EditorClient,
     fake_model,
@@ -26,18 +27,13 @@ from lsp_support import (
     start_multiroot_agent,
     wait_until,
 )
-from lsprotocol import types as lsp
+from tests.oracles import file_bytes
 
 from retrace.engine.store import home
 
 pytestmark = pytest.mark.slow
 
 RETRACE = Path(sys.executable).with_name("retrace")
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` with its bytes (the byte-identical check)."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
@@ -109,15 +105,15 @@ async def test_restore_in_one_folder_leaves_the_other_byte_identical(
     assert api_cp in [c["id"] for c in (await timeline(editor, api))["checkpoints"]]
     assert api_cp not in [c["id"] for c in (await timeline(editor, None))["checkpoints"]]
 
-    web_before, api_head = tree(web), tree(api)
+    web_before, api_head = file_bytes(web), file_bytes(api)
     result = await editor.request(
         "retrace/checkpoint/restore", {"id": api_base, "mode": "code", "folder": str(api)}
     )
     assert result["outcome"]["kind"] == "applied", result
-    assert tree(web) == web_before  # the key property: the other folder is untouched
+    assert file_bytes(web) == web_before  # the key property: the other folder is untouched
     assert (api / "main.go").read_text("utf-8") == "package main\n"
     assert not (api / "new.go").exists()
-    assert tree(api) != api_head
+    assert file_bytes(api) != api_head
     # The timeline change names its folder; the primary's head did not move.
     await wait_until(lambda: any(c.get("folder") == str(api) for c in editor.timeline_changes))
     assert (await timeline(editor, None))["head"] == web_cp
@@ -133,7 +129,7 @@ async def test_restore_in_one_folder_leaves_the_other_byte_identical(
     undone = await editor.request("retrace/restore/undoLast", {"folder": str(api)})
     assert undone, undone
     assert (api / "new.go").exists()
-    assert tree(web) == web_before
+    assert file_bytes(web) == web_before
 
 
 async def test_unknown_folder_and_unrouted_methods_are_refused(
@@ -250,19 +246,19 @@ async def test_agent_edits_in_two_folders_each_folder_checkpoints_and_restores_a
         assert rows[web_cps[4]["id"]]["summary"] == "changes in api"
         await wait_until(lambda: any(c.get("folder") == str(api) for c in editor.timeline_changes))
 
-        web_now, api_now = tree(web), tree(api)
+        web_now, api_now = file_bytes(web), file_bytes(api)
         restored = await editor.request(
             "retrace/checkpoint/restore", {"id": api_before_agent["id"], "mode": "code", "folder": str(api)}
         )
         assert restored["outcome"]["kind"] == "applied", restored
-        assert tree(web) == web_now
+        assert file_bytes(web) == web_now
         assert (api / "main.go").read_text("utf-8") == "package main\n" and not (api / "new.go").exists()
         assert not (api / "cmd.txt").exists()
         assert (api / "user.txt").exists()  # the user's own edit is kept
-        api_restored = tree(api)
+        api_restored = file_bytes(api)
         restored = await editor.request("retrace/checkpoint/restore", {"id": web_base, "mode": "code"})
         assert restored["outcome"]["kind"] == "applied", restored
-        assert tree(api) == api_restored
+        assert file_bytes(api) == api_restored
         assert (web / "src" / "index.ts").read_text("utf-8") == "export const a = 1;\n"
         assert api_now != api_restored
 
@@ -393,13 +389,13 @@ async def test_a_subagent_works_in_the_first_folder_and_never_writes_another_fol
     try:
         editor = await start_multiroot_agent(web, api, env, model)
         editors.append(editor)
-        api_before = tree(api)
+        api_before = file_bytes(api)
         turn = await editor.run_turn("delegate")
         events = editor.events_of("toolCallFinished", turn["turnId"])
         [finished] = [e for e in events if e.get("tool") == "task"]
         assert (web / "src" / "kid.ts").read_text("utf-8") == "export const kid = 1;\n"
         assert not (web / "api").exists()
-        assert tree(api) == api_before
+        assert file_bytes(api) == api_before
         output = json.dumps(finished)
         assert "api/kid.go" in output and "cannot reach" in output, output
     finally:

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import (
+from tests.lsp.lsp_support import (
     EditorClient,
     fake_model,
     start_editor,
     start_multiroot_agent,
     wait_until,
 )
+from tests.oracles import file_bytes
 
 from retrace.app.hunks import text_hash
 
@@ -35,10 +36,6 @@ pytestmark = pytest.mark.slow
 RETRACE = Path(sys.executable).with_name("retrace")
 MAIN = "package main\n\nfunc a() {}\n\nfunc b() {}\n"
 EDITED = "package main\n\nfunc a() { one() }\n\nfunc b() { two() }\n"
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
@@ -97,7 +94,7 @@ async def test_hunk_restore_in_another_folder_refuses_unsaved_text_and_leaves_th
     base = (await editor.request("retrace/timeline/get", {"folder": "api"}))["checkpoints"][0]["id"]
     (api / "main.go").write_text(EDITED, "utf-8")
     checkpoint(env, api, "agent edit")
-    web_before = tree(web)
+    web_before = file_bytes(web)
 
     listed = await editor.request(
         "retrace/restore/hunks", {"checkpoint": base, "path": "main.go", "folder": "api"}
@@ -137,7 +134,7 @@ async def test_hunk_restore_in_another_folder_refuses_unsaved_text_and_leaves_th
     )
     want = "package main\n\nfunc a() {}\n\nfunc b() { two() }\n"
     assert (api / "main.go").read_text("utf-8") == want
-    assert tree(web) == web_before  # the first folder is untouched
+    assert file_bytes(web) == web_before  # the first folder is untouched
     restore_cp = result["checkpoint"]["id"]
     api_ids = [
         c["id"] for c in (await editor.request("retrace/timeline/get", {"folder": "api"}))["checkpoints"]
@@ -153,7 +150,7 @@ async def test_hunk_restore_in_another_folder_refuses_unsaved_text_and_leaves_th
     undone = await editor.request("retrace/restore/undoLast", {"folder": str(api)})
     assert undone["outcome"]["kind"] == "applied", undone
     assert (api / "main.go").read_text("utf-8") == EDITED
-    assert tree(web) == web_before
+    assert file_bytes(web) == web_before
 
 
 async def test_file_restore_in_another_folder_keeps_a_dirty_buffer_of_a_deleted_file(
@@ -167,7 +164,7 @@ async def test_file_restore_in_another_folder_keeps_a_dirty_buffer_of_a_deleted_
     editor.notify("retrace/editor/didChangeState", dirty_state(uri))
     (api / "new.go").unlink()
     checkpoint(env, api, "new.go deleted")  # the head knows it is gone: only the buffer holds work
-    web_before = tree(web)
+    web_before = file_bytes(web)
 
     result = await editor.request(
         "retrace/checkpoint/restore",
@@ -178,7 +175,7 @@ async def test_file_restore_in_another_folder_keeps_a_dirty_buffer_of_a_deleted_
     assert [(f["path"], f["conflict"]["reason"]) for f in planned] == [("new.go", "unsaved")]
     assert not (api / "new.go").exists()
     assert editor.documents[uri].text == "my unsaved work\n"
-    assert tree(web) == web_before
+    assert file_bytes(web) == web_before
 
     # The dirty flag of folder 2's file says nothing about folder 1's file of that name.
     (web / "new.go").write_text("web v1\n", "utf-8")

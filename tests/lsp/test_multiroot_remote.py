@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, start_editor
 from lsprotocol import types as lsp
+from tests.lsp.lsp_support import AUTO, EditorClient, start_editor
+from tests.oracles import file_bytes
 from tests.remote.s3server import S3Server, serving
 
 from retrace.engine.store import home
@@ -60,10 +61,6 @@ def cli(env: dict[str, str], workspace: Path, *args: str) -> subprocess.Complete
 def checkpoint(env: dict[str, str], workspace: Path, label: str) -> None:
     proc = cli(env, workspace, "checkpoint", "--label", label, "--json")
     assert proc.returncode == 0, proc.stderr
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 async def sessions(editor: EditorClient, params: dict[str, Any]) -> set[tuple[str, str]]:
@@ -110,13 +107,13 @@ async def test_each_folder_syncs_under_its_own_prefix_and_refuses_the_others_ses
     victim, victim_store = next((sid, st) for sid, st in sorted(web_sessions) if sid != "cli")
     api_store = home.store_home(api)
     assert (api_store / "store.json").is_file()
-    before = tree(api)
+    before = file_bytes(api)
     err = await editor.request_error(
         "retrace/remote/open",
         {"folder": str(api), "remote": "other", "sessionId": victim, "storeId": victim_store},
     )
     assert "not opened here" in str(err), err
-    assert tree(api) == before
+    assert file_bytes(api) == before
     assert not (api_store / "sessions" / victim).exists()
     config = json.loads((api_store / "remote.json").read_text("utf-8"))
     assert {r["name"]: r.get("folder") for r in config["remotes"]} == {"origin": "api", "other": "api"}

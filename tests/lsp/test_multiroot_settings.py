@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from lsp_support import AUTO, EditorClient, start_editor
 from lsprotocol import types as lsp
+from tests.lsp.lsp_support import AUTO, EditorClient, start_editor
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 
 from retrace.lsp.rpc import RETRACE_ERROR_CODE
 from retrace.offline import FakeModel

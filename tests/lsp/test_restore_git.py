@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from tests.handoff.git_support import git_text as git
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 
 from retrace.offline import FakeModel
 

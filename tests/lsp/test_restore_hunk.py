@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, EditorClient
+from tests.lsp.lsp_support import APP_PY, EditorClient
 
 from retrace.app.hunks import text_hash
 

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
+from tests.lsp.lsp_support import (
+    AUTO,
+    EditorClient,
+    fake_model,
+    model_env,
+    start_editor,
+    stop_editor,
+    wait_until,
+)
 from tests.process_support import live_group_members
 
 from retrace.offline import FakeModel

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import EditorClient
 from lsprotocol import types as lsp
+from tests.lsp.lsp_support import EditorClient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, EditorClient
 from lsprotocol import types as lsp
+from tests.lsp.lsp_support import APP_PY, EditorClient
+from tests.oracles import file_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -41,10 +42,6 @@ async def restore(editor: EditorClient, cp_id: str, mode: str, **extra: Any) -> 
         "retrace/checkpoint/restore", {"id": cp_id, "mode": mode, **extra}
     )
     return result
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 async def test_multi_turn_session_one_checkpoint_per_tool_call(editor: EditorClient, workspace: Path) -> None:
@@ -132,7 +129,7 @@ async def test_multi_turn_session_one_checkpoint_per_tool_call(editor: EditorCli
 
 async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, workspace: Path) -> None:
     _, created = await first_turn(editor)
-    after_turn = snapshot(workspace)
+    after_turn = file_bytes(workspace)
     before = await editor.request(
         "retrace/checkpoint/fileContent", {"id": created[0]["id"], "path": "src/app.py"}
     )
@@ -141,7 +138,7 @@ async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, w
     assert preview["outcome"]["kind"] == "preview" and preview["outcome"]["dryRun"] is True
     planned = {f["path"]: f["action"] for f in preview["outcome"]["plan"]["files"]}
     assert planned == {"src/app.py": "overwrite", "counter.txt": "delete", "gen/out.txt": "delete"}
-    assert snapshot(workspace) == after_turn, "a dry run changed the workspace"
+    assert file_bytes(workspace) == after_turn, "a dry run changed the workspace"
     assert editor.applied_edits == []
 
     result = await restore(editor, created[0]["id"], "code")
@@ -171,7 +168,7 @@ async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, w
     # Undo = restore the restore's parent.
     undo = await restore(editor, outcome["checkpoint"]["parent"], "code")
     assert undo["outcome"]["kind"] == "applied", undo
-    assert snapshot(workspace) == after_turn
+    assert file_bytes(workspace) == after_turn
 
     again = await restore(editor, outcome["checkpoint"]["parent"], "code")
     assert again["outcome"]["kind"] == "nothingToRestore"
@@ -186,12 +183,12 @@ async def test_restore_code_through_the_editor_then_undo(editor: EditorClient, w
 async def test_conversation_and_both_modes(editor: EditorClient, workspace: Path) -> None:
     session_id, created = await first_turn(editor)
     full = await editor.request("retrace/conversation/get", {"sessionId": session_id})
-    files_before = snapshot(workspace)
+    files_before = file_bytes(workspace)
 
     conv = await restore(editor, created[0]["id"], "conversation")
     assert conv["outcome"]["kind"] == "nothingToRestore"
     assert conv["conversationHead"] is not None
-    assert snapshot(workspace) == files_before, "a conversation restore touched files"
+    assert file_bytes(workspace) == files_before, "a conversation restore touched files"
     moved = await editor.request("retrace/conversation/get", {"sessionId": session_id})
     assert moved["head"] == conv["conversationHead"] != full["head"]
     assert len(moved["messages"]) < len(full["messages"])
@@ -283,13 +280,13 @@ async def test_unsaved_editor_buffer_is_a_conflict_and_versions_are_honoured(
 
 async def test_refused_workspace_edit_fails_cleanly(editor: EditorClient, workspace: Path) -> None:
     _, created = await first_turn(editor)
-    before = snapshot(workspace)
+    before = file_bytes(workspace)
     editor.refuse_edits = "the user said no"
     failed = await restore(editor, created[0]["id"], "code")
     assert failed["outcome"]["kind"] == "failed"
     assert "the user said no" in failed["outcome"]["error"]
     assert failed["outcome"]["rolledBack"] is True
-    assert snapshot(workspace) == before
+    assert file_bytes(workspace) == before
     editor.refuse_edits = None
     retry = await restore(editor, created[0]["id"], "code")
     assert retry["outcome"]["kind"] == "applied", retry

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from lsp_support import start_editor, stop_editor, validate
+from tests.lsp.lsp_support import start_editor, stop_editor, validate
 from tests.safety.store_damage import damage_blob, sha
 
 from retrace.engine import Engine, EngineConfig

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, fake_model, model_env, start_editor, stop_editor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

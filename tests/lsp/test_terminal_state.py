@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
 
 from retrace.agent.terminal import LEFT_UNSET, NOT_RECORDED
 

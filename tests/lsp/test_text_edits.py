@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lsp_support import apply_utf16_edits
 from lsprotocol import types as lsp
+from tests.lsp.lsp_support import apply_utf16_edits
 
 from retrace.lsp.text_edits import apply_text_edits, text_edits, whole_document_edit
 

@@ -5,17 +5,14 @@ overlaps, and filters by tool, path and text return exactly the matching rows, p
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import EditorClient, start_editor, stop_editor, validate
+from tests.e2e.seed_long import cached, copy_to
+from tests.lsp.lsp_support import EditorClient, start_editor, stop_editor, validate
 
 from retrace.app.timeline.pages import WORKSPACE_IN_SIGHT
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from seed_long import cached, copy_to
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -4,19 +4,16 @@ changed while no server ran (a new turn) is read again, not hidden behind the fi
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import start_editor, stop_editor, validate
+from tests.e2e.seed_long import start
+from tests.lsp.lsp_support import start_editor, stop_editor, validate
 
 from retrace.app.timeline.persist import FILE_NAME
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from seed_long import start
 
 pytestmark = pytest.mark.e2e
 

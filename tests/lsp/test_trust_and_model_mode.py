@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor
+from tests.oracles import file_bytes
 
 from retrace.bootstrap import DEMO_MARKER, NO_KEY_MESSAGE
 from retrace.lsp.handlers.lifecycle import initialization_options
@@ -27,10 +28,6 @@ NO_MODEL_ENV = {
 }
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 async def retrace_error(editor: EditorClient, method: str, params: dict[str, Any]) -> tuple[str, str]:
     error = await editor.request_error(method, params)
     assert error.code == RETRACE_ERROR_CODE, (method, error.code, error.message)
@@ -39,7 +36,7 @@ async def retrace_error(editor: EditorClient, method: str, params: dict[str, Any
 
 
 async def test_no_key_in_a_real_folder_refuses_the_turn_untouched(workspace: Path, store: Path) -> None:
-    before = snapshot(workspace)
+    before = file_bytes(workspace)
     editor = await start_editor(workspace, store, env=NO_MODEL_ENV, settings=AUTO)
     try:
         state = await editor.request("retrace/server/state")
@@ -53,7 +50,7 @@ async def test_no_key_in_a_real_folder_refuses_the_turn_untouched(workspace: Pat
         assert await editor.request("retrace/timeline/get", {}) == baseline
     finally:
         await stop_editor(editor)
-    assert snapshot(workspace) == before
+    assert file_bytes(workspace) == before
 
 
 async def test_the_demo_model_answers_in_a_demo_folder(workspace: Path, store: Path) -> None:
@@ -88,7 +85,7 @@ async def test_an_untrusted_workspace_has_a_read_only_timeline(workspace: Path, 
         await editor.run_turn("first task")
     finally:
         await stop_editor(editor)
-    before = snapshot(workspace)
+    before = file_bytes(workspace)
     untrusted = {"trusted": False}
     editor = await start_editor(workspace, store, env=model_env(model), settings=AUTO, init_options=untrusted)
     try:
@@ -112,7 +109,7 @@ async def test_an_untrusted_workspace_has_a_read_only_timeline(workspace: Path, 
     finally:
         await stop_editor(editor)
         model.stop()
-    assert snapshot(workspace) == before
+    assert file_bytes(workspace) == before
 
 
 json_values = st.recursive(

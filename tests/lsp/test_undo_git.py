@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_support import EditorClient
 from tests.lsp import test_restore_git
+from tests.lsp.lsp_support import EditorClient
 from tests.lsp.test_restore_git import files, git
 
 repo_editor = test_restore_git.repo_editor

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.workspaces import project
 
 import retrace
 
@@ -90,10 +91,7 @@ def initialize(
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("hello\n", "utf-8")
-    return root
+    return project(tmp_path, "ws", {"a.txt": "hello\n"})
 
 
 def test_matching_client_version_is_accepted_and_server_info_names_the_version(workspace: Path) -> None:

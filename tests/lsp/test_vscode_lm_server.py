@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, EditorClient, start_editor, stop_editor, validate, wait_until
+from tests.lsp.lsp_support import APP_PY, EditorClient, start_editor, stop_editor, validate, wait_until
+from tests.workspaces import project
 
 from retrace.protocol.model_bridge import ModelChatParams
 
@@ -28,10 +29,7 @@ Script = Callable[[dict[str, Any], Callable[[str], None]], Any]
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text(APP_PY, encoding="utf-8")
-    return root
+    return project(tmp_path, "ws", {"src/app.py": APP_PY})
 
 
 def no_model_env() -> dict[str, str]:

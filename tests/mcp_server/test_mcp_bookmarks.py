@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcp_support import Seeded, retrace_mcp
+from tests.mcp_server.mcp_support import Seeded, retrace_mcp
 
 from retrace.engine import Engine
 from retrace.engine.bookmarks import name_checkpoint

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mcp_support import retrace_mcp
 from tests.handoff.git_support import git_text as git
+from tests.mcp_server.mcp_support import retrace_mcp
 
 from retrace.engine import Engine
 

@@ -14,8 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
-from mcp_support import Seeded, retrace_mcp
+from tests.lsp.lsp_support import (
+    AUTO,
+    EditorClient,
+    fake_model,
+    model_env,
+    start_editor,
+    stop_editor,
+    wait_until,
+)
+from tests.mcp_server.mcp_support import Seeded, retrace_mcp
 
 from retrace.offline import FakeModel
 from retrace.relay import wire

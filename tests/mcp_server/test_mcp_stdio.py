@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_support import AGENT_SESSION, Seeded, retrace_mcp
+from tests.mcp_server.mcp_support import AGENT_SESSION, Seeded, retrace_mcp
 
 from retrace.engine import Engine
 

@@ -1,8 +1,2 @@
-"""The relay tests' path to the editor stand-in (``relay_dir`` is the suite's, tests/conftest.py)."""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))  # the editor stand-in (lsp_support)
+"""The relay tests share the suite's fixtures (``relay_dir``: tests/conftest.py); the editor stand-in
+is ``tests.lsp.lsp_support``, imported by its package path."""

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, AUTO, fake_model, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import APP_PY, AUTO, fake_model, model_env, start_editor, stop_editor
+from tests.workspaces import project
 
 from retrace.relay import holder, wire
 from retrace.relay.client import RelayRefusedError, forward
@@ -36,10 +37,7 @@ RETRACE = Path(sys.executable).with_name("retrace")
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space é"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text(APP_PY, "utf-8")
-    return root
+    return project(tmp_path, "work space é", {"src/app.py": APP_PY})
 
 
 @pytest.fixture

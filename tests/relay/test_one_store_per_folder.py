@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import APP_PY, EditorClient, start_editor, stop_editor, wait_until
+from tests.lsp.lsp_support import APP_PY, EditorClient, start_editor, stop_editor, wait_until
+from tests.workspaces import project
 
 from retrace.engine import Engine
 from retrace.engine.store import adopt as adopt_mod
@@ -32,10 +33,7 @@ RETRACE = Path(sys.executable).with_name("retrace")
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text(APP_PY, "utf-8")
-    return root.resolve()
+    return project(tmp_path, "work space", {"src/app.py": APP_PY}).resolve()
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import (
+from tests.lsp.lsp_support import (
     APP_PY,
     AUTO,
     EditorClient,
@@ -29,6 +29,7 @@ from lsp_support import (
     stop_editor,
     wait_until,
 )
+from tests.workspaces import project
 
 from retrace.offline import FakeModel
 from retrace.relay import wire
@@ -40,16 +41,7 @@ RETRACE = Path(sys.executable).with_name("retrace")
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "work space"
-    (root / "src").mkdir(parents=True)
-    (root / "README.md").write_text("# Sample\n", "utf-8")
-    (root / "src" / "app.py").write_text(APP_PY, "utf-8")
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
+    return project(tmp_path, "work space", {"README.md": "# Sample\n", "src/app.py": APP_PY})
 
 
 @pytest.fixture

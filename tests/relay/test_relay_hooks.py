@@ -16,8 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, fake_model, model_env, start_editor, stop_editor, wait_until
 from tests.app.hook_samples import SESSION, claude, claude_tool, gemini, gemini_tool
+from tests.lsp.lsp_support import (
+    AUTO,
+    EditorClient,
+    fake_model,
+    model_env,
+    start_editor,
+    stop_editor,
+    wait_until,
+)
+from tests.workspaces import project
 
 from retrace.app.hooks.model import session_id_for
 from retrace.relay import wire
@@ -30,16 +39,7 @@ SID = session_id_for("claude-code", SESSION)
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "app.py").write_text("print('hi')\n", "utf-8")
-    (root / "old.txt").write_text("old\n", "utf-8")
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
+    return project(tmp_path, "project", {"src/app.py": "print('hi')\n", "old.txt": "old\n"})
 
 
 @pytest.fixture

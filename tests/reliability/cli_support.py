@@ -4,25 +4,23 @@ Nothing here imports the engine. The campaigns only see what a user sees: exit c
 ``--json`` output, the workspace on disk and the store directory's files. That keeps them valid
 while the engine's capture, restore and storage code is rewritten underneath.
 
-- :class:`Cli` runs one command per subprocess and measures that process's peak RSS
+- :class:`CampaignCli` runs one command per subprocess and measures that process's peak RSS
   (``os.wait4``), so memory figures belong to exactly one command.
 - :class:`Tally` collects a campaign's counts and failures, records the figures (also when the
   campaign fails, so the report shows what went wrong) and then fails the test if anything did.
 - :func:`restore_and_undo` is the common oracle: an applied restore gives the checkpoint's tree,
   and restoring the undo point it names gives back the tree from before it.
-- :func:`tree` (from the conftest) is the ground truth; :func:`write_tree` puts a recorded tree
+- ``tests.oracles.entries`` is the ground truth; :func:`write_tree` puts a recorded tree
   back on disk; :func:`tree_delta` says briefly how two trees differ.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
 import re
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -35,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from tests import cli_forkserver
-from tests.reliability.conftest import FULL, record_figures, tree
+from tests.cli.cli_support import Cli
+from tests.oracles import entries
+from tests.reliability.conftest import FULL, record_figures
 
 Tree = dict[str, tuple[str, bytes, bool]]
 
@@ -100,56 +100,40 @@ def _own_peak_kb(peak_file: Path, fallback_kb: int) -> int:
 
 def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str, int]:
     """One command: exit code, stdout, stderr, and its rusage peak RSS (KiB), killed after
-    ``timeout`` seconds. A fork of the CLI fork server (``tests/cli_forkserver.py``: the imports
-    done once per test process), or a cold ``python -c`` process with RETRACE_TEST_FORK_CLI=0."""
+    ``timeout`` seconds. A fork of the CLI fork server (``ForkServer.run``: the imports done once
+    per test process), or a cold ``python -c`` process with RETRACE_TEST_FORK_CLI=0."""
+    read = lambda data: data.decode("utf-8", "replace")  # noqa: E731
+    if cli_forkserver.enabled():
+        ran = cli_forkserver.server().run(_PEAK_WRAPPER, ["-c", *argv], env=env, timeout=timeout)
+        return ran.exit.code, read(ran.stdout), read(ran.stderr), ran.exit.maxrss_kb
     with tempfile.TemporaryDirectory(prefix="retrace-cli-") as tmp:
         out_path, err_path = Path(tmp, "out"), Path(tmp, "err")
-        out_path.touch()
-        err_path.touch()
-        if cli_forkserver.enabled():
-            server = cli_forkserver.server()
-            pid = server.spawn(_PEAK_WRAPPER, ["-c", *argv], env=env, stdout=out_path, stderr=err_path)
-            timer = threading.Timer(timeout, _kill, (pid,))
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            proc = subprocess.Popen(
+                [*COMMAND, *argv], stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env
+            )
+            timer = threading.Timer(timeout, proc.kill)
             timer.start()
             try:
-                exited = server.wait(pid)
+                # wait4, not wait: the rusage of exactly this process (peak RSS of one command).
+                _, status, usage = os.wait4(proc.pid, 0)
             finally:
                 timer.cancel()
-            code, rusage_kb = exited.code, exited.maxrss_kb
-        else:
-            with out_path.open("wb") as out, err_path.open("wb") as err:
-                proc = subprocess.Popen(
-                    [*COMMAND, *argv], stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env
-                )
-                timer = threading.Timer(timeout, proc.kill)
-                timer.start()
-                try:
-                    # wait4, not wait: the rusage of exactly this process (peak RSS of one command).
-                    _, status, usage = os.wait4(proc.pid, 0)
-                finally:
-                    timer.cancel()
-                proc.returncode = code = os.waitstatus_to_exitcode(status)
-                rusage_kb = usage.ru_maxrss
-        read = lambda path: path.read_bytes().decode("utf-8", "replace")  # noqa: E731
-        return code, read(out_path), read(err_path), rusage_kb
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+            proc.returncode = code = os.waitstatus_to_exitcode(status)
+        return code, read(out_path.read_bytes()), read(err_path.read_bytes()), usage.ru_maxrss
 
 
 class CliError(AssertionError):
     """A command answered in a way no caller may see (a traceback, an unexpected exit code)."""
 
 
-class Cli:
-    """``retrace <command> --workspace W --store S`` as one subprocess per call."""
+class CampaignCli(Cli):
+    """The campaigns' :class:`~tests.cli.cli_support.Cli`: :meth:`run` measures each command's
+    own peak RSS and time and never asserts (a campaign counts what went wrong); :meth:`ok`
+    raises :class:`CliError` on a non-zero exit; a traceback always raises."""
 
     def __init__(self, workspace: Path, store: Path) -> None:
-        self.workspace = workspace
-        self.store = store
-        self.env = {k: v for k, v in os.environ.items() if k != "RETRACE_STORE"}
+        super().__init__(workspace, store)
         self.calls = 0
 
     def run(self, *args: str, timeout: float = 300) -> Result:
@@ -203,18 +187,18 @@ def restored_checkpoint_id(payload: dict[str, Any]) -> str | None:
     return str(checkpoint["id"]) if isinstance(checkpoint, dict) and checkpoint.get("id") else None
 
 
-def initialised_cli(tmp_path: Path) -> Cli:
+def initialised_cli(tmp_path: Path) -> CampaignCli:
     """A fresh workspace (its name has a space and a non-ASCII letter) with an initialised store."""
     workspace = tmp_path / "wörk space"
     workspace.mkdir()
     (workspace / "README.md").write_text("campaign workspace\n")
-    cli = Cli(workspace, tmp_path / "store")
+    cli = CampaignCli(workspace, tmp_path / "store")
     cli.init()
     return cli
 
 
 def restore_and_undo(
-    cli: Cli, target: str, before: Tree, *, force: bool, expect: Tree | None, refusal_ok: bool = False
+    cli: CampaignCli, target: str, before: Tree, *, force: bool, expect: Tree | None, refusal_ok: bool = False
 ) -> str:
     """Restore ``target``; check the result is ``expect`` (when given); undo; check ``before`` is back.
 
@@ -224,21 +208,21 @@ def restore_and_undo(
     """
     result, payload = cli.restore(target, *(["--force"] if force else []))
     if result.code == CONFLICT and refusal_ok:
-        delta = tree_delta(before, tree(cli.workspace))
+        delta = tree_delta(before, entries(cli.workspace))
         assert not delta, f"a refused restore changed the workspace: {delta}"
         return "refused"
     assert result.code == 0, f"restore {target}: {result.brief()}"
     if expect is not None:
-        delta = tree_delta(expect, tree(cli.workspace))
+        delta = tree_delta(expect, entries(cli.workspace))
         assert not delta, f"restore {target} is not the checkpoint: {delta}"
     if payload.get("kind") == "nothingToRestore":
-        assert not tree_delta(before, tree(cli.workspace)), "'nothing to restore' changed the workspace"
+        assert not tree_delta(before, entries(cli.workspace)), "'nothing to restore' changed the workspace"
         return "nothing"
     undo = undo_id(result, payload)
     assert undo, f"an applied restore names no undo point: {result.out[:200]}"
     back, _ = cli.restore(undo, "--force")
     assert back.code == 0, f"undo restore {undo}: {back.brief()}"
-    delta = tree_delta(before, tree(cli.workspace))
+    delta = tree_delta(before, entries(cli.workspace))
     assert not delta, f"restore + undo lost or changed work: {delta}"
     return "applied"
 
@@ -348,16 +332,6 @@ def tree_delta(expected: Tree, actual: Tree, limit: int = 4) -> str:
             notes.append(f"{rel!r} differs ({len(got[1])} bytes, expected {len(want[1])})")
     more = f" (+{len(notes) - limit} more)" if len(notes) > limit else ""
     return "; ".join(notes[:limit]) + more
-
-
-def digest_dir(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (not following links) → its bytes; for small outside folders."""
-    out: dict[str, bytes] = {}
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            path = Path(dirpath, name)
-            out[str(path.relative_to(root))] = path.read_bytes() if not path.is_symlink() else b"->"
-    return out
 
 
 # --------------------------------------------------------------------------- the store's files

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ from typing import Any
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "lsp"))
 
 RESULTS = HERE / "results"
 FULL = os.environ.get("RETRACE_FULL_CAMPAIGNS") == "1"
@@ -52,19 +50,3 @@ def turn_model(name: str, turns: dict[str, list[dict[str, Any]]]) -> Any:
     model = FakeModel(Scenario.model_validate({"name": name, "responses": responses}))
     model.start()
     return model
-
-
-def tree(root: Path) -> dict[str, tuple[str, bytes, bool]]:
-    """Ground truth of a workspace: rel path → (kind, bytes or link target, executable)."""
-    out: dict[str, tuple[str, bytes, bool]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            if os.path.islink(path):
-                out[rel] = ("symlink", os.fsencode(os.readlink(path)), False)
-            elif os.path.isfile(path):
-                with open(path, "rb") as f:
-                    out[rel] = ("file", f.read(), os.access(path, os.X_OK))
-    return out

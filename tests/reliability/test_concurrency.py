@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from tests.cli.cli_support import run
-from tests.reliability.conftest import record_figures, tree, turn_model
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.oracles import entries
+from tests.reliability.conftest import record_figures, turn_model
 
 from retrace.engine import Engine
 from retrace.offline import FakeModel
@@ -67,7 +68,7 @@ async def test_second_server_on_the_same_store_is_refused(ws: Path, tmp_path: Pa
     try:
         turn = await first.run_turn("[[a1]]")
         pid = first.client._server.pid if first.client._server else None
-        disk = tree(ws)
+        disk = entries(ws)
         second = await start_editor(ws, store, env=model_env(model), settings=AUTO)
         try:
             refused = [
@@ -80,7 +81,7 @@ async def test_second_server_on_the_same_store_is_refused(ws: Path, tmp_path: Pa
         for error in refused:
             assert "locked" in error.message and f"pid {pid}" in error.message, error.message
             assert "\n" not in error.message
-        assert tree(ws) == disk, "the refused server changed the workspace"
+        assert entries(ws) == disk, "the refused server changed the workspace"
         # The first server is unaffected.
         await first.run_turn("[[a2]]", session_id=turn["sessionId"])
         assert (ws / "a.txt").read_text("utf-8") == "a2\n"
@@ -100,7 +101,7 @@ async def test_cli_next_to_a_running_server(ws: Path, tmp_path: Path) -> None:
         await editor.run_turn("[[s1]]")
         timeline = await editor.request("retrace/timeline/get", {})
         baseline = timeline["checkpoints"][0]["id"]
-        disk = tree(ws)
+        disk = entries(ws)
         listed = cli("log", "--workspace", str(ws), "--store", str(store))
         assert listed.returncode == 0, listed.stderr
         assert all(cp["id"] in listed.stdout for cp in timeline["checkpoints"])
@@ -108,7 +109,7 @@ async def test_cli_next_to_a_running_server(ws: Path, tmp_path: Path) -> None:
         assert refused.returncode != 0
         message = refused.stderr.strip()
         assert "locked" in message and len(message.splitlines()) == 1, message
-        assert tree(ws) == disk, "the CLI reverted the server's work while refusing"
+        assert entries(ws) == disk, "the CLI reverted the server's work while refusing"
         # A checkpoint is not refused: the server holding the store takes it over the relay
         # socket (issue 26), and it joins the server's timeline once.
         marked = cli("checkpoint", "--workspace", str(ws), "--store", str(store))

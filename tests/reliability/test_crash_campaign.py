@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import EditorClient, model_env, start_editor, stop_editor
-from tests.reliability.conftest import FULL, full_only, record_figures, tree
+from tests.lsp.lsp_support import EditorClient, model_env, start_editor, stop_editor
+from tests.oracles import entries
+from tests.reliability.conftest import FULL, full_only, record_figures
 
 from retrace.engine import Engine
 from retrace.engine.restore.recovery import begin_restore, recover_interrupted_restores
@@ -234,7 +235,7 @@ class Campaign:
     def snapshot(self) -> None:
         """The disk now is the state of the last announced checkpoint (the server is idle on disk)."""
         if self.last_cp is not None and self.last_cp not in self.truth:
-            self.truth[self.last_cp] = tree(self.ws)
+            self.truth[self.last_cp] = entries(self.ws)
 
     # ------------------------------------------------------------------ one server process
     async def epoch(self, index: int, model: FakeModel) -> None:
@@ -373,7 +374,7 @@ class Campaign:
             return
         target = self.rng.choice(targets)
         mode = self.rng.choice(["code", "code", "both"])
-        pre = tree(self.ws)
+        pre = entries(self.ws)
         dry = await self.guarded(
             proc,
             editor.request(
@@ -411,7 +412,7 @@ class Campaign:
                 f"restore of {target} ({mode}) was {outcome['kind']}: {outcome.get('error')}"
             )
             return
-        now = tree(self.ws)
+        now = entries(self.ws)
         if now != expected:
             self.failures.append(f"restore of {target} is not byte-exact: {_diff(now, expected)}")
             return
@@ -428,7 +429,7 @@ class Campaign:
         if pending is None:
             return
         self.pending_restore = None
-        now = tree(self.ws)
+        now = entries(self.ws)
         if now == pending.expected:
             self.figures["interruptedRestoresFullyApplied"] += 1
         elif now == pending.pre:
@@ -442,7 +443,7 @@ class Campaign:
 
     def verify_dead_store(self) -> None:
         if self.pending_restore is not None:
-            now = tree(self.ws)
+            now = entries(self.ws)
             if now not in (self.pending_restore.pre, self.pending_restore.expected):
                 self.figures["interruptedRestoresHalfAppliedAtKill"] += 1
         ids, intents, results = journal_checkpoints(self.store)
@@ -601,7 +602,7 @@ def test_headless_engine_restore_killed_mid_apply_is_all_or_nothing(tmp_path: Pa
     ws.mkdir()
     for i in range(6):
         (ws / f"f{i}.txt").write_text(f"v1 {i}\n")
-    before = tree(ws)
+    before = entries(ws)
     store = tmp_path / "store"
     env = {**os.environ, "PYTHONPATH": str(KILLPOINTS), "RETRACE_KILLPOINT": "apply:3"}
     done = subprocess.run(
@@ -613,7 +614,7 @@ def test_headless_engine_restore_killed_mid_apply_is_all_or_nothing(tmp_path: Pa
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
     after_v2 = {rel: ("file", f"v2 {rel[1]}\n".encode(), False) for rel in before}
     with Engine.open(ws, store):
-        now = tree(ws)
+        now = entries(ws)
     assert now in (before, after_v2), f"half applied: {_diff(now, before)}"
 
 
@@ -625,11 +626,11 @@ def _engine_with_two_states(tmp_path: Path) -> tuple[Path, Path, str, Tree, Tree
         (ws / f"f{i}.txt").write_text(f"v1 {i}\n")
     with Engine.open(ws, store) as engine:
         v1 = engine.head.id
-        old = tree(ws)
+        old = entries(ws)
         for i in range(4):
             (ws / f"f{i}.txt").write_text(f"v2 {i}\n")
         engine.checkpoint(label="v2")
-    return ws, store, v1, old, tree(ws)
+    return ws, store, v1, old, entries(ws)
 
 
 def test_recovery_rolls_back_an_unfinished_restore(tmp_path: Path) -> None:
@@ -645,7 +646,7 @@ def test_recovery_rolls_back_an_unfinished_restore(tmp_path: Path) -> None:
     with Engine.open(ws, store) as engine:  # a writer's open recovers by itself
         report = engine.recovered
         assert len(report) == 1 and "rolled back" in report[0], report
-        assert tree(ws) == new
+        assert entries(ws) == new
         assert recover_interrupted_restores(engine) == [], "recovery is not idempotent"
 
 
@@ -657,5 +658,5 @@ def test_recovery_keeps_a_restore_committed_before_the_crash(tmp_path: Path) -> 
     with Engine.open(ws, store) as engine:
         assert engine.recovered == []
         assert recover_interrupted_restores(engine) == []
-        assert tree(ws) == old
+        assert entries(ws) == old
         assert any(isinstance(e, RestoreDoneEvent) for sid in engine.sessions() for e in engine.events(sid))

@@ -30,15 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.oracles import entries
 from tests.reliability.cli_support import (
     CONFLICT,
-    Cli,
+    CampaignCli,
     Result,
     Tally,
     Tree,
     campaign_seed,
     clear,
-    digest_dir,
     initialised_cli,
     random_text,
     restore_and_undo,
@@ -46,11 +46,11 @@ from tests.reliability.cli_support import (
     tree_delta,
     undo_id,
 )
-from tests.reliability.conftest import full_only, tree
+from tests.reliability.conftest import full_only
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
+def cli(tmp_path: Path) -> CampaignCli:
     return initialised_cli(tmp_path)
 
 
@@ -121,7 +121,9 @@ def write_preserving(writer: str, path: Path, new: bytes, scratch: Path) -> None
     assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns), f"{writer} moved the stamp"
 
 
-def mtime_trial(cli: Cli, rng: random.Random, tally: Tally, writer: str, checkpoint_after: bool) -> None:
+def mtime_trial(
+    cli: CampaignCli, rng: random.Random, tally: Tally, writer: str, checkpoint_after: bool
+) -> None:
     ws = cli.workspace
     rel = rng.choice(MTIME_NAMES)
     path = ws / rel
@@ -141,18 +143,18 @@ def mtime_trial(cli: Cli, rng: random.Random, tally: Tally, writer: str, checkpo
     write_preserving(writer, path, _same_size_change(rng, recorded), ws.parent)
     if checkpoint_after:
         cli.checkpoint("after the writer")
-    before = tree(ws)
+    before = entries(ws)
     try:
         outcome = restore_and_undo(cli, old, before, force=False, expect=None, refusal_ok=True)
     except AssertionError:
-        if tree(ws).get(rel) != before[rel]:
+        if entries(ws).get(rel) != before[rel]:
             tally.counts["lost"] += 1
         raise
     names = {"refused": "refusedAsConflict", "nothing": "nothingToRestore", "applied": "restoresVerified"}
     tally.counts[names[outcome]] += 1
 
 
-def mtime_repro(cli: Cli, tally: Tally) -> None:
+def mtime_repro(cli: CampaignCli, tally: Tally) -> None:
     """The reported case, step by step: ``touch -d``, ``touch -r``, a restore of C1."""
     ws = cli.workspace
     a = ws / "a"
@@ -166,7 +168,7 @@ def mtime_repro(cli: Cli, tally: Tally) -> None:
     subprocess.run(["touch", "-r", str(a), str(ref)], check=True)
     a.write_text("value = 3333\n")
     subprocess.run(["touch", "-r", str(ref), str(a)], check=True)
-    before = tree(ws)
+    before = entries(ws)
     tally.kinds["repro"] += 1
     try:
         restore_and_undo(cli, c1, before, force=False, expect=None, refusal_ok=True)
@@ -176,7 +178,7 @@ def mtime_repro(cli: Cli, tally: Tally) -> None:
         raise
 
 
-def run_mtime(cli: Cli, variant: str, trials: int, seed: int) -> None:
+def run_mtime(cli: CampaignCli, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(MTIME, variant, seed)
     tally.control("plain write", mtime_trial, cli, rng, tally, "plain", False)
@@ -188,14 +190,14 @@ def run_mtime(cli: Cli, variant: str, trials: int, seed: int) -> None:
     tally.finish(writers=WRITERS)
 
 
-def test_mtime_preserving_writers(cli: Cli) -> None:
+def test_mtime_preserving_writers(cli: CampaignCli) -> None:
     run_mtime(cli, "ci", trials=len(WRITERS), seed=campaign_seed(20261201))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @full_only
-def test_mtime_preserving_writers_full(cli: Cli) -> None:
+def test_mtime_preserving_writers_full(cli: CampaignCli) -> None:
     run_mtime(cli, "full", trials=60, seed=campaign_seed(0))
 
 
@@ -232,7 +234,9 @@ def _rules(rng: random.Random) -> bytes:
     return "".join(f"{rule}\n" for rule in rng.sample(PATTERNS, rng.randint(1, 3))).encode()
 
 
-def gitignore_state(cli: Cli, rng: random.Random, keep: tuple[str, ...] = (), lookalike: bool = True) -> None:
+def gitignore_state(
+    cli: CampaignCli, rng: random.Random, keep: tuple[str, ...] = (), lookalike: bool = True
+) -> None:
     ws = cli.workspace
     clear(ws, keep)
     for folder in DIRS:
@@ -249,7 +253,7 @@ def gitignore_state(cli: Cli, rng: random.Random, keep: tuple[str, ...] = (), lo
         (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
 
 
-def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool) -> None:
+def gitignore_mutate(cli: CampaignCli, rng: random.Random, tally: Tally, new_rules: bool) -> None:
     """New rules (rewritten, added, removed; root and nested) and edits to files."""
     ws = cli.workspace
     for folder in DIRS if new_rules else []:
@@ -275,18 +279,18 @@ def gitignore_mutate(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool
         (ws / TOOL_LOOKALIKE).write_bytes(random_text(rng, rng.randint(1, 300)))
 
 
-def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool = True) -> None:
+def gitignore_trial(cli: CampaignCli, rng: random.Random, tally: Tally, new_rules: bool = True) -> None:
     ws = cli.workspace
     gitignore_state(cli, rng, lookalike=new_rules)  # the control leaves out the tool-folder lookalike
     target = cli.checkpoint("target")
-    at_target = tree(ws)
+    at_target = entries(ws)
     gitignore_mutate(cli, rng, tally, new_rules)
     cli.checkpoint("newer rules")
     # The user edits ignored files afterwards (say .env): nothing records them, nothing may touch them.
-    now = tree(ws)
+    now = entries(ws)
     for rel in [r for r in now if ignored(r, now)][:3]:
         (ws / rel).write_bytes(random_text(rng, rng.randint(1, 300)))
-    before = tree(ws)
+    before = entries(ws)
     protected = {r for r in set(before) | set(at_target) if ignored(r, before) or ignored(r, at_target)}
     tally.counts["files"] += len(set(before) | set(at_target))
     tally.counts["ignoredPaths"] += len(protected)
@@ -297,10 +301,10 @@ def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool 
     result, payload = cli.restore(target, *(["--force"] if force else []))
     if result.code == CONFLICT and not force:
         tally.counts["conflictsReported"] += 1
-        assert not tree_delta(before, tree(ws)), "a refused restore changed the workspace"
+        assert not tree_delta(before, entries(ws)), "a refused restore changed the workspace"
         result, payload = cli.restore(target, "--force")
     assert result.code == 0, f"restore: {result.brief()}"
-    after = tree(ws)
+    after = entries(ws)
     # Re-creating an ignored path that the target recorded loses nothing; any other change does.
     recreated = {r for r in protected if r not in before and r in after and after[r] == at_target.get(r)}
     hurt = sorted(r for r in protected - recreated if after.get(r) != before.get(r))
@@ -309,7 +313,7 @@ def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool 
         undo = undo_id(result, payload)
         if undo:
             cli.restore(undo, "--force")
-        back = tree(ws)
+        back = entries(ws)
         # Lost: not even the restore's own undo point brings the bytes back.
         tally.counts["lost"] += sum(1 for r in hurt if back.get(r) != before.get(r))
         raise AssertionError(f"ignored paths touched by the restore: {hurt[:4]}")
@@ -321,7 +325,7 @@ def gitignore_trial(cli: Cli, rng: random.Random, tally: Tally, new_rules: bool 
 
 
 def undo_without_phantoms(
-    cli: Cli, result: Result, payload: dict[str, Any], before: Tree, recreated: set[str], tally: Tally
+    cli: CampaignCli, result: Result, payload: dict[str, Any], before: Tree, recreated: set[str], tally: Tally
 ) -> None:
     """Right after a restore nothing changed: its undo applies without conflicts, no external
     checkpoint appears, and the tree from before the restore is back."""
@@ -340,7 +344,7 @@ def undo_without_phantoms(
         raise AssertionError(f"undo right after a restore reported conflicts (phantom changes): {phantom}")
     assert not phantom, f"external checkpoints nobody caused: {phantom}"
     assert back.code == 0, f"undo: {back.brief()}"
-    delta = tree_delta(before, {r: v for r, v in tree(cli.workspace).items() if r not in recreated})
+    delta = tree_delta(before, {r: v for r, v in entries(cli.workspace).items() if r not in recreated})
     assert not delta, f"restore + undo changed work: {delta}"
     tally.counts["undoVerified"] += 1
 
@@ -350,13 +354,13 @@ def test_ignore_model_matches_git(tmp_path: Path) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     rng = random.Random(campaign_seed(20261208))
-    cli = Cli(tmp_path / "ws", tmp_path / "unused-store")
+    cli = CampaignCli(tmp_path / "ws", tmp_path / "unused-store")
     cli.workspace.mkdir()
     subprocess.run(["git", "init", "-q", str(cli.workspace)], check=True)
     compared = 0
     for _ in range(15):
         gitignore_state(cli, rng, keep=(".git",))
-        truth = {r: v for r, v in tree(cli.workspace).items() if not r.startswith(".git/")}
+        truth = {r: v for r, v in entries(cli.workspace).items() if not r.startswith(".git/")}
         paths = sorted(truth) + [_join(folder, name) for folder in DIRS for name in NAMES]
         answer = subprocess.run(
             ["git", "-C", str(cli.workspace), "check-ignore", "--no-index", "--stdin"],
@@ -372,7 +376,7 @@ def test_ignore_model_matches_git(tmp_path: Path) -> None:
     assert compared > 0
 
 
-def run_gitignore(cli: Cli, variant: str, trials: int, seed: int) -> None:
+def run_gitignore(cli: CampaignCli, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(GITIGNORE, variant, seed)
     tally.control("same rules at both ends", gitignore_trial, cli, rng, tally, False)
@@ -381,14 +385,14 @@ def run_gitignore(cli: Cli, variant: str, trials: int, seed: int) -> None:
     tally.finish()
 
 
-def test_gitignore_changes(cli: Cli) -> None:
+def test_gitignore_changes(cli: CampaignCli) -> None:
     run_gitignore(cli, "ci", trials=4, seed=campaign_seed(20261202))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @full_only
-def test_gitignore_changes_full(cli: Cli) -> None:
+def test_gitignore_changes_full(cli: CampaignCli) -> None:
     run_gitignore(cli, "full", trials=40, seed=campaign_seed(0))
 
 
@@ -426,16 +430,18 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
-def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path, control: bool = False) -> None:
+def swap_trial(
+    cli: CampaignCli, rng: random.Random, tally: Tally, outside: Path, control: bool = False
+) -> None:
     ws = cli.workspace
-    guarded = digest_dir(outside)
+    guarded = entries(outside)
     beside = sorted(os.listdir(ws.parent))  # links to ".." point here: nothing may appear
     for name in TOP:
         remove(ws / name)
         if rng.random() < 0.85:
             make_entry(ws / name, rng.choice(KINDS), rng, outside)
     target = cli.checkpoint("target")
-    at_target = tree(ws)
+    at_target = entries(ws)
     tally.counts["files"] += len(at_target)
     for name in rng.sample(TOP, rng.randint(1, len(TOP))):
         if control and ((ws / name).is_symlink() or not (ws / name).is_file()):
@@ -459,14 +465,14 @@ def swap_trial(cli: Cli, rng: random.Random, tally: Tally, outside: Path, contro
     if rng.random() < 0.5:
         cli.checkpoint("swapped")
         tally.counts["swapsCheckpointed"] += 1
-    before = tree(ws)
+    before = entries(ws)
     restore_and_undo(cli, target, before, force=True, expect=at_target)
-    assert digest_dir(outside) == guarded, "a restore changed files outside the workspace"
+    assert entries(outside) == guarded, "a restore changed files outside the workspace"
     assert sorted(os.listdir(ws.parent)) == beside, "a restore wrote beside the workspace"
     tally.counts["restoresVerified"] += 1
 
 
-def run_swaps(cli: Cli, variant: str, trials: int, seed: int) -> None:
+def run_swaps(cli: CampaignCli, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(SWAPS, variant, seed)
     outside = cli.workspace.parent / "outside"
@@ -478,12 +484,12 @@ def run_swaps(cli: Cli, variant: str, trials: int, seed: int) -> None:
     tally.finish()
 
 
-def test_type_swaps(cli: Cli) -> None:
+def test_type_swaps(cli: CampaignCli) -> None:
     run_swaps(cli, "ci", trials=5, seed=campaign_seed(20261203))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @full_only
-def test_type_swaps_full(cli: Cli) -> None:
+def test_type_swaps_full(cli: CampaignCli) -> None:
     run_swaps(cli, "full", trials=50, seed=campaign_seed(0))

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, model_env, start_editor, stop_editor
+from tests.oracles import entries_and_modes
 from tests.reliability.conftest import record_figures
 from tests.reliability.inputs_support import scripted_model
 
@@ -129,19 +130,6 @@ def process_alive(pid: int) -> bool:
     return state != "Z"
 
 
-def snapshot(ws: Path) -> dict[str, tuple[str, bytes]]:
-    out: dict[str, tuple[str, bytes]] = {}
-    for path in sorted(ws.rglob("*")):
-        rel = path.relative_to(ws).as_posix()
-        if path.is_symlink():
-            out[rel] = ("link", os.fsencode(os.readlink(path)))
-        elif path.is_file():
-            out[rel] = ("file", path.read_bytes())
-        else:
-            out[rel] = ("other", b"")
-    return out
-
-
 @pytest.mark.parametrize(("tool", "tool_input", "expected"), REFUSED + DEVICE_CASES)
 async def test_hostile_call_is_refused_and_changes_nothing(
     arena: tuple[Path, Path], tool: str, tool_input: dict[str, Any], expected: str
@@ -149,14 +137,14 @@ async def test_hostile_call_is_refused_and_changes_nothing(
     ws, outside = arena
     if "zero_dev" in str(tool_input.get("path")) and not (ws / "zero_dev").exists():
         pytest.skip("device nodes need root")
-    before_ws, before_out = snapshot(ws), outside_state(outside)
+    before_ws, before_out = entries_and_modes(ws), outside_state(outside)
     # A FIFO or /dev/zero that slipped through would hang or never end: bound the call.
     result = await asyncio.wait_for(execute(tool, tool_input, ctx_for(ws)), 10)
     assert result.is_error, result.output
     assert expected in result.output, result.output
     assert "\n" not in result.output.strip(), "one line"
     assert SECRET.strip() not in result.output
-    assert snapshot(ws) == before_ws
+    assert entries_and_modes(ws) == before_ws
     assert outside_state(outside) == before_out
     FIGURES["hostileCallsRefused"] += 1
 

@@ -17,8 +17,9 @@ import random
 from pathlib import Path
 
 import pytest
-from tests.reliability.cli_support import Cli, Tally, campaign_seed, journal_files, tree_delta
-from tests.reliability.conftest import FULL, tree
+from tests.oracles import entries
+from tests.reliability.cli_support import CampaignCli, Tally, campaign_seed, journal_files, tree_delta
+from tests.reliability.conftest import FULL
 from tests.reliability.test_store_damage import DAMAGE_FOUND, History
 
 from retrace.engine.store.journal import seal_event
@@ -35,7 +36,7 @@ def _lines(journal: Path) -> list[tuple[int, int]]:
     return out
 
 
-def _flip(cli: Cli, rng: random.Random, tally: Tally) -> str:
+def _flip(cli: CampaignCli, rng: random.Random, tally: Tally) -> str:
     journals = journal_files(cli.store)
     journal = rng.choice(journals)
     start, length = rng.choice(_lines(journal))
@@ -69,9 +70,9 @@ def flip_trial(history: History, rng: random.Random, tally: Tally) -> None:
         tally.counts["detected"] += 1
         tally.kinds.update(f"damage:{k}" for k in kinds)
     for target in rng.sample([cp for cp in history.ids if cp in listed], k=1):
-        before = tree(cli.workspace)
+        before = entries(cli.workspace)
         result, _ = cli.restore(target, "--force")
-        now = tree(cli.workspace)
+        now = entries(cli.workspace)
         if result.code == 0:
             delta = tree_delta(history.truth[target], now)
             assert not delta, f"{where}: restore {target} gave a tree that was never recorded: {delta}"
@@ -109,7 +110,7 @@ ESCAPES = [
 ]
 
 
-def _forge(cli: Cli, bad: str) -> str:
+def _forge(cli: CampaignCli, bad: str) -> str:
     """The newest checkpoint line gains ``bad`` (an exec-bit file of existing content) in its
     delta and file list; its checksum is redone, so only the path rule stands in the way."""
     journal = next(j for j in journal_files(cli.store) if b'"type":"checkpoint"' in j.read_bytes())

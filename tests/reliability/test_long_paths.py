@@ -16,19 +16,20 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.oracles import entries
 from tests.reliability.cli_support import (
-    Cli,
+    CampaignCli,
     Tally,
     campaign_seed,
     initialised_cli,
     random_text,
     restore_and_undo,
 )
-from tests.reliability.conftest import full_only, tree
+from tests.reliability.conftest import full_only
 
 
 @pytest.fixture
-def cli(tmp_path: Path) -> Cli:
+def cli(tmp_path: Path) -> CampaignCli:
     return initialised_cli(tmp_path)
 
 
@@ -49,7 +50,9 @@ def long_name(rng: random.Random, size: tuple[int, int] = (200, 255)) -> str:
     return name[:-1] + "x" if name.endswith(" ") else name
 
 
-def long_trial(cli: Cli, rng: random.Random, tally: Tally, size: tuple[int, int] = (200, 255)) -> None:
+def long_trial(
+    cli: CampaignCli, rng: random.Random, tally: Tally, size: tuple[int, int] = (200, 255)
+) -> None:
     ws = cli.workspace
     folder = ws
     for _ in range(rng.randint(0, 2)):
@@ -61,7 +64,7 @@ def long_trial(cli: Cli, rng: random.Random, tally: Tally, size: tuple[int, int]
     tally.counts["files"] += len(names)
     tally.kinds[f"{max(len(n.encode()) for n in names) // 10 * 10}+ bytes"] += 1
     target = cli.checkpoint("long names")
-    at_target = tree(ws)
+    at_target = entries(ws)
     for name in names:
         roll = rng.random()
         if roll < 0.4:
@@ -72,7 +75,7 @@ def long_trial(cli: Cli, rng: random.Random, tally: Tally, size: tuple[int, int]
             (folder / name).rename(folder / long_name(rng, size))
     (folder / long_name(rng, size)).write_bytes(random_text(rng, rng.randint(1, 500)))
     cli.checkpoint("changed")
-    before = tree(ws)
+    before = entries(ws)
     restore_and_undo(cli, target, before, force=False, expect=at_target)
     tally.counts["restoresVerified"] += 1
 
@@ -106,7 +109,7 @@ def _deep(ws: Path, names: list[str], leaf: str, data: bytes | None = None) -> b
         os.close(fd)
 
 
-def beyond_path_max(cli: Cli, rng: random.Random, tally: Tally) -> None:
+def beyond_path_max(cli: CampaignCli, rng: random.Random, tally: Tally) -> None:
     """A file whose path is longer than PATH_MAX (4096 bytes): captured and restorable, or the
     checkpoint says it is not complete — never left out of a checkpoint that claims "full"."""
     ws = cli.workspace
@@ -138,7 +141,7 @@ def beyond_path_max(cli: Cli, rng: random.Random, tally: Tally) -> None:
         cli.checkpoint("deep path removed")
 
 
-def run_long(cli: Cli, variant: str, trials: int, seed: int) -> None:
+def run_long(cli: CampaignCli, variant: str, trials: int, seed: int) -> None:
     rng = random.Random(seed)
     tally = Tally(LONG, variant, seed)
     tally.control("names of 20-60 bytes", long_trial, cli, rng, tally, (20, 60))
@@ -148,12 +151,12 @@ def run_long(cli: Cli, variant: str, trials: int, seed: int) -> None:
     tally.finish()
 
 
-def test_long_names(cli: Cli) -> None:
+def test_long_names(cli: CampaignCli) -> None:
     run_long(cli, "ci", trials=4, seed=campaign_seed(20261204))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @full_only
-def test_long_names_full(cli: Cli) -> None:
+def test_long_names_full(cli: CampaignCli) -> None:
     run_long(cli, "full", trials=40, seed=campaign_seed(0))

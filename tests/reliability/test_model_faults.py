@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
 from tests.reliability.conftest import FULL, record_figures
 from tests.reliability.inputs_support import scripted_model
 

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
-from tests.reliability.conftest import record_figures, tree, turn_model
+from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor
+from tests.oracles import entries
+from tests.reliability.conftest import record_figures, turn_model
 
 from retrace.engine import Engine
 from retrace.offline import FakeModel
@@ -168,7 +169,7 @@ async def test_full_store_disk_pauses_and_corrupts_nothing(
     try:
         first = await editor.run_turn("[[before]]")
         session = first["sessionId"]
-        truth[last_checkpoint(editor)] = tree(ws)
+        truth[last_checkpoint(editor)] = entries(ws)
         announced = {e["checkpoint"]["id"] for e in editor.events_of("checkpointCreated")}
         fill(small_store.parent, leave)
         full = await editor.run_turn("[[full]]", session_id=session)
@@ -181,7 +182,7 @@ async def test_full_store_disk_pauses_and_corrupts_nothing(
         freed = await editor.run_turn("[[freed]]", session_id=session)
         assert editor.events_of("checkpointCreated", freed["turnId"]), "no checkpoint once space is back"
         assert (ws / "src" / "app.py").read_text("utf-8") == "print('v2')\n"
-        truth[last_checkpoint(editor)] = tree(ws)
+        truth[last_checkpoint(editor)] = entries(ws)
         told = tool_results(model)
         timeline = await editor.request("retrace/timeline/get", {})
         assert announced <= {cp["id"] for cp in timeline["checkpoints"]}
@@ -215,7 +216,7 @@ async def test_read_only_store_at_start_is_a_clear_error(tmp_path: Path, small_s
     editor = await start_editor(ws, small_store, env=model_env(model), settings=AUTO)
     try:
         await editor.run_turn("[[one]]")
-        truth = {last_checkpoint(editor): tree(ws)}
+        truth = {last_checkpoint(editor): entries(ws)}
     finally:
         await stop_editor(editor)
     before = store_digest(small_store)
@@ -442,7 +443,7 @@ async def test_workspace_moved_or_deleted_under_a_running_session(tmp_path: Path
     moved = tmp_path / "elsewhere"
     try:
         first = await editor.run_turn("[[one]]")
-        truth = {last_checkpoint(editor): tree(ws)}
+        truth = {last_checkpoint(editor): entries(ws)}
         before = len((await editor.request("retrace/timeline/get", {}))["checkpoints"])
         if how == "moved":
             ws.rename(moved)

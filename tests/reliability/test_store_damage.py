@@ -27,8 +27,9 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from tests.oracles import entries
 from tests.reliability.cli_support import (
-    Cli,
+    CampaignCli,
     Result,
     Tally,
     Tree,
@@ -39,7 +40,7 @@ from tests.reliability.cli_support import (
     tree_delta,
     write_tree,
 )
-from tests.reliability.conftest import full_only, tree
+from tests.reliability.conftest import full_only
 
 DAMAGE_FOUND = 4
 """``retrace verify`` exit code when damage was found (0: clean)."""
@@ -55,7 +56,7 @@ class History:
         self.workspace.mkdir()
         self.pristine = base / "pristine-store"
         self.base = base
-        cli = Cli(self.workspace, self.pristine)
+        cli = CampaignCli(self.workspace, self.pristine)
         names = ["main.py", "src/lib.py", "src/data.json", "docs/notes ü.md", "bin/tool", "big.txt"]
         for name in names:
             self._write(name, rng)
@@ -70,7 +71,7 @@ class History:
                     self._write(name, rng)
             cp = cli.checkpoint()
             self.ids.append(cp)
-            self.truth[cp] = tree(self.workspace)
+            self.truth[cp] = entries(self.workspace)
         self.all_ids = [str(cp["id"]) for cp in cli.log()]
         self.trials = 0
 
@@ -79,20 +80,22 @@ class History:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(random_text(rng, rng.randint(200, 60_000 if name == "big.txt" else 3000)))
 
-    def fresh(self) -> Cli:
+    def fresh(self) -> CampaignCli:
         """A private copy of the undamaged store, and the workspace at its head."""
         store = self.base / f"store-{self.trials}"
         self.trials += 1
         shutil.copytree(self.pristine, store, symlinks=True)
         write_tree(self.workspace, self.truth[self.ids[-1]])
-        return Cli(self.workspace, store)
+        return CampaignCli(self.workspace, store)
 
 
-def restore_all_or_nothing(cli: Cli, target: str, expect: Tree, tally: Tally, known_ids: list[str]) -> Result:
+def restore_all_or_nothing(
+    cli: CampaignCli, target: str, expect: Tree, tally: Tally, known_ids: list[str]
+) -> Result:
     """A restore ends byte-exact at the checkpoint, or fails non-zero having changed nothing."""
-    before = tree(cli.workspace)
+    before = entries(cli.workspace)
     result, _ = cli.restore(target, "--force")
-    now = tree(cli.workspace)
+    now = entries(cli.workspace)
     if result.code == 0:
         delta = tree_delta(expect, now)
         if delta:
@@ -111,7 +114,7 @@ def restore_all_or_nothing(cli: Cli, target: str, expect: Tree, tally: Tally, kn
     return result
 
 
-def verify_finds(cli: Cli, tally: Tally, victim: Path | None = None) -> None:
+def verify_finds(cli: CampaignCli, tally: Tally, victim: Path | None = None) -> None:
     """``retrace verify`` reports the damage. The one exception: a flipped bit that changes no
     byte of what the blob decodes to (a zstd frame has don't-care header bits: 11 of 1,584
     single-bit flips of a 198-byte level-1 frame, 21 of 1,672 at level 3) is not damage of the
@@ -179,7 +182,9 @@ def shows_only_real_bytes(shown: Result, reference: str) -> bool:
 MARKERS = ("<<<<<<<", "=======", ">>>>>>>", "|||||||")
 
 
-def merge_all_or_nothing(cli: Cli, history: History, target: str, rng: random.Random, tally: Tally) -> None:
+def merge_all_or_nothing(
+    cli: CampaignCli, history: History, target: str, rng: random.Random, tally: Tally
+) -> None:
     """An external edit, then a restore that resolves it by merging: the merged file holds only
     lines that one of the three versions (target, recorded, edited) has, or conflict markers."""
     head, at_target = history.truth[history.ids[-1]], history.truth[target]
@@ -190,9 +195,9 @@ def merge_all_or_nothing(cli: Cli, history: History, target: str, rng: random.Ra
     rel = rng.choice(paths)
     edited = head[rel][1] + f"external edit {rng.randrange(10**6)}\n".encode()
     (cli.workspace / rel).write_bytes(edited)
-    before = tree(cli.workspace)
+    before = entries(cli.workspace)
     result, _ = cli.restore(target, "--resolve", f"{rel}=merge")
-    now = tree(cli.workspace)
+    now = entries(cli.workspace)
     if result.code != 0:
         delta = tree_delta(before, now)
         assert not delta, f"a merge restore that did not apply ({result.brief()}) changed files: {delta}"
@@ -225,7 +230,7 @@ def blob_trial(
         tally.counts["blobsDamaged"] += 1
     a, b = sorted(rng.sample(history.ids, 2), key=history.ids.index)
     if (a, b) not in references:
-        references[(a, b)] = Cli(history.workspace, history.pristine).ok("diff", a, b).out
+        references[(a, b)] = CampaignCli(history.workspace, history.pristine).ok("diff", a, b).out
 
     def diff_check() -> None:
         shown = cli.run("diff", a, b)
@@ -346,7 +351,7 @@ def journal_trial(history: History, rng: random.Random, tally: Tally, damage: bo
         target = rng.choice(intact)
         result, _ = cli.restore(target, "--force")
         assert result.code == 0, f"restore of undamaged {target}: {result.brief()}"
-        delta = tree_delta(history.truth[target], tree(cli.workspace))
+        delta = tree_delta(history.truth[target], entries(cli.workspace))
         assert not delta, f"restore of undamaged {target} not byte-exact: {delta}"
         tally.counts["restoresVerified"] += 1
 
@@ -400,7 +405,7 @@ LARGE = "data-safety-large-files"
 RSS_BOUND_MB = 200
 
 
-def large_trial(cli: Cli, rng: random.Random, tally: Tally, size: int, recorded: bool) -> None:
+def large_trial(cli: CampaignCli, rng: random.Random, tally: Tally, size: int, recorded: bool) -> None:
     ws = cli.workspace
     (ws / "keep.txt").write_bytes(random_text(rng, 1000))
     (ws / "big.bin").write_bytes(random_text(rng, rng.randint(1, 5000)))
@@ -408,7 +413,7 @@ def large_trial(cli: Cli, rng: random.Random, tally: Tally, size: int, recorded:
         if (ws / stale).exists():
             (ws / stale).unlink()
     target = cli.checkpoint("small")
-    at_target = tree(ws)
+    at_target = entries(ws)
     for name in ("big.bin", "huge.bin"):
         with (ws / name).open("wb") as f:
             f.truncate(size)  # sparse: no disk used, every byte reads as zero
@@ -422,7 +427,7 @@ def large_trial(cli: Cli, rng: random.Random, tally: Tally, size: int, recorded:
     peak = result.max_rss_kb // 1024
     tally.counts["restorePeakRssMb"] = max(tally.counts["restorePeakRssMb"], peak)
     assert result.code == 0, f"forced restore over {size // MiB} MiB files: {result.brief()}"
-    delta = tree_delta(at_target, tree(ws))
+    delta = tree_delta(at_target, entries(ws))
     assert not delta, f"forced restore did not reach the checkpoint: {delta}"
     tally.counts["restoresVerified"] += 1
     assert peak <= RSS_BOUND_MB, (
@@ -435,7 +440,7 @@ def run_large(tmp_path: Path, variant: str, sizes: list[int], seed: int) -> None
     tally = Tally(LARGE, variant, seed)
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    cli = Cli(workspace, tmp_path / "store")
+    cli = CampaignCli(workspace, tmp_path / "store")
     cli.init()
     tally.counts["checkpointPeakRssMb"] = 0
     tally.counts["restorePeakRssMb"] = 0

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,20 +9,6 @@ from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine
 from retrace.sync import RemoteService
-
-
-def tree(root: Path) -> dict[str, tuple[str, bool]]:
-    """path → (sha256, executable) for every file under ``root``."""
-    out: dict[str, tuple[str, bool]] = {}
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            p = Path(dirpath) / name
-            st = p.lstat()
-            out[p.relative_to(root).as_posix()] = (
-                hashlib.sha256(p.read_bytes()).hexdigest(),
-                bool(st.st_mode & stat.S_IXUSR),
-            )
-    return out
 
 
 @dataclass

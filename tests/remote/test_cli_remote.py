@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from tests.cli.cli_support import run
-from tests.remote.helpers import tree
+from tests.oracles import entry_hashes
 from tests.remote.s3server import ACCESS_KEY, SECRET_KEY, S3Server
 
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ def test_cli_round_trip(tmp_path: Path, s3: S3Server) -> None:
     (a_ws / "notes.md").write_text("hello again\n")
     cp = retrace("checkpoint", *a, "--label", "edit", "--json", env=env)
     cp_id = json.loads(cp.stdout)["id"]
-    expected = tree(a_ws)
+    expected = entry_hashes(a_ws, include_git=True)
     retrace("remote", "add", "origin", s3.url(), "--endpoint", s3.endpoint, *a, env=env)
     pushed = json.loads(retrace("remote", "push", *a, "--json", env=env).stdout)
     assert pushed["segments"] >= 1 and not pushed["upToDate"]
@@ -76,7 +76,7 @@ def test_cli_round_trip(tmp_path: Path, s3: S3Server) -> None:
     verified = json.loads(retrace("verify", *b, "--json", env=env).stdout)
     assert verified["ok"] and verified["remoteBlobs"] >= 1
     retrace("restore", cp_id, *b, "--force", env=env)
-    assert tree(b_ws) == expected
+    assert entry_hashes(b_ws, include_git=True) == expected
     remote_cfg = (b_store / "remote.json").read_text()
     assert ACCESS_KEY not in remote_cfg and SECRET_KEY not in remote_cfg
 

@@ -11,7 +11,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.remote.helpers import Machine, tree
+from tests.oracles import entry_hashes
+from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine
@@ -37,7 +38,7 @@ def test_encrypted_bucket_holds_no_plaintext_and_needs_the_key(tmp_path: Path, s
         eng.checkpoint("with secret")
         (a.ws / "src" / "app.py").write_text("print('hello again')\n")
         last = eng.checkpoint("second").id
-    expected = tree(a.ws)
+    expected = entry_hashes(a.ws, include_git=True)
     svc_a = a.add_remote(encrypt=True, **a_env)
     config = svc_a.remotes()[0]
     assert config.encrypt and config.key_id
@@ -73,7 +74,7 @@ def test_encrypted_bucket_holds_no_plaintext_and_needs_the_key(tmp_path: Path, s
     svc_b.open("secret-session")
     with Engine.open(b.ws, b.store, blob_source=svc_b.blob_source()) as eng:
         eng.restore(last, force=True)
-    assert tree(b.ws) == expected
+    assert entry_hashes(b.ws, include_git=True) == expected
 
     # A machine configured for that key whose key is missing (SecretStorage emptied, key file
     # not copied): one line naming where the key is looked for, nothing imported.

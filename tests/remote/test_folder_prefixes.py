@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.oracles import file_bytes
 from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 
@@ -26,10 +27,6 @@ def record(m: Machine, session: str, text: str) -> None:
     (m.ws / "f.txt").write_text(text)
     with m.engine(session) as eng:
         eng.checkpoint(text)
-
-
-def store_files(store: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()}
 
 
 def test_two_folders_push_each_under_its_own_prefix(tmp_path: Path, s3: S3Server) -> None:
@@ -60,10 +57,10 @@ def test_opening_another_folders_session_is_refused_and_writes_nothing(tmp_path:
     # The web folder's remote points at the api folder's prefix (a hand-made or stale configuration).
     svc_web = folder_service(web, "shared", "web")
     assert "s-api" in [s.session_id for s in svc_web.sessions()]
-    before = store_files(web.store)
+    before = file_bytes(web.store)
     with pytest.raises(RemoteError, match=r"folder 'api', not this folder 'web'"):
         svc_web.open("s-api")
-    after = store_files(web.store)
+    after = file_bytes(web.store)
     # Listing cached the store card; nothing else changed: no journal, no import record.
     assert {k: v for k, v in after.items() if "/cards/" not in k} == before
     assert not web.store.joinpath("sessions", "s-api").exists()

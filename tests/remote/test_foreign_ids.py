@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests.remote.helpers import Machine, tree
+from tests.oracles import entry_hashes
+from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 
 from retrace.engine import clock
@@ -24,7 +25,7 @@ def _pushed_session(
             eng.checkpoint(f"a {i}")
         ids = [c.id for c in eng.timeline(sid)]
     a.add_remote().push()
-    return ids, tree(a.ws)
+    return ids, entry_hashes(a.ws, include_git=True)
 
 
 def _local_work(b: Machine, n: int) -> list[str]:
@@ -49,7 +50,7 @@ def test_opening_a_newer_session_keeps_the_local_head_on_the_next_open(tmp_path:
         assert nxt.parent == mine[-1]
         assert set(theirs) <= {c.id for c in eng.timeline()}
         eng.restore(theirs[-1], force=True)  # their work is one restore away
-        assert tree(b.ws) == their_tree
+        assert entry_hashes(b.ws, include_git=True) == their_tree
         assert eng.head.parent == nxt.id and eng.head.kind == "restore"
 
 

@@ -8,7 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.remote.helpers import Machine, tree
+from tests.oracles import entry_hashes
+from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine, EngineConfig
@@ -121,7 +122,7 @@ def test_server_killed_mid_upload_then_push_resumes(
     with b.engine(remote=True) as eng:
         last = eng.timeline("s1")[-1].id
         eng.restore(last, force=True)
-    assert tree(b.ws) == tree(a.ws)
+    assert entry_hashes(b.ws, include_git=True) == entry_hashes(a.ws, include_git=True)
 
 
 def test_cancel_stops_between_objects_and_the_next_push_finishes(
@@ -194,16 +195,16 @@ def test_two_machines_push_concurrently_and_restore_each_other(tmp_path: Path, s
     assert_no_duplicates(a, blobs=False)
 
     # Each opens the other's session and restores its checkpoints byte-exact.
-    expected_a, expected_b = tree(a.ws), tree(b.ws)
+    expected_a, expected_b = entry_hashes(a.ws, include_git=True), entry_hashes(b.ws, include_git=True)
     svc_a.open("from-b")
     svc_b.open("from-a")
     with a.engine(remote=True) as eng:
         assert set(ids["from-b"]) <= {c.id for c in eng.timeline("from-b")}
         eng.restore(ids["from-b"][-1], force=True)
-    assert tree(a.ws) == expected_b
+    assert entry_hashes(a.ws, include_git=True) == expected_b
     with b.engine(remote=True) as eng:
         eng.restore(ids["from-a"][-1], force=True)
-    assert tree(b.ws) == expected_a
+    assert entry_hashes(b.ws, include_git=True) == expected_a
 
 
 def test_pull_appends_what_was_pushed_since(tmp_path: Path, s3: S3Server) -> None:

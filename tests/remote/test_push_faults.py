@@ -11,9 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.oracles import entry_hashes
 from tests.remote.fault_proxy import Fail as FailAction
 from tests.remote.fault_proxy import FaultProxy, Request, Rule
-from tests.remote.helpers import Machine, tree
+from tests.remote.helpers import Machine
 from tests.remote.s3server import SECRET_KEY, S3Server
 
 from retrace.engine import Engine
@@ -35,7 +36,7 @@ def make_work(m: Machine, session: str, rounds: int) -> dict[str, dict[str, tupl
     with m.engine(session) as eng:
         for i in range(rounds):
             (m.ws / f"file{i % 4}.txt").write_text(f"{session} round {i} {uuid.uuid4().hex}\n" * 20)
-            expected[eng.checkpoint(f"round {i}").id] = tree(m.ws)
+            expected[eng.checkpoint(f"round {i}").id] = entry_hashes(m.ws, include_git=True)
     return expected
 
 
@@ -68,7 +69,7 @@ def restores_on_fresh_machine(
     with Engine.open(fresh.ws, fresh.store, blob_source=svc.blob_source()) as eng:
         for cp_id, want in expected.items():
             eng.restore(cp_id, force=True)
-            assert tree(fresh.ws) == want
+            assert entry_hashes(fresh.ws, include_git=True) == want
 
 
 def test_push_survives_injected_500s_and_lost_answers(

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import zstandard
-from tests.remote.helpers import Machine, tree
+from tests.oracles import entry_hashes
+from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine, EngineConfig
@@ -67,7 +68,9 @@ def restore_everything(fresh: Machine, expected: dict[str, dict[str, tuple[str, 
                 if cp.id not in expected:
                     continue
                 eng.restore(cp.id, force=True)
-                assert tree(fresh.ws) == expected[cp.id], f"checkpoint {cp.id} of {s.session_id}"
+                assert entry_hashes(fresh.ws, include_git=True) == expected[cp.id], (
+                    f"checkpoint {cp.id} of {s.session_id}"
+                )
                 restored += 1
     return restored
 
@@ -79,7 +82,7 @@ def test_gc_deletes_garbage_in_two_phases_and_keeps_what_is_referenced(tmp_path:
     with a.engine("s1") as eng:
         for i in range(3):
             (a.ws / "f.txt").write_text(f"version {i}\n")
-            expected[eng.checkpoint(f"v{i}").id] = tree(a.ws)
+            expected[eng.checkpoint(f"v{i}").id] = entry_hashes(a.ws, include_git=True)
     svc = a.add_remote()
     svc.push()
     bucket = bucket_of(a)
@@ -140,7 +143,7 @@ def test_expired_sessions_and_superseded_generations_go(tmp_path: Path, s3: S3Se
     with Engine.open(a.ws, a.store, session_id="s1", config=config) as eng:
         for i in range(4):
             (a.ws / f"f{i}.txt").write_text(f"file {i} {uuid.uuid4().hex}\n")
-            expected[eng.checkpoint(f"v{i}").id] = tree(a.ws)
+            expected[eng.checkpoint(f"v{i}").id] = entry_hashes(a.ws, include_git=True)
     svc = a.add_remote()
     svc.push()
     with Engine.open(a.ws, a.store, session_id="s1", config=config) as eng:
@@ -185,7 +188,9 @@ def test_gc_with_a_concurrent_writer_loses_nothing(tmp_path: Path, s3: S3Server)
                         )
                         if i % 4 == 0:
                             (writer.ws / "big.bin").write_bytes(os.urandom(20_000))
-                        expected[eng.checkpoint(f"{session} {i}").id] = tree(writer.ws)
+                        expected[eng.checkpoint(f"{session} {i}").id] = entry_hashes(
+                            writer.ws, include_git=True
+                        )
                         writer_svc.push()
                         if i == 5:
                             eng.gc()  # a new generation while the collector runs

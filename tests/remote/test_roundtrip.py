@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.remote.helpers import Machine, tree
+from tests.oracles import entry_hashes
+from tests.remote.helpers import Machine
 from tests.remote.s3server import S3Server
 
 from retrace.engine import Engine
@@ -29,7 +30,7 @@ def test_push_open_restore_is_byte_exact_and_lazy(tmp_path: Path, s3: S3Server) 
         write_work(a.ws, 2)
         (a.ws / "gone.txt").write_text("deleted later\n")
         cp2 = eng.checkpoint("two").id
-    expected = {2: tree(a.ws)}
+    expected = {2: entry_hashes(a.ws, include_git=True)}
     svc_a = a.add_remote()
     report = svc_a.push()
     assert report.segments >= 1 and report.packs >= 1 and not report.up_to_date
@@ -53,7 +54,7 @@ def test_push_open_restore_is_byte_exact_and_lazy(tmp_path: Path, s3: S3Server) 
         assert {cp1, cp2} <= {c.id for c in eng.timeline("sess-1")}
         assert eng.problems == []
         eng.restore(cp2, force=True)
-        assert tree(b.ws) == expected[2]
+        assert entry_hashes(b.ws, include_git=True) == expected[2]
         assert 0 < source.fetched <= len(source.ids())
         eng.restore(cp1, force=True)
         assert (b.ws / "src" / "main.py").read_text() == "print('version 1')\n"
@@ -70,7 +71,7 @@ def test_opening_a_later_session_brings_the_sessions_it_builds_on(tmp_path: Path
     with a.engine("second") as eng:
         write_work(a.ws, 2)
         cp = eng.checkpoint("two").id
-    expected = tree(a.ws)
+    expected = entry_hashes(a.ws, include_git=True)
     a.add_remote().push()
 
     b = Machine.make(tmp_path, s3, "b")
@@ -78,7 +79,7 @@ def test_opening_a_later_session_brings_the_sessions_it_builds_on(tmp_path: Path
     with b.engine(remote=True) as eng:
         assert eng.problems == []
         eng.restore(cp, force=True)
-    assert tree(b.ws) == expected
+    assert entry_hashes(b.ws, include_git=True) == expected
 
 
 def test_an_encrypted_remote_hides_the_store_card(tmp_path: Path, s3: S3Server) -> None:

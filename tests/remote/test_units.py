@@ -150,7 +150,7 @@ def test_credentials_from_env_then_profile(tmp_path: Path) -> None:
     assert "defsecret" not in str(err.value)
 
 
-def entries(n: int) -> list[tuple[str, bytes, int]]:
+def pack_items(n: int) -> list[tuple[str, bytes, int]]:
     out = []
     for i in range(n):
         raw = f"content {i}\n".encode() * (i + 1)
@@ -161,7 +161,7 @@ def entries(n: int) -> list[tuple[str, bytes, int]]:
 
 
 def test_sync_packs_are_deterministic_and_indexed() -> None:
-    items = entries(5)
+    items = pack_items(5)
     one, two = build_pack(items, None), build_pack(list(reversed(items)), None)
     assert (one.name, one.data, one.index) == (two.name, two.data, two.index)
     where = parse_index(open_index(one.index, one.name, None))
@@ -173,7 +173,7 @@ def test_sync_packs_are_deterministic_and_indexed() -> None:
 
 def test_encrypted_packs_hide_ids_and_content() -> None:
     cipher = Cipher(os.urandom(32))
-    items = entries(3)
+    items = pack_items(3)
     built = build_pack(items, cipher)
     for bid, payload, _size in items:
         assert bytes.fromhex(bid) not in built.index and payload not in built.data
@@ -220,7 +220,7 @@ class FakeBucket:
 def test_remote_blobs_read_a_small_pack_once_and_fall_back_to_another_copy(tmp_path: Path) -> None:
     from retrace.sync.fetch import RemoteBlobs
 
-    items = entries(3)
+    items = pack_items(3)
     first, second = build_pack(items[:2], None), build_pack(items, None)
     index = tmp_path / "index"
     index.mkdir()

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.cli.cli_support import Cli
+from tests.oracles import file_bytes
 
 import retrace.engine.manifest as manifest_mod
 from retrace.engine import Engine, EngineConfig
@@ -44,10 +45,6 @@ class Template:
     final: dict[str, bytes]
 
 
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def _build(root: Path) -> Template:
     ws, store = root / "ws", root / "store"
     ws.mkdir()
@@ -59,7 +56,7 @@ def _build(root: Path) -> Template:
     manifest_mod.SNAPSHOT_EVERY = 8  # several snapshots in a short history: damage can stay local
     try:
         with Engine.open(ws, store, config=CONFIG, session_id="s1") as eng:
-            expected[eng.head.id] = files(ws)
+            expected[eng.head.id] = file_bytes(ws)
             for step in range(14):
                 for i in rng.sample(range(8), 2):
                     p = ws / f"f{i}.txt"
@@ -71,7 +68,7 @@ def _build(root: Path) -> Template:
                     eng.append_event(TurnEvent(turn_id="t1", text="hello"))
                 session = "s2" if step % 3 == 0 else "s1"
                 cp = eng.checkpoint(label=f"step {step}", session_id=session)
-                expected[cp.id] = files(ws)
+                expected[cp.id] = file_bytes(ws)
             parents = {c.id: c.parent for c in eng.timeline()}
     finally:
         manifest_mod.SNAPSHOT_EVERY = saved
@@ -81,7 +78,7 @@ def _build(root: Path) -> Template:
             ev = json.loads(line)
             if ev["type"] == "checkpoint" and ev.get("snapshot"):
                 snapshots.add(ev["checkpoint"]["id"])
-    return Template(root, expected, parents, snapshots, files(ws))
+    return Template(root, expected, parents, snapshots, file_bytes(ws))
 
 
 @pytest.fixture(scope="module")
@@ -172,9 +169,9 @@ def test_damaged_lines_stay_local(template: Template, picks: list[tuple[int, str
                     continue
                 outcome = eng.restore(cid, force=True)
                 assert outcome.kind in ("applied", "nothingToRestore"), outcome
-                assert files(ws) == template.expected[cid], cid
+                assert file_bytes(ws) == template.expected[cid], cid
             eng.restore(now, force=True)
-            assert files(ws) == template.final
+            assert file_bytes(ws) == template.final
 
 
 def _three_checkpoints_one_line_damaged(cli: Cli, *, copies: bool) -> list[str]:
@@ -338,4 +335,4 @@ def test_one_damaged_line_loses_at_most_its_own_checkpoint(template: Template, p
                 assert not [c for c in listed.values() if c.damage], "damage spread past one line"
                 for cid in sorted(set(template.expected) - childless):
                     eng.restore(cid, force=True)
-                    assert files(ws) == template.expected[cid], cid
+                    assert file_bytes(ws) == template.expected[cid], cid

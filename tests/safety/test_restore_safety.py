@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from tests.engine.conftest import tree_state, write
+from tests.engine.conftest import write
+from tests.oracles import entry_hashes, inodes
 
 from retrace.engine import Engine, EngineConfig
 from retrace.engine.restore import faults
@@ -44,17 +45,6 @@ def fresh(root: Path) -> tuple[Path, Path]:
     ws = root / "ws"
     ws.mkdir(parents=True)
     return ws, root / "store"
-
-
-def inodes(root: Path) -> dict[str, tuple[int, int]]:
-    """path → (inode, file type bits) of every entry (directories included), links not followed."""
-    out: dict[str, tuple[int, int]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            st = os.lstat(p)
-            out[os.path.relpath(p, root)] = (st.st_ino, st.st_mode & 0o170000)
-    return out
 
 
 def same_size_preserved_mtime(path: Path) -> bytes:
@@ -91,7 +81,7 @@ def test_concurrent_writer_during_apply_is_a_conflict_and_survives(
             else:
                 write(ws, p, f"agent {p}\n")
         eng.checkpoint("agent", kind="tool", tool="edit_file")
-        before = tree_state(ws)
+        before = entry_hashes(ws)
         steps: list[tuple[str, str]] = []
         survivor: dict[str, bytes] = {}
 
@@ -117,7 +107,7 @@ def test_concurrent_writer_during_apply_is_a_conflict_and_survives(
         ((rel, content),) = survivor.items()
         assert [f.path for f in out.files] == [rel]
         assert (ws / rel).read_bytes() == content, "the concurrent content was overwritten"
-        now = tree_state(ws)
+        now = entry_hashes(ws)
         expected = {p: v for p, v in before.items() if p != rel}
         assert {p: v for p, v in now.items() if p != rel} == expected, "rollback is incomplete"
         assert not [p for p in now if os.path.basename(p).startswith(TEMP_PREFIX)]
@@ -150,7 +140,7 @@ def test_parent_swapped_for_symlink_during_apply_never_writes_outside(tmp_path: 
     write(outside, "a.txt", "OUTSIDE\n")
     write(outside, "b.txt", "OUTSIDE B\n")
     (outside / "hard").hardlink_to(outside / "a.txt")
-    outside_before = (tree_state(outside), inodes(outside))
+    outside_before = (entry_hashes(outside), inodes(outside))
     with Engine.open(ws, tmp_path / "store") as eng:
         base = eng.head.id
         write(ws, "d/a.txt", "two\n")
@@ -168,7 +158,7 @@ def test_parent_swapped_for_symlink_during_apply_never_writes_outside(tmp_path: 
         with faults.injected(hook):
             eng.restore(base, force=True)
         assert swapped
-        assert (tree_state(outside), inodes(outside)) == outside_before, "wrote outside the workspace"
+        assert (entry_hashes(outside), inodes(outside)) == outside_before, "wrote outside the workspace"
         assert (ws / "d").is_symlink()
 
 
@@ -177,7 +167,7 @@ def test_rollback_never_writes_through_a_parent_that_became_a_symlink(tmp_path: 
     write(ws, "d/a.txt", "one\n")
     write(ws, "z.txt", "zed\n")
     write(outside, "a.txt", "OUTSIDE\n")
-    outside_before = (tree_state(outside), inodes(outside))
+    outside_before = (entry_hashes(outside), inodes(outside))
     with Engine.open(ws, tmp_path / "store") as eng:
         base = eng.head.id
         write(ws, "d/a.txt", "two\n")
@@ -196,7 +186,7 @@ def test_rollback_never_writes_through_a_parent_that_became_a_symlink(tmp_path: 
         with faults.injected(hook):
             out = eng.restore(base)
         assert out.kind == "failed"
-        assert (tree_state(outside), inodes(outside)) == outside_before, "rollback wrote outside"
+        assert (entry_hashes(outside), inodes(outside)) == outside_before, "rollback wrote outside"
 
 
 def test_failed_restore_rolls_back_exactly_links_and_dirs_included(tmp_path: Path) -> None:
@@ -211,7 +201,7 @@ def test_failed_restore_rolls_back_exactly_links_and_dirs_included(tmp_path: Pat
         write(ws, "keep.txt", "changed\n")
         write(ws, "zz-last.txt", "last\n")
         eng.checkpoint("agent", kind="tool", tool="edit_file")
-        before_state, before_inodes = tree_state(ws), inodes(ws)
+        before_state, before_inodes = entry_hashes(ws), inodes(ws)
         ops: list[str] = []
 
         def hook(step: str, rel: str) -> None:
@@ -222,7 +212,7 @@ def test_failed_restore_rolls_back_exactly_links_and_dirs_included(tmp_path: Pat
         with faults.injected(hook):
             out = eng.restore(base, force=True)
         assert out.kind == "failed" and out.rolled_back, (out, ops)
-        assert tree_state(ws) == before_state
+        assert entry_hashes(ws) == before_state
         assert inodes(ws) == before_inodes, "rollback recreated entries instead of moving them back"
         assert (ws / "x").is_symlink() and (ws / "link").is_symlink()
 
@@ -261,16 +251,16 @@ def test_random_type_swaps_restore_exactly(
     build(ws, first, "one")
     with Engine.open(ws, store) as eng:
         target = eng.checkpoint("first").id
-        want = tree_state(ws)
+        want = entry_hashes(ws)
         build(ws, second, "two")
         eng.checkpoint("second", kind="tool", tool="write_file")
         second_id = eng.head.id
         build(ws, {k: v for k, v in third.items() if first[k] != second[k]}, "three")
-        pre = tree_state(ws)
+        pre = entry_hashes(ws)
         out = eng.restore(target, force=True)
         assert out.kind in ("applied", "nothingToRestore"), out
         event(f"outcome: {out.kind}; swapped kinds: {sum(first[k] != second[k] for k in first)}")
-        now = tree_state(ws)
+        now = entry_hashes(ws)
         assert {p: now.get(p) for p in want} == want
         recorded = set(eng.manifest(target)) | set(eng.manifest(second_id))
         for extra in set(now) - set(want):
@@ -384,7 +374,7 @@ def test_large_restore_parallel_temps_conflict_rolls_back_and_leaves_no_temp(tmp
         for n in names:
             write(ws, n, f"v2 {n}\n")
         eng.checkpoint("agent", kind="tool", tool="run_command")
-        before = tree_state(ws)
+        before = entry_hashes(ws)
         last = sorted(names)[-1]
         hit: dict[str, bytes] = {}
 
@@ -395,7 +385,7 @@ def test_large_restore_parallel_temps_conflict_rolls_back_and_leaves_no_temp(tmp
         with faults.injected(hook):
             out = eng.restore(base)
         assert out.kind == "conflict" and [f.path for f in out.files] == [last]
-        now = tree_state(ws)
+        now = entry_hashes(ws)
         assert (ws / last).read_bytes() == hit[last]
         assert {p: v for p, v in now.items() if p != last} == {p: v for p, v in before.items() if p != last}
         assert not [p for p in now if os.path.basename(p).startswith(TEMP_PREFIX)]

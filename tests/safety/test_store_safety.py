@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.cli.cli_support import Cli, tree
+from tests.cli.cli_support import Cli
+from tests.oracles import file_bytes
 from tests.safety.store_damage import BLOB_DAMAGE, damage_blob, sha
 
 pytestmark = pytest.mark.slow
@@ -51,9 +52,9 @@ def test_diff_never_shows_damaged_content(cli: Cli, how: str) -> None:
 def test_restore_with_a_damaged_blob_changes_nothing(cli: Cli, how: str) -> None:
     c1, _c2 = _history(cli)
     damage_blob(cli.store, sha(A2), how)
-    before = tree(cli.workspace)
+    before = file_bytes(cli.workspace)
     proc = cli("restore", c1, code=1)
-    assert tree(cli.workspace) == before  # b.txt (intact blob) was not restored either
+    assert file_bytes(cli.workspace) == before  # b.txt (intact blob) was not restored either
     assert c1 in proc.stderr and "a.txt" in proc.stderr
     assert cli.json("log")[-1]["kind"] != "restore"
 
