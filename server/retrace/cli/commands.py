@@ -429,8 +429,11 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    """The store's figures: the status bar's pipeline (:mod:`retrace.engine.store_stats`)."""
+    from retrace.engine.store_stats.store_figures import read_store_stats
+
     with _open(args, readonly=True) as engine:
-        stats = engine.stats()
+        stats = read_store_stats(StoreLayout(engine.store_dir), engine.blobs)
         if args.json:
             _print_json(dump(stats))
         else:

@@ -41,7 +41,7 @@ from retrace.engine.errors import (
     UnknownCheckpoint,
 )
 from retrace.engine.fsops import choice as fs_backend_choice
-from retrace.engine.gc import GcTarget, collect, store_stats
+from retrace.engine.gc import GcTarget, collect
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.history.index import HistoryIndex
@@ -57,7 +57,6 @@ from retrace.engine.models import (
     GcReport,
     RestoreOutcome,
     RestorePlan,
-    StoreStats,
 )
 from retrace.engine.restore.recovery import recover_interrupted_restores
 from retrace.engine.restore.restorer import AppliedRestoreOptions, RestoreOptions, Restorer
@@ -573,9 +572,6 @@ class Engine:
         return event_log.read(path, report, skip=skip, only=only, start=start)
 
     # ------------------------------------------------------------------ housekeeping
-    def stats(self) -> StoreStats:
-        return store_stats(self._history, self._layout, self._blobs, len(self.sessions()))
-
     @after_catch_up
     def gc(self) -> GcReport:
         """Apply retention (count, age, size quotas from config) and remove unreferenced blobs."""
