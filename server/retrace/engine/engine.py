@@ -37,7 +37,6 @@ from retrace.engine.errors import (
     RetraceError,
     StorageFull,
     StoreCorrupt,
-    StoreNotInitialised,
     UnknownCheckpoint,
 )
 from retrace.engine.fsops import choice as fs_backend_choice
@@ -188,15 +187,9 @@ class Engine:
     def _open_inner(self, session_id: str | None, create: bool, catch_up: bool | str = True) -> None:
         ws, layout = self.workspace, self._layout
         if self.readonly or not create:
-            if not layout.meta.exists():
-                raise StoreNotInitialised(f"no Retrace store at {self.store_dir} (open a writer first)")
-            meta = layout.read_meta()
+            layout.existing_meta(ws)
         else:
-            meta = layout.init(ws)
-        if meta.get("workspace") not in (None, str(ws)):
-            raise RetraceError(
-                f"store {self.store_dir} belongs to workspace {meta.get('workspace')}, not {ws}"
-            )
+            layout.check_owner(layout.init(ws), ws)
         if not self.readonly:
             self._lock.acquire()
             # Cut torn tails now (not only when a session is next written) so every later

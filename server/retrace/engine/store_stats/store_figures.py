@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from retrace.engine.line_stats import summarize
 from retrace.engine.models import StoreStats, SubagentStats
@@ -75,6 +76,17 @@ def read_store_stats(layout: StoreLayout, blobs: BlobStore) -> StoreStats:
     """The figures read once (``retrace stats``, tests): a fresh reader of the metrics' event
     types only (tool-call lines, most of a journal, are not decoded)."""
     return store_figures(layout, blobs.usage(), JournalReader(METRICS_TYPES)).stats
+
+
+def read_store_stats_of(workspace: Path, store_dir: Path) -> StoreStats:
+    """``retrace stats``: the store of ``workspace`` checked as any reader checks it (outside the
+    workspace, initialised, this workspace's), then its figures read once from the files — no
+    engine opened, no history replayed, no lock (the status bar's figures come from the files
+    too). ``workspace``: resolved."""
+    layout = StoreLayout(store_dir)
+    layout.check_outside(workspace)
+    layout.existing_meta(workspace)
+    return read_store_stats(layout, BlobStore(layout.blobs))
 
 
 def _number(value: object) -> float:
