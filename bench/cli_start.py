@@ -5,6 +5,7 @@ Side by side in ONE run, ``--rounds`` rounds, every command a fresh process:
 - ``python -c pass`` — the interpreter's own start-up (same venv): the unit of every ratio;
 - ``retrace --version`` (target ≤ 5×);
 - ``retrace log`` on a small store (a few checkpoints);
+- ``retrace stats`` on the same small store (the store's figures: the status bar's pipeline);
 - ``retrace checkpoint``, cold, of one changed file in a ``--files`` (2,000) file workspace
   (target ≤ 15×): each round appends a line to another file first.
 
@@ -114,6 +115,9 @@ def commands(variant: Variant) -> dict[str, list[str]]:
         "retrace --version": _retrace(variant, "--version"),
         "retrace log (small store)": _retrace(
             variant, "log", "--workspace", str(variant.small_ws), "--store", str(variant.small_store)
+        ),
+        "retrace stats (small store)": _retrace(
+            variant, "stats", "--workspace", str(variant.small_ws), "--store", str(variant.small_store)
         ),
         "retrace checkpoint (1 changed file)": _retrace(
             variant, "checkpoint", "--workspace", str(variant.big_ws), "--store", str(variant.big_store)

@@ -1,4 +1,4 @@
-"""What an incremental journal reader costs: the metrics reader (``app/metrics/journals``, one
+"""What an incremental journal reader costs: the metrics reader (``engine/store_stats/journal_reader``, one
 journal cursor per journal) reading a long journal once, then reading on after each single
 append; and a whole typed read (``Engine.events``) for scale.
 
@@ -20,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import retrace
-from retrace.app.metrics.journals import JournalReader
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.engine.store.events import (
@@ -31,6 +30,7 @@ from retrace.engine.store.events import (
     UsageEvent,
 )
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store_stats.journal_reader import JournalReader
 
 
 def _best(fn: Callable[[], object], runs: int = 3) -> float:

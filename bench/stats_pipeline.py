@@ -5,9 +5,10 @@ Not part of the test run. ``python -m bench.stats_pipeline [sessions] [calls]`` 
 ``sessions`` agent sessions with ``calls`` tool calls each (a turn's messages, intent, result with
 a 2 KB output, a checkpoint), answers once (warm), makes one checkpoint and times the next answer:
 
-* before — what the server did: the engine's store statistics (every journal read whole) on
-  every answer, and on the first answer a fold of every session's conversation
-  (``search_all_tool_calls`` → ``load_all``, then kept in memory);
+* before — what the server did: the store's statistics read whole on every answer (today's
+  one-shot read, ``read_store_stats``, what ``retrace stats`` does once: the engine's own
+  statistics it replaced are gone), and on the first answer a fold of every session's
+  conversation (``search_all_tool_calls`` → ``load_all``, then kept in memory);
 * after — :func:`status_figures` (each journal's cursor reads on from where it stopped).
 """
 
@@ -26,6 +27,7 @@ from retrace.engine.config import EngineConfig
 from retrace.engine.store import cursor
 from retrace.engine.store.events import MessageEvent, ToolCallIntentEvent, ToolCallResultEvent, TurnEvent
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store_stats.store_figures import read_store_stats
 
 
 def build(engine: Engine, sessions: int, calls: int) -> None:
@@ -78,12 +80,12 @@ def main(argv: list[str]) -> None:
             t0 = time.perf_counter()
             fold_all(engine)
             first_fold = time.perf_counter() - t0
-            engine.stats()
+            read_store_stats(layout, engine.blobs)
             status_figures(layout, engine.blobs.usage())
             (ws / "a.txt").write_text("1\n")
             engine.checkpoint("one change", None)
             t0 = time.perf_counter()
-            engine.stats()
+            read_store_stats(layout, engine.blobs)
             old = time.perf_counter() - t0
             parsed.clear()
             t0 = time.perf_counter()

@@ -2493,6 +2493,10 @@ export interface StatsResult {
    */
   toolCalls: number;
 }
+/**
+ * The store's figures: ``retrace stats`` and the status bar's ``retrace/stats`` alike (one
+ * pipeline, :mod:`retrace.engine.store_stats`).
+ */
 export interface StoreStats {
   /**
    * Bytes on disk for compressed blobs.
@@ -2500,6 +2504,9 @@ export interface StoreStats {
   blobBytes: number;
   blobs: number;
   capture: LatencySummary;
+  /**
+   * The intact ``checkpoint`` lines (a damaged or unsealed one is left out; verify reports it).
+   */
   checkpoints: number;
   journalBytes: number;
   /**
@@ -2516,9 +2523,8 @@ export interface StoreStats {
   sessions: number;
   subagents: SubagentStats;
   /**
-   * The store's bytes on disk, the remote cache left out. ``retrace/stats``: the storage the
-   * Health panel draws and the alerts compare with ``maxBytes`` (subagent stores included);
-   * ``retrace stats``: without the subagent stores (``subagents.bytes``).
+   * The store's bytes on disk, the remote cache left out: the storage the Health panel draws
+   * and the alerts compare with ``maxBytes`` (subagent stores included: ``subagents.bytes``).
    */
   totalBytes: number;
 }

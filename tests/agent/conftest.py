@@ -15,6 +15,7 @@ from tests.workspaces import project
 
 from retrace.agent.notifications import PermissionDecision, PermissionRequest
 from retrace.agent.permissions import PermissionSettings
+from retrace.agent.runtime import ClientFactory
 from retrace.agent.session import AgentService
 from retrace.agent.settings import AgentSettings
 from retrace.engine import Engine
@@ -127,9 +128,16 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
     made: list[Harness] = []
 
     async def make(
-        responses: list[dict[str, Any]], *, source: Path | None = None, **settings: Any
+        responses: list[dict[str, Any]],
+        *,
+        source: Path | None = None,
+        settings_of: Callable[[FakeModel], AgentSettings] | None = None,
+        client_factory: ClientFactory | None = None,
+        **settings: Any,
     ) -> Harness:
-        """``source``: a folder copied as the workspace (default: a small sample project)."""
+        """``source``: a folder copied as the workspace (default: a small sample project);
+        ``settings_of``: the agent's settings for the fake model (default: :func:`settings_for`
+        with ``settings``); ``client_factory``: the model client's (default: the service's)."""
         if source is not None:
             ws = tmp_path / "ws"
             shutil.copytree(source, ws)
@@ -140,7 +148,8 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[HarnessFactory]:
         fake = FakeModel(Scenario.model_validate({"responses": responses}))
         fake.start()
         host = RecordingHost()
-        service = AgentService(engine, host, settings_for(fake, **settings))
+        agent = settings_of(fake) if settings_of is not None else settings_for(fake, **settings)
+        service = AgentService(engine, host, agent, client_factory=client_factory)
         await service.load()
         harness = Harness(ws, store, engine, fake, host, service, made)
         made.append(harness)

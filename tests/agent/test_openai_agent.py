@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 from retrace.offline import FakeModel, Scenario
 
-from .conftest import APP_PY, Harness, RecordingHost, make_workspace, settings_for
+from .conftest import APP_PY, Harness, HarnessFactory, RecordingHost, make_workspace, settings_for
 from .test_agent_loop import e2e_responses, tool_checkpoints
 
 MODEL = "qwen2.5-coder:test"
@@ -45,26 +44,18 @@ def client_factory(settings: AgentSettings) -> ModelClient:
 
 
 @pytest.fixture
-async def make_oa(tmp_path: Path) -> AsyncIterator[Any]:
-    made: list[Harness] = []
+def make_oa(make_harness: HarnessFactory) -> HarnessFactory:
+    """The shared harness (``conftest.make_harness``) with the openai-compatible provider."""
 
     async def make(responses: list[dict[str, Any]], **settings: Any) -> Harness:
-        ws = make_workspace(tmp_path)
-        store = tmp_path / "store"
-        engine = await asyncio.to_thread(Engine.open, ws, store, config=EngineConfig(watcher=False))
-        fake = FakeModel(Scenario.model_validate({"responses": responses}))
-        fake.start()
-        host = RecordingHost()
-        service = AgentService(engine, host, openai_settings(fake, **settings), client_factory=client_factory)
-        await service.load()
-        harness = Harness(ws, store, engine, fake, host, service, made)
-        made.append(harness)
+        harness: Harness = await make_harness(
+            responses,
+            settings_of=lambda fake: openai_settings(fake, **settings),
+            client_factory=client_factory,
+        )
         return harness
 
-    yield make
-    for harness in made:
-        harness.fake.stop()
-        harness.engine.close()
+    return make
 
 
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:

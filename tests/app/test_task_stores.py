@@ -12,21 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from retrace.app.task_stores import (
-    DROP_PREFIX,
-    TaskDir,
-    collect_tasks,
-    decide,
-    due,
-    remove,
-    scan,
-    tasks_bytes,
-)
+from retrace.app.task_stores import DROP_PREFIX, collect_tasks, decide, due, remove
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig, RetentionPolicy
 from retrace.engine.errors import RetraceError
 from retrace.engine.store.events import TaskEvent
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store.task_dirs import TaskDir, scan, tasks_bytes
 
 DAY = 86400.0
 NOW = 1_800_000_000.0
@@ -203,7 +195,8 @@ def test_kept_children_are_collected_by_the_same_rules(parent: Engine) -> None:
 
 
 def test_storage_figure_counts_subagent_stores_not_links(parent: Engine, tmp_path: Path) -> None:
-    from retrace.app.metrics.storage import alert_level, usage
+    from retrace.app.metrics.storage import alert_level
+    from retrace.engine.store_stats.storage_usage import usage
 
     layout = StoreLayout(parent.store_dir)
     without = usage(layout)

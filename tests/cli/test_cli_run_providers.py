@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.cli.cli_support import RETRACE, Cli
+from tests.workspaces import project
 
 from retrace.offline import FakeModel, Scenario
 
@@ -14,9 +15,7 @@ from retrace.offline import FakeModel, Scenario
 @pytest.fixture
 def initialised(tmp_path: Path) -> Cli:
     assert RETRACE.exists(), f"console script missing: {RETRACE} (run scripts/setup-python.sh)"
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "README.md").write_text("# a project\n")
+    ws = project(tmp_path, "ws", {"README.md": "# a project\n"})
     cli = Cli(ws, tmp_path / "store")
     cli("init")
     return cli

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from seed_story import seed
 
-from retrace.app.metrics.storage import Series, usage
+from retrace.app.metrics.storage import Series
 from retrace.engine import Engine
 from retrace.engine.store.cache_file import write_cache_json
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store_stats.storage_usage import usage
 
 RETRACE = Path(sys.executable).with_name("retrace")
 BIG = "assets/recording.bin"

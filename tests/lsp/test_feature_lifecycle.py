@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -20,9 +20,13 @@ from retrace.engine.models import Checkpoint
 from retrace.lsp import feature_lifecycle, startup
 from retrace.lsp.feature_lifecycle import HOOKS, Feature, FeatureSet
 from retrace.lsp.host import LspAgentHost
-from retrace.lsp.main import create_server, features
+from retrace.lsp.main import create_server, features, folder_features
+from retrace.lsp.rpc import FOLDER
 from retrace.lsp.settings import apply_settings
 from retrace.protocol.models import ServerSettings
+
+if TYPE_CHECKING:
+    from retrace.lsp.services.remote import RemoteSync
 
 # What the server's own hooks did before the lifecycle, feature by feature, in the order they
 # did it (the host's ladder, apply_settings' branches, start_services / after_first_answer,
@@ -254,3 +258,71 @@ async def test_the_real_features_react_to_events_as_the_host_did(
     monkeypatch.setattr(server, "services_if_ready", lambda: object() if ready else None)
     await server.features.on_event(event)
     assert log == expected
+
+
+# A further folder of a multi-root workspace: its own features, one set per folder, from the same
+# composition root; they stop in this order (the relay first: no command-line call reaches the
+# folder's engine while it closes; the remote last, with the wait, pushing what is pending).
+FOLDER_ORDER = [
+    ("start", ["relay", "auto_gc", "remote"]),
+    ("on_event", ["remote"]),
+    ("stop", ["relay", "auto_gc", "remote"]),
+]
+
+
+@pytest.mark.parametrize(("hook", "names"), FOLDER_ORDER)
+def test_a_further_folder_has_its_own_features_in_the_documented_order(hook: str, names: list[str]) -> None:
+    server = create_server()
+    folder = FeatureSet(folder_features(server, "/ws/api", cast("RemoteSync", StoppingRemote([]))))
+    assert folder.names(hook) == names
+
+
+class StoppingRemote:
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def checkpoint_created(self) -> None:
+        self.log.append("api remote: push scheduled")
+
+    def stop(self, wait_s: float) -> None:
+        self.log.append(f"remote: stopped within {wait_s}s")
+
+
+def test_stopping_a_further_folder_stops_its_remote_with_the_wait_once() -> None:
+    server = create_server()
+    log: list[str] = []
+    remote = cast("RemoteSync", StoppingRemote(log))
+    server.folder_remotes["/ws/api"] = remote
+    folder = FeatureSet(folder_features(server, "/ws/api", remote))
+    folder.stop(2.5)
+    folder.stop(0.0)  # idempotent: shutdown may stop it again
+    assert log == ["remote: stopped within 2.5s"]
+    assert "/ws/api" not in server.folder_remotes  # requests for it no longer reach it
+
+
+async def test_a_further_folders_checkpoint_counts_for_its_own_remote_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A checkpoint relayed from the api folder's command line (FOLDER set) schedules the api
+    # folder's push, not the first folder's; the client still hears it (the timeline).
+    server = create_server()
+    log: list[str] = []
+    server.remote = FakeRemote(log)  # type: ignore[assignment]
+    server.metrics = FakeMetrics(log)  # type: ignore[assignment]
+    server.folder_features["/ws/api"] = FeatureSet(
+        folder_features(server, "/ws/api", cast("RemoteSync", StoppingRemote(log)))
+    )
+    monkeypatch.setattr(server, "send_notification", lambda m, _p=None: log.append(f"client: {m}"))
+    monkeypatch.setattr(server, "services_if_ready", lambda: None)
+    event = CheckpointCreated(session_id="cli", checkpoint=checkpoint())
+    token = FOLDER.set("/ws/api")
+    try:
+        await LspAgentHost(server).emit(event)
+    finally:
+        FOLDER.reset(token)
+    assert "remote: push scheduled" not in log
+    assert log.count("api remote: push scheduled") == 1
+    assert "client: retrace/timeline/didChange" in log
+    log.clear()
+    await LspAgentHost(server).emit(event)  # the first folder's own: its remote, not api's
+    assert "remote: push scheduled" in log and "api remote: push scheduled" not in log

@@ -9,6 +9,7 @@ user data dir (``XDG_DATA_HOME``) and no ``$RETRACE_STORE``: each folder's defau
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -28,8 +29,10 @@ from tests.lsp.lsp_support import (
     wait_until,
 )
 from tests.oracles import file_bytes
+from tests.remote.s3server import serving
 
 from retrace.engine.store import home
+from retrace.relay import wire
 
 pytestmark = pytest.mark.slow
 
@@ -420,3 +423,60 @@ async def test_naming_a_row_of_another_folder_names_it_in_that_folders_store(
     # Creating a bookmark of the current state stays the first folder's (its agent decides when).
     error = await editor.request_error("retrace/bookmark/create", {"name": "x", "folder": str(api)})
     assert "only in the first folder" in error.message
+
+
+async def test_removing_a_folder_stops_its_relay_and_its_remote(
+    web: Path, api: Path, tmp_path: Path, env: dict[str, str], editors: list[EditorClient]
+) -> None:
+    """A removed folder's features stop, in order, before its engine closes: its relay's socket
+    is gone (the command line then opens the store itself) and its remote stopped after pushing
+    what was pending (a checkpoint made after its start push reaches the bucket)."""
+    with serving(tmp_path / "s3data") as s3:
+        env = {**env, **s3.env()}
+        settings = {**AUTO, "remote": {"url": s3.url(), "endpoint": s3.endpoint, "workspaceName": "shared"}}
+        editor = await start_editor(
+            web, None, env=env, settings=settings, more_folders=(api,), init_options={"multiRoot": True}
+        )
+        editors.append(editor)
+        await timeline(editor, api)
+        socket = wire.socket_path(home.store_home(api))
+        assert socket.exists()  # the api folder's relay listens
+
+        async def api_pushed() -> bool:
+            status = await editor.request("retrace/remote/status", {"folder": str(api)})
+            return bool(status["configured"] and status["status"]["lastPush"] is not None)
+
+        for _ in range(600):  # the remote's start push (what the open left) has run
+            if await api_pushed():
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the api folder's remote never pushed")
+        (api / "main.go").write_text("package main\n\nfunc later() {}\n", "utf-8")
+        label = checkpoint(env, api, "after the start push")  # relayed: the server records it
+
+        def segments() -> list[str]:
+            return [k for k in s3.objects() if k.startswith("team/shared/api/sessions/")]
+
+        pending = segments()
+
+        editor.client.workspace_did_change_workspace_folders(
+            lsp.DidChangeWorkspaceFoldersParams(
+                event=lsp.WorkspaceFoldersChangeEvent(
+                    added=[], removed=[lsp.WorkspaceFolder(uri=api.as_uri(), name="api")]
+                )
+            )
+        )
+        await wait_until(lambda: not socket.exists())
+        # Its remote stopped by pushing what was pending: the relayed checkpoint's segment.
+        await wait_until(lambda: len(segments()) > len(pending))
+        # The store is free: the command line opens it itself and sees the relayed checkpoint.
+        for _ in range(60):
+            logged = cli(env, api, "log", "--json")
+            if logged.returncode == 0:
+                break
+            await asyncio.sleep(0.5)
+        assert logged.returncode == 0, logged.stderr
+        assert label in [c["id"] for c in json.loads(logged.stdout)]
+        # The first folder's relay still listens.
+        assert wire.socket_path(home.store_home(web)).exists()

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from retrace.app.metrics.exposition import histogram_buckets
-from retrace.app.metrics.journal_fold import fold
 from retrace.app.metrics.storage import Crossings, Series, alert_level
 from retrace.app.restore import record_reason
 from retrace.engine import Engine
@@ -33,6 +32,7 @@ from retrace.engine.store.events import (
 )
 from retrace.engine.store.journal import seal_event
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store_stats.journal_fold import fold
 
 
 def cp(cid: str, kind: CheckpointKind, ms: float = 0.0, turn: str | None = None) -> CheckpointEvent:
@@ -197,7 +197,7 @@ def test_restore_reason_journal_round_trip(tmp_path: Path) -> None:
 
 
 def test_journal_reader_reads_on_and_starts_over_when_replaced(tmp_path: Path) -> None:
-    from retrace.app.metrics.journals import JournalReader
+    from retrace.engine.store_stats.journal_reader import JournalReader
 
     path = tmp_path / "journal.jsonl"
     reader = JournalReader()

@@ -19,7 +19,6 @@ from tests.agent.conftest import HarnessFactory
 from tests.agent.test_lazy_sessions import _turn
 
 from retrace.app.metrics.collect import collect, snapshot
-from retrace.app.metrics.journal_fold import fold, slim
 from retrace.app.metrics.status_figures import status_figures
 from retrace.app.restore import record_reason
 from retrace.bootstrap import Services
@@ -29,6 +28,7 @@ from retrace.engine.line_stats import summarize
 from retrace.engine.store import cursor, event_log
 from retrace.engine.store.events import ToolCallIntentEvent, ToolCallResultEvent
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store_stats.journal_fold import fold, slim
 from retrace.lsp.services import timeline
 from retrace.protocol.metrics import MetricsSnapshot
 from retrace.protocol.models import StatsResult

@@ -27,13 +27,13 @@ store's collection:
   ``tasks/`` (so a crash leaves a name rule 2 finishes), then removed by ``shutil.rmtree``, which
   unlinks links instead of following them (descriptor-based where the platform offers it). A
   ``tasks`` that is itself a link is never entered.
-* :func:`tasks_bytes` is the subagents' part of the storage figure and its alerts (real folders
-  only, links not followed).
+* What ``tasks/`` holds is read by :mod:`retrace.engine.store.task_dirs` (``scan``,
+  ``tasks_bytes``: the subagents' part of the storage figure; real folders only, links not
+  followed).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
@@ -51,21 +51,12 @@ from retrace.engine.errors import RetraceError
 from retrace.engine.models import GcReport
 from retrace.engine.store.events import TaskEvent
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store.task_dirs import TaskDir, folder_bytes, scan, tasks_root
 
 log = logging.getLogger(__name__)
 
 DROP_PREFIX = ".drop-"
-EntryKind = Literal["dir", "link", "file", "other"]
 Verdict = Literal["keep", "drop", "skip"]
-
-
-@dataclass(frozen=True)
-class TaskDir:
-    """One entry of ``<store>/tasks/`` as ``lstat`` sees it (``bytes``: real folders only)."""
-
-    name: str
-    kind: EntryKind
-    bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -85,55 +76,6 @@ class TaskGc:
     """Inside kept children's own stores."""
     notes: list[str] = field(default_factory=list)
     """Entries reported and skipped (links, files, unknown folders, stores that failed)."""
-
-
-def _kind(mode: int) -> EntryKind:
-    if stat.S_ISLNK(mode):
-        return "link"
-    if stat.S_ISDIR(mode):
-        return "dir"
-    return "file" if stat.S_ISREG(mode) else "other"
-
-
-def _folder_bytes(path: str) -> int:
-    total = 0
-    for root, _dirs, files in os.walk(path, followlinks=False):
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, name)).st_size  # noqa: PTH118
-    return total
-
-
-def _tasks_root(layout: StoreLayout) -> str | None:
-    """``<store>/tasks`` when it is a real folder (a link there is never entered)."""
-    try:
-        st = os.lstat(layout.tasks)
-    except OSError:
-        return None
-    return str(layout.tasks) if stat.S_ISDIR(st.st_mode) else None
-
-
-def scan(layout: StoreLayout, *, sizes: bool = True) -> tuple[list[TaskDir], list[str]]:
-    """The entries of ``tasks/`` (sorted by name) and notes on what cannot be looked into."""
-    root = _tasks_root(layout)
-    if root is None:
-        note = [] if not os.path.lexists(layout.tasks) else [f"{layout.tasks} is not a folder: left alone"]
-        return [], note
-    out: list[TaskDir] = []
-    with os.scandir(root) as entries:
-        for entry in entries:
-            try:
-                kind = _kind(entry.stat(follow_symlinks=False).st_mode)
-            except OSError:
-                continue
-            size = _folder_bytes(entry.path) if kind == "dir" and sizes else 0
-            out.append(TaskDir(entry.name, kind, size))
-    return sorted(out, key=lambda d: d.name), []
-
-
-def tasks_bytes(layout: StoreLayout) -> int:
-    """The bytes of the subagent stores (real folders under ``tasks/``; links not followed)."""
-    return sum(d.bytes for d in scan(layout)[0])
 
 
 def decide(
@@ -179,13 +121,13 @@ def _task_verdict(task: TaskEvent, live: Set[str], cutoff: float) -> tuple[Verdi
 def remove(layout: StoreLayout, name: str) -> int:
     """Drop one task folder safely (see the module docstring); its bytes. Refuses anything but a
     real folder directly under a real ``tasks/``."""
-    root = _tasks_root(layout)
+    root = tasks_root(layout)
     if root is None or "/" in name or os.sep in name or name in ("", ".", ".."):
         raise RetraceError(f"not a subagent store: {name!r}")
     path = os.path.join(root, name)  # noqa: PTH118
     if not stat.S_ISDIR(os.lstat(path).st_mode):
         raise RetraceError(f"not a folder, left alone: {path}")
-    size = _folder_bytes(path)
+    size = folder_bytes(path)
     if not name.startswith(DROP_PREFIX):
         moved = os.path.join(root, DROP_PREFIX + name)  # noqa: PTH118
         os.rename(path, moved)  # noqa: PTH104

@@ -429,12 +429,17 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    with _open(args, readonly=True) as engine:
-        stats = engine.stats()
-        if args.json:
-            _print_json(dump(stats))
-        else:
-            fmt.say(fmt.stats_report(stats, store_dir=str(engine.store_dir)))
+    """The store's figures: the status bar's pipeline (:mod:`retrace.engine.store_stats`), read
+    from the files (no engine, no replay, no lock)."""
+    from retrace.engine.store_stats.store_figures import read_store_stats_of
+
+    workspace = _workspace(args)
+    store = _store(args) or default_store_dir(workspace)
+    stats = read_store_stats_of(workspace, store)
+    if args.json:
+        _print_json(dump(stats))
+    else:
+        fmt.say(fmt.stats_report(stats, store_dir=str(store)))
     return 0
 
 

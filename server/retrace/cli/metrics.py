@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from retrace.app.metrics.collect import collect, snapshot
-from retrace.app.metrics.journal_fold import METRICS_TYPES
-from retrace.app.metrics.journals import JournalReader
 from retrace.camel import dump
 from retrace.engine.errors import StoreNotInitialised
 from retrace.engine.store.layout import StoreLayout, default_store_dir
+from retrace.engine.store_stats.journal_fold import METRICS_TYPES
+from retrace.engine.store_stats.journal_reader import JournalReader
 from retrace.text import terminal_text
 
 

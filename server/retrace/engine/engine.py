@@ -37,11 +37,10 @@ from retrace.engine.errors import (
     RetraceError,
     StorageFull,
     StoreCorrupt,
-    StoreNotInitialised,
     UnknownCheckpoint,
 )
 from retrace.engine.fsops import choice as fs_backend_choice
-from retrace.engine.gc import GcTarget, collect, store_stats
+from retrace.engine.gc import GcTarget, collect
 from retrace.engine.history import History, replay
 from retrace.engine.history.head import rebuild_provenance, settle_head
 from retrace.engine.history.index import HistoryIndex
@@ -57,7 +56,6 @@ from retrace.engine.models import (
     GcReport,
     RestoreOutcome,
     RestorePlan,
-    StoreStats,
 )
 from retrace.engine.restore.recovery import recover_interrupted_restores
 from retrace.engine.restore.restorer import AppliedRestoreOptions, RestoreOptions, Restorer
@@ -189,15 +187,9 @@ class Engine:
     def _open_inner(self, session_id: str | None, create: bool, catch_up: bool | str = True) -> None:
         ws, layout = self.workspace, self._layout
         if self.readonly or not create:
-            if not layout.meta.exists():
-                raise StoreNotInitialised(f"no Retrace store at {self.store_dir} (open a writer first)")
-            meta = layout.read_meta()
+            layout.existing_meta(ws)
         else:
-            meta = layout.init(ws)
-        if meta.get("workspace") not in (None, str(ws)):
-            raise RetraceError(
-                f"store {self.store_dir} belongs to workspace {meta.get('workspace')}, not {ws}"
-            )
+            layout.check_owner(layout.init(ws), ws)
         if not self.readonly:
             self._lock.acquire()
             # Cut torn tails now (not only when a session is next written) so every later
@@ -573,9 +565,6 @@ class Engine:
         return event_log.read(path, report, skip=skip, only=only, start=start)
 
     # ------------------------------------------------------------------ housekeeping
-    def stats(self) -> StoreStats:
-        return store_stats(self._history, self._layout, self._blobs, len(self.sessions()))
-
     @after_catch_up
     def gc(self) -> GcReport:
         """Apply retention (count, age, size quotas from config) and remove unreferenced blobs."""

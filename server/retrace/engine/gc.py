@@ -1,4 +1,4 @@
-"""Retention, garbage collection and store statistics.
+"""Retention and garbage collection (the store's statistics: :mod:`retrace.engine.store_stats`).
 
 Retention drops the oldest checkpoints beyond the count, age and size quotas; the head is
 always kept. Kept checkpoints whose ancestry loses its snapshot get a fresh full-manifest
@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from retrace.engine.bookmark_name import bookmarks
@@ -23,12 +23,10 @@ from retrace.engine.clock import utc_now
 from retrace.engine.config import RetentionPolicy
 from retrace.engine.errors import RetraceError
 from retrace.engine.history import History
-from retrace.engine.line_stats import summarize
 from retrace.engine.manifest import Manifest, encode_snapshot
-from retrace.engine.models import GcReport, StoreStats, SubagentStats
-from retrace.engine.store import event_log
+from retrace.engine.models import GcReport
 from retrace.engine.store.blobs import BlobStore
-from retrace.engine.store.events import CheckpointEvent, RestoreStatsEvent, TaskEvent, model_of
+from retrace.engine.store.events import CheckpointEvent, model_of
 from retrace.engine.store.journal import journal_lines, reencode
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.seal import verify_line
@@ -61,57 +59,6 @@ def _dir_bytes(path: str, *skip: str) -> int:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, f)).st_size  # noqa: PTH118
     return total
-
-
-def store_stats(history: History, layout: StoreLayout, blobs: BlobStore, sessions: int) -> StoreStats:
-    n, blob_bytes, raw = blobs.usage()
-    journal_bytes = 0
-    restore_ms: list[float] = []
-    restores = ok = 0
-    tasks: dict[str, TaskEvent] = {}
-    for sid in layout.session_ids():
-        jp = layout.journal(sid)
-        journal_bytes += jp.stat().st_size
-        for ev in event_log.read(jp, only=(RestoreStatsEvent, TaskEvent)):
-            # Success rate is over restores that changed (or tried to change) the workspace:
-            # a conflict refusal or a nothing-to-restore is the engine working as intended.
-            if isinstance(ev, RestoreStatsEvent) and ev.kind in ("applied", "failed"):
-                restores += 1
-                ok += ev.kind == "applied"
-                restore_ms.append(ev.duration_ms)
-            elif isinstance(ev, TaskEvent):
-                tasks[ev.task_id] = ev
-    cps = [history.cps[c] for c in history.order]
-    return StoreStats(
-        checkpoints=len(cps),
-        sessions=sessions,
-        blobs=n,
-        blob_bytes=blob_bytes,
-        raw_bytes=raw,
-        journal_bytes=journal_bytes,
-        total_bytes=_dir_bytes(str(layout.root), str(layout.tasks), str(layout.remote)),
-        capture=summarize([cp.capture_ms for cp in cps if cp.kind != "baseline"]),
-        restore=summarize(restore_ms),
-        restores=restores,
-        restores_succeeded=ok,
-        subagents=subagent_stats(tasks.values(), _dir_bytes(str(layout.tasks))),
-    )
-
-
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
-
-
-def subagent_stats(last_events: Iterable[TaskEvent], disk: int) -> SubagentStats:
-    """Sum the children's latest ``task`` events (their state and metrics)."""
-    out = SubagentStats(bytes=disk)
-    for ev in last_events:
-        out.started += 1
-        out.by_status[ev.status] = out.by_status.get(ev.status, 0) + 1
-        out.conflicts += len(ev.conflicts)
-        out.max_parallel = max(out.max_parallel, int(_number(ev.metrics.get("parallel"))))
-        out.peak_rss_mib = max(out.peak_rss_mib, _number(ev.metrics.get("serverPeakRssMiB")))
-    return out
 
 
 def _retention_rank(history: History) -> list[str]:

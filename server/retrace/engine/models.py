@@ -286,7 +286,11 @@ class SubagentStats(CamelModel):
 
 
 class StoreStats(CamelModel):
+    """The store's figures: ``retrace stats`` and the status bar's ``retrace/stats`` alike (one
+    pipeline, :mod:`retrace.engine.store_stats`)."""
+
     checkpoints: int
+    """The intact ``checkpoint`` lines (a damaged or unsealed one is left out; verify reports it)."""
     sessions: int
     blobs: int
     blob_bytes: int
@@ -295,9 +299,8 @@ class StoreStats(CamelModel):
     """Uncompressed size of the stored blobs."""
     journal_bytes: int
     total_bytes: int
-    """The store's bytes on disk, the remote cache left out. ``retrace/stats``: the storage the
-    Health panel draws and the alerts compare with ``maxBytes`` (subagent stores included);
-    ``retrace stats``: without the subagent stores (``subagents.bytes``)."""
+    """The store's bytes on disk, the remote cache left out: the storage the Health panel draws
+    and the alerts compare with ``maxBytes`` (subagent stores included: ``subagents.bytes``)."""
     capture: LatencySummary
     restore: LatencySummary
     restores: int = 0

@@ -16,13 +16,12 @@ attributed to the agent. A folder opened later is opened with the settings curre
 
 Every further folder gets the automatic cleanup the first folder has (:func:`start_cleanup`: one
 at open if due, then after each ``retention.idleMinutes`` without a turn), stopped with the folder
-(:func:`stop_cleanup`).
+(the folder's ``auto_gc`` feature cancels it).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -118,16 +117,7 @@ async def _folder_cleanup(server: RetraceServer, services: Services) -> None:
     await auto_gc.watch_idle(server, services)
 
 
-def start_cleanup(server: RetraceServer, root: str, services: Services) -> None:
-    """The automatic cleanup of the further folder at ``root`` (call in its context: FOLDER set)."""
-    task = asyncio.ensure_future(_folder_cleanup(server, services))
-    server.folder_cleanups[root] = task
-
-
-async def stop_cleanup(server: RetraceServer, root: str) -> None:
-    """Stop a further folder's automatic cleanup (before its engine closes)."""
-    task = server.folder_cleanups.pop(root, None)
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+def start_cleanup(server: RetraceServer, services: Services) -> asyncio.Task[None]:
+    """The automatic cleanup of a further folder (call in its context: FOLDER set); cancelling the
+    task stops it (its feature, :mod:`retrace.lsp.features.folder_features`, does on stop)."""
+    return asyncio.ensure_future(_folder_cleanup(server, services))

@@ -1,5 +1,7 @@
 """The folders of a multi-root workspace inside the server: one engine, store, baseline and
-command-line relay per folder, and the routing of a request to its folder.
+set of features (command-line relay, automatic cleanup, remote sync:
+:mod:`retrace.lsp.features.folder_features`) per folder, and the routing of a request to its
+folder.
 
 The first folder is served exactly as a single-folder workspace always was
 (:func:`retrace.lsp.startup.start_services`: the agent, the remote sync, the metrics). When the
@@ -35,7 +37,8 @@ from pygls.uris import to_fs_path
 
 from retrace.engine.errors import RetraceError
 from retrace.engine.folders import Folder, FolderRouter
-from retrace.lsp import folder_remotes, folder_settings
+from retrace.lsp import folder_remotes
+from retrace.lsp.feature_lifecycle import Feature, FeatureSet
 from retrace.lsp.rpc import FOLDER
 
 if TYPE_CHECKING:
@@ -45,8 +48,8 @@ if TYPE_CHECKING:
     from retrace.engine.gate import EngineGate
     from retrace.engine.models import Checkpoint
     from retrace.lsp.server import RetraceServer
+    from retrace.lsp.services.remote import RemoteSync
     from retrace.protocol.models import InitializationOptions
-    from retrace.relay.server import RelayServer
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +99,18 @@ def lsp_folders(items: Sequence[lsp.WorkspaceFolder] | None) -> list[Folder]:
     return out
 
 
+FolderFeatures = Callable[["RetraceServer", str, "RemoteSync"], Sequence[Feature]]
+"""The composition root's registry of a further folder's features
+(:func:`retrace.lsp.main.folder_features`)."""
+
+
 class Folders:
     """The server's folders: the first (served by ``RetraceServer.startup``) and the others (their
-    services and relays in ``RetraceServer.folder_services`` / ``folder_relays``, by root)."""
+    services and features in ``RetraceServer.folder_services`` / ``folder_features``, by root);
+    ``features``: the registry each further folder's :class:`FeatureSet` is built from."""
 
-    def __init__(self) -> None:
+    def __init__(self, features: FolderFeatures) -> None:
+        self.features = features
         self.router = FolderRouter([])
         self.first: Folder | None = None
         self.options: InitializationOptions | None = None
@@ -208,13 +218,15 @@ class Folders:
         if folder.root not in server.folder_services:  # removed while it opened
             services.close()
             raise RetraceError(f"{folder.root} was removed from the workspace while it opened")
-        server.folder_remotes[folder.root] = remote
-        remote.start()
-        await folder_remotes.apply_all(server, settings)  # the first folder records its name now
-        folder_settings.start_cleanup(server, folder.root, services)
-        relay = _listen(server, services, folder.root)
-        if relay is not None:
-            server.folder_relays[folder.root] = relay
+        # Its relay, cleanup and remote, through the features' lifecycle (stopped in order by _close).
+        features = FeatureSet(self.features(server, folder.root, remote))
+        server.folder_features[folder.root] = features
+        await features.start(services)
+        if folder.root not in server.folder_services:  # removed while its features started
+            server.folder_features.pop(folder.root, None)
+            await asyncio.to_thread(features.stop, 0.0)
+            await asyncio.to_thread(services.close)
+            raise RetraceError(f"{folder.root} was removed from the workspace while it opened")
         log.info("workspace folder %s ready (store: %s)", folder.root, store)
         return services
 
@@ -252,7 +264,9 @@ class ServerFolderAccess:
             FOLDER.reset(token)
 
     async def created(self, root: str, checkpoint: Checkpoint) -> None:
-        """Tell the editor of a checkpoint the agent made in the folder at ``root``."""
+        """Tell the editor of a checkpoint the agent made in the folder at ``root``, and that
+        folder's features (its remote counts it)."""
+        from retrace.agent.notifications import CheckpointCreated
         from retrace.lsp.services import timeline
         from retrace.protocol.models import TimelineDidChange
 
@@ -264,6 +278,10 @@ class ServerFolderAccess:
             change = await services.run(lambda engine: timeline.change_of(services, engine, checkpoint))
             change = change or TimelineDidChange(head=checkpoint.id, checkpoint=checkpoint)
             self.server.send_notification("retrace/timeline/didChange", change)
+            features = self.server.folder_features.get(root)
+            if features is not None:
+                event = CheckpointCreated(session_id=checkpoint.session_id, checkpoint=checkpoint)
+                await features.on_event(event)
         finally:
             FOLDER.reset(token)
 
@@ -287,22 +305,7 @@ def in_folder(root: str, call: Callable[..., Awaitable[T]]) -> Callable[..., Awa
     return run
 
 
-def _listen(server: RetraceServer, services: Services, root: str) -> RelayServer | None:
-    from retrace.lsp.host import LspAgentHost
-    from retrace.lsp.services import relay, relay_restore
-    from retrace.lsp.services.relay_context import RelayContext
-
-    ctx = RelayContext(
-        services.gate,
-        services.workspace,
-        notify=in_folder(root, LspAgentHost(server).emit),
-        restore=in_folder(root, relay_restore.editor_restore(server, services)),
-    )
-    return relay.listen(ctx, asyncio.get_running_loop())
-
-
 async def _close(server: RetraceServer, root: str, task: asyncio.Future[Services]) -> None:
-    from retrace.lsp.services import relay
     from retrace.lsp.services.remote import SHUTDOWN_WAIT_S
     from retrace.lsp.startup import stop_agent
 
@@ -315,10 +318,11 @@ async def _close(server: RetraceServer, root: str, task: asyncio.Future[Services
     if task.cancelled() or task.exception() is not None:
         return
     services = task.result()
-    # The relay first: no relayed call reaches an engine that let go.
-    relay.stop(server.folder_relays.pop(root, None))
-    await folder_settings.stop_cleanup(server, root)
-    await asyncio.to_thread(folder_remotes.stop, server, root, SHUTDOWN_WAIT_S)
+    # Its features first, in the registry's order (the relay first: no relayed call reaches an
+    # engine that let go; the remote last, pushing what is pending within the wait).
+    features = server.folder_features.pop(root, None)
+    if features is not None:
+        await asyncio.to_thread(features.stop, SHUTDOWN_WAIT_S)
     try:
         await stop_agent(services)
         await services.run(lambda _engine: None)  # the call in the gate, if any, has ended

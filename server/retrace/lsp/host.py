@@ -3,10 +3,11 @@
 Implements :class:`retrace.agent.notifications.AgentHost` on top of the JSON-RPC connection:
 ``emit`` → ``retrace/agent/event``, then every registered feature's ``on_event``, in the
 registry's order (:mod:`retrace.lsp.feature_lifecycle`; the timeline's feature turns a new
-checkpoint into ``retrace/timeline/didChange``). The host names no feature and no event type;
-``ask_permission`` → ``retrace/permission/request`` (an unanswerable or malformed answer is a
-``deny``: the agent must never act on a missing consent); editor state and dirty paths come from
-the latest ``retrace/editor/didChangeState``.
+checkpoint into ``retrace/timeline/didChange``), and, for an event of a further folder
+(:data:`~retrace.lsp.rpc.FOLDER` set), that folder's own features after them. The host names no
+feature and no event type; ``ask_permission`` → ``retrace/permission/request`` (an unanswerable
+or malformed answer is a ``deny``: the agent must never act on a missing consent); editor state
+and dirty paths come from the latest ``retrace/editor/didChangeState``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from retrace.agent.notifications import (
     PermissionRequest,
     PermissionResponse,
 )
+from retrace.lsp.rpc import FOLDER
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
@@ -37,6 +39,9 @@ class LspAgentHost:
     async def emit(self, event: CheckpointCreated | EventBase) -> None:
         self.server.send_notification("retrace/agent/event", event)
         await self.server.features.on_event(event)
+        folder = self.server.folder_features.get(FOLDER.get() or "")
+        if folder is not None:  # an event of a further folder (its relay): its own features too
+            await folder.on_event(event)
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionDecision:
         try:

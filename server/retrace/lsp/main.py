@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from retrace import credentials
 from retrace.lsp.feature_lifecycle import Feature, FeatureSet
 from retrace.lsp.features.cli_relay import CliRelayFeature
 from retrace.lsp.features.engine_rules import EngineRulesFeature
+from retrace.lsp.features.folder_features import FolderCleanupFeature, FolderRelayFeature, FolderRemoteFeature
 from retrace.lsp.features.housekeeping import (
     AutoCleanupFeature,
     HookRefreshFeature,
@@ -28,6 +30,9 @@ from retrace.lsp.rpc import register
 from retrace.lsp.server import VERSION, RetraceServer
 from retrace.lsp.startup import shutdown
 from retrace.lsp.transport import serve_stdio
+
+if TYPE_CHECKING:
+    from retrace.lsp.services.remote import RemoteSync
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +67,26 @@ def features(server: RetraceServer) -> list[Feature]:
     ]
 
 
+def folder_features(server: RetraceServer, root: str, remote: RemoteSync) -> list[Feature]:
+    """THE registry of a further folder's features (multi-root; one set per folder, built when it
+    opens, :mod:`retrace.lsp.folders`), in the order every hook runs them:
+
+    * ``relay`` first: at stop, the folder's command-line socket closes before anything else, so
+      no relayed call reaches the engine while the folder closes;
+    * ``auto_gc`` next: its cleanup is cancelled before the last push;
+    * ``remote`` last: it pushes what is pending within the stop's wait, the rest is done.
+    """
+    return [
+        FolderRelayFeature(server, root),
+        FolderCleanupFeature(server),
+        FolderRemoteFeature(server, root, remote),
+    ]
+
+
 def create_server() -> RetraceServer:
     server = RetraceServer()
     server.features = FeatureSet(features(server))
-    folders = Folders()
+    folders = Folders(folder_features)
     register(server, CLIENT_METHOD_HANDLERS, folders.scope)
     register_lifecycle(server, folders)
     return server

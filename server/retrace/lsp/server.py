@@ -143,10 +143,9 @@ class RetraceServer(LanguageServer):
         background work waits for it (:func:`retrace.lsp.startup.after_first_answer`)."""
         self.folder_services: dict[str, asyncio.Future[Services]] = {}
         """The services of every workspace folder but the first, by root (:mod:`retrace.lsp.folders`)."""
-        self.folder_relays: dict[str, RelayServer] = {}
-        """Their command-line relays, by root."""
-        self.folder_cleanups: dict[str, asyncio.Task[None]] = {}
-        """Their automatic cleanup, by root (:mod:`retrace.lsp.folder_settings`)."""
+        self.folder_features: dict[str, FeatureSet] = {}
+        """Their features (relay, automatic cleanup, remote), by root: one set per folder
+        (:mod:`retrace.lsp.features.folder_features`), stopped before its engine closes."""
         self.folder_remotes: dict[str, RemoteSync] = {}
         """Their remote sync, by root (:mod:`retrace.lsp.folder_remotes`)."""
         self.workspace_folders: tuple[Folder, ...] = ()

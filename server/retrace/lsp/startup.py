@@ -32,7 +32,6 @@ from retrace.engine.store.home import default_store_dir
 from retrace.lsp import editor_models, folder_remotes
 from retrace.lsp.folder_remotes import remote_settings
 from retrace.lsp.host import LspAgentHost
-from retrace.lsp.services import relay
 from retrace.lsp.services.remote import RemoteSync, notifier
 from retrace.protocol.models import InitializationOptions, ServerSettings, TimelineDidChange
 
@@ -196,15 +195,11 @@ async def stop_agent(services: Services) -> None:
 
 
 def close_other_folders(server: RetraceServer) -> None:
-    """Release the further folders' stores still open (their relays first); idempotent."""
-    for relay_server in list(server.folder_relays.values()):
-        relay.stop(relay_server)
-    server.folder_relays.clear()
-    for root in list(server.folder_remotes):
-        folder_remotes.stop(server, root, 0.0)
-    for cleanup in server.folder_cleanups.values():
-        cleanup.cancel()
-    server.folder_cleanups.clear()
+    """Release the further folders' stores still open (their features first); idempotent."""
+    features = list(server.folder_features.values())
+    server.folder_features.clear()
+    for folder in features:
+        folder.stop(0.0)
     tasks = list(server.folder_services.values())
     server.folder_services.clear()
     for task in tasks:

@@ -15,11 +15,12 @@ from pathlib import Path
 
 from retrace.app.metrics.cleanups import read_totals
 from retrace.app.metrics.collected import Collected
-from retrace.app.metrics.journal_fold import NO_REASON, Facts, fold
-from retrace.app.metrics.journals import READER, JournalReader
-from retrace.app.metrics.storage import Series, alert_level, usage
+from retrace.app.metrics.storage import Series, alert_level
 from retrace.engine.store.layout import StoreLayout
 from retrace.engine.store.lock import refusals
+from retrace.engine.store_stats.journal_fold import NO_REASON, Facts, fold
+from retrace.engine.store_stats.journal_reader import READER, JournalReader
+from retrace.engine.store_stats.storage_usage import usage
 from retrace.protocol.metrics import (
     AutoCleanupView,
     CheckpointCounts,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from retrace.app.metrics.cleanups import CleanupTotals
-from retrace.app.metrics.journal_fold import Facts
-from retrace.app.metrics.storage import Usage
+from retrace.engine.store_stats.journal_fold import Facts
+from retrace.engine.store_stats.storage_usage import Usage
 from retrace.protocol.metrics import RemoteLag
 
 

@@ -1,13 +1,8 @@
-"""Checkpoint storage against its budget: bytes by kind, the alert level, threshold crossings
-and the storage time series.
+"""Checkpoint storage against its budget: the alert level, threshold crossings and the storage
+time series.
 
-* :func:`usage` — bytes on disk by kind (``blobs``: loose blobs, ``packs``, ``journals``,
-  ``other``: snapshots of caches and the rest, ``subagents``: the subagent stores under ``tasks/``,
-  real folders only, :func:`retrace.app.task_stores.tasks_bytes`), read from the files, no lock,
-  no engine. The total, subagents included, is what the figure and its alerts compare with
-  retention's ``maxBytes``; retention's own size quota still drops only the main store's
-  checkpoints (a big running subagent must not empty the parent's history), while finished
-  subagent stores go by :mod:`retrace.app.task_stores`. The remote cache ``remote/`` is outside.
+* the figure itself — bytes on disk by kind, subagent stores included — is
+  :func:`retrace.engine.store_stats.storage_usage.usage` (shared with ``retrace stats``);
 * :func:`alert_level` — pure: ``ok`` below 80 %, ``warning`` from 80 %, ``urgent`` from 90 %.
 * :class:`Crossings` — pure: says a level once when storage crosses UP into it; it re-arms when
   storage falls back below. :class:`AlertMemory` keeps the last level across restarts.
@@ -17,15 +12,10 @@ and the storage time series.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
-from retrace.app.task_stores import tasks_bytes
 from retrace.engine.store.cache_file import read_cache_json, write_cache_json
 from retrace.engine.store.layout import StoreLayout
 
@@ -33,50 +23,6 @@ AlertLevel = Literal["ok", "warning", "urgent"]
 WARNING_RATIO = 0.8
 URGENT_RATIO = 0.9
 LEVELS: tuple[AlertLevel, ...] = ("ok", "warning", "urgent")
-STORAGE_KINDS = ("blobs", "packs", "journals", "other", "subagents")
-
-
-@dataclass(frozen=True)
-class Usage:
-    blobs: int = 0
-    packs: int = 0
-    journals: int = 0
-    other: int = 0
-    subagents: int = 0
-
-    @property
-    def total(self) -> int:
-        return self.blobs + self.packs + self.journals + self.other + self.subagents
-
-    def by_kind(self) -> dict[str, int]:
-        return {
-            "blobs": self.blobs,
-            "packs": self.packs,
-            "journals": self.journals,
-            "other": self.other,
-            "subagents": self.subagents,
-        }
-
-
-def _walk_bytes(root: Path, skip: set[str]) -> int:
-    total = 0
-    for dirpath, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if os.path.join(dirpath, d) not in skip]  # noqa: PTH118
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, name)).st_size  # noqa: PTH118
-    return total
-
-
-def usage(layout: StoreLayout) -> Usage:
-    packs_dir = layout.blobs / "packs"
-    packs = _walk_bytes(packs_dir, set())
-    blobs = _walk_bytes(layout.blobs, {str(packs_dir)})
-    journals = _walk_bytes(layout.sessions, set())
-    outside = {str(layout.blobs), str(layout.sessions), str(layout.tasks), str(layout.remote)}
-    other = _walk_bytes(layout.root, outside)
-    subagents = tasks_bytes(layout)
-    return Usage(blobs=blobs, packs=packs, journals=journals, other=other, subagents=subagents)
 
 
 def alert_level(used: int, budget: int) -> AlertLevel:

@@ -78,6 +78,20 @@ class StoreLayout:
             raise StoreCorrupt(f"{self.meta}: unsupported store format {version!r}")
         return meta
 
+    def check_owner(self, meta: dict[str, Any], workspace: Path) -> dict[str, Any]:
+        """``meta`` when this store is ``workspace``'s (a store records the workspace it was made for)."""
+        if meta.get("workspace") not in (None, str(workspace)):
+            owner = meta.get("workspace")
+            raise RetraceError(f"store {self.root} belongs to workspace {owner}, not {workspace}")
+        return meta
+
+    def existing_meta(self, workspace: Path) -> dict[str, Any]:
+        """The metadata of this existing store of ``workspace``: what a reader checks first (never
+        creates anything)."""
+        if not self.meta.exists():
+            raise StoreNotInitialised(f"no Retrace store at {self.root} (open a writer first)")
+        return self.check_owner(self.read_meta(), workspace)
+
     def init(self, workspace: Path) -> dict[str, Any]:
         """Create the store (idempotent) and return its metadata."""
         self.root.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from retrace.agent.notifications import CheckpointCreated, TurnFinished
 from retrace.lsp import folder_remotes
 from retrace.lsp.feature_lifecycle import Feature
+from retrace.lsp.rpc import FOLDER
 
 if TYPE_CHECKING:
     from retrace.agent.notifications import EventBase
@@ -33,6 +34,8 @@ class RemoteSyncFeature(Feature):
             self.server.remote.start()
 
     async def on_event(self, event: CheckpointCreated | EventBase) -> None:
+        if FOLDER.get() is not None:
+            return  # a further folder's checkpoint: its own remote counts it (folder_features)
         remote = self.server.remote
         if remote is not None and isinstance(event, CheckpointCreated):
             remote.checkpoint_created()

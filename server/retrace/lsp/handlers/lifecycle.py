@@ -88,8 +88,7 @@ def check_client_version(client_version: str | None, server_version: str = __ver
         raise VersionMismatchError(client_version, server_version)
 
 
-def register_lifecycle(server: RetraceServer, folders: Folders | None = None) -> None:
-    folders = folders if folders is not None else Folders()
+def register_lifecycle(server: RetraceServer, folders: Folders) -> None:
     _register_folder_changes(server, folders)
 
     @server.feature(lsp.INITIALIZE)

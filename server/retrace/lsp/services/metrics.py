@@ -22,8 +22,9 @@ from typing import Any, Protocol
 from retrace.app.metrics.collect import Collected, collect, snapshot
 from retrace.app.metrics.health import build_health
 from retrace.app.metrics.http import MetricsEndpoint, serve
-from retrace.app.metrics.storage import AlertLevel, AlertMemory, Crossings, Series, alert_level, usage
+from retrace.app.metrics.storage import AlertLevel, AlertMemory, Crossings, Series, alert_level
 from retrace.engine.store.layout import StoreLayout
+from retrace.engine.store_stats.storage_usage import usage
 from retrace.protocol.health import HealthView
 from retrace.protocol.metrics import MetricsSnapshot, StorageAlert
 from retrace.protocol.models import ServerSettings

@@ -1,8 +1,10 @@
-"""The journal events the metrics read, kept per journal and read on from where they stopped.
+"""The journal events the store's figures and metrics read, kept per journal and read on from
+where they stopped.
 
-Each scrape or snapshot reads the store's journals; a long-lived process (the server, its scrape
-endpoint) keeps, per journal, the typed events of :data:`~retrace.app.metrics.journal_fold.READ_TYPES`
-(tool calls slimmed to their ids, :func:`~retrace.app.metrics.journal_fold.slim`) and a
+Each answer, scrape or snapshot reads the store's journals; a long-lived process (the server, its
+scrape endpoint) keeps, per journal, the typed events of
+:data:`~retrace.engine.store_stats.journal_fold.READ_TYPES` (tool calls slimmed to their ids,
+:func:`~retrace.engine.store_stats.journal_fold.slim`) and a
 :class:`~retrace.engine.store.cursor.JournalCursor` that reads only what was appended since
 (a journal replaced, shortened or rewritten is read again from the start: the cursor says so).
 Lines that cannot hold a wanted type are not parsed at all (most lines are messages, tool calls
@@ -17,9 +19,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrace.app.metrics.journal_fold import READ_TYPES, slim
 from retrace.engine.store.cursor import JournalCursor
 from retrace.engine.store.events import EventModel, JournalEvent
+from retrace.engine.store_stats.journal_fold import READ_TYPES, slim
 
 log = logging.getLogger(__name__)
 
@@ -60,5 +62,5 @@ class JournalReader:
 
 
 READER = JournalReader()
-"""The process's reader (the CLI uses it once; the server on every snapshot, scrape and
-``retrace/stats`` answer)."""
+"""The process's reader (the server's, on every snapshot, scrape and ``retrace/stats`` answer; a
+one-shot command may make its own with fewer types)."""
