@@ -276,7 +276,7 @@ class RestoreService:
             if safety is not None and outcome.safety_checkpoint_id is None:
                 outcome.safety_checkpoint_id = safety.id
         # Closes the transaction when the editor path failed before committing (else a no-op).
-        await self.services.run(lambda e: txn.rollback(outcome.kind))
+        await self.services.run(lambda e: txn.abandon(outcome.kind))
         return outcome
 
     def _unsaved_buffers(self) -> dict[str, str]:
