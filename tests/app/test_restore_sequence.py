@@ -99,7 +99,8 @@ class World:
 
 
 def message(mid: str, parent: str | None, role: str, text: str) -> MessageEvent:
-    return MessageEvent(id=mid, parent=parent, role=role, content=[{"type": "text", "text": text}])  # type: ignore[arg-type]
+    kind = "prompt" if role == "user" else "message"
+    return MessageEvent(id=mid, parent=parent, role=role, content=[{"type": "text", "text": text}], kind=kind)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -151,10 +152,13 @@ def expected(mode: RestoreMode, kind: Kind) -> list[str]:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("mode", MODES)
-def test_each_mode_and_outcome_runs_the_steps_it_needs_in_order(world: World, mode: RestoreMode, kind: Kind) -> None:
+def test_each_mode_and_outcome_runs_the_steps_it_needs_in_order(
+    world: World, mode: RestoreMode, kind: Kind
+) -> None:
     applier = FakeApplier(kind, world.agent.gate)
     request = SequenceRequest(
-        RestoreRequest(checkpoint=world.first.id, mode=mode, dry_run=kind == "preview"), reason="wrongApproach"
+        RestoreRequest(checkpoint=world.first.id, mode=mode, dry_run=kind == "preview"),
+        reason="wrongApproach",
     )
     done = asyncio.run(run_restore(world.agent, applier, request))
 
@@ -194,21 +198,20 @@ def test_without_a_reason_nothing_is_recorded_as_one(world: World) -> None:
 def test_a_session_without_messages_is_said_not_moved_when_the_front_end_asks(world: World) -> None:
     """The command line's rule: a checkpoint of a session with no conversation is reported, not
     moved (``noConversation``); nothing is recorded for it."""
-    baseline = world.engine.timeline()[0]
     other = world.engine.checkpoint("elsewhere", session_id="s2")
-    for target in (baseline, other):
-        if target.session_id == SID:
-            continue
-        request = SequenceRequest(RestoreRequest(checkpoint=target.id, mode="conversation"), reason="other")
-        done = asyncio.run(
-            run_restore(world.agent, FakeApplier("nothingToRestore", world.agent.gate), request, ToCheckpoint(needs_messages=True))
-        )
-        assert done.conversation is not None and done.conversation.skipped == "noConversation"
-        assert done.record is None and done.reason is None
+    request = SequenceRequest(RestoreRequest(checkpoint=other.id, mode="conversation"), reason="other")
+    applier = FakeApplier("nothingToRestore", world.agent.gate)
+    done = asyncio.run(run_restore(world.agent, applier, request, ToCheckpoint(needs_messages=True)))
+    assert done.conversation is not None and done.conversation.skipped == "noConversation"
+    assert done.conversation.session_id == "s2" and done.record is None and done.reason is None
+    assert list(world.engine.events("s2", only=(ConversationHeadEvent, RestoreRecordEvent))) == []
 
 
 def test_another_agents_checkpoint_is_refused_before_the_code_half(world: World) -> None:
-    world.engine.append_event(AgentSessionEvent(agent="claude-code", external_session_id="x", cwd=str(world.ws)), session_id="claude-code-x")
+    world.engine.append_event(
+        AgentSessionEvent(agent="claude-code", external_session_id="x", cwd=str(world.ws)),
+        session_id="claude-code-x",
+    )
     theirs = world.engine.checkpoint("theirs", session_id="claude-code-x", meta={"agent": "claude-code"})
     applier = FakeApplier("applied", world.agent.gate)
     for mode in ("conversation", "both"):
@@ -219,15 +222,15 @@ def test_another_agents_checkpoint_is_refused_before_the_code_half(world: World)
 
 
 def test_a_guard_refusal_stops_everything_but_not_a_dry_run(world: World) -> None:
-    class Busy(Exception):
+    class BusyError(Exception):
         pass
 
     async def guard() -> None:
-        raise Busy
+        raise BusyError
 
     applier = FakeApplier("applied", world.agent.gate)
     request = SequenceRequest(RestoreRequest(checkpoint=world.first.id, mode="both"))
-    with pytest.raises(Busy):
+    with pytest.raises(BusyError):
         asyncio.run(run_restore(world.agent, applier, request, guard=guard))
     assert applier.calls == []
     dry = SequenceRequest(RestoreRequest(checkpoint=world.first.id, mode="both", dry_run=True))
@@ -239,13 +242,19 @@ def test_an_undo_is_the_same_sequence_with_the_undo_strategy(world: World) -> No
     """The undo path plugs in as a conversation strategy: the code back to where it was, the
     conversation back to the head it had, recorded as an undo (so undoing it again is a redo)."""
     first = asyncio.run(
-        run_restore(world.agent, FakeApplier("applied", world.agent.gate), SequenceRequest(RestoreRequest(world.first.id, "both")))
+        run_restore(
+            world.agent,
+            FakeApplier("applied", world.agent.gate),
+            SequenceRequest(RestoreRequest(world.first.id, "both")),
+        )
     )
     assert first.record is not None and first.record.conversation_before == "m4"
     record = first.record
     assert record.code_before is not None
     undo = SequenceRequest(RestoreRequest(checkpoint=record.code_before, mode="code"), reason="other")
-    done: RestoreDone = asyncio.run(run_restore(world.agent, FakeApplier("applied", world.agent.gate), undo, UndoRestore(record)))
+    done: RestoreDone = asyncio.run(
+        run_restore(world.agent, FakeApplier("applied", world.agent.gate), undo, UndoRestore(record))
+    )
     assert done.conversation is not None and done.conversation.restored is not None
     assert done.conversation.restored.view.head == "m4" and done.conversation.session_id == SID
     assert done.record is not None and done.record.undo and done.record.label == record.label
@@ -256,7 +265,11 @@ def test_an_undo_is_the_same_sequence_with_the_undo_strategy(world: World) -> No
 def test_a_reason_given_later_is_recorded_by_the_same_call(world: World) -> None:
     """The server asks for the reason after the restore; it goes through the sequence's call."""
     done = asyncio.run(
-        run_restore(world.agent, FakeApplier("applied", world.agent.gate), SequenceRequest(RestoreRequest(world.first.id, "code")))
+        run_restore(
+            world.agent,
+            FakeApplier("applied", world.agent.gate),
+            SequenceRequest(RestoreRequest(world.first.id, "code")),
+        )
     )
     assert done.reason is None and done.outcome.checkpoint is not None  # type: ignore[union-attr]
     cp_id = done.outcome.checkpoint.id  # type: ignore[union-attr]
