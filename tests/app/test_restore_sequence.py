@@ -30,8 +30,9 @@ import pytest
 from tests.workspaces import project
 
 from retrace.agent.headless import PrintingHost
-from retrace.agent.session import AgentService
+from retrace.agent.session import AgentService, MessageAt
 from retrace.app.restore import ConversationNotRestorable, RestoreRequest, restore_code_on_disk
+from retrace.app.restore_conversation import ConversationTarget
 from retrace.app.restore_sequence import (
     RestoreDone,
     SequenceRequest,
@@ -276,3 +277,20 @@ def test_a_reason_given_later_is_recorded_by_the_same_call(world: World) -> None
     event = asyncio.run(record_restore_reason(world.agent.gate, cp_id, "brokeTests", "code"))
     assert (event.checkpoint_id, event.reason) == (cp_id, "brokeTests")
     assert steps(world.engine) == ["note", "record", "reason"]
+
+
+def test_an_explicit_session_and_head_is_moved_and_recorded_as_that_session(world: World) -> None:
+    """A prompt's restore point: the target checkpoint may belong to another session (the head
+    when the prompt was sent); the conversation that moves — and the one the record names for the
+    undo — is the explicit one, no other-agent refusal applies."""
+    other = world.engine.checkpoint("someone else's", session_id="s2")
+    whose = ToCheckpoint(ConversationTarget(SID, MessageAt("m2")))
+    request = SequenceRequest(RestoreRequest(checkpoint=other.id, mode="conversation"))
+    done = asyncio.run(
+        run_restore(world.agent, FakeApplier("nothingToRestore", world.agent.gate), request, whose)
+    )
+    assert done.conversation is not None and done.conversation.restored is not None
+    assert done.conversation.session_id == SID and done.conversation.restored.view.head == "m2"
+    assert done.conversation.left_out == "now write v2"
+    assert done.record is not None and done.record.session_id == SID
+    assert done.record.conversation_before == "m4"
