@@ -278,7 +278,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         agent = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
         strategy = ToCheckpoint(needs_messages=True)
         done = asyncio.run(run_restore(agent, DiskApplier(agent.gate), request, strategy))
-    _print_restore(args, done)
+        _print_restore(args, done)
     return fmt.restore_exit_code(done.outcome)
 
 
