@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrace.engine.workspace import prune_empty_parents
-from retrace.lsp.services.restore import prune_emptied_dirs
+from retrace.lsp.services.editor_edit import prune_emptied_dirs
 
 _names = st.sampled_from(["a", "b", "c"])
 _paths = st.lists(st.lists(_names, min_size=1, max_size=4).map("/".join), min_size=1, max_size=6)

@@ -1,7 +1,8 @@
 """The restore transaction the engine hands out: the disk restore and the editor-applied
 restore both open one (``restoreIntent`` journaled) and close it exactly once, by ``commit``
-(the ``restore`` checkpoint, then ``applied``) or ``rollback``; one left open is rolled back
-by the next open of the store."""
+(the ``restore`` checkpoint, then ``applied``) or ``abandon`` (journals the outcome it ended
+with; it writes no file: the disk applier's own rollback undid the files first); one left open is
+rolled back by the next open of the store."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def test_editor_path_commits_through_the_transaction(ws: Path, open_engine: Open
     assert isinstance(out, RestoreApplied) and out.checkpoint is not None
     assert out.checkpoint.restored_from == base and eng.head.id == out.checkpoint.id
     assert txn.outcome == "applied" and not txn.open
-    txn.rollback("failed")  # closed: a no-op, nothing journaled
+    txn.abandon("failed")  # closed: a no-op, nothing journaled
     kinds = [(e["type"], e.get("outcome")) for e in _restore_events(eng)]
     assert kinds == [("restoreIntent", None), ("restoreDone", "applied")]
     with pytest.raises(RetraceError, match="already closed"):
@@ -101,3 +102,19 @@ def test_a_transaction_left_open_is_rolled_back_by_the_next_open(ws: Path, open_
     eng.close()
     again = open_engine()
     assert len(again.recovered) == 1 and entry_hashes(ws) == before
+
+
+def test_abandon_journals_the_outcome_and_touches_no_file(ws: Path, open_engine: Open) -> None:
+    """``abandon`` says what it does: it closes the transaction with an outcome and writes no file
+    (the name ``rollback`` promised a rollback it never did)."""
+    write(ws, "a.txt", "one\n")
+    eng = open_engine()
+    base = _two_states(ws, eng)
+    plan = eng.plan_restore(base)
+    txn = eng.begin_restore(plan)
+    _apply_like_an_editor(eng, ws, plan)
+    written = entry_hashes(ws)
+    txn.abandon("conflict")
+    assert entry_hashes(ws) == written and txn.outcome == "conflict" and not txn.open
+    assert [(e["type"], e.get("outcome")) for e in _restore_events(eng)][-1] == ("restoreDone", "conflict")
+    assert not hasattr(txn, "rollback")

@@ -16,7 +16,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from retrace.engine import Engine, EngineConfig
-from retrace.lsp.services.restore import RestoreService
+from retrace.lsp.services.restore_editor import EditorApplier
 
 
 class _Server:
@@ -63,7 +63,7 @@ def test_paths_below_a_link_go_to_the_disk_writer(tmp_path: Path, where: str) ->
         (ws / "keep.txt").write_text("keep, edited\n")
         eng.checkpoint("B")
         plan = eng.plan_restore(target, mode="code")
-        service = RestoreService(cast(Any, _Server()), cast(Any, SimpleNamespace(workspace=ws)))
+        service = EditorApplier(cast(Any, _Server()), cast(Any, SimpleNamespace(workspace=ws)))
         edit = service._edit_plan(eng, plan, {})
     finally:
         eng.close()

@@ -1,7 +1,7 @@
 """After a code-only restore: tell the model of the target's session (at its next prompt) which
 files the restore reverted. Only Retrace's own sessions have a model to tell (another agent's
-session, a checkpoint of no conversation: nothing to do). The one owner for both front ends: the
-server's restore service and ``retrace restore --mode code`` (``cli/commands.py``). The note
+session, a checkpoint of no conversation: nothing to do). The one owner for every front end,
+called by the one restore sequence (:mod:`retrace.app.restore_sequence`). The note
 itself and its lifecycle: :mod:`retrace.agent.restore_notes`. Conversation restores rewind the
 side state themselves (:mod:`retrace.agent.rewind`)."""
 

@@ -22,16 +22,15 @@ from retrace.engine.config import EngineConfig
 from retrace.engine.engine import Engine
 from retrace.engine.errors import RetraceError, StoreLocked, StoreNotInitialised
 from retrace.engine.models import RestoreFailed
-from retrace.engine.store.events import MessageEvent
 from retrace.engine.store.layout import StoreLayout, default_store_dir
 from retrace.relay import holder
 
 if TYPE_CHECKING:
     from retrace.agent.model.settings import ModelSettings
-    from retrace.engine.models import RestoreMode, RestoreOutcome
+    from retrace.app.restore_sequence import RestoreDone
     from retrace.engine.store.blobs import BlobSource
     from retrace.protocol.file_history import FileVersion
-    from retrace.protocol.git_restore import GitChoice, GitRestoreInfo
+    from retrace.protocol.git_restore import GitChoice
 
 # The checkpoint commands (init, checkpoint, log, show, stats, diff) import the engine and
 # nothing else: the application services, the protocol models, the sync code, the agent and the
@@ -252,168 +251,99 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from retrace.app.restore import RestoreRequest, refuse_conversation, restore_code_on_disk, settle_agents
+    """``retrace restore``: the one restore sequence (``app/restore_sequence.py``) with the disk
+    applier and a headless agent service (no model is called by a restore); printing is ours."""
+    import asyncio
+    import io
+
+    from retrace.agent.headless import PrintingHost
+    from retrace.agent.session import AgentService
+    from retrace.app.restore import RestoreRequest
+    from retrace.app.restore_sequence import DiskApplier, SequenceRequest, ToCheckpoint, run_restore
 
     with _open(args, readonly=False) as engine:
-        target = _resolve(engine, args.id)
-        refuse_conversation(engine, target, args.mode)
-        agents = settle_agents(engine, args.mode, dry_run=args.dry_run, choice=args.while_agent_runs)
-        git = _settle_git(engine, target, args)
-        request = RestoreRequest(
-            checkpoint=target,
-            mode=args.mode,
-            dry_run=args.dry_run,
-            force=args.force,
-            resolutions=dict(args.resolutions),
-            paths=args.paths,
+        request = SequenceRequest(
+            RestoreRequest(
+                checkpoint=_resolve(engine, args.id),
+                mode=args.mode,
+                dry_run=args.dry_run,
+                force=args.force,
+                resolutions=dict(args.resolutions),
+                paths=args.paths,
+            ),
+            while_agent_runs=args.while_agent_runs,
+            git_choice=_GIT_CHOICES.get(args.git_choice or ""),
+            reason=getattr(args, "reason", None),
         )
-        outcome = restore_code_on_disk(engine, request)
-        conversation = _after_code(engine, target, outcome, args)
-        _remember(engine, target, args.mode, outcome, conversation)
-        reason = _record_reason(engine, args, target, outcome, conversation)
-        if args.json:
-            payload = dump(outcome)
-            if conversation is not None:
-                payload["conversation"] = conversation
-            if reason is not None:
-                payload["restoreReason"] = reason
-            payload["agentTurns"] = [dump(t) for t in agents]
-            if git is not None:
-                payload["git"] = dump(git)
-            _print_json(payload)
-        elif conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
-            # The engine's "nothing to restore" only says the files were not the point.
-            fmt.say(f"{fmt.terminal_text(conversation['message'])} Files were left as they are.")
-        else:
-            fmt.say(fmt.restore_report(outcome))
-            if conversation is not None:
-                fmt.say(fmt.terminal_text(conversation["message"]))
-        if reason is not None and not args.json:
-            fmt.say(f"Reason recorded: {reason['reason']}.")
-        if git is not None and git.parked_branch and not args.json:
-            fmt.say(f"Parked the state before the restore on branch {fmt.terminal_text(git.parked_branch)}.")
-        if agents and not args.json:
-            from retrace.app.restore import agents_named
-
-            fmt.say(fmt.terminal_text(f"Note: another agent is running a turn: {agents_named(agents)}."))
-        if isinstance(outcome, RestoreFailed):
-            fmt.say(f"retrace: error: restore failed: {fmt.terminal_text(outcome.error)}", err=True)
-    return fmt.restore_exit_code(outcome)
+        agent = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
+        strategy = ToCheckpoint(needs_messages=True)
+        done = asyncio.run(run_restore(agent, DiskApplier(agent.gate), request, strategy))
+        _print_restore(args, done)
+    return fmt.restore_exit_code(done.outcome)
 
 
-def _settle_git(engine: Engine, target: str, args: argparse.Namespace) -> GitRestoreInfo | None:
-    """``--git files-only|park-first`` (``app/restore_git.py``: refused without it when git moved)."""
-    from retrace.app.restore_git import settle_git
+_GIT_CHOICES: dict[str, GitChoice] = {"files-only": "filesOnly", "park-first": "parkFirst"}
+"""``--git files-only|park-first`` (``app/restore_git.py``: refused without it when git moved)."""
 
-    choices: dict[str, GitChoice] = {"files-only": "filesOnly", "park-first": "parkFirst"}
-    return settle_git(
-        engine, target, args.mode, dry_run=args.dry_run, choice=choices.get(args.git_choice or "")
+
+def _print_restore(args: argparse.Namespace, done: RestoreDone) -> None:
+    outcome, git, agents = done.outcome, done.git, done.agent_turns
+    conversation = _conversation_report(done)
+    reason = (
+        {"checkpointId": done.reason.checkpoint_id, "reason": done.reason.reason} if done.reason else None
     )
-
-
-def _record_reason(
-    engine: Engine,
-    args: argparse.Namespace,
-    target: str,
-    outcome: RestoreOutcome,
-    conversation: dict[str, Any] | None,
-) -> dict[str, Any] | None:
-    """``--reason``: journaled for a restore that happened (code applied, or the conversation
-    moved); ``None`` when none was given or nothing was restored."""
-    from retrace.app.restore import reason_key, record_reason
-
-    if getattr(args, "reason", None) is None or args.dry_run:
-        return None
-    moved = conversation is not None and conversation.get("restored") is True
-    if outcome.kind != "applied" and not moved:
-        return None
-    event = record_reason(engine, reason_key(target, outcome), args.reason, args.mode)
-    return {"checkpointId": event.checkpoint_id, "reason": event.reason}
-
-
-def _restore_conversation(
-    engine: Engine, cp_id: str, outcome: RestoreOutcome, *, dry_run: bool
-) -> dict[str, Any]:
-    """The conversation half of ``--mode conversation|both``: the agent's business, not the engine's.
-
-    Moves the head of the checkpoint's session conversation through the agent (no model call).
-    Said plainly when it cannot or should not be done, never pretended.
-    """
-    import asyncio
-    import io
-
-    from retrace.app.restore import moves_conversation
-
-    cp = engine.get(cp_id)
-    if dry_run:
-        return {
-            "restored": False,
-            "message": f"Dry run: the conversation of session {cp.session_id} would move too.",
-        }
-    if not moves_conversation(outcome.mode, outcome):
-        message = "The conversation was left as it was (the code restore did not apply)."
-        return {"restored": False, "message": message}
-    if not any(isinstance(ev, MessageEvent) for ev in engine.events(cp.session_id, only=(MessageEvent,))):
-        message = f"Checkpoint {cp.id} has no conversation (session {cp.session_id} has no messages)."
-        return {"restored": False, "message": message}
-    from retrace.agent.headless import PrintingHost
-    from retrace.agent.session import AgentService
-
-    # No model is called by a conversation restore: the agent is built without an endpoint.
-    service = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
-    restored = asyncio.run(service.restore_session(cp.session_id, cp.id))
-    notes = "".join(f" Terminal: {note}." for note in restored.terminal_notes)
-    return {
-        "_before": restored.before,
-        "restored": True,
-        "sessionId": cp.session_id,
-        "head": restored.view.head,
-        "terminalNotes": restored.terminal_notes,
-        "message": f"Conversation of session {cp.session_id} moved to checkpoint {cp.id}.{notes}",
-    }
-
-
-def _after_code(
-    engine: Engine, target: str, outcome: RestoreOutcome, args: argparse.Namespace
-) -> dict[str, Any] | None:
-    """What follows the code half: the conversation moved (``conversation|both``; its report), or
-    the model told of the reverted files (``code``; ``None``)."""
-    if args.mode != "code":
-        return _restore_conversation(engine, target, outcome, dry_run=args.dry_run)
-    if not args.dry_run:
-        _tell_code_restore(engine, target, outcome)
-    return None
-
-
-def _tell_code_restore(engine: Engine, cp_id: str, outcome: RestoreOutcome) -> None:
-    """A code-only restore: the target session's next prompt tells the model which files were
-    reverted, exactly as after the editor's (:func:`retrace.app.restore_side.tell_code_restore`)."""
-    import asyncio
-    import io
-
-    from retrace.agent.headless import PrintingHost
-    from retrace.agent.session import AgentService
-    from retrace.app.restore_side import tell_code_restore
-
-    if outcome.kind != "applied":
+    if args.json:
+        payload = dump(outcome)
+        if conversation is not None:
+            payload["conversation"] = conversation
+        if reason is not None:
+            payload["restoreReason"] = reason
+        payload["agentTurns"] = [dump(t) for t in agents]
+        if git is not None:
+            payload["git"] = dump(git)
+        _print_json(payload)
         return
-    service = AgentService(engine, PrintingHost(io.StringIO(), "deny"))
-    asyncio.run(tell_code_restore(service, engine.get(cp_id), outcome))
+    if conversation is not None and args.mode == "conversation" and outcome.kind == "nothingToRestore":
+        # The engine's "nothing to restore" only says the files were not the point.
+        fmt.say(f"{fmt.terminal_text(conversation['message'])} Files were left as they are.")
+    else:
+        fmt.say(fmt.restore_report(outcome))
+        if conversation is not None:
+            fmt.say(fmt.terminal_text(conversation["message"]))
+    if reason is not None:
+        fmt.say(f"Reason recorded: {reason['reason']}.")
+    if git is not None and git.parked_branch:
+        fmt.say(f"Parked the state before the restore on branch {fmt.terminal_text(git.parked_branch)}.")
+    if agents:
+        from retrace.app.restore import agents_named
+
+        fmt.say(fmt.terminal_text(f"Note: another agent is running a turn: {agents_named(agents)}."))
+    if isinstance(outcome, RestoreFailed):
+        fmt.say(f"retrace: error: restore failed: {fmt.terminal_text(outcome.error)}", err=True)
 
 
-def _remember(
-    engine: Engine,
-    target: str,
-    mode: RestoreMode,
-    outcome: RestoreOutcome,
-    conversation: dict[str, Any] | None,
-) -> None:
-    """Journal the restore for the editor's "undo last restore" (the conversation's head before)."""
-    from retrace.app.restore_undo import ConversationMove, remember
-
-    before = conversation.pop("_before", None) if conversation is not None else None
-    moved = ConversationMove(engine.get(target).session_id, *before) if before is not None else None
-    remember(engine, target, mode, outcome, moved)
+def _conversation_report(done: RestoreDone) -> dict[str, Any] | None:
+    """The conversation half in words (``--mode conversation|both``), never pretended."""
+    part, cp = done.conversation, done.target
+    if part is None:
+        return None
+    restored = part.restored
+    if restored is not None:
+        notes = "".join(f" Terminal: {note}." for note in restored.terminal_notes)
+        return {
+            "restored": True,
+            "sessionId": part.session_id,
+            "head": restored.view.head,
+            "terminalNotes": restored.terminal_notes,
+            "message": f"Conversation of session {part.session_id} moved to checkpoint {cp.id}.{notes}",
+        }
+    sid = part.session_id
+    messages = {
+        "dryRun": f"Dry run: the conversation of session {sid} would move too.",
+        "codeNotApplied": "The conversation was left as it was (the code restore did not apply).",
+        "noConversation": f"Checkpoint {cp.id} has no conversation (session {sid} has no messages).",
+    }
+    return {"restored": False, "message": messages[part.skipped or "codeNotApplied"]}
 
 
 def cmd_gc(args: argparse.Namespace) -> int:

@@ -459,7 +459,7 @@ class Engine:
     @after_catch_up
     def begin_restore(self, plan: RestorePlan) -> RestoreTransaction:
         """Open the restore transaction for ``plan`` applied by someone else (the editor); close
-        it through :meth:`commit_applied_restore` or its ``rollback``."""
+        it through :meth:`commit_applied_restore` or its ``abandon``."""
         return self._restorer.begin(plan)
 
     @after_catch_up

@@ -346,7 +346,7 @@ class Restorer:
             cap.touched([op.path for op in steps.ops] + res.swept)
             if not res.ok:
                 if res.rolled_back:  # else the transaction stays open: the next open rolls back the rest
-                    txn.rollback("conflict" if res.conflicts else "failed")
+                    txn.abandon("conflict" if res.conflicts else "failed")
                 return _apply_failure(target, plan, steps, res)
             cp = txn.commit(
                 self._result(steps, res),
@@ -420,7 +420,7 @@ class Restorer:
         checked = verify_applied(plan, dict(resolutions or {}), captured)
         if checked.bad:
             if transaction is not None:
-                transaction.rollback("failed")
+                transaction.abandon("failed")
             failed = RestoreFailed(
                 target_id=target.id,
                 mode=plan.mode,

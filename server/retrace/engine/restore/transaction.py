@@ -3,9 +3,12 @@
 Transaction contract: a transaction is opened (its intent journaled) after the pre-restore
 state is recorded (the head, right after a safety checkpoint) and before anything is written;
 it is closed exactly once, by :meth:`RestoreTransaction.commit` (the ``restore`` checkpoint,
-then ``applied``) or :meth:`RestoreTransaction.rollback` (the outcome it ended with). A
-transaction left open by a crash is rolled back by the next open of the store
-(:mod:`retrace.engine.restore.recovery`).
+then ``applied``) or :meth:`RestoreTransaction.abandon` (no checkpoint: the outcome it ended with
+is journaled). ``abandon`` writes no file: undoing what an applier wrote is that applier's own
+business (the disk applier rolls its own operations back before it abandons; an editor-applied
+restore that fails its check is abandoned as ``failed`` with the files as the editor left them,
+and says so: ``rolledBack: false``). A transaction left open by a crash is rolled back by
+the next open of the store (:mod:`retrace.engine.restore.recovery`).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ class RestoreTransaction:
         self.plan = plan
         self.id = begin_restore(host, plan)
         self.outcome: str | None = None
-        """``None`` while open; then ``applied`` or the outcome the rollback recorded."""
+        """``None`` while open; then ``applied`` or the outcome :meth:`abandon` recorded."""
 
     @property
     def open(self) -> bool:
@@ -72,9 +75,10 @@ class RestoreTransaction:
         self._close("applied")
         return cp
 
-    def rollback(self, outcome: str = "rolledBack") -> None:
-        """Close the transaction without a checkpoint (the workspace is back at the pre-restore
-        state, or the outcome says why not). No-op once closed."""
+    def abandon(self, outcome: str = "rolledBack") -> None:
+        """Close the transaction without a checkpoint, journaling ``outcome`` (the workspace is
+        back at the pre-restore state, or the outcome says why not). Writes no file. No-op once
+        closed."""
         if self.open:
             self._close(outcome)
 

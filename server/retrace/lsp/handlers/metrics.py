@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retrace.app.restore import record_reason
+from retrace.app.restore_sequence import record_restore_reason
 from retrace.lsp.services import store_health
 from retrace.lsp.services.trust import require_trusted
 from retrace.protocol.health import HealthView
@@ -36,8 +36,7 @@ async def health_get(ls: RetraceServer, params: EmptyParams) -> HealthView:
 async def restore_reason(ls: RetraceServer, params: RestoreReasonParams) -> RestoreReasonResult:
     require_trusted(ls, "Recording a restore reason")
     services = await ls.services()
-    p = params
-    event = await services.run(lambda engine: record_reason(engine, p.checkpoint_id, p.reason, p.mode))
+    event = await record_restore_reason(services.gate, params.checkpoint_id, params.reason, params.mode)
     return RestoreReasonResult(checkpoint_id=event.checkpoint_id, reason=event.reason)
 
 

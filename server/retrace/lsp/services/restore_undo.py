@@ -1,10 +1,11 @@
 """The server's half of "undo exactly the last restore" (the rule is ``app/restore_undo.py``).
 
-:func:`undo_params` turns the store's last restore (read from the journals) into the restore
-request that undoes its code half; :func:`move_conversation` does a restore's conversation half
-(the target's position, or for an undo the head and terminal the undone restore recorded);
-:func:`record` journals every restore that changed something, so the next undo finds it; and
-:func:`reason_allowed` applies the reason rule with this server's memory of when it last asked.
+:func:`undo_params` turns the store's last restore (read from the journals, then kept per engine)
+into the restore request that undoes its code half; the undo itself is the ordinary restore
+sequence with the undo conversation strategy (``app/restore_sequence.UndoRestore``), which
+journals its record like every restore's; :func:`remembered` keeps that record as the engine's
+last; :func:`reason_allowed` applies the reason rule with this server's memory of when it last
+asked.
 """
 
 from __future__ import annotations
@@ -14,25 +15,17 @@ import time
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from retrace.app.restore import BackgroundChoice, WhileAgentRuns, moves_conversation
-from retrace.app.restore_undo import (
-    ConversationMove,
-    ask_reason,
-    last_restore,
-    remember,
-    undo_plan,
-)
+from retrace.app.restore import BackgroundChoice, WhileAgentRuns
+from retrace.app.restore_undo import ask_reason, last_restore, undo_plan
 from retrace.engine.errors import RetraceError
-from retrace.engine.models import TerminalState
 from retrace.engine.store.events import RestoreRecordEvent
 from retrace.protocol.git_restore import GitChoice
 from retrace.protocol.models import RestoreParams
 
 if TYPE_CHECKING:
-    from retrace.agent.session import SessionRestored
     from retrace.bootstrap import Services
     from retrace.engine import Engine
-    from retrace.engine.models import Checkpoint, RestoreMode, RestoreOutcome
+    from retrace.engine.models import RestoreOutcome
     from retrace.lsp.services.port import ServerPort
 
 # Weak maps: each entry lives exactly as long as its server or engine (a closed folder's engine
@@ -50,7 +43,7 @@ def undo_lock(server: ServerPort) -> asyncio.Lock:
 
 
 LAST: WeakKeyDictionary[Engine, RestoreRecordEvent | None] = WeakKeyDictionary()
-"""Per open engine: its last restore, read from the journals once, then kept by :func:`record`
+"""Per open engine: its last restore, read from the journals once, then kept by :func:`remembered`
 (while the server holds the store, every restore of it goes through the server)."""
 
 
@@ -62,16 +55,9 @@ def _last(engine: Engine) -> RestoreRecordEvent | None:
     return found
 
 
-def _remember(
-    engine: Engine,
-    target_id: str,
-    mode: RestoreMode,
-    outcome: RestoreOutcome,
-    *,
-    moved: ConversationMove | None,
-    undoing: RestoreRecordEvent | None,
-) -> None:
-    event = remember(engine, target_id, mode, outcome, moved, undoing=undoing)
+def remembered(engine: Engine, event: RestoreRecordEvent | None) -> None:
+    """Keep the record a restore just journaled (the sequence's, ``app/restore_sequence.py``) as
+    this engine's last restore (run in the gate). ``None``: the restore changed nothing."""
     if event is not None:
         LAST[engine] = event
 
@@ -97,39 +83,6 @@ async def undo_params(
         git_choice=git_choice,
     )
     return last, params
-
-
-async def undo_conversation(
-    services: Services,
-    target: Checkpoint,
-    params: RestoreParams,
-    outcome: RestoreOutcome,
-    undoing: RestoreRecordEvent,
-) -> SessionRestored | None:
-    """An undo's conversation half: back to the head the undone restore recorded (a normal
-    restore's is ``app/restore_conversation.move_conversation``)."""
-    if undoing.session_id is None or not moves_conversation("conversation", outcome):
-        return None
-    terminal = undoing.terminal_before or TerminalState()
-    fork = undoing.target_id if undoing.undo else None  # a redo forks from the target again
-    return await services.agent.move_head(undoing.session_id, undoing.conversation_before, terminal, fork)
-
-
-async def record(
-    services: Services,
-    target: Checkpoint,
-    mode: RestoreMode,
-    outcome: RestoreOutcome,
-    *,
-    restored: SessionRestored | None,
-    undoing: RestoreRecordEvent | None,
-) -> None:
-    """Journal the restore for its undo (``restoreRecord``; nothing for a dry run or no change)."""
-    moved = None
-    if restored is not None and restored.before is not None:
-        session = undoing.session_id if undoing is not None and undoing.session_id else target.session_id
-        moved = ConversationMove(session, restored.before[0], restored.before[1])
-    await services.run(lambda e: _remember(e, target.id, mode, outcome, moved=moved, undoing=undoing))
 
 
 async def record_code(
