@@ -45,7 +45,10 @@ if [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]
   echo "[setup] npm install"
   in_background npm npm install --no-audit --no-fund --loglevel=error
 fi
-if [ "${RETRACE_SKIP_E2E:-0}" != 1 ] && [ ! -x .tools/code-server/node_modules/.bin/code-server ]; then
+# RETRACE_SETUP_DEFER_CODE_SERVER=1: the caller installs code-server itself, later (scripts/test.sh
+# does it beside the static checks and the Python tests, which leave a core free part of the time).
+if [ "${RETRACE_SKIP_E2E:-0}" != 1 ] && [ "${RETRACE_SETUP_DEFER_CODE_SERVER:-0}" != 1 ] \
+  && [ ! -x .tools/code-server/node_modules/.bin/code-server ]; then
   echo "[setup] installing code-server into .tools/code-server (about 2 minutes)"
   in_background code-server env SKIP_APT=1 bash scripts/setup-e2e.sh
 fi

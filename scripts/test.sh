@@ -12,9 +12,13 @@
 #   3b. the engine, restore and safety suites again on the portable file-system backend
 #      (RETRACE_FS_BACKEND=portable: the path-based backend Windows uses; see PORTABLE_SUITES)
 #   4. the extension unit tests (vscode stand-in)
-#   5. the extension-host tests and the real-browser UI tests (code-server + Chromium), each launch
-#      its own workbench, RETRACE_E2E_JOBS at a time (default 2; see tests/e2e/pool.mjs); then the
-#      packaged .vsix through ovsx's publish checks, offline (scripts/ovsx-check.mjs)
+#   5. the extension-host tests and the real-browser UI tests (code-server + Chromium) in ONE pool
+#      (tests/e2e/run-workbenches.mjs), each launch its own workbench, RETRACE_E2E_JOBS at a time
+#      (default 2; see tests/e2e/pool.mjs); then the packaged .vsix through ovsx's publish checks,
+#      offline (scripts/ovsx-check.mjs). What step 5 needs and nothing before it does — code-server
+#      (setup-e2e.sh, ~40 CPU-seconds) and the .vsix (npm run package, ~15) — is prepared in the
+#      background from the end of setup on: the static checks run on one core, so it costs the
+#      run no wall time there.
 # Set RETRACE_SKIP_E2E=1 to skip step 5 (it needs apt packages and code-server).
 #
 # --fast: the edit-test loop (under 2 minutes): no setup and no browser; the static gate's ruff
@@ -83,7 +87,22 @@ if [ "$fast" = 1 ]; then
 fi
 
 step "setup"
-bash scripts/setup.sh
+RETRACE_SETUP_DEFER_CODE_SERVER=1 bash scripts/setup.sh
+
+# Step 5's prerequisites, in the background (see the header); awaited before step 5.
+workbench_prep_log="$(mktemp)"
+trap 'rm -f "$workbench_prep_log"' EXIT
+workbench_prep() {
+  if [ ! -x .tools/code-server/node_modules/.bin/code-server ]; then
+    echo "[setup] installing code-server into .tools/code-server"
+    SKIP_APT=1 bash scripts/setup-e2e.sh
+  fi
+  npm run --silent package
+}
+if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
+  workbench_prep >"$workbench_prep_log" 2>&1 &
+  workbench_prep_pid=$!
+fi
 
 step "static checks"
 npm run --silent check
@@ -117,10 +136,13 @@ step "extension unit tests"
 npm run --silent test:unit
 
 if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
-  step "extension-host tests (code-server)"
-  npm run --silent test:exthost
-  step "real-browser UI tests (code-server + Chromium)"
-  npm run --silent test:e2e
+  step "code-server and the .vsix (prepared in the background since setup)"
+  if wait "$workbench_prep_pid"; then prep_rc=0; else prep_rc=$?; fi
+  cat "$workbench_prep_log"
+  [ "$prep_rc" = 0 ] || { echo "preparing code-server or the package failed (exit $prep_rc)" >&2; exit "$prep_rc"; }
+  step "extension-host and real-browser UI tests (code-server + Chromium, one pool)"
+  npm run --silent build:tests
+  node tests/e2e/run-workbenches.mjs
   # The package the UI tests ran, as Open VSX would take it (no token, nothing published: ovsx's
   # publish against a loopback stand-in of the registry; scripts/ovsx-check.mjs). About 3 s.
   step "Open VSX check of the package"

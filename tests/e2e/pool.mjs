@@ -6,6 +6,12 @@
 // free loopback port, its own Chromium and Retrace server, so two never share state.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
+import { pathToFileURL } from 'node:url';
+
+/** Whether the module at `url` (its `import.meta.url`) is the script node was started with. */
+export function isMain(url) {
+  return process.argv[1] !== undefined && url === pathToFileURL(process.argv[1]).href;
+}
 
 export function jobsFromEnv() {
   const raw = process.env.RETRACE_E2E_JOBS;

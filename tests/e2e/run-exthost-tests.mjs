@@ -2,7 +2,8 @@
 // (the equivalent of `code --extensionDevelopmentPath --extensionTestsPath`, which code-server
 // only accepts through the workbench URL's `payload` parameter). The Retrace server is the real
 // one (repo .venv) with the deterministic fake model scenario `e2e`.
-// Usage: npm run test:exthost   (builds dist/ and out/tests first)
+// Usage: npm run test:exthost   (builds dist/ and out/tests first); CI runs these launches and the
+// browser scenarios in one pool (run-workbenches.mjs).
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -10,10 +11,9 @@ import util from 'node:util';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { root, scenario, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
-import { jobsFromEnv, runPool } from './pool.mjs';
+import { isMain, jobsFromEnv, runPool } from './pool.mjs';
 
 const testsEntry = path.join(root, 'out', 'tests', 'exthost', 'index');
-if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missing: run npm run build:tests`);
 /**
  * One workbench launch: a fresh workspace and profile, `settings` added to the user settings,
  * the mocha suite `<suite>.test.js`; its output goes to `log` (the pool's buffer); `installs`: more
@@ -154,21 +154,28 @@ async function remoteSuite(log) {
 }
 // RETRACE_EXTHOST_ONLY=recovery,serverDown runs only those launches. The launches are
 // independent (each its own scenario folder, code-server port and browser): RETRACE_E2E_JOBS at a
-// time (see pool.mjs).
-const only = (process.env.RETRACE_EXTHOST_ONLY || '').split(',').filter(Boolean);
-const t0 = Date.now();
-const tasks = Object.entries(suites).filter(([suite]) => only.length === 0 || only.includes(suite)).map(([suite, settings]) => ({
-  name: `exthost-${suite}`,
-  run: async write => {
-    const log = (...a) => write(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${util.format(...a)}\n`);
-    if (typeof settings !== 'function') return (await launch(suite, settings, {}, log)) === 0;
-    const prepared = await settings(log);
-    try {
-      return (await launch(suite, prepared.settings, prepared.env, log, prepared.open, prepared.installs)) === 0;
-    } finally {
-      prepared.stop();
-    }
-  },
-}));
-const failed = await runPool(tasks, jobsFromEnv());
-process.exit(failed.length === 0 ? 0 : 1);
+// time (see pool.mjs), alone (`npm run test:exthost`) or in one pool with the browser scenarios
+// (`run-workbenches.mjs`, what CI runs).
+export function exthostTasks() {
+  if (!fs.existsSync(`${testsEntry}.js`)) throw new Error(`${testsEntry}.js missing: run npm run build:tests`);
+  const only = (process.env.RETRACE_EXTHOST_ONLY || '').split(',').filter(Boolean);
+  const t0 = Date.now();
+  return Object.entries(suites).filter(([suite]) => only.length === 0 || only.includes(suite)).map(([suite, settings]) => ({
+    name: `exthost-${suite}`,
+    run: async write => {
+      const log = (...a) => write(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${util.format(...a)}\n`);
+      if (typeof settings !== 'function') return (await launch(suite, settings, {}, log)) === 0;
+      const prepared = await settings(log);
+      try {
+        return (await launch(suite, prepared.settings, prepared.env, log, prepared.open, prepared.installs)) === 0;
+      } finally {
+        prepared.stop();
+      }
+    },
+  }));
+}
+
+if (isMain(import.meta.url)) {
+  const failed = await runPool(exthostTasks(), jobsFromEnv());
+  process.exit(failed.length === 0 ? 0 : 1);
+}

@@ -5,7 +5,7 @@
 // workbenches finish close together.
 import path from 'node:path';
 import { root } from './harness.mjs';
-import { jobsFromEnv, nodeTask, runPool } from './pool.mjs';
+import { isMain, jobsFromEnv, nodeTask, runPool } from './pool.mjs';
 
 export const SCENARIOS = [
   'chat-restore', 'install', 'health', 'e2e', 'editor-safety', 'subagents', 'longsession', 'timeline',
@@ -13,14 +13,23 @@ export const SCENARIOS = [
   'bookmarks', 'git-restore',
 ];
 
-const asked = process.argv.slice(2);
-const unknown = asked.filter(n => !SCENARIOS.includes(n));
-if (unknown.length > 0) {
-  console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
-  process.exit(2);
+/** One pool task per scenario named in `asked` (all when empty); throws on an unknown name. */
+export function scenarioTasks(asked = []) {
+  const unknown = asked.filter(n => !SCENARIOS.includes(n));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
+  const names = asked.length > 0 ? SCENARIOS.filter(n => asked.includes(n)) : SCENARIOS;
+  return names.map(n => nodeTask(n, path.join(root, 'tests', 'e2e', `${n}.mjs`)));
 }
-const names = asked.length > 0 ? SCENARIOS.filter(n => asked.includes(n)) : SCENARIOS;
-const tasks = names.map(n => nodeTask(n, path.join(root, 'tests', 'e2e', `${n}.mjs`)));
-const failed = await runPool(tasks, jobsFromEnv());
-if (failed.length > 0) console.error(`\nfailed: ${failed.join(', ')}`);
-process.exit(failed.length === 0 ? 0 : 1);
+
+if (isMain(import.meta.url)) {
+  let tasks;
+  try {
+    tasks = scenarioTasks(process.argv.slice(2));
+  } catch (e) {
+    console.error(e.message);
+    process.exit(2);
+  }
+  const failed = await runPool(tasks, jobsFromEnv());
+  if (failed.length > 0) console.error(`\nfailed: ${failed.join(', ')}`);
+  process.exit(failed.length === 0 ? 0 : 1);
+}
