@@ -67,11 +67,11 @@ class Samples:
     wall: list[float] = field(default_factory=list)
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+def timed(argv: list[str], env: dict[str, str], timeout: float = 300) -> tuple[float, float, str]:
     """(CPU seconds, wall seconds, stdout) of one process; a failing command stops the bench."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=300)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=timeout)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:

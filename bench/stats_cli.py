@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
+from bench.cli_start import timed
 from retrace.engine import Engine
 from retrace.engine.config import EngineConfig
 
@@ -50,15 +48,10 @@ def build(ws: Path, store: Path, sessions: int, checkpoints: int) -> None:
 
 
 def run(argv: list[str], env: dict[str, str]) -> tuple[float, float, dict[str, object]]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=600)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, json.loads(proc.stdout)
+    """(CPU seconds, wall seconds, parsed JSON output) of one ``retrace stats --json``."""
+    cpu, wall, out = timed(argv, env, timeout=600)
+    parsed: dict[str, object] = json.loads(out)
+    return cpu, wall, parsed
 
 
 def main(argv: list[str] | None = None) -> int:
