@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { AgentEvent, ConversationView } from '../../../extension/src/client/protocol';
-import { ChatTranscript, toolSummary } from '../../../extension/src/views/chatModel';
+import { ChatTranscript, toolSummary } from '../../../extension/src/views/models/chatModel';
 
 const s = { sessionId: 's1', turnId: 't1' };
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { ConversationView } from '../../../extension/src/client/protocol';
-import { ChatTranscript } from '../../../extension/src/views/chatModel';
+import { ChatTranscript } from '../../../extension/src/views/models/chatModel';
 import {
     attachedLine,
     contextChips,

@@ -9,10 +9,10 @@ import * as assert from 'node:assert/strict';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { METHODS, Rpc, type Checkpoint, type SessionStory, type StoryRow, type TimelineTreeResult } from '../../../extension/src/client/protocol';
 import { inFolderRpc } from '../../../extension/src/client/folderRpc';
-import { buildTimeline, checkpointNodeId, type CheckpointNode, type SessionNode } from '../../../extension/src/views/timelineModel';
-import { folderDescription, groupRoots, idInFolder, indexShown, rowContext, type FolderGroupNode, type ShownNode } from '../../../extension/src/views/timeline/folderGroups';
+import { buildTimeline, checkpointNodeId, type CheckpointNode, type SessionNode } from '../../../extension/src/views/models/timelineModel';
+import { folderDescription, groupRoots, idInFolder, indexShown, rowContext, type FolderGroupNode, type ShownNode } from '../../../extension/src/views/models/folderGroups';
 import { followedFolder } from '../../../extension/src/diff/hunkModel';
-import { storeStats } from '../../../extension/src/views/statusItem';
+import { storeStats } from '../../../extension/src/views/models/statusModel';
 import { checkpoint, file } from './fixtures';
 
 const WEB = { name: 'web', root: '/w/web' };

@@ -1,0 +1,274 @@
+/**
+ * The chat transcript as data: agent events and the server's conversation view → chat items.
+ * Pure (no `vscode`), unit-tested. `apply` returns the items that changed so the view posts only
+ * those to the webview.
+ */
+import * as vscode from 'vscode';
+import type { AgentEvent, ConversationView } from '../../client/protocol';
+import { isAttachmentText, lastText, withAttachments } from '../../webview/composerModel';
+import type { ChatItem, Decision, PermissionReviewView, ToolStatus } from '../../webview/messages';
+import type { TurnUsage } from '../../webview/usageLine';
+
+type JsonObject = { readonly [k: string]: unknown };
+
+/** One line naming a tool call: `run_command: npm test`, `edit_file src/app.py`. */
+export function toolSummary(tool: string, input: JsonObject): string {
+    const str = (key: string): string | undefined => (typeof input[key] === 'string' ? (input[key]) : undefined);
+    const command = str('command');
+    if (command !== undefined) {
+        // Only the first line fits a row; dropped lines are said, never silently hidden.
+        const lines = command.split('\n');
+        const more = lines.length - 1;
+        const dropped = more === 1 ? vscode.l10n.t(' … (+1 more line)') : more > 1 ? vscode.l10n.t(' … (+{0} more lines)', more) : '';
+        return `${tool}: ${lines[0] ?? ''}${dropped}`;
+    }
+    const target = str('path') ?? str('pattern') ?? str('glob');
+    return target !== undefined ? `${tool} ${target}` : tool;
+}
+
+/** What the chat says when the server compacted the conversation (automatic compaction). */
+/** A note Retrace adds to a prompt for the model ("[Retrace note: …]"), not something the user typed. */
+export function isRetraceNote(text: string): boolean {
+    return text.trimStart().startsWith('[Retrace note');
+}
+
+/** How the chat shows such a note: a system line, without the brackets meant for the model. */
+export function retraceNoteText(text: string): string {
+    const body = text.trim().replace(/^\[Retrace note:?\s*/, '').replace(/\]$/, '');
+    return vscode.l10n.t('Retrace told the model: {0}', body);
+}
+
+export function compactionNotice(e: Extract<AgentEvent, { kind: 'contextCompacted' }>): string {
+    const n = (x: number): string => x.toLocaleString('en-US');
+    const messages = (x: number): string => (x === 1 ? vscode.l10n.t('1 message') : vscode.l10n.t('{0} messages', n(x)));
+    const summarized =
+        e.summarizedMessages === 1
+            ? vscode.l10n.t('so {0} was summarized for the model; the newest {1} stay as they were. ', messages(e.summarizedMessages), messages(e.keptMessages))
+            : vscode.l10n.t('so {0} were summarized for the model; the newest {1} stay as they were. ', messages(e.summarizedMessages), messages(e.keptMessages));
+    return (
+        vscode.l10n.t("Context compacted: the conversation neared the model's context window (~{0} of {1} tokens), ", n(e.tokensBefore), n(e.contextWindow)) +
+        summarized +
+        vscode.l10n.t('Nothing is deleted: restoring a checkpoint from before brings the whole conversation back.')
+    );
+}
+
+/** Stop reasons of a turn that did not finish its work: its prompt gets a Retry action. */
+const FAILED_STOPS = new Set(['error', 'cancelled', 'interrupted']);
+
+export class ChatTranscript {
+    private items: ChatItem[] = [];
+    private running = false;
+    /** Each live turn's usage so far (the server's sums), shown when the turn ends. */
+    private readonly turnUsage = new Map<string, TurnUsage>();
+
+    get all(): readonly ChatItem[] {
+        return this.items;
+    }
+
+    get isRunning(): boolean {
+        return this.running;
+    }
+
+    /** The server is gone: no turn runs; tool calls shown as running were interrupted. */
+    stopRunning(): void {
+        this.running = false;
+        this.items = this.items.map(i => (i.kind === 'tool' && i.status === 'running' ? { ...i, status: 'interrupted' } : i));
+    }
+
+    clear(): void {
+        this.items = [];
+        this.running = false;
+    }
+
+    /** Position of the item with this kind and id (-1: none); searched from the newest end. */
+    indexOf(item: Pick<ChatItem, 'kind' | 'id'>): number {
+        for (let i = this.items.length - 1; i >= 0; i--) {
+            const x = this.items[i];
+            if (x !== undefined && x.id === item.id && x.kind === item.kind) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * The newest `limit` items and how many earlier ones are not shown: a conversation of
+     * thousands of tool calls opens as its tail (the webview renders what it is sent).
+     */
+    window(limit: number): { readonly items: readonly ChatItem[]; readonly earlier: number } {
+        const earlier = Math.max(0, this.items.length - Math.max(0, limit));
+        return { items: this.items.slice(earlier), earlier };
+    }
+
+    private upsert(item: ChatItem): ChatItem {
+        const i = this.indexOf(item);
+        if (i >= 0) {
+            this.items[i] = item;
+        } else {
+            this.items.push(item);
+        }
+        return item;
+    }
+
+    /** Apply a live agent event; returns the changed items. */
+    apply(e: AgentEvent): ChatItem[] {
+        switch (e.kind) {
+            case 'turnStarted':
+                this.running = true;
+                return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text, ...withAttachments(e.attachments), ...(e.turnId ? { prompt: e.turnId } : {}) })];
+            case 'textDelta': {
+                const last = this.items[this.items.length - 1];
+                if (last?.kind === 'assistant') {
+                    return [this.upsert({ ...last, text: last.text + e.text })];
+                }
+                return [this.upsert({ kind: 'assistant', id: `text:${this.items.length}`, text: e.text })];
+            }
+            case 'toolCallStarted':
+                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary: toolSummary(e.tool, e.input), status: 'running', output: '' })];
+            case 'toolCallFinished': {
+                const existing = this.items.find(x => x.kind === 'tool' && x.id === e.toolCallId);
+                const summary = existing?.kind === 'tool' ? existing.summary : e.tool;
+                const checkpoint = existing?.kind === 'tool' && existing.checkpoint !== undefined ? { checkpoint: existing.checkpoint } : {};
+                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary, status: e.status, output: e.output, ...checkpoint })];
+            }
+            case 'permissionRequest':
+                return [this.upsert({ kind: 'permission', id: e.requestId, tool: e.tool, summary: toolSummary(e.tool, e.input), decision: undefined })];
+            case 'error':
+                // A retry is progress, not a failure: shown as a notice, never in error red.
+                return e.retrying
+                    ? [this.upsert({ kind: 'notice', id: `retry:${this.items.length}`, text: vscode.l10n.t('{0} (retrying…)', e.message) })]
+                    : [this.upsert({ kind: 'error', id: `error:${this.items.length}`, text: e.message })];
+            case 'turnFinished': {
+                this.running = false;
+                const changed: ChatItem[] = [];
+                for (const item of this.items) {
+                    if (item.kind === 'tool' && item.status === 'running') {
+                        changed.push(this.upsert({ ...item, status: 'cancelled' }));
+                    }
+                }
+                const prompt = this.items.find(i => i.kind === 'user' && i.id === `turn:${e.turnId}`);
+                if (prompt?.kind === 'user' && FAILED_STOPS.has(e.stopReason)) {
+                    changed.push(this.upsert({ ...prompt, failed: e.stopReason }));
+                }
+                if (e.stopReason === 'cancelled') {
+                    changed.push(this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: vscode.l10n.t('Cancelled.') }));
+                }
+                const usage = this.turnUsage.get(e.turnId ?? '');
+                if (usage !== undefined) {
+                    changed.push(this.upsert({ kind: 'usage', id: `usage:${e.turnId ?? ''}`, usage }));
+                }
+                return changed;
+            }
+            case 'contextCompacted':
+                return [this.upsert({ kind: 'notice', id: `compacted:${e.checkpointId}`, text: compactionNotice(e) })];
+            case 'checkpointCreated': {
+                const call = e.checkpoint.kind === 'tool' ? this.items.find(i => i.kind === 'tool' && i.id === e.checkpoint.toolCallId) : undefined;
+                return call?.kind === 'tool' ? [this.upsert({ ...call, checkpoint: e.checkpoint.id })] : [];
+            }
+            case 'usage':
+                if (e.turnId !== null && e.turn !== null) {
+                    this.turnUsage.set(e.turnId, e.turn);
+                }
+                return [];
+            case 'conversationChanged':
+            case 'backgroundTask':
+            case 'taskProgress': // a subagent's progress shows in the timeline's running row
+                return [];
+        }
+    }
+
+    /** A permission prompt (server request) and, later, its answer. */
+    permission(requestId: string, tool: string, summary: string, decision: Decision | undefined, review?: PermissionReviewView): ChatItem {
+        return this.upsert(review === undefined ? { kind: 'permission', id: requestId, tool, summary, decision } : { kind: 'permission', id: requestId, tool, summary, decision, review });
+    }
+
+    /** Replace the transcript with the server's conversation (after a restore, a reconnect or on
+     * startup): the running state is the server's, never a leftover of a dead connection. */
+    load(view: ConversationView): void {
+        this.items = [];
+        const running = view.running;
+        this.running = running;
+        const withdrawn = view.withdrawn ?? [];
+        const failedAfter = (after: string | null): void => {
+            for (const w of withdrawn.filter(x => x.after === after)) {
+                this.items.push({ kind: 'user', id: `withdrawn:${w.messageId}`, text: w.text, failed: w.reason });
+            }
+        };
+        failedAfter(null);
+        const results = new Map<string, { isError: boolean; output: string }>();
+        for (const m of view.messages) {
+            for (const block of m.content) {
+                if (block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string') {
+                    results.set(block['tool_use_id'], { isError: block['is_error'] === true, output: resultText(block['content']) });
+                }
+            }
+        }
+        const lastOfTurn = new Map<string, string>();
+        for (const m of view.messages) {
+            if (m.turnId !== null && m.turnId !== undefined) {
+                lastOfTurn.set(m.turnId, m.id);
+            }
+        }
+        view.messages.forEach((m, index) => {
+            m.content.forEach((block, j) => {
+                const id = `${m.id}:${j}`;
+                if (block['type'] === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') {
+                    const text = block['text'];
+                    if (m.kind === 'prompt' && isAttachmentText(text)) {
+                        return; // shown as the prompt's "attached" line
+                    }
+                    // A note Retrace told the model is a notice; the prompt's own words (its last
+                    // text) stay the user's even when they happen to look like one.
+                    if (m.role === 'user' && isRetraceNote(text) && !(m.kind === 'prompt' && j === lastText(m.content))) {
+                        this.items.push({ kind: 'notice', id, text: retraceNoteText(text) });
+                        return;
+                    }
+                    this.items.push(
+                        m.kind === 'summary'
+                            ? { kind: 'notice', id, text: vscode.l10n.t('Summary: {0}', text) }
+                            : m.role === 'user'
+                              ? { kind: 'user', id, text, ...(m.kind === 'prompt' && j === lastText(m.content) ? { ...withAttachments(m.attachments), prompt: m.id } : {}) }
+                              : { kind: 'assistant', id, text },
+                    );
+                } else if (block['type'] === 'tool_use' && typeof block['id'] === 'string' && typeof block['name'] === 'string') {
+                    const input = typeof block['input'] === 'object' && block['input'] !== null ? (block['input'] as JsonObject) : {};
+                    const result = results.get(block['id']);
+                    const status = toolStatus(view.toolStatuses[block['id']], result, index === view.messages.length - 1 && running);
+                    const checkpoint = view.toolCheckpoints[block['id']];
+                    this.items.push({ kind: 'tool', id: block['id'], tool: block['name'], summary: toolSummary(block['name'], input), status, output: result?.output ?? '', ...(checkpoint === undefined ? {} : { checkpoint }) });
+                }
+            });
+            const usage = m.turnId !== null && m.turnId !== undefined && lastOfTurn.get(m.turnId) === m.id ? view.turnUsage[m.turnId] : undefined;
+            if (usage !== undefined && !(running && index === view.messages.length - 1)) {
+                this.items.push({ kind: 'usage', id: `usage:${m.turnId ?? ''}`, usage });
+            }
+            failedAfter(m.id);
+        });
+    }
+}
+
+const KNOWN_STATUSES: ReadonlySet<string> = new Set<ToolStatus>(['ok', 'error', 'denied', 'interrupted', 'cancelled']);
+
+/** The server's journaled status wins; without one the call still runs (last message of a
+ * running turn) or was cut off. */
+function toolStatus(journaled: string | undefined, result: { isError: boolean } | undefined, stillRunning: boolean): ToolStatus {
+    if (journaled !== undefined && KNOWN_STATUSES.has(journaled)) {
+        return journaled as ToolStatus;
+    }
+    if (result !== undefined) {
+        return result.isError ? 'error' : 'ok';
+    }
+    return stillRunning ? 'running' : 'interrupted';
+}
+
+function resultText(content: unknown): string {
+    if (typeof content === 'string') {
+        return content;
+    }
+    if (Array.isArray(content)) {
+        return content
+            .map((b: unknown) => (typeof b === 'object' && b !== null && 'text' in b && typeof (b).text === 'string' ? (b as { text: string }).text : ''))
+            .join('');
+    }
+    return '';
+}
