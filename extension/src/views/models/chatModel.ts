@@ -1,6 +1,6 @@
 /**
  * The chat transcript as data: agent events and the server's conversation view → chat items.
- * Pure (no `vscode`), unit-tested. `apply` returns the items that changed so the view posts only
+ * Pure (of `vscode` only `l10n`), unit-tested. `apply` returns the items that changed so the view posts only
  * those to the webview.
  */
 import * as vscode from 'vscode';
@@ -112,69 +112,74 @@ export class ChatTranscript {
 
     /** Apply a live agent event; returns the changed items. */
     apply(e: AgentEvent): ChatItem[] {
-        switch (e.kind) {
-            case 'turnStarted':
-                this.running = true;
-                return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text, ...withAttachments(e.attachments), ...(e.turnId ? { prompt: e.turnId } : {}) })];
-            case 'textDelta': {
-                const last = this.items[this.items.length - 1];
-                if (last?.kind === 'assistant') {
-                    return [this.upsert({ ...last, text: last.text + e.text })];
-                }
-                return [this.upsert({ kind: 'assistant', id: `text:${this.items.length}`, text: e.text })];
+        const handle = this.handlers[e.kind] as (e: AgentEvent) => ChatItem[];
+        return handle(e);
+    }
+
+    /** One handler per event kind (the mapped type makes a new kind a compile error here). */
+    private readonly handlers: { readonly [K in AgentEvent['kind']]: (e: EventOf<K>) => ChatItem[] } = {
+        turnStarted: e => {
+            this.running = true;
+            return [this.upsert({ kind: 'user', id: `turn:${e.turnId ?? this.items.length}`, text: e.text, ...withAttachments(e.attachments), ...(e.turnId ? { prompt: e.turnId } : {}) })];
+        },
+        textDelta: e => {
+            const last = this.items[this.items.length - 1];
+            if (last?.kind === 'assistant') {
+                return [this.upsert({ ...last, text: last.text + e.text })];
             }
-            case 'toolCallStarted':
-                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary: toolSummary(e.tool, e.input), status: 'running', output: '' })];
-            case 'toolCallFinished': {
-                const existing = this.items.find(x => x.kind === 'tool' && x.id === e.toolCallId);
-                const summary = existing?.kind === 'tool' ? existing.summary : e.tool;
-                const checkpoint = existing?.kind === 'tool' && existing.checkpoint !== undefined ? { checkpoint: existing.checkpoint } : {};
-                return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary, status: e.status, output: e.output, ...checkpoint })];
+            return [this.upsert({ kind: 'assistant', id: `text:${this.items.length}`, text: e.text })];
+        },
+        toolCallStarted: e => [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary: toolSummary(e.tool, e.input), status: 'running', output: '' })],
+        toolCallFinished: e => {
+            const existing = this.items.find(x => x.kind === 'tool' && x.id === e.toolCallId);
+            const summary = existing?.kind === 'tool' ? existing.summary : e.tool;
+            const checkpoint = existing?.kind === 'tool' && existing.checkpoint !== undefined ? { checkpoint: existing.checkpoint } : {};
+            return [this.upsert({ kind: 'tool', id: e.toolCallId, tool: e.tool, summary, status: e.status, output: e.output, ...checkpoint })];
+        },
+        permissionRequest: e => [this.upsert({ kind: 'permission', id: e.requestId, tool: e.tool, summary: toolSummary(e.tool, e.input), decision: undefined })],
+        // A retry is progress, not a failure: shown as a notice, never in error red.
+        error: e =>
+            e.retrying
+                ? [this.upsert({ kind: 'notice', id: `retry:${this.items.length}`, text: vscode.l10n.t('{0} (retrying…)', e.message) })]
+                : [this.upsert({ kind: 'error', id: `error:${this.items.length}`, text: e.message })],
+        turnFinished: e => this.turnFinished(e),
+        contextCompacted: e => [this.upsert({ kind: 'notice', id: `compacted:${e.checkpointId}`, text: compactionNotice(e) })],
+        checkpointCreated: e => {
+            const call = e.checkpoint.kind === 'tool' ? this.items.find(i => i.kind === 'tool' && i.id === e.checkpoint.toolCallId) : undefined;
+            return call?.kind === 'tool' ? [this.upsert({ ...call, checkpoint: e.checkpoint.id })] : [];
+        },
+        usage: e => {
+            if (e.turnId !== null && e.turn !== null) {
+                this.turnUsage.set(e.turnId, e.turn);
             }
-            case 'permissionRequest':
-                return [this.upsert({ kind: 'permission', id: e.requestId, tool: e.tool, summary: toolSummary(e.tool, e.input), decision: undefined })];
-            case 'error':
-                // A retry is progress, not a failure: shown as a notice, never in error red.
-                return e.retrying
-                    ? [this.upsert({ kind: 'notice', id: `retry:${this.items.length}`, text: vscode.l10n.t('{0} (retrying…)', e.message) })]
-                    : [this.upsert({ kind: 'error', id: `error:${this.items.length}`, text: e.message })];
-            case 'turnFinished': {
-                this.running = false;
-                const changed: ChatItem[] = [];
-                for (const item of this.items) {
-                    if (item.kind === 'tool' && item.status === 'running') {
-                        changed.push(this.upsert({ ...item, status: 'cancelled' }));
-                    }
-                }
-                const prompt = this.items.find(i => i.kind === 'user' && i.id === `turn:${e.turnId}`);
-                if (prompt?.kind === 'user' && FAILED_STOPS.has(e.stopReason)) {
-                    changed.push(this.upsert({ ...prompt, failed: e.stopReason }));
-                }
-                if (e.stopReason === 'cancelled') {
-                    changed.push(this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: vscode.l10n.t('Cancelled.') }));
-                }
-                const usage = this.turnUsage.get(e.turnId ?? '');
-                if (usage !== undefined) {
-                    changed.push(this.upsert({ kind: 'usage', id: `usage:${e.turnId ?? ''}`, usage }));
-                }
-                return changed;
+            return [];
+        },
+        conversationChanged: () => [],
+        backgroundTask: () => [],
+        taskProgress: () => [], // a subagent's progress shows in the timeline's running row
+    };
+
+    /** The turn ended: running calls were cancelled, a failed prompt gets Retry, its usage shows. */
+    private turnFinished(e: EventOf<'turnFinished'>): ChatItem[] {
+        this.running = false;
+        const changed: ChatItem[] = [];
+        for (const item of this.items) {
+            if (item.kind === 'tool' && item.status === 'running') {
+                changed.push(this.upsert({ ...item, status: 'cancelled' }));
             }
-            case 'contextCompacted':
-                return [this.upsert({ kind: 'notice', id: `compacted:${e.checkpointId}`, text: compactionNotice(e) })];
-            case 'checkpointCreated': {
-                const call = e.checkpoint.kind === 'tool' ? this.items.find(i => i.kind === 'tool' && i.id === e.checkpoint.toolCallId) : undefined;
-                return call?.kind === 'tool' ? [this.upsert({ ...call, checkpoint: e.checkpoint.id })] : [];
-            }
-            case 'usage':
-                if (e.turnId !== null && e.turn !== null) {
-                    this.turnUsage.set(e.turnId, e.turn);
-                }
-                return [];
-            case 'conversationChanged':
-            case 'backgroundTask':
-            case 'taskProgress': // a subagent's progress shows in the timeline's running row
-                return [];
         }
+        const prompt = this.items.find(i => i.kind === 'user' && i.id === `turn:${e.turnId}`);
+        if (prompt?.kind === 'user' && FAILED_STOPS.has(e.stopReason)) {
+            changed.push(this.upsert({ ...prompt, failed: e.stopReason }));
+        }
+        if (e.stopReason === 'cancelled') {
+            changed.push(this.upsert({ kind: 'notice', id: `notice:${this.items.length}`, text: vscode.l10n.t('Cancelled.') }));
+        }
+        const usage = this.turnUsage.get(e.turnId ?? '');
+        if (usage !== undefined) {
+            changed.push(this.upsert({ kind: 'usage', id: `usage:${e.turnId ?? ''}`, usage }));
+        }
+        return changed;
     }
 
     /** A permission prompt (server request) and, later, its answer. */
@@ -185,66 +190,111 @@ export class ChatTranscript {
     /** Replace the transcript with the server's conversation (after a restore, a reconnect or on
      * startup): the running state is the server's, never a leftover of a dead connection. */
     load(view: ConversationView): void {
-        this.items = [];
-        const running = view.running;
-        this.running = running;
-        const withdrawn = view.withdrawn ?? [];
-        const failedAfter = (after: string | null): void => {
-            for (const w of withdrawn.filter(x => x.after === after)) {
-                this.items.push({ kind: 'user', id: `withdrawn:${w.messageId}`, text: w.text, failed: w.reason });
-            }
-        };
-        failedAfter(null);
-        const results = new Map<string, { isError: boolean; output: string }>();
-        for (const m of view.messages) {
-            for (const block of m.content) {
-                if (block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string') {
-                    results.set(block['tool_use_id'], { isError: block['is_error'] === true, output: resultText(block['content']) });
-                }
-            }
-        }
-        const lastOfTurn = new Map<string, string>();
-        for (const m of view.messages) {
-            if (m.turnId !== null && m.turnId !== undefined) {
-                lastOfTurn.set(m.turnId, m.id);
-            }
-        }
-        view.messages.forEach((m, index) => {
-            m.content.forEach((block, j) => {
-                const id = `${m.id}:${j}`;
-                if (block['type'] === 'text' && typeof block['text'] === 'string' && block['text'].trim() !== '') {
-                    const text = block['text'];
-                    if (m.kind === 'prompt' && isAttachmentText(text)) {
-                        return; // shown as the prompt's "attached" line
-                    }
-                    // A note Retrace told the model is a notice; the prompt's own words (its last
-                    // text) stay the user's even when they happen to look like one.
-                    if (m.role === 'user' && isRetraceNote(text) && !(m.kind === 'prompt' && j === lastText(m.content))) {
-                        this.items.push({ kind: 'notice', id, text: retraceNoteText(text) });
-                        return;
-                    }
-                    this.items.push(
-                        m.kind === 'summary'
-                            ? { kind: 'notice', id, text: vscode.l10n.t('Summary: {0}', text) }
-                            : m.role === 'user'
-                              ? { kind: 'user', id, text, ...(m.kind === 'prompt' && j === lastText(m.content) ? { ...withAttachments(m.attachments), prompt: m.id } : {}) }
-                              : { kind: 'assistant', id, text },
-                    );
-                } else if (block['type'] === 'tool_use' && typeof block['id'] === 'string' && typeof block['name'] === 'string') {
-                    const input = typeof block['input'] === 'object' && block['input'] !== null ? (block['input'] as JsonObject) : {};
-                    const result = results.get(block['id']);
-                    const status = toolStatus(view.toolStatuses[block['id']], result, index === view.messages.length - 1 && running);
-                    const checkpoint = view.toolCheckpoints[block['id']];
-                    this.items.push({ kind: 'tool', id: block['id'], tool: block['name'], summary: toolSummary(block['name'], input), status, output: result?.output ?? '', ...(checkpoint === undefined ? {} : { checkpoint }) });
-                }
-            });
-            const usage = m.turnId !== null && m.turnId !== undefined && lastOfTurn.get(m.turnId) === m.id ? view.turnUsage[m.turnId] : undefined;
-            if (usage !== undefined && !(running && index === view.messages.length - 1)) {
-                this.items.push({ kind: 'usage', id: `usage:${m.turnId ?? ''}`, usage });
-            }
-            failedAfter(m.id);
-        });
+        this.running = view.running;
+        this.items = conversationItems(view);
     }
+}
+
+type EventOf<K extends AgentEvent['kind']> = Extract<AgentEvent, { kind: K }>;
+type Message = ConversationView['messages'][number];
+type Block = Message['content'][number];
+
+/** The chat items of the server's conversation view, in order. */
+export function conversationItems(view: ConversationView): ChatItem[] {
+    const items: ChatItem[] = [];
+    const withdrawn = view.withdrawn ?? [];
+    const failedAfter = (after: string | null): void => {
+        for (const w of withdrawn.filter(x => x.after === after)) {
+            items.push({ kind: 'user', id: `withdrawn:${w.messageId}`, text: w.text, failed: w.reason });
+        }
+    };
+    failedAfter(null);
+    const results = toolResults(view);
+    const lastOfTurn = lastMessageOfTurn(view);
+    view.messages.forEach((m, index) => {
+        const last = index === view.messages.length - 1;
+        m.content.forEach((block, j) => {
+            const item = textItem(m, block, j) ?? toolItem(view, block, results, last && view.running);
+            if (item !== undefined) {
+                items.push(item);
+            }
+        });
+        const usage = m.turnId !== null && m.turnId !== undefined && lastOfTurn.get(m.turnId) === m.id ? view.turnUsage[m.turnId] : undefined;
+        if (usage !== undefined && !(view.running && last)) {
+            items.push({ kind: 'usage', id: `usage:${m.turnId ?? ''}`, usage });
+        }
+        failedAfter(m.id);
+    });
+    return items;
+}
+
+type ToolResult = { readonly isError: boolean; readonly output: string };
+
+/** Every tool result of the conversation by its `tool_use_id`. */
+function toolResults(view: ConversationView): Map<string, ToolResult> {
+    const results = new Map<string, ToolResult>();
+    for (const block of view.messages.flatMap(m => m.content)) {
+        if (block['type'] === 'tool_result' && typeof block['tool_use_id'] === 'string') {
+            results.set(block['tool_use_id'], { isError: block['is_error'] === true, output: resultText(block['content']) });
+        }
+    }
+    return results;
+}
+
+/** The id of each turn's last message (where its usage line goes). */
+function lastMessageOfTurn(view: ConversationView): Map<string, string> {
+    const lastOfTurn = new Map<string, string>();
+    for (const m of view.messages) {
+        if (m.turnId !== null && m.turnId !== undefined) {
+            lastOfTurn.set(m.turnId, m.id);
+        }
+    }
+    return lastOfTurn;
+}
+
+/** A text block as a chat item; undefined for another block, blank text or an attachment. */
+function textItem(m: Message, block: Block, j: number): ChatItem | undefined {
+    const text = blockText(block);
+    if (text === undefined || (m.kind === 'prompt' && isAttachmentText(text))) {
+        return undefined; // an attachment is shown as the prompt's "attached" line
+    }
+    return textAs(m, `${m.id}:${j}`, text, m.kind === 'prompt' && j === lastText(m.content));
+}
+
+/** The text of a text block that says something. */
+function blockText(block: Block): string | undefined {
+    const text = block['type'] === 'text' && typeof block['text'] === 'string' ? block['text'] : '';
+    return text.trim() === '' ? undefined : text;
+}
+
+/** `ownWords`: the prompt's last text, what the user typed. */
+function textAs(m: Message, id: string, text: string, ownWords: boolean): ChatItem {
+    // A note Retrace told the model is a notice; the prompt's own words stay the user's even
+    // when they happen to look like one.
+    if (m.role === 'user' && isRetraceNote(text) && !ownWords) {
+        return { kind: 'notice', id, text: retraceNoteText(text) };
+    }
+    if (m.kind === 'summary') {
+        return { kind: 'notice', id, text: vscode.l10n.t('Summary: {0}', text) };
+    }
+    if (m.role === 'user') {
+        return { kind: 'user', id, text, ...(ownWords ? { ...withAttachments(m.attachments), prompt: m.id } : {}) };
+    }
+    return { kind: 'assistant', id, text };
+}
+
+/** A `tool_use` block as a chat item (its result and status joined); undefined for another block. */
+function toolItem(view: ConversationView, block: Block, results: Map<string, ToolResult>, stillRunning: boolean): ChatItem | undefined {
+    const id = block['id'];
+    const name = block['name'];
+    if (block['type'] !== 'tool_use' || typeof id !== 'string' || typeof name !== 'string') {
+        return undefined;
+    }
+    const input = typeof block['input'] === 'object' && block['input'] !== null ? (block['input'] as JsonObject) : {};
+    const result = results.get(id);
+    const status = toolStatus(view.toolStatuses[id], result, stillRunning);
+    const checkpoint = view.toolCheckpoints[id];
+    return { kind: 'tool', id, tool: name, summary: toolSummary(name, input), status, output: result?.output ?? '', ...(checkpoint === undefined ? {} : { checkpoint }) };
 }
 
 const KNOWN_STATUSES: ReadonlySet<string> = new Set<ToolStatus>(['ok', 'error', 'denied', 'interrupted', 'cancelled']);

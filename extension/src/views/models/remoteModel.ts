@@ -36,40 +36,62 @@ export function ago(iso: string | null | undefined, nowMs: number): string | und
     return h < 48 ? vscode.l10n.t('{0} h ago', h) : vscode.l10n.t('{0} d ago', Math.floor(h / 24));
 }
 
+/** What every state's wording draws on. */
+interface RemoteFacts {
+    readonly sync: RemoteSyncView | undefined;
+    readonly status: RemoteStatusResult | undefined;
+    readonly remote: string;
+    /** When the last push succeeded, in words; undefined: never. */
+    readonly pushedAgo: string | undefined;
+}
+
 /** The status bar item for the scheduler's state (`sync`) and the remote's record (`status`). */
 export function remoteItemView(sync: RemoteSyncView | undefined, status: RemoteStatusResult | undefined, nowMs: number): RemoteItemView {
     const state = sync?.state ?? (status?.configured === true ? 'idle' : 'off');
     const remote = sync?.remote ?? status?.status?.remote ?? 'remote';
-    const lastPush = status?.status?.lastPush ?? (state === 'synced' ? sync?.at : null);
-    const pushedAgo = ago(lastPush, nowMs);
-    switch (state) {
-        case 'off':
-            return { text: undefined, tooltip: vscode.l10n.t('No remote configured (retrace.remote.url)'), attention: false };
-        case 'pushing': {
-            const p = sync?.progress;
-            const count = p !== null && p !== undefined && p.total > 0 ? ` ${p.done}/${p.total}` : '';
-            const bytes = p !== null && p !== undefined && p.bytesTotal > 0 ? vscode.l10n.t(' ({0} of {1})', formatBytes(p.bytesDone), formatBytes(p.bytesTotal)) : '';
-            return { text: `$(cloud-upload)${count}`, tooltip: vscode.l10n.t('Retrace: pushing to {0}', `${remote}${p ? `: ${p.phase}` : ''}${bytes}`), attention: false };
-        }
-        case 'error': {
-            const error = sync?.lastError ?? status?.status?.lastError ?? vscode.l10n.t('unknown error');
-            const retry = sync?.retryInSeconds;
-            const when = retry !== null && retry !== undefined ? vscode.l10n.t(' Retrying in {0} s.', Math.max(1, Math.round(retry))) : '';
-            const last = pushedAgo !== undefined ? vscode.l10n.t(' Last synced {0}.', pushedAgo) : vscode.l10n.t(' Never synced.');
-            return {
-                text: `$(cloud) ${vscode.l10n.t('remote unreachable')}`,
-                tooltip: vscode.l10n.t('Retrace: cannot push to {0}: {1}.{2}{3} Your checkpoints are safe locally. Click to push now.', remote, error, when, last),
-                attention: pushedAgo === undefined && /credential|access denied|forbidden|signature|key/i.test(error),
-            };
-        }
-        case 'synced':
-        case 'idle': {
-            const pending = sync?.pendingCheckpoints ?? status?.status?.pendingCheckpoints ?? 0;
-            const text = pushedAgo !== undefined ? `$(cloud) ${vscode.l10n.t('synced {0}', pushedAgo)}` : `$(cloud) ${vscode.l10n.t('not synced yet')}`;
-            const more = pending > 0 ? vscode.l10n.t(' {0} checkpoint(s) since.', pending) : '';
-            return { text, tooltip: vscode.l10n.t('Retrace: remote {0}.{1} Click to push now.', remote, more), attention: false };
-        }
-    }
+    return STATE_VIEWS[state]({ sync, status, remote, pushedAgo: ago(lastPush(state, sync, status), nowMs) });
+}
+
+/** The remote's record of the last push, else the scheduler's time of a state that is "synced". */
+function lastPush(state: RemoteSyncView['state'], sync: RemoteSyncView | undefined, status: RemoteStatusResult | undefined): string | null | undefined {
+    return status?.status?.lastPush ?? (state === 'synced' ? sync?.at : null);
+}
+
+const STATE_VIEWS: Readonly<Record<RemoteSyncView['state'], (f: RemoteFacts) => RemoteItemView>> = {
+    off: () => ({ text: undefined, tooltip: vscode.l10n.t('No remote configured (retrace.remote.url)'), attention: false }),
+    pushing: pushingView,
+    error: errorView,
+    synced: syncedView,
+    idle: syncedView,
+};
+
+function pushingView({ sync, remote }: RemoteFacts): RemoteItemView {
+    const p = sync?.progress ?? null;
+    const count = p !== null && p.total > 0 ? ` ${p.done}/${p.total}` : '';
+    const bytes = p !== null && p.bytesTotal > 0 ? vscode.l10n.t(' ({0} of {1})', formatBytes(p.bytesDone), formatBytes(p.bytesTotal)) : '';
+    return { text: `$(cloud-upload)${count}`, tooltip: vscode.l10n.t('Retrace: pushing to {0}', `${remote}${p ? `: ${p.phase}` : ''}${bytes}`), attention: false };
+}
+
+/** Words that say the remote refused the credentials, not that it was out of reach. */
+const CREDENTIAL_TROUBLE = /credential|access denied|forbidden|signature|key/i;
+
+function errorView({ sync, status, remote, pushedAgo }: RemoteFacts): RemoteItemView {
+    const error = sync?.lastError ?? status?.status?.lastError ?? vscode.l10n.t('unknown error');
+    const retry = sync?.retryInSeconds ?? null;
+    const when = retry !== null ? vscode.l10n.t(' Retrying in {0} s.', Math.max(1, Math.round(retry))) : '';
+    const last = pushedAgo !== undefined ? vscode.l10n.t(' Last synced {0}.', pushedAgo) : vscode.l10n.t(' Never synced.');
+    return {
+        text: `$(cloud) ${vscode.l10n.t('remote unreachable')}`,
+        tooltip: vscode.l10n.t('Retrace: cannot push to {0}: {1}.{2}{3} Your checkpoints are safe locally. Click to push now.', remote, error, when, last),
+        attention: pushedAgo === undefined && CREDENTIAL_TROUBLE.test(error),
+    };
+}
+
+function syncedView({ sync, status, remote, pushedAgo }: RemoteFacts): RemoteItemView {
+    const pending = sync?.pendingCheckpoints ?? status?.status?.pendingCheckpoints ?? 0;
+    const text = pushedAgo !== undefined ? `$(cloud) ${vscode.l10n.t('synced {0}', pushedAgo)}` : `$(cloud) ${vscode.l10n.t('not synced yet')}`;
+    const more = pending > 0 ? vscode.l10n.t(' {0} checkpoint(s) since.', pending) : '';
+    return { text, tooltip: vscode.l10n.t('Retrace: remote {0}.{1} Click to push now.', remote, more), attention: false };
 }
 
 export interface RemoteSessionPick {

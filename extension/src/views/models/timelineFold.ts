@@ -97,34 +97,41 @@ export function foldRows<R extends FoldRow>(rows: readonly R[]): Folded<R>[] {
     const out: Folded<R>[] = [];
     let i = 0;
     while (i < rows.length) {
-        const row = rows[i] as R;
-        const next = rows[i + 1];
-        if (row.checkpoint.kind === 'safety' && next !== undefined && next.checkpoint.kind === 'restore' && next.checkpoint.parent === row.checkpoint.id) {
-            out.push({ kind: 'restore', row: next, safety: row });
-            i += 2;
-            continue;
-        }
-        if (row.checkpoint.kind === 'restore') {
-            out.push({ kind: 'restore', row, safety: undefined });
-            i += 1;
-            continue;
-        }
-        const key = foldKey(row);
-        let end = i + 1;
-        while (key !== undefined && end < rows.length && foldKey(rows[end] as R) === key) {
-            end += 1;
-        }
-        const group: GroupKind = key === 'reads' ? 'reads' : 'repeat';
-        if (key !== undefined && end - i >= (group === 'reads' ? READS_MIN : REPEAT_MIN)) {
-            out.push({ kind: 'group', group, rows: rows.slice(i, end) });
-        } else {
-            for (let k = i; k < end; k++) {
-                out.push({ kind: 'row', row: rows[k] as R });
-            }
-        }
-        i = end;
+        const step = restoreAt(rows, i) ?? runAt(rows, i);
+        out.push(...step.folded);
+        i += step.taken;
     }
     return out;
+}
+
+/** What folding took at one position: the entries it made of `taken` rows. */
+interface FoldStep<R extends FoldRow> {
+    readonly folded: readonly Folded<R>[];
+    readonly taken: number;
+}
+
+/** A restore at `i`, with the safety capture just before it when there is one. */
+function restoreAt<R extends FoldRow>(rows: readonly R[], i: number): FoldStep<R> | undefined {
+    const row = rows[i] as R;
+    const next = rows[i + 1];
+    if (row.checkpoint.kind === 'safety' && next?.checkpoint.kind === 'restore' && next.checkpoint.parent === row.checkpoint.id) {
+        return { folded: [{ kind: 'restore', row: next, safety: row }], taken: 2 };
+    }
+    return row.checkpoint.kind === 'restore' ? { folded: [{ kind: 'restore', row, safety: undefined }], taken: 1 } : undefined;
+}
+
+/** The run of rows of one fold key from `i`: a group when long enough, else the rows as they are. */
+function runAt<R extends FoldRow>(rows: readonly R[], i: number): FoldStep<R> {
+    const key = foldKey(rows[i] as R);
+    let end = i + 1;
+    while (key !== undefined && end < rows.length && foldKey(rows[end] as R) === key) {
+        end += 1;
+    }
+    const group: GroupKind = key === 'reads' ? 'reads' : 'repeat';
+    if (key !== undefined && end - i >= (group === 'reads' ? READS_MIN : REPEAT_MIN)) {
+        return { folded: [{ kind: 'group', group, rows: rows.slice(i, end) }], taken: end - i };
+    }
+    return { folded: rows.slice(i, end).map(row => ({ kind: 'row', row })), taken: end - i };
 }
 
 /**
@@ -133,24 +140,35 @@ export function foldRows<R extends FoldRow>(rows: readonly R[]): Folded<R>[] {
  * (a page not loaded is not walked); a chain longer than `byId` (a cycle in damaged data) stops.
  */
 export function abandonedBy(from: string | null | undefined, target: string | null | undefined, byId: ReadonlyMap<string, Checkpoint>): Checkpoint[] {
-    const kept = new Set<string>();
-    for (let id = target ?? undefined; id !== undefined && !kept.has(id); id = byId.get(id)?.parent ?? undefined) {
-        kept.add(id);
-    }
+    const kept = ancestry(target, byId);
     const out: Checkpoint[] = [];
-    const seen = new Set<string>();
-    for (let id = from ?? undefined; id !== undefined && !kept.has(id) && !seen.has(id); ) {
-        seen.add(id);
-        const cp = byId.get(id);
-        if (cp === undefined) {
+    for (const cp of chain(from, byId)) {
+        if (kept.has(cp.id)) {
             break;
         }
         if (cp.kind !== 'safety') {
             out.push(cp);
         }
-        id = cp.parent ?? undefined;
     }
     return out;
+}
+
+/** `id` and its ancestors that `byId` knows (the ids; a cycle stops). */
+function ancestry(id: string | null | undefined, byId: ReadonlyMap<string, Checkpoint>): Set<string> {
+    const ids = new Set<string>();
+    for (let at = id ?? undefined; at !== undefined && !ids.has(at); at = byId.get(at)?.parent ?? undefined) {
+        ids.add(at);
+    }
+    return ids;
+}
+
+/** The checkpoints from `id` up the parent chain while `byId` knows them (a cycle stops). */
+function* chain(id: string | null | undefined, byId: ReadonlyMap<string, Checkpoint>): Generator<Checkpoint> {
+    const seen = new Set<string>();
+    for (let cp = byId.get(id ?? ''); cp !== undefined && !seen.has(cp.id); cp = byId.get(cp.parent ?? '')) {
+        seen.add(cp.id);
+        yield cp;
+    }
 }
 
 function fileName(path: string): string {
@@ -174,13 +192,18 @@ export function groupLabel(group: GroupKind, rows: readonly FoldRow[]): string {
     for (const r of rows) {
         verbs[READ_VERBS[r.checkpoint.tool ?? ''] ?? 'search'] += 1;
     }
-    const parts = [
-        verbs.read > 0 ? (verbs.read === 1 ? vscode.l10n.t('read 1 file') : vscode.l10n.t('read {0} files', verbs.read)) : '',
-        verbs.list > 0 ? (verbs.list === 1 ? vscode.l10n.t('1 listing') : vscode.l10n.t('{0} listings', verbs.list)) : '',
-        verbs.search > 0 ? (verbs.search === 1 ? vscode.l10n.t('1 search') : vscode.l10n.t('{0} searches', verbs.search)) : '',
-    ];
-    return parts.filter(p => p !== '').join(' · ');
+    return (Object.keys(READ_WORDS) as (keyof typeof READ_WORDS)[])
+        .filter(verb => verbs[verb] > 0)
+        .map(verb => READ_WORDS[verb](verbs[verb]))
+        .join(' · ');
 }
+
+/** How many reads, listings or searches a group holds, in words (n ≥ 1); in this order. */
+const READ_WORDS: Readonly<Record<'read' | 'list' | 'search', (n: number) => string>> = {
+    read: n => (n === 1 ? vscode.l10n.t('read 1 file') : vscode.l10n.t('read {0} files', n)),
+    list: n => (n === 1 ? vscode.l10n.t('1 listing') : vscode.l10n.t('{0} listings', n)),
+    search: n => (n === 1 ? vscode.l10n.t('1 search') : vscode.l10n.t('{0} searches', n)),
+};
 
 /** A group's description: the folder of a repeated file; what the reads looked at. */
 export function groupDetail(group: GroupKind, rows: readonly FoldRow[], titles: readonly string[]): string {

@@ -186,33 +186,58 @@ export function rowLabel(title: string, kind: Checkpoint['kind']): { readonly la
 }
 
 function checkpointLook(node: CheckpointNode, now: number): NodeLook {
-    const cp = node.checkpoint;
-    const failed = node.toolStatus !== undefined;
-    const laid = rowLabel(node.row.title, cp.kind);
-    const bookmark = node.row.bookmark ?? undefined; // a named row: its name leftmost, what it is after
-    const label = bookmark ?? laid.label;
-    const folder = bookmark === undefined || bookmark === node.row.title ? laid.folder : [laid.label, laid.folder].filter(p => p !== '').join(' · ');
+    const { label, folder } = checkpointLabel(node);
     const parts = [
         node.isHead ? HEAD_WORDS : '',
-        cp.kind === 'baseline' ? 'baseline' : '',
-        failed ? (node.toolStatus ?? '') : '',
+        node.checkpoint.kind === 'baseline' ? 'baseline' : '',
+        node.toolStatus ?? '',
         folder,
         rowMarks(node.row).badge, // git's move and side effects outside the workspace: leftmost
-        node.task === undefined || node.row.title.includes(node.task.description) ? '' : node.task.description,
-        node.task === undefined ? '' : taskStatusText(node.task),
+        ...taskParts(node),
         node.row.summary,
-        recoverabilityNote(cp),
-        relativeTime(cp.createdAt, now),
+        recoverabilityNote(node.checkpoint),
+        relativeTime(node.checkpoint.createdAt, now),
     ];
-    const unrecoverable = (cp.recoverability ?? 'full') !== 'full';
+    const { icon, iconColor } = checkpointIconOf(node);
     return {
         label: node.isHead ? `${HEAD_MARK} ${label}` : label,
         description: parts.filter(p => p !== '').join(' · '),
-        icon: failed ? 'error' : unrecoverable ? 'warning' : bookmark !== undefined ? 'bookmark' : node.row.branch ? 'git-branch' : (rowMarks(node.row).icon ?? checkpointIcon(cp)),
-        iconColor: failed ? 'list.errorForeground' : unrecoverable ? 'list.warningForeground' : undefined,
+        icon,
+        iconColor,
         contextValue: checkpointContext(node),
         collapsible: node.task !== undefined ? hasTimeline(node.task) : node.children.length > 0,
     };
+}
+
+/** A named row: its name leftmost, what it is after (with the folder); else the tool and file. */
+function checkpointLabel(node: CheckpointNode): { readonly label: string; readonly folder: string } {
+    const laid = rowLabel(node.row.title, node.checkpoint.kind);
+    const bookmark = node.row.bookmark ?? undefined;
+    if (bookmark === undefined || bookmark === node.row.title) {
+        return { label: bookmark ?? laid.label, folder: laid.folder };
+    }
+    return { label: bookmark, folder: [laid.label, laid.folder].filter(p => p !== '').join(' · ') };
+}
+
+/** A task row's description (unless its title says it already) and status. */
+function taskParts(node: CheckpointNode): string[] {
+    if (node.task === undefined) {
+        return [];
+    }
+    return [node.row.title.includes(node.task.description) ? '' : node.task.description, taskStatusText(node.task)];
+}
+
+/** Failure first, then damage, a bookmark, a branch, the row's marks, the kind's own icon. */
+function checkpointIconOf(node: CheckpointNode): Pick<NodeLook, 'icon' | 'iconColor'> {
+    if (node.toolStatus !== undefined) {
+        return { icon: 'error', iconColor: 'list.errorForeground' };
+    }
+    if ((node.checkpoint.recoverability ?? 'full') !== 'full') {
+        return { icon: 'warning', iconColor: 'list.warningForeground' };
+    }
+    const bookmarked = (node.row.bookmark ?? undefined) !== undefined;
+    const icon = bookmarked ? 'bookmark' : node.row.branch ? 'git-branch' : (rowMarks(node.row).icon ?? checkpointIcon(node.checkpoint));
+    return { icon, iconColor: undefined };
 }
 
 /** A folded group's hover: its label, then its newest rows (title · gist). */
