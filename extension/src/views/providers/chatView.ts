@@ -11,6 +11,8 @@ import type { Ctx } from '../../ctx';
 import { METHODS, type AgentEvent, type PermissionRequest, type PermissionResponse, type PromptResult } from '../../client/protocol';
 import { errorMessage, log } from '../../logging';
 import { chatBanner, isWebviewMessage, type ChatItem, type Decision, type HostMessage, type WebviewMessage } from '../../webview/messages';
+import type { LogWebviewMessage } from '../../webview/logMessages';
+import type { RestoreWebviewMessage } from '../../webview/restoreMessages';
 import { onLogMessage } from './chatLogActions';
 import { onRestoreMessage } from './chatRestore';
 import { PROMPT_ACTIONS_CSS } from '../../webview/promptActionsStyle';
@@ -23,6 +25,8 @@ import { failedPromptRef } from '../../webview/composerModel';
 import { webviewHtml } from './webviewPage';
 import { webviewText } from '../models/webviewStrings';
 import { escapeHtml } from '../../webview/strings';
+
+type MessageOf<K extends WebviewMessage['type']> = Extract<WebviewMessage, { type: K }>;
 
 /** Chat items sent to the webview at first, and added per "Show earlier messages". */
 export const CHAT_PAGE = 200;
@@ -191,67 +195,70 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     private async onMessage(m: WebviewMessage): Promise<void> {
-        switch (m.type) {
-            case 'ready':
-                this.ready = true;
-                this.postBanner();
-                this.postServerState();
-                this.reset();
-                this.contextFeed.postNow();
-                return;
-            case 'files':
-                await this.answerFiles(m.requestId, m.query);
-                return;
-            case 'prompt':
-            case 'retry':
-                try {
-                    await this.send(m.text, m.type === 'prompt' ? m.includeEditor !== false : false, m.type === 'retry' ? failedPromptRef(m.of) : undefined);
-                } catch (err) {
-                    this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
-                    // The webview marked itself running on submit; a refused prompt started nothing.
-                    this.post({ type: 'running', running: this.transcript.isRunning });
-                }
-                return;
-            case 'cancel':
-                await this.cancel();
-                return;
-            case 'newSession':
-                this.newSession();
-                return;
-            case 'showEarlier':
-                this.shown += CHAT_PAGE;
-                if (this.transcript.window(this.shown).earlier === 0 && this.olderOnServer > 0) {
-                    this.fetched += MESSAGE_PAGE;
-                    await this.reload('start'); // older messages than were fetched
-                } else {
-                    this.reset('start');
-                }
-                return;
-            case 'permission':
-                this.answer(m.requestId, m.decision);
-                return;
-            case 'showReview':
-                await this.reviews.show(m.requestId);
-                return;
-            case 'command':
-                await vscode.commands.executeCommand(m.command);
-                return;
-            case 'openLink':
-            case 'copy':
-            case 'toolDiff':
-            case 'openCheckpoint':
-                await onLogMessage(this.ctx, m, reply => this.post(reply));
-                return;
-            case 'restorePrompt':
-            case 'restoreCheckpoint':
-            case 'editResend':
-                try {
-                    await onRestoreMessage(this.ctx, m, { sessionId: this.session, send: text => this.send(text) });
-                } catch (err) {
-                    this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
-                    this.post({ type: 'running', running: this.transcript.isRunning });
-                }
-                return;
+        const handle = this.handlers[m.type] as (m: WebviewMessage) => Promise<void> | void;
+        await handle(m);
+    }
+
+    /** One handler per message the page sends (the mapped type makes a new one a compile error). */
+    private readonly handlers: { readonly [K in WebviewMessage['type']]: (m: MessageOf<K>) => Promise<void> | void } = {
+        ready: () => {
+            this.ready = true;
+            this.postBanner();
+            this.postServerState();
+            this.reset();
+            this.contextFeed.postNow();
+        },
+        files: m => this.answerFiles(m.requestId, m.query),
+        prompt: m => this.sendFromPage(() => this.send(m.text, m.includeEditor !== false)),
+        retry: m => this.sendFromPage(() => this.send(m.text, false, failedPromptRef(m.of))),
+        cancel: async () => {
+            await this.cancel();
+        },
+        newSession: () => this.newSession(),
+        showEarlier: () => this.showEarlier(),
+        permission: m => {
+            this.answer(m.requestId, m.decision);
+        },
+        showReview: m => this.reviews.show(m.requestId),
+        command: async m => {
+            await vscode.commands.executeCommand(m.command);
+        },
+        openLink: m => this.onLog(m),
+        copy: m => this.onLog(m),
+        toolDiff: m => this.onLog(m),
+        openCheckpoint: m => this.onLog(m),
+        restorePrompt: m => this.onRestore(m),
+        restoreCheckpoint: m => this.onRestore(m),
+        editResend: m => this.onRestore(m),
+    };
+
+    /** Run what the page asked; a refusal becomes an error line, and the page stops showing a turn
+     * running (it marked itself running on submit; a refused prompt started nothing). */
+    private async sendFromPage(run: () => Promise<unknown>): Promise<void> {
+        try {
+            await run();
+        } catch (err) {
+            this.post({ type: 'upsert', item: { kind: 'error', id: `error:${Date.now()}`, text: errorMessage(err) } });
+            this.post({ type: 'running', running: this.transcript.isRunning });
+        }
+    }
+
+    private async onLog(m: LogWebviewMessage): Promise<void> {
+        await onLogMessage(this.ctx, m, reply => this.post(reply));
+    }
+
+    private async onRestore(m: RestoreWebviewMessage): Promise<void> {
+        await this.sendFromPage(() => onRestoreMessage(this.ctx, m, { sessionId: this.session, send: text => this.send(text) }));
+    }
+
+    /** A longer tail of the conversation: from what was fetched, else older messages from the server. */
+    private async showEarlier(): Promise<void> {
+        this.shown += CHAT_PAGE;
+        if (this.transcript.window(this.shown).earlier === 0 && this.olderOnServer > 0) {
+            this.fetched += MESSAGE_PAGE;
+            await this.reload('start'); // older messages than were fetched
+        } else {
+            this.reset('start');
         }
     }
 

@@ -9,11 +9,9 @@ import { COMMANDS } from '../../../constants';
 import { METHODS, type Rpc } from '../../../client/protocol';
 import { previewOmissions, previewPatch } from '../../../diff/hunks';
 import { errorMessage } from '../../../logging';
-import { firstLine } from '../../../labels';
 import type { CheckpointNode, TimelineNode } from '../../models/timelineModel';
-import { codeOnlyReason } from '../../models/agentModel';
-import { groupHover, lookOf, recoverabilityNote, safetyNote } from '../../models/timelineLook';
-import { rowMarks } from '../../models/gitModel';
+import { groupHover, lookOf } from '../../models/timelineLook';
+import { escapeMd, rowHoverText } from '../../models/rowHover';
 import type { FolderGroupNode } from '../../models/folderGroups';
 
 const PREVIEW_LINES = 24;
@@ -70,64 +68,31 @@ export function folderItem(node: FolderGroupNode): vscode.TreeItem {
 
 /** A row's hover: what it did, why it is safe, and its diff (from `rpc`: the row's own store). */
 export async function rowTooltip(node: CheckpointNode, rpc: Rpc | undefined, token: vscode.CancellationToken): Promise<vscode.MarkdownString> {
-    const cp = node.checkpoint;
     const md = new vscode.MarkdownString('', true);
-    md.appendMarkdown(`$(${lookOf(node).icon}) **${escapeMd(node.row.title)}**${node.isHead ? vscode.l10n.t(' — you are here') : ''}\n\n`);
-    md.appendMarkdown(escapeMd(safetyNote(node)));
-    md.appendMarkdown(`${cp.kind}${cp.tool ? ` · ${escapeMd(cp.tool)}` : ''} · ${new Date(cp.createdAt).toLocaleString()} · \`${cp.id.slice(0, 12)}\`\n\n`);
-    if (node.scope !== undefined) {
-        md.appendMarkdown(`${vscode.l10n.t("In the subagent's own copy ({0})", `\`${escapeMd(node.scope.taskId)}\``)}\n\n`);
-    }
-    if (node.task !== undefined) {
-        md.appendMarkdown(`Subagent “${escapeMd(node.task.description)}”: **${escapeMd(node.task.status ?? 'unknown')}**${node.task.conflicts.length > 0 ? ` — conflicts: ${node.task.conflicts.map(escapeMd).join(', ')}` : ''}\n\n`);
-    }
-    if (node.prompt !== undefined && node.prompt !== '') {
-        const quoted = `_${escapeMd(firstLine(node.prompt, 200))}_`;
-        md.appendMarkdown(`${node.scope === undefined ? vscode.l10n.t('Prompt: {0}', quoted) : vscode.l10n.t('Brief: {0}', quoted)}\n\n`);
-    }
-    if (node.toolStatus !== undefined) {
-        md.appendMarkdown(`${vscode.l10n.t('Tool call: {0}', `**${escapeMd(node.toolStatus)}**`)}\n\n`);
-    }
-    const summary = node.row.summary;
-    if (summary !== '') {
-        md.appendMarkdown(`${escapeMd(summary)}\n\n`);
-    }
-    const terminal = node.row.terminal;
-    if (terminal !== null && terminal !== '') {
-        md.appendMarkdown(`${escapeMd(terminal)}\n\n`); // the server's words: cwd and env changes
-    }
-    for (const line of rowMarks(node.row).hover) {
-        md.appendMarkdown(`${escapeMd(line)}\n\n`); // the server's words: git's move, side effects
-    }
-    const codeOnly = codeOnlyReason(node.row);
-    if (codeOnly !== undefined) {
-        md.appendMarkdown(`${vscode.l10n.t('Conversation restore not offered: {0}', escapeMd(codeOnly))}\n\n`); // the server's reason
-    }
-    const note = recoverabilityNote(cp);
-    if (note !== '') {
-        md.appendMarkdown(`**${escapeMd(note)}**\n\n`);
-    }
+    md.appendMarkdown(rowHoverText({ node, icon: lookOf(node).icon, when: new Date(node.checkpoint.createdAt).toLocaleString() }));
+    const cp = node.checkpoint;
     if (rpc !== undefined && cp.parent !== null && cp.parent !== undefined && (cp.files ?? []).length > 0) {
-        try {
-            const diff = await rpc.request(METHODS.checkpointDiff, { from: cp.parent, to: cp.id, ...(node.scope === undefined ? {} : { task: node.scope }) });
-            if (token.isCancellationRequested) {
-                return md;
-            }
-            const preview = previewPatch(diff.patch, PREVIEW_LINES);
-            if (preview.text !== '') {
-                md.appendCodeblock(preview.text, 'diff');
-            }
-            const more = previewOmissions(preview, diff.truncated);
-            if (more.length > 0) {
-                md.appendMarkdown(`\n… ${more.join(' / ')}`);
-            }
-        } catch (err) {
-            md.appendMarkdown(`_${vscode.l10n.t('diff unavailable: {0}', escapeMd(errorMessage(err)))}_`);
-        }
+        await appendDiff(md, node, cp.parent, rpc, token);
     }
     return md;
 }
 
-function escapeMd(text: string): string {
-    return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, c => `\\${c}`);
+/** The row's diff from its parent, cut to a preview (what was left out said). */
+async function appendDiff(md: vscode.MarkdownString, node: CheckpointNode, parent: string, rpc: Rpc, token: vscode.CancellationToken): Promise<void> {
+    try {
+        const diff = await rpc.request(METHODS.checkpointDiff, { from: parent, to: node.checkpoint.id, ...(node.scope === undefined ? {} : { task: node.scope }) });
+        if (token.isCancellationRequested) {
+            return;
+        }
+        const preview = previewPatch(diff.patch, PREVIEW_LINES);
+        if (preview.text !== '') {
+            md.appendCodeblock(preview.text, 'diff');
+        }
+        const more = previewOmissions(preview, diff.truncated);
+        if (more.length > 0) {
+            md.appendMarkdown(`\n… ${more.join(' / ')}`);
+        }
+    } catch (err) {
+        md.appendMarkdown(`_${vscode.l10n.t('diff unavailable: {0}', escapeMd(errorMessage(err)))}_`);
+    }
 }

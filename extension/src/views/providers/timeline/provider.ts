@@ -18,7 +18,7 @@ import { inFolderRpc } from '../../../client/folderRpc';
 import { selectedRow } from '../selection';
 import { errorMessage, log } from '../../../logging';
 import { checkpointNodeId, filterDescription, startsExpanded } from '../../models/timelineModel';
-import type { MoreNode, RunningTool } from '../../models/timelineModel';
+import type { MoreNode, RunningTool, TimelineNode } from '../../models/timelineModel';
 import { shownNodeId } from '../../models/timelineFold';
 import { Stories } from './stories';
 import { folderItem, rowTooltip, SHOW_EARLIER, treeItem } from './items';
@@ -197,41 +197,39 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
     }
 
     private onAgentEvent(e: AgentEvent): void {
-        switch (e.kind) {
-            case 'turnStarted':
-                this.activeSessionId = e.sessionId;
-                this.scheduleRefresh();
-                return;
-            case 'toolCallStarted':
-                this.running.set(e.toolCallId, { sessionId: e.sessionId, turnId: e.turnId ?? undefined, toolCallId: e.toolCallId, tool: e.tool });
-                this.render();
-                return;
-            case 'toolCallFinished':
-                this.running.delete(e.toolCallId);
-                this.render();
-                return;
-            case 'checkpointCreated': // its row arrives with `timeline/didChange`, which reveals the head
-                this.revealHeadNext = true;
-                return;
-            case 'turnFinished': // the turn's last rows may have come in any order: show the head once it ends
-                this.revealHeadNext = true;
-                this.scheduleRefresh();
-                return;
-            case 'conversationChanged':
-                this.scheduleRefresh();
-                return;
-            case 'taskProgress':
-                this.onTaskProgress(e);
-                return;
-            case 'textDelta':
-            case 'permissionRequest':
-            case 'backgroundTask':
-            case 'contextCompacted':
-            case 'usage':
-            case 'error':
-                return;
-        }
+        (this.agentHandlers[e.kind] as ((e: AgentEvent) => void) | undefined)?.(e);
     }
+
+    /** What each agent event does to the tree (`undefined`: nothing; every kind is named). */
+    private readonly agentHandlers: { readonly [K in AgentEvent['kind']]: ((e: Extract<AgentEvent, { kind: K }>) => void) | undefined } = {
+        turnStarted: e => {
+            this.activeSessionId = e.sessionId;
+            this.scheduleRefresh();
+        },
+        toolCallStarted: e => {
+            this.running.set(e.toolCallId, { sessionId: e.sessionId, turnId: e.turnId ?? undefined, toolCallId: e.toolCallId, tool: e.tool });
+            this.render();
+        },
+        toolCallFinished: e => {
+            this.running.delete(e.toolCallId);
+            this.render();
+        },
+        // Its row arrives with `timeline/didChange`, which reveals the head.
+        checkpointCreated: () => (this.revealHeadNext = true),
+        // The turn's last rows may have come in any order: show the head once it ends.
+        turnFinished: () => {
+            this.revealHeadNext = true;
+            this.scheduleRefresh();
+        },
+        conversationChanged: () => this.scheduleRefresh(),
+        taskProgress: e => this.onTaskProgress(e),
+        textDelta: undefined,
+        permissionRequest: undefined,
+        backgroundTask: undefined,
+        contextCompacted: undefined,
+        usage: undefined,
+        error: undefined,
+    };
 
     /** A subagent moved: its running row says how far it is; an open child timeline is fetched again. */
     private onTaskProgress(e: TaskProgress): void {
@@ -482,11 +480,18 @@ export class TimelineProvider implements vscode.TreeDataProvider<ShownNode>, vsc
         if (element.kind === 'session' && element.story.outline) {
             void this.loadPage(element.sessionId, null, element.folder); // expanding an outline loads its newest page
         }
-        const agent = element.folder === undefined || this.isAgentFolder(element.folder);
-        if (agent && (element.kind === 'checkpoint' || element.kind === 'subagent') && element.task !== undefined && this.storiesOf(undefined)?.subagents.isOpen(element.task.ref) === false) {
-            return this.openTask(element.id, element.task.ref); // expanding a task row loads the child's timeline
+        const task = this.taskToOpen(element);
+        if (task !== undefined) {
+            return this.openTask(element.id, task); // expanding a task row loads the child's timeline
         }
         return element.kind === 'runningTool' || element.kind === 'more' ? [] : [...element.children];
+    }
+
+    /** The subagent whose own timeline expanding this row must load (the agent folder's, not yet open). */
+    private taskToOpen(element: TimelineNode): TaskRef | undefined {
+        const agent = element.folder === undefined || this.isAgentFolder(element.folder);
+        const task = agent && (element.kind === 'checkpoint' || element.kind === 'subagent') ? element.task : undefined;
+        return task !== undefined && this.storiesOf(undefined)?.subagents.isOpen(task.ref) === false ? task.ref : undefined;
     }
 
     private async openTask(nodeId: string, ref: TaskRef): Promise<ShownNode[]> {

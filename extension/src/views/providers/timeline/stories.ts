@@ -9,7 +9,7 @@
  * (`provider.ts`) owns the filter, the running tool calls and the rendering; it is told to render
  * through `host.changed`.
  */
-import { METHODS, type Checkpoint, type Rpc, type StoryRow, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../../../client/protocol';
+import { METHODS, type Checkpoint, type Rpc, type SessionStory, type StoryRow, type TaskRef, type TimelineDidChange, type TimelineFilter, type TimelineGetResult, type TimelineTreeResult } from '../../../client/protocol';
 import { log } from '../../../logging';
 import { applyChange, buildTimeline, checkpointNodeId, checkpointsOf, cursorMoved, filterDescription, flatTimeline, indexNodes, mergePage, rowsOf } from '../../models/timelineModel';
 import type { RunningTool, SessionNode, TimelineNode } from '../../models/timelineModel';
@@ -173,37 +173,51 @@ export class Stories {
     async loadPage(sessionId: string, before: string | null, retry = true): Promise<void> {
         const rpc = this.host.rpc();
         const key = `${sessionId}:${before ?? ''}`;
-        if (rpc === undefined || this.data === undefined || this.loading.has(key)) {
-            log.debug(`timeline page of ${sessionId} before ${before ?? 'the newest'} not asked: ${rpc === undefined ? 'no server' : this.data === undefined ? 'no timeline yet' : 'already asked'}`);
+        const refused = rpc === undefined ? 'no server' : this.data === undefined ? 'no timeline yet' : this.loading.has(key) ? 'already asked' : undefined;
+        if (rpc === undefined || refused !== undefined) {
+            log.debug(`timeline page of ${sessionId} before ${before ?? 'the newest'} not asked: ${refused ?? 'no server'}`);
             return;
         }
         this.loading.add(key);
         try {
             const filter = this.host.filter();
-            const params = { sessionId, before, maxRows: PAGE_ROWS, ...(filter === undefined ? {} : { filter }) };
-            const started = Date.now();
-            const [page] = (await rpc.request(METHODS.timelineTree, params)).sessions;
-            log.info(`timeline page of ${sessionId} before ${before ?? 'the newest'}: ${page?.rowsOmitted ?? 0} older left, ${Date.now() - started} ms`);
-            // A page asked for under another filter belongs to a tree no longer shown.
-            if (page !== undefined && this.data !== undefined && this.host.filter() === filter) {
-                const again = retry ? cursorMoved(this.data, sessionId, before) : undefined;
-                if (again !== undefined) {
-                    // The tree was replaced meanwhile (a new checkpoint moved the page boundary):
-                    // this page no longer fits; the same click asks from the story's cursor now.
-                    log.info(`timeline page of ${sessionId}: the tree changed meanwhile; asking again before ${again}`);
-                    this.loading.delete(key);
-                    await this.loadPage(sessionId, again, false);
-                    return;
-                }
-                this.openedSessions.add(sessionId);
-                this.setData(mergePage(this.data, page, before));
-                this.host.changed();
+            const page = await this.fetchPage(rpc, sessionId, before, filter);
+            const again = this.placePage(sessionId, before, page, filter, retry);
+            if (again !== undefined) {
+                // The tree was replaced meanwhile (a new checkpoint moved the page boundary):
+                // this page no longer fits; the same click asks from the story's cursor now.
+                log.info(`timeline page of ${sessionId}: the tree changed meanwhile; asking again before ${again}`);
+                this.loading.delete(key);
+                await this.loadPage(sessionId, again, false);
             }
         } catch (err) {
             log.error('timeline page failed', err);
         } finally {
             this.loading.delete(key);
         }
+    }
+
+    private async fetchPage(rpc: Rpc, sessionId: string, before: string | null, filter: TimelineFilter | undefined): Promise<SessionStory | undefined> {
+        const params = { sessionId, before, maxRows: PAGE_ROWS, ...(filter === undefined ? {} : { filter }) };
+        const started = Date.now();
+        const [page] = (await rpc.request(METHODS.timelineTree, params)).sessions;
+        log.info(`timeline page of ${sessionId} before ${before ?? 'the newest'}: ${page?.rowsOmitted ?? 0} older left, ${Date.now() - started} ms`);
+        return page;
+    }
+
+    /** Put a fetched page in the tree shown; the cursor to ask from again when the tree moved meanwhile. */
+    private placePage(sessionId: string, before: string | null, page: SessionStory | undefined, filter: TimelineFilter | undefined, retry: boolean): string | undefined {
+        // A page asked for under another filter belongs to a tree no longer shown.
+        if (page === undefined || this.data === undefined || this.host.filter() !== filter) {
+            return undefined;
+        }
+        const again = retry ? cursorMoved(this.data, sessionId, before) : undefined;
+        if (again === undefined) {
+            this.openedSessions.add(sessionId);
+            this.setData(mergePage(this.data, page, before));
+            this.host.changed();
+        }
+        return again;
     }
 
     /** After new data: the children of the sessions showing task rows (and, once, of the session
