@@ -130,17 +130,29 @@ export type WebviewMessage =
     | LogWebviewMessage
     | RestoreWebviewMessage;
 
+/** The chat's own messages (the log's and the restore's are checked by their modules) by type:
+ * what each must hold beyond its type. */
+const CHAT_MESSAGE_CHECKS: Readonly<Record<Exclude<WebviewMessage, LogWebviewMessage | RestoreWebviewMessage>['type'], (v: { readonly [k: string]: unknown }) => boolean>> = {
+    ready: () => true,
+    prompt: () => true,
+    retry: () => true,
+    cancel: () => true,
+    newSession: () => true,
+    showEarlier: () => true,
+    permission: () => true,
+    showReview: () => true,
+    files: () => true,
+    command: v => (BANNER_COMMANDS as readonly unknown[]).includes(v['command']),
+};
+
 export function isWebviewMessage(value: unknown): value is WebviewMessage {
     if (typeof value !== 'object' || value === null || !('type' in value)) {
         return false;
     }
-    const type = (value).type;
     if (isLogWebviewMessage(value) || isRestoreWebviewMessage(value)) {
         return true;
     }
-    if (type === 'command') {
-        const command = (value as { command?: unknown }).command;
-        return (BANNER_COMMANDS as readonly unknown[]).includes(command);
-    }
-    return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'showEarlier' || type === 'permission' || type === 'showReview' || type === 'files';
+    const v = value as { readonly [k: string]: unknown };
+    const type = v['type'];
+    return typeof type === 'string' && Object.hasOwn(CHAT_MESSAGE_CHECKS, type) && CHAT_MESSAGE_CHECKS[type as keyof typeof CHAT_MESSAGE_CHECKS](v);
 }
