@@ -4,6 +4,8 @@
  */
 import * as vscode from 'vscode';
 import type { TimelineFilter } from '../../../client/protocol';
+import { activeFile, folderRoots } from '../../../diff/editorFolder';
+import { fileInFolders } from '../../../paths';
 
 const TOOLS = ['edit_file', 'write_file', 'run_command', 'read_file', 'list_files', 'search_text'];
 
@@ -29,10 +31,16 @@ export async function pickFilter(): Promise<TimelineFilter | undefined> {
             ? await vscode.window.showQuickPick(TOOLS, { title: vscode.l10n.t('Tool') })
             : await vscode.window.showInputBox({
                   title: by.by === 'path' ? vscode.l10n.t('Path contains') : vscode.l10n.t('Text contains'),
-                  value: by.by === 'path' ? (vscode.window.activeTextEditor === undefined ? '' : vscode.workspace.asRelativePath(vscode.window.activeTextEditor.document.uri, false)) : '',
+                  value: by.by === 'path' ? activePath() : '',
               });
     if (value === undefined || value === '') {
         return undefined;
     }
     return { [by.by]: value };
+}
+
+/** The active editor's file relative to its folder (the one path rule, `paths.ts`); '' outside. */
+function activePath(): string {
+    const file = activeFile();
+    return file === undefined ? '' : (fileInFolders(file, folderRoots().map(f => f.root))?.path ?? '');
 }
