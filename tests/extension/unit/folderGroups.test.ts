@@ -1,5 +1,5 @@
 /**
- * The Timeline view of a multi-root workspace (pure grouping, `views/timeline/folderGroups.ts`):
+ * The Timeline view of a multi-root workspace (pure grouping, `views/models/folderGroups.ts`):
  * one folder shows its sessions at the top level, exactly as always; more folders show one node
  * per folder, in workspace order, each holding that folder's own sessions and rows (its own
  * store), every node id unique across folders and every row carrying its folder; a row's
