@@ -207,6 +207,15 @@ suite('chat transcript', () => {
         assert.equal(t.indexOf({ kind: 'tool', id: 'nope' }), -1);
     });
 
+    test('an event kind this client does not know (a newer server) changes nothing', () => {
+        const t = new ChatTranscript();
+        t.apply({ kind: 'turnStarted', text: 'go', ...s });
+        const unknown = { kind: 'somethingNew', ...s } as unknown as AgentEvent;
+        assert.deepEqual(t.apply(unknown), []);
+        assert.equal(t.all.length, 1);
+        assert.equal(t.isRunning, true);
+    });
+
     test('tool summaries', () => {
         assert.equal(toolSummary('search_text', { pattern: 'TODO' }), 'search_text TODO');
         assert.equal(toolSummary('list_files', {}), 'list_files');

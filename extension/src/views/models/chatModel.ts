@@ -112,8 +112,9 @@ export class ChatTranscript {
 
     /** Apply a live agent event; returns the changed items. */
     apply(e: AgentEvent): ChatItem[] {
-        const handle = this.handlers[e.kind] as (e: AgentEvent) => ChatItem[];
-        return handle(e);
+        // A kind this client does not know (a newer server) changes nothing.
+        const handle = this.handlers[e.kind] as ((e: AgentEvent) => ChatItem[]) | undefined;
+        return handle?.(e) ?? [];
     }
 
     /** One handler per event kind (the mapped type makes a new kind a compile error here). */
