@@ -113,7 +113,7 @@ export function codeMessages(dir = SRC) {
 // host in one place (TABLE_TRANSLATOR, the only l10n.t call allowed a non-literal), so its values
 // are bundle messages; every other webview script shows words only from it.
 const TABLE_FILE = path.join('webview', 'strings.ts');
-const TABLE_TRANSLATOR = path.join('views', 'webviewStrings.ts');
+const TABLE_TRANSLATOR = path.join('views', 'models', 'webviewStrings.ts');
 
 /** The values of `export const WEBVIEW_TEXT = { key: 'literal', … }` as [message, where] pairs. */
 export function webviewTable(dir = SRC) {
@@ -189,7 +189,7 @@ function shownLiteral(node) {
 /** Webview scripts (and the host files that write a webview page) showing a literal word. */
 export function webviewProblems(dir = SRC) {
   const files = fs.readdirSync(path.join(dir, 'webview')).filter(f => f.endsWith('.ts')).map(f => path.join(dir, 'webview', f));
-  for (const f of fs.readdirSync(path.join(dir, 'views'))) {
+  for (const f of fs.readdirSync(path.join(dir, 'views'), { recursive: true })) {
     const file = path.join(dir, 'views', f);
     if (f.endsWith('.ts') && fs.readFileSync(file, 'utf8').includes('webviewHtml(')) files.push(file);
   }

@@ -20,17 +20,17 @@ import { restoreEditorState, saveDocuments } from './editorState/restore';
 import { createLog, errorMessage, log } from './logging';
 import { describeIgnored, onIgnoredSettings, type IgnoredValue } from './settings';
 import { setPrompter } from './ui';
-import { ChatViewProvider } from './views/chatView';
-import { BackgroundItem } from './views/backgroundItem';
-import { StatusItem } from './views/statusItem';
-import { RemoteItem } from './views/remoteItem';
-import { RemoteSessionsProvider } from './views/remoteSessions';
+import { ChatViewProvider } from './views/providers/chatView';
+import { BackgroundItem } from './views/providers/backgroundItem';
+import { StatusItem } from './views/providers/statusItem';
+import { RemoteItem } from './views/providers/remoteItem';
+import { RemoteSessionsProvider } from './views/providers/remoteSessions';
 import { registerRemoteCommands } from './commands/remote';
 import { registerModelProviderCommands } from './commands/modelProvider';
-import { TimelineProvider } from './views/timeline/provider';
-import { HealthPanel } from './views/healthPanel';
+import { TimelineProvider } from './views/providers/timeline/provider';
+import { HealthPanel } from './views/providers/healthPanel';
 import { registerFileHistoryCommands } from './commands/fileHistory';
-import { FileHistoryProvider } from './views/fileHistoryProvider';
+import { FileHistoryProvider } from './views/providers/fileHistoryProvider';
 import { TerminalCommand } from './client/terminalHost';
 
 export interface RetraceApi {

@@ -13,28 +13,22 @@ export function firstLine(text: string, max = 60): string {
     return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/** Kinds whose own label (a tool's input summary, a mark's name…) names them best. */
+const LABELLED: ReadonlySet<Checkpoint['kind']> = new Set<Checkpoint['kind']>(['tool', 'manual', 'summary', 'background']);
+
+/** What a checkpoint without a label of its own is called, by kind. */
+const KIND_LABELS: Readonly<Record<Checkpoint['kind'], (cp: Checkpoint) => string>> = {
+    tool: cp => cp.tool ?? vscode.l10n.t('tool call'),
+    baseline: () => STARTING_POINT,
+    external: () => vscode.l10n.t('External changes'),
+    safety: () => vscode.l10n.t('Before restore'),
+    restore: () => vscode.l10n.t('Restored code'),
+    manual: () => vscode.l10n.t('Mark'),
+    summary: () => vscode.l10n.t('Summary'),
+    background: () => vscode.l10n.t('Background command'),
+};
+
 /** One line, at most 60 characters (labels of shell commands can be long scripts). */
 export function checkpointLabel(cp: Checkpoint): string {
-    const labelled = cp.kind === 'tool' || cp.kind === 'manual' || cp.kind === 'summary' || cp.kind === 'background';
-    if (cp.label !== '' && labelled) {
-        return firstLine(cp.label);
-    }
-    switch (cp.kind) {
-        case 'tool':
-            return cp.tool ?? vscode.l10n.t('tool call');
-        case 'baseline':
-            return STARTING_POINT;
-        case 'external':
-            return vscode.l10n.t('External changes');
-        case 'safety':
-            return vscode.l10n.t('Before restore');
-        case 'restore':
-            return vscode.l10n.t('Restored code');
-        case 'manual':
-            return vscode.l10n.t('Mark');
-        case 'summary':
-            return vscode.l10n.t('Summary');
-        case 'background':
-            return vscode.l10n.t('Background command');
-    }
+    return cp.label !== '' && LABELLED.has(cp.kind) ? firstLine(cp.label) : KIND_LABELS[cp.kind](cp);
 }

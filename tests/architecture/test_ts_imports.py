@@ -11,8 +11,11 @@ Every relative import counts: ``import … from``, ``export … from``, ``import
   ``ui``, ``labels``, ``paths``, the generated wire types ``client/protocol``) → ``settings`` →
   ``client`` (the server process and its environment) → ``ctx`` (the connection every feature
   shares) → ``webview`` (the page scripts and their message types) → ``diff``/``editorState``/
-  ``context`` (editor features) → ``views`` (trees, panels, items) → ``commands`` →
-  ``extension.ts`` (the composition root).
+  ``context`` (editor features) → ``views/models`` (what the views show, pure) →
+  ``views/providers`` (trees, panels, items: what VS Code calls) → ``commands`` →
+  ``extension.ts`` (the composition root);
+* a view model is pure: of ``vscode`` it uses only ``vscode.l10n`` and types (so it runs in the
+  unit tests' stand-in and never reaches for a window, a command or a tree).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ctx.ts",),
     ("webview/",),
     ("diff/", "editorState/", "context/"),
-    ("views/",),
+    ("views/models/",),
+    ("views/providers/",),
     ("commands/",),
     ("extension.ts",),
 )
@@ -169,11 +173,73 @@ def test_import_parser(text: str, expected: list[str]) -> None:
 def test_the_rules_catch_a_planted_violation() -> None:
     """An upward import and a two-file circle, planted in a copy of the real graph, are found."""
     edges = graph()
-    edges["client/supervisor.ts"].add("views/statusItem.ts")  # client → views: upward
-    assert ("client/supervisor.ts", "views/statusItem.ts") in layer_violations(edges)
+    edges["client/supervisor.ts"].add("views/providers/statusItem.ts")  # client → views: upward
+    assert ("client/supervisor.ts", "views/providers/statusItem.ts") in layer_violations(edges)
     edges["logging.ts"].add("constants.ts")
     edges["constants.ts"].add("logging.ts")
     assert ["constants.ts", "logging.ts"] in find_cycles(edges)
-    assert ("diff/hunks.ts", "views/timelineLook.ts") in layer_violations(
-        {"diff/hunks.ts": {"views/timelineLook.ts"}}
+    assert ("diff/hunks.ts", "views/models/timelineLook.ts") in layer_violations(
+        {"diff/hunks.ts": {"views/models/timelineLook.ts"}}
     )
+
+
+def test_a_model_importing_a_provider_is_caught() -> None:
+    """``views/models`` sits below ``views/providers``: a model leaning on a provider is upward."""
+    edges = graph()
+    models = [s for s in edges if s.startswith("views/models/")]
+    assert not any(t.startswith("views/providers/") for s in models for t in edges[s])
+    edges["views/models/remoteModel.ts"].add("views/providers/statusItem.ts")
+    assert ("views/models/remoteModel.ts", "views/providers/statusItem.ts") in layer_violations(edges)
+    # and the other way round is the rule's intended direction
+    assert ("views/providers/statusItem.ts", "views/models/statusModel.ts") not in layer_violations(edges)
+
+
+# What a view model may use of ``vscode``: the translator (its types are the providers' business).
+VSCODE_USE = re.compile(r"\bvscode\.([A-Za-z_]\w*)")
+VSCODE_ALLOWED_IN_MODELS = frozenset({"l10n"})
+
+
+def vscode_calls(text: str) -> set[str]:
+    """The ``vscode.<name>`` a file names outside comments."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    text = re.sub(r"(?m)//.*$", "", text)
+    return {m.group(1) for m in VSCODE_USE.finditer(text)}
+
+
+def impure_models(src: Path = SRC) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in sorted((src / "views" / "models").rglob("*.ts")):
+        bad = vscode_calls(path.read_text(encoding="utf-8")) - VSCODE_ALLOWED_IN_MODELS
+        if bad:
+            found[path.relative_to(src).as_posix()] = bad
+    return found
+
+
+def test_view_models_use_only_the_translator_of_vscode() -> None:
+    """Every model passes; a planted use of the workbench is caught by the same check."""
+    assert len(list((SRC / "views" / "models").glob("*.ts"))) > 10
+    assert impure_models() == {}, "a view model reaches for VS Code: move that part to views/providers/"
+
+
+def test_a_planted_impure_model_is_caught(tmp_path: Path) -> None:
+    models = tmp_path / "views" / "models"
+    models.mkdir(parents=True)
+    head = "import * as vscode from 'vscode';\n"
+    (models / "pure.ts").write_text(head + "export const a = vscode.l10n.t('a');\n")
+    (models / "planted.ts").write_text(head + "void vscode.commands.executeCommand('x');\n")
+    assert impure_models(tmp_path) == {"views/models/planted.ts": {"commands"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("const a = vscode.l10n.t('x');", set()),
+        ("function f(e: vscode.TreeItem): void {}", {"TreeItem"}),
+        ("const s = ok ? vscode.l10n.t('a') : vscode.window.activeTextEditor;", {"window"}),
+        ("void vscode.commands.executeCommand('x');", {"commands"}),
+        ("const i = new vscode.TreeItem('x');", {"TreeItem"}),
+        ("// vscode.window.showInformationMessage('x')", set()),
+    ],
+)
+def test_vscode_use_parser(text: str, expected: set[str]) -> None:
+    assert vscode_calls(text) - VSCODE_ALLOWED_IN_MODELS == expected

@@ -279,34 +279,47 @@ async function buildWithUv(io: EnvIo, opts: BuildOptions, p: Paths & { readonly 
     const { layout } = opts;
     const env = uvEnv(layout, networkEnv(opts.baseEnv, opts.network ?? DEFAULT_NETWORK));
     const cwd = layout.globalStorage;
-    let builtFrom: EnvMarker['builtFrom'] = 'uv';
-    let base = pythonRequest(p.bundle);
-    io.log(describeDownload('python', env));
-    let failure = await step(io, 'creating the server environment', p.uv, ['venv', '--python', base, p.tmp], env, cwd);
-    if (failure !== undefined && (failure.kind === 'no-python' || failure.kind === 'offline')) {
-        const offered = await opts.offeredPython();
-        if (offered !== undefined) {
-            io.log(`uv found no Python 3.11+ (${failure.detail}); using the Python extension's ${offered}`);
-            builtFrom = 'python-extension';
-            base = offered;
-            await io.remove(p.tmp);
-            failure = await step(io, 'creating the server environment', p.uv, ['venv', '--python', base, p.tmp], env, cwd);
-        }
-    }
-    if (failure?.kind === 'offline') {
-        // Creating the venv downloads nothing but a Python: none was found, and that download failed.
-        return { failure: { kind: 'no-python', detail: `no Python ${base} was found, and downloading one failed: ${failure.detail}` } };
-    }
-    if (failure !== undefined) {
-        return { failure };
+    const venv = await createUvVenv(io, opts, p, env);
+    if (venv.failure !== undefined) {
+        return { failure: venv.failure };
     }
     const python = venvPython(p.tmp, layout.platform);
-    failure = await installInto(io, python, [p.uv, 'pip', 'install', '--python', python], p, env, cwd);
+    const failure = await installInto(io, python, [p.uv, 'pip', 'install', '--python', python], p, env, cwd);
     if (failure !== undefined) {
         return { failure };
     }
     const home = /^home\s*=\s*(.+)$/m.exec((await io.readText(pathFor(layout.platform).join(p.tmp, 'pyvenv.cfg'))) ?? '')?.[1]?.trim();
+    const { base, builtFrom } = venv;
     return { marker: { version: layout.version, lockHash: layout.lockHash, python: builtFrom === 'uv' ? (home ?? base) : base, builtFrom } };
+}
+
+/** The venv uv made: with a Python it has or downloads, else the Python extension's (if it offers one). */
+interface UvVenv {
+    readonly failure: EnvFailure | undefined;
+    /** The Python asked for (a version request, or the offered interpreter's path). */
+    readonly base: string;
+    readonly builtFrom: EnvMarker['builtFrom'];
+}
+
+async function createUvVenv(io: EnvIo, opts: BuildOptions, p: Paths & { readonly uv: string; readonly bundle: BundleManifest | undefined }, env: Record<string, string | undefined>): Promise<UvVenv> {
+    const cwd = opts.layout.globalStorage;
+    const base = pythonRequest(p.bundle);
+    io.log(describeDownload('python', env));
+    const failure = await step(io, 'creating the server environment', p.uv, ['venv', '--python', base, p.tmp], env, cwd);
+    const offered = failure?.kind === 'no-python' || failure?.kind === 'offline' ? await opts.offeredPython() : undefined;
+    if (failure === undefined || offered === undefined) {
+        return { failure: noPythonWording(failure, base), base, builtFrom: 'uv' };
+    }
+    io.log(`uv found no Python 3.11+ (${failure.detail}); using the Python extension's ${offered}`);
+    await io.remove(p.tmp);
+    const again = await step(io, 'creating the server environment', p.uv, ['venv', '--python', offered, p.tmp], env, cwd);
+    return { failure: noPythonWording(again, offered), base: offered, builtFrom: 'python-extension' };
+}
+
+/** Creating the venv downloads nothing but a Python: "offline" there means none was found and
+ * that download failed. */
+function noPythonWording(failure: EnvFailure | undefined, base: string): EnvFailure | undefined {
+    return failure?.kind === 'offline' ? { kind: 'no-python', detail: `no Python ${base} was found, and downloading one failed: ${failure.detail}` } : failure;
 }
 
 /** No bundled uv (the universal .vsix): a found Python >= 3.11 builds the env with venv + pip. */

@@ -151,21 +151,24 @@ export async function offeredPython(): Promise<string | undefined> {
     }
     try {
         const active = envs.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
-        if (active === undefined) {
-            return undefined;
-        }
-        const resolved = await envs.resolveEnvironment(active);
-        const version = [resolved?.version?.major ?? 0, resolved?.version?.minor ?? 0];
-        const exe = resolved?.executable?.uri?.fsPath;
-        if (exe === undefined || !atLeast(version)) {
-            log.info(`the Python extension's interpreter ${active.path} is Python ${version.join('.')}: not offered`);
-            return undefined;
-        }
-        return exe;
+        return active === undefined ? undefined : usablePython(active.path, await envs.resolveEnvironment(active));
     } catch (err) {
         log.warn(`could not resolve the Python extension's interpreter: ${String(err)}`);
         return undefined;
     }
+}
+
+type ResolvedEnvironment = Awaited<ReturnType<PythonEnvironmentsApi['resolveEnvironment']>>;
+
+/** The resolved interpreter's executable when it is Python >= 3.11. */
+function usablePython(path: string, resolved: ResolvedEnvironment): string | undefined {
+    const version = [resolved?.version?.major ?? 0, resolved?.version?.minor ?? 0];
+    const exe = resolved?.executable?.uri?.fsPath;
+    if (exe === undefined || !atLeast(version)) {
+        log.info(`the Python extension's interpreter ${path} is Python ${version.join('.')}: not offered`);
+        return undefined;
+    }
+    return exe;
 }
 
 /** When the user switches interpreters in the Python extension, an env built from it is rebuilt. */

@@ -177,6 +177,28 @@ export class Supervisor {
             this.setState({ kind: 'failed', reason: launch });
             return;
         }
+        const { client, proc: spawned } = this.newClient(launch);
+        const rpc = new Rpc(client);
+        this.hooks.wire(client, rpc);
+        try {
+            await client.start();
+        } catch (err) {
+            rpc.close('the Retrace server failed to start');
+            await this.kill(spawned());
+            this.setState({ kind: 'failed', reason: vscode.l10n.t('server failed to start: {0}', err instanceof Error ? err.message : String(err)) });
+            return;
+        }
+        const proc = spawned();
+        if (proc === undefined || proc.pid === undefined || exited(proc)) {
+            rpc.close('the Retrace server exited while starting');
+            this.setState({ kind: 'failed', reason: vscode.l10n.t('the server process exited while starting; see the Retrace log') });
+            return;
+        }
+        this.adopt(launch, client, rpc, proc as ChildProcess & { readonly pid: number });
+    }
+
+    /** A language client that spawns the server when started; `proc`: the process it spawned, if any. */
+    private newClient(launch: Launch): { readonly client: LanguageClient; readonly proc: () => ChildProcess | undefined } {
         let proc: ChildProcess | undefined;
         const errorHandler: ErrorHandler = {
             error: () => ({ action: ErrorAction.Continue, handled: true }),
@@ -194,21 +216,11 @@ export class Supervisor {
         for (const feature of launch.features) {
             client.registerFeature(feature);
         }
-        const rpc = new Rpc(client);
-        this.hooks.wire(client, rpc);
-        try {
-            await client.start();
-        } catch (err) {
-            rpc.close('the Retrace server failed to start');
-            await this.kill(proc);
-            this.setState({ kind: 'failed', reason: vscode.l10n.t('server failed to start: {0}', err instanceof Error ? err.message : String(err)) });
-            return;
-        }
-        if (proc === undefined || proc.pid === undefined || exited(proc)) {
-            rpc.close('the Retrace server exited while starting');
-            this.setState({ kind: 'failed', reason: vscode.l10n.t('the server process exited while starting; see the Retrace log') });
-            return;
-        }
+        return { client, proc: () => proc };
+    }
+
+    /** The server runs: watch its process and its connection, and say so. */
+    private adopt(launch: Launch, client: LanguageClient, rpc: Rpc, proc: ChildProcess & { readonly pid: number }): void {
         const info = client.initializeResult?.serverInfo;
         this.hooks.trace(`server ${info?.name ?? '?'} ${info?.version ?? '?'} running: pid ${proc.pid}, ${launch.command} ${launch.args.join(' ')}`);
         const running: Running = { client, rpc, proc, stopping: false };

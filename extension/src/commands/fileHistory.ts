@@ -11,9 +11,9 @@ import type { RestoreOutcome } from '../client/protocol';
 import { runRestore } from './restore';
 import { openChanges } from '../diff/openDiff';
 import { prompter } from '../ui';
-import { diffWithCurrent, diffWithPrevious, type DiffRequest, type FileHistoryNode, type VersionNode } from '../views/fileHistoryModel';
-import { selectedRow } from '../views/selection';
-import type { FileHistoryProvider } from '../views/fileHistoryProvider';
+import { diffWithCurrent, diffWithPrevious, type DiffRequest, type FileHistoryNode, type VersionNode } from '../views/models/fileHistoryModel';
+import { selectedRow } from '../views/providers/selection';
+import type { FileHistoryProvider } from '../views/providers/fileHistoryProvider';
 
 export interface FileHistoryParts {
     readonly ctx: Ctx;

@@ -12,7 +12,7 @@
  * The tables and the key a reason names are pure (unit-tested).
  */
 import * as vscode from 'vscode';
-import { openRetentionSettings, runGarbageCollection } from '../views/storageFixes';
+import { openRetentionSettings, runGarbageCollection } from '../views/providers/storageFixes';
 import { METHODS, type RestoreOutcome, type Rpc, type StorageAlert } from '../client/protocol';
 import { log } from '../logging';
 import { prompter } from '../ui';

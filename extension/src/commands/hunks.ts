@@ -13,7 +13,7 @@ import type { HunkLens } from '../diff/hunkLens';
 import { hunkPick } from '../diff/hunkModel';
 import { withFolder } from '../paths';
 import { prompter } from '../ui';
-import { choiceOf, isBackgroundRefusal, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
+import { choiceOf, isBackgroundRefusal, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/models/backgroundModel';
 import { checkpointLabel } from '../labels';
 import { runRestore, undoLastRestore, type RestoreHooks } from './restore';
 

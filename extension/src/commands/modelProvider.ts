@@ -13,7 +13,7 @@ import * as vscode from 'vscode';
 import { COMMANDS, CONFIG_SECTION, CONTEXT_COPILOT_MODELS, SECRET_OPENAI_COMPATIBLE_KEY } from '../constants';
 import type { Ctx } from '../ctx';
 import { log } from '../logging';
-import { checkBaseUrl, checkCloudName, choiceOfProvider, choicesOfArg, LOCAL_DEFAULT_BASE_URL, modelSummary, settingWrites, type Answers, type ChoiceId } from '../views/modelChoice';
+import { checkBaseUrl, checkCloudName, choiceOfProvider, choicesOfArg, LOCAL_DEFAULT_BASE_URL, modelSummary, settingWrites, type Answers, type ChoiceId } from '../views/models/modelChoice';
 
 /** The vscode-lm bridge's model picker (writes `retrace.model.provider = vscode-lm` and the id). */
 const CHOOSE_LANGUAGE_MODEL = 'retrace.chooseLanguageModel';

@@ -8,9 +8,9 @@ import { COMMANDS, VIEW_TIMELINE } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type OpenReport, type PushReport, type Rpc } from '../client/protocol';
 import { errorMessage, log } from '../logging';
-import { formatBytes } from '../views/statusItem';
-import { remoteSessionPicks } from '../views/remoteModel';
-import type { TimelineProvider } from '../views/timeline/provider';
+import { formatBytes } from '../views/models/statusModel';
+import { remoteSessionPicks } from '../views/models/remoteModel';
+import type { TimelineProvider } from '../views/providers/timeline/provider';
 import { setRemoteCredentials } from './remoteCredentials';
 
 /** One line for a finished push. */

@@ -16,9 +16,9 @@ import { mergePreviews } from '../diff/mergePreview';
 import { askRestoreReason, WHY } from './health';
 import { log } from '../logging';
 import { prompter } from '../ui';
-import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/backgroundModel';
-import { agentTurnQuestion, isAgentRefusal, RESTORE_WHILE_AGENT_RUNS } from '../views/agentModel';
-import { FILES_ONLY, gitAnswer, gitQuestion, isGitRefusal, parkedNote, PARK_FIRST, type GitChoice } from '../views/gitModel';
+import { choiceOf, isBackgroundRefusal, restoreQuestion, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/models/backgroundModel';
+import { agentTurnQuestion, isAgentRefusal, RESTORE_WHILE_AGENT_RUNS } from '../views/models/agentModel';
+import { FILES_ONLY, gitAnswer, gitQuestion, isGitRefusal, parkedNote, PARK_FIRST, type GitChoice } from '../views/models/gitModel';
 import {
     MERGE_LABEL,
     OVERWRITE_LABEL,

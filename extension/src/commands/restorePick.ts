@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import type { Bookmark, Checkpoint, TimelineGetResult } from '../client/protocol';
 import { checkpointLabel } from '../labels';
-import { relativeTime } from '../views/timelineModel';
+import { relativeTime } from '../views/models/timelineModel';
 import type { RestoreMode } from './restoreDecision';
 
 export interface CheckpointPickItem {

@@ -13,9 +13,9 @@ import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
 import { METHODS, type TaskRef } from '../client/protocol';
 import { log } from '../logging';
-import { selectedRow } from '../views/selection';
-import type { TimelineProvider } from '../views/timeline/provider';
-import type { CheckpointNode, SubagentNode } from '../views/timelineModel';
+import { selectedRow } from '../views/providers/selection';
+import type { TimelineProvider } from '../views/providers/timeline/provider';
+import type { CheckpointNode, SubagentNode } from '../views/models/timelineModel';
 import { prompter } from '../ui';
 
 const DISCARD = vscode.l10n.t('Discard');

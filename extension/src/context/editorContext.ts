@@ -8,6 +8,7 @@
  */
 import * as vscode from 'vscode';
 import type { EditorContext } from '../client/protocol';
+import { relativeTo } from '../paths';
 import type { EditorSnapshot, LineRange } from '../webview/composerModel';
 
 export interface ContextSettings {
@@ -20,12 +21,11 @@ export function contextSettings(): ContextSettings {
     return { editor: c.get<boolean>('editor', true), openEditors: c.get<boolean>('openEditors', false) };
 }
 
-/** The workspace-relative POSIX path of a file inside the workspace (undefined otherwise). */
+/** The POSIX path of a file inside a folder of the workspace, relative to that folder (the one
+ * path rule, `paths.ts`; undefined otherwise). */
 function relativePath(uri: vscode.Uri): string | undefined {
-    if (uri.scheme !== 'file' || vscode.workspace.getWorkspaceFolder(uri) === undefined) {
-        return undefined;
-    }
-    return vscode.workspace.asRelativePath(uri, false).replace(/\\/g, '/');
+    const folder = uri.scheme === 'file' ? vscode.workspace.getWorkspaceFolder(uri) : undefined;
+    return folder === undefined ? undefined : relativeTo(folder.uri.fsPath, uri.fsPath);
 }
 
 function range(r: vscode.Range): LineRange {

@@ -28,73 +28,100 @@ function headerPath(line: string): string | undefined {
     return raw.startsWith('a/') || raw.startsWith('b/') ? raw.slice(2) : raw;
 }
 
+type MutableLines = { -readonly [K in keyof FileLines]: FileLines[K] };
+
 /** Changed lines per file of a (possibly multi-file, possibly truncated) unified diff. */
 export function parseUnifiedDiff(patch: string): Map<string, FileLines> {
-    type Mutable = { -readonly [K in keyof FileLines]: FileLines[K] };
-    const out = new Map<string, Mutable>();
-    let oldPath: string | undefined;
-    let current: Mutable | undefined;
-    let newLine = 0;
+    const reader = new DiffReader();
+    for (const line of patch.split(/\r?\n/)) {
+        if (!reader.read(line)) {
+            break;
+        }
+    }
+    return reader.files();
+}
+
+/** A unified diff read line by line: headers name the file, hunks mark its changed lines. */
+class DiffReader {
+    private readonly out = new Map<string, MutableLines>();
+    private oldPath: string | undefined;
+    private current: MutableLines | undefined;
+    private newLine = 0;
     // Lines still expected in the current hunk, per side: outside a hunk both are 0, so '---'/'+++'
     // lines are headers there and content inside it.
-    let oldLeft = 0;
-    let newLeft = 0;
-    let pendingRemoval = false;
-    for (const line of patch.split(/\r?\n/)) {
-        if (oldLeft > 0 || newLeft > 0) {
-            if (current === undefined) {
-                break;
+    private oldLeft = 0;
+    private newLeft = 0;
+    private pendingRemoval = false;
+
+    /** Take one line; false: the diff cannot be read further (a hunk without a file). */
+    read(line: string): boolean {
+        if (this.oldLeft > 0 || this.newLeft > 0) {
+            if (this.current === undefined) {
+                return false;
             }
-            if (line.startsWith('+')) {
-                current.changed.push(newLine);
-                current.additions++;
-                newLine++;
-                newLeft--;
-                pendingRemoval = false;
-            } else if (line.startsWith('-')) {
-                current.deletions++;
-                oldLeft--;
-                if (!pendingRemoval) {
-                    current.removedAfter.push(Math.max(0, newLine - 1));
-                    pendingRemoval = true;
-                }
-            } else if (line.startsWith(' ') || line === '') {
-                newLine++;
-                oldLeft--;
-                newLeft--;
-                pendingRemoval = false;
-            }
-            // "\\ No newline at end of file" changes nothing.
-            continue;
+            this.hunkLine(this.current, line);
+            return true;
         }
+        this.header(line);
+        return true;
+    }
+
+    private hunkLine(current: MutableLines, line: string): void {
+        if (line.startsWith('+')) {
+            current.changed.push(this.newLine);
+            current.additions++;
+            this.newLine++;
+            this.newLeft--;
+            this.pendingRemoval = false;
+        } else if (line.startsWith('-')) {
+            current.deletions++;
+            this.oldLeft--;
+            if (!this.pendingRemoval) {
+                current.removedAfter.push(Math.max(0, this.newLine - 1));
+                this.pendingRemoval = true;
+            }
+        } else if (line.startsWith(' ') || line === '') {
+            this.newLine++;
+            this.oldLeft--;
+            this.newLeft--;
+            this.pendingRemoval = false;
+        }
+        // "\\ No newline at end of file" changes nothing.
+    }
+
+    private header(line: string): void {
         if (line.startsWith('--- ')) {
-            oldPath = headerPath(line);
-            continue;
-        }
-        if (line.startsWith('+++ ')) {
-            const path = headerPath(line) ?? oldPath;
-            current = undefined;
-            if (path !== undefined) {
-                current = out.get(path) ?? { path, changed: [], removedAfter: [], additions: 0, deletions: 0 };
-                out.set(path, current);
+            this.oldPath = headerPath(line);
+        } else if (line.startsWith('+++ ')) {
+            const path = headerPath(line) ?? this.oldPath;
+            this.current = path === undefined ? undefined : (this.out.get(path) ?? { path, changed: [], removedAfter: [], additions: 0, deletions: 0 });
+            if (path !== undefined && this.current !== undefined) {
+                this.out.set(path, this.current);
             }
-            continue;
+        } else {
+            this.hunkHeader(line);
         }
+    }
+
+    private hunkHeader(line: string): void {
         const hunk = HUNK.exec(line);
-        if (hunk && current !== undefined) {
-            oldLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
-            newLeft = hunk[4] === undefined ? 1 : Number(hunk[4]);
+        if (hunk && this.current !== undefined) {
+            this.oldLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+            this.newLeft = hunk[4] === undefined ? 1 : Number(hunk[4]);
             // "+0,0": the new side is empty (file deleted): markers go on line 0.
-            newLine = Math.max(0, Number(hunk[3]) - (newLeft === 0 ? 0 : 1));
-            pendingRemoval = false;
+            this.newLine = Math.max(0, Number(hunk[3]) - (this.newLeft === 0 ? 0 : 1));
+            this.pendingRemoval = false;
         }
     }
-    for (const f of out.values()) {
-        // A removal followed by additions is a change, already marked on the new lines.
-        const changed = new Set(f.changed);
-        f.removedAfter = f.removedAfter.filter(l => !changed.has(l + 1) && !changed.has(l));
+
+    files(): Map<string, FileLines> {
+        for (const f of this.out.values()) {
+            // A removal followed by additions is a change, already marked on the new lines.
+            const changed = new Set(f.changed);
+            f.removedAfter = f.removedAfter.filter(l => !changed.has(l + 1) && !changed.has(l));
+        }
+        return this.out;
     }
-    return out;
 }
 
 export interface PatchPreview {

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
 import type { Ctx } from '../ctx';
-import { METHODS, type Checkpoint, type TimelineGetResult } from '../client/protocol';
+import { METHODS, type Checkpoint, type Rpc, type TimelineGetResult } from '../client/protocol';
 import { errorMessage, log } from '../logging';
 import { inFolderRpc } from '../client/folderRpc';
 import { activeFile, folderRoots } from './editorFolder';
@@ -164,44 +164,13 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
 
     async refresh(): Promise<void> {
         const folder = this.followed;
-        let data = this.timeline(folder);
         const server = this.ctx.rpc;
         const rpc = server === undefined ? undefined : inFolderRpc(server, folder);
-        this.range = data === undefined ? undefined : highlightRange(data, this.scope);
-        if (this.range === undefined && this.scope.kind === 'since' && rpc !== undefined) {
-            // The timeline view holds only the pages it shows: a checkpoint of another page or
-            // session is looked up in the whole timeline.
-            data = await rpc.request(METHODS.timelineGet, {});
-            this.range = highlightRange(data, this.scope);
-        }
+        const data = await this.findRange(folder, rpc);
         this.lines = new Map();
-        const head = data?.head ?? null;
         if (this.range !== undefined && rpc !== undefined) {
             try {
-                if (head === null) {
-                    this.lines = parseUnifiedDiff((await rpc.request(METHODS.checkpointDiff, { from: this.range.from })).patch);
-                } else {
-                    // Lines come from the recorded states (base → head) so edits the user made since
-                    // are never attributed to the agent; files edited since the head fall back to
-                    // base → current so the line numbers still match the editor.
-                    const [recorded, since] = await Promise.all([
-                        rpc.request(METHODS.checkpointDiff, { from: this.range.from, to: head }),
-                        rpc.request(METHODS.checkpointDiff, { from: head, maxPatchBytes: 1 }),
-                    ]);
-                    this.lines = parseUnifiedDiff(recorded.patch);
-                    const drifted = since.files.map(f => f.path).filter(p => this.lines.has(p));
-                    if (drifted.length > 0) {
-                        const current = parseUnifiedDiff((await rpc.request(METHODS.checkpointDiff, { from: this.range.from, paths: drifted })).patch);
-                        for (const path of drifted) {
-                            const lines = current.get(path);
-                            if (lines === undefined) {
-                                this.lines.delete(path);
-                            } else {
-                                this.lines.set(path, lines);
-                            }
-                        }
-                    }
-                }
+                await this.loadLines(rpc, this.range.from, data?.head ?? null);
             } catch (err) {
                 log.warn(`change highlights unavailable: ${errorMessage(err)}`);
             }
@@ -211,6 +180,44 @@ export class ChangeHighlighter implements vscode.Disposable, vscode.HoverProvide
         }
         this.apply();
         this.refreshed.fire();
+    }
+
+    /** Set the range to highlight; the timeline it was found in (the whole one when the view's
+     * pages do not hold the checkpoint: another page or session). */
+    private async findRange(folder: string | undefined, rpc: Rpc | undefined): Promise<TimelineGetResult | undefined> {
+        const shown = this.timeline(folder);
+        this.range = shown === undefined ? undefined : highlightRange(shown, this.scope);
+        if (this.range !== undefined || this.scope.kind !== 'since' || rpc === undefined) {
+            return shown;
+        }
+        const whole = await rpc.request(METHODS.timelineGet, {});
+        this.range = highlightRange(whole, this.scope);
+        return whole;
+    }
+
+    private async loadLines(rpc: Rpc, from: string, head: string | null): Promise<void> {
+        if (head === null) {
+            this.lines = parseUnifiedDiff((await rpc.request(METHODS.checkpointDiff, { from })).patch);
+            return;
+        }
+        // Lines come from the recorded states (base → head) so edits the user made since are
+        // never attributed to the agent; files edited since the head fall back to base → current
+        // so the line numbers still match the editor.
+        const [recorded, since] = await Promise.all([rpc.request(METHODS.checkpointDiff, { from, to: head }), rpc.request(METHODS.checkpointDiff, { from: head, maxPatchBytes: 1 })]);
+        this.lines = parseUnifiedDiff(recorded.patch);
+        const drifted = since.files.map(f => f.path).filter(p => this.lines.has(p));
+        if (drifted.length === 0) {
+            return;
+        }
+        const current = parseUnifiedDiff((await rpc.request(METHODS.checkpointDiff, { from, paths: drifted })).patch);
+        for (const path of drifted) {
+            const lines = current.get(path);
+            if (lines === undefined) {
+                this.lines.delete(path);
+            } else {
+                this.lines.set(path, lines);
+            }
+        }
     }
 
     /** A file's path in the folder followed; null for a file of another folder or none. */

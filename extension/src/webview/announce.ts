@@ -44,46 +44,31 @@ export class Announcer {
 
     /** A live update of one item. */
     update(item: ChatItem): Announcement[] {
-        const out: Announcement[] = [];
         const key = `${item.kind}:${item.id}`;
         if (item.kind === 'assistant') {
-            if (this.streaming !== undefined && this.streaming.key !== key) {
-                out.push(...this.finish());
-            }
+            const out = this.streaming !== undefined && this.streaming.key !== key ? this.finish() : [];
             if (!this.said.has(key)) {
                 this.streaming = { key, text: item.text };
             }
             return out;
         }
-        out.push(...this.finish());
-        switch (item.kind) {
-            case 'tool': {
-                const before = this.toolStatus.get(item.id);
-                this.toolStatus.set(item.id, item.status);
-                if (before !== item.status) {
-                    out.push({ politeness: 'polite', text: `${item.summary}: ${STATUS_WORD[item.status] ?? item.status}` });
-                }
-                break;
-            }
-            case 'error':
-                out.push(...this.once(key, 'assertive', fmt(S.announceError, item.text)));
-                break;
-            case 'permission':
-                if (item.decision === undefined) {
-                    out.push(...this.once(key, 'assertive', fmt(S.announcePermission, item.summary)));
-                }
-                break;
-            case 'notice':
-                out.push(...this.once(key, 'polite', item.text));
-                break;
-            case 'usage':
-                out.push(...this.once(key, 'polite', usageSpoken(item.usage)));
-                break;
-            case 'user':
-                break;
-        }
-        return out;
+        const speak = this.speakers[item.kind] as (item: ChatItem, key: string) => Announcement[];
+        return [...this.finish(), ...speak(item, key)];
     }
+
+    /** What each other kind of item says when it arrives or changes (every kind is named). */
+    private readonly speakers: { readonly [K in Exclude<ChatItem['kind'], 'assistant'>]: (item: Extract<ChatItem, { kind: K }>, key: string) => Announcement[] } = {
+        tool: item => {
+            const before = this.toolStatus.get(item.id);
+            this.toolStatus.set(item.id, item.status);
+            return before === item.status ? [] : [{ politeness: 'polite', text: `${item.summary}: ${STATUS_WORD[item.status] ?? item.status}` }];
+        },
+        error: (item, key) => this.once(key, 'assertive', fmt(S.announceError, item.text)),
+        permission: (item, key) => (item.decision === undefined ? this.once(key, 'assertive', fmt(S.announcePermission, item.summary)) : []),
+        notice: (item, key) => this.once(key, 'polite', item.text),
+        usage: (item, key) => this.once(key, 'polite', usageSpoken(item.usage)),
+        user: () => [],
+    };
 
     /** The turn's running state changed: a turn that ended finishes its message. */
     running(running: boolean): Announcement[] {

@@ -47,94 +47,106 @@ const FAILED_NOTE: Record<string, string> = {
 
 const STATUS_GLYPH: Record<string, string> = { running: '⟳', ok: '✓', error: '✗', denied: '⊘', interrupted: '!', cancelled: '–' };
 
+type ItemOf<K extends ChatItem['kind']> = Extract<ChatItem, { kind: K }>;
+
+/** One renderer per kind of item (the mapped type makes a new kind a compile error here). */
+const RENDERERS: { readonly [K in ChatItem['kind']]: (item: ItemOf<K>) => HTMLElement } = {
+    user: renderUser,
+    assistant: item => renderAssistant(item.text),
+    usage: item => renderUsage(item),
+    error: item => el('div', 'msg error', item.text),
+    notice: item => el('div', 'msg notice', item.text),
+    tool: renderTool,
+    permission: renderPermission,
+};
+
 function render(item: ChatItem): HTMLElement {
-    switch (item.kind) {
-        case 'user': {
-            const box = el('div', item.failed === undefined ? 'msg user' : 'msg user failed', item.text);
-            const attached = attachedNode(item.attachments);
-            if (attached !== undefined) {
-                box.append(attached);
-            }
-            if (item.failed !== undefined) {
-                // The prompt is not part of what the model sees any more: only a click sends it again.
-                const row = el('div', 'failed-row');
-                row.append(el('span', 'failed-note', FAILED_NOTE[item.failed] ?? fmt(S.failedOther, item.failed)));
-                const retry = el('button', 'secondary retry', S.retry);
-                retry.type = 'button';
-                retry.addEventListener('click', () => {
-                    if (!send.disabled) {
-                        vscode.postMessage({ type: 'retry', text: item.text, of: item.id });
-                        running = true;
-                        updateButtons();
-                    }
-                });
-                row.append(retry);
-                box.append(row);
-            } else if (item.prompt !== undefined) {
-                const sent = (): void => {
-                    running = true;
-                    updateButtons();
-                };
-                box.append(promptActions(box, item.prompt, item.text, m => vscode.postMessage(m), () => send.disabled, sent));
-            }
-            return box;
-        }
-        case 'assistant':
-            return renderAssistant(item.text);
-        case 'usage':
-            return renderUsage(item);
-        case 'error':
-            return el('div', 'msg error', item.text);
-        case 'notice':
-            return el('div', 'msg notice', item.text);
-        case 'tool': {
-            const details = el('details', `msg tool tool-${item.status}`);
-            const summary = el('summary', '');
-            summary.append(el('span', `status-${item.status}`, `${STATUS_GLYPH[item.status] ?? '?'} `), document.createTextNode(item.summary));
-            details.append(summary, el('pre', '', item.output === '' ? (item.status === 'running' ? S.toolRunning : S.toolNoOutput) : item.output));
-            details.dataset['status'] = item.status;
-            const extras = toolExtras(item, m => vscode.postMessage(m));
-            if (extras === undefined) {
-                return details;
-            }
-            // The diff and checkpoint link sit under the call's row, outside its collapsed output.
-            const box = el('div', 'msg tool-call');
-            box.append(details, extras);
-            return box;
-        }
-        case 'permission': {
-            const box = el('div', 'msg permission');
-            const view = permissionView(item);
-            box.append(el('div', 'permission-heading', view.heading));
-            if (view.notice !== undefined) {
-                box.append(el('div', 'permission-notice', view.notice));
-            }
-            box.append(view.lines === undefined ? el('pre', 'permission-text', view.body) : commandBox(view.lines));
-            if (view.marker !== undefined) {
-                // The whole marker line ("… 1,234 more characters — Show all") is the one-click way to see everything.
-                const marker = el('button', 'permission-marker', view.marker);
-                marker.type = 'button';
-                marker.disabled = !view.showAll;
-                marker.addEventListener('click', () => vscode.postMessage({ type: 'showReview', requestId: item.id }));
-                box.append(marker);
-            }
-            if (item.decision === undefined) {
-                const buttons = el('div', 'buttons');
-                const choice = (label: string, decision: Decision, cls = ''): HTMLButtonElement => {
-                    const b = el('button', cls, label);
-                    b.type = 'button';
-                    b.addEventListener('click', () => vscode.postMessage({ type: 'permission', requestId: item.id, decision }));
-                    return b;
-                };
-                buttons.append(choice(S.allow, 'allow'), choice(S.deny, 'deny', 'secondary'), choice(S.allowAlways, 'allowAlways', 'secondary'));
-                box.append(buttons);
-            } else {
-                const said = item.decision === 'allow' ? S.allowed : item.decision === 'deny' ? S.denied : S.allowedAlways;
-                box.append(el('div', 'notice', said));
-            }
-            return box;
-        }
+    return (RENDERERS[item.kind] as (item: ChatItem) => HTMLElement)(item);
+}
+
+function markRunning(): void {
+    running = true;
+    updateButtons();
+}
+
+function renderUser(item: ItemOf<'user'>): HTMLElement {
+    const box = el('div', item.failed === undefined ? 'msg user' : 'msg user failed', item.text);
+    const attached = attachedNode(item.attachments);
+    if (attached !== undefined) {
+        box.append(attached);
     }
+    if (item.failed !== undefined) {
+        box.append(failedRow(item, item.failed));
+    } else if (item.prompt !== undefined) {
+        box.append(promptActions(box, item.prompt, item.text, m => vscode.postMessage(m), () => send.disabled, markRunning));
+    }
+    return box;
+}
+
+/** A failed prompt is not part of what the model sees any more: only a click sends it again. */
+function failedRow(item: ItemOf<'user'>, failed: string): HTMLElement {
+    const row = el('div', 'failed-row');
+    row.append(el('span', 'failed-note', FAILED_NOTE[failed] ?? fmt(S.failedOther, failed)));
+    const retry = el('button', 'secondary retry', S.retry);
+    retry.type = 'button';
+    retry.addEventListener('click', () => {
+        if (!send.disabled) {
+            vscode.postMessage({ type: 'retry', text: item.text, of: item.id });
+            markRunning();
+        }
+    });
+    row.append(retry);
+    return row;
+}
+
+function renderTool(item: ItemOf<'tool'>): HTMLElement {
+    const details = el('details', `msg tool tool-${item.status}`);
+    const summary = el('summary', '');
+    summary.append(el('span', `status-${item.status}`, `${STATUS_GLYPH[item.status] ?? '?'} `), document.createTextNode(item.summary));
+    details.append(summary, el('pre', '', item.output === '' ? (item.status === 'running' ? S.toolRunning : S.toolNoOutput) : item.output));
+    details.dataset['status'] = item.status;
+    const extras = toolExtras(item, m => vscode.postMessage(m));
+    if (extras === undefined) {
+        return details;
+    }
+    // The diff and checkpoint link sit under the call's row, outside its collapsed output.
+    const box = el('div', 'msg tool-call');
+    box.append(details, extras);
+    return box;
+}
+
+function renderPermission(item: ItemOf<'permission'>): HTMLElement {
+    const box = el('div', 'msg permission');
+    const view = permissionView(item);
+    box.append(el('div', 'permission-heading', view.heading));
+    if (view.notice !== undefined) {
+        box.append(el('div', 'permission-notice', view.notice));
+    }
+    box.append(view.lines === undefined ? el('pre', 'permission-text', view.body) : commandBox(view.lines));
+    if (view.marker !== undefined) {
+        // The whole marker line ("… 1,234 more characters — Show all") is the one-click way to see everything.
+        const marker = el('button', 'permission-marker', view.marker);
+        marker.type = 'button';
+        marker.disabled = !view.showAll;
+        marker.addEventListener('click', () => vscode.postMessage({ type: 'showReview', requestId: item.id }));
+        box.append(marker);
+    }
+    box.append(item.decision === undefined ? permissionButtons(item.id) : el('div', 'notice', DECISION_WORDS[item.decision]));
+    return box;
+}
+
+const DECISION_WORDS: Readonly<Record<Decision, string>> = { allow: S.allowed, deny: S.denied, allowAlways: S.allowedAlways };
+
+function permissionButtons(requestId: string): HTMLElement {
+    const buttons = el('div', 'buttons');
+    const choice = (label: string, decision: Decision, cls = ''): HTMLButtonElement => {
+        const b = el('button', cls, label);
+        b.type = 'button';
+        b.addEventListener('click', () => vscode.postMessage({ type: 'permission', requestId, decision }));
+        return b;
+    };
+    buttons.append(choice(S.allow, 'allow'), choice(S.deny, 'deny', 'secondary'), choice(S.allowAlways, 'allowAlways', 'secondary'));
+    return buttons;
 }
 
 function showBanner(b: Banner | null): void {

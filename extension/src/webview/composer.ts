@@ -4,7 +4,7 @@
  * files asked of the host, chosen with ↑/↓ + Enter/Tab or a click). The pure rules are in
  * composerModel.ts; this file only wires them to the DOM.
  */
-import { attachedLine, contextChips, editorChipLabel, insertMention, mentionQuery, removeMention, type EditorSnapshot } from './composerModel';
+import { attachedLine, contextChips, editorChipLabel, insertMention, listKey, mentionQuery, removeMention, type Chip, type EditorSnapshot } from './composerModel';
 import type { WebviewMessage } from './messages';
 import { fmt, S } from './strings';
 
@@ -34,143 +34,160 @@ export function attachedNode(attachments: readonly string[] | undefined): HTMLEl
 }
 
 export function createComposer(prompt: HTMLTextAreaElement, post: (m: WebviewMessage) => void): Composer {
-    const row = document.getElementById('context-row') as HTMLDivElement;
-    const list = document.getElementById('mention-list') as HTMLDivElement;
-    let editor: EditorSnapshot | undefined;
-    let includeEditor = true;
-    let requestId = 0;
-    let options: readonly string[] = [];
-    let active = 0;
+    return new ComposerView(prompt, post);
+}
 
-    const button = (label: string, title: string, onClick: () => void): HTMLButtonElement => {
-        const b = document.createElement('button');
-        b.type = 'button';
-        b.textContent = label;
-        b.title = title;
-        b.setAttribute('aria-label', title);
-        b.addEventListener('click', onClick);
-        return b;
-    };
+function button(label: string, title: string, onClick: () => void): HTMLButtonElement {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = label;
+    b.title = title;
+    b.setAttribute('aria-label', title);
+    b.addEventListener('click', onClick);
+    return b;
+}
 
-    const renderChips = (): void => {
-        row.replaceChildren();
-        const shownEditor = editor !== undefined ? [{ kind: 'editor' as const, label: editorChipLabel(editor) }] : [];
-        for (const chip of [...shownEditor, ...contextChips(undefined, false, prompt.value)]) {
-            const node = document.createElement('span');
-            node.className = chip.kind === 'editor' && !includeEditor ? 'chip off' : 'chip';
-            node.dataset['kind'] = chip.kind;
-            const label = document.createElement('span');
-            label.textContent = chip.label;
-            node.append(label);
-            if (chip.kind === 'editor') {
-                node.title = includeEditor ? S.chipSent : S.chipNotSent;
-                node.append(
-                    button(includeEditor ? '×' : '+', includeEditor ? S.chipDetach : S.chipAttach, () => {
-                        includeEditor = !includeEditor;
-                        renderChips();
-                    }),
-                );
-            } else if (chip.path !== undefined) {
-                const path = chip.path;
-                node.append(
-                    button('×', fmt(S.chipRemove, path), () => {
-                        prompt.value = removeMention(prompt.value, path);
-                        renderChips();
-                    }),
-                );
-            }
-            row.append(node);
+class ComposerView implements Composer {
+    private readonly row = document.getElementById('context-row') as HTMLDivElement;
+    private readonly list = document.getElementById('mention-list') as HTMLDivElement;
+    private editor: EditorSnapshot | undefined;
+    private editorOn = true;
+    private requestId = 0;
+    private options: readonly string[] = [];
+    private active = 0;
+
+    constructor(
+        private readonly prompt: HTMLTextAreaElement,
+        private readonly post: (m: WebviewMessage) => void,
+    ) {
+        prompt.addEventListener('input', () => this.onInput());
+        prompt.addEventListener('blur', () => this.close());
+    }
+
+    get includeEditor(): boolean {
+        return this.editorOn && this.editor !== undefined;
+    }
+
+    setEditor(next: EditorSnapshot | undefined): void {
+        this.editor = next;
+        this.renderChips();
+    }
+
+    showFiles(id: number, paths: readonly string[]): void {
+        if (id !== this.requestId || mentionQuery(this.prompt.value, this.prompt.selectionStart) === undefined) {
+            return; // an answer to an older query, or the user moved on
         }
-    };
+        this.options = paths;
+        this.active = 0;
+        this.renderList();
+    }
 
-    const close = (): void => {
-        options = [];
-        list.hidden = true;
-        list.replaceChildren();
-    };
+    onKey(e: KeyboardEvent): boolean {
+        const action = listKey(e.key, this.active, this.options.length);
+        if (action === undefined) {
+            return false;
+        }
+        if (action.kind === 'move') {
+            this.active = action.active;
+            this.renderList();
+        } else if (action.kind === 'choose') {
+            const path = this.options[this.active];
+            if (path !== undefined) {
+                this.choose(path);
+            }
+        } else {
+            this.close();
+        }
+        e.preventDefault();
+        return true;
+    }
 
-    const choose = (path: string): void => {
+    sent(): void {
+        this.editorOn = true;
+        this.close();
+        this.renderChips();
+    }
+
+    private onInput(): void {
+        this.renderChips();
+        const at = mentionQuery(this.prompt.value, this.prompt.selectionStart);
+        if (at === undefined) {
+            this.close();
+            return;
+        }
+        this.requestId++;
+        this.post({ type: 'files', requestId: this.requestId, query: at.query });
+    }
+
+    private renderChips(): void {
+        this.row.replaceChildren();
+        const shownEditor: Chip[] = this.editor !== undefined ? [{ kind: 'editor', label: editorChipLabel(this.editor) }] : [];
+        for (const chip of [...shownEditor, ...contextChips(undefined, false, this.prompt.value)]) {
+            this.row.append(this.chipNode(chip));
+        }
+    }
+
+    private chipNode(chip: Chip): HTMLElement {
+        const node = document.createElement('span');
+        node.className = chip.kind === 'editor' && !this.editorOn ? 'chip off' : 'chip';
+        node.dataset['kind'] = chip.kind;
+        const label = document.createElement('span');
+        label.textContent = chip.label;
+        node.append(label);
+        if (chip.kind === 'editor') {
+            node.title = this.editorOn ? S.chipSent : S.chipNotSent;
+            node.append(
+                button(this.editorOn ? '×' : '+', this.editorOn ? S.chipDetach : S.chipAttach, () => {
+                    this.editorOn = !this.editorOn;
+                    this.renderChips();
+                }),
+            );
+        } else if (chip.path !== undefined) {
+            const path = chip.path;
+            node.append(
+                button('×', fmt(S.chipRemove, path), () => {
+                    this.prompt.value = removeMention(this.prompt.value, path);
+                    this.renderChips();
+                }),
+            );
+        }
+        return node;
+    }
+
+    private close(): void {
+        this.options = [];
+        this.list.hidden = true;
+        this.list.replaceChildren();
+    }
+
+    private choose(path: string): void {
+        const prompt = this.prompt;
         const at = mentionQuery(prompt.value, prompt.selectionStart);
         if (at !== undefined) {
             const next = insertMention(prompt.value, at.start, prompt.selectionStart, path);
             prompt.value = next.text;
             prompt.setSelectionRange(next.caret, next.caret);
         }
-        close();
-        renderChips();
+        this.close();
+        this.renderChips();
         prompt.focus();
-    };
+    }
 
-    const renderList = (): void => {
-        list.replaceChildren();
-        options.forEach((path, i) => {
+    private renderList(): void {
+        this.list.replaceChildren();
+        this.options.forEach((path, i) => {
             const option = document.createElement('div');
             option.className = 'mention-option';
             option.setAttribute('role', 'option');
-            option.setAttribute('aria-selected', String(i === active));
+            option.setAttribute('aria-selected', String(i === this.active));
             option.textContent = path;
             option.addEventListener('mousedown', e => {
                 e.preventDefault(); // keep the focus (and the caret) in the prompt box
-                choose(path);
+                this.choose(path);
             });
-            list.append(option);
+            this.list.append(option);
         });
-        list.hidden = options.length === 0;
-        list.children[active]?.scrollIntoView({ block: 'nearest' });
-    };
-
-    prompt.addEventListener('input', () => {
-        renderChips();
-        const at = mentionQuery(prompt.value, prompt.selectionStart);
-        if (at === undefined) {
-            close();
-            return;
-        }
-        requestId++;
-        post({ type: 'files', requestId, query: at.query });
-    });
-    prompt.addEventListener('blur', () => close());
-
-    return {
-        setEditor(next) {
-            editor = next;
-            renderChips();
-        },
-        showFiles(id, paths) {
-            if (id !== requestId || mentionQuery(prompt.value, prompt.selectionStart) === undefined) {
-                return; // an answer to an older query, or the user moved on
-            }
-            options = paths;
-            active = 0;
-            renderList();
-        },
-        get includeEditor() {
-            return includeEditor && editor !== undefined;
-        },
-        onKey(e) {
-            if (options.length === 0) {
-                return false;
-            }
-            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-                active = (active + (e.key === 'ArrowDown' ? 1 : options.length - 1)) % options.length;
-                renderList();
-            } else if (e.key === 'Enter' || e.key === 'Tab') {
-                const path = options[active];
-                if (path !== undefined) {
-                    choose(path);
-                }
-            } else if (e.key === 'Escape') {
-                close();
-            } else {
-                return false;
-            }
-            e.preventDefault();
-            return true;
-        },
-        sent() {
-            includeEditor = true;
-            close();
-            renderChips();
-        },
-    };
+        this.list.hidden = this.options.length === 0;
+        this.list.children[this.active]?.scrollIntoView({ block: 'nearest' });
+    }
 }

@@ -135,3 +135,20 @@ export function failedPromptRef(itemId: string | undefined): string | undefined 
     const m = itemId === undefined ? null : /^(?:turn|withdrawn):(.+)$/.exec(itemId);
     return m?.[1];
 }
+
+/** What a key does to the open `@` completion list (`count` options, `active` highlighted). */
+export type ListKeyAction = { readonly kind: 'move'; readonly active: number } | { readonly kind: 'choose' } | { readonly kind: 'close' };
+
+const LIST_KEYS: Readonly<Record<string, (active: number, count: number) => ListKeyAction>> = {
+    ArrowDown: (active, count) => ({ kind: 'move', active: (active + 1) % count }),
+    ArrowUp: (active, count) => ({ kind: 'move', active: (active + count - 1) % count }),
+    Enter: () => ({ kind: 'choose' }),
+    Tab: () => ({ kind: 'choose' }),
+    Escape: () => ({ kind: 'close' }),
+};
+
+/** The list's use of `key` (↑/↓ wrap around; Enter/Tab choose; Escape closes); undefined: the
+ * key is the prompt box's (no list shown, or a key the list does not use). */
+export function listKey(key: string, active: number, count: number): ListKeyAction | undefined {
+    return count > 0 && Object.hasOwn(LIST_KEYS, key) ? LIST_KEYS[key]?.(active, count) : undefined;
+}

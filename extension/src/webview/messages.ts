@@ -130,17 +130,37 @@ export type WebviewMessage =
     | LogWebviewMessage
     | RestoreWebviewMessage;
 
+type Fields = { readonly [k: string]: unknown };
+const DECISIONS: readonly unknown[] = ['allow', 'deny', 'allowAlways'] satisfies readonly Decision[];
+const isString = (v: unknown): v is string => typeof v === 'string';
+const optional =
+    (check: (v: unknown) => boolean) =>
+    (v: unknown): boolean =>
+        v === undefined || check(v);
+
+/** The chat's own messages (the log's and the restore's are checked by their modules) by type:
+ * what each must hold beyond its type. A message failing its check is logged and ignored. */
+const CHAT_MESSAGE_CHECKS: Readonly<Record<Exclude<WebviewMessage, LogWebviewMessage | RestoreWebviewMessage>['type'], (v: Fields) => boolean>> = {
+    ready: () => true,
+    prompt: v => isString(v['text']) && optional(x => typeof x === 'boolean')(v['includeEditor']),
+    retry: v => isString(v['text']) && optional(isString)(v['of']),
+    cancel: () => true,
+    newSession: () => true,
+    showEarlier: () => true,
+    permission: v => isString(v['requestId']) && DECISIONS.includes(v['decision']),
+    showReview: v => isString(v['requestId']),
+    files: v => Number.isSafeInteger(v['requestId']) && isString(v['query']),
+    command: v => (BANNER_COMMANDS as readonly unknown[]).includes(v['command']),
+};
+
 export function isWebviewMessage(value: unknown): value is WebviewMessage {
     if (typeof value !== 'object' || value === null || !('type' in value)) {
         return false;
     }
-    const type = (value).type;
     if (isLogWebviewMessage(value) || isRestoreWebviewMessage(value)) {
         return true;
     }
-    if (type === 'command') {
-        const command = (value as { command?: unknown }).command;
-        return (BANNER_COMMANDS as readonly unknown[]).includes(command);
-    }
-    return type === 'ready' || type === 'prompt' || type === 'retry' || type === 'cancel' || type === 'newSession' || type === 'showEarlier' || type === 'permission' || type === 'showReview' || type === 'files';
+    const v = value as Fields;
+    const type = v['type'];
+    return typeof type === 'string' && Object.hasOwn(CHAT_MESSAGE_CHECKS, type) && CHAT_MESSAGE_CHECKS[type as keyof typeof CHAT_MESSAGE_CHECKS](v);
 }

@@ -48,19 +48,18 @@ function str(v: unknown, max = 512): v is string {
     return typeof v === 'string' && v !== '' && v.length <= max;
 }
 
+/** The field checks of each restore message, by type. */
+const CHECKS: Readonly<Record<RestoreWebviewMessage['type'], (v: Record<string, unknown>) => boolean>> = {
+    restorePrompt: v => str(v['prompt']) && typeof v['text'] === 'string' && v['text'].length <= MAX_PROMPT_CHARS && POINTS.includes(v['point']) && MODES.includes(v['mode']),
+    editResend: v => str(v['prompt']) && str(v['text'], MAX_PROMPT_CHARS) && v['text'].trim() !== '',
+    restoreCheckpoint: v => str(v['checkpoint']) && MODES.includes(v['mode']),
+};
+
 export function isRestoreWebviewMessage(value: unknown): value is RestoreWebviewMessage {
     if (typeof value !== 'object' || value === null) {
         return false;
     }
     const v = value as Record<string, unknown>;
-    switch (v['type']) {
-        case 'restorePrompt':
-            return str(v['prompt']) && typeof v['text'] === 'string' && v['text'].length <= MAX_PROMPT_CHARS && POINTS.includes(v['point']) && MODES.includes(v['mode']);
-        case 'editResend':
-            return str(v['prompt']) && str(v['text'], MAX_PROMPT_CHARS) && v['text'].trim() !== '';
-        case 'restoreCheckpoint':
-            return str(v['checkpoint']) && MODES.includes(v['mode']);
-        default:
-            return false;
-    }
+    const type = v['type'];
+    return typeof type === 'string' && Object.hasOwn(CHECKS, type) && CHECKS[type as RestoreWebviewMessage['type']](v);
 }

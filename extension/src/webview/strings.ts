@@ -2,7 +2,7 @@
  * Every word the webviews (chat and Health panel) show, in one place. `WEBVIEW_TEXT` is the English
  * source: `scripts/l10n.mjs` lists its values in `l10n/bundle.l10n.json` like any `l10n.t` message,
  * and its `--check` fails on a user-visible literal in any other webview script. The extension
- * host translates the table (`views/webviewStrings.ts`, `vscode.l10n.t` of each value) and embeds
+ * host translates the table (`views/models/webviewStrings.ts`, `vscode.l10n.t` of each value) and embeds
  * the result in the page (`<script type="application/json" id="retrace-strings">`, data, never run);
  * the browser side reads it once here (`S`), falling back to English per key (and wholly under
  * unit tests, where there is no page). Values may hold `{0}`, `{1}`… filled by `fmt`.

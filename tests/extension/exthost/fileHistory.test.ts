@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import type { RetraceApi } from '../../../extension/src/extension';
 import type { FileVersion, RestoreResult } from '../../../extension/src/client/protocol';
 import { CHECKPOINT_SCHEME, COMMANDS } from '../../../extension/src/constants';
-import type { FileHistoryNode, VersionNode } from '../../../extension/src/views/fileHistoryModel';
+import type { FileHistoryNode, VersionNode } from '../../../extension/src/views/models/fileHistoryModel';
 import { ScriptedPrompter, api, nextEvent, readText, waitFor, workspaceRoot } from './support';
 
 let a: RetraceApi;

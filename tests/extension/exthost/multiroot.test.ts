@@ -15,8 +15,8 @@ import type { RetraceApi } from '../../../extension/src/extension';
 import type { Prompter } from '../../../extension/src/ui';
 import type { RestoreResult } from '../../../extension/src/client/protocol';
 import { COMMANDS } from '../../../extension/src/constants';
-import type { FolderGroupNode, ShownNode } from '../../../extension/src/views/timeline/folderGroups';
-import type { CheckpointNode } from '../../../extension/src/views/timelineModel';
+import type { FolderGroupNode, ShownNode } from '../../../extension/src/views/models/folderGroups';
+import type { CheckpointNode } from '../../../extension/src/views/models/timelineModel';
 import { api, nextEvent, waitFor } from './support';
 
 let a: RetraceApi;

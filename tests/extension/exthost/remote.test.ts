@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { RetraceApi } from '../../../extension/src/extension';
 import { METHODS, type OpenReport } from '../../../extension/src/client/protocol';
-import { remoteSessionPicks } from '../../../extension/src/views/remoteModel';
+import { remoteSessionPicks } from '../../../extension/src/views/models/remoteModel';
 import { COMMANDS } from '../../../extension/src/constants';
 import { api, waitFor } from './support';
 

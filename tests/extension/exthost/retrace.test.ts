@@ -11,7 +11,7 @@ import type { RetraceApi } from '../../../extension/src/extension';
 import { METHODS, type AgentIntegrateResult, type Checkpoint, type RestoreResult } from '../../../extension/src/client/protocol';
 import { CHECKPOINT_SCHEME, COMMANDS, VIEW_TIMELINE } from '../../../extension/src/constants';
 import { checkpointUri } from '../../../extension/src/diff/contentProvider';
-import type { ShownNode } from '../../../extension/src/views/timeline/folderGroups';
+import type { ShownNode } from '../../../extension/src/views/models/folderGroups';
 import { ScriptedPrompter, api, nextEvent, readText, waitFor, workspaceRoot } from './support';
 
 const ORIGINAL_APP = 'def main():';

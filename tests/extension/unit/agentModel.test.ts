@@ -3,10 +3,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunningAgentTurn, SessionStory, StoryRow, StoryTurn, TimelineTreeResult } from '../../../extension/src/client/protocol';
 import { MODE_PICKS, modePicks } from '../../../extension/src/commands/restorePick';
-import { CODE_ONLY_CONTEXT, RESTORE_WHILE_AGENT_RUNS, agentTurnQuestion, codeOnlyReason, isAgentRefusal } from '../../../extension/src/views/agentModel';
-import { isBackgroundRefusal } from '../../../extension/src/views/backgroundModel';
-import { lookOf } from '../../../extension/src/views/timelineLook';
-import { buildTimeline, indexNodes, type TimelineNode } from '../../../extension/src/views/timelineModel';
+import { CODE_ONLY_CONTEXT, RESTORE_WHILE_AGENT_RUNS, agentTurnQuestion, codeOnlyReason, isAgentRefusal } from '../../../extension/src/views/models/agentModel';
+import { isBackgroundRefusal } from '../../../extension/src/views/models/backgroundModel';
+import { lookOf } from '../../../extension/src/views/models/timelineLook';
+import { buildTimeline, indexNodes, type TimelineNode } from '../../../extension/src/views/models/timelineModel';
 import { checkpoint, file } from './fixtures';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');

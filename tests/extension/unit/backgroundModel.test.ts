@@ -9,7 +9,7 @@ import {
     restoreQuestion,
     statusText,
     stopPicks,
-} from '../../../extension/src/views/backgroundModel';
+} from '../../../extension/src/views/models/backgroundModel';
 
 function task(handle: string, command: string, over: Partial<BackgroundTaskView> = {}): BackgroundTaskView {
     return { handle, sessionId: 's1', command, pid: 100, startedAt: '2026-01-01T00:00:00+00:00', state: 'running', exitCode: null, stoppedBy: null, ...over };

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import type { StoryRow, TimelineTreeResult } from '../../../extension/src/client/protocol';
 import { checkpointPicks } from '../../../extension/src/commands/restorePick';
-import { buildTimeline, filterDescription, flatTimeline, indexNodes, type TimelineNode } from '../../../extension/src/views/timelineModel';
-import { lookOf } from '../../../extension/src/views/timelineLook';
+import { buildTimeline, filterDescription, flatTimeline, indexNodes, type TimelineNode } from '../../../extension/src/views/models/timelineModel';
+import { lookOf } from '../../../extension/src/views/models/timelineLook';
 import { checkpoint, file, sampleTimeline } from './fixtures';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { AgentEvent, ConversationView } from '../../../extension/src/client/protocol';
-import { ChatTranscript } from '../../../extension/src/views/chatModel';
+import { ChatTranscript } from '../../../extension/src/views/models/chatModel';
 import { Announcer } from '../../../extension/src/webview/announce';
 import { isWebviewMessage, type ChatItem } from '../../../extension/src/webview/messages';
 import { Coalescer, type Clock } from '../../../extension/src/webview/throttle';

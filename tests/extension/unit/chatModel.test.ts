@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { AgentEvent, ConversationView } from '../../../extension/src/client/protocol';
-import { ChatTranscript, toolSummary } from '../../../extension/src/views/chatModel';
+import { ChatTranscript, toolSummary } from '../../../extension/src/views/models/chatModel';
 
 const s = { sessionId: 's1', turnId: 't1' };
 
@@ -205,6 +205,15 @@ suite('chat transcript', () => {
         assert.equal(t.indexOf(updated), 3, 'an old item is updated in place, not appended');
         assert.equal(t.all.length, 1000);
         assert.equal(t.indexOf({ kind: 'tool', id: 'nope' }), -1);
+    });
+
+    test('an event kind this client does not know (a newer server) changes nothing', () => {
+        const t = new ChatTranscript();
+        t.apply({ kind: 'turnStarted', text: 'go', ...s });
+        const unknown = { kind: 'somethingNew', ...s } as unknown as AgentEvent;
+        assert.deepEqual(t.apply(unknown), []);
+        assert.equal(t.all.length, 1);
+        assert.equal(t.isRunning, true);
     });
 
     test('tool summaries', () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import type { AgentEvent, ConversationView } from '../../../extension/src/client/protocol';
 import { isRestoreMode, pointLabel } from '../../../extension/src/commands/restorePrompt';
 import { isPromptRef } from '../../../extension/src/webview/restoreMessages';
-import { ChatTranscript } from '../../../extension/src/views/chatModel';
+import { ChatTranscript } from '../../../extension/src/views/models/chatModel';
 import { isWebviewMessage } from '../../../extension/src/webview/messages';
 import { isRestoreWebviewMessage } from '../../../extension/src/webview/restoreMessages';
 

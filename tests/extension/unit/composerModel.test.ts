@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { ConversationView } from '../../../extension/src/client/protocol';
-import { ChatTranscript } from '../../../extension/src/views/chatModel';
+import { ChatTranscript } from '../../../extension/src/views/models/chatModel';
 import {
     attachedLine,
     contextChips,
@@ -8,6 +8,7 @@ import {
     failedPromptRef,
     insertMention,
     isAttachmentText,
+    listKey,
     mentionQuery,
     parseMentions,
     removeMention,
@@ -123,4 +124,25 @@ suite('composer model (chat input context)', () => {
             [['user', 'explain', ['app.py:1-2 (selection)', '@README.md']], ['assistant']],
         );
     });
+});
+
+suite('composer model: keys in the @ completion list', () => {
+    const cases: [string, number, number, ReturnType<typeof listKey>][] = [
+        ['ArrowDown', 0, 3, { kind: 'move', active: 1 }],
+        ['ArrowDown', 2, 3, { kind: 'move', active: 0 }],
+        ['ArrowUp', 0, 3, { kind: 'move', active: 2 }],
+        ['ArrowUp', 1, 3, { kind: 'move', active: 0 }],
+        ['Enter', 1, 3, { kind: 'choose' }],
+        ['Tab', 0, 1, { kind: 'choose' }],
+        ['Escape', 0, 2, { kind: 'close' }],
+        ['a', 0, 3, undefined],
+        ['toString', 0, 3, undefined],
+        ['ArrowDown', 0, 0, undefined],
+        ['Enter', 0, 0, undefined],
+    ];
+    for (const [key, active, count, expected] of cases) {
+        test(`${key} at ${active} of ${count}`, () => {
+            assert.deepEqual(listKey(key, active, count), expected);
+        });
+    }
 });

@@ -8,7 +8,7 @@ import {
     withPage,
     VERSION_CONTEXT,
     VERSION_CONTEXT_EXISTS,
-} from '../../../extension/src/views/fileHistoryModel';
+} from '../../../extension/src/views/models/fileHistoryModel';
 import { fileInFolders, relativeTo } from '../../../extension/src/paths';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');

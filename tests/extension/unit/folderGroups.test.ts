@@ -1,5 +1,5 @@
 /**
- * The Timeline view of a multi-root workspace (pure grouping, `views/timeline/folderGroups.ts`):
+ * The Timeline view of a multi-root workspace (pure grouping, `views/models/folderGroups.ts`):
  * one folder shows its sessions at the top level, exactly as always; more folders show one node
  * per folder, in workspace order, each holding that folder's own sessions and rows (its own
  * store), every node id unique across folders and every row carrying its folder; a row's
@@ -9,10 +9,10 @@ import * as assert from 'node:assert/strict';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { METHODS, Rpc, type Checkpoint, type SessionStory, type StoryRow, type TimelineTreeResult } from '../../../extension/src/client/protocol';
 import { inFolderRpc } from '../../../extension/src/client/folderRpc';
-import { buildTimeline, checkpointNodeId, type CheckpointNode, type SessionNode } from '../../../extension/src/views/timelineModel';
-import { folderDescription, groupRoots, idInFolder, indexShown, rowContext, type FolderGroupNode, type ShownNode } from '../../../extension/src/views/timeline/folderGroups';
+import { buildTimeline, checkpointNodeId, type CheckpointNode, type SessionNode } from '../../../extension/src/views/models/timelineModel';
+import { folderDescription, groupRoots, idInFolder, indexShown, rowContext, type FolderGroupNode, type ShownNode } from '../../../extension/src/views/models/folderGroups';
 import { followedFolder } from '../../../extension/src/diff/hunkModel';
-import { storeStats } from '../../../extension/src/views/statusItem';
+import { storeStats } from '../../../extension/src/views/models/statusModel';
 import { checkpoint, file } from './fixtures';
 
 const WEB = { name: 'web', root: '/w/web' };

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { GitRestoreInfo } from '../../../extension/src/client/protocol';
-import { FILES_ONLY, PARK_FIRST, RESTORE_ANYWAY_OUTSIDE, gitAnswer, gitQuestion, isGitRefusal, parkedNote, rowMarks, sideEffectsNote } from '../../../extension/src/views/gitModel';
+import { FILES_ONLY, PARK_FIRST, RESTORE_ANYWAY_OUTSIDE, gitAnswer, gitQuestion, isGitRefusal, parkedNote, rowMarks, sideEffectsNote } from '../../../extension/src/views/models/gitModel';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);

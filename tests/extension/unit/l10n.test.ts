@@ -11,8 +11,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { localFolderProblem } from '../../../extension/src/client/localFolder';
-import { abandonedLabel } from '../../../extension/src/views/timelineFold';
-import { retraceNoteText } from '../../../extension/src/views/chatModel';
+import { abandonedLabel } from '../../../extension/src/views/models/timelineFold';
+import { retraceNoteText } from '../../../extension/src/views/models/chatModel';
 
 const repo = path.join(__dirname, '../../..');
 const SCRIPT = path.join(repo, 'scripts', 'l10n.mjs');

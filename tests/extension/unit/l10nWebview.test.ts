@@ -12,9 +12,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SessionStory } from '../../../extension/src/client/protocol';
 import { fixIt } from '../../../extension/src/client/serverEnv';
-import { webviewHtml } from '../../../extension/src/views/webviewPage';
-import { webviewText } from '../../../extension/src/views/webviewStrings';
-import { filterDescription, relativeTime, sessionTitle } from '../../../extension/src/views/timelineModel';
+import { webviewHtml } from '../../../extension/src/views/providers/webviewPage';
+import { webviewText } from '../../../extension/src/views/models/webviewStrings';
+import { filterDescription, relativeTime, sessionTitle } from '../../../extension/src/views/models/timelineModel';
 import { chatBanner } from '../../../extension/src/webview/messages';
 import { fmt, mergeText, pageText, STRINGS_ELEMENT_ID, stringsJson, WEBVIEW_TEXT } from '../../../extension/src/webview/strings';
 
@@ -91,11 +91,11 @@ suite('localisation: webviews, timeline, first run', function () {
     });
 
     test('a literal word in a webview page the host writes fails the check', () => {
-        const file = path.join(tmp, 'extension/src/views/chatView.ts');
+        const file = path.join(tmp, 'extension/src/views/providers/chatView.ts');
         fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('${h(text.send)}</button>', 'Send now</button>'));
         const r = check(tmp, '--check');
         assert.notEqual(r.status, 0);
-        assert.match(r.stderr, /views\/chatView\.ts:\d+: the webview shows the literal `<div id="banner"/);
+        assert.match(r.stderr, /views\/providers\/chatView\.ts:\d+: the webview shows the literal `<div id="banner"/);
     });
 
     test('a new entry of the strings table is a bundle message (the check fails until it is regenerated)', () => {

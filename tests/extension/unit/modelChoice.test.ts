@@ -10,7 +10,7 @@ import {
     modelSummary,
     orderChoices,
     settingWrites,
-} from '../../../extension/src/views/modelChoice';
+} from '../../../extension/src/views/models/modelChoice';
 
 const root = path.join(__dirname, '../../..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { ChatTranscript } from '../../../extension/src/views/chatModel';
-import { reviewView } from '../../../extension/src/views/permissionReview';
+import { ChatTranscript } from '../../../extension/src/views/models/chatModel';
+import { reviewView } from '../../../extension/src/views/providers/permissionReview';
 import { permissionView } from '../../../extension/src/webview/permissionView';
 import type { PermissionRequest } from '../../../extension/src/client/protocol';
 

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import type { RemoteSession, RemoteStatusResult, RemoteSyncView } from '../../../extension/src/client/protocol';
 import { parseRemoteSecrets, remoteSecretsFrom } from '../../../extension/src/client/remoteSecrets';
 import { pushSummary } from '../../../extension/src/commands/remote';
-import { ago, remoteItemView, remoteSessionPicks, remoteSessionRows } from '../../../extension/src/views/remoteModel';
+import { ago, remoteItemView, remoteSessionPicks, remoteSessionRows } from '../../../extension/src/views/models/remoteModel';
 
 const NOW = Date.parse('2026-12-02T12:00:00Z');
 const minutesAgo = (m: number): string => new Date(NOW - m * 60_000).toISOString();

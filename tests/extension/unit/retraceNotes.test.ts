@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { ConversationView } from '../../../extension/src/client/protocol';
-import { ChatTranscript, retraceNoteText } from '../../../extension/src/views/chatModel';
+import { ChatTranscript, retraceNoteText } from '../../../extension/src/views/models/chatModel';
 
 suite('restore notes in the chat', () => {
     test('a note told to the model before a prompt is a notice, not the user\'s words', () => {

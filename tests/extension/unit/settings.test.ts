@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { allowsPopup, applyRestricted, effectiveValue, normaliseSettings, parseJsonc, SETTING_RULES, type Inspected } from '../../../extension/src/settings';
 import { highlightRange, attribute } from '../../../extension/src/diff/inlineDecorations';
-import { formatBytes } from '../../../extension/src/views/statusItem';
+import { formatBytes } from '../../../extension/src/views/models/statusModel';
 import { sampleTimeline } from './fixtures';
 
 suite('settings and small helpers', () => {

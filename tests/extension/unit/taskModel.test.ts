@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import type { Checkpoint, StoryRow, TaskView, TimelineTreeResult } from '../../../extension/src/client/protocol';
-import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, childNodeId, SUBAGENT_CONTEXT, TASK_CONTEXT, taskKey, taskOf, taskStatusText, withView, type TaskInfo } from '../../../extension/src/views/taskModel';
-import { lookOf } from '../../../extension/src/views/timelineLook';
-import { buildTimeline, indexNodes, type CheckpointNode, type SubagentNode, type TimelineExtras, type TimelineNode } from '../../../extension/src/views/timelineModel';
+import { CHECKPOINT_CONTEXT, CHILD_CONTEXT, childNodeId, SUBAGENT_CONTEXT, TASK_CONTEXT, taskKey, taskOf, taskStatusText, withView, type TaskInfo } from '../../../extension/src/views/models/taskModel';
+import { lookOf } from '../../../extension/src/views/models/timelineLook';
+import { buildTimeline, indexNodes, type CheckpointNode, type SubagentNode, type TimelineExtras, type TimelineNode } from '../../../extension/src/views/models/timelineModel';
 import { checkpoint, file } from './fixtures';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');

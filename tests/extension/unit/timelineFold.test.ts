@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import type { Checkpoint, SessionStory, StoryRow, StoryTurn, TimelineTreeResult } from '../../../extension/src/client/protocol';
 import { checkpointPicks } from '../../../extension/src/commands/restorePick';
-import { isRetraceNote, retraceNoteText } from '../../../extension/src/views/chatModel';
-import { abandonedBy, abandonedLabel, foldRows, groupLabel, isReadOnly, shownNodeId, type FoldRow } from '../../../extension/src/views/timelineFold';
+import { isRetraceNote, retraceNoteText } from '../../../extension/src/views/models/chatModel';
+import { abandonedBy, abandonedLabel, foldRows, groupLabel, isReadOnly, shownNodeId, type FoldRow } from '../../../extension/src/views/models/timelineFold';
 import { STARTING_POINT } from '../../../extension/src/labels';
-import { lookOf, rowLabel } from '../../../extension/src/views/timelineLook';
-import { buildTimeline, indexNodes, type CheckpointNode, type GroupNode, type TimelineNode } from '../../../extension/src/views/timelineModel';
+import { lookOf, rowLabel } from '../../../extension/src/views/models/timelineLook';
+import { buildTimeline, indexNodes, type CheckpointNode, type GroupNode, type TimelineNode } from '../../../extension/src/views/models/timelineModel';
 import { checkpoint, file } from './fixtures';
 
 const NOW = Date.parse('2026-01-01T01:00:00Z');

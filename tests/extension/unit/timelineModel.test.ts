@@ -12,9 +12,9 @@ import {
     startsExpanded,
     type CheckpointNode,
     type TimelineNode,
-} from '../../../extension/src/views/timelineModel';
+} from '../../../extension/src/views/models/timelineModel';
 import { checkpointLabel } from '../../../extension/src/labels';
-import { lookOf } from '../../../extension/src/views/timelineLook';
+import { lookOf } from '../../../extension/src/views/models/timelineLook';
 import { checkpoint, file } from './fixtures';
 
 const noExtras = { running: [] };
