@@ -1,0 +1,36 @@
+/**
+ * What the command families are built from: the parts the composition root (`extension.ts`)
+ * made, and what several families share (`CommandKit`: the target rule and the restore hooks).
+ */
+import type { Ctx } from '../ctx';
+import type { ChangeHighlighter } from '../diff/inlineDecorations';
+import type { HunkLens } from '../diff/hunkLens';
+import type { BackgroundItem } from '../views/backgroundItem';
+import type { ChatViewProvider } from '../views/chatView';
+import type { FileHistoryProvider } from '../views/fileHistoryProvider';
+import type { HealthPanel } from '../views/healthPanel';
+import type { RemoteSessionsProvider } from '../views/remoteSessions';
+import type { TimelineProvider } from '../views/timeline/provider';
+import type { RestoreHooks } from './restoreHooks';
+import type { Targets } from './targets';
+
+export interface Parts {
+    readonly ctx: Ctx;
+    readonly timeline: TimelineProvider;
+    readonly chat: ChatViewProvider;
+    readonly highlighter: ChangeHighlighter;
+    readonly hunkLens: HunkLens;
+    readonly fileHistory: FileHistoryProvider;
+    readonly background: BackgroundItem;
+    readonly remoteSessions: RemoteSessionsProvider;
+    readonly health: HealthPanel;
+}
+
+/** The parts plus what the families share. */
+export interface CommandKit extends Parts {
+    readonly targets: Targets;
+    /** What a workspace restore refreshes: the timeline, the chat (conversation moved), highlights. */
+    readonly hooks: RestoreHooks;
+    /** Refresh what any restore moves (timeline, highlights). */
+    readonly afterRestore: () => void;
+}
