@@ -6,7 +6,8 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';
-import type { RestoreOutcome, Rpc } from '../client/protocol';
+import type { Rpc } from '../client/protocol';
+import type { RestoreHooks } from './restoreHooks';
 import { runRestore } from './restore';
 import { openChanges } from '../diff/openDiff';
 import { prompter } from '../ui';
@@ -19,8 +20,9 @@ export interface FileHistoryParts {
     readonly fileHistory: FileHistoryProvider;
     /** The timeline's head now (the undo target of a restore). */
     head(): string | undefined;
-    /** After an applied restore (refresh the timeline and the highlights). */
-    onRestored(outcome: RestoreOutcome): void;
+    /** The workspace restore's hooks (the server hears of dirty buffers first; the timeline and
+     * the highlights refresh after). */
+    readonly hooks: RestoreHooks;
 }
 
 /** The version a command was invoked on: its argument (a row's context menu, tests), else the
@@ -61,7 +63,7 @@ async function restoreVersion(rpc: Rpc, parts: FileHistoryParts, arg: unknown): 
     const result = await runRestore(
         rpc,
         { targetId: version.checkpointId, mode: 'code', paths: [path], targetLabel: `${path} as of “${version.title}”`, previousHead: folder === undefined ? parts.head() : undefined, confirmOverwrite: true, ...inFolder },
-        { onConversationRestored: () => undefined, onRestored: outcome => parts.onRestored(outcome) },
+        parts.hooks,
     );
     fileHistory.scheduleRefresh();
     return result;

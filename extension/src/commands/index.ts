@@ -25,12 +25,17 @@ export type { Parts } from './parts';
 
 /** The parts and what the families share: the target rule and the restore hooks. */
 function kitOf(parts: Parts): CommandKit {
-    const { timeline, chat, highlighter } = parts;
+    const { timeline, chat, highlighter, editorState } = parts;
     const afterRestore = (): void => {
         timeline.scheduleRefresh();
         highlighter.schedule();
     };
-    const hooks = { onConversationRestored: (): void => void chat.reload(), onRestored: (): void => afterRestore() };
+    const hooks = {
+        // The editor's dirty buffers reach the server now, not after the push's debounce.
+        beforeRestore: (): Promise<void> => editorState.push(),
+        onConversationRestored: (): void => void chat.reload(),
+        onRestored: (): void => afterRestore(),
+    };
     return { ...parts, targets: new Targets(timeline), hooks, afterRestore };
 }
 
@@ -44,7 +49,7 @@ export function allCommands(parts: Parts): Registration[] {
         ...hunkCommands({ lens: kit.hunkLens, hooks: kit.hooks, afterRestore: kit.afterRestore, head: () => timeline.head, rowTarget: (rpc, arg) => targets.row(rpc, arg) }),
         ...bookmarkCommands({ rowTarget: (rpc, arg) => targets.row(rpc, arg), rowOf: (id, folder) => timeline.rowOf(id, folder), refresh: () => timeline.scheduleRefresh() }),
         ...taskCommands(timeline, () => kit.highlighter.schedule()),
-        ...fileHistoryCommands({ fileHistory: kit.fileHistory, head: () => timeline.head, onRestored: () => kit.afterRestore() }),
+        ...fileHistoryCommands({ fileHistory: kit.fileHistory, head: () => timeline.head, hooks: kit.hooks }),
         ...remoteCommands(ctx, timeline, () => void kit.remoteSessions.refresh()),
         ...modelProviderCommands(ctx),
         ...chatCommands(kit),

@@ -5,6 +5,7 @@
 import type { Ctx } from '../ctx';
 import type { ChangeHighlighter } from '../diff/inlineDecorations';
 import type { HunkLens } from '../diff/hunkLens';
+import type { EditorStatePusher } from '../editorState/capture';
 import type { BackgroundItem } from '../views/backgroundItem';
 import type { ChatViewProvider } from '../views/chatView';
 import type { FileHistoryProvider } from '../views/fileHistoryProvider';
@@ -24,6 +25,7 @@ export interface Parts {
     readonly background: BackgroundItem;
     readonly remoteSessions: RemoteSessionsProvider;
     readonly health: HealthPanel;
+    readonly editorState: EditorStatePusher;
 }
 
 /** The parts plus what the families share. */

@@ -53,12 +53,24 @@ function describe(req: RestoreRequest, p: RestoreParams): string {
     return `restore ${modeLabel(req.mode)} → ${req.targetId}${where} ${JSON.stringify({ force: p.force, resolutions: p.resolutions, paths: p.paths, backgroundTasks: p.backgroundTasks, gitChoice: p.gitChoice })}`;
 }
 
+/** The server's dry run. A conversation-only restore never touches files: nothing to preview or
+ * confirm. A workspace restore first brings the server the editor's facts (its dirty buffers;
+ * a subagent's copy is nobody's editor). */
+async function preview(req: RestoreRequest, hooks: RestoreHooks, send: (p: RestoreParams) => Promise<RestoreResult>, params: RestoreParams): Promise<RestoreResult | undefined> {
+    if (req.mode === 'conversation') {
+        return undefined;
+    }
+    if (req.task === undefined) {
+        await hooks.beforeRestore?.();
+    }
+    return send({ ...params, dryRun: true });
+}
+
 /** Run the whole flow; resolves to the server's last answer, or undefined when the user cancelled. */
 export async function runRestore(rpc: Rpc, req: RestoreRequest, hooks: RestoreHooks): Promise<RestoreResult | undefined> {
     const send = req.via ?? ((p: RestoreParams) => rpc.request(METHODS.checkpointRestore, withFolder(p, req.folder)));
     const params = paramsOf(req);
-    // A conversation-only restore never touches files: nothing to preview or confirm.
-    const dry = req.mode === 'conversation' ? undefined : await send({ ...params, dryRun: true });
+    const dry = await preview(req, hooks, send, params);
     const decision = dry === undefined ? ({ kind: 'proceed' } as const) : decide(dry.outcome, req.targetLabel);
     if (decision.kind === 'nothing' || decision.kind === 'failed') {
         void prompter().notify(decision.kind === 'nothing' ? 'info' : 'error', vscode.l10n.t('Retrace: {0}', decision.message), []);

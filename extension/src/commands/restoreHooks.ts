@@ -5,6 +5,9 @@
 import type { RestoreOutcome } from '../client/protocol';
 
 export interface RestoreHooks {
+    /** Before a workspace restore asks the server anything (its dry run, an undo): tell it what
+     * only the editor knows now (which buffers are dirty), so it decides conflicts from fresh facts. */
+    beforeRestore?(): Promise<void>;
     /** After a restore that moved the conversation. */
     onConversationRestored(): void;
     /** After any applied restore. */

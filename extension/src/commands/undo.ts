@@ -93,6 +93,7 @@ function tellUndone(rpc: Rpc, hooks: RestoreHooks, folder: string | undefined, r
 
 /** Undo the most recent restore (of another folder's store: `folder`, its root); resolves to the server's answer. */
 export async function undoLastRestore(rpc: Rpc, hooks: RestoreHooks, accepted: UndoAccepted = {}): Promise<RestoreResult | undefined> {
+    await hooks.beforeRestore?.();
     let given = accepted;
     let answer = await requestUndo(rpc, given);
     while (answer !== undefined && 'retry' in answer) {

@@ -246,6 +246,24 @@ suite('a multi-root workspace', () => {
             assert.ok(fs.existsSync(path.join(web, 'hello.txt')), 'the file under the unsaved buffer is left');
             assert.ok(webTyped.isDirty && webTyped.getText().startsWith('my unsaved note'), 'the typing is kept');
             assert.deepEqual(tree(other), apiBefore, 'api is untouched');
+
+            // A buffer of a file gone from disk: only the editor's dirty flag says it holds typing,
+            // and a restore tells the server before its dry run (not after the push's debounce).
+            await vscode.window.showTextDocument(apiTyped);
+            await vscode.commands.executeCommand('workbench.action.files.revert');
+            await waitFor('main.go clean', () => !apiTyped.isDirty);
+            await new Promise(resolve => setTimeout(resolve, 1000)); // the clean state reaches the server
+            fs.unlinkSync(path.join(other, 'main.go'));
+            await new Promise(resolve => setTimeout(resolve, 1000)); // the workbench sees it gone
+            const editor = await vscode.window.showTextDocument(apiTyped);
+            assert.ok(await editor.edit(b => b.insert(new vscode.Position(0, 0), '// typed into a deleted file\n')));
+            prompter.asked.length = 0;
+            await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreCode, apiBaseline);
+            const third = prompter.asked.find(q => q.kind === 'modal');
+            assert.ok(third, `the conflict dialog: ${JSON.stringify(prompter.asked)}`);
+            assert.match(third.detail, /^main\.go: unsaved changes in the editor/);
+            assert.ok(!fs.existsSync(path.join(other, 'main.go')), 'skipped: the file stays as it is (gone)');
+            assert.ok(apiTyped.getText().startsWith('// typed into a deleted file'), 'the typing is kept');
         } finally {
             restorePrompter();
             for (const doc of [apiTyped, webTyped]) {

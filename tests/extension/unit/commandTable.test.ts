@@ -14,7 +14,7 @@ const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..
 };
 
 /** Parts the table only captures (no command runs, so nothing of them is used). */
-const parts = { ctx: {}, timeline: {}, chat: {}, highlighter: {}, hunkLens: {}, fileHistory: {}, background: {}, remoteSessions: {}, health: {} } as unknown as Parts;
+const parts = { ctx: {}, timeline: {}, chat: {}, highlighter: {}, hunkLens: {}, fileHistory: {}, background: {}, remoteSessions: {}, health: {}, editorState: {} } as unknown as Parts;
 
 /** Commands that work without a server: they open, restart or configure it, or only touch the UI. */
 const LOCAL = new Set<string>([
