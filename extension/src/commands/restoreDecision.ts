@@ -91,11 +91,6 @@ export function modeLabel(mode: RestoreMode): string {
     }
 }
 
-/** Plan entries that would clobber work that is not the agent's (typing in the editor included). */
-export function planConflicts(outcome: RestoreOutcome): readonly PlannedFile[] {
-    return (outcome.plan?.files ?? []).filter(f => f.action === 'conflict');
-}
-
 /** A conflict caused by a buffer with unsaved changes (the server's `reason: "unsaved"`). */
 export function isUnsaved(f: PlannedFile): boolean {
     return f.conflict?.reason === ('unsaved' satisfies ConflictReason);
@@ -239,7 +234,7 @@ export interface Report {
 }
 
 /** Paths the restore left alone, with why (the contract's `skipped`, else per-file statuses). */
-export function skippedFiles(outcome: RestoreOutcome): string[] {
+function skippedFiles(outcome: RestoreOutcome): string[] {
     const fromFiles = outcome.files.filter(f => f.status === 'skipped').map(f => f.path);
     return [...new Set([...outcome.skipped, ...fromFiles])];
 }
