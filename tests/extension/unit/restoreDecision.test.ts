@@ -175,9 +175,10 @@ suite('restore decisions: unsaved editor buffers', () => {
         const applied = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: false, plan: null, checkpoint: null, safetyCheckpointId: null, skipped: ['src/app.py'], files: [
             { path: 'hello.txt', action: 'delete', status: 'restored', detail: null },
             { path: 'generated/out.txt', action: 'delete', status: 'restored', detail: null },
-            { path: 'src/app.py', action: 'conflict', status: 'skipped', detail: 'unsaved changes in the editor' },
+            // The server's words for a file it skipped (engine/restore: SKIPPED_DETAIL and the conflict's detail).
+            { path: 'src/app.py', action: 'conflict', status: 'skipped', detail: 'kept the current file (unsaved changes in the editor)' },
         ] } as RestoreOutcome;
-        assert.equal(report(applied, '“baseline”', 'c4').message, 'Restored code to “baseline” (2 files). Skipped, left as they are: src/app.py (unsaved changes in the editor).');
+        assert.equal(report(applied, '“baseline”', 'c4').message, 'Restored code to “baseline” (2 files). Skipped, left as they are: src/app.py (kept the current file (unsaved changes in the editor)).');
     });
 
     test('a plan the server did not mark is confirmed as planned: the client adds no conflict of its own', () => {
