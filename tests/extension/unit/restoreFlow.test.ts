@@ -2,7 +2,7 @@
  * The restore flow's pieces that need no workbench: which checkpoint a row command works on
  * (`Targets`: a node, an id, a subagent's row, another folder's row) and the questions before a
  * restore (`askBeforeRestore`: each renders the server's dry run, in a fixed order, and a cancel
- * anywhere sends nothing). A scripted prompter answers; a fake client records requests.
+ * anywhere sends nothing) and the undo's refusals answered (`undoLastRestore`). A scripted prompter answers; a fake client records requests.
  */
 import * as assert from 'node:assert/strict';
 import type { LanguageClient } from 'vscode-languageclient/node';
@@ -10,10 +10,11 @@ import { METHODS, Rpc, type BackgroundTaskView, type Checkpoint, type GitRestore
 import { askBeforeRestore, RESTORE, type AskContext } from '../../../extension/src/commands/restoreAsk';
 import { OVERWRITE_LABEL, SKIP_LABEL, type Confirmation } from '../../../extension/src/commands/restoreDecision';
 import { Targets } from '../../../extension/src/commands/targets';
+import { undoLastRestore } from '../../../extension/src/commands/undo';
 import { setPrompter, type Prompter } from '../../../extension/src/ui';
-import { RESTORE_WHILE_AGENT_RUNS } from '../../../extension/src/views/agentModel';
-import { RESTORE_ANYWAY, STOP_AND_RESTORE } from '../../../extension/src/views/backgroundModel';
-import { FILES_ONLY } from '../../../extension/src/views/gitModel';
+import { AGENT_RUNNING_CODE, RESTORE_WHILE_AGENT_RUNS } from '../../../extension/src/views/agentModel';
+import { BACKGROUND_RUNNING_CODE, RESTORE_ANYWAY, STOP_AND_RESTORE } from '../../../extension/src/views/backgroundModel';
+import { FILES_ONLY, GIT_MOVED_CODE } from '../../../extension/src/views/gitModel';
 import type { TimelineProvider } from '../../../extension/src/views/timeline/provider';
 import { checkpoint } from './fixtures';
 
@@ -143,5 +144,57 @@ suite('restore flow: the questions before a restore', () => {
         const { params, asked } = await ask([], CONFIRM, dryRun(), { ...CTX, confirmOverwrite: false });
         assert.deepEqual(params, { ...PARAMS, dryRun: false });
         assert.deepEqual(asked, []);
+    });
+});
+
+/** An Rpc answering `retrace/restore/undoLast` from a script: an error (a refusal) or a result. */
+function undoRpc(script: (Error | RestoreResult | null)[]): { rpc: Rpc; sent: Record<string, unknown>[] } {
+    const sent: Record<string, unknown>[] = [];
+    const client = {
+        sendRequest: (_method: string, params: Record<string, unknown>) => {
+            sent.push(params);
+            const next = script.shift();
+            return next instanceof Error ? Promise.reject(next) : Promise.resolve(next ?? null);
+        },
+    } as unknown as LanguageClient;
+    return { rpc: new Rpc(client), sent };
+}
+
+function refusal(code: string): Error {
+    return Object.assign(new Error(`refused: ${code}`), { data: { code } });
+}
+
+const undone = dryRun({ outcome: { kind: 'applied', mode: 'code', targetId: 's1', dryRun: false, files: [], plan: null, checkpoint: null, safetyCheckpointId: null, skipped: [] }, undid: 'Undid: Restore code to “c1”' });
+
+suite('restore flow: undo last restore', () => {
+    test("a refusal the user answers is sent again with the answer; a cancel sends nothing more; the editor's facts go first", async () => {
+        const rows: [string, (Error | RestoreResult | null)[], (string | undefined)[], Record<string, unknown>[], boolean][] = [
+            ['undone at once', [undone], [], [{}], true],
+            ['git moved: files only', [refusal(GIT_MOVED_CODE), undone], [FILES_ONLY], [{}, { gitChoice: 'filesOnly' }], true],
+            ['git moved: cancelled', [refusal(GIT_MOVED_CODE)], [undefined], [{}], false],
+            ['another agent: undo anyway', [refusal(AGENT_RUNNING_CODE), undone], [RESTORE_WHILE_AGENT_RUNS], [{}, { whileAgentRuns: 'proceed' }], true],
+            ['background: stop them', [refusal(BACKGROUND_RUNNING_CODE), undone], [STOP_AND_RESTORE], [{}, { backgroundTasks: 'stop' }], true],
+            ['git, then another agent', [refusal(GIT_MOVED_CODE), refusal(AGENT_RUNNING_CODE), undone], [FILES_ONLY, RESTORE_WHILE_AGENT_RUNS], [{}, { gitChoice: 'filesOnly' }, { gitChoice: 'filesOnly', whileAgentRuns: 'proceed' }], true],
+            ['nothing to undo', [null], [], [{}], false],
+        ];
+        for (const [what, script, answers, sentParams, restored] of rows) {
+            const { rpc, sent } = undoRpc([...script]);
+            const events: string[] = [];
+            const hooks = { beforeRestore: () => Promise.resolve(void events.push('facts')), onRestored: () => void events.push('restored'), onConversationRestored: () => void events.push('conversation') };
+            const restorePrompter = setPrompter(new Script([...answers]));
+            try {
+                const result = await undoLastRestore(rpc, hooks);
+                assert.equal(result !== undefined, restored, what);
+            } finally {
+                restorePrompter();
+            }
+            assert.deepEqual(sent, sentParams, what);
+            assert.deepEqual(events, restored ? ['facts', 'restored'] : ['facts'], what);
+        }
+    });
+
+    test('any other failure is thrown on', async () => {
+        const { rpc } = undoRpc([new Error('boom')]);
+        await assert.rejects(undoLastRestore(rpc, { onRestored: () => undefined, onConversationRestored: () => undefined }), /boom/);
     });
 });
