@@ -6,7 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
-import { METHODS, type Rpc, type TaskRef, type TimelineGetResult } from '../client/protocol';
+import { METHODS, type RestoreResult, type Rpc, type TaskRef, type TimelineGetResult } from '../client/protocol';
 import { inFolderRpc } from '../client/folderRpc';
 import { checkpointLabel } from '../labels';
 import { log } from '../logging';
@@ -22,11 +22,12 @@ import { isRestoreMode, restoreToPrompt } from './restorePrompt';
 import type { Target } from './targets';
 import { undoLastRestore } from './undo';
 
-type RestoreRow = (rpc: Rpc, arg: unknown) => Promise<Awaited<ReturnType<typeof runRestore>>>;
+/** Restore one mode of the row a command names (its node, id or the selected row). */
+type RestoreRow = (rpc: Rpc, arg: unknown) => Promise<RestoreResult | undefined>;
 
 /** Inside a subagent's own timeline: its workspace copy, on disk (the server refuses anything but
  * code there); its timeline reloads after. */
-function restoreInTask(kit: CommandKit, { cp, rpc }: Target, task: TaskRef, mode: RestoreMode): ReturnType<typeof runRestore> {
+function restoreInTask(kit: CommandKit, { cp, rpc }: Target, task: TaskRef, mode: RestoreMode): Promise<RestoreResult | undefined> {
     const childHooks = { onConversationRestored: (): void => undefined, onRestored: (): void => void kit.timeline.reloadTask(task) };
     const label = vscode.l10n.t("“{0}” in the subagent's copy", checkpointLabel(cp));
     return runRestore(rpc, { targetId: cp.id, mode, targetLabel: label, previousHead: undefined, confirmOverwrite: true, task }, childHooks);

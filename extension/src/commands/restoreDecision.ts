@@ -127,16 +127,18 @@ function conflictDecision(files: readonly PlannedFile[], target: string): Confir
     };
 }
 
-function failedDecision(outcome: RestoreOutcome, target: string): Confirmation {
-    const error = outcome.kind === 'failed' ? outcome.error : undefined;
-    return { kind: 'failed', message: vscode.l10n.t('Restore of {0} is not possible: {1}', target, error ?? vscode.l10n.t('unknown error')) };
+/** One kind of the server's outcome. */
+type Outcome<K extends OutcomeKind> = Extract<RestoreOutcome, { kind: K }>;
+
+function failedDecision(outcome: Outcome<'failed'>, target: string): Confirmation {
+    return { kind: 'failed', message: vscode.l10n.t('Restore of {0} is not possible: {1}', target, outcome.error || vscode.l10n.t('unknown error')) };
 }
 
-function nothingDecision(outcome: RestoreOutcome, target: string): Confirmation {
+function nothingDecision(outcome: Outcome<'nothingToRestore'>, target: string): Confirmation {
     if (outcome.mode !== 'code') {
         return { kind: 'proceed' }; // the files match, but the conversation still moves
     }
-    const reason = outcome.kind === 'nothingToRestore' ? outcome.reason : '';
+    const reason = outcome.reason;
     return {
         kind: 'nothing',
         message: reason ? vscode.l10n.t('Nothing to restore: the workspace already matches {0} ({1}).', target, reason) : vscode.l10n.t('Nothing to restore: the workspace already matches {0}.', target),
@@ -252,8 +254,6 @@ function skippedNote(outcome: RestoreOutcome): string {
     const more = skipped.length > MAX_LISTED ? `, ${vscode.l10n.t('… {0} more', skipped.length - MAX_LISTED)}` : '';
     return vscode.l10n.t(' Skipped, left as they are: {0}.', `${listed.join(', ')}${more}`);
 }
-
-type Outcome<K extends OutcomeKind> = Extract<RestoreOutcome, { kind: K }>;
 
 function appliedReport(outcome: Outcome<'applied'>, target: string, previousHead: string | undefined): Report {
     const restored = outcome.files.filter(f => f.status === 'restored' || f.status === 'merged').length;
