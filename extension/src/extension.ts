@@ -25,11 +25,9 @@ import { BackgroundItem } from './views/providers/backgroundItem';
 import { StatusItem } from './views/providers/statusItem';
 import { RemoteItem } from './views/providers/remoteItem';
 import { RemoteSessionsProvider } from './views/providers/remoteSessions';
-import { registerRemoteCommands } from './commands/remote';
-import { registerModelProviderCommands } from './commands/modelProvider';
+import { watchCopilotModels } from './commands/modelProvider';
 import { TimelineProvider } from './views/providers/timeline/provider';
 import { HealthPanel } from './views/providers/healthPanel';
-import { registerFileHistoryCommands } from './commands/fileHistory';
 import { FileHistoryProvider } from './views/providers/fileHistoryProvider';
 import { TerminalCommand } from './client/terminalHost';
 
@@ -81,6 +79,58 @@ async function startIfUsed(ctx: Ctx, reveal: () => Promise<void>): Promise<void>
     }
 }
 
+/** Every view and editor feature, built once over the one connection (`ctx`). */
+function createParts(context: vscode.ExtensionContext, ctx: Ctx): Omit<RetraceApi, 'setPrompter' | 'changeViews'> & { readonly hunkLens: HunkLens } {
+    const timeline = new TimelineProvider(ctx);
+    const chat = new ChatViewProvider(ctx, context.extensionUri);
+    const highlighter = new ChangeHighlighter(ctx, folder => timeline.timelineOf(folder), context.extensionUri);
+    const health = new HealthPanel(ctx, context.extensionUri, {
+        openCheckpoint: async (id, sessionId) => {
+            await timeline.showCheckpoint(id, sessionId);
+            await vscode.commands.executeCommand(COMMANDS.openDiff, id);
+        },
+    });
+    return {
+        ctx,
+        timeline,
+        fileHistory: new FileHistoryProvider(ctx),
+        chat,
+        health,
+        highlighter,
+        hunkLens: new HunkLens(ctx, highlighter),
+        status: new StatusItem(ctx),
+        remote: new RemoteItem(ctx),
+        remoteSessions: new RemoteSessionsProvider(ctx),
+        background: new BackgroundItem(ctx),
+        terminal: new TerminalCommand(context),
+        editorState: new EditorStatePusher(ctx),
+        contentProvider: new CheckpointContentProvider(ctx),
+    };
+}
+
+/** The parts' lifetimes and the wiring between them (events, content providers). */
+function wire(context: vscode.ExtensionContext, parts: ReturnType<typeof createParts>): void {
+    const { ctx, timeline, chat, terminal, contentProvider } = parts;
+    ctx.handlers = {
+        permission: request => chat.askPermission(request),
+        save: saveDocuments,
+        restoreState: restoreEditorState,
+    };
+    const { fileHistory, health, highlighter, hunkLens, status, remote, remoteSessions, background, editorState } = parts;
+    context.subscriptions.push(
+        ctx,
+        ...[timeline, fileHistory, chat, health, highlighter, hunkLens, status, remote, remoteSessions, background, editorState, contentProvider, terminal],
+        ctx.onDidChangeState(state => state.kind === 'running' && void terminal.serverStarted(state.interpreter.path)),
+        vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, contentProvider),
+        vscode.workspace.registerTextDocumentContentProvider(MERGE_SCHEME, mergePreviews),
+        ctx.onTimelineChange(() => contentProvider.refreshCurrent()),
+        chat.onDidChangeSession(id => {
+            timeline.activeSessionId = id;
+            timeline.scheduleRefresh();
+        }),
+    );
+}
+
 export function activate(context: vscode.ExtensionContext): RetraceApi | undefined {
     const output = createLog();
     context.subscriptions.push(output);
@@ -88,70 +138,14 @@ export function activate(context: vscode.ExtensionContext): RetraceApi | undefin
         onIgnoredSettings(reportIgnoredSettings);
         const ctx = new Ctx(context, output);
         ctxRef = ctx;
-        const timeline = new TimelineProvider(ctx);
-        const fileHistory = new FileHistoryProvider(ctx);
-        const chat = new ChatViewProvider(ctx, context.extensionUri);
-        const highlighter = new ChangeHighlighter(ctx, folder => timeline.timelineOf(folder), context.extensionUri);
-        const hunkLens = new HunkLens(ctx, highlighter);
-        const status = new StatusItem(ctx);
-        const remote = new RemoteItem(ctx);
-        const remoteSessions = new RemoteSessionsProvider(ctx);
-        const background = new BackgroundItem(ctx);
-        const editorState = new EditorStatePusher(ctx);
-        const contentProvider = new CheckpointContentProvider(ctx);
-        const terminal = new TerminalCommand(context);
-        ctx.handlers = {
-            permission: request => chat.askPermission(request),
-            save: saveDocuments,
-            restoreState: restoreEditorState,
-        };
-        context.subscriptions.push(
-            ctx,
-            timeline,
-            fileHistory,
-            chat,
-            highlighter,
-            hunkLens,
-            status,
-            remote,
-            remoteSessions,
-            background,
-            editorState,
-            contentProvider,
-            terminal,
-            ctx.onDidChangeState(state => state.kind === 'running' && void terminal.serverStarted(state.interpreter.path)),
-            vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, contentProvider),
-            vscode.workspace.registerTextDocumentContentProvider(MERGE_SCHEME, mergePreviews),
-            ctx.onTimelineChange(() => contentProvider.refreshCurrent()),
-            chat.onDidChangeSession(id => {
-                timeline.activeSessionId = id;
-                timeline.scheduleRefresh();
-            }),
-        );
-        registerCommands({ ctx, timeline, chat, highlighter, hunkLens });
-        const health = new HealthPanel(ctx, context.extensionUri, {
-            openCheckpoint: async (id, sessionId) => {
-                await timeline.showCheckpoint(id, sessionId);
-                await vscode.commands.executeCommand(COMMANDS.openDiff, id);
-            },
-        });
-        context.subscriptions.push(health, vscode.commands.registerCommand(COMMANDS.showHealth, () => health.show()));
-        registerRemoteCommands(ctx, timeline, () => void remoteSessions.refresh());
-        registerModelProviderCommands(ctx);
-        ctx.registerCommand(COMMANDS.backgroundStop, rpc => () => background.stop(rpc));
-        registerFileHistoryCommands({
-            ctx,
-            fileHistory,
-            head: () => timeline.head,
-            onRestored: () => {
-                timeline.scheduleRefresh();
-                highlighter.schedule();
-            },
-        });
-        void startIfUsed(ctx, () => chat.reveal());
+        const parts = createParts(context, ctx);
+        wire(context, parts);
+        registerCommands(parts);
+        watchCopilotModels(ctx);
+        void startIfUsed(ctx, () => parts.chat.reveal());
         void closeStaleChangeViews().then(n => n > 0 && log.info(`closed ${n} restored changes view(s) that had lost their file list`));
-        const changeViews = { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews };
-        return { ctx, timeline, fileHistory, chat, health, highlighter, status, remote, remoteSessions, background, terminal, editorState, contentProvider, setPrompter, changeViews };
+        const { hunkLens: _lens, ...api } = parts;
+        return { ...api, setPrompter, changeViews: { closeStale: closeStaleChangeViews, forget: forgetOpenedChangeViews } };
     } catch (err) {
         log.error('activation failed', err);
         void vscode.window.showErrorMessage(vscode.l10n.t('Cannot activate Retrace: {0}', errorMessage(err)));

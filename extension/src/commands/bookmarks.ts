@@ -7,12 +7,11 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
-import type { Ctx } from '../ctx';
 import { METHODS, type Checkpoint, type Rpc } from '../client/protocol';
 import { prompter } from '../ui';
+import { serverCommand, type Registration } from './registry';
 
 export interface BookmarkCommandParts {
-    readonly ctx: Ctx;
     /** The checkpoint of a timeline row command (node, id or the selected row), its folder (a
      * multi-root workspace) and the server naming that folder in every request. */
     readonly rowTarget: (rpc: Rpc, arg: unknown) => Promise<{ readonly cp: Checkpoint; readonly folder: string | undefined; readonly rpc: Rpc }>;
@@ -26,9 +25,12 @@ async function askName(given: unknown, options: vscode.InputBoxOptions): Promise
     return typeof given === 'string' ? given : vscode.window.showInputBox({ ignoreFocusOut: true, ...options });
 }
 
-export function registerBookmarkCommands(parts: BookmarkCommandParts): void {
-    const { ctx } = parts;
-    ctx.registerCommand(COMMANDS.bookmarkCurrentState, rpc => async (given: unknown) => {
+export function bookmarkCommands(parts: BookmarkCommandParts): Registration[] {
+    return [bookmarkCurrentState(parts), bookmarkCheckpoint(parts)];
+}
+
+function bookmarkCurrentState(parts: BookmarkCommandParts): Registration {
+    return serverCommand(COMMANDS.bookmarkCurrentState, rpc => async (given: unknown) => {
         const name = await askName(given, {
             title: vscode.l10n.t('Retrace: Bookmark the Current State'),
             prompt: vscode.l10n.t('A name for the workspace as it is now (it is offered first when you restore)'),
@@ -46,7 +48,10 @@ export function registerBookmarkCommands(parts: BookmarkCommandParts): void {
         void prompter().notify('info', message, []);
         return result;
     });
-    ctx.registerCommand(COMMANDS.bookmarkCheckpoint, server => async (arg: unknown, given: unknown) => {
+}
+
+function bookmarkCheckpoint(parts: BookmarkCommandParts): Registration {
+    return serverCommand(COMMANDS.bookmarkCheckpoint, server => async (arg: unknown, given: unknown) => {
         const { cp, folder, rpc } = await parts.rowTarget(server, arg);
         const row = parts.rowOf(cp.id, folder);
         const name = await askName(given, {

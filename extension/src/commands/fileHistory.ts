@@ -6,22 +6,23 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS, VIEW_FILE_HISTORY } from '../constants';
-import type { Ctx } from '../ctx';
-import type { RestoreOutcome } from '../client/protocol';
+import type { Rpc } from '../client/protocol';
+import type { RestoreHooks } from './restoreHooks';
 import { runRestore } from './restore';
 import { openChanges } from '../diff/openDiff';
 import { prompter } from '../ui';
 import { diffWithCurrent, diffWithPrevious, type DiffRequest, type FileHistoryNode, type VersionNode } from '../views/models/fileHistoryModel';
 import { selectedRow } from '../views/providers/selection';
+import { localCommand, serverCommand, type Registration } from './registry';
 import type { FileHistoryProvider } from '../views/providers/fileHistoryProvider';
 
 export interface FileHistoryParts {
-    readonly ctx: Ctx;
     readonly fileHistory: FileHistoryProvider;
     /** The timeline's head now (the undo target of a restore). */
     head(): string | undefined;
-    /** After an applied restore (refresh the timeline and the highlights). */
-    onRestored(outcome: RestoreOutcome): void;
+    /** The workspace restore's hooks (the server hears of dirty buffers first; the timeline and
+     * the highlights refresh after). */
+    readonly hooks: RestoreHooks;
 }
 
 /** The version a command was invoked on: its argument (a row's context menu, tests), else the
@@ -53,50 +54,54 @@ function open(diff: DiffRequest, root: string | undefined): Promise<void> {
     return openChanges([diff.file], diff.left, diff.right, diff.title, undefined, root);
 }
 
-export function registerFileHistoryCommands(parts: FileHistoryParts): void {
-    const { ctx, fileHistory } = parts;
+/** Restore the file as it was at the picked version (another folder's: that folder's store). */
+async function restoreVersion(rpc: Rpc, parts: FileHistoryParts, arg: unknown): Promise<unknown> {
+    const { fileHistory } = parts;
+    const { path, version, folder } = await versionOf(arg, fileHistory.view);
+    // Another folder's file: that folder's store restores it (and its Undo undoes it there).
+    const inFolder = folder === undefined ? {} : { folder };
+    const result = await runRestore(
+        rpc,
+        { targetId: version.checkpointId, mode: 'code', paths: [path], targetLabel: `${path} as of “${version.title}”`, previousHead: folder === undefined ? parts.head() : undefined, confirmOverwrite: true, ...inFolder },
+        parts.hooks,
+    );
+    fileHistory.scheduleRefresh();
+    return result;
+}
 
-    ctx.registerCommand(COMMANDS.fileHistoryShow, () => async (arg: unknown) => {
-        const active = vscode.window.activeTextEditor?.document.uri;
-        const uri = arg instanceof vscode.Uri ? arg : active;
-        const where = uri === undefined ? undefined : fileHistory.locate(uri);
-        if (where === undefined) {
-            throw new Error(vscode.l10n.t('open or pick a file of the workspace to see the checkpoints that touched it'));
-        }
-        await vscode.commands.executeCommand(`${VIEW_FILE_HISTORY}.focus`);
-        // A file picked in the explorer (not the active editor) stays while other editors open.
-        await fileHistory.show(where.path, active === undefined || uri?.toString() !== active.toString(), where.folder);
-        return fileHistory.versions;
-    });
+/** Show the checkpoints that touched the file given (explorer) or the active editor's. */
+async function showFileHistory(fileHistory: FileHistoryProvider, arg: unknown): Promise<unknown> {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const uri = arg instanceof vscode.Uri ? arg : active;
+    const where = uri === undefined ? undefined : fileHistory.locate(uri);
+    if (where === undefined) {
+        throw new Error(vscode.l10n.t('open or pick a file of the workspace to see the checkpoints that touched it'));
+    }
+    await vscode.commands.executeCommand(`${VIEW_FILE_HISTORY}.focus`);
+    // A file picked in the explorer (not the active editor) stays while other editors open.
+    await fileHistory.show(where.path, active === undefined || uri?.toString() !== active.toString(), where.folder);
+    return fileHistory.versions;
+}
 
-    ctx.registerCommand(COMMANDS.fileHistoryOpenVersion, () => async (arg: unknown) => {
-        const { path, version, folder } = await versionOf(arg, fileHistory.view);
-        await open(diffWithCurrent(path, version, await existsNow(path, folder)), folder);
-    });
-
-    ctx.registerCommand(COMMANDS.fileHistoryComparePrevious, () => async (arg: unknown) => {
-        const { path, version, folder } = await versionOf(arg, fileHistory.view);
-        const diff = diffWithPrevious(path, version);
-        if (diff === undefined) {
-            void prompter().notify('info', vscode.l10n.t('Retrace: “{0}” is the first checkpoint; there is no earlier version of {1}.', version.title, path), []);
-            return;
-        }
-        await open(diff, folder);
-    });
-
-    ctx.registerCommand(COMMANDS.fileHistoryRestoreVersion, rpc => async (arg: unknown) => {
-        const { path, version, folder } = await versionOf(arg, fileHistory.view);
-        // Another folder's file: that folder's store restores it (and its Undo undoes it there).
-        const inFolder = folder === undefined ? {} : { folder };
-        const result = await runRestore(
-            rpc,
-            { targetId: version.checkpointId, mode: 'code', paths: [path], targetLabel: `${path} as of “${version.title}”`, previousHead: folder === undefined ? parts.head() : undefined, confirmOverwrite: true, ...inFolder },
-            { onConversationRestored: () => undefined, onRestored: outcome => parts.onRestored(outcome) },
-        );
-        fileHistory.scheduleRefresh();
-        return result;
-    });
-
-    ctx.registerCommand(COMMANDS.fileHistoryLoadOlder, () => () => fileHistory.loadOlder());
-    ctx.extension.subscriptions.push(vscode.commands.registerCommand(COMMANDS.fileHistoryTogglePin, () => fileHistory.togglePin()));
+export function fileHistoryCommands(parts: FileHistoryParts): Registration[] {
+    const { fileHistory } = parts;
+    return [
+        serverCommand(COMMANDS.fileHistoryShow, () => (arg: unknown) => showFileHistory(fileHistory, arg)),
+        serverCommand(COMMANDS.fileHistoryOpenVersion, () => async (arg: unknown) => {
+            const { path, version, folder } = await versionOf(arg, fileHistory.view);
+            await open(diffWithCurrent(path, version, await existsNow(path, folder)), folder);
+        }),
+        serverCommand(COMMANDS.fileHistoryComparePrevious, () => async (arg: unknown) => {
+            const { path, version, folder } = await versionOf(arg, fileHistory.view);
+            const diff = diffWithPrevious(path, version);
+            if (diff === undefined) {
+                void prompter().notify('info', vscode.l10n.t('Retrace: “{0}” is the first checkpoint; there is no earlier version of {1}.', version.title, path), []);
+                return;
+            }
+            await open(diff, folder);
+        }),
+        serverCommand(COMMANDS.fileHistoryRestoreVersion, rpc => (arg: unknown) => restoreVersion(rpc, parts, arg)),
+        serverCommand(COMMANDS.fileHistoryLoadOlder, () => () => fileHistory.loadOlder()),
+        localCommand(COMMANDS.fileHistoryTogglePin, () => fileHistory.togglePin()),
+    ];
 }

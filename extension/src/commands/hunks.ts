@@ -6,7 +6,6 @@
  */
 import * as vscode from 'vscode';
 import { CHECKPOINT_SCHEME, COMMANDS } from '../constants';
-import type { Ctx } from '../ctx';
 import { METHODS, type Checkpoint, type RestoreHunkResult, type Rpc } from '../client/protocol';
 import { parseCheckpointUri } from '../diff/contentProvider';
 import type { HunkLens } from '../diff/hunkLens';
@@ -15,10 +14,12 @@ import { withFolder } from '../paths';
 import { prompter } from '../ui';
 import { choiceOf, isBackgroundRefusal, RESTORE_ANYWAY, STOP_AND_RESTORE, type BackgroundChoice } from '../views/models/backgroundModel';
 import { checkpointLabel } from '../labels';
-import { runRestore, undoLastRestore, type RestoreHooks } from './restore';
+import { runRestore } from './restore';
+import type { RestoreHooks } from './restoreHooks';
+import { undoLastRestore } from './undo';
+import { serverCommand, type Registration } from './registry';
 
 export interface HunkCommandParts {
-    readonly ctx: Ctx;
     readonly lens: HunkLens;
     readonly hooks: RestoreHooks;
     /** Refresh what a restore moves (timeline, highlights). */
@@ -111,41 +112,45 @@ export function diffSide(arg: unknown): { path: string; checkpointId: string; fo
     throw new Error(vscode.l10n.t("open a checkpoint's diff first (timeline row → Open Changes or Compare with Current)"));
 }
 
-export function registerHunkCommands(parts: HunkCommandParts): void {
-    const { ctx, lens, hooks } = parts;
-    const str = (v: unknown, what: string): string => {
-        if (typeof v !== 'string' || v === '') {
-            throw new Error(`missing ${what}`);
-        }
-        return v;
-    };
-    ctx.registerCommand(COMMANDS.hunkKeep, () => (_path: unknown, key: unknown) => lens.keep(str(key, 'hunk')));
-    ctx.registerCommand(COMMANDS.hunkUndo, rpc => (path: unknown, cp: unknown, hunk: unknown, hash: unknown, folder: unknown) =>
-        restoreHunk(rpc, parts, str(cp, 'checkpoint'), str(path, 'path'), str(hunk, 'hunk'), str(hash, 'hash'), folder === undefined ? undefined : str(folder, 'folder')),
-    );
-    const restoreFile = async (rpc: Rpc, cp: Checkpoint, path: string, folder?: string): Promise<unknown> =>
-        runRestore(
-            rpc,
-            { targetId: cp.id, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('“{0}”', checkpointLabel(cp)), previousHead: folder === undefined ? parts.head() : undefined, confirmOverwrite: true, ...(folder === undefined ? {} : { folder }) },
-            hooks,
-        );
-    ctx.registerCommand(COMMANDS.rowRestoreFile, rpc => async (arg: unknown, given: unknown) => {
-        const { cp, folder } = await parts.rowTarget(rpc, arg);
-        const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a file'));
-        return path === undefined ? undefined : restoreFile(rpc, cp, path, folder);
-    });
-    ctx.registerCommand(COMMANDS.rowRestoreHunk, rpc => async (arg: unknown, given: unknown) => {
-        const { cp, folder } = await parts.rowTarget(rpc, arg);
-        const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a hunk of a file'));
-        return path === undefined ? undefined : pickAndRestoreHunk(rpc, parts, cp.id, path, folder);
-    });
-    ctx.registerCommand(COMMANDS.diffRestoreFile, rpc => async (arg: unknown) => {
-        const side = diffSide(arg);
-        const cp = (await rpc.request(METHODS.checkpointGet, withFolder({ id: side.checkpointId }, side.folder))).checkpoint;
-        return restoreFile(rpc, cp, side.path, side.folder);
-    });
-    ctx.registerCommand(COMMANDS.diffRestoreHunk, rpc => async (arg: unknown) => {
-        const side = diffSide(arg);
-        return pickAndRestoreHunk(rpc, parts, side.checkpointId, side.path, side.folder);
-    });
+function str(v: unknown, what: string): string {
+    if (typeof v !== 'string' || v === '') {
+        throw new Error(`missing ${what}`);
+    }
+    return v;
+}
+
+/** One file of a checkpoint, through the ordinary restore flow with `paths`. */
+function restoreFile(rpc: Rpc, parts: HunkCommandParts, cp: Checkpoint, path: string, folder?: string): Promise<unknown> {
+    const inFolder = folder === undefined ? {} : { folder };
+    const previousHead = folder === undefined ? parts.head() : undefined;
+    return runRestore(rpc, { targetId: cp.id, mode: 'code', paths: [path], targetLabel: vscode.l10n.t('“{0}”', checkpointLabel(cp)), previousHead, confirmOverwrite: true, ...inFolder }, parts.hooks);
+}
+
+export function hunkCommands(parts: HunkCommandParts): Registration[] {
+    const { lens } = parts;
+    return [
+        serverCommand(COMMANDS.hunkKeep, () => (_path: unknown, key: unknown) => lens.keep(str(key, 'hunk'))),
+        serverCommand(COMMANDS.hunkUndo, rpc => (path: unknown, cp: unknown, hunk: unknown, hash: unknown, folder: unknown) =>
+            restoreHunk(rpc, parts, str(cp, 'checkpoint'), str(path, 'path'), str(hunk, 'hunk'), str(hash, 'hash'), folder === undefined ? undefined : str(folder, 'folder')),
+        ),
+        serverCommand(COMMANDS.rowRestoreFile, rpc => async (arg: unknown, given: unknown) => {
+            const { cp, folder } = await parts.rowTarget(rpc, arg);
+            const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a file'));
+            return path === undefined ? undefined : restoreFile(rpc, parts, cp, path, folder);
+        }),
+        serverCommand(COMMANDS.rowRestoreHunk, rpc => async (arg: unknown, given: unknown) => {
+            const { cp, folder } = await parts.rowTarget(rpc, arg);
+            const path = typeof given === 'string' ? given : await pickFile(cp, vscode.l10n.t('Restore a hunk of a file'));
+            return path === undefined ? undefined : pickAndRestoreHunk(rpc, parts, cp.id, path, folder);
+        }),
+        serverCommand(COMMANDS.diffRestoreFile, rpc => async (arg: unknown) => {
+            const side = diffSide(arg);
+            const cp = (await rpc.request(METHODS.checkpointGet, withFolder({ id: side.checkpointId }, side.folder))).checkpoint;
+            return restoreFile(rpc, parts, cp, side.path, side.folder);
+        }),
+        serverCommand(COMMANDS.diffRestoreHunk, rpc => async (arg: unknown) => {
+            const side = diffSide(arg);
+            return pickAndRestoreHunk(rpc, parts, side.checkpointId, side.path, side.folder);
+        }),
+    ];
 }

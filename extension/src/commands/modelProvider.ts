@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import { COMMANDS, CONFIG_SECTION, CONTEXT_COPILOT_MODELS, SECRET_OPENAI_COMPATIBLE_KEY } from '../constants';
 import type { Ctx } from '../ctx';
 import { log } from '../logging';
+import { localCommand, type Registration } from './registry';
 import { checkBaseUrl, checkCloudName, choiceOfProvider, choicesOfArg, LOCAL_DEFAULT_BASE_URL, modelSummary, settingWrites, type Answers, type ChoiceId } from '../views/models/modelChoice';
 
 /** The vscode-lm bridge's model picker (writes `retrace.model.provider = vscode-lm` and the id). */
@@ -41,7 +42,7 @@ async function copilotModelCount(): Promise<number> {
  * Keep the welcome view's order in step with what the editor offers. Asked only while no model
  * answers (the only time the choice is shown): nothing is asked of the editor's models at start-up.
  */
-function watchCopilotModels(ctx: Ctx): void {
+export function watchCopilotModels(ctx: Ctx): void {
     const update = async (): Promise<void> => {
         if (ctx.modelMode === 'noKey') {
             await vscode.commands.executeCommand('setContext', CONTEXT_COPILOT_MODELS, (await copilotModelCount()) > 0);
@@ -136,31 +137,41 @@ async function askLocal(ctx: Ctx): Promise<{ answers: Answers; keyChanged: boole
     return { answers: { choice: 'local', baseUrl, id }, keyChanged: before !== key.trim() };
 }
 
+/** The old `"retrace.model": "…"` would shadow the section: it goes (its id stays for Anthropic).
+ * Resolves to its value when there was one. */
+async function dropLegacyModel(config: vscode.WorkspaceConfiguration): Promise<string | undefined> {
+    const legacy = config.inspect<unknown>('model')?.globalValue;
+    if (typeof legacy !== 'string') {
+        return undefined;
+    }
+    try {
+        await config.update('model', undefined, vscode.ConfigurationTarget.Global);
+    } catch (err) {
+        log.warn(`could not remove the old retrace.model setting: ${String(err)}`);
+        void vscode.window.showWarningMessage(vscode.l10n.t('Remove the old "retrace.model": {0} line from your user settings.json: it hides the new model settings.', JSON.stringify(legacy)));
+    }
+    return legacy;
+}
+
+/** A folder's own provider setting wins over the user's choice there: say so. */
+function warnIfFolderOverrides(chosen: unknown): void {
+    const provider = section().inspect<unknown>('model.provider');
+    const local = provider?.workspaceFolderValue ?? provider?.workspaceValue;
+    if (local !== undefined && local !== chosen) {
+        void vscode.window.showWarningMessage(vscode.l10n.t('This folder’s settings set retrace.model.provider to {0}, which overrides your choice in this folder.', JSON.stringify(local)));
+    }
+}
+
 /** Write the choice's settings (user settings), and say what is now active. */
 async function write(answers: Answers): Promise<void> {
     const config = section();
-    const legacy = config.inspect<unknown>('model')?.globalValue;
-    if (typeof legacy === 'string') {
-        // The old `"retrace.model": "…"` would shadow the section: it goes, its id stays for Anthropic.
-        try {
-            await config.update('model', undefined, vscode.ConfigurationTarget.Global);
-        } catch (err) {
-            log.warn(`could not remove the old retrace.model setting: ${String(err)}`);
-            void vscode.window.showWarningMessage(
-                vscode.l10n.t('Remove the old "retrace.model": {0} line from your user settings.json: it hides the new model settings.', JSON.stringify(legacy)),
-            );
-        }
-    }
+    const legacy = await dropLegacyModel(config);
     const writes = settingWrites(answers);
     for (const [key, value] of writes) {
-        const kept = key === 'model.id' && answers.choice === 'anthropic' && typeof legacy === 'string' ? legacy : value;
+        const kept = key === 'model.id' && answers.choice === 'anthropic' && legacy !== undefined ? legacy : value;
         await config.update(key, kept, vscode.ConfigurationTarget.Global);
     }
-    const provider = section().inspect<unknown>('model.provider');
-    const local = provider?.workspaceFolderValue ?? provider?.workspaceValue;
-    if (local !== undefined && local !== writes[writes.length - 1]?.[1]) {
-        void vscode.window.showWarningMessage(vscode.l10n.t('This folder’s settings set retrace.model.provider to {0}, which overrides your choice in this folder.', JSON.stringify(local)));
-    }
+    warnIfFolderOverrides(writes[writes.length - 1]?.[1]);
     log.info(`model provider chosen: ${modelSummary(section().get('model'))}`);
     void vscode.window.showInformationMessage(vscode.l10n.t('Retrace now uses {0}.', modelSummary(section().get('model'))));
 }
@@ -187,37 +198,39 @@ async function useCopilot(copilotModels: number): Promise<void> {
     await section().update('model.provider', 'vscode-lm', vscode.ConfigurationTarget.Global);
 }
 
-async function run(ctx: Ctx, choice: ChoiceId, copilotModels: number): Promise<void> {
-    switch (choice) {
-        case 'copilot':
-            return useCopilot(copilotModels);
-        case 'anthropic':
-            if (section().get<unknown>('model.provider') !== 'anthropic' || typeof section().inspect<unknown>('model')?.globalValue === 'string') {
-                await write({ choice: 'anthropic' });
-            }
-            await vscode.commands.executeCommand(COMMANDS.setApiKey);
-            return;
-        case 'bedrock':
-        case 'vertex': {
-            const answers = choice === 'bedrock' ? await askBedrock() : await askVertex();
-            if (answers !== undefined) {
-                await write(answers);
-                await ctx.installProviderPackages(); // also when the setting did not change: choosing again installs them
-            }
-            return;
-        }
-        case 'local': {
-            const local = await askLocal(ctx);
-            if (local !== undefined) {
-                await write(local.answers);
-                if (local.keyChanged) {
-                    await ctx.restart(); // the key reaches the server on a pipe at its start
-                }
-            }
-            return;
+async function useAnthropic(): Promise<void> {
+    if (section().get<unknown>('model.provider') !== 'anthropic' || typeof section().inspect<unknown>('model')?.globalValue === 'string') {
+        await write({ choice: 'anthropic' });
+    }
+    await vscode.commands.executeCommand(COMMANDS.setApiKey);
+}
+
+async function useCloud(ctx: Ctx, ask: () => Promise<Answers | undefined>): Promise<void> {
+    const answers = await ask();
+    if (answers !== undefined) {
+        await write(answers);
+        await ctx.installProviderPackages(); // also when the setting did not change: choosing again installs them
+    }
+}
+
+async function useLocal(ctx: Ctx): Promise<void> {
+    const local = await askLocal(ctx);
+    if (local !== undefined) {
+        await write(local.answers);
+        if (local.keyChanged) {
+            await ctx.restart(); // the key reaches the server on a pipe at its start
         }
     }
 }
+
+/** What each choice does. */
+const RUNS: Record<ChoiceId, (ctx: Ctx, copilotModels: number) => Promise<void>> = {
+    copilot: (_ctx, copilotModels) => useCopilot(copilotModels),
+    anthropic: () => useAnthropic(),
+    bedrock: ctx => useCloud(ctx, askBedrock),
+    vertex: ctx => useCloud(ctx, askVertex),
+    local: ctx => useLocal(ctx),
+};
 
 /** The command: `arg` (from a welcome or walkthrough link) narrows the choices. */
 async function chooseModelProvider(ctx: Ctx, arg: unknown): Promise<void> {
@@ -234,11 +247,10 @@ async function chooseModelProvider(ctx: Ctx, arg: unknown): Promise<void> {
         choice = picked?.choice;
     }
     if (choice !== undefined) {
-        await run(ctx, choice, copilotModels);
+        await RUNS[choice](ctx, copilotModels);
     }
 }
 
-export function registerModelProviderCommands(ctx: Ctx): void {
-    ctx.extension.subscriptions.push(vscode.commands.registerCommand(COMMANDS.chooseModelProvider, (arg?: unknown) => chooseModelProvider(ctx, arg)));
-    watchCopilotModels(ctx);
+export function modelProviderCommands(ctx: Ctx): Registration[] {
+    return [localCommand(COMMANDS.chooseModelProvider, (arg?: unknown) => chooseModelProvider(ctx, arg))];
 }

@@ -11,6 +11,7 @@ import { errorMessage, log } from '../logging';
 import { formatBytes } from '../views/models/statusModel';
 import { remoteSessionPicks } from '../views/models/remoteModel';
 import type { TimelineProvider } from '../views/providers/timeline/provider';
+import { localCommand, serverCommand, type Registration } from './registry';
 import { setRemoteCredentials } from './remoteCredentials';
 
 /** One line for a finished push. */
@@ -81,17 +82,19 @@ export async function pickRemoteSession(rpc: Rpc, timeline: TimelineProvider): P
 }
 
 /** `refreshSessions`: the Remote Sessions view lists again (after an open, on its refresh button). */
-export function registerRemoteCommands(ctx: Ctx, timeline: TimelineProvider, refreshSessions: () => void): void {
-    ctx.registerCommand(COMMANDS.remotePush, rpc => () => pushToRemote(rpc));
-    ctx.registerCommand(COMMANDS.remoteOpen, rpc => async (arg?: unknown) => {
-        const given = typeof arg === 'object' && arg !== null ? (arg as { sessionId?: unknown; storeId?: unknown }) : undefined;
-        const opened =
-            given !== undefined && typeof given.sessionId === 'string'
-                ? await openRemoteSession(rpc, timeline, given.sessionId, typeof given.storeId === 'string' ? given.storeId : null)
-                : await pickRemoteSession(rpc, timeline);
-        refreshSessions();
-        return opened;
-    });
-    ctx.registerCommand(COMMANDS.remoteSessionsRefresh, () => () => refreshSessions());
-    ctx.extension.subscriptions.push(vscode.commands.registerCommand(COMMANDS.remoteSetCredentials, () => setRemoteCredentials(ctx)));
+export function remoteCommands(ctx: Ctx, timeline: TimelineProvider, refreshSessions: () => void): Registration[] {
+    return [
+        serverCommand(COMMANDS.remotePush, rpc => () => pushToRemote(rpc)),
+        serverCommand(COMMANDS.remoteOpen, rpc => async (arg?: unknown) => {
+            const given = typeof arg === 'object' && arg !== null ? (arg as { sessionId?: unknown; storeId?: unknown }) : undefined;
+            const opened =
+                given !== undefined && typeof given.sessionId === 'string'
+                    ? await openRemoteSession(rpc, timeline, given.sessionId, typeof given.storeId === 'string' ? given.storeId : null)
+                    : await pickRemoteSession(rpc, timeline);
+            refreshSessions();
+            return opened;
+        }),
+        serverCommand(COMMANDS.remoteSessionsRefresh, () => () => refreshSessions()),
+        localCommand(COMMANDS.remoteSetCredentials, () => setRemoteCredentials(ctx)),
+    ];
 }

@@ -5,10 +5,12 @@
  * Rules: nothing destructive (only creates, or a conversation-only restore) → proceed without a
  * dialog; anything overwritten, deleted or renamed → a modal with counts and files; conflicts
  * (files changed by someone other than the agent) → the conflict dialog, whose choices map to
- * `force` or per-path `resolutions`.
+ * `force` or per-path `resolutions`. Every conflict is the server's: its editor-path dry run marks
+ * an open buffer with unsaved changes as a conflict with reason `unsaved` (in the folder the
+ * restore is for); the client adds none of its own.
  */
 import * as vscode from 'vscode';
-import type { ConflictInfo, PlannedFile, RestoreOutcome, RestoreParams as GeneratedRestoreParams } from '../client/protocol';
+import type { ConflictInfo, PlanCounts, PlannedFile, RestoreOutcome, RestorePlan, RestoreParams as GeneratedRestoreParams } from '../client/protocol';
 
 export type RestoreMode = GeneratedRestoreParams['mode'];
 
@@ -89,15 +91,9 @@ export function modeLabel(mode: RestoreMode): string {
     }
 }
 
-/** Plan entries that would clobber work that is not the agent's (typing in the editor included). */
-export function planConflicts(outcome: RestoreOutcome): readonly PlannedFile[] {
-    return (outcome.plan?.files ?? []).filter(f => f.action === 'conflict');
-}
-
 /** A conflict caused by a buffer with unsaved changes (the server's `reason: "unsaved"`). */
 export function isUnsaved(f: PlannedFile): boolean {
-    // Compared as a string: the reason is wider than some protocol versions declare.
-    return String(f.conflict?.reason) === ('unsaved' satisfies ConflictReason);
+    return f.conflict?.reason === ('unsaved' satisfies ConflictReason);
 }
 
 function conflictLine(f: PlannedFile): string {
@@ -131,66 +127,67 @@ function conflictDecision(files: readonly PlannedFile[], target: string): Confir
     };
 }
 
-/**
- * The plan's files with every file that has unsaved changes in the editor marked as an unsaved
- * conflict, whether or not the server flagged it (the editor knows its buffers best; a restore
- * must never discard typing without asking).
- */
-export function withUnsaved(files: readonly PlannedFile[], dirty: ReadonlySet<string>): PlannedFile[] {
-    return files.map(f => {
-        if (f.action === 'conflict' || !dirty.has(f.path)) {
-            return f;
-        }
-        return {
-            ...f,
-            action: 'conflict',
-            intended: f.action,
-            conflict: { reason: 'unsaved' as ConflictInfo['reason'], detail: UNSAVED, mergedText: null },
-        };
-    });
+/** One kind of the server's outcome. */
+type Outcome<K extends OutcomeKind> = Extract<RestoreOutcome, { kind: K }>;
+
+function failedDecision(outcome: Outcome<'failed'>, target: string): Confirmation {
+    return { kind: 'failed', message: vscode.l10n.t('Restore of {0} is not possible: {1}', target, outcome.error || vscode.l10n.t('unknown error')) };
 }
 
-/** Decide from a dry-run outcome (kind `preview`, or the older `applied`/`conflict` dry runs).
- * `dirty`: workspace-relative paths whose editor buffer has unsaved changes. */
-export function decide(outcome: RestoreOutcome, target: string, dirty: ReadonlySet<string> = new Set()): Confirmation {
-    const kind = String(outcome.kind);
-    if (kind === 'failed') {
-        return { kind: 'failed', message: vscode.l10n.t('Restore of {0} is not possible: {1}', target, (outcome as { error?: string }).error ?? vscode.l10n.t('unknown error')) };
+function nothingDecision(outcome: Outcome<'nothingToRestore'>, target: string): Confirmation {
+    if (outcome.mode !== 'code') {
+        return { kind: 'proceed' }; // the files match, but the conversation still moves
     }
-    // Conflicts are counted from the plan, whatever the outcome kind: an unsaved buffer is a
-    // conflict even when the files on disk would restore cleanly.
-    const files = withUnsaved(outcome.plan?.files ?? [], dirty);
-    if (files.some(f => f.action === 'conflict')) {
-        return conflictDecision(files, target);
-    }
-    if (kind === 'nothingToRestore') {
-        if (outcome.mode !== 'code') {
-            return { kind: 'proceed' }; // the files match, but the conversation still moves
-        }
-        const reason = (outcome as { reason?: string }).reason;
-        return { kind: 'nothing', message: reason ? vscode.l10n.t('Nothing to restore: the workspace already matches {0} ({1}).', target, reason) : vscode.l10n.t('Nothing to restore: the workspace already matches {0}.', target) };
-    }
-    const plan = outcome.plan;
-    if (plan === null || outcome.mode === 'conversation') {
-        return { kind: 'proceed' };
-    }
-    const c = plan.counts;
-    const destructive = c.overwrite + c.delete + c.rename + c.chmod;
-    if (destructive === 0) {
-        return { kind: 'proceed' };
-    }
-    const parts = [
+    const reason = outcome.reason;
+    return {
+        kind: 'nothing',
+        message: reason ? vscode.l10n.t('Nothing to restore: the workspace already matches {0} ({1}).', target, reason) : vscode.l10n.t('Nothing to restore: the workspace already matches {0}.', target),
+    };
+}
+
+/** "1 file overwritten, 2 deleted": the plan's counts as words (zero counts left out). */
+function countWords(c: PlanCounts): string {
+    return [
         c.overwrite > 0 ? vscode.l10n.t('{0} overwritten', fileCount(c.overwrite)) : '',
         c.delete > 0 ? vscode.l10n.t('{0} deleted', c.delete) : '',
         c.create > 0 ? vscode.l10n.t('{0} created', c.create) : '',
         c.rename > 0 ? vscode.l10n.t('{0} renamed', c.rename) : '',
         c.chmod > 0 ? vscode.l10n.t('{0} with changed permissions', c.chmod) : '',
-    ].filter(p => p !== '');
+    ]
+        .filter(p => p !== '')
+        .join(', ');
+}
+
+/** Something is overwritten, deleted, renamed or re-permissioned: ask first; only creations: go. */
+function planDecision(plan: RestorePlan, mode: RestoreMode, target: string): Confirmation {
+    const c = plan.counts;
+    if (c.overwrite + c.delete + c.rename + c.chmod === 0) {
+        return { kind: 'proceed' };
+    }
     return {
         kind: 'confirm',
-        message: vscode.l10n.t('Restore {0} to {1}? {2}.', modeLabel(outcome.mode), target, parts.join(', ')),
+        message: vscode.l10n.t('Restore {0} to {1}? {2}.', modeLabel(mode), target, countWords(c)),
         detail: `${listFiles(plan.files)}\n\n${vscode.l10n.t('The restore is itself a checkpoint: you can undo it.')}`,
     };
+}
+
+/** Decide from the server's dry-run outcome (kind `preview`, or the older `applied`/`conflict`
+ * dry runs), exactly as it is: its conflicts (unsaved buffers included) are the dialog's. */
+export function decide(outcome: RestoreOutcome, target: string): Confirmation {
+    if (outcome.kind === 'failed') {
+        return failedDecision(outcome, target);
+    }
+    // Conflicts are counted from the plan, whatever the outcome kind: an unsaved buffer is a
+    // conflict even when the files on disk would restore cleanly.
+    const files = outcome.plan?.files ?? [];
+    if (files.some(f => f.action === 'conflict')) {
+        return conflictDecision(files, target);
+    }
+    if (outcome.kind === 'nothingToRestore') {
+        return nothingDecision(outcome, target);
+    }
+    const plan = outcome.plan;
+    return plan === null || outcome.mode === 'conversation' ? { kind: 'proceed' } : planDecision(plan, outcome.mode, target);
 }
 
 export type ConflictChoice = 'overwrite' | 'skip' | 'merge';
@@ -212,7 +209,6 @@ export function resolve(
     choice: ConflictChoice | undefined,
     conflicts: readonly PlannedFile[],
     mergeable: readonly string[],
-    others: readonly string[] = [],
 ): RestoreParams {
     const base: RestoreParams = { ...params, dryRun: false };
     switch (choice) {
@@ -221,13 +217,9 @@ export function resolve(
         case 'overwrite':
             return { ...base, force: true };
         case 'skip':
-            // Everything else is restored; the server names what it skipped (the plan may not
-            // list every conflict, e.g. a buffer that became dirty after the preview). When the
-            // preview named the other files, the restore is limited to them, so a conflict only
-            // the editor knows about (unsaved typing) is left alone too.
-            return others.length > 0 && params.paths === undefined
-                ? { ...base, skipConflicts: true, paths: [...others] }
-                : { ...base, skipConflicts: true };
+            // Everything else is restored; the server finds the conflicts again in its real run
+            // (a buffer that became dirty after the preview included) and names what it skipped.
+            return { ...base, skipConflicts: true };
         case 'merge': {
             // Files whose merge failed on the server are skipped: never overwritten without asking.
             const ok = new Set(mergeable);
@@ -244,23 +236,17 @@ export interface Report {
 }
 
 /** Paths the restore left alone, with why (the contract's `skipped`, else per-file statuses). */
-export function skippedFiles(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[] = []): string[] {
-    const named = (outcome as { skipped?: readonly string[] }).skipped;
+function skippedFiles(outcome: RestoreOutcome): string[] {
     const fromFiles = outcome.files.filter(f => f.status === 'skipped').map(f => f.path);
-    return [...new Set([...(named ?? []), ...fromFiles, ...alsoSkipped.map(f => f.path)])];
+    return [...new Set([...outcome.skipped, ...fromFiles])];
 }
 
-function skippedNote(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[]): string {
-    const skipped = skippedFiles(outcome, alsoSkipped);
+function skippedNote(outcome: RestoreOutcome): string {
+    const skipped = skippedFiles(outcome);
     if (skipped.length === 0) {
         return '';
     }
-    const why = new Map<string, string | null>(alsoSkipped.map(f => [f.path, isUnsaved(f) ? UNSAVED : (f.conflict?.detail ?? null)]));
-    for (const f of outcome.files) {
-        if (f.detail !== null || !why.has(f.path)) {
-            why.set(f.path, f.detail);
-        }
-    }
+    const why = new Map<string, string | null>(outcome.files.map(f => [f.path, f.detail]));
     const listed = skipped.slice(0, MAX_LISTED).map(p => {
         const detail = why.get(p);
         return detail ? `${shownName(p)} (${detail})` : shownName(p);
@@ -269,62 +255,54 @@ function skippedNote(outcome: RestoreOutcome, alsoSkipped: readonly PlannedFile[
     return vscode.l10n.t(' Skipped, left as they are: {0}.', `${listed.join(', ')}${more}`);
 }
 
-/** What to tell the user after the real restore. `alsoSkipped`: conflicts the client kept out of
- * the restore's scope itself (so the server never saw them). */
-export function report(
-    outcome: RestoreOutcome,
-    target: string,
-    previousHead: string | undefined,
-    conversationMoved = false,
-    alsoSkipped: readonly PlannedFile[] = [],
-): Report {
-    const counts = (status: string): number => outcome.files.filter(f => f.status === status).length;
-    const kind = String(outcome.kind) as OutcomeKind;
-    switch (kind) {
-        case 'applied': {
-            const applied = outcome as Extract<RestoreOutcome, { kind: 'applied' }>;
-            const restored = counts('restored') + counts('merged');
-            const message =
-                outcome.mode === 'conversation'
-                    ? vscode.l10n.t('Restored {0} to {1}.', modeLabel(outcome.mode), target)
-                    : `${vscode.l10n.t('Restored {0} to {1} ({2}).', modeLabel(outcome.mode), target, fileCount(restored))}${skippedNote(outcome, alsoSkipped)}`;
-            return {
-                severity: 'info',
-                message,
-                undoTarget: applied.checkpoint?.parent ?? previousHead,
-            };
-        }
+function appliedReport(outcome: Outcome<'applied'>, target: string, previousHead: string | undefined): Report {
+    const restored = outcome.files.filter(f => f.status === 'restored' || f.status === 'merged').length;
+    const message =
+        outcome.mode === 'conversation'
+            ? vscode.l10n.t('Restored {0} to {1}.', modeLabel(outcome.mode), target)
+            : `${vscode.l10n.t('Restored {0} to {1} ({2}).', modeLabel(outcome.mode), target, fileCount(restored))}${skippedNote(outcome)}`;
+    return { severity: 'info', message, undoTarget: outcome.checkpoint?.parent ?? previousHead };
+}
+
+function nothingReport(outcome: Outcome<'nothingToRestore'>, target: string, previousHead: string | undefined, conversationMoved: boolean): Report {
+    if (!conversationMoved) {
+        return { severity: 'info', message: `${vscode.l10n.t('Nothing to restore: already at {0}.', target)}${skippedNote(outcome)}`, undoTarget: undefined };
+    }
+    // Only the conversation moved. For a conversation-only restore the files were simply not
+    // looked at; they may well differ from the checkpoint.
+    const files = outcome.mode === 'conversation' ? vscode.l10n.t('files were left as they are') : vscode.l10n.t('files already matched');
+    return { severity: 'info', message: vscode.l10n.t('Restored {0} to {1} ({2}).', modeLabel(outcome.mode), target, files), undoTarget: previousHead };
+}
+
+function conflictReport(outcome: Outcome<'conflict'>): Report {
+    const conflicting = outcome.files.filter(f => f.status === 'conflict');
+    const unsaved = conflicting.filter(f => (f.detail ?? '').includes('unsaved')).length;
+    const what = [
+        unsaved > 0 ? vscode.l10n.t('{0} with {1}', fileCount(unsaved), UNSAVED) : '',
+        conflicting.length - unsaved > 0 ? vscode.l10n.t('{0} changed outside the agent', fileCount(conflicting.length - unsaved)) : '',
+    ].filter(p => p !== '');
+    const names = conflicting.map(f => shownName(f.path)).slice(0, MAX_LISTED).join(', ');
+    return { severity: 'warning', message: vscode.l10n.t('Not restored: {0} ({1}). Nothing was changed.', both(what) || vscode.l10n.t('conflicting files'), names), undoTarget: undefined };
+}
+
+function failedReport(outcome: Outcome<'failed'>): Report {
+    const message = outcome.rolledBack
+        ? vscode.l10n.t('Restore failed: {0} (the workspace is unchanged)', outcome.error)
+        : vscode.l10n.t('Restore failed: {0} (the workspace may be partly restored; see the log)', outcome.error);
+    return { severity: 'error', message, undoTarget: undefined };
+}
+
+/** What to tell the user after the real restore, from the server's outcome. */
+export function report(outcome: RestoreOutcome, target: string, previousHead: string | undefined, conversationMoved = false): Report {
+    switch (outcome.kind) {
+        case 'applied':
+            return appliedReport(outcome, target, previousHead);
         case 'nothingToRestore':
-            if (conversationMoved) {
-                // Only the conversation moved. For a conversation-only restore the files were
-                // simply not looked at; they may well differ from the checkpoint.
-                const files = outcome.mode === 'conversation' ? vscode.l10n.t('files were left as they are') : vscode.l10n.t('files already matched');
-                return { severity: 'info', message: vscode.l10n.t('Restored {0} to {1} ({2}).', modeLabel(outcome.mode), target, files), undoTarget: previousHead };
-            }
-            return { severity: 'info', message: `${vscode.l10n.t('Nothing to restore: already at {0}.', target)}${skippedNote(outcome, alsoSkipped)}`, undoTarget: undefined };
-        case 'conflict': {
-            const conflicting = outcome.files.filter(f => f.status === 'conflict');
-            const unsaved = conflicting.filter(f => (f.detail ?? '').includes('unsaved')).length;
-            const what = [
-                unsaved > 0 ? vscode.l10n.t('{0} with {1}', fileCount(unsaved), UNSAVED) : '',
-                conflicting.length - unsaved > 0 ? vscode.l10n.t('{0} changed outside the agent', fileCount(conflicting.length - unsaved)) : '',
-            ].filter(p => p !== '');
-            return {
-                severity: 'warning',
-                message: vscode.l10n.t('Not restored: {0} ({1}). Nothing was changed.', both(what) || vscode.l10n.t('conflicting files'), conflicting.map(f => shownName(f.path)).slice(0, MAX_LISTED).join(', ')),
-                undoTarget: undefined,
-            };
-        }
-        case 'failed': {
-            const failed = outcome as Extract<RestoreOutcome, { kind: 'failed' }>;
-            return {
-                severity: 'error',
-                message: failed.rolledBack
-                    ? vscode.l10n.t('Restore failed: {0} (the workspace is unchanged)', failed.error)
-                    : vscode.l10n.t('Restore failed: {0} (the workspace may be partly restored; see the log)', failed.error),
-                undoTarget: undefined,
-            };
-        }
+            return nothingReport(outcome, target, previousHead, conversationMoved);
+        case 'conflict':
+            return conflictReport(outcome);
+        case 'failed':
+            return failedReport(outcome);
         case 'preview':
             return { severity: 'info', message: vscode.l10n.t('Nothing was restored (preview of {0} only).', target), undoTarget: undefined };
     }

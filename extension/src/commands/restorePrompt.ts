@@ -7,7 +7,8 @@
  */
 import * as vscode from 'vscode';
 import { METHODS, type RestoreToPromptResult, type Rpc } from '../client/protocol';
-import { runRestore, type RestoreHooks } from './restore';
+import { runRestore } from './restore';
+import type { RestoreHooks } from './restoreHooks';
 import type { RestoreMode, RestoreParams } from './restoreDecision';
 import type { PromptRef } from '../webview/restoreMessages';
 

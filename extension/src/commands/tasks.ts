@@ -10,12 +10,12 @@
  */
 import * as vscode from 'vscode';
 import { COMMANDS } from '../constants';
-import type { Ctx } from '../ctx';
 import { METHODS, type TaskRef } from '../client/protocol';
 import { log } from '../logging';
 import { selectedRow } from '../views/providers/selection';
 import type { TimelineProvider } from '../views/providers/timeline/provider';
 import type { CheckpointNode, SubagentNode } from '../views/models/timelineModel';
+import { serverCommand, type Registration } from './registry';
 import { prompter } from '../ui';
 
 const DISCARD = vscode.l10n.t('Discard');
@@ -47,8 +47,12 @@ async function targetOf(timeline: TimelineProvider, arg: unknown): Promise<Targe
 }
 
 /** `onWorkspaceChanged`: after an apply wrote files (change highlights follow). */
-export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWorkspaceChanged: () => void): void {
-    ctx.registerCommand(COMMANDS.taskApplyAgain, rpc => async (arg: unknown) => {
+export function taskCommands(timeline: TimelineProvider, onWorkspaceChanged: () => void): Registration[] {
+    return [applyAgain(timeline, onWorkspaceChanged), resume(timeline), discard(timeline)];
+}
+
+function applyAgain(timeline: TimelineProvider, onWorkspaceChanged: () => void): Registration {
+    return serverCommand(COMMANDS.taskApplyAgain, rpc => async (arg: unknown) => {
         const { ref, description } = await targetOf(timeline, arg);
         const result = await rpc.request(METHODS.taskApply, ref);
         log.info(`subagent ${ref.taskId} applied again: wrote ${JSON.stringify(result.written)}, conflicts ${JSON.stringify(result.conflicts)}`);
@@ -72,8 +76,10 @@ export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWor
         }
         return result;
     });
+}
 
-    ctx.registerCommand(COMMANDS.taskResume, rpc => async (arg: unknown) => {
+function resume(timeline: TimelineProvider): Registration {
+    return serverCommand(COMMANDS.taskResume, rpc => async (arg: unknown) => {
         const { ref, description } = await targetOf(timeline, arg);
         const result = await rpc.request(METHODS.taskResume, ref);
         log.info(`subagent ${ref.taskId} resumed: ${result.started}`);
@@ -81,8 +87,10 @@ export function registerTaskCommands(ctx: Ctx, timeline: TimelineProvider, onWor
         void prompter().notify('info', vscode.l10n.t('Retrace: the subagent “{0}” runs again in its own copy; its result is merged when it ends.', description), []);
         return result;
     });
+}
 
-    ctx.registerCommand(COMMANDS.taskDiscard, rpc => async (arg: unknown) => {
+function discard(timeline: TimelineProvider): Registration {
+    return serverCommand(COMMANDS.taskDiscard, rpc => async (arg: unknown) => {
         const { ref, description } = await targetOf(timeline, arg);
         const pick = await prompter().modal(
             vscode.l10n.t("Discard the subagent “{0}”'s timeline?", description),

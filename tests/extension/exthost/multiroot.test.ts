@@ -5,7 +5,8 @@
  * store's rows of that turn); the status bar and the change highlights follow the active editor's
  * folder; every row action works in the row's folder: its diff, a bookmark, and a code restore
  * started from a row under one folder restores that folder and leaves the other byte-identical,
- * either way round, its Undo (the restore notification's) undoing it there.
+ * either way round, its Undo (the restore notification's) undoing it there. Unsaved typing is a
+ * conflict of its own folder's restore only, as the server's dry run says (the client marks none).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -17,7 +18,7 @@ import type { RestoreResult } from '../../../extension/src/client/protocol';
 import { COMMANDS } from '../../../extension/src/constants';
 import type { FolderGroupNode, ShownNode } from '../../../extension/src/views/models/folderGroups';
 import type { CheckpointNode } from '../../../extension/src/views/models/timelineModel';
-import { api, nextEvent, waitFor } from './support';
+import { api, nextEvent, ScriptedPrompter, waitFor } from './support';
 
 let a: RetraceApi;
 
@@ -196,5 +197,80 @@ suite('a multi-root workspace', () => {
         await vscode.commands.executeCommand(COMMANDS.bookmarkCheckpoint, named, 'api ready');
         await waitFor("the bookmark in api's group", async () => (await rowsOfFolder(other)).find(r => r.row.bookmark === 'api ready'));
         assert.equal((await rowsOfFolder(web)).find(r => r.row.bookmark === 'api ready'), undefined, "the first folder's rows are not named");
+    });
+
+    test("unsaved typing is a conflict of its own folder's restore only (the server's dry run), and Skip keeps it", async function () {
+        this.timeout(180_000);
+        const [web, other] = folders();
+        const apiBaseline = (await rowsOfFolder(other)).find(r => r.checkpoint.kind === 'baseline');
+        const webBaseline = (await rowsOfFolder(web)).find(r => r.checkpoint.kind === 'baseline');
+        assert.ok(apiBaseline && webBaseline);
+        assert.ok(fs.existsSync(path.join(other, 'new.go')) && fs.existsSync(path.join(web, 'hello.txt')), 'both folders as after the turn');
+        const typeIn = async (file: string, text: string): Promise<vscode.TextDocument> => {
+            const editor = await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: false });
+            assert.ok(await editor.edit(b => b.insert(new vscode.Position(0, 0), text)));
+            assert.ok(editor.document.isDirty);
+            return editor.document;
+        };
+        const apiTyped = await typeIn(path.join(other, 'main.go'), '// my unsaved typing\n');
+        const webTyped = await typeIn(path.join(web, 'hello.txt'), 'my unsaved note\n');
+        const skip = 'Skip conflicting files';
+        const prompter = new ScriptedPrompter((_m, buttons) => (buttons.includes(skip) ? skip : undefined));
+        const restorePrompter = a.setPrompter(prompter);
+        try {
+            // api's row: its buffer is the conflict, the first folder's is not this restore's.
+            const webBefore = tree(web);
+            const mainOnDisk = fs.readFileSync(path.join(other, 'main.go'), 'utf8');
+            const restored = await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreCode, apiBaseline);
+            const dialog = prompter.asked.find(q => q.kind === 'modal');
+            assert.ok(dialog, `the conflict dialog: ${JSON.stringify(prompter.asked)}`);
+            assert.equal(dialog.message, '1 file with unsaved changes in the editor. Restoring them would overwrite that work.');
+            assert.match(dialog.detail, /^main\.go: unsaved changes in the editor/);
+            assert.doesNotMatch(dialog.detail, /hello\.txt/);
+            assert.equal(restored?.outcome.kind, 'applied', JSON.stringify(restored?.outcome));
+            assert.deepEqual(restored.outcome.skipped, ['main.go'], 'the server skipped the unsaved file');
+            assert.ok(!fs.existsSync(path.join(other, 'new.go')), 'the rest of api was restored');
+            assert.equal(fs.readFileSync(path.join(other, 'main.go'), 'utf8'), mainOnDisk, 'the file under the unsaved buffer is left');
+            assert.ok(apiTyped.isDirty && apiTyped.getText().startsWith('// my unsaved typing'), 'the typing is kept');
+            assert.deepEqual(tree(web), webBefore, 'the first folder is untouched');
+
+            // The first folder's row: its own buffer is the conflict, api's is not.
+            prompter.asked.length = 0;
+            const apiBefore = tree(other);
+            await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreCode, webBaseline);
+            const second = prompter.asked.find(q => q.kind === 'modal');
+            assert.ok(second, `the conflict dialog: ${JSON.stringify(prompter.asked)}`);
+            assert.match(second.message, /^1 file with unsaved changes in the editor/);
+            assert.match(second.detail, /^hello\.txt: unsaved changes in the editor/);
+            assert.doesNotMatch(second.detail, /main\.go/);
+            assert.ok(fs.existsSync(path.join(web, 'hello.txt')), 'the file under the unsaved buffer is left');
+            assert.ok(webTyped.isDirty && webTyped.getText().startsWith('my unsaved note'), 'the typing is kept');
+            assert.deepEqual(tree(other), apiBefore, 'api is untouched');
+
+            // A buffer of a file gone from disk: only the editor's dirty flag says it holds typing,
+            // and a restore tells the server before its dry run (not after the push's debounce).
+            await vscode.window.showTextDocument(apiTyped);
+            await vscode.commands.executeCommand('workbench.action.files.revert');
+            await waitFor('main.go clean', () => !apiTyped.isDirty);
+            await new Promise(resolve => setTimeout(resolve, 1000)); // the clean state reaches the server
+            fs.unlinkSync(path.join(other, 'main.go'));
+            await new Promise(resolve => setTimeout(resolve, 1000)); // the workbench sees it gone
+            const editor = await vscode.window.showTextDocument(apiTyped);
+            assert.ok(await editor.edit(b => b.insert(new vscode.Position(0, 0), '// typed into a deleted file\n')));
+            prompter.asked.length = 0;
+            await vscode.commands.executeCommand<RestoreResult | undefined>(COMMANDS.restoreCode, apiBaseline);
+            const third = prompter.asked.find(q => q.kind === 'modal');
+            assert.ok(third, `the conflict dialog: ${JSON.stringify(prompter.asked)}`);
+            assert.match(third.detail, /^main\.go: unsaved changes in the editor/);
+            assert.ok(!fs.existsSync(path.join(other, 'main.go')), 'skipped: the file stays as it is (gone)');
+            assert.ok(apiTyped.getText().startsWith('// typed into a deleted file'), 'the typing is kept');
+        } finally {
+            restorePrompter();
+            for (const doc of [apiTyped, webTyped]) {
+                await vscode.window.showTextDocument(doc);
+                await vscode.commands.executeCommand('workbench.action.files.revert');
+            }
+            await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+        }
     });
 });

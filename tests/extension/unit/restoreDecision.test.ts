@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import type { PlannedFile, RestoreOutcome, RestorePlan } from '../../../extension/src/client/protocol';
+import * as decisions from '../../../extension/src/commands/restoreDecision';
 import { SKIP_LABEL, conflictButtons, decide, report, resolve, shownName } from '../../../extension/src/commands/restoreDecision';
 import { checkpoint } from './fixtures';
 
@@ -124,10 +125,11 @@ suite('restore decisions', () => {
     });
 });
 
-function unsavedConflict(path: string): PlannedFile {
+/** A file the server's editor-path dry run found open with unsaved changes (`reason: 'unsaved'`). */
+function unsavedConflict(path: string, mergedText: string | null = null): PlannedFile {
     return {
         ...planned(path, 'conflict'),
-        conflict: { reason: 'unsaved' as 'external', detail: 'unsaved changes in the editor', mergedText: null },
+        conflict: { reason: 'unsaved', detail: 'unsaved changes in the editor', mergedText },
     };
 }
 
@@ -155,23 +157,36 @@ suite('restore decisions: unsaved editor buffers', () => {
         assert.match(d.message, /^1 file with unsaved changes in the editor and 2 files changed outside the agent since X\./);
     });
 
-    test('a dirty buffer the server did not flag is still an unsaved conflict; skip limits the restore to the others', () => {
-        const outcome = dry([planned('src/app.py', 'overwrite'), planned('hello.txt', 'delete'), planned('generated/out.txt', 'delete')]);
-        const d = decide(outcome, '“baseline”', new Set(['src/app.py']));
+    test("the dialogs render the server's dry run only: its unsaved conflict (with its merge) is asked about, skip is the server's", () => {
+        // The editor-path dry run (server) marks an open buffer with unsaved changes as a conflict
+        // with reason `unsaved`, and merges the buffer with the target when it can.
+        const outcome = dry([unsavedConflict('src/app.py', 'merged buffer'), planned('hello.txt', 'delete'), planned('generated/out.txt', 'delete')]);
+        const d = decide(outcome, '“baseline”');
         assert.ok(d.kind === 'conflict', JSON.stringify(d));
         assert.equal(d.message, '1 file with unsaved changes in the editor. Restoring them would overwrite that work.');
         assert.deepEqual(d.conflicts.map(f => [f.path, f.intended]), [['src/app.py', 'overwrite']]);
-        const params = resolve({ id: 'c1', mode: 'code' }, 'skip', d.conflicts, d.mergeable, ['hello.txt', 'generated/out.txt']);
-        assert.deepEqual(params, { id: 'c1', mode: 'code', dryRun: false, skipConflicts: true, paths: ['hello.txt', 'generated/out.txt'] });
-        assert.equal(resolve({ id: 'c1', mode: 'code' }, 'overwrite', d.conflicts, [], ['hello.txt']).force, true);
-        // The result names the file the client kept out of scope, with why.
-        const applied = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: false, plan: null, checkpoint: null, safetyCheckpointId: null, skipped: [], files: [
+        assert.deepEqual(d.mergeable, ['src/app.py'], "the server's merge of the buffer is offered");
+        // Skip: the server's real run finds the unsaved buffer again and leaves it; the client
+        // neither narrows the restore nor marks files itself.
+        assert.deepEqual(resolve({ id: 'c1', mode: 'code' }, 'skip', d.conflicts, d.mergeable), { id: 'c1', mode: 'code', dryRun: false, skipConflicts: true });
+        assert.equal(resolve({ id: 'c1', mode: 'code' }, 'overwrite', d.conflicts, []).force, true);
+        assert.deepEqual(resolve({ id: 'c1', mode: 'code' }, 'merge', d.conflicts, d.mergeable).resolutions, { 'src/app.py': 'merge' });
+        // The result names what the server skipped, with its reason.
+        const applied = { kind: 'applied', targetId: 'c1', mode: 'code', dryRun: false, plan: null, checkpoint: null, safetyCheckpointId: null, skipped: ['src/app.py'], files: [
             { path: 'hello.txt', action: 'delete', status: 'restored', detail: null },
             { path: 'generated/out.txt', action: 'delete', status: 'restored', detail: null },
+            // The server's words for a file it skipped (engine/restore: SKIPPED_DETAIL and the conflict's detail).
+            { path: 'src/app.py', action: 'conflict', status: 'skipped', detail: 'kept the current file (unsaved changes in the editor)' },
         ] } as RestoreOutcome;
-        assert.equal(report(applied, '“baseline”', 'c4', false, d.conflicts).message, 'Restored code to “baseline” (2 files). Skipped, left as they are: src/app.py (unsaved changes in the editor).');
-        // A clean buffer of the same file changes nothing.
-        assert.equal(decide(outcome, 'X', new Set(['elsewhere.txt'])).kind, 'confirm');
+        assert.equal(report(applied, '“baseline”', 'c4').message, 'Restored code to “baseline” (2 files). Skipped, left as they are: src/app.py (kept the current file (unsaved changes in the editor)).');
+    });
+
+    test('a plan the server did not mark is confirmed as planned: the client adds no conflict of its own', () => {
+        const outcome = dry([planned('src/app.py', 'overwrite'), planned('hello.txt', 'delete')]);
+        assert.equal(decide(outcome, 'X').kind, 'confirm');
+        // No client-side rule that turns files into conflicts (the editor's buffers are the server's to judge).
+        assert.equal((decisions as Record<string, unknown>)['withUnsaved'], undefined);
+        assert.equal(decide.length, 2, 'decide takes the outcome and the target only');
     });
 
     test('the safe choice is the default button; Overwrite is never first', () => {
