@@ -26,7 +26,7 @@ from retrace.lsp.settings import apply_settings
 from retrace.protocol.models import ServerSettings
 
 if TYPE_CHECKING:
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
 
 # What the server's own hooks did before the lifecycle, feature by feature, in the order they
 # did it (the host's ladder, apply_settings' branches, start_services / after_first_answer,
@@ -273,7 +273,7 @@ FOLDER_ORDER = [
 @pytest.mark.parametrize(("hook", "names"), FOLDER_ORDER)
 def test_a_further_folder_has_its_own_features_in_the_documented_order(hook: str, names: list[str]) -> None:
     server = create_server()
-    folder = FeatureSet(folder_features(server, "/ws/api", cast("RemoteSync", StoppingRemote([]))))
+    folder = FeatureSet(folder_features(server, "/ws/api", cast("ServerRemote", StoppingRemote([]))))
     assert folder.names(hook) == names
 
 
@@ -291,7 +291,7 @@ class StoppingRemote:
 def test_stopping_a_further_folder_stops_its_remote_with_the_wait_once() -> None:
     server = create_server()
     log: list[str] = []
-    remote = cast("RemoteSync", StoppingRemote(log))
+    remote = cast("ServerRemote", StoppingRemote(log))
     server.folder_remotes["/ws/api"] = remote
     folder = FeatureSet(folder_features(server, "/ws/api", remote))
     folder.stop(2.5)
@@ -310,7 +310,7 @@ async def test_a_further_folders_checkpoint_counts_for_its_own_remote_only(
     server.remote = FakeRemote(log)  # type: ignore[assignment]
     server.metrics = FakeMetrics(log)  # type: ignore[assignment]
     server.folder_features["/ws/api"] = FeatureSet(
-        folder_features(server, "/ws/api", cast("RemoteSync", StoppingRemote(log)))
+        folder_features(server, "/ws/api", cast("ServerRemote", StoppingRemote(log)))
     )
     monkeypatch.setattr(server, "send_notification", lambda m, _p=None: log.append(f"client: {m}"))
     monkeypatch.setattr(server, "services_if_ready", lambda: None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from retrace.lsp.services.remote import RemoteSync
+from retrace.lsp.services.remote import ServerRemote
 from retrace.protocol.remote import RemoteSettings, RemoteSyncView
 from retrace.sync import RemoteService
 
@@ -30,11 +30,11 @@ def test_blank_settings_are_unset(raw: dict[str, str], expected: tuple[str | Non
     assert (settings.url, settings.endpoint, settings.region) == expected
 
 
-def prepared(tmp_path: Path, settings: RemoteSettings) -> tuple[RemoteSync, list[RemoteSyncView]]:
+def prepared(tmp_path: Path, settings: RemoteSettings) -> tuple[ServerRemote, list[RemoteSyncView]]:
     views: list[RemoteSyncView] = []
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
-    sync = RemoteSync.prepare(tmp_path / "store", workspace, settings, views.append, lambda _c: None)
+    sync = ServerRemote.prepare(tmp_path / "store", workspace, settings, views.append, lambda _c: None)
     return sync, views
 
 

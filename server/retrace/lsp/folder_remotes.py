@@ -1,4 +1,4 @@
-"""Remote sync for every folder of a multi-root workspace: one :class:`RemoteSync` per folder's
+"""Remote sync for every folder of a multi-root workspace: one :class:`ServerRemote` per folder's
 store, each under its own key prefix.
 
 Which name each folder syncs under is :func:`retrace.sync.identity.folder_workspace_names`'s rule
@@ -29,7 +29,7 @@ from retrace.sync.identity import FolderName, folder_workspace_names
 
 if TYPE_CHECKING:
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
     from retrace.protocol.models import ServerSettings
 
 
@@ -60,9 +60,9 @@ def first_identity(server: RetraceServer, settings: ServerSettings) -> FolderNam
     return FolderName(None, first.error, first.folder)
 
 
-def prepare(server: RetraceServer, folder: Folder, store: Path, settings: ServerSettings) -> RemoteSync:
+def prepare(server: RetraceServer, folder: Folder, store: Path, settings: ServerSettings) -> ServerRemote:
     """A further folder's remote, configured before its engine opens (never raises)."""
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
 
     identity = identities(server, settings).get(folder.root)
 
@@ -77,7 +77,7 @@ def prepare(server: RetraceServer, folder: Folder, store: Path, settings: Server
                 FOLDER.reset(token)
 
     missing = FolderName(None, f"folder {folder.name!r} is not open")
-    return RemoteSync.prepare(
+    return ServerRemote.prepare(
         store,
         Path(folder.root),
         remote_settings(server, settings),
@@ -104,7 +104,7 @@ async def apply_all(server: RetraceServer, settings: ServerSettings) -> None:
         FOLDER.reset(token)
 
 
-def current(server: RetraceServer) -> RemoteSync | None:
+def current(server: RetraceServer) -> ServerRemote | None:
     """The remote of the folder this request is for (:data:`FOLDER`; the first by default)."""
     root = FOLDER.get()
     return server.remote if root is None else server.folder_remotes.get(root)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from retrace.engine.gate import EngineGate
     from retrace.engine.models import Checkpoint
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
     from retrace.protocol.models import InitializationOptions
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def lsp_folders(items: Sequence[lsp.WorkspaceFolder] | None) -> list[Folder]:
     return out
 
 
-FolderFeatures = Callable[["RetraceServer", str, "RemoteSync"], Sequence[Feature]]
+FolderFeatures = Callable[["RetraceServer", str, "ServerRemote"], Sequence[Feature]]
 """The composition root's registry of a further folder's features
 (:func:`retrace.lsp.main.folder_features`)."""
 

@@ -32,7 +32,7 @@ from retrace.lsp.startup import shutdown
 from retrace.lsp.transport import serve_stdio
 
 if TYPE_CHECKING:
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def features(server: RetraceServer) -> list[Feature]:
     ]
 
 
-def folder_features(server: RetraceServer, root: str, remote: RemoteSync) -> list[Feature]:
+def folder_features(server: RetraceServer, root: str, remote: ServerRemote) -> list[Feature]:
     """THE registry of a further folder's features (multi-root; one set per folder, built when it
     opens, :mod:`retrace.lsp.folders`), in the order every hook runs them:
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pygls.server import ServerErrors
 
     from retrace.engine.folders import Folder
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
     from retrace.relay.server import RelayServer
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ class RetraceServer(LanguageServer):
         self.trusted = True
         """``initializationOptions.trusted``; ``False``: a read-only timeline
         (:mod:`retrace.lsp.services.trust`)."""
-        self.remote: RemoteSync | None = None
+        self.remote: ServerRemote | None = None
         """The workspace's remote sync (built at start-up, before the engine opens)."""
         self.relay: RelayServer | None = None
         """The command line's socket while the services hold the store (:mod:`retrace.lsp.services.relay`)."""
@@ -146,7 +146,7 @@ class RetraceServer(LanguageServer):
         self.folder_features: dict[str, FeatureSet] = {}
         """Their features (relay, automatic cleanup, remote), by root: one set per folder
         (:mod:`retrace.lsp.features.folder_features`), stopped before its engine closes."""
-        self.folder_remotes: dict[str, RemoteSync] = {}
+        self.folder_remotes: dict[str, ServerRemote] = {}
         """Their remote sync, by root (:mod:`retrace.lsp.folder_remotes`)."""
         self.workspace_folders: tuple[Folder, ...] = ()
         """The folders of a multi-root workspace, the first first (empty: one folder, or a client

@@ -32,7 +32,7 @@ from retrace.engine.store.home import default_store_dir
 from retrace.lsp import editor_models, folder_remotes
 from retrace.lsp.folder_remotes import remote_settings
 from retrace.lsp.host import LspAgentHost
-from retrace.lsp.services.remote import RemoteSync, notifier
+from retrace.lsp.services.remote import ServerRemote, notifier
 from retrace.protocol.models import InitializationOptions, ServerSettings, TimelineDidChange
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ async def start_services(server: RetraceServer, workspace: Path, options: Initia
     log.info("opening workspace %s (store: %s)", workspace, store)
     loop = asyncio.get_running_loop()
     remote = server.remote = await asyncio.to_thread(
-        RemoteSync.prepare,
+        ServerRemote.prepare,
         store,
         workspace,
         remote_settings(server, settings),

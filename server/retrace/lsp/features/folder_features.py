@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from retrace.agent.notifications import EventBase
     from retrace.bootstrap import Services
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
     from retrace.relay.server import RelayServer
 
 
@@ -86,7 +86,7 @@ class FolderRemoteFeature(Feature):
 
     name = "remote"
 
-    def __init__(self, server: RetraceServer, root: str, remote: RemoteSync) -> None:
+    def __init__(self, server: RetraceServer, root: str, remote: ServerRemote) -> None:
         self.server = server
         self.root = root
         self.remote = remote

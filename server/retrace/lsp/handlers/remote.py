@@ -23,10 +23,10 @@ from retrace.sync.errors import RemoteError
 if TYPE_CHECKING:
     from retrace.lsp.rpc import Handler
     from retrace.lsp.server import RetraceServer
-    from retrace.lsp.services.remote import RemoteSync
+    from retrace.lsp.services.remote import ServerRemote
 
 
-async def _remote(ls: RetraceServer) -> RemoteSync:
+async def _remote(ls: RetraceServer) -> ServerRemote:
     await ls.services()  # the remote is prepared with the store
     remote = folder_remotes.current(ls)  # the request's folder's (the first by default)
     if remote is None:

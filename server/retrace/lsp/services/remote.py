@@ -8,7 +8,7 @@ Contracts:
   it is the only one. Credentials and the encryption key come only from the process
   environment and the extension's hand-off (:func:`retrace.credentials.remote_env`).
 * The remote is prepared before the engine opens, so the engine reads remote-only blobs through
-  its blob source (:meth:`RemoteSync.blob_source`); the scheduler starts once the engine is open.
+  its blob source (:meth:`ServerRemote.blob_source`); the scheduler starts once the engine is open.
 * Pushes run on the scheduler's thread; pull and open run in a worker thread; the three share
   one lock with listing (one writer of the remote's local state at a time). None of them goes through
   the engine gate except the adoption of an opened session (``Engine.adopt_sessions``), after
@@ -67,8 +67,10 @@ def _same(config: RemoteConfig, settings: RemoteSettings, workspace_name: str, f
     )
 
 
-class RemoteSync:
-    """One workspace's remote inside the server (see the module's contracts)."""
+class ServerRemote:
+    """One folder's remote inside the server (see the module's contracts): its settings, its push
+    scheduler and the ``retrace/remote/*`` work; the bucket operations themselves are
+    :class:`retrace.sync.service.RemoteService`'s."""
 
     def __init__(
         self,
@@ -99,7 +101,7 @@ class RemoteSync:
         timeline_changed: TimelineFn,
         *,
         identity: FolderName | None = None,
-    ) -> RemoteSync:
+    ) -> ServerRemote:
         """Mirror the settings into the store (before the engine opens); never raises.
         ``notify`` gets the scheduler's state (from any thread), ``timeline_changed`` the change
         after an opened or pulled session was adopted (from the event loop)."""
