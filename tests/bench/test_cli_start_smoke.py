@@ -25,10 +25,15 @@ def test_one_tiny_round_measures_every_command_and_records_the_checkpoints(tmp_p
     base, results = measure([variant], rounds=2)
     assert len(base.cpu) == 2 and all(c > 0 for c in base.cpu)
     labels = {label for _, label in results}
-    assert labels == {"retrace --version", "retrace log (small store)", "retrace checkpoint (1 changed file)"}
+    assert labels == {
+        "retrace --version",
+        "retrace log (small store)",
+        "retrace stats (small store)",
+        "retrace checkpoint (1 changed file)",
+    }
     assert all(len(s.cpu) == 2 and len(s.wall) == 2 for s in results.values())
     report = render(base, results, rounds=2, files=40, load="load test")
-    assert report.count("\n| `retrace") == 3 and "×" in report
+    assert report.count("\n| `retrace") == len(labels) and "×" in report
 
     log = subprocess.run(
         [
