@@ -14,7 +14,7 @@
 #   4. the extension unit tests (vscode stand-in)
 #   5. the extension-host tests and the real-browser UI tests (code-server + Chromium) in ONE pool
 #      (tests/e2e/run-workbenches.mjs), each launch its own workbench, RETRACE_E2E_JOBS at a time
-#      (default 3 here, 2 when a runner is started by hand; see tests/e2e/pool.mjs); then the packaged .vsix through ovsx's publish checks,
+#      (default 2; see tests/e2e/pool.mjs); then the packaged .vsix through ovsx's publish checks,
 #      offline (scripts/ovsx-check.mjs). What step 5 needs and nothing before it does — code-server
 #      (setup-e2e.sh, ~40 CPU-seconds) and the .vsix (npm run package, ~15) — is prepared in the
 #      background from the end of setup on: the static checks run on one core, so it costs the
@@ -142,11 +142,7 @@ if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
   [ "$prep_rc" = 0 ] || { echo "preparing code-server or the package failed (exit $prep_rc)" >&2; exit "$prep_rc"; }
   step "extension-host and real-browser UI tests (code-server + Chromium, one pool)"
   npm run --silent build:tests
-  # Three workbenches at a time on the 2-core CI machine (the pool's own default is 2): the 29
-  # launches wait on their pages and servers often enough that a third fills the idle gaps —
-  # measured side by side on one quiet machine, 499 s with 2, 447 s with 3 (each launch ~1.3×
-  # longer, none near its timeouts; all passed, also at load 9).
-  RETRACE_E2E_JOBS="${RETRACE_E2E_JOBS:-3}" node tests/e2e/run-workbenches.mjs
+  node tests/e2e/run-workbenches.mjs
   # The package the UI tests ran, as Open VSX would take it (no token, nothing published: ovsx's
   # publish against a loopback stand-in of the registry; scripts/ovsx-check.mjs). About 3 s.
   step "Open VSX check of the package"
