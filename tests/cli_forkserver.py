@@ -89,10 +89,14 @@ def child(request, passed):
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    # Hand-off descriptors (a secret's pipe, as the extension passes the key) keep the number
+    # they arrived on; the variable that names them is set for the command to find.
+    for name, fd in zip(request.get("handoff", []), passed[2:]):
+        os.environ[name] = str(fd)
     if passed:  # the caller's pipes as stdin and stdout (a server's JSON-RPC streams)
         os.dup2(passed[0], 0)
         os.dup2(passed[1], 1)
-        for fd in passed:
+        for fd in passed[:2]:
             os.close(fd)
         streams = [(2, request["stderr"], os.O_WRONLY)]
     else:
@@ -159,7 +163,7 @@ while True:
             request = json.loads(line)
             passed = []
             if request.get("fds"):
-                _, passed, _, _ = socket.recv_fds(channel, 1, 2)
+                _, passed, _, _ = socket.recv_fds(channel, 1, 2 + len(request.get("handoff", [])))
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
@@ -252,12 +256,18 @@ class ForkServer:
         stdout: Path | None,
         stderr: Path,
         stdio: tuple[int, int] | None = None,
+        handoff: dict[str, int] | None = None,
     ) -> int:
         """Fork a command: ``code`` runs as ``__main__`` with ``sys.argv = argv``, ``env`` as its whole
         environment, the caller's working directory, stdin from the null device and stdout / stderr
         written to those (existing) files; or, with ``stdio`` (two descriptors of the caller: the
         command's stdin and stdout, e.g. pipe ends; the caller still closes its copies), those as
-        its stdin and stdout. Returns its pid."""
+        its stdin and stdout; with ``handoff`` (only beside ``stdio``: variable name → a descriptor
+        of the caller, e.g. a secret's pipe), each descriptor passed on, open, under the variable.
+        Returns its pid."""
+        handoff = handoff or {}
+        if handoff and stdio is None:
+            raise ValueError("hand-off descriptors travel beside stdio only")
         with self._changed:
             request_id = self._next_id
             self._next_id += 1
@@ -270,9 +280,10 @@ class ForkServer:
                 "stdout": str(stdout) if stdout is not None else None,
                 "stderr": str(stderr),
                 "fds": stdio is not None,
+                "handoff": list(handoff),
             }
             if stdio is not None:
-                socket.send_fds(self._channel, [b"f"], list(stdio))
+                socket.send_fds(self._channel, [b"f"], [*stdio, *handoff.values()])
             self._in.write((json.dumps(request) + "\n").encode())
             self._in.flush()
             while request_id not in self._spawned:

@@ -9,10 +9,15 @@ stdout and runs exactly what ``python -m retrace serve`` runs after its imports.
 process with its own pid (``os.kill`` works on it; the crash tests kill it), speaking JSON-RPC
 over real pipes; its stderr goes to a file that is copied to the test's stderr when it exits.
 
-Cold starts stay where a fork would differ: a secret in the server's environment (the server
-re-executes itself to drop it, from its own command line), and ``RETRACE_TEST_FORK_CLI=0``.
-``tests/lsp/test_serve_imports.py`` and the version-handshake test keep starting real cold
-servers, so the interpreter's own start-up and the imports stay covered.
+A model key in the environment the test asks for (``model_env``: most agent tests) is handed to
+the forked server the way the VS Code extension hands it over: on an inherited pipe named by
+``RETRACE_API_KEY_FD`` (each secret of ``credentials.SECRETS`` by its own variable). A cold
+server given the key in its environment would re-execute itself to move it onto such a pipe
+(cold start, imports and the SDK twice); ``tests/safety/test_security.py`` and
+``tests/reliability/test_secrets.py`` start real cold servers with the key in the environment,
+so that path stays covered, as do ``tests/lsp/test_serve_imports.py`` and the version-handshake
+test for the interpreter's own start-up and the imports. ``RETRACE_TEST_FORK_CLI=0`` starts
+every server cold.
 """
 
 from __future__ import annotations
@@ -48,9 +53,29 @@ server imports it in the background after start-up)."""
 RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
 
 
+_PYTHON = sys.executable
+"""The interpreter the fork server runs: a test that swaps ``sys.executable`` for a wrapper (e.g.
+one that starts the server as another user) gets a cold start through that wrapper."""
+
+
 def usable(args: tuple[str, ...], env: dict[str, str]) -> bool:
     """Whether a server with ``args`` and ``env`` may be forked (else it starts cold)."""
-    return cli_forkserver.enabled() and args == ("serve",) and not any(env.get(name) for name in SECRETS)
+    return cli_forkserver.enabled() and args == ("serve",) and sys.executable == _PYTHON
+
+
+def _handoff_pipes(env: dict[str, str]) -> dict[str, int]:
+    """Take each secret out of ``env`` (in place) onto a pipe of its own, written and closed:
+    the hand-off variable → the read end (the caller closes it once passed on)."""
+    pipes: dict[str, int] = {}
+    for name, fd_var in SECRETS.items():
+        value = env.pop(name, "")
+        if not value:
+            continue
+        read_end, write_end = os.pipe()
+        os.write(write_end, value.encode("utf-8"))
+        os.close(write_end)
+        pipes[fd_var] = read_end
+    return pipes
 
 
 _server: cli_forkserver.ForkServer | None = None
@@ -116,6 +141,8 @@ async def start_forked_io(client: Any, args: tuple[str, ...], env: dict[str, str
     forks = _fork_server()
     err = Path(tempfile.mkdtemp(prefix="retrace-server-")) / "stderr"
     err.touch()
+    env = dict(env)
+    handoff = _handoff_pipes(env)
     to_server_r, to_server_w = os.pipe()
     from_server_r, from_server_w = os.pipe()
     try:
@@ -127,10 +154,11 @@ async def start_forked_io(client: Any, args: tuple[str, ...], env: dict[str, str
             stdout=None,
             stderr=err,
             stdio=(to_server_r, from_server_w),
+            handoff=handoff,
         )
     finally:
-        os.close(to_server_r)
-        os.close(from_server_w)
+        for fd in (to_server_r, from_server_w, *handoff.values()):
+            os.close(fd)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=2**16, loop=loop)
     # Pipe ends wrapped as file objects (no I/O here): the transports own and close them.

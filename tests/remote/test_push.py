@@ -296,3 +296,37 @@ def test_one_push_at_a_time_per_store(tmp_path: Path, s3: S3Server) -> None:
     svc.push(progress=second_push)
     assert refused == ["a push to remote 'origin' is already running"]
     assert svc.push().up_to_date  # the lock was released
+
+
+def test_status_while_a_push_empties_the_outbox(
+    tmp_path: Path, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``status`` lists the outbox, then sizes each item; a push running beside it (the server's
+    push scheduler) may upload and remove an item in between. Status counts what is still there
+    and never fails on what went (found by the multi-root server test: an internal error)."""
+    monkeypatch.setattr("retrace.sync.push.MAX_PACK_BYTES", 4000)
+    a = Machine.make(tmp_path, s3, "a")
+    work(a, "s1", 6)
+    svc = a.add_remote()
+
+    def stop_after_one(p: SyncProgress) -> None:
+        if p.phase == "blobs" and p.done == 1:
+            s3.stop()
+
+    with pytest.raises(RemoteError):
+        svc.push(progress=stop_after_one)
+    from retrace.sync.state import SyncPaths
+
+    listed = SyncPaths.outbox_items
+
+    def listed_then_one_pushed(self: SyncPaths) -> list[Path]:
+        items = listed(self)
+        items[0].unlink()  # uploaded and removed by a push after the listing
+        return items
+
+    before = len(listed(svc._paths(svc._config(None))))
+    assert before >= 2, "the stopped push left several items in the outbox"
+    monkeypatch.setattr(SyncPaths, "outbox_items", listed_then_one_pushed)
+    status = svc.status()
+    assert status.outbox == before - 1
+    assert status.pending_bytes > 0

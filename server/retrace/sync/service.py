@@ -210,12 +210,13 @@ class RemoteService:
         for cut in journal_cuts(paths, state):
             pending_bytes += len(cut.new)
             pending_cps += count_checkpoints(cut.new)
-        outbox = paths.outbox_items()
-        pending_bytes += sum(p.stat().st_size for p in outbox)
+        # A push beside us (the server's scheduler) may upload and remove an item between the
+        # listing and its size: only what is still there counts.
+        sizes = [size for p in paths.outbox_items() if (size := _size_if_present(p)) is not None]
         return RemoteStatus(
             remote=config.name, url=config.url, endpoint=config.endpoint, encrypt=config.encrypt,
             last_push=state.last_push, last_error=state.last_error, pending_checkpoints=pending_cps,
-            pending_bytes=pending_bytes, outbox=len(outbox),
+            pending_bytes=pending_bytes + sum(sizes), outbox=len(sizes),
         )  # fmt: skip
 
     def sessions(self, name: str | None = None) -> list[RemoteSession]:
@@ -280,3 +281,11 @@ class RemoteService:
         config = pick(remotes, name)
         paths = self._paths(config)
         return RemoteBlobs(paths.index, lambda: self._bucket(config), self._cipher(config))
+
+
+def _size_if_present(path: Path) -> int | None:
+    """The size of an outbox item, or ``None`` when it is gone (pushed and removed meanwhile)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
