@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 CONFTEST = Path(__file__).resolve().parent / "conftest.py"
+QUIET_PYTEST = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+"""The scratch pytest loads no installed plugin (the suite's conftest needs none): their imports
+cost ~2 CPU-seconds per run, most of what these tests spent."""
 
 
 def _project(tmp_path: Path, timings: dict[str, float] | None) -> Path:
@@ -41,7 +44,7 @@ def _collected(root: Path, *args: str, env: dict[str, str] | None = None) -> lis
         cwd=root,
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **QUIET_PYTEST, **(env or {})},
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -96,7 +99,7 @@ def test_recording_merges_into_the_timings_file(tmp_path: Path) -> None:
         cwd=root,
         capture_output=True,
         text=True,
-        env={**os.environ, "RETRACE_TEST_TIMINGS": "record"},
+        env={**os.environ, **QUIET_PYTEST, "RETRACE_TEST_TIMINGS": "record"},
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr

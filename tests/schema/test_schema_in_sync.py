@@ -29,21 +29,29 @@ def _generate(out: Path) -> None:
     subprocess.run(["node", str(ROOT / "scripts" / "gen-ts.mjs"), "--dir", str(out)], check=True, cwd=ROOT)
 
 
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One generation (a Python process and a node one) for every test of this module that only
+    reads what it wrote."""
+    out = tmp_path_factory.mktemp("generated")
+    _generate(out)
+    return out
+
+
 @pytest.mark.parametrize(
     "name", ["protocol.schema.json", "methods.json", "generated/protocol.ts"], ids=lambda n: n
 )
-def test_committed_file_matches_generated(tmp_path: Path, name: str) -> None:
-    _generate(tmp_path)
+def test_committed_file_matches_generated(generated: Path, name: str) -> None:
     committed = (SHARED / name).read_text("utf-8")
-    generated = (tmp_path / name).read_text("utf-8")
-    assert committed == generated, f"shared-schema/{name} is stale; regenerate with: {REGENERATE}"
+    assert committed == (generated / name).read_text("utf-8"), (
+        f"shared-schema/{name} is stale; regenerate with: {REGENERATE}"
+    )
 
 
-def test_generation_is_deterministic(tmp_path: Path) -> None:
-    _generate(tmp_path / "a")
-    _generate(tmp_path / "b")
+def test_generation_is_deterministic(generated: Path, tmp_path: Path) -> None:
+    _generate(tmp_path / "again")
     for name in ("protocol.schema.json", "methods.json", "generated/protocol.ts"):
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+        assert (generated / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
 
 
 def test_schema_is_valid_json_schema_and_every_ref_resolves() -> None:
@@ -96,17 +104,16 @@ def _exported_names(ts: str) -> list[str]:
     return names
 
 
-def test_generated_ts_names_each_def_once(tmp_path: Path) -> None:
+def test_generated_ts_names_each_def_once(generated: Path) -> None:
     """A property that is a ``$ref`` with its own description must reuse the named interface.
 
     json-schema-to-typescript turns a ``$ref`` with sibling keys into a new copy of the target
     (``Checkpoint1``, ``Checkpoint2``...); the generator must emit exactly one interface per
     ``$def`` and never a numbered duplicate of one.
     """
-    _generate(tmp_path)
-    protocol = json.loads((tmp_path / "protocol.schema.json").read_text("utf-8"))
+    protocol = json.loads((generated / "protocol.schema.json").read_text("utf-8"))
     defs = set(protocol["$defs"])
-    names = _exported_names((tmp_path / "generated" / "protocol.ts").read_text("utf-8"))
+    names = _exported_names((generated / "generated" / "protocol.ts").read_text("utf-8"))
     assert len(names) == len(set(names)), "a name is exported twice"
     copies = [n for n in names if n not in defs and n.rstrip("0123456789") in defs]
     assert copies == [], f"numbered copies of $defs: {copies}"
