@@ -3,12 +3,14 @@ through a real shell on a real workspace (no engine, no model)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.process_support import dies
 
 from retrace.agent import terminal
 from retrace.agent.terminal import (
@@ -368,3 +370,84 @@ async def test_a_command_that_replaces_the_exit_trap_keeps_the_previous_state(ct
         result.output
     )
     assert ctx.terminal.state == ShellState("", {"KEEP": "1"})
+
+
+class _SlowRecord:
+    """A background registry whose record of a running command is still being written (a slow
+    disk) when the turn is cancelled: the command has already started."""
+
+    def __init__(self) -> None:
+        self.untracked = 0
+
+    def identity(self) -> tuple[str, dict[str, str]]:
+        raise AssertionError("no background command here")
+
+    async def adopt(self, *_: Any) -> tuple[str, int]:
+        raise AssertionError("no background command here")
+
+    async def track(self, identity: Any, command: str) -> None:
+        await asyncio.Event().wait()  # never done: the cancel arrives here
+
+    async def untrack(self, identity: Any) -> None:
+        self.untracked += 1
+
+
+@posix_only
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent shell", "one-off shell"])
+async def test_a_cancel_while_the_call_is_being_recorded_still_stops_the_command(
+    tmp_path: Path, persistent: bool
+) -> None:
+    """A cancel that lands while ``run_command`` records the running command (an await between
+    the spawn and the wait) stops the command and everything it started, as any other cancel."""
+    ws = make_workspace(tmp_path)
+    record = _SlowRecord()
+    ctx = ToolContext(
+        workspace=ws,
+        engine_config=EngineConfig(),
+        terminal=TerminalSession() if persistent else None,
+        background=record,
+    )
+    call = asyncio.create_task(run(ctx, "sleep 30 & echo $! > bg.pid; sleep 30"))
+    for _ in range(200):
+        if (ws / "bg.pid").exists() and (ws / "bg.pid").read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    pid = int((ws / "bg.pid").read_text())
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert await dies(pid, within=15), "the command's background child survived the cancel"
+    assert record.untracked == 1, "the call's record is removed with it"
+
+
+class _SlowAdoption(_SlowRecord):
+    """A background registry that takes a while to take a command over (a slow disk)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.adopting = asyncio.Event()
+        self.adopted: list[int] = []
+
+    def identity(self) -> tuple[str, dict[str, str]]:
+        return "token", {"RETRACE_TEST_TASK": "token"}
+
+    async def adopt(self, command: str, proc: Any, token: str, make_buffer: Any) -> tuple[str, int]:
+        self.adopting.set()
+        await asyncio.sleep(0.5)
+        self.adopted.append(proc.pid)
+        return "bg-1", proc.pid
+
+
+@posix_only
+async def test_a_cancel_while_a_background_command_is_adopted_leaves_it_adopted(tmp_path: Path) -> None:
+    """A background command that was spawned is taken over by the registry (which can stop it)
+    even when the turn is cancelled during the take-over; the cancel still ends the call."""
+    registry = _SlowAdoption()
+    ctx = ToolContext(workspace=make_workspace(tmp_path), engine_config=EngineConfig(), background=registry)
+    call = asyncio.create_task(run(ctx, "sleep 30", background=True))
+    await asyncio.wait_for(registry.adopting.wait(), 30)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert len(registry.adopted) == 1, "the spawned command was left with nobody to stop it"
+    os.killpg(registry.adopted[0], 9)

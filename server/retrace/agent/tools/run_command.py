@@ -161,11 +161,13 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     proc, identity = await _start_call(args.command, ctx, shell, cwd)
     buffer = _CappedBuffer(ctx.output_cap_bytes)
     reader = asyncio.create_task(_read_all(proc, buffer))
-    if ctx.background is not None:
-        with contextlib.suppress(Exception):  # a record is a safety net, never a reason to fail
-            await ctx.background.track(identity, args.command)
     timed_out = cancelled = False
+    # From the spawn on, every await is inside this try: a cancel that lands anywhere (recording
+    # the call included) still stops the command and everything it started below.
     try:
+        if ctx.background is not None:
+            with contextlib.suppress(Exception):  # a record is a safety net, never a reason to fail
+                await ctx.background.track(identity, args.command)
         await asyncio.wait_for(_shell_exit(proc, reader), timeout)
     except TimeoutError:
         timed_out = True
@@ -304,9 +306,20 @@ async def _run_in_background(args: RunCommandInput, ctx: ToolContext, cwd: Path 
     finally:
         if shell is not None:
             shell.finish(completed=False)
-    handle, pid = await ctx.background.adopt(
-        args.command, proc, token, lambda: _CappedBuffer(ctx.output_cap_bytes)
+    # The adoption finishes even when the turn is cancelled meanwhile: a command spawned but not
+    # yet registered would run on with nobody to stop it (then the cancel goes on).
+    adoption = asyncio.ensure_future(
+        ctx.background.adopt(args.command, proc, token, lambda: _CappedBuffer(ctx.output_cap_bytes))
     )
+    cancelled = False
+    while not adoption.done():
+        try:
+            await asyncio.shield(adoption)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    handle, pid = adoption.result()
     return ToolResult(
         f"started in the background as {handle} (pid {pid}); its output and exit status arrive at "
         "the next turn boundary (the start of the user's next turn)",
