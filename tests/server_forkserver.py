@@ -58,8 +58,10 @@ _PYTHON = sys.executable
 one that starts the server as another user) gets a cold start through that wrapper."""
 
 
-def usable(args: tuple[str, ...], env: dict[str, str]) -> bool:
-    """Whether a server with ``args`` and ``env`` may be forked (else it starts cold)."""
+def usable(args: tuple[str, ...]) -> bool:
+    """Whether a server with ``args`` may be forked (else it starts cold): ``serve`` only, under
+    the interpreter the fork server runs (a test that swaps ``sys.executable`` starts cold). Any
+    environment works: its secrets are handed over on pipes (see :func:`_handoff_pipes`)."""
     return cli_forkserver.enabled() and args == ("serve",) and sys.executable == _PYTHON
 
 

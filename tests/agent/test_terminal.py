@@ -4,6 +4,7 @@ through a real shell on a real workspace (no engine, no model)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from pathlib import Path
@@ -451,3 +452,57 @@ async def test_a_cancel_while_a_background_command_is_adopted_leaves_it_adopted(
         await call
     assert len(registry.adopted) == 1, "the spawned command was left with nobody to stop it"
     os.killpg(registry.adopted[0], 9)
+
+
+class _FailingAdoption(_SlowAdoption):
+    """A background registry whose take-over fails (a full disk while it records the command),
+    after ``delay`` seconds; it notes the pid of each command it was handed."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__()
+        self.delay = delay
+        self.handed: list[int] = []
+
+    async def adopt(self, command: str, proc: Any, token: str, make_buffer: Any) -> tuple[str, int]:
+        self.handed.append(proc.pid)
+        self.adopting.set()
+        await asyncio.sleep(self.delay)
+        raise OSError(28, "No space left on device")
+
+
+@posix_only
+async def test_a_background_command_whose_take_over_fails_is_stopped(tmp_path: Path) -> None:
+    """A spawned background command the registry could not take over has nobody to stop it
+    later: the call stops it and says why it did not start."""
+    registry = _FailingAdoption()
+    ctx = ToolContext(workspace=make_workspace(tmp_path), engine_config=EngineConfig(), background=registry)
+    result = await run(ctx, "sleep 30", background=True)
+    assert result.is_error
+    assert "No space left on device" in result.output
+    assert await dies(registry.handed[0], within=15), "the command runs on with nobody to stop it"
+
+
+@posix_only
+async def test_a_cancel_during_a_failing_take_over_stops_the_command_and_leaves_no_unseen_error(
+    tmp_path: Path,
+) -> None:
+    """A cancel that lands while the take-over runs, then the take-over fails: the cancel goes on,
+    the command is stopped, and the failure is not left behind as an unretrieved task error."""
+    registry = _FailingAdoption(delay=0.3)
+    ctx = ToolContext(workspace=make_workspace(tmp_path), engine_config=EngineConfig(), background=registry)
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        call = asyncio.create_task(run(ctx, "sleep 30", background=True))
+        await asyncio.wait_for(registry.adopting.wait(), 30)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        del call
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert await dies(registry.handed[0], within=15), "the command runs on with nobody to stop it"
+    assert [c.get("message") for c in reported] == []

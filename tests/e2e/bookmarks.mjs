@@ -34,7 +34,7 @@ await runScenario(sc, {
   const button = page.locator('.action-label[aria-label^="Bookmark the Current State"]').first();
   // A view's title buttons show while its header is hovered (or the view has the focus).
   await waitFor('the title button', async () => {
-    await sidebar().locator('.pane-header', { hasText: 'Timeline' }).first().hover().catch(() => {});
+    await sidebar().locator('.pane-header', { hasText: 'Timeline' }).first().hover({ timeout: 2000 }).catch(() => {});
     return button.isVisible();
   }, 20000);
   await button.click();

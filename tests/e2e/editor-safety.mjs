@@ -88,7 +88,7 @@ await runScenario(sc, {
   const after = await waitFor('a new server', () => { const p = serverPids(workspace); return p.length === 1 && p[0] !== before ? p[0] : false; }, 60000);
   log(`server ${before} killed; ${after} runs`);
   await waitFor('status bar says idle', async () => (await status().innerText()).includes('Retrace: idle'), 30000);
-  await page.locator('.action-label[aria-label^="Refresh Timeline"]').first().click().catch(() => {});
+  await page.locator('.action-label[aria-label^="Refresh Timeline"]').first().click({ timeout: 5000 }).catch(() => {});
   await row('write_file').waitFor({ timeout: 30000 });
   await shot(page, 'restarted-after-kill');
   await sendPrompt('Update hello.txt');

@@ -364,8 +364,12 @@ export function workbench(page, ws) {
 
   async function dismissToasts() {
     await page.keyboard.press('Escape');
-    for (const close of await page.locator('.notification-toast .codicon-notifications-clear').all()) {
-      await close.click().catch(() => {});
+    // Always the first visible close button, with a short timeout: the toasts below move up when
+    // one closes (a locator for "the second" then finds nothing), a toast may leave by itself, and
+    // Escape leaves hidden toasts in the page; a click's default timeout would wait 30 s for each.
+    const close = page.locator('.notification-toast .codicon-notifications-clear >> visible=true');
+    for (let i = 0; i < 20 && (await close.count()) > 0; i++) {
+      await close.first().click({ timeout: 2000 }).catch(() => {});
     }
   }
 

@@ -76,7 +76,7 @@ await runScenario(sc, {
     const deny = chat().locator('.permission button', { hasText: 'Deny' });
     if (await deny.count() > 0) {
       asked++;
-      await deny.first().click().catch(() => {});
+      await deny.first().click({ timeout: 2000 }).catch(() => {});
     }
     return (await chat().locator('#send:not([disabled])').count()) === 1;
   }, 90000, 300);

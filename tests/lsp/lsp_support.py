@@ -395,7 +395,7 @@ async def start_editor(
 
     server_env = {**os.environ, **(env or {})}
     server_env.setdefault("RETRACE_LOG_LEVEL", "INFO")
-    if server_forkserver.usable(server_args, server_env):
+    if server_forkserver.usable(server_args):
         await server_forkserver.start_forked_io(client, server_args, server_env)
     else:
         await client.start_io(sys.executable, "-m", "retrace", *server_args, env=server_env)

@@ -35,6 +35,7 @@ import contextlib
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import Field
 
@@ -44,12 +45,15 @@ from retrace.agent.tools.base import ToolContext, ToolError, ToolInput, ToolResu
 from retrace.agent.tools.paths import locate, workspace_root
 from retrace.agent.tools.shell import choose_shell, describe, kill_tree, spawn_options
 
+_T = TypeVar("_T")
+
 MAX_TIMEOUT_S = 3600.0
 DRAIN_S = 2.0
-POLL_EXIT_S = 0.05
-REAP_S = 5.0
-"""How often a call whose output is still open looks whether its shell exited."""
 """How long the output of a call is read on once all its processes ended (a pipe still buffered)."""
+POLL_EXIT_S = 0.05
+"""How often a call whose output is still open looks whether its shell exited."""
+REAP_S = 5.0
+"""How long the shell's exit status is awaited once every process of the call was stopped."""
 SHELL = choose_shell()
 """Chosen once: the description the model saw and the shell that runs its commands agree."""
 
@@ -177,11 +181,7 @@ async def run(args: RunCommandInput, ctx: ToolContext) -> ToolResult:
     # ends with the call, daemons that left its group included (this also closes the output pipe
     # they held). The stop is finished even when the turn is cancelled meanwhile.
     ending = asyncio.create_task(_end_call(identity, proc, reader, ctx))
-    while not ending.done():
-        try:
-            await asyncio.shield(ending)
-        except asyncio.CancelledError:
-            cancelled = True
+    cancelled = await _finish_despite_cancel(ending) or cancelled
     completed = not (timed_out or cancelled) and proc.returncode is not None and proc.returncode >= 0
     notes = shell.finish(completed=completed and cwd is None) if shell is not None else []
     if cancelled:
@@ -266,6 +266,31 @@ async def _end_call(
     return [s for s in stopped if s.pid != proc.pid]
 
 
+async def _finish_despite_cancel(task: asyncio.Future[_T]) -> bool:
+    """Wait until ``task`` ended, even when the caller is cancelled meanwhile (the cancel is not
+    passed on to the task: a stop or a take-over must not be left half done). True when a cancel
+    arrived: the caller finishes and then raises ``CancelledError``; the task's own error is then
+    marked as seen (the cancel wins; the caller may still read it)."""
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled and not task.cancelled():
+        task.exception()
+    return cancelled
+
+
+async def _stop_unadopted(proc: asyncio.subprocess.Process, identity: processes.Identity) -> bool:
+    """Stop a background command nobody took over (SIGTERM, SIGKILL after the grace, its group
+    last); True when a cancel arrived meanwhile (the stop still finished)."""
+    stop = asyncio.ensure_future(asyncio.to_thread(processes.stop, [identity], processes.STOP_GRACE_S))
+    cancelled = await _finish_despite_cancel(stop)
+    kill_tree(proc.pid)
+    return cancelled
+
+
 def _stopped_note(stopped: list[processes.Stopped], timed_out: bool) -> str:
     """What the result says of the processes that had to be stopped (none: nothing)."""
     if timed_out:
@@ -307,18 +332,21 @@ async def _run_in_background(args: RunCommandInput, ctx: ToolContext, cwd: Path 
         if shell is not None:
             shell.finish(completed=False)
     # The adoption finishes even when the turn is cancelled meanwhile: a command spawned but not
-    # yet registered would run on with nobody to stop it (then the cancel goes on).
+    # yet registered would run on with nobody to stop it (then the cancel goes on). A failed
+    # adoption stops the command for the same reason.
     adoption = asyncio.ensure_future(
         ctx.background.adopt(args.command, proc, token, lambda: _CappedBuffer(ctx.output_cap_bytes))
     )
-    cancelled = False
-    while not adoption.done():
-        try:
-            await asyncio.shield(adoption)
-        except asyncio.CancelledError:
-            cancelled = True
+    cancelled = await _finish_despite_cancel(adoption)
+    failure = None if adoption.cancelled() else adoption.exception()
+    if adoption.cancelled() or failure is not None:
+        since = processes.start_time(proc.pid)
+        identity = processes.Identity(next(iter(env)), token, proc.pid, since)
+        cancelled = await _stop_unadopted(proc, identity) or cancelled
     if cancelled:
         raise asyncio.CancelledError
+    if failure is not None:
+        raise ToolError(f"the background task registry could not take the command over (stopped): {failure}")
     handle, pid = adoption.result()
     return ToolResult(
         f"started in the background as {handle} (pid {pid}); its output and exit status arrive at "
