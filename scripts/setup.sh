@@ -1,25 +1,18 @@
 #!/usr/bin/env bash
 # Installs everything Retrace needs to build, run and test, idempotently:
-# Debian packages (Chromium, ripgrep, build tools), the Python venv (runtime deps from the lock),
+# Debian packages (Chromium, ripgrep, build tools: scripts/setup-apt.sh), the Python venv (runtime deps from the lock),
 # the host's uv for packaging (.tools/uv), npm packages, code-server.
 # SKIP_APT=1 skips the apt step; RETRACE_SKIP_E2E=1 skips Chromium and code-server.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-need_apt=()
-command -v git >/dev/null || need_apt+=(git)
-command -v rg >/dev/null || need_apt+=(ripgrep)
-if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
-  command -v chromium >/dev/null || need_apt+=(chromium fonts-liberation)
-  [ -f /usr/include/gssapi/gssapi.h ] || need_apt+=(libkrb5-dev)
-  command -v g++ >/dev/null || need_apt+=(build-essential)
-  command -v pkg-config >/dev/null || need_apt+=(pkg-config)
-fi
-if [ "${#need_apt[@]}" -gt 0 ] && [ "${SKIP_APT:-0}" != 1 ]; then
-  echo "[setup] apt-get install ${need_apt[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" python3 >/dev/null
+# RETRACE_SETUP_DEFER_CODE_SERVER=1: the caller installs what only the workbench tests need
+# (Chromium and the packages code-server builds with, code-server itself) later, beside other work
+# (scripts/test.sh does, from the end of this setup on).
+if [ "${RETRACE_SETUP_DEFER_CODE_SERVER:-0}" = 1 ]; then
+  bash scripts/setup-apt.sh base
+else
+  bash scripts/setup-apt.sh all
 fi
 # The three installs below are independent (the venv and uv; the project's npm packages;
 # code-server under .tools/), mostly downloads and native builds: on a clean machine they run side
@@ -45,8 +38,6 @@ if [ ! -d node_modules ] || [ package.json -nt node_modules/.package-lock.json ]
   echo "[setup] npm install"
   in_background npm npm install --no-audit --no-fund --loglevel=error
 fi
-# RETRACE_SETUP_DEFER_CODE_SERVER=1: the caller installs code-server itself, later (scripts/test.sh
-# does it beside the static checks and the Python tests, which leave a core free part of the time).
 if [ "${RETRACE_SKIP_E2E:-0}" != 1 ] && [ "${RETRACE_SETUP_DEFER_CODE_SERVER:-0}" != 1 ] \
   && [ ! -x .tools/code-server/node_modules/.bin/code-server ]; then
   echo "[setup] installing code-server into .tools/code-server (about 2 minutes)"

@@ -15,8 +15,9 @@
 #   5. the extension-host tests and the real-browser UI tests (code-server + Chromium) in ONE pool
 #      (tests/e2e/run-workbenches.mjs), each launch its own workbench, RETRACE_E2E_JOBS at a time
 #      (default 2; see tests/e2e/pool.mjs); then the packaged .vsix through ovsx's publish checks,
-#      offline (scripts/ovsx-check.mjs). What step 5 needs and nothing before it does — code-server
-#      (setup-e2e.sh, ~40 CPU-seconds) and the .vsix (npm run package, ~15) — is prepared in the
+#      offline (scripts/ovsx-check.mjs). What step 5 needs and nothing before it does — Chromium and
+#      the Debian packages code-server builds with (setup-apt.sh e2e: mostly downloads and unpacking),
+#      code-server (setup-e2e.sh, ~40 CPU-seconds) and the .vsix (npm run package, ~15) — is prepared in the
 #      background from the end of setup on: the static checks run on one core, so it costs the
 #      run no wall time there.
 # Set RETRACE_SKIP_E2E=1 to skip step 5 (it needs apt packages and code-server).
@@ -93,6 +94,7 @@ RETRACE_SETUP_DEFER_CODE_SERVER=1 bash scripts/setup.sh
 workbench_prep_log="$(mktemp)"
 trap 'rm -f "$workbench_prep_log"' EXIT
 workbench_prep() {
+  bash scripts/setup-apt.sh e2e
   if [ ! -x .tools/code-server/node_modules/.bin/code-server ]; then
     echo "[setup] installing code-server into .tools/code-server"
     SKIP_APT=1 bash scripts/setup-e2e.sh
