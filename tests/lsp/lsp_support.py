@@ -164,6 +164,10 @@ class EditorClient:
     default_permission: str = "allow"
     refuse_edits: str | None = None
     """When set, ``workspace/applyEdit`` answers ``applied: false`` with this reason."""
+    hold_edits: asyncio.Event | None = None
+    """When set, ``workspace/applyEdit`` waits until the event is set (a slow editor); an edit
+    that waits sets :attr:`edit_held`."""
+    edit_held: asyncio.Event = field(default_factory=asyncio.Event)
     documents: dict[str, OpenDocument] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     """What the client answers to ``workspace/configuration`` for the ``retrace`` section."""
@@ -336,7 +340,10 @@ async def start_editor(
     editor = EditorClient(client=client, workspace=workspace, settings=dict(settings or {}))
 
     @client.feature(lsp.WORKSPACE_APPLY_EDIT)
-    def apply_edit_handler(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+    async def apply_edit_handler(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        if editor.hold_edits is not None:
+            editor.edit_held.set()
+            await editor.hold_edits.wait()
         return _apply_workspace_edit(editor, params)
 
     @client.feature(lsp.WORKSPACE_CONFIGURATION)

@@ -32,16 +32,16 @@ def test_the_undo_memory_does_not_keep_a_closed_engine_alive(tmp_path: Path) -> 
     assert gone() is None, "the undo memory kept a closed engine (and its store) alive"
 
 
-def test_per_server_reason_and_undo_lock_die_with_their_server() -> None:
+def test_per_server_reason_and_restore_lock_die_with_their_server() -> None:
     server = FakeServer()
-    lock = restore_undo.undo_lock(server)  # type: ignore[arg-type]
-    assert restore_undo.undo_lock(server) is lock  # type: ignore[arg-type]
+    lock = restore_undo.restore_lock(server)  # type: ignore[arg-type]
+    assert restore_undo.restore_lock(server) is lock  # type: ignore[arg-type]
     gone = weakref.ref(server)
     del server
     gc.collect()
     assert gone() is None
     fresh = FakeServer()
-    assert restore_undo.undo_lock(fresh) is not lock  # type: ignore[arg-type]
+    assert restore_undo.restore_lock(fresh) is not lock  # type: ignore[arg-type]
 
 
 def test_a_restore_in_flight_is_per_services_object_and_nothing_is_kept(tmp_path: Path) -> None:
@@ -67,7 +67,7 @@ def test_a_restore_in_flight_is_per_services_object_and_nothing_is_kept(tmp_path
         engine.close()
 
 
-def test_undo_lock_is_an_asyncio_lock_per_server() -> None:
+def test_restore_lock_is_an_asyncio_lock_per_server() -> None:
     a, b = FakeServer(), FakeServer()
-    assert isinstance(restore_undo.undo_lock(a), asyncio.Lock)  # type: ignore[arg-type]
-    assert restore_undo.undo_lock(a) is not restore_undo.undo_lock(b)  # type: ignore[arg-type]
+    assert isinstance(restore_undo.restore_lock(a), asyncio.Lock)  # type: ignore[arg-type]
+    assert restore_undo.restore_lock(a) is not restore_undo.restore_lock(b)  # type: ignore[arg-type]

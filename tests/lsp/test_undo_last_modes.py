@@ -8,6 +8,7 @@ or a conversation-only restore."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,30 @@ async def test_undo_after_each_mode_restores_exactly_what_it_changed(
     assert undone["undid"].startswith("Undid: Restore code to"), undone
     assert (workspace / "src/app.py").read_text("utf-8") == app_before
     assert await head_of(editor, sid) == end, "a code undo leaves the conversation alone"
+
+
+async def test_an_undo_sent_while_a_restore_is_applied_undoes_that_restore(
+    editor: EditorClient, workspace: Path
+) -> None:
+    """The user presses *Undo restore* the moment the files change, while the restore is still
+    being finished (the editor applying and saving its edits): the undo waits for it and undoes
+    THAT restore — never "there is no restore to undo", never the restore before it."""
+    sid, target = await two_turns(editor)
+    end = editor.events_of("checkpointCreated")[-1]["checkpoint"]["id"]
+    first = await restore(editor, target, "code")
+    assert first["outcome"]["kind"] == "applied", first
+    after_first = {p: (workspace / p).read_text("utf-8") for p in ("src/app.py", "README.md")}
+    assert not (workspace / "counter.txt").exists()
+
+    editor.hold_edits = asyncio.Event()
+    second = asyncio.create_task(restore(editor, end, "code"))
+    await asyncio.wait_for(editor.edit_held.wait(), 30)
+    undo = asyncio.create_task(editor.request("retrace/restore/undoLast", {}))
+    await asyncio.sleep(0.5)  # the undo reaches the server while the restore's edit is held
+    editor.hold_edits.set()
+    assert (await second)["outcome"]["kind"] == "applied"
+    undone = await undo
+    assert undone["undid"].startswith("Undid: Restore code to"), undone
+    assert not (workspace / "counter.txt").exists(), "the second restore was undone"
+    assert {p: (workspace / p).read_text("utf-8") for p in after_first} == after_first
+    assert await head_of(editor, sid) is not None

@@ -46,7 +46,7 @@ from retrace.engine.store.events import RestoreRecordEvent
 from retrace.lsp.services.agent_turns import refuse_while_running
 from retrace.lsp.services.restore_editor import EditorApplier
 from retrace.lsp.services.restore_flight import holding
-from retrace.lsp.services.restore_undo import reason_allowed, remembered, undo_lock, undo_params
+from retrace.lsp.services.restore_undo import reason_allowed, remembered, restore_lock, undo_params
 from retrace.lsp.services.timeline import workspace_file
 from retrace.lsp.text_edits import text_edits
 from retrace.protocol.git_restore import GitChoice
@@ -93,7 +93,19 @@ class RestoreService:
         """``conversation``: whose conversation moves and where (default: the checkpoint's own
         session, to its cursor; another agent's checkpoint then restores code only). With
         ``undoing``, the undo of that recorded restore (its conversation goes back to the head it
-        recorded, not to the target's). The automatic cleanup is held off meanwhile."""
+        recorded, not to the target's). One restore at a time (:func:`restore_lock`); the
+        automatic cleanup is held off meanwhile."""
+        async with restore_lock(self.server):
+            return await self._restore_held(params, conversation, undoing=undoing)
+
+    async def _restore_held(
+        self,
+        params: RestoreParams,
+        conversation: ConversationTarget | None = None,
+        *,
+        undoing: RestoreRecordEvent | None = None,
+    ) -> RestoreResult:
+        """:meth:`restore`, its caller holding the restore lock."""
         with holding(self.services):
             return await self._restore(params, conversation, undoing=undoing)
 
@@ -167,10 +179,11 @@ class RestoreService:
         git_choice: GitChoice | None = None,
     ) -> RestoreResult:
         """Undo exactly the store's last restore, whatever its mode (``app/restore_undo.py``);
-        git-aware like any code restore (``gitMoved`` unless ``git_choice``)."""
-        async with undo_lock(self.server):
+        git-aware like any code restore (``gitMoved`` unless ``git_choice``). A restore still
+        being applied is waited for (the lock): it is the last one, and the one undone."""
+        async with restore_lock(self.server):
             last, params = await undo_params(self.services, background_tasks, while_agent_runs, git_choice)
-            return await self.restore(params, undoing=last)
+            return await self._restore_held(params, undoing=last)
 
     async def _refuse_while_running(self) -> None:
         """A restore under a running turn would race its tools (the first folder's agent works

@@ -33,13 +33,14 @@ if TYPE_CHECKING:
 REASON_ASKED: WeakKeyDictionary[ServerPort, float] = WeakKeyDictionary()
 """Per server: when it last let the client ask for a restore's reason."""
 
-UNDO_LOCKS: WeakKeyDictionary[ServerPort, asyncio.Lock] = WeakKeyDictionary()
-"""Per server: one undo at a time, so two quick clicks undo two restores, never the same one
-twice."""
+RESTORE_LOCKS: WeakKeyDictionary[ServerPort, asyncio.Lock] = WeakKeyDictionary()
+"""Per server: one restore at a time, undos included. An undo sent while a restore is still being
+applied (its files already changed, its record not yet journaled) waits for it and undoes THAT
+restore, not the one before it; two quick undos undo two restores, never the same one twice."""
 
 
-def undo_lock(server: ServerPort) -> asyncio.Lock:
-    return UNDO_LOCKS.setdefault(server, asyncio.Lock())
+def restore_lock(server: ServerPort) -> asyncio.Lock:
+    return RESTORE_LOCKS.setdefault(server, asyncio.Lock())
 
 
 LAST: WeakKeyDictionary[Engine, RestoreRecordEvent | None] = WeakKeyDictionary()
