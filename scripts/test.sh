@@ -100,6 +100,9 @@ workbench_prep() {
     SKIP_APT=1 bash scripts/setup-e2e.sh
   fi
   npm run --silent package
+  # The install scenario's update package (tests/e2e/update-package.mjs), built here where a core is
+  # partly idle instead of inside the workbench pool.
+  node tests/e2e/update-package.mjs dist/update/retrace-update.vsix
 }
 if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
   workbench_prep >"$workbench_prep_log" 2>&1 &
@@ -144,7 +147,7 @@ if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
   [ "$prep_rc" = 0 ] || { echo "preparing code-server or the package failed (exit $prep_rc)" >&2; exit "$prep_rc"; }
   step "extension-host and real-browser UI tests (code-server + Chromium, one pool)"
   npm run --silent build:tests
-  node tests/e2e/run-workbenches.mjs
+  RETRACE_E2E_UPDATE_VSIX="$root/dist/update/retrace-update.vsix" node tests/e2e/run-workbenches.mjs
   # The package the UI tests ran, as Open VSX would take it (no token, nothing published: ovsx's
   # publish against a loopback stand-in of the registry; scripts/ovsx-check.mjs). About 3 s.
   step "Open VSX check of the package"

@@ -3,7 +3,7 @@
 // a fresh HOME, a plain PATH (no project venv, no pyenv), and NO retrace.pythonPath. The model is a
 // fake Messages API this test starts on loopback, configured in *user* settings (retrace.baseUrl),
 // key via ANTHROPIC_API_KEY.
-//   0. Both packages (the one under test and its "update") are built first, with the network.
+//   0. Both packages (the one under test and its "update", update-package.mjs) exist first, built with the network.
 //      Then the scenario runs again inside a new network namespace with only loopback up
 //      (`unshare -n`, as root): PyPI, GitHub and every other host are unreachable. Where that is
 //      not possible it says so and runs with the index variables below only.
@@ -26,6 +26,7 @@ import {
   root, log, freshDir, scenario, runScenario, installVsix, newPage, openFolder, stopCodeServer, startFakeModel, serverPids, cmdline,
   waitFor, workbench, PYTHON, VSIX,
 } from './harness.mjs';
+import { buildUpdatePackage, manifestVersion, updateVersion } from './update-package.mjs';
 
 const EXT_ID = 'retrace.retrace';
 const CHILD = process.env.RETRACE_E2E_INSTALL_OFFLINE === 'child';
@@ -37,16 +38,6 @@ function vsixEntries(file) {
   return out.split('\n').filter(Boolean);
 }
 
-function manifestVersion(file) {
-  const out = execFileSync(PYTHON, ['-c', 'import sys, zipfile, json; print(json.loads(zipfile.ZipFile(sys.argv[1]).read("extension/package.json"))["version"])', file], { encoding: 'utf8' });
-  return out.trim();
-}
-
-function bump(version) {
-  const [a, b, c] = version.split('.').map(Number);
-  return `${a}.${b}.${c + 1}`;
-}
-
 /** `unshare -n` works here (root, util-linux, iproute2): the scenario can run with no network. */
 function canIsolate() {
   const r = spawnSync('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' });
@@ -56,12 +47,20 @@ function canIsolate() {
 const vsix1 = VSIX;
 const updateDir = path.join(root, '.e2e', 'install-update');
 const v1 = manifestVersion(vsix1);
-const v2 = bump(v1);
+const v2 = updateVersion(v1);
 const vsix2 = path.join(updateDir, `retrace-${v2}.vsix`);
 if (!CHILD) {
-  // 0. Packages: the update is built now, while the network is there.
+  // 0. Packages: the update is built now, while the network is there, unless the caller built it
+  //    already (RETRACE_E2E_UPDATE_VSIX, scripts/test.sh: see update-package.mjs), then it is copied.
   freshDir(updateDir);
-  execFileSync('node', [path.join(root, 'scripts/package.mjs')], { cwd: root, stdio: 'inherit', env: { ...process.env, RETRACE_PACKAGE_VERSION: v2, RETRACE_PACKAGE_OUT: vsix2 } });
+  const prebuilt = process.env.RETRACE_E2E_UPDATE_VSIX;
+  if (prebuilt) {
+    assert.equal(manifestVersion(prebuilt), v2, `RETRACE_E2E_UPDATE_VSIX (${prebuilt}) is not the update of ${vsix1}`);
+    fs.copyFileSync(prebuilt, vsix2);
+    log(`the update package built beside the tests: ${path.relative(root, prebuilt)}`);
+  } else {
+    buildUpdatePackage(vsix1, vsix2);
+  }
   if (canIsolate()) {
     log('running the install scenario in a network namespace with only loopback (package registries unreachable)');
     const started = Date.now();
