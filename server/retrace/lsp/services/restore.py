@@ -96,18 +96,8 @@ class RestoreService:
         recorded, not to the target's). One restore at a time (:func:`restore_lock`); the
         automatic cleanup is held off meanwhile."""
         async with restore_lock(self.server):
-            return await self._restore_held(params, conversation, undoing=undoing)
-
-    async def _restore_held(
-        self,
-        params: RestoreParams,
-        conversation: ConversationTarget | None = None,
-        *,
-        undoing: RestoreRecordEvent | None = None,
-    ) -> RestoreResult:
-        """:meth:`restore`, its caller holding the restore lock."""
-        with holding(self.services):
-            return await self._restore(params, conversation, undoing=undoing)
+            with holding(self.services):
+                return await self._restore(params, conversation, undoing=undoing)
 
     async def _restore(
         self,
@@ -116,6 +106,7 @@ class RestoreService:
         *,
         undoing: RestoreRecordEvent | None = None,
     ) -> RestoreResult:
+        """:meth:`restore`, its caller holding the restore lock and the cleanup."""
         if params.task is not None:
             return await self._in_task(params, params.task)
         strategy = UndoRestore(undoing) if undoing is not None else ToCheckpoint(conversation)
@@ -183,7 +174,8 @@ class RestoreService:
         being applied is waited for (the lock): it is the last one, and the one undone."""
         async with restore_lock(self.server):
             last, params = await undo_params(self.services, background_tasks, while_agent_runs, git_choice)
-            return await self._restore_held(params, undoing=last)
+            with holding(self.services):
+                return await self._restore(params, undoing=last)
 
     async def _refuse_while_running(self) -> None:
         """A restore under a running turn would race its tools (the first folder's agent works
