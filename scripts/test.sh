@@ -9,9 +9,9 @@
 #      idle ~40% of the time (the step uses ~1,085 CPU-seconds; it took 933 s of wall, 1,866
 #      core-seconds, on the quiet CI run). The fast lane keeps 2: its tests are short and a
 #      worker's start-up (collecting every test file) costs ~5 CPU-seconds.
-#   3b. the engine, restore and safety suites again on the portable file-system backend
-#      (RETRACE_FS_BACKEND=portable: the path-based backend Windows uses; see PORTABLE_SUITES)
-#   4. the extension unit tests (vscode stand-in)
+#   3b. beside step 3: the engine, restore and safety suites again on the portable file-system
+#      backend (RETRACE_FS_BACKEND=portable: the path-based backend Windows uses; see PORTABLE_SUITES)
+#   4. beside step 3: the extension unit tests (vscode stand-in)
 #   5. the extension-host tests and the real-browser UI tests (code-server + Chromium) in ONE pool
 #      (tests/e2e/run-workbenches.mjs), each launch its own workbench, RETRACE_E2E_JOBS at a time
 #      (default 2; see tests/e2e/pool.mjs); then the packaged .vsix through ovsx's publish checks,
@@ -115,6 +115,34 @@ npm run --silent check
 step "shared-schema drift"
 bash scripts/check-schema.sh
 
+# The suites that exercise the workspace file-system backend, run a second time on the portable
+# one (what Windows runs; the main run uses posix) — beside the main run, in one process of their
+# own (own temporary folders), with the extension unit tests (a build and mocha, mostly one
+# process): the main run's workers wait on subprocesses ~15% of the time, a core's worth that these
+# fill. Their output is printed after the main run's.
+PORTABLE_SUITES=(
+  tests/engine tests/safety/test_restore_safety.py tests/safety/test_capture_safety.py
+  tests/safety/test_security.py tests/safety/test_resolver.py tests/portability/test_simulated_macos.py
+  tests/portability/test_letter_case.py tests/portability/test_paths_windows.py tests/agent/test_subagent_merge.py
+  tests/agent/test_subagent_merge_links.py tests/agent/test_subagents.py tests/agent/test_instructions.py
+  tests/app tests/portability/test_simulated_windows_engine.py
+)
+side_dir="$(mktemp -d)"
+# A failed step ends the run: whatever still runs beside it is stopped.
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -f "$workbench_prep_log"; rm -rf "$side_dir"' EXIT
+RETRACE_FS_BACKEND=portable .venv/bin/python -m pytest -q -p no:cacheprovider --basetemp "$side_dir/portable-tmp" \
+  -m "not serial" "${PORTABLE_SUITES[@]}" >"$side_dir/portable.log" 2>&1 &
+portable_pid=$!
+npm run --silent test:unit >"$side_dir/unit.log" 2>&1 &
+unit_pid=$!
+# Prints a side run's log once it ends; exits with its status when it failed.
+side_result() {
+  local pid=$1 log=$2 rc=0
+  wait "$pid" || rc=$?
+  cat "$log"
+  [ "$rc" = 0 ] || { echo "failed (exit $rc)" >&2; exit "$rc"; }
+}
+
 step "python tests"
 if [ "$jobs" -gt 1 ]; then
   "${pytest[@]}" -m "not serial"
@@ -125,20 +153,11 @@ else
   "${pytest[@]}"
 fi
 
-# The suites that exercise the workspace file-system backend, run a second time on the portable
-# one (what Windows runs; the first run used posix). ~40 s on 3 workers.
-PORTABLE_SUITES=(
-  tests/engine tests/safety/test_restore_safety.py tests/safety/test_capture_safety.py
-  tests/safety/test_security.py tests/safety/test_resolver.py tests/portability/test_simulated_macos.py
-  tests/portability/test_letter_case.py tests/portability/test_paths_windows.py tests/agent/test_subagent_merge.py
-  tests/agent/test_subagent_merge_links.py tests/agent/test_subagents.py tests/agent/test_instructions.py
-  tests/app tests/portability/test_simulated_windows_engine.py
-)
-step "engine, restore and safety suites on the portable backend"
-RETRACE_FS_BACKEND=portable "${pytest[@]}" -m "not serial" "${PORTABLE_SUITES[@]}"
+step "engine, restore and safety suites on the portable backend (run beside the Python tests)"
+side_result "$portable_pid" "$side_dir/portable.log"
 
-step "extension unit tests"
-npm run --silent test:unit
+step "extension unit tests (run beside the Python tests)"
+side_result "$unit_pid" "$side_dir/unit.log"
 
 if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
   step "code-server and the .vsix (prepared in the background since setup)"

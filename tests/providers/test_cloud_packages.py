@@ -6,13 +6,13 @@ can do: a VS Code user of the managed environment runs a Retrace command, anyone
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from tests.release.probe_support import probe_script
 
 from retrace.agent.model import cloud
 
@@ -99,11 +99,7 @@ def run_probes(*cases: tuple[list[str], str]) -> list[dict[str, object]]:
     """Run the extension's probe (serverEnv.ts ``PROBE_SCRIPT``, read from its source) as it is run
     (``-c``, the provider as its argument), once per case ``(arguments, module hidden first)``, in
     one Python (the server imports once)."""
-    ts = (ROOT / "extension" / "src" / "client" / "serverEnv.ts").read_text("utf-8")
-    body = ts[
-        ts.index("export const PROBE_SCRIPT = [") : ts.index("].join(", ts.index("export const PROBE_SCRIPT"))
-    ]
-    probe = "\n".join(m.group(1).replace("\\'", "'") for m in re.finditer(r"^\s*'(.*)',\s*$", body, re.M))
+    probe = probe_script()
     driver = (
         "import sys\n"
         f"for args, absent in {[list(c) for c in cases]!r}:\n"

@@ -158,18 +158,30 @@ export function uvEnv(layout: EnvLayout, base: Readonly<Record<string, string | 
 export const SERVER_ARGS: readonly string[] = ['-I', '-m', 'retrace', 'serve'];
 
 /**
- * Printed by the probe: the interpreter's version, and whether (and which) retrace imports. Given
- * a model provider as its argument, also the pyproject extra that provider needs and this Python
- * lacks (`missingExtra`: the server owns which provider needs which packages, see
- * serverEnvExtras.ts). Written for any Python 3 so an old interpreter still reports its version.
+ * Printed by the probe: the interpreter's version, and whether (and which) retrace can run here —
+ * asked of the server's own `retrace/server_deps.py`, which reads the installed packages' metadata
+ * instead of importing the server (that import cost ~1.3 CPU-seconds and a second of every start;
+ * a server without that module is imported). Given a model provider as its argument, also the
+ * pyproject extra that provider needs and this Python lacks (`missingExtra`: the server owns which
+ * provider needs which packages, see serverEnvExtras.ts). Written for any Python 3 so an old
+ * interpreter still reports its version.
  */
 export const PROBE_SCRIPT = [
     'import json, sys',
     'r = {"python": list(sys.version_info[:3]), "executable": sys.executable}',
     'try:',
-    '    import retrace.lsp.server, retrace',
-    '    r["retrace"] = retrace.__version__',
-    '    if len(sys.argv) > 1:',
+    '    import retrace',
+    '    try:',
+    '        from retrace.server_deps import problem',
+    '    except ImportError:',
+    '        import retrace.lsp.server',
+    '        problem = lambda: None',
+    '    p = problem()',
+    '    if p:',
+    '        r["error"] = p',
+    '    else:',
+    '        r["retrace"] = retrace.__version__',
+    '    if not p and len(sys.argv) > 1:',
     '        import retrace.agent.model.cloud as cloud',
     '        r["missingExtra"] = getattr(cloud, "missing_extra", lambda provider: None)(sys.argv[1])',
     'except Exception as e:',
