@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from retrace.engine.store import event_log
+from retrace.engine.store import journal as journal_module
 from retrace.engine.store.cursor import JournalCursor
 from retrace.engine.store.events import (
     EVENT_MODELS,
@@ -123,3 +125,47 @@ def test_no_reader_crashes_or_yields_a_wrong_typed_event(
         stepped.extend(read.events)
     assert stepped == full
     journal.unlink()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(line(), max_size=12),
+    torn=st.binary(max_size=12),
+    wanted=st.sets(st.sampled_from(sorted({type(e) for e in VALID}, key=lambda m: m.__name__)), min_size=1),
+)
+def test_a_read_of_some_types_yields_exactly_those_events_of_the_full_read(
+    tmp_path: Path, lines: list[bytes], torn: bytes, wanted: set[type[JournalEvent]]
+) -> None:
+    """``only=`` lets the reader pass over lines that cannot hold a wanted event without decoding
+    them; what it yields must still be exactly the full read's events of those types, in order
+    (the seal rule's state carried across the lines passed over)."""
+    journal = tmp_path / "journal.jsonl"
+    journal.write_bytes(b"".join(raw + b"\n" for raw in lines) + torn.replace(b"\n", b""))
+    full = [e for e in event_log.read(journal) if type(e) in wanted]
+    assert list(event_log.read(journal, only=wanted)) == full
+    journal.unlink()
+
+
+def test_a_read_of_some_types_decodes_only_the_lines_that_can_hold_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session is mostly messages and tool calls; a reader of its subagents, restores or
+    turns must not decode them all (a 10,000-checkpoint session took ~2 CPU-seconds per read)."""
+    journal = tmp_path / "journal.jsonl"
+    noise = [
+        seal_event(event_json(MessageEvent(id=f"m{i}", parent=None, role="user", content=[])))
+        for i in range(50)
+    ]
+    task = seal_event(event_json(TaskEvent(task_id="k", call_id="c", status="running")))
+    journal.write_bytes(b"".join(raw + b"\n" for raw in [*noise[:20], task, *noise[20:]]))
+    decoded: list[int] = []
+    real = journal_module.parse_line
+
+    def counting(number: int, raw: bytes, **kw: Any) -> Any:
+        decoded.append(number)
+        return real(number, raw, **kw)
+
+    monkeypatch.setattr(journal_module, "parse_line", counting)
+    events = list(event_log.read(journal, only=(TaskEvent,)))
+    assert [type(e) for e in events] == [TaskEvent]
+    assert decoded == [21], decoded

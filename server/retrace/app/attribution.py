@@ -191,7 +191,9 @@ def _infos(engine: Engine, ids: list[str]) -> dict[str, RetraceCheckpointInfo]:
         cp = engine.get(cid)
         if cp.session_id not in prompts:
             prompts[cp.session_id] = {
-                e.turn_id: e.text for e in engine.events(cp.session_id) if isinstance(e, TurnEvent)
+                e.turn_id: e.text
+                for e in engine.events(cp.session_id, only=(TurnEvent,))
+                if isinstance(e, TurnEvent)
             }
         out[cid] = RetraceCheckpointInfo(
             kind=cp.kind,

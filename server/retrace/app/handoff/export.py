@@ -56,7 +56,9 @@ class PatchResult:
 
 def turn_prompts(engine: Engine, session_id: str) -> dict[str, str]:
     """Turn id → the prompt that started it, for one session."""
-    return {e.turn_id: e.text for e in engine.events(session_id) if isinstance(e, TurnEvent)}
+    return {
+        e.turn_id: e.text for e in engine.events(session_id, only=(TurnEvent,)) if isinstance(e, TurnEvent)
+    }
 
 
 def _subject(text: str) -> str:

@@ -40,7 +40,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from retrace.engine.store.events import EventModel, EventSchemaError, JournalEvent, parse_event, type_names
+from retrace.engine.store.events import (
+    EventModel,
+    EventSchemaError,
+    JournalEvent,
+    parse_event,
+    type_markers,
+    type_names,
+)
 from retrace.engine.store.journal import parse_line
 from retrace.engine.store.seal import SealGuard, check_line
 
@@ -285,7 +292,7 @@ class JournalCursor:
         self.mark = mark
         self.check: Check = check
         self._only = None if only is None else type_names(only)
-        self._markers = None if self._only is None else tuple(f'"{t}"'.encode() for t in sorted(self._only))
+        self._markers = None if only is None else type_markers(only)
         self._skip = type_names(skip)
 
     def read(self) -> CursorRead:
@@ -311,8 +318,7 @@ class JournalCursor:
             if not raw.strip():
                 continue
             if self._markers is not None and not any(m in raw for m in self._markers):
-                if not guard.sealed_seen and check_line(raw) == "sealed":
-                    guard.sealed_seen = True
+                guard.pass_over(raw)
                 continue
             line = parse_line(number, raw, last=False, guard=guard)
             if line.event is None:

@@ -25,6 +25,7 @@ from retrace.engine.store.events import (
     EventSchemaError,
     JournalEvent,
     parse_event,
+    type_markers,
     type_names,
 )
 from retrace.engine.store.journal import JournalProblems, JournalWriter, read_journal
@@ -76,13 +77,15 @@ def read(
         damaged line (unparseable, wrong checksum) or a known type that does not validate is skipped,
         logged and reported; a type this version does not know (a newer writer's) is counted, not
         damage. Events of the ``skip`` models (of models not in ``only``) are left out before
-    validation; ``start``: only lines
+    validation; with ``only``, lines that cannot hold one of its events are not even decoded
+    (damage in them goes unreported: the verifier's to find); ``start``: only lines
         from that byte offset (a line start) on (incremental readers use the journal cursor,
         :mod:`~retrace.engine.store.cursor`, which also carries the seal rule's state)."""
     report = EventReport() if report is None else report
     skipped = type_names(skip) if only is None else KNOWN_TYPES - type_names(only) | type_names(skip)
+    markers = None if only is None else type_markers(only)
     problems = JournalProblems()
-    for raw in read_journal(path, problems, start=start):
+    for raw in read_journal(path, problems, start=start, markers=markers):
         kind = raw["type"]
         if kind in skipped:
             continue

@@ -406,6 +406,14 @@ def type_names(models: Iterable[EventModel]) -> frozenset[str]:
     return frozenset(model.model_fields["type"].default for model in models)
 
 
+def type_markers(models: Iterable[EventModel]) -> tuple[bytes, ...]:
+    """The bytes a journal line holding an event of one of ``models`` must contain: its type name
+    as a JSON string (the writer never escapes these ASCII names). A line with none of them
+    cannot hold such an event and may be passed over undecoded; a line with one may still be
+    another type (the name inside a text), so it is decoded and filtered as usual."""
+    return tuple(f'"{name}"'.encode() for name in sorted(type_names(models)))
+
+
 def model_of(raw: Mapping[str, Any]) -> EventModel | None:
     """The model a raw journal line (a parsed JSON object) claims to be, ``None`` for a type this
     version does not know. For the line-level readers that keep lines as bytes (replay, gc,

@@ -52,10 +52,14 @@ class JournalLine:
     """The line is well-formed JSON but its checksum is wrong or missing (``error`` says which)."""
 
 
-def journal_lines(path: Path, start: int = 0, guard: SealGuard | None = None) -> Iterator[JournalLine]:
+def journal_lines(
+    path: Path, start: int = 0, guard: SealGuard | None = None, markers: tuple[bytes, ...] | None = None
+) -> Iterator[JournalLine]:
     """Every non-blank line of a journal in order, parsed or with its parse error (``start``:
     from that byte offset, a line start; lines are then numbered from there; ``guard``: the
-    legacy rule's state at ``start`` — a fresh one from the file's start)."""
+    legacy rule's state at ``start`` — a fresh one from the file's start; ``markers``: only the
+    lines holding one of these bytes (:func:`~retrace.engine.store.events.type_markers`), the
+    others passed over undecoded — damage in them is the verifier's to find)."""
     try:
         with path.open("rb") as f:
             f.seek(start)
@@ -67,8 +71,12 @@ def journal_lines(path: Path, start: int = 0, guard: SealGuard | None = None) ->
     last = len(lines) - 1
     guard = SealGuard() if guard is None else guard
     for i, raw in enumerate(lines):
-        if raw.strip():
-            yield parse_line(i + 1, raw, last=i == last, guard=guard)
+        if not raw.strip():
+            continue
+        if markers is not None and not any(m in raw for m in markers):
+            guard.pass_over(raw)
+            continue
+        yield parse_line(i + 1, raw, last=i == last, guard=guard)
 
 
 def parse_line(number: int, raw: bytes, *, last: bool, guard: SealGuard | None = None) -> JournalLine:
@@ -99,12 +107,15 @@ def parse_line(number: int, raw: bytes, *, last: bool, guard: SealGuard | None =
 
 
 def read_journal(
-    path: Path, problems: JournalProblems | None = None, start: int = 0
+    path: Path,
+    problems: JournalProblems | None = None,
+    start: int = 0,
+    markers: tuple[bytes, ...] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Events of one journal in order (from byte offset ``start``, a line start). A torn or
-    garbage LAST line is skipped silently; a bad line anywhere else is skipped and reported (in
-    ``problems`` and the log)."""
-    for line in journal_lines(path, start):
+    """Events of one journal in order (from byte offset ``start``, a line start; ``markers``: see
+    :func:`journal_lines`). A torn or garbage LAST line is skipped silently; a bad line anywhere
+    else is skipped and reported (in ``problems`` and the log)."""
+    for line in journal_lines(path, start, markers=markers):
         if line.event is not None:
             yield line.event
         elif line.torn_tail:

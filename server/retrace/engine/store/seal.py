@@ -84,6 +84,13 @@ class SealGuard:
     def __init__(self, sealed_seen: bool = False) -> None:
         self.sealed_seen = sealed_seen
 
+    def pass_over(self, raw: bytes) -> None:
+        """A line read past without being decoded (it cannot hold an event the reader wants):
+        the rule's state still moves on, since a checksummed line makes every later line without
+        a checksum damage."""
+        if not self.sealed_seen and check_line(raw) == "sealed":
+            self.sealed_seen = True
+
     def problem(self, seal: LineSeal, version: object) -> str | None:
         """Why a parsed line with seal state ``seal`` and ``v`` = ``version`` is damage, or
         ``None`` (updates the state)."""
