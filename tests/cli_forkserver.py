@@ -44,8 +44,11 @@ PRELOAD = (
     "retrace.cli.commands",
     "retrace.cli.format",
     "retrace.cli.errors",
+    "retrace.app.restore",
 )
-"""What every CLI command imports before it does anything (the fork server imports it once)."""
+"""What every CLI command imports before it does anything, and what ``retrace restore`` imports
+on top (the restore sequence, the conversation and the timeline's models: ~130 modules, ~0.25
+CPU-seconds, in every restore of the campaigns); the fork server imports them once."""
 
 _SERVER = r"""
 import atexit, builtins, json, os, select, signal, socket, sys, traceback, types
