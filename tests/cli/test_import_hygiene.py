@@ -227,3 +227,17 @@ def test_the_hook_fast_path_imports_only_the_standard_library_and_the_relay(
     assert "retrace.relay.client" in modules  # it did take the fast path
     assert offending(modules, HOOK_FAST_PATH) == []
     assert not (st / "store.json").exists()  # the server took it: this process opened nothing
+
+
+def test_a_restore_imports_no_language_server_and_no_protocol_models(store: tuple[Path, Path]) -> None:
+    """``retrace restore`` runs the one restore sequence with a headless agent service (the
+    conversation half), but nothing of the server: no language-server code, no protocol models,
+    no timeline cache (``app/restore.py`` imported those for types only, ~0.1 s)."""
+    ws, st = store
+    modules, proc = imported(
+        ["-m", "retrace", "restore", "head", "--dry-run", "--workspace", str(ws), "--store", str(st)]
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "retrace.app.restore_sequence" in modules  # it did run the sequence
+    server = ("pygls", "retrace.lsp", "retrace.protocol.models", "retrace.app.timeline.cache")
+    assert offending(modules, server) == []

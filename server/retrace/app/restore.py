@@ -31,17 +31,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from retrace.agent.background import BackgroundTasks, BackgroundTasksRunning, short
-from retrace.agent.notifications import BackgroundTaskView
 from retrace.app.timeline.agents import conversation_reason, is_external, running_turns
 from retrace.engine import Engine
 from retrace.engine.errors import RetraceError
 from retrace.engine.models import ConflictResolution, RestoreApplied, RestoreMode, RestoreOutcome
 from retrace.engine.store.events import RestoreReason, RestoreReasonEvent
-from retrace.protocol.models import RestoreParams
-from retrace.protocol.timeline import RunningAgentTurn
+
+if TYPE_CHECKING:
+    # Types only: ``retrace restore`` (no background commands, no protocol) must not import the
+    # agent's tools or the protocol's models to start (~0.2 s of its start-up).
+    from retrace.agent.background import BackgroundTasks
+    from retrace.agent.notifications import BackgroundTaskView
+    from retrace.protocol.models import RestoreParams
+    from retrace.protocol.timeline import RunningAgentTurn
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ async def settle_background(
     if not running or dry_run or not touches_code(mode):
         return views
     if choice is None:
+        from retrace.agent.background import BackgroundTasksRunning, short  # see the imports
+
         count = len(running)
         names = ", ".join(short(t.command, 60) for t in running)
         raise BackgroundTasksRunning(
