@@ -17,8 +17,8 @@ import {
     type FeatureState,
 } from 'vscode-languageclient/node';
 import { COMMANDS, CONFIG_SECTION, CONTEXT_MODEL_MODE, RESTART_SETTINGS, SECRET_API_KEY, SECRET_OPENAI_COMPATIBLE_KEY, SECRET_REMOTE, STATE_STORE_DIR, type CommandId } from './constants';
-import { SERVER_ARGS, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
-import { deleteManagedEnv, envLayout, findServerPython, missingProviderExtra, showFailure, watchPythonExtension } from './client/serverEnvHost';
+import { SERVER_ARGS, importFailure, versionMismatchFrom, type EnvFailure } from './client/serverEnv';
+import { deleteManagedEnv, envLayout, findServerPython, missingProviderExtra, realEnvIo, showFailure, watchPythonExtension } from './client/serverEnvHost';
 import type { Interpreter } from './client/serverProcess';
 import { withoutTerminalEnv } from './client/terminalModel';
 import { registerEditorModels } from './client/editorModels';
@@ -122,6 +122,7 @@ export class Ctx implements vscode.Disposable {
             onState: state => this.onState(state),
             note: (severity, message) => this.note(severity, message),
             trace: message => log.info(message),
+            explainFailedStart: launch => importFailure(realEnvIo(() => undefined), launch.interpreter.path),
         });
         this.disposables.push(
             this.stateEmitter,

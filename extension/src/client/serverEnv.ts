@@ -452,6 +452,25 @@ export interface EnvIo {
 
 export type EnvResult = { readonly python: string; readonly marker: EnvMarker } | { readonly failure: EnvFailure };
 
+/**
+ * Why `interpreter` cannot import the server, asked after a start failed: the probe before a start
+ * reads package metadata only (`PROBE_SCRIPT`), so a dependency at a version the server cannot use,
+ * or with damaged files, shows only here — the import's own last line (`ImportError: …`).
+ * `undefined` when the server imports (the start failed for another reason).
+ */
+export async function importFailure(io: EnvIo, interpreter: string): Promise<string | undefined> {
+    const r = await io.run(interpreter, ['-I', '-c', 'import retrace.lsp.server'], { timeoutMs: 60_000 });
+    if (r.code === 0) {
+        return undefined;
+    }
+    const last = r.output
+        .split('\n')
+        .map(l => l.trim())
+        .filter(l => l !== '')
+        .pop();
+    return last ?? `${interpreter} exited with code ${r.code}`;
+}
+
 /** Run `PROBE_SCRIPT`; with `provider`, it also reports the extra that provider lacks. */
 export async function probePython(io: EnvIo, interpreter: string, prefix: readonly string[] = [], provider?: string): Promise<PythonProbe> {
     const r = await io.run(interpreter, [...prefix, '-I', '-c', PROBE_SCRIPT, ...(provider === undefined ? [] : [provider])], { timeoutMs: 60_000 });

@@ -60,6 +60,8 @@ export interface SupervisorHooks {
     note(severity: 'info' | 'warning' | 'error', message: string): void;
     /** A line for the log only. */
     trace(message: string): void;
+    /** After a start failed: why the launch's interpreter cannot import the server, if that is why. */
+    explainFailedStart?(launch: Launch): Promise<string | undefined>;
 }
 
 /** Automatic restarts allowed within this window; one more crash in it is reported as failed. */
@@ -185,16 +187,24 @@ export class Supervisor {
         } catch (err) {
             rpc.close('the Retrace server failed to start');
             await this.kill(spawned());
-            this.setState({ kind: 'failed', reason: vscode.l10n.t('server failed to start: {0}', err instanceof Error ? err.message : String(err)) });
+            const why = await this.importProblem(launch);
+            this.setState({ kind: 'failed', reason: why ?? vscode.l10n.t('server failed to start: {0}', err instanceof Error ? err.message : String(err)) });
             return;
         }
         const proc = spawned();
         if (proc === undefined || proc.pid === undefined || exited(proc)) {
             rpc.close('the Retrace server exited while starting');
-            this.setState({ kind: 'failed', reason: vscode.l10n.t('the server process exited while starting; see the Retrace log') });
+            const why = await this.importProblem(launch);
+            this.setState({ kind: 'failed', reason: why ?? vscode.l10n.t('the server process exited while starting; see the Retrace log') });
             return;
         }
         this.adopt(launch, client, rpc, proc as ChildProcess & { readonly pid: number });
+    }
+
+    /** The failed-start reason when the interpreter cannot import the server (see `explainFailedStart`). */
+    private async importProblem(launch: Launch): Promise<string | undefined> {
+        const why = await this.hooks.explainFailedStart?.(launch).catch(() => undefined);
+        return why === undefined ? undefined : vscode.l10n.t('{0} cannot run the Retrace server: {1}', launch.interpreter.path, why);
     }
 
     /** A language client that spawns the server when started; `proc`: the process it spawned, if any. */

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ENV_MARKER, envDir, envRoot, fixIt, venvPython, type EnvFailure, type EnvLayout } from '../../../extension/src/client/serverEnv';
+import { ENV_MARKER, envDir, envRoot, fixIt, importFailure, venvPython, type EnvFailure, type EnvLayout } from '../../../extension/src/client/serverEnv';
 import { ensureManagedEnv } from '../../../extension/src/client/serverEnvBuild';
 import { installExtra } from '../../../extension/src/client/serverEnvExtras';
 import { realEnvIo } from '../../../extension/src/client/serverEnvHost';
@@ -121,5 +121,31 @@ suite('server environment: real uv, no network', function () {
             assert.match(f.detail, /Connection refused|tcp connect/);
         }
         assert.ok(logs.some(l => /boto3==\d/.test(l)) && logs.some(l => /google-auth==\d/.test(l)), 'the log lists the locked sets');
+    });
+});
+
+suite('a failed start explained: the server’s own import, real processes', function () {
+    this.timeout(60_000);
+    // The probe before a start reads package metadata only; after a failed start the import says why.
+    test('an interpreter that cannot import the server gives the import’s last line; one that can gives nothing', async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retrace-import-'));
+        const broken = path.join(dir, 'python');
+        fs.writeFileSync(
+            broken,
+            [
+                '#!/bin/sh',
+                '[ "$1 $2 $3" = "-I -c import retrace.lsp.server" ] || exit 3',
+                'echo "Traceback (most recent call last):" >&2',
+                'echo "ImportError: cannot import name \'LanguageServer\' from \'pygls.server\'" >&2',
+                'exit 1',
+            ].join('\n'),
+        );
+        fs.chmodSync(broken, 0o755);
+        const io = realEnvIo(() => undefined);
+        assert.equal(await importFailure(io, broken), "ImportError: cannot import name 'LanguageServer' from 'pygls.server'");
+        assert.equal(await importFailure(io, path.join(repo, '.venv', 'bin', 'python')), undefined);
+        const missing = await importFailure(io, path.join(dir, 'nothing-here'));
+        assert.ok(missing !== undefined && missing !== '', 'a missing interpreter is explained too');
+        fs.rmSync(dir, { recursive: true, force: true });
     });
 });
