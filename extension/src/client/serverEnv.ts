@@ -468,7 +468,8 @@ export async function importFailure(io: EnvIo, interpreter: string): Promise<str
         .map(l => l.trim())
         .filter(l => l !== '')
         .pop();
-    return last ?? `${interpreter} exited with code ${r.code}`;
+    // A process's output is shown to the user: one line, bounded.
+    return last === undefined ? `${interpreter} exited with code ${r.code}` : last.slice(0, 500);
 }
 
 /** Run `PROBE_SCRIPT`; with `provider`, it also reports the extra that provider lacks. */

@@ -48,7 +48,7 @@ from retrace.engine.store.events import (
     type_markers,
     type_names,
 )
-from retrace.engine.store.journal import parse_line
+from retrace.engine.store.journal import parse_line, passed_over
 from retrace.engine.store.seal import SealGuard, check_line
 
 RACY_NS = 2_000_000_000
@@ -317,8 +317,7 @@ class JournalCursor:
             number += 1
             if not raw.strip():
                 continue
-            if self._markers is not None and not any(m in raw for m in self._markers):
-                guard.pass_over(raw)
+            if passed_over(raw, self._markers, guard):
                 continue
             line = parse_line(number, raw, last=False, guard=guard)
             if line.event is None:

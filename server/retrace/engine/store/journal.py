@@ -73,10 +73,18 @@ def journal_lines(
     for i, raw in enumerate(lines):
         if not raw.strip():
             continue
-        if markers is not None and not any(m in raw for m in markers):
-            guard.pass_over(raw)
-            continue
-        yield parse_line(i + 1, raw, last=i == last, guard=guard)
+        if not passed_over(raw, markers, guard):
+            yield parse_line(i + 1, raw, last=i == last, guard=guard)
+
+
+def passed_over(raw: bytes, markers: tuple[bytes, ...] | None, guard: SealGuard) -> bool:
+    """Whether a reader of only some event types may pass over line ``raw`` undecoded: it holds
+    none of ``markers`` (``None``: every line is decoded). The seal rule's state moves on either
+    way (:meth:`SealGuard.pass_over`). The one rule of the full reader and the journal cursor."""
+    if markers is None or any(m in raw for m in markers):
+        return False
+    guard.pass_over(raw)
+    return True
 
 
 def parse_line(number: int, raw: bytes, *, last: bool, guard: SealGuard | None = None) -> JournalLine:
