@@ -18,8 +18,8 @@
 #      offline (scripts/ovsx-check.mjs). What step 5 needs and nothing before it does — Chromium and
 #      the Debian packages code-server builds with (setup-apt.sh e2e: mostly downloads and unpacking),
 #      code-server (setup-e2e.sh, ~40 CPU-seconds) and the .vsix (npm run package, ~15) — is prepared in the
-#      background from the end of setup on: the static checks run on one core, so it costs the
-#      run no wall time there.
+#      background from the end of setup on, beside the static checks (mostly one core: only mypy
+#      runs beside the others, scripts/check.sh) and the Python tests.
 # Set RETRACE_SKIP_E2E=1 to skip step 5 (it needs apt packages and code-server).
 #
 # --fast: the edit-test loop (under 2 minutes): no setup and no browser; the static gate's ruff

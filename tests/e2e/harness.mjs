@@ -74,6 +74,21 @@ export function scenario(name, { shots = {} } = {}) {
   return { name, vsix: VSIX, work, userDataDir, extensionsDir, workspace, ws, read, shot };
 }
 
+/**
+ * Run the seed script `script` (a path under tests/e2e/, with `args`) BEFORE the scenario's
+ * workbench starts, in the scenario's environment (testEnv: its own XDG data home), so the store
+ * it writes is the one the extension's server opens for the scenario's folder. Returns the
+ * script's JSON output and that store. (A first window only to make the server create the store,
+ * then a stop and a restart, cost a whole workbench launch.)
+ */
+export function seedBeforeStart(sc, script, args = []) {
+  const out = execFileSync(PYTHON, [path.join(root, 'tests', 'e2e', script), sc.workspace, ...args],
+    { encoding: 'utf8', cwd: path.join(root, 'tests', 'e2e'), env: testEnv(sc.userDataDir), maxBuffer: 1 << 20 });
+  const store = findStore(sc.userDataDir);
+  if (store === undefined) throw new Error(`${script} wrote no store where the server will look (${sc.userDataDir}/../xdg-data)`);
+  return { seeded: JSON.parse(out), store };
+}
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
@@ -259,9 +274,16 @@ export async function launchBrowser() {
   });
 }
 
+/**
+ * What every workbench page asks of code-server: its responses uncompressed. code-server compresses
+ * each response on the fly (Brotli for Chromium), the workbench's ~15 MB of scripts on every
+ * load: ~0.7–1 CPU-second of code-server per window (measured), for a loopback connection.
+ */
+export const PAGE_DEFAULTS = { extraHTTPHeaders: { 'Accept-Encoding': 'identity' } };
+
 /** A new browser page (1400×900 unless `options` say otherwise) that logs the page's errors. */
 export async function newPage(browser, options = {}) {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, ...options });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, ...PAGE_DEFAULTS, ...options });
   page.on('pageerror', e => log('pageerror', e.message));
   return page;
 }

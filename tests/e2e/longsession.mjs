@@ -1,6 +1,6 @@
 // Real-browser E2E for a 10,000-checkpoint session: a pre-generated session (tests/e2e/seed_long.py:
 // 500 turns × 20 tool calls — edit_file, run_command, write_file — generated once per machine and
-// cached) is copied into the extension's store while code-server is stopped, then the packaged
+// cached) is copied into the folder's store before the workbench starts, then the packaged
 // .vsix shows it. Checks: the newest page opens (turn 500 shown, older turns collapsed), "Load
 // older…" brings the previous page, the filter (tool, path, text) shows only matching rows and
 // is described on the view, "Jump to Head" reveals the head, and hovering a row shows its diff
@@ -9,15 +9,19 @@
 // latencies (no timed assertions: timings are noisy).
 // Screenshots: .e2e/screenshots/longsession-*.png. Usage: node tests/e2e/longsession.mjs [vsix]
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { root, log, findStore, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
+import { log, scenario, runScenario, seedBeforeStart, waitFor } from './harness.mjs';
 
 const sc = scenario('longsession', { shots: { prefix: 'longsession-' } });
-const { userDataDir, workspace, ws, shot } = sc;
+const { shot } = sc;
 const TURNS = 500;
 const HOVERS = 6;
 const HOVER_DELAY = 50;
+
+// The cached 10,000-step session is put in place as the folder's store before the workbench starts.
+const tSeed = Date.now();
+const { seeded } = seedBeforeStart(sc, 'seed_long.py', ['--cached']);
+log(`session of ${seeded.checkpoints} checkpoints in place in ${Date.now() - tSeed} ms (generated once per machine)`);
+assert.equal(seeded.checkpoints, 10000);
 
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -35,32 +39,14 @@ await runScenario(sc, {
   env: { RETRACE_FAKE_MODEL: 'e2e' },
   page: { viewport: { width: 1500, height: 1000 } },
 }, async ctx => {
-  let page = ctx.page;
-  let wb = ctx.wb;
+  const page = ctx.page;
+  const wb = ctx.wb;
   const sidebar = () => wb.sidebar();
   const row = text => wb.row(text);
   const rowTexts = async () => (await sidebar().locator('.monaco-list-row').allInnerTexts()).map(r => r.replace(/\s+/g, ' ').trim());
   const checkpointRows = async () => (await rowTexts()).filter(t => /^(edit_file|write_file|run_command): /.test(t));
 
-  // 1. A first window creates the extension's store; with everything stopped, the cached
-  // 10,000-step session replaces it.
-  await wb.icon().click({ timeout: 60000 });
-  await row('Baseline').waitFor({ timeout: 60000 });
-  const store = await waitFor('the extension\'s store', () => findStore(userDataDir));
-  await page.close();
-  await stopCodeServer(ctx.server);
-  const tSeed = Date.now();
-  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_long.py'), workspace, '--cached', '--store', store],
-    { encoding: 'utf8', maxBuffer: 1 << 20 }));
-  log(`session of ${seeded.checkpoints} checkpoints in place in ${Date.now() - tSeed} ms (generated once per machine)`);
-  assert.equal(seeded.checkpoints, 10000);
-
-  ctx.server = await ctx.startServer(ctx.server.port);
-  ctx.page = page = await newPage(ctx.browser, { viewport: { width: 1500, height: 1000 } });
-  wb = workbench(page, ws);
-  await openFolder(page, ctx.server, workspace);
-
-  // 2. Open: measured from the server reporting ready to the newest turn shown.
+  // 1. Open: measured from the server reporting ready to the newest turn shown.
   await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
   await wb.openRetrace();
   await page.locator('.statusbar-item', { hasText: /Retrace: idle/ }).first().waitFor({ timeout: 180000 });
@@ -81,7 +67,7 @@ await runScenario(sc, {
   assert.ok(first.some(t => /^Session of .*500 turns · 10,00[0-9] steps/.test(t)), `session row: ${first.slice(0, 3)}`);
   assert.ok(first.some(t => t.startsWith('Load older…')), 'a "Load older…" row');
 
-  // 3. Paging: "Load older…" brings the previous page (its turns appear above).
+  // 2. Paging: "Load older…" brings the previous page (its turns appear above).
   const oldestShown = Math.min(...first.map(t => /^(\d+)\. Turn /.exec(t)?.[1]).filter(Boolean).map(Number));
   // The view may still bring the head back into view once after opening: go to the top and
   // click "Load older…" until the click lands.
@@ -114,7 +100,7 @@ await runScenario(sc, {
   log(`loaded older: turn ${oldestShown - 1} shown (oldest before: ${oldestShown})`);
   await shot(page, 'older-page');
 
-  // 4. Filter by tool, by path, by text (QuickInput), described on the view; then cleared.
+  // 3. Filter by tool, by path, by text (QuickInput), described on the view; then cleared.
   async function filterBy(kind, value) {
     // No row hover may take the focus from the quick pick.
     await page.mouse.move(0, 0);
@@ -172,12 +158,12 @@ await runScenario(sc, {
   await clearFilter();
   await row(`${TURNS}. Turn ${TURNS}:`).waitFor({ timeout: 60000 });
 
-  // 5. Jump to Head: the head row is selected.
+  // 4. Jump to Head: the head row is selected.
   await wb.runCommand('Retrace: Jump to Head');
   await sidebar().locator('.monaco-list-row.selected', { hasText: 'you are here' }).first().waitFor({ timeout: 30000 });
   log('jump to head: the head row is selected');
 
-  // 6. Hover: the diff preview appears; latency from the hover to the diff block.
+  // 5. Hover: the diff preview appears; latency from the hover to the diff block.
   const hovers = [];
   const candidates = sidebar().locator('.monaco-list-row', { hasText: /^edit_file: mod_/ });
   for (let i = 0; i < HOVERS; i++) {
@@ -197,7 +183,7 @@ await runScenario(sc, {
   log(`MEASURED hover preview (workbench hover delay set to ${HOVER_DELAY} ms, included): p50 ${percentile(hovers, 50)} ms, p95 ${percentile(hovers, 95)} ms, all ${hovers.join(', ')} ms`);
   log(`MEASURED summary: open ${openMs} ms; hover p95 ${percentile(hovers, 95)} ms`);
 
-  // 7. The chat of the 10,000-call session opens as its newest items, with the rest one click away.
+  // 6. The chat of the 10,000-call session opens as its newest items, with the rest one click away.
   await chatHeader.click();
   const earlier = wb.chat().locator('button.earlier');
   await earlier.waitFor({ timeout: 60000 });

@@ -1,29 +1,32 @@
 // Real-browser E2E for issue 28's readability findings, at a 300 px sidebar: a session of three
 // turns (a write and two read-only calls; 50 edits of one file; 24 edits alternating between two
 // files) and a restore with its safety capture is written into the store (tests/e2e/seed_readable.py,
-// while code-server is stopped), then the packaged .vsix shows it and three more restores are made
+// before the workbench starts), then the packaged .vsix shows it and three more restores are made
 // from the timeline. Checks: a restore is ONE row (its safety capture inside it), the work it left
 // behind one collapsed "Abandoned: N steps" node, 50 edits of one file one "edit_file scale.py ×50"
 // row, the read-only calls one "read 1 file · 1 listing" row, the head row in view after each restore
 // (the restore target picked after scrolling away), labels not cut at 300 px.
 // Screenshot: .e2e/screenshots/readable-300px-three-restores.png. Usage: node tests/e2e/readable.mjs [vsix]
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { root, log, findStore, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
+import { log, scenario, runScenario, seedBeforeStart, waitFor } from './harness.mjs';
 
 const sc = scenario('readable', { shots: { numbered: false } });
-const { userDataDir, workspace, ws, shot } = sc;
+const { shot } = sc;
 const VIEWPORT = { width: 1280, height: 720 };
 const SIDEBAR = 300;
+
+// The session is written into the folder's store before the workbench starts.
+const { seeded } = seedBeforeStart(sc, 'seed_readable.py');
+log('seeded', seeded);
+assert.deepEqual(seeded.lastKinds, ['tool', 'safety', 'restore']);
 
 await runScenario(sc, {
   settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   env: { RETRACE_FAKE_MODEL: 'e2e' },
   page: { viewport: VIEWPORT },
 }, async ctx => {
-  let page = ctx.page;
-  let wb = ctx.wb;
+  const page = ctx.page;
+  const wb = ctx.wb;
   const sidebar = () => wb.sidebar();
   const row = text => wb.row(text);
   const list = () => sidebar().locator('.monaco-list').last();
@@ -112,19 +115,6 @@ await runScenario(sc, {
     }, 20000, 500);
   }
 
-  // 1. A first window creates the store; with everything stopped the session is written into it.
-  await wb.icon().click({ timeout: 60000 });
-  await row('baseline').waitFor({ timeout: 60000 });
-  const store = await waitFor('the extension\'s store', () => findStore(userDataDir));
-  await page.close();
-  await stopCodeServer(ctx.server);
-  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_readable.py'), workspace, '--store', store], { encoding: 'utf8', cwd: path.join(root, 'tests/e2e') }));
-  log('seeded', seeded);
-  assert.deepEqual(seeded.lastKinds, ['tool', 'safety', 'restore']);
-  ctx.server = await ctx.startServer(ctx.server.port);
-  ctx.page = page = await newPage(ctx.browser, { viewport: VIEWPORT });
-  wb = workbench(page, ws);
-  await openFolder(page, ctx.server, workspace);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
   await wb.openRetrace();
   await page.locator('.statusbar-item', { hasText: /Retrace: idle/ }).first().waitFor({ timeout: 90000 });
@@ -133,7 +123,7 @@ await runScenario(sc, {
   await row('Session of').waitFor({ timeout: 60000 });
   await setSidebarWidth(SIDEBAR);
 
-  // 2. The seeded restore is one row, its safety capture inside it; the head is in view.
+  // 1. The seeded restore is one row, its safety capture inside it; the head is in view.
   await waitFor('the head row in view on open', () => headInView(), 20000);
   const restoreRow = await scrollTo('Back to', { fromTop: false });
   assert.equal(await sidebar().locator('.monaco-list-row', { hasText: 'Before restore' }).count(), 0, 'no "Before restore" row between turns');
@@ -146,7 +136,7 @@ await runScenario(sc, {
   await shot(page, '300px-restore-open');
   await setExpanded('Back to', false);
 
-  // 3. 50 edits of one file are one row; the two read-only calls one compact row.
+  // 2. 50 edits of one file are one row; the two read-only calls one compact row.
   await setExpanded('2. Tune the scale', true, true);
   const repeated = await scrollTo('edit_file scale.py ×50');
   assert.equal(await sidebar().locator('.monaco-list-row', { hasText: /edit_file scale\.py$/ }).count(), 0, 'no single scale.py rows');
@@ -155,7 +145,7 @@ await runScenario(sc, {
   await scrollTo('read 1 file · 1 listing');
   await labelsNotCut();
 
-  // 4. Three restores from the timeline, each picked after scrolling away from the head: the new
+  // 3. Three restores from the timeline, each picked after scrolling away from the head: the new
   // head (one "Back to ‘…’" row) comes into view every time.
   await restoreTo(await scrollTo('Starting point'), 1, /^● Back to ‘Starting point’$/);
   await labelsNotCut();

@@ -10,7 +10,7 @@ import net from 'node:net';
 import util from 'node:util';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { root, scenario, writeUserSettings, startCodeServer, launchBrowser } from './harness.mjs';
+import { root, scenario, writeUserSettings, startCodeServer, launchBrowser, PAGE_DEFAULTS } from './harness.mjs';
 import { isMain, jobsFromEnv, runPool } from './pool.mjs';
 
 const testsEntry = path.join(root, 'out', 'tests', 'exthost', 'index');
@@ -31,7 +31,7 @@ async function launch(suite, settings, extraEnv, log, open = undefined, installs
   });
   log(`[${suite}] code-server up at ${server.url}`);
   const browser = await launchBrowser();
-  const page = await browser.newPage();
+  const page = await browser.newPage(PAGE_DEFAULTS);
   let exitCode = 1;
   try {
     let resolveExit;

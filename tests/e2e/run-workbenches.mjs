@@ -2,7 +2,7 @@
 // (run-exthost-tests.mjs) and the real-browser scenarios (run-scenarios.mjs), RETRACE_E2E_JOBS at
 // a time (pool.mjs). One pool instead of two in a row: the first pool's tail (one workbench left
 // running while the other slot idles) is filled by the next task. Longest first, from the
-// measured times (CI log of 2026-12-06: a scenario 20–70 s, an extension-host launch 10–47 s).
+// measured times (a full pool run of 2026-12-07: a scenario 20–70 s, an extension-host launch 10–50 s).
 // Needs `npm run build:tests` (the extension-host suites) and the packaged .vsix
 // (`npm run package`: the scenarios install it); neither is built here.
 // Usage: node tests/e2e/run-workbenches.mjs [task ...]   (task names as the summary prints them,
@@ -12,11 +12,11 @@ import { scenarioTasks } from './run-scenarios.mjs';
 import { jobsFromEnv, runPool } from './pool.mjs';
 
 const MEASURED_S = {
-  install: 70, 'chat-restore': 59, e2e: 66, 'editor-safety': 54, subagents: 60, longsession: 54, timeline: 53,
-  'exthost-recovery': 47, health: 47, readable: 47, chat: 36, 'side-rewind': 36, lazy: 33, context: 33, hunks: 32,
-  bookmarks: 31, untrusted: 30, 'exthost-retrace': 26, undo: 24, 'git-restore': 24, agents: 24, 'exthost-multiroot': 23,
-  trust: 22, 'exthost-reach': 20, 'exthost-background': 17, 'exthost-fileHistory': 17, 'exthost-remote': 16,
-  'exthost-vscodeLm': 12, 'exthost-serverDown': 10,
+  install: 70, health: 51, longsession: 50, 'exthost-recovery': 50, timeline: 42, e2e: 40, 'editor-safety': 37,
+  context: 36, subagents: 35, chat: 34, readable: 33, 'chat-restore': 32, lazy: 32, undo: 30, untrusted: 29, hunks: 26,
+  'exthost-retrace': 26, 'git-restore': 26, agents: 24, bookmarks: 23, 'exthost-fileHistory': 23, 'exthost-multiroot': 23,
+  trust: 22, 'exthost-background': 20, 'side-rewind': 20, 'exthost-reach': 19, 'exthost-vscodeLm': 15, 'exthost-remote': 15,
+  'exthost-serverDown': 10,
 };
 
 const asked = process.argv.slice(2);

@@ -5,9 +5,10 @@ seventh a ``run_command`` that touches ``build/log_NN.txt``, every thirteenth a 
 of a ``docs/`` file, each with its intent, result and checkpoint (changed paths given, so a step
 costs one small capture and one journal append).
 
-``python tests/e2e/seed_long.py WORKSPACE [--turns 500] [--steps 20] [--store DIR]`` prints
+``python tests/e2e/seed_long.py WORKSPACE [--turns 500] [--steps 20] [--store DIR] [--cached]`` prints
 ``{"sessionId", "checkpoints", "tools", "lastPath"}`` as JSON. Non-checkpoint events are appended
 without fsync (a generator, not the agent: a crash here only loses a test fixture).
+``--cached`` installs a copy of the machine's cached session instead (:func:`cached`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 from retrace.engine import Engine
 from retrace.engine.store.events import parse_event
+from retrace.engine.store.home import default_store_dir
 
 
 def _append_event(engine: Engine, event: dict[str, Any], **kw: Any) -> None:
@@ -183,11 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--store", type=Path, default=None)
     parser.add_argument(
-        "--cached", action="store_true", help="install the machine's cached session (needs --store)"
+        "--cached",
+        action="store_true",
+        help="install the machine's cached session (into --store, else the folder's own store)",
     )
     args = parser.parse_args(argv)
     if args.cached:
-        json.dump(copy_to(cached(args.turns, args.steps), args.workspace, args.store), sys.stdout)
+        store = args.store or default_store_dir(args.workspace)
+        json.dump(copy_to(cached(args.turns, args.steps), args.workspace, store), sys.stdout)
         return 0
     engine = Engine.open(args.workspace, args.store)
     try:

@@ -20,13 +20,16 @@ import { root, log, findStore, scenario, runScenario, serverPids, waitFor } from
 
 const sc = scenario('subagents');
 const { userDataDir, workspace, read, shot } = sc;
+const gate = path.join(sc.work, 'resume-gate');
 const NOTE = 'notes/one.txt';
 // A row's label is the verb and the file's name; its folder is in the description.
 const WRITE = `write_file: ${path.basename(NOTE)}`;
 
 await runScenario(sc, {
   settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
-  env: { RETRACE_FAKE_MODEL: path.join(root, 'tests/e2e/scenarios/subagents.json') },
+  // The slow child's command waits for this file (see the scenario's lane-T): created once the
+  // first run is cut off, so the resumed run does not wait again.
+  env: { RETRACE_FAKE_MODEL: path.join(root, 'tests/e2e/scenarios/subagents.json'), RETRACE_E2E_GATE: gate },
   page: { viewport: { width: 1500, height: 1000 } },
 }, async ({ page, wb }) => {
   const { sidebar, row, chat, dialogButton, toast, contextMenu, sendPrompt } = wb;
@@ -141,6 +144,7 @@ await runScenario(sc, {
   process.kill(before, 'SIGKILL');
   await waitFor('a new server', () => { const p = serverPids(workspace); return p.length === 1 && p[0] !== before; }, 60000);
   assert.equal(read('made/by-child.txt'), undefined, 'nothing of the cut-off child reached the workspace');
+  fs.writeFileSync(gate, '');
 
   // 9. The cut-off child is listed under its turn, interrupted; its timeline opens.
   const orphan = row('subagent: slow job');

@@ -1,32 +1,36 @@
 // Real-browser E2E for the timeline at scale: a 500-step agent session (25 turns × 20 edit_file
 // calls, then a code restore) is written into the extension's store the way the agent journals it
-// (tests/e2e/seed_story.py, while code-server is stopped), then the packaged .vsix shows it. Checks: one story
+// (tests/e2e/seed_story.py, before the workbench starts), then the packaged .vsix shows it. Checks: one story
 // for the session (not named after its first prompt), turns with their prompts, rows told apart
 // by their change gist with relative times, the restore in place saying what it restored to, the
 // tree snappy to open and scroll; Restore Conversation into the middle marks the later turns as an
 // abandoned branch, and after a window reload every turn keeps its title.
 // Screenshots: .e2e/screenshots/timeline-500-*.png. Usage: node tests/e2e/timeline.mjs [vsix]
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { root, log, findStore, scenario, runScenario, newPage, openFolder, stopCodeServer, waitFor, workbench, PYTHON } from './harness.mjs';
+import { root, log, scenario, runScenario, seedBeforeStart, waitFor } from './harness.mjs';
 
 const sc = scenario('timeline', { shots: { prefix: 'timeline-500-' } });
-const { userDataDir, workspace, ws, shot } = sc;
+const { shot } = sc;
 const TURNS = 25;
 const STEPS = 20;
 
 /** The value of step k's edit (0-based): line k % 10 goes from k // 10 to k // 10 + 1. */
 const gist = k => `‘x${k % 10} = ${Math.floor(k / 10)}’ → ‘x${k % 10} = ${Math.floor(k / 10) + 1}’`;
 
+// The 500-step session is written into the folder's store, the way the agent journals it, before
+// the workbench starts.
+const { seeded, store } = seedBeforeStart(sc, 'seed_story.py', ['--turns', String(TURNS), '--steps', String(STEPS)]);
+log('seeded', seeded, 'into', path.relative(root, store));
+assert.equal(seeded.checkpoints, TURNS * STEPS);
+
 await runScenario(sc, {
   settings: { 'retrace.permissions.write': 'auto', 'retrace.permissions.command': 'auto' },
   env: { RETRACE_FAKE_MODEL: 'e2e' },
   page: { viewport: { width: 1500, height: 1000 } },
 }, async ctx => {
-  // The window is replaced once (code-server restarts): these follow the current page.
-  let page = ctx.page;
-  let wb = ctx.wb;
+  const page = ctx.page;
+  const wb = ctx.wb;
   const sidebar = () => wb.sidebar();
   // A row holding every one of `text` (a string or an array): several turns have a row titled
   // "edit_file scale.txt ×20", told apart only by their gist; in a virtualised list the DOM's
@@ -76,23 +80,6 @@ await runScenario(sc, {
     return elapsed;
   }
 
-  // 1. A first window creates the store; then, with everything stopped, the 500-step session is
-  // written into it the way the agent journals it.
-  await wb.icon().click({ timeout: 60000 });
-  await row('Baseline').waitFor({ timeout: 60000 });
-  const store = await waitFor('the extension\'s store', () => findStore(userDataDir));
-  await page.close();
-  await stopCodeServer(ctx.server);
-  const seeded = JSON.parse(execFileSync(PYTHON, [path.join(root, 'tests/e2e/seed_story.py'), workspace,
-    '--turns', String(TURNS), '--steps', String(STEPS), '--store', store], { encoding: 'utf8' }));
-  log('seeded', seeded, 'into', path.relative(root, store));
-  assert.equal(seeded.checkpoints, TURNS * STEPS);
-  // The same port: the workbench's storage for a folder is keyed by the folder's URI, which
-  // includes the server's authority (the store itself is keyed by the folder's path).
-  ctx.server = await ctx.startServer(ctx.server.port);
-  ctx.page = page = await newPage(ctx.browser, { viewport: { width: 1500, height: 1000 } });
-  wb = workbench(page, ws);
-  await openFolder(page, ctx.server, workspace);
   const openMs = await openTimeline();
   log(`timeline with ${TURNS * STEPS} steps shown ${openMs} ms after the server reported ready`);
 
