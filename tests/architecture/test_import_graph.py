@@ -19,6 +19,7 @@ dependency. The rules:
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,8 +128,17 @@ def graph() -> dict[str, set[str]]:
 
 
 def raw_graph() -> dict[str, set[str]]:
+    """The import graph of the package as the source files say (a fresh copy each call: tests
+    plant edges in theirs)."""
+    return {source: set(targets) for source, targets in _parsed_graph().items()}
+
+
+@functools.cache
+def _parsed_graph() -> dict[str, frozenset[str]]:
+    """Parsed once per test process: every test of this file reads the same source tree, and a
+    parse of every module costs about a CPU-second."""
     modules = all_modules()
-    edges: dict[str, set[str]] = {}
+    edges: dict[str, frozenset[str]] = {}
     for name, path in modules.items():
         targets = set()
         for imported in imported_names(name, path):
@@ -140,7 +150,7 @@ def raw_graph() -> dict[str, set[str]]:
             target = ".".join(parts)
             if target and target != name and target.startswith(PACKAGE):
                 targets.add(target)
-        edges[name] = targets
+        edges[name] = frozenset(targets)
     return edges
 
 

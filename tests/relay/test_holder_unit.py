@@ -3,13 +3,19 @@ idle settings, the markers, and the writer's open that asks only a marked lock h
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from retrace.cli import holder as holder_cli
+from retrace.engine import Engine
 from retrace.relay import holder
 
 
@@ -198,3 +204,40 @@ def test_a_cold_call_on_a_store_a_holder_is_opening_waits_for_its_relay(
         server.close()
     assert result == {"checkpoint": {"id": "from-the-holder"}} and value is None
     assert attempts == [1]
+
+
+def test_a_store_replaced_as_the_relay_comes_up_is_still_noticed(
+    tmp_path: Path, relay_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the holder holds is what it opened: a store replaced by a copy right after the relay
+    starts listening (a caller may see the holder ready then) is noticed, not adopted as its own.
+    Before, the identities were taken after the relay came up, so a copy put in place in between
+    was taken for the held store and the holder held the moved one until it was idle."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("a\n", "utf-8")
+    store = tmp_path / "store"
+    with Engine.open(workspace, store) as engine:
+        engine.checkpoint("first")
+    monkeypatch.setenv(holder.IDLE_ENV, "20")
+    real_listen = holder_cli.listen
+
+    def listen_then_replace(*args: Any) -> Any:
+        relay = real_listen(*args)
+        store.rename(tmp_path / "moved")
+        shutil.copytree(tmp_path / "moved", store)
+        return relay
+
+    monkeypatch.setattr(holder_cli, "listen", listen_then_replace)
+    handlers = list(logging.getLogger().handlers)
+    started = time.monotonic()
+    try:
+        assert holder_cli.main(["--workspace", str(workspace), "--store", str(store)]) == 0
+    finally:
+        for handler in logging.getLogger().handlers:
+            if handler not in handlers:
+                logging.getLogger().removeHandler(handler)
+                handler.close()
+    said = (tmp_path / "moved" / "runtime" / "holder.log").read_text("utf-8")
+    assert "was deleted or replaced" in said, said
+    assert time.monotonic() - started < 15, "noticed at once, not after the idle time"

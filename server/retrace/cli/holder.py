@@ -132,12 +132,14 @@ async def _serve(engine: Engine) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    # What is held is taken before the relay listens: a caller that sees the socket may move or
+    # replace the store at once, and identities taken after that would be the replacement's.
+    held = Held(engine.workspace, Path(engine.store_dir))
     ctx = RelayContext(EngineGate(engine), engine.workspace, release=release)
     relay = listen(ctx, loop)
     if relay is None:
         engine.close()
         return 0
-    held = Held(engine.workspace, Path(engine.store_dir))
     reason = await _until_done(ctx, relay.still_bound, held, stop)
     log.info("letting go of the store: %s", reason)
     relay.close()
