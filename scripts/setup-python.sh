@@ -27,12 +27,13 @@ with_pip() {
 # the extension installs with for users too): it downloads in parallel and installs in a few
 # seconds where pip took ~30 s, the longest part of a clean machine's setup. Bytecode is compiled
 # once here (uv does not by default): otherwise the first test processes would each compile it.
+# Called as an `if` condition, where bash ignores `set -e`: every step returns on failure itself.
 with_uv() {
   local uv="$1" at=(--python .venv/bin/python --quiet --compile-bytecode)
-  "$uv" pip install "${at[@]}" --upgrade pip
-  "$uv" pip install "${at[@]}" --require-hashes -r server/requirements.lock
+  "$uv" pip install "${at[@]}" --upgrade pip || return
+  "$uv" pip install "${at[@]}" --require-hashes -r server/requirements.lock || return
   for lock in server/requirements-*.lock; do
-    "$uv" pip install "${at[@]}" --require-hashes -r "$lock"
+    "$uv" pip install "${at[@]}" --require-hashes -r "$lock" || return
   done
   "$uv" pip install "${at[@]}" -e ".[dev]"
 }
