@@ -80,7 +80,7 @@ await runScenario(sc, {
   await shot(page, 'restored');
 
   // 5. …and is undoable.
-  await toast('Restored code').locator('.monaco-button', { hasText: 'Undo restore' }).first().click();
+  await wb.notificationButton('Restored code', 'Undo restore');
   await waitFor('the undo put everything back', () => read('mine.txt') === 'typed by me\n' && read('generated/out.txt') === afterTurn.out && read('src/app.py') === afterTurn.app, 30000);
   await toast('Undid').waitFor({ timeout: 20000 });
   await dismissToasts();

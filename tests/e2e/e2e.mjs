@@ -70,7 +70,7 @@ await runScenario(sc, {
   await toast('Restored code').waitFor({ timeout: 20000 });
   // The optional reason: "Why?" on the restore's own toast opens the reasons; the one chosen is
   // recorded with the restore (metrics count it).
-  await toast('Restored code').locator('.monaco-button', { hasText: 'Why?' }).click();
+  await wb.notificationButton('Restored code', 'Why?');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Broke tests' }).first().click();
   const reason = await waitFor('the reason in the journal', () => storeEvents(sc.userDataDir).find(e => e.type === 'restoreReason'), 20000);
   assert.equal(reason.reason, 'brokeTests');

@@ -502,6 +502,42 @@ export function workbench(page, ws) {
     }
   }
 
+  /**
+   * The notification saying `text`, wherever it is now: its toast, or — an information toast hides
+   * itself after 15 s (VS Code), sooner than a loaded machine may get to its buttons — the
+   * notification centre, opened for it as a user would (Notifications: Show Notifications). The
+   * result is the notification's row (a locator), visible.
+   */
+  async function notification(text) {
+    const inToast = toast(text);
+    if (await inToast.isVisible()) return inToast;
+    const centre = page.locator('.notifications-center .notification-list-item', { hasText: text }).first();
+    if (!(await centre.isVisible())) {
+      log(`the toast "${text}" hid itself: taking it from the notification centre`);
+      await runCommand('Notifications: Show Notifications');
+    }
+    await centre.waitFor({ timeout: 10000 });
+    // A notification with buttons shows them only while expanded (a click on its row toggles).
+    if ((await centre.locator('.monaco-button').count()) === 0) await centre.locator('.notification-list-item-message').click();
+    return centre;
+  }
+
+  /** The labels of the buttons of the notification saying `text` (toast or centre). */
+  async function notificationButtons(text) {
+    const at = await notification(text);
+    return (await at.locator('.monaco-button').allInnerTexts()).map(s => s.trim());
+  }
+
+  /**
+   * Click `button` of the notification saying `text` (toast or centre). A toast that hides itself
+   * between finding it and the click is taken from the centre.
+   */
+  async function notificationButton(text, button) {
+    const first = await notification(text);
+    if (await first.locator('.monaco-button', { hasText: button }).first().click({ timeout: 5000 }).then(() => true, () => false)) return;
+    await (await notification(text)).locator('.monaco-button', { hasText: button }).first().click();
+  }
+
   /** Run a command by its title from the command palette. */
   async function runCommand(title) {
     await quickPick('F1', `>${title}`, title, `"${title}" ran`);
@@ -513,7 +549,7 @@ export function workbench(page, ws) {
     await page.locator('.tab.active', { hasText: path.basename(rel) }).waitFor();
   }
 
-  return { icon, sidebar, row, chat, dialogButton, toast, editorText, openRetrace, dismissToasts, contextMenu, uncovered, sendPrompt, runCommand, openFile };
+  return { icon, sidebar, row, chat, dialogButton, toast, notificationButtons, notificationButton, editorText, openRetrace, dismissToasts, contextMenu, uncovered, sendPrompt, runCommand, openFile };
 }
 
 /** Every event of every session journal of the extension's store (oldest first per session). */

@@ -21,8 +21,8 @@ await runScenario(sc, {
   env: { RETRACE_FAKE_MODEL: 'e2e' },
 }, async ({ page, wb }) => {
   const { chat, dialogButton, toast, contextMenu, sendPrompt, dismissToasts, runCommand } = wb;
-  const labels = async text => (await toast(text).locator('.monaco-button').allInnerTexts()).map(s => s.trim());
-  const click = (text, button) => toast(text).locator('.monaco-button', { hasText: button }).first().click();
+  const labels = wb.notificationButtons;
+  const click = wb.notificationButton;
   const turnTwo = () => chat().locator('.assistant', { hasText: 'Updated hello.txt.' }).count();
   const turnOne = () => chat().locator('.assistant', { hasText: 'Done: created hello.txt' }).count();
   const reasons = () => storeEvents(sc.userDataDir).filter(e => e.type === 'restoreReason');
@@ -40,6 +40,9 @@ await runScenario(sc, {
   await dialogButton('Restore').click();
   await waitFor('code restored', () => read('generated/out.txt') === undefined && read('src/app.py') === ORIGINAL_APP && read('hello.txt') === HELLO);
   await toast('Restored code').waitFor({ timeout: 20000 });
+  // The mouse over the toast keeps it up (an information toast hides itself after 15 s) while its
+  // buttons are measured.
+  await toast('Restored code').hover();
   assert.deepEqual(await labels('Restored code'), ['Undo restore', 'Why?']);
   for (const button of await toast('Restored code').locator('.monaco-button').all()) {
     const cut = await button.evaluate(el => el.scrollWidth > el.clientWidth + 1 || getComputedStyle(el).textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth);
