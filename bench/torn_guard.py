@@ -1,12 +1,13 @@
-"""``python -m bench.torn_guard``: what the torn-read guard's verification read costs.
+"""``python -m bench.torn_guard``: what the torn-read guard costs a just-written file.
 
-``scan.read_entry`` reads a file whose ctime is within ``SETTLE_NS`` of now (just written: every
-file a shell call or a formatter run touched) a second time and compares. This measures
-``read_entry`` over N real files three ways in one process, interleaved, best of ``--repeat``:
-``settled`` (``SETTLE_NS = 0``: one read each), ``fresh`` (every file verified: the shell-capture
-case) and, for scale, the per-file capture work of a fresh file (``read_entry`` hashes; zstd is
-what a blob store put adds). CPU time of this process (``time.process_time``), so other load on the
-machine does not count; the files are in the page cache (a capture reads what was just written).
+``scan.read_entry`` guards a file whose ctime is within ``SETTLE_NS`` of now (just written: every
+file a shell call or a formatter run touched): it reads it under a read lease where the kernel
+grants one, else reads it a second time and compares. This measures ``read_entry`` over N real
+files three ways in one process, interleaved, best of ``--repeat``: ``settled`` (``SETTLE_NS =
+0``: one read each), ``fresh`` (every file guarded: the shell-capture case) and, for scale, the
+per-file capture work of a fresh file (``read_entry`` hashes; zstd is what a blob store put
+adds). CPU time of this process (``time.process_time``), so other load on the machine does not
+count; the files are in the page cache (a capture reads what was just written).
 """
 
 from __future__ import annotations
@@ -81,10 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"files {n} × {args.size} B, load average {load:.1f}, CPU time, best of {args.repeat}")
     print(f"read_entry (open, read, sha256), settled: {settled * 1e6 / n:7.1f} µs/file")
     ratio = fresh / settled
-    print(f"read_entry, fresh (verification read):    {fresh * 1e6 / n:7.1f} µs/file ({ratio:.2f}×)")
+    print(f"read_entry, fresh (lease or second read): {fresh * 1e6 / n:7.1f} µs/file ({ratio:.2f}×)")
     print(f"fresh read_entry + zstd (capture work):   {capture * 1e6 / n:7.1f} µs/file")
     extra = (fresh - settled) / capture
-    print(f"verification read / per-file capture work: {extra:.1%}")
+    print(f"guard / per-file capture work:            {extra:.1%}")
     return 0
 
 

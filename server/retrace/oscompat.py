@@ -10,9 +10,14 @@ monkeypatching ``sys.platform`` / ``os.supports_dir_fd``.
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Literal
 
 O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
@@ -47,6 +52,42 @@ def fsync_dir(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+WritersState = Literal["held", "refused", "unknown"]
+"""What :func:`writers_held_off` found: ``held`` (no descriptor open for writing, none can open
+until released), ``refused`` (some process has the file open for writing: a write may be in
+progress), ``unknown`` (the platform, the file system or the file's owner allows no lease)."""
+
+
+@contextmanager
+def writers_held_off(fd: int) -> Iterator[WritersState]:
+    """Keep writers of the read-only descriptor ``fd``'s file out while the block runs (Linux: a
+    read lease, ``fcntl(F_SETLEASE, F_RDLCK)``). The kernel grants it only while no descriptor
+    — a writable shared mapping's included — has the file open for writing, and makes any open
+    for writing (a truncate by path too) wait until it is released: bytes read under ``held``
+    are one version. A write still copying its bytes is always open, so it shows as
+    ``refused``, whatever its timestamps say. The lease is released on leaving; a writer waits
+    at most the block's time (the kernel would take the lease back after
+    ``/proc/sys/fs/lease-break-time``, 45 s by default: far beyond a capped read). A breaking
+    lease signals SIGURG, ignored by default (SIGIO, the kernel's default, would end the
+    process). The block must not open the file for writing itself: that open would wait."""
+    if sys.platform != "linux":
+        yield "unknown"
+        return
+    import fcntl  # POSIX only
+
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        yield "refused" if exc.errno in (errno.EAGAIN, errno.EBUSY) else "unknown"
+        return
+    try:
+        yield "held"
+    finally:
+        with suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
 
 
 FILE_ATTRIBUTE_REPARSE_POINT = 0x400

@@ -5,14 +5,17 @@ leaves them unchanged: a file rewritten in place while it is read can keep its w
 identity (device, inode, size, mtime, ctime, mode) from before the read to after it. Here the
 identity is frozen on purpose (``os.fstat`` answers the pre-write stat while the writer is at
 work), the writer works through the capture fault seam (half of the file before the first read,
-the other half before the verifying read), and the stored content must still be ONE version.
-Files whose change is old enough cost one read (no verification), which is the guard's speed.
+the other half before the verifying read, its descriptor open in between as a real writer's is),
+and the stored content must still be ONE version. A file nobody holds open for writing costs one
+read (a read lease proves it), as does, where no lease can be had, a file whose change is old
+enough: the guard's speed.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -48,15 +51,20 @@ def _frozen_writer(
 
     monkeypatch.setattr(os, "fstat", fstat)
 
+    writing: list[int] = []
+
     def hook(step: str, path: str) -> None:
         if not path.endswith(target.name):
             return
         steps.append(step)
         if step == "read" and steps.count("read") == 1:
             frozen.append(os.lstat(target))  # what the open identified: kept through the write
-            _pwrite(target, start + 1, 0, SIZE // 2)
+            # A write in progress holds its descriptor open (no read lease can be had) until done.
+            writing.append(os.open(target, os.O_WRONLY))
+            os.pwrite(writing[0], bytes([start + 1]) * (SIZE // 2), 0)
         elif step == "verify" and steps.count("verify") == 1:
-            _pwrite(target, start + 1, SIZE // 2, SIZE)  # the writer finishes
+            os.pwrite(writing[0], bytes([start + 1]) * (SIZE - SIZE // 2), SIZE // 2)  # it finishes
+            os.close(writing.pop())
             frozen.clear()
 
     return hook, steps
@@ -74,7 +82,8 @@ def test_read_entry_never_returns_a_mix_when_the_identity_cannot_tell(
     assert r is not None and r.unsure is None and r.data is not None
     assert len(set(r.data)) == 1, f"a mix of two versions was read: {sorted(set(r.data))}"
     assert r.data == bytes([2]) * SIZE
-    assert steps.count("verify") >= 2, steps  # the first attempt was verified and rejected
+    # The first attempt was verified and rejected; the retry found the writer gone.
+    assert steps.count("verify") >= 1 and steps.count("read") >= 2, steps
 
 
 @pytest.mark.parametrize("announced", [True, False], ids=["edit", "detect"])
@@ -98,10 +107,28 @@ def test_a_capture_stores_one_version_when_the_identity_cannot_tell(
     assert cp.recoverability == "full", cp.unrecoverable
 
 
-def test_a_settled_file_is_read_once_and_a_fresh_one_is_verified(
+@contextmanager
+def _no_lease(_fd: int) -> Iterator[str]:
+    yield "unknown"
+
+
+def test_a_file_nobody_is_writing_is_read_once_however_fresh(tmp_path: Path) -> None:
+    """With a read lease (Linux, the file's owner) no writer can be at work: one read."""
+    target = tmp_path / "f.txt"
+    target.write_bytes(b"one version\n" * 100)
+    steps: list[str] = []
+    with faults.injected(lambda step, _path: steps.append(step)):
+        fresh = scan.read_entry(str(target), os.lstat(target), 1 << 30)
+    assert fresh is not None and fresh.data == target.read_bytes()
+    assert steps == ["open", "read"], steps
+
+
+def test_without_a_lease_a_settled_file_is_read_once_and_a_fresh_one_is_verified(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The guard's cost: a second read only for a file changed within ``SETTLE_NS``."""
+    """The guard's cost where no lease can be had (another platform, another owner's file): a
+    second read only for a file changed within ``SETTLE_NS``."""
+    monkeypatch.setattr(scan, "writers_held_off", _no_lease)
     target = tmp_path / "f.txt"
     target.write_bytes(b"one version\n" * 100)
     steps: list[str] = []

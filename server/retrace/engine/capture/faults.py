@@ -4,8 +4,9 @@ in place mid-read, the path turning into a FIFO just before it is opened). Produ
 installs one.
 
 ``hook(step, path)``: ``step`` is ``"open"`` (about to open the file), ``"read"`` (opened and
-identified, about to read it) or ``"verify"`` (read, about to read a too-recent file a second
-time to compare); ``path`` is what is opened (absolute, or a name relative to a
+identified, about to take the read lease and read it; a hook may write the file here) or
+``"verify"`` (read, about to read a file that is too recent or open for writing a second time
+to compare); ``path`` is what is opened (absolute, or a name relative to a
 directory fd for very long paths)."""
 
 from __future__ import annotations
