@@ -31,7 +31,8 @@ from retrace.engine.store.events import (
     event_json,
     parse_event,
 )
-from retrace.engine.store.journal import seal_event
+from retrace.engine.store.journal import parse_line, seal_event
+from retrace.engine.store.seal import seal_line
 
 VALID: list[JournalEvent] = [
     TurnEvent(turn_id="t1", text="go"),
@@ -169,3 +170,15 @@ def test_a_read_of_some_types_decodes_only_the_lines_that_can_hold_them(
     events = list(event_log.read(journal, only=(TaskEvent,)))
     assert [type(e) for e in events] == [TaskEvent]
     assert decoded == [21], decoded
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("sealed", [True, False], ids=["sealed", "unsealed"])
+def test_a_line_holding_a_non_json_number_is_damage(constant: str, sealed: bool) -> None:
+    """Python's ``json`` reads ``NaN`` and ``Infinity``, which are not JSON and which no event
+    this version writes holds (its serializer writes ``null``): a line holding one is refused,
+    never yielded as an event that would not survive its own round trip."""
+    body = '{"v":2,"ts":1.5,"type":"turn","turnId":"t1","text":"go","x":' + constant + "}"
+    raw = seal_line(body.encode()) if sealed else body.encode()
+    parsed = parse_line(1, raw, last=False)
+    assert parsed.event is None and parsed.error is not None and "not JSON" in parsed.error, parsed

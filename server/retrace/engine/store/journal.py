@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from retrace.engine.store.blobs import write_all
 from retrace.engine.store.events import JOURNAL_VERSION, JournalEvent, event_json
@@ -87,13 +87,23 @@ def passed_over(raw: bytes, markers: tuple[bytes, ...] | None, guard: SealGuard)
     return True
 
 
+def _not_json(constant: str) -> NoReturn:
+    raise ValueError(f"{constant} is not JSON")
+
+
+_DECODE = json.JSONDecoder(parse_constant=_not_json).decode
+"""``json.loads`` but refusing ``NaN`` / ``Infinity`` / ``-Infinity``: Python reads them, they are
+not JSON, and no event this version writes holds one (its serializer writes ``null``): a line
+holding one is damage or a forgery, and as an event it would not survive its own round trip."""
+
+
 def parse_line(number: int, raw: bytes, *, last: bool, guard: SealGuard | None = None) -> JournalLine:
     """One non-blank line (without its newline) parsed and its checksum checked; ``last``: it
     is the file's final bytes with no newline after them (a parse failure there is a torn tail,
     not damage); ``guard``: the journal's legacy-rule state (``None``: only the line's own
     checksum is judged, as for a line read out of its journal's order)."""
     try:
-        event = json.loads(raw)
+        event = _DECODE(raw.decode(json.detect_encoding(raw), "surrogatepass"))
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise ValueError("not an event object")
     except ValueError as exc:
