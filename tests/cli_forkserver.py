@@ -53,6 +53,10 @@ on top (the restore sequence and the headless agent service that restores the co
 ~120 modules, ~0.2 CPU-seconds, in every restore of the campaigns); the fork server imports them
 once."""
 
+RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
+"""What ``python -m retrace`` runs after the interpreter starts (a fork runs it with ``sys.argv``
+set to ``["-m", <command>, ...]``)."""
+
 _SERVER = r"""
 import atexit, builtins, json, os, select, signal, socket, sys, traceback, types
 
@@ -107,7 +111,7 @@ def child(request, passed):
         streams = [(2, request["stderr"], os.O_WRONLY)]
     else:
         streams = [
-            (0, os.devnull, os.O_RDONLY),
+            (0, request.get("stdin") or os.devnull, os.O_RDONLY),
             (1, request["stdout"], os.O_WRONLY),
             (2, request["stderr"], os.O_WRONLY),
         ]
@@ -263,10 +267,13 @@ class ForkServer:
         stderr: Path,
         stdio: tuple[int, int] | None = None,
         handoff: dict[str, int] | None = None,
+        stdin: Path | None = None,
+        cwd: Path | None = None,
     ) -> int:
         """Fork a command: ``code`` runs as ``__main__`` with ``sys.argv = argv``, ``env`` as its whole
-        environment, the caller's working directory, stdin from the null device and stdout / stderr
-        written to those (existing) files; or, with ``stdio`` (two descriptors of the caller: the
+        environment, ``cwd`` (default: the caller's) as its working directory, stdin from ``stdin``
+        (an existing file; default the null device) and stdout / stderr written to those (existing)
+        files; or, with ``stdio`` (two descriptors of the caller: the
         command's stdin and stdout, e.g. pipe ends; the caller still closes its copies), those as
         its stdin and stdout; with ``handoff`` (only beside ``stdio``: variable name → a descriptor
         of the caller, e.g. a secret's pipe), each descriptor passed on, open, under the variable.
@@ -282,7 +289,8 @@ class ForkServer:
                 "code": code,
                 "argv": argv,
                 "env": env,
-                "cwd": os.getcwd(),
+                "cwd": str(cwd) if cwd is not None else os.getcwd(),
+                "stdin": str(stdin) if stdin is not None else None,
                 "stdout": str(stdout) if stdout is not None else None,
                 "stderr": str(stderr),
                 "fds": stdio is not None,
@@ -307,15 +315,29 @@ class ForkServer:
                 self._changed.wait()
             return self._exited.pop(pid)
 
-    def run(self, code: str, argv: list[str], *, env: dict[str, str], timeout: float) -> Ran:
-        """:meth:`spawn` a command with stdin from the null device and stdout / stderr captured,
-        killed (``SIGKILL``) after ``timeout`` seconds; wait for it. THE fork path of every helper
-        that runs the CLI (``tests/cli/cli_support.py``, ``tests/reliability/cli_support.py``)."""
+    def run(
+        self,
+        code: str,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        timeout: float,
+        input: bytes | None = None,
+        cwd: Path | None = None,
+    ) -> Ran:
+        """:meth:`spawn` a command with stdin holding ``input`` (default: the null device) and
+        stdout / stderr captured, killed (``SIGKILL``) after ``timeout`` seconds; wait for it. THE
+        fork path of every helper that runs the CLI (``tests/cli/cli_support.py``,
+        ``tests/reliability/cli_support.py``)."""
         with tempfile.TemporaryDirectory(prefix="retrace-cli-") as tmp:
             out, err = Path(tmp, "out"), Path(tmp, "err")
             out.touch()
             err.touch()
-            pid = self.spawn(code, argv, env=env, stdout=out, stderr=err)
+            given = None
+            if input is not None:
+                given = Path(tmp, "in")
+                given.write_bytes(input)
+            pid = self.spawn(code, argv, env=env, stdout=out, stderr=err, stdin=given, cwd=cwd)
             killed = threading.Event()
 
             def kill() -> None:
@@ -336,21 +358,28 @@ class ForkServer:
         with self._changed:
             return self._exited.pop(pid, None)
 
+    @property
+    def closed(self) -> bool:
+        """Whether the fork server has exited (a new one is needed)."""
+        return self._closed
+
     def close(self) -> None:
         self._in.close()
         self._proc.wait()
         self._channel.close()
 
 
-_server: ForkServer | None = None
+_servers: dict[tuple[str, ...], ForkServer] = {}
 _server_lock = threading.Lock()
 
 
-def server() -> ForkServer:
-    """This process's fork server, started on first use, stopped when the process exits."""
-    global _server
+def server(preload: tuple[str, ...] = PRELOAD) -> ForkServer:
+    """This process's fork server with ``preload`` imported (the CLI's modules by default; the
+    server tests and the MCP tests name their own), started on first use, stopped when the
+    process exits."""
     with _server_lock:
-        if _server is None or _server._closed:
-            _server = ForkServer()
-            atexit.register(_server.close)
-        return _server
+        forks = _servers.get(preload)
+        if forks is None or forks.closed:
+            forks = _servers[preload] = ForkServer(preload)
+            atexit.register(forks.close)
+        return forks

@@ -23,7 +23,6 @@ every server cold.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import os
 import signal
@@ -49,8 +48,6 @@ PRELOAD = (
 )
 """What a server imports on the way to answering its first requests (the SDK included: the
 server imports it in the background after start-up)."""
-
-RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
 
 
 _PYTHON = sys.executable
@@ -78,19 +75,6 @@ def _handoff_pipes(env: dict[str, str]) -> dict[str, int]:
         os.close(write_end)
         pipes[fd_var] = read_end
     return pipes
-
-
-_server: cli_forkserver.ForkServer | None = None
-_lock = threading.Lock()
-
-
-def _fork_server() -> cli_forkserver.ForkServer:
-    global _server
-    with _lock:
-        if _server is None or _server._closed:
-            _server = cli_forkserver.ForkServer(PRELOAD)
-            atexit.register(_server.close)
-        return _server
 
 
 class ForkedServer:
@@ -140,7 +124,7 @@ async def start_forked_io(client: Any, args: tuple[str, ...], env: dict[str, str
     server forked from the fork server instead of started cold."""
     from pygls.io_ import run_async
 
-    forks = _fork_server()
+    forks = cli_forkserver.server(PRELOAD)
     err = Path(tempfile.mkdtemp(prefix="retrace-server-")) / "stderr"
     err.touch()
     env = dict(env)
@@ -150,7 +134,7 @@ async def start_forked_io(client: Any, args: tuple[str, ...], env: dict[str, str
     try:
         pid = await asyncio.to_thread(
             forks.spawn,
-            RUN_MODULE,
+            cli_forkserver.RUN_MODULE,
             ["-m", *args],
             env=env,
             stdout=None,

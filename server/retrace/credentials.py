@@ -28,6 +28,8 @@ import os
 import stat
 import sys
 
+from retrace import oscompat
+
 log = logging.getLogger(__name__)
 
 SECRETS: dict[str, str] = {
@@ -139,7 +141,9 @@ def _deny_dumping() -> None:
         log.info("non-dumpable process (prctl) is Linux-only; not available on %s", sys.platform)
         return
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
+        libc = oscompat.libc()
+        if libc is None:
+            raise OSError("the C library could not be opened")
         if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
             log.warning("prctl(PR_SET_DUMPABLE, 0) failed: errno %d", ctypes.get_errno())
     except (OSError, AttributeError) as exc:

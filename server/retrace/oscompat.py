@@ -11,13 +11,17 @@ monkeypatching ``sys.platform`` / ``os.supports_dir_fd``.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import signal
 import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import ctypes
 
 O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
@@ -136,3 +140,26 @@ def dir_fd_missing(what: str) -> str | None:
         f"{what} needs descriptor-relative file operations (openat), which this platform "
         f"({sys.platform}) does not provide; leave RETRACE_FS_BACKEND unset to use the portable backend"
     )
+
+
+def libc() -> ctypes.CDLL | None:
+    """The C library this process already runs on (Linux; ``None`` elsewhere, the platform read
+    at call time like the predicates above), for the system calls Python has no wrapper for
+    (``renameat2``, inotify, ``prctl``). Opened as the process's own symbol table
+    (``dlopen(NULL)``), not looked up by name: ``ctypes.util.find_library`` starts ``ldconfig -p``
+    (a subprocess: a fork of the whole server, ~10 ms) every time it is called, and the watcher
+    called it once per workspace watch. Callers set the ``argtypes`` of the functions they use
+    (each function object is shared) and read ``ctypes.get_errno()``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return _own_symbols()
+
+
+@functools.cache
+def _own_symbols() -> ctypes.CDLL | None:
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None

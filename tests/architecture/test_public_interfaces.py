@@ -31,7 +31,6 @@ ALLOWED: dict[str, str] = {
     "lsp_support._apply_workspace_edit": "a test wraps the test editor's own applier to slow it",
     "model._script": "the fake model's scenario script, read back by the crash campaign",
     "cli_support._forked_as": "the fork server's own test: which way a command line was run",
-    "_server._closed": "the CLI fork server's module reads its own instance's state",
     # Fault injection and lifetime checks at a seam the product does not expose.
     "credentials._deny_dumping": "the process-hardening call, switched off so pytest can dump",
     "portable._READ": "the portable backend's open flags without O_NOFOLLOW, as on Windows",

@@ -20,10 +20,6 @@ _CONSOLE_SCRIPT = RETRACE.read_text("utf-8") if RETRACE.exists() else ""
 """The console script's own code (what ``retrace`` runs after the interpreter starts)."""
 
 
-_RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
-"""What ``python -m retrace`` runs after the interpreter starts."""
-
-
 def _forked_as(cmd: list[str]) -> tuple[str, list[str]] | None:
     """The code and ``sys.argv`` a fork runs for ``cmd``: the console script (``retrace ...``) or
     ``python -m retrace <command> ...``; ``None`` for anything else (the server included: it
@@ -33,33 +29,54 @@ def _forked_as(cmd: list[str]) -> tuple[str, list[str]] | None:
     if cmd[:1] == [str(RETRACE)] and _CONSOLE_SCRIPT:
         return _CONSOLE_SCRIPT, [str(RETRACE), *cmd[1:]]
     if cmd[:3] == [sys.executable, "-m", "retrace"] and cmd[3:] not in ([], ["serve"]):
-        return _RUN_MODULE, ["-m", *cmd[3:]]
+        return cli_forkserver.RUN_MODULE, ["-m", *cmd[3:]]
     return None
 
 
-def run(cmd: list[str], env: dict[str, str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+def run(
+    cmd: list[str],
+    env: dict[str, str],
+    *,
+    timeout: float,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``retrace <args>`` or ``python -m retrace <args>`` as ``subprocess.run(cmd,
-    capture_output=True, text=True)`` would, stdin from the null device: a fork of the CLI fork
-    server (``tests/cli_forkserver.py``, the imports done once per test process) running what the
-    console script or ``-m`` runs, or the command itself, cold, with RETRACE_TEST_FORK_CLI=0.
-    ``TimeoutExpired`` after ``timeout`` seconds (the command is killed)."""
+    capture_output=True, text=True, cwd=cwd, input=input)`` would (stdin from the null device
+    when there is no ``input``): a fork of the CLI fork server (``tests/cli_forkserver.py``, the
+    imports done once per test process) running what the console script or ``-m`` runs, or the
+    command itself, cold, with RETRACE_TEST_FORK_CLI=0. ``TimeoutExpired`` after ``timeout``
+    seconds (the command is killed)."""
+    ran = run_bytes(cmd, env, timeout=timeout, cwd=cwd, input=input)
+    return subprocess.CompletedProcess(cmd, ran.returncode, _text(ran.stdout), _text(ran.stderr))
+
+
+def run_bytes(
+    cmd: list[str],
+    env: dict[str, str],
+    *,
+    timeout: float,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run` with the output as bytes, as ``subprocess.run(cmd, capture_output=True)``
+    gives it."""
     forked = _forked_as(cmd)
     if forked is None:
         return subprocess.run(
             cmd,
             capture_output=True,
-            text=True,
             env=env,
             timeout=timeout,
             check=False,
-            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            **({"input": input} if input is not None else {"stdin": subprocess.DEVNULL}),
         )
     code, argv = forked
-    ran = cli_forkserver.server().run(code, argv, env=env, timeout=timeout)
-    stdout, stderr = _text(ran.stdout), _text(ran.stderr)
+    ran = cli_forkserver.server().run(code, argv, env=env, timeout=timeout, input=input, cwd=cwd)
     if ran.killed:
-        raise subprocess.TimeoutExpired(cmd, timeout, stdout, stderr)
-    return subprocess.CompletedProcess(cmd, ran.exit.code, stdout, stderr)
+        raise subprocess.TimeoutExpired(cmd, timeout, ran.stdout, ran.stderr)
+    return subprocess.CompletedProcess(cmd, ran.exit.code, ran.stdout, ran.stderr)
 
 
 def _text(data: bytes) -> str:

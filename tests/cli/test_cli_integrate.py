@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli import cli_support
 from tests.cli.cli_support import RETRACE
 
 from retrace.app.hooks.claude_code import INSTALL as CLAUDE_CODE
@@ -26,13 +27,8 @@ GEMINI = ".gemini/settings.json"
 
 
 def run(workspace: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [str(RETRACE), "integrate", *args, "--workspace", str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    cmd = [str(RETRACE), "integrate", *args, "--workspace", str(workspace)]
+    proc = cli_support.run(cmd, dict(os.environ), timeout=60)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
     return proc

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from tests.app.hook_samples import SESSION, claude, claude_tool, gemini, gemini_tool
+from tests.cli import cli_support
 from tests.cli.cli_support import RETRACE
 
 from retrace.app.hooks.model import session_id_for
@@ -56,15 +57,7 @@ class Hooks:
         cmd = [str(RETRACE), "hook", agent, *args]
         if where:
             cmd += ["--workspace", str(self.ws), "--store", str(self.store)]
-        proc = subprocess.run(
-            cmd,
-            input=data,
-            capture_output=True,
-            env={**self.env, **env},
-            cwd=self.ws,
-            timeout=120,
-            check=False,
-        )
+        proc = cli_support.run_bytes(cmd, {**self.env, **env}, cwd=self.ws, input=data, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == b""
         assert b"Traceback" not in proc.stderr, proc.stderr
@@ -77,10 +70,8 @@ class Hooks:
         self.run("claude-code", claude_tool(event, str(self.ws), tool, tool_input, use_id))
 
     def log(self) -> list[dict[str, Any]]:
-        proc = subprocess.run(
-            [str(RETRACE), "log", "--json", "--workspace", str(self.ws), "--store", str(self.store)],
-            capture_output=True, text=True, env=self.env, timeout=120, check=False,
-        )  # fmt: skip
+        cmd = [str(RETRACE), "log", "--json", "--workspace", str(self.ws), "--store", str(self.store)]
+        proc = cli_support.run(cmd, self.env, timeout=120)
         assert proc.returncode == 0, proc.stderr
         entries = json.loads(proc.stdout)
         assert isinstance(entries, list)

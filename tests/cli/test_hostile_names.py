@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import unicodedata
 from pathlib import Path
 
 import pytest
+from tests.cli import cli_support
 from tests.cli.cli_support import RETRACE
 from tests.handoff.git_support import commit_all, init_repo
 
@@ -64,7 +64,7 @@ class Run:
         cmd = [str(RETRACE), *args]
         if where:
             cmd += ["--workspace", str(self.workspace), "--store", str(self.store)]
-        proc = subprocess.run(cmd, capture_output=True, env=self.env, timeout=180, check=False)
+        proc = cli_support.run_bytes(cmd, self.env, timeout=180)
         assert b"Traceback" not in proc.stderr, proc.stderr.decode(errors="replace")
         if code is not None:
             assert proc.returncode == code, (args, proc.returncode, proc.stdout, proc.stderr)

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.cli import cli_support
 from tests.cli.cli_support import RETRACE
 
 from retrace.cli.folders import ENV, folder_for
@@ -67,9 +68,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str], code: int = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [str(RETRACE), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+    proc = cli_support.run([str(RETRACE), *args], env, cwd=cwd, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
     return proc

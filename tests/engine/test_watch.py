@@ -182,3 +182,33 @@ def test_watch_limit_falls_back_to_walks(
     cp = eng.checkpoint("walked")
     assert [f.path for f in cp.files] == ["b.txt"]
     assert eng.capture_status()["walks"] == status["walks"] + 1
+
+
+_NO_CHILD_PROCESS = """
+import sys, tempfile
+from pathlib import Path
+started = []
+sys.addaudithook(lambda event, args: started.append(event) if event in (
+    "subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec") else None)
+from retrace.engine import EngineConfig
+from retrace.engine.capture.ignore import Ignorer
+from retrace.engine.capture.watch import Watcher
+from retrace.engine.fsops.posix import renameat2_call
+root = Path(tempfile.mkdtemp())
+for _ in range(3):
+    w = Watcher(root, Ignorer(root, EngineConfig()))
+    assert w.start() and w.healthy
+    w.close()
+assert renameat2_call() is not None
+print(started)
+"""
+
+
+def test_watching_and_the_rename_call_start_no_process() -> None:
+    """The C library is the process's own (``dlopen(NULL)``), not found by name: a name lookup
+    (``ctypes.util.find_library``) starts ``ldconfig`` — a fork of the whole server — and the
+    watcher did it for every watch it set up."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_CHILD_PROCESS], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.strip() == "[]", proc.stdout

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli import cli_support
 from tests.lsp.lsp_support import EditorClient, start_editor
 
 pytestmark = pytest.mark.slow
@@ -40,7 +40,7 @@ def folder(tmp_path: Path, name: str) -> Path:
 
 def checkpoint(env: dict[str, str], root: Path, label: str) -> str:
     cmd = [str(RETRACE), "checkpoint", "--label", label, "--json", "--workspace", str(root)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = cli_support.run(cmd, env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout)["id"])
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -17,6 +16,7 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from tests.cli import cli_support
 from tests.lsp.lsp_support import AUTO, EditorClient, model_env, start_editor, stop_editor, wait_until
 from tests.net_support import free_port
 
@@ -29,7 +29,8 @@ RETRACE = Path(sys.executable).with_name("retrace")
 
 def cli_json(workspace: Path, store: Path, *args: str) -> Any:
     cmd = [str(RETRACE), *args, "--json", "--workspace", str(workspace), "--store", str(store)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+    proc = cli_support.run(cmd, dict(os.environ), timeout=120)
+    assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
+from tests.cli import cli_support
 from tests.lsp.lsp_support import (
     AUTO,
     EditorClient,
@@ -66,7 +67,7 @@ def api(tmp_path: Path) -> Path:
 
 def cli(env: dict[str, str], workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [str(RETRACE), *args, "--workspace", str(workspace)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = cli_support.run(cmd, env, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -297,9 +298,7 @@ async def test_a_folder_inside_another_is_not_opened_twice(
 def hook(env: dict[str, str], workspace: Path, event: dict[str, Any]) -> None:
     """``retrace hook claude-code`` as Claude Code runs it in ``workspace`` (no store named)."""
     cmd = [str(RETRACE), "hook", "claude-code", "--workspace", str(workspace)]
-    proc = subprocess.run(
-        cmd, input=json.dumps(event), capture_output=True, text=True, env=env, timeout=60, check=False
-    )
+    proc = cli_support.run(cmd, env, input=json.dumps(event).encode(), timeout=60)
     assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
 
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli import cli_support
 from tests.lsp.lsp_support import (
     EditorClient,
     fake_model,
@@ -55,7 +55,7 @@ def make(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
 
 def checkpoint(env: dict[str, str], workspace: Path, label: str) -> str:
     cmd = [str(RETRACE), "checkpoint", "--label", label, "--json", "--workspace", str(workspace)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = cli_support.run(cmd, env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout)["id"])
 

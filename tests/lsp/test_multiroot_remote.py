@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
+from tests.cli import cli_support
 from tests.lsp.lsp_support import AUTO, EditorClient, start_editor
 from tests.oracles import file_bytes
 from tests.remote.s3server import S3Server, serving
@@ -53,7 +54,7 @@ def folder(tmp_path: Path, name: str) -> Path:
 
 def cli(env: dict[str, str], workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [str(RETRACE), *args, "--workspace", str(workspace)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = cli_support.run(cmd, env, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
+from tests.cli import cli_support
 from tests.lsp.lsp_support import AUTO, EditorClient, start_editor
 
 pytestmark = pytest.mark.slow
@@ -38,7 +39,7 @@ def folder(tmp_path: Path, name: str) -> Path:
 
 def run(env: dict[str, str], root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [str(RETRACE), *args, "--workspace", str(root)]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    return cli_support.run(cmd, env, timeout=120)
 
 
 def checkpoints(env: dict[str, str], root: Path, n: int) -> None:

@@ -1,20 +1,32 @@
 """The official MCP SDK's client against the real ``python -m retrace mcp`` subprocess, and a
 store seeded the way the hooks record another agent's work (an ``agentSession`` first line, tool
-checkpoints stamped with ``meta.agent``), beside the command line's own checkpoints."""
+checkpoints stamped with ``meta.agent``), beside the command line's own checkpoints.
+
+The subprocess is a fork of a fork server that has imported what ``retrace mcp`` imports (the MCP
+SDK: ~1.3 CPU-seconds a cold start, on every test), speaking over real pipes with the SDK's own
+stdio framing (:func:`forked_stdio`); ``RETRACE_TEST_FORK_CLI=0`` starts it cold through the SDK's
+``stdio_client``, and ``test_mcp_stdio.py`` starts one cold of its own."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.types import TextContent
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCMessage, TextContent
+from tests import cli_forkserver
 
 from retrace.engine import Engine
 from retrace.engine.store.events import AgentSessionEvent
@@ -92,11 +104,84 @@ class Mcp:
 
 @asynccontextmanager
 async def retrace_mcp(workspace: Path, store: Path, *extra: str) -> AsyncIterator[Mcp]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "retrace", "mcp", "--workspace", str(workspace), "--store", str(store), *extra],
-        env=dict(os.environ),
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    args = ["-m", "retrace", "mcp", "--workspace", str(workspace), "--store", str(store), *extra]
+    if cli_forkserver.enabled():
+        transport = forked_stdio(args[2:], dict(os.environ))
+    else:
+        params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+        transport = stdio_client(params)
+    async with transport as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield Mcp(session)
+
+
+PRELOAD = ("retrace.cli.main", "retrace.cli.commands", "retrace.cli.mcp", "retrace.mcp_server.server", "mcp")
+"""What ``retrace mcp`` imports before it reads its first message."""
+
+
+@asynccontextmanager
+async def forked_stdio(argv: list[str], env: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
+    """What the SDK's ``stdio_client`` gives (the receive and send streams of JSON-RPC messages,
+    one JSON text per line each way), for ``python -m retrace <argv>`` (``argv`` after
+    ``retrace``) forked from a fork server.
+    On exit, as the SDK does: stdin closed, the process given 2 s to end, then SIGTERM, SIGKILL."""
+    forks = cli_forkserver.server(PRELOAD)
+    err = Path(tempfile.mkdtemp(prefix="retrace-mcp-")) / "stderr"
+    err.touch()
+    to_server_r, to_server_w = os.pipe()
+    from_server_r, from_server_w = os.pipe()
+    try:
+        pid = await asyncio.to_thread(
+            forks.spawn, cli_forkserver.RUN_MODULE, ["-m", *argv], env=env, stdout=None, stderr=err,
+            stdio=(to_server_r, from_server_w),
+        )  # fmt: skip
+    finally:
+        os.close(to_server_r)
+        os.close(from_server_w)
+    exited = asyncio.ensure_future(asyncio.to_thread(forks.wait, pid))
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    from_server = await anyio.open_file(from_server_r, "rb", buffering=0)
+    to_server = await anyio.open_file(to_server_w, "wb", buffering=0)
+
+    async def pump_out() -> None:
+        async with read_writer:
+            buffer = b""
+            while chunk := await from_server.read(65536):
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
+                    try:
+                        await read_writer.send(SessionMessage(JSONRPCMessage.model_validate_json(line)))
+                    except anyio.BrokenResourceError:
+                        return
+                    except ValueError as exc:
+                        await read_writer.send(exc)
+
+    async def pump_in() -> None:
+        async with write_reader:
+            async for message in write_reader:
+                text = message.message.model_dump_json(by_alias=True, exclude_none=True)
+                await to_server.write((text + "\n").encode())
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(pump_out)
+            tasks.start_soon(pump_in)
+            try:
+                yield read_stream, write_stream
+            finally:
+                await to_server.aclose()
+                for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                    if sig is not None:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, sig)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(exited), 2)
+                        break
+                tasks.cancel_scope.cancel()
+    finally:
+        await exited
+        await from_server.aclose()
+        sys.stderr.write(err.read_text("utf-8", "replace"))
+        err.unlink()
+        err.parent.rmdir()

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli import cli_support
 from tests.lsp.lsp_support import APP_PY, AUTO, fake_model, model_env, start_editor, stop_editor
 from tests.workspaces import project
 
@@ -62,7 +63,7 @@ def cli(
 ) -> subprocess.CompletedProcess[str]:
     cmd = [str(RETRACE), *args, "--workspace", str(workspace), "--store", str(store)]
     full = {k: v for k, v in os.environ.items() if k != "RETRACE_STORE"} | (env or {})
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=full, timeout=120, check=False)
+    proc = cli_support.run(cmd, full, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

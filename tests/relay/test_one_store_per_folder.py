@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli import cli_support
 from tests.lsp.lsp_support import APP_PY, EditorClient, start_editor, stop_editor, wait_until
 from tests.workspaces import project
 
@@ -52,7 +53,7 @@ def legacy(tmp_path: Path) -> Path:
 
 def cli(env: dict[str, str], workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [str(RETRACE), *args, "--workspace", str(workspace)]  # no --store: the folder's rule
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = cli_support.run(cmd, env, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

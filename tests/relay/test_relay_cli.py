@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli import cli_support
 from tests.lsp.lsp_support import (
     APP_PY,
     AUTO,
@@ -69,7 +70,7 @@ async def wait_for_relay(store: Path) -> None:
 def cli(workspace: Path, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [str(RETRACE), *args, "--workspace", str(workspace), "--store", str(store)]
     env = {k: v for k, v in os.environ.items() if k != "RETRACE_STORE"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = cli_support.run(cmd, env, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from tests.app.hook_samples import SESSION, claude, claude_tool, gemini, gemini_tool
+from tests.cli import cli_support
 from tests.lsp.lsp_support import (
     AUTO,
     EditorClient,
@@ -57,7 +58,7 @@ def hook(workspace: Path, store: Path, agent: str, payload: bytes | dict[str, An
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     cmd = [str(RETRACE), "hook", agent, "--workspace", str(workspace), "--store", str(store)]
     env = {k: v for k, v in os.environ.items() if k not in ("RETRACE_STORE", "CLAUDE_PROJECT_DIR")}
-    proc = subprocess.run(cmd, input=data, capture_output=True, env=env, timeout=120, check=False)
+    proc = cli_support.run_bytes(cmd, env, input=data, timeout=120)
     assert (proc.returncode, proc.stdout) == (0, b""), proc.stderr
     assert b"Traceback" not in proc.stderr, proc.stderr
 

@@ -24,8 +24,15 @@ SECRET_KEY = "retrace-test-secret-key-0123456789"
 
 
 class S3Server:
-    def __init__(self, data: Path, *, bucket: str = "bucket", port: int | None = None) -> None:
+    def __init__(
+        self, data: Path, *, bucket: str = "bucket", port: int | None = None, etag_hash: str = "MD5"
+    ) -> None:
         self.data = data
+        self.etag_hash = etag_hash
+        """The hash rclone answers as each object's ETag (its default, MD5, as S3 does); ``""``: none.
+        rclone hashes a whole object to answer a LIST, HEAD or GET of it (~6 CPU-seconds for a
+        1 GiB object); Retrace reads no ETag (its objects are named and checked by their own
+        hashes)."""
         self.bucket = bucket
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -55,6 +62,8 @@ class S3Server:
                 f"127.0.0.1:{self.port}",
                 "--auth-key",
                 f"{ACCESS_KEY},{SECRET_KEY}",
+                "--etag-hash",
+                self.etag_hash,
                 str(self.data),
             ],
             stdout=log,
@@ -92,10 +101,10 @@ class S3Server:
 
 
 @contextmanager
-def serving(data: Path) -> Iterator[S3Server]:
+def serving(data: Path, *, etag_hash: str = "MD5") -> Iterator[S3Server]:
     """A running ``rclone serve s3`` over ``data`` on a free loopback port, bucket ``bucket``;
     stopped on exit (the one fixture body of the remote and LSP tests)."""
-    server = S3Server(data)
+    server = S3Server(data, etag_hash=etag_hash)
     server.start()
     try:
         yield server

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from tests.remote.helpers import Machine
-from tests.remote.s3server import S3Server
+from tests.remote.s3server import S3Server, serving
 from tests.remote.test_cli_remote import base_env
 
 from retrace.sync import limits
@@ -27,8 +27,8 @@ from retrace.sync.objects import Bucket
 
 GIB = 1 << 30
 BIG = 256 << 20
-"""Objects the client must GET to learn their size (the test server hashes a whole object before
-answering a GET, so these are smaller than the 1 GiB segments, which a LIST already gives away)."""
+"""Objects the client must GET to learn their size (smaller than the 1 GiB segments, which a LIST
+already gives away)."""
 PEAK_LIMIT = 200 << 20
 """What the CLI may peak at while refusing a 1 GiB object (it used over 2 GiB before)."""
 
@@ -40,6 +40,15 @@ _WRAPPER = (
     "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, file=sys.stderr)\n"
     "sys.exit(p.returncode)\n"
 )
+
+
+@pytest.fixture
+def s3(tmp_path: Path) -> Iterator[S3Server]:
+    """The remote tests' S3 server without ETags: rclone would hash each of these 1 GiB objects
+    whole to answer a LIST of it (~6 CPU-seconds each, most of this file's CPU); nothing here
+    reads an ETag."""
+    with serving(tmp_path / "s3data", etag_hash="") as server:
+        yield server
 
 
 def measured(args: list[str], env: dict[str, str]) -> tuple[int, str, str, int]:

@@ -16,7 +16,6 @@ and :meth:`Watcher.rebuild`.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import struct
@@ -25,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from retrace import oscompat
 from retrace.engine.capture.fs import open_dir, too_long
 from retrace.engine.capture.ignore import Ignorer
 from retrace.engine.capture.scan import walk_dirs
@@ -83,14 +83,14 @@ class DirtySet:
 
 
 def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
+    lib = oscompat.libc()
+    if lib is None:
         return None
     try:
-        lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         lib.inotify_init1.argtypes = [ctypes.c_int]
         lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
         lib.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
-    except (OSError, AttributeError):
+    except AttributeError:
         return None
     return lib
 

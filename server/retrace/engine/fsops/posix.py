@@ -7,15 +7,14 @@ rename is a checked plain rename and exchange is unsupported."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import functools
 import os
 import shutil
 import stat
-import sys
 from collections.abc import Callable
 
+from retrace import oscompat
 from retrace.engine.fsops.base import Dir
 from retrace.oscompat import O_BINARY, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK
 
@@ -29,17 +28,14 @@ _RENAME_EXCHANGE = 2
 
 @functools.cache
 def renameat2_call() -> Callable[..., int] | None:
-    """libc's ``renameat2``, looked up on first use (``find_library`` runs ``ldconfig``: a
-    subprocess no checkpoint-only process should pay at import); ``None`` where it is missing."""
-    if not sys.platform.startswith("linux"):  # a Linux system call; elsewhere the checked fallback
-        return None
-    name = ctypes.util.find_library("c")
-    if name is None:
+    """libc's ``renameat2``, looked up on first use (:func:`retrace.oscompat.libc`); ``None``
+    where it is missing."""
+    libc = oscompat.libc()  # a Linux system call; elsewhere the checked fallback
+    if libc is None:
         return None
     try:
-        libc = ctypes.CDLL(name, use_errno=True)
         fn = libc.renameat2
-    except (OSError, AttributeError):
+    except AttributeError:  # a C library older than the call (glibc < 2.28)
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     fn.restype = ctypes.c_int
