@@ -141,7 +141,11 @@ function bundleWheels(uvHost) {
   const py = fs.existsSync(venvPython) ? venvPython : 'python3';
   const dir = path.join(stage, 'server', 'wheels');
   // --uv: then prove the set complete for every bundled Python (an offline dry-run install for the target).
-  execFileSync(py, [path.join(root, 'scripts/bundle_wheels.py'), '--target', target, '--out', dir, '--pythons', pythons, '--uv', uvHost], { cwd: root, stdio: 'inherit' });
+  // --cache: a set proven complete is kept (dist/wheels-cache/<target>) and taken again by the next
+  // build of the same lock, target and Pythons instead of running pip again (the install test's
+  // update package is the second build of every CI run).
+  const cache = path.join(root, 'dist', 'wheels-cache', target);
+  execFileSync(py, [path.join(root, 'scripts/bundle_wheels.py'), '--target', target, '--out', dir, '--pythons', pythons, '--uv', uvHost, '--cache', cache], { cwd: root, stdio: 'inherit' });
   return JSON.parse(fs.readFileSync(path.join(dir, 'bundle-wheels.json'), 'utf8'));
 }
 

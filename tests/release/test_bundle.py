@@ -5,6 +5,7 @@ hash-checked against the lock) and a hash-pinned ``uv`` (``scripts/fetch-uv.sh``
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import re
@@ -12,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -157,3 +159,49 @@ def test_every_target_names_a_platform_uv_can_resolve_for() -> None:
     flat = " ".join(help_text.split())
     for target, platform in bw.TARGETS.items():
         assert f" {platform.uv_platform}," in flat, (target, platform.uv_platform)
+
+
+def _fake_lock(tmp_path: Path, wheel: bytes) -> Path:
+    digest = hashlib.sha256(wheel).hexdigest()
+    lock = tmp_path / "requirements.lock"
+    lock.write_text(f"demo==1.0 \\\n    --hash=sha256:{digest}\n", "utf-8")
+    return lock
+
+
+def test_a_kept_set_is_taken_again_for_the_same_lock_and_only_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheel = b"PK fake wheel"
+    lock = _fake_lock(tmp_path, wheel)
+    downloads: list[str] = []
+
+    def download(pins: list[Any], target: str, python: str, out: Path) -> None:
+        downloads.append(python)
+        (out / "demo-1.0-py3-none-any.whl").write_bytes(wheel)
+
+    monkeypatch.setattr(bw, "_download", download)
+    cache = tmp_path / "cache"
+    first = bw.bundle("linux-x64", lock, tmp_path / "one", ("3.12",), cache)
+    assert first["reused"] is False and downloads == ["3.12"]
+    bw.keep(cache, bw.cache_key("linux-x64", lock, ("3.12",)), tmp_path / "one")
+    again = bw.bundle("linux-x64", lock, tmp_path / "two", ("3.12",), cache)
+    assert again["reused"] is True and downloads == ["3.12"], "the kept set was downloaded again"
+    assert again["files"] == first["files"]
+    # Another Python, or another lock: the kept set is not theirs.
+    bw.bundle("linux-x64", lock, tmp_path / "three", ("3.12", "3.13"), cache)
+    assert downloads == ["3.12", "3.12", "3.13"]
+    lock.write_text(lock.read_text("utf-8") + "\n", "utf-8")
+    assert bw.bundle("linux-x64", lock, tmp_path / "four", ("3.12",), cache)["reused"] is False
+
+
+def test_a_kept_file_the_lock_does_not_pin_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lock = _fake_lock(tmp_path, b"PK the pinned wheel")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "demo-1.0-py3-none-any.whl").write_bytes(b"PK something else")
+    (cache / "key.json").write_text(bw.cache_key("linux-x64", lock, ("3.12",)), "utf-8")
+    monkeypatch.setattr(bw, "_download", lambda *a: pytest.fail("downloaded"))
+    with pytest.raises(SystemExit, match="which the lock does not pin"):
+        bw.bundle("linux-x64", lock, tmp_path / "out", ("3.12",), cache)
