@@ -20,6 +20,12 @@ _CONSOLE_SCRIPT = RETRACE.read_text("utf-8") if RETRACE.exists() else ""
 """The console script's own code (what ``retrace`` runs after the interpreter starts)."""
 
 
+RUN_PRELOAD = (*cli_forkserver.PRELOAD, "retrace.cli.run", "anthropic", "openai")
+"""What ``retrace run`` (a headless agent turn) imports on top of every command: the model SDKs
+(~1.3 CPU-seconds a fork would pay on every run); a fork server of its own, started by the first
+test process that runs one, so the other commands' forks do not pay for them."""
+
+
 def _forked_as(cmd: list[str]) -> tuple[str, list[str]] | None:
     """The code and ``sys.argv`` a fork runs for ``cmd``: the console script (``retrace ...``) or
     ``python -m retrace <command> ...``; ``None`` for anything else (the server included: it
@@ -73,7 +79,8 @@ def run_bytes(
             **({"input": input} if input is not None else {"stdin": subprocess.DEVNULL}),
         )
     code, argv = forked
-    ran = cli_forkserver.server().run(code, argv, env=env, timeout=timeout, input=input, cwd=cwd)
+    forks = cli_forkserver.server(RUN_PRELOAD if "run" in cmd[1:] else cli_forkserver.PRELOAD)
+    ran = forks.run(code, argv, env=env, timeout=timeout, input=input, cwd=cwd)
     if ran.killed:
         raise subprocess.TimeoutExpired(cmd, timeout, ran.stdout, ran.stderr)
     return subprocess.CompletedProcess(cmd, ran.exit.code, ran.stdout, ran.stderr)
