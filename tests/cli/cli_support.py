@@ -79,7 +79,8 @@ def run_bytes(
             **({"input": input} if input is not None else {"stdin": subprocess.DEVNULL}),
         )
     code, argv = forked
-    forks = cli_forkserver.server(RUN_PRELOAD if "run" in cmd[1:] else cli_forkserver.PRELOAD)
+    # argv[1] is the command word for both forms (``[script, command, ...]``, ``["-m", command, ...]``).
+    forks = cli_forkserver.server(RUN_PRELOAD if argv[1:2] == ["run"] else cli_forkserver.PRELOAD)
     ran = forks.run(code, argv, env=env, timeout=timeout, input=input, cwd=cwd)
     if ran.killed:
         raise subprocess.TimeoutExpired(cmd, timeout, ran.stdout, ran.stderr)
