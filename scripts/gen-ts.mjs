@@ -2,7 +2,7 @@
 // Generates shared-schema/generated/protocol.ts from shared-schema/protocol.schema.json and
 // shared-schema/methods.json (both written by `python -m retrace.protocol.export`).
 // Run through `npm run schema`; the output is deterministic and committed, and
-// scripts/check-schema.sh fails CI on drift.
+// tests/schema/test_schema_in_sync.py fails CI on drift (scripts/check-schema.sh: the same by hand).
 //
 // Output: one interface/type per $def (tagged unions become TS unions discriminated on `kind`),
 // a METHODS const (key -> JSON-RPC method string) and typed maps keyed by method string:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs, then runs
 #   1. the static gate (npm run check: ruff, ruff format, mypy strict, eslint, tsc strict)
-#   2. the shared-schema drift check
+#   2. (the shared-schema drift check is a Python test: tests/schema/test_schema_in_sync.py)
 #   3. the Python tests (engine, CLI, agent, fake model, real server over JSON-RPC), one test file
 #      per worker on RETRACE_TEST_JOBS workers (pytest-xdist --dist loadfile; 1: one process as
 #      before), the slowest files first (tests/timings.json, see tests/conftest.py). Default 3 on
@@ -112,8 +112,8 @@ fi
 step "static checks"
 npm run --silent check
 
-step "shared-schema drift"
-bash scripts/check-schema.sh
+# shared-schema/ drift (the committed schema and TypeScript against a fresh generation) is a test of
+# step 3 (tests/schema/test_schema_in_sync.py), not a step of its own: the same generation twice.
 
 # The suites that exercise the workspace file-system backend, run a second time on the portable
 # one (what Windows runs; the main run uses posix) — beside the main run, in one process of their

@@ -48,6 +48,16 @@ def test_committed_file_matches_generated(generated: Path, name: str) -> None:
     )
 
 
+def test_generation_writes_exactly_the_committed_files(generated: Path) -> None:
+    """No generated file left uncommitted and no committed one the generator no longer writes
+    (this test is CI's drift check: scripts/check-schema.sh does the same by hand)."""
+
+    def files(root: Path) -> set[str]:
+        return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+    assert files(generated) == files(SHARED) - {"README.md"}, f"regenerate with: {REGENERATE}"
+
+
 def test_generation_is_deterministic(generated: Path, tmp_path: Path) -> None:
     _generate(tmp_path / "again")
     for name in ("protocol.schema.json", "methods.json", "generated/protocol.ts"):
