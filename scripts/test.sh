@@ -122,7 +122,10 @@ npm run --silent check
 # fill. Their output is printed after the main run's.
 # (tests/portability/test_simulated_windows_engine.py is not among them: it removes
 # RETRACE_FS_BACKEND from the interpreters it starts, which pick the portable backend by themselves,
-# so a second run under the variable ran the very same thing again: ~13 CPU-seconds.)
+# so a second run under the variable ran the very same thing again: ~13 CPU-seconds. Nor are the
+# timeline tests of tests/app: they build their stores through the engine — whose captures the
+# engine suites run on both backends — and then test how the journal is read into rows, which no
+# backend touches: ~10 CPU-seconds.)
 PORTABLE_SUITES=(
   tests/engine tests/safety/test_restore_safety.py tests/safety/test_capture_safety.py
   tests/safety/test_security.py tests/safety/test_resolver.py tests/portability/test_simulated_macos.py
@@ -134,7 +137,7 @@ side_dir="$(mktemp -d)"
 # A failed step ends the run: whatever still runs beside it is stopped.
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -f "$workbench_prep_log"; rm -rf "$side_dir"' EXIT
 RETRACE_FS_BACKEND=portable .venv/bin/python -m pytest -q -p no:cacheprovider --basetemp "$side_dir/portable-tmp" \
-  -m "not serial" "${PORTABLE_SUITES[@]}" >"$side_dir/portable.log" 2>&1 &
+  -m "not serial" --ignore-glob='tests/app/test_timeline_*.py' "${PORTABLE_SUITES[@]}" >"$side_dir/portable.log" 2>&1 &
 portable_pid=$!
 npm run --silent test:unit >"$side_dir/unit.log" 2>&1 &
 unit_pid=$!
