@@ -1,5 +1,6 @@
-// ESLint flat config for the extension's TypeScript (run by scripts/check.sh:
-// `npx eslint --max-warnings=0 extension`). Type-aware typescript-eslint rules; no `any`.
+// ESLint flat config for the extension's TypeScript (run by scripts/check.sh through
+// scripts/check-ts.mjs, on the compiler's own program; `npx eslint --max-warnings=0 extension` runs
+// the same by hand). Type-aware typescript-eslint rules; no `any`.
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(

@@ -13,8 +13,8 @@ mypy_pid=$!
 echo "[check] ruff check";        $py -m ruff check server tests bench scripts
 echo "[check] ruff format";       $py -m ruff format --check server tests bench scripts
 if [ -f extension/tsconfig.json ]; then
-  echo "[check] tsc --noEmit";    npx tsc -p extension --noEmit
-  echo "[check] eslint";          npx eslint --max-warnings=0 extension
+  # tsc --noEmit, then ESLint --max-warnings=0 over extension/, on one TypeScript program
+  echo "[check] tsc --noEmit";    node scripts/check-ts.mjs
   echo "[check] l10n";            node scripts/l10n.mjs --check
 fi
 echo "[check] mypy --strict (run beside the checks above)"
