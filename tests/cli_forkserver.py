@@ -51,7 +51,8 @@ PRELOAD = (
 """What every CLI command imports before it does anything, and what ``retrace restore`` imports
 on top (the restore sequence and the headless agent service that restores the conversation:
 ~120 modules, ~0.2 CPU-seconds, in every restore of the campaigns); the fork server imports them
-once."""
+once. An entry ``module:function`` also calls that function once after the import: a cache it
+fills (the SDK's TLS context, the JSON-RPC converter) is then every fork's from the start."""
 
 RUN_MODULE = "import runpy\nrunpy.run_module('retrace', run_name='__main__', alter_sys=True)\n"
 """What ``python -m retrace`` runs after the interpreter starts (a fork runs it with ``sys.argv``
@@ -60,8 +61,13 @@ set to ``["-m", <command>, ...]``)."""
 _SERVER = r"""
 import atexit, builtins, json, os, select, signal, socket, sys, traceback, types
 
+import importlib
+
 for name in sys.argv[1:]:
-    __import__(name)
+    module, _, warm = name.partition(":")
+    loaded = importlib.import_module(module)
+    if warm:
+        getattr(loaded, warm)()
 
 channel = socket.socket(fileno=int(os.environ.pop("RETRACE_FORK_CHANNEL")))
 

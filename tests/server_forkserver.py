@@ -45,9 +45,12 @@ PRELOAD = (
     "retrace.offline",
     "anthropic",
     "openai",
+    "retrace.agent.runtime:warm_sdk",
+    "retrace.lsp.rpc:converter_factory",
 )
 """What a server imports on the way to answering its first requests (the SDK included: the
-server imports it in the background after start-up)."""
+server imports it in the background after start-up, with ``warm_sdk``, which also builds the TLS
+context its clients share), and the JSON-RPC converter every server of a process shares."""
 
 
 _PYTHON = sys.executable

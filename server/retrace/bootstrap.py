@@ -142,14 +142,13 @@ class ModelEndpoint:
     def anthropic_client(self, settings: AgentSettings) -> AnthropicFamilyClient:
         """The Anthropic API client: the settings' endpoint beats the environment's; retries are
         the agent's own (reported as events), so the SDK's are off."""
-        from anthropic import AsyncAnthropic  # imported on first use: it takes seconds
-
         from retrace.agent.model.anthropic_family import AnthropicFamilyClient
+        from retrace.agent.model.sdk_http import anthropic_sdk
 
         base_url = settings.base_url or self.base_url
         auth_token = credentials.get(ENV_AUTH_TOKEN)
         api_key = self.api_key or (OFFLINE_API_KEY if base_url and not auth_token else None)
-        sdk = AsyncAnthropic(base_url=base_url, api_key=api_key, auth_token=auth_token, max_retries=0)
+        sdk = anthropic_sdk(base_url, api_key, auth_token)
         check = "the retrace.baseUrl setting (or ANTHROPIC_BASE_URL)"
         return AnthropicFamilyClient(sdk, "anthropic", where=str(sdk.base_url), check=check)
 

@@ -20,10 +20,16 @@ _CONSOLE_SCRIPT = RETRACE.read_text("utf-8") if RETRACE.exists() else ""
 """The console script's own code (what ``retrace`` runs after the interpreter starts)."""
 
 
-RUN_PRELOAD = (*cli_forkserver.PRELOAD, "retrace.cli.run", "anthropic", "openai")
+RUN_PRELOAD = (
+    *cli_forkserver.PRELOAD,
+    "retrace.cli.run",
+    "anthropic",
+    "openai",
+    "retrace.agent.runtime:warm_sdk",
+)
 """What ``retrace run`` (a headless agent turn) imports on top of every command: the model SDKs
-(~1.3 CPU-seconds a fork would pay on every run); a fork server of its own, started by the first
-test process that runs one, so the other commands' forks do not pay for them."""
+(~1.3 CPU-seconds a fork would pay on every run) and their TLS context; a fork server of its own,
+started by the first test process that runs one, so the other commands' forks do not pay for them."""
 
 
 def _forked_as(cmd: list[str]) -> tuple[str, list[str]] | None:

@@ -11,6 +11,7 @@ validated against ``shared-schema/protocol.schema.json``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import sys
@@ -76,9 +77,22 @@ async def start_multiroot_agent(
 
 
 def validate(ref: str, value: Any) -> None:
-    """Validate a payload against a ``#/$defs/...`` of the committed schema."""
-    schema = {"$ref": ref, "$defs": SCHEMA["$defs"]}
-    jsonschema.Draft202012Validator(schema).validate(value)
+    """Validate a payload against a ``#/$defs/...`` of the committed schema. A union tagged by a
+    discriminator (an agent event's ``kind``) is checked against the member its tag names — the
+    one member it can match — instead of against every member in turn (which made validation
+    ~3 % of the server tests' CPU); a tag the union does not name fails as the union would."""
+    definition = SCHEMA["$defs"][ref.removeprefix("#/$defs/")]
+    tagged = definition.get("discriminator")
+    if tagged is not None and isinstance(value, dict):
+        member = tagged["mapping"].get(value.get(tagged["propertyName"]))
+        if member is not None:
+            ref = member
+    _validator(ref).validate(value)
+
+
+@functools.cache
+def _validator(ref: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator({"$ref": ref, "$defs": SCHEMA["$defs"]})
 
 
 def path_of(uri: str) -> Path:

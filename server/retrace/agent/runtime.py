@@ -15,6 +15,7 @@ from retrace.agent.background import BackgroundTasks
 from retrace.agent.conversation import Conversation, new_id, now_iso, results_for_batch
 from retrace.agent.model.anthropic_family import AnthropicFamilyClient
 from retrace.agent.model.interface import ModelClient
+from retrace.agent.model.sdk_http import anthropic_sdk, tls_context
 from retrace.agent.notifications import AgentHost
 from retrace.agent.permissions import PermissionPolicy
 from retrace.agent.recent_calls import ReplayBuffer
@@ -36,19 +37,21 @@ that knows the configured provider, endpoint and credentials)."""
 def default_client_factory(settings: AgentSettings) -> ModelClient:
     """An Anthropic API client for ``settings.base_url``; retries are ours (they are reported as
     events), so the SDK's are off. A local endpoint needs no real key."""
-    from anthropic import AsyncAnthropic  # imported on first use: it takes seconds
-
     base_url = settings.base_url
-    sdk = AsyncAnthropic(base_url=base_url, api_key="retrace-offline" if base_url else None, max_retries=0)
+    sdk = anthropic_sdk(base_url, "retrace-offline" if base_url else None)
     check = "the retrace.baseUrl setting"
     return AnthropicFamilyClient(sdk, "anthropic", where=str(sdk.base_url), check=check)
 
 
 def warm_sdk() -> None:
-    """Import the model SDK (seconds of CPU: its types are built on import). It is imported on
-    first use so that a start-up does not wait for it; a server calls this in the background
-    once it has started, so a first turn does not wait for it either."""
+    """Import the model SDK and its HTTP transport (seconds of CPU: its types are built on
+    import) and build the process's TLS context (:func:`sdk_http.tls_context`). Both happen on
+    first use so that a start-up does not wait for them; a server calls this in the background
+    once it has started, so a first turn does not wait for them either."""
     import anthropic  # noqa: F401
+    import httpcore2  # noqa: F401  (the transport imports it when its first client is made)
+
+    tls_context()
 
 
 @dataclass

@@ -15,6 +15,7 @@ traceback. Unknown methods are answered ``MethodNotFound`` by pygls itself.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar, Token
@@ -59,8 +60,12 @@ class NotReadyError(Exception):
     """The server cannot serve this method yet (not initialized, or the store failed to open)."""
 
 
+@functools.cache
 def converter_factory() -> Converter:
-    """lsprotocol's converter, but params/results of methods it does not know stay plain JSON."""
+    """lsprotocol's converter, but params/results of methods it does not know stay plain JSON.
+    One per process: building one registers hooks for lsprotocol's ~1,000 types, and each type's
+    (un)structure function is generated on first use; a converter holds no state of its own
+    beyond those, so every server and client of a process can share it."""
     converter = converters.get_converter()
 
     def keep_plain(obj: dict[str, Any], cls: type[Any]) -> Any:

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 from retrace import credentials
 from retrace.agent.model.interface import ModelError, ModelReply, ModelRequest, ReplyUsage, TextSink
 from retrace.agent.model.openai_mapping import ReplyAssembler, chat_body, reply_of_completion, tool_use_ids
+from retrace.agent.model.sdk_http import openai_sdk
 from retrace.agent.retry import asked_wait_s
 
 if TYPE_CHECKING:
@@ -197,12 +198,12 @@ def openai_compatible_client(access: ModelSettings, api_key: str | None = None) 
     if problem is not None:
         raise ModelError(problem)
     try:
-        from openai import AsyncOpenAI  # imported on first use: it takes a few tenths of a second
+        import openai  # noqa: F401  (imported on first use: it takes a few tenths of a second)
     except ImportError as e:
         raise ModelError(f"the openai package is not installed ({e}); reinstall the Retrace server") from e
     key = credentials.get(ENV_API_KEY) if api_key is None else api_key
     try:
-        sdk = AsyncOpenAI(base_url=base_url, api_key=key or NO_KEY, max_retries=0)
+        sdk = openai_sdk(base_url, key or NO_KEY)
     except Exception as e:  # the SDK's own check of the URL or options
         raise ModelError(f"{BASE_URL_SETTING} cannot be used ({type(e).__name__}: {_first_line(e)})") from e
     return OpenAiCompatibleClient(sdk, where=shown_url(base_url))
