@@ -33,6 +33,7 @@ from retrace import credentials
 from retrace.agent.model.anthropic_family import AnthropicFamilyClient, pricing_id
 from retrace.agent.model.interface import ModelError, ModelReply, ModelRequest, ReplyUsage, TextSink
 from retrace.agent.model.pricing import cost_usd
+from retrace.agent.model.sdk_http import anthropic_http_client
 from retrace.agent.model.settings import BedrockSettings, VertexSettings
 
 BEDROCK_API_KEY = "AWS_BEARER_TOKEN_BEDROCK"
@@ -222,7 +223,11 @@ def _bedrock_family(settings: BedrockSettings) -> AnthropicFamilyClient:
             "clear the profile to use the key, or remove the key to use the profile"
         )
     sdk = AsyncAnthropicBedrock(
-        aws_region=settings.region.strip() or None, aws_profile=profile, api_key=key or None, max_retries=0
+        aws_region=settings.region.strip() or None,
+        aws_profile=profile,
+        api_key=key or None,
+        max_retries=0,
+        http_client=anthropic_http_client(),
     )
     return AnthropicFamilyClient(sdk, "bedrock", where=str(sdk.base_url), check=_CHECK["bedrock"])
 
@@ -287,7 +292,11 @@ def _vertex_family(settings: VertexSettings) -> AnthropicFamilyClient:
             "(your Google credentials name none)"
         )
     sdk = AsyncAnthropicVertex(
-        region=settings.region.strip(), project_id=project, credentials=found, max_retries=0
+        region=settings.region.strip(),
+        project_id=project,
+        credentials=found,
+        max_retries=0,
+        http_client=anthropic_http_client(),
     )
     return AnthropicFamilyClient(sdk, "vertex", where=str(sdk.base_url), check=_CHECK["vertex"])
 
