@@ -107,14 +107,15 @@ def child(request, passed):
     os.environ.update(request["env"])
     # Hand-off descriptors (a secret's pipe, as the extension passes the key) keep the number
     # they arrived on; the variable that names them is set for the command to find.
-    for name, fd in zip(request.get("handoff", []), passed[2:]):
+    given = request.get("streams", 2)
+    for name, fd in zip(request.get("handoff", []), passed[given:]):
         os.environ[name] = str(fd)
-    if passed:  # the caller's pipes as stdin and stdout (a server's JSON-RPC streams)
-        os.dup2(passed[0], 0)
-        os.dup2(passed[1], 1)
-        for fd in passed[:2]:
+    if passed:  # the caller's pipes as stdin and stdout (a server's JSON-RPC streams), maybe stderr
+        for target, fd in enumerate(passed[:given]):
+            os.dup2(fd, target)
+        for fd in passed[:given]:
             os.close(fd)
-        streams = [(2, request["stderr"], os.O_WRONLY)]
+        streams = [] if given == 3 else [(2, request["stderr"], os.O_WRONLY)]
     else:
         streams = [
             (0, request.get("stdin") or os.devnull, os.O_RDONLY),
@@ -179,7 +180,8 @@ while True:
             request = json.loads(line)
             passed = []
             if request.get("fds"):
-                _, passed, _, _ = socket.recv_fds(channel, 1, 2 + len(request.get("handoff", [])))
+                count = request.get("streams", 2) + len(request.get("handoff", []))
+                _, passed, _, _ = socket.recv_fds(channel, 1, count)
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
@@ -270,8 +272,8 @@ class ForkServer:
         *,
         env: dict[str, str],
         stdout: Path | None,
-        stderr: Path,
-        stdio: tuple[int, int] | None = None,
+        stderr: Path | None,
+        stdio: tuple[int, int] | tuple[int, int, int] | None = None,
         handoff: dict[str, int] | None = None,
         stdin: Path | None = None,
         cwd: Path | None = None,
@@ -279,14 +281,17 @@ class ForkServer:
         """Fork a command: ``code`` runs as ``__main__`` with ``sys.argv = argv``, ``env`` as its whole
         environment, ``cwd`` (default: the caller's) as its working directory, stdin from ``stdin``
         (an existing file; default the null device) and stdout / stderr written to those (existing)
-        files; or, with ``stdio`` (two descriptors of the caller: the
-        command's stdin and stdout, e.g. pipe ends; the caller still closes its copies), those as
-        its stdin and stdout; with ``handoff`` (only beside ``stdio``: variable name → a descriptor
-        of the caller, e.g. a secret's pipe), each descriptor passed on, open, under the variable.
+        files; or, with ``stdio`` (two or three descriptors of the caller: the command's stdin,
+        stdout and maybe stderr, e.g. pipe ends; the caller still closes its copies), those as its
+        standard streams (``stderr`` then ``None``); with ``handoff`` (only beside ``stdio``:
+        variable name → a descriptor of the caller, e.g. a secret's pipe), each descriptor passed
+        on, open, under the variable.
         Returns its pid."""
         handoff = handoff or {}
         if handoff and stdio is None:
             raise ValueError("hand-off descriptors travel beside stdio only")
+        if (stderr is None) != (stdio is not None and len(stdio) == 3):
+            raise ValueError("stderr is a file, or the third descriptor of stdio")
         with self._changed:
             request_id = self._next_id
             self._next_id += 1
@@ -298,8 +303,9 @@ class ForkServer:
                 "cwd": str(cwd) if cwd is not None else os.getcwd(),
                 "stdin": str(stdin) if stdin is not None else None,
                 "stdout": str(stdout) if stdout is not None else None,
-                "stderr": str(stderr),
+                "stderr": str(stderr) if stderr is not None else None,
                 "fds": stdio is not None,
+                "streams": len(stdio) if stdio is not None else 0,
                 "handoff": list(handoff),
             }
             if stdio is not None:

@@ -130,9 +130,29 @@ export function writeUserSettings(userDataDir, extra = {}) {
     'editor.smoothScrolling': false,
     'workbench.list.smoothScrolling': false,
     'workbench.editor.enablePreview': false,
-    'retrace.pythonPath': PYTHON,
+    'retrace.pythonPath': process.env.RETRACE_E2E_SERVER_PYTHON || PYTHON,
     ...extra,
   }, null, 2));
+}
+
+/**
+ * Start the pool's server fork service (tests/e2e/server_forks.py) and point every workbench this
+ * process (and its children) starts at its launcher (RETRACE_E2E_SERVER_PYTHON, read by
+ * writeUserSettings). Resolves once it listens; `stop()` ends it.
+ */
+export async function startServerForks() {
+  const dir = freshDir(path.join(root, '.e2e', 'server-forks'));
+  const launcher = path.join(dir, 'python');
+  const proc = spawn(PYTHON, ['-m', 'tests.e2e.server_forks', path.join(dir, 'socket'), launcher],
+    { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  await new Promise((resolve, reject) => {
+    const lines = readline.createInterface({ input: proc.stdout });
+    lines.on('line', line => { if (line === 'ready') resolve(); });
+    proc.on('exit', code => reject(new Error(`the server fork service exited (${code})`)));
+  });
+  process.env.RETRACE_E2E_SERVER_PYTHON = launcher;
+  // stdin closed ends it (also when this process exits first).
+  return { stop: () => { delete process.env.RETRACE_E2E_SERVER_PYTHON; proc.stdin.end(); } };
 }
 
 /**

@@ -10,6 +10,7 @@
 import { exthostTasks } from './run-exthost-tests.mjs';
 import { scenarioTasks } from './run-scenarios.mjs';
 import { jobsFromEnv, runPool } from './pool.mjs';
+import { startServerForks } from './harness.mjs';
 
 const MEASURED_S = {
   install: 70, health: 51, longsession: 50, 'exthost-recovery': 50, timeline: 42, e2e: 40, 'editor-safety': 37,
@@ -30,6 +31,15 @@ const tasks = asked.length > 0 ? every.filter(t => asked.includes(t.name)) : eve
 // A task not measured yet goes first (unknown could be long); ties keep the listed order.
 const order = t => -(MEASURED_S[t.name] ?? Infinity);
 tasks.sort((a, b) => order(a) - order(b));
-const failed = await runPool(tasks, jobsFromEnv());
+// The workbenches' Retrace servers fork from one process that imported the server once
+// (tests/e2e/server_forks.py: ~3 CPU-seconds saved per server); RETRACE_E2E_FORK_SERVERS=0 starts
+// them cold.
+const forks = process.env.RETRACE_E2E_FORK_SERVERS === '0' ? undefined : await startServerForks();
+let failed;
+try {
+  failed = await runPool(tasks, jobsFromEnv());
+} finally {
+  forks?.stop();
+}
 if (failed.length > 0) console.error(`\nfailed: ${failed.join(', ')}`);
 process.exit(failed.length === 0 ? 0 : 1);

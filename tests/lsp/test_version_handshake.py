@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.jsonrpc_frames import read, send
 from tests.workspaces import project
 
 import retrace
@@ -23,29 +24,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_VERSION = version("retrace-checkpoints")
-
-
-def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
-    body = json.dumps(message).encode()
-    assert proc.stdin is not None
-    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    proc.stdin.flush()
-
-
-def _read(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
-    assert proc.stdout is not None
-    length = None
-    while True:
-        line = proc.stdout.readline()
-        assert line, "the server closed its output"
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode().partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    assert length is not None
-    result: dict[str, Any] = json.loads(proc.stdout.read(length))
-    return result
 
 
 def initialize(
@@ -62,7 +40,7 @@ def initialize(
         env=env,
     )
     try:
-        _send(
+        send(
             proc,
             {
                 "jsonrpc": "2.0",
@@ -77,11 +55,11 @@ def initialize(
             },
         )
         while True:
-            message = _read(proc)
+            message = read(proc)
             if message.get("id") == 1:
                 return message
     finally:
-        _send(proc, {"jsonrpc": "2.0", "method": "exit"})
+        send(proc, {"jsonrpc": "2.0", "method": "exit"})
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
