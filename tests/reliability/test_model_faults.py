@@ -73,7 +73,15 @@ def cases(log: Path) -> dict[str, tuple[list[dict[str, Any]], str, list[str], bo
             ["se"],
             True,
         ),
-        "persistent-500": ([{"status": 500, "times": ATTEMPTS, "text": OUTAGE_OVER}], "error", [], True),
+        # The persistent outages ask for a short wait (``retry-after-ms``): without it the backoff
+        # (1 + 2 + 4 + 8 s) made each of them 15 s of an idle test; the backoff without a header
+        # is what "server-error" waits (1 s), and its rule is table-tested (test_caching_rules).
+        "persistent-500": (
+            [{"status": 500, "times": ATTEMPTS, "retryAfterMs": "10", "text": OUTAGE_OVER}],
+            "error",
+            [],
+            True,
+        ),
         "truncated": (
             [{"truncateStream": True, "text": "Writing it all now...", "toolCalls": calls("tr")}],
             "error",
@@ -126,7 +134,10 @@ def cases(log: Path) -> dict[str, tuple[list[dict[str, Any]], str, list[str], bo
             False,
         ),
         "second-call-fails": (
-            [{"toolCalls": calls("sc")}, {"status": 500, "times": ATTEMPTS, "text": OUTAGE_OVER}],
+            [
+                {"toolCalls": calls("sc")},
+                {"status": 500, "times": ATTEMPTS, "retryAfterMs": "10", "text": OUTAGE_OVER},
+            ],
             "error",
             ["sc"],
             True,
