@@ -14,8 +14,7 @@
 #   4. beside step 3: the extension unit tests (vscode stand-in)
 #   5. the extension-host tests and the real-browser UI tests (code-server + Chromium) in ONE pool
 #      (tests/e2e/run-workbenches.mjs), each launch its own workbench, RETRACE_E2E_JOBS at a time
-#      (default 2; see tests/e2e/pool.mjs); its first workbench starts beside the tail of step 3
-#      (once 3b, 4 and the preparation below have ended), the others when step 3 ends; then the packaged .vsix through ovsx's publish checks,
+#      (default 2; see tests/e2e/pool.mjs); then the packaged .vsix through ovsx's publish checks,
 #      offline (scripts/ovsx-check.mjs). What step 5 needs and nothing before it does — Chromium and
 #      the Debian packages code-server builds with (setup-apt.sh e2e: mostly downloads and unpacking),
 #      code-server (setup-e2e.sh, ~40 CPU-seconds) and the .vsix (npm run package, ~15) — is prepared in the
@@ -142,60 +141,38 @@ RETRACE_FS_BACKEND=portable .venv/bin/python -m pytest -q -p no:cacheprovider --
 portable_pid=$!
 npm run --silent test:unit >"$side_dir/unit.log" 2>&1 &
 unit_pid=$!
+# Prints a side run's log once it ends; exits with its status when it failed.
+side_result() {
+  local pid=$1 log=$2 rc=0
+  wait "$pid" || rc=$?
+  cat "$log"
+  [ "$rc" = 0 ] || { echo "failed (exit $rc)" >&2; exit "$rc"; }
+}
 
 step "python tests"
-# The workbench pool's first workbench starts beside the Python tests' tail, the second once they
-# end: the tail leaves the cores ~15-20 % idle for its last ~100 s (the side runs are done, the
-# last test files wait on their servers), and the pool's start-up (code-server, Chromium, the
-# server fork service) no longer follows them in a row. Started when the side runs and the
-# workbench preparation have ended (a failure there ends the run once the Python tests end);
-# the pool's output is printed once it ends.
-py_rc=0
 if [ "$jobs" -gt 1 ]; then
-  "${pytest[@]}" -m "not serial" &
+  "${pytest[@]}" -m "not serial"
+  # Tests marked serial run alone (skipped when none is: a run that selects nothing would close
+  # the log on "no tests ran").
+  if has_serial; then .venv/bin/python -m pytest -q -p no:cacheprovider -m serial; fi
 else
-  "${pytest[@]}" &
-fi
-py_pid=$!
-portable_rc=0 unit_rc=0 prep_rc=0 pool_pid=""
-wait "$portable_pid" || portable_rc=$?
-wait "$unit_pid" || unit_rc=$?
-if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
-  wait "$workbench_prep_pid" || prep_rc=$?
-  if [ "$portable_rc$unit_rc$prep_rc" = 000 ]; then
-    npm run --silent build:tests
-    RETRACE_E2E_OTHERS_AFTER="$side_dir/python-done" RETRACE_E2E_UPDATE_VSIX="$root/dist/update/retrace-update.vsix" \
-      node tests/e2e/run-workbenches.mjs >"$side_dir/pool.log" 2>&1 &
-    pool_pid=$!
-  fi
-fi
-wait "$py_pid" || py_rc=$?
-touch "$side_dir/python-done"
-[ "$py_rc" = 0 ] || exit "$py_rc"
-# Tests marked serial run alone (skipped when none is: a run that selects nothing would close the
-# log on "no tests ran"); none exists today, so nothing else runs beside them.
-if [ "$jobs" -gt 1 ] && has_serial; then
-  [ -z "$pool_pid" ] || { echo "serial tests cannot run beside the workbench pool" >&2; exit 1; }
-  .venv/bin/python -m pytest -q -p no:cacheprovider -m serial
+  "${pytest[@]}"
 fi
 
 step "engine, restore and safety suites on the portable backend (run beside the Python tests)"
-cat "$side_dir/portable.log"
-[ "$portable_rc" = 0 ] || { echo "failed (exit $portable_rc)" >&2; exit "$portable_rc"; }
+side_result "$portable_pid" "$side_dir/portable.log"
 
 step "extension unit tests (run beside the Python tests)"
-cat "$side_dir/unit.log"
-[ "$unit_rc" = 0 ] || { echo "failed (exit $unit_rc)" >&2; exit "$unit_rc"; }
+side_result "$unit_pid" "$side_dir/unit.log"
 
 if [ "${RETRACE_SKIP_E2E:-0}" != 1 ]; then
   step "code-server and the .vsix (prepared in the background since setup)"
+  if wait "$workbench_prep_pid"; then prep_rc=0; else prep_rc=$?; fi
   cat "$workbench_prep_log"
   [ "$prep_rc" = 0 ] || { echo "preparing code-server or the package failed (exit $prep_rc)" >&2; exit "$prep_rc"; }
-  step "extension-host and real-browser UI tests (code-server + Chromium, one pool; its first workbench started beside the Python tests)"
-  pool_rc=0
-  wait "$pool_pid" || pool_rc=$?
-  cat "$side_dir/pool.log"
-  [ "$pool_rc" = 0 ] || exit "$pool_rc"
+  step "extension-host and real-browser UI tests (code-server + Chromium, one pool)"
+  npm run --silent build:tests
+  RETRACE_E2E_UPDATE_VSIX="$root/dist/update/retrace-update.vsix" node tests/e2e/run-workbenches.mjs
   # The package the UI tests ran, as Open VSX would take it (no token, nothing published: ovsx's
   # publish against a loopback stand-in of the registry; scripts/ovsx-check.mjs). About 3 s.
   step "Open VSX check of the package"

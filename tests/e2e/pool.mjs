@@ -5,26 +5,12 @@
 // them one after another as before). Each scenario owns its corner of .e2e/, its code-server on a
 // free loopback port, its own Chromium and Retrace server, so two never share state.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 
 /** Whether the module at `url` (its `import.meta.url`) is the script node was started with. */
 export function isMain(url) {
   return process.argv[1] !== undefined && url === pathToFileURL(process.argv[1]).href;
-}
-
-/**
- * A promise that resolves once the file `RETRACE_E2E_OTHERS_AFTER` names exists (at once when the
- * variable is unset): see `runPool`'s `othersAfter`.
- */
-export function othersAfterFromEnv() {
-  const file = process.env.RETRACE_E2E_OTHERS_AFTER;
-  if (!file) return Promise.resolve();
-  return new Promise(resolve => {
-    const check = () => (fs.existsSync(file) ? resolve() : setTimeout(check, 500));
-    check();
-  });
 }
 
 export function jobsFromEnv() {
@@ -38,16 +24,13 @@ export function jobsFromEnv() {
 /**
  * Run `tasks` ({ name, run(write) → Promise<boolean> }: `write(text)` buffers output, the promise
  * says passed) `jobs` at a time, in order. Resolves to the names of the failed tasks.
- * `othersAfter` (a promise): the first workbench starts at once, the others once it resolves (CI
- * starts the pool beside the tail of the Python tests, one workbench until they end).
  */
-export async function runPool(tasks, jobs, othersAfter = Promise.resolve()) {
+export async function runPool(tasks, jobs) {
   const t0 = Date.now();
   const queue = [...tasks];
   const results = [];
   const stamp = () => `[${((Date.now() - t0) / 1000).toFixed(1)}s]`;
-  async function worker(index) {
-    if (index > 0) await othersAfter;
+  async function worker() {
     for (let task = queue.shift(); task; task = queue.shift()) {
       const started = Date.now();
       console.log(`${stamp()} ▶ ${task.name}`);
@@ -63,7 +46,7 @@ export async function runPool(tasks, jobs, othersAfter = Promise.resolve()) {
       console.log(`${stamp()} ${passed ? '✔' : '✘'} ${task.name} (${seconds.toFixed(1)}s)\n${indent(out)}`);
     }
   }
-  await Promise.all(Array.from({ length: Math.min(jobs, tasks.length) }, (_, index) => worker(index)));
+  await Promise.all(Array.from({ length: Math.min(jobs, tasks.length) }, worker));
   console.log(`\n${stamp()} ${tasks.length} task(s), ${jobs} at a time:`);
   for (const r of results) console.log(`  ${r.passed ? 'PASS' : 'FAIL'} ${r.name.padEnd(24)} ${r.seconds.toFixed(1)}s`);
   return results.filter(r => !r.passed).map(r => r.name);

@@ -9,7 +9,7 @@
 // e.g. `undo exthost-serverDown`; default: all)
 import { exthostTasks } from './run-exthost-tests.mjs';
 import { scenarioTasks } from './run-scenarios.mjs';
-import { jobsFromEnv, othersAfterFromEnv, runPool } from './pool.mjs';
+import { jobsFromEnv, runPool } from './pool.mjs';
 import { startServerForks } from './harness.mjs';
 
 const MEASURED_S = {
@@ -37,7 +37,7 @@ tasks.sort((a, b) => order(a) - order(b));
 const forks = process.env.RETRACE_E2E_FORK_SERVERS === '0' ? undefined : await startServerForks();
 let failed;
 try {
-  failed = await runPool(tasks, jobsFromEnv(), othersAfterFromEnv());
+  failed = await runPool(tasks, jobsFromEnv());
 } finally {
   forks?.stop();
 }
