@@ -122,6 +122,16 @@ def _server_of(launcher_pid: int, workspace: Path) -> int:
     raise AssertionError("no forked server found")
 
 
+def _serving(launcher: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """A launcher started on a fresh workspace, its server initialized: the launcher and the
+    server's pid."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    proc = _start(launcher, workspace)
+    assert "result" in _initialize(proc, workspace, tmp_path / "store")
+    return proc, _server_of(proc.pid, workspace)
+
+
 def _ends_within(fd: int, seconds: float) -> bool:
     """Whether the stream on ``fd`` reaches its end within ``seconds`` (what is left is read)."""
     deadline = time.monotonic() + seconds
@@ -129,6 +139,13 @@ def _ends_within(fd: int, seconds: float) -> bool:
         if select.select([fd], [], [], left)[0] and os.read(fd, 1 << 16) == b"":
             return True
     return False
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _gone(pid)
 
 
 def _gone(pid: int) -> bool:
@@ -160,18 +177,11 @@ def test_a_server_started_through_the_launcher_answers_logs_and_ends_when_told(
 
 
 def test_killing_the_launcher_kills_its_server(launcher: Path, tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    proc = _start(launcher, workspace)
+    proc, server = _serving(launcher, tmp_path)
     try:
-        assert "result" in _initialize(proc, workspace, tmp_path / "store")
-        server = _server_of(proc.pid, workspace)
         proc.kill()
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while not _gone(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _gone(server), "the server outlived its launcher"
+        assert _gone_within(server, 30), "the server outlived its launcher"
     finally:
         proc.kill()
 
@@ -218,12 +228,8 @@ def test_a_killed_launchers_server_sees_nothing_of_it_and_dies_by_the_service(
     end (a cold server killed by SIGKILL never runs on to a shutdown of its own): with the service
     held still, the server waits; once the service runs, the server is killed."""
     launcher, service_pid = service
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    proc = _start(launcher, workspace)
+    proc, server = _serving(launcher, tmp_path)
     try:
-        assert "result" in _initialize(proc, workspace, tmp_path / "store")
-        server = _server_of(proc.pid, workspace)
         os.kill(service_pid, signal.SIGSTOP)
         try:
             proc.kill()
@@ -235,10 +241,7 @@ def test_a_killed_launchers_server_sees_nothing_of_it_and_dies_by_the_service(
             assert not _gone(server), "the server saw its launcher's death and ended on its own"
         finally:
             os.kill(service_pid, signal.SIGCONT)
-        deadline = time.monotonic() + 30
-        while not _gone(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _gone(server), "the server outlived its launcher"
+        assert _gone_within(server, 30), "the server outlived its launcher"
     finally:
         proc.kill()
 
