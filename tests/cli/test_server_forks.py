@@ -13,6 +13,7 @@ interpreter. Also: the fork server takes a command's stderr as a third descripto
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -106,18 +107,37 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _cmdline(pid: int | str) -> bytes | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+
+
 def _server_of(launcher_pid: int, workspace: Path) -> int:
-    """The forked server serving the launcher: the process whose working directory is the
-    workspace and that is not the launcher (a child of the fork server)."""
+    """The forked server serving the launcher: the process working in the workspace that is a
+    fork of the fork server — its command line is its parent's, and its parent works elsewhere.
+    (Not the launcher; not a process the server started, such as a ``git`` it runs there or a
+    helper it detaches: their command lines are their own, or their parent works there too.)"""
+    where = workspace.resolve()
+
+    def works_in(pid: int | str) -> bool:
+        try:
+            return Path(os.readlink(f"/proc/{pid}/cwd")) == where
+        except OSError:
+            return False
+
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and int(entry.name) != launcher_pid:
-                try:
-                    if Path(os.readlink(entry / "cwd")) == workspace.resolve():
-                        return int(entry.name)
-                except OSError:
-                    continue
+            if not entry.name.isdigit() or int(entry.name) == launcher_pid or not works_in(entry.name):
+                continue
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if parent != launcher_pid and not works_in(parent) and _cmdline(parent) == _cmdline(entry.name):
+                return int(entry.name)
         time.sleep(0.05)
     raise AssertionError("no forked server found")
 
@@ -139,6 +159,21 @@ def _ends_within(fd: int, seconds: float) -> bool:
         if select.select([fd], [], [], left)[0] and os.read(fd, 1 << 16) == b"":
             return True
     return False
+
+
+def _wait_stopped(pid: int) -> None:
+    """Until every thread of ``pid`` is stopped: a stop signal takes effect asynchronously (a
+    thread of the service waking on the launcher's death could still act on it before)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        states = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        if states and all(state in ("T", "t") for state in states):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop")
 
 
 def _gone_within(pid: int, seconds: float) -> bool:
@@ -231,6 +266,7 @@ def test_a_killed_launchers_server_sees_nothing_of_it_and_dies_by_the_service(
     proc, server = _serving(launcher, tmp_path)
     try:
         os.kill(service_pid, signal.SIGSTOP)
+        _wait_stopped(service_pid)
         try:
             proc.kill()
             proc.wait(timeout=30)
@@ -278,7 +314,7 @@ def test_output_larger_than_a_pipe_flows_both_ways(launcher: Path, tmp_path: Pat
         big = "x" * (3 << 20)
         for number in range(2, 5):
             send(proc, {"jsonrpc": "2.0", "id": number, "method": "retrace/nope", "params": {"pad": big}})
-        answered = set()
+        answered: set[int] = set()
         while len(answered) < 3:
             message = read(proc)
             if message.get("id") in (2, 3, 4):
