@@ -135,8 +135,10 @@ class _Server:
 
     pid: int
     launcher: int
-    held: list[int]
-    """stdin's write end (first, until the launcher's stdin ends), stdout's and stderr's read ends."""
+    stdin: int | None
+    """The write end of the server's stdin, until the launcher's stdin ends."""
+    outputs: tuple[int, int]
+    """The read ends of the server's stdout and stderr."""
     reaped: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -149,15 +151,16 @@ class _Server:
     def release(self) -> None:
         with self.lock:
             self.reaped.set()
-            for fd in (*self.held, self.launcher):
+            for fd in (*self.outputs, self.launcher):
                 os.close(fd)
-            self.held.clear()
+            self.close_stdin()
 
     def close_stdin(self) -> None:
-        """The launcher's stdin ended: so does the server's (the held write end closed)."""
-        with self.lock:
-            if not self.reaped.is_set() and self.held:
-                os.close(self.held.pop(0))
+        """The launcher's stdin ended (or the server was reaped): the held write end is closed,
+        once."""
+        if self.stdin is not None:
+            os.close(self.stdin)
+            self.stdin = None
 
     def launcher_gone(self) -> bool:
         with self.lock:
@@ -198,7 +201,7 @@ class _Service:
         finally:
             for fd in (*streams, *handoff):
                 os.close(fd)
-        server = _Server(pid, os.pidfd_open(pid_of_launcher), held)
+        server = _Server(pid, os.pidfd_open(pid_of_launcher), held[0], (held[1], held[2]))
         with self.lock:
             self.servers.add(server)
         threading.Thread(target=self._report, args=(conn, server), daemon=True).start()
@@ -229,7 +232,8 @@ class _Service:
                         with contextlib.suppress(ProcessLookupError, ValueError):
                             os.kill(server.pid, int(message["signal"]))
             elif message.get("stdin") == "closed":
-                server.close_stdin()
+                with server.lock:
+                    server.close_stdin()
         server.reaped.wait(30)
         conn.close()
 
